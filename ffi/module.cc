@@ -1,0 +1,259 @@
+// jax_pyptx._ffi: the nanobind module.
+//
+//   handlers(platform)        {"instantiate", "prepare", "initialize", "execute"} -> PyCapsule
+//   state_type(platform)      {"type_id", "type_info"} -> PyCapsule (jax.ffi.register_ffi_type)
+//   Plan(attrs)               a decoded plan (attrs: plan_to_attrs(...) dict)
+//   launch(plan, pointers, stream, sizes=None)   the PyTorch path: raw device
+//                             pointers (inputs, outputs, then the workspace when
+//                             the plan has one) and a CUstream as an int
+//   set_recording / recording_enabled / recorded_calls / clear_recording /
+//   inject_driver_error / reset_module_cache / driver_status
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch.h"
+#include "plan.h"
+#include "recording.h"
+#include "xla_handler.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;  // NOLINT
+
+namespace jax_pyptx {
+namespace {
+
+// Attribute source over the Python dict made by ffi_plan.plan_to_attrs:
+// numpy arrays / scalars (or plain lists / ints), str for strings.
+class PyDictSource final : public AttrSource {
+ public:
+  explicit PyDictSource(nb::dict d) : d_(std::move(d)) {}
+  bool Has(const char* name) const override { return d_.contains(name); }
+  bool GetString(const char* name, std::string* out, std::string* err) const override {
+    nb::object v;
+    if (!Get(name, &v, err)) return false;
+    if (nb::isinstance<nb::str>(v)) {
+      *out = nb::cast<std::string>(v);
+      return true;
+    }
+    if (nb::isinstance<nb::bytes>(v)) {
+      nb::bytes b = nb::borrow<nb::bytes>(v);
+      out->assign(b.c_str(), b.size());
+      return true;
+    }
+    return Bad(name, "a str", err);
+  }
+  bool GetInt(const char* name, int64_t* out, std::string* err) const override {
+    nb::object v;
+    if (!Get(name, &v, err)) return false;
+    try {
+      *out = nb::cast<int64_t>(nb::module_::import_("operator").attr("index")(v));
+      return true;
+    } catch (const std::exception&) {
+      return Bad(name, "an integer", err);
+    }
+  }
+  bool GetInts(const char* name, std::vector<int64_t>* out, std::string* err) const override {
+    nb::object v;
+    if (!Get(name, &v, err)) return false;
+    try {
+      nb::object np = nb::module_::import_("numpy");
+      nb::object arr = np.attr("ascontiguousarray")(v, "dtype"_a = np.attr("int64")).attr("ravel")();
+      *out = nb::cast<std::vector<int64_t>>(arr.attr("tolist")());
+      return true;
+    } catch (const std::exception&) {
+      return Bad(name, "a sequence of integers", err);
+    }
+  }
+  bool GetBytes(const char* name, std::vector<uint8_t>* out, std::string* err) const override {
+    nb::object v;
+    if (!Get(name, &v, err)) return false;
+    try {
+      nb::object np = nb::module_::import_("numpy");
+      nb::bytes b = nb::cast<nb::bytes>(
+          np.attr("ascontiguousarray")(v, "dtype"_a = np.attr("uint8")).attr("tobytes")());
+      const auto* p = reinterpret_cast<const uint8_t*>(b.c_str());
+      out->assign(p, p + b.size());
+      return true;
+    } catch (const std::exception&) {
+      return Bad(name, "a uint8 array", err);
+    }
+  }
+
+ private:
+  bool Get(const char* name, nb::object* out, std::string* err) const {
+    if (!d_.contains(name)) {
+      *err = std::string("missing attribute '") + name + "'";
+      return false;
+    }
+    *out = d_[name];
+    return true;
+  }
+  static bool Bad(const char* name, const char* what, std::string* err) {
+    *err = std::string("attribute '") + name + "' must be " + what;
+    return false;
+  }
+  nb::dict d_;
+};
+
+struct PyPlan {
+  Plan plan;
+};
+
+const DriverTable* TorchTable() {
+  if (CudaUsesRecording()) return RecordingDriver();
+  const char* why = nullptr;
+  const DriverTable* d = RealDriver(&why);
+  if (d == nullptr) throw std::runtime_error(std::string("jax_pyptx: cannot use the CUDA driver: ") + why);
+  return d;
+}
+
+nb::object ToPython(const RecordValue& v) {
+  switch (v.index()) {
+    case 0: return nb::int_(std::get<int64_t>(v));
+    case 1: return nb::int_(std::get<uint64_t>(v));
+    case 2: return nb::str(std::get<std::string>(v).c_str(), std::get<std::string>(v).size());
+    case 3: {
+      const std::string& b = std::get<RecordedBytes>(v).data;
+      return nb::bytes(b.data(), b.size());
+    }
+    default: {
+      nb::list out;
+      for (int64_t x : std::get<std::vector<int64_t>>(v)) out.append(nb::int_(x));
+      return nb::tuple(out);
+    }
+  }
+}
+
+nb::capsule Capsule(const void* p) { return nb::capsule(p); }
+
+}  // namespace
+}  // namespace jax_pyptx
+
+using namespace jax_pyptx;  // NOLINT
+
+NB_MODULE(_ffi, m) {
+  m.doc() = "jax_pyptx C++ launcher: XLA FFI handler and PyTorch entry point";
+  m.attr("FFI_TARGET") = "jax_pyptx_launch";
+  m.attr("STORE_KERNEL_NAME") = kStoreKernelName;
+  m.attr("RECORDING_CONTEXT") = reinterpret_cast<uintptr_t>(RecordingContext());
+
+  m.def(
+      "handlers",
+      [](const std::string& platform) {
+        const bool cuda = platform == "CUDA" || platform == "cuda" || platform == "gpu";
+        if (!cuda && platform != "cpu" && platform != "Host" && platform != "host") {
+          throw nb::value_error("platform must be 'CUDA' or 'cpu'");
+        }
+        HandlerBundle b = GetHandlerBundle(cuda);
+        nb::dict d;
+        d["instantiate"] = Capsule(b.instantiate);
+        d["prepare"] = Capsule(b.prepare);
+        d["initialize"] = Capsule(b.initialize);
+        d["execute"] = Capsule(b.execute);
+        return d;
+      },
+      "platform"_a, "Stage name -> PyCapsule of the XLA FFI handler for 'CUDA' or 'cpu'.");
+
+  m.def(
+      "state_type",
+      [](const std::string& platform) {
+        HandlerBundle b = GetHandlerBundle(platform == "CUDA" || platform == "cuda" || platform == "gpu");
+        nb::dict d;
+        d["type_id"] = Capsule(b.state_type_id);
+        d["type_info"] = Capsule(b.state_type_info);
+        return d;
+      },
+      "platform"_a, "The handler state's type registration for jax.ffi.register_ffi_type.");
+
+  nb::class_<PyPlan>(m, "Plan")
+      .def(
+          "__init__",
+          [](PyPlan* self, nb::dict attrs) {
+            new (self) PyPlan();
+            std::string err = DecodePlan(PyDictSource(attrs), &self->plan);
+            if (!err.empty()) throw nb::value_error(err.c_str());
+          },
+          "attrs"_a)
+      .def_prop_ro("kernel_name", [](const PyPlan& p) { return p.plan.kernel_name; })
+      .def_prop_ro("workspace_bytes", [](const PyPlan& p) { return p.plan.workspace_bytes; })
+      .def_prop_ro("num_buffers", [](const PyPlan& p) {
+        return p.plan.min_operands + (p.plan.workspace_bytes > 0 ? 1 : 0);
+      });
+
+  m.def(
+      "launch",
+      [](const PyPlan& p, const std::vector<uint64_t>& pointers, uint64_t stream,
+         std::optional<std::vector<uint64_t>> sizes) {
+        std::vector<BufferRef> bufs(pointers.size());
+        if (sizes && sizes->size() != pointers.size()) {
+          throw nb::value_error("sizes must have one entry per pointer");
+        }
+        for (size_t i = 0; i < pointers.size(); ++i) {
+          bufs[i].ptr = pointers[i];
+          bufs[i].size = sizes ? (*sizes)[i] : kUnknownSize;
+        }
+        const DriverTable* d = TorchTable();
+        std::string err = ValidateBuffers(p.plan, bufs.data(), bufs.size());
+        if (err.empty()) {
+          nb::gil_scoped_release release;
+          err = Launch(*d, p.plan, bufs.data(), bufs.size(),
+                       reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream)));
+        }
+        if (!err.empty()) throw std::runtime_error(err);
+      },
+      "plan"_a, "pointers"_a, "stream"_a, "sizes"_a = nb::none(),
+      "Launch on raw device pointers (inputs, outputs, then the workspace) and a CUstream.");
+
+  m.def("set_recording", &SetCudaUsesRecording, "enabled"_a,
+        "Route the CUDA handler and launch() through the recording table.");
+  m.def("recording_enabled", &CudaUsesRecording);
+  m.def("recorded_calls", [] {
+    nb::list out;
+    for (const Record& rec : RecordedCalls()) {
+      nb::dict d;
+      for (const auto& [k, v] : rec) d[k.c_str()] = ToPython(v);
+      out.append(d);
+    }
+    return out;
+  });
+  m.def(
+      "clear_recording",
+      [](bool reset_device) {
+        ClearRecordedCalls();
+        if (reset_device) {
+          ResetModuleCache(RecordingDriver());
+          ResetRecordingDevice();
+          ClearRecordedCalls();  // drop the unload records too
+        }
+      },
+      "reset_device"_a = true,
+      "Forget recorded calls; with reset_device, also the recording table's modules "
+      "(the next launch loads again) and pending injected errors.");
+  m.def(
+      "inject_driver_error",
+      [](const std::string& fn, int code) { InjectDriverError(fn, code); }, "fn_name"_a, "code"_a,
+      "The recording table's next call of fn_name returns code.");
+  m.def(
+      "reset_module_cache", [](bool recording) {
+        if (recording) return ResetModuleCache(RecordingDriver());
+        const char* why = nullptr;
+        const DriverTable* d = RealDriver(&why);
+        return d ? ResetModuleCache(d) : 0;
+      },
+      "recording"_a = true);
+  m.def("driver_status", [] {
+    const char* why = nullptr;
+    const DriverTable* d = RealDriver(&why);
+    return nb::make_tuple(d != nullptr, d ? std::string("ok") : std::string(why ? why : "?"));
+  }, "(available, message) for libcuda.so.1.");
+  m.def("store_kernel_ptx", &StoreKernelPtx, "with_proxy_fence"_a = true,
+        "The built-in tensor-map store kernel's PTX.");
+}

@@ -1,0 +1,36 @@
+"""jax-pyptx: write NVIDIA PTX kernels in Python, read the PTX, run it on the CPU, call it from JAX.
+
+    from pyptx import kernel, reg, smem, ptx, Tile, Layout     # alias of jax_pyptx
+"""
+from . import types  # noqa: F401
+from .errors import (  # noqa: F401
+    ArchError, InterpreterError, ParseError, PtxError, PtxTypeError, PtxValueError,
+    SpecializationError, ToolchainError, TraceError, ValidationError,
+)
+from .dsl import reg, smem  # noqa: F401
+from .dsl import ptx  # noqa: F401
+from .kernel import Kernel, kernel  # noqa: F401
+from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401
+from .text.printer import emit  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def parse(text: str, source: str = "<ptx>"):
+    """Parse PTX text into an IR ``Module`` (raises ``ParseError`` on bad input)."""
+    from .text.parser import parse as _parse
+
+    return _parse(text, source=source)
+
+
+def __getattr__(name):
+    # heavier layers load on first use, never at import
+    if name in ("interpret", "runtime", "transpile", "toolchain", "isa", "ir"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "ptx_call":
+        from .runtime.call import ptx_call
+
+        return ptx_call
+    raise AttributeError(f"module 'jax_pyptx' has no attribute {name!r}")

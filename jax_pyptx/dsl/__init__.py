@@ -1,0 +1,1 @@
+"""The tracing DSL: ``reg``, ``smem`` and ``ptx`` namespaces and the trace context."""

@@ -1,0 +1,148 @@
+"""The trace context: the function being built, its registers, labels and shared memory.
+
+One ``Trace`` is active while a ``@kernel`` body runs. Every ``reg.*`` / ``ptx.*`` call
+appends to it; nothing is global, so traces never see each other's state and the output is
+deterministic whatever was traced before.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import SourceLoc, TraceError
+from ..ir.nodes import Guard, Instruction, Label, Reg
+from ..isa import check as isa_check
+from ..isa.model import Target, target_min_ptx
+from ..types import PtxType
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+# register name prefix and declared type, by (kind, bits)
+_PREFIX = {
+    "pred": ("%p", "pred"), 8: ("%rs", "b16"), 16: ("%rs", "b16"), 32: ("%r", "b32"),
+    64: ("%rd", "b64"), 128: ("%rq", "b128"), "f32": ("%f", "f32"), "f64": ("%fd", "f64"),
+    "f16": ("%h", "b16"), "bf16": ("%h", "b16"),
+}
+
+
+def prefix_for(t: PtxType) -> tuple:
+    if t.kind == "pred":
+        return _PREFIX["pred"]
+    if t.name in _PREFIX:
+        return _PREFIX[t.name]
+    return _PREFIX[max(t.bits, 8)]
+
+
+def user_loc(depth: int = 2) -> SourceLoc | None:
+    """The first stack frame outside this package: the user's file and line."""
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    return SourceLoc(f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
+class Trace:
+    """The state of one kernel specialization being traced."""
+
+    def __init__(self, name: str, target: Target, version=None):
+        self.name = name
+        self.target = target
+        self.version = version
+        self.min_ptx = target_min_ptx(target)
+        self.body: list = []               # statements of the current block
+        self.prologue: list = []           # parameter loads, emitted before the body
+        self._counts: dict = {}            # register prefix -> next index
+        self._decl_types: dict = {}        # prefix -> declared type name
+        self._label_counts: dict = {}
+        self.labels_defined: set = set()
+        self.labels_used: dict = {}        # name -> SourceLoc of first use
+        self.chain = None                  # pending if_/elif_ chain (see control.py)
+        self.loops: list = []              # (continue label, break label) of open loops
+        self.closed = False
+        self.smem = None                   # set by the kernel layer: dsl.smem.SmemLayout
+        self.params: list = []             # ir Param records, in order
+        self.param_loads: dict = {}        # cache of loaded param registers
+        self.tma: list = []                # TmaDescriptorHandle per descriptor slot
+        self.tma_regs: dict = {}           # slot name -> register holding its address
+        self.extra_params: list = []       # params appended after the declared ones
+        self.guard = None                  # Guard applied by ptx.predicated(...)
+
+    # ------------------------------------------------------------------ registers
+    def new_reg(self, t: PtxType) -> Reg:
+        prefix, decl = prefix_for(t)
+        n = self._counts.get(prefix, 0)
+        self._counts[prefix] = n + 1
+        self._decl_types[prefix] = decl
+        return Reg(f"{prefix}{n}", t)
+
+    def reg_decls(self) -> list:
+        from ..ir.nodes import RegDecl
+        from ..types import by_name
+
+        order = ["%p", "%rs", "%h", "%r", "%rd", "%rq", "%f", "%fd"]
+        return [RegDecl(by_name(self._decl_types[p]), prefix=p, count=self._counts[p])
+                for p in order if p in self._counts]
+
+    @property
+    def instruction_count(self) -> int:
+        return sum(1 for s in _walk(self.body) if type(s) is Instruction)
+
+    # ------------------------------------------------------------------ labels
+    def new_label(self, hint: str) -> str:
+        n = self._label_counts.get(hint, 0)
+        self._label_counts[hint] = n + 1
+        return f"$L_{hint}_{n}"
+
+    def place_label(self, name: str, loc=None) -> None:
+        if name in self.labels_defined:
+            raise TraceError(f"label {name} placed twice", loc=loc)
+        self.labels_defined.add(name)
+        self.body.append(Label(name))
+
+    # ------------------------------------------------------------------ instructions
+    def emit(self, opcode: str, modifiers: tuple, operands: tuple, guard: Guard | None = None,
+             loc: SourceLoc | None = None, validate: bool = True,
+             prologue: bool = False) -> Instruction:
+        if self.closed:
+            raise TraceError(f"kernel {self.name!r} has finished tracing; cannot emit "
+                             f"{opcode}{''.join(modifiers)}", loc=loc)
+        if guard is None:
+            guard = self.guard
+        ins = Instruction(opcode, modifiers, operands, guard, loc)
+        if validate:
+            form = isa_check(ins, self.target, self.version, self.name)
+            if form is not None and form.min_ptx > self.min_ptx:
+                self.min_ptx = form.min_ptx
+        if prologue:
+            self.prologue.append(Instruction(opcode, modifiers, operands, None, loc))
+            return self.prologue[-1]
+        self.body.append(ins)
+        return ins
+
+
+def _walk(stmts):
+    from ..ir.nodes import Block
+
+    for s in stmts:
+        if type(s) is Block:
+            yield from _walk(s.body)
+        else:
+            yield s
+
+
+_stack: list = []
+
+
+def current(what: str = "this call") -> Trace:
+    if not _stack:
+        raise TraceError(f"{what} must run inside a @kernel function while it is traced "
+                         f"(call kernel.ptx() or the kernel itself)", loc=user_loc())
+    return _stack[-1]
+
+
+def push(t: Trace) -> None:
+    _stack.append(t)
+
+
+def pop() -> Trace:
+    return _stack.pop()

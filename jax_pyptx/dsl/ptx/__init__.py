@@ -1,0 +1,13 @@
+"""``ptx``: one PTX instruction per call, plus structured control flow.
+
+``ptx.inst.<op>.<mods>(...)`` emits any instruction; ``ptx.special.*`` reads special
+registers; typed wrappers per instruction family live in submodules (``ptx.wgmma``,
+``ptx.mbarrier``, ``ptx.cp``, ``ptx.tcgen05``, ...).
+"""
+from . import special  # noqa: F401
+from .control import (  # noqa: F401
+    LabelRef, bra, break_, continue_, elif_, else_, if_, label, place, predicated, range_,
+    static_range, while_,
+)
+from .generic import addr, exit, inst, not_, raw_imm, ret, sym  # noqa: F401
+from .params import param, param_value  # noqa: F401

@@ -1,0 +1,260 @@
+"""Structured control flow: ``if_``/``elif_``/``else_``, ``while_``, ``range_``,
+``static_range``, ``break_``/``continue_``, labels and branches.
+
+Labels are unique per trace (``$L_<hint>_<n>``). ``if_(p)`` branches around its body with
+``@!p bra``; an ``elif_``/``else_`` that follows adds the jump to the chain's end label.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from ...errors import PtxTypeError, TraceError
+from ...ir.nodes import Guard, Instruction, Label, Sym
+from ...types import PtxType, s32
+from .. import context
+from ..context import user_loc
+from ..values import Register, Special, as_operand, materialize
+
+
+class LabelRef:
+    """A label created by ``ptx.label``; place it with ``ptx.place(lbl)``."""
+
+    __slots__ = ("name", "loc", "trace")
+
+    def __init__(self, name, loc, trace):
+        self.name, self.loc, self.trace = name, loc, trace
+
+    def __ptx_operand__(self):
+        return Sym(self.name)
+
+    def __repr__(self):
+        return f"Label({self.name})"
+
+
+def label(hint: str = "L") -> LabelRef:
+    tr = context.current("ptx.label")
+    return LabelRef(tr.new_label(hint), user_loc(), tr)
+
+
+def place(lbl: LabelRef) -> None:
+    tr = context.current("ptx.place")
+    tr.place_label(lbl.name, user_loc())
+    tr.chain = None
+
+
+def bra(target, pred=None, uni: bool = False) -> None:
+    """``@p bra target;``"""
+    from .generic import guard_of
+
+    tr = context.current("ptx.bra")
+    loc = user_loc()
+    name = target.name if isinstance(target, LabelRef) else str(target)
+    tr.labels_used.setdefault(name, loc)
+    tr.emit("bra", (".uni",) if uni else (), (Sym(name),), guard_of(pred), loc)
+
+
+def _pred(p, what):
+    if isinstance(p, Special):
+        p = p.value()
+    if not isinstance(p, Register) or p.type.kind != "pred":
+        raise PtxTypeError(f"{what} needs a predicate (a comparison such as i < n), got {p!r}",
+                           loc=user_loc(4))
+    as_operand(p)
+    return p
+
+
+def _branch_unless(tr, p, target: str, loc):
+    tr.labels_used.setdefault(target, loc)
+    tr.emit("bra", (), (Sym(target),), Guard(p.name, True), loc)
+
+
+class _Chain:
+    """An if_/elif_ chain that an elif_/else_ may still continue.
+
+    ``label_index`` is where the label skipping the previous body sits in ``body``; the
+    chain's end label (once there is one) follows it directly. Instructions after them are
+    the next ``elif_``'s condition (it runs only when no earlier branch was taken).
+    """
+
+    __slots__ = ("label_index", "end_label", "body")
+
+    def __init__(self, label_index, body, end_label=None):
+        self.label_index, self.body, self.end_label = label_index, body, end_label
+
+
+@contextmanager
+def if_(p):
+    """``with ptx.if_(tid < 32): ...`` (the body runs where ``p`` is true)."""
+    tr = context.current("ptx.if_")
+    loc = user_loc(3)
+    p = _pred(p, "ptx.if_")
+    nxt = tr.new_label("else")
+    _branch_unless(tr, p, nxt, loc)
+    tr.chain = None
+    yield
+    tr.place_label(nxt)
+    tr.chain = _Chain(len(tr.body) - 1, tr.body)
+
+
+def _continue_chain(tr, what, allow_condition: bool):
+    ch = tr.chain
+    body = tr.body
+    ok = ch is not None and ch.body is body and ch.label_index < len(body)
+    if ok:
+        first_tail = ch.label_index + 1 + (ch.end_label is not None)
+        tail = body[first_tail:]
+        ok = all(type(s) is Instruction for s in tail) and (allow_condition or not tail)
+    if not ok:
+        raise TraceError(f"{what} must directly follow a ptx.if_ or ptx.elif_ block",
+                         loc=user_loc(4))
+    if ch.end_label is not None:
+        del body[ch.label_index + 1]     # the end label moves to the end of this branch
+        tr.labels_defined.discard(ch.end_label)
+    else:
+        ch.end_label = tr.new_label("endif")
+    tr.labels_used.setdefault(ch.end_label, user_loc(4))
+    body.insert(ch.label_index, Instruction("bra", (), (Sym(ch.end_label),), None,
+                                            user_loc(4)))
+    tr.chain = None
+    return ch
+
+
+@contextmanager
+def elif_(p):
+    """``with ptx.elif_(cond):`` after an ``if_``/``elif_`` block."""
+    tr = context.current("ptx.elif_")
+    ch = _continue_chain(tr, "ptx.elif_", allow_condition=True)
+    loc = user_loc(3)
+    p = _pred(p, "ptx.elif_")
+    nxt = tr.new_label("else")
+    _branch_unless(tr, p, nxt, loc)
+    yield
+    tr.place_label(nxt)
+    tr.place_label(ch.end_label)
+    tr.chain = _Chain(len(tr.body) - 2, tr.body, ch.end_label)
+
+
+@contextmanager
+def else_():
+    """``with ptx.else_():`` after an ``if_``/``elif_`` block."""
+    tr = context.current("ptx.else_")
+    ch = _continue_chain(tr, "ptx.else_", allow_condition=False)
+    yield
+    tr.place_label(ch.end_label)
+    tr.chain = None
+
+
+@contextmanager
+def while_(cond):
+    """``with ptx.while_(lambda: i < n): ...``; the condition is evaluated at the loop head."""
+    tr = context.current("ptx.while_")
+    loc = user_loc(3)
+    if not callable(cond):
+        raise TraceError("ptx.while_ needs a callable condition (lambda: i < n) so it is "
+                         "evaluated on every iteration", loc=loc)
+    head, end = tr.new_label("while"), tr.new_label("endwhile")
+    tr.place_label(head)
+    p = _pred(cond(), "ptx.while_")
+    _branch_unless(tr, p, end, loc)
+    tr.loops.append((head, end))
+    try:
+        yield
+    finally:
+        tr.loops.pop()
+    tr.emit("bra", (), (Sym(head),), None, loc)
+    tr.place_label(end)
+
+
+def range_(start, stop=None, step=1, type: PtxType | None = None):
+    """``for i in ptx.range_(0, n, 1):`` a PTX loop; ``i`` is a register.
+
+    Bounds may be registers or ints; a register step must be positive. The body is traced
+    once. The counter type is ``type``, else the type of a register bound, else s32.
+    """
+    tr = context.current("ptx.range_")
+    loc = user_loc(2)
+    if stop is None:
+        start, stop = 0, start
+    t = type
+    for b in (start, stop, step):
+        if isinstance(b, Special):
+            t = t or b.type
+        if isinstance(b, Register):
+            t = t or b.type
+    t = t or s32
+    if isinstance(step, int) and step == 0:
+        raise TraceError("ptx.range_: step must not be zero", loc=loc)
+    from ..reg import scalar
+
+    i = scalar(t, start)
+    head, cont, end = tr.new_label("loop"), tr.new_label("continue"), tr.new_label("endloop")
+    tr.place_label(head)
+    down = isinstance(step, int) and step < 0
+    done = (i <= stop) if down else (i >= stop)
+    tr.labels_used.setdefault(end, loc)
+    tr.emit("bra", (), (Sym(end),), Guard(done.name, False), loc)
+    tr.loops.append((cont, end))
+    try:
+        yield i
+    finally:
+        tr.loops.pop()
+    tr.place_label(cont)
+    i += step
+    tr.emit("bra", (), (Sym(head),), None, loc)
+    tr.place_label(end)
+    tr.chain = None
+
+
+def static_range(*args):
+    """A Python-unrolled loop: ``for k in ptx.static_range(4)`` traces the body 4 times."""
+    for a in args:
+        if not isinstance(a, int):
+            raise TraceError(f"ptx.static_range takes Python ints, got {a!r}; use ptx.range_ "
+                             f"for register bounds", loc=user_loc())
+    return range(*args)
+
+
+def _loop(what):
+    tr = context.current(what)
+    if not tr.loops:
+        raise TraceError(f"{what} outside a ptx.while_ / ptx.range_ loop", loc=user_loc(3))
+    return tr
+
+
+def break_(pred=None) -> None:
+    from .generic import guard_of
+
+    tr = _loop("ptx.break_")
+    loc = user_loc()
+    tr.emit("bra", (), (Sym(tr.loops[-1][1]),), guard_of(pred), loc)
+
+
+def continue_(pred=None) -> None:
+    from .generic import guard_of
+
+    tr = _loop("ptx.continue_")
+    loc = user_loc()
+    tr.emit("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc)
+
+
+@contextmanager
+def predicated(p):
+    """Every instruction emitted in the block gets the guard ``@p``."""
+    from .generic import guard_of
+
+    tr = context.current("ptx.predicated")
+    if tr.guard is not None:
+        raise TraceError("ptx.predicated blocks do not nest", loc=user_loc(3))
+    tr.guard = guard_of(p)
+    try:
+        yield
+    finally:
+        tr.guard = None
+
+
+def check_labels(tr) -> None:
+    """At the end of a trace: every branch target was placed."""
+    for name, loc in tr.labels_used.items():
+        if name not in tr.labels_defined:
+            raise TraceError(f"label {name} is branched to but never placed "
+                             f"(ptx.place(label))", loc=loc)

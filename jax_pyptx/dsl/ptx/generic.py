@@ -1,0 +1,136 @@
+"""``ptx.inst.<opcode>.<modifier>...(operands, pred=p)``: any instruction.
+
+In the attribute chain a trailing ``_`` escapes a Python keyword (``global_`` is ``.global``),
+``__`` spells ``::`` (``shared__cta`` is ``.shared::cta``) and a leading ``_`` before a digit
+is dropped (``_2d`` is ``.2d``). A register array passed as one operand is a vector ``{...}``.
+Instructions the ISA table knows are validated; others are emitted as written.
+"""
+from __future__ import annotations
+
+from ...errors import PtxTypeError, TraceError
+from ...ir.nodes import Addr, Guard, Imm, Reg, Sym
+from ...isa.opcodes import split_opcode
+from ...types import is_type_name, by_name, pred as pred_t
+from .. import context
+from ..context import user_loc
+from ..values import Register, Special, as_operand
+
+
+def unescape(attr: str) -> str:
+    if attr.endswith("_") and not attr.endswith("__"):
+        attr = attr[:-1]
+    if len(attr) > 1 and attr[0] == "_" and attr[1].isdigit():
+        attr = attr[1:]
+    return attr.replace("__", "::")
+
+
+class NotPred:
+    """``ptx.not_(p)``: guard with ``@!p``."""
+
+    __slots__ = ("reg",)
+
+    def __init__(self, reg):
+        self.reg = reg
+
+
+def not_(p) -> NotPred:
+    return NotPred(p)
+
+
+def guard_of(pred) -> Guard | None:
+    if pred is None:
+        return None
+    neg = False
+    if type(pred) is NotPred:
+        pred, neg = pred.reg, True
+    if type(pred) is Special:
+        pred = pred.value()
+    if type(pred) is not Register or pred.type.kind != "pred":
+        raise PtxTypeError(f"pred= must be a predicate register (or ptx.not_(p)), got {pred!r}",
+                           loc=user_loc(3))
+    as_operand(pred)  # ownership check
+    return Guard(pred.name, neg)
+
+
+def _hint_type(mods):
+    for m in reversed(mods):
+        if is_type_name(m):
+            return by_name(m)
+    return None
+
+
+def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
+    """Emit ``full`` (dotted opcode) with DSL operands; returns the IR instruction."""
+    name, mods = split_opcode(full)
+    tr = context.current(f"ptx.inst.{full}")
+    loc = loc or user_loc(3)
+    hint = _hint_type(mods)
+    ops = tuple(as_operand(o, hint) for o in operands)
+    return tr.emit(name, mods, ops, guard_of(pred), loc, validate)
+
+
+class _Chain:
+    __slots__ = ("_parts",)
+
+    def __init__(self, parts=()):
+        self._parts = parts
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Chain(self._parts + (unescape(attr),))
+
+    def __call__(self, *operands, pred=None):
+        if not self._parts:
+            raise TraceError("ptx.inst needs an opcode: ptx.inst.add.u32(d, a, b)",
+                             loc=user_loc())
+        return emit_inst(".".join(self._parts), operands, pred, user_loc())
+
+    def __repr__(self):
+        return "ptx.inst." + ".".join(self._parts)
+
+
+inst = _Chain()
+
+
+def addr(base, offset: int = 0) -> Addr:
+    """``[base+offset]`` for a register, a shared buffer, a param or a symbol name."""
+    if isinstance(base, Register):
+        return Addr(as_operand(base), int(offset))
+    if isinstance(base, str):
+        return Addr(Sym(base), int(offset))
+    if hasattr(base, "__ptx_operand__"):
+        op = base.__ptx_operand__()
+        if type(op) is Sym:
+            return Addr(Sym(op.name), op.offset + int(offset))
+        if type(op) is Addr:
+            return Addr(op.base, op.offset + int(offset), op.extra)
+    if isinstance(base, Sym):
+        return Addr(Sym(base.name), base.offset + int(offset))
+    if isinstance(base, int):
+        return Addr(None, int(base) + int(offset))
+    raise PtxTypeError(f"ptx.addr: cannot take the address of {base!r}", loc=user_loc())
+
+
+def sym(name: str) -> Sym:
+    """A symbol operand by name (a label, a variable, a param, a function)."""
+    return Sym(name)
+
+
+def raw_imm(text: str) -> Imm:
+    """An immediate spelled exactly as ``text``."""
+    return Imm(text)
+
+
+def ret(pred=None):
+    """``ret;``"""
+    return emit_inst("ret", (), pred, user_loc())
+
+
+def exit(pred=None):  # noqa: A001 - PTX's name
+    """``exit;``"""
+    return emit_inst("exit", (), pred, user_loc())
+
+
+def pred_reg(name: str):
+    return Reg(name, pred_t)

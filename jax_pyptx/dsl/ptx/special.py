@@ -1,0 +1,81 @@
+"""``ptx.special``: special registers. ``ptx.special.tid.x()``, ``ptx.special.laneid()``."""
+from __future__ import annotations
+
+from ...types import pred, u32, u64
+from ..values import Special
+
+
+class _Dims:
+    __slots__ = ("base", "min_sm")
+
+    def __init__(self, base: str, min_sm: int = 0):
+        self.base, self.min_sm = base, min_sm
+
+    def x(self) -> Special:
+        return Special(f"%{self.base}.x", u32, self.min_sm)
+
+    def y(self) -> Special:
+        return Special(f"%{self.base}.y", u32, self.min_sm)
+
+    def z(self) -> Special:
+        return Special(f"%{self.base}.z", u32, self.min_sm)
+
+    def __repr__(self):
+        return f"%{self.base}.{{x,y,z}}"
+
+
+tid = _Dims("tid")
+ntid = _Dims("ntid")
+ctaid = _Dims("ctaid")
+nctaid = _Dims("nctaid")
+clusterid = _Dims("clusterid", 90)
+nclusterid = _Dims("nclusterid", 90)
+cluster_ctaid = _Dims("cluster_ctaid", 90)
+cluster_nctaid = _Dims("cluster_nctaid", 90)
+
+
+def _scalar(name: str, t, min_sm: int = 0, doc: str = ""):
+    def get() -> Special:
+        return Special(f"%{name}", t, min_sm)
+    get.__name__ = name
+    get.__doc__ = doc or f"``%{name}`` ({t.name})"
+    return get
+
+
+laneid = _scalar("laneid", u32)
+warpid = _scalar("warpid", u32)
+nwarpid = _scalar("nwarpid", u32)
+smid = _scalar("smid", u32)
+nsmid = _scalar("nsmid", u32)
+gridid = _scalar("gridid", u64)
+cluster_ctarank = _scalar("cluster_ctarank", u32, 90)
+cluster_nctarank = _scalar("cluster_nctarank", u32, 90)
+is_explicit_cluster = _scalar("is_explicit_cluster", pred, 90)
+clock = _scalar("clock", u32)
+clock_hi = _scalar("clock_hi", u32)
+clock64 = _scalar("clock64", u64)
+globaltimer = _scalar("globaltimer", u64)
+globaltimer_lo = _scalar("globaltimer_lo", u32)
+globaltimer_hi = _scalar("globaltimer_hi", u32)
+lanemask_eq = _scalar("lanemask_eq", u32)
+lanemask_le = _scalar("lanemask_le", u32)
+lanemask_lt = _scalar("lanemask_lt", u32)
+lanemask_ge = _scalar("lanemask_ge", u32)
+lanemask_gt = _scalar("lanemask_gt", u32)
+dynamic_smem_size = _scalar("dynamic_smem_size", u32)
+total_smem_size = _scalar("total_smem_size", u32)
+aggr_smem_size = _scalar("aggr_smem_size", u32, 90)
+
+
+def envreg(n: int) -> Special:
+    """``%envreg<n>``, n in 0..31."""
+    if not isinstance(n, int) or not 0 <= n < 32:
+        from ...errors import PtxValueError
+
+        raise PtxValueError(f"envreg index must be 0..31, got {n!r}")
+    return Special(f"%envreg{n}", u32)
+
+
+def pm(n: int, wide: bool = False) -> Special:
+    """Performance monitor ``%pm<n>`` (``%pm<n>_64`` with ``wide``)."""
+    return Special(f"%pm{n}{'_64' if wide else ''}", u64 if wide else u32)

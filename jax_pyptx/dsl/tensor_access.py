@@ -1,0 +1,73 @@
+"""Tensor parameters inside a trace: global pointers and TMA descriptor slots."""
+from __future__ import annotations
+
+from ..errors import PtxValueError, TraceError
+from ..ir.nodes import Addr, Param, Sym
+from ..specs import TmaDescriptorHandle
+from ..types import b8, u64
+from . import context
+from .context import user_loc
+from .values import Register
+
+SWIZZLES = (0, 32, 64, 128)
+
+
+def tensor_ptr(spec) -> Register:
+    tr = context.current(f"{spec.name}.ptr()")
+    if spec.trace is not tr:
+        raise TraceError(f"tensor {spec.name!r} belongs to kernel {spec.trace.name!r}",
+                         loc=user_loc(3))
+    if spec._ptr is None:
+        loc = user_loc(3)
+        raw = Register(tr.new_reg(u64), tr)
+        tr.emit("ld", (".param", ".u64"), (raw.ir, Addr(Sym(spec.name))), loc=loc, prologue=True)
+        g = Register(tr.new_reg(u64), tr)
+        tr.emit("cvta", (".to", ".global", ".u64"), (g.ir, raw.ir), loc=loc, prologue=True)
+        spec._ptr = g
+    return spec._ptr
+
+
+def tensor_tma_desc(spec, box=None, swizzle: int = 0, *, element_strides=None, interleave=0,
+                    oob_fill=0, l2_promotion=0, by_value: bool = False) -> Register:
+    """Declare ``<name>_tma_desc`` and return a u64 register with the descriptor's address.
+
+    ``box`` is outermost first (default: the whole tensor); ``swizzle`` in bytes.
+    """
+    tr = context.current(f"{spec.name}.tma_desc()")
+    loc = user_loc(3)
+    if tr.target.sm < 90:
+        from ..errors import ArchError
+
+        raise ArchError(f"TMA descriptors need sm_90; kernel {tr.name!r} targets "
+                        f"{tr.target.name}", loc=loc)
+    box = tuple(spec.shape if box is None else box)
+    if len(box) != spec.ndim or any(not isinstance(b, int) or not 0 < b <= 256 for b in box):
+        raise PtxValueError(f"{spec.name}.tma_desc: box must be {spec.ndim} ints in 1..256 "
+                            f"(outermost first), got {box!r}", loc=loc)
+    if swizzle not in SWIZZLES:
+        raise PtxValueError(f"{spec.name}.tma_desc: swizzle must be one of {SWIZZLES} bytes, "
+                            f"got {swizzle!r}", loc=loc)
+    if not 1 <= spec.ndim <= 5:
+        raise PtxValueError(f"{spec.name}.tma_desc: TMA supports 1-5 dims, tensor has "
+                            f"{spec.ndim}", loc=loc)
+    pname = f"{spec.name}_tma_desc"
+    if pname in tr.tma_regs:
+        return tr.tma_regs[pname]
+    handle = TmaDescriptorHandle(
+        tensor=spec.name, param=pname, index=spec.index, dtype=spec.dtype, shape=spec.shape,
+        box=box, swizzle=swizzle, element_strides=tuple(element_strides or (1,) * spec.ndim),
+        interleave=interleave, oob_fill=oob_fill, l2_promotion=l2_promotion,
+        mode="by_value" if by_value else "global")
+    r = Register(tr.new_reg(u64), tr)
+    if by_value:
+        tr.extra_params.append(Param(pname, b8, align=64, array=128))
+        tr.params.append(tr.extra_params[-1])
+        tr.emit("mov", (".u64",), (r.ir, Sym(pname)), loc=loc, prologue=True)
+        tr.emit("cvta", (".param", ".u64"), (r.ir, r.ir), loc=loc, prologue=True)
+    else:
+        tr.extra_params.append(Param(pname, u64))
+        tr.params.append(tr.extra_params[-1])
+        tr.emit("ld", (".param", ".u64"), (r.ir, Addr(Sym(pname))), loc=loc, prologue=True)
+    tr.tma_regs[pname] = r
+    tr.tma.append(handle)
+    return r

@@ -1,0 +1,113 @@
+"""Run a kernel's Python body under a fresh Trace and assemble the module."""
+from __future__ import annotations
+
+import math
+
+from ..errors import SpecializationError
+from ..ir.nodes import Function, Module, Param, RawDirective
+from ..isa.model import parse_target
+from ..specs import TensorSpec, Tile
+from ..types import PtxType, u64
+from . import context
+from .ptx.control import check_labels
+from .smem import SmemLayout
+
+
+def _grid(k, env, template) -> tuple:
+    from ..kernel import _dim3
+
+    g = k.grid
+    if g is None:
+        return (1, 1, 1)
+    if callable(g):
+        import inspect
+
+        avail = {**env, **template}
+        names = list(inspect.signature(g).parameters)
+        missing = [n for n in names if n not in avail]
+        if missing:
+            raise SpecializationError(
+                f"kernel {k.name!r}: grid callable needs {', '.join(missing)}; available: "
+                f"shape variables ({', '.join(env) or 'none'}) and template parameters "
+                f"({', '.join(template) or 'none'})")
+        g = g(**{n: avail[n] for n in names})
+    return _dim3(g, f"kernel {k.name!r}: grid")
+
+
+def trace_kernel(k, template: dict, env: dict):
+    from ..kernel import ParamInfo, Traced
+
+    target = parse_target(k.arch)
+    tr = context.Trace(k.name, target, k.version)
+    tr.smem = SmemLayout()
+    args, params, infos, inputs, outputs, scalars = [], [], [], [], [], []
+    n_in = len(k.in_specs)
+    tensor_index = 0
+    for i, (pname, spec) in enumerate(zip(k._positional, k.in_specs + k.out_specs)):
+        if isinstance(spec, Tile):
+            ts = TensorSpec(pname, spec.resolve(env), spec.dtype, spec.layout, tensor_index, tr,
+                            output=i >= n_in)
+            tensor_index += 1
+            (outputs if i >= n_in else inputs).append(ts)
+            params.append(Param(pname, u64))
+            infos.append(ParamInfo(pname, "tensor", u64, ts.index))
+            args.append(ts)
+        else:
+            params.append(Param(pname, spec))
+            info = ParamInfo(pname, "scalar", spec)
+            infos.append(info)
+            scalars.append(info)
+            args.append(None)           # loaded below, once the params exist
+    for p in k.raw_params:
+        params.append(p)
+        infos.append(ParamInfo(p.name, "raw", p.type, array=p.array))
+    names = [p.name for p in params]
+    if len(set(names)) != len(names):
+        raise SpecializationError(f"kernel {k.name!r}: duplicate parameter names {names}")
+    tr.params = list(params)
+    context.push(tr)
+    try:
+        from .ptx.params import param_value
+
+        for i, spec in enumerate(k.in_specs):
+            if isinstance(spec, PtxType):
+                args[i] = param_value(k._positional[i])
+        k.fn(*args, **template)
+        check_labels(tr)
+    finally:
+        context.pop()
+        tr.closed = True
+    for p in tr.extra_params:
+        infos.append(ParamInfo(p.name, "tma", p.type, array=p.array))
+    fdecls, mdecls, dyn, static = tr.smem.finalize(k.extern_smem, tr.body)
+    dyn = max(dyn, k.smem)
+    directives = []
+    if k.reqntid is not None:
+        directives.append(RawDirective(".reqntid", (", ".join(map(str, k.reqntid)),)))
+    if k.cluster != (1, 1, 1):
+        directives.append(RawDirective(".explicitcluster"))
+        directives.append(RawDirective(".reqnctapercluster",
+                                       (", ".join(map(str, k.cluster)),)))
+        if tr.min_ptx < (7, 8):
+            tr.min_ptx = (7, 8)
+    for d in k.raw_directives:
+        name, _, rest = d.strip().rstrip(";").partition(" ")
+        directives.append(RawDirective(name, (rest.strip(),) if rest.strip() else ()))
+    body = tr.reg_decls() + fdecls + tr.prologue + tr.body
+    fn = Function(k.name, ".entry", ".visible", tr.params, [], directives, body)
+    version = k.version or tr.min_ptx
+    if k.version is not None and k.version < tr.min_ptx:
+        from ..errors import ArchError
+
+        raise ArchError(f"kernel {k.name!r}: version={k.version[0]}.{k.version[1]} is below "
+                        f"PTX ISA {tr.min_ptx[0]}.{tr.min_ptx[1]}, which target "
+                        f"{target.name} and the instructions used need")
+    module = Module(version, (target.name,), 64, mdecls + [fn])
+    grid = _grid(k, env, template)
+    return Traced(
+        name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
+        cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(infos),
+        inputs=tuple(inputs), outputs=tuple(outputs), scalars=tuple(scalars), env=dict(env),
+        template=dict(template), tma=tuple(tr.tma),
+        instruction_count=tr.instruction_count + len(tr.prologue),
+    )

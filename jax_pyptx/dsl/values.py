@@ -1,0 +1,420 @@
+"""Traced values: registers, register arrays, special registers, typed immediates.
+
+Operators on registers emit one PTX instruction each. Promotion rules:
+
+1. register (op) register: the types must agree. ``.bN`` combines with any type of the same
+   width and the result takes the other type. Any other mix of widths, signedness or int/float
+   raises ``PtxTypeError``: write the conversion (``reg.cvt(x, s32)``).
+2. register (op) Python int: the int becomes an immediate of the register's type and must fit
+   it (a float register takes an int exactly, as a float immediate).
+3. register (op) Python float: only float registers; an integer register raises.
+4. ``/`` is ``div.rn`` for f32/f64 and ``div`` for integers; ``%`` is ``rem``; ``>>`` is
+   arithmetic for signed and logical for unsigned/bits; comparisons emit ``setp`` and return a
+   predicate (``!=`` on floats is ``neu``, true for NaN as in Python); ``~p`` is ``not.pred``.
+5. In-place operators (``x += 1``) write the result into ``x``'s own register, so a value
+   carried around a loop keeps its register.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ..errors import PtxTypeError, PtxValueError, TraceError
+from ..ir.nodes import Addr, Imm, Reg, Sym, Vec
+from ..types import PtxType, b16, by_name, f16, f32, f64, pred, u32
+from . import context
+from .context import user_loc
+
+
+# ----------------------------------------------------------------------------- immediates
+def imm_text(value, t: PtxType) -> str:
+    """The exact PTX spelling of ``value`` as an immediate of type ``t``."""
+    if t.kind == "pred":
+        return "1" if value else "0"
+    if t.name == "f32" or t.name == "tf32":
+        return "0f%08X" % struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    if t.name == "f64":
+        return "0d%016X" % struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+    if t.kind == "float" or t.kind == "packed":
+        if isinstance(value, float) or t.np_dtype is not None and not isinstance(value, int):
+            if t.np_dtype is None:
+                raise PtxTypeError(f"no immediate spelling for {value!r} as {t.name}")
+            bits = np.array(value, dtype=t.np_dtype).view(f"u{t.nbytes}").item()
+            return "0x%0*X" % (t.nbytes * 2, bits)
+        return "0x%0*X" % (t.nbytes * 2, int(value))
+    v = int(value)
+    lo = -(1 << (t.bits - 1)) if t.kind in ("signed", "bits") else 0
+    hi = (1 << t.bits) - 1 if t.kind in ("unsigned", "bits") else (1 << (t.bits - 1)) - 1
+    if not lo <= v <= hi:
+        raise PtxValueError(f"immediate {v} does not fit .{t.name} (range {lo}..{hi})",
+                            loc=user_loc(3))
+    return str(v)
+
+
+class Immediate:
+    """A typed immediate: ``reg.imm(1.0, f32)`` prints ``0f3F800000``."""
+
+    __slots__ = ("value", "type", "ir")
+
+    def __init__(self, value, t: PtxType):
+        self.value, self.type = value, t
+        self.ir = Imm(imm_text(value, t), t)
+
+    def __repr__(self):
+        return f"imm({self.value!r}, {self.type.name})"
+
+
+# ----------------------------------------------------------------------------- registers
+_NUMPY_SCALARS = (np.integer, np.floating, np.bool_)
+
+
+class Register:
+    """A PTX register owned by one trace."""
+
+    __slots__ = ("ir", "type", "trace")
+    __array_priority__ = 1000
+
+    def __init__(self, ir: Reg, trace):
+        self.ir, self.type, self.trace = ir, ir.type, trace
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    def __repr__(self):
+        return f"Register({self.ir.name}: {self.type.name})"
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        raise TraceError(
+            f"register {self.name} has no value at trace time; use ptx.if_(...) / "
+            f"ptx.while_(...) for control flow on registers", loc=user_loc())
+
+    def __index__(self):
+        raise TraceError(f"register {self.name} cannot be used as a Python index or range "
+                         f"bound; use ptx.range_(...) for a loop over registers",
+                         loc=user_loc())
+
+    # arithmetic
+    def __add__(self, o): return _binary("+", self, o)
+    def __radd__(self, o): return _binary("+", self, o, reverse=True)
+    def __sub__(self, o): return _binary("-", self, o)
+    def __rsub__(self, o): return _binary("-", self, o, reverse=True)
+    def __mul__(self, o): return _binary("*", self, o)
+    def __rmul__(self, o): return _binary("*", self, o, reverse=True)
+    def __truediv__(self, o): return _binary("/", self, o)
+    def __rtruediv__(self, o): return _binary("/", self, o, reverse=True)
+    def __floordiv__(self, o): return _binary("//", self, o)
+    def __mod__(self, o): return _binary("%", self, o)
+    def __and__(self, o): return _binary("&", self, o)
+    def __rand__(self, o): return _binary("&", self, o, reverse=True)
+    def __or__(self, o): return _binary("|", self, o)
+    def __ror__(self, o): return _binary("|", self, o, reverse=True)
+    def __xor__(self, o): return _binary("^", self, o)
+    def __rxor__(self, o): return _binary("^", self, o, reverse=True)
+    def __lshift__(self, o): return _binary("<<", self, o)
+    def __rshift__(self, o): return _binary(">>", self, o)
+    # in place: same register
+    def __iadd__(self, o): return _binary("+", self, o, into=self)
+    def __isub__(self, o): return _binary("-", self, o, into=self)
+    def __imul__(self, o): return _binary("*", self, o, into=self)
+    def __itruediv__(self, o): return _binary("/", self, o, into=self)
+    def __ifloordiv__(self, o): return _binary("//", self, o, into=self)
+    def __imod__(self, o): return _binary("%", self, o, into=self)
+    def __iand__(self, o): return _binary("&", self, o, into=self)
+    def __ior__(self, o): return _binary("|", self, o, into=self)
+    def __ixor__(self, o): return _binary("^", self, o, into=self)
+    def __ilshift__(self, o): return _binary("<<", self, o, into=self)
+    def __irshift__(self, o): return _binary(">>", self, o, into=self)
+    # comparisons -> predicates
+    def __lt__(self, o): return _compare("lt", self, o)
+    def __le__(self, o): return _compare("le", self, o)
+    def __gt__(self, o): return _compare("gt", self, o)
+    def __ge__(self, o): return _compare("ge", self, o)
+    def __eq__(self, o): return _compare("eq", self, o)
+    def __ne__(self, o): return _compare("ne", self, o)
+    # unary
+    def __neg__(self): return _unary("neg", self)
+    def __invert__(self): return _unary("not", self)
+    def __abs__(self): return _unary("abs", self)
+
+    def set(self, value) -> "Register":
+        """``mov`` ``value`` into this register (loop-carried updates)."""
+        src = as_operand(value, self.type)
+        _emit("mov", (_mov_type(self.type),), (self.ir, src))
+        return self
+
+    def addr(self, offset: int = 0) -> Addr:
+        """``[reg+offset]``: this register as a memory address."""
+        return Addr(self.ir, int(offset))
+
+
+class RegArray:
+    """A list of registers of one type; passed as one operand it is a vector ``{...}``."""
+
+    __slots__ = ("regs", "type")
+
+    def __init__(self, regs: list, t: PtxType):
+        self.regs, self.type = regs, t
+
+    def __len__(self):
+        return len(self.regs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return RegArray(self.regs[i], self.type)
+        return self.regs[i]
+
+    def __iter__(self):
+        return iter(self.regs)
+
+    def __repr__(self):
+        return f"RegArray({len(self.regs)} x {self.type.name})"
+
+
+class Special:
+    """A special register such as ``%tid.x``: an operand; arithmetic first moves it to a
+    register."""
+
+    __slots__ = ("ir", "type", "min_sm")
+
+    def __init__(self, name: str, t: PtxType, min_sm: int = 0):
+        self.ir, self.type, self.min_sm = Reg(name, t), t, min_sm
+
+    def __repr__(self):
+        return f"Special({self.ir.name}: {self.type.name})"
+
+    def value(self) -> Register:
+        return materialize(self)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(materialize(self), name)
+
+
+def _special_op(name):
+    def op(self, *args):
+        return getattr(materialize(self), name)(*args)
+    return op
+
+
+for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__and__",
+           "__or__", "__xor__", "__lshift__", "__rshift__", "__lt__", "__le__", "__gt__",
+           "__ge__", "__eq__", "__ne__", "__truediv__", "__floordiv__", "__mod__"):
+    setattr(Special, _n, _special_op(_n))
+Special.__hash__ = object.__hash__
+
+
+def materialize(src, t: PtxType | None = None) -> Register:
+    tr = context.current()
+    t = t or src.type
+    dst = Register(tr.new_reg(t), tr)
+    _emit("mov", (_mov_type(t),), (dst.ir, as_operand(src, t)))
+    return dst
+
+
+def _mov_type(t: PtxType) -> str:
+    if t.kind == "pred":
+        return ".pred"
+    if t.kind == "packed" or t.bits < 16 or t.name == "tf32":
+        return f".b{max(t.bits, 16)}"
+    return t.ptx
+
+
+# ----------------------------------------------------------------------------- operands
+def as_operand(x, t: PtxType | None = None):
+    """IR operand for a DSL value; ``t`` types Python literals."""
+    cls = type(x)
+    if cls is Register:
+        tr = context.current()
+        if x.trace is not tr:
+            raise TraceError(
+                f"register {x.name} ({x.type.name}) belongs to kernel {x.trace.name!r}, "
+                f"not to {tr.name!r} being traced now; registers live in the trace that "
+                f"created them", loc=user_loc(3))
+        return x.ir
+    if cls is RegArray:
+        return Vec(tuple(as_operand(r) for r in x.regs))
+    if cls is Special:
+        tr = context.current()
+        if x.min_sm and tr.target.sm < x.min_sm:
+            from ..errors import ArchError
+
+            raise ArchError(f"{x.ir.name} needs sm_{x.min_sm}; kernel {tr.name!r} targets "
+                            f"{tr.target.name}", loc=user_loc(3))
+        return x.ir
+    if cls is Immediate:
+        return x.ir
+    if cls is bool or cls is np.bool_:
+        return Imm("1" if x else "0", t)
+    if cls is int or isinstance(x, np.integer):
+        if t is not None and t.kind == "float":
+            return Imm(imm_text(float(x), t), t)
+        return Imm(imm_text(int(x), t) if t is not None else str(int(x)), t)
+    if cls is float or isinstance(x, np.floating):
+        if t is None or t.kind not in ("float", "packed"):
+            raise PtxTypeError(
+                f"float literal {x!r} used where {t.name if t else 'an integer'} is expected; "
+                f"float literals need a float operand type", loc=user_loc(3))
+        return Imm(imm_text(x, t), t)
+    if cls in (Reg, Imm, Sym, Addr, Vec) or hasattr(x, "__ptx_operand__"):
+        return x.__ptx_operand__() if hasattr(x, "__ptx_operand__") else x
+    if isinstance(x, (list, tuple)):
+        return Vec(tuple(as_operand(i, t) for i in x))
+    raise PtxTypeError(f"cannot use {x!r} ({cls.__name__}) as a PTX operand; expected a "
+                       f"register, immediate, address or label", loc=user_loc(3))
+
+
+def _emit(opcode, mods, ops, loc=None):
+    tr = context.current()
+    return tr.emit(opcode, mods, ops, loc=loc or user_loc(3))
+
+
+# ----------------------------------------------------------------------------- operators
+_SYMBOL = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "div", "%": "rem",
+           "&": "and", "|": "or", "^": "xor", "<<": "shl", ">>": "shr"}
+
+
+def unify(a: PtxType, b: PtxType, op: str) -> PtxType:
+    """The result type of ``a op b`` for two registers (rule 1 in the module docstring)."""
+    if a is b:
+        return a
+    if a.bits == b.bits and "pred" not in (a.kind, b.kind):
+        if a.kind == "bits" and b.kind != "packed":
+            return b
+        if b.kind == "bits" and a.kind != "packed":
+            return a
+    if a.bits != b.bits:
+        why = f"mixed widths ({a.bits}-bit and {b.bits}-bit)"
+    elif a.kind == "float" or b.kind == "float":
+        why = "mixed integer and float types" if a.kind != b.kind else "different float types"
+    else:
+        why = "mixed signedness"
+    raise PtxTypeError(
+        f"operator '{op}' on {a.name} and {b.name}: {why}; convert one operand first, "
+        f"e.g. reg.cvt(x, {a.name})", loc=user_loc(4))
+
+
+def _operand_pair(op, a: Register, o):
+    if type(o) is Special:
+        o = materialize(o)
+    if type(o) is Register:
+        return unify(a.type, o.type, op), o
+    if isinstance(o, (int, float, np.integer, np.floating, Immediate)):
+        return a.type, o
+    raise PtxTypeError(f"operator '{op}' on {a.type.name} register and {type(o).__name__} "
+                       f"{o!r}; expected a register or a Python number", loc=user_loc(4))
+
+
+def _arith_mods(sym: str, t: PtxType) -> tuple:
+    name = _SYMBOL[sym]
+    if t.kind == "pred":
+        if name in ("and", "or", "xor"):
+            return name, (".pred",)
+        raise PtxTypeError(f"operator '{sym}' is not defined on predicates; use & | ^ ~",
+                           loc=user_loc(5))
+    if name in ("and", "or", "xor", "shl"):
+        if t.kind == "float":
+            raise PtxTypeError(f"operator '{sym}' is not defined on {t.name}; use bit "
+                               f"operations on a .b{t.bits} register", loc=user_loc(5))
+        return name, (f".b{t.bits}",)
+    if name == "shr":
+        if t.kind == "float":
+            raise PtxTypeError(f"operator '>>' is not defined on {t.name}", loc=user_loc(5))
+        return name, (t.ptx if t.kind != "bits" else f".b{t.bits}",)
+    if t.kind == "float":
+        if sym == "%" or sym == "//":
+            raise PtxTypeError(f"operator '{sym}' is not defined on {t.name}", loc=user_loc(5))
+        if name == "div":
+            if t.name not in ("f32", "f64"):
+                raise PtxTypeError(f"operator '/' is not defined on {t.name}", loc=user_loc(5))
+            return name, (".rn", t.ptx)
+        return name, (t.ptx,)
+    if t.kind == "packed":
+        raise PtxTypeError(f"operator '{sym}' on {t.name}: use ptx.inst with the packed form",
+                           loc=user_loc(5))
+    it = t if t.kind != "bits" else by_name(f"u{t.bits}")
+    if t.bits < 16:
+        raise PtxTypeError(f"operator '{sym}' on {t.name}: 8-bit arithmetic does not exist in "
+                           f"PTX; convert to 16 or 32 bits", loc=user_loc(5))
+    if name == "mul":
+        return name, (".lo", it.ptx)
+    if sym == "/" and t.kind in ("signed", "unsigned", "bits"):
+        return name, (it.ptx,)
+    return name, (it.ptx,)
+
+
+def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | None = None):
+    t, other = _operand_pair(sym, a, o)
+    name, mods = _arith_mods(sym, t)
+    tr = context.current()
+    shift_t = u32 if name in ("shl", "shr") else t
+    x, y = as_operand(a, t), as_operand(other, shift_t)
+    if reverse:
+        x, y = as_operand(other, t), as_operand(a, t)
+    dst = into if into is not None else Register(tr.new_reg(t), tr)
+    if into is not None and into.type is not t and not (into.type.bits == t.bits):
+        raise PtxTypeError(f"in-place '{sym}=' would change {into.name} from "
+                           f"{into.type.name} to {t.name}", loc=user_loc(3))
+    tr.emit(name, mods, (as_operand(dst), x, y), loc=user_loc(3))
+    return dst
+
+
+_CMP_UNSIGNED = {"lt": "lo", "le": "ls", "gt": "hi", "ge": "hs"}
+
+
+def _compare(cmp: str, a: Register, o):
+    t, other = _operand_pair("<" if cmp == "lt" else cmp, a, o)
+    if t.kind == "pred":
+        if cmp in ("eq", "ne"):
+            tr = context.current()
+            dst = Register(tr.new_reg(pred), tr)
+            tr.emit("xor", (".pred",), (dst.ir, a.ir, as_operand(other, pred)), loc=user_loc(3))
+            return ~dst if cmp == "eq" else dst
+        raise PtxTypeError("ordering comparisons are not defined on predicates",
+                           loc=user_loc(3))
+    if t.kind == "float":
+        if cmp == "ne":
+            cmp = "neu"
+        ct = t
+    elif t.kind == "bits":
+        if cmp not in ("eq", "ne"):
+            raise PtxTypeError(f"comparison '{cmp}' on untyped {t.name}: signedness unknown; "
+                               f"convert to u{t.bits}/s{t.bits}", loc=user_loc(3))
+        ct = t
+    else:
+        ct = t
+    if t.kind == "packed" or (t.kind == "float" and t.name not in ("f32", "f64")):
+        raise PtxTypeError(f"comparison on {t.name} registers: use ptx.inst.setp with the "
+                           f"{t.name} form", loc=user_loc(3))
+    tr = context.current()
+    dst = Register(tr.new_reg(pred), tr)
+    tr.emit("setp", (f".{cmp}", ct.ptx), (dst.ir, as_operand(a, t), as_operand(other, t)),
+            loc=user_loc(3))
+    return dst
+
+
+def _unary(name: str, a: Register):
+    t = a.type
+    tr = context.current()
+    loc = user_loc(3)
+    if name == "not":
+        if t.kind == "float":
+            raise PtxTypeError(f"operator '~' is not defined on {t.name}", loc=loc)
+        mods = (".pred",) if t.kind == "pred" else (f".b{t.bits}",)
+    else:
+        if t.kind in ("unsigned", "bits", "pred", "packed"):
+            raise PtxTypeError(f"{'-x' if name == 'neg' else 'abs(x)'} is not defined on "
+                               f"{t.name}; convert to s{t.bits} first", loc=loc)
+        mods = (t.ptx,)
+    dst = Register(tr.new_reg(t), tr)
+    tr.emit(name, mods, (dst.ir, a.ir), loc=loc)
+    return dst
+
+
+__all__ = ["Register", "RegArray", "Special", "Immediate", "as_operand", "imm_text",
+           "materialize", "unify"]

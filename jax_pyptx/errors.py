@@ -1,0 +1,76 @@
+"""One exception hierarchy for the whole package.
+
+Every message names, where it can, the user's source line (``file:line``), the instruction,
+what was given and what is allowed.
+"""
+from __future__ import annotations
+
+
+class PtxError(Exception):
+    """Base of every error jax-pyptx raises on purpose."""
+
+    def __init__(self, message: str, *, loc: "SourceLoc | None" = None):
+        self.loc = loc
+        self.message = message
+        super().__init__(f"{loc}: {message}" if loc is not None else message)
+
+
+class PtxTypeError(PtxError, TypeError):
+    """An operand or operator was given a value of the wrong PTX type."""
+
+
+class PtxValueError(PtxError, ValueError):
+    """A value is out of the range or set that is allowed."""
+
+
+class ArchError(PtxError):
+    """An instruction or feature needs a newer architecture or PTX ISA version."""
+
+
+class ValidationError(PtxError):
+    """An instruction does not match any form of the ISA table."""
+
+
+class TraceError(PtxError):
+    """Misuse of the tracing DSL (labels, registers outside their trace, control flow)."""
+
+
+class SpecializationError(PtxError, TypeError):
+    """Bad template parameters, shape variables or tensor arguments for a kernel."""
+
+
+class ParseError(PtxError):
+    """PTX text could not be parsed; carries line, column and the offending token."""
+
+    def __init__(self, message: str, line: int, column: int, token: str = "", source: str = "<ptx>"):
+        self.line, self.column, self.token, self.source = line, column, token, source
+        tok = f" at {token!r}" if token else ""
+        PtxError.__init__(self, f"{source}:{line}:{column}: {message}{tok}")
+
+
+class ToolchainError(PtxError):
+    """ptxas / nvdisasm missing or failed."""
+
+
+class InterpreterError(PtxError):
+    """The CPU interpreter found a bug in the kernel (sanitizer) or cannot run it."""
+
+
+class SourceLoc:
+    """A user's source position; printed as ``file:line``."""
+
+    __slots__ = ("file", "line")
+
+    def __init__(self, file: str, line: int):
+        self.file, self.line = file, line
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, SourceLoc) and (self.file, self.line) == (other.file, other.line)
+
+    def __hash__(self):
+        return hash((self.file, self.line))

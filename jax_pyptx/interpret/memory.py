@@ -1,0 +1,303 @@
+"""Address spaces of the interpreter and their sanitizer checks.
+
+* ``FlatSpace``: a table of allocations at distinct addresses (global, const, kernel params).
+  Every access is resolved to one allocation and bounds- and alignment-checked; a miss names
+  the allocation it was nearest to.
+* ``BankedSpace``: one bank per CTA (shared) or per thread (local); an address is an offset
+  into the bank of the accessing thread. Shared memory tracks which bytes were written so a read
+  of uninitialized shared memory is reported.
+
+Generic addresses: global allocations live at their own addresses (generic == global, as on
+the GPU); the shared, local, const and param windows are fixed ranges of the generic space.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+GLOBAL_BASE = 0x7F00_0000_0000
+SHARED_WINDOW = 0x0100_0000_0000
+LOCAL_WINDOW = 0x0200_0000_0000
+CONST_BASE = 0x0300_0000_0000
+PARAM_BASE = 0x0400_0000_0000
+WINDOW_SIZE = 1 << 32          # size of the shared / local windows in the generic space
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
+
+
+class MemoryFault(Exception):
+    """Raised by an access; the machine turns it into an ``InterpreterError`` that names the
+    instruction and the thread. ``lane`` indexes the active threads of the access."""
+
+    def __init__(self, kind: str, lane: int, address: int, detail: str, space: str = ""):
+        super().__init__(detail)
+        self.kind, self.lane, self.address, self.detail, self.space = kind, lane, address, detail, space
+
+
+class Allocation:
+    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly")
+
+    def __init__(self, index, base, size, name, data, readonly=False):
+        self.index, self.base, self.size, self.name = index, base, size, name
+        self.data = data                  # uint8 array of length >= size (writable view)
+        self._views = {}
+        self.readonly = readonly
+
+    @property
+    def end(self):
+        return self.base + self.size
+
+    def view(self, dtype):
+        v = self._views.get(dtype)
+        if v is None:
+            isz = np.dtype(dtype).itemsize
+            n = len(self.data) // isz
+            v = self.data[: n * isz].view(dtype)
+            self._views[dtype] = v
+        return v
+
+    def describe(self) -> str:
+        return f"allocation #{self.index} ({self.name}, {self.size} bytes at {self.base:#x})"
+
+
+class FlatSpace:
+    """Allocations at distinct addresses: the global, const and param state spaces."""
+
+    def __init__(self, kind: str, base: int):
+        self.kind = kind
+        self.allocs: list[Allocation] = []
+        self._next = base
+        self._bases = np.zeros(0, np.uint64)
+
+    def add(self, data: np.ndarray, name: str, align: int = 256, readonly=False) -> Allocation:
+        """Register ``data`` (uint8, modified in place by stores) and give it an address."""
+        size = int(data.nbytes)
+        base = -(-self._next // align) * align
+        a = Allocation(len(self.allocs), base, size, name, data.reshape(-1).view(np.uint8), readonly)
+        self.allocs.append(a)
+        # keep a guard gap after every allocation so a small overrun is never another's byte
+        self._next = base + max(size, 1) + 4096
+        self._bases = np.array([x.base for x in self.allocs], np.uint64)
+        return a
+
+    def find(self, addr: int):
+        """The allocation containing byte ``addr`` or None."""
+        k = int(np.searchsorted(self._bases, np.uint64(addr), "right")) - 1
+        if k >= 0 and addr < self.allocs[k].end:
+            return self.allocs[k]
+        return None
+
+    def explain(self, addr: int, size: int) -> str:
+        """Why an access of ``size`` bytes at ``addr`` is out of bounds."""
+        if addr == 0:
+            return f"address 0x0 is a null pointer ({self.kind} space)"
+        if not self.allocs:
+            return f"address {addr:#x} is not in any {self.kind} allocation (there are none)"
+        k = int(np.searchsorted(self._bases, np.uint64(addr), "right")) - 1
+        cands = []
+        if k >= 0:
+            a = self.allocs[k]
+            if addr >= a.base:
+                past = addr + size - a.end
+                cands.append((addr - a.end, f"address {addr:#x} is {past} bytes past the end of {a.describe()}"))
+        if k + 1 < len(self.allocs):
+            a = self.allocs[k + 1]
+            cands.append((a.base - addr, f"address {addr:#x} is {a.base - addr} bytes before the start of {a.describe()}"))
+        dist, text = min(cands, key=lambda c: c[0])
+        if dist > (1 << 20):
+            return f"address {addr:#x} is not in any {self.kind} allocation (nearest: {text.split(' of ', 1)[-1]})"
+        return text
+
+    # ------------------------------------------------------------------ accesses
+    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool):
+        """Check the accesses and return [(alloc, positions, offsets)] grouped by allocation."""
+        n = len(addrs)
+        if n == 0:
+            return []
+        if nbytes > 1:
+            mis = (addrs % np.uint64(nbytes)) != 0
+            if mis.any():
+                lane = int(np.argmax(mis))
+                a = int(addrs[lane])
+                raise MemoryFault("misaligned", lane, a,
+                                  f"address {a:#x} is not aligned to {nbytes} bytes"
+                                  + _within(self.find(a), a), self.kind)
+        lo = int(addrs.min())
+        hi = int(addrs.max())
+        k = int(np.searchsorted(self._bases, np.uint64(lo), "right")) - 1
+        if k >= 0:
+            al = self.allocs[k]
+            if lo >= al.base and hi + nbytes <= al.end:
+                self._check_ro(al, write, addrs, 0)
+                return [(al, None, addrs - np.uint64(al.base))]
+        ks = np.searchsorted(self._bases, addrs, "right").astype(np.int64) - 1
+        out = []
+        bad = ks < 0
+        if bad.any():
+            lane = int(np.argmax(bad))
+            a = int(addrs[lane])
+            raise MemoryFault("out-of-bounds", lane, a, self.explain(a, nbytes), self.kind)
+        for k in np.unique(ks):
+            al = self.allocs[int(k)]
+            pos = np.nonzero(ks == k)[0]
+            sub = addrs[pos]
+            over = sub + np.uint64(nbytes) > np.uint64(al.end)
+            if over.any():
+                j = int(np.argmax(over))
+                a = int(sub[j])
+                raise MemoryFault("out-of-bounds", int(pos[j]), a, self.explain(a, nbytes), self.kind)
+            self._check_ro(al, write, sub, int(pos[0]))
+            out.append((al, pos, sub - np.uint64(al.base)))
+        return out
+
+    def _check_ro(self, al, write, addrs, lane):
+        if write and al.readonly:
+            a = int(addrs[0])
+            raise MemoryFault("read-only", lane, a, f"address {a:#x} is in read-only {al.describe()}", self.kind)
+
+    def load(self, addrs, dtype, count=1):
+        """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count)."""
+        dt = np.dtype(dtype)
+        esz = dt.itemsize
+        parts = self._resolve(addrs, esz * count, False)
+        n = len(addrs)
+        if len(parts) == 1 and parts[0][1] is None:
+            al, _, off = parts[0]
+            idx = (off // np.uint64(esz)).astype(np.int64)
+            v = al.view(dt)
+            if count == 1:
+                return v[idx][:, None]
+            return v[idx[:, None] + np.arange(count)]
+        out = np.empty((n, count), dt)
+        for al, pos, off in parts:
+            idx = (off // np.uint64(esz)).astype(np.int64)
+            v = al.view(dt)
+            sel = np.arange(n) if pos is None else pos
+            out[sel] = v[idx[:, None] + np.arange(count)]
+        return out
+
+    def store(self, addrs, values):
+        """Scatter ``values`` of shape (n, count) to the addresses."""
+        dt = values.dtype
+        esz = dt.itemsize
+        count = values.shape[1]
+        parts = self._resolve(addrs, esz * count, True)
+        for al, pos, off in parts:
+            idx = (off // np.uint64(esz)).astype(np.int64)
+            v = al.view(dt)
+            vals = values if pos is None else values[pos]
+            if count == 1:
+                v[idx] = vals[:, 0]
+            else:
+                v[idx[:, None] + np.arange(count)] = vals
+
+    def locate(self, addrs, nbytes, write):
+        """Resolve for read-modify-write users (atomics): [(alloc, positions, offsets)]."""
+        return self._resolve(addrs, nbytes, write)
+
+
+def _within(al, a):
+    return "" if al is None else f" (inside {al.describe()})"
+
+
+class BankedSpace:
+    """One bank of ``size`` bytes per CTA (shared memory) or per thread (local memory)."""
+
+    def __init__(self, kind: str, nbanks: int, size: int, track_init: bool, layout=None):
+        self.kind = kind
+        self.size = int(size)
+        self.stride = max(16, -(-self.size // 16) * 16)
+        self.nbanks = nbanks
+        self.data = np.zeros(nbanks * self.stride, np.uint8)
+        self.init = np.zeros(nbanks * self.stride, np.uint8) if track_init else None
+        self.layout = layout or []       # [(name, offset, size)] for messages
+        self._views = {}
+        self._iviews = {}
+
+    def view(self, dt):
+        v = self._views.get(dt)
+        if v is None:
+            v = self._views[dt] = self.data.view(dt)
+        return v
+
+    def iview(self, isz):
+        v = self._iviews.get(isz)
+        if v is None:
+            v = self._iviews[isz] = self.init.view(_UINT[isz])
+        return v
+
+    def describe_offset(self, off: int) -> str:
+        for name, start, size in self.layout:
+            if start <= off < start + size:
+                return f"{name!r} (+{off - start})"
+        return ""
+
+    def _check(self, offs, nbytes):
+        if nbytes > 1:
+            mis = (offs % np.uint64(nbytes)) != 0
+            if mis.any():
+                lane = int(np.argmax(mis))
+                a = int(offs[lane])
+                raise MemoryFault("misaligned", lane, a,
+                                  f"{self.kind} address {a:#x} is not aligned to {nbytes} bytes", self.kind)
+        over = offs + np.uint64(nbytes) > np.uint64(self.size)
+        if over.any():
+            lane = int(np.argmax(over))
+            a = int(offs[lane])
+            raise MemoryFault("out-of-bounds", lane, a, self._explain(a, nbytes), self.kind)
+
+    def _explain(self, a, nbytes):
+        what = "shared memory" if self.kind == "shared" else "local memory"
+        lay = ", ".join(f"{n!r} {s} bytes at {o:#x}" for n, o, s in self.layout) or "no variables"
+        if a >= (1 << 63):
+            return f"{self.kind} address {a - (1 << 64)} is negative ({what} of this CTA: {self.size} bytes: {lay})"
+        past = a + nbytes - self.size
+        return (f"{self.kind} address {a:#x} is {past} bytes past the end of {what} "
+                f"({self.size} bytes: {lay})")
+
+    def flat(self, banks, offs):
+        return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+
+    def load(self, banks, offs, dtype, count=1, check_init=False):
+        dt = np.dtype(dtype)
+        esz = dt.itemsize
+        offs = np.asarray(offs, np.uint64)
+        self._check(offs, esz * count)
+        f = self.flat(banks, offs) // esz
+        if count > 1:
+            f = f[:, None] + np.arange(count)
+        else:
+            f = f[:, None]
+        out = self.view(dt)[f]
+        if check_init and self.init is not None:
+            iv = self.iview(esz)[f]
+            bad = iv != _ONES[esz]
+            if bad.any():
+                lane, k = np.argwhere(bad)[0]
+                a = int(offs[lane]) + int(k) * esz
+                where = self.describe_offset(a)
+                raise MemoryFault("uninitialized", int(lane), a,
+                                  f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
+                                  f"thread of this CTA wrote it", self.kind)
+        return out
+
+    def store(self, banks, offs, values):
+        dt = values.dtype
+        esz = dt.itemsize
+        count = values.shape[1]
+        offs = np.asarray(offs, np.uint64)
+        self._check(offs, esz * count)
+        f = self.flat(banks, offs) // esz
+        if count > 1:
+            f = f[:, None] + np.arange(count)
+            self.view(dt)[f] = values
+        else:
+            self.view(dt)[f] = values[:, 0]
+        if self.init is not None:
+            self.iview(esz)[f if count > 1 else f] = _ONES[esz]
+
+    def mark_init(self, banks, offs, nbytes):
+        if self.init is None:
+            return
+        f = self.flat(banks, np.asarray(offs, np.uint64))
+        self.init[f[:, None] + np.arange(nbytes)] = 1

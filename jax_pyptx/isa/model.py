@@ -1,0 +1,118 @@
+"""The ISA table's record types, targets and the PTX version each target needs.
+
+A ``Form`` is one instruction form of the PTX ISA: its name, its modifier groups in canonical
+order, its operands, and the minimum architecture and PTX ISA version. Operand specs are short
+strings ``kind[:type][?]``:
+
+========  ==============================================================
+kind      meaning
+========  ==============================================================
+``d``     destination register
+``s``     source: register or immediate
+``r``     source register (no immediate)
+``i``     immediate (integer constant)
+``p``     predicate (source; ``!p`` allowed)
+``pd``    predicate destination, or ``p|q`` pair
+``m``     memory operand ``[addr]``
+``v``     vector ``{...}`` of registers (length from a ``.vN`` group or ``vN``)
+``l``     label or symbol
+``x``     anything (checked by the wrapper, not the table)
+========  ==============================================================
+
+``:type`` names a modifier group whose chosen option is the operand's type, or a literal type
+(``:u32``, ``:b64``); a trailing ``?`` makes the operand optional (only trailing ones).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import ArchError
+
+
+@dataclass(frozen=True)
+class Group:
+    """A modifier slot: at most one of ``options`` (or exactly one if ``required``)."""
+
+    name: str
+    options: tuple
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str
+    groups: tuple = ()
+    operands: tuple = ()
+    min_sm: int = 50
+    archs: tuple = ()          # non-empty: only these targets (arch-specific features, e.g. sm_90a)
+    min_ptx: tuple = (6, 0)
+    family: str = "misc"
+    doc: str = ""
+    vec_group: str = "vec"     # group giving the length of ``v`` operands
+    relaxed: bool = False      # ld/st/cvt-style relaxed type checks: wider integer registers ok
+
+    def describe(self) -> str:
+        mods = "".join(
+            ("" if g.required else "[") + "|".join(g.options) + ("" if g.required else "]")
+            for g in self.groups
+        )
+        return f"{self.name}{mods} {', '.join(self.operands)}".rstrip()
+
+    def arch_text(self) -> str:
+        return " or ".join(self.archs) if self.archs else f"sm_{self.min_sm}"
+
+
+def G(name: str, *options: str, required: bool = False) -> Group:
+    """Shorthand: ``G("type", ".u32", ".s32", required=True)``."""
+    return Group(name, tuple(options), required)
+
+
+def R(name: str, *options: str) -> Group:
+    return Group(name, tuple(options), True)
+
+
+# ----------------------------------------------------------------------------- targets
+@dataclass(frozen=True)
+class Target:
+    name: str      # "sm_90a"
+    sm: int        # 90
+    suffix: str    # "", "a" or "f"
+
+    def supports(self, form: Form) -> bool:
+        if form.archs:
+            return self.name in form.archs or (
+                self.suffix == "f" and any(a.rstrip("af") == f"sm_{self.sm}" for a in form.archs)
+            )
+        return self.sm >= form.min_sm
+
+
+_TARGET_RE = re.compile(r"^sm_(\d+)([af]?)$")
+
+# The PTX ISA version that introduced each target (PTX ISA "Release notes" / target tables).
+TARGET_MIN_PTX = {
+    50: (4, 0), 52: (4, 1), 53: (4, 2), 60: (5, 0), 61: (5, 0), 62: (5, 0), 70: (6, 0),
+    72: (6, 1), 75: (6, 3), 80: (7, 0), 86: (7, 1), 87: (7, 4), 89: (7, 8), 90: (7, 8),
+    100: (8, 6), 101: (8, 6), 103: (8, 8), 110: (9, 0), 120: (8, 7), 121: (8, 8),
+}
+# arch-specific ("a") and family ("f") variants need a later ISA than the base target
+SUFFIX_MIN_PTX = {("a", 90): (8, 0), ("a", 100): (8, 6), ("f", 100): (8, 8), ("a", 120): (8, 7),
+                  ("f", 120): (8, 8), ("a", 101): (8, 6), ("a", 103): (8, 8), ("f", 103): (8, 8),
+                  ("a", 110): (9, 0), ("f", 110): (9, 0)}
+
+KNOWN_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f",
+               "sm_101a", "sm_103a", "sm_110a", "sm_120", "sm_120a", "sm_121a")
+
+
+def parse_target(name: str) -> Target:
+    m = _TARGET_RE.match(name or "")
+    if not m or int(m.group(1)) not in TARGET_MIN_PTX:
+        raise ArchError(
+            f"unknown arch {name!r}; allowed: {', '.join(KNOWN_ARCHS)} or 'auto'"
+        )
+    return Target(name, int(m.group(1)), m.group(2))
+
+
+def target_min_ptx(t: Target) -> tuple:
+    base = TARGET_MIN_PTX[t.sm]
+    return max(base, SUFFIX_MIN_PTX.get((t.suffix, t.sm), base)) if t.suffix else base

@@ -1,0 +1,236 @@
+"""Check an IR instruction against the ISA table: modifiers, operands, arch and version."""
+from __future__ import annotations
+
+import re
+
+from ..errors import ArchError, PtxTypeError, ValidationError
+from ..ir.nodes import Addr, Imm, Instruction, PredPair, Reg, Sink, Sym, Vec
+from ..types import PtxType, by_name, is_type_name
+from .model import Form, Target
+
+_SPEC_RE = re.compile(r"^(pd|[dsripmvlx])(\d*)(?::([\w.]+))?(\?)?$")
+
+
+class Spec:
+    __slots__ = ("kind", "count", "type", "optional")
+
+    def __init__(self, text: str):
+        m = _SPEC_RE.match(text)
+        if not m:
+            raise ValueError(f"bad operand spec {text!r}")
+        self.kind, count, self.type, opt = m.groups()
+        self.count = int(count) if count else 0
+        self.optional = bool(opt)
+
+
+_SPECS: dict = {}
+
+
+def specs_of(form: Form) -> list:
+    got = _SPECS.get(form)
+    if got is None:
+        got = _SPECS[form] = [Spec(t) for t in form.operands]
+    return got
+
+
+def match_modifiers(form: Form, mods: tuple):
+    """Modifier -> group assignment if ``mods`` fit the form's groups in order, else None."""
+    i, n, chosen = 0, len(mods), {}
+    for g in form.groups:
+        if i < n and mods[i] in g.options:
+            chosen[g.name] = mods[i]
+            i += 1
+        elif g.required:
+            return None
+    return chosen if i == n else None
+
+
+def _range(forms):
+    lo = min(sum(1 for s in specs_of(f) if not s.optional) for f in forms)
+    hi = max(len(f.operands) for f in forms)
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------- types
+def compatible(reg_t: PtxType, inst_t: PtxType, relaxed: bool = False) -> bool:
+    """PTX operand type-checking rules (PTX ISA "Operand type information")."""
+    if inst_t.kind == "pred" or reg_t.kind == "pred":
+        return inst_t.kind == reg_t.kind
+    if relaxed and inst_t.kind in ("bits", "signed", "unsigned") and reg_t.kind != "float":
+        return reg_t.bits >= inst_t.bits
+    if reg_t.bits != inst_t.bits:
+        return False
+    if inst_t.kind == "bits" or reg_t.kind == "bits":
+        return True
+    if inst_t.kind in ("signed", "unsigned"):
+        return reg_t.kind in ("signed", "unsigned")
+    if inst_t.kind == "float" and inst_t.name == "tf32":
+        return reg_t.kind in ("float", "bits") and reg_t.bits == 32
+    return reg_t.name == inst_t.name
+
+
+def _allowed(inst_t: PtxType) -> str:
+    if inst_t.kind == "pred":
+        return "pred"
+    if inst_t.kind in ("signed", "unsigned"):
+        return f"s{inst_t.bits}/u{inst_t.bits}/b{inst_t.bits}"
+    if inst_t.kind == "bits":
+        return f"any {inst_t.bits}-bit register"
+    return f"{inst_t.name}/b{inst_t.bits}"
+
+
+def _imm_fits(text: str, t: PtxType) -> bool:
+    if t.kind in ("float", "packed"):
+        return True
+    try:
+        v = int(text.rstrip("Uu"), 0)
+    except ValueError:
+        return False
+    return -(1 << (t.bits - 1)) <= v < (1 << t.bits)
+
+
+def _optype(spec: Spec, chosen: dict):
+    if spec.type is None:
+        return None
+    opt = chosen.get(spec.type)
+    if opt is not None:
+        return by_name(opt) if is_type_name(opt) else None
+    return by_name(spec.type) if is_type_name(spec.type) else None
+
+
+def _check_operand(ins, idx, op, spec: Spec, chosen, form) -> str | None:
+    """An error message, or None if ``op`` fits ``spec``."""
+    k = spec.kind
+    t = _optype(spec, chosen)
+    kind = type(op)
+    if k == "x":
+        return None
+    if k in ("d", "r", "s"):
+        if kind is Reg:
+            if op.neg:
+                return "a negated register is only allowed for predicate operands"
+            if t is not None and op.type is not None and not compatible(op.type, t, form.relaxed):
+                return (f"register {op.name} has type {op.type.name}; expected "
+                        f"{_allowed(t)} (instruction type .{t.name})")
+            return None
+        if kind is Imm and k == "s":
+            if t is not None and not _imm_fits(op.text, t):
+                return f"immediate {op.text} does not fit .{t.name}"
+            return None
+        if kind is Sym and k == "s":
+            return None   # address of a variable
+        if kind is Sink and k == "d":
+            return None
+        want = {"d": "a destination register", "r": "a register", "s": "a register or immediate"}[k]
+        return f"expected {want}, got {_describe(op)}"
+    if k == "i":
+        return None if kind is Imm else f"expected an immediate, got {_describe(op)}"
+    if k == "p":
+        if kind is Reg and (op.type is None or op.type.kind == "pred"):
+            return None
+        if kind is Imm and form.name in ("wgmma.mma_async", "wgmma.mma_async.sp", "tcgen05.mma"):
+            return None
+        return f"expected a predicate, got {_describe(op)}"
+    if k == "pd":
+        if kind is PredPair or (kind is Reg and (op.type is None or op.type.kind == "pred")):
+            return None
+        if kind is Sink:
+            return None
+        return f"expected a predicate destination, got {_describe(op)}"
+    if k == "m":
+        return None if kind is Addr else f"expected a memory operand [addr], got {_describe(op)}"
+    if k == "l":
+        return None if kind is Sym else f"expected a label, got {_describe(op)}"
+    if k == "v":
+        if kind is not Vec:
+            return f"expected a vector operand {{...}}, got {_describe(op)}"
+        n = spec.count
+        if not n:
+            vec = chosen.get(form.vec_group)
+            n = int(vec[2:]) if vec else 0
+        if n and len(op.items) != n:
+            return f"expected a vector of {n} registers, got {len(op.items)}"
+        for item in op.items:
+            if type(item) is Reg and t is not None and item.type is not None and not compatible(
+                item.type, t, form.relaxed
+            ):
+                return (f"vector element {item.name} has type {item.type.name}; expected "
+                        f"{_allowed(t)}")
+        return None
+    return None
+
+
+def _describe(op) -> str:
+    from ..text.printer import operand
+
+    return {Reg: "register", Imm: "immediate", Sym: "symbol", Addr: "memory operand",
+            Vec: "vector", PredPair: "predicate pair", Sink: "sink"}[type(op)] + f" {operand(op)}"
+
+
+# ----------------------------------------------------------------------------- entry point
+def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "") -> Form:
+    """The form ``ins`` matches; raises ValidationError / PtxTypeError / ArchError."""
+    full = ins.full_opcode
+    loc = ins.loc
+    cands = [(f, c) for f in forms if (c := match_modifiers(f, ins.modifiers)) is not None]
+    if not cands:
+        raise ValidationError(_modifier_error(ins, forms), loc=loc)
+    n = len(ins.operands)
+    sized = [(f, c) for f, c in cands if _range([f])[0] <= n <= len(f.operands)]
+    if not sized:
+        lo, hi = _range([f for f, _ in cands])
+        want = str(lo) if lo == hi else f"{lo} to {hi}"
+        shapes = "; ".join(sorted({" ".join(f.operands) for f, _ in cands}))
+        raise ValidationError(f"{full} takes {want} operands ({shapes}); got {n}", loc=loc)
+    first_err = None
+    ok = []
+    for f, c in sized:
+        specs = specs_of(f)
+        err = None
+        for i, op in enumerate(ins.operands):
+            err = _check_operand(ins, i, op, specs[i], c, f)
+            if err:
+                err = f"{full} operand {i + 1}: {err}"
+                break
+        if err is None:
+            ok.append(f)
+        elif first_err is None:
+            first_err = err
+    if not ok:
+        raise PtxTypeError(first_err, loc=loc)
+    supported = [f for f in ok if target.supports(f)]
+    if not supported:
+        f = ok[0]
+        raise ArchError(
+            f"{full} needs {f.arch_text()} (PTX ISA {f.min_ptx[0]}.{f.min_ptx[1]}); "
+            f"kernel{' ' + repr(kernel) if kernel else ''} targets {target.name}",
+            loc=loc,
+        )
+    form = min(supported, key=lambda f: f.min_ptx)
+    if version is not None and tuple(version) < form.min_ptx:
+        raise ArchError(
+            f"{full} needs PTX ISA {form.min_ptx[0]}.{form.min_ptx[1]}; "
+            f"kernel{' ' + repr(kernel) if kernel else ''} sets version="
+            f"{version[0]}.{version[1]}",
+            loc=loc,
+        )
+    return form
+
+
+def _modifier_error(ins: Instruction, forms: list) -> str:
+    full = ins.full_opcode
+    known = {o for f in forms for g in f.groups for o in g.options}
+    bad = [m for m in ins.modifiers if m not in known]
+    if bad:
+        opts = " ".join(sorted(known))
+        return f"{full}: illegal modifier {bad[0]} for {ins.opcode}; allowed modifiers: {opts}"
+    mods = set(ins.modifiers)
+    for f in forms:
+        order = [o for g in f.groups for o in g.options if o in mods]
+        if len(order) == len(ins.modifiers) and set(order) == mods and len(set(ins.modifiers)) == len(ins.modifiers):
+            c = match_modifiers(f, tuple(order))
+            if c is not None:
+                return (f"{full}: modifiers out of order; write "
+                        f"{ins.opcode}{''.join(order)}")
+    shapes = "; ".join(f.describe() for f in forms[:6])
+    return f"{full}: no form of {ins.opcode} takes these modifiers; forms: {shapes}"

@@ -1,0 +1,1 @@
+"""JAX and PyTorch runtimes: the launch-plan contract, the FFI bridge, the primitive."""

@@ -1,0 +1,143 @@
+"""Tensor specs: ``Tile("M", "K", bf16, Layout.ROW)``, ``Layout``, ``TensorSpec``.
+
+A ``Tile`` names each dimension with an int or a symbol; symbols bind from the shapes of the
+arrays a kernel is called with (or from keyword arguments to ``.ptx(M=...)``).
+"""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .errors import SpecializationError
+from .types import PtxType, by_name
+
+
+class Layout(enum.Enum):
+    """Memory order of a tensor: ROW (C order, last dim contiguous) or COL (the last two
+    dims swapped in memory: first of them contiguous)."""
+
+    ROW = "row"
+    COL = "col"
+
+
+class Tile:
+    """The spec of one tensor parameter: dims (ints or symbol names), dtype, layout."""
+
+    __slots__ = ("dims", "dtype", "layout")
+
+    def __init__(self, *args, layout: Layout | None = None):
+        dims, dtype = [], None
+        for a in args:
+            if isinstance(a, Layout):
+                layout = a
+            elif isinstance(a, PtxType):
+                dtype = a
+            elif isinstance(a, (int, str)) and dtype is None:
+                if isinstance(a, int) and a <= 0:
+                    raise SpecializationError(f"Tile: dimension {a} must be positive")
+                if isinstance(a, str) and not a.isidentifier():
+                    raise SpecializationError(f"Tile: symbol {a!r} is not an identifier")
+                dims.append(a)
+            else:
+                raise SpecializationError(
+                    f"Tile({', '.join(map(repr, args))}): expected dims (int or symbol name), "
+                    f"then a dtype such as f32, then optionally a Layout; got {a!r}")
+        if dtype is None:
+            raise SpecializationError(f"Tile{args!r}: missing dtype (e.g. Tile('M', f32))")
+        self.dims, self.dtype, self.layout = tuple(dims), dtype, layout or Layout.ROW
+
+    def __repr__(self):
+        inner = ", ".join(repr(d) for d in self.dims)
+        lay = "" if self.layout is Layout.ROW else ", Layout.COL"
+        return f"Tile({inner}{', ' if inner else ''}{self.dtype.name}{lay})"
+
+    def __eq__(self, o):
+        return isinstance(o, Tile) and (self.dims, self.dtype, self.layout) == (
+            o.dims, o.dtype, o.layout)
+
+    def __hash__(self):
+        return hash((self.dims, self.dtype.name, self.layout))
+
+    @property
+    def symbols(self) -> tuple:
+        return tuple(d for d in self.dims if isinstance(d, str))
+
+    def resolve(self, env: dict) -> tuple:
+        return tuple(env[d] if isinstance(d, str) else d for d in self.dims)
+
+
+@dataclass(frozen=True)
+class TmaDescriptorHandle:
+    """A TMA descriptor a kernel uses, outside a trace: which tensor, box, swizzle, ...
+
+    The runtime builds the real ``CUtensorMap`` from it and the live buffer pointer.
+    """
+
+    tensor: str               # parameter name
+    param: str                # the .param slot (``<name>_tma_desc``)
+    index: int                # positional index of the tensor among the kernel's tensors
+    dtype: PtxType
+    shape: tuple              # global shape, outermost first
+    box: tuple                # box, outermost first
+    swizzle: int = 0          # bytes: 0, 32, 64, 128
+    element_strides: tuple = ()
+    interleave: int = 0
+    oob_fill: int = 0
+    l2_promotion: int = 0
+    mode: str = "global"      # "global" (.u64 slot) or "by_value" (.align 64 .b8 [128])
+
+
+class TensorSpec:
+    """A tensor parameter at trace time: name, concrete shape, dtype, layout."""
+
+    def __init__(self, name: str, shape: tuple, dtype: PtxType, layout: Layout, index: int,
+                 trace=None, output: bool = False):
+        self.name, self.shape, self.dtype, self.layout = name, tuple(shape), dtype, layout
+        self.index, self.trace, self.output = index, trace, output
+        self._ptr = None
+
+    def __repr__(self):
+        return f"TensorSpec({self.name!r}, {self.shape}, {self.dtype.name}, {self.layout.name})"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.nbytes
+
+    @property
+    def strides(self) -> tuple:
+        """Element strides, outermost first (honouring the layout)."""
+        shape = list(self.shape)
+        order = list(range(len(shape)))
+        if self.layout is Layout.COL and len(shape) >= 2:
+            order[-1], order[-2] = order[-2], order[-1]
+        strides = [0] * len(shape)
+        s = 1
+        for i in reversed(order):
+            strides[i] = s
+            s *= shape[i]
+        return tuple(strides)
+
+    def ptr(self):
+        """A u64 register with the tensor's global address (loaded once per trace)."""
+        from .dsl.tensor_access import tensor_ptr
+
+        return tensor_ptr(self)
+
+    def tma_desc(self, box=None, swizzle: int = 0, **kw):
+        """A u64 register with the address of this tensor's TMA descriptor."""
+        from .dsl.tensor_access import tensor_tma_desc
+
+        return tensor_tma_desc(self, box, swizzle, **kw)
+
+
+def as_dtype(t) -> PtxType:
+    return t if isinstance(t, PtxType) else by_name(t)

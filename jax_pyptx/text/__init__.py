@@ -1,0 +1,1 @@
+"""PTX text: lexer, parser and printer."""

@@ -1,0 +1,144 @@
+"""PTX scalar types: name, bit width, kind and NumPy dtype.
+
+``from pyptx.types import f32, u32, bf16``. Each type is a singleton ``PtxType``; look one up
+by name with ``by_name("f32")``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+try:  # ml_dtypes gives NumPy dtypes for bf16 and the fp8/fp6/fp4 formats
+    import ml_dtypes as _mld
+except ImportError:  # pragma: no cover - a declared dependency
+    _mld = None
+
+
+class PtxType:
+    """A PTX fundamental (or packed) type such as ``.f32`` or ``.bf16x2``.
+
+    kind is one of: "pred", "bits" (.bN), "unsigned" (.uN), "signed" (.sN), "float"
+    (.fN/.bf16/.tf32 and the fp8/fp6/fp4 formats), "packed" (x2/x4 vectors of a float type).
+    """
+
+    __slots__ = ("name", "bits", "kind", "_np", "lanes", "elem")
+
+    def __init__(self, name, bits, kind, np_dtype=None, lanes=1, elem=None):
+        self.name, self.bits, self.kind = name, bits, kind
+        self._np, self.lanes, self.elem = np_dtype, lanes, elem
+
+    @property
+    def ptx(self) -> str:
+        return "." + self.name
+
+    @property
+    def np_dtype(self):
+        """The NumPy dtype holding one value (None for packed/sub-byte types without one)."""
+        return None if self._np is None else np.dtype(self._np)
+
+    @property
+    def nbytes(self) -> int:
+        return max(1, self.bits // 8)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("signed", "unsigned", "bits")
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "signed"
+
+    def __repr__(self):
+        return self.name
+
+    def __reduce__(self):
+        return (by_name, (self.name,))
+
+
+_ALL: dict[str, PtxType] = {}
+
+
+def _t(name, bits, kind, np_dtype=None, lanes=1, elem=None) -> PtxType:
+    t = PtxType(name, bits, kind, np_dtype, lanes, elem)
+    _ALL[name] = t
+    return t
+
+
+def _mdt(attr):
+    return getattr(_mld, attr) if _mld is not None and hasattr(_mld, attr) else None
+
+
+pred = _t("pred", 1, "pred", np.bool_)
+b8 = _t("b8", 8, "bits", np.uint8)
+b16 = _t("b16", 16, "bits", np.uint16)
+b32 = _t("b32", 32, "bits", np.uint32)
+b64 = _t("b64", 64, "bits", np.uint64)
+b128 = _t("b128", 128, "bits")
+u8 = _t("u8", 8, "unsigned", np.uint8)
+u16 = _t("u16", 16, "unsigned", np.uint16)
+u32 = _t("u32", 32, "unsigned", np.uint32)
+u64 = _t("u64", 64, "unsigned", np.uint64)
+s8 = _t("s8", 8, "signed", np.int8)
+s16 = _t("s16", 16, "signed", np.int16)
+s32 = _t("s32", 32, "signed", np.int32)
+s64 = _t("s64", 64, "signed", np.int64)
+f16 = _t("f16", 16, "float", np.float16)
+bf16 = _t("bf16", 16, "float", _mdt("bfloat16"))
+tf32 = _t("tf32", 32, "float", np.float32)
+f32 = _t("f32", 32, "float", np.float32)
+f64 = _t("f64", 64, "float", np.float64)
+e4m3 = _t("e4m3", 8, "float", _mdt("float8_e4m3fn"))
+e5m2 = _t("e5m2", 8, "float", _mdt("float8_e5m2"))
+e2m3 = _t("e2m3", 6, "float", _mdt("float6_e2m3fn"))
+e3m2 = _t("e3m2", 6, "float", _mdt("float6_e3m2fn"))
+e2m1 = _t("e2m1", 4, "float", _mdt("float4_e2m1fn"))
+ue8m0 = _t("ue8m0", 8, "float", _mdt("float8_e8m0fnu"))
+f16x2 = _t("f16x2", 32, "packed", None, 2, f16)
+bf16x2 = _t("bf16x2", 32, "packed", None, 2, bf16)
+e4m3x2 = _t("e4m3x2", 16, "packed", None, 2, e4m3)
+e5m2x2 = _t("e5m2x2", 16, "packed", None, 2, e5m2)
+e2m3x2 = _t("e2m3x2", 16, "packed", None, 2, e2m3)
+e3m2x2 = _t("e3m2x2", 16, "packed", None, 2, e3m2)
+e2m1x2 = _t("e2m1x2", 8, "packed", None, 2, e2m1)
+ue8m0x2 = _t("ue8m0x2", 16, "packed", None, 2, ue8m0)
+e4m3x4 = _t("e4m3x4", 32, "packed", None, 4, e4m3)
+e5m2x4 = _t("e5m2x4", 32, "packed", None, 4, e5m2)
+e2m1x4 = _t("e2m1x4", 16, "packed", None, 4, e2m1)
+
+ALL_TYPES: tuple[PtxType, ...] = tuple(_ALL.values())
+
+
+def by_name(name: str) -> PtxType:
+    """The type called ``name`` (with or without the leading dot)."""
+    key = name[1:] if name.startswith(".") else name
+    try:
+        return _ALL[key]
+    except KeyError:
+        from .errors import PtxTypeError
+
+        raise PtxTypeError(
+            f"unknown PTX type {name!r}; known types: {', '.join(sorted(_ALL))}"
+        ) from None
+
+
+def is_type_name(name: str) -> bool:
+    return (name[1:] if name.startswith(".") else name) in _ALL
+
+
+def from_numpy(dtype) -> PtxType:
+    """The PTX type for a NumPy / JAX dtype (bool -> pred, bfloat16 -> bf16, ...)."""
+    dt = np.dtype(dtype)
+    for t in (f32, f64, f16, bf16, s8, s16, s32, s64, u8, u16, u32, u64, pred, e4m3, e5m2):
+        if t._np is not None and np.dtype(t._np) == dt:
+            return t
+    from .errors import PtxTypeError
+
+    raise PtxTypeError(f"no PTX type for NumPy dtype {dt}")
+
+
+def bits_type(bits: int) -> PtxType:
+    """The untyped ``.bN`` type of a width."""
+    return {8: b8, 16: b16, 32: b32, 64: b64, 128: b128}[bits]
