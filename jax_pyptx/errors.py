@@ -56,6 +56,34 @@ class InterpreterError(PtxError):
     """The CPU interpreter found a bug in the kernel (sanitizer) or cannot run it."""
 
 
+class SanitizerError(InterpreterError):
+    """The interpreter's sanitizer found a bug in the kernel."""
+
+
+class OutOfBoundsError(SanitizerError):
+    """A global, shared, local, const or param access outside every allocation."""
+
+
+class MisalignedAccessError(SanitizerError):
+    """A memory access whose address is not a multiple of its size."""
+
+
+class UninitializedReadError(SanitizerError):
+    """A read of a register or of shared memory that no thread has written."""
+
+
+class DivergenceError(SanitizerError):
+    """A warp-synchronous or ``.aligned`` instruction executed by a diverged warp."""
+
+
+class DeadlockError(SanitizerError):
+    """Every warp is parked (barriers, mbarriers, warp syncs) and none can make progress."""
+
+
+class KernelTrapError(InterpreterError):
+    """The kernel executed ``trap``/``brkpt`` or a device-side assertion failed."""
+
+
 class SourceLoc:
     """A user's source position; printed as ``file:line``."""
 

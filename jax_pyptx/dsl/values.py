@@ -226,11 +226,12 @@ def _mov_type(t: PtxType) -> str:
 
 
 # ----------------------------------------------------------------------------- operands
-def as_operand(x, t: PtxType | None = None):
+def as_operand(x, t: PtxType | None = None, tr=None):
     """IR operand for a DSL value; ``t`` types Python literals."""
     cls = type(x)
     if cls is Register:
-        tr = context.current()
+        if tr is None:
+            tr = context.current()
         if x.trace is not tr:
             raise TraceError(
                 f"register {x.name} ({x.type.name}) belongs to kernel {x.trace.name!r}, "
@@ -353,14 +354,19 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
     name, mods = _arith_mods(sym, t)
     tr = context.current()
     shift_t = u32 if name in ("shl", "shr") else t
-    x, y = as_operand(a, t), as_operand(other, shift_t)
     if reverse:
-        x, y = as_operand(other, t), as_operand(a, t)
-    dst = into if into is not None else Register(tr.new_reg(t), tr)
-    if into is not None and into.type is not t and not (into.type.bits == t.bits):
-        raise PtxTypeError(f"in-place '{sym}=' would change {into.name} from "
-                           f"{into.type.name} to {t.name}", loc=user_loc(3))
-    tr.emit(name, mods, (as_operand(dst), x, y), loc=user_loc(3))
+        x, y = as_operand(other, t, tr), as_operand(a, t, tr)
+    else:
+        x, y = as_operand(a, t, tr), as_operand(other, shift_t, tr)
+    if into is not None:
+        if into.type is not t and into.type.bits != t.bits:
+            raise PtxTypeError(f"in-place '{sym}=' would change {into.name} from "
+                               f"{into.type.name} to {t.name}", loc=user_loc(3))
+        dst = into
+        as_operand(into, None, tr)
+    else:
+        dst = Register(tr.new_reg(t), tr)
+    tr.emit(name, mods, (dst.ir, x, y), loc=user_loc(3))
     return dst
 
 

@@ -39,8 +39,10 @@ class Group:
     required: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Form:
+    """Compared by identity: each form is one row of the table."""
+
     name: str
     groups: tuple = ()
     operands: tuple = ()

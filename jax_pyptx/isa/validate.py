@@ -45,12 +45,6 @@ def match_modifiers(form: Form, mods: tuple):
     return chosen if i == n else None
 
 
-def _range(forms):
-    lo = min(sum(1 for s in specs_of(f) if not s.optional) for f in forms)
-    hi = max(len(f.operands) for f in forms)
-    return lo, hi
-
-
 # ----------------------------------------------------------------------------- types
 def compatible(reg_t: PtxType, inst_t: PtxType, relaxed: bool = False) -> bool:
     """PTX operand type-checking rules (PTX ISA "Operand type information")."""
@@ -98,11 +92,12 @@ def _optype(spec: Spec, chosen: dict):
     return by_name(spec.type) if is_type_name(spec.type) else None
 
 
-def _check_operand(ins, idx, op, spec: Spec, chosen, form) -> str | None:
-    """An error message, or None if ``op`` fits ``spec``."""
-    k = spec.kind
-    t = _optype(spec, chosen)
+def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
+    """An error message, or None if ``op`` fits ``spec`` (``t``: its resolved type)."""
     kind = type(op)
+    k = spec.kind
+    if kind is Reg and (op.type is t or t is None) and not op.neg and k in ("d", "r", "s"):
+        return None                      # the common case, checked first
     if k == "x":
         return None
     if k in ("d", "r", "s"):
@@ -168,53 +163,88 @@ def _describe(op) -> str:
 
 
 # ----------------------------------------------------------------------------- entry point
+class _Cand:
+    """A form whose modifier groups match, with its operand specs' types resolved."""
+
+    __slots__ = ("form", "chosen", "specs", "types", "lo", "hi", "supports")
+
+    def __init__(self, form, chosen):
+        self.form, self.chosen = form, chosen
+        self.specs = specs_of(form)
+        self.types = [_optype(sp, chosen) for sp in self.specs]
+        self.lo = sum(1 for sp in self.specs if not sp.optional)
+        self.hi = len(self.specs)
+        self.supports = {}
+
+
+_CANDS: dict = {}
+
+
+def _candidates(ins, forms):
+    key = (ins.opcode, ins.modifiers)
+    got = _CANDS.get(key)
+    if got is None or got[0] is not forms:
+        cands = [_Cand(f, c) for f in forms
+                 if (c := match_modifiers(f, ins.modifiers)) is not None]
+        got = _CANDS[key] = (forms, cands)
+    return got[1]
+
+
 def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "") -> Form:
     """The form ``ins`` matches; raises ValidationError / PtxTypeError / ArchError."""
-    full = ins.full_opcode
-    loc = ins.loc
-    cands = [(f, c) for f in forms if (c := match_modifiers(f, ins.modifiers)) is not None]
+    cands = _candidates(ins, forms)
     if not cands:
-        raise ValidationError(_modifier_error(ins, forms), loc=loc)
-    n = len(ins.operands)
-    sized = [(f, c) for f, c in cands if _range([f])[0] <= n <= len(f.operands)]
-    if not sized:
-        lo, hi = _range([f for f, _ in cands])
-        want = str(lo) if lo == hi else f"{lo} to {hi}"
-        shapes = "; ".join(sorted({" ".join(f.operands) for f, _ in cands}))
-        raise ValidationError(f"{full} takes {want} operands ({shapes}); got {n}", loc=loc)
+        raise ValidationError(_modifier_error(ins, forms), loc=ins.loc)
+    ops = ins.operands
+    n = len(ops)
     first_err = None
-    ok = []
-    for f, c in sized:
-        specs = specs_of(f)
+    best = None
+    sized = False
+    for c in cands:
+        if not c.lo <= n <= c.hi:
+            continue
+        sized = True
         err = None
-        for i, op in enumerate(ins.operands):
-            err = _check_operand(ins, i, op, specs[i], c, f)
+        for i, op in enumerate(ops):
+            err = _check_operand(op, c.specs[i], c.types[i], c.chosen, c.form)
             if err:
-                err = f"{full} operand {i + 1}: {err}"
+                err = f"{ins.full_opcode} operand {i + 1}: {err}"
                 break
-        if err is None:
-            ok.append(f)
-        elif first_err is None:
-            first_err = err
-    if not ok:
-        raise PtxTypeError(first_err, loc=loc)
-    supported = [f for f in ok if target.supports(f)]
-    if not supported:
-        f = ok[0]
+        if err is not None:
+            if first_err is None:
+                first_err = err
+            continue
+        sup = c.supports.get(target.name)
+        if sup is None:
+            sup = c.supports[target.name] = target.supports(c.form)
+        if sup and (best is None or c.form.min_ptx < best.min_ptx):
+            best = c.form
+        elif not sup and first_err is None:
+            first_err = c
+    if not sized:
+        lo = min(c.lo for c in cands)
+        hi = max(c.hi for c in cands)
+        want = str(lo) if lo == hi else f"{lo} to {hi}"
+        shapes = "; ".join(sorted({" ".join(c.form.operands) for c in cands}))
+        raise ValidationError(f"{ins.full_opcode} takes {want} operands ({shapes}); got {n}",
+                              loc=ins.loc)
+    if best is None:
+        if isinstance(first_err, str):
+            raise PtxTypeError(first_err, loc=ins.loc)
+        f = first_err.form
         raise ArchError(
-            f"{full} needs {f.arch_text()} (PTX ISA {f.min_ptx[0]}.{f.min_ptx[1]}); "
+            f"{ins.full_opcode} needs {f.arch_text()} (PTX ISA {f.min_ptx[0]}.{f.min_ptx[1]}); "
             f"kernel{' ' + repr(kernel) if kernel else ''} targets {target.name}",
-            loc=loc,
+            loc=ins.loc,
         )
-    form = min(supported, key=lambda f: f.min_ptx)
-    if version is not None and tuple(version) < form.min_ptx:
+    if version is not None and tuple(version) < best.min_ptx:
         raise ArchError(
-            f"{full} needs PTX ISA {form.min_ptx[0]}.{form.min_ptx[1]}; "
+            f"{ins.full_opcode} needs PTX ISA {best.min_ptx[0]}.{best.min_ptx[1]}; "
             f"kernel{' ' + repr(kernel) if kernel else ''} sets version="
             f"{version[0]}.{version[1]}",
-            loc=loc,
+            loc=ins.loc,
         )
-    return form
+    return best
 
 
 def _modifier_error(ins: Instruction, forms: list) -> str:

@@ -5,6 +5,8 @@
 // cuda::barrier (which lowers to mbarrier instructions).
 #include <cstdint>
 #include <cuda/barrier>
+#pragma nv_diag_suppress static_var_with_dynamic_init
+#pragma nv_diag_suppress 550
 #define STAGES 4
 __global__ void ring(const float *in, float *out, int iters) {
   __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];

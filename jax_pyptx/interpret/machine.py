@@ -1,0 +1,696 @@
+"""The execution model: a batch of CTAs, warps of 32 lanes, groups of threads sharing a PC.
+
+Threads of a batch occupy *slots*: CTA ``c`` of the batch owns slots ``[c*S, (c+1)*S)`` where
+``S`` is its thread count rounded up to whole warps (padding lanes never run), so a slot's
+warp is ``slot // 32`` and its lane ``slot % 32``. Registers are one array per register over
+all slots.
+
+A *group* is a set of threads at the same PC; it may span warps and CTAs, so converged code
+runs as one NumPy operation per instruction for the whole batch. Scheduling (sound for any
+PTX, since any interleaving of warps is legal):
+
+* the runnable group with the lowest PC runs next and all runnable groups at that PC merge
+  first, which reconverges diverged threads at the join point of structured code;
+* a branch whose predicate differs between threads splits the group;
+* ``bar.sync`` parks threads until their CTA's barrier completes; warp-synchronous and
+  ``.aligned`` instructions wait for the rest of the warp to arrive at the same PC;
+* a group that has run for a long time while others are runnable yields to the one that has
+  waited longest (round robin), so spin loops on memory make progress;
+* when nothing is runnable and something is parked, the sanitizer reports a deadlock, with
+  every parked warp's PC and what it waits on.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import (
+    DeadlockError, DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError,
+    UninitializedReadError,
+)
+from . import memory as M
+from .decode import K_BRA, K_CTRL, K_EXIT, K_NOP, K_OP
+
+
+class Group:
+    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "_wm", "_wl")
+
+    def __init__(self, idx: np.ndarray, pc: int, N: int):
+        self.idx = idx
+        self.pc = pc
+        self.n = len(idx)
+        self.full = self.n == N
+        self.wait = None
+        self.last = 0
+        self._wm = None
+        self._wl = None
+
+    def subset(self, mask, N) -> "Group":
+        return Group(self.idx[mask], self.pc, N)
+
+    def minus(self, other: "Group", N) -> "Group":
+        keep = ~np.isin(self.idx, other.idx, assume_unique=True)
+        return Group(self.idx[keep], self.pc, N)
+
+    def warp_masks(self):
+        """(warp indices touched, lane bitmask of this group in each) - cached."""
+        if self._wm is None:
+            w = self.idx >> 5
+            lanes = np.left_shift(np.uint64(1), (self.idx & 31).astype(np.uint64))
+            uw, inv = np.unique(w, return_inverse=True)
+            m = np.bincount(inv, weights=lanes.astype(np.float64), minlength=len(uw)).astype(np.uint64)
+            self._wm = (uw, m)
+            self._wl = inv
+        return self._wm
+
+    def __repr__(self):
+        return f"Group(pc={self.pc}, n={self.n}, wait={self.wait})"
+
+
+def merge(groups, N) -> Group:
+    if len(groups) == 1:
+        return groups[0]
+    idx = np.sort(np.concatenate([g.idx for g in groups]))
+    return Group(idx, groups[0].pc, N)
+
+
+class BarState:
+    __slots__ = ("arrived", "expected", "red", "red_kind", "red_writes", "arrivers")
+
+    def __init__(self):
+        self.arrived = 0
+        self.expected = None
+        self.red = None
+        self.red_kind = None
+        self.red_writes = []
+        self.arrivers = []
+
+
+class Context:
+    """Everything one batch of CTAs needs while it runs."""
+
+    YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
+    STARVE = 20000              # a runnable group that waited this many steps runs next
+
+    def __init__(self, prog, launch, cta_ids, sanitize=True):
+        self.prog = prog
+        self.code = prog.code
+        self.launch = launch
+        self.sanitize = sanitize
+        bx, by, bz = launch.block
+        self.T = bx * by * bz
+        self.W = -(-self.T // 32)
+        self.S = self.W * 32
+        self.cta_ids = np.asarray(cta_ids, np.int64)
+        self.nctas = len(cta_ids)
+        self.N = N = self.nctas * self.S
+        slots = np.arange(N, dtype=np.int64)
+        self.slot_cta = slots // self.S
+        self.tid_lin = slots % self.S
+        self.valid = self.tid_lin < self.T
+        self.lane = (slots & 31).astype(np.uint32)
+        self.live = self.valid.copy()
+        self.nlive = int(self.live.sum())
+        self.live_count = np.full(self.nctas, self.T, np.int64)
+        nw = N // 32
+        lm = np.zeros(nw, np.uint64)
+        for w in range(self.W):
+            k = min(32, self.T - w * 32)
+            lm[w::self.W] = np.uint64((1 << k) - 1)
+        self.live_mask = lm
+        self.regs = {}
+        self.pinit = {}
+        self.mem = launch.mem
+        self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
+                                    if prog.extern_shared else max(prog.static_shared_size, 0),
+                                    track_init=sanitize, layout=prog.shared_layout(launch.smem))
+        self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False)
+        self._special = {}
+        self.groups = []
+        self.bars = {}
+        self.bar_pending = 0
+        self.steps = 0
+        self.tsteps = 0
+        self.tick = 0
+        self.callstack = None
+        self.cp_pending = []
+        self.cp_committed = None
+        self.mbar = {}
+        self.cur = None           # Decoded being executed (for messages)
+        self.cur_group = None
+        self.max_steps = launch.max_steps
+
+    # ------------------------------------------------------------------ registers
+    def read(self, key, g):
+        a = self.regs.get(key)
+        if a is None:
+            if self.sanitize:
+                self._uninit_reg(key, g, None)
+            a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
+        if self.pinit and key in self.pinit:
+            m = self.pinit[key]
+            ok = m if g.full else m[g.idx]
+            if not ok.all():
+                self._uninit_reg(key, g, ok)
+        return a if g.full else a[g.idx]
+
+    def write(self, key, g, v):
+        if g.full:
+            self.regs[key] = v
+            if self.pinit:
+                self.pinit.pop(key, None)
+            return
+        a = self.regs.get(key)
+        if a is None:
+            a = np.zeros(self.N, v.dtype)
+            if self.sanitize:
+                m = ~self.live
+                m[g.idx] = True
+                self.pinit[key] = m
+        else:
+            a = a.copy()
+            m = self.pinit.get(key) if self.pinit else None
+            if m is not None:
+                m[g.idx] = True
+        a[g.idx] = v
+        self.regs[key] = a
+
+    def _uninit_reg(self, key, g, ok):
+        lane = 0 if ok is None else int(np.argmin(ok))
+        name = key.split("::")[-1].split("#")[0]
+        raise self.error(UninitializedReadError,
+                         f"read of uninitialized register {name}", g, lane)
+
+    # ------------------------------------------------------------------ special registers
+    def special(self, name):
+        a = self._special.get(name)
+        if a is None:
+            a = self._special[name] = self._make_special(name)
+        if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            self._special.pop(name)
+        return a
+
+    def _make_special(self, name):
+        L = self.launch
+        N = self.N
+        bx, by, bz = L.block
+        gx, gy, gz = L.grid
+        cx, cy, cz = L.cluster
+        t = self.tid_lin
+        cl = self.cta_ids[self.slot_cta]
+        ctaid = (cl % gx, (cl // gx) % gy, cl // (gx * gy))
+        tid = (t % bx, (t // bx) % by, t // (bx * by))
+        u32 = np.uint32
+        comp = {"x": 0, "y": 1, "z": 2}
+        base, _, c = name.partition(".")
+        k = comp.get(c)
+        if base == "%tid":
+            return tid[k].astype(u32)
+        if base == "%ntid":
+            return np.full(N, L.block[k], u32)
+        if base == "%ctaid":
+            return ctaid[k].astype(u32)
+        if base == "%nctaid":
+            return np.full(N, L.grid[k], u32)
+        if name == "%laneid":
+            return self.lane.copy()
+        if name == "%warpid":
+            return (t // 32).astype(u32)
+        if name == "%nwarpid":
+            return np.full(N, self.W, u32)
+        if name == "%smid":
+            return (cl % 132).astype(u32)
+        if name == "%nsmid":
+            return np.full(N, 132, u32)
+        if name == "%gridid":
+            return np.zeros(N, np.uint64)
+        if name.startswith("%lanemask_"):
+            lane = self.lane.astype(np.uint64)
+            one = np.uint64(1)
+            eq = one << lane
+            kind = name[len("%lanemask_"):]
+            full = np.uint64(0xFFFFFFFF)
+            v = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "gt": full & ~((eq << one) - one),
+                 "ge": full & ~(eq - one)}[kind]
+            return (v & full).astype(u32)
+        if name in ("%clock", "%clock64"):
+            v = np.full(N, self.steps * 4 + 1000, np.uint64)
+            return v.astype(u32) if name == "%clock" else v
+        if name.startswith("%globaltimer"):
+            import time
+            v = np.full(N, time.time_ns(), np.uint64)
+            if name.endswith("_lo"):
+                return (v & np.uint64(0xFFFFFFFF)).astype(u32)
+            if name.endswith("_hi"):
+                return (v >> np.uint64(32)).astype(u32)
+            return v
+        if base == "%cluster_ctaid":
+            return (ctaid[k] % L.cluster[k]).astype(u32)
+        if base == "%cluster_nctaid":
+            return np.full(N, L.cluster[k], u32)
+        if base == "%clusterid":
+            return (ctaid[k] // L.cluster[k]).astype(u32)
+        if base == "%nclusterid":
+            return np.full(N, L.grid[k] // L.cluster[k], u32)
+        if name == "%cluster_ctarank":
+            r = (ctaid[0] % cx) + cx * ((ctaid[1] % cy) + cy * (ctaid[2] % cz))
+            return r.astype(u32)
+        if name == "%cluster_nctarank":
+            return np.full(N, cx * cy * cz, u32)
+        if name == "%is_explicit_cluster":
+            return np.full(N, L.cluster != (1, 1, 1), np.bool_)
+        if name == "%dynamic_smem_size":
+            return np.full(N, L.smem, u32)
+        if name in ("%total_smem_size", "%aggr_smem_size"):
+            return np.full(N, self.shared.size, u32)
+        if name.startswith(("%envreg", "%pm", "%reserved_smem")):
+            return np.zeros(N, u32)
+        raise InterpreterError(f"unknown special register {name}")
+
+    # ------------------------------------------------------------------ messages
+    def thread_coords(self, slot: int):
+        bx, by, _ = self.launch.block
+        gx, gy, _ = self.launch.grid
+        t = int(self.tid_lin[slot])
+        c = int(self.cta_ids[self.slot_cta[slot]])
+        return (t % bx, (t // bx) % by, t // (bx * by)), (c % gx, (c // gx) % gy, c // (gx * gy))
+
+    def who(self, slot: int) -> str:
+        tid, cta = self.thread_coords(slot)
+        return f"thread ({tid[0]},{tid[1]},{tid[2]}) of CTA ({cta[0]},{cta[1]},{cta[2]})"
+
+    def error(self, cls, message, g=None, lane=0, d=None):
+        d = d or self.cur
+        parts = []
+        if d is not None:
+            parts.append(f"{message}: {d.text}")
+        else:
+            parts.append(message)
+        if g is not None and g.n:
+            parts.append(f" by {self.who(int(g.idx[min(lane, g.n - 1)]))}")
+        if d is not None:
+            parts.append(f" [{d.where()}]")
+        loc = getattr(d.ins, "loc", None) if d is not None else None
+        return cls("".join(parts), loc=loc)
+
+    def fault(self, f: M.MemoryFault, g, d):
+        cls = {"out-of-bounds": OutOfBoundsError, "misaligned": MisalignedAccessError,
+               "uninitialized": UninitializedReadError}.get(f.kind, OutOfBoundsError)
+        op = d.ins.opcode
+        kind = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "reduction",
+                "cp.async": "async copy", "ldmatrix.sync": "ldmatrix load",
+                "stmatrix.sync": "stmatrix store"}.get(op, op)
+        what = {"out-of-bounds": "out-of-bounds", "misaligned": "misaligned",
+                "uninitialized": "uninitialized", "read-only": "write to read-only memory in"}.get(f.kind, f.kind)
+        space = f.space or ""
+        lane = min(f.lane, g.n - 1) if g.n else 0
+        msg = f"{what} {space} {kind} {d.text} by {self.who(int(g.idx[lane]))}: {f.detail} [{d.where()}]"
+        return cls(" ".join(msg.split(" ")), loc=getattr(d.ins, "loc", None))
+
+    # ------------------------------------------------------------------ threads
+    def exit_threads(self, g: Group):
+        idx = g.idx
+        self.live[idx] = False
+        self.nlive -= g.n
+        ctas, cnt = np.unique(self.slot_cta[idx], return_counts=True)
+        self.live_count[ctas] -= cnt
+        uw, m = g.warp_masks()
+        self.live_mask[uw] &= ~m
+        if self.bar_pending:
+            for (c, b), st in list(self.bars.items()):
+                if st.arrived and st.expected is None and st.arrived >= self.live_count[c]:
+                    self._complete_bar(c, b, st)
+
+    # ------------------------------------------------------------------ barriers
+    def bar_arrive(self, g: Group, bar, count, wait: bool, red=None):
+        """Threads of ``g`` arrive at barrier(s) ``bar`` (int or per-thread array). Returns None
+        when every arriving thread may continue, else the list of groups to hand back."""
+        uniform_bar = np.ndim(bar) == 0
+        if (uniform_bar and count is None and red is None and not self.bar_pending
+                and g.n == self.nlive):
+            return None      # the whole batch arrives together: nothing to wait for
+        cta = self.slot_cta[g.idx]
+        bars = np.broadcast_to(np.asarray(bar, np.int64), (g.n,))
+        key = cta * 16 + bars
+        keys, inv, cnts = np.unique(key, return_inverse=True, return_counts=True)
+        counts = None if count is None else np.broadcast_to(np.asarray(count, np.int64), (g.n,))
+        done_keys = set()
+        for j, k in enumerate(keys):
+            c, b = int(k) // 16, int(k) % 16
+            st = self.bars.get((c, b))
+            if st is None:
+                st = self.bars[(c, b)] = BarState()
+            if st.arrived == 0:
+                self.bar_pending += 1
+            st.arrived += int(cnts[j])
+            sel = inv == j
+            if counts is not None:
+                st.expected = int(counts[sel][0])
+            if red is not None:
+                kind, vals, put = red
+                v = vals[sel]
+                if st.red is None:
+                    st.red_kind = kind
+                    st.red = 0 if kind == "popc" else (True if kind == "and" else False)
+                if kind == "popc":
+                    st.red += int(v.sum())
+                elif kind == "and":
+                    st.red = st.red and bool(v.all())
+                else:
+                    st.red = st.red or bool(v.any())
+                st.red_writes.append((g.idx[sel], put))
+            exp = st.expected if st.expected is not None else int(self.live_count[c])
+            if st.arrived > exp and self.sanitize:
+                raise self.error(DivergenceError,
+                                 f"barrier {b} of CTA {self._cta_str(c)} expects {exp} threads but "
+                                 f"{st.arrived} arrived", g)
+            if st.arrived >= exp:
+                self._complete_bar(c, b, st)
+                done_keys.add(j)
+        if not wait:
+            return None
+        go = np.isin(inv, list(done_keys)) if done_keys else np.zeros(g.n, bool)
+        if go.all():
+            return None
+        parked = g.subset(~go, self.N)
+        parked.pc = g.pc + 1
+        parked.wait = ("bar", int(bars[~go][0]), counts is not None and int(counts[0]))
+        out = [parked]
+        if go.any():
+            rel = g.subset(go, self.N)
+            rel.pc = g.pc + 1
+            out.append(rel)
+        return out
+
+    def _cta_str(self, c):
+        return "({},{},{})".format(*self.thread_coords(c * self.S)[1])
+
+    def _complete_bar(self, c, b, st: BarState):
+        st.arrived = 0
+        st.expected = None
+        self.bar_pending -= 1
+        if st.red is not None:
+            val = st.red
+            for idx, put in st.red_writes:
+                put(self, Group(idx, 0, self.N), val)
+            st.red = None
+            st.red_writes = []
+        # release parked threads of this CTA waiting on b
+        new = []
+        for g in self.groups:
+            if g.wait is not None and g.wait[0] == "bar" and g.wait[1] == b:
+                inc = self.slot_cta[g.idx] == c
+                if inc.all():
+                    g.wait = None
+                elif inc.any():
+                    rel = g.subset(inc, self.N)
+                    rel.pc = g.pc
+                    stay = g.subset(~inc, self.N)
+                    stay.pc, stay.wait = g.pc, g.wait
+                    g.idx, g.n, g.full, g._wm = stay.idx, stay.n, stay.full, None
+                    new.append(rel)
+        self.groups.extend(new)
+
+    # ------------------------------------------------------------------ warp synchrony
+    def check_sync(self, d, sub: Group, g: Group):
+        """True when every lane the instruction needs is in ``sub``; else park or report."""
+        if d.sync == "aligned":
+            if sub.n == self.nlive:
+                return True
+            uw, m = sub.warp_masks()
+            need = self.live_mask[uw]
+            if (m == need).all():
+                return True
+            missing = need & ~m
+            return self._sync_missing(d, sub, g, uw, missing, "all threads of the warp (.aligned)")
+        mask = d.sync(self, sub)
+        mask = np.broadcast_to(np.asarray(mask).astype(np.uint64), (sub.n,))
+        lane = self.lane[sub.idx].astype(np.uint64)
+        own = (mask >> lane) & np.uint64(1)
+        if self.sanitize and not own.all():
+            j = int(np.argmin(own))
+            raise self.error(DivergenceError,
+                             f"thread is not in the instruction's membermask {int(mask[j]):#010x}", sub, j, d)
+        if sub.n == self.nlive and (mask == mask[0]).all():
+            return True
+        uw, m = sub.warp_masks()
+        w = sub.idx >> 5
+        pos = np.searchsorted(uw, w)
+        need = mask & self.live_mask[w]
+        miss = need & ~m[pos]
+        if not miss.any():
+            return True
+        per_warp = np.zeros(len(uw), np.uint64)
+        np.bitwise_or.at(per_warp, pos, miss)
+        return self._sync_missing(d, sub, g, uw, per_warp, "every lane of its membermask")
+
+    def _sync_missing(self, d, sub, g, uw, missing, what):
+        # lanes that are at this PC but predicated off can never join: report now
+        if sub is not g:
+            guw, gm = g.warp_masks()
+            pos = np.searchsorted(guw, uw)
+            off = missing & gm[np.minimum(pos, len(gm) - 1)]
+            if off.any() and self.sanitize:
+                w = int(uw[int(np.argmax(off != 0))])
+                raise self.error(DivergenceError,
+                                 f"divergent warp-synchronous instruction: warp {w % self.W} needs {what} "
+                                 f"but lanes {_lanes(int(off[np.argmax(off != 0)]))} are predicated off", sub, 0, d)
+        g.wait = ("warp", d.pc, [(int(w), int(mm)) for w, mm in zip(uw, missing) if mm])
+        return False
+
+    # ------------------------------------------------------------------ running
+    def run(self):
+        N = self.N
+        live = np.nonzero(self.live)[0]
+        self.groups = [Group(live, 0, N)] if len(live) else []
+        groups = self.groups
+        while groups:
+            runnable = [g for g in groups if g.wait is None]
+            if not runnable:
+                # groups waiting at a warp sync at the same PC may now be complete together
+                if self._merge_warp_waiters():
+                    continue
+                raise self.deadlock()
+            self.tick += 1
+            g = min(runnable, key=_pc_key)
+            if len(runnable) > 1:
+                oldest = min(runnable, key=_last_key)
+                if self.steps - oldest.last > self.STARVE and oldest is not g:
+                    g = oldest          # round robin: a starving group goes first
+            pc = g.pc
+            same = [h for h in groups if h.pc == pc and (h.wait is None or h.wait[0] == "warp")]
+            for h in same:
+                groups.remove(h)
+            g = merge(same, N)
+            g.wait = None
+            g.last = self.steps
+            out = self.run_group(g)
+            for h in out:
+                if h.last == 0:
+                    h.last = self.steps
+            groups.extend(out)
+            if len(groups) > 1:
+                self._coalesce()
+
+    def _coalesce(self):
+        """Merge parked-at-warp-sync groups sharing a PC so a completed warp can proceed."""
+        seen = {}
+        for g in self.groups:
+            if g.wait is not None and g.wait[0] == "warp":
+                seen.setdefault(g.pc, []).append(g)
+        for pc, gs in seen.items():
+            if len(gs) > 1:
+                for h in gs:
+                    self.groups.remove(h)
+                m = merge(gs, self.N)
+                m.wait = None
+                self.groups.append(m)
+
+    def _merge_warp_waiters(self):
+        n0 = len(self.groups)
+        self._coalesce()
+        return len(self.groups) < n0
+
+    def _others_can_merge(self):
+        for h in self.groups:
+            if h.wait is None or h.wait[0] == "warp":
+                return True
+        return False
+
+    def run_group(self, g: Group):
+        """Run ``g`` until it branches divergently, parks, exits or yields; return the groups
+        that replace it."""
+        code = self.code
+        N = self.N
+        pc = g.pc
+        n = 0                      # instructions executed since the last flush
+        tn = 0                     # thread-instructions
+        d = None
+        sub = g
+        try:
+            while True:
+                d = code[pc]
+                self.cur = d
+                sub = g
+                gk = d.guard
+                p = None
+                if gk is not None:
+                    p = self.read(gk, g)
+                    if d.gneg:
+                        p = ~p
+                    if p.all():
+                        p = None
+                    elif not p.any():
+                        pc += 1
+                        n += 1
+                        continue
+                    else:
+                        sub = Group(g.idx[p], pc, N)
+                k = d.kind
+                n += 1
+                tn += sub.n
+                if k == K_OP:
+                    if d.sync is not None and not self.check_sync(d, sub, g):
+                        g.pc = pc
+                        self._count(n - 1, tn - sub.n)
+                        return [g]
+                    d.fn(self, sub)
+                    pc += 1
+                    if n >= self.YIELD_AFTER:
+                        self._count(n, tn)
+                        n = tn = 0
+                        if self._others_can_merge():
+                            g.pc = pc
+                            return [g]
+                    continue
+                if k == K_BRA:
+                    if p is None:
+                        pc = d.target
+                        if n >= 64 or self.groups:
+                            self._count(n, tn)
+                            n = tn = 0
+                            if self._others_can_merge():
+                                g.pc = pc
+                                return [g]
+                        continue
+                    self._count(n, tn)
+                    taken = sub
+                    taken.pc = d.target
+                    rest = Group(g.idx[~p], pc + 1, N)
+                    return [taken, rest]
+                if k == K_NOP:
+                    pc += 1
+                    continue
+                if k == K_EXIT:
+                    self._count(n, tn)
+                    n = tn = 0
+                    self.exit_threads(sub)
+                    if p is None:
+                        return []
+                    g = Group(g.idx[~p], pc + 1, N)
+                    pc += 1
+                    continue
+                # K_CTRL: the handler decides what happens to the group
+                if d.sync is not None and not self.check_sync(d, sub, g):
+                    g.pc = pc
+                    self._count(n - 1, tn - sub.n)
+                    return [g]
+                g.pc = pc
+                r = d.fn(self, sub, g)
+                if r is None:
+                    pc += 1
+                    continue
+                self._count(n, tn)
+                return r
+        except M.MemoryFault as f:
+            raise self.fault(f, sub, d) from None
+
+    def _count(self, n, tn=0):
+        self.steps += n
+        self.tsteps += tn
+        if self.max_steps and self.steps > self.max_steps:
+            raise self.error(InterpreterError,
+                             f"instruction limit of {self.max_steps} exceeded (an infinite loop?) at", None)
+
+    # ------------------------------------------------------------------ deadlock
+    def deadlock(self):
+        lines = []
+        for g in sorted(self.groups, key=lambda h: (h.idx[0], h.pc)):
+            d = self.code[min(g.pc, len(self.code) - 1)]
+            uw, m = g.warp_masks()
+            for w, mm in zip(uw, m):
+                c = int(w) * 32 // self.S
+                wi = int(w) % self.W
+                head = (f"  CTA {self._cta_str(c)} warp {wi} lanes {_lanes(int(mm))}: at "
+                        f"{d.where()} `{d.text}`")
+                lines.append(head + " " + self._waits_on(g, c, d, int(w)))
+        kinds = {g.wait[0] for g in self.groups if g.wait}
+        if kinds == {"warp"}:
+            title = ("divergent warp-synchronous instruction: these warps wait for lanes that are "
+                     "at another PC or have exited")
+            cls = DivergenceError
+        else:
+            title = "deadlock: every warp is parked and none can make progress"
+            cls = DeadlockError
+        return cls(title + "\n" + "\n".join(lines), loc=getattr(self.code[self.groups[0].pc].ins, "loc", None)
+                   if self.groups else None)
+
+    def _waits_on(self, g, c, d, w):
+        kind = g.wait[0]
+        if kind == "bar":
+            b = g.wait[1]
+            st = self.bars.get((c, b))
+            exp = (st.expected if st is not None and st.expected is not None else
+                   (g.wait[2] or int(self.live_count[c])))
+            arrived = st.arrived if st is not None else 0
+            return f"waits on barrier {b} ({arrived} of {exp} threads arrived)"
+        if kind == "warp":
+            miss = dict(g.wait[2]).get(w, 0)
+            where = []
+            for h in self.groups:
+                if h is g:
+                    continue
+                uw, m = h.warp_masks()
+                for ww, mm in zip(uw, m):
+                    if int(ww) == w and int(mm) & miss:
+                        where.append(f"lanes {_lanes(int(mm) & miss)} parked at {self.code[h.pc].where()} "
+                                     f"`{self.code[h.pc].text}`")
+            gone = miss & ~int(self.live_mask[w]) if w < len(self.live_mask) else 0
+            if gone:
+                where.append(f"lanes {_lanes(gone)} exited")
+            rest = "; ".join(where) or "they never arrive"
+            return f"waits for lanes {_lanes(miss)} of its warp ({rest})"
+        if kind == "mbar":
+            _, c2, addr, parity = g.wait
+            st = self.mbar.get((c2, addr))
+            if st is None:
+                return f"waits on mbarrier at shared {addr:#x} (never initialized)"
+            return (f"waits on mbarrier at shared {addr:#x} for phase parity {parity} "
+                    f"(current phase {st.phase}, {st.pending} of {st.count} arrivals pending, "
+                    f"tx-count {st.tx})")
+        if kind == "cluster":
+            return "waits on barrier.cluster"
+        return f"waits ({kind})"
+
+
+def _pc_key(g):
+    return g.pc
+
+
+def _last_key(g):
+    return g.last
+
+
+def _lanes(mask: int) -> str:
+    """'0-15,20' for a lane bitmask."""
+    out = []
+    i = 0
+    while i < 32:
+        if mask >> i & 1:
+            j = i
+            while j + 1 < 32 and mask >> (j + 1) & 1:
+                j += 1
+            out.append(f"{i}-{j}" if j > i else f"{i}")
+            i = j + 1
+        else:
+            i += 1
+    return ",".join(out) or "none"
