@@ -4,6 +4,7 @@
 
 "cold": the first trace of a specialization in this process (a fresh Kernel object each
 repeat, so nothing is cached); "warm": ``.ptx()`` of an already-traced specialization.
+Times are CPU time of this process (``time.process_time``), median of repeats.
 Target (DESIGN.md): <= 5 us per instruction traced; < 50 us for a cached ``.ptx()``.
 """
 from __future__ import annotations
@@ -43,29 +44,35 @@ def loops(*, N=300):
     ptx.ret()
 
 
+def _module_kernels(path, modname):
+    try:
+        mod = importlib.import_module(modname)
+    except Exception:  # noqa: BLE001 - a module that needs more than an import
+        return []
+    return [(os.path.relpath(path, ROOT), attr, v, {s: 64 for s in v.shape_vars})
+            for attr, v in vars(mod).items() if isinstance(v, Kernel)]
+
+
 def _kernels():
-    """Benchmark kernels plus every module-level @kernel in examples/ (shape variables = 64)."""
+    """Benchmark kernels plus every module-level @kernel in examples/ and tests/ (shape
+    variables set to 64)."""
     found = [("bench", "straight_line", straight_line, {}), ("bench", "loops", loops, {})]
-    for path in sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.py"), recursive=True)):
-        name = os.path.relpath(path, ROOT)
-        spec = importlib.util.spec_from_file_location(name.replace("/", "_")[:-3], path)
-        mod = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(mod)
-        except Exception:  # noqa: BLE001 - an example that needs more than import
-            continue
-        for attr, v in vars(mod).items():
-            if isinstance(v, Kernel):
-                found.append((name, attr, v, {s: 64 for s in v.shape_vars}))
+    for sub in ("examples", "tests"):
+        for path in sorted(glob.glob(os.path.join(ROOT, sub, "**", "*.py"), recursive=True)):
+            rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+            if rel.endswith("__init__") or "corpus" in rel:
+                continue
+            found += _module_kernels(path, rel)
     return found
 
 
 def _time(fn, repeats):
+    """Median CPU seconds of this process per call (robust to other load on the machine)."""
     out = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        out.append(time.perf_counter() - t0)
+        out.append(time.process_time() - t0)
     return statistics.median(out)
 
 
@@ -86,7 +93,7 @@ def main(repeats: int = 5):
                    reqntid=k.reqntid, raw_directives=k.raw_directives).ptx(**kw)
 
         c = _time(cold, repeats)
-        w = _time(lambda: k.ptx(**kw), repeats * 20)
+        w = _time(lambda: [k.ptx(**kw) for _ in range(100)], repeats) / 100
         rows.append((where, name, n, c / max(n, 1) * 1e6, w * 1e6, ""))
     print(f"{'source':<34} {'kernel':<18} {'instrs':>7} {'cold us/instr':>14} "
           f"{'warm .ptx() us':>15}")

@@ -123,7 +123,9 @@ constexpr int kMaxTensorRank = 5;
 // --------------------------------------------------------------- launches --
 enum CUfunction_attribute : int {
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
 };
+constexpr unsigned int kMaxPortableClusterSize = 8;
 enum CUjit_option : int {
   CU_JIT_INFO_LOG_BUFFER = 3,
   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
@@ -205,7 +207,11 @@ struct DriverTable {
 // and sets *error when the driver cannot be loaded or initialized.
 const DriverTable* RealDriver(const char** error);
 
-// The recording table (see recording.h for what it records).
-const DriverTable* RecordingDriver();
+// The recording table (see recording.h for what it records). host_memory:
+// buffer addresses are host memory (the CPU platform, or any machine without
+// libcuda), so the built-in tensor-map store kernel is emulated with a memcpy;
+// false when recording on a GPU machine, where they are device addresses and
+// the store is only recorded.
+const DriverTable* RecordingDriver(bool host_memory = true);
 
 }  // namespace jax_pyptx

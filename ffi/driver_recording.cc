@@ -1,5 +1,4 @@
 // The recording driver table (see recording.h for its documented behaviour).
-#include <cctype>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "launch.h"
+#include "ptx_params.h"
 #include "recording.h"
 
 namespace jax_pyptx {
@@ -16,13 +16,11 @@ namespace {
 constexpr size_t kMaxRecords = 100000;
 constexpr int kMaxOptinSmem = 232448;  // 227 KB: the sm_90/sm_100 opt-in limit
 
-struct ParamInfo {
-  size_t offset, size;
-};
+using ParamInfo = PtxParam;
 struct FakeModule {
   std::string image;
   bool is_text = false;
-  std::map<std::string, std::vector<ParamInfo>> entries;
+  std::map<std::string, PtxEntry> entries;
 };
 struct FakeFunction {
   uintptr_t module;
@@ -30,6 +28,7 @@ struct FakeFunction {
   bool params_known = false;
   std::vector<ParamInfo> params;
   int max_dynamic_smem = 0;
+  bool non_portable_cluster = false;
 };
 
 struct State {
@@ -61,113 +60,6 @@ void Push(State& s, Record rec, CUresult rc) {
   s.records.push_back(std::move(rec));
 }
 
-// ---- PTX .entry parameter lists (enough of the grammar for declarations)
-std::string StripComments(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '/' && i + 1 < in.size() && in[i + 1] == '/') {
-      while (i < in.size() && in[i] != '\n') ++i;
-      out += '\n';
-    } else if (in[i] == '/' && i + 1 < in.size() && in[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < in.size() && !(in[i] == '*' && in[i + 1] == '/')) ++i;
-      ++i;
-      out += ' ';
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
-
-size_t TypeBytes(const std::string& t) {
-  if (t.size() < 3) return 0;
-  const std::string bits = t.substr(2);
-  if (t == ".bf16" || t == ".f16") return 2;
-  if (t[1] != 'b' && t[1] != 'u' && t[1] != 's' && t[1] != 'f') return 0;
-  if (bits == "8") return 1;
-  if (bits == "16") return 2;
-  if (bits == "32") return 4;
-  if (bits == "64") return 8;
-  return 0;
-}
-
-std::vector<std::string> Tokens(const std::string& decl) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : decl) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '[' || c == ']') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-      if (c == '[') out.push_back("[");
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-bool ParseParams(const std::string& list, std::vector<ParamInfo>* out) {
-  size_t offset = 0, start = 0;
-  if (list.find_first_not_of(" \t\r\n") == std::string::npos) return true;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    const std::vector<std::string> tok = Tokens(list.substr(start, comma - start));
-    size_t align = 0, elem = 0, count = 1;
-    for (size_t i = 0; i < tok.size(); ++i) {
-      const std::string& t = tok[i];
-      if (t == ".align" && i + 1 < tok.size()) {
-        align = std::stoul(tok[++i]);
-      } else if (t.rfind(".ptr", 0) == 0) {
-        if (t.size() >= 6 && t.compare(t.size() - 6, 6, ".align") == 0) ++i;  // pointee alignment
-      } else if (t == "[" && i + 1 < tok.size()) {
-        count = std::stoul(tok[++i]);
-      } else if (t[0] == '.' && TypeBytes(t) != 0) {
-        elem = TypeBytes(t);
-      }
-    }
-    if (elem == 0) return false;
-    if (align == 0) align = elem;
-    offset = (offset + align - 1) / align * align;
-    out->push_back({offset, elem * count});
-    offset += elem * count;
-    start = comma + 1;
-  }
-  return true;
-}
-
-std::map<std::string, std::vector<ParamInfo>> ParseEntries(const std::string& image) {
-  std::map<std::string, std::vector<ParamInfo>> entries;
-  const std::string text = StripComments(image);
-  size_t pos = 0;
-  while ((pos = text.find(".entry", pos)) != std::string::npos) {
-    pos += 6;
-    if (pos >= text.size() || !std::isspace(static_cast<unsigned char>(text[pos]))) continue;
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-    size_t name_end = pos;
-    while (name_end < text.size() &&
-           (std::isalnum(static_cast<unsigned char>(text[name_end])) || text[name_end] == '_' ||
-            text[name_end] == '$' || text[name_end] == '%')) {
-      ++name_end;
-    }
-    const std::string name = text.substr(pos, name_end - pos);
-    size_t p = name_end;
-    while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
-    std::vector<ParamInfo> params;
-    if (p < text.size() && text[p] == '(') {
-      const size_t close = text.find(')', p);
-      if (close == std::string::npos) break;
-      if (!ParseParams(text.substr(p + 1, close - p - 1), &params)) continue;
-      pos = close;
-    }
-    if (!name.empty()) entries[name] = params;
-  }
-  return entries;
-}
-
 // Images: PTX text is NUL-terminated; an ELF cubin's size comes from its header.
 std::string ImageBytes(const void* image) {
   const auto* b = static_cast<const unsigned char*>(image);
@@ -193,14 +85,14 @@ CUresult LoadImage(const char* fn, CUmodule* module, const void* image, int64_t 
   Record rec{{"fn", std::string(fn)}};
   CUresult rc = TakeInjected(s, fn);
   if (rc == CUDA_SUCCESS && (image == nullptr || module == nullptr)) rc = CUDA_ERROR_INVALID_VALUE;
+  if (image != nullptr) rec.emplace_back("image", RecordedBytes{ImageBytes(image)});
   if (rc == CUDA_SUCCESS) {
     FakeModule m;
-    m.image = ImageBytes(image);
+    m.image = std::get<RecordedBytes>(rec.back().second).data;
     m.is_text = m.image.find(".entry") != std::string::npos;
-    if (m.is_text) m.entries = ParseEntries(m.image);
+    if (m.is_text) m.entries = ParsePtxEntries(m.image);
     const uintptr_t h = s.next_handle;
     s.next_handle += 0x100;
-    rec.emplace_back("image", RecordedBytes{m.image});
     rec.emplace_back("module", uint64_t{h});
     s.modules.emplace(h, std::move(m));
     *module = reinterpret_cast<CUmodule>(h);
@@ -303,14 +195,14 @@ CUresult RModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
   auto it = s.modules.find(mh);
   if (rc == CUDA_SUCCESS && (it == s.modules.end() || name == nullptr)) rc = CUDA_ERROR_INVALID_HANDLE;
   if (rc == CUDA_SUCCESS) {
-    FakeFunction f{mh, name, false, {}, 0};
+    FakeFunction f{mh, name, false, {}, 0, false};
     if (it->second.is_text) {
       auto e = it->second.entries.find(name);
       if (e == it->second.entries.end()) {
         rc = CUDA_ERROR_NOT_FOUND;
       } else {
-        f.params_known = true;
-        f.params = e->second;
+        f.params_known = e->second.params_known;
+        f.params = e->second.params;
       }
     }
     if (rc == CUDA_SUCCESS) {
@@ -355,6 +247,8 @@ CUresult RFuncSetAttribute(CUfunction fn, CUfunction_attribute attr, int value) 
     } else {
       it->second.max_dynamic_smem = value;
     }
+  } else if (rc == CUDA_SUCCESS && attr == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) {
+    it->second.non_portable_cluster = value != 0;
   }
   Push(s, std::move(rec), rc);
   return rc;
@@ -461,6 +355,7 @@ CUresult RTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType dt, cuuint3
   return rc;
 }
 
+template <bool kHostMemory>
 CUresult RLaunchKernelEx(const CUlaunchConfig* cfg, CUfunction fn, void** params, void** extra) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -503,9 +398,11 @@ CUresult RLaunchKernelEx(const CUlaunchConfig* cfg, CUfunction fn, void** params
                              cfg->gridDimY == 0 || cfg->gridDimZ == 0)) {
     rc = CUDA_ERROR_INVALID_VALUE;
   }
+  const int64_t cluster_size = cluster[0] * cluster[1] * cluster[2];
   if (rc == CUDA_SUCCESS && (cfg->gridDimX % cluster[0] || cfg->gridDimY % cluster[1] ||
-                             cfg->gridDimZ % cluster[2] || cluster[0] * cluster[1] * cluster[2] > 16)) {
-    rc = CUDA_ERROR_INVALID_CLUSTER_SIZE;
+                             cfg->gridDimZ % cluster[2] || cluster_size > 16 ||
+                             (cluster_size > kMaxPortableClusterSize && !f->non_portable_cluster))) {
+    rc = CUDA_ERROR_INVALID_CLUSTER_SIZE;  // > 8 CTAs needs the non-portable opt-in (H100: 16)
   }
   if (rc == CUDA_SUCCESS && cfg->sharedMemBytes > 48 * 1024 &&
       static_cast<int>(cfg->sharedMemBytes) > f->max_dynamic_smem) {
@@ -519,7 +416,7 @@ CUresult RLaunchKernelEx(const CUlaunchConfig* cfg, CUfunction fn, void** params
     std::memcpy(&count, params[1], 4);
     if (count > static_cast<unsigned int>(kStoreKernelMaxDescriptors) || threads < 8u * count) {
       rc = CUDA_ERROR_INVALID_VALUE;
-    } else {
+    } else if (kHostMemory) {
       std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), params[2],
                   size_t{count} * kTensorMapBytes);
     }
@@ -528,9 +425,9 @@ CUresult RLaunchKernelEx(const CUlaunchConfig* cfg, CUfunction fn, void** params
   return rc;
 }
 
-DriverTable MakeTable() {
+DriverTable MakeTable(bool host_memory) {
   DriverTable t{};
-  t.name = "recording";
+  t.name = host_memory ? "recording" : "recording (device memory)";
   t.is_recording = true;
   t.cuInit = RInit;
   t.cuGetErrorName = RGetErrorName;
@@ -546,15 +443,16 @@ DriverTable MakeTable() {
   t.cuFuncSetAttribute = RFuncSetAttribute;
   t.cuFuncGetParamInfo = RFuncGetParamInfo;
   t.cuTensorMapEncodeTiled = RTensorMapEncodeTiled;
-  t.cuLaunchKernelEx = RLaunchKernelEx;
+  t.cuLaunchKernelEx = host_memory ? RLaunchKernelEx<true> : RLaunchKernelEx<false>;
   return t;
 }
 
 }  // namespace
 
-const DriverTable* RecordingDriver() {
-  static const DriverTable table = MakeTable();
-  return &table;
+const DriverTable* RecordingDriver(bool host_memory) {
+  static const DriverTable host = MakeTable(true);
+  static const DriverTable device = MakeTable(false);
+  return host_memory ? &host : &device;
 }
 
 std::vector<Record> RecordedCalls() {

@@ -21,6 +21,7 @@ constexpr int64_t kDefaultSmemLimit = 48 * 1024;
 struct FuncEntry {
   CUfunction fn = nullptr;
   int smem_optin = 0;           // value last given to MAX_DYNAMIC_SHARED_SIZE_BYTES
+  bool non_portable_cluster = false;  // NON_PORTABLE_CLUSTER_SIZE_ALLOWED set
   bool param_info = false;      // param_sizes known (cuFuncGetParamInfo available)
   std::vector<size_t> param_sizes;
 };
@@ -106,7 +107,7 @@ bool FindCubin(const std::string& sha, const std::string& arch, std::string* pat
   std::string best;
   while (dirent* e = readdir(dp)) {
     const std::string name = e->d_name;
-    if (name.size() <= prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
+    if (name.size() < prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) continue;
     const char next = name[prefix.size()];
     if (next != '.' && next != '-') continue;  // sm_90 must not match sm_90a files
     if (name.compare(name.size() - 6, 6, ".cubin") != 0) continue;
@@ -137,32 +138,36 @@ CUresult LoadPtx(const DriverTable& d, const std::string& ptx, CUmodule* module,
   return rc;
 }
 
-// Loads the module for (sha, ctx) if it is not cached. Caller holds the mutex.
+// Loads the module for (sha, ctx) if it is not cached: the first cubin the
+// driver accepts (the plan's cubin_path, then the disk cache), else the PTX
+// JIT. Caller holds the mutex.
 std::string LoadModuleLocked(const DriverTable& d, const Plan& plan, const Key& key,
-                             const std::string& arch, const std::string& ptx,
-                             const std::string& fallback_ptx, ModuleEntry** out) {
+                             const std::string& ptx, const std::string& fallback_ptx,
+                             ModuleEntry** out) {
   auto it = Modules().find(key);
   if (it != Modules().end()) {
     *out = &it->second;
     return "";
   }
   ModuleEntry entry;
-  std::string cubin_path, cubin_note;
-  if (!fallback_ptx.empty() || key.sha.rfind("builtin:", 0) == 0) {
-    // built-in modules are never cached on disk
-  } else if (FindCubin(key.sha, arch, &cubin_path)) {
+  std::vector<std::string> cubins;
+  if (fallback_ptx.empty() && key.sha.rfind("builtin:", 0) != 0) {  // built-ins: PTX only
+    if (!plan.cubin_path.empty()) cubins.push_back(plan.cubin_path);
+    std::string cached;
+    if (FindCubin(key.sha, plan.arch, &cached)) cubins.push_back(cached);
+  }
+  std::string cubin_note;
+  for (const std::string& path : cubins) {
     std::string image;
-    if (ReadFile(cubin_path, &image)) {
-      CUresult rc = d.cuModuleLoadData(&entry.module, image.data());
-      if (rc == CUDA_SUCCESS) {
-        entry.source = "cubin:" + cubin_path;
-      } else {
-        std::string desc;
-        cubin_note = "; the cached cubin " + cubin_path + " was rejected too (" +
-                     ErrorName(d, rc, &desc) + ")";
-        entry.module = nullptr;
-      }
+    if (!ReadFile(path, &image)) continue;
+    CUresult rc = d.cuModuleLoadData(&entry.module, image.data());
+    if (rc == CUDA_SUCCESS) {
+      entry.source = "cubin:" + path;
+      break;
     }
+    std::string desc;
+    cubin_note += "; the cubin " + path + " was rejected too (" + ErrorName(d, rc, &desc) + ")";
+    entry.module = nullptr;
   }
   if (entry.module == nullptr) {
     std::string log;
@@ -216,7 +221,7 @@ std::string PrepareLocked(const DriverTable& d, const Plan& plan, CUcontext ctx,
   ScopedContext scoped(d, ctx);
   ModuleEntry* module = nullptr;
   std::string err =
-      LoadModuleLocked(d, plan, Key{&d, ctx, plan.ptx_sha256}, plan.arch, plan.ptx, "", &module);
+      LoadModuleLocked(d, plan, Key{&d, ctx, plan.ptx_sha256}, plan.ptx, "", &module);
   if (!err.empty()) return err;
   FuncEntry* fe = nullptr;
   err = GetFunctionLocked(d, plan, module, plan.kernel_name, &fe);
@@ -230,11 +235,22 @@ std::string PrepareLocked(const DriverTable& d, const Plan& plan, CUcontext ctx,
     }
     fe->smem_optin = static_cast<int>(plan.smem_bytes);
   }
+  const unsigned int cluster_size = plan.cluster[0] * plan.cluster[1] * plan.cluster[2];
+  if (cluster_size > kMaxPortableClusterSize && !fe->non_portable_cluster) {
+    CUresult rc = d.cuFuncSetAttribute(fe->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (rc != CUDA_SUCCESS) {
+      return DriverError(d, plan, "cuFuncSetAttribute", rc,
+                         " (NON_PORTABLE_CLUSTER_SIZE_ALLOWED, for a cluster of " +
+                             std::to_string(cluster_size) + " CTAs)");
+    }
+    fe->non_portable_cluster = true;
+  }
   *user = *fe;
   if (plan.num_global_descriptors > 0) {
     ModuleEntry* sm = nullptr;
-    err = LoadModuleLocked(d, plan, Key{&d, ctx, kStoreKernelKey}, "", StoreKernelPtx(true),
-                           StoreKernelPtx(false), &sm);
+    static const std::string* const kWithFence = new std::string(StoreKernelPtx(true));
+    static const std::string* const kWithoutFence = new std::string(StoreKernelPtx(false));
+    err = LoadModuleLocked(d, plan, Key{&d, ctx, kStoreKernelKey}, *kWithFence, *kWithoutFence, &sm);
     if (!err.empty()) return err;
     FuncEntry* sf = nullptr;
     err = GetFunctionLocked(d, plan, sm, kStoreKernelName, &sf);

@@ -9,7 +9,6 @@
 //   set_recording / recording_enabled / recorded_calls / clear_recording /
 //   inject_driver_error / reset_module_cache / driver_status
 #include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -108,8 +107,11 @@ struct PyPlan {
 };
 
 const DriverTable* TorchTable() {
-  if (CudaUsesRecording()) return RecordingDriver();
   const char* why = nullptr;
+  if (CudaUsesRecording()) {
+    // With a GPU the pointers are device memory: record the store, do not emulate it.
+    return RecordingDriver(/*host_memory=*/RealDriver(&why) == nullptr);
+  }
   const DriverTable* d = RealDriver(&why);
   if (d == nullptr) throw std::runtime_error(std::string("jax_pyptx: cannot use the CUDA driver: ") + why);
   return d;
@@ -229,7 +231,8 @@ NB_MODULE(_ffi, m) {
       [](bool reset_device) {
         ClearRecordedCalls();
         if (reset_device) {
-          ResetModuleCache(RecordingDriver());
+          ResetModuleCache(RecordingDriver(true));
+          ResetModuleCache(RecordingDriver(false));
           ResetRecordingDevice();
           ClearRecordedCalls();  // drop the unload records too
         }
@@ -243,7 +246,7 @@ NB_MODULE(_ffi, m) {
       "The recording table's next call of fn_name returns code.");
   m.def(
       "reset_module_cache", [](bool recording) {
-        if (recording) return ResetModuleCache(RecordingDriver());
+        if (recording) return ResetModuleCache(RecordingDriver(true)) + ResetModuleCache(RecordingDriver(false));
         const char* why = nullptr;
         const DriverTable* d = RealDriver(&why);
         return d ? ResetModuleCache(d) : 0;

@@ -77,6 +77,7 @@ std::string DecodePlan(const AttrSource& src, Plan* plan) {
   r.Str("ptx", &plan->ptx) && r.Str("ptx_sha256", &plan->ptx_sha256) && r.Str("arch", &plan->arch) &&
       r.Dim3("grid", plan->grid) && r.Dim3("block", plan->block) &&
       r.Dim3("cluster", plan->cluster) && r.Int("smem_bytes", &plan->smem_bytes);
+  if (r.err.empty() && src.Has("cubin_path")) r.Str("cubin_path", &plan->cubin_path);
   if (!r.err.empty()) return r.err;
   if (plan->ptx.empty()) return Prefixed(plan->kernel_name, "empty PTX text");
   if (!InRange(plan->smem_bytes, 0, kMaxU32)) {

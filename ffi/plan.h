@@ -41,6 +41,7 @@ struct Plan {
   std::string ptx;  // NUL-terminated by std::string: passed as-is to the JIT
   std::string ptx_sha256;
   std::string arch;
+  std::string cubin_path;  // optional prebuilt cubin, tried before the cache and the JIT
   unsigned int grid[3] = {1, 1, 1};
   unsigned int block[3] = {1, 1, 1};
   unsigned int cluster[3] = {1, 1, 1};

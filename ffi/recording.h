@@ -26,7 +26,9 @@
 //    .entry order, concatenated without padding; it checks the dynamic smem
 //    opt-in, block size and cluster divisibility like the hardware would;
 //  * the launcher's built-in tensor-map store kernel is executed: its
-//    descriptors are really copied to the destination (host) address;
+//    descriptors are really copied to the destination (host) address (not in
+//    the device-memory variant, RecordingDriver(false), used when recording
+//    on a machine with a GPU);
 //  * inject_error(fn, code) makes the next call of `fn` return `code`.
 #pragma once
 

@@ -115,8 +115,9 @@ std::string CollectBuffers(const Plan& plan, ffi::RemainingArgs args, ffi::Remai
 }
 
 const DriverTable* TableFor(int platform, std::string* err) {
-  if (platform == kHost || g_cuda_uses_recording.load(std::memory_order_relaxed)) {
-    return RecordingDriver();
+  if (platform == kHost) return RecordingDriver(/*host_memory=*/true);
+  if (g_cuda_uses_recording.load(std::memory_order_relaxed)) {
+    return RecordingDriver(/*host_memory=*/false);  // XLA:CUDA buffers are device memory
   }
   const char* why = nullptr;
   const DriverTable* d = RealDriver(&why);
@@ -127,8 +128,9 @@ const DriverTable* TableFor(int platform, std::string* err) {
 template <int P>
 ffi::Error Prepare(LaunchState<P>* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
   std::vector<BufferRef> bufs;
-  std::string err = CollectBuffers(state->plan, args, rets, &bufs);
-  if (err.empty()) err = ValidateBuffers(state->plan, bufs.data(), bufs.size());
+  // Buffers a runtime does not describe at this stage are left to execute.
+  if (!CollectBuffers(state->plan, args, rets, &bufs).empty()) return ffi::Error::Success();
+  std::string err = ValidateBuffers(state->plan, bufs.data(), bufs.size());
   return err.empty() ? ffi::Error::Success() : ffi::Error::InvalidArgument(err);
 }
 
@@ -139,11 +141,10 @@ ffi::Error InitializeOn(int platform, CUstream stream, const Plan& plan) {
   return err.empty() ? ffi::Error::Success() : Fail(err);
 }
 
-ffi::Error ExecuteOn(int platform, CUstream stream, const Plan& plan, ffi::RemainingArgs args,
-                     ffi::RemainingRets rets) {
-  std::vector<BufferRef> bufs;
-  std::string err = CollectBuffers(plan, args, rets, &bufs);
-  const DriverTable* d = err.empty() ? TableFor(platform, &err) : nullptr;
+ffi::Error ExecuteOn(int platform, CUstream stream, const Plan& plan,
+                     const std::vector<BufferRef>& bufs) {
+  std::string err;
+  const DriverTable* d = TableFor(platform, &err);
   if (d != nullptr) err = Launch(*d, plan, bufs.data(), bufs.size(), stream);
   return err.empty() ? ffi::Error::Success() : Fail(err);
 }
@@ -169,7 +170,10 @@ XLA_FFI_DEFINE_HANDLER(
 XLA_FFI_DEFINE_HANDLER(
     kCudaExecute,
     [](CUstream stream, LaunchState<kCuda>* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
-      return ExecuteOn(kCuda, stream, state->plan, args, rets);
+      std::vector<BufferRef> bufs;
+      std::string err = CollectBuffers(state->plan, args, rets, &bufs);
+      if (!err.empty()) return Fail(err);
+      return ExecuteOn(kCuda, stream, state->plan, bufs);
     },
     ffi::Ffi::Bind()
         .Ctx<ffi::PlatformStream<CUstream>>()
@@ -198,7 +202,7 @@ XLA_FFI_DEFINE_HANDLER(
       std::string err = CollectBuffers(state->plan, args, rets, &bufs);
       if (err.empty()) err = ValidateBuffers(state->plan, bufs.data(), bufs.size());
       if (!err.empty()) return ffi::Error::InvalidArgument(err);
-      return ExecuteOn(kHost, nullptr, state->plan, args, rets);
+      return ExecuteOn(kHost, nullptr, state->plan, bufs);
     },
     ffi::Ffi::Bind().Ctx<ffi::State<LaunchState<kHost>>>().RemainingArgs().RemainingRets());
 

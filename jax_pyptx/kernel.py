@@ -57,6 +57,13 @@ class Traced:
     template: dict
     tma: tuple = ()
     instruction_count: int = 0
+    # --- added for jax_pyptx.runtime.batching (batch on the grid) ---
+    # special registers the kernel reads (e.g. "%ctaid.z"), tensor params read other than
+    # through ``X.ptr()`` / ``X.tma_desc()``, and the batch this trace was made for (None, or
+    # ``(sizes, masks)``: see ``Kernel._trace_batched``)
+    specials: frozenset = frozenset()
+    raw_tensor_params: tuple = ()
+    batch: object = None
     _lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @cached_property
@@ -285,6 +292,40 @@ class Kernel:
                 from .dsl.trace_kernel import trace_kernel
 
                 got = trace_kernel(self, template, env)
+                self._cache[key] = got
+        return got
+
+    # --- added for jax_pyptx.runtime.batching (batch on the grid) ---
+    def _trace_batched(self, batch, **kw) -> Traced:
+        """The specialization for ``kw`` launched once for a whole batch (internal).
+
+        ``batch = (sizes, masks)``: ``sizes`` are the leading batch dims (outermost first);
+        ``masks`` has one tuple of bools per tensor (inputs then outputs), one per batch
+        level, saying whether that tensor carries that batch dim. The batch index is
+        ``%ctaid.z`` (the grid's z is the batch); every ``X.ptr()`` / ``X.tma_desc()`` is
+        offset to the tensor's batch item. The kernel body is traced unchanged.
+        """
+        sizes, masks = batch
+        sizes = tuple(int(s) for s in sizes)
+        masks = tuple(tuple(bool(b) for b in m) for m in masks)
+        if not sizes:
+            return self.trace(**kw)
+        key, template, env = self._specialize(kw)
+        key = key + (("__batch__", sizes, masks),)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        base = self.trace(**kw)          # resolves the arch; the runtime checks it first
+        with self._lock:
+            got = self._cache.get(key)
+            if got is None:
+                from .dsl.trace_kernel import trace_kernel
+
+                got = trace_kernel(self, template, env, batch=(sizes, masks))
+                if base.grid[2] != 1:
+                    raise SpecializationError(
+                        f"kernel {self.name!r}: grid {base.grid} already uses z; it cannot be "
+                        f"batched on the grid")
                 self._cache[key] = got
         return got
 

@@ -64,8 +64,9 @@ def words(data: bytes) -> list[int]:
 
 # ---------------------------------------------------------------- basic launch --
 
-SCALAR_PTX = entry("axpy", "  .param .u64 x,\n  .param .u64 y,\n  .param .f32 a,\n"
-                           "  .param .u8 flag,\n  .param .u64 n,\n  .param .u16 h")
+SCALAR_PTX = entry("axpy", "  .param .u64 .ptr.global.align 16 x,  // input\n"
+                           "  .param .u64 y,\n  .param .f32 a,\n  /* flag */ .param .u8 flag,\n"
+                           "  .param .u64 n,\n  .param .u16 h")
 
 
 def test_launch_records_geometry_and_param_bytes_in_order():
@@ -106,6 +107,18 @@ def test_cluster_and_large_dynamic_smem():
     assert words(launch["params"]) == [y.unsafe_buffer_pointer()]
     [attr] = calls("cuFuncSetAttribute")
     assert (attr["name"], attr["attribute"], attr["value"]) == ("clustered", 8, 204800)
+
+
+def test_cluster_of_16_opts_in_to_non_portable_cluster_sizes():
+    ptx = entry("big_cluster", "  .param .u64 out")
+    plan = LaunchPlan.from_ptx("big_cluster", ptx, "sm_90a", grid=(16, 2, 1), block=(128, 1, 1),
+                               cluster=(16, 1, 1), params=(ParamSlot.buffer(0),))
+    call(plan, jnp.zeros((4,), jnp.float32))
+    call(plan, jnp.zeros((4,), jnp.float32))
+    assert [(c["name"], c["attribute"], c["value"]) for c in calls("cuFuncSetAttribute")] == \
+        [("big_cluster", 14, 1)]
+    assert [c["cluster"] for c in fb.recorded_launches()] == [(16, 1, 1), (16, 1, 1)]
+    assert [c["result"] for c in fb.recorded_launches()] == [0, 0]
 
 
 def test_repeated_calls_load_the_module_once_and_set_smem_once():
@@ -154,6 +167,39 @@ def test_cached_cubin_is_loaded_before_ptx_jit(tmp_path):
     assert [(c["fn"], c["result"]) for c in fb.recorded_calls() if c["fn"].startswith("cuModuleLoad")] \
         == [("cuModuleLoadData", 209), ("cuModuleLoadDataEx", 0)]
     assert len(fb.recorded_launches("cached")) == 1
+
+
+def test_plan_cubin_path_comes_first_then_the_cache_then_ptx(tmp_path):
+    ptx = entry("prebuilt", "  .param .u64 x")
+    own = tmp_path / "toolchain-entry.cubin"
+    own.write_bytes(ptx.replace("ret;", "ret; // toolchain").encode())
+    cache = tmp_path / "cubins"
+    cache.mkdir()
+    plan = LaunchPlan.from_ptx("prebuilt", ptx, "sm_90a", grid=(1, 1, 1), block=(32, 1, 1),
+                               params=(ParamSlot.buffer(0),), cubin_path=str(own))
+    (cache / f"{plan.ptx_sha256}-sm_90a.cubin").write_bytes(ptx.replace("ret;", "ret; // c").encode())
+    call(plan, jnp.ones((4,), jnp.float32))
+    [load] = [c for c in fb.recorded_calls() if c["fn"].startswith("cuModuleLoad")]
+    assert (load["fn"], load["image"]) == ("cuModuleLoadData", own.read_bytes())
+    fb.clear_recording()
+    fb.inject_driver_error("cuModuleLoadData", 209)
+    fb.inject_driver_error("cuModuleLoadData", 200)
+    call(plan, jnp.ones((4,), jnp.float32))
+    loads = [c for c in fb.recorded_calls() if c["fn"].startswith("cuModuleLoad")]
+    assert [(c["fn"], c["result"]) for c in loads] == \
+        [("cuModuleLoadData", 209), ("cuModuleLoadData", 200), ("cuModuleLoadDataEx", 0)]
+    assert loads[1]["image"] == (cache / f"{plan.ptx_sha256}-sm_90a.cubin").read_bytes()
+    assert loads[2]["image"] == ptx.encode()
+    # A JIT failure reports the cubins that were tried too.
+    fb.clear_recording()
+    missing = LaunchPlan.from_ptx("prebuilt", ptx, "sm_90a", grid=(1, 1, 1), block=(32, 1, 1),
+                                  params=(ParamSlot.buffer(0),), cubin_path=str(own))
+    for code in (209, 200, 218):
+        fb.inject_driver_error("cuModuleLoadData" if code != 218 else "cuModuleLoadDataEx", code)
+    with pytest.raises(Exception, match=r"cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX \(218\)"
+                                        r".*toolchain-entry.cubin was rejected too "
+                                        r"\(CUDA_ERROR_NO_BINARY_FOR_GPU\)"):
+        call(missing, jnp.ones((4,), jnp.float32))
 
 
 # ------------------------------------------------------------------- tensor maps --
@@ -395,4 +441,5 @@ def test_cuda_lowering_carries_the_plan_attributes():
     assert "stablehlo.custom_call @jax_pyptx_launch" in text
     assert 'kernel_name = "lowered"' in text
     assert f'ptx_sha256 = "{plan.ptx_sha256}"' in text
-    assert "grid = array<i64: 5, 1, 1>" in text
+    assert "grid = dense<[5, 1, 1]> : tensor<3xi64>" in text
+    assert "smem_bytes = 0 : i64" in text

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from ..errors import SpecializationError
 from ..ir.nodes import Function, Module, Param, RawDirective
@@ -34,7 +35,9 @@ def _grid(k, env, template) -> tuple:
     return _dim3(g, f"kernel {k.name!r}: grid")
 
 
-def trace_kernel(k, template: dict, env: dict):
+def trace_kernel(k, template: dict, env: dict, batch=None):
+    """Trace ``k`` for one specialization. ``batch`` (internal, for the JAX runtime's
+    batch-on-grid rule; see ``Kernel._trace_batched``): ``(sizes, masks)``."""
     from ..kernel import ParamInfo, Traced
 
     target = parse_target(k.arch)
@@ -47,6 +50,8 @@ def trace_kernel(k, template: dict, env: dict):
         if isinstance(spec, Tile):
             ts = TensorSpec(pname, spec.resolve(env), spec.dtype, spec.layout, tensor_index, tr,
                             output=i >= n_in)
+            if batch is not None:   # added for batch-on-grid: per-item byte offsets
+                ts._batch = (batch[0], batch[1][tensor_index], ts.nbytes)
             tensor_index += 1
             (outputs if i >= n_in else inputs).append(ts)
             params.append(Param(pname, u64))
@@ -104,10 +109,59 @@ def trace_kernel(k, template: dict, env: dict):
                         f"{target.name} and the instructions used need")
     module = Module(version, (target.name,), 64, mdecls + [fn])
     grid = _grid(k, env, template)
+    if batch is not None and math.prod(batch[0]) > 1:   # added for batch-on-grid
+        grid = (grid[0], grid[1], grid[2] * math.prod(batch[0]))
+    specials, raw_tensor = _scan_reads(tr.prologue + tr.body, inputs + outputs)
     return Traced(
         name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
         cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(infos),
         inputs=tuple(inputs), outputs=tuple(outputs), scalars=tuple(scalars), env=dict(env),
         template=dict(template), tma=tuple(tr.tma),
         instruction_count=tr.instruction_count + len(tr.prologue),
+        specials=frozenset(specials), raw_tensor_params=tuple(raw_tensor),
+        batch=None if batch is None else (tuple(batch[0]), tuple(batch[1])),
     )
+
+
+# --- added for jax_pyptx.runtime.batching: what the kernel reads -------------------------
+_GPR = re.compile(r"^%(p|rs|h|r|rd|rq|f|fd)\d+$")
+
+
+def _scan_reads(stmts, tensors):
+    """(special registers read, tensor params read other than through ``X.ptr()``)."""
+    from ..ir.nodes import Addr, Block, Instruction, ParenList, PredPair, Reg, Sym, Vec
+
+    names = {t.name for t in tensors}
+    own = {id(getattr(t, "_ptr_ld", None)) for t in tensors}
+    specials, raw = set(), []
+
+    def operand(o, ins):
+        c = type(o)
+        if c is Reg:
+            if o.name.startswith("%") and not _GPR.match(o.name):
+                specials.add(o.name)
+        elif c is Addr:
+            operand(o.base, ins)
+            for e in o.extra:
+                operand(e, ins)
+        elif c is Sym:
+            if o.name in names and id(ins) not in own and o.name not in raw:
+                raw.append(o.name)
+        elif c in (Vec, ParenList):
+            for i in o.items:
+                operand(i, ins)
+        elif c is PredPair:
+            operand(o.first, ins)
+            operand(o.second, ins)
+
+    def walk(body):
+        for st in body:
+            c = type(st)
+            if c is Block:
+                walk(st.body)
+            elif c is Instruction:
+                for o in st.operands:
+                    operand(o, st)
+
+    walk(stmts)
+    return specials, raw

@@ -28,8 +28,21 @@ from .context import user_loc
 
 
 # ----------------------------------------------------------------------------- immediates
+_FLOAT_TEXT: dict = {}
+
+
 def imm_text(value, t: PtxType) -> str:
     """The exact PTX spelling of ``value`` as an immediate of type ``t``."""
+    if type(value) is float and value:   # memoised; 0.0 / -0.0 compare equal, so not them
+        key = (t.name, value)
+        got = _FLOAT_TEXT.get(key)
+        if got is None:
+            got = _FLOAT_TEXT[key] = _imm_text(value, t)
+        return got
+    return _imm_text(value, t)
+
+
+def _imm_text(value, t: PtxType) -> str:
     if t.kind == "pred":
         return "1" if value else "0"
     if t.name == "f32" or t.name == "tf32":

@@ -123,7 +123,8 @@ class Context:
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
                                     track_init=sanitize, layout=prog.shared_layout(launch.smem))
-        self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False)
+        self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
+                                   layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}
         self.groups = []
         self.bars = {}
@@ -138,6 +139,9 @@ class Context:
         self.cur = None           # Decoded being executed (for messages)
         self.cur_group = None
         self.max_steps = launch.max_steps
+        cx, cy, cz = launch.cluster
+        self.cluster_size = cx * cy * cz
+        self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
 
     # ------------------------------------------------------------------ registers
     def read(self, key, g):
@@ -373,7 +377,7 @@ class Context:
             return None
         parked = g.subset(~go, self.N)
         parked.pc = g.pc + 1
-        parked.wait = ("bar", int(bars[~go][0]), counts is not None and int(counts[0]))
+        parked.wait = ("bar", int(bars[~go][0]), counts is not None and int(counts[0]), g.pc)
         out = [parked]
         if go.any():
             rel = g.subset(go, self.N)
@@ -409,6 +413,54 @@ class Context:
                     g.idx, g.n, g.full, g._wm = stay.idx, stay.n, stay.full, None
                     new.append(rel)
         self.groups.extend(new)
+
+    # ------------------------------------------------------------------ calls
+    def push_call(self, g: Group, ret_pc: int):
+        if self.callstack is None:
+            self.cs_pc = np.zeros((self.N, 32), np.int64)
+            self.cs_depth = np.zeros(self.N, np.int64)
+            self.callstack = True
+        dep = self.cs_depth[g.idx]
+        if (dep >= 32).any():
+            raise self.error(InterpreterError, "call stack deeper than 32 frames", g)
+        self.cs_pc[g.idx, dep] = ret_pc
+        self.cs_depth[g.idx] = dep + 1
+
+    # ------------------------------------------------------------------ clusters
+    def cluster_barrier(self, sub: Group, g: Group, wait: bool):
+        if not hasattr(self, "cl_phase"):
+            ncl = self.nctas // self.cluster_size
+            self.cl_phase = np.zeros(ncl, np.int64)
+            self.cl_arrived = np.zeros(self.N, bool)
+            self.cl_thread_phase = np.zeros(self.N, np.int64)
+        cid = self.slot_cta[sub.idx] // self.cluster_size
+        if not wait:
+            self.cl_arrived[sub.idx] = True
+            self.cl_thread_phase[sub.idx] = self.cl_phase[cid]
+            for c in np.unique(cid):
+                slots = slice(int(c) * self.cluster_size * self.S, (int(c) + 1) * self.cluster_size * self.S)
+                live = self.live[slots]
+                if (self.cl_arrived[slots] | ~live).all():
+                    self.cl_phase[c] += 1
+                    self.cl_arrived[slots] = False
+                    for h in self.groups:
+                        if h.wait is not None and h.wait[0] == "cluster" and h.wait[1] == int(c):
+                            h.wait = None
+        else:
+            ready = self.cl_phase[cid] > self.cl_thread_phase[sub.idx]
+            if not ready.all():
+                out = []
+                if ready.any():
+                    out.append(Group(sub.idx[ready], g.pc + 1, self.N))
+                for c in np.unique(cid[~ready]):
+                    sel = (~ready) & (cid == c)
+                    h = Group(sub.idx[sel], g.pc, self.N)
+                    h.wait = ("cluster", int(c))
+                    out.append(h)
+                if sub is not g:
+                    out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, self.N))
+                return out
+        return None
 
     # ------------------------------------------------------------------ warp synchrony
     def check_sync(self, d, sub: Group, g: Group):
@@ -615,7 +667,8 @@ class Context:
     def deadlock(self):
         lines = []
         for g in sorted(self.groups, key=lambda h: (h.idx[0], h.pc)):
-            d = self.code[min(g.pc, len(self.code) - 1)]
+            pc = g.wait[3] if g.wait and g.wait[0] == "bar" else g.pc
+            d = self.code[min(pc, len(self.code) - 1)]
             uw, m = g.warp_masks()
             for w, mm in zip(uw, m):
                 c = int(w) * 32 // self.S
@@ -625,8 +678,9 @@ class Context:
                 lines.append(head + " " + self._waits_on(g, c, d, int(w)))
         kinds = {g.wait[0] for g in self.groups if g.wait}
         if kinds == {"warp"}:
-            title = ("divergent warp-synchronous instruction: these warps wait for lanes that are "
-                     "at another PC or have exited")
+            title = ("divergent warp-synchronous instruction: a .sync/.aligned instruction needs the "
+                     "other lanes of its warp (its membermask, or the whole warp for .aligned), but they "
+                     "are at another PC or have exited")
             cls = DivergenceError
         else:
             title = "deadlock: every warp is parked and none can make progress"

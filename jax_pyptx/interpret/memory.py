@@ -21,6 +21,7 @@ CONST_BASE = 0x0300_0000_0000
 PARAM_BASE = 0x0400_0000_0000
 WINDOW_SIZE = 1 << 32          # size of the shared / local windows in the generic space
 
+M_WINDOW_HINT = 1 << 32
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
 
@@ -247,10 +248,13 @@ class BankedSpace:
             raise MemoryFault("out-of-bounds", lane, a, self._explain(a, nbytes), self.kind)
 
     def _explain(self, a, nbytes):
-        what = "shared memory" if self.kind == "shared" else "local memory"
+        what = "shared memory of this CTA" if self.kind == "shared" else "local memory of this thread"
         lay = ", ".join(f"{n!r} {s} bytes at {o:#x}" for n, o, s in self.layout) or "no variables"
         if a >= (1 << 63):
-            return f"{self.kind} address {a - (1 << 64)} is negative ({what} of this CTA: {self.size} bytes: {lay})"
+            return f"{self.kind} address {a - (1 << 64)} is negative ({what}: {self.size} bytes: {lay})"
+        if a >= M_WINDOW_HINT:
+            return (f"{self.kind} address {a:#x} is far outside the {what} ({self.size} bytes: {lay}); "
+                    f"is it a generic address used without cvta.to.{self.kind}?")
         past = a + nbytes - self.size
         return (f"{self.kind} address {a:#x} is {past} bytes past the end of {what} "
                 f"({self.size} bytes: {lay})")

@@ -1,4 +1,8 @@
-"""IR node classes. Plain dataclasses; equality ignores source locations."""
+"""IR node classes. Plain dataclasses; equality ignores source locations and register types.
+
+Operands are hashable value records (``unsafe_hash``, slotted for fast construction:
+tracing builds several per instruction); treat them as immutable.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,7 +19,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- operands
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Reg:
     """A register (``%r1``), a special register (``%tid.x``) or a predicate (``%p``).
 
@@ -28,7 +32,7 @@ class Reg:
     neg: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Imm:
     """An immediate. ``text`` is the exact spelling (``0f3F800000``, ``-1``, ``0x10``)."""
 
@@ -36,7 +40,7 @@ class Imm:
     type: Optional[PtxType] = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Sym:
     """A named symbol used as an operand: a variable, a param, a label or a function.
 
@@ -47,7 +51,7 @@ class Sym:
     offset: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Addr:
     """A memory operand ``[base+offset]``; ``base`` is a Reg, a Sym or None (absolute).
 
@@ -59,14 +63,14 @@ class Addr:
     extra: tuple = ()
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Vec:
     """A vector operand ``{a, b, c, d}``."""
 
     items: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class PredPair:
     """The ``%p|%q`` destination of setp."""
 
@@ -91,7 +95,7 @@ Operand = Union[Reg, Imm, Sym, Addr, Vec, PredPair, Sink, ParenList]
 
 
 # ----------------------------------------------------------------------------- statements
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Guard:
     """``@%p`` or ``@!%p`` in front of an instruction."""
 

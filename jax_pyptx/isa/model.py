@@ -21,6 +21,13 @@ kind      meaning
 
 ``:type`` names a modifier group whose chosen option is the operand's type, or a literal type
 (``:u32``, ``:b64``); a trailing ``?`` makes the operand optional (only trailing ones).
+A ``v`` operand's length is a literal count (``v4``), the ``.vN`` option of the form's
+``vec_group``, or ``v@name``: computed by the form's ``counts`` rule ``name`` from the chosen
+modifiers (wgmma accumulators, tcgen05.ld registers).
+
+Options may be *gated*: ``G("vec", ".v2", ".v4", ".v8", gate={".v8": (100, (8, 8))})`` makes
+``.v8`` need sm_100 and PTX ISA 8.8 while the rest of the form keeps the form's minimum; a gate
+may also name targets, ``(("sm_100a", "sm_101a"), (8, 6))``.
 """
 from __future__ import annotations
 
@@ -32,11 +39,15 @@ from ..errors import ArchError
 
 @dataclass(frozen=True)
 class Group:
-    """A modifier slot: at most one of ``options`` (or exactly one if ``required``)."""
+    """A modifier slot: at most one of ``options`` (or exactly one if ``required``).
+
+    ``gates``: ``(option, min_sm, archs, min_ptx)`` for options that need more than the form.
+    """
 
     name: str
     options: tuple
     required: bool = False
+    gates: tuple = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +64,17 @@ class Form:
     doc: str = ""
     vec_group: str = "vec"     # group giving the length of ``v`` operands
     relaxed: bool = False      # ld/st/cvt-style relaxed type checks: wider integer registers ok
+    counts: tuple = ()         # (name, fn(chosen modifiers) -> int) for ``v@name`` operands
+
+    def count_rule(self, name: str):
+        for n, fn in self.counts:
+            if n == name:
+                return fn
+        raise KeyError(f"form {self.name} has no count rule {name!r}")
+
+    def gated(self):
+        """``(option, min_sm, archs, min_ptx)`` of every gated option of this form."""
+        return [g for grp in self.groups for g in grp.gates]
 
     def describe(self) -> str:
         mods = "".join(
@@ -65,13 +87,25 @@ class Form:
         return " or ".join(self.archs) if self.archs else f"sm_{self.min_sm}"
 
 
-def G(name: str, *options: str, required: bool = False) -> Group:
-    """Shorthand: ``G("type", ".u32", ".s32", required=True)``."""
-    return Group(name, tuple(options), required)
+def _gates(gate) -> tuple:
+    out = []
+    for opt, (req, ptx) in (gate or {}).items():
+        if isinstance(req, int):
+            out.append((opt, req, (), tuple(ptx)))
+        else:
+            archs = tuple(req)
+            sm = min(int(a[3:].rstrip("af")) for a in archs)
+            out.append((opt, sm, archs, tuple(ptx)))
+    return tuple(out)
 
 
-def R(name: str, *options: str) -> Group:
-    return Group(name, tuple(options), True)
+def G(name: str, *options: str, required: bool = False, gate=None) -> Group:
+    """Shorthand: ``G("type", ".u32", ".s32", required=True)``; ``gate={opt: (sm, (maj, min))}``."""
+    return Group(name, tuple(options), required, _gates(gate))
+
+
+def R(name: str, *options: str, gate=None) -> Group:
+    return Group(name, tuple(options), True, _gates(gate))
 
 
 # ----------------------------------------------------------------------------- targets
@@ -82,11 +116,14 @@ class Target:
     suffix: str    # "", "a" or "f"
 
     def supports(self, form: Form) -> bool:
-        if form.archs:
-            return self.name in form.archs or (
-                self.suffix == "f" and any(a.rstrip("af") == f"sm_{self.sm}" for a in form.archs)
+        return self.allows(form.min_sm, form.archs)
+
+    def allows(self, min_sm: int, archs: tuple) -> bool:
+        if archs:
+            return self.name in archs or (
+                self.suffix == "f" and any(a.rstrip("af") == f"sm_{self.sm}" for a in archs)
             )
-        return self.sm >= form.min_sm
+        return self.sm >= min_sm
 
 
 _TARGET_RE = re.compile(r"^sm_(\d+)([af]?)$")

@@ -2,24 +2,26 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..errors import ArchError, PtxTypeError, ValidationError
 from ..ir.nodes import Addr, Imm, Instruction, PredPair, Reg, Sink, Sym, Vec
 from ..types import PtxType, by_name, is_type_name
 from .model import Form, Target
 
-_SPEC_RE = re.compile(r"^(pd|[dsripmvlx])(\d*)(?::([\w.]+))?(\?)?$")
+_SPEC_RE = re.compile(r"^(pd|[dsripmvlx])(\d*|@\w+)(?::([\w.:]+))?(\?)?$")
 
 
 class Spec:
-    __slots__ = ("kind", "count", "type", "optional")
+    __slots__ = ("kind", "count", "type", "optional", "rule")
 
     def __init__(self, text: str):
         m = _SPEC_RE.match(text)
         if not m:
             raise ValueError(f"bad operand spec {text!r}")
         self.kind, count, self.type, opt = m.groups()
-        self.count = int(count) if count else 0
+        self.rule = count[1:] if count.startswith("@") else None
+        self.count = int(count) if count and not self.rule else 0
         self.optional = bool(opt)
 
 
@@ -123,7 +125,7 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
     if k == "p":
         if kind is Reg and (op.type is None or op.type.kind == "pred"):
             return None
-        if kind is Imm and form.name in ("wgmma.mma_async", "wgmma.mma_async.sp", "tcgen05.mma"):
+        if kind is Imm and form.name.startswith(("wgmma.mma_async", "tcgen05.mma")):
             return None
         return f"expected a predicate, got {_describe(op)}"
     if k == "pd":
@@ -140,9 +142,11 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
         if kind is not Vec:
             return f"expected a vector operand {{...}}, got {_describe(op)}"
         n = spec.count
-        if not n:
+        if spec.rule:
+            n = form.count_rule(spec.rule)(chosen)
+        elif not n:
             vec = chosen.get(form.vec_group)
-            n = int(vec[2:]) if vec else 0
+            n = int(vec[2:]) if vec and vec[2:].isdigit() else 0
         if n and len(op.items) != n:
             return f"expected a vector of {n} registers, got {len(op.items)}"
         for item in op.items:
@@ -184,7 +188,8 @@ def _candidates(ins, forms):
     key = (ins.opcode, ins.modifiers)
     got = _CANDS.get(key)
     if got is None or got[0] is not forms:
-        cands = [_Cand(f, c) for f in forms
+        # gated options raise the form's minimum arch / PTX version (see ``effective``)
+        cands = [_Cand(effective(f, ins.modifiers), c) for f in forms
                  if (c := match_modifiers(f, ins.modifiers)) is not None]
         got = _CANDS[key] = (forms, cands)
     return got[1]
@@ -245,6 +250,31 @@ def check(ins: Instruction, target: Target, forms: list, version=None, kernel: s
             loc=ins.loc,
         )
     return best
+
+
+_EFFECTIVE: dict = {}
+
+
+def effective(form: Form, mods: tuple) -> Form:
+    """``form`` with its minimum arch / PTX version raised by the gated options in ``mods``."""
+    key = (form, mods)
+    got = _EFFECTIVE.get(key)
+    if got is not None:
+        return got
+    got = form
+    gates = form.gated()
+    if gates:
+        sm, archs, ptx = form.min_sm, form.archs, form.min_ptx
+        for opt, gsm, garchs, gptx in gates:
+            if opt in mods:
+                sm, ptx = max(sm, gsm), max(ptx, gptx)
+                if garchs:
+                    archs = tuple(a for a in garchs if not archs or a in archs) or garchs
+        if (sm, archs, ptx) != (form.min_sm, form.archs, form.min_ptx):
+            got = replace(form, min_sm=sm, archs=archs, min_ptx=ptx)
+    if len(_EFFECTIVE) < 100_000:
+        _EFFECTIVE[key] = got
+    return got
 
 
 def _modifier_error(ins: Instruction, forms: list) -> str:

@@ -14,8 +14,8 @@ it. :func:`ensure_registered` registers the XLA FFI target ``jax_pyptx_launch``
 Recorded calls are dicts with ``"fn"`` (the driver function) and ``"result"``
 (its CUresult), plus per function:
 
-* ``cuModuleLoadData`` / ``cuModuleLoadDataEx``: ``image`` (bytes), ``module``
-  (``num_options`` for the Ex form, used for PTX JIT; the plain form loads cubins);
+* ``cuModuleLoadData`` (cubins) / ``cuModuleLoadDataEx`` (PTX JIT, with
+  ``num_options``): ``image`` (bytes, also on failure) and, on success, ``module``;
 * ``cuModuleGetFunction``: ``module``, ``name``, ``function``;
 * ``cuFuncSetAttribute``: ``function``, ``name``, ``attribute``, ``value``;
 * ``cuTensorMapEncodeTiled``: ``data_type``, ``rank``, ``global_address``,
@@ -115,7 +115,9 @@ def ensure_registered() -> None:
 def set_recording(enabled: bool) -> None:
     """Route the CUDA handler and :func:`torch_launch` through the recording table.
 
-    The cpu handler always records; this only matters where a GPU exists.
+    The cpu handler always records. Where libcuda is present, buffer addresses
+    are device memory: the recording table then records the tensor-map store
+    launch without emulating it (the workspace is left untouched).
     """
     extension().set_recording(bool(enabled))
 

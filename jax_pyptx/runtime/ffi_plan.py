@@ -25,10 +25,8 @@ kernel_name                 str           the ``.entry`` name
 ptx                         str           full PTX text
 ptx_sha256                  str           hex sha256 of ``ptx``; module cache key (with the
                                           CUcontext) and cubin cache file prefix
-arch                        str           e.g. ``sm_90a``; cubin cache lookup
-                                          ``<cache>/<sha>-<arch>{.,-}*.cubin`` (cache dir:
-                                          ``$JAX_PYPTX_CACHE_DIR``, default
-                                          ``~/.cache/jax_pyptx``), else PTX JIT
+arch                        str           e.g. ``sm_90a``
+cubin_path                  str           optional (may be ""), see module loading below
 grid, block, cluster        int64[3]      launch geometry (cluster 1x1x1: no cluster attr)
 smem_bytes                  np.int64      dynamic shared memory; > 48 KiB sets
                                           MAX_DYNAMIC_SHARED_SIZE_BYTES once per function
@@ -52,6 +50,12 @@ tma_global_strides          int64[sum r-1] bytes, dims 1..r-1, innermost first
 tma_box                     int64[sum r]  box dims, innermost first
 tma_element_strides         int64[sum r]  innermost first
 ==========================  ============  ==================================================
+
+Module loading, once per (``ptx_sha256``, CUcontext): the first of ``cubin_path``
+(when set and readable), ``<cache>/<ptx_sha256>-<arch>{.,-}*.cubin`` (the
+greatest name wins; cache dir ``$JAX_PYPTX_CACHE_DIR``, default
+``~/.cache/jax_pyptx``) that the driver accepts, else ``cuModuleLoadDataEx(ptx)``
+(JIT; its error log goes into the error message).
 
 Global-mode descriptors sit in the workspace in ``plan.tma`` order, 128 bytes
 each (a batched map takes ``batch`` consecutive slots); ``tma_workspace_offsets``
@@ -235,6 +239,8 @@ class LaunchPlan:
     smem_bytes: int = 0
     params: tuple[ParamSlot, ...] = ()
     tma: tuple[TmaSpec, ...] = ()
+    cubin_path: str = ""    # added field: a cubin built from ``ptx`` (e.g. toolchain.compile's
+                            # cache entry); tried first, PTX JIT if absent or rejected
 
     def __post_init__(self):
         for name in ("grid", "block", "cluster"):
@@ -310,6 +316,7 @@ def plan_to_attrs(plan: LaunchPlan) -> dict[str, Any]:
         "ptx": str(plan.ptx),
         "ptx_sha256": str(plan.ptx_sha256),
         "arch": str(plan.arch),
+        "cubin_path": str(plan.cubin_path),
         "grid": col(plan.grid),
         "block": col(plan.block),
         "cluster": col(plan.cluster),

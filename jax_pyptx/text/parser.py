@@ -41,7 +41,7 @@ from ..ir.nodes import (
 )
 from ..isa.opcodes import split_opcode
 from ..types import _ALL as _TYPES
-from .lexer import EOF, SKIP_RE, Source, Token, next_token
+from .lexer import _NUM, EOF, NAME_PAT, SKIP_RE, Source, Token, next_token
 
 __all__ = ["parse", "KNOWN_INSTRUCTIONS"]
 
@@ -80,6 +80,13 @@ _SECTION_LINE_RE = re.compile(
     + r")*)[ \t]*(?://[^\n]*)?(?=\n|\Z)"
 )
 _WS_RE = re.compile(r"[ \t]+")
+# One operand of the common shapes (register/symbol, number, [base], [base+off]); anything
+# else goes through the token-level operand parser.
+_QUICK_RE = re.compile(
+    r"[ \t]*(?:(" + NAME_PAT + r")|(" + _NUM + r")|\[[ \t]*(" + NAME_PAT
+    + r")[ \t]*(?:(\+[ \t]*-?|-)[ \t]*(\d+))?[ \t]*\])[ \t]*\Z"
+)
+_LOC_RE = re.compile(r"\.loc[ \t]+(0|[1-9]\d*)[ \t]+(0|[1-9]\d*)[ \t]+(0|[1-9]\d*)[ \t]*(?://[^\n]*)?(?=\n|\Z)")
 
 _OPCODE_CACHE: dict = {}
 
@@ -289,9 +296,9 @@ class _Parser:
         out = []
         for t in toks:
             if t.text == "," and t.kind == "punct":
-                if not out or isinstance(out[-1], int) or out[-1].endswith(","):
+                if not out or str(out[-1]).endswith(","):
                     return None
-                out[-1] += ","
+                out[-1] = f"{out[-1]},"
             elif ints and t.kind == "num" and _DEC_RE.match(t.text) and not (
                     len(t.text) > 1 and t.text[0] == "0"):
                 out.append(int(t.text))
@@ -317,9 +324,10 @@ class _Parser:
     def loc(self) -> Loc:
         start = self.advance()
         toks = self._line_tokens()
-        if len(toks) < 3 or any(t.kind != "num" or not _INT_RE.match(t.text) for t in toks[:3]):
+        bad = [t for t in toks[:3] if t.kind != "num" or not _INT_RE.match(t.text)]
+        if len(toks) < 3 or bad:
             raise self.error(".loc takes a file index, a line and a column",
-                             toks[0] if toks else start)
+                             bad[0] if bad else start)
         args = self._words(toks, True)
         if args is None or (isinstance(args[-1], str) and args[-1].endswith(",")):
             raise self.error("malformed .loc directive", start)
@@ -655,7 +663,12 @@ class _Parser:
         if d == ".reg":
             stmts.extend(self.reg_decl())
         elif d == ".loc":
-            stmts.append(self.loc())
+            m = _LOC_RE.match(self.text, self.pos)
+            if m is not None:
+                stmts.append(Loc((int(m.group(1)), int(m.group(2)), int(m.group(3)))))
+                self.pos = m.end()
+            else:
+                stmts.append(self.loc())
         elif d == ".pragma":
             self.advance()
             s = self.expect_kind("str", "a quoted pragma")
@@ -715,7 +728,9 @@ class _Parser:
         for p in pieces:
             o = cache.get(p)
             if o is None:
-                o = self._operand_at(base, base + len(p))
+                o = self._quick(p)
+                if o is None:
+                    o = self._operand_at(base, base + len(p))
                 if o is None:
                     return None
                 if len(cache) < 50000:
@@ -723,6 +738,22 @@ class _Parser:
             out.append(o)
             base += len(p) + 1
         return Instruction(name, mods, tuple(out), guard)
+
+    def _quick(self, p: str):
+        q = _QUICK_RE.match(p)
+        if q is None:
+            return None
+        name, num, base, sign, off = q.groups()
+        if name is not None:
+            return Sink() if name == "_" else self._name_operand(name)
+        if num is not None:
+            return Imm(num)
+        if base == "_" or (off is not None and len(off) > 1 and off[0] == "0"):
+            return None
+        o = 0 if off is None else int(off)
+        if sign is not None and "-" in sign:
+            o = -o
+        return Addr(self._name_operand(base), o)
 
     def _operand_at(self, start: int, end: int):
         """Parse exactly one operand in text[start:end]; None when it is not exactly one."""
@@ -783,6 +814,13 @@ class _Parser:
         if k == "name":
             self.pos = t.end
             first = Sink() if t.text == "_" else self._name_operand(t.text)
+            if type(first) is Sym:
+                nt = self.peek()
+                if nt.kind == "punct" and nt.text in "+-":
+                    self.pos = nt.end
+                    sign = -1 if nt.text == "-" or self.accept("-") else 1
+                    off = self.expect_int("an offset after the symbol")
+                    return Sym(first.name, sign * off)
             if self.accept("|"):
                 s = self.expect_kind("name", "a predicate after '|'")
                 second = Sink() if s.text == "_" else self._name_operand(s.text)
@@ -832,7 +870,9 @@ class _Parser:
             for p in inner.split(","):
                 o = cache.get(p)
                 if o is None:
-                    o = self._operand_at(base, base + len(p))
+                    o = self._quick(p)
+                    if o is None:
+                        o = self._operand_at(base, base + len(p))
                     if o is None:
                         break
                     cache[p] = o

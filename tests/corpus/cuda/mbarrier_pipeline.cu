@@ -1,7 +1,7 @@
 // corpus: sm90a: -arch=sm_90a
 // corpus: sm80: -arch=sm_80
 // Producer/consumer ring over mbarriers: init, arrive (with state), try_wait with a phase
-// token, arrive_drop, pending_count, cp.async.mbarrier.arrive; also CUDA's own
+// token (test_wait before sm_90), arrive_drop, pending_count, cp.async.mbarrier.arrive; also CUDA's own
 // cuda::barrier (which lowers to mbarrier instructions).
 #include <cstdint>
 #include <cuda/barrier>
@@ -28,8 +28,13 @@ __global__ void ring(const float *in, float *out, int iters) {
     asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(fb) : "memory");
     uint32_t waitComplete = 0;
     while (!waitComplete)
+#if __CUDA_ARCH__ >= 900
       asm volatile("{\n.reg .pred P1;\nmbarrier.try_wait.shared.b64 P1, [%1], %2;\nselp.b32 %0, 1, 0, P1;\n}\n"
                    : "=r"(waitComplete) : "r"(fb), "l"(state) : "memory");
+#else
+      asm volatile("{\n.reg .pred P1;\nmbarrier.test_wait.shared.b64 P1, [%1], %2;\nselp.b32 %0, 1, 0, P1;\n}\n"
+                   : "=r"(waitComplete) : "r"(fb), "l"(state) : "memory");
+#endif
     acc += data[s][(t + 1) & 127];
     asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(eb) : "memory");
     uint32_t pc;

@@ -1,6 +1,6 @@
 // corpus: sm80: -arch=sm_80
 // corpus: sm90a: -arch=sm_90a
-// Rarer warp-level matrix instructions: mma.sp (2:4 structured sparsity with metadata),
+// Rarer warp-level matrix instructions: mma.sp and mma.sp::ordered_metadata (2:4 sparsity),
 // movmatrix, m8n8k4 f64 mma, b1 xor-popc mma, and ldmatrix .x1; plus cvt packing forms.
 #include <cstdint>
 __global__ void sparse(const uint32_t *a, const uint32_t *b, uint32_t meta, float *c, double *dd, uint32_t *bits) {
@@ -9,6 +9,9 @@ __global__ void sparse(const uint32_t *a, const uint32_t *b, uint32_t meta, floa
   asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;"
                : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(meta));
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%0, %1, %2, %3}, %8, 0x0;"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(a[12]), "r"(a[13]), "r"(b[6]), "r"(b[7]), "r"(meta));
   c[l] = d0 + d1 + d2 + d3;
   uint32_t m;
   asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(m) : "r"(a[l]));

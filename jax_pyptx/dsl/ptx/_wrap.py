@@ -1,0 +1,197 @@
+"""Shared machinery of the typed wrappers: option checking with exact messages, modifiers built
+in canonical order from the ISA table, destination registers, addresses.
+
+Every wrapper ends in :func:`emit`, so every instruction goes through ``Trace.emit`` and is
+validated against the one ISA table (``jax_pyptx.isa``).
+"""
+from __future__ import annotations
+
+from ...errors import PtxTypeError, PtxValueError
+from ...ir.nodes import Addr, Imm, PredPair, Reg, Sink, Sym, Vec
+from ...isa import forms_for
+from ...isa.opcodes import split_opcode
+from ...types import PtxType, b32, b64, by_name, is_type_name
+from .. import context
+from ..context import user_loc
+from ..values import Immediate, Register, RegArray, Special, as_operand, materialize
+from .generic import _hint_type, guard_of
+
+
+def norm(value) -> str:
+    """``"rn"`` / ``".rn"`` / ``"shared__cta"`` -> ``".rn"`` / ``".shared::cta"``."""
+    v = str(value)
+    if not v.startswith("."):
+        v = "." + v
+    return v.replace("__", "::")
+
+
+def _plain(options) -> str:
+    return ", ".join(o.lstrip(".") for o in options)
+
+
+def choice(fn: str, param: str, value, allowed, none_ok: bool = False):
+    """``value`` normalized to a modifier from ``allowed``, or PtxValueError naming ``param``."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, PtxType):
+        value = value.name
+    v = norm(value) if isinstance(value, str) else value
+    if v not in allowed:
+        shown = repr(value.name if isinstance(value, PtxType) else value)
+        raise PtxValueError(f"{fn}: {param}={shown} is not allowed; allowed: {_plain(allowed)}",
+                            loc=user_loc())
+    return v
+
+
+def int_choice(fn: str, param: str, value, allowed):
+    if not isinstance(value, int) or isinstance(value, bool) or value not in allowed:
+        raise PtxValueError(f"{fn}: {param}={value!r} is not allowed; allowed: "
+                            f"{', '.join(map(str, allowed))}", loc=user_loc())
+    return value
+
+
+def int_range(fn: str, param: str, value, lo: int, hi: int, multiple: int = 1):
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi or \
+            value % multiple:
+        extra = f", multiple of {multiple}" if multiple > 1 else ""
+        raise PtxValueError(f"{fn}: {param}={value!r} is not allowed; allowed: {lo}..{hi}{extra}",
+                            loc=user_loc())
+    return value
+
+
+def dtype(t) -> PtxType:
+    return t if isinstance(t, PtxType) else by_name(str(t))
+
+
+def reg_type(mod: str) -> PtxType:
+    """Register type for an instruction type modifier (``.f32x2`` -> b64, ``.u16x2`` -> b32)."""
+    if is_type_name(mod):
+        return by_name(mod)
+    return {".f32x2": b64, ".u16x2": b32, ".s16x2": b32}.get(mod, b32)
+
+
+def new(t) -> Register:
+    tr = context.current()
+    return Register(tr.new_reg(dtype(t)), tr)
+
+
+def new_array(t, n: int) -> RegArray:
+    tr = context.current()
+    t = dtype(t)
+    return RegArray([Register(tr.new_reg(t), tr) for _ in range(n)], t)
+
+
+def operand_type(x):
+    """The PTX type of a DSL value (None for Python numbers)."""
+    if isinstance(x, (Register, Special, Immediate, RegArray)):
+        return x.type
+    return None
+
+
+def addr(x, fn: str = "", param: str = "addr") -> Addr:
+    """A memory operand from an Addr, a register (address in it), a shared buffer or symbol."""
+    if isinstance(x, Addr):
+        return x
+    if isinstance(x, Special):
+        x = materialize(x)
+    if isinstance(x, Register):
+        return Addr(as_operand(x), 0)
+    if hasattr(x, "__ptx_operand__"):
+        op = x.__ptx_operand__()
+        if type(op) is Sym:
+            return Addr(Sym(op.name), op.offset)
+        if type(op) is Addr:
+            return op
+    if isinstance(x, Sym):
+        return Addr(Sym(x.name), x.offset)
+    raise PtxTypeError(f"{fn}: {param} must be an address (ptx.addr(...), a register holding an "
+                       f"address, or a shared buffer), got {x!r}", loc=user_loc())
+
+
+def reg_addr(x, fn: str = "", param: str = "addr") -> Addr:
+    """Like :func:`addr`, but a symbol base is first moved into a u32 register (instructions
+    whose address operand must be a register, e.g. st.bulk)."""
+    a = addr(x, fn, param)
+    if type(a.base) is Sym:
+        from ...types import u32
+
+        r = new(u32)
+        emit("mov.u32", (r, Sym(a.base.name, a.base.offset)))
+        return Addr(as_operand(r), a.offset)
+    return a
+
+
+def vec(items, t=None) -> Vec:
+    return Vec(tuple(as_operand(i, t) for i in items))
+
+
+def sink() -> Sink:
+    return Sink()
+
+
+_PASS = (PredPair, Sink, Vec, Addr, Imm, Reg, Sym)
+
+
+def _op(o, hint):
+    t = type(o)
+    if t in _PASS:
+        return o
+    if hint is None and (t is int or t is bool):
+        return Imm(str(int(o)))
+    return as_operand(o, hint)
+
+
+def emit(full: str, operands, pred=None, typed: bool = False):
+    """Emit ``full`` (dotted opcode) through the table-validated path; returns the instruction.
+    Python ints are plain integer immediates unless ``typed`` (then they take the instruction
+    type, as arithmetic operands do)."""
+    name, mods = split_opcode(full)
+    tr = context.current(f"ptx.{full}")
+    hint = _hint_type(mods) if typed else None
+    ops = tuple(_op(o, hint) for o in operands)
+    return tr.emit(name, mods, ops, guard_of(pred), user_loc())
+
+
+# ----------------------------------------------------------------------------- table-driven
+def build_mods(fn: str, name: str, kw: dict) -> tuple:
+    """Modifiers of instruction ``name`` for keyword options ``kw`` (group name -> value), in
+    the canonical order of the first table form that takes them all."""
+    given = {k: v for k, v in kw.items() if v is not None and v is not False}
+    forms = forms_for(name)
+    groups = {}
+    for f in forms:
+        for g in f.groups:
+            groups.setdefault(g.name, set()).update(g.options)
+    for k, v in given.items():
+        if k not in groups:
+            raise PtxValueError(f"{fn}: unknown option {k}={v!r}; options: "
+                                f"{', '.join(sorted(groups))}", loc=user_loc())
+        if v is not True and norm(v) not in groups[k]:
+            raise PtxValueError(f"{fn}: {k}={v!r} is not allowed; allowed: "
+                                f"{_plain(sorted(groups[k]))}", loc=user_loc())
+    for f in forms:
+        mods, ok = [], True
+        names = {g.name for g in f.groups}
+        if any(k not in names for k in given):
+            continue
+        for g in f.groups:
+            if g.name in given:
+                v = given[g.name]
+                if v is True:
+                    if len(g.options) != 1:
+                        ok = False
+                        break
+                    v = g.options[0]
+                v = norm(v)
+                if v not in g.options:
+                    ok = False
+                    break
+                mods.append(v)
+            elif g.required:
+                ok = False
+                break
+        if ok:
+            return tuple(mods)
+    desc = ", ".join(f"{k}={v!r}" for k, v in given.items())
+    raise PtxValueError(f"{fn}: no form of {name} takes {desc}; forms: "
+                        f"{'; '.join(f.describe() for f in forms[:8])}", loc=user_loc())

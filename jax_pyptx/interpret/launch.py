@@ -1,0 +1,231 @@
+"""``launch``: run any PTX entry on NumPy arrays the way a driver launch would."""
+from __future__ import annotations
+
+import hashlib
+import weakref
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.nodes import Module
+from . import memory as M
+from .decode import Program
+from .machine import Context
+
+MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
+MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
+
+_parse_cache: dict = {}
+_prog_cache: dict = {}
+
+
+def _dim3(v, what):
+    if isinstance(v, (int, np.integer)):
+        t = (int(v), 1, 1)
+    else:
+        t = tuple(int(x) for x in v) + (1,) * (3 - len(tuple(v)))
+    if len(t) != 3 or any(x < 1 for x in t):
+        raise InterpreterError(f"{what} must be a positive int or a tuple of up to 3 positive ints, got {v!r}")
+    return t
+
+
+def get_module(ptx) -> Module:
+    if isinstance(ptx, Module):
+        return ptx
+    if not isinstance(ptx, str):
+        raise InterpreterError(f"launch takes PTX text or a Module, got {type(ptx).__name__}")
+    key = hashlib.sha1(ptx.encode()).hexdigest()
+    m = _parse_cache.get(key)
+    if m is None:
+        from ..text.parser import parse
+        m = parse(ptx)
+        if len(_parse_cache) > 64:
+            _parse_cache.clear()
+        _parse_cache[key] = m
+    return m
+
+
+def get_program(module: Module, entry: str) -> Program:
+    key = (id(module), entry)
+    hit = _prog_cache.get(key)
+    if hit is not None and hit[0]() is module:
+        return hit[1]
+    prog = Program(module, entry)
+    if len(_prog_cache) > 128:
+        _prog_cache.clear()
+    _prog_cache[key] = (weakref.ref(module), prog)
+    return prog
+
+
+class LaunchMemory:
+    def __init__(self, prog: Program):
+        self.gspace = M.FlatSpace("global", M.GLOBAL_BASE)
+        self.cspace = M.FlatSpace("const", M.CONST_BASE)
+        self.pspace = M.FlatSpace("param", M.PARAM_BASE)
+        for v in prog.global_vars:
+            decl, data = v.decl
+            a = self.gspace.add(data, f"global variable {v.name!r}", align=max(decl.align, decl.type.nbytes, 16))
+            assert a.base == v.addr
+        for v in prog.const_vars:
+            decl, data = v.decl
+            a = self.cspace.add(data, f"const variable {v.name!r}", align=max(decl.align, decl.type.nbytes, 16),
+                                readonly=True)
+            assert a.base == v.addr
+
+
+class LaunchState:
+    def __init__(self, grid, block, cluster, smem, mem, max_steps):
+        self.grid, self.block, self.cluster, self.smem = grid, block, cluster, smem
+        self.mem = mem
+        self.max_steps = max_steps
+        gx, gy, gz = grid
+        cx, cy, cz = cluster
+        self._ncx, self._ncy = gx // cx, gy // cy
+
+    def cluster_rank(self, cta_ids):
+        gx, gy, _ = self.grid
+        cx, cy, cz = self.cluster
+        c = np.asarray(cta_ids)
+        x, y, z = c % gx, (c // gx) % gy, c // (gx * gy)
+        return (x % cx) + cx * ((y % cy) + cy * (z % cz))
+
+    def cta_order(self):
+        """CTA linear ids ordered cluster by cluster (ranks contiguous)."""
+        gx, gy, gz = self.grid
+        cx, cy, cz = self.cluster
+        out = []
+        for kz in range(gz // cz):
+            for ky in range(gy // cy):
+                for kx in range(gx // cx):
+                    for rz in range(cz):
+                        for ry in range(cy):
+                            for rx in range(cx):
+                                x, y, z = kx * cx + rx, ky * cy + ry, kz * cz + rz
+                                out.append(x + gx * (y + gy * z))
+        return out
+
+
+def _scalar_bytes(value, p):
+    t = p.type
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        raise InterpreterError(
+            f"param {p.name!r} is a .{t.name} scalar but got an array of shape {value.shape}; "
+            f"arrays go to .u64/.b64 pointer params")
+    if t.kind == "pred":
+        return np.array([bool(value)], np.uint8).tobytes()
+    from .operands import np_dtype
+    dt = np_dtype(t)
+    v = np.asarray(value)
+    if dt.kind in "ui" and v.dtype.kind in "ui":
+        iv = int(v) & ((1 << (8 * dt.itemsize)) - 1)
+        return iv.to_bytes(dt.itemsize, "little")
+    if dt.kind in "ui" and v.dtype.kind == "b":
+        return int(bool(v)).to_bytes(dt.itemsize, "little")
+    if dt.kind in "ui":
+        if float(v) != int(float(v)):
+            raise InterpreterError(f"param {p.name!r} is .{t.name} but got non-integer value {value!r}")
+        iv = int(float(v)) & ((1 << (8 * dt.itemsize)) - 1)
+        return iv.to_bytes(dt.itemsize, "little")
+    return np.asarray(v, dtype=dt).tobytes()
+
+
+def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=(1, 1, 1),
+           smem: int = 0, sanitize: bool = True, max_steps: int = 200_000_000, stats: dict | None = None) -> None:
+    """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
+
+    ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
+    pointer parameter (it receives the array's device address; stores write into the array in
+    place), a NumPy or Python scalar for a scalar parameter (converted to its type), ``bytes``
+    of length N for a ``.b8 name[N]`` parameter, ``None`` for a null pointer. ``smem`` is the
+    dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize`` turns the checks
+    for uninitialized reads and divergent collectives on or off (bounds and alignment are always
+    checked). ``stats``, when given, receives counters of the run.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    module = get_module(ptx_or_module)
+    prog = get_program(module, entry)
+    grid, block, cluster = _dim3(grid, "grid"), _dim3(block, "block"), _dim3(cluster, "cluster")
+    nthreads = block[0] * block[1] * block[2]
+    if nthreads > 1024:
+        raise InterpreterError(f"a CTA has at most 1024 threads, block={block} has {nthreads}")
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise InterpreterError(f"grid {grid} is not a multiple of the cluster shape {cluster}")
+    smem = int(smem)
+    if smem < 0:
+        raise InterpreterError(f"smem must be >= 0, got {smem}")
+    if smem and not prog.extern_shared:
+        pass        # allowed: dynamic shared memory nobody declares is simply unused
+    total_shared = (prog.dynamic_shared_offset + smem) if prog.extern_shared else prog.static_shared_size
+    if total_shared > MAX_SHARED:
+        raise InterpreterError(
+            f"kernel {entry!r} needs {total_shared} bytes of shared memory "
+            f"({prog.static_shared_size} static + {smem} dynamic); the limit is {MAX_SHARED}")
+    args = list(args)
+    params = prog.param_layout
+    if len(args) != len(params):
+        names = ", ".join(f"{p.name} (.{p.type.name}{f'[{p.array}]' if p.array else ''})" for p, _, _ in params)
+        raise InterpreterError(f"kernel {entry!r} takes {len(params)} arguments ({names}), got {len(args)}")
+
+    mem = LaunchMemory(prog)
+    pbuf = np.zeros(max(prog.param_size, 1), np.uint8)
+    copy_back = []
+    for i, ((p, off, size), a) in enumerate(zip(params, args)):
+        if p.array is not None:
+            if isinstance(a, (bytes, bytearray, memoryview)):
+                b = bytes(a)
+            elif isinstance(a, np.ndarray):
+                b = a.tobytes()
+            else:
+                raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: pass bytes of length {p.array}")
+            if len(b) != size:
+                raise InterpreterError(f"param {p.name!r} takes {size} bytes, got {len(b)}")
+            pbuf[off:off + size] = np.frombuffer(b, np.uint8)
+            continue
+        if a is None:
+            pbuf[off:off + size] = 0
+            continue
+        if not isinstance(a, np.ndarray) and hasattr(a, "__array__") and not np.isscalar(a):
+            a = np.array(a)
+        if isinstance(a, np.ndarray) and a.ndim > 0:
+            if p.type.bits != 64:
+                raise InterpreterError(
+                    f"param {p.name!r} is .{p.type.name}: an array can only be passed to a 64-bit pointer "
+                    f"param (.u64/.b64)")
+            arr = a
+            if arr.flags.c_contiguous and arr.flags.writeable:
+                data = arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, np.uint8)
+            else:
+                data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
+                if arr.flags.writeable:
+                    copy_back.append((arr, data))
+            desc = f"param {p.name!r} ({arr.dtype}{list(arr.shape)})"
+            al = mem.gspace.add(data, desc)
+            pbuf[off:off + 8] = np.frombuffer(np.uint64(al.base).tobytes(), np.uint8)
+            continue
+        pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
+    mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
+
+    state = LaunchState(grid, block, cluster, smem, mem, max_steps)
+    order = state.cta_order()
+    csize = cluster[0] * cluster[1] * cluster[2]
+    slots_per_cta = -(-nthreads // 32) * 32
+    per_batch = max(csize, (MAX_BATCH_SLOTS // max(slots_per_cta, 1)) // csize * csize)
+    steps = tsteps = 0
+    with np.errstate(all="ignore"):
+        for s in range(0, len(order), per_batch):
+            ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
+            ctx.run()
+            if ctx.cp_pending:
+                from .ops_mem import cp_complete
+                from .machine import Group
+                cp_complete(ctx, Group(np.arange(ctx.N), 0, ctx.N), None)
+            steps += ctx.steps
+            tsteps += ctx.tsteps
+    for arr, data in copy_back:
+        arr[...] = data.view(arr.dtype).reshape(arr.shape)
+    if stats is not None:
+        stats.update(instructions=steps, thread_instructions=tsteps, ctas=len(order),
+                     batches=-(-len(order) // per_batch), seconds=time.perf_counter() - t0)
+    return None

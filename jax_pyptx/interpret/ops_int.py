@@ -1,0 +1,820 @@
+"""Integer, bitwise, move, select and compare instructions.
+
+Arithmetic on ``.sN``/``.uN``/``.bN`` wraps modulo 2^N as the ISA defines; instructions whose
+type is floating point are handed to ``ops_float``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.nodes import Vec
+from ..types import PtxType, by_name, pred, u32, u64
+from .decode import type_of, types_of
+from .dispatch import register
+from .operands import SINT, UINT, items, np_dtype, reader, writer
+
+U = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _is_float(t: PtxType) -> bool:
+    return t.kind in ("float", "packed")
+
+
+def _srcs(prog, ins, t, scope, first=1):
+    return [reader(prog, o, t, scope) for o in ins.operands[first:]]
+
+
+def _dst(prog, ins, t, scope):
+    return writer(prog, ins.operands[0], t, scope)
+
+
+def _unsigned(t):
+    return np.dtype(U[t.bits])
+
+
+def _signed(t):
+    return np.dtype(SINT[t.bits])
+
+
+def _as(v, dt):
+    a = np.asarray(v)
+    return a.view(dt) if a.dtype.itemsize == dt.itemsize else a.astype(dt)
+
+
+def _simple(prog, d, ins, scope, fn, t=None):
+    """d = fn(a, b, ...) with every operand of the instruction's type."""
+    t = t or type_of(ins.modifiers)
+    put = _dst(prog, ins, t, scope)
+    srcs = _srcs(prog, ins, t, scope)
+    if len(srcs) == 1:
+        a, = srcs
+        d.fn = lambda ctx, g: put(ctx, g, fn(a(ctx, g)))
+    elif len(srcs) == 2:
+        a, b = srcs
+        d.fn = lambda ctx, g: put(ctx, g, fn(a(ctx, g), b(ctx, g)))
+    elif len(srcs) == 3:
+        a, b, c = srcs
+        d.fn = lambda ctx, g: put(ctx, g, fn(a(ctx, g), b(ctx, g), c(ctx, g)))
+    else:
+        d.fn = lambda ctx, g: put(ctx, g, fn(*[s(ctx, g) for s in srcs]))
+
+
+def _carry_ops(prog, d, ins, scope, t, base_fn):
+    """add.cc / addc / sub.cc / subc / mad.cc / madc: the carry (borrow for sub) flag lives in
+    a per-thread register ``%cc``."""
+    mods = ins.modifiers
+    op = ins.opcode
+    use_cf = op in ("addc", "subc", "madc")
+    set_cf = ".cc" in mods
+    put = _dst(prog, ins, t, scope)
+    srcs = _srcs(prog, ins, t, scope)
+    if "%cc" not in prog.regs:
+        from .operands import RegInfo
+        prog.regs["%cc"] = RegInfo("%cc", u32)
+    ud = _unsigned(t)
+    ut = by_name(f"u{t.bits}")
+    hi = ".hi" in mods
+
+    def run(ctx, g):
+        vals = [np.broadcast_to(_as(s(ctx, g), ud), (g.n,)) for s in srcs]
+        cf = ctx.read("%cc", g).astype(ud) if use_cf else ud.type(0)
+        with np.errstate(over="ignore"):
+            if op in ("add", "addc"):
+                x, y = vals
+            elif op in ("sub", "subc"):
+                x, y = vals
+            else:
+                p = mulhi(vals[0], vals[1], ut) if hi else vals[0] * vals[1]
+                x, y = vals[2], np.asarray(p, ud)
+            if op in ("sub", "subc"):
+                s1 = x - y
+                c1 = x < y
+                r = s1 - cf
+                c2 = s1 < cf
+            else:
+                s1 = x + y
+                c1 = s1 < x
+                r = s1 + cf
+                c2 = r < s1
+        put(ctx, g, np.asarray(r, ud).view(np_dtype(t)))
+        if set_cf:
+            ctx.write("%cc", g, (c1 | c2).astype(np.uint32))
+    d.fn = run
+
+
+# ----------------------------------------------------------------------------- add/sub/mul/mad
+@register("add", "sub")
+def _addsub(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    if _is_float(t):
+        from .ops_float import arith
+        return arith(prog, d, ins, scope, t)
+    if ".cc" in ins.modifiers:
+        return _carry_ops(prog, d, ins, scope, t, None)
+    sat = ".sat" in ins.modifiers
+    if sat:
+        lo, hi = -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+        dt = np_dtype(t)
+        if ins.opcode == "add":
+            fn = lambda a, b: np.clip(np.asarray(a, np.int64) + np.asarray(b, np.int64), lo, hi).astype(dt)
+        else:
+            fn = lambda a, b: np.clip(np.asarray(a, np.int64) - np.asarray(b, np.int64), lo, hi).astype(dt)
+        return _simple(prog, d, ins, scope, fn, t)
+    _simple(prog, d, ins, scope, np.add if ins.opcode == "add" else np.subtract, t)
+
+
+@register("addc", "subc", "madc")
+def _addc(prog, d, ins, scope):
+    _carry_ops(prog, d, ins, scope, type_of(ins.modifiers), None)
+
+
+def mulhi(a, b, t):
+    """High half of the 2N-bit product."""
+    bits = t.bits
+    if bits < 64:
+        wide = np.int64 if t.is_signed else np.uint64
+        p = np.asarray(a).astype(wide) * np.asarray(b).astype(wide)
+        return (p >> bits).astype(np_dtype(t))
+    return _mulhi64(a, b, t.is_signed).view(np_dtype(t))
+
+
+def _mulhi64(a, b, signed):
+    a = np.asarray(a).astype(np.int64 if signed else np.uint64).view(np.uint64)
+    b = np.asarray(b).astype(np.int64 if signed else np.uint64).view(np.uint64)
+    a, b = np.broadcast_arrays(a, b)
+    m32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    al, ah = a & m32, a >> s32
+    bl, bh = b & m32, b >> s32
+    ll = al * bl
+    lh = al * bh
+    hl = ah * bl
+    hh = ah * bh
+    mid = (ll >> s32) + (lh & m32) + (hl & m32)
+    hi = hh + (lh >> s32) + (hl >> s32) + (mid >> s32)
+    if signed:
+        hi = hi - np.where(a.view(np.int64) < 0, b, np.uint64(0)) - np.where(b.view(np.int64) < 0, a, np.uint64(0))
+    return hi
+
+
+def widen(t: PtxType) -> PtxType:
+    return by_name(("s" if t.is_signed else "u") + str(t.bits * 2))
+
+
+@register("mul")
+def _mul(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    if _is_float(t):
+        from .ops_float import arith
+        return arith(prog, d, ins, scope, t)
+    mods = ins.modifiers
+    if ".wide" in mods:
+        wt = widen(t)
+        wd = np_dtype(wt)
+        put = _dst(prog, ins, wt, scope)
+        a, b = _srcs(prog, ins, t, scope)
+        d.fn = lambda ctx, g: put(ctx, g, np.asarray(a(ctx, g)).astype(wd) * np.asarray(b(ctx, g)).astype(wd))
+    elif ".hi" in mods:
+        _simple(prog, d, ins, scope, lambda a, b: mulhi(a, b, t), t)
+    else:
+        _simple(prog, d, ins, scope, np.multiply, t)
+
+
+@register("mad")
+def _mad(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    if _is_float(t):
+        from .ops_float import fma
+        return fma(prog, d, ins, scope, t)
+    mods = ins.modifiers
+    if ".cc" in mods:
+        return _carry_ops(prog, d, ins, scope, t, None)
+    if ".wide" in mods:
+        wt = widen(t)
+        wd = np_dtype(wt)
+        put = _dst(prog, ins, wt, scope)
+        a, b = _srcs(prog, ins, t, scope)[:2]
+        c = reader(prog, ins.operands[3], wt, scope)
+        d.fn = lambda ctx, g: put(ctx, g, np.asarray(a(ctx, g)).astype(wd) * np.asarray(b(ctx, g)).astype(wd)
+                                  + c(ctx, g))
+    elif ".hi" in mods:
+        if ".sat" in mods:
+            def fn(a, b, c):
+                p = np.asarray(a).astype(np.int64) * np.asarray(b).astype(np.int64)
+                return np.clip((p >> 32) + np.asarray(c).astype(np.int64), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+            return _simple(prog, d, ins, scope, fn, t)
+        _simple(prog, d, ins, scope, lambda a, b, c: mulhi(a, b, t) + c, t)
+    else:
+        _simple(prog, d, ins, scope, lambda a, b, c: a * b + c, t)
+
+
+@register("mul24", "mad24")
+def _mul24(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    hi = ".hi" in ins.modifiers
+    signed = t.is_signed
+    dt = np_dtype(t)
+
+    def m24(a, b):
+        a = np.asarray(a).astype(np.int64)
+        b = np.asarray(b).astype(np.int64)
+        if signed:
+            a = ((a & 0xFFFFFF) ^ 0x800000) - 0x800000
+            b = ((b & 0xFFFFFF) ^ 0x800000) - 0x800000
+        else:
+            a, b = a & 0xFFFFFF, b & 0xFFFFFF
+        p = a * b
+        r = (p >> 16) if hi else p
+        return (r & 0xFFFFFFFF).astype(np.uint32).view(dt)
+    if ins.opcode == "mul24":
+        _simple(prog, d, ins, scope, m24, t)
+    else:
+        _simple(prog, d, ins, scope, lambda a, b, c: m24(a, b) + c, t)
+
+
+@register("sad")
+def _sad(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    dt = np_dtype(t)
+    _simple(prog, d, ins, scope, lambda a, b, c: (np.abs(np.asarray(a).astype(np.int64) - np.asarray(b).astype(np.int64))
+                                                  .astype(dt) + c), t)
+
+
+@register("div", "rem")
+def _div(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    if _is_float(t):
+        from .ops_float import div
+        return div(prog, d, ins, scope, t)
+    dt = np_dtype(t)
+    is_div = ins.opcode == "div"
+    signed = t.is_signed
+
+    def fn(a, b):
+        a, b = np.broadcast_arrays(np.asarray(a, dt), np.asarray(b, dt))
+        zero = b == 0
+        bb = np.where(zero, 1, b).astype(dt)
+        if signed:
+            ovf = (a == np.iinfo(dt).min) & (bb == -1)
+            bb = np.where(ovf, 1, bb).astype(dt)
+            q = np.abs(a.astype(np.int64) if t.bits < 64 else a) // np.abs(bb.astype(np.int64) if t.bits < 64 else bb)
+            q = np.where((a < 0) != (bb < 0), -q, q)
+            r = a - (q * bb).astype(dt) if t.bits < 64 else a - q * bb
+            q = np.where(ovf, a, q)
+            r = np.where(ovf, 0, r)
+        else:
+            q = a // bb
+            r = a % bb
+        if is_div:
+            return np.where(zero, np.array(-1).astype(dt) if signed else np.iinfo(dt).max, q).astype(dt)
+        return np.where(zero, a, r).astype(dt)
+    _simple(prog, d, ins, scope, fn, t)
+
+
+@register("abs", "neg")
+def _absneg(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    if _is_float(t):
+        from .ops_float import absneg
+        return absneg(prog, d, ins, scope, t)
+    _simple(prog, d, ins, scope, np.abs if ins.opcode == "abs" else np.negative, t)
+
+
+@register("min", "max")
+def _minmax(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    if _is_float(t):
+        from .ops_float import minmax
+        return minmax(prog, d, ins, scope, t)
+    f = np.minimum if ins.opcode == "min" else np.maximum
+    if ".relu" in ins.modifiers:
+        dt = np_dtype(t)
+        _simple(prog, d, ins, scope, lambda a, b: np.maximum(f(a, b), dt.type(0)), t)
+    else:
+        _simple(prog, d, ins, scope, f, t)
+
+
+# ----------------------------------------------------------------------------- bit ops
+def _popc(x, bits):
+    x = np.asarray(x).astype(np.uint64)
+    return np.bitwise_count(x).astype(np.uint32)
+
+
+def _clz(x, bits):
+    x = np.asarray(x).astype(np.uint64)
+    out = np.full(x.shape, bits, np.uint32)
+    nz = x != 0
+    if nz.any():
+        # floor(log2) via float is inexact for 64-bit values: use bit smearing + popcount
+        y = x.copy()
+        for s in (1, 2, 4, 8, 16, 32):
+            y |= y >> np.uint64(s)
+        out = np.where(nz, bits - np.bitwise_count(y).astype(np.uint32), out)
+    return out.astype(np.uint32)
+
+
+@register("popc", "clz")
+def _popc_clz(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    put = _dst(prog, ins, u32, scope)
+    a = reader(prog, ins.operands[1], _bits_type(t), scope)
+    f = _popc if ins.opcode == "popc" else _clz
+    d.fn = lambda ctx, g: put(ctx, g, f(a(ctx, g), t.bits))
+
+
+def _bits_type(t):
+    return by_name(f"b{t.bits}")
+
+
+@register("bfind")
+def _bfind(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    shiftamt = ".shiftamt" in ins.modifiers
+    put = _dst(prog, ins, u32, scope)
+    a = reader(prog, ins.operands[1], t, scope)
+    bits = t.bits
+
+    def fn(ctx, g):
+        x = np.asarray(a(ctx, g))
+        if t.is_signed:
+            x = np.where(x < 0, ~x, x)
+        u = x.astype(np.uint64) if x.dtype.kind == "u" else x.view(UINT[bits]).astype(np.uint64)
+        pos = (bits - 1 - _clz(u, bits).astype(np.int64))
+        res = np.where(u == 0, 0xFFFFFFFF, (bits - 1 - pos) if shiftamt else pos)
+        put(ctx, g, np.broadcast_to(res.astype(np.int64) & 0xFFFFFFFF, (g.n,)).astype(np.uint32))
+    d.fn = fn
+
+
+@register("brev")
+def _brev(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    bits = t.bits
+
+    def rev(x):
+        x = np.asarray(x).astype(np.uint64)
+        r = np.zeros_like(x)
+        for i in range(bits):
+            r |= ((x >> np.uint64(i)) & np.uint64(1)) << np.uint64(bits - 1 - i)
+        return r.astype(U[bits])
+    _simple(prog, d, ins, scope, rev, _bits_type(t))
+
+
+@register("bfe")
+def _bfe(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    bits = t.bits
+    put = _dst(prog, ins, t, scope)
+    a = reader(prog, ins.operands[1], t, scope)
+    b = reader(prog, ins.operands[2], u32, scope)
+    c = reader(prog, ins.operands[3], u32, scope)
+    dt = np_dtype(t)
+
+    def fn(ctx, g):
+        x = np.asarray(a(ctx, g))
+        pos = np.asarray(b(ctx, g)).astype(np.int64) & 0xFF
+        ln = np.asarray(c(ctx, g)).astype(np.int64) & 0xFF
+        x, pos, ln = np.broadcast_arrays(x, pos, ln)
+        ux = x.view(U[bits]).astype(np.uint64) if x.dtype.itemsize * 8 == bits else x.astype(np.uint64)
+        p = np.minimum(pos, 64).astype(np.uint64)
+        shifted = np.where(pos >= bits, np.uint64(0), ux >> np.minimum(p, np.uint64(63)))
+        lnc = np.minimum(ln, bits)
+        mask = np.where(lnc >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                        (np.uint64(1) << np.minimum(lnc, 63).astype(np.uint64)) - np.uint64(1))
+        r = shifted & mask
+        if t.is_signed:
+            # sign bit: bit (pos+len-1) of a, or the msb of a if beyond
+            sbit_pos = np.minimum(pos + ln - 1, bits - 1)
+            sbit = (ux >> sbit_pos.astype(np.uint64)) & np.uint64(1)
+            sbit = np.where(ln == 0, np.uint64(0), sbit)
+            ext = np.where((sbit == 1) & (lnc < bits), ~mask, np.uint64(0))
+            r = r | ext
+        r = np.where(ln == 0, np.uint64(0), r)
+        put(ctx, g, (r & np.uint64((1 << bits) - 1)).astype(U[bits]).view(dt))
+    d.fn = fn
+
+
+@register("bfi")
+def _bfi(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    bits = t.bits
+    put = _dst(prog, ins, t, scope)
+    a = reader(prog, ins.operands[1], t, scope)
+    bb = reader(prog, ins.operands[2], t, scope)
+    c = reader(prog, ins.operands[3], u32, scope)
+    e = reader(prog, ins.operands[4], u32, scope)
+    full = (1 << bits) - 1
+
+    def fn(ctx, g):
+        x, y = np.asarray(a(ctx, g)).astype(np.uint64), np.asarray(bb(ctx, g)).astype(np.uint64)
+        pos = np.asarray(c(ctx, g)).astype(np.int64) & 0xFF
+        ln = np.asarray(e(ctx, g)).astype(np.int64) & 0xFF
+        x, y, pos, ln = np.broadcast_arrays(x, y, pos, ln)
+        lnc = np.minimum(ln, bits)
+        mask = np.where(lnc >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                        (np.uint64(1) << np.minimum(lnc, 63).astype(np.uint64)) - np.uint64(1))
+        sh = np.minimum(pos, 63).astype(np.uint64)
+        m = np.where(pos >= bits, np.uint64(0), (mask << sh) & np.uint64(full))
+        r = (y & ~m) | ((x << sh) & m)
+        put(ctx, g, r.astype(U[bits]))
+    d.fn = fn
+
+
+@register("bmsk")
+def _bmsk(prog, d, ins, scope):
+    wrap = ".wrap" in ins.modifiers
+
+    def fn(a, b):
+        a = np.asarray(a).astype(np.int64)
+        b = np.asarray(b).astype(np.int64)
+        if wrap:
+            a, b = a & 31, b & 31
+        else:
+            a, b = np.minimum(a, 32), np.minimum(b, 32)
+        m = ((np.int64(1) << np.minimum(a + b, 32)) - 1) & ~((np.int64(1) << a) - 1)
+        return (m & 0xFFFFFFFF).astype(np.uint32)
+    _simple(prog, d, ins, scope, fn, u32)
+
+
+@register("szext")
+def _szext(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    wrap = ".wrap" in ins.modifiers
+
+    def fn(a, b):
+        a = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
+        b = np.asarray(b).astype(np.int64)
+        b = (b & 31) if wrap else np.minimum(b, 32)
+        m = (np.int64(1) << b) - 1
+        v = a & m
+        if t.is_signed:
+            sign = np.where(b > 0, (v >> np.maximum(b - 1, 0)) & 1, 0)
+            v = np.where((sign == 1) & (b < 32), v | (~m & 0xFFFFFFFF), v)
+        return (v & 0xFFFFFFFF).astype(np.uint32).view(np_dtype(t))
+    _simple(prog, d, ins, scope, fn, t)
+
+
+@register("fns")
+def _fns(prog, d, ins, scope):
+    put = _dst(prog, ins, u32, scope)
+    m, base, off = (reader(prog, o, t, scope) for o, t in zip(ins.operands[1:], (u32, u32, by_name("s32"))))
+
+    def fn(ctx, g):
+        mm = np.broadcast_to(np.asarray(m(ctx, g), np.uint32), (g.n,))
+        bs = np.broadcast_to(np.asarray(base(ctx, g), np.int64), (g.n,))
+        of = np.broadcast_to(np.asarray(off(ctx, g), np.int64), (g.n,))
+        out = np.full(g.n, 0xFFFFFFFF, np.uint32)
+        for j in range(g.n):
+            bits_ = [i for i in range(32) if int(mm[j]) >> i & 1]
+            b0, k = int(bs[j]), int(of[j])
+            if k >= 0:
+                cand = [i for i in bits_ if i >= b0]
+                if k < len(cand):
+                    out[j] = cand[k]
+            else:
+                cand = [i for i in reversed(bits_) if i <= b0]
+                if -k - 1 < len(cand):
+                    out[j] = cand[-k - 1]
+        put(ctx, g, out)
+    d.fn = fn
+
+
+@register("dp4a", "dp2a")
+def _dp(prog, d, ins, scope):
+    tys = types_of(ins.modifiers)
+    at, bt = tys[0], tys[1]
+    four = ins.opcode == "dp4a"
+    hi = ".hi" in ins.modifiers
+    st = by_name("s32") if (at.is_signed or bt.is_signed) else u32
+    put = _dst(prog, ins, st, scope)
+    a = reader(prog, ins.operands[1], u32, scope)
+    b = reader(prog, ins.operands[2], u32, scope)
+    c = reader(prog, ins.operands[3], st, scope)
+
+    def lanes(x, n, signed):
+        x = np.asarray(x).astype(np.int64)
+        w = 32 // n
+        out = []
+        for i in range(n):
+            v = (x >> (i * w)) & ((1 << w) - 1)
+            if signed:
+                v = np.where(v >= (1 << (w - 1)), v - (1 << w), v)
+            out.append(v)
+        return out
+
+    def fn(ctx, g):
+        if four:
+            la, lb = lanes(a(ctx, g), 4, at.is_signed), lanes(b(ctx, g), 4, bt.is_signed)
+        else:
+            la = lanes(a(ctx, g), 2, at.is_signed)
+            lb = lanes(b(ctx, g), 4, bt.is_signed)
+            lb = lb[2:] if hi else lb[:2]
+        acc = np.asarray(c(ctx, g)).astype(np.int64)
+        for x, y in zip(la, lb):
+            acc = acc + x * y
+        put(ctx, g, np.broadcast_to((acc & 0xFFFFFFFF).astype(np.uint32).view(np_dtype(st)), (g.n,)))
+    d.fn = fn
+
+
+# ----------------------------------------------------------------------------- logic
+@register("and", "or", "xor")
+def _logic(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    t = t if t.kind == "pred" else _bits_type(t)
+    f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[ins.opcode]
+    _simple(prog, d, ins, scope, f, t)
+
+
+@register("not")
+def _not(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    t = t if t.kind == "pred" else _bits_type(t)
+    _simple(prog, d, ins, scope, np.invert, t)
+
+
+@register("cnot")
+def _cnot(prog, d, ins, scope):
+    t = _bits_type(type_of(ins.modifiers))
+    dt = np_dtype(t)
+    _simple(prog, d, ins, scope, lambda a: (np.asarray(a) == 0).astype(dt), t)
+
+
+@register("lop3")
+def _lop3(prog, d, ins, scope):
+    from ..types import b32
+    if len(ins.operands) != 5 and not any(isinstance(o, Vec) for o in ins.operands):
+        pass
+    put = _dst(prog, ins, b32, scope)
+    a, b, c = (reader(prog, o, b32, scope) for o in ins.operands[1:4])
+    lut = reader(prog, ins.operands[4], u32, scope)
+
+    def fn(ctx, g):
+        x, y, z = (np.asarray(f(ctx, g)).astype(np.uint32) for f in (a, b, c))
+        L = int(np.asarray(lut(ctx, g)).flat[0]) & 0xFF
+        r = np.zeros(np.broadcast(x, y, z).shape, np.uint32)
+        full = np.uint32(0xFFFFFFFF)
+        for i in range(8):
+            if L >> i & 1:
+                term = (x if i & 4 else ~x & full) & (y if i & 2 else ~y & full) & (z if i & 1 else ~z & full)
+                r |= term
+        put(ctx, g, np.broadcast_to(r, (g.n,)))
+    d.fn = fn
+
+
+@register("shl", "shr")
+def _shift(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    bits = t.bits
+    if ins.opcode == "shl":
+        t = _bits_type(t) if t.kind != "signed" else t
+    put = _dst(prog, ins, t, scope)
+    a = reader(prog, ins.operands[1], t, scope)
+    b = reader(prog, ins.operands[2], u32, scope)
+    dt = np_dtype(t)
+    left = ins.opcode == "shl"
+    signed = t.is_signed and not left
+
+    def fn(ctx, g):
+        x = np.asarray(a(ctx, g))
+        s = np.asarray(b(ctx, g)).astype(np.int64)
+        big = s >= bits
+        sc = np.minimum(s, bits - 1).astype(dt if dt.kind == "u" else np.dtype(SINT[bits]))
+        if left:
+            r = np.where(big, dt.type(0), np.left_shift(x, sc.astype(x.dtype)))
+        elif signed:
+            r = np.right_shift(x, sc.astype(x.dtype))      # >= bits: sign fill == shift by bits-1
+        else:
+            r = np.where(big, dt.type(0), np.right_shift(x, sc.astype(x.dtype)))
+        put(ctx, g, np.broadcast_to(np.asarray(r, dt), (g.n,)))
+    d.fn = fn
+
+
+@register("shf")
+def _shf(prog, d, ins, scope):
+    from ..types import b32
+    mods = ins.modifiers
+    left = ".l" in mods
+    wrap = ".wrap" in mods
+    put = _dst(prog, ins, b32, scope)
+    a, b = (reader(prog, o, b32, scope) for o in ins.operands[1:3])
+    c = reader(prog, ins.operands[3], u32, scope)
+
+    def fn(ctx, g):
+        lo = np.asarray(a(ctx, g)).astype(np.uint64)
+        hi = np.asarray(b(ctx, g)).astype(np.uint64)
+        n = np.asarray(c(ctx, g)).astype(np.uint64)
+        n = (n & np.uint64(31)) if wrap else np.minimum(n, np.uint64(32))
+        v = (hi << np.uint64(32)) | lo
+        if left:
+            r = (v << n) >> np.uint64(32)
+        else:
+            r = v >> n
+        put(ctx, g, np.broadcast_to((r & np.uint64(0xFFFFFFFF)).astype(np.uint32), (g.n,)))
+    d.fn = fn
+
+
+@register("prmt")
+def _prmt(prog, d, ins, scope):
+    from ..types import b32
+    mode = next((m for m in ins.modifiers if m in (".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16")), None)
+    put = _dst(prog, ins, b32, scope)
+    a, b, c = (reader(prog, o, b32, scope) for o in ins.operands[1:4])
+
+    def fn(ctx, g):
+        x = np.asarray(a(ctx, g)).astype(np.uint64)
+        y = np.asarray(b(ctx, g)).astype(np.uint64)
+        s = np.asarray(c(ctx, g)).astype(np.uint64)
+        x, y, s = np.broadcast_arrays(x, y, s)
+        v = x | (y << np.uint64(32))                 # bytes b0..b7
+        byte = [((v >> np.uint64(8 * i)) & np.uint64(0xFF)) for i in range(8)]
+        bytes_arr = np.stack(byte, axis=-1)
+        out = np.zeros(x.shape, np.uint64)
+        if mode is None:
+            for i in range(4):
+                sel = (s >> np.uint64(4 * i)) & np.uint64(0xF)
+                idx = (sel & np.uint64(7)).astype(np.int64)
+                val = np.take_along_axis(bytes_arr, idx[..., None], -1)[..., 0]
+                sign = (sel & np.uint64(8)) != 0
+                msb = (val >> np.uint64(7)) & np.uint64(1)
+                val = np.where(sign, msb * np.uint64(0xFF), val)
+                out |= val << np.uint64(8 * i)
+        else:
+            sel = (s & np.uint64(3)).astype(np.int64)
+            tables = {
+                ".f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+                ".b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+                ".rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+                ".ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+                ".ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+                ".rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
+            }[mode]
+            tab = np.array(tables)[sel]
+            for i in range(4):
+                val = np.take_along_axis(bytes_arr, tab[..., i:i + 1], -1)[..., 0]
+                out |= val << np.uint64(8 * i)
+        put(ctx, g, np.broadcast_to(out.astype(np.uint32), (g.n,)))
+    d.fn = fn
+
+
+# ----------------------------------------------------------------------------- mov / select
+@register("mov")
+def _mov(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    dst, src = ins.operands[0], ins.operands[1]
+    if isinstance(src, Vec) or isinstance(dst, Vec):
+        return _mov_pack(prog, d, ins, scope, t)
+    put = writer(prog, dst, t, scope)
+    get = reader(prog, src, t, scope)
+
+    def mov(ctx, g):
+        v = get(ctx, g)
+        if isinstance(v, np.ndarray) and g.full:
+            v = v.copy()          # registers never share storage
+        put(ctx, g, v)
+    d.fn = mov
+
+
+def _mov_pack(prog, d, ins, scope, t):
+    dst, src = ins.operands[0], ins.operands[1]
+    if isinstance(src, Vec):
+        n = len(src.items)
+        et = by_name(f"b{t.bits // n}")
+        gets = [reader(prog, o, et, scope) for o in src.items]
+        put = writer(prog, dst, _bits_type(t), scope)
+        w = t.bits // n
+        wide = np.dtype(U[t.bits])
+
+        def pack(ctx, g):
+            r = np.zeros(g.n, wide)
+            for i, f in enumerate(gets):
+                v = np.asarray(f(ctx, g)).astype(wide)
+                r |= v << wide.type(i * w)
+            put(ctx, g, r)
+        d.fn = pack
+    else:
+        n = len(dst.items)
+        et = by_name(f"b{t.bits // n}")
+        puts = [writer(prog, o, et, scope) for o in dst.items]
+        get = reader(prog, src, _bits_type(t), scope)
+        w = t.bits // n
+        edt = np.dtype(U[w])
+
+        def unpack(ctx, g):
+            v = np.broadcast_to(np.asarray(get(ctx, g)), (g.n,))
+            for i, p in enumerate(puts):
+                p(ctx, g, (v >> v.dtype.type(i * w)).astype(edt))
+        d.fn = unpack
+
+
+@register("selp")
+def _selp(prog, d, ins, scope):
+    t = type_of(ins.modifiers)
+    put = _dst(prog, ins, t, scope)
+    a, b = (reader(prog, o, t, scope) for o in ins.operands[1:3])
+    c = reader(prog, ins.operands[3], pred, scope)
+    dt = np_dtype(t)
+    d.fn = lambda ctx, g: put(ctx, g, np.where(c(ctx, g), a(ctx, g), b(ctx, g)).astype(dt, copy=False))
+
+
+@register("slct")
+def _slct(prog, d, ins, scope):
+    tys = types_of(ins.modifiers)
+    t, ct = tys[0], tys[-1]
+    put = _dst(prog, ins, t, scope)
+    a, b = (reader(prog, o, t, scope) for o in ins.operands[1:3])
+    c = reader(prog, ins.operands[3], ct, scope)
+    ftz = ".ftz" in ins.modifiers
+    dt = np_dtype(t)
+
+    def fn(ctx, g):
+        cv = np.asarray(c(ctx, g))
+        if ct.kind == "float" and ftz:
+            from .fp import ftz32
+            cv = ftz32(cv)
+        sel = cv >= 0
+        if ct.kind == "float":
+            sel = sel | (cv == 0)            # -0.0 counts as >= 0
+        put(ctx, g, np.broadcast_to(np.where(sel, a(ctx, g), b(ctx, g)).astype(dt), (g.n,)))
+    d.fn = fn
+
+
+# ----------------------------------------------------------------------------- compare
+_INT_CMP = {
+    ".eq": np.equal, ".ne": np.not_equal, ".lt": np.less, ".le": np.less_equal,
+    ".gt": np.greater, ".ge": np.greater_equal, ".lo": np.less, ".ls": np.less_equal,
+    ".hi": np.greater, ".hs": np.greater_equal,
+}
+_BOOLOP = {".and": np.logical_and, ".or": np.logical_or, ".xor": np.logical_xor}
+
+
+def compare_fn(mods, t):
+    """Element-wise comparison for setp/set (integers here, floats in ops_float)."""
+    cmp = next(m for m in mods if m in _INT_CMP or m in _FLOAT_CMPS)
+    if t.kind in ("float", "packed"):
+        from .ops_float import float_compare
+        return float_compare(cmp, t, ".ftz" in mods)
+    if cmp in (".lo", ".ls", ".hi", ".hs"):
+        dt = _unsigned(t)
+        f = _INT_CMP[cmp]
+        return lambda a, b: f(_as(a, dt), _as(b, dt))
+    return _INT_CMP[cmp]
+
+
+_FLOAT_CMPS = {".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"}
+
+
+@register("setp")
+def _setp(prog, d, ins, scope):
+    mods = ins.modifiers
+    t = type_of(mods)
+    cmp = compare_fn(mods, t)
+    boolop = next((_BOOLOP[m] for m in mods if m in _BOOLOP), None)
+    dst = ins.operands[0]
+    from ..ir.nodes import PredPair
+    if isinstance(dst, PredPair):
+        p1, p2 = writer(prog, dst.first, pred, scope), writer(prog, dst.second, pred, scope)
+    else:
+        p1, p2 = writer(prog, dst, pred, scope), None
+    a, b = (reader(prog, o, t, scope) for o in ins.operands[1:3])
+    c = reader(prog, ins.operands[3], pred, scope) if len(ins.operands) > 3 else None
+    if t.kind == "packed":
+        from .ops_float import packed_setp
+        return packed_setp(prog, d, ins, scope, t, cmp, boolop, p1, p2, a, b, c)
+
+    def fn(ctx, g):
+        r = cmp(a(ctx, g), b(ctx, g))
+        r = np.broadcast_to(r, (g.n,))
+        if boolop is not None:
+            cv = c(ctx, g)
+            p1(ctx, g, np.broadcast_to(boolop(r, cv), (g.n,)))
+            if p2 is not None:
+                p2(ctx, g, np.broadcast_to(boolop(~r, cv), (g.n,)))
+        else:
+            p1(ctx, g, r.copy() if not r.flags.owndata else r)
+            if p2 is not None:
+                p2(ctx, g, ~r)
+    d.fn = fn
+
+
+@register("set")
+def _set(prog, d, ins, scope):
+    mods = ins.modifiers
+    tys = types_of(mods)
+    dt_t, st = tys[0], tys[-1]
+    cmp = compare_fn(mods, st)
+    boolop = next((_BOOLOP[m] for m in mods if m in _BOOLOP), None)
+    put = _dst(prog, ins, dt_t, scope)
+    a, b = (reader(prog, o, st, scope) for o in ins.operands[1:3])
+    c = reader(prog, ins.operands[3], pred, scope) if len(ins.operands) > 3 else None
+    ddt = np_dtype(dt_t)
+    if dt_t.kind == "float":
+        tv, fv = ddt.type(1.0), ddt.type(0.0)
+    else:
+        tv, fv = np.array(0xFFFFFFFF, np.uint32).view(ddt)[()], ddt.type(0)
+
+    def fn(ctx, g):
+        r = cmp(a(ctx, g), b(ctx, g))
+        if boolop is not None:
+            r = boolop(r, c(ctx, g))
+        put(ctx, g, np.broadcast_to(np.where(r, tv, fv).astype(ddt), (g.n,)))
+    d.fn = fn

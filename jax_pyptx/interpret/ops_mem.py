@@ -1,0 +1,524 @@
+"""Memory instructions: ld/ldu/st (every state space, vectors, generic addressing), atom/red,
+cp.async with commit/wait groups (performed when waited on, so a missing wait shows up as a
+read of uninitialized shared memory), and mapa/getctarank for clusters.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.nodes import Addr, Sink, Vec
+from ..types import b32, b64, by_name, pred, u32, u64
+from . import memory as M
+from .decode import addr_parts, type_of
+from .dispatch import register
+from .operands import SINT, UINT, items, np_dtype, reader, writer
+
+_SPACES = (".global", ".shared", ".local", ".const", ".param")
+CLUSTER_BIT = 1 << 31
+
+
+def space_of(mods):
+    for m in mods:
+        base = m.split("::")[0]
+        if base in _SPACES:
+            return base[1:], m
+    return "generic", ""
+
+
+def mem_dtype(t):
+    """NumPy dtype used to move values of type ``t`` through memory (bit exact)."""
+    if t.kind == "signed":
+        return np.dtype(SINT[t.bits])
+    if t.bits == 128:
+        return np.dtype(np.uint64)
+    return np.dtype(UINT[t.bits])
+
+
+def address_getter(prog, op, scope):
+    """get(ctx, g) -> (uint64 addresses, symbol space or None)."""
+    base, off, symspace = addr_parts(prog, op, scope)
+    if base is None:
+        const = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
+        return (lambda ctx, g: np.full(g.n, const, np.uint64)), symspace
+    o = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
+    if off:
+        return (lambda ctx, g: np.asarray(base(ctx, g), np.uint64) + o), symspace
+    return (lambda ctx, g: np.asarray(base(ctx, g), np.uint64)), symspace
+
+
+# ----------------------------------------------------------------------------- space access
+def _shared_banks(ctx, g, addrs):
+    banks = ctx.slot_cta[g.idx]
+    if addrs.size and (addrs >= np.uint64(CLUSTER_BIT)).any():
+        cl = addrs >= np.uint64(CLUSTER_BIT)
+        rank = ((addrs >> np.uint64(24)) & np.uint64(0x7F)).astype(np.int64)
+        first = banks - ctx.cluster_rank_of_cta[banks]
+        banks = np.where(cl, first + rank, banks)
+        addrs = np.where(cl, addrs & np.uint64(0xFFFFFF), addrs)
+    return banks, addrs
+
+
+def space_load(ctx, g, space, addrs, dt, count=1):
+    if space == "global":
+        return ctx.mem.gspace.load(addrs, dt, count)
+    if space == "shared":
+        banks, offs = _shared_banks(ctx, g, addrs)
+        try:
+            return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize)
+        except M.MemoryFault as f:
+            if f.kind == "uninitialized":
+                f.detail += _pending_hint(ctx, g, f)
+            raise
+    if space == "local":
+        return ctx.local.load(g.idx, addrs, dt, count)
+    if space == "const":
+        return ctx.mem.cspace.load(addrs, dt, count)
+    if space == "param":
+        return ctx.mem.pspace.load(addrs, dt, count)
+    if space == "plocal":
+        return ctx.local.load(g.idx, addrs, dt, count)
+    return generic_load(ctx, g, addrs, dt, count)
+
+
+def space_store(ctx, g, space, addrs, vals):
+    if space == "global":
+        return ctx.mem.gspace.store(addrs, vals)
+    if space == "shared":
+        banks, offs = _shared_banks(ctx, g, addrs)
+        return ctx.shared.store(banks, offs, vals)
+    if space in ("local", "plocal"):
+        return ctx.local.store(g.idx, addrs, vals)
+    if space == "param":
+        return ctx.mem.pspace.store(addrs, vals)
+    if space == "const":
+        raise M.MemoryFault("read-only", 0, int(addrs[0]) if len(addrs) else 0,
+                            "the const state space is read-only", "const")
+    return generic_store(ctx, g, addrs, vals)
+
+
+def classify(addrs):
+    """Generic addresses -> array of space codes: 0 global, 1 shared, 2 local, 3 const, 4 param."""
+    a = addrs
+    code = np.zeros(a.shape, np.int8)
+    code[(a >= np.uint64(M.SHARED_WINDOW)) & (a < np.uint64(M.SHARED_WINDOW + M.WINDOW_SIZE))] = 1
+    code[(a >= np.uint64(M.LOCAL_WINDOW)) & (a < np.uint64(M.LOCAL_WINDOW + M.WINDOW_SIZE))] = 2
+    code[(a >= np.uint64(M.CONST_BASE)) & (a < np.uint64(M.PARAM_BASE))] = 3
+    code[(a >= np.uint64(M.PARAM_BASE)) & (a < np.uint64(M.PARAM_BASE + M.WINDOW_SIZE))] = 4
+    return code
+
+
+_CODE_SPACE = {0: "global", 1: "shared", 2: "local", 3: "const", 4: "param"}
+_WIN = {1: M.SHARED_WINDOW, 2: M.LOCAL_WINDOW}
+
+
+def _split_generic(ctx, g, addrs):
+    code = classify(addrs)
+    if (code == code[0]).all() if len(code) else True:
+        c = int(code[0]) if len(code) else 0
+        a = addrs - np.uint64(_WIN[c]) if c in _WIN else addrs
+        return [(c, None, g, a)]
+    out = []
+    from .machine import Group
+    for c in np.unique(code):
+        sel = np.nonzero(code == c)[0]
+        sub = Group(g.idx[sel], g.pc, ctx.N)
+        a = addrs[sel]
+        if int(c) in _WIN:
+            a = a - np.uint64(_WIN[int(c)])
+        out.append((int(c), sel, sub, a))
+    return out
+
+
+def generic_load(ctx, g, addrs, dt, count=1):
+    parts = _split_generic(ctx, g, addrs)
+    if len(parts) == 1:
+        c, _, sub, a = parts[0]
+        return space_load(ctx, sub, _CODE_SPACE[c], a, dt, count)
+    out = np.empty((len(addrs), count), np.dtype(dt))
+    for c, sel, sub, a in parts:
+        try:
+            out[sel] = space_load(ctx, sub, _CODE_SPACE[c], a, dt, count)
+        except M.MemoryFault as f:
+            f.lane = int(sel[f.lane])
+            raise
+    return out
+
+
+def generic_store(ctx, g, addrs, vals):
+    parts = _split_generic(ctx, g, addrs)
+    for c, sel, sub, a in parts:
+        try:
+            space_store(ctx, sub, _CODE_SPACE[c], a, vals if sel is None else vals[sel])
+        except M.MemoryFault as f:
+            if sel is not None:
+                f.lane = int(sel[f.lane])
+            raise
+
+
+# ----------------------------------------------------------------------------- ld / st
+@register("ld", "ldu")
+def _ld(prog, d, ins, scope):
+    mods = ins.modifiers
+    t = type_of(mods)
+    space, _ = space_of(mods)
+    vec = next((int(m[2:]) for m in mods if m in (".v2", ".v4", ".v8")), 1)
+    dsts = items(ins.operands[0])
+    getaddr, symspace = address_getter(prog, ins.operands[1], scope)
+    if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
+        space = symspace
+    if t.bits == 128:
+        dsts_t = b64
+        count = 2 * len(dsts)
+    else:
+        dsts_t = t
+        count = vec
+    if len(dsts) != vec and t.bits != 128:
+        raise InterpreterError(f"{ins.opcode}{''.join(mods)} needs {vec} destinations, got {len(dsts)}")
+    puts = [writer(prog, o, dsts_t, scope) for o in dsts]
+    dt = mem_dtype(t if t.bits != 128 else b64)
+    if t.bits == 128:
+        raise InterpreterError("128-bit register loads (.b128) are not supported; use .v2.b64")
+
+    if count == 1:
+        put = puts[0]
+
+        def ld1(ctx, g):
+            a = getaddr(ctx, g)
+            put(ctx, g, space_load(ctx, g, space, a, dt, 1)[:, 0])
+        d.fn = ld1
+        return
+
+    def ldv(ctx, g):
+        a = getaddr(ctx, g)
+        v = space_load(ctx, g, space, a, dt, count)
+        for i, p in enumerate(puts):
+            p(ctx, g, np.ascontiguousarray(v[:, i]))
+    d.fn = ldv
+
+
+@register("st")
+def _st(prog, d, ins, scope):
+    mods = ins.modifiers
+    t = type_of(mods)
+    space, _ = space_of(mods)
+    vec = next((int(m[2:]) for m in mods if m in (".v2", ".v4", ".v8")), 1)
+    getaddr, symspace = address_getter(prog, ins.operands[0], scope)
+    if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
+        space = symspace
+    srcs_ops = items(ins.operands[1])
+    if t.bits == 128:
+        raise InterpreterError("128-bit register stores (.b128) are not supported; use .v2.b64")
+    gets = [reader(prog, o, t, scope) for o in srcs_ops]
+    dt = mem_dtype(t)
+
+    def st(ctx, g):
+        a = getaddr(ctx, g)
+        cols = []
+        for f in gets:
+            v = np.asarray(f(ctx, g))
+            if v.ndim == 0:
+                v = np.full(g.n, v)
+            v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
+            cols.append(v)
+        vals = np.stack(cols, axis=1) if len(cols) > 1 else cols[0].reshape(-1, 1)
+        space_store(ctx, g, space, a, np.ascontiguousarray(vals))
+    d.fn = st
+
+
+# ----------------------------------------------------------------------------- atomics
+_ATOM_OPS = (".add", ".min", ".max", ".inc", ".dec", ".and", ".or", ".xor", ".exch", ".cas")
+
+
+def _views_for(ctx, g, space, addrs, esz):
+    """[(positions or None, numpy view, element indices)] for read-modify-write."""
+    dt = np.dtype(UINT[esz * 8])
+    if space == "generic":
+        out = []
+        for c, sel, sub, a in _split_generic(ctx, g, addrs):
+            for pos, view, idx in _views_for(ctx, sub, _CODE_SPACE[c], a, esz):
+                p = sel if pos is None else (sel[pos] if sel is not None else pos)
+                out.append((p, view, idx))
+        return out
+    if space == "global":
+        parts = ctx.mem.gspace.locate(addrs, esz, True)
+        return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64)) for al, pos, off in parts]
+    if space == "shared":
+        banks, offs = _shared_banks(ctx, g, addrs)
+        sh = ctx.shared
+        sh._check(offs, esz)
+        f = sh.flat(banks, offs) // esz
+        if ctx.sanitize and sh.init is not None:
+            bad = sh.iview(esz)[f] != M._ONES[esz]
+            if bad.any():
+                lane = int(np.argmax(bad))
+                raise M.MemoryFault("uninitialized", lane, int(offs[lane]),
+                                    f"shared address {int(offs[lane]):#x} is updated atomically before any "
+                                    f"thread of this CTA wrote it", "shared")
+        return [(None, sh.view(dt), f)]
+    if space == "local":
+        ctx.local._check(addrs, esz)
+        return [(None, ctx.local.view(dt), ctx.local.flat(g.idx, addrs) // esz)]
+    raise M.MemoryFault("out-of-bounds", 0, int(addrs[0]), f"atomics are not allowed on the {space} space", space)
+
+
+def _atom_apply(op, t, old, b, c):
+    """New value for one atomic step (old, b, c as typed arrays)."""
+    if op == ".add":
+        if t.kind == "float" and t.name == "f32":
+            from .fp import ftz32
+            return ftz32(ftz32(old) + ftz32(b))
+        if t.kind in ("float", "packed"):
+            from .ops_float import Lanes, _narrow_result
+            L = Lanes(t)
+            return _narrow_result(L, L.dec(old) + L.dec(b), "rn")
+        return old + b
+    if op == ".min":
+        return np.minimum(old, b) if t.kind != "float" else np.fmin(old, b)
+    if op == ".max":
+        return np.maximum(old, b) if t.kind != "float" else np.fmax(old, b)
+    if op == ".and":
+        return old & b
+    if op == ".or":
+        return old | b
+    if op == ".xor":
+        return old ^ b
+    if op == ".exch":
+        return b
+    if op == ".cas":
+        return np.where(old == b, c, old)
+    if op == ".inc":
+        return np.where(old >= b, old.dtype.type(0), old + old.dtype.type(1))
+    if op == ".dec":
+        return np.where((old == 0) | (old > b), b, old - old.dtype.type(1))
+    raise InterpreterError(f"unknown atomic operation {op}")
+
+
+def _atomic(prog, d, ins, scope, has_dst):
+    mods = ins.modifiers
+    t = type_of(mods)
+    op = next((m for m in mods if m in _ATOM_OPS), None)
+    if op is None:
+        raise InterpreterError("atomic operation missing (.add, .cas, ...)")
+    space, _ = space_of(mods)
+    ops = list(ins.operands)
+    put = writer(prog, ops.pop(0), t, scope) if has_dst else None
+    getaddr, _s = address_getter(prog, ops.pop(0), scope)
+    gb = reader(prog, ops[0], t, scope)
+    gc = reader(prog, ops[1], t, scope) if op == ".cas" else None
+    esz = max(1, t.bits // 8)
+    cdt = np_dtype(t)
+    udt = np.dtype(UINT[esz * 8])
+
+    def atomic(ctx, g):
+        addrs = getaddr(ctx, g)
+        b = np.broadcast_to(np.asarray(gb(ctx, g), cdt), (g.n,))
+        c = np.broadcast_to(np.asarray(gc(ctx, g), cdt), (g.n,)) if gc is not None else None
+        old_all = np.empty(g.n, cdt)
+        for pos, view, idx in _views_for(ctx, g, space, addrs, esz):
+            sel = np.arange(g.n) if pos is None else pos
+            bb, cc = b[sel], (c[sel] if c is not None else None)
+            if not has_dst and op in (".add", ".and", ".or", ".xor") and t.kind in ("unsigned", "signed", "bits") \
+                    or (not has_dst and op == ".add" and t.name == "f64"):
+                # sequential in-order reduction (np.ufunc.at applies duplicates one by one)
+                tv = view.view(cdt)
+                f = {".add": np.add, ".and": np.bitwise_and, ".or": np.bitwise_or, ".xor": np.bitwise_xor}[op]
+                f.at(tv, idx, bb)
+                continue
+            rem = np.arange(len(idx))
+            while len(rem):
+                _, first = np.unique(idx[rem], return_index=True)
+                first = np.sort(first)
+                take = rem[first]
+                cur = view[idx[take]].view(cdt)
+                new = _atom_apply(op, t, cur, bb[take], cc[take] if cc is not None else None)
+                view[idx[take]] = np.asarray(new, cdt).view(udt) if np.asarray(new).dtype.itemsize == esz \
+                    else np.asarray(new).astype(cdt).view(udt)
+                old_all[sel[take]] = cur
+                mask = np.ones(len(rem), bool)
+                mask[first] = False
+                rem = rem[mask]
+        if put is not None:
+            put(ctx, g, old_all)
+    d.fn = atomic
+
+
+register("atom")(lambda p, d, i, s: _atomic(p, d, i, s, True))
+register("red")(lambda p, d, i, s: _atomic(p, d, i, s, False))
+
+
+# ----------------------------------------------------------------------------- cp.async
+class CpRecord:
+    __slots__ = ("idx", "banks", "offs", "data", "seq")
+
+    def __init__(self, idx, banks, offs, data, seq):
+        self.idx, self.banks, self.offs, self.data, self.seq = idx, banks, offs, data, seq
+
+
+def _cp_state(ctx):
+    if ctx.cp_committed is None:
+        ctx.cp_committed = np.zeros(ctx.N, np.int64)
+    return ctx.cp_committed
+
+
+@register("cp.async")
+def _cp_async(prog, d, ins, scope):
+    mods = ins.modifiers
+    ops = list(ins.operands)
+    gdst, _ = address_getter(prog, ops[0], scope)
+    gsrc, _ = address_getter(prog, ops[1], scope)
+    size_get = reader(prog, ops[2], u32, scope)
+    src_size = None
+    ignore = None
+    if len(ops) > 3:
+        from ..ir.nodes import Reg
+        o = ops[3]
+        info = prog.reg(o.name, scope) if isinstance(o, Reg) and prog.has_reg(o.name, scope) else None
+        if info is not None and info.bits == 1:
+            ignore = reader(prog, o, pred, scope)
+        elif not (isinstance(o, Reg) and info is not None and info.bits == 64 and len(ops) == 4 and ".L2::cache_hint" in mods):
+            src_size = reader(prog, o, u32, scope)
+
+    def cp(ctx, g):
+        committed = _cp_state(ctx)
+        dst = gdst(ctx, g)
+        src = gsrc(ctx, g)
+        size = int(np.asarray(size_get(ctx, g)).flat[0])
+        if size not in (4, 8, 16):
+            raise InterpreterError(f"cp.async copy size must be 4, 8 or 16, got {size}")
+        ss = np.full(g.n, size, np.int64)
+        if src_size is not None:
+            ss = np.broadcast_to(np.asarray(src_size(ctx, g), np.int64), (g.n,)).copy()
+        if ignore is not None:
+            ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
+        banks, offs = _shared_banks(ctx, g, dst)
+        ctx.shared._check(offs, size)
+        data = np.zeros((g.n, size), np.uint8)
+        full = ss >= size
+        if full.all():
+            data[:] = space_load(ctx, g, "global", src, np.uint8, size)
+        else:
+            for k in np.unique(ss):
+                sel = np.nonzero(ss == k)[0]
+                if k <= 0:
+                    continue
+                from .machine import Group
+                sub = Group(g.idx[sel], g.pc, ctx.N)
+                try:
+                    part = ctx.mem.gspace.load(src[sel], np.uint8, int(min(k, size)))
+                except M.MemoryFault as f:
+                    f.lane = int(sel[f.lane])
+                    raise
+                data[sel, :int(min(k, size))] = part
+        ctx.cp_pending.append(CpRecord(g.idx.copy(), banks, offs, data, committed[g.idx].copy()))
+    d.fn = cp
+
+
+def cp_complete(ctx, g, limit=None):
+    """Complete pending cp.async of the threads of ``g`` whose group number is < limit
+    (per thread), or all of them when limit is None."""
+    if not ctx.cp_pending:
+        return
+    keep = []
+    for r in ctx.cp_pending:
+        pos = np.searchsorted(g.idx, r.idx)
+        pos = np.minimum(pos, len(g.idx) - 1)
+        mine = g.idx[pos] == r.idx
+        if limit is not None:
+            lim = limit[pos]
+            mine &= r.seq < lim
+        if mine.any():
+            sz = r.data.shape[1]
+            ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine].view(np.uint8).reshape(-1, sz))
+        if not mine.all():
+            rest = ~mine
+            keep.append(CpRecord(r.idx[rest], r.banks[rest], r.offs[rest], r.data[rest], r.seq[rest]))
+    ctx.cp_pending = keep
+
+
+def _pending_hint(ctx, g, f):
+    for r in ctx.cp_pending:
+        hit = (r.offs <= np.uint64(f.address)) & (np.uint64(f.address) < r.offs + np.uint64(r.data.shape[1]))
+        if hit.any():
+            return " (a cp.async to this address is still pending: missing cp.async.wait_group / wait_all?)"
+    return ""
+
+
+@register("cp.async.commit_group")
+def _cp_commit(prog, d, ins, scope):
+    def commit(ctx, g):
+        c = _cp_state(ctx)
+        c[g.idx] += 1
+    d.fn = commit
+
+
+@register("cp.async.wait_group")
+def _cp_wait(prog, d, ins, scope):
+    n = reader(prog, ins.operands[0], u32, scope)
+
+    def wait(ctx, g):
+        c = _cp_state(ctx)
+        k = int(np.asarray(n(ctx, g)).flat[0])
+        cp_complete(ctx, g, c[g.idx] - k)
+    d.fn = wait
+
+
+@register("cp.async.wait_all")
+def _cp_wait_all(prog, d, ins, scope):
+    def wait_all(ctx, g):
+        c = _cp_state(ctx)
+        c[g.idx] += 1
+        cp_complete(ctx, g, None)
+    d.fn = wait_all
+
+
+@register("cp.async.mbarrier.arrive")
+def _cp_mbar(prog, d, ins, scope):
+    noinc = ".noinc" in ins.modifiers
+    getaddr, _ = address_getter(prog, ins.operands[0], scope)
+
+    def arrive(ctx, g):
+        _cp_state(ctx)
+        cp_complete(ctx, g, None)
+        if noinc:
+            from .ops_sync import mbar_arrive
+            mbar_arrive(ctx, g, getaddr(ctx, g), np.ones(g.n, np.int64))
+    d.fn = arrive
+
+
+# ----------------------------------------------------------------------------- clusters
+@register("mapa")
+def _mapa(prog, d, ins, scope):
+    mods = ins.modifiers
+    t = type_of(mods)
+    put = writer(prog, ins.operands[0], t, scope)
+    ga = reader(prog, ins.operands[1], t, scope)
+    gr = reader(prog, ins.operands[2], u32, scope)
+    generic = space_of(mods)[0] == "generic"
+
+    def fn(ctx, g):
+        a = np.asarray(ga(ctx, g)).astype(np.uint64)
+        r = np.asarray(gr(ctx, g)).astype(np.uint64)
+        if generic:
+            a = a - np.uint64(M.SHARED_WINDOW)
+        out = np.uint64(CLUSTER_BIT) | (r << np.uint64(24)) | (a & np.uint64(0xFFFFFF))
+        if generic:
+            out = out + np.uint64(M.SHARED_WINDOW)
+        put(ctx, g, np.broadcast_to(out.astype(np_dtype(t)), (g.n,)).copy())
+    d.fn = fn
+
+
+@register("getctarank")
+def _getctarank(prog, d, ins, scope):
+    mods = ins.modifiers
+    put = writer(prog, ins.operands[0], u32, scope)
+    ga = reader(prog, ins.operands[1], type_of(mods, u64), scope)
+
+    def fn(ctx, g):
+        a = np.broadcast_to(np.asarray(ga(ctx, g)).astype(np.uint64), (g.n,))
+        if space_of(mods)[0] == "generic":
+            a = a - np.uint64(M.SHARED_WINDOW)
+        own = ctx.cluster_rank_of_cta[ctx.slot_cta[g.idx]]
+        r = np.where(a >= np.uint64(CLUSTER_BIT), (a >> np.uint64(24)) & np.uint64(0x7F), own)
+        put(ctx, g, r.astype(np.uint32))
+    d.fn = fn

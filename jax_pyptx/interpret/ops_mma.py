@@ -1,0 +1,284 @@
+"""Warp-level matrix instructions: mma.sync, ldmatrix, stmatrix, movmatrix.
+
+Fragments follow the PTX ISA's layouts (``groupID = laneid >> 2``, ``threadID_in_group =
+laneid % 4``). Every warp of the executing group is handled in one batched NumPy matmul:
+fragments are scattered into (warps, M, K) / (warps, K, N) matrices, multiplied in float64
+(int64 for integer types; products of f16/bf16/tf32/fp8 values are exact there) and the result
+is rounded once to the accumulator type.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..types import b16, b32, b64, by_name, f64 as F64T
+from . import fp
+from .decode import types_of
+from .dispatch import register
+from .ops_mem import _shared_banks, address_getter, space_of
+from .operands import items, np_dtype, reader, writer
+
+
+def _layout(fn, nlanes=32):
+    lanes = np.arange(nlanes)
+    g, t = lanes >> 2, lanes % 4
+    rows, cols = fn(g[:, None], t[:, None])
+    return np.broadcast_to(rows, rows.shape), np.broadcast_to(cols, cols.shape)
+
+
+def _frag_maps(shape, atype):
+    """(M, N, K, A map, B map, C map); a map is (rows[32, n], cols[32, n])."""
+    i8 = np.arange(8)
+    i4 = np.arange(4)
+    i2 = np.arange(2)
+    i16 = np.arange(16)
+    a8 = atype in ("s8", "u8", "e4m3", "e5m2")
+    cmap16 = lambda g, t: (g + 8 * (i4 // 2), t * 2 + i4 % 2)
+    if shape == "m16n8k16" and atype in ("f16", "bf16"):
+        A = lambda g, t: (g + 8 * ((i8 // 2) % 2), t * 2 + i8 % 2 + 8 * (i8 // 4))
+        B = lambda g, t: (t * 2 + i4 % 2 + 8 * (i4 // 2), g + 0 * i4)
+        return 16, 8, 16, A, B, cmap16
+    if shape == "m16n8k8" and atype in ("f16", "bf16"):
+        A = lambda g, t: (g + 8 * (i4 // 2), t * 2 + i4 % 2)
+        B = lambda g, t: (t * 2 + i2, g + 0 * i2)
+        return 16, 8, 8, A, B, cmap16
+    if shape == "m16n8k8" and atype == "tf32":
+        A = lambda g, t: (g + 8 * (i4 % 2), t + 4 * (i4 // 2))
+        B = lambda g, t: (t + 4 * i2, g + 0 * i2)
+        return 16, 8, 8, A, B, cmap16
+    if shape == "m16n8k4" and atype == "tf32":
+        A = lambda g, t: (g + 8 * i2, t + 0 * i2)
+        B = lambda g, t: (t + 0 * np.arange(1), g + 0 * np.arange(1))
+        return 16, 8, 4, A, B, cmap16
+    if shape == "m16n8k32" and a8:
+        A = lambda g, t: (g + 8 * ((i16 // 4) % 2), t * 4 + i16 % 4 + 16 * (i16 // 8))
+        B = lambda g, t: (t * 4 + i8 % 4 + 16 * (i8 // 4), g + 0 * i8)
+        return 16, 8, 32, A, B, cmap16
+    if shape == "m16n8k16" and a8:
+        A = lambda g, t: (g + 8 * (i8 // 4), t * 4 + i8 % 4)
+        B = lambda g, t: (t * 4 + i4, g + 0 * i4)
+        return 16, 8, 16, A, B, cmap16
+    if shape == "m8n8k16" and atype in ("s8", "u8"):
+        A = lambda g, t: (g + 0 * i4, t * 4 + i4)
+        B = lambda g, t: (t * 4 + i4, g + 0 * i4)
+        return 8, 8, 16, A, B, lambda g, t: (g + 0 * i2, t * 2 + i2)
+    if shape == "m8n8k4" and atype == "f64":
+        one = np.arange(1)
+        A = lambda g, t: (g + 0 * one, t + 0 * one)
+        B = lambda g, t: (t + 0 * one, g + 0 * one)
+        return 8, 8, 4, A, B, lambda g, t: (g + 0 * i2, t * 2 + i2)
+    raise InterpreterError(f"mma shape .{shape} with .{atype} inputs is not supported by the interpreter")
+
+
+def _elements(regs, nelem, t):
+    """Registers (list of (n,) arrays) -> (n, nelem) float64/int64 element values."""
+    bits = t.bits
+    if bits == 64:
+        return np.stack([np.asarray(r).view(np.float64) for r in regs], axis=1)
+    per = 32 // bits
+    u = np.stack([np.asarray(r).astype(np.uint32) for r in regs], axis=1)      # (n, nregs)
+    shifts = (np.arange(per) * bits).astype(np.uint32)
+    e = (u[:, :, None] >> shifts) & np.uint32((1 << bits) - 1)               # (n, nregs, per)
+    e = e.reshape(u.shape[0], -1)[:, :nelem]
+    name = t.name
+    if name in ("s8", "u8"):
+        v = e.astype(np.int64)
+        if name == "s8":
+            v = np.where(v >= 128, v - 256, v)
+        return v
+    if name == "tf32":
+        return (e & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+    return fp.decode(e.astype(np.uint16 if bits == 16 else np.uint8), fp.FORMATS[name])
+
+
+@register("mma.sync", "mma")
+def _mma(prog, d, ins, scope):
+    mods = ins.modifiers
+    shape = next((m[1:] for m in mods if m.startswith(".m") and "n" in m and "k" in m), None)
+    if shape is None:
+        raise InterpreterError("mma needs a shape (.m16n8k16, ...)")
+    tys = types_of(mods)
+    if len(tys) == 4:
+        dt_, at, bt, ct = tys
+    elif len(tys) == 2:        # mma.sync...f64.f64 style shorthand is not used; keep explicit
+        dt_, at, bt, ct = tys[0], tys[1], tys[1], tys[0]
+    else:
+        raise InterpreterError("mma needs .dtype.atype.btype.ctype")
+    if ".row" not in mods or (".col" not in mods):
+        raise InterpreterError("mma layouts other than .row.col are not supported")
+    satf = ".satfinite" in mods
+    M, N, K, A, B, C = _frag_maps(shape, at.name)
+    ar, ac = _layout(A)
+    br, bc = _layout(B)
+    cr, cc = _layout(C)
+    na, nb, nc = ar.shape[1], br.shape[1], cr.shape[1]
+    dops, aops, bops, cops = (items(o) for o in ins.operands[:4])
+    rt_a = b64 if at.bits == 64 else b32
+    ga = [reader(prog, o, rt_a, scope) for o in aops]
+    gb = [reader(prog, o, rt_a, scope) for o in bops]
+    acc_packed = ct.name == "f16"
+    ct_reg = b32 if acc_packed else ct
+    gc = [reader(prog, o, ct_reg, scope) for o in cops]
+    dt_reg = b32 if dt_.name == "f16" else dt_
+    pd = [writer(prog, o, dt_reg, scope) for o in dops]
+    integer = at.name in ("s8", "u8")
+    d.sync = "aligned"
+
+    def mma(ctx, g):
+        uw, _ = g.warp_masks()
+        inv = g._wl
+        W = len(uw)
+        lane = (g.idx & 31)
+        ea = _elements([f(ctx, g) for f in ga], na, at)
+        eb = _elements([f(ctx, g) for f in gb], nb, bt)
+        if acc_packed:
+            craw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in gc], axis=1)
+            ec = np.stack([craw & 0xFFFF, craw >> 16], axis=2).reshape(g.n, -1).astype(np.uint16)
+            ec = fp.decode(ec, fp.F16)
+        else:
+            ec = np.stack([np.asarray(f(ctx, g)) for f in gc], axis=1).astype(np.int64 if integer else np.float64)
+        dtp = np.int64 if integer else np.float64
+        Am = np.zeros((W, M, K), dtp)
+        Bm = np.zeros((W, K, N), dtp)
+        Cm = np.zeros((W, M, N), dtp)
+        Am[inv[:, None], ar[lane], ac[lane]] = ea
+        Bm[inv[:, None], br[lane], bc[lane]] = eb
+        Cm[inv[:, None], cr[lane], cc[lane]] = ec
+        Dm = np.matmul(Am, Bm) + Cm
+        out = Dm[inv[:, None], cr[lane], cc[lane]]                    # (n, nc)
+        if integer:
+            if satf:
+                out = np.clip(out, -2 ** 31, 2 ** 31 - 1)
+            res = (out & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+            for i, p in enumerate(pd):
+                p(ctx, g, np.ascontiguousarray(res[:, i]))
+            return
+        if dt_.name == "f32":
+            res = out.astype(np.float32)
+            for i, p in enumerate(pd):
+                p(ctx, g, np.ascontiguousarray(res[:, i]))
+        elif dt_.name == "f64":
+            for i, p in enumerate(pd):
+                p(ctx, g, np.ascontiguousarray(out[:, i]))
+        else:   # f16 accumulators, two per register
+            h = fp.encode(fp.round_to(out, fp.F16, "rn", sat=satf), fp.F16).astype(np.uint32)
+            for i, p in enumerate(pd):
+                p(ctx, g, np.ascontiguousarray(h[:, 2 * i] | (h[:, 2 * i + 1] << 16)))
+    d.fn = mma
+
+
+# ----------------------------------------------------------------------------- ldmatrix / stmatrix
+def _nmat(mods):
+    for m in mods:
+        if m in (".x1", ".x2", ".x4"):
+            return int(m[2:])
+    return 1
+
+
+def _row_addresses(ctx, g, addrs, nm):
+    """(W, nm, 8) row addresses: lane 8*i + r of each warp gives row r of matrix i."""
+    uw, _ = g.warp_masks()
+    inv = g._wl
+    lane = (g.idx & 31)
+    full = np.zeros((len(uw), 32), np.uint64)
+    have = np.zeros((len(uw), 32), bool)
+    full[inv, lane] = addrs
+    have[inv, lane] = True
+    need = have[:, : 8 * nm]
+    if not need.all():
+        raise InterpreterError("ldmatrix/stmatrix: a lane that provides a row address is not active")
+    return full[:, : 8 * nm].reshape(len(uw), nm, 8), uw, inv, lane
+
+
+@register("ldmatrix.sync", "ldmatrix")
+def _ldmatrix(prog, d, ins, scope):
+    mods = ins.modifiers
+    if not any(m.startswith(".m8n8") for m in mods):
+        raise InterpreterError("only ldmatrix .m8n8 .b16 is supported")
+    nm = _nmat(mods)
+    trans = ".trans" in mods
+    puts = [writer(prog, o, b32, scope) for o in items(ins.operands[0])]
+    getaddr, _ = address_getter(prog, ins.operands[1], scope)
+    space = space_of(mods)[0]
+    d.sync = "aligned"
+
+    def ldmatrix(ctx, g):
+        addrs = getaddr(ctx, g)
+        rows, uw, inv, lane = _row_addresses(ctx, g, addrs, nm)
+        W = len(uw)
+        # load 8 rows x 8 b16 of every matrix: per warp and matrix
+        from .machine import Group
+        a = rows.reshape(-1)
+        cta = np.repeat(ctx.slot_cta[uw * 32], nm * 8)
+        if space == "generic":
+            from . import memory as Mm
+            a = a - np.uint64(Mm.SHARED_WINDOW)
+        fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
+        banks, offs = _shared_banks(ctx, fake, a)
+        vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize)      # (W*nm*8, 8)
+        mats = vals.reshape(W, nm, 8, 8)
+        if trans:
+            mats = mats.transpose(0, 1, 3, 2)
+        r = (lane >> 2).astype(np.int64)
+        c0 = (2 * (lane & 3)).astype(np.int64)
+        for i, p in enumerate(puts):
+            m = mats[inv, i]                                     # (n, 8, 8)
+            lo = m[np.arange(g.n), r, c0].astype(np.uint32)
+            hi = m[np.arange(g.n), r, c0 + 1].astype(np.uint32)
+            p(ctx, g, lo | (hi << 16))
+    d.fn = ldmatrix
+
+
+@register("stmatrix.sync", "stmatrix")
+def _stmatrix(prog, d, ins, scope):
+    mods = ins.modifiers
+    nm = _nmat(mods)
+    trans = ".trans" in mods
+    getaddr, _ = address_getter(prog, ins.operands[0], scope)
+    gets = [reader(prog, o, b32, scope) for o in items(ins.operands[1])]
+    space = space_of(mods)[0]
+    d.sync = "aligned"
+
+    def stmatrix(ctx, g):
+        addrs = getaddr(ctx, g)
+        rows, uw, inv, lane = _row_addresses(ctx, g, addrs, nm)
+        W = len(uw)
+        mats = np.zeros((W, nm, 8, 8), np.uint16)
+        r = (lane >> 2).astype(np.int64)
+        c0 = (2 * (lane & 3)).astype(np.int64)
+        for i, f in enumerate(gets):
+            v = np.asarray(f(ctx, g)).astype(np.uint32)
+            mats[inv, i, r, c0] = (v & 0xFFFF).astype(np.uint16)
+            mats[inv, i, r, c0 + 1] = (v >> 16).astype(np.uint16)
+        if trans:
+            mats = mats.transpose(0, 1, 3, 2)
+        from .machine import Group
+        a = rows.reshape(-1)
+        if space == "generic":
+            from . import memory as Mm
+            a = a - np.uint64(Mm.SHARED_WINDOW)
+        fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
+        banks, offs = _shared_banks(ctx, fake, a)
+        ctx.shared.store(banks, offs, np.ascontiguousarray(mats.reshape(-1, 8)))
+    d.fn = stmatrix
+
+
+@register("movmatrix.sync", "movmatrix")
+def _movmatrix(prog, d, ins, scope):
+    put = writer(prog, ins.operands[0], b32, scope)
+    get = reader(prog, ins.operands[1], b32, scope)
+    d.sync = "aligned"
+
+    def movmatrix(ctx, g):
+        uw, _ = g.warp_masks()
+        inv = g._wl
+        lane = g.idx & 31
+        v = np.asarray(get(ctx, g)).astype(np.uint32)
+        m = np.zeros((len(uw), 8, 8), np.uint16)
+        r = lane >> 2
+        c0 = 2 * (lane & 3)
+        m[inv, r, c0] = v & 0xFFFF
+        m[inv, r, c0 + 1] = v >> 16
+        m = m.transpose(0, 2, 1)
+        put(ctx, g, m[inv, r, c0].astype(np.uint32) | (m[inv, r, c0 + 1].astype(np.uint32) << 16))
+    d.fn = movmatrix

@@ -1,0 +1,237 @@
+"""Warp-level instructions: shfl.sync, vote.sync, redux.sync, match.sync, elect.sync, activemask.
+
+All run vectorized over every warp of the executing group. The scheduler guarantees (through
+``Decoded.sync``) that every live lane named in the membermask executes the instruction
+together; lanes of the warp outside the group keep their values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.nodes import PredPair
+from ..types import b32, b64, by_name, pred, u32
+from .decode import type_of
+from .dispatch import register
+from .operands import np_dtype, reader, writer
+
+
+def _full(ctx, g, vals, dtype):
+    """Scatter per-thread ``vals`` of the group into an array over all slots."""
+    vals = np.broadcast_to(np.asarray(vals, dtype), (g.n,))
+    if g.full:
+        return vals
+    t = np.zeros(ctx.N, dtype)
+    t[g.idx] = vals
+    return t
+
+
+def _dst_pair(prog, op, t, scope):
+    if isinstance(op, PredPair):
+        return writer(prog, op.first, t, scope), writer(prog, op.second, pred, scope)
+    return writer(prog, op, t, scope), None
+
+
+def _mask_reader(prog, ins, scope, pos=-1):
+    return reader(prog, ins.operands[pos], u32, scope)
+
+
+# ----------------------------------------------------------------------------- shfl
+@register("shfl.sync", "shfl")
+def _shfl(prog, d, ins, scope):
+    mods = ins.modifiers
+    mode = next(m for m in mods if m in (".up", ".down", ".bfly", ".idx"))
+    t = b32
+    put, putp = _dst_pair(prog, ins.operands[0], t, scope)
+    ga = reader(prog, ins.operands[1], t, scope)
+    gb = reader(prog, ins.operands[2], u32, scope)
+    gc = reader(prog, ins.operands[3], u32, scope)
+    if ins.opcode == "shfl.sync":
+        gm = _mask_reader(prog, ins, scope, 4)
+        d.sync = gm
+    else:
+        d.sync = "aligned"
+
+    def shfl(ctx, g):
+        lane = ctx.lane[g.idx].astype(np.int64)
+        b = np.asarray(gb(ctx, g)).astype(np.int64) & 31
+        c = np.asarray(gc(ctx, g)).astype(np.int64)
+        cval = c & 31
+        seg = (c >> 8) & 31
+        maxl = (lane & seg) | (cval & ~seg)
+        minl = lane & seg
+        if mode == ".up":
+            j = lane - b
+            ok = j >= maxl
+        elif mode == ".down":
+            j = lane + b
+            ok = j <= maxl
+        elif mode == ".bfly":
+            j = lane ^ b
+            ok = j <= maxl
+        else:
+            j = minl | (b & ~seg)
+            ok = j <= maxl
+        j = np.where(ok, j, lane)
+        src = (g.idx & ~31) + j
+        a = np.asarray(ga(ctx, g))
+        if g.full:
+            vals = np.broadcast_to(a, (g.n,))[src]
+        else:
+            full = _full(ctx, g, a, np.uint32)
+            active = np.zeros(ctx.N, bool)
+            active[g.idx] = True
+            srcv = np.where(active[src], src, g.idx)       # inactive source: own value
+            vals = full[srcv]
+        put(ctx, g, np.ascontiguousarray(vals, np.uint32))
+        if putp is not None:
+            putp(ctx, g, np.broadcast_to(ok, (g.n,)).copy())
+    d.fn = shfl
+
+
+# ----------------------------------------------------------------------------- vote
+def _ballot(ctx, g, p):
+    """Per-thread ballot over its warp of the boolean ``p`` (uint64 lane bitmask)."""
+    p = np.broadcast_to(np.asarray(p, bool), (g.n,))
+    w = g.idx >> 5
+    bits = np.left_shift(np.uint64(1), (g.idx & 31).astype(np.uint64))
+    uw, m = g.warp_masks()
+    inv = g._wl
+    ball = np.bincount(inv, weights=np.where(p, bits, np.uint64(0)).astype(np.float64),
+                       minlength=len(uw)).astype(np.uint64)
+    return ball[inv], m[inv]
+
+
+@register("vote.sync", "vote")
+def _vote(prog, d, ins, scope):
+    mods = ins.modifiers
+    kind = next(m for m in mods if m in (".all", ".any", ".uni", ".ballot"))
+    dt = b32 if kind == ".ballot" else pred
+    put = writer(prog, ins.operands[0], dt, scope)
+    ga = reader(prog, ins.operands[1], pred, scope)
+    if ins.opcode == "vote.sync":
+        gm = _mask_reader(prog, ins, scope, 2)
+        d.sync = gm
+    else:
+        gm = None
+        d.sync = "aligned"
+
+    def vote(ctx, g):
+        a = np.broadcast_to(np.asarray(ga(ctx, g), bool), (g.n,))
+        ball, present = _ballot(ctx, g, a)
+        mask = (np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,)) if gm is not None
+                else present) & present
+        ball = ball & mask
+        if kind == ".ballot":
+            put(ctx, g, ball.astype(np.uint32))
+        elif kind == ".all":
+            put(ctx, g, ball == mask)
+        elif kind == ".any":
+            put(ctx, g, ball != 0)
+        else:
+            put(ctx, g, (ball == 0) | (ball == mask))
+    d.fn = vote
+
+
+# ----------------------------------------------------------------------------- redux
+@register("redux.sync")
+def _redux(prog, d, ins, scope):
+    mods = ins.modifiers
+    op = next(m for m in mods if m in (".add", ".min", ".max", ".and", ".or", ".xor"))
+    t = type_of(mods)
+    put = writer(prog, ins.operands[0], t, scope)
+    ga = reader(prog, ins.operands[1], t, scope)
+    gm = _mask_reader(prog, ins, scope, 2)
+    d.sync = gm
+    dt = np_dtype(t)
+    absmod = ".abs" in mods
+    nan = ".NaN" in mods
+    if t.kind == "float":
+        f = {".min": np.fmin, ".max": np.fmax}[op] if not nan else {".min": np.minimum, ".max": np.maximum}[op]
+    else:
+        f = {".add": np.add, ".min": np.minimum, ".max": np.maximum, ".and": np.bitwise_and,
+             ".or": np.bitwise_or, ".xor": np.bitwise_xor}[op]
+
+    def redux(ctx, g):
+        a = np.broadcast_to(np.asarray(ga(ctx, g), dt), (g.n,))
+        if absmod:
+            a = np.abs(a)
+        mask = np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,))
+        uw, present = g.warp_masks()
+        inv = g._wl
+        if (mask == (mask[0] if g.n else 0)).all() and ((present[inv] & ~mask) == 0).all():
+            # one reduction per warp over the contiguous (sorted) slots of that warp
+            starts = np.r_[0, np.nonzero(np.diff(inv))[0] + 1]
+            r = f.reduceat(a, starts)
+            out = r[inv]
+        else:
+            out = np.empty(g.n, dt)
+            for j in range(g.n):
+                sel = (inv == inv[j]) & ((mask[j] >> (g.idx & 31).astype(np.uint64)) & np.uint64(1)).astype(bool)
+                out[j] = f.reduce(a[sel])
+        put(ctx, g, np.ascontiguousarray(out, dt))
+    d.fn = redux
+
+
+# ----------------------------------------------------------------------------- match
+@register("match.sync", "match")
+def _match(prog, d, ins, scope):
+    mods = ins.modifiers
+    kind = ".all" if ".all" in mods else ".any"
+    t = type_of(mods)
+    put, putp = _dst_pair(prog, ins.operands[0], b32, scope)
+    ga = reader(prog, ins.operands[1], t, scope)
+    gm = _mask_reader(prog, ins, scope, 2)
+    d.sync = gm
+    udt = np.dtype(np.uint64 if t.bits == 64 else np.uint32)
+
+    def match(ctx, g):
+        a = np.broadcast_to(np.asarray(ga(ctx, g)).view(udt) if np.asarray(ga(ctx, g)).ndim else
+                            np.asarray(ga(ctx, g)).astype(udt), (g.n,))
+        full = _full(ctx, g, a, udt)
+        active = np.zeros(ctx.N, bool)
+        active[g.idx] = True
+        base = (g.idx & ~31)[:, None] + np.arange(32)
+        eq = (full[base] == a[:, None]) & active[base]
+        bits = (eq * (np.uint64(1) << np.arange(32, dtype=np.uint64))).sum(axis=1).astype(np.uint64)
+        mask = np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,))
+        bits &= mask
+        if kind == ".any":
+            put(ctx, g, bits.astype(np.uint32))
+        else:
+            _, present = _ballot(ctx, g, np.ones(g.n, bool))
+            allm = bits == (mask & present)
+            put(ctx, g, np.where(allm, mask & present, 0).astype(np.uint32))
+            if putp is not None:
+                putp(ctx, g, allm)
+    d.fn = match
+
+
+# ----------------------------------------------------------------------------- elect / activemask
+@register("elect.sync")
+def _elect(prog, d, ins, scope):
+    put, putp = _dst_pair(prog, ins.operands[0], u32, scope)
+    gm = _mask_reader(prog, ins, scope, 1)
+    d.sync = gm
+
+    def elect(ctx, g):
+        mask = np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,))
+        _, present = _ballot(ctx, g, np.ones(g.n, bool))
+        m = mask & present
+        # lowest set bit
+        low = m & (~m + np.uint64(1))
+        leader = np.where(m == 0, 0, np.bitwise_count(low - np.uint64(1))).astype(np.uint32)
+        put(ctx, g, leader)
+        if putp is not None:
+            putp(ctx, g, (ctx.lane[g.idx] == leader) & (m != 0))
+    d.fn = elect
+
+
+@register("activemask")
+def _activemask(prog, d, ins, scope):
+    put = writer(prog, ins.operands[0], b32, scope)
+
+    def activemask(ctx, g):
+        _, present = _ballot(ctx, g, np.ones(g.n, bool))
+        put(ctx, g, present.astype(np.uint32))
+    d.fn = activemask

@@ -1,0 +1,98 @@
+"""atom and red: every operation and type, memory orders and scopes, cache hints, the f16/bf16
+(packed and vector) adds, 128-bit cas/exch; red.async (cluster shared memory)."""
+from __future__ import annotations
+
+from .common import SCOPES
+from .model import Form, G, R
+
+SPACES = (".global", ".shared", ".shared::cta", ".shared::cluster")
+SPACE_GATE = {".shared::cta": (20, (7, 8)), ".shared::cluster": (90, (7, 8))}
+SCOPE_GATE = {".cluster": (90, (7, 8))}
+SEM_GATE = {s: (70, (6, 0)) for s in (".relaxed", ".acquire", ".release", ".acq_rel")}
+
+# op -> (types, min_sm, min_ptx); 64-bit / float types gated
+INT_OPS = {
+    ".and": (".b32", ".b64"), ".or": (".b32", ".b64"), ".xor": (".b32", ".b64"),
+    ".exch": (".b32", ".b64"), ".inc": (".u32",), ".dec": (".u32",),
+    ".add": (".u32", ".s32", ".u64", ".f32", ".f64"),
+    ".min": (".u32", ".s32", ".u64", ".s64"), ".max": (".u32", ".s32", ".u64", ".s64"),
+}
+TYPE_GATE = {".f64": (60, (5, 0)), ".s64": (32, (3, 1))}
+
+
+def _lead(red, sems):
+    return [G("sem", *sems, gate={k: v for k, v in SEM_GATE.items() if k in sems}),
+            G("scope", *SCOPES, gate={".cta": (70, (6, 0)), ".gpu": (70, (6, 0)),
+                                      ".sys": (70, (6, 0)), **SCOPE_GATE}),
+            G("space", *SPACES, gate=SPACE_GATE)]
+
+
+def _forms(name, red):
+    sems = (".relaxed", ".release") if red else (".relaxed", ".acquire", ".release", ".acq_rel")
+    lead = _lead(red, sems)
+    d = () if red else ("d:type",)
+    out = []
+    for op, types in INT_OPS.items():
+        for hint in (False, True):
+            groups = lead + [R("op", op)] + ([R("hint", ".L2::cache_hint")] if hint else []) + \
+                [R("type", *types, gate=TYPE_GATE)]
+            ops = d + ("m", "s:type") + (("r:b64",) if hint else ())
+            out.append(Form(name, tuple(groups), ops, min_sm=80 if hint else 20,
+                            min_ptx=(7, 4) if hint else (1, 1), family="atomic",
+                            doc=f"{name}{{.sem}}{{.scope}}{{.space}}{op}.type"))
+    # half-precision adds (.noftz), scalar and packed
+    for hint in (False, True):
+        out.append(Form(name, tuple(lead + [R("op", ".add"), R("noftz", ".noftz")] +
+                                    ([R("hint", ".L2::cache_hint")] if hint else []) +
+                                    [R("type", ".f16", ".f16x2", ".bf16", ".bf16x2",
+                                       gate={".f16": (70, (6, 3)), ".bf16": (90, (7, 8)),
+                                             ".bf16x2": (90, (7, 8))})]),
+                        d + ("m", "s:type") + (("r:b64",) if hint else ()),
+                        min_sm=80 if hint else 60, min_ptx=(7, 4) if hint else (6, 2),
+                        family="atomic", doc=f"{name}...add.noftz.f16|f16x2|bf16|bf16x2"))
+    if not red:
+        out += [
+            Form(name, tuple(lead + [R("op", ".cas"), R("type", ".b32", ".b64", ".b16",
+                                                         gate={".b16": (70, (6, 3))})]),
+                 ("d:type", "m", "s:type", "s:type"), family="atomic",
+                 doc="atom...cas.type d, [a], b, c"),
+            Form(name, tuple(lead + [R("op", ".cas"), R("type", ".b128")]),
+                 ("d:type", "m", "s:type", "s:type"), min_sm=90, min_ptx=(8, 3), family="atomic"),
+            Form(name, tuple(lead + [R("op", ".exch"), R("type", ".b128")]),
+                 ("d:type", "m", "s:type"), min_sm=90, min_ptx=(8, 3), family="atomic"),
+        ]
+    # vector forms (global only)
+    vlead = lead[:2] + [G("space", ".global")]
+    dv = () if red else ("v:type",)
+    for hint in (False, True):
+        h = [R("hint", ".L2::cache_hint")] if hint else []
+        pol = ("r:b64",) if hint else ()
+        out += [
+            Form(name, tuple(vlead + [R("op", ".add")] + h + [R("vec", ".v2", ".v4"),
+                                                              R("type", ".f32")]),
+                 dv + ("m", "v:type") + pol, min_sm=90, min_ptx=(8, 1), family="atomic",
+                 doc=f"{name}.global.add.v2|v4.f32"),
+            Form(name, tuple(vlead + [R("op", ".add", ".min", ".max"), R("noftz", ".noftz")] + h +
+                             [R("vec", ".v2", ".v4", ".v8"), R("type", ".f16", ".bf16")]),
+                 dv + ("m", "v:type") + pol, min_sm=90, min_ptx=(8, 1), family="atomic",
+                 doc=f"{name}.global.op.noftz.v2|v4|v8.f16|bf16"),
+            Form(name, tuple(vlead + [R("op", ".add", ".min", ".max"), R("noftz", ".noftz")] + h +
+                             [R("vec", ".v2", ".v4"), R("type", ".f16x2", ".bf16x2")]),
+                 dv + ("m", "v:type") + pol, min_sm=90, min_ptx=(8, 1), family="atomic",
+                 doc=f"{name}.global.op.noftz.v2|v4.f16x2|bf16x2"),
+        ]
+    return out
+
+
+FORMS = _forms("atom", red=False) + _forms("red", red=True) + [
+    Form("red.async", (R("sem", ".relaxed"), R("scope", ".cluster"), G("space", ".shared::cluster"),
+                       R("completion", ".mbarrier::complete_tx::bytes"),
+                       R("op", ".inc", ".dec", ".min", ".max", ".add"),
+                       R("type", ".u32", ".s32", ".u64")),
+         ("m", "s:type", "m"), min_sm=90, min_ptx=(8, 1), family="atomic",
+         doc="red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type"),
+    Form("red.async", (R("sem", ".relaxed"), R("scope", ".cluster"), G("space", ".shared::cluster"),
+                       R("completion", ".mbarrier::complete_tx::bytes"),
+                       R("op", ".and", ".or", ".xor"), R("type", ".b32")),
+         ("m", "s:type", "m"), min_sm=90, min_ptx=(8, 1), family="atomic"),
+]

@@ -1,0 +1,120 @@
+"""Tensor Memory Accelerator and bulk copies: cp.async.bulk.tensor 1d-5d loads (tile,
+tile::gather4, im2col, im2col::w; multicast, cta_group, cache hint), stores (tile, scatter4,
+im2col_no_offs), cp.reduce.async.bulk(.tensor), cp.async.bulk (non-tensor), the bulk prefetches,
+and bulk commit/wait groups."""
+from __future__ import annotations
+
+from .common import SM100A
+from .model import Form, G, R
+
+DIMS = (".1d", ".2d", ".3d", ".4d", ".5d")
+B8_6 = {o: (SM100A, (8, 6)) for o in (".cta_group::1", ".cta_group::2", ".tile::gather4",
+                                      ".im2col::w", ".im2col::w::128", ".tile::scatter4")}
+HINT = R("hint", ".L2::cache_hint")
+TX = R("completion", ".mbarrier::complete_tx::bytes")
+RED_OPS = (".add", ".min", ".max", ".inc", ".dec", ".and", ".or", ".xor")
+
+
+def _im2col(chosen) -> int:
+    return int(chosen["dim"][1]) - 2
+
+
+def _t(name, groups, ops, doc, ptx=(8, 0), counts=()):
+    return Form(name, tuple(groups), ops, min_sm=90, min_ptx=ptx, family="tma", doc=doc,
+                counts=counts)
+
+
+FORMS = []
+# --------------------------------------------------------------------------- tensor loads
+for mode, modes, extra in (("tile", (".tile", ".tile::gather4"), ()),
+                           ("im2col", (".im2col",), ("v@im2col:b16",)),
+                           ("im2col::w", (".im2col::w", ".im2col::w::128"), ("s:u16", "s:u16"))):
+    for multicast in (False, True):
+        for hint in (False, True):
+            groups = [R("dim", *(DIMS if mode == "tile" else DIMS[2:])),
+                      R("dst", ".shared::cluster", ".shared::cta",
+                        gate={".shared::cta": (90, (8, 6))}), R("src", ".global"),
+                      (G if mode == "tile" else R)("mode", *modes, gate=B8_6), TX]
+            if multicast:
+                groups.append(R("multicast", ".multicast::cluster"))
+            groups.append(G("cta_group", ".cta_group::1", ".cta_group::2", gate=B8_6))
+            if hint:
+                groups.append(HINT)
+            ops = ("m", "m", "m") + extra + (("s:u16",) if multicast else ()) + \
+                (("r:b64",) if hint else ())
+            FORMS.append(_t("cp.async.bulk.tensor", groups, ops,
+                            f"load ({mode}{', multicast' if multicast else ''}"
+                            f"{', cache hint' if hint else ''}): [dst], [tmap, {{coords}}], [mbar]"
+                            + (", im2col offsets" if extra else ""),
+                            counts=(("im2col", _im2col),)))
+# --------------------------------------------------------------------------- tensor stores / reduce
+for hint in (False, True):
+    h = [HINT] if hint else []
+    pol = ("r:b64",) if hint else ()
+    FORMS += [
+        _t("cp.async.bulk.tensor", [R("dim", *DIMS), R("dst", ".global"), R("src", ".shared::cta"),
+                                    G("mode", ".tile", ".tile::scatter4", ".im2col_no_offs",
+                                      gate=B8_6),
+                                    R("completion", ".bulk_group")] + h, ("m", "m") + pol,
+           "store: [tmap, {coords}], [src]"),
+        _t("cp.reduce.async.bulk.tensor", [R("dim", *DIMS), R("dst", ".global"),
+                                           R("src", ".shared::cta"), R("op", *RED_OPS),
+                                           G("mode", ".tile", ".im2col_no_offs"),
+                                           R("completion", ".bulk_group")] + h, ("m", "m") + pol,
+           "reduce: [tmap, {coords}], [src]"),
+        _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS), R("level", ".L2"),
+                                             R("src", ".global"),
+                                             G("mode", ".tile", ".tile::gather4", gate=B8_6)] + h,
+           ("m",) + pol, "prefetch (tile): [tmap, {coords}]"),
+        _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
+                                             R("src", ".global"), R("mode", ".im2col")] + h,
+           ("m", "v@im2col:b16") + pol, "prefetch (im2col): [tmap, {coords}], offsets",
+           counts=(("im2col", _im2col),)),
+        _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
+                                             R("src", ".global"),
+                                             R("mode", ".im2col::w", ".im2col::w::128",
+                                               gate=B8_6)] + h,
+           ("m", "s:u16", "s:u16") + pol, "prefetch (im2col::w): [tmap, {coords}], wHalo, wOffset"),
+        # ---------------------------------------------------------------- non-tensor bulk
+        _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
+                             R("completion", ".bulk_group")] + h, ("m", "m", "s:u32") + pol,
+           "cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size"),
+        _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
+                             R("completion", ".bulk_group")] + h + [R("mask", ".cp_mask")],
+           ("m", "m", "s:u32") + pol + ("s:b16",), "... .cp_mask [dst], [src], size, byteMask",
+           ptx=(8, 6)),
+        _t("cp.async.bulk.prefetch", [R("level", ".L2"), R("src", ".global")] + h,
+           ("m", "s:u32") + pol, "cp.async.bulk.prefetch.L2.global [src], size"),
+    ]
+    for multicast in (False, True):
+        FORMS.append(_t("cp.async.bulk", [R("dst", ".shared::cluster", ".shared::cta",
+                                            gate={".shared::cta": (90, (8, 6))}),
+                                          R("src", ".global"), TX] +
+                        ([R("multicast", ".multicast::cluster")] if multicast else []) + h,
+                        ("m", "m", "s:u32", "m") + (("s:u16",) if multicast else ()) + pol,
+                        "global -> shared: [dst], [src], size, [mbar]"))
+    # reductions from shared::cta to global
+    for ops_types in (((".and", ".or", ".xor"), (".b32", ".b64")), ((".inc", ".dec"), (".u32",)),
+                      ((".min", ".max"), (".u32", ".s32", ".u64", ".s64")),
+                      ((".add",), (".u32", ".s32", ".u64", ".f32", ".f64"))):
+        FORMS.append(_t("cp.reduce.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
+                                                 R("completion", ".bulk_group")] + h +
+                        [R("op", *ops_types[0]), R("type", *ops_types[1])],
+                        ("m", "m", "s:u32") + pol, "shared::cta -> global reduction"))
+    FORMS.append(_t("cp.reduce.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
+                                             R("completion", ".bulk_group")] + h +
+                    [R("op", ".add", ".min", ".max"), R("noftz", ".noftz"),
+                     R("type", ".f16", ".bf16")], ("m", "m", "s:u32") + pol,
+                    "shared::cta -> global f16/bf16 reduction"))
+FORMS += [
+    _t("cp.async.bulk", [R("dst", ".shared::cluster"), R("src", ".shared::cta"), TX],
+       ("m", "m", "s:u32", "m"), "shared::cta -> shared::cluster: [dst], [src], size, [mbar]"),
+    _t("cp.reduce.async.bulk", [R("dst", ".shared::cluster"), R("src", ".shared::cta"), TX,
+                                R("op", ".and", ".or", ".xor", ".inc", ".dec", ".min", ".max",
+                                  ".add"),
+                                R("type", ".b32", ".b64", ".u32", ".s32", ".u64", ".s64")],
+       ("m", "m", "s:u32", "m"), "shared::cta -> shared::cluster reduction"),
+    _t("cp.async.bulk.commit_group", [], (), "cp.async.bulk.commit_group"),
+    _t("cp.async.bulk.wait_group", [G("read", ".read")], ("i",),
+       "cp.async.bulk.wait_group{.read} N"),
+]
