@@ -63,6 +63,7 @@ class Traced:
     # ``(sizes, masks)``: see ``Kernel._trace_batched``)
     specials: frozenset = frozenset()
     raw_tensor_params: tuple = ()
+    raw_scalar_params: tuple = ()    # runtime scalars read other than as the kernel argument
     batch: object = None
     _lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -296,7 +297,7 @@ class Kernel:
         return got
 
     # --- added for jax_pyptx.runtime.batching (batch on the grid) ---
-    def _trace_batched(self, batch, **kw) -> Traced:
+    def _trace_batched(self, batch, scalar_ptrs=(), **kw) -> Traced:
         """The specialization for ``kw`` launched once for a whole batch (internal).
 
         ``batch = (sizes, masks)``: ``sizes`` are the leading batch dims (outermost first);
@@ -304,28 +305,28 @@ class Kernel:
         level, saying whether that tensor carries that batch dim. The batch index is
         ``%ctaid.z`` (the grid's z is the batch); every ``X.ptr()`` / ``X.tma_desc()`` is
         offset to the tensor's batch item. The kernel body is traced unchanged.
+        ``scalar_ptrs``: names of runtime scalars passed by device pointer (CUDA runtime).
         """
         sizes, masks = batch
         sizes = tuple(int(s) for s in sizes)
         masks = tuple(tuple(bool(b) for b in m) for m in masks)
-        if not sizes:
+        scalar_ptrs = tuple(scalar_ptrs)
+        if not sizes and not scalar_ptrs:
             return self.trace(**kw)
         key, template, env = self._specialize(kw)
-        key = key + (("__batch__", sizes, masks),)
+        key = key + (("__batch__", sizes, masks, scalar_ptrs),)
         got = self._cache.get(key)
         if got is not None:
             return got
-        base = self.trace(**kw)          # resolves the arch; the runtime checks it first
-        with self._lock:
+        self.trace(**kw)                 # resolves the arch (the runtime checks that the
+        with self._lock:                 # kernel can be batched: grid z free, ...)
             got = self._cache.get(key)
             if got is None:
                 from .dsl.trace_kernel import trace_kernel
 
-                got = trace_kernel(self, template, env, batch=(sizes, masks))
-                if base.grid[2] != 1:
-                    raise SpecializationError(
-                        f"kernel {self.name!r}: grid {base.grid} already uses z; it cannot be "
-                        f"batched on the grid")
+                got = trace_kernel(self, template, env,
+                                   batch=(sizes, masks) if sizes else None,
+                                   scalar_ptrs=scalar_ptrs)
                 self._cache[key] = got
         return got
 

@@ -210,3 +210,23 @@ def test_primitive_checks_operands_directly():
             "f32[4, 64]")
     out = jax.eval_shape(lambda x, w: bind(spec, x, w), X8, W64)
     assert out[0].shape == (8, 64) and out[0].dtype == jnp.float32
+
+
+def test_output_only_shape_variable():
+    from jax_pyptx import Tile, kernel, ptx, reg
+    from jax_pyptx.types import f32, u32, u64
+
+    @kernel(arch="sm_90a", in_specs=(f32,), out_specs=(Tile("K", f32),), block=(32, 1, 1),
+            grid=lambda K: ((K + 31) // 32, 1, 1))
+    def fill(value, Y):
+        i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + reg.from_(ptx.special.tid.x(), u32)
+        with ptx.if_(i < Y.shape[0]):
+            ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + reg.cvt(i, u64) * 4), value)
+        ptx.ret()
+
+    out = ptx_call(fill, out_shape=jax.ShapeDtypeStruct((40,), jnp.float32))(3.0)
+    np.testing.assert_array_equal(out, np.full(40, 3.0, np.float32))
+    np.testing.assert_array_equal(jax.jit(lambda v: fill(v, K=5))(2.0), np.full(5, 2.0))
+    _raises(lambda: fill(1.0),
+            "kernel 'fill': shape variable K appears only in outputs; pass out_shape=... or "
+            "K=...")

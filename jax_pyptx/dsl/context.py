@@ -26,8 +26,16 @@ _PREFIX = {
 
 
 def prefix_for(t: PtxType) -> tuple:
+    """(register name prefix, declared type) for values of type ``t``.
+
+    8-bit integers live in ``.b16`` registers (as nvcc does: ``mov`` has no 8-bit form);
+    8-bit and narrower float formats (fp8, fp6, fp4, packed e2m1x2) in ``.b8`` registers,
+    which is what their ``cvt`` forms require.
+    """
     if t.kind == "pred":
         return _PREFIX["pred"]
+    if t.bits <= 8 and t.kind in ("float", "packed"):
+        return ("%rc", "b8")
     if t.name in _PREFIX:
         return _PREFIX[t.name]
     return _PREFIX[max(t.bits, 8)]
@@ -79,7 +87,7 @@ class Trace:
         from ..ir.nodes import RegDecl
         from ..types import by_name
 
-        order = ["%p", "%rs", "%h", "%r", "%rd", "%rq", "%f", "%fd"]
+        order = ["%p", "%rc", "%rs", "%h", "%r", "%rd", "%rq", "%f", "%fd"]
         return [RegDecl(by_name(self._decl_types[p]), prefix=p, count=self._counts[p])
                 for p in order if p in self._counts]
 

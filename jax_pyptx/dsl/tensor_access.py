@@ -31,6 +31,20 @@ def tensor_ptr(spec) -> Register:
     return spec._ptr
 
 
+# --- added for the runtime: a runtime scalar passed by device pointer -------------------
+def scalar_by_pointer(tr, name: str, t) -> Register:
+    """``.param .u64 name`` holds the scalar's device address: load the value once, in the
+    prologue; ``ptx.param_value(name)`` returns the same register."""
+    raw = Register(tr.new_reg(u64), tr)
+    tr.emit("ld", (".param", ".u64"), (raw.ir, Addr(Sym(name))), prologue=True)
+    g = Register(tr.new_reg(u64), tr)
+    tr.emit("cvta", (".to", ".global", ".u64"), (g.ir, raw.ir), prologue=True)
+    v = Register(tr.new_reg(t), tr)
+    tr.emit("ld", (".global", t.ptx), (v.ir, Addr(g.ir)), prologue=True)
+    tr.param_loads[name] = v
+    return v
+
+
 # --- added for jax_pyptx.runtime.batching (batch on the grid) ----------------------------
 def _batch_index(tr, loc) -> Register:
     """``%ctaid.z`` in a register, read once per trace (the linear batch index)."""

@@ -35,9 +35,12 @@ def _grid(k, env, template) -> tuple:
     return _dim3(g, f"kernel {k.name!r}: grid")
 
 
-def trace_kernel(k, template: dict, env: dict, batch=None):
+def trace_kernel(k, template: dict, env: dict, batch=None, scalar_ptrs=()):
     """Trace ``k`` for one specialization. ``batch`` (internal, for the JAX runtime's
-    batch-on-grid rule; see ``Kernel._trace_batched``): ``(sizes, masks)``."""
+    batch-on-grid rule; see ``Kernel._trace_batched``): ``(sizes, masks)``. ``scalar_ptrs``
+    (internal, for the CUDA runtime): runtime scalars passed by device pointer instead of by
+    value (``.param .u64``, loaded once in the prologue), so a traced value needs no launch
+    attribute."""
     from ..kernel import ParamInfo, Traced
 
     target = parse_target(k.arch)
@@ -57,6 +60,12 @@ def trace_kernel(k, template: dict, env: dict, batch=None):
             params.append(Param(pname, u64))
             infos.append(ParamInfo(pname, "tensor", u64, ts.index))
             args.append(ts)
+        elif pname in scalar_ptrs:   # added for the runtime: scalar by device pointer
+            params.append(Param(pname, u64))
+            info = ParamInfo(pname, "scalar_ptr", spec)
+            infos.append(info)
+            scalars.append(info)
+            args.append(None)
         else:
             params.append(Param(pname, spec))
             info = ParamInfo(pname, "scalar", spec)
@@ -74,9 +83,17 @@ def trace_kernel(k, template: dict, env: dict, batch=None):
     try:
         from .ptx.params import param_value
 
+        own_loads = []
         for i, spec in enumerate(k.in_specs):
             if isinstance(spec, PtxType):
-                args[i] = param_value(k._positional[i])
+                if k._positional[i] in scalar_ptrs:
+                    from .tensor_access import scalar_by_pointer
+
+                    args[i] = scalar_by_pointer(tr, k._positional[i], spec)
+                else:
+                    args[i] = param_value(k._positional[i])
+                own_loads.append(tr.prologue[-1] if k._positional[i] not in scalar_ptrs
+                                 else tr.prologue[-3])
         k.fn(*args, **template)
         check_labels(tr)
     finally:
@@ -111,14 +128,17 @@ def trace_kernel(k, template: dict, env: dict, batch=None):
     grid = _grid(k, env, template)
     if batch is not None and math.prod(batch[0]) > 1:   # added for batch-on-grid
         grid = (grid[0], grid[1], grid[2] * math.prod(batch[0]))
-    specials, raw_tensor = _scan_reads(tr.prologue + tr.body, inputs + outputs)
+    specials, raw_tensor = _scan_reads(tr.prologue + tr.body, inputs + outputs,
+                                       [i.name for i in scalars], own_loads)
     return Traced(
         name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
         cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(infos),
         inputs=tuple(inputs), outputs=tuple(outputs), scalars=tuple(scalars), env=dict(env),
         template=dict(template), tma=tuple(tr.tma),
         instruction_count=tr.instruction_count + len(tr.prologue),
-        specials=frozenset(specials), raw_tensor_params=tuple(raw_tensor),
+        specials=frozenset(specials),
+        raw_tensor_params=tuple(n for n in raw_tensor if n not in {i.name for i in scalars}),
+        raw_scalar_params=tuple(n for n in raw_tensor if n in {i.name for i in scalars}),
         batch=None if batch is None else (tuple(batch[0]), tuple(batch[1])),
     )
 
@@ -127,12 +147,13 @@ def trace_kernel(k, template: dict, env: dict, batch=None):
 _GPR = re.compile(r"^%(p|rs|h|r|rd|rq|f|fd)\d+$")
 
 
-def _scan_reads(stmts, tensors):
-    """(special registers read, tensor params read other than through ``X.ptr()``)."""
+def _scan_reads(stmts, tensors, scalar_names=(), scalar_loads=()):
+    """(special registers read, tensor / scalar params read other than through ``X.ptr()``
+    and the trace's own scalar load)."""
     from ..ir.nodes import Addr, Block, Instruction, ParenList, PredPair, Reg, Sym, Vec
 
-    names = {t.name for t in tensors}
-    own = {id(getattr(t, "_ptr_ld", None)) for t in tensors}
+    names = {t.name for t in tensors} | set(scalar_names)
+    own = {id(getattr(t, "_ptr_ld", None)) for t in tensors} | {id(i) for i in scalar_loads}
     specials, raw = set(), []
 
     def operand(o, ins):

@@ -231,10 +231,12 @@ def materialize(src, t: PtxType | None = None) -> Register:
 
 
 def _mov_type(t: PtxType) -> str:
+    """The ``mov`` type for a value of type ``t`` (f16/bf16/packed/tf32 move as bits)."""
     if t.kind == "pred":
         return ".pred"
-    if t.kind == "packed" or t.bits < 16 or t.name == "tf32":
-        return f".b{max(t.bits, 16)}"
+    if t.kind in ("packed", "float") and t.name not in ("f32", "f64") or t.bits < 16:
+        return f".b{max(t.bits, 16)}" if t.bits >= 16 or t.kind not in ("float", "packed") \
+            else ".b8"
     return t.ptx
 
 

@@ -96,11 +96,12 @@ def _ftz64(x, fmt):
 
 
 def _sat64(x):
-    return np.where(np.isnan(x), 0.0, np.clip(x, 0.0, 1.0))
+    """.sat: clamp to [+0.0, 1.0]; NaN and -0.0 give +0.0."""
+    return np.where(np.isnan(x) | (x <= 0), 0.0, np.minimum(x, 1.0))
 
 
 def _sat32(x):
-    return np.where(np.isnan(x), np.float32(0), np.clip(x, np.float32(0), np.float32(1))).astype(np.float32)
+    return np.where(np.isnan(x) | (x <= 0), np.float32(0), np.minimum(x, np.float32(1))).astype(np.float32)
 
 
 def _canon32(r):
@@ -509,6 +510,9 @@ def minmax(prog, d, ins, scope, t):
                 r = np.where(an & bn, np.nan, r)
         return r
 
+    absmod = ".abs" in mods
+    xorsign = ".xorsign" in mods
+
     def fn(ctx, g):
         vals = [f(ctx, g) for f in srcs]
         if L is None:
@@ -516,10 +520,17 @@ def minmax(prog, d, ins, scope, t):
             vals = [np.asarray(v, dt) for v in vals]
             if ftz and t.name == "f32":
                 vals = [fp.ftz32(v) for v in vals]
+            sign = None
+            if xorsign:
+                sign = np.signbit(vals[0]) ^ np.signbit(vals[1])
+            if absmod:
+                vals = [np.abs(v) for v in vals]
             r = vals[0]
             for v in vals[1:]:
                 r = pair(r, v)
             r = np.asarray(r, dt)
+            if sign is not None:
+                r = np.where(np.isnan(r), r, np.where(sign, -np.abs(r), np.abs(r))).astype(dt)
             if t.name == "f32":
                 r = _canon32(r)
             put(ctx, g, _bcast(r, g.n))

@@ -376,20 +376,16 @@ def _bfe(prog, d, ins, scope):
         ln = np.asarray(c(ctx, g)).astype(np.int64) & 0xFF
         x, pos, ln = np.broadcast_arrays(x, pos, ln)
         ux = x.view(U[bits]).astype(np.uint64) if x.dtype.itemsize * 8 == bits else x.astype(np.uint64)
-        p = np.minimum(pos, 64).astype(np.uint64)
-        shifted = np.where(pos >= bits, np.uint64(0), ux >> np.minimum(p, np.uint64(63)))
-        lnc = np.minimum(ln, bits)
-        mask = np.where(lnc >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
-                        (np.uint64(1) << np.minimum(lnc, 63).astype(np.uint64)) - np.uint64(1))
-        r = shifted & mask
+        eff = np.clip(np.minimum(ln, bits - pos), 0, 64)          # field bits that exist in a
+        shifted = ux >> np.minimum(pos, 63).astype(np.uint64)
+        mask = np.where(eff >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                        (np.uint64(1) << np.minimum(eff, 63).astype(np.uint64)) - np.uint64(1))
+        r = np.where(eff > 0, shifted & mask, np.uint64(0))
         if t.is_signed:
-            # sign bit: bit (pos+len-1) of a, or the msb of a if beyond
             sbit_pos = np.minimum(pos + ln - 1, bits - 1)
-            sbit = (ux >> sbit_pos.astype(np.uint64)) & np.uint64(1)
+            sbit = (ux >> np.maximum(sbit_pos, 0).astype(np.uint64)) & np.uint64(1)
             sbit = np.where(ln == 0, np.uint64(0), sbit)
-            ext = np.where((sbit == 1) & (lnc < bits), ~mask, np.uint64(0))
-            r = r | ext
-        r = np.where(ln == 0, np.uint64(0), r)
+            r = r | np.where(sbit == 1, ~mask, np.uint64(0))
         put(ctx, g, (r & np.uint64((1 << bits) - 1)).astype(U[bits]).view(dt))
     d.fn = fn
 

@@ -236,13 +236,13 @@ def _views_for(ctx, g, space, addrs, esz):
     if space == "generic":
         out = []
         for c, sel, sub, a in _split_generic(ctx, g, addrs):
-            for pos, view, idx in _views_for(ctx, sub, _CODE_SPACE[c], a, esz):
+            for pos, view, idx, sp in _views_for(ctx, sub, _CODE_SPACE[c], a, esz):
                 p = sel if pos is None else (sel[pos] if sel is not None else pos)
-                out.append((p, view, idx))
+                out.append((p, view, idx, sp))
         return out
     if space == "global":
         parts = ctx.mem.gspace.locate(addrs, esz, True)
-        return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64)) for al, pos, off in parts]
+        return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64), "global") for al, pos, off in parts]
     if space == "shared":
         banks, offs = _shared_banks(ctx, g, addrs)
         sh = ctx.shared
@@ -255,19 +255,22 @@ def _views_for(ctx, g, space, addrs, esz):
                 raise M.MemoryFault("uninitialized", lane, int(offs[lane]),
                                     f"shared address {int(offs[lane]):#x} is updated atomically before any "
                                     f"thread of this CTA wrote it", "shared")
-        return [(None, sh.view(dt), f)]
+        return [(None, sh.view(dt), f, "shared")]
     if space == "local":
         ctx.local._check(addrs, esz)
-        return [(None, ctx.local.view(dt), ctx.local.flat(g.idx, addrs) // esz)]
+        return [(None, ctx.local.view(dt), ctx.local.flat(g.idx, addrs) // esz, "local")]
     raise M.MemoryFault("out-of-bounds", 0, int(addrs[0]), f"atomics are not allowed on the {space} space", space)
 
 
-def _atom_apply(op, t, old, b, c):
-    """New value for one atomic step (old, b, c as typed arrays)."""
+def _atom_apply(op, t, old, b, c, ftz=False):
+    """New value for one atomic step (old, b, c as typed arrays). f32 adds flush subnormals
+    on global memory and keep them on shared memory, as the hardware does."""
     if op == ".add":
         if t.kind == "float" and t.name == "f32":
             from .fp import ftz32
-            return ftz32(ftz32(old) + ftz32(b))
+            if ftz:
+                return ftz32(ftz32(old) + ftz32(b))
+            return (old + b).astype(np.float32)
         if t.kind in ("float", "packed"):
             from .ops_float import Lanes, _narrow_result
             L = Lanes(t)
@@ -315,15 +318,18 @@ def _atomic(prog, d, ins, scope, has_dst):
         b = np.broadcast_to(np.asarray(gb(ctx, g), cdt), (g.n,))
         c = np.broadcast_to(np.asarray(gc(ctx, g), cdt), (g.n,)) if gc is not None else None
         old_all = np.empty(g.n, cdt)
-        for pos, view, idx in _views_for(ctx, g, space, addrs, esz):
+        for pos, view, idx, view_space in _views_for(ctx, g, space, addrs, esz):
             sel = np.arange(g.n) if pos is None else pos
             bb, cc = b[sel], (c[sel] if c is not None else None)
             if not has_dst and op in (".add", ".and", ".or", ".xor") and t.kind in ("unsigned", "signed", "bits") \
-                    or (not has_dst and op == ".add" and t.name == "f64"):
+                    or (not has_dst and op == ".add" and t.name in ("f64", "f32")):
                 # sequential in-order reduction (np.ufunc.at applies duplicates one by one)
                 tv = view.view(cdt)
                 f = {".add": np.add, ".and": np.bitwise_and, ".or": np.bitwise_or, ".xor": np.bitwise_xor}[op]
                 f.at(tv, idx, bb)
+                if t.name == "f32" and view_space != "shared" and ".noftz" not in mods:
+                    from .fp import ftz32
+                    tv[idx] = ftz32(tv[idx])
                 continue
             rem = np.arange(len(idx))
             while len(rem):
@@ -331,7 +337,8 @@ def _atomic(prog, d, ins, scope, has_dst):
                 first = np.sort(first)
                 take = rem[first]
                 cur = view[idx[take]].view(cdt)
-                new = _atom_apply(op, t, cur, bb[take], cc[take] if cc is not None else None)
+                new = _atom_apply(op, t, cur, bb[take], cc[take] if cc is not None else None,
+                                  ftz=view_space != "shared" and ".noftz" not in mods)
                 view[idx[take]] = np.asarray(new, cdt).view(udt) if np.asarray(new).dtype.itemsize == esz \
                     else np.asarray(new).astype(cdt).view(udt)
                 old_all[sel[take]] = cur

@@ -63,6 +63,11 @@ def run_snippet(body: str, inputs: dict, outputs: dict, n: int = 32, decls: str 
         mt = _mem_type(t)
         dt = np_dtype(by_name(mt)) if tt.kind != "pred" else np.dtype(np.uint8)
         arr = np.zeros(n, dt)
+        if isinstance(v, (list, tuple, int)) and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                                                     for x in np.atleast_1d(np.asarray(v, dtype=object)).tolist()):
+            bits = dt.itemsize * 8
+            v = np.array([int(x) % (1 << bits) for x in np.atleast_1d(np.asarray(v, dtype=object)).tolist()],
+                         dtype=f"u{dt.itemsize}").view(dt)
         src = np.asarray(v)
         if src.dtype != dt and src.dtype.itemsize == dt.itemsize and src.dtype.kind != dt.kind and \
                 (tt.kind in ("packed", "float") or src.dtype.kind == "f"):

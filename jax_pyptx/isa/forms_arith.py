@@ -25,12 +25,12 @@ def _i(name, groups, ops, sm=20, ptx=(1, 0), doc=""):
 FORMS = []
 
 # ----------------------------------------------------------------------------- integer
+FORMS.append(_i("add", [R("type", *PAIR)], ("d:b32", "s:b32", "s:b32"), sm=90, ptx=(8, 0),
+                doc="add.u16x2 / .s16x2 (SIMD)"))
 for op in ("add", "sub"):
     FORMS += [
         _i(op, [R("type", *INT)], D3, doc=f"{op}.type d, a, b"),
         _i(op, [R("sat", ".sat"), R("type", ".s32")], D3, doc=f"{op}.sat.s32 d, a, b"),
-        _i(op, [R("type", *PAIR)], ("d:b32", "s:b32", "s:b32"), sm=90, ptx=(8, 0),
-           doc=f"{op}.u16x2 / .s16x2 (SIMD)"),
         _i(op, [R("cc", ".cc"), R("type", ".u32", ".s32", ".u64", ".s64",
                                   gate={".u64": (20, (4, 3)), ".s64": (20, (4, 3))})],
            D3, doc=f"{op}.cc.type d, a, b (carry-out)"),

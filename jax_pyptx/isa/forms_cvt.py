@@ -42,7 +42,8 @@ FORMS = [
     # tf32
     _c([R("rnd", ".rna"), G("sat", ".satfinite"), R("dtype", ".tf32"), R("atype", ".f32")],
        ("d:b32", "s:f32"), sm=80, ptx=(7, 0)),
-    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"), G("sat", ".satfinite"), R("dtype", ".tf32"),
+    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"),
+        G("sat", ".satfinite", gate={".satfinite": (100, (8, 6))}), R("dtype", ".tf32"),
         R("atype", ".f32")], ("d:b32", "s:f32"), sm=90, ptx=(7, 8)),
     # fp8
     _c([R("rnd", ".rn"), R("sat", ".satfinite"), G("relu", ".relu"), R("dtype", *F8X2),
@@ -72,7 +73,7 @@ FORMS = [
     _c([R("rnd", ".rn"), R("dtype", ".bf16x2"), R("atype", ".ue8m0x2")], ("d:b32", "s:b16"),
        archs=SM100A, sm=100, ptx=(8, 6)),
     # integer pack
-    Form("cvt.pack", (R("sat", ".sat"), R("dtype", ".u8", ".s8", ".u16", ".s16"),
+    Form("cvt.pack", (R("sat", ".sat"), R("dtype", ".u8", ".s8"),
                       R("atype", ".s32"), R("ctype", ".b32")),
          ("d:b32", "s:s32", "s:s32", "s:b32"), min_sm=72, min_ptx=(6, 5), family="cvt",
          doc="cvt.pack.sat.convertType.s32.b32 d, a, b, c"),

@@ -98,7 +98,9 @@ for sparse in (False, True):
                                 f" [d-tmem], {src}, b-desc, idesc"
                                 f"{', disable-output-lane' if lanes else ''}, enable-input-d"
                                 + (" {, scale-input-d}" if scale else ""), counts=LANES))
-        FORMS.append(_t(name, [CTA, R("kind", *BS_KINDS), R("block_scale", ".block_scale"),
+        FORMS.append(_t(name, [CTA, R("kind", *BS_KINDS,
+                                      gate={".kind::mxf4nvf4": (SM100A, (8, 7))}),
+                               R("block_scale", ".block_scale"),
                                SCALE_VEC, G("collector", *COLLECTOR)],
                         ("m", a, "r:b64") + meta + ("r:b32", "m", "m", "p"),
                         f"{name}.cta_group.kind.block_scale{{.scale_vec}} [d-tmem], {src}, b-desc,"

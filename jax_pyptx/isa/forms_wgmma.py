@@ -29,7 +29,10 @@ COMBOS = (
     ("bf16", 16, N_ALL, (".f32",), (".bf16",), (".bf16",), True, True),
     ("tf32", 8, N_ALL, (".f32",), (".tf32",), (".tf32",), True, False),
     ("fp8", 32, N_ALL, (".f16", ".f32"), (".e4m3", ".e5m2"), (".e4m3", ".e5m2"), True, False),
-    ("int8", 32, N_INT, (".s32",), (".s8", ".u8"), (".s8", ".u8"), False, False),
+    ("int8", 32, N_INT, (".s32",), (".s8",), (".s8",), False, False),
+    ("int8", 32, N_INT, (".s32",), (".u8",), (".u8",), False, False),
+    ("int8-mixed", 32, N_INT, (".s32",), (".s8",), (".u8",), False, False),
+    ("int8-mixed", 32, N_INT, (".s32",), (".u8",), (".s8",), False, False),
 )
 
 FORMS = [
@@ -50,7 +53,7 @@ def _dense_and_sparse():
             for dt in dts:
                 acc = "v@acc:" + {".f16": "b32", ".f32": "f32", ".s32": "s32"}[dt]
                 groups = list(SYNC) + [R("shape", *shapes(64, kk, ns))]
-                if label == "int8":
+                if label.startswith("int8"):
                     groups.append(G("sat", ".satfinite"))
                 groups += [R("dtype", dt), R("atype", *ats), R("btype", *bts)]
                 scale = ("i", "i") if fp else ()
@@ -61,7 +64,8 @@ def _dense_and_sparse():
                     src = "a-desc" if a_desc else "a (registers)"
                     out.append(_w(name, groups, ops,
                                   f"{label}: {name}.sync.aligned.m64nNk{kk}{dt}.atype.btype "
-                                  f"d, {src}, b-desc, ...", ptx=ptx))
+                                  f"d, {src}, b-desc, ...",
+                                  ptx=max(ptx, (8, 4)) if label == "int8-mixed" else ptx))
         # b1 (dense only)
         if not sparse:
             for a_desc in (True, False):

@@ -55,7 +55,10 @@ def compatible(reg_t: PtxType, inst_t: PtxType, relaxed: bool = False) -> bool:
     if relaxed and inst_t.kind in ("bits", "signed", "unsigned") and reg_t.kind != "float":
         return reg_t.bits >= inst_t.bits
     if reg_t.bits != inst_t.bits:
-        return False
+        # 8-bit integers are kept in .b16 registers (mov has no 8-bit form): their storage
+        # is 16 bits wide
+        if not (reg_t.bits == 8 and inst_t.bits == 16 and reg_t.kind != "float"):
+            return False
     if inst_t.kind == "bits" or reg_t.kind == "bits":
         return True
     if inst_t.kind in ("signed", "unsigned"):

@@ -1,1 +1,8 @@
-"""JAX and PyTorch runtimes: the launch-plan contract, the FFI bridge, the primitive."""
+"""JAX and PyTorch runtimes: the launch-plan contract, the FFI bridge, the primitive.
+
+JAX (``docs/runtime.md``): ``call`` (``kernel(*arrays)``, ``ptx_call``, ``configure``),
+``primitive`` (``pyptx_call``: abstract eval, the interpreter lowering), ``lowering_cuda``
+(the ``jax_pyptx_launch`` custom call), ``batching`` (vmap on the grid), ``sharding``
+(partitioning under ``jit``), ``autodiff`` (forward/backward kernel pairs). Nothing here is
+imported until used.
+"""

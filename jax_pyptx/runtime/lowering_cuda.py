@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from dataclasses import replace
 
 import numpy as np
 
@@ -108,27 +109,36 @@ def _spec_position(spec: CallSpec, tensor_index: int) -> int:
 
 
 def build_plan(spec: CallSpec, traced=None) -> LaunchPlan:
-    """The LaunchPlan of one call: operands are the tensor inputs, then the outputs."""
+    """The LaunchPlan of one call. Operands: the tensor inputs, then the runtime scalars
+    passed by device pointer (``traced.params`` kind ``scalar_ptr``), then the outputs."""
     t = traced or spec.traced()
     k = spec.kernel
     scalar_pos = {k._positional[i]: n for n, i in enumerate(spec.scalar_inputs)}
+    by_ptr = [p.name for p in t.params if p.kind == "scalar_ptr"]
+    n_tin = len(spec.tensor_inputs)
+
+    def operand(tensor_index: int) -> int:
+        return tensor_index if tensor_index < n_tin else tensor_index + len(by_ptr)
+
     params, tma = [], []
     for info in t.params:
         if info.kind == "tensor":
-            params.append(ParamSlot.buffer(info.index))
+            params.append(ParamSlot.buffer(operand(info.index)))
+        elif info.kind == "scalar_ptr":
+            params.append(ParamSlot.buffer(n_tin + by_ptr.index(info.name)))
         elif info.kind == "scalar":
             n = scalar_pos[info.name]
             value = spec.static_scalars[n] if n < len(spec.static_scalars) else None
-            if value is None:
+            if value is None:      # build_plan(spec) with a traced scalar and no pointer trace
                 raise SpecializationError(
-                    f"kernel {spec.label!r}: runtime scalar {info.name} ({info.type.name}) is a "
-                    f"traced value; the CUDA launcher takes scalar parameters as launch "
-                    f"attributes, so pass a Python or NumPy number (it is still a launch "
-                    f"argument, not a re-trace), or pass it as a 1-element tensor")
+                    f"kernel {spec.label!r}: runtime scalar {info.name} ({info.type.name}) is "
+                    f"a traced value; it is passed by device pointer "
+                    f"(spec.traced(scalar_ptrs=...))")
             params.append(ParamSlot.scalar(value, info.type.np_dtype))
         elif info.kind == "tma":
             handle = next(h for h in t.tma if h.param == info.name)
-            tma.append(_tma_spec(spec, handle))
+            ts = _tma_spec(spec, handle)
+            tma.append(replace(ts, operand=operand(handle.index)))
             params.append(ParamSlot.tma_param(len(tma) - 1))
         else:
             raise SpecializationError(
@@ -139,8 +149,24 @@ def build_plan(spec: CallSpec, traced=None) -> LaunchPlan:
                       smem_bytes=t.dynamic_smem, params=tuple(params), tma=tuple(tma))
 
 
+def traced_for_cuda(spec: CallSpec):
+    """The trace to launch on CUDA: runtime scalars known at bind time go by value (launch
+    attribute bytes), traced ones by device pointer (one more buffer operand each)."""
+    by_ptr = spec.traced_scalars()
+    if by_ptr:
+        base = spec.unbatched().traced()
+        raw = [n for n in by_ptr if n in base.raw_scalar_params]
+        if raw:
+            raise SpecializationError(
+                f"kernel {spec.label!r}: runtime scalar {raw[0]} is a traced value and the "
+                f"kernel reads its parameter directly (ptx.param), so it cannot be passed by "
+                f"pointer; pass a Python or NumPy number")
+    return spec.traced(scalar_ptrs=by_ptr)
+
+
 def plan_for(spec: CallSpec) -> LaunchPlan:
-    return build_plan(spec)
+    """The plan the CUDA lowering emits for ``spec``."""
+    return build_plan(spec, traced_for_cuda(spec))
 
 
 # ----------------------------------------------------------------------------- cubin cache
@@ -176,11 +202,12 @@ def ensure_cubin(traced) -> bool | None:
 
 # ----------------------------------------------------------------------------- lowering
 def _layout(shape: tuple, layout):
-    """minor-to-major for an FFI operand/result: None (row major) or COL's."""
+    """ffi_call layout (major-to-minor) of an operand/result: None (row major) or COL's
+    (the last two dims swapped in memory)."""
     r = len(shape)
     if layout is not Layout.COL or r < 2:
         return None
-    return (r - 2, r - 1) + tuple(range(r - 3, -1, -1))
+    return tuple(range(r - 2)) + (r - 1, r - 2)
 
 
 def _cuda_lowering(ctx, *args, spec: CallSpec):
@@ -199,7 +226,7 @@ def _ffi_lowering(ctx, *args, spec: CallSpec, register: bool = False):
         from .ffi_bridge import ensure_registered
 
         ensure_registered()
-    t = spec.traced()
+    t = traced_for_cuda(spec)
     plan = build_plan(spec, t)
     ensure_cubin(t)
     attrs = plan_to_attrs(plan)
@@ -208,8 +235,10 @@ def _ffi_lowering(ctx, *args, spec: CallSpec, register: bool = False):
     results = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in out_avals]
     if plan.workspace_bytes:
         results.append(jax.ShapeDtypeStruct((plan.workspace_bytes,), np.uint8))
+    scalar_ops = [i for i in spec.scalar_inputs if k._positional[i] in
+                  {p.name for p in t.params if p.kind == "scalar_ptr"}]
     in_layouts = [_layout(ctx.avals_in[i].shape, k.in_specs[i].layout)
-                  for i in spec.tensor_inputs]
+                  for i in spec.tensor_inputs] + [None] * len(scalar_ops)
     out_layouts = [_layout(a.shape, s.layout) for a, s in zip(out_avals, k.out_specs)]
     if plan.workspace_bytes:
         out_layouts.append(None)
@@ -224,10 +253,10 @@ def _ffi_lowering(ctx, *args, spec: CallSpec, register: bool = False):
         input_layouts=in_layouts if any(x is not None for x in in_layouts) else None,
         output_layouts=out_layouts if any(x is not None for x in out_layouts) else None)
     n_out = len(out_avals)
-    tensor_inputs = spec.tensor_inputs
+    operands = tuple(spec.tensor_inputs) + tuple(scalar_ops)
 
     def run(*xs):
-        res = call(*(xs[i] for i in tensor_inputs), **attrs)
+        res = call(*(xs[i] for i in operands), **attrs)
         return list(res[:n_out])
 
     return mlir.lower_fun(run, multiple_results=True)(ctx, *args)

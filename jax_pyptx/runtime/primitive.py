@@ -18,6 +18,8 @@ the Pallas-style options.
 from __future__ import annotations
 
 import math
+import threading
+import time
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -140,11 +142,19 @@ class CallSpec:
     def trace_kw(self) -> dict:
         return {**dict(self.template), **self.env_dict}
 
-    def traced(self):
-        """The Traced specialization to launch (batched on the grid when ``batch``)."""
-        if self.batch:
-            return self.kernel._trace_batched((self.batch, self.masks), **self.trace_kw())
+    def traced(self, scalar_ptrs=()):
+        """The Traced specialization to launch (batched on the grid when ``batch``;
+        ``scalar_ptrs``: runtime scalars passed by device pointer, for CUDA)."""
+        if self.batch or scalar_ptrs:
+            return self.kernel._trace_batched((self.batch, self.masks), scalar_ptrs,
+                                              **self.trace_kw())
         return self.kernel.trace(**self.trace_kw())
+
+    def traced_scalars(self) -> tuple:
+        """Names of the runtime scalars whose value is not known at bind time."""
+        k = self.kernel
+        return tuple(k._positional[i] for n, i in enumerate(self.scalar_inputs)
+                     if n >= len(self.static_scalars) or self.static_scalars[n] is None)
 
     def unbatched(self) -> "CallSpec":
         return replace(self, batch=(), masks=())
@@ -281,6 +291,11 @@ pyptx_call_p.def_impl(_impl)
 
 
 # ----------------------------------------------------------------------------- interpreter
+# launches run and seconds spent inside the interpreter (benchmarks subtract it)
+interpreter_stats = {"launches": 0, "seconds": 0.0}
+_stats_lock = threading.Lock()
+
+
 def host_launch(spec: CallSpec, *arrays):
     """Run the call on the CPU interpreter: NumPy in, NumPy outputs out."""
     from ..interpret import launch
@@ -315,8 +330,13 @@ def host_launch(spec: CallSpec, *arrays):
     if spec.debug:
         print(f"[jax_pyptx] interpret {spec.label}: grid={grid} block={t.block} "
               f"cluster={t.cluster} smem={t.dynamic_smem} batch={spec.batch}")
+    t0 = time.perf_counter()
     launch(t.module, t.name, args, grid=grid, block=t.block, cluster=t.cluster,
            smem=t.dynamic_smem, sanitize=spec.sanitize)
+    dt = time.perf_counter() - t0
+    with _stats_lock:
+        interpreter_stats["launches"] += 1
+        interpreter_stats["seconds"] += dt
     del n_tin
     return tuple(_from_memory(o, s) for o, s in zip(outs, k.out_specs))
 
@@ -338,12 +358,13 @@ def _interp_special_param(spec: CallSpec, t, info, bufs):
     """TMA descriptor slots and raw params for the interpreter."""
     if info.kind == "tma":
         handle = next(h for h in t.tma if h.param == info.name)
-        try:
-            from ..interpret import tma_descriptor  # the interpreter's descriptor object
+        try:   # the seam for an interpreter-side tensor-map model, when there is one
+            from ..interpret import tma_descriptor
         except ImportError:
             raise SpecializationError(
-                f"kernel {spec.label!r}: the CPU interpreter cannot build the TMA descriptor "
-                f"{info.name!r} (jax_pyptx.interpret.tma_descriptor is missing)") from None
+                f"kernel {spec.label!r}: TMA descriptor {info.name!r}: the CPU interpreter "
+                f"path has no tensor-map model yet; lower for CUDA, or launch the PTX by hand "
+                f"with jax_pyptx.interpret.launch") from None
         n = math.prod(spec.batch) if spec.batch and any(spec.mask(handle.index)) else 1
         return tma_descriptor(handle, bufs[handle.index], batch=n)
     raise SpecializationError(

@@ -12,3 +12,4 @@ from .control import (  # noqa: F401
 from .generic import addr, exit, inst, not_, raw_imm, ret, sym  # noqa: F401
 from .params import param, param_value  # noqa: F401
 from . import atomic, bar, bits, cmp, cvt, fence, math, mem, misc, warp  # noqa: F401,E402
+from . import cluster, cp, descriptors, mbarrier, mma, tcgen05, wgmma  # noqa: F401,E402

@@ -16,7 +16,7 @@ from ..values import RegArray, Special, materialize
 from ._wrap import build_mods, dtype, emit, new, operand_type, vec
 
 _PACKED_DST = {"f16x2": "b32", "bf16x2": "b32", "e4m3x2": "b16", "e5m2x2": "b16",
-               "e2m3x2": "b16", "e3m2x2": "b16", "e2m1x2": "b8", "ue8m0x2": "b16",
+               "e2m3x2": "b16", "e3m2x2": "b16", "e2m1x2": "e2m1x2", "ue8m0x2": "b16",
                "tf32": "b32", "e4m3x4": "b32", "e5m2x4": "b32"}
 
 

@@ -1,0 +1,65 @@
+"""Command line: ``python -m jax_pyptx <command> ...`` (also the ``jax-pyptx`` script).
+
+Commands register themselves in ``COMMANDS`` (name -> (help, add_arguments, run)); this file
+stays a small dispatcher.
+
+* ``transpile FILE.ptx [-o OUT.py]``: PTX -> Python that re-traces to the same instructions.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _transpile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="PTX file to read ('-' for standard input)")
+    p.add_argument("-o", "--output", help="write the Python here (default: standard output)")
+
+
+def _transpile_run(args) -> int:
+    from .errors import ParseError
+    from .transpile import transpile
+
+    if args.file == "-":
+        text, name = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            with open(args.file, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"jax-pyptx transpile: cannot read {args.file}: {e}", file=sys.stderr)
+            return 2
+        name = args.file
+    try:
+        src = transpile(text, source=name)
+    except ParseError as e:
+        print(f"jax-pyptx transpile: {e}", file=sys.stderr)
+        return 1
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(src)
+    else:
+        sys.stdout.write(src)
+    return 0
+
+
+COMMANDS = {
+    "transpile": ("PTX -> Python (@kernel functions that re-trace to the same PTX)",
+                  _transpile_args, _transpile_run),
+}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="jax-pyptx", description="jax-pyptx command line tools")
+    sub = ap.add_subparsers(dest="command", metavar="command")
+    for name, (help_, add, _) in COMMANDS.items():
+        add(sub.add_parser(name, help=help_, description=help_))
+    args = ap.parse_args(argv)
+    if args.command is None:
+        ap.print_help()
+        return 2
+    return COMMANDS[args.command][2](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""``ptx.cp``: asynchronous copies.
+
+Ampere: ``ptx.cp.async_(dst, src, 16, cop="cg", src_size=n)``, ``ptx.cp.async_.commit_group()``,
+``.wait_group(n)``, ``.wait_all()``, ``.mbarrier_arrive(mbar)``.
+Bulk (sm_90): ``ptx.cp.async_.bulk(dst, src, size, mbar)`` (global -> shared),
+``.bulk.s2g(dst, src, size)``, ``.bulk.s2s(dst, src, size, mbar)``, ``.bulk.prefetch(src,
+size)``, ``.bulk.commit_group()``, ``.bulk.wait_group(n, read=True)``.
+TMA: ``ptx.cp.async_.bulk.tensor_2d(dst, tmap, (x, y), mbar, multicast=mask, policy=p)``
+(``mode="tile"|"tile::gather4"|"im2col"|"im2col::w"|"im2col::w::128"``, ``cta_group=1|2``,
+``dst_space="shared::cluster"|"shared::cta"``); ``.tensor_2d.store(tmap, coords, src)``,
+``.tensor_2d.reduce("add", tmap, coords, src)``, ``.tensor_2d.prefetch(tmap, coords)``.
+Reductions: ``ptx.cp.reduce.async_.bulk("add", dst, src, size, type=f32)`` and
+``ptx.cp.reduce.async_.bulk.tensor_2d("add", tmap, coords, src)``.
+"""
+from __future__ import annotations
+
+from ...errors import PtxValueError
+from ...ir.nodes import Addr
+from ...types import s32
+from ..context import user_loc
+from ..values import Register, Special, as_operand, materialize
+from ._wrap import addr as _addr, build_mods, choice, dtype, emit, int_choice, operand_type, vec
+
+
+def _tmap(fn, tmap, coords, dim):
+    if len(coords) != dim:
+        raise PtxValueError(f"{fn}: coords must have {dim} entries for a {dim}d tensor, got "
+                            f"{len(coords)}", loc=user_loc())
+    regs = []
+    for c in coords:
+        if isinstance(c, Special):
+            c = materialize(c)
+        if isinstance(c, int):
+            from ..reg import scalar
+
+            c = scalar(s32, c)
+        regs.append(c)
+    base = tmap
+    if isinstance(tmap, Register):
+        base = as_operand(tmap)
+    elif isinstance(tmap, Addr):
+        base = tmap.base
+    else:
+        base = _addr(tmap, fn, "tmap").base
+    return Addr(base, 0, (vec(regs),))
+
+
+class _Tensor:
+    """``cp.async.bulk.tensor.{N}d``: call to load; ``.store``, ``.reduce``, ``.prefetch``."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+
+    def __call__(self, dst, tmap, coords, mbar, *, mode="tile", im2col=None, multicast=None,
+                 cta_group=None, policy=None, dst_space="shared::cluster", pred=None):
+        """``cp.async.bulk.tensor.Nd.dst.global{.mode}.mbarrier::complete_tx::bytes
+        {.multicast::cluster}{.cta_group::N}{.L2::cache_hint} [dst], [tmap, {coords}], [mbar]
+        {, im2col offsets}{, ctaMask}{, policy}``."""
+        fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d"
+        m = choice(fn, "mode", mode, (".tile", ".tile::gather4", ".im2col", ".im2col::w",
+                                      ".im2col::w::128"))
+        kw = {"dim": f".{self.dim}d", "dst": dst_space, "src": ".global",
+              "mode": m, "completion": ".mbarrier::complete_tx::bytes",
+              "multicast": multicast is not None and ".multicast::cluster",
+              "cta_group": None if cta_group is None else
+              f".cta_group::{int_choice(fn, 'cta_group', cta_group, (1, 2))}",
+              "hint": policy is not None}
+        mods = build_mods(fn, "cp.async.bulk.tensor", kw)
+        extra = []
+        if m == ".im2col":
+            if im2col is None or len(im2col) != self.dim - 2:
+                raise PtxValueError(f"{fn}: im2col must give {self.dim - 2} u16 offsets for "
+                                    f"{self.dim}d im2col", loc=user_loc())
+            extra.append(vec(im2col))
+        elif m.startswith(".im2col::w"):
+            if im2col is None or len(im2col) != 2:
+                raise PtxValueError(f"{fn}: im2col must be (wHalo, wOffset) for {m[1:]}",
+                                    loc=user_loc())
+            extra += list(im2col)
+        ops = [_addr(dst, fn, "dst"), _tmap(fn, tmap, coords, self.dim), _addr(mbar, fn, "mbar")]
+        ops += extra + ([multicast] if multicast is not None else []) + \
+            ([policy] if policy is not None else [])
+        emit("cp.async.bulk.tensor" + "".join(mods), ops, pred)
+
+    def store(self, tmap, coords, src, *, mode="tile", policy=None, pred=None):
+        """``cp.async.bulk.tensor.Nd.global.shared::cta{.mode}.bulk_group{.L2::cache_hint}
+        [tmap, {coords}], [src]{, policy}``."""
+        fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d.store"
+        m = choice(fn, "mode", mode, (".tile", ".tile::scatter4", ".im2col_no_offs"))
+        mods = build_mods(fn, "cp.async.bulk.tensor", {
+            "dim": f".{self.dim}d", "dst": ".global", "src": ".shared::cta", "mode": m,
+            "completion": ".bulk_group", "hint": policy is not None})
+        emit("cp.async.bulk.tensor" + "".join(mods),
+             [_tmap(fn, tmap, coords, self.dim), _addr(src, fn, "src")] +
+             ([policy] if policy is not None else []), pred)
+
+    def reduce(self, op, tmap, coords, src, *, mode="tile", policy=None, pred=None):
+        """``cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op{.mode}.bulk_group
+        {.L2::cache_hint} [tmap, {coords}], [src]``."""
+        fn = f"ptx.cp.reduce.async_.bulk.tensor_{self.dim}d"
+        o = choice(fn, "op", op, (".add", ".min", ".max", ".inc", ".dec", ".and", ".or", ".xor"))
+        mods = build_mods(fn, "cp.reduce.async.bulk.tensor", {
+            "dim": f".{self.dim}d", "dst": ".global", "src": ".shared::cta", "op": o,
+            "mode": mode, "completion": ".bulk_group", "hint": policy is not None})
+        emit("cp.reduce.async.bulk.tensor" + "".join(mods),
+             [_tmap(fn, tmap, coords, self.dim), _addr(src, fn, "src")] +
+             ([policy] if policy is not None else []), pred)
+
+    def prefetch(self, tmap, coords, *, mode="tile", im2col=None, policy=None, pred=None):
+        """``cp.async.bulk.prefetch.tensor.Nd.L2.global{.mode}{.L2::cache_hint}
+        [tmap, {coords}]{, im2col}{, policy}``."""
+        fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d.prefetch"
+        m = choice(fn, "mode", mode, (".tile", ".tile::gather4", ".im2col", ".im2col::w",
+                                      ".im2col::w::128"))
+        mods = build_mods(fn, "cp.async.bulk.prefetch.tensor", {
+            "dim": f".{self.dim}d", "level": ".L2", "src": ".global", "mode": m,
+            "hint": policy is not None})
+        extra = [] if im2col is None else ([vec(im2col)] if m == ".im2col" else list(im2col))
+        emit("cp.async.bulk.prefetch.tensor" + "".join(mods),
+             [_tmap(fn, tmap, coords, self.dim)] + extra + ([policy] if policy is not None
+                                                           else []), pred)
+
+
+class _Bulk:
+    """``cp.async.bulk``: call for global -> shared (mbarrier completion)."""
+
+    tensor_1d, tensor_2d, tensor_3d, tensor_4d, tensor_5d = (_Tensor(i) for i in range(1, 6))
+
+    def __call__(self, dst, src, size, mbar, *, multicast=None, policy=None,
+                 dst_space="shared::cluster", pred=None):
+        """``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+        {.multicast::cluster}{.L2::cache_hint} [dst], [src], size, [mbar]{, ctaMask}{, policy}``."""
+        fn = "ptx.cp.async_.bulk"
+        mods = build_mods(fn, "cp.async.bulk", {
+            "dst": dst_space, "src": ".global", "completion": ".mbarrier::complete_tx::bytes",
+            "multicast": multicast is not None and ".multicast::cluster",
+            "hint": policy is not None})
+        emit("cp.async.bulk" + "".join(mods),
+             [_addr(dst, fn, "dst"), _addr(src, fn, "src"), size, _addr(mbar, fn, "mbar")] +
+             ([multicast] if multicast is not None else []) +
+             ([policy] if policy is not None else []), pred)
+
+    def s2g(self, dst, src, size, *, policy=None, byte_mask=None, pred=None):
+        """``cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}{.cp_mask}
+        [dst], [src], size{, policy}{, byteMask}``."""
+        fn = "ptx.cp.async_.bulk.s2g"
+        mods = build_mods(fn, "cp.async.bulk", {
+            "dst": ".global", "src": ".shared::cta", "completion": ".bulk_group",
+            "hint": policy is not None, "mask": byte_mask is not None})
+        emit("cp.async.bulk" + "".join(mods),
+             [_addr(dst, fn, "dst"), _addr(src, fn, "src"), size] +
+             ([policy] if policy is not None else []) +
+             ([byte_mask] if byte_mask is not None else []), pred)
+
+    def s2s(self, dst, src, size, mbar, *, pred=None):
+        """``cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
+        [dst], [src], size, [mbar]``: into a peer CTA's shared memory."""
+        fn = "ptx.cp.async_.bulk.s2s"
+        emit("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
+             [_addr(dst, fn, "dst"), _addr(src, fn, "src"), size, _addr(mbar, fn, "mbar")],
+             pred)
+
+    def prefetch(self, src, size, *, policy=None, pred=None):
+        """``cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}``."""
+        hint = ".L2::cache_hint" if policy is not None else ""
+        emit(f"cp.async.bulk.prefetch.L2.global{hint}",
+             [_addr(src, "ptx.cp.async_.bulk.prefetch", "src"), size] +
+             ([policy] if policy is not None else []), pred)
+
+    def commit_group(self, *, pred=None):
+        """``cp.async.bulk.commit_group``."""
+        emit("cp.async.bulk.commit_group", (), pred)
+
+    def wait_group(self, n: int = 0, *, read: bool = False, pred=None):
+        """``cp.async.bulk.wait_group{.read} N``."""
+        int_choice("ptx.cp.async_.bulk.wait_group", "n", n, range(0, 64))
+        emit(f"cp.async.bulk.wait_group{'.read' if read else ''}", (n,), pred)
+
+
+class _Async:
+    """``cp.async`` (Ampere): call to copy 4/8/16 bytes global -> shared."""
+
+    bulk = _Bulk()
+
+    def __call__(self, dst, src, size: int, *, cop=None, src_size=None, ignore_src=None,
+                 policy=None, prefetch=None, pred=None):
+        """``cp.async.ca|cg.shared.global{.L2::cache_hint}{.L2::NB} [dst], [src], size
+        {, src_size | ignore_src}{, policy}``; ``cg`` requires size 16 (default for 16)."""
+        fn = "ptx.cp.async_"
+        int_choice(fn, "size", size, (4, 8, 16))
+        c = choice(fn, "cop", cop or ("cg" if size == 16 else "ca"), (".ca", ".cg"))
+        if c == ".cg" and size != 16:
+            raise PtxValueError(f"{fn}: cop='cg' needs size=16, got size={size}", loc=user_loc())
+        if src_size is not None and ignore_src is not None:
+            raise PtxValueError(f"{fn}: give src_size or ignore_src, not both", loc=user_loc())
+        kw = {"cop": c, "dst": ".shared", "src": ".global", "hint": policy is not None,
+              "prefetch": None if prefetch is None else ".L2::" + str(prefetch).replace("L2::", "")}
+        mods = build_mods(fn, "cp.async", kw)
+        ops = [_addr(dst, fn, "dst"), _addr(src, fn, "src"), size]
+        if src_size is not None:
+            ops.append(src_size)
+        if ignore_src is not None:
+            ops.append(ignore_src)
+        if policy is not None:
+            ops.append(policy)
+        emit("cp.async" + "".join(mods), ops, pred)
+
+    def commit_group(self, *, pred=None):
+        """``cp.async.commit_group``."""
+        emit("cp.async.commit_group", (), pred)
+
+    def wait_group(self, n: int = 0, *, pred=None):
+        """``cp.async.wait_group N``."""
+        int_choice("ptx.cp.async_.wait_group", "n", n, range(0, 64))
+        emit("cp.async.wait_group", (n,), pred)
+
+    def wait_all(self, *, pred=None):
+        """``cp.async.wait_all``."""
+        emit("cp.async.wait_all", (), pred)
+
+    def mbarrier_arrive(self, mbar, *, noinc: bool = False, pred=None):
+        """``cp.async.mbarrier.arrive{.noinc}.shared.b64 [mbar]``: arrive when this thread's
+        prior cp.async operations complete."""
+        emit(f"cp.async.mbarrier.arrive{'.noinc' if noinc else ''}.shared.b64",
+             (_addr(mbar, "ptx.cp.async_.mbarrier_arrive", "mbar"),), pred)
+
+
+async_ = _Async()
+
+
+class _TensorReduce:
+    """``cp.reduce.async.bulk.tensor.Nd``: ``(op, tmap, coords, src, mode=, policy=)``."""
+
+    def __init__(self, dim: int):
+        self._t = _Tensor(dim)
+
+    def __call__(self, op, tmap, coords, src, **kw):
+        return self._t.reduce(op, tmap, coords, src, **kw)
+
+
+class _ReduceBulk:
+    tensor_1d, tensor_2d, tensor_3d, tensor_4d, tensor_5d = (_TensorReduce(i) for i in range(1, 6))
+
+    def __call__(self, op, dst, src, size, mbar=None, *, type=None, policy=None, pred=None):
+        """``cp.reduce.async.bulk``: shared::cta -> global (``.bulk_group``, no mbar) or
+        shared::cta -> shared::cluster (with ``mbar``), ``.op{.noftz}.type``."""
+        fn = "ptx.cp.reduce.async_.bulk"
+        o = choice(fn, "op", op, (".add", ".min", ".max", ".inc", ".dec", ".and", ".or", ".xor"))
+        t = dtype(type)
+        tn = "." + t.name
+        if o in (".and", ".or", ".xor") and t.kind != "bits":
+            tn = f".b{t.bits}"
+        if mbar is None:
+            kw = {"dst": ".global", "src": ".shared::cta", "completion": ".bulk_group",
+                  "hint": policy is not None, "op": o, "noftz": tn in (".f16", ".bf16"),
+                  "type": tn}
+            ops = [_addr(dst, fn, "dst"), _addr(src, fn, "src"), size] + \
+                ([policy] if policy is not None else [])
+        else:
+            kw = {"dst": ".shared::cluster", "src": ".shared::cta",
+                  "completion": ".mbarrier::complete_tx::bytes", "op": o, "type": tn}
+            ops = [_addr(dst, fn, "dst"), _addr(src, fn, "src"), size, _addr(mbar, fn, "mbar")]
+        mods = build_mods(fn, "cp.reduce.async.bulk", kw)
+        emit("cp.reduce.async.bulk" + "".join(mods), ops, pred)
+
+
+class _ReduceAsync:
+    bulk = _ReduceBulk()
+
+
+class _Reduce:
+    async_ = _ReduceAsync()
+
+
+reduce = _Reduce()
+
+__all__ = ["async_", "reduce"]
