@@ -15,7 +15,7 @@ import pytest
 from jax_pyptx.interpret import fp, launch
 
 HERE = pathlib.Path(__file__).parent / "cuda_interp"
-SOURCES = ["vector_add", "shfl_reduce", "transpose", "mma_gemm", "cp_async_pipeline", "misc"]
+SOURCES = ["vector_add", "shfl_reduce", "transpose", "mma_gemm", "cp_async_pipeline", "misc", "wmma"]
 
 
 def ptx(name):

@@ -23,7 +23,7 @@ TID = ".reg .u32 %tid; .reg .u64 %off, %p0, %p1, %p2, %p3;"
 
 def test_loads_extend_and_stores_truncate():
     x = np.array([0x80, 0x7F, 0xFF, 0x01], np.uint8)
-    out = np.zeros((4, 3), np.int32)
+    out = np.zeros((4, 4), np.int32)
     prog = kernel("""
         mov.u32 %tid, %tid.x;
         ld.param.u64 %p0, [x]; ld.param.u64 %p1, [y];
@@ -33,7 +33,7 @@ def test_loads_extend_and_stores_truncate():
         ld.global.u8 %r2, [%p2];
         ld.global.u8 %rs, [%p2];
         cvt.u32.u16 %r3, %rs;
-        mul.wide.u32 %off, %tid, 12;
+        mul.wide.u32 %off, %tid, 16;
         add.u64 %p3, %p1, %off;
         st.global.v2.u32 [%p3], {%r1, %r2};
         st.global.u32 [%p3+8], %r3;
@@ -239,9 +239,9 @@ ATOM = """
     ("atom.global.inc.u32 %r2, [%p2], 5;", [0, 0, 0, 0],
      lambda c, y: c.tolist() == [2, 2, 2, 2] and sorted(y[0::4].tolist()) == [0, 0, 1, 1, 2, 3, 4, 5]),
     ("atom.global.dec.u32 %r2, [%p2], 5;", [0, 0, 0, 0],
-     lambda c, y: c.tolist() == [3, 3, 3, 3]),
+     lambda c, y: c.tolist() == [4, 4, 4, 4] and y[0::4].tolist() == [0, 5, 4, 3, 2, 1, 0, 5]),
     ("atom.global.cas.b32 %r2, [%p2], 0, %tid;", [0, 1, 0, 0],
-     lambda c, y: c.tolist() == [0, 1, 2, 3]),
+     lambda c, y: c.tolist() == [4, 1, 2, 3] and y[0::4].tolist() == [0, 0] + [4] * 6),
     ("atom.global.or.b32 %r2, [%p2], %tid;", [0, 0, 0, 0],
      lambda c, y: c.tolist() == [28, 29, 30, 31]),
     ("red.global.add.u32 [%p2], %tid; mov.u32 %r2, 0;", [0, 0, 0, 0],

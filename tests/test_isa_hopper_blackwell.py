@@ -1,179 +1,238 @@
-"""Ampere, Hopper (wgmma, TMA, mbarrier, clusters) and Blackwell (tcgen05) wrappers: traced
-and assembled for their targets; misuse raises with the user's file:line."""
+"""Hopper (TMA, mbarrier, clusters) and Blackwell (tcgen05, the sm_100a TMA forms, cluster
+launch control): every form of those families traced and assembled by ptxas for the lowest
+target that has it; misuse raises with the user's file:line."""
 import pytest
 
 from jax_pyptx import kernel, ptx, reg, smem
 from jax_pyptx.errors import PtxTypeError, PtxValueError
-from jax_pyptx.types import b32, b64, bf16, f16, f32, s32, u16, u32, u64
+from jax_pyptx.types import b16, b32, b64, b128, bf16, f16, f32, f64, s32, u16, u32, u64
 
 from .helpers import line_of
 from .isa_util import assemble, forms_used, missing
 
 
-@kernel(arch="sm_80", block=(32, 1, 1))
-def ampere():
-    a, b = reg.array(b32, 4), reg.array(b32, 2)
-    d = reg.array(f32, 4, 0.0)
-    ptx.mma.sync(d, a, b, d, shape="m16n8k16", atype=f16)
-    ptx.mma.sync(d, a, b, d, shape="m16n8k16", atype=bf16)
-    ptx.mma.sync(d, a[:2], b[:1], d, shape="m16n8k4", atype="tf32")
-    ptx.mma.sync(d, a, b, d, shape="m16n8k8", atype="tf32")
-    di = reg.array(s32, 4, 0)
-    ptx.mma.sync(di, a, b, di, shape="m16n8k32", dtype=s32, atype="s8", btype="u8",
-                 satfinite=True)
-    ptx.mma.sync(di, a, b, di, shape="m16n8k256", dtype=s32, atype="b1", bitop="and")
-    h = reg.array(b32, 2)
-    ptx.mma.sync(h, a, b, h, shape="m16n8k16", dtype=f16, atype=f16, ctype=f16)
-    buf = smem.alloc(f16, (1024,), name="tile")
-    for n in (1, 2, 4):
-        ptx.mma.ldmatrix(buf[0], num=n)
-        ptx.mma.ldmatrix(buf[0], num=n, trans=True)
-    ptx.mma.movmatrix(a[0])
-    g = reg.from_(ptx.special.globaltimer(), u64)
-    ptx.cp.async_(buf[0], ptx.addr(g), 16)
-    ptx.cp.async_(buf[0], ptx.addr(g), 4, cop="ca", src_size=reg.scalar(u32, 2))
-    ptx.cp.async_(buf[0], ptx.addr(g), 16, ignore_src=ptx.cmp.setp("eq", a[0], 0))
-    ptx.cp.async_(buf[0], ptx.addr(g), 16, policy=reg.scalar(b64, 0), prefetch="128B")
-    ptx.cp.async_.commit_group()
-    ptx.cp.async_.wait_group(1)
-    ptx.cp.async_.wait_all()
-    bar = smem.mbarrier(1)
-    ptx.mbarrier.init(bar[0], 32)
-    ptx.cp.async_.mbarrier_arrive(bar[0], noinc=True)
-    st = ptx.mbarrier.arrive(bar[0])
-    ptx.mbarrier.test_wait(bar[0], st)
-    ptx.mbarrier.test_wait_parity(bar[0], 0)
-    ptx.mbarrier.pending_count(st)
-    ptx.mbarrier.inval(bar[0])
-    ptx.ret()
+def _tma(sa, tmap, bar, full: int):
+    """Every TMA / bulk-copy form: ``full`` (the .cta_group, 1 or 2) adds the sm_100a ones
+    (cta_group, gather4, scatter4, im2col::w, shared::cta destinations, cp_mask)."""
+    C = ptx.cp
+    x = reg.scalar(s32, 0)
+    mask, pol = reg.scalar(u16, 3), ptx.mem.createpolicy_fractional("evict_first")
+    off = [reg.scalar(u16, 0)] * 3
+    for dim in range(1, 6):
+        t = getattr(C.async_.bulk, f"tensor_{dim}d")
+        xs = [x] * dim
+        for mc, policy in ((None, None), (mask, None), (None, pol), (mask, pol)):
+            t(sa, tmap, xs, bar, multicast=mc, policy=policy)
+            if dim >= 3:
+                t(sa, tmap, xs, bar, mode="im2col", im2col=off[:dim - 2], multicast=mc,
+                  policy=policy)
+                if full:
+                    t(sa, tmap, xs, bar, mode="im2col::w", im2col=off[:2], multicast=mc,
+                      policy=policy, cta_group=full)
+            if full and dim == 2:
+                t(sa, tmap, [x] * 5, bar, mode="tile::gather4", multicast=mc, policy=policy,
+                  cta_group=full)
+        for policy in (None, pol):
+            t.store(tmap, xs, sa, policy=policy)
+            t.reduce("add", tmap, xs, sa, policy=policy)
+            t.prefetch(tmap, xs, policy=policy)
+            if dim >= 3:
+                t.store(tmap, xs, sa, mode="im2col_no_offs", policy=policy)
+                t.reduce("xor", tmap, xs, sa, mode="im2col_no_offs", policy=policy)
+                t.prefetch(tmap, xs, mode="im2col", im2col=off[:dim - 2], policy=policy)
+                if full:
+                    t.prefetch(tmap, xs, mode="im2col::w::128", im2col=off[:2], policy=policy)
+            if full and dim == 2:
+                t.store(tmap, [x] * 5, sa, mode="tile::scatter4", policy=policy)
+                t.prefetch(tmap, [x] * 5, mode="tile::gather4", policy=policy)
+        if full:
+            t(sa, tmap, xs, bar, dst_space="shared::cta", cta_group=full)
+    g = ptx.addr(tmap)
+    for policy in (None, pol):
+        C.async_.bulk(sa, g, 1024, bar, policy=policy)
+        C.async_.bulk(sa, g, 1024, bar, multicast=mask, policy=policy)
+        C.async_.bulk.s2g(g, sa, 1024, policy=policy)
+        C.async_.bulk.prefetch(g, 1024, policy=policy)
+        if full:
+            C.async_.bulk.s2g(g, sa, 1024, policy=policy, byte_mask=reg.scalar(b16, 0xFF))
+        for op, t in (("and", b32), ("or", b64), ("inc", u32), ("dec", u32), ("min", s32),
+                      ("max", u64), ("add", f32), ("add", f64), ("add", f16), ("min", bf16)):
+            C.reduce.async_.bulk(op, g, sa, 1024, type=t, policy=policy)
+    if full:
+        C.async_.bulk(sa, g, 1024, bar, dst_space="shared::cta")
+    C.async_.bulk.s2s(sa, sa, 1024, bar)
+    C.reduce.async_.bulk("min", sa, sa, 1024, bar, type=u32)
+    for op, t in (("xor", b32), ("inc", u32), ("max", s32), ("add", u64)):
+        C.reduce.async_.bulk(op, sa, sa, 1024, bar, type=t)
+    C.reduce.async_.bulk.tensor_2d("max", tmap, [x, x], sa)
+    C.async_.bulk.commit_group()
+    C.async_.bulk.wait_group(0, read=True)
+    C.async_.bulk.wait_group(1)
+
+
+def _mbarrier(bars):
+    B = ptx.mbarrier
+    b0, b1 = bars[0], bars[1]
+    B.init(b0, 1)
+    ptx.fence.mbarrier_init()
+    st = B.arrive(b0)
+    B.arrive(b1, sem="release", scope="cluster")
+    B.arrive(b1, 1, remote=True, sem="release", scope="cluster")
+    B.arrive_expect_tx(b0, 8192)
+    B.arrive_expect_tx(b1, 64, remote=True, sem="relaxed", scope="cta")
+    B.arrive_nocomplete(b1, 1)
+    B.arrive_drop(b1)
+    B.arrive_drop(b1, 1, remote=True, sem="release", scope="cta")
+    B.arrive_drop(b1, expect_tx=64)
+    B.arrive_drop(b1, expect_tx=64, remote=True)
+    B.arrive_drop_nocomplete(b1, 1)
+    B.expect_tx(b1, 64)
+    B.expect_tx(b1, 64, sem="relaxed", scope="cluster", remote=True)
+    B.complete_tx(b1, 64)
+    B.complete_tx(b1, 64, sem="relaxed", scope="cta")
+    B.test_wait(b0, st)
+    B.test_wait(b0, st, sem="acquire", scope="cluster")
+    B.test_wait_parity(b0, 0)
+    B.test_wait_parity(b0, 1, sem="relaxed", scope="cta")
+    B.try_wait(b1, st, suspend_hint=1000)
+    B.try_wait(b1, st, sem="acquire", scope="cta")
+    B.try_wait_parity(b1, 0, suspend_hint=1000, sem="relaxed", scope="cluster")
+    B.wait(b0, 0)
+    B.pending_count(st)
+    B.inval(b0)
 
 
 @kernel(arch="sm_90a", block=(128, 1, 1), cluster=(2, 1, 1))
 def hopper():
     sa = smem.alloc(bf16, (64, 64), align=1024, name="sa")
-    da = ptx.wgmma.desc_reg(sa, 16, 1024, "128B")
-    db = ptx.wgmma.desc_advance(da, 32)
-    acc = reg.array(f32, 128)
-    acc16 = reg.array(b32, 64)
-    acci = reg.array(s32, 128)
-    areg = reg.array(b32, 4)
-    ptx.wgmma.fence()
-    for n in range(8, 257, 8):
-        ptx.wgmma.mma_async(acc[:n // 2], da, db, atype=bf16, scale_d=0)
-        ptx.wgmma.mma_async(acc16[:n // 4], da, db, dtype=f16, atype=f16, trans_b=1)
-        ptx.wgmma.mma_async(acc[:n // 2], areg, db, atype="e4m3", btype="e5m2")
-        ptx.wgmma.mma_async(acc[:n // 2], da, db, atype="tf32", scale_a=-1)
-    for n in (8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256):
-        ptx.wgmma.mma_async(acci[:n // 2], da, db, dtype=s32, atype="s8", btype="u8",
-                            satfinite=True)
-        ptx.wgmma.mma_async(acci[:n // 2], da, db, dtype=s32, atype="b1")
-    ptx.wgmma.mma_async_sp(acc[:32], da, db, reg.scalar(b32, 0), 1, atype=f16)
-    ptx.wgmma.commit_group()
-    ptx.wgmma.wait_group(0)
-    # TMA
     tmap = reg.from_(ptx.special.globaltimer(), u64)
     bar = smem.mbarrier(2, name="bars")
-    x, y = reg.scalar(s32, 0), reg.scalar(s32, 64)
-    ptx.mbarrier.init(bar[0], 1)
-    ptx.fence.mbarrier_init()
-    ptx.mbarrier.arrive_expect_tx(bar[0], 8192)
-    for dim in range(1, 6):
-        t = getattr(ptx.cp.async_.bulk, f"tensor_{dim}d")
-        coords = [x] * dim
-        t(sa, tmap, coords, bar[0])
-        t(sa, tmap, coords, bar[0], multicast=reg.scalar(u16, 3), policy=reg.scalar(b64, 0))
-        t.store(tmap, coords, sa)
-        t.reduce("add", tmap, coords, sa)
-        t.prefetch(tmap, coords)
-        if dim >= 3:
-            t(sa, tmap, coords, bar[0], mode="im2col", im2col=[reg.scalar(u16, 0)] * (dim - 2))
-    ptx.cp.async_.bulk(sa, ptx.addr(tmap), 1024, bar[0])
-    ptx.cp.async_.bulk.s2g(ptx.addr(tmap), sa, 1024)
-    ptx.cp.async_.bulk.s2s(sa, sa, 1024, bar[0])
-    ptx.cp.async_.bulk.prefetch(ptx.addr(tmap), 1024)
-    ptx.cp.reduce.async_.bulk("add", ptx.addr(tmap), sa, 1024, type=f32)
-    ptx.cp.reduce.async_.bulk("min", sa, sa, 1024, bar[0], type=u32)
-    ptx.cp.reduce.async_.bulk.tensor_2d("max", tmap, [x, y], sa)
-    ptx.cp.async_.bulk.commit_group()
-    ptx.cp.async_.bulk.wait_group(0, read=True)
-    # mbarrier
-    ptx.mbarrier.arrive(bar[1], sem="release", scope="cluster")
-    ptx.mbarrier.arrive(bar[1], 1, remote=True, sem="release", scope="cluster")
-    ptx.mbarrier.arrive_expect_tx(bar[1], 64, remote=True)
-    ptx.mbarrier.expect_tx(bar[1], 64)
-    ptx.mbarrier.complete_tx(bar[1], 64)
-    ptx.mbarrier.arrive_drop(bar[1])
-    ptx.mbarrier.arrive_nocomplete(bar[1], 1)
-    ptx.mbarrier.try_wait(bar[1], reg.scalar(b64, 0), suspend_hint=1000)
-    ptx.mbarrier.wait(bar[0], 0)
+    _tma(sa, tmap, bar[0], full=0)
+    _mbarrier(bar)
     # clusters
     ptx.cluster.arrive(relaxed=True)
+    ptx.cluster.arrive(release=True, aligned=False)
     ptx.cluster.wait()
+    ptx.cluster.wait(acquire=True, aligned=False)
     ptx.cluster.sync()
     rank = reg.from_(ptx.cluster.ctarank(), u32)
     remote = ptx.cluster.map_shared(sa, rank)
     ptx.cluster.getctarank(remote)
+    wide = ptx.cluster.mapa(tmap, rank)
+    ptx.cluster.getctarank(wide)
     ptx.mem.st(ptx.addr(remote), reg.scalar(f32, 1.0), space="shared::cluster")
     ptx.ret()
 
 
-@kernel(arch="sm_100a", block=(128, 1, 1))
-def blackwell():
+def _tcgen05(cg: int, bar):
+    """Every tcgen05 form with ``.cta_group::cg`` (ptxas rejects a function that mixes
+    ::1 and ::2); the weight-stationary .ws forms exist for ::1 only."""
     slot = smem.alloc(u32, (1,), name="tslot")
-    bar = smem.mbarrier(1, name="tbar")
-    ptx.tcgen05.alloc(slot[0], 128)
+    T = ptx.tcgen05
+    T.alloc(slot[0], 128, cta_group=cg)
     taddr = ptx.mem.ld(slot[0], u32, space="shared")
+    tm = ptx.addr(taddr)
     sa = smem.alloc(bf16, (128, 64), align=1024, name="ta")
-    da = ptx.tcgen05.smem_desc_reg(sa, 16, 1024, "128B")
-    idesc = reg.scalar(u32, ptx.tcgen05.instr_desc("f16", 128, 256, f32, bf16))
+    da = T.smem_desc_reg(sa, 16, 1024, "128B")
+    idesc = reg.scalar(u32, T.instr_desc("f16", 128, 256, f32, bf16, cta_group=cg))
     en = ptx.cmp.setp("ne", taddr, 0)
+    lanes = reg.array(b32, 4 * cg, 0)
     for kind in ("f16", "tf32", "f8f6f4", "i8"):
-        ptx.tcgen05.mma(taddr, da, da, idesc, en, kind=kind)
-        ptx.tcgen05.mma(taddr, ptx.addr(taddr), da, idesc, en, kind=kind,
-                        disable_output_lane=reg.array(b32, 4, 0))
-        ptx.tcgen05.mma_ws(taddr, da, da, idesc, en, kind=kind)
-    ptx.tcgen05.mma(taddr, da, da, idesc, en, kind="f16", scale_input_d=2)
-    ptx.tcgen05.mma(taddr, da, da, idesc, en, kind="f16", collector="a::fill")
-    for kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
-        ptx.tcgen05.mma_block_scaled(taddr, da, da, idesc, taddr, taddr, en, kind=kind,
-                                     scale_vec="2X" if kind != "mxf8f6f4" else None)
-    for shape, (per, top) in ptx.tcgen05.SHAPES.items():
+        scale = 3 if kind in ("f16", "tf32") else None
+        for a in (da, tm):
+            for meta in (None, tm):
+                T.mma(taddr, a, da, idesc, en, kind=kind, cta_group=cg, sparse_meta=meta,
+                      ashift=a is tm and meta is None, collector="a::lastuse")
+                T.mma(taddr, a, da, idesc, en, kind=kind, cta_group=cg, sparse_meta=meta,
+                      disable_output_lane=lanes, scale_input_d=scale)
+                if cg == 1:
+                    T.mma_ws(taddr, a, da, idesc, en, kind=kind, sparse_meta=meta,
+                             collector="b1::fill", zero_column_mask=da if meta is None else None)
+    T.mma(taddr, da, da, idesc, en, kind="f16", cta_group=cg, collector="a::fill")
+    for kind, sv in (("mxf8f6f4", None), ("mxf4", "2X"), ("mxf4nvf4", "4X"),
+                     ("mxf4nvf4", "block16"), ("mxf8f6f4", "block32")):
+        for a in (da, tm):
+            for meta in (None, tm):
+                T.mma_block_scaled(taddr, a, da, idesc, tm, tm, en, kind=kind, scale_vec=sv,
+                                   sparse_meta=meta, cta_group=cg)
+    for shape, (per, top) in T.SHAPES.items():
         num = 1
         while num <= top:
             kw = {"half_splitoff": 0} if shape == "16x32bx2" else {}
             if per * num <= 128:
-                r = ptx.tcgen05.ld(taddr, shape, num, **kw)
-                ptx.tcgen05.st(taddr, r, shape, **kw)
+                r = T.ld(taddr, shape, num, **kw)
+                T.st(taddr, r, shape, **kw)
             num *= 2
-    ptx.tcgen05.ld(taddr, "32x32b", 4, pack16=True)
-    ptx.tcgen05.wait_ld()
-    ptx.tcgen05.wait_st()
-    ptx.tcgen05.cp(taddr, da, "128x256b")
-    ptx.tcgen05.cp(taddr, da, "64x128b", multicast="warpx2::02_13")
-    ptx.tcgen05.cp(taddr, da, "32x128b", multicast="warpx4", src_fmt="b6x16_p32")
-    ptx.tcgen05.shift(taddr)
-    ptx.tcgen05.commit(bar[0])
-    ptx.tcgen05.commit(bar[0], multicast=reg.scalar(u16, 3))
-    ptx.tcgen05.fence_before_thread_sync()
-    ptx.tcgen05.fence_after_thread_sync()
-    ptx.tcgen05.dealloc(taddr, 128)
-    ptx.tcgen05.relinquish_alloc_permit()
+    T.ld(taddr, "32x32b", 4, pack16=True)
+    T.st(taddr, reg.array(b32, 2), "16x64b", unpack16=True)
+    T.wait_ld()
+    T.wait_st()
+    for shape in ("128x256b", "4x256b", "128x128b"):
+        T.cp(taddr, da, shape, cta_group=cg)
+        T.cp(taddr, da, shape, src_fmt="b4x16_p64", cta_group=cg)
+    T.cp(taddr, da, "64x128b", multicast="warpx2::02_13", cta_group=cg)
+    T.cp(taddr, da, "64x128b", multicast="warpx2::01_23", src_fmt="b6x16_p32", cta_group=cg)
+    T.cp(taddr, da, "32x128b", multicast="warpx4", src_fmt="b6x16_p32", cta_group=cg)
+    T.shift(taddr, cta_group=cg)
+    T.commit(bar, cta_group=cg)
+    T.commit(bar, cluster=True, cta_group=cg)
+    T.commit(bar, multicast=reg.scalar(u16, 3), cta_group=cg)
+    T.fence_before_thread_sync()
+    T.fence_after_thread_sync()
+    T.dealloc(taddr, 128, cta_group=cg)
+    T.relinquish_alloc_permit(cta_group=cg)
+    return sa
+
+
+@kernel(arch="sm_100a", block=(128, 1, 1), cluster=(2, 1, 1))
+def blackwell():
+    bar = smem.mbarrier(2, name="tbar")
+    sa = _tcgen05(1, bar[0])
+    # the sm_100a TMA forms, cluster launch control
+    tmap = reg.from_(ptx.special.globaltimer(), u64)
+    _tma(sa, tmap, bar[1], full=1)
+    res = smem.alloc(b64, (2,), align=16, name="cancel")
+    ptx.cluster.try_cancel(res[0], bar[0])
+    ptx.cluster.try_cancel(res[0], bar[0], multicast=True)
+    h = reg.scalar(b128)
+    ptx.inst.ld.shared.b128(h, res[0])
+    ptx.cluster.query_cancel(h)
+    ptx.cluster.query_cancel(h, "get_first_ctaid")
+    for d in ("x", "y", "z"):
+        ptx.cluster.query_cancel(h, f"get_first_ctaid::{d}")
     ptx.ret()
 
 
-@pytest.mark.parametrize("k", [ampere, hopper, blackwell], ids=lambda k: k.name)
+@kernel(arch="sm_100a", block=(128, 1, 1), cluster=(2, 1, 1))
+def blackwell_pair():
+    bar = smem.mbarrier(2, name="tbar")
+    sa = _tcgen05(2, bar[0])
+    _tma(sa, reg.from_(ptx.special.globaltimer(), u64), bar[1], full=2)
+    ptx.ret()
+
+
+@pytest.mark.parametrize("k", [hopper, blackwell, blackwell_pair], ids=lambda k: k.name)
 def test_assembles_for_its_target(k):
     assemble(k)
 
 
-def test_wgmma_text_and_every_shape_used():
+def test_tma_text():
     text = hopper.ptx()
-    assert ("\twgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 \t{%f0, " in text)
-    for n in range(8, 257, 8):
-        assert f"\twgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 \t" in text
-        assert f"\twgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e5m2 \t" in text
-        assert f"\twgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 \t" in text
-        assert f"\twgmma.mma_async.sync.aligned.m64n{n}k16.f16.f16.f16 \t" in text
+    assert ("\tcp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+            ".multicast::cluster.L2::cache_hint \t[sa], [%rd" in text)
+    text = blackwell_pair.ptx()
+    assert ("\tcp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx"
+            "::bytes.cta_group::2 \t[ta], [%rd" in text)
+
+
+FAMILIES = ("tma", "mbarrier", "cluster", "tcgen05")
+
+
+def test_every_tma_mbarrier_cluster_tcgen05_form_is_exercised():
+    used = forms_used(hopper) | forms_used(blackwell) | forms_used(blackwell_pair)
+    for fam in FAMILIES:
+        left = missing(used, fam)
+        assert left == [], (fam, left)
 
 
 def test_tcgen05_ld_st_every_shape_and_count():

@@ -1,58 +1,139 @@
-"""Memory, atomics, fences, barriers, warp and misc wrappers: traced and assembled."""
+"""Memory, atomics, fences, barriers, warp, misc, data and control wrappers: every form of
+those families traced (sm_100a, with an sm_90a kernel for the Hopper-only forms) and
+assembled by ptxas for the target."""
 from jax_pyptx import kernel, ptx, reg, smem
-from jax_pyptx.types import *  # noqa: F401,F403
+from jax_pyptx.types import (b16, b32, b64, b128, bf16, bf16x2, f16, f16x2, f32, f64, pred,
+                             s32, s64, u16, u32, u64)
 
-from .isa_util import assemble
+from .isa_util import assemble, forms_used, missing
 
-@kernel(arch="sm_100a", block=(128, 1, 1))
-def mem_sm100():
+
+def memory_body():
     M = ptx.mem
     p = reg.from_(ptx.special.globaltimer(), u64)
     buf = smem.alloc(f32, (256,), name="buf")
     bars = smem.mbarrier(1)
     a = ptx.addr(p)
-    pol = M.createpolicy_fractional("evict_last", "evict_unchanged", 0.5)
-    M.createpolicy_fractional("evict_first"); M.createpolicy_range(a, 128, 256); M.createpolicy_cvt(pol)
-    for sp in ("global", "shared", "local", "const", "param", None):
-        pass
-    M.ld(a, f32, space="global"); M.ld(a, f32, space="global", cop="cg"); M.ld(a, f32, space="global", vec=4, cop="cs")
-    M.ld(a, f32, space="global", l1="evict_last", policy=pol, prefetch="128B"); M.ld(a, f32, space="global", l2="evict_first", vec=8)
-    M.ld(a, u32, space="global", sem="acquire", scope="gpu"); M.ld(a, u32, space="global", sem="relaxed", scope="cluster")
-    M.ld(a, u32, space="global", sem="volatile"); M.ld(a, u32, space="global", sem="mmio"); M.ld(a, f32, space="global", nc=True, vec=2)
-    M.ld(a, f32, space="global", nc=True, cop="ca"); M.ld(a, b128, space="global"); M.ld(a, f32, space="global", vec=8)
-    M.ld(buf[0], f32, space="shared"); M.ld(buf[4], f32, space="shared::cta", vec=4); M.ldu(a, f32); M.ldu(a, f32, vec=2)
     v = reg.scalar(f32, 1.0)
-    M.st(a, v, space="global"); M.st(a, v, space="global", cop="wt"); M.st(a, v, space="global", sem="release", scope="sys", policy=pol)
-    M.st(buf[0], reg.array(f32, 4), space="shared"); M.st(a, v, space="global", sem="volatile"); M.st(a, v, space="global", l1="no_allocate")
-    M.prefetch(a, "L1", space="global"); M.prefetch(a, "L2::evict_last", space="global"); M.prefetchu(a); M.prefetch_tensormap(a)
-    M.applypriority(a); M.discard(a); M.cvta(p, "shared", to=True); M.cvta(p, "shared"); M.cvta(p, "global", to=True); M.isspacep(p, "shared::cluster")
-    M.st_async(buf[0], v, bars[0]); M.st_bulk(buf[0], 128) if True else None
+    pol = M.createpolicy_fractional("evict_last", "evict_unchanged", 0.5)
+    M.createpolicy_fractional("evict_first"); M.createpolicy_range(a, 128, 256)
+    M.createpolicy_range(a, 128, 256, "evict_normal", "evict_first"); M.createpolicy_cvt(pol)
+    # ld / st: {.weak}{.ss}{.cop}, scalar and vector, with and without a cache policy
+    for vec in (None, 4):
+        val = reg.array(f32, 4) if vec else v
+        for policy in (None, pol):
+            M.ld(a, f32, space="global", cop="cg", vec=vec, policy=policy)
+            M.ld(a, f32, space="global", l1="evict_last", vec=vec, policy=policy,
+                 prefetch="128B")
+            M.ld(a, f32, space="global", sem="acquire", scope="gpu", vec=vec, policy=policy,
+                 l1="evict_first")
+            M.ld(a, f32, space="global", nc=True, cop="ca", vec=vec, policy=policy)
+            M.ld(a, f32, space="global", nc=True, l1="no_allocate", vec=vec, policy=policy)
+            M.st(a, val, space="global", cop="wt", policy=policy)
+            M.st(a, val, space="global", l1="evict_unchanged", policy=policy)
+            M.st(a, val, space="global", sem="release", scope="sys", policy=policy,
+                 l1="evict_normal")
+        M.ld(a, f32, space="global", sem="volatile", vec=vec)
+        M.st(a, val, space="global", sem="volatile")
+    M.ld(a, u32, space="global", sem="relaxed", scope="cluster"); M.ld(a, u32, space="global", sem="mmio")
+    M.ld(a, b32, space="global", vec=8, l2="evict_first"); M.ld(a, b128, space="global")
+    M.ld(a, b64, space="global", vec=4, sem="relaxed", scope="gpu", l2="evict_last")
+    M.ld(a, f32, space="global", nc=True, vec=8, l2="evict_last")
+    M.ld(buf[0], f32, space="shared"); M.ld(buf[4], f32, space="shared::cta", vec=4)
+    M.ld(a, f32, space="global", sem="weak")
+    M.ldu(a, f32); M.ldu(a, f32, vec=2)
+    M.st(a, reg.scalar(u32, 0), space="global", sem="mmio"); M.st(buf[0], reg.array(f32, 4), space="shared")
+    M.st(a, reg.array(b32, 8), space="global", l2="evict_last")
+    M.st(a, reg.scalar(u32, 0), space="global", sem="relaxed", scope="cta")
+    M.st_async(buf[0], v, bars[0]); M.st_async(buf[0], reg.array(f32, 2), bars[0])
+    M.st_async(buf[0], reg.array(b64, 2), bars[0]); M.st_bulk(buf[0], 128)
+    M.prefetch(a, "L1", space="global"); M.prefetch(a, "L2"); M.prefetch(a, "L2::evict_last", space="global")
+    M.prefetch(a, "L2::evict_normal", space="global"); M.prefetchu(a); M.prefetch_tensormap(a)
+    M.prefetch_tensormap(a, space="param")
+    M.applypriority(a); M.discard(a)
+    M.cvta(p, "shared", to=True); M.cvta(p, "shared"); M.cvta(p, "global", to=True)
+    M.cvta(p, "shared::cta"); M.cvta(p, "param", to=True)
+    for sp in ("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param"):
+        M.isspacep(p, sp)
+    # ---------------------------------------------------------------- atomics
     A = ptx.atomic
-    u = reg.scalar(u32, 1)
-    A.atom("add", a, u, space="global"); A.atom("add", a, v, space="global", sem="relaxed", scope="gpu"); A.atom("cas", a, u, u, space="global")
-    A.atom("exch", a, reg.scalar(b64), space="shared::cta"); A.atom("min", a, reg.scalar(s64), space="global"); A.atom("inc", a, u)
-    A.atom("add", a, reg.scalar(f16), space="global"); A.atom("add", a, reg.scalar(bf16x2), space="global", policy=pol)
-    A.atom("add", a, reg.array(f32, 4), space="global"); A.atom("max", a, reg.array(bf16, 8), space="global"); A.atom("cas", a, reg.scalar(b128), reg.scalar(b128), space="global")
-    A.red("add", a, u, space="global"); A.red("xor", a, u, space="shared", sem="release", scope="cta"); A.red("add", a, reg.array(f16x2, 4), space="global")
+    u, s, d = reg.scalar(u32, 1), reg.scalar(s64, 1), reg.scalar(b64)
+    for policy in (None, pol):
+        for op, val in (("and", d), ("or", u), ("xor", d), ("inc", u), ("dec", u),
+                        ("add", v), ("min", s), ("max", u)):
+            A.atom(op, a, val, space="global", policy=policy)
+            A.red(op, a, val, space="global", policy=policy)
+        A.atom("exch", a, u, space="global", policy=policy)
+        A.atom("add", a, reg.scalar(f16), space="global", policy=policy)
+        A.red("add", a, reg.scalar(bf16x2), space="global", policy=policy)
+        A.atom("add", a, reg.array(f32, 4), space="global", policy=policy)
+        A.red("add", a, reg.array(f32, 2), space="global", policy=policy)
+        A.atom("max", a, reg.array(bf16, 8), space="global", policy=policy)
+        A.red("min", a, reg.array(f16, 4), space="global", policy=policy)
+        A.atom("add", a, reg.array(f16x2, 4), space="global", policy=policy)
+        A.red("max", a, reg.array(bf16x2, 2), space="global", policy=policy)
+    A.atom("add", a, v, space="global", sem="relaxed", scope="gpu"); A.atom("cas", a, u, u, space="global")
+    A.atom("cas", a, reg.scalar(b16), reg.scalar(b16), space="global", sem="acq_rel", scope="cluster")
+    A.atom("exch", a, d, space="shared::cta"); A.atom("min", a, s, space="global")
+    A.atom("inc", a, u); A.atom("add", a, reg.scalar(f64), space="global")
+    A.atom("cas", a, reg.scalar(b128), reg.scalar(b128), space="global")
+    A.atom("exch", a, reg.scalar(b128), space="shared::cluster", sem="acquire", scope="cluster")
+    A.red("xor", a, u, space="shared", sem="release", scope="cta")
     A.red_async("add", buf[0], u, bars[0]); A.red_async("xor", buf[0], reg.scalar(b32), bars[0])
+    A.red_async("min", buf[0], reg.scalar(s32), bars[0]); A.red_async("inc", buf[0], u, bars[0])
+    A.red_async("add", buf[0], reg.scalar(u64), bars[0])
+    # ---------------------------------------------------------------- fences
     F = ptx.fence
-    F.fence("sc", "gpu"); F.fence("acq_rel", "cluster"); F.membar("cta"); F.membar_proxy_alias(); F.proxy_alias(); F.proxy_async(); F.proxy_async("shared::cta")
-    F.proxy_tensormap_release("gpu"); F.proxy_tensormap_acquire(a, "sys"); F.mbarrier_init(); F.acquire_sync_restrict(); F.release_sync_restrict()
+    F.fence("sc", "gpu"); F.fence("acq_rel", "cluster"); F.fence(None, "cta"); F.membar("cta")
+    F.membar("gl"); F.membar("sys"); F.membar_proxy_alias(); F.proxy_alias(); F.proxy_async()
+    F.proxy_async("shared::cta"); F.proxy_async("global"); F.proxy_async("shared::cluster")
+    F.proxy_tensormap_release("gpu"); F.proxy_tensormap_acquire(a, "sys"); F.mbarrier_init()
+    F.acquire_sync_restrict(); F.release_sync_restrict()
     F.proxy_async_generic("acquire"); F.proxy_async_generic("release")
+    # ---------------------------------------------------------------- barriers
     B = ptx.bar
-    B.sync(); B.sync(1, 128); B.sync(2, 128, aligned=False); B.arrive(3, 64); B.arrive(3, 64, aligned=True)
     q = ptx.cmp.setp("lt", u, 5)
-    B.red_popc(0, q); B.red_popc(0, q, 128, aligned=False); B.red_and(0, q); B.red_or(1, q, 128, aligned=True); B.warp_sync()
+    B.sync(); B.sync(1, 128); B.sync(2, 128, aligned=False); B.sync(3, aligned=True)
+    B.arrive(3, 64); B.arrive(3, 64, aligned=True); B.arrive(4, 64, aligned=False)
+    B.red_popc(0, q); B.red_popc(0, q, 128); B.red_popc(0, q, 128, aligned=False)
+    B.red_popc(1, q, aligned=True)
+    B.red_and(0, q); B.red_or(1, q, 128); B.red_and(1, q, 128, aligned=True)
+    B.red_or(1, q, aligned=False)
+    B.warp_sync()
+    # ---------------------------------------------------------------- warp
     W = ptx.warp
-    W.shfl_bfly(u, 1); W.shfl_up(v, 1, width=8); W.shfl("idx", u, 0, with_pred=True); W.vote("any", q); W.ballot(q)
-    W.match_any(u); W.match_all(p); W.redux("add", u); W.redux("and", u); W.elect(); W.elect_one(); W.activemask(); W.reduce(v, "max")
-    if True:
-        W.redux("min", v, abs=True, nan=True)
+    W.shfl_bfly(u, 1); W.shfl_up(v, 1, width=8); W.shfl_down(u, 2); W.shfl("idx", u, 0, with_pred=True)
+    W.vote("any", q); W.vote("all", q); W.vote("uni", q); W.ballot(q)
+    W.match_any(u); W.match_all(p); W.match_all(u, with_pred=False)
+    W.redux("add", u); W.redux("and", u); W.redux("max", reg.scalar(s32))
+    W.elect(); W.elect_one(); W.activemask(); W.reduce(v, "max")
+    W.redux("min", v, abs=True, nan=True); W.redux("max", v)
+    # ---------------------------------------------------------------- misc, data, control
     X = ptx.misc
-    X.nanosleep(100); X.griddepcontrol_wait(); X.griddepcontrol_launch_dependents(); X.pmevent(1); X.pmevent(3, mask=True)
+    X.nanosleep(100); X.griddepcontrol_wait(); X.griddepcontrol_launch_dependents()
+    X.pmevent(1); X.pmevent(3, mask=True)
+    ptx.inst.mov.b64(d, reg.array(b32, 2)); ptx.inst.mov.b64(reg.array(b32, 2), d)
+    ptx.inst.mov.b128(reg.scalar(b128), reg.array(b64, 2))
     with ptx.if_(q):
         X.trap(); X.brkpt()
+    with ptx.if_(ptx.cmp.setp("eq", u, 7)):
+        ptx.exit()
     ptx.ret()
+
+
+@kernel(arch="sm_100a", block=(128, 1, 1), cluster=(2, 1, 1))
+def mem_sm100():
+    memory_body()
+
+
+@kernel(arch="sm_90a", block=(128, 1, 1))
+def misc_sm90():
+    ptx.misc.setmaxnreg(232)
+    ptx.misc.setmaxnreg(40, inc=False)
+    ptx.ret()
+
+
+FAMILIES = ("memory", "atomic", "sync", "fence", "misc", "warp", "data", "control")
 
 
 def test_memory_atomic_sync_warp_assemble_for_sm_100a():
@@ -63,14 +144,14 @@ def test_memory_atomic_sync_warp_assemble_for_sm_100a():
     assert "\tshfl.sync.bfly.b32 \t" in text
 
 
-@kernel(arch="sm_90a", block=(128, 1, 1))
-def setmaxnreg_sm90():
-    ptx.misc.setmaxnreg(232)
-    ptx.misc.setmaxnreg(40, inc=False)
-    ptx.ret()
-
-
-def test_setmaxnreg_text():
-    text = setmaxnreg_sm90.ptx()
+def test_setmaxnreg_text_and_assembles():
+    text = assemble(misc_sm90)
     assert "\tsetmaxnreg.inc.sync.aligned.u32 \t232;\n" in text
     assert "\tsetmaxnreg.dec.sync.aligned.u32 \t40;\n" in text
+
+
+def test_every_memory_atomic_sync_warp_misc_form_is_exercised():
+    used = forms_used(mem_sm100) | forms_used(misc_sm90)
+    for fam in FAMILIES:
+        left = missing(used, fam)
+        assert left == [], (fam, left)

@@ -8,7 +8,7 @@ import pytest
 import jax_pyptx
 from jax_pyptx import ParseError, emit, parse
 from jax_pyptx.ir.nodes import (
-    Addr, Block, Function, Guard, Imm, Instruction, Label, Loc, Param, ParenList, Pragma,
+    Addr, Block, Guard, Imm, Instruction, Label, Loc, Param, ParenList, Pragma,
     PredPair, RawDirective, Reg, RegDecl, Section, Sink, Sym, VarDecl, Vec,
 )
 from jax_pyptx.text.lexer import tokenize
@@ -242,6 +242,10 @@ def test_opcode_split_matches_isa():
     ("ld.u32 %r1, [buf+4];", Addr(Sym("buf"), 4)),
     ("ld.u32 %r1, [1024];", Addr(None, 1024)),
     ("ld.v2.u32 {%r1, _}, [%rd1];", Vec((Reg("%r1"), Sink()))),
+    ("mov.b32 %r1, (1 << 4);", Imm("(1<<4)")),
+    ("mov.b32 %r1, 3 + 4*2;", Imm("3+4*2")),
+    ("add.s32 %r1, %r1, -(2);", Imm("-(2)")),
+    ("mov.b32 %r1, ~0x0F;", Imm("~0x0F")),
 ])
 def test_operand_forms(src, operand):
     ins = one(src)

@@ -69,6 +69,16 @@ def test_runtime_scalar_is_an_operand_not_a_recompile():
     assert len(eqn.invars) == 3 and eqn.invars[2].aval.shape == ()
 
 
+def test_eager_scalar_values_share_one_specialization():
+    from jax_pyptx.runtime.primitive import _host_plans
+
+    x, w = _rand(5, 40), _rand(40, seed=1)
+    for a in (2.0, -1.0, 0.25):
+        np.testing.assert_allclose(axpy(x, w, a), a * x + w, rtol=1e-6)
+    specs = [s for s in _host_plans if s.kernel is axpy and dict(s.env)["M"] == 5]
+    assert len(specs) == 1 and specs[0].static_scalars == (None,)
+
+
 def test_jaxpr_shows_the_call():
     x, w = _rand(8, 64), _rand(64)
     text = str(jax.make_jaxpr(ptx_call(RMS, name="my_rms"))(x, w))
@@ -230,3 +240,11 @@ def test_output_only_shape_variable():
     _raises(lambda: fill(1.0),
             "kernel 'fill': shape variable K appears only in outputs; pass out_shape=... or "
             "K=...")
+
+
+@pytest.mark.parametrize("name", ["rms_norm", "softmax", "layer_norm", "swiglu"])
+def test_example_main(name, capsys):
+    import importlib
+
+    importlib.import_module(f"examples.hopper.{name}").main()
+    assert capsys.readouterr().out.strip().endswith(f"{name} OK")

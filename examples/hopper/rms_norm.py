@@ -10,6 +10,14 @@ per-row terms of ``dw`` (``dy * x * rstd``), summed over rows with ``jnp.sum``.
 """
 from __future__ import annotations
 
+if __package__ in (None, ""):   # run as a file: python examples/hopper/rms_norm.py
+    import os as _os
+    import sys as _sys
+
+    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(
+        _os.path.abspath(__file__)))))
+    __package__ = "examples.hopper"
+
 from jax_pyptx import Tile, kernel, ptx, reg
 from jax_pyptx.runtime.call import configure
 from jax_pyptx.types import f32

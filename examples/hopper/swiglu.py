@@ -9,6 +9,14 @@ argument, never a new trace. One thread per element, 128 per block; any ``M x N`
 """
 from __future__ import annotations
 
+if __package__ in (None, ""):   # run as a file: python examples/hopper/swiglu.py
+    import os as _os
+    import sys as _sys
+
+    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(
+        _os.path.abspath(__file__)))))
+    __package__ = "examples.hopper"
+
 import math
 
 from jax_pyptx import Tile, kernel, ptx, reg

@@ -155,12 +155,17 @@ def _scan_reads(stmts, tensors, scalar_names=(), scalar_loads=()):
     names = {t.name for t in tensors} | set(scalar_names)
     own = {id(getattr(t, "_ptr_ld", None)) for t in tensors} | {id(i) for i in scalar_loads}
     specials, raw = set(), []
+    is_special: dict = {}            # register name -> is it a special register (memoised)
 
     def operand(o, ins):
         c = type(o)
         if c is Reg:
-            if o.name.startswith("%") and not _GPR.match(o.name):
-                specials.add(o.name)
+            n = o.name
+            sp = is_special.get(n)
+            if sp is None:
+                sp = is_special[n] = n.startswith("%") and not _GPR.match(n)
+            if sp:
+                specials.add(n)
         elif c is Addr:
             operand(o.base, ins)
             for e in o.extra:

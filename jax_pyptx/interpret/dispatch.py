@@ -212,14 +212,19 @@ def _binding(prog, actual, formal_param, ascope, fscope, reverse=False):
         return ("value", op)
     s = loc(src_op, src_scope)
     t = loc(dst_op, dst_scope)
+    from ..ir.nodes import Param
+    if isinstance(src_op, Param):
+        src_op = Reg(src_op.name) if s[0] == "reg" else Sym(src_op.name)
+    if isinstance(dst_op, Param):
+        dst_op = Reg(dst_op.name) if t[0] == "reg" else Sym(dst_op.name)
     ptype = formal_param.type
     if s[0] == "plocal" and t[0] == "plocal":
         so, to = s[1], t[1]
 
         def copy(ctx, g):
             banks = g.idx
-            data = ctx.local.load(banks, np.full(g.n, so, np.uint64), np.uint8, size)
-            ctx.local.store(banks, np.full(g.n, to, np.uint64), data)
+            data = ctx.local.load(banks, np.full(g.n, so, np.uint64), np.uint8, size, align=1)
+            ctx.local.store(banks, np.full(g.n, to, np.uint64), data, align=1)
         return copy
     if t[0] == "reg":
         get = reader(prog, src_op, ptype, src_scope) if s[0] != "plocal" else None
@@ -447,4 +452,4 @@ def _cluster_bar(prog, d, ins, scope):
 
 
 # the instruction families register themselves on import
-from . import ops_cvt, ops_float, ops_int, ops_mem, ops_mma, ops_sync, ops_warp  # noqa: E402,F401
+from . import ops_cvt, ops_float, ops_int, ops_mem, ops_mma, ops_sync, ops_warp, ops_wmma  # noqa: E402,F401

@@ -244,21 +244,35 @@ def two_sum(a, b):
 
 
 def fma_f32(a, b, c, mode="rn"):
-    """Single-rounding f32 fma (a*b exact in f64, then exact sum and one rounding)."""
-    a64, b64, c64 = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
+    """Single-rounding f32 fma: a*b is exact in f64; the f64 sum is rounded to f32 directly
+    unless it lies exactly on an f32 rounding boundary (or in the subnormal range), where the
+    exact error term of the sum decides."""
+    a64 = np.asarray(a, np.float32).astype(np.float64)
+    b64 = np.asarray(b, np.float32).astype(np.float64)
+    c64 = np.asarray(c, np.float32).astype(np.float64)
     with np.errstate(all="ignore"):
         p = a64 * b64
-        s, err = two_sum(p, c64)
+        s = p + c64
         if mode == "rn":
-            out = f64_to_f32_rn(s, err)
-        else:
-            out = round_to(s, F32, mode, err).astype(np.float32)
-        # exact zero results: sign follows IEEE (x*y + z == 0 with mixed signs -> +0, rm -> -0)
+            y = s.astype(np.float32)
+            low = np.asarray(s).view(np.uint64) & np.uint64(0x1FFFFFFF)
+            risky = (low == np.uint64(0x10000000)) | (np.abs(s) < _F32_MIN_NORMAL * 2)
+            if risky.any():
+                p, c64, s = np.broadcast_arrays(p, c64, s)
+                sel = np.nonzero(risky)[0] if s.ndim else None
+                if sel is None:
+                    s2, err = two_sum(p, c64)
+                    return f64_to_f32_rn(np.atleast_1d(s2), np.atleast_1d(err)).reshape(np.shape(s)).astype(np.float32)
+                s2, err = two_sum(p[sel], c64[sel])
+                y = np.array(y, np.float32, copy=True)
+                y[sel] = f64_to_f32_rn(s2, err)
+            return y
+        s, err = two_sum(p, c64)
+        out = round_to(s, F32, mode, err).astype(np.float32)
         zero = (s == 0) & (err == 0)
         if zero.any():
             zs = np.where((np.signbit(p) & np.signbit(c64)), -0.0, -0.0 if mode == "rm" else 0.0)
             out = np.where(zero, zs.astype(np.float32), out)
-        # inf - inf etc.
         out = np.where(np.isnan(s), np.float32(np.nan), out)
     return out.astype(np.float32)
 

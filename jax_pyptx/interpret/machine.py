@@ -89,7 +89,7 @@ class Context:
     """Everything one batch of CTAs needs while it runs."""
 
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
-    STARVE = 20000              # a runnable group that waited this many steps runs next
+    STARVE = 64                 # consecutive picks of the lowest PC before others get a turn
 
     def __init__(self, prog, launch, cta_ids, sanitize=True):
         self.prog = prog
@@ -132,6 +132,7 @@ class Context:
         self.steps = 0
         self.tsteps = 0
         self.tick = 0
+        self.streak = 0
         self.callstack = None
         self.cp_pending = []
         self.cp_committed = None
@@ -525,20 +526,27 @@ class Context:
             self.tick += 1
             g = min(runnable, key=_pc_key)
             if len(runnable) > 1:
-                oldest = min(runnable, key=_last_key)
-                if self.steps - oldest.last > self.STARVE and oldest is not g:
-                    g = oldest          # round robin: a starving group goes first
+                self.streak += 1
+                if self.streak > self.STARVE:
+                    # round robin: the lowest-PC group has run many times in a row while others
+                    # waited (a spin loop?): let the one that waited longest run once
+                    others = [h for h in runnable if h.pc != g.pc]
+                    if others:
+                        g = min(others, key=_last_key)
+                    self.streak = 0
+            else:
+                self.streak = 0
             pc = g.pc
             same = [h for h in groups if h.pc == pc and (h.wait is None or h.wait[0] == "warp")]
             for h in same:
                 groups.remove(h)
             g = merge(same, N)
             g.wait = None
-            g.last = self.steps
+            g.last = self.tick
             out = self.run_group(g)
             for h in out:
                 if h.last == 0:
-                    h.last = self.steps
+                    h.last = self.tick
             groups.extend(out)
             if len(groups) > 1:
                 self._coalesce()

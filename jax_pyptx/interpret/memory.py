@@ -18,7 +18,9 @@ GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
 LOCAL_WINDOW = 0x0200_0000_0000
 CONST_BASE = 0x0300_0000_0000
-PARAM_BASE = 0x0400_0000_0000
+PARAM_BASE = 0x7000_0000            # kernel params: 32-bit addressable, like the constant bank
+PARAM_SIZE = 0x0100_0000
+CONST_SIZE = 1 << 32
 WINDOW_SIZE = 1 << 32          # size of the shared / local windows in the generic space
 
 M_WINDOW_HINT = 1 << 32
@@ -110,18 +112,19 @@ class FlatSpace:
         return text
 
     # ------------------------------------------------------------------ accesses
-    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool):
+    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool, align: int | None = None):
         """Check the accesses and return [(alloc, positions, offsets)] grouped by allocation."""
         n = len(addrs)
         if n == 0:
             return []
-        if nbytes > 1:
-            mis = (addrs % np.uint64(nbytes)) != 0
+        align = nbytes if align is None else align
+        if align > 1:
+            mis = (addrs % np.uint64(align)) != 0
             if mis.any():
                 lane = int(np.argmax(mis))
                 a = int(addrs[lane])
                 raise MemoryFault("misaligned", lane, a,
-                                  f"address {a:#x} is not aligned to {nbytes} bytes"
+                                  f"address {a:#x} is not aligned to {align} bytes"
                                   + _within(self.find(a), a), self.kind)
         lo = int(addrs.min())
         hi = int(addrs.max())
@@ -156,11 +159,11 @@ class FlatSpace:
             a = int(addrs[0])
             raise MemoryFault("read-only", lane, a, f"address {a:#x} is in read-only {al.describe()}", self.kind)
 
-    def load(self, addrs, dtype, count=1):
+    def load(self, addrs, dtype, count=1, align=None):
         """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count)."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
-        parts = self._resolve(addrs, esz * count, False)
+        parts = self._resolve(addrs, esz * count, False, align)
         n = len(addrs)
         if len(parts) == 1 and parts[0][1] is None:
             al, _, off = parts[0]
@@ -233,14 +236,15 @@ class BankedSpace:
                 return f"{name!r} (+{off - start})"
         return ""
 
-    def _check(self, offs, nbytes):
-        if nbytes > 1:
-            mis = (offs % np.uint64(nbytes)) != 0
+    def _check(self, offs, nbytes, align=None):
+        align = nbytes if align is None else align
+        if align > 1:
+            mis = (offs % np.uint64(align)) != 0
             if mis.any():
                 lane = int(np.argmax(mis))
                 a = int(offs[lane])
                 raise MemoryFault("misaligned", lane, a,
-                                  f"{self.kind} address {a:#x} is not aligned to {nbytes} bytes", self.kind)
+                                  f"{self.kind} address {a:#x} is not aligned to {align} bytes", self.kind)
         over = offs + np.uint64(nbytes) > np.uint64(self.size)
         if over.any():
             lane = int(np.argmax(over))
@@ -262,11 +266,11 @@ class BankedSpace:
     def flat(self, banks, offs):
         return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
 
-    def load(self, banks, offs, dtype, count=1, check_init=False):
+    def load(self, banks, offs, dtype, count=1, check_init=False, align=None):
         dt = np.dtype(dtype)
         esz = dt.itemsize
         offs = np.asarray(offs, np.uint64)
-        self._check(offs, esz * count)
+        self._check(offs, esz * count, align)
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)
@@ -285,12 +289,12 @@ class BankedSpace:
                                   f"thread of this CTA wrote it", self.kind)
         return out
 
-    def store(self, banks, offs, values):
+    def store(self, banks, offs, values, align=None):
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
         offs = np.asarray(offs, np.uint64)
-        self._check(offs, esz * count)
+        self._check(offs, esz * count, align)
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)

@@ -33,6 +33,8 @@ def np_dtype(t: PtxType):
 
 
 def storage_dtype(bits: int):
+    if bits == 128:
+        return np.dtype((np.void, 16))
     return np.dtype(np.bool_) if bits == 1 else np.dtype(UINT[bits])
 
 
@@ -204,7 +206,7 @@ def reader(prog, op, t: PtxType, scope=None):
         if addr_of is None or addr_of[0] in ("label", "func"):
             raise InterpreterError(f"symbol {op.name!r} cannot be used as a value here")
         space, val = addr_of
-        v = dt.type(val) if dt.kind in "ui" else val
+        v = dt.type(val & ((1 << (8 * dt.itemsize)) - 1)) if dt.kind in "ui" else val
 
         def get_sym(ctx, g):
             return v

@@ -298,8 +298,8 @@ def _isspacep(prog, d, ins, scope):
         v = np.asarray(get(ctx, g)).astype(np.uint64)
         shared = (v >= np.uint64(M.SHARED_WINDOW)) & (v < np.uint64(M.SHARED_WINDOW + M.WINDOW_SIZE))
         local = (v >= np.uint64(M.LOCAL_WINDOW)) & (v < np.uint64(M.LOCAL_WINDOW + M.WINDOW_SIZE))
-        const = (v >= np.uint64(M.CONST_BASE)) & (v < np.uint64(M.PARAM_BASE))
-        param = (v >= np.uint64(M.PARAM_BASE)) & (v < np.uint64(M.PARAM_BASE + M.WINDOW_SIZE))
+        const = (v >= np.uint64(M.CONST_BASE)) & (v < np.uint64(M.CONST_BASE + M.CONST_SIZE))
+        param = (v >= np.uint64(M.PARAM_BASE)) & (v < np.uint64(M.PARAM_BASE + M.PARAM_SIZE))
         r = {".shared": shared, ".local": local, ".const": const, ".param": param,
              ".global": ~(shared | local | const | param)}[space]
         put(ctx, g, _b(r, g.n))

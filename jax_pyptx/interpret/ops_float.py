@@ -105,7 +105,8 @@ def _sat32(x):
 
 
 def _canon32(r):
-    if np.isnan(r).any():
+    t = np.dot(r, r) if r.ndim == 1 else r.sum()    # NaN iff some element is NaN (squares >= 0)
+    if t != t:
         return fp.canon_nan(r, "f32")
     return r
 
@@ -125,6 +126,8 @@ def _common(prog, ins, scope, t, nsrc):
 
 
 def _bcast(v, n):
+    if type(v) is np.ndarray and v.shape == (n,):
+        return v
     a = np.asarray(v)
     return a if a.shape == (n,) else np.broadcast_to(a, (n,) + a.shape[1:] if a.ndim > 1 else (n,))
 
@@ -146,7 +149,11 @@ def arith(prog, d, ins, scope, t):
                 if ftz:
                     a, b = fp.ftz32(a), fp.ftz32(b)
                 r = npop(a, b, dtype=np.float32)
-                put(ctx, g, _bcast(_f32_post(np.asarray(r, np.float32), ftz, sat), g.n))
+                if ftz or sat:
+                    r = _f32_post(np.asarray(r, np.float32), ftz, sat)
+                else:
+                    r = _canon32(r)
+                put(ctx, g, _bcast(r, g.n))
             d.fn = f32_rn
             return
 
@@ -223,7 +230,7 @@ def fma(prog, d, ins, scope, t):
     put, (ga, gb, gc) = _common(prog, ins, scope, t, 3)
     if t.name == "f32":
         def f32(ctx, g):
-            a, b, c = (np.asarray(f(ctx, g), np.float32) for f in (ga, gb, gc))
+            a, b, c = ga(ctx, g), gb(ctx, g), gc(ctx, g)
             if ftz:
                 a, b, c = fp.ftz32(a), fp.ftz32(b), fp.ftz32(c)
             r = fp.fma_f32(a, b, c, mode)
@@ -625,4 +632,44 @@ def packed_setp(prog, d, ins, scope, t, cmp, boolop, p1, p2, a, b, c):
     d.fn = fn
 
 
-register("fma")(lambda p, d, i, s: fma(p, d, i, s, type_of(i.modifiers)))
+register("fma")(lambda p, d, i, s: f32x2(p, d, i, s) if ".f32x2" in i.modifiers else fma(p, d, i, s, type_of(i.modifiers)))
+
+
+# ----------------------------------------------------------------------------- f32x2 (sm_100)
+def f32_compute(op, mode, ftz, sat, relu, vals):
+    """The f32 semantics of add/sub/mul/fma on flat float32 arrays."""
+    vals = [np.asarray(v, np.float32) for v in vals]
+    if ftz:
+        vals = [fp.ftz32(v) for v in vals]
+    if op == "fma":
+        r = fp.fma_f32(*vals, mode)
+    elif mode == "rn":
+        r = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](vals[0], vals[1], dtype=np.float32)
+    else:
+        a64, b64 = (v.astype(np.float64) for v in vals)
+        if op == "mul":
+            r = fp.round_to(a64 * b64, fp.F32, mode).astype(np.float32)
+        else:
+            s, err = fp.two_sum(a64, b64 if op == "add" else -b64)
+            r = fp.round_to(s, fp.F32, mode, err).astype(np.float32)
+    if relu:
+        r = np.where(np.isnan(r), r, np.maximum(r, np.float32(0)))
+    return _f32_post(np.asarray(r, np.float32), ftz, sat)
+
+
+def f32x2(prog, d, ins, scope):
+    """add/sub/mul/fma .f32x2: two f32 lanes in a 64-bit register (lane 0 in the low half)."""
+    from ..types import b64
+    mods = ins.modifiers
+    op = "fma" if ins.opcode in ("fma", "mad") else ins.opcode
+    mode = _mode(mods)
+    ftz, sat, relu = ".ftz" in mods, ".sat" in mods, ".relu" in mods
+    put = writer(prog, ins.operands[0], b64, scope)
+    srcs = [reader(prog, o, b64, scope) for o in ins.operands[1:]]
+
+    def fn(ctx, g):
+        vals = [np.broadcast_to(np.asarray(f(ctx, g)).astype(np.uint64), (g.n,)).copy().view(np.float32)
+                for f in srcs]
+        r = f32_compute(op, mode, ftz, sat, relu, vals)
+        put(ctx, g, np.ascontiguousarray(r, np.float32).view(np.uint64))
+    d.fn = fn

@@ -104,8 +104,15 @@ def _carry_ops(prog, d, ins, scope, t, base_fn):
 
 
 # ----------------------------------------------------------------------------- add/sub/mul/mad
+def _f32x2(ins):
+    return ".f32x2" in ins.modifiers
+
+
 @register("add", "sub")
 def _addsub(prog, d, ins, scope):
+    if _f32x2(ins):
+        from .ops_float import f32x2
+        return f32x2(prog, d, ins, scope)
     t = type_of(ins.modifiers)
     if _is_float(t):
         from .ops_float import arith
@@ -164,6 +171,9 @@ def widen(t: PtxType) -> PtxType:
 
 @register("mul")
 def _mul(prog, d, ins, scope):
+    if _f32x2(ins):
+        from .ops_float import f32x2
+        return f32x2(prog, d, ins, scope)
     t = type_of(ins.modifiers)
     if _is_float(t):
         from .ops_float import arith
@@ -779,7 +789,8 @@ def _setp(prog, d, ins, scope):
 
     def fn(ctx, g):
         r = cmp(a(ctx, g), b(ctx, g))
-        r = np.broadcast_to(r, (g.n,))
+        if type(r) is not np.ndarray or r.shape != (g.n,):
+            r = np.broadcast_to(r, (g.n,))
         if boolop is not None:
             cv = c(ctx, g)
             p1(ctx, g, np.broadcast_to(boolop(r, cv), (g.n,)))

@@ -103,8 +103,8 @@ def classify(addrs):
     code = np.zeros(a.shape, np.int8)
     code[(a >= np.uint64(M.SHARED_WINDOW)) & (a < np.uint64(M.SHARED_WINDOW + M.WINDOW_SIZE))] = 1
     code[(a >= np.uint64(M.LOCAL_WINDOW)) & (a < np.uint64(M.LOCAL_WINDOW + M.WINDOW_SIZE))] = 2
-    code[(a >= np.uint64(M.CONST_BASE)) & (a < np.uint64(M.PARAM_BASE))] = 3
-    code[(a >= np.uint64(M.PARAM_BASE)) & (a < np.uint64(M.PARAM_BASE + M.WINDOW_SIZE))] = 4
+    code[(a >= np.uint64(M.CONST_BASE)) & (a < np.uint64(M.CONST_BASE + M.CONST_SIZE))] = 3
+    code[(a >= np.uint64(M.PARAM_BASE)) & (a < np.uint64(M.PARAM_BASE + M.PARAM_SIZE))] = 4
     return code
 
 
@@ -297,6 +297,33 @@ def _atom_apply(op, t, old, b, c, ftz=False):
     raise InterpreterError(f"unknown atomic operation {op}")
 
 
+def _atom_scalar(op, old, b, c, ftz):
+    if op == ".add":
+        r = old + b
+        if ftz and abs(r) < np.float32(2.0 ** -126):
+            r = np.float32(0.0) * r
+        return r
+    if op == ".min":
+        return b if b < old else old
+    if op == ".max":
+        return b if b > old else old
+    if op == ".and":
+        return old & b
+    if op == ".or":
+        return old | b
+    if op == ".xor":
+        return old ^ b
+    if op == ".exch":
+        return b
+    if op == ".cas":
+        return c if old == b else old
+    if op == ".inc":
+        return type(old)(0) if old >= b else old + type(old)(1)
+    if op == ".dec":
+        return b if (old == 0 or old > b) else old - type(old)(1)
+    raise InterpreterError(f"unknown atomic operation {op}")
+
+
 def _atomic(prog, d, ins, scope, has_dst):
     mods = ins.modifiers
     t = type_of(mods)
@@ -330,6 +357,17 @@ def _atomic(prog, d, ins, scope, has_dst):
                 if t.name == "f32" and view_space != "shared" and ".noftz" not in mods:
                     from .fp import ftz32
                     tv[idx] = ftz32(tv[idx])
+                continue
+            if len(idx) > 8 and len(idx) - len(np.unique(idx)) > 8 and t.kind != "packed" and t.bits >= 32 \
+                    or len(idx) > 8 and len(np.unique(idx)) == 1 and t.kind != "packed":
+                # heavily contended: apply the operations one by one on NumPy scalars
+                tv = view.view(cdt)
+                ftz = view_space != "shared" and ".noftz" not in mods and t.name == "f32"
+                for j in range(len(idx)):
+                    k = idx[j]
+                    cur = tv[k]
+                    old_all[sel[j]] = cur
+                    tv[k] = _atom_scalar(op, cur, bb[j], cc[j] if cc is not None else None, ftz)
                 continue
             rem = np.arange(len(idx))
             while len(rem):
@@ -412,7 +450,7 @@ def _cp_async(prog, d, ins, scope):
                 from .machine import Group
                 sub = Group(g.idx[sel], g.pc, ctx.N)
                 try:
-                    part = ctx.mem.gspace.load(src[sel], np.uint8, int(min(k, size)))
+                    part = ctx.mem.gspace.load(src[sel], np.uint8, int(min(k, size)), align=size)
                 except M.MemoryFault as f:
                     f.lane = int(sel[f.lane])
                     raise
@@ -529,3 +567,10 @@ def _getctarank(prog, d, ins, scope):
         r = np.where(a >= np.uint64(CLUSTER_BIT), (a >> np.uint64(24)) & np.uint64(0x7F), own)
         put(ctx, g, r.astype(np.uint32))
     d.fn = fn
+
+
+@register("createpolicy")
+def _createpolicy(prog, d, ins, scope):
+    """Cache eviction policies only steer the L2: a constant opaque policy is enough."""
+    put = writer(prog, ins.operands[0], b64, scope)
+    d.fn = lambda ctx, g: put(ctx, g, np.full(g.n, 0x1000000000000000, np.uint64))

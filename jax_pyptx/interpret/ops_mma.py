@@ -123,8 +123,54 @@ def _mma(prog, d, ins, scope):
     pd = [writer(prog, o, dt_reg, scope) for o in dops]
     integer = at.name in ("s8", "u8")
     d.sync = "aligned"
+    # fast path for groups of whole warps: fragments <-> matrices are fixed permutations
+    gA = _gather(ar, ac, K)
+    gB = _gather(br, bc, N)
+    gC = _gather(cr, cc, N)
+    sD = (cr * N + cc).reshape(-1)
+    edt = {"f16": np.float16, "bf16": fp.BF16.dtype, "s8": np.int8, "u8": np.uint8, "e4m3": fp.E4M3.dtype,
+           "e5m2": fp.E5M2.dtype, "tf32": np.uint32, "f64": np.float64}.get(at.name)
+    cdt_fast = {"f32": np.float32, "s32": np.int32, "f64": np.float64}.get(ct.name)
+    rdt = np.uint64 if at.bits == 64 else np.uint32
+
+    def cols(fs, ctx, g, dt):
+        out = np.empty((g.n, len(fs)), dt)
+        for i, f in enumerate(fs):
+            out[:, i] = f(ctx, g)
+        return out
+
+    def elems(r):
+        if at.name == "tf32":
+            return (r & np.uint32(0xFFFFE000)).view(np.float32)
+        if at.name == "bf16":          # bf16 bits are the high half of an f32
+            return (r.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+        return r.view(edt)
+
+    def mma_fast(ctx, g, W):
+        wt = np.int64 if integer else np.float64
+        ea = elems(cols(ga, ctx, g, rdt)).reshape(W, -1)[:, gA]
+        eb = elems(cols(gb, ctx, g, rdt)).reshape(W, -1)[:, gB]
+        Am = ea.astype(wt).reshape(W, M, K)
+        Bm = eb.astype(wt).reshape(W, K, N)
+        Cm = cols(gc, ctx, g, cdt_fast).reshape(W, -1)[:, gC].astype(wt).reshape(W, M, N)
+        out = (np.matmul(Am, Bm) + Cm).reshape(W, M * N)[:, sD].reshape(g.n, -1)
+        if integer:
+            if satf:
+                out = np.clip(out, -2 ** 31, 2 ** 31 - 1)
+            res = (out & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        else:
+            res = out.astype(cdt_fast)
+        for i, p in enumerate(pd):
+            p(ctx, g, np.ascontiguousarray(res[:, i]))
 
     def mma(ctx, g):
+        if cdt_fast is not None and edt is not None and g.n % 32 == 0:
+            W = g.n // 32
+            if g.full or (g.idx[::32] % 32 == 0).all() and (g.idx.reshape(W, 32) - g.idx[::32, None] == np.arange(32)).all():
+                return mma_fast(ctx, g, W)
+        return mma_general(ctx, g)
+
+    def mma_general(ctx, g):
         uw, _ = g.warp_masks()
         inv = g._wl
         W = len(uw)
@@ -165,6 +211,14 @@ def _mma(prog, d, ins, scope):
             for i, p in enumerate(pd):
                 p(ctx, g, np.ascontiguousarray(h[:, 2 * i] | (h[:, 2 * i + 1] << 16)))
     d.fn = mma
+
+
+def _gather(rows, cols, ncols):
+    """Index that reorders lane-major fragment elements into a row-major matrix."""
+    pos = (rows * ncols + cols).reshape(-1)
+    g = np.empty(len(pos), np.int64)
+    g[pos] = np.arange(len(pos))
+    return g
 
 
 # ----------------------------------------------------------------------------- ldmatrix / stmatrix

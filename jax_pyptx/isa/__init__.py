@@ -27,6 +27,8 @@ def _build():
 
 TABLE: dict = _build()
 
+from .validate import check as _check  # noqa: E402 - after the table (validate reads model)
+
 
 def forms_for(name: str) -> list:
     """The forms of instruction ``name`` (empty if the table does not know it)."""
@@ -38,6 +40,4 @@ def check(ins, target: Target, version=None, kernel: str = ""):
     forms = TABLE.get(ins.opcode)
     if not forms:
         return None
-    from .validate import check as _check
-
     return _check(ins, target, forms, version=version, kernel=kernel)

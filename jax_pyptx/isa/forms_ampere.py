@@ -23,7 +23,11 @@ for shape, na, nb, sm, ptx in ((".m8n8k4", 2, 2, 70, (6, 4)), (".m16n8k8", 2, 1,
                                (".m16n8k16", 4, 2, 80, (7, 0))):
     layouts = ([R("alayout", ".row", ".col"), R("blayout", ".row", ".col")] if shape == ".m8n8k4"
                else [R("alayout", ".row"), R("blayout", ".col")])
-    for dt, ct in ((".f16", ".f16"), (".f32", ".f32"), (".f32", ".f16"), (".f16", ".f32")):
+    # D and C of one type; m8n8k4 also takes an f16 C into an f32 D (ptxas: ".dtype must be
+    # '.f32' when .ctype is '.f32'", and the same-type rule for m16n8k8/k16)
+    combos = ((".f16", ".f16"), (".f32", ".f32")) + (((".f32", ".f16"),) if shape == ".m8n8k4"
+                                                     else ())
+    for dt, ct in combos:
         nd = {".f16": 4 if shape == ".m8n8k4" else 2, ".f32": 8 if shape == ".m8n8k4" else 4}
         dspec = _v(nd[dt], "b32" if dt == ".f16" else "f32")
         cspec = _v(nd[ct], "b32" if ct == ".f16" else "f32")

@@ -33,6 +33,8 @@ def _forms(name, red):
     d = () if red else ("d:type",)
     out = []
     for op, types in INT_OPS.items():
+        if red and op == ".exch":
+            continue          # red has no .exch (PTX ISA "red": .and .or .xor .add .inc .dec .min .max)
         for hint in (False, True):
             groups = lead + [R("op", op)] + ([R("hint", ".L2::cache_hint")] if hint else []) + \
                 [R("type", *types, gate=TYPE_GATE)]

@@ -16,7 +16,6 @@ def _s(name, groups, ops, sm=20, ptx=(2, 0), fam="sync", doc="", archs=()):
 FORMS = [
     # bar.* (always aligned) and barrier.* (aligned optional)
     _s("bar.sync", [], ("s:u32", "s:u32?"), ptx=(1, 0), doc="bar.sync a{, b}"),
-    _s("bar.sync", [R("aligned", ".aligned")], ("s:u32", "s:u32?"), ptx=(6, 0)),
     _s("bar.arrive", [], ("s:u32", "s:u32"), doc="bar.arrive a, b"),
     _s("bar.red", [R("op", ".popc"), R("type", ".u32")], ("d:u32", "s:u32", "p"),
        doc="bar.red.popc.u32 d, a, {!}c"),

@@ -89,7 +89,8 @@ for sparse in (False, True):
         a = "r:b64" if a_desc else "m"
         src = "a-desc" if a_desc else "[a-tmem]"
         extra = [] if a_desc else [G("ashift", ".ashift")]
-        for kinds, scale in ((KINDS[:3], ("i?",)), (KINDS[3:], ())):
+        # the optional scale-input-d immediate exists for kind::f16 and kind::tf32 only
+        for kinds, scale in ((KINDS[:2], ("i?",)), (KINDS[2:], ())):
             for lanes in (False, True):
                 FORMS.append(_t(name, [CTA, R("kind", *kinds), *extra, G("collector", *COLLECTOR)],
                                 ("m", a, "r:b64") + meta + ("r:b32",) +

@@ -26,12 +26,17 @@ def _t(name, groups, ops, doc, ptx=(8, 0), counts=()):
 
 FORMS = []
 # --------------------------------------------------------------------------- tensor loads
-for mode, modes, extra in (("tile", (".tile", ".tile::gather4"), ()),
-                           ("im2col", (".im2col",), ("v@im2col:b16",)),
-                           ("im2col::w", (".im2col::w", ".im2col::w::128"), ("s:u16", "s:u16"))):
+# .tile::gather4 is 2-D only and takes five coordinates (a column, four rows); the im2col modes
+# are 3-D to 5-D (PTX ISA "cp.async.bulk.tensor"). The .tile mode may be left implicit.
+G4 = ".tile::gather4"
+for mode, dims, modes, extra in (("tile", DIMS, (".tile",), ()),
+                                 ("tile::gather4", (".2d",), (G4,), ()),
+                                 ("im2col", DIMS[2:], (".im2col",), ("v@im2col:b16",)),
+                                 ("im2col::w", DIMS[2:], (".im2col::w", ".im2col::w::128"),
+                                  ("v2:b16",))):   # {wHalo, wOffset}
     for multicast in (False, True):
         for hint in (False, True):
-            groups = [R("dim", *(DIMS if mode == "tile" else DIMS[2:])),
+            groups = [R("dim", *dims),
                       R("dst", ".shared::cluster", ".shared::cta",
                         gate={".shared::cta": (90, (8, 6))}), R("src", ".global"),
                       (G if mode == "tile" else R)("mode", *modes, gate=B8_6), TX]
@@ -51,21 +56,28 @@ for mode, modes, extra in (("tile", (".tile", ".tile::gather4"), ()),
 for hint in (False, True):
     h = [HINT] if hint else []
     pol = ("r:b64",) if hint else ()
+    for dims, mode in ((DIMS, G("mode", ".tile")), ((".2d",), R("mode", ".tile::scatter4",
+                                                                  gate=B8_6)),
+                       (DIMS[2:], R("mode", ".im2col_no_offs"))):
+        FORMS.append(_t("cp.async.bulk.tensor", [R("dim", *dims), R("dst", ".global"),
+                                                 R("src", ".shared::cta"), mode,
+                                                 R("completion", ".bulk_group")] + h,
+                        ("m", "m") + pol, f"store ({mode.options[0][1:]}): [tmap, {{coords}}], "
+                                          f"[src]"))
+    for dims, mode in ((DIMS, G("mode", ".tile")), (DIMS[2:], R("mode", ".im2col_no_offs"))):
+        FORMS.append(_t("cp.reduce.async.bulk.tensor", [R("dim", *dims), R("dst", ".global"),
+                                                        R("src", ".shared::cta"),
+                                                        R("op", *RED_OPS), mode,
+                                                        R("completion", ".bulk_group")] + h,
+                        ("m", "m") + pol,
+                        f"reduce ({mode.options[0][1:]}): [tmap, {{coords}}], [src]"))
     FORMS += [
-        _t("cp.async.bulk.tensor", [R("dim", *DIMS), R("dst", ".global"), R("src", ".shared::cta"),
-                                    G("mode", ".tile", ".tile::scatter4", ".im2col_no_offs",
-                                      gate=B8_6),
-                                    R("completion", ".bulk_group")] + h, ("m", "m") + pol,
-           "store: [tmap, {coords}], [src]"),
-        _t("cp.reduce.async.bulk.tensor", [R("dim", *DIMS), R("dst", ".global"),
-                                           R("src", ".shared::cta"), R("op", *RED_OPS),
-                                           G("mode", ".tile", ".im2col_no_offs"),
-                                           R("completion", ".bulk_group")] + h, ("m", "m") + pol,
-           "reduce: [tmap, {coords}], [src]"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS), R("level", ".L2"),
-                                             R("src", ".global"),
-                                             G("mode", ".tile", ".tile::gather4", gate=B8_6)] + h,
+                                             R("src", ".global"), G("mode", ".tile")] + h,
            ("m",) + pol, "prefetch (tile): [tmap, {coords}]"),
+        _t("cp.async.bulk.prefetch.tensor", [R("dim", ".2d"), R("level", ".L2"),
+                                             R("src", ".global"), R("mode", G4, gate=B8_6)] + h,
+           ("m",) + pol, "prefetch (tile::gather4): [tmap, {col, row0..row3}]"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
                                              R("src", ".global"), R("mode", ".im2col")] + h,
            ("m", "v@im2col:b16") + pol, "prefetch (im2col): [tmap, {coords}], offsets",
@@ -74,7 +86,7 @@ for hint in (False, True):
                                              R("src", ".global"),
                                              R("mode", ".im2col::w", ".im2col::w::128",
                                                gate=B8_6)] + h,
-           ("m", "s:u16", "s:u16") + pol, "prefetch (im2col::w): [tmap, {coords}], wHalo, wOffset"),
+           ("m", "v2:b16") + pol, "prefetch (im2col::w): [tmap, {coords}], {wHalo, wOffset}"),
         # ---------------------------------------------------------------- non-tensor bulk
         _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                              R("completion", ".bulk_group")] + h, ("m", "m", "s:u32") + pol,
@@ -95,7 +107,7 @@ for hint in (False, True):
                         "global -> shared: [dst], [src], size, [mbar]"))
     # reductions from shared::cta to global
     for ops_types in (((".and", ".or", ".xor"), (".b32", ".b64")), ((".inc", ".dec"), (".u32",)),
-                      ((".min", ".max"), (".u32", ".s32", ".u64", ".s64")),
+                      ((".min", ".max"), (".u32", ".s32", ".u64", ".s64", ".f16", ".bf16")),
                       ((".add",), (".u32", ".s32", ".u64", ".f32", ".f64"))):
         FORMS.append(_t("cp.reduce.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                                                  R("completion", ".bulk_group")] + h +
@@ -103,17 +115,19 @@ for hint in (False, True):
                         ("m", "m", "s:u32") + pol, "shared::cta -> global reduction"))
     FORMS.append(_t("cp.reduce.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                                              R("completion", ".bulk_group")] + h +
-                    [R("op", ".add", ".min", ".max"), R("noftz", ".noftz"),
+                    [R("op", ".add"), R("noftz", ".noftz"),
                      R("type", ".f16", ".bf16")], ("m", "m", "s:u32") + pol,
-                    "shared::cta -> global f16/bf16 reduction"))
+                    "shared::cta -> global f16/bf16 add (.noftz; min/max take no .noftz)"))
 FORMS += [
     _t("cp.async.bulk", [R("dst", ".shared::cluster"), R("src", ".shared::cta"), TX],
        ("m", "m", "s:u32", "m"), "shared::cta -> shared::cluster: [dst], [src], size, [mbar]"),
+] + [
     _t("cp.reduce.async.bulk", [R("dst", ".shared::cluster"), R("src", ".shared::cta"), TX,
-                                R("op", ".and", ".or", ".xor", ".inc", ".dec", ".min", ".max",
-                                  ".add"),
-                                R("type", ".b32", ".b64", ".u32", ".s32", ".u64", ".s64")],
-       ("m", "m", "s:u32", "m"), "shared::cta -> shared::cluster reduction"),
+                                R("op", *ops), R("type", *types)],
+       ("m", "m", "s:u32", "m"), "shared::cta -> shared::cluster reduction")
+    for ops, types in (((".and", ".or", ".xor"), (".b32",)), ((".inc", ".dec"), (".u32",)),
+                       ((".min", ".max"), (".u32", ".s32")), ((".add",), (".u32", ".s32", ".u64")))
+] + [
     _t("cp.async.bulk.commit_group", [], (), "cp.async.bulk.commit_group"),
     _t("cp.async.bulk.wait_group", [G("read", ".read")], ("i",),
        "cp.async.bulk.wait_group{.read} N"),

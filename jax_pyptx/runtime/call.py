@@ -149,7 +149,10 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
             f"({', '.join(kernel.shape_vars) or 'none'}) and the call options out_shape, grid, "
             f"interpret, input_output_aliases, name, debug, independent, covers, backward")
     _check_independent(kernel, independent)
-    # operands: tensors as they are (jnp arrays or tracers), scalars as 0-d arrays
+    # operands: tensors as they are (jnp arrays or tracers), scalars as 0-d arrays. A scalar
+    # known while tracing (a constant of a jit-ed function) is also kept as a static value, so
+    # CUDA passes it by value; eager calls keep none, so one executable serves every value.
+    eager = not any(_is_tracer(a) for a in arrays)
     operands, statics = [], []
     for i, (a, s) in enumerate(zip(arrays, kernel.in_specs)):
         if isinstance(s, PtxType):
@@ -157,7 +160,7 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
                 raise SpecializationError(
                     f"kernel {label!r}: parameter {kernel._positional[i]} is a runtime scalar "
                     f"({s.name}); got an array of shape {tuple(np.shape(a))}")
-            statics.append(_static_scalar(a))
+            statics.append(None if eager else _static_scalar(a))
             operands.append(jnp.asarray(a, dtype=s.np_dtype))
         else:
             if not hasattr(a, "shape") or not hasattr(a, "dtype"):

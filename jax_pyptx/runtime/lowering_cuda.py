@@ -190,7 +190,14 @@ def ensure_cubin(traced) -> bool | None:
             find_tool("ptxas")
         except ToolchainError:
             return None
-        res = compile_ptx(traced.ptx, traced.arch)
+        try:
+            res = compile_ptx(traced.ptx, traced.arch)
+        except ToolchainError as e:   # e.g. an older local ptxas: the driver may still JIT it
+            import warnings
+
+            warnings.warn(f"jax_pyptx: kernel {traced.name!r}: no cubin for the cache, the "
+                          f"launcher will JIT the PTX: {e}", stacklevel=2)
+            return None
         if not os.path.exists(path):
             from ..toolchain.cubin import _atomic_write
 

@@ -296,49 +296,63 @@ interpreter_stats = {"launches": 0, "seconds": 0.0}
 _stats_lock = threading.Lock()
 
 
+class _HostPlan:
+    """What ``host_launch`` needs for one spec, computed once."""
+
+    __slots__ = ("traced", "grid", "inputs", "outputs", "params", "out_specs")
+
+    def __init__(self, spec: CallSpec):
+        k = spec.kernel
+        t = self.traced = spec.traced()
+        self.grid = spec.launch_grid(t)
+        alias = {o: spec.tensor_index(i) for i, o in spec.aliases}
+        self.inputs = [(i, k.in_specs[i]) for i in spec.tensor_inputs]
+        self.outputs = [(shape, dtype, s, alias.get(j))
+                        for j, ((shape, dtype), s) in enumerate(zip(spec.out_avals(),
+                                                                    k.out_specs))]
+        scalar_at = {k._positional[i]: i for i in spec.scalar_inputs}
+        self.params = [(info.kind, info.index if info.kind == "tensor" else
+                        scalar_at.get(info.name), info) for info in t.params]
+        self.out_specs = k.out_specs
+
+
+_host_plans: dict = {}
+
+
 def host_launch(spec: CallSpec, *arrays):
     """Run the call on the CPU interpreter: NumPy in, NumPy outputs out."""
     from ..interpret import launch
 
-    t = spec.traced()
-    k = spec.kernel
-    n_tin = len(spec.tensor_inputs)
-    alias = dict(spec.aliases)
-    bufs = []
-    for i in spec.tensor_inputs:
-        a = np.asarray(arrays[i])
-        bufs.append(_to_memory(np.array(a, copy=True), k.in_specs[i]))
+    plan = _host_plans.get(spec)
+    if plan is None:
+        plan = _host_plans[spec] = _HostPlan(spec)
+    t = plan.traced
+    bufs = [_to_memory(np.array(arrays[i], copy=True), s) for i, s in plan.inputs]
     outs = []
-    for j, ((shape, dtype), s) in enumerate(zip(spec.out_avals(), k.out_specs)):
-        src = next((i for i, o in alias.items() if o == j), None)
-        if src is not None:
-            buf = bufs[spec.tensor_index(src)]       # the same memory, as on the GPU
-        else:
-            buf = _to_memory(np.zeros(shape, dtype=dtype), s)
+    for shape, dtype, s, src in plan.outputs:
+        # an aliased output is the input's buffer, as on the GPU
+        buf = bufs[src] if src is not None else _to_memory(np.zeros(shape, dtype=dtype), s)
         bufs.append(buf)
         outs.append(buf)
-    scalars = {k._positional[i]: arrays[i] for i in spec.scalar_inputs}
     args = []
-    for info in t.params:
-        if info.kind == "tensor":
-            args.append(bufs[info.index])
-        elif info.kind == "scalar":
-            args.append(np.asarray(scalars[info.name], dtype=info.type.np_dtype)[()])
+    for kind, where, info in plan.params:
+        if kind == "tensor":
+            args.append(bufs[where])
+        elif kind == "scalar":
+            args.append(np.asarray(arrays[where], dtype=info.type.np_dtype)[()])
         else:
             args.append(_interp_special_param(spec, t, info, bufs))
-    grid = spec.launch_grid(t)
     if spec.debug:
-        print(f"[jax_pyptx] interpret {spec.label}: grid={grid} block={t.block} "
+        print(f"[jax_pyptx] interpret {spec.label}: grid={plan.grid} block={t.block} "
               f"cluster={t.cluster} smem={t.dynamic_smem} batch={spec.batch}")
     t0 = time.perf_counter()
-    launch(t.module, t.name, args, grid=grid, block=t.block, cluster=t.cluster,
+    launch(t.module, t.name, args, grid=plan.grid, block=t.block, cluster=t.cluster,
            smem=t.dynamic_smem, sanitize=spec.sanitize)
     dt = time.perf_counter() - t0
     with _stats_lock:
         interpreter_stats["launches"] += 1
         interpreter_stats["seconds"] += dt
-    del n_tin
-    return tuple(_from_memory(o, s) for o, s in zip(outs, k.out_specs))
+    return tuple(_from_memory(o, s) for o, s in zip(outs, plan.out_specs))
 
 
 def _to_memory(a: np.ndarray, spec: Tile) -> np.ndarray:

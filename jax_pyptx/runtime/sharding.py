@@ -92,6 +92,7 @@ def partition_plan(spec: CallSpec, mesh, arg_shardings_specs, sizes_of=None):
     """
     per_tensor, indep = factors(spec)
     sizes = _factor_sizes(spec, per_tensor)
+    per_block = {("s", sym): per for sym, _axis, per in spec.covers}
     chosen, used_axes = {}, set()
     t = 0
     for i in range(spec.n_in):
@@ -109,8 +110,8 @@ def partition_plan(spec: CallSpec, mesh, arg_shardings_specs, sizes_of=None):
             if not axes or any(a in used_axes for a in axes):
                 continue
             n = math.prod(mesh.shape[a] for a in axes)
-            if sizes[f] % n:
-                continue
+            if sizes[f] % n or (sizes[f] // n) % per_block.get(f, 1):
+                continue                  # uneven, or a shard the grid could not cover
             chosen[f] = axes
             used_axes.update(axes)
     return chosen

@@ -69,7 +69,7 @@ class Source:
         """1-based (line, column) of offset ``pos``."""
         if self._lines is None:
             starts = [0]
-            find, text = self.text.find, self.text
+            find = self.text.find
             i = find("\n")
             while i >= 0:
                 starts.append(i + 1)

@@ -111,6 +111,15 @@ def parse(text: str, source: str = "<ptx>") -> Module:
         raise p.src.error(f"cannot parse ({type(e).__name__}: {e})", p.pos, p._tok_text()) from None
 
 
+def _in_isa_table(full: str) -> bool:
+    """Instruction names the ISA table knows count as known too."""
+    try:
+        from ..isa import TABLE
+    except Exception:  # pragma: no cover - the table failing to load must not break parsing
+        return False
+    return split_opcode(full)[0] in TABLE
+
+
 def _int(text: str) -> int:
     t = text[:-1] if text.endswith("U") else text
     if t[:2] in ("0x", "0X"):
@@ -126,6 +135,7 @@ def _join(tokens) -> str:
     """Normalised text of a token sequence (stable under re-parsing)."""
     out = []
     prev = None
+    unary_minus = False
     for t in tokens:
         s = t.text
         if prev is not None:
@@ -692,7 +702,7 @@ class _Parser:
         r = _OPCODE_CACHE.get(full)
         if r is None:
             base = full.split(".", 1)[0].split("::", 1)[0]
-            if base not in KNOWN_INSTRUCTIONS:
+            if base not in KNOWN_INSTRUCTIONS and not _in_isa_table(full):
                 if tok is None:
                     tok = Token("name", full, pos, pos + len(full))
                 raise self.error(f"unknown instruction {base!r}", tok)
@@ -828,6 +838,9 @@ class _Parser:
             return first
         if k == "num":
             self.pos = t.end
+            if self._binop_next():
+                self.pos = t.start
+                return Imm(self.const_expr())
             return Imm(t.text)
         if k == "punct":
             c = t.text
@@ -837,6 +850,10 @@ class _Parser:
                 return self.address()
             if c == "(":
                 self.pos = t.end
+                nt = self.peek()
+                if nt.kind == "num" or (nt.kind == "punct" and nt.text in "-~(!"):
+                    self.pos = t.start
+                    return Imm(self.const_expr())
                 items = []
                 if not self.accept(")"):
                     items.append(self.operand())
@@ -851,11 +868,60 @@ class _Parser:
                 if not isinstance(o, Reg) or r.text == "_":
                     raise self.error("'!' applies to a predicate register", r)
                 return Reg(o.name, o.type, neg=True)
-            if c == "-":
+            if c == "-" or c == "~":
                 self.pos = t.end
-                n = self.expect_kind("num", "a number after '-'")
-                return Imm("-" + n.text)
+                nt = self.peek()
+                if c == "-" and nt.kind == "num":
+                    self.pos = nt.end
+                    if not self._binop_next():
+                        return Imm("-" + nt.text)
+                self.pos = t.start
+                return Imm(self.const_expr())
         raise self.error("expected an operand", t)
+
+    # constant expressions in operands: ``(1 << 4)``, ``3+4*2``, ``-(2)``; kept as the
+    # immediate's text, normalised (no spaces), so printing re-parses to the same IR
+    _BINOPS = ("<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "&",
+               "|", "^", "<", ">")
+
+    def _binop_at(self, pos: int):
+        t = next_token(self.src, pos)
+        if t.kind != "punct":
+            return None
+        for op in self._BINOPS:
+            if self.text.startswith(op, t.start):
+                return op, t.start + len(op)
+        return None
+
+    def _binop_next(self) -> bool:
+        return self._binop_at(self.pos) is not None
+
+    def const_expr(self, depth: int = 0) -> str:
+        if depth > _MAX_DEPTH:
+            raise self.error("expression nested too deep")
+        out = [self._unary(depth)]
+        while True:
+            b = self._binop_at(self.pos)
+            if b is None:
+                return "".join(out)
+            out.append(b[0])
+            self.pos = b[1]
+            out.append(self._unary(depth))
+
+    def _unary(self, depth: int) -> str:
+        t = self.peek()
+        if t.kind == "punct" and t.text in "-~!+":
+            self.pos = t.end
+            return t.text + self._unary(depth + 1)
+        if t.kind == "punct" and t.text == "(":
+            self.pos = t.end
+            inner = self.const_expr(depth + 1)
+            self.expect(")", "')' in the constant expression")
+            return "(" + inner + ")"
+        if t.kind == "num":
+            self.pos = t.end
+            return t.text
+        raise self.error("expected a number in the constant expression", t)
 
     def vector(self) -> Vec:
         open_tok = self.advance()

@@ -5,7 +5,8 @@ Per function:
 * registers: a ``.reg .b32 %r<39>`` declaration becomes ``r = reg.array(b32, 39)`` and
   ``%r5`` is ``r[5]``; named registers (``%SP``, ``temp_param_reg``, a block's ``p``) become
   ``reg.scalar`` variables named after them. Special registers are ``ptx.special.*``.
-* instructions: a typed wrapper (``ptx.wgmma.fence()``, ``ptx.mbarrier.init(...)``,
+* instructions: a typed wrapper (``ptx.wgmma.mma_async(f[65:97], ...)``, ``ptx.mma.sync``,
+  ``ptx.wgmma.fence()``, ``ptx.mbarrier.init(...)``, ``ptx.tcgen05.*``, ``ptx.fence.*``,
   ``ptx.bar.sync(0)``, ...) where one reproduces the instruction exactly, else
   ``ptx.inst.<opcode>.<mods>(...)``; ``flow.inst("...")`` only where the ISA table rejects the
   instruction as written. Every choice is checked at transpile time by emitting the candidate
@@ -28,11 +29,11 @@ import re
 
 from .. import types as _types
 from ..ir.nodes import (
-    Addr, Block, Function, Guard, Imm, Instruction, Label, Loc, Module, Param, ParenList, Pragma,
-    PredPair, RawDirective, Reg, RegDecl, Section, Sink, Sym, VarDecl, Vec,
+    Addr, Block, Function, Guard, Imm, Instruction, Loc, ParenList, Pragma, PredPair,
+    RawDirective, Reg, RegDecl, Sink, Sym, VarDecl, Vec,
 )
 from ..text import printer
-from .structure import _bra_target, structure
+from .structure import structure
 
 _TYPE_NAMES = {t.name for t in _types.ALL_TYPES}
 _RESERVED = set(keyword.kwlist) | {"ptx", "reg", "smem", "flow", "kernel", "Param", "ITEMS",
@@ -244,7 +245,17 @@ class _Fn:
             return self.address(o, hint)
         if t is Vec:
             items = [self.operand(i, hint) for i in o.items]
-            return "[" + ", ".join(c for c, _ in items) + "]", [v for _, v in items]
+            codes = [c for c, _ in items]
+            vals = [v for _, v in items]
+            n = len(codes)
+            if n >= 4 and len(set(codes)) == 1:
+                return f"[{codes[0]}] * {n}", vals
+            m0 = re.match(r"^(\w+)\[(\d+)\]$", codes[0]) if n >= 4 else None
+            if m0 and all(type(i) is Reg and not i.neg for i in o.items):
+                var, a = m0.group(1), int(m0.group(2))
+                if codes == [f"{var}[{a + k}]" for k in range(n)]:
+                    return f"{var}[{a}:{a + n}]", vals
+            return "[" + ", ".join(codes) + "]", vals
         if t is PredPair:
             a = self.operand(o.first, None)
             b = self.operand(o.second, None)
@@ -293,8 +304,6 @@ class _Fn:
         if g is None:
             return "", None
         code, val = self.reg(g.reg)
-        from ..dsl.ptx.generic import NotPred
-
         if g.negated:
             return f"ptx.not_({code})", ("not", val)
         return code, val
@@ -305,10 +314,9 @@ class _Fn:
 
     def instruction(self, ins: Instruction, ind: str):
         gcode, _ = self.guard(ins.guard)
-        pred = f", pred={gcode}" if gcode else ""
         hint = _hint(ins.modifiers)
         ops = [self.operand(o, hint) for o in ins.operands]
-        typed = self.gen.typed(ins, ops)
+        typed = self.gen.typed(ins, ops, self)
         if typed is not None:
             path, args, kwargs = typed
             parts = [c for c in args] + [f"{k}={v}" for k, v in kwargs]
@@ -424,6 +432,40 @@ class _Fn:
         var = self.names.take(f"blk{self.blocks}")
         self.sid_names[sid] = var
         self.emit(ind, f"with flow.if_({cond}{uni}) as {var}:")
+
+    def uses(self, name: str) -> int:
+        """How many operands and guards of the function name register ``name``."""
+        if not hasattr(self, "_uses"):
+            counts: dict = {}
+
+            def op(o):
+                t = type(o)
+                if t is Reg:
+                    counts[o.name] = counts.get(o.name, 0) + 1
+                elif t is Addr:
+                    if o.base is not None:
+                        op(o.base)
+                    for e in o.extra:
+                        op(e)
+                elif t in (Vec, ParenList):
+                    for i in o.items:
+                        op(i)
+                elif t is PredPair:
+                    op(o.first)
+                    op(o.second)
+
+            def walk(stmts):
+                for s in stmts:
+                    if type(s) is Block:
+                        walk(s.body)
+                    elif type(s) is Instruction:
+                        for o in s.operands:
+                            op(o)
+                        if s.guard is not None:
+                            counts[s.guard.reg] = counts.get(s.guard.reg, 0) + 1
+            walk(self.f.body)
+            self._uses = counts
+        return self._uses.get(name, 0)
 
     # ------------------------------------------------------------------ function
     def run(self) -> list:

@@ -2,11 +2,13 @@
 typed-wrapper selection (checked by probing) and mbarrier wait-loop recognition."""
 from __future__ import annotations
 
+import re
+
 from ..ir.nodes import (
-    Function, Imm, Instruction, Module, RawDirective, Reg, RegDecl, Section, VarDecl,
+    Function, Imm, Instruction, Module, RawDirective, Reg, RegDecl, Section, VarDecl, Vec,
 )
 from ..text import printer
-from .codegen import _Fn, _Names, _Probe, _ir, _pyname, _same, _IDENT, _RESERVED
+from .codegen import _Fn, _Names, _Probe, _pyname, _same, _IDENT, _RESERVED
 
 _WAITS = ("mbarrier.try_wait", "mbarrier.test_wait")
 
@@ -27,7 +29,108 @@ def _cta_group(mods):
     return None
 
 
-def _typed_candidate(ins: Instruction, ops: list):
+def _slice(fn, vec):
+    """``(code, probe)`` for a vector operand that is a run of consecutive registers of one
+    ``reg.array`` (``f[65:97]``, a RegArray slice), else None."""
+    if type(vec) is not Vec or not vec.items:
+        return None
+    codes = []
+    for it in vec.items:
+        if type(it) is not Reg or it.neg:
+            return None
+        codes.append(fn.reg(it.name)[0])
+    m0 = re.match(r"^(\w+)\[(\d+)\]$", codes[0])
+    if not m0:
+        return None
+    var, start = m0.group(1), int(m0.group(2))
+    if codes != [f"{var}[{start + i}]" for i in range(len(codes))]:
+        return None
+    regs = [Reg(it.name, it.type) for it in vec.items]
+
+    def probe():
+        from ..dsl import context
+        from ..dsl.values import RegArray, Register
+
+        tr = context.current()
+        return RegArray([Register(r, tr) for r in regs], regs[0].type)
+    return f"{var}[{start}:{start + len(codes)}]", _Lazy(probe)
+
+
+class _Lazy:
+    """A probe value built inside the scratch trace."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+
+def _imm_int(o):
+    if type(o) is Imm and re.match(r"^-?\d+$", o.text):
+        return int(o.text)
+    return None
+
+
+def _wgmma_candidate(ins, ops, fn):
+    mods = ins.modifiers
+    if len(mods) < 6 or mods[:2] != (".sync", ".aligned"):
+        return None
+    m = re.match(r"^\.m64n(\d+)k(\d+)$", mods[2])
+    if not m:
+        return None
+    rest = list(mods[3:])
+    sat = ".satfinite" in rest
+    rest = [x for x in rest if x != ".satfinite"]
+    if len(rest) != 3:
+        return None
+    dtype, atype, btype = (x[1:] for x in rest)
+    acc = _slice(fn, ins.operands[0])
+    if acc is None:
+        return None
+    imms = [_imm_int(o) for o in ins.operands[4:]]
+    if any(v is None for v in imms):
+        return None
+    a_regs = type(ins.operands[1]) is Vec
+    kw = [("n", m.group(1), int(m.group(1))), ("dtype", repr(dtype), dtype),
+          ("atype", repr(atype), atype), ("btype", repr(btype), btype),
+          ("scale_d",) + ((str(_imm_int(ins.operands[3])), _imm_int(ins.operands[3]))
+                          if _imm_int(ins.operands[3]) is not None else ops[3])]
+    names = ["scale_a", "scale_b"] + ([] if a_regs else ["trans_a"]) + ["trans_b"]
+    for name, v in zip(names, imms):
+        kw.append((name, str(v), v))
+    if sat:
+        kw.append(("satfinite", "True", True))
+    return "ptx.wgmma.mma_async", [acc, ops[1], ops[2]], kw
+
+
+def _mma_candidate(ins, ops, fn):
+    mods = list(ins.modifiers)
+    if len(mods) < 8 or mods[0] != ".aligned":
+        return None
+    shape, alayout, blayout = mods[1][1:], mods[2][1:], mods[3][1:]
+    rest = mods[4:]
+    kw = [("shape", repr(shape), shape)]
+    if alayout != "row" or blayout != "col":
+        kw += [("alayout", repr(alayout), alayout), ("blayout", repr(blayout), blayout)]
+    if rest and rest[0] == ".satfinite":
+        kw.append(("satfinite", "True", True))
+        rest = rest[1:]
+    if len(rest) < 4:
+        return None
+    bitop = None
+    if len(rest) == 6 and rest[5] == ".popc":
+        bitop = rest[4][1:]
+        rest = rest[:4]
+    if len(rest) != 4:
+        return None
+    for name, t in zip(("dtype", "atype", "btype", "ctype"), rest):
+        kw.append((name, repr(t[1:]), t[1:]))
+    if bitop:
+        kw.append(("bitop", repr(bitop), bitop))
+    return "ptx.mma.sync", ops, kw
+
+
+def _typed_candidate(ins: Instruction, ops: list, fn=None):
     """(path, [(code, value)], [(kw, code, value)]) of a typed wrapper that may reproduce
     ``ins``; the caller checks it by probing."""
     op, mods, n = ins.opcode, ins.modifiers, len(ops)
@@ -62,6 +165,10 @@ def _typed_candidate(ins: Instruction, ops: list):
         return "ptx.bar.sync", ops, [("aligned", repr(".aligned" in mods), ".aligned" in mods)]
     if op == "bar.warp.sync" and n == 1:
         return "ptx.bar.warp_sync", ops, []
+    if op == "wgmma.mma_async" and n >= 4 and fn is not None:
+        return _wgmma_candidate(ins, ops, fn)
+    if op == "mma.sync" and n == 4 and fn is not None:
+        return _mma_candidate(ins, ops, fn)
     if op.startswith("tcgen05."):
         g = _cta_group(mods)
         cg = [("cta_group", g, int(g))] if g else []
@@ -92,8 +199,8 @@ class Generator:
         self.stats = {"typed": 0, "inst": 0, "raw": 0}
 
     # ------------------------------------------------------------------ choices
-    def typed(self, ins: Instruction, ops: list):
-        cand = _typed_candidate(ins, ops)
+    def typed(self, ins: Instruction, ops: list, fn=None):
+        cand = _typed_candidate(ins, ops, fn)
         if cand is None:
             return None
         path, args, kwargs = cand
@@ -101,7 +208,11 @@ class Generator:
             fn = _resolve(path)
         except AttributeError:
             return None
-        got = self.probe.run(lambda: fn(*[v for _, v in args], **{k: v for k, _, v in kwargs}))
+        def val(v):
+            return v.make() if isinstance(v, _Lazy) else v
+
+        got = self.probe.run(lambda: fn(*[val(v) for _, v in args],
+                                        **{k: val(v) for k, _, v in kwargs}))
         if got and len(got) == 1 and _same(got[0], ins):
             self.stats["typed"] += 1
             return path, [c for c, _ in args], [(k, c) for k, c, _ in kwargs]
@@ -149,7 +260,8 @@ class Generator:
         if parts is None:
             return None
         w, flag, style, uni = parts
-        from ..ir.nodes import Instruction as _I
+        if fresh_flag is None and fn.uses(flag) == 2:
+            fresh_flag = flag          # the loop's own predicate: nothing else reads it
 
         ops = [fn.operand(o, None) for o in w.operands[1:]]
         # the DSL's own helper: try_wait.parity, @!p bra (no .uni), a fresh predicate

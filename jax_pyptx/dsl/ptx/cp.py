@@ -22,8 +22,20 @@ from ..values import Register, Special, as_operand, materialize
 from ._wrap import addr as _addr, build_mods, choice, dtype, emit, int_choice, operand_type, vec
 
 
-def _tmap(fn, tmap, coords, dim):
-    if len(coords) != dim:
+_FOUR_ROWS = (".tile::gather4", ".tile::scatter4")
+
+
+def _tmap(fn, tmap, coords, dim, mode=".tile"):
+    """``[tmap, {coords}]``: ``dim`` coordinates, or for tile::gather4 / tile::scatter4 (2-D
+    only) five: the column, then the four rows (PTX ISA "cp.async.bulk.tensor")."""
+    if mode in _FOUR_ROWS:
+        if dim != 2:
+            raise PtxValueError(f"{fn}: mode={mode[1:]!r} needs a 2d tensor (tensor_2d), got "
+                                f"{dim}d", loc=user_loc())
+        if len(coords) != 5:
+            raise PtxValueError(f"{fn}: coords must have 5 entries (column, row0..row3) for "
+                                f"{mode[1:]}, got {len(coords)}", loc=user_loc())
+    elif len(coords) != dim:
         raise PtxValueError(f"{fn}: coords must have {dim} entries for a {dim}d tensor, got "
                             f"{len(coords)}", loc=user_loc())
     regs = []
@@ -76,8 +88,9 @@ class _Tensor:
             if im2col is None or len(im2col) != 2:
                 raise PtxValueError(f"{fn}: im2col must be (wHalo, wOffset) for {m[1:]}",
                                     loc=user_loc())
-            extra += list(im2col)
-        ops = [_addr(dst, fn, "dst"), _tmap(fn, tmap, coords, self.dim), _addr(mbar, fn, "mbar")]
+            extra.append(vec(im2col))
+        ops = [_addr(dst, fn, "dst"), _tmap(fn, tmap, coords, self.dim, m),
+               _addr(mbar, fn, "mbar")]
         ops += extra + ([multicast] if multicast is not None else []) + \
             ([policy] if policy is not None else [])
         emit("cp.async.bulk.tensor" + "".join(mods), ops, pred)
@@ -91,7 +104,7 @@ class _Tensor:
             "dim": f".{self.dim}d", "dst": ".global", "src": ".shared::cta", "mode": m,
             "completion": ".bulk_group", "hint": policy is not None})
         emit("cp.async.bulk.tensor" + "".join(mods),
-             [_tmap(fn, tmap, coords, self.dim), _addr(src, fn, "src")] +
+             [_tmap(fn, tmap, coords, self.dim, m), _addr(src, fn, "src")] +
              ([policy] if policy is not None else []), pred)
 
     def reduce(self, op, tmap, coords, src, *, mode="tile", policy=None, pred=None):
@@ -115,10 +128,10 @@ class _Tensor:
         mods = build_mods(fn, "cp.async.bulk.prefetch.tensor", {
             "dim": f".{self.dim}d", "level": ".L2", "src": ".global", "mode": m,
             "hint": policy is not None})
-        extra = [] if im2col is None else ([vec(im2col)] if m == ".im2col" else list(im2col))
+        extra = [] if im2col is None else [vec(im2col)]   # offsets, or {wHalo, wOffset}
         emit("cp.async.bulk.prefetch.tensor" + "".join(mods),
-             [_tmap(fn, tmap, coords, self.dim)] + extra + ([policy] if policy is not None
-                                                           else []), pred)
+             [_tmap(fn, tmap, coords, self.dim, m)] + extra +
+             ([policy] if policy is not None else []), pred)
 
 
 class _Bulk:
@@ -252,7 +265,8 @@ class _ReduceBulk:
             tn = f".b{t.bits}"
         if mbar is None:
             kw = {"dst": ".global", "src": ".shared::cta", "completion": ".bulk_group",
-                  "hint": policy is not None, "op": o, "noftz": tn in (".f16", ".bf16"),
+                  "hint": policy is not None, "op": o,
+                  "noftz": o == ".add" and tn in (".f16", ".bf16"),
                   "type": tn}
             ops = [_addr(dst, fn, "dst"), _addr(src, fn, "src"), size] + \
                 ([policy] if policy is not None else [])

@@ -70,6 +70,12 @@ def arrive_drop(bar, count=None, *, sem=None, scope=None, remote=False, expect_t
                    expect_tx=expect_tx, sem=sem, scope=scope, remote=remote, pred=pred)
 
 
+def arrive_drop_nocomplete(bar, count, *, pred=None):
+    """``mbarrier.arrive_drop.noComplete.shared::cta.b64 state, [bar], count``."""
+    return _arrive("ptx.mbarrier.arrive_drop_nocomplete", "mbarrier.arrive_drop", bar, [count],
+                   nocomplete=True, pred=pred)
+
+
 def _tx(name, fn, bar, tx_bytes, sem, scope, remote, pred):
     kw = {"sem": sem and choice(fn, "sem", sem, (".relaxed",)),
           "scope": scope and choice(fn, "scope", scope, (".cta", ".cluster")),
@@ -153,5 +159,6 @@ def wait(bar, parity, *, suspend_hint=None, sem=None, scope=None):
 
 
 __all__ = ["init", "inval", "arrive", "arrive_expect_tx", "arrive_nocomplete", "arrive_drop",
+           "arrive_drop_nocomplete",
            "expect_tx", "complete_tx", "test_wait", "test_wait_parity", "try_wait",
            "try_wait_parity", "pending_count", "wait"]

@@ -85,12 +85,17 @@ def match_any(x, *, mask=FULL, out=None, pred=None):
     return out
 
 
-def match_all(x, *, mask=FULL, pred=None):
-    """``match.all.sync.b32|b64 d|p, a, membermask``; returns (d, p)."""
+def match_all(x, *, mask=FULL, with_pred: bool = True, pred=None):
+    """``match.all.sync.b32|b64 d|p, a, membermask``; returns (d, p) (``with_pred=False``:
+    ``match.all.sync.type d, a, membermask``, returns d)."""
     t = operand_type(x)
-    d, p = new(b32), new(pred_t)
-    emit(f"match.all.sync.b{t.bits if t is not None else 32}",
-         (PredPair(as_operand(d), as_operand(p)), x, mask), pred)
+    op = f"match.all.sync.b{t.bits if t is not None else 32}"
+    d = new(b32)
+    if not with_pred:
+        emit(op, (d, x, mask), pred)
+        return d
+    p = new(pred_t)
+    emit(op, (PredPair(as_operand(d), as_operand(p)), x, mask), pred)
     return d, p
 
 

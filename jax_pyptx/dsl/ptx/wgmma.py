@@ -15,7 +15,8 @@ from ..context import user_loc
 from ..values import RegArray
 from ._wrap import build_mods, emit, int_choice, new_array
 from .descriptors import (  # noqa: F401
-    WGMMA_SWIZZLE, canonical_strides, desc_advance, desc_from_address, wgmma_desc as desc,
+    WGMMA_SWIZZLE, canonical_strides, desc_advance, desc_from_address, matrix_base_offset,
+    wgmma_desc as desc,
 )
 
 K_OF = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32, "b1": 256}
@@ -89,10 +90,13 @@ def mma_async(acc, a, b_desc, *, n=None, dtype="f32", atype="bf16", btype=None, 
 def mma_async_sp(acc, a, b_desc, meta, selector: int = 0, *, n=None, dtype="f32",
                  atype="bf16", btype=None, scale_d=1, scale_a: int = 1, scale_b: int = 1,
                  trans_a: int = 0, trans_b: int = 0, satfinite: bool = False, pred=None):
-    """Sparse ``wgmma.mma_async.sp``: 2:4 structured-sparse A (K doubled) with metadata
-    register ``meta`` and sparsity selector (0..3 for 16-bit types, 0..1 for 8-bit)."""
+    """Sparse ``wgmma.mma_async.sp``: structured-sparse A (K doubled) with metadata register
+    ``meta`` and the sparsity selector: the threads of each quad that hold the metadata
+    (0 or 1 for f16/bf16/tf32, where a pair of threads does; 0 for the 8-bit types, where
+    all four do; ptxas rejects other values)."""
     fn = "ptx.wgmma.mma_async_sp"
-    int_choice(fn, "selector", selector, (0, 1, 2, 3))
+    int_choice(fn, "selector", selector, (0, 1) if _tn(atype) in ("f16", "bf16", "tf32")
+               else (0,))
     return _mma(fn, "wgmma.mma_async.sp", acc, a, b_desc, (meta, selector), n, dtype, atype,
                 btype, scale_d, scale_a, scale_b, trans_a, trans_b, satfinite, pred)
 
@@ -140,4 +144,4 @@ def zero_acc(n: int, dtype="f32"):
 
 __all__ = ["fence", "commit_group", "wait_group", "mma_async", "mma_async_sp", "desc",
            "desc_reg", "desc_advance", "canonical_strides", "accumulator", "acc_regs",
-           "zero_acc", "WGMMA_SWIZZLE"]
+           "zero_acc", "WGMMA_SWIZZLE", "matrix_base_offset"]

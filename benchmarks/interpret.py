@@ -1,0 +1,196 @@
+"""Interpreter speed: instructions per second (converged and divergent code) and the wall time
+of every test kernel at its test shape.
+
+    PYTHONPATH=. python3 benchmarks/interpret.py
+
+"instr/s" counts dispatched instructions (one per group of threads at one PC: a converged
+CTA or batch of CTAs is one dispatch); "warp-instr/s" counts what a GPU would issue (one per
+warp per instruction, i.e. thread-instructions / 32). Wall times: "cold" is the first launch
+in the process (parse + decode, and tracing for DSL kernels), "warm" the best of 5 launches.
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jax_pyptx.interpret import launch  # noqa: E402
+
+HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+CONVERGED = HDR + """
+.visible .entry loop(.param .u64 y, .param .u32 iters)
+{
+    .reg .u32 %r<6>; .reg .f32 %f<4>; .reg .u64 %rd<3>; .reg .pred %p;
+    ld.param.u32 %r2, [iters];
+    mov.u32 %r1, %tid.x;
+    cvt.rn.f32.u32 %f1, %r1;
+    mov.f32 %f2, 0f3F800000;
+    mov.u32 %r3, 0;
+L:
+    fma.rn.f32 %f2, %f2, 0f3F7FFFFF, %f1;
+    mul.f32 %f3, %f2, 0f3F000000;
+    add.f32 %f2, %f2, %f3;
+    xor.b32 %r4, %r3, %r1;
+    add.u32 %r3, %r3, 1;
+    setp.lt.u32 %p, %r3, %r2;
+    @%p bra L;
+    ld.param.u64 %rd1, [y];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd1, %rd1, %rd2;
+    st.global.f32 [%rd1], %f2;
+    ret;
+}
+"""
+
+DIVERGENT = HDR + """
+.visible .entry diverge(.param .u64 y, .param .u32 iters)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<3>; .reg .pred %p<3>;
+    ld.param.u32 %r2, [iters];
+    mov.u32 %r1, %tid.x;
+    and.b32 %r5, %r1, 31;
+    add.u32 %r2, %r2, %r5;            // each lane loops a different number of times
+    mov.u32 %r3, 0;
+    mov.u32 %r4, 0;
+L:
+    and.b32 %r6, %r3, 1;
+    xor.b32 %r6, %r6, %r1;
+    and.b32 %r6, %r6, 1;
+    setp.eq.u32 %p1, %r6, 0;          // lanes alternate between two paths every iteration
+    @%p1 bra A;
+    add.u32 %r4, %r4, %r3;
+    bra J;
+A:
+    xor.b32 %r4, %r4, %r3;
+J:
+    add.u32 %r3, %r3, 1;
+    setp.lt.u32 %p2, %r3, %r2;
+    @%p2 bra L;
+    ld.param.u64 %rd1, [y];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd1, %rd1, %rd2;
+    st.global.u32 [%rd1], %r4;
+    ret;
+}
+"""
+
+
+def rate(ptx, entry, threads, ctas, iters, dtype):
+    y = np.zeros(threads * ctas, dtype)
+    launch(ptx, entry, [y, np.uint32(4)], grid=ctas, block=threads)       # warm the caches
+    best = None
+    for _ in range(3):
+        st = {}
+        t0 = time.perf_counter()
+        launch(ptx, entry, [y, np.uint32(iters)], grid=ctas, block=threads, stats=st)
+        dt = time.perf_counter() - t0
+        if best is None or dt < best[0]:
+            best = (dt, st)
+    dt, st = best
+    return st["instructions"] / dt, st["thread_instructions"] / 32 / dt, dt, st
+
+
+def timed(fn, reps=5):
+    t0 = time.perf_counter()
+    fn()
+    cold = time.perf_counter() - t0
+    warm = min(_t(fn) for _ in range(reps))
+    return cold, warm
+
+
+def _t(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def kernels():
+    """(name, shape, callable) for every test kernel at its test shape."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(0)
+    cu = lambda n: (ROOT / "tests" / "cuda_interp" / f"{n}.ptx").read_text()
+    out = []
+
+    n = 1000
+    a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    out.append(("cuda vector_add", "n=1000", lambda: launch(cu("vector_add"), "vector_add", [a, b, c, np.int32(n)],
+                                                         grid=4, block=256)))
+    x = rng.standard_normal(1000).astype(np.float32)
+    o1, o2, o3 = np.zeros(4, np.float32), np.zeros(4, np.uint32), np.zeros(32, np.float32)
+    out.append(("cuda shfl_reduce", "n=1000, 4x256", lambda: launch(cu("shfl_reduce"), "shfl_reduce",
+                                                                   [x, o1, o2, o3, np.int32(1000)], grid=4, block=256)))
+    m = rng.standard_normal((70, 45)).astype(np.float32)
+    mt = np.zeros((45, 70), np.float32)
+    out.append(("cuda transpose", "70x45", lambda: launch(cu("transpose"), "transpose", [m, mt, np.int32(70), np.int32(45)],
+                                                         grid=(2, 3), block=(32, 8))))
+    A = rng.standard_normal((128, 64)).astype(ml_dtypes.bfloat16)
+    B = rng.standard_normal((64, 128)).astype(ml_dtypes.bfloat16)
+    C = np.zeros((128, 128), np.float32)
+    out.append(("cuda mma_gemm tile", "128x128x64 bf16", lambda: launch(
+        cu("mma_gemm"), "mma_gemm", [A, B, C, np.int32(64), np.int32(64), np.int32(128), np.int32(128)], block=128)))
+    xs = rng.standard_normal(1000).astype(np.float32)
+    sc = rng.standard_normal(4).astype(np.float32)
+    po = np.zeros(512, np.float32)
+    out.append(("cuda cp_async_pipeline", "n=1000, 2x64", lambda: launch(
+        cu("cp_async_pipeline"), "cp_async_pipeline", [xs, sc, po, np.int32(1000), np.int32(4)], grid=2, block=64)))
+    st = rng.integers(1, 500, 200).astype(np.uint32)
+    so = np.zeros(200, np.uint32)
+    out.append(("cuda collatz (divergent)", "200 lanes", lambda: launch(cu("misc"), "collatz", [st, so, np.int32(200)],
+                                                                       grid=2, block=128)))
+    hx = rng.integers(0, 1000, 1000).astype(np.int32)
+    hh, ht, hm = np.zeros(16, np.uint32), np.zeros(1, np.float32), np.zeros(1, np.int32)
+    out.append(("cuda histogram (atomics)", "n=1000", lambda: launch(cu("misc"), "histogram",
+                                                                    [hx, np.int32(1000), hh, ht, hm], grid=3, block=128)))
+    rms = (ROOT / "tests" / "ptx_interp" / "rmsnorm.ptx").read_text()
+    x4 = rng.standard_normal((4, 64)).astype(np.float32)
+    w = rng.standard_normal(64).astype(np.float32)
+    y4 = np.zeros_like(x4)
+    out.append(("hand PTX rmsnorm", "4x64", lambda: launch(rms, "rmsnorm", [x4, w, y4, np.float32(1e-6)], grid=4, block=32)))
+
+    from examples.demo import saxpy
+    from examples.hopper.layer_norm import build_layer_norm
+    from examples.hopper.rms_norm import build_rms_norm, build_rms_norm_bwd
+    from examples.hopper.softmax import build_softmax
+    from examples.hopper.swiglu import build_swiglu
+    rmsk, bwd, smk, lnk, swk = (build_rms_norm(4, 64), build_rms_norm_bwd(4, 64), build_softmax(4, 64),
+                                build_layer_norm(4, 64), build_swiglu())
+    g = rng.standard_normal((16, 256)).astype(np.float32)
+    out += [
+        ("DSL rms_norm", "4x64", lambda: rmsk.interpret(x4, w)),
+        ("DSL rms_norm_bwd", "4x64", lambda: bwd.interpret(x4, w, x4)),
+        ("DSL softmax", "4x64", lambda: smk.interpret(x4)),
+        ("DSL layer_norm", "4x64", lambda: lnk.interpret(x4, w, w)),
+        ("DSL swiglu", "16x256", lambda: swk.interpret(g, g, np.float32(1.0))),
+        ("DSL saxpy", "n=1024", lambda: saxpy.interpret(rng.standard_normal(1024).astype(np.float32),
+                                                         rng.standard_normal(1024).astype(np.float32))),
+    ]
+    return out
+
+
+def main():
+    print("interpreter throughput")
+    print(f"{'code':<44}{'instr/s':>12}{'warp-instr/s':>15}{'wall':>10}")
+    for name, ptx, entry, threads, ctas, iters, dt in [
+        ("converged loop, 1 CTA x 256 threads", CONVERGED, "loop", 256, 1, 2000, np.float32),
+        ("converged loop, 16 CTAs x 256 (batched)", CONVERGED, "loop", 256, 16, 500, np.float32),
+        ("divergent loop, 1 CTA x 256 threads", DIVERGENT, "diverge", 256, 1, 200, np.uint32),
+    ]:
+        ips, wips, wall, st = rate(ptx, entry, threads, ctas, iters, dt)
+        print(f"{name:<44}{ips:>12,.0f}{wips:>15,.0f}{wall * 1e3:>8.1f}ms")
+    print()
+    print("kernels at test shape (sanitizer on)")
+    print(f"{'kernel':<28}{'shape':<20}{'cold':>10}{'warm':>10}")
+    for name, shape, fn in kernels():
+        cold, warm = timed(fn)
+        print(f"{name:<28}{shape:<20}{cold * 1e3:>8.1f}ms{warm * 1e3:>8.1f}ms")
+
+
+if __name__ == "__main__":
+    main()
