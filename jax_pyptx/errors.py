@@ -76,6 +76,11 @@ class DivergenceError(SanitizerError):
     """A warp-synchronous or ``.aligned`` instruction executed by a diverged warp."""
 
 
+class RaceError(SanitizerError):
+    """Two warps of a CTA access the same shared memory, one of them storing, with no barrier
+    between the accesses."""
+
+
 class DeadlockError(SanitizerError):
     """Every warp is parked (barriers, mbarriers, warp syncs) and none can make progress."""
 

@@ -46,3 +46,60 @@ def family_forms(*families) -> dict:
 
 def missing(used: set, *families) -> list:
     return sorted(f.describe() for i, f in family_forms(*families).items() if i not in used)
+
+
+# ----------------------------------------------------------------------------- ptxas probes
+# PTX ISA versions in order (the ISA's release history; 6.6-6.9 and 7.9 were never released)
+VERSIONS = tuple((6, i) for i in range(6)) + tuple((7, i) for i in range(9)) + \
+    tuple((8, i) for i in range(9)) + ((9, 0),)
+
+
+def prev_version(v):
+    return VERSIONS[VERSIONS.index(tuple(v)) - 1]
+
+
+def instruction_lines(k, **kw):
+    """(1-based line number in ``k.ptx()``, IR instruction) of every instruction."""
+    from jax_pyptx.text.printer import instruction
+
+    text = k.ptx(**kw).split("\n")
+    fn = [i for i in k.module(**kw).items if hasattr(i, "body")][0]
+    out, at = [], 0
+    for s in _walk(fn.body):
+        if type(s) is not Instruction:
+            continue
+        want = "\t" + instruction(s)
+        while text[at] != want:
+            at += 1
+        out.append((at + 1, s))
+        at += 1
+    return out
+
+
+def ptxas_errors(text: str, arch: str, version) -> dict:
+    """{line: [messages]} of ptxas's per-line errors for ``text`` re-targeted to ``arch``
+    with ``.version`` replaced (the parser-free path: the DSL's text, edited)."""
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    from jax_pyptx.toolchain import find_tool
+
+    text = re.sub(r"^\.version \d+\.\d+$", f".version {version[0]}.{version[1]}", text,
+                  count=1, flags=re.M)
+    text = re.sub(r"^\.target \S+$", f".target {arch}", text, count=1, flags=re.M)
+    with tempfile.TemporaryDirectory(prefix="isa-ver-") as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(text)
+        proc = subprocess.run([find_tool("ptxas").path, f"-arch={arch}", "-o",
+                               os.path.join(d, "k.cubin"), src], capture_output=True, text=True)
+    errs: dict = {}
+    for line in proc.stderr.splitlines():
+        m = re.search(r", line (\d+); error\s*:\s*(.*)", line)
+        if m:
+            errs.setdefault(int(m.group(1)), []).append(m.group(2))
+        elif "fatal" in line and "aborted due to errors" not in line:
+            errs.setdefault(0, []).append(line)
+    return errs

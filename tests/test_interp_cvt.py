@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 from jax_pyptx.interpret.snippet import run_snippet as R
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import InterpreterError, OutOfBoundsError, UninitializedReadError
+from jax_pyptx.errors import InterpreterError, UninitializedReadError
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret.snippet import run_snippet as R
 
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -341,7 +340,6 @@ def test_cp_async_zero_fill_and_missing_wait():
 
 # ----------------------------------------------------------------------------- launch shape
 def test_special_registers_of_3d_launch():
-    out = np.zeros((2, 3, 2, 4, 2, 3, 4), np.uint32)          # grid (3,2,2)?? see below
     prog = kernel("""
         mov.u32 %r0, %tid.x; mov.u32 %r1, %tid.y; mov.u32 %r2, %tid.z;
         mov.u32 %r3, %ctaid.x; mov.u32 %r4, %ctaid.y; mov.u32 %r5, %ctaid.z;

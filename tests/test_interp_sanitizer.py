@@ -346,3 +346,70 @@ def test_trap_and_unsupported_instruction():
         ret;
     }"""
     launch(prog, "k", [], block=32)
+
+
+# ----------------------------------------------------------------------------- races
+RACE = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .f32 %f<3>; .reg .pred %p;
+    .shared .align 4 .b8 tile[256];
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, tile;
+    add.u32 %r4, %r3, %r2;
+    mov.u32 %r7, 0;
+LOOP:
+    add.u32 %r6, %r1, %r7;
+    cvt.rn.f32.u32 %f1, %r6;
+    st.shared.f32 [%r4], %f1;
+    SYNC1
+    xor.b32 %r5, %r2, 128;                // read the other warp's slot
+    add.u32 %r5, %r3, %r5;
+    ld.shared.f32 %f2, [%r5];
+    SYNC2
+    add.u32 %r7, %r7, 1;
+    setp.lt.u32 %p, %r7, 3;
+    @%p bra LOOP;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.f32 [%rd3], %f2;
+    ret;
+}
+"""
+
+
+def test_missing_barrier_read_after_write_race():
+    y = np.zeros(64, np.float32)
+    with pytest.raises(jax_pyptx.errors.RaceError) as ei:
+        launch(RACE.replace("SYNC1", "").replace("SYNC2", "bar.sync 0;"), "k", [y], block=64)
+    msg = str(ei.value)
+    assert msg.startswith("race on shared load ld.shared.f32 %f2, [%r5]; by thread (0,0,0) of CTA (0,0,0): ")
+    assert "it reads shared address 0x80 ('tile' (+128)) that warp 1 of this CTA stored since the last barrier" in msg
+    assert "a bar.sync (__syncthreads) is missing between the store and this load" in msg
+
+
+def test_missing_barrier_write_after_read_race():
+    y = np.zeros(64, np.float32)
+    with pytest.raises(jax_pyptx.errors.RaceError) as ei:
+        launch(RACE.replace("SYNC1", "bar.sync 0;").replace("SYNC2", ""), "k", [y], block=64)
+    msg = str(ei.value)
+    assert msg.startswith("race on shared store st.shared.f32 [%r4], %f1; by thread (0,0,0) of CTA (0,0,0): ")
+    assert "it overwrites shared address 0x0 ('tile' (+0)) that warp 1 of this CTA loaded since the last barrier" in msg
+
+
+def test_race_free_kernel_runs_clean_and_one_warp_needs_no_barrier():
+    y = np.zeros(64, np.float32)
+    launch(RACE.replace("SYNC1", "bar.sync 0;").replace("SYNC2", "bar.sync 0;"), "k", [y], block=64)
+    t = np.arange(64)
+    assert y.tolist() == ((t ^ 32) + 2).astype(np.float32).tolist()
+    # a single warp reading its own lanes' stores needs no CTA barrier (program order)
+    y = np.zeros(32, np.float32)
+    one = RACE.replace("SYNC1", "").replace("SYNC2", "").replace("xor.b32 %r5, %r2, 128;", "xor.b32 %r5, %r2, 4;")
+    launch(one, "k", [y], block=32)
+    assert y.tolist() == ((np.arange(32) ^ 1) + 2).astype(np.float32).tolist()
+    # with the sanitizer off, the race is not reported (and the lock-step result comes back)
+    y = np.zeros(64, np.float32)
+    launch(RACE.replace("SYNC1", "").replace("SYNC2", ""), "k", [y], block=64, sanitize=False)
+    assert y.tolist() == ((t ^ 32) + 2).astype(np.float32).tolist()

@@ -135,6 +135,8 @@ def arith_body(full: bool):
             else:
                 ptx.cvt(z, dst)
     ptx.cvt(a, f32, rnd="rni", ftz=True); ptx.cvt(h, f32); ptx.cvt(bh, f32); ptx.cvt(h, s32, rnd="rmi")
+    ptx.cvt(bh, f32, ftz=True); ptx.cvt(bh, bf16, rnd="rpi"); ptx.cvt(bh, s32, rnd="rzi")
+    ptx.cvt(bh, f16, rnd="rn"); ptx.cvt(bh, f64); ptx.cvt(h, bf16, rnd="rz")
     for r in ("rn", "rz"):
         ptx.cvt(a, f16, rnd=r, relu=True); ptx.cvt(a, f16, rnd=r, satfinite=True)
         ptx.cvt(a, bf16, rnd=r, relu=True, satfinite=True)

@@ -1,69 +1,81 @@
 """Hopper (TMA, mbarrier, clusters) and Blackwell (tcgen05, the sm_100a TMA forms, cluster
 launch control): every form of those families traced and assembled by ptxas for the lowest
 target that has it; misuse raises with the user's file:line."""
+import itertools
+
 import pytest
 
 from jax_pyptx import kernel, ptx, reg, smem
 from jax_pyptx.errors import PtxTypeError, PtxValueError
-from jax_pyptx.types import b16, b32, b64, b128, bf16, f16, f32, f64, s32, u16, u32, u64
+from jax_pyptx.types import b16, b32, b64, b128, bf16, f16, f32, f64, s32, s64, u16, u32, u64
 
 from .helpers import line_of
 from .isa_util import assemble, forms_used, missing
 
 
+RED_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+
+
 def _tma(sa, tmap, bar, full: int):
-    """Every TMA / bulk-copy form: ``full`` (the .cta_group, 1 or 2) adds the sm_100a ones
-    (cta_group, gather4, scatter4, im2col::w, shared::cta destinations, cp_mask)."""
+    """Every TMA / bulk-copy form and option: ``full`` (the .cta_group, 1 or 2) adds the
+    sm_100a ones (cta_group, gather4, scatter4, im2col::w, shared::cta destinations,
+    cp_mask)."""
     C = ptx.cp
     x = reg.scalar(s32, 0)
     mask, pol = reg.scalar(u16, 3), ptx.mem.createpolicy_fractional("evict_first")
     off = [reg.scalar(u16, 0)] * 3
+    cgs = (None, full) if full else (None,)
     for dim in range(1, 6):
         t = getattr(C.async_.bulk, f"tensor_{dim}d")
         xs = [x] * dim
         for mc, policy in ((None, None), (mask, None), (None, pol), (mask, pol)):
-            t(sa, tmap, xs, bar, multicast=mc, policy=policy)
-            if dim >= 3:
-                t(sa, tmap, xs, bar, mode="im2col", im2col=off[:dim - 2], multicast=mc,
-                  policy=policy)
-                if full:
-                    t(sa, tmap, xs, bar, mode="im2col::w", im2col=off[:2], multicast=mc,
-                      policy=policy, cta_group=full)
-            if full and dim == 2:
-                t(sa, tmap, [x] * 5, bar, mode="tile::gather4", multicast=mc, policy=policy,
-                  cta_group=full)
+            dsts = ("shared::cluster", "shared::cta") if full and mc is None else \
+                ("shared::cluster",)
+            for i, (dst, cg) in enumerate((d, c) for d in dsts for c in cgs):
+                kw = dict(multicast=mc, policy=policy, dst_space=dst, cta_group=cg)
+                t(sa, tmap, xs, bar, mode=("tile", None)[i % 2] or "tile", **kw)
+                if dim >= 3:
+                    t(sa, tmap, xs, bar, mode="im2col", im2col=off[:dim - 2], **kw)
+                    if full:
+                        t(sa, tmap, xs, bar, mode=("im2col::w", "im2col::w::128")[i % 2],
+                          im2col=off[:2], **kw)
+                if full and dim == 2:
+                    t(sa, tmap, [x] * 5, bar, mode="tile::gather4", **kw)
         for policy in (None, pol):
             t.store(tmap, xs, sa, policy=policy)
-            t.reduce("add", tmap, xs, sa, policy=policy)
             t.prefetch(tmap, xs, policy=policy)
+            for op in RED_OPS:
+                t.reduce(op, tmap, xs, sa, policy=policy)
+                if dim >= 3:
+                    t.reduce(op, tmap, xs, sa, mode="im2col_no_offs", policy=policy)
             if dim >= 3:
                 t.store(tmap, xs, sa, mode="im2col_no_offs", policy=policy)
-                t.reduce("xor", tmap, xs, sa, mode="im2col_no_offs", policy=policy)
                 t.prefetch(tmap, xs, mode="im2col", im2col=off[:dim - 2], policy=policy)
                 if full:
-                    t.prefetch(tmap, xs, mode="im2col::w::128", im2col=off[:2], policy=policy)
+                    for m in ("im2col::w", "im2col::w::128"):
+                        t.prefetch(tmap, xs, mode=m, im2col=off[:2], policy=policy)
             if full and dim == 2:
                 t.store(tmap, [x] * 5, sa, mode="tile::scatter4", policy=policy)
                 t.prefetch(tmap, [x] * 5, mode="tile::gather4", policy=policy)
-        if full:
-            t(sa, tmap, xs, bar, dst_space="shared::cta", cta_group=full)
     g = ptx.addr(tmap)
     for policy in (None, pol):
-        C.async_.bulk(sa, g, 1024, bar, policy=policy)
+        for dst in ("shared::cluster", "shared::cta") if full else ("shared::cluster",):
+            C.async_.bulk(sa, g, 1024, bar, policy=policy, dst_space=dst)
         C.async_.bulk(sa, g, 1024, bar, multicast=mask, policy=policy)
         C.async_.bulk.s2g(g, sa, 1024, policy=policy)
         C.async_.bulk.prefetch(g, 1024, policy=policy)
         if full:
             C.async_.bulk.s2g(g, sa, 1024, policy=policy, byte_mask=reg.scalar(b16, 0xFF))
-        for op, t in (("and", b32), ("or", b64), ("inc", u32), ("dec", u32), ("min", s32),
-                      ("max", u64), ("add", f32), ("add", f64), ("add", f16), ("min", bf16)):
-            C.reduce.async_.bulk(op, g, sa, 1024, type=t, policy=policy)
-    if full:
-        C.async_.bulk(sa, g, 1024, bar, dst_space="shared::cta")
+        for ops, types in ((("and", "or", "xor"), (b32, b64)), (("inc", "dec"), (u32,)),
+                           (("min", "max"), (u32, s32, u64, s64, f16, bf16)),
+                           (("add",), (u32, s32, u64, f32, f64, f16, bf16))):
+            for i, (op, ty) in enumerate(itertools.product(ops, types)):
+                C.reduce.async_.bulk(op, g, sa, 1024, type=ty, policy=policy)
     C.async_.bulk.s2s(sa, sa, 1024, bar)
-    C.reduce.async_.bulk("min", sa, sa, 1024, bar, type=u32)
-    for op, t in (("xor", b32), ("inc", u32), ("max", s32), ("add", u64)):
-        C.reduce.async_.bulk(op, sa, sa, 1024, bar, type=t)
+    for ops, types in ((("and", "or", "xor"), (b32,)), (("inc", "dec"), (u32,)),
+                       (("min", "max"), (u32, s32)), (("add",), (u32, s32, u64))):
+        for op, ty in itertools.product(ops, types):
+            C.reduce.async_.bulk(op, sa, sa, 1024, bar, type=ty)
     C.reduce.async_.bulk.tensor_2d("max", tmap, [x, x], sa)
     C.async_.bulk.commit_group()
     C.async_.bulk.wait_group(0, read=True)
@@ -137,42 +149,47 @@ def _tcgen05(cg: int, bar):
     idesc = reg.scalar(u32, T.instr_desc("f16", 128, 256, f32, bf16, cta_group=cg))
     en = ptx.cmp.setp("ne", taddr, 0)
     lanes = reg.array(b32, 4 * cg, 0)
+    coll = ("a::fill", "a::use", "a::lastuse", "a::discard")
+    ws_coll = [f"b{i}::{op}" for i in range(4) for op in ("fill", "use", "lastuse", "discard")]
     for kind in ("f16", "tf32", "f8f6f4", "i8"):
         scale = 3 if kind in ("f16", "tf32") else None
         for a in (da, tm):
             for meta in (None, tm):
-                T.mma(taddr, a, da, idesc, en, kind=kind, cta_group=cg, sparse_meta=meta,
-                      ashift=a is tm and meta is None, collector="a::lastuse")
-                T.mma(taddr, a, da, idesc, en, kind=kind, cta_group=cg, sparse_meta=meta,
-                      disable_output_lane=lanes, scale_input_d=scale)
+                for i, c in enumerate(coll * 2):  # every collector usage, ashift for [a-tmem]
+                    T.mma(taddr, a, da, idesc, en, kind=kind, cta_group=cg, sparse_meta=meta,
+                          ashift=a is tm and i % 4 >= 2, collector=c,  # with lastuse/discard
+                          disable_output_lane=lanes if i >= 4 else None,
+                          scale_input_d=scale if i % 2 else None)
                 if cg == 1:
-                    T.mma_ws(taddr, a, da, idesc, en, kind=kind, sparse_meta=meta,
-                             collector="b1::fill", zero_column_mask=da if meta is None else None)
-    T.mma(taddr, da, da, idesc, en, kind="f16", cta_group=cg, collector="a::fill")
-    for kind, sv in (("mxf8f6f4", None), ("mxf4", "2X"), ("mxf4nvf4", "4X"),
-                     ("mxf4nvf4", "block16"), ("mxf8f6f4", "block32")):
-        for a in (da, tm):
-            for meta in (None, tm):
-                T.mma_block_scaled(taddr, a, da, idesc, tm, tm, en, kind=kind, scale_vec=sv,
-                                   sparse_meta=meta, cta_group=cg)
+                    for i, c in enumerate([None] + ws_coll):
+                        T.mma_ws(taddr, a, da, idesc, en, kind=kind, sparse_meta=meta,
+                                 collector=c, zero_column_mask=da if i % 2 else None)
+    for kind, svs in (("mxf8f6f4", (None, "1X", "block32")), ("mxf4", (None, "2X", "block32")),
+                      ("mxf4nvf4", ("2X", "4X", "block16", "block32"))):
+        for j, sv in enumerate(svs):
+            for a in (da, tm):
+                for meta in (None, tm):
+                    T.mma_block_scaled(taddr, a, da, idesc, tm, tm, en, kind=kind, scale_vec=sv,
+                                       sparse_meta=meta, cta_group=cg,
+                                       collector=coll[(j + len(kind)) % 4])
     for shape, (per, top) in T.SHAPES.items():
         num = 1
+        kw = {"half_splitoff": 0} if shape == "16x32bx2" else {}
         while num <= top:
-            kw = {"half_splitoff": 0} if shape == "16x32bx2" else {}
             if per * num <= 128:
                 r = T.ld(taddr, shape, num, **kw)
                 T.st(taddr, r, shape, **kw)
+                T.ld(taddr, shape, num, pack16=True, **kw)
+                T.st(taddr, r, shape, unpack16=True, **kw)
             num *= 2
-    T.ld(taddr, "32x32b", 4, pack16=True)
-    T.st(taddr, reg.array(b32, 2), "16x64b", unpack16=True)
     T.wait_ld()
     T.wait_st()
-    for shape in ("128x256b", "4x256b", "128x128b"):
-        T.cp(taddr, da, shape, cta_group=cg)
-        T.cp(taddr, da, shape, src_fmt="b4x16_p64", cta_group=cg)
-    T.cp(taddr, da, "64x128b", multicast="warpx2::02_13", cta_group=cg)
-    T.cp(taddr, da, "64x128b", multicast="warpx2::01_23", src_fmt="b6x16_p32", cta_group=cg)
-    T.cp(taddr, da, "32x128b", multicast="warpx4", src_fmt="b6x16_p32", cta_group=cg)
+    for fmt in (None, "b6x16_p32", "b4x16_p64"):
+        for shape in ("128x256b", "4x256b", "128x128b"):
+            T.cp(taddr, da, shape, src_fmt=fmt, cta_group=cg)
+        for mc in ("warpx2::02_13", "warpx2::01_23"):
+            T.cp(taddr, da, "64x128b", multicast=mc, src_fmt=fmt, cta_group=cg)
+        T.cp(taddr, da, "32x128b", multicast="warpx4", src_fmt=fmt, cta_group=cg)
     T.shift(taddr, cta_group=cg)
     T.commit(bar, cta_group=cg)
     T.commit(bar, cluster=True, cta_group=cg)

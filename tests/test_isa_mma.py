@@ -126,7 +126,7 @@ WGMMA_COMBOS = (
     (f16, f16, f16, N_ALL), (f32, f16, f16, N_ALL), (f32, bf16, bf16, N_ALL),
     (f32, "tf32", "tf32", N_ALL),
     (f16, "e4m3", "e5m2", N_ALL), (f32, "e5m2", "e4m3", N_ALL), (f32, "e4m3", "e4m3", N_ALL),
-    (f16, "e5m2", "e5m2", N_ALL),
+    (f16, "e5m2", "e5m2", N_ALL), (f16, "e4m3", "e4m3", N_ALL), (f32, "e4m3", "e5m2", N_ALL),
     (s32, "s8", "s8", N_INT), (s32, "u8", "u8", N_INT), (s32, "s8", "u8", N_INT),
     (s32, "u8", "s8", N_INT), (s32, "b1", "b1", N_INT),
 )
@@ -148,26 +148,20 @@ def wgmma_sm90():
     W.fence()
     for i, (dt, at, bt, ns) in enumerate(WGMMA_COMBOS):
         fp = at not in ("s8", "u8", "b1")
-        for j, n in enumerate(ns):
-            a = (da, areg)[(i + j) % 2]       # every N with both A sources across the combos
+        for j, n in enumerate(ns):       # every N, dense and sparse, with both A sources
             d = acc[dt.name][:n // 4 if dt is f16 else n // 2]
-            kw = dict(dtype=dt, atype=at, btype=bt)
-            if at in (f16, bf16):
-                kw.update(trans_b=j % 2, trans_a=(j // 2) % 2 if a is da else 0)
-            if fp:
-                kw.update(scale_a=(-1, 1)[j % 2], scale_b=1)
-            else:
-                kw.update(satfinite=at != "b1" and bool(j % 2))
-            W.mma_async(d, a, db, scale_d=j % 2, **kw)
-            if at != "b1" and j % 4 == i % 4:
-                W.mma_async_sp(d, a, db, meta, 0, **kw)
-        # both A sources, dense and sparse, at the widest N
-        d = acc[dt.name][:256 // 4 if dt is f16 else 256 // 2]
-        for a in (da, areg):
-            W.mma_async(d, a, db, dtype=dt, atype=at, btype=bt)
-            if at != "b1":
-                W.mma_async_sp(d, a, db, meta, int(at in (f16, bf16, "tf32")), dtype=dt,
-                               atype=at, btype=bt)
+            for a in (da, areg):
+                kw = dict(dtype=dt, atype=at, btype=bt)
+                if at in (f16, bf16):
+                    kw.update(trans_b=j % 2, trans_a=(j // 2) % 2 if a is da else 0)
+                if fp:
+                    kw.update(scale_a=(-1, 1)[j % 2], scale_b=1)
+                else:
+                    kw.update(satfinite=at != "b1" and bool(j % 2))
+                W.mma_async(d, a, db, scale_d=j % 2, **kw)
+                if at != "b1":
+                    sel = j % 2 if at in (f16, bf16, "tf32") else 0
+                    W.mma_async_sp(d, a, db, meta, sel, **kw)
     W.commit_group()
     W.wait_group(0)
     ptx.ret()
@@ -196,7 +190,9 @@ def test_wgmma_every_shape_and_type_assembles():
         assert f"\twgmma.mma_async.sync.aligned.m64n{n}k256.s32.b1.b1.and.popc \t" in text
         assert re.search(rf"\twgmma\.mma_async\.sync\.aligned\.m64n{n}k32(\.satfinite)?"
                          rf"\.s32\.u8\.s8 \t", text)
-    assert "\twgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.u8 \t" in text
+    for n in N_INT:
+        assert re.search(rf"\twgmma\.mma_async\.sp\.sync\.aligned\.m64n{n}k64(\.satfinite)?"
+                         rf"\.s32\.s8\.u8 \t", text)
 
 
 FAMILIES = ("mma", "async-copy", "wgmma")

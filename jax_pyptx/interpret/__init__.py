@@ -1,8 +1,32 @@
-"""CPU interpreter for PTX with a sanitizer.
+"""CPU interpreter for PTX, with a sanitizer.
 
 ``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True)`` runs any
-PTX entry the parser reads on NumPy arrays: arrays stand for pointer params and are written in
-place, scalars for scalar params. See ``machine`` for the execution model.
+PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
+pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
+``.b8 name[N]`` by-value params. ``kernel.interpret(...)`` and the JAX / torch CPU paths run on
+it.
+
+Modules:
+
+* ``launch``: argument marshalling, CTA batches, caches of parsed modules and decoded programs;
+* ``decode`` / ``dispatch`` / ``operands``: each instruction is decoded once into a closure;
+  block scopes, variable layouts, calls (``.func``, ``vprintf``, ``__assertfail``);
+* ``machine`` / ``group`` / ``sync``: CTAs, warps, groups of threads at one PC (divergence,
+  reconvergence, round robin), barriers, clusters, deadlock reports;
+* ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
+  memory, generic address windows, bounds / alignment / initialization checks;
+* ``sanitizer``: shared-memory race detection;
+* ``fp``: exact rounding to every floating-point format and mode;
+* ``ops_int``, ``ops_bits``, ``ops_float``, ``ops_cvt``, ``ops_mem``, ``ops_warp``, ``ops_sync``
+  (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_wmma``: the
+  instruction families;
+* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``).
+
+The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
+shared memory, shared-memory races between warps with no barrier between them, divergent
+``.sync``/``.aligned`` collectives and deadlocks; out-of-bounds and misaligned accesses are
+always errors. Every report is an ``InterpreterError`` subclass naming the instruction, the
+thread and CTA, and the user's source line when the instruction carries one.
 """
 from .launch import launch  # noqa: F401
 

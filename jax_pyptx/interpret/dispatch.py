@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InterpreterError, KernelTrapError
 from ..ir.nodes import ParenList, Reg, Sym
-from ..types import b32, u32, u64
+from ..types import u32
 from .decode import K_BRA, K_CTRL, K_EXIT, K_NOP, K_OP, _NOPS
 from .machine import Group
 from .operands import reader, writer
@@ -195,7 +195,6 @@ def _instructions(body):
 def _binding(prog, actual, formal_param, ascope, fscope, reverse=False):
     """Copy one call argument (actual -> formal) or one return value (formal -> actual)."""
     # formal parameter location in the callee
-    fent = fscope.get(formal_param.name)
     size = formal_param.type.nbytes * (formal_param.array or 1)
     if reverse:
         src_op, src_scope, dst_op, dst_scope = formal_param, fscope, actual, ascope
@@ -226,12 +225,12 @@ def _binding(prog, actual, formal_param, ascope, fscope, reverse=False):
             data = ctx.local.load(banks, np.full(g.n, so, np.uint64), np.uint8, size, align=1)
             ctx.local.store(banks, np.full(g.n, to, np.uint64), data, align=1)
         return copy
+    from .operands import np_dtype
     if t[0] == "reg":
         get = reader(prog, src_op, ptype, src_scope) if s[0] != "plocal" else None
         put = writer(prog, dst_op, ptype, dst_scope)
         if get is None:
             so = s[1]
-            from .operands import np_dtype
 
             def copy(ctx, g):
                 v = ctx.local.load(g.idx, np.full(g.n, so, np.uint64), np_dtype(ptype))[:, 0]
@@ -241,7 +240,6 @@ def _binding(prog, actual, formal_param, ascope, fscope, reverse=False):
     if t[0] == "plocal":
         to = t[1]
         get = reader(prog, src_op, ptype, src_scope)
-        from .operands import np_dtype
         dt = np_dtype(ptype)
 
         def copy(ctx, g):
@@ -264,14 +262,14 @@ def _vprintf(prog, d, rets, args, scope):
     roff = _plocal_off(prog, rets[0], scope) if rets else None
 
     def vprintf(ctx, sub, g):
-        from . import ops_mem
+        from . import ops_mem as om
         n = sub.n
         fmt_addr = ctx.local.load(sub.idx, np.full(n, offs[0], np.uint64), np.uint64)[:, 0]
         buf_addr = (ctx.local.load(sub.idx, np.full(n, offs[1], np.uint64), np.uint64)[:, 0]
                     if len(offs) > 1 and offs[1] is not None else np.zeros(n, np.uint64))
         for j in range(n):
             one = Group(sub.idx[j:j + 1], 0, ctx.N)
-            text = _format(ctx, one, int(fmt_addr[j]), int(buf_addr[j]), ops_mem)
+            text = _format(ctx, one, int(fmt_addr[j]), int(buf_addr[j]), om)
             sys.stdout.write(text)
         sys.stdout.flush()
         if roff is not None:
@@ -280,25 +278,25 @@ def _vprintf(prog, d, rets, args, scope):
     return vprintf
 
 
-def _read_cstring(ctx, g, addr, ops_mem, limit=4096):
+def _read_cstring(ctx, g, addr, om, limit=4096):
     out = bytearray()
     while len(out) < limit:
-        b = int(ops_mem.generic_load(ctx, g, np.array([addr + len(out)], np.uint64), np.uint8)[0, 0])
+        b = int(om.generic_load(ctx, g, np.array([addr + len(out)], np.uint64), np.uint8)[0, 0])
         if b == 0:
             break
         out.append(b)
     return out.decode("utf-8", "replace")
 
 
-def _format(ctx, g, fmt_addr, buf_addr, ops_mem):
+def _format(ctx, g, fmt_addr, buf_addr, om):
     import re
-    fmt = _read_cstring(ctx, g, fmt_addr, ops_mem)
+    fmt = _read_cstring(ctx, g, fmt_addr, om)
     pos = [0]
 
     def arg(size, dt):
         off = -(-pos[0] // size) * size
         pos[0] = off + size
-        return ops_mem.generic_load(ctx, g, np.array([buf_addr + off], np.uint64), dt)[0, 0]
+        return om.generic_load(ctx, g, np.array([buf_addr + off], np.uint64), dt)[0, 0]
 
     def conv(m):
         spec = m.group(0)
@@ -317,7 +315,7 @@ def _format(ctx, g, fmt_addr, buf_addr, ops_mem):
             return ("%" + flags + c) % v
         if c == "s":
             a = int(arg(8, np.uint64))
-            return ("%" + flags + "s") % _read_cstring(ctx, g, a, ops_mem)
+            return ("%" + flags + "s") % _read_cstring(ctx, g, a, om)
         if c == "p":
             return hex(int(arg(8, np.uint64)))
         return spec
@@ -328,12 +326,12 @@ def _assertfail(prog, d, rets, args, scope):
     offs = [_plocal_off(prog, a, scope) for a in args]
 
     def assertfail(ctx, sub, g):
-        from . import ops_mem
+        from . import ops_mem as om
         one = Group(sub.idx[:1], 0, ctx.N)
 
         def s(i):
             a = int(ctx.local.load(one.idx, np.array([offs[i]], np.uint64), np.uint64)[0, 0])
-            return _read_cstring(ctx, one, a, ops_mem)
+            return _read_cstring(ctx, one, a, om)
         msg, file = s(0), s(1)
         line = int(ctx.local.load(one.idx, np.array([offs[2]], np.uint64), np.uint32)[0, 0])
         func = s(3)
@@ -452,4 +450,4 @@ def _cluster_bar(prog, d, ins, scope):
 
 
 # the instruction families register themselves on import
-from . import ops_cvt, ops_float, ops_int, ops_mem, ops_mma, ops_sync, ops_warp, ops_wmma  # noqa: E402,F401
+from . import ops_bits, ops_cvt, ops_float, ops_int, ops_mem, ops_mma, ops_sync, ops_warp, ops_wmma  # noqa: E402,F401,I001

@@ -130,7 +130,7 @@ def _scalar_bytes(value, p):
 
 
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=(1, 1, 1),
-           smem: int = 0, sanitize: bool = True, max_steps: int = 200_000_000, stats: dict | None = None) -> None:
+           smem: int = 0, sanitize: bool = True, max_steps: int = 50_000_000, stats: dict | None = None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -139,7 +139,8 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     of length N for a ``.b8 name[N]`` parameter, ``None`` for a null pointer. ``smem`` is the
     dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize`` turns the checks
     for uninitialized reads and divergent collectives on or off (bounds and alignment are always
-    checked). ``stats``, when given, receives counters of the run.
+    checked). ``max_steps`` bounds the instructions dispatched per batch of CTAs, so an
+    infinite loop becomes an error. ``stats``, when given, receives counters of the run.
     """
     import time
 

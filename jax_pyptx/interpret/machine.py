@@ -24,68 +24,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import (
-    DeadlockError, DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError,
-    UninitializedReadError,
+    DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError,
 )
 from . import memory as M
-from .decode import K_BRA, K_CTRL, K_EXIT, K_NOP, K_OP
+from .decode import K_BRA, K_EXIT, K_NOP, K_OP
+from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
+from .sync import SyncMixin, _lanes
 
 
-class Group:
-    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "_wm", "_wl")
-
-    def __init__(self, idx: np.ndarray, pc: int, N: int):
-        self.idx = idx
-        self.pc = pc
-        self.n = len(idx)
-        self.full = self.n == N
-        self.wait = None
-        self.last = 0
-        self._wm = None
-        self._wl = None
-
-    def subset(self, mask, N) -> "Group":
-        return Group(self.idx[mask], self.pc, N)
-
-    def minus(self, other: "Group", N) -> "Group":
-        keep = ~np.isin(self.idx, other.idx, assume_unique=True)
-        return Group(self.idx[keep], self.pc, N)
-
-    def warp_masks(self):
-        """(warp indices touched, lane bitmask of this group in each) - cached."""
-        if self._wm is None:
-            w = self.idx >> 5
-            lanes = np.left_shift(np.uint64(1), (self.idx & 31).astype(np.uint64))
-            uw, inv = np.unique(w, return_inverse=True)
-            m = np.bincount(inv, weights=lanes.astype(np.float64), minlength=len(uw)).astype(np.uint64)
-            self._wm = (uw, m)
-            self._wl = inv
-        return self._wm
-
-    def __repr__(self):
-        return f"Group(pc={self.pc}, n={self.n}, wait={self.wait})"
-
-
-def merge(groups, N) -> Group:
-    if len(groups) == 1:
-        return groups[0]
-    idx = np.sort(np.concatenate([g.idx for g in groups]))
-    return Group(idx, groups[0].pc, N)
-
-
-class BarState:
-    __slots__ = ("arrived", "expected", "red", "red_kind", "red_writes", "arrivers")
-
-    def __init__(self):
-        self.arrived = 0
-        self.expected = None
-        self.red = None
-        self.red_kind = None
-        self.red_writes = []
-        self.arrivers = []
-
-
-class Context:
+class Context(SyncMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
@@ -123,6 +70,10 @@ class Context:
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
                                     track_init=sanitize, layout=prog.shared_layout(launch.smem))
+        if sanitize and self.shared.size:
+            from .sanitizer import RaceTracker
+            self.shared.race = RaceTracker(self.nctas, self.shared.stride)
+        self.warp_in_cta = (self.tid_lin // 32).astype(np.int64)
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}
@@ -298,14 +249,16 @@ class Context:
         return cls("".join(parts), loc=loc)
 
     def fault(self, f: M.MemoryFault, g, d):
+        from ..errors import RaceError
         cls = {"out-of-bounds": OutOfBoundsError, "misaligned": MisalignedAccessError,
-               "uninitialized": UninitializedReadError}.get(f.kind, OutOfBoundsError)
+               "uninitialized": UninitializedReadError, "race": RaceError}.get(f.kind, OutOfBoundsError)
         op = d.ins.opcode
         kind = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "reduction",
                 "cp.async": "async copy", "ldmatrix.sync": "ldmatrix load",
                 "stmatrix.sync": "stmatrix store"}.get(op, op)
         what = {"out-of-bounds": "out-of-bounds", "misaligned": "misaligned",
-                "uninitialized": "uninitialized", "read-only": "write to read-only memory in"}.get(f.kind, f.kind)
+                "uninitialized": "uninitialized", "read-only": "write to read-only memory in",
+                "race": "race on"}.get(f.kind, f.kind)
         space = f.space or ""
         lane = min(f.lane, g.n - 1) if g.n else 0
         msg = f"{what} {space} {kind} {d.text} by {self.who(int(g.idx[lane]))}: {f.detail} [{d.where()}]"
@@ -325,96 +278,6 @@ class Context:
                 if st.arrived and st.expected is None and st.arrived >= self.live_count[c]:
                     self._complete_bar(c, b, st)
 
-    # ------------------------------------------------------------------ barriers
-    def bar_arrive(self, g: Group, bar, count, wait: bool, red=None):
-        """Threads of ``g`` arrive at barrier(s) ``bar`` (int or per-thread array). Returns None
-        when every arriving thread may continue, else the list of groups to hand back."""
-        uniform_bar = np.ndim(bar) == 0
-        if (uniform_bar and count is None and red is None and not self.bar_pending
-                and g.n == self.nlive):
-            return None      # the whole batch arrives together: nothing to wait for
-        cta = self.slot_cta[g.idx]
-        bars = np.broadcast_to(np.asarray(bar, np.int64), (g.n,))
-        key = cta * 16 + bars
-        keys, inv, cnts = np.unique(key, return_inverse=True, return_counts=True)
-        counts = None if count is None else np.broadcast_to(np.asarray(count, np.int64), (g.n,))
-        done_keys = set()
-        for j, k in enumerate(keys):
-            c, b = int(k) // 16, int(k) % 16
-            st = self.bars.get((c, b))
-            if st is None:
-                st = self.bars[(c, b)] = BarState()
-            if st.arrived == 0:
-                self.bar_pending += 1
-            st.arrived += int(cnts[j])
-            sel = inv == j
-            if counts is not None:
-                st.expected = int(counts[sel][0])
-            if red is not None:
-                kind, vals, put = red
-                v = vals[sel]
-                if st.red is None:
-                    st.red_kind = kind
-                    st.red = 0 if kind == "popc" else (True if kind == "and" else False)
-                if kind == "popc":
-                    st.red += int(v.sum())
-                elif kind == "and":
-                    st.red = st.red and bool(v.all())
-                else:
-                    st.red = st.red or bool(v.any())
-                st.red_writes.append((g.idx[sel], put))
-            exp = st.expected if st.expected is not None else int(self.live_count[c])
-            if st.arrived > exp and self.sanitize:
-                raise self.error(DivergenceError,
-                                 f"barrier {b} of CTA {self._cta_str(c)} expects {exp} threads but "
-                                 f"{st.arrived} arrived", g)
-            if st.arrived >= exp:
-                self._complete_bar(c, b, st)
-                done_keys.add(j)
-        if not wait:
-            return None
-        go = np.isin(inv, list(done_keys)) if done_keys else np.zeros(g.n, bool)
-        if go.all():
-            return None
-        parked = g.subset(~go, self.N)
-        parked.pc = g.pc + 1
-        parked.wait = ("bar", int(bars[~go][0]), counts is not None and int(counts[0]), g.pc)
-        out = [parked]
-        if go.any():
-            rel = g.subset(go, self.N)
-            rel.pc = g.pc + 1
-            out.append(rel)
-        return out
-
-    def _cta_str(self, c):
-        return "({},{},{})".format(*self.thread_coords(c * self.S)[1])
-
-    def _complete_bar(self, c, b, st: BarState):
-        st.arrived = 0
-        st.expected = None
-        self.bar_pending -= 1
-        if st.red is not None:
-            val = st.red
-            for idx, put in st.red_writes:
-                put(self, Group(idx, 0, self.N), val)
-            st.red = None
-            st.red_writes = []
-        # release parked threads of this CTA waiting on b
-        new = []
-        for g in self.groups:
-            if g.wait is not None and g.wait[0] == "bar" and g.wait[1] == b:
-                inc = self.slot_cta[g.idx] == c
-                if inc.all():
-                    g.wait = None
-                elif inc.any():
-                    rel = g.subset(inc, self.N)
-                    rel.pc = g.pc
-                    stay = g.subset(~inc, self.N)
-                    stay.pc, stay.wait = g.pc, g.wait
-                    g.idx, g.n, g.full, g._wm = stay.idx, stay.n, stay.full, None
-                    new.append(rel)
-        self.groups.extend(new)
-
     # ------------------------------------------------------------------ calls
     def push_call(self, g: Group, ret_pc: int):
         if self.callstack is None:
@@ -426,42 +289,6 @@ class Context:
             raise self.error(InterpreterError, "call stack deeper than 32 frames", g)
         self.cs_pc[g.idx, dep] = ret_pc
         self.cs_depth[g.idx] = dep + 1
-
-    # ------------------------------------------------------------------ clusters
-    def cluster_barrier(self, sub: Group, g: Group, wait: bool):
-        if not hasattr(self, "cl_phase"):
-            ncl = self.nctas // self.cluster_size
-            self.cl_phase = np.zeros(ncl, np.int64)
-            self.cl_arrived = np.zeros(self.N, bool)
-            self.cl_thread_phase = np.zeros(self.N, np.int64)
-        cid = self.slot_cta[sub.idx] // self.cluster_size
-        if not wait:
-            self.cl_arrived[sub.idx] = True
-            self.cl_thread_phase[sub.idx] = self.cl_phase[cid]
-            for c in np.unique(cid):
-                slots = slice(int(c) * self.cluster_size * self.S, (int(c) + 1) * self.cluster_size * self.S)
-                live = self.live[slots]
-                if (self.cl_arrived[slots] | ~live).all():
-                    self.cl_phase[c] += 1
-                    self.cl_arrived[slots] = False
-                    for h in self.groups:
-                        if h.wait is not None and h.wait[0] == "cluster" and h.wait[1] == int(c):
-                            h.wait = None
-        else:
-            ready = self.cl_phase[cid] > self.cl_thread_phase[sub.idx]
-            if not ready.all():
-                out = []
-                if ready.any():
-                    out.append(Group(sub.idx[ready], g.pc + 1, self.N))
-                for c in np.unique(cid[~ready]):
-                    sel = (~ready) & (cid == c)
-                    h = Group(sub.idx[sel], g.pc, self.N)
-                    h.wait = ("cluster", int(c))
-                    out.append(h)
-                if sub is not g:
-                    out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, self.N))
-                return out
-        return None
 
     # ------------------------------------------------------------------ warp synchrony
     def check_sync(self, d, sub: Group, g: Group):
@@ -586,8 +413,16 @@ class Context:
         tn = 0                     # thread-instructions
         d = None
         sub = g
+        # PCs where other groups wait to run: reaching one by falling through is a join
+        # point, so yield there and let the scheduler merge (reconvergence)
+        stops = {h.pc for h in self.groups if h.wait is None or h.wait[0] == "warp"}
+        stops.discard(pc)
         try:
             while True:
+                if stops and pc in stops:
+                    g.pc = pc
+                    self._count(n, tn)
+                    return [g]
                 d = code[pc]
                 self.cur = d
                 sub = g
@@ -624,8 +459,10 @@ class Context:
                     continue
                 if k == K_BRA:
                     if p is None:
+                        back = d.target <= pc
                         pc = d.target
-                        if n >= 64 or self.groups:
+                        if back and (n >= 64 or self.groups):
+                            # a loop iteration: account, and give other groups a turn
                             self._count(n, tn)
                             n = tn = 0
                             if self._others_can_merge():
@@ -671,88 +508,9 @@ class Context:
             raise self.error(InterpreterError,
                              f"instruction limit of {self.max_steps} exceeded (an infinite loop?) at", None)
 
-    # ------------------------------------------------------------------ deadlock
-    def deadlock(self):
-        lines = []
-        for g in sorted(self.groups, key=lambda h: (h.idx[0], h.pc)):
-            pc = g.wait[3] if g.wait and g.wait[0] == "bar" else g.pc
-            d = self.code[min(pc, len(self.code) - 1)]
-            uw, m = g.warp_masks()
-            for w, mm in zip(uw, m):
-                c = int(w) * 32 // self.S
-                wi = int(w) % self.W
-                head = (f"  CTA {self._cta_str(c)} warp {wi} lanes {_lanes(int(mm))}: at "
-                        f"{d.where()} `{d.text}`")
-                lines.append(head + " " + self._waits_on(g, c, d, int(w)))
-        kinds = {g.wait[0] for g in self.groups if g.wait}
-        if kinds == {"warp"}:
-            title = ("divergent warp-synchronous instruction: a .sync/.aligned instruction needs the "
-                     "other lanes of its warp (its membermask, or the whole warp for .aligned), but they "
-                     "are at another PC or have exited")
-            cls = DivergenceError
-        else:
-            title = "deadlock: every warp is parked and none can make progress"
-            cls = DeadlockError
-        return cls(title + "\n" + "\n".join(lines), loc=getattr(self.code[self.groups[0].pc].ins, "loc", None)
-                   if self.groups else None)
-
-    def _waits_on(self, g, c, d, w):
-        kind = g.wait[0]
-        if kind == "bar":
-            b = g.wait[1]
-            st = self.bars.get((c, b))
-            exp = (st.expected if st is not None and st.expected is not None else
-                   (g.wait[2] or int(self.live_count[c])))
-            arrived = st.arrived if st is not None else 0
-            return f"waits on barrier {b} ({arrived} of {exp} threads arrived)"
-        if kind == "warp":
-            miss = dict(g.wait[2]).get(w, 0)
-            where = []
-            for h in self.groups:
-                if h is g:
-                    continue
-                uw, m = h.warp_masks()
-                for ww, mm in zip(uw, m):
-                    if int(ww) == w and int(mm) & miss:
-                        where.append(f"lanes {_lanes(int(mm) & miss)} parked at {self.code[h.pc].where()} "
-                                     f"`{self.code[h.pc].text}`")
-            gone = miss & ~int(self.live_mask[w]) if w < len(self.live_mask) else 0
-            if gone:
-                where.append(f"lanes {_lanes(gone)} exited")
-            rest = "; ".join(where) or "they never arrive"
-            return f"waits for lanes {_lanes(miss)} of its warp ({rest})"
-        if kind == "mbar":
-            _, c2, addr, parity = g.wait
-            st = self.mbar.get((c2, addr))
-            if st is None:
-                return f"waits on mbarrier at shared {addr:#x} (never initialized)"
-            return (f"waits on mbarrier at shared {addr:#x} for phase parity {parity} "
-                    f"(current phase {st.phase}, {st.pending} of {st.count} arrivals pending, "
-                    f"tx-count {st.tx})")
-        if kind == "cluster":
-            return "waits on barrier.cluster"
-        return f"waits ({kind})"
-
-
 def _pc_key(g):
     return g.pc
 
 
 def _last_key(g):
     return g.last
-
-
-def _lanes(mask: int) -> str:
-    """'0-15,20' for a lane bitmask."""
-    out = []
-    i = 0
-    while i < 32:
-        if mask >> i & 1:
-            j = i
-            while j + 1 < 32 and mask >> (j + 1) & 1:
-                j += 1
-            out.append(f"{i}-{j}" if j > i else f"{i}")
-            i = j + 1
-        else:
-            i += 1
-    return ",".join(out) or "none"

@@ -217,6 +217,7 @@ class BankedSpace:
         self.layout = layout or []       # [(name, offset, size)] for messages
         self._views = {}
         self._iviews = {}
+        self.race = None                 # sanitizer.RaceTracker for shared memory
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -266,11 +267,21 @@ class BankedSpace:
     def flat(self, banks, offs):
         return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
 
-    def load(self, banks, offs, dtype, count=1, check_init=False, align=None):
+    def _race(self, fn, banks, offs, nbytes, warps):
+        try:
+            fn(banks, offs, nbytes, warps)
+        except MemoryFault as f:
+            where = self.describe_offset(f.address)
+            f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
+            raise
+
+    def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None):
         dt = np.dtype(dtype)
         esz = dt.itemsize
         offs = np.asarray(offs, np.uint64)
         self._check(offs, esz * count, align)
+        if self.race is not None and warps is not None:
+            self._race(self.race.on_load, banks, offs, esz * count, warps)
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)
@@ -289,12 +300,14 @@ class BankedSpace:
                                   f"thread of this CTA wrote it", self.kind)
         return out
 
-    def store(self, banks, offs, values, align=None):
+    def store(self, banks, offs, values, align=None, warps=None):
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
         offs = np.asarray(offs, np.uint64)
         self._check(offs, esz * count, align)
+        if self.race is not None and warps is not None:
+            self._race(self.race.on_store, banks, offs, esz * count, warps)
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)

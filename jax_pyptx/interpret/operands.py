@@ -149,7 +149,6 @@ def _convert_read(a, rbits, t: PtxType, dt):
 
 
 def _convert_write(v, rbits, t: PtxType, sdt):
-    tb = t.bits if t.kind != "pred" else 1
     if rbits == 1:
         return v.astype(np.bool_) if v.dtype != np.bool_ else v
     if v.dtype.itemsize * 8 == rbits:

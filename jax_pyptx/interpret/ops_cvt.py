@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
-from ..types import b16, b32, by_name, f16, f32, u32, u64
+from ..types import b32, by_name, u64
 from . import fp
 from . import memory as M
 from .decode import types_of
@@ -108,7 +108,6 @@ def _cvt(prog, d, ins, scope):
     if not src_float and not dst_float:
         lo = -(1 << (dt_t.bits - 1)) if dt_t.is_signed else 0
         hi = (1 << (dt_t.bits - 1)) - 1 if dt_t.is_signed else (1 << dt_t.bits) - 1
-        wide = np.int64 if not (st.bits == 64 and not st.is_signed) else np.uint64
 
         def i2i(ctx, g):
             v = np.asarray(get(ctx, g))

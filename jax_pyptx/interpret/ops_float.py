@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
-from ..types import by_name, pred, u32
+from ..types import pred
 from . import fp
-from .decode import type_of, types_of
+from .decode import type_of
 from .dispatch import register
 from .operands import np_dtype, reader, writer
 

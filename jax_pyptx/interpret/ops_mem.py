@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
-from ..ir.nodes import Addr, Sink, Vec
-from ..types import b32, b64, by_name, pred, u32, u64
+from ..types import b64, pred, u32, u64
 from . import memory as M
 from .decode import addr_parts, type_of
 from .dispatch import register
@@ -48,6 +47,13 @@ def address_getter(prog, op, scope):
 
 
 # ----------------------------------------------------------------------------- space access
+def _warps(ctx, g, addrs):
+    """Warp (within its CTA) of each access for race tracking; None for cluster accesses."""
+    if ctx.shared.race is None or (addrs.size and (addrs >= np.uint64(CLUSTER_BIT)).any()):
+        return None
+    return ctx.warp_in_cta[g.idx]
+
+
 def _shared_banks(ctx, g, addrs):
     banks = ctx.slot_cta[g.idx]
     if addrs.size and (addrs >= np.uint64(CLUSTER_BIT)).any():
@@ -63,9 +69,10 @@ def space_load(ctx, g, space, addrs, dt, count=1):
     if space == "global":
         return ctx.mem.gspace.load(addrs, dt, count)
     if space == "shared":
+        warps = _warps(ctx, g, addrs)
         banks, offs = _shared_banks(ctx, g, addrs)
         try:
-            return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize)
+            return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
         except M.MemoryFault as f:
             if f.kind == "uninitialized":
                 f.detail += _pending_hint(ctx, g, f)
@@ -85,8 +92,9 @@ def space_store(ctx, g, space, addrs, vals):
     if space == "global":
         return ctx.mem.gspace.store(addrs, vals)
     if space == "shared":
+        warps = _warps(ctx, g, addrs)
         banks, offs = _shared_banks(ctx, g, addrs)
-        return ctx.shared.store(banks, offs, vals)
+        return ctx.shared.store(banks, offs, vals, warps=warps)
     if space in ("local", "plocal"):
         return ctx.local.store(g.idx, addrs, vals)
     if space == "param":
@@ -202,7 +210,6 @@ def _st(prog, d, ins, scope):
     mods = ins.modifiers
     t = type_of(mods)
     space, _ = space_of(mods)
-    vec = next((int(m[2:]) for m in mods if m in (".v2", ".v4", ".v8")), 1)
     getaddr, symspace = address_getter(prog, ins.operands[0], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
@@ -447,8 +454,6 @@ def _cp_async(prog, d, ins, scope):
                 sel = np.nonzero(ss == k)[0]
                 if k <= 0:
                     continue
-                from .machine import Group
-                sub = Group(g.idx[sel], g.pc, ctx.N)
                 try:
                     part = ctx.mem.gspace.load(src[sel], np.uint8, int(min(k, size)), align=size)
                 except M.MemoryFault as f:
@@ -474,7 +479,8 @@ def cp_complete(ctx, g, limit=None):
             mine &= r.seq < lim
         if mine.any():
             sz = r.data.shape[1]
-            ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine].view(np.uint8).reshape(-1, sz))
+            warps = ctx.warp_in_cta[r.idx[mine]] if ctx.shared.race is not None else None
+            ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine].view(np.uint8).reshape(-1, sz), warps=warps)
         if not mine.all():
             rest = ~mine
             keep.append(CpRecord(r.idx[rest], r.banks[rest], r.offs[rest], r.data[rest], r.seq[rest]))

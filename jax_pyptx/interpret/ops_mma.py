@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
-from ..types import b16, b32, b64, by_name, f64 as F64T
+from ..types import b32, b64
 from . import fp
 from .decode import types_of
 from .dispatch import register
 from .ops_mem import _shared_banks, address_getter, space_of
-from .operands import items, np_dtype, reader, writer
+from .operands import items, reader, writer
 
 
 def _layout(fn, nlanes=32):
@@ -111,7 +111,7 @@ def _mma(prog, d, ins, scope):
     ar, ac = _layout(A)
     br, bc = _layout(B)
     cr, cc = _layout(C)
-    na, nb, nc = ar.shape[1], br.shape[1], cr.shape[1]
+    na, nb = ar.shape[1], br.shape[1]
     dops, aops, bops, cops = (items(o) for o in ins.operands[:4])
     rt_a = b64 if at.bits == 64 else b32
     ga = [reader(prog, o, rt_a, scope) for o in aops]
@@ -263,13 +263,13 @@ def _ldmatrix(prog, d, ins, scope):
         # load 8 rows x 8 b16 of every matrix: per warp and matrix
         from .machine import Group
         a = rows.reshape(-1)
-        cta = np.repeat(ctx.slot_cta[uw * 32], nm * 8)
         if space == "generic":
             from . import memory as Mm
             a = a - np.uint64(Mm.SHARED_WINDOW)
         fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
         banks, offs = _shared_banks(ctx, fake, a)
-        vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize)      # (W*nm*8, 8)
+        warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
+        vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize, warps=warps)  # (W*nm*8, 8)
         mats = vals.reshape(W, nm, 8, 8)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
@@ -313,7 +313,8 @@ def _stmatrix(prog, d, ins, scope):
             a = a - np.uint64(Mm.SHARED_WINDOW)
         fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
         banks, offs = _shared_banks(ctx, fake, a)
-        ctx.shared.store(banks, offs, np.ascontiguousarray(mats.reshape(-1, 8)))
+        warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
+        ctx.shared.store(banks, offs, np.ascontiguousarray(mats.reshape(-1, 8)), warps=warps)
     d.fn = stmatrix
 
 

@@ -50,6 +50,8 @@ def _get(ctx, g, bank, off, lane=0):
 
 
 def _complete_phase(ctx, key, st):
+    if ctx.shared.race is not None:
+        ctx.shared.race.advance([key[0]])
     st.phase += 1
     st.pending = st.count
     # wake threads waiting on this barrier
@@ -130,7 +132,6 @@ def _arrive(prog, d, ins, scope):
         put = None if isinstance(dst, Sink) else writer(prog, dst, b64, scope)
     getaddr, _ = address_getter(prog, ops.pop(0), scope)
     extra = reader(prog, ops[0], u32, scope) if ops else None
-    noinc = ".noComplete" in mods
 
     def arrive(ctx, g):
         a = getaddr(ctx, g)
@@ -199,7 +200,6 @@ def _wait_factory(blocking):
                 ok.pc = g.pc + 1
                 out.append(ok)
             nd = ~done
-            b0, o0 = int(banks[nd][0]), int(offs[nd][0])
             keys = banks[nd].astype(np.int64) * (1 << 32) + offs[nd].astype(np.int64)
             for k in np.unique(keys):
                 sel = np.nonzero(nd)[0][keys == k]

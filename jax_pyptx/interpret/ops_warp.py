@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InterpreterError
 from ..ir.nodes import PredPair
-from ..types import b32, b64, by_name, pred, u32
+from ..types import b32, pred, u32
 from .decode import type_of
 from .dispatch import register
 from .operands import np_dtype, reader, writer
@@ -93,7 +92,6 @@ def _shfl(prog, d, ins, scope):
 def _ballot(ctx, g, p):
     """Per-thread ballot over its warp of the boolean ``p`` (uint64 lane bitmask)."""
     p = np.broadcast_to(np.asarray(p, bool), (g.n,))
-    w = g.idx >> 5
     bits = np.left_shift(np.uint64(1), (g.idx & 31).astype(np.uint64))
     uw, m = g.warp_masks()
     inv = g._wl

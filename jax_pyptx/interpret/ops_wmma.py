@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
-from ..types import b32, b64, by_name, f32, f64, s32, u32
+from ..types import b32, b64, u32
 from . import fp
 from .decode import types_of
 from .dispatch import register

@@ -67,7 +67,8 @@ for shape, types, na, nb, nd, sm, ptx in (
                      G("sat", ".satfinite"), R("dtype", ".s32"), R("atype", *types),
                      R("btype", *types), R("ctype", ".s32")],
                     (_v(nd, "s32"), _v(na), _v(nb), _v(nd, "s32")), sm, ptx))
-for shape, na, nb, nd, sm, ptx in ((".m8n8k128", 1, 1, 2, 75, (6, 5)),
+# .b1: all three shapes from PTX ISA 7.0 (mma "PTX ISA Notes"), m8n8k128 on sm_75
+for shape, na, nb, nd, sm, ptx in ((".m8n8k128", 1, 1, 2, 75, (7, 0)),
                                    (".m16n8k128", 2, 1, 4, 80, (7, 0)),
                                    (".m16n8k256", 4, 2, 4, 80, (7, 0))):
     FORMS.append(_m([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
@@ -128,7 +129,9 @@ FORMS += [
 # --------------------------------------------------------------------------- cp.async
 _CA = (R("cop", ".ca", ".cg"), R("dst", *SHARED, gate={".shared::cta": (80, (7, 8))}),
        R("src", ".global"))
-_PF = G("prefetch", ".L2::64B", ".L2::128B", ".L2::256B")
+# .level::prefetch_size: PTX ISA 7.4 (cp.async "PTX ISA Notes"; ptxas: "cache prefetching")
+_PF = G("prefetch", ".L2::64B", ".L2::128B", ".L2::256B",
+        gate={o: (80, (7, 4)) for o in (".L2::64B", ".L2::128B", ".L2::256B")})
 for hint in (False, True):
     h = (R("hint", ".L2::cache_hint"),) if hint else ()
     pol = ("r:b64",) if hint else ()

@@ -2,6 +2,7 @@
 memory addresses), clusterlaunchcontrol."""
 from __future__ import annotations
 
+from .common import SM100A_120A
 from .model import Form, G, R
 
 
@@ -23,7 +24,9 @@ FORMS = [
     _c("clusterlaunchcontrol.try_cancel", [R("async", ".async"),
                                            R("space", ".shared::cta"),
                                            R("completion", ".mbarrier::complete_tx::bytes"),
-                                           G("multicast", ".multicast::cluster::all"),
+                                           G("multicast", ".multicast::cluster::all",
+                                             gate={".multicast::cluster::all":
+                                                   (SM100A_120A, (8, 6))}),
                                            R("type", ".b128")], ("m", "m"), sm=100, ptx=(8, 6),
        doc="clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes"
            "{.multicast::cluster::all}.b128 [addr], [mbar]"),

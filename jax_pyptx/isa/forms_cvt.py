@@ -5,8 +5,8 @@ from __future__ import annotations
 from .common import RND, RNDI, SM100A
 from .model import Form, G, R
 
-CVT_TYPES = (".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".bf16", ".f16",
-             ".f32", ".f64")
+CVT_NUM = (".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f16", ".f32",
+           ".f64")
 F8X2 = (".e4m3x2", ".e5m2x2")
 F6X2 = (".e2m3x2", ".e3m2x2")
 F8X4 = (".e4m3x4", ".e5m2x4")
@@ -17,22 +17,38 @@ def _c(groups, ops, sm=20, ptx=(1, 0), doc="", archs=(), relaxed=False):
                 doc=doc, relaxed=relaxed)
 
 
-FORMS = [
-    _c([G("irnd", *RNDI), G("ftz", ".ftz"), G("sat", ".sat"), R("dtype", *CVT_TYPES),
-        R("atype", *CVT_TYPES, gate={".bf16": (90, (7, 8))})],
-       ("d:dtype", "s:atype"), relaxed=True, doc="cvt{.irnd}{.ftz}{.sat}.dtype.atype"),
-    _c([G("frnd", *RND), G("ftz", ".ftz"), G("sat", ".sat"), R("dtype", *CVT_TYPES),
-        R("atype", *CVT_TYPES, gate={".bf16": (90, (7, 8))})],
-       ("d:dtype", "s:atype"), relaxed=True, doc="cvt{.frnd}{.ftz}{.sat}.dtype.atype"),
+# PTX ISA "cvt", PTX ISA Notes / Target ISA Notes: .relu and the .f16x2/.bf16/.bf16x2/.tf32
+# destinations: PTX 7.0, sm_80; cvt.f32.bf16: PTX 7.1, sm_80 (its .ftz: 7.8, sm_90); the other
+# conversions to or from .bf16: PTX 7.8, sm_90; cvt.satfinite.{f16, bf16, f16x2, bf16x2,
+# tf32}.f32: PTX 8.1.
+SATF = {".satfinite": (20, (8, 1))}
+RELU = {".relu": (80, (7, 0))}
+BF16_FROM = (".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f16", ".f64",
+             ".bf16")
+FORMS = []
+for rnd in (G("irnd", *RNDI), G("frnd", *RND)):
+    FORMS += [
+        _c([rnd, G("ftz", ".ftz"), G("sat", ".sat"), R("dtype", *CVT_NUM),
+            R("atype", *CVT_NUM)], ("d:dtype", "s:atype"), relaxed=True,
+           doc=f"cvt{{.{rnd.name}}}{{.ftz}}{{.sat}}.dtype.atype"),
+        # ptxas rejects .ftz and .sat on every one of these ("Illegal modifier")
+        _c([rnd, R("dtype", ".bf16"), R("atype", *BF16_FROM)], ("d:dtype", "s:atype"), sm=90,
+           ptx=(7, 8), relaxed=True, doc=f"cvt{{.{rnd.name}}}.bf16.atype (not from .f32)"),
+        _c([rnd, R("dtype", *BF16_FROM[:-1]), R("atype", ".bf16")], ("d:dtype", "s:atype"),
+           sm=90, ptx=(7, 8), relaxed=True, doc=f"cvt{{.{rnd.name}}}.dtype.bf16 (not to .f32)"),
+    ]
+FORMS += [
+    _c([G("ftz", ".ftz", gate={".ftz": (90, (7, 8))}), R("dtype", ".f32"), R("atype", ".bf16")],
+       ("d:f32", "s:bf16"), sm=80, ptx=(7, 1), doc="cvt{.ftz}.f32.bf16"),
     # narrowing f32 -> f16/bf16 with relu / satfinite
-    _c([R("rnd", ".rn", ".rz", gate={".rz": (80, (7, 0))}), R("relu", ".relu"), R("dtype", ".f16"),
-        R("atype", ".f32")], ("d:b16", "s:f32"), sm=80, ptx=(7, 0)),
-    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"), R("sat", ".satfinite"), R("dtype", ".f16"),
-        R("atype", ".f32")], ("d:b16", "s:f32"), sm=80, ptx=(8, 1)),
-    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"), G("sat", ".satfinite"),
+    _c([R("rnd", ".rn", ".rz"), R("relu", ".relu"), R("dtype", ".f16"), R("atype", ".f32")],
+       ("d:b16", "s:f32"), sm=80, ptx=(7, 0)),
+    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu", gate=RELU), R("sat", ".satfinite"),
+        R("dtype", ".f16"), R("atype", ".f32")], ("d:b16", "s:f32"), ptx=(8, 1)),
+    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"), G("sat", ".satfinite", gate=SATF),
         R("dtype", ".bf16"), R("atype", ".f32")], ("d:b16", "s:f32"), sm=80, ptx=(7, 0),
        doc="cvt.frnd2{.relu}{.satfinite}.bf16.f32 (.satfinite: PTX ISA 8.1)"),
-    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"), G("sat", ".satfinite"),
+    _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"), G("sat", ".satfinite", gate=SATF),
         R("dtype", ".f16x2", ".bf16x2"), R("atype", ".f32")], ("d:b32", "s:f32", "s:f32"),
        sm=80, ptx=(7, 0), doc="cvt.frnd2{.relu}{.satfinite}.f16x2.f32 d, a, b (pack; d.hi = a)"),
     _c([R("rnd", ".rs"), G("relu", ".relu"), R("sat", ".satfinite"),
@@ -40,8 +56,8 @@ FORMS = [
        ("d:b32", "s:f32", "s:f32", "s:b32"), archs=SM100A, sm=100, ptx=(8, 7),
        doc="stochastic rounding with random bits rbits"),
     # tf32
-    _c([R("rnd", ".rna"), G("sat", ".satfinite"), R("dtype", ".tf32"), R("atype", ".f32")],
-       ("d:b32", "s:f32"), sm=80, ptx=(7, 0)),
+    _c([R("rnd", ".rna"), G("sat", ".satfinite", gate=SATF), R("dtype", ".tf32"),
+        R("atype", ".f32")], ("d:b32", "s:f32"), sm=80, ptx=(7, 0)),
     _c([R("rnd", ".rn", ".rz"), G("relu", ".relu"),
         G("sat", ".satfinite", gate={".satfinite": (100, (8, 6))}), R("dtype", ".tf32"),
         R("atype", ".f32")], ("d:b32", "s:f32"), sm=90, ptx=(7, 8)),

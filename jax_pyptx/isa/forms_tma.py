@@ -19,9 +19,16 @@ def _im2col(chosen) -> int:
     return int(chosen["dim"][1]) - 2
 
 
-def _t(name, groups, ops, doc, ptx=(8, 0), counts=()):
-    return Form(name, tuple(groups), ops, min_sm=90, min_ptx=ptx, family="tma", doc=doc,
+def _t(name, groups, ops, doc, ptx=(8, 0), counts=(), sm=90):
+    return Form(name, tuple(groups), ops, min_sm=sm, min_ptx=ptx, family="tma", doc=doc,
                 counts=counts)
+
+
+def _dst(multicast):
+    """Global -> shared destinations: .shared::cta (PTX ISA 8.6) only without multicast."""
+    if multicast:
+        return R("dst", ".shared::cluster")
+    return R("dst", ".shared::cluster", ".shared::cta", gate={".shared::cta": (90, (8, 6))})
 
 
 FORMS = []
@@ -36,9 +43,7 @@ for mode, dims, modes, extra in (("tile", DIMS, (".tile",), ()),
                                   ("v2:b16",))):   # {wHalo, wOffset}
     for multicast in (False, True):
         for hint in (False, True):
-            groups = [R("dim", *dims),
-                      R("dst", ".shared::cluster", ".shared::cta",
-                        gate={".shared::cta": (90, (8, 6))}), R("src", ".global"),
+            groups = [R("dim", *dims), _dst(multicast), R("src", ".global"),
                       (G if mode == "tile" else R)("mode", *modes, gate=B8_6), TX]
             if multicast:
                 groups.append(R("multicast", ".multicast::cluster"))
@@ -94,14 +99,12 @@ for hint in (False, True):
         _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                              R("completion", ".bulk_group")] + h + [R("mask", ".cp_mask")],
            ("m", "m", "s:u32") + pol + ("s:b16",), "... .cp_mask [dst], [src], size, byteMask",
-           ptx=(8, 6)),
+           ptx=(8, 6), sm=100),
         _t("cp.async.bulk.prefetch", [R("level", ".L2"), R("src", ".global")] + h,
            ("m", "s:u32") + pol, "cp.async.bulk.prefetch.L2.global [src], size"),
     ]
     for multicast in (False, True):
-        FORMS.append(_t("cp.async.bulk", [R("dst", ".shared::cluster", ".shared::cta",
-                                            gate={".shared::cta": (90, (8, 6))}),
-                                          R("src", ".global"), TX] +
+        FORMS.append(_t("cp.async.bulk", [_dst(multicast), R("src", ".global"), TX] +
                         ([R("multicast", ".multicast::cluster")] if multicast else []) + h,
                         ("m", "m", "s:u32", "m") + (("s:u16",) if multicast else ()) + pol,
                         "global -> shared: [dst], [src], size, [mbar]"))

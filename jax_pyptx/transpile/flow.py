@@ -288,7 +288,7 @@ def pragma(text: str) -> None:
 
 # ----------------------------------------------------------------------------- mbarrier
 def mbarrier_wait(bar, arg, *more, op: str = "try_wait.parity.shared::cta.b64",
-                  style: str = "exit", uni: bool = False, flag=None):
+                  style: str = "exit", uni: bool = False, flag=None, check: bool = True):
     """Spin until the mbarrier phase completes.
 
     ``op`` is the wait instruction after ``mbarrier.`` (``try_wait.parity.shared::cta.b64``,
@@ -299,7 +299,9 @@ def mbarrier_wait(bar, arg, *more, op: str = "try_wait.parity.shared::cta.b64",
     * ``style="exit"``: ``HEAD: wait P; @P bra DONE; bra HEAD; DONE:``
     * ``style="retry"``: ``HEAD: wait P; @!P bra HEAD;``
 
-    ``flag`` is the predicate to use (a fresh one by default). Returns it.
+    ``flag`` is the predicate to use (a fresh one by default); ``check=False`` skips the ISA
+    table's check of the wait instruction (the transpiler sets it only where the table
+    rejects PTX that ptxas accepts). Returns the predicate.
     """
     from ..dsl import reg
 
@@ -308,7 +310,7 @@ def mbarrier_wait(bar, arg, *more, op: str = "try_wait.parity.shared::cta.b64",
                          loc=user_loc())
     p = flag if flag is not None else reg.scalar(_pred_t)
     with loop() as lp:
-        emit_inst("mbarrier." + op, (p, bar, arg) + more, None, user_loc(3))
+        emit_inst("mbarrier." + op, (p, bar, arg) + more, None, user_loc(3), check)
         if style == "exit":
             lp.break_(pred=p, uni=uni)
             lp.continue_(uni=uni)

@@ -290,6 +290,9 @@ class Generator:
             args.append("uni=True")
         if fresh_flag != flag:
             args.append(f"flag={fn.reg(flag)[0]}")
+        wops = [fn.operand(o, None) for o in w.operands]
+        if not self.inst_ok(w.opcode + "".join(w.modifiers), wops, w):
+            args.append("check=False")
         self.stats["typed"] += 1
         return f"flow.mbarrier_wait({', '.join(args)})"
 

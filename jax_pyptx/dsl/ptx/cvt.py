@@ -57,7 +57,17 @@ def cvt(x, to, *, rnd=None, ftz: bool = False, sat: bool = False, relu: bool = F
         kw.pop("relu")
         kw["irnd" if r in RNDI else "frnd"] = r
         kw["sat"] = ".sat" if sat else None
-        mods = build_mods("ptx.cvt", "cvt", kw)
+        try:
+            mods = build_mods("ptx.cvt", "cvt", kw)
+        except PtxValueError as first:
+            # f32 -> bf16 takes only .rn/.rz: the narrowing form's ``rnd`` group
+            kw.pop("irnd", None)
+            kw.pop("frnd", None)
+            kw["rnd"] = r
+            try:
+                mods = build_mods("ptx.cvt", "cvt", kw)
+            except PtxValueError:
+                raise first from None
     out = out or new(_PACKED_DST.get(dt[1:], dt[1:]))
     emit("cvt" + "".join(mods), (out, x), pred, typed=True)
     return out

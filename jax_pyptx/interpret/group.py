@@ -1,0 +1,46 @@
+"""A group: threads of a batch that are at the same PC (see ``machine``)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Group:
+    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "_wm", "_wl")
+
+    def __init__(self, idx: np.ndarray, pc: int, N: int):
+        self.idx = idx
+        self.pc = pc
+        self.n = len(idx)
+        self.full = self.n == N
+        self.wait = None
+        self.last = 0
+        self._wm = None
+        self._wl = None
+
+    def subset(self, mask, N) -> "Group":
+        return Group(self.idx[mask], self.pc, N)
+
+    def minus(self, other: "Group", N) -> "Group":
+        keep = ~np.isin(self.idx, other.idx, assume_unique=True)
+        return Group(self.idx[keep], self.pc, N)
+
+    def warp_masks(self):
+        """(warp indices touched, lane bitmask of this group in each) - cached."""
+        if self._wm is None:
+            w = self.idx >> 5
+            lanes = np.left_shift(np.uint64(1), (self.idx & 31).astype(np.uint64))
+            uw, inv = np.unique(w, return_inverse=True)
+            m = np.bincount(inv, weights=lanes.astype(np.float64), minlength=len(uw)).astype(np.uint64)
+            self._wm = (uw, m)
+            self._wl = inv
+        return self._wm
+
+    def __repr__(self):
+        return f"Group(pc={self.pc}, n={self.n}, wait={self.wait})"
+
+
+def merge(groups, N) -> Group:
+    if len(groups) == 1:
+        return groups[0]
+    idx = np.sort(np.concatenate([g.idx for g in groups]))
+    return Group(idx, groups[0].pc, N)

@@ -1,0 +1,85 @@
+"""Shared-memory race detection (part of the sanitizer).
+
+The interpreter runs the warps of a CTA in lock step, so a kernel that forgets a ``bar.sync``
+between one warp's store to shared memory and another warp's load of it still computes the
+right answer here, and the wrong one on a GPU. This tracker makes such bugs visible: every byte
+of shared memory remembers the warp that last stored it and the warps that read it, each
+stamped with the CTA's *synchronization epoch*, which advances whenever the CTA passes a
+barrier (bar.sync / barrier.sync / bar.red, named barriers included), an mbarrier completes a
+phase or a cluster barrier completes. Then
+
+* a load of a byte that another warp stored in the current epoch is a read-after-write race;
+* a store to a byte that another warp loaded in the current epoch is a write-after-read race.
+
+Accesses by the lanes of one warp never race with each other (warps execute in program order),
+and atomics are not tracked. Byte granularity: neighbouring bytes owned by different warps never
+conflict.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import memory as M
+
+
+class RaceFault(M.MemoryFault):
+    pass
+
+
+class RaceTracker:
+    def __init__(self, nbanks: int, stride: int):
+        n = nbanks * stride
+        self.stride = stride
+        self.wwarp = np.full(n, -1, np.int16)       # last writer warp (within its CTA)
+        self.wepoch = np.full(n, -1, np.int32)
+        self.rmask = np.zeros(n, np.uint32)         # warps that read in repoch
+        self.repoch = np.full(n, -1, np.int32)
+        self.epoch = np.zeros(nbanks, np.int32)
+
+    def advance(self, banks):
+        """The CTAs ``banks`` passed a synchronization point."""
+        self.epoch[banks] += 1
+
+    def advance_all(self):
+        self.epoch += 1
+
+    def _bytes(self, banks, offs, nbytes):
+        base = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        return base[:, None] + np.arange(nbytes)
+
+    def on_load(self, banks, offs, nbytes, warps):
+        idx = self._bytes(banks, offs, nbytes)                          # (n, nbytes)
+        cur = self.epoch[banks][:, None]
+        ww = self.wwarp[idx]
+        bad = (ww >= 0) & (ww != warps[:, None]) & (self.wepoch[idx] == cur)
+        if bad.any():
+            lane, k = np.argwhere(bad)[0]
+            addr = int(offs[lane]) + int(k)
+            raise RaceFault("race", int(lane), addr,
+                            f"it reads shared address {addr:#x}{{where}} that warp {int(ww[lane, k])} of this CTA "
+                            f"stored since the last barrier: a bar.sync (__syncthreads) is missing between the "
+                            f"store and this load", "shared")
+        flat = idx.reshape(-1)
+        stale = self.repoch[flat] != np.repeat(cur[:, 0], nbytes)
+        if stale.any():
+            self.rmask[flat[stale]] = 0
+        self.repoch[flat] = np.repeat(cur[:, 0], nbytes)
+        bits = np.repeat(np.left_shift(np.uint32(1), warps.astype(np.uint32)), nbytes)
+        np.bitwise_or.at(self.rmask, flat, bits)
+
+    def on_store(self, banks, offs, nbytes, warps):
+        idx = self._bytes(banks, offs, nbytes)
+        cur = self.epoch[banks][:, None]
+        mine = np.left_shift(np.uint32(1), warps.astype(np.uint32))[:, None]
+        readers = np.where(self.repoch[idx] == cur, self.rmask[idx], np.uint32(0)) & ~mine
+        if readers.any():
+            lane, k = np.argwhere(readers != 0)[0]
+            addr = int(offs[lane]) + int(k)
+            other = int(readers[lane, k])
+            w = (other & -other).bit_length() - 1
+            raise RaceFault("race", int(lane), addr,
+                            f"it overwrites shared address {addr:#x}{{where}} that warp {w} of this CTA loaded "
+                            f"since the last barrier: a bar.sync (__syncthreads) is missing between that load and "
+                            f"this store", "shared")
+        self.wwarp[idx] = np.broadcast_to(warps[:, None], idx.shape)
+        self.wepoch[idx] = np.broadcast_to(cur, idx.shape)

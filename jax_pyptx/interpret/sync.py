@@ -1,0 +1,233 @@
+"""Synchronization state of a batch: CTA barriers (bar/barrier with ids and thread counts,
+bar.red), cluster barriers, and the deadlock report listing every parked warp and what it
+waits on. Mixed into ``machine.Context``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DeadlockError, DivergenceError
+from .group import Group
+
+
+class BarState:
+    __slots__ = ("arrived", "expected", "red", "red_kind", "red_writes", "arrivers")
+
+    def __init__(self):
+        self.arrived = 0
+        self.expected = None
+        self.red = None
+        self.red_kind = None
+        self.red_writes = []
+        self.arrivers = []
+
+
+class SyncMixin:
+    # ------------------------------------------------------------------ barriers
+    def bar_arrive(self, g: Group, bar, count, wait: bool, red=None):
+        """Threads of ``g`` arrive at barrier(s) ``bar`` (int or per-thread array). Returns None
+        when every arriving thread may continue, else the list of groups to hand back."""
+        uniform_bar = np.ndim(bar) == 0
+        if (uniform_bar and count is None and red is None and not self.bar_pending
+                and g.n == self.nlive):
+            if self.shared.race is not None:
+                self.shared.race.advance_all()
+            return None      # the whole batch arrives together: nothing to wait for
+        cta = self.slot_cta[g.idx]
+        bars = np.broadcast_to(np.asarray(bar, np.int64), (g.n,))
+        key = cta * 16 + bars
+        keys, inv, cnts = np.unique(key, return_inverse=True, return_counts=True)
+        counts = None if count is None else np.broadcast_to(np.asarray(count, np.int64), (g.n,))
+        done_keys = set()
+        for j, k in enumerate(keys):
+            c, b = int(k) // 16, int(k) % 16
+            st = self.bars.get((c, b))
+            if st is None:
+                st = self.bars[(c, b)] = BarState()
+            if st.arrived == 0:
+                self.bar_pending += 1
+            st.arrived += int(cnts[j])
+            sel = inv == j
+            if counts is not None:
+                st.expected = int(counts[sel][0])
+            if red is not None:
+                kind, vals, put = red
+                v = vals[sel]
+                if st.red is None:
+                    st.red_kind = kind
+                    st.red = 0 if kind == "popc" else (True if kind == "and" else False)
+                if kind == "popc":
+                    st.red += int(v.sum())
+                elif kind == "and":
+                    st.red = st.red and bool(v.all())
+                else:
+                    st.red = st.red or bool(v.any())
+                st.red_writes.append((g.idx[sel], put))
+            exp = st.expected if st.expected is not None else int(self.live_count[c])
+            if st.arrived > exp and self.sanitize:
+                raise self.error(DivergenceError,
+                                 f"barrier {b} of CTA {self._cta_str(c)} expects {exp} threads but "
+                                 f"{st.arrived} arrived", g)
+            if st.arrived >= exp:
+                self._complete_bar(c, b, st)
+                done_keys.add(j)
+        if not wait:
+            return None
+        go = np.isin(inv, list(done_keys)) if done_keys else np.zeros(g.n, bool)
+        if go.all():
+            return None
+        parked = g.subset(~go, self.N)
+        parked.pc = g.pc + 1
+        parked.wait = ("bar", int(bars[~go][0]), counts is not None and int(counts[0]), g.pc)
+        out = [parked]
+        if go.any():
+            rel = g.subset(go, self.N)
+            rel.pc = g.pc + 1
+            out.append(rel)
+        return out
+
+    def _cta_str(self, c):
+        return "({},{},{})".format(*self.thread_coords(c * self.S)[1])
+
+    def _complete_bar(self, c, b, st: BarState):
+        if self.shared.race is not None:
+            self.shared.race.advance([c])
+        st.arrived = 0
+        st.expected = None
+        self.bar_pending -= 1
+        if st.red is not None:
+            val = st.red
+            for idx, put in st.red_writes:
+                put(self, Group(idx, 0, self.N), val)
+            st.red = None
+            st.red_writes = []
+        # release parked threads of this CTA waiting on b
+        new = []
+        for g in self.groups:
+            if g.wait is not None and g.wait[0] == "bar" and g.wait[1] == b:
+                inc = self.slot_cta[g.idx] == c
+                if inc.all():
+                    g.wait = None
+                elif inc.any():
+                    rel = g.subset(inc, self.N)
+                    rel.pc = g.pc
+                    stay = g.subset(~inc, self.N)
+                    stay.pc, stay.wait = g.pc, g.wait
+                    g.idx, g.n, g.full, g._wm = stay.idx, stay.n, stay.full, None
+                    new.append(rel)
+        self.groups.extend(new)
+
+    # ------------------------------------------------------------------ clusters
+    def cluster_barrier(self, sub: Group, g: Group, wait: bool):
+        if not hasattr(self, "cl_phase"):
+            ncl = self.nctas // self.cluster_size
+            self.cl_phase = np.zeros(ncl, np.int64)
+            self.cl_arrived = np.zeros(self.N, bool)
+            self.cl_thread_phase = np.zeros(self.N, np.int64)
+        cid = self.slot_cta[sub.idx] // self.cluster_size
+        if not wait:
+            self.cl_arrived[sub.idx] = True
+            self.cl_thread_phase[sub.idx] = self.cl_phase[cid]
+            for c in np.unique(cid):
+                slots = slice(int(c) * self.cluster_size * self.S, (int(c) + 1) * self.cluster_size * self.S)
+                live = self.live[slots]
+                if (self.cl_arrived[slots] | ~live).all():
+                    self.cl_phase[c] += 1
+                    if self.shared.race is not None:
+                        self.shared.race.advance(np.arange(int(c) * self.cluster_size, (int(c) + 1) * self.cluster_size))
+                    self.cl_arrived[slots] = False
+                    for h in self.groups:
+                        if h.wait is not None and h.wait[0] == "cluster" and h.wait[1] == int(c):
+                            h.wait = None
+        else:
+            ready = self.cl_phase[cid] > self.cl_thread_phase[sub.idx]
+            if not ready.all():
+                out = []
+                if ready.any():
+                    out.append(Group(sub.idx[ready], g.pc + 1, self.N))
+                for c in np.unique(cid[~ready]):
+                    sel = (~ready) & (cid == c)
+                    h = Group(sub.idx[sel], g.pc, self.N)
+                    h.wait = ("cluster", int(c))
+                    out.append(h)
+                if sub is not g:
+                    out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, self.N))
+                return out
+        return None
+
+    # ------------------------------------------------------------------ deadlock
+    def deadlock(self):
+        lines = []
+        for g in sorted(self.groups, key=lambda h: (h.idx[0], h.pc)):
+            pc = g.wait[3] if g.wait and g.wait[0] == "bar" else g.pc
+            d = self.code[min(pc, len(self.code) - 1)]
+            uw, m = g.warp_masks()
+            for w, mm in zip(uw, m):
+                c = int(w) * 32 // self.S
+                wi = int(w) % self.W
+                head = (f"  CTA {self._cta_str(c)} warp {wi} lanes {_lanes(int(mm))}: at "
+                        f"{d.where()} `{d.text}`")
+                lines.append(head + " " + self._waits_on(g, c, d, int(w)))
+        kinds = {g.wait[0] for g in self.groups if g.wait}
+        if kinds == {"warp"}:
+            title = ("divergent warp-synchronous instruction: a .sync/.aligned instruction needs the "
+                     "other lanes of its warp (its membermask, or the whole warp for .aligned), but they "
+                     "are at another PC or have exited")
+            cls = DivergenceError
+        else:
+            title = "deadlock: every warp is parked and none can make progress"
+            cls = DeadlockError
+        return cls(title + "\n" + "\n".join(lines), loc=getattr(self.code[self.groups[0].pc].ins, "loc", None)
+                   if self.groups else None)
+
+    def _waits_on(self, g, c, d, w):
+        kind = g.wait[0]
+        if kind == "bar":
+            b = g.wait[1]
+            st = self.bars.get((c, b))
+            exp = (st.expected if st is not None and st.expected is not None else
+                   (g.wait[2] or int(self.live_count[c])))
+            arrived = st.arrived if st is not None else 0
+            return f"waits on barrier {b} ({arrived} of {exp} threads arrived)"
+        if kind == "warp":
+            miss = dict(g.wait[2]).get(w, 0)
+            where = []
+            for h in self.groups:
+                if h is g:
+                    continue
+                uw, m = h.warp_masks()
+                for ww, mm in zip(uw, m):
+                    if int(ww) == w and int(mm) & miss:
+                        where.append(f"lanes {_lanes(int(mm) & miss)} parked at {self.code[h.pc].where()} "
+                                     f"`{self.code[h.pc].text}`")
+            gone = miss & ~int(self.live_mask[w]) if w < len(self.live_mask) else 0
+            if gone:
+                where.append(f"lanes {_lanes(gone)} exited")
+            rest = "; ".join(where) or "they never arrive"
+            return f"waits for lanes {_lanes(miss)} of its warp ({rest})"
+        if kind == "mbar":
+            _, c2, addr, parity = g.wait
+            st = self.mbar.get((c2, addr))
+            if st is None:
+                return f"waits on mbarrier at shared {addr:#x} (never initialized)"
+            return (f"waits on mbarrier at shared {addr:#x} for phase parity {parity} "
+                    f"(current phase {st.phase}, {st.pending} of {st.count} arrivals pending, "
+                    f"tx-count {st.tx})")
+        if kind == "cluster":
+            return "waits on barrier.cluster"
+        return f"waits ({kind})"
+
+
+def _lanes(mask: int) -> str:
+    """'0-15,20' for a lane bitmask."""
+    out = []
+    i = 0
+    while i < 32:
+        if mask >> i & 1:
+            j = i
+            while j + 1 < 32 and mask >> (j + 1) & 1:
+                j += 1
+            out.append(f"{i}-{j}" if j > i else f"{i}")
+            i = j + 1
+        else:
+            i += 1
+    return ",".join(out) or "none"
