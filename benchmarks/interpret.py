@@ -148,7 +148,7 @@ def kernels():
     hh, ht, hm = np.zeros(16, np.uint32), np.zeros(1, np.float32), np.zeros(1, np.int32)
     out.append(("cuda histogram (atomics)", "n=1000", lambda: launch(cu("misc"), "histogram",
                                                                     [hx, np.int32(1000), hh, ht, hm], grid=3, block=128)))
-    rms = (ROOT / "tests" / "ptx_interp" / "rmsnorm.ptx").read_text()
+    rms = (ROOT / "tests" / "cuda_interp" / "rmsnorm_hand.ptx").read_text()
     x4 = rng.standard_normal((4, 64)).astype(np.float32)
     w = rng.standard_normal(64).astype(np.float32)
     y4 = np.zeros_like(x4)

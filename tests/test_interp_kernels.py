@@ -6,9 +6,12 @@ from __future__ import annotations
 import pathlib
 import sys
 
+import ml_dtypes
 import numpy as np
 
+from jax_pyptx import Tile, kernel, ptx, reg, smem
 from jax_pyptx.interpret import launch
+from jax_pyptx.types import b32, bf16, f32, u32, u64
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -81,7 +84,7 @@ def test_swiglu_and_saxpy():
 
 
 def test_hand_written_ptx_rmsnorm():
-    ptx = (ROOT / "tests" / "ptx_interp" / "rmsnorm.ptx").read_text()
+    ptx = (ROOT / "tests" / "cuda_interp" / "rmsnorm_hand.ptx").read_text()
     x = RNG.standard_normal((4, 64)).astype(np.float32)
     w = RNG.standard_normal(64).astype(np.float32)
     y = np.zeros_like(x)
@@ -94,3 +97,37 @@ def test_sanitizer_can_be_turned_off_for_speed():
     w = RNG.standard_normal(64).astype(np.float32)
     k = build_rms_norm(4, 64)
     np.testing.assert_array_equal(k.interpret(x, w, sanitize=False), k.interpret(x, w))
+
+
+@kernel(arch="sm_80", in_specs=(Tile(16, 16, bf16), Tile(8, 16, bf16)), out_specs=(Tile(16, 8, f32),),
+        block=(32, 1, 1), grid=(1, 1, 1))
+def mma_tile(A, Bt, C):
+    """One m16n8k16 bf16 tile written with the DSL: stage A and B^T in shared memory,
+    ldmatrix.x4 / .x2 fragments, mma.sync, store the f32 accumulators."""
+    sA = smem.alloc(bf16, (16, 16))
+    sB = smem.alloc(bf16, (8, 16))
+    lane = reg.from_(ptx.special.tid.x(), u32)
+    off = reg.cvt(lane, u64) * 16
+    v = reg.array(b32, 4)
+    ptx.inst.ld.global_.v4.b32(v, ptx.addr(A.ptr() + off))
+    ptx.inst.st.shared.v4.b32(ptx.addr(sA.ptr() + lane * 16), v)
+    with ptx.if_(lane < 16):
+        w = reg.array(b32, 4)
+        ptx.inst.ld.global_.v4.b32(w, ptx.addr(Bt.ptr() + off))
+        ptx.inst.st.shared.v4.b32(ptx.addr(sB.ptr() + lane * 16), w)
+    ptx.bar.sync(0)
+    a = ptx.mma.ldmatrix(ptx.addr(sA.ptr() + (lane % 16) * 32 + (lane // 16) * 16), num=4)
+    b = ptx.mma.ldmatrix(ptx.addr(sB.ptr() + (lane % 8) * 32 + ((lane // 8) % 2) * 16), num=2)
+    d = reg.array(f32, 4, init=0.0)
+    ptx.mma.sync(d, a, b, d, shape="m16n8k16", dtype=f32, atype=bf16)
+    base = C.ptr() + reg.cvt((lane >> 2) * 8 + (lane & 3) * 2, u64) * 4
+    ptx.inst.st.global_.v2.f32(ptx.addr(base), [d[0], d[1]])
+    ptx.inst.st.global_.v2.f32(ptx.addr(base + 8 * 8 * 4), [d[2], d[3]])
+    ptx.ret()
+
+
+def test_dsl_mma_sync_tile():
+    A = RNG.standard_normal((16, 16)).astype(ml_dtypes.bfloat16)
+    Bt = RNG.standard_normal((8, 16)).astype(ml_dtypes.bfloat16)
+    C = mma_tile.interpret(A, Bt)
+    np.testing.assert_allclose(C, A.astype(np.float64) @ Bt.astype(np.float64).T, rtol=1e-6, atol=1e-6)

@@ -45,7 +45,7 @@ def test_out_of_bounds_global_load_names_everything():
     with pytest.raises(OutOfBoundsError) as ei:
         launch(COPY.replace("CHECK", ""), "copy", [x, y, np.uint32(250)], grid=2, block=128)
     msg = str(ei.value)
-    assert msg.startswith("out-of-bounds global load ld.global.f32 %f1, [%rd4]; by thread (122,0,0) of CTA (1,0,0): ")
+    assert msg.startswith("<ptx>:18: out-of-bounds global load ld.global.f32 %f1, [%rd4]; by thread (122,0,0) of CTA (1,0,0): ")
     assert "address 0x" in msg and "is 4 bytes past the end of allocation #0 (param 'x'" in msg
     assert "1000 bytes at 0x" in msg and "[instruction #" in msg and "of copy]" in msg
     # the fixed kernel runs clean
@@ -122,7 +122,7 @@ def test_uninitialized_shared_read():
     with pytest.raises(UninitializedReadError) as ei:
         launch(bad, "k", [y], block=32)
     msg = str(ei.value)
-    assert msg.startswith("uninitialized shared load ld.shared.f32 %f2, [%r5]; by thread (4,0,0) of CTA (0,0,0): ")
+    assert msg.startswith("<ptx>:20: uninitialized shared load ld.shared.f32 %f2, [%r5]; by thread (4,0,0) of CTA (0,0,0): ")
     assert "shared address 0x14 'tile' (+20) is read before any thread of this CTA wrote it" in msg
     launch(SMEM.replace("WRITE", "st.shared.f32 [%r4], %f1;"), "k", [y], block=32)
     np.testing.assert_array_equal(y, np.arange(32, dtype=np.float32).reshape(16, 2)[:, ::-1].reshape(-1))
@@ -266,8 +266,8 @@ def test_deadlock_reports_every_warp():
         launch(prog, "k", [], block=64)
     msg = str(ei.value)
     assert msg.startswith("deadlock: every warp is parked and none can make progress")
-    assert "CTA (0,0,0) warp 0 lanes 0-31: at instruction #5 of k `bar.sync 1, 64;` waits on barrier 1 (32 of 64 threads arrived)" in msg
-    assert "CTA (0,0,0) warp 1 lanes 0-31: at instruction #3 of k `bar.sync 2, 64;` waits on barrier 2 (32 of 64 threads arrived)" in msg
+    assert "CTA (0,0,0) warp 0 lanes 0-31: at <ptx>:14 (instruction #5 of k) `bar.sync 1, 64;` waits on barrier 1 (32 of 64 threads arrived)" in msg
+    assert "CTA (0,0,0) warp 1 lanes 0-31: at <ptx>:11 (instruction #3 of k) `bar.sync 2, 64;` waits on barrier 2 (32 of 64 threads arrived)" in msg
     launch(prog.replace("bar.sync 2, 64;", "bar.sync 1, 64;"), "k", [], block=64)
 
 
@@ -385,7 +385,7 @@ def test_missing_barrier_read_after_write_race():
     with pytest.raises(jax_pyptx.errors.RaceError) as ei:
         launch(RACE.replace("SYNC1", "").replace("SYNC2", "bar.sync 0;"), "k", [y], block=64)
     msg = str(ei.value)
-    assert msg.startswith("race on shared load ld.shared.f32 %f2, [%r5]; by thread (0,0,0) of CTA (0,0,0): ")
+    assert msg.startswith("<ptx>:22: race on shared load ld.shared.f32 %f2, [%r5]; by thread (0,0,0) of CTA (0,0,0): ")
     assert "it reads shared address 0x80 ('tile' (+128)) that warp 1 of this CTA stored since the last barrier" in msg
     assert "a bar.sync (__syncthreads) is missing between the store and this load" in msg
 
@@ -395,7 +395,7 @@ def test_missing_barrier_write_after_read_race():
     with pytest.raises(jax_pyptx.errors.RaceError) as ei:
         launch(RACE.replace("SYNC1", "bar.sync 0;").replace("SYNC2", ""), "k", [y], block=64)
     msg = str(ei.value)
-    assert msg.startswith("race on shared store st.shared.f32 [%r4], %f1; by thread (0,0,0) of CTA (0,0,0): ")
+    assert msg.startswith("<ptx>:18: race on shared store st.shared.f32 [%r4], %f1; by thread (0,0,0) of CTA (0,0,0): ")
     assert "it overwrites shared address 0x0 ('tile' (+0)) that warp 1 of this CTA loaded since the last barrier" in msg
 
 

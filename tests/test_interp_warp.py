@@ -336,3 +336,32 @@ def test_calls_with_params_and_divergent_returns():
     y = np.zeros(64, np.uint32)
     launch(prog, "k", [y], block=64)
     assert y.tolist() == (2 * np.minimum(np.arange(64) + 20, 50)).tolist()
+
+
+def test_brx_idx_jump_table_diverges_per_thread():
+    prog = HDR + """
+    .visible .entry k(.param .u64 y)
+    {
+        .reg .u32 %r<4>; .reg .u64 %rd<4>;
+    TBL:
+        .branchtargets L0, L1, L2;
+        mov.u32 %r1, %tid.x;
+        rem.u32 %r2, %r1, 3;
+        brx.idx %r2, TBL;
+    L0:
+        mov.u32 %r3, 100;
+        bra J;
+    L1:
+        mov.u32 %r3, 200;
+        bra J;
+    L2:
+        mov.u32 %r3, 300;
+    J:
+        add.u32 %r3, %r3, %r1;
+        ld.param.u64 %rd1, [y]; mul.wide.u32 %rd2, %r1, 4; add.u64 %rd1, %rd1, %rd2;
+        st.global.u32 [%rd1], %r3;
+        ret;
+    }"""
+    y = np.zeros(32, np.uint32)
+    launch(prog, "k", [y], block=32)
+    assert y.tolist() == (100 * (LANES % 3 + 1) + LANES).tolist()

@@ -56,6 +56,7 @@ def arith_body(full: bool):
     m.div(a, x, mode="approx"); m.div(a, x, mode="full", ftz=True)
     m.abs(a, ftz=True); m.abs(d1); m.neg(a); m.neg(d1); m.copysign(a, x); m.copysign(d1, d2)
     m.min(a, x, ftz=True, nan=True); m.max(a, x, xorsign=True, abs=True); m.min(d1, d2)
+    m.max(a, x, ftz=True); m.min(a, x, xorsign=True, abs=True, nan=True)
     for op in ("finite", "infinite", "number", "notanumber", "normal", "subnormal"):
         m.testp(a, op=op)
     m.testp(d1, op="finite")
@@ -123,17 +124,7 @@ def arith_body(full: bool):
         z = reg.scalar(t)
         c.selp(z, z, pr); c.slct(z, z, i); c.slct(z, z, a, ftz=True)
     # ---------------------------------------------------------------- cvt
-    for src in (u16, u32, u64, s16, s32, s64, f32, f64):
-        z = reg.scalar(src, 1)
-        for dst in (u8_like(), u16, u32, u64, s16, s32, s64, f16, bf16, f32, f64):
-            if dst is src:
-                continue
-            if src.kind == "float" and dst.kind != "float":
-                ptx.cvt(z, dst, rnd="rzi", sat=True)
-            elif dst.kind == "float" and (src.kind != "float" or dst.bits < src.bits):
-                ptx.cvt(z, dst, rnd="rn")
-            else:
-                ptx.cvt(z, dst)
+    cvt_matrix()
     ptx.cvt(a, f32, rnd="rni", ftz=True); ptx.cvt(h, f32); ptx.cvt(bh, f32); ptx.cvt(h, s32, rnd="rmi")
     ptx.cvt(bh, f32, ftz=True); ptx.cvt(bh, bf16, rnd="rpi"); ptx.cvt(bh, s32, rnd="rzi")
     ptx.cvt(bh, f16, rnd="rn"); ptx.cvt(bh, f64); ptx.cvt(h, bf16, rnd="rz")
@@ -163,6 +154,48 @@ def arith_body(full: bool):
         ptx.cvt.pack4(reg.array(f32, 4), "e4m3x4", u, relu=True)
         ptx.cvt.pack4(reg.array(f32, 4), "e5m2x4", u)
     ptx.ret()
+
+
+def cvt_matrix():
+    """Every .dtype / .atype pair of the general cvt forms with a rounding the ISA's rules
+    require ("Rounding modifier is mandatory ... float-to-float narrowing, all float-to-int,
+    all int-to-float"), cycling through every .irnd / .frnd option, .ftz and .sat. 8-bit
+    values sit in 16-bit registers (``frm=``); ptxas wants 8-bit registers next to .bf16,
+    so those two pairs are left out."""
+    from itertools import cycle
+
+    from jax_pyptx.types import s8, u8
+
+    ints = (u8, u16, u32, u64, s8, s16, s32, s64)
+    floats = (f16, f32, f64)
+    irnd, frnd = cycle(("rni", "rzi", "rmi", "rpi")), cycle(("rn", "rz", "rm", "rp"))
+    for n, (src, dst) in enumerate((a, b) for a in ints + floats + (bf16,)
+                                   for b in ints + floats + (bf16,)):
+        if bf16 in (src, dst) and (src.bits == 8 or dst.bits == 8 or f32 in (src, dst)):
+            continue
+        reg_t = {8: u16 if src.kind == "unsigned" else s16}.get(src.bits, src)
+        z = reg.scalar(reg_t)
+        kw = {"frm": src} if src.bits == 8 else {}
+        if src.kind != "float" and dst.kind != "float":          # int -> int
+            # .sat only where the value can overflow (ptxas: "Illegal modifier '.sat'")
+            if src.bits > dst.bits or src.kind == "signed" and dst.kind == "unsigned" or \
+                    src.bits == dst.bits and src.kind != dst.kind:
+                kw["sat"] = n % 2 == 0
+        elif src.kind == "float" and dst.kind != "float":        # float -> int
+            kw["rnd"] = next(irnd)
+            if bf16 not in (src, dst):
+                kw.update(sat=n % 2 == 0, ftz=src is f32)
+        elif src.kind != "float":                                # int -> float
+            kw["rnd"] = next(frnd)
+        elif src is dst:                                         # float -> float, same
+            kw["rnd"] = next(irnd)
+            if src is not bf16:
+                kw.update(ftz=src is f32, sat=n % 3 == 0)
+        elif dst.bits < src.bits or bf16 in (src, dst) and dst is not f64:
+            kw["rnd"] = next(frnd)                               # narrowing
+            if bf16 not in (src, dst):
+                kw["sat"] = n % 2 == 0
+        ptx.cvt(z, dst, **kw)
 
 
 def reg_wide(t):

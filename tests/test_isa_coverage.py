@@ -29,3 +29,11 @@ def test_every_family_has_an_every_form_test():
         set(test_isa_mma.FAMILIES) | set(test_isa_hopper_blackwell.FAMILIES)
     families = {f.family for forms in TABLE.values() for f in forms}
     assert families == checked
+
+
+def test_gates_name_their_own_group_options():
+    """A gate on another group's option would fire for that option in every form carrying
+    the group (the validator raises a form's minimum for any gated option in the opcode)."""
+    bad = sorted({(f.name, g.name, o) for forms in TABLE.values() for f in forms
+                  for g in f.groups for o, *_ in g.gates if o not in g.options})
+    assert bad == []

@@ -7,13 +7,22 @@ import pytest
 
 from jax_pyptx import kernel, ptx, reg, smem
 from jax_pyptx.errors import PtxTypeError, PtxValueError
-from jax_pyptx.types import b16, b32, b64, b128, bf16, f16, f32, f64, s32, s64, u16, u32, u64
+from jax_pyptx.types import (b16, b32, b64, b128, bf16, f16, f32, f64, pred, s32, s64, u16,
+                             u32, u64)
+
+from jax_pyptx.dsl.ptx._wrap import emit
+from jax_pyptx.ir.nodes import Sink
 
 from .helpers import line_of
 from .isa_util import assemble, forms_used, missing
 
 
 RED_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+
+
+def _ins(full, *ops):
+    """One table-validated instruction from its full opcode (the ``ptx.inst`` path)."""
+    return emit(full, ops)
 
 
 def _tma(sa, tmap, bar, full: int):
@@ -33,7 +42,7 @@ def _tma(sa, tmap, bar, full: int):
                 ("shared::cluster",)
             for i, (dst, cg) in enumerate((d, c) for d in dsts for c in cgs):
                 kw = dict(multicast=mc, policy=policy, dst_space=dst, cta_group=cg)
-                t(sa, tmap, xs, bar, mode=("tile", None)[i % 2] or "tile", **kw)
+                t(sa, tmap, xs, bar, **kw)
                 if dim >= 3:
                     t(sa, tmap, xs, bar, mode="im2col", im2col=off[:dim - 2], **kw)
                     if full:
@@ -69,7 +78,7 @@ def _tma(sa, tmap, bar, full: int):
         for ops, types in ((("and", "or", "xor"), (b32, b64)), (("inc", "dec"), (u32,)),
                            (("min", "max"), (u32, s32, u64, s64, f16, bf16)),
                            (("add",), (u32, s32, u64, f32, f64, f16, bf16))):
-            for i, (op, ty) in enumerate(itertools.product(ops, types)):
+            for op, ty in itertools.product(ops, types):
                 C.reduce.async_.bulk(op, g, sa, 1024, type=ty, policy=policy)
     C.async_.bulk.s2s(sa, sa, 1024, bar)
     for ops, types in ((("and", "or", "xor"), (b32,)), (("inc", "dec"), (u32,)),
@@ -112,6 +121,35 @@ def _mbarrier(bars):
     B.wait(b0, 0)
     B.pending_count(st)
     B.inval(b0)
+    _mbarrier_options(b0, st)
+
+
+def _mbarrier_options(bar, st):
+    """Every option of every mbarrier form (the ``ptx.inst`` spelling, table-validated):
+    ``.shared`` and ``.shared::cta``, each memory order with each scope."""
+    inst = ptx.inst
+    orders = {"arrive": (".release", ".relaxed"), "wait": (".acquire", ".relaxed")}
+    for i, sp in enumerate((".shared", ".shared::cta")):
+        getattr(inst.mbarrier.init, sp[1:].replace("::", "__")).b64(bar, 1)
+        getattr(inst.mbarrier.inval, sp[1:].replace("::", "__")).b64(bar)
+        for sem, scope in ((s, c) for s in ("",) + orders["arrive"] for c in (".cta", ".cluster")):
+            sem_scope = f"{sem}{scope}" if sem else ""
+            for name in ("mbarrier.arrive", "mbarrier.arrive_drop"):
+                _ins(f"{name}{sem_scope}{sp}.b64", st, bar)
+                _ins(f"{name}.expect_tx{sem_scope}{sp}.b64", st, bar, 64)
+                _ins(f"{name}{sem_scope}.shared::cluster.b64", Sink(), bar)
+                _ins(f"{name}.expect_tx{sem_scope}.shared::cluster.b64", Sink(), bar, 64)
+            for name in ("mbarrier.expect_tx", "mbarrier.complete_tx"):
+                for space in (sp, ".shared::cluster"):
+                    _ins(f"{name}{'.relaxed' + scope if sem else ''}{space}.b64", bar, 64)
+        for name in ("mbarrier.arrive", "mbarrier.arrive_drop"):
+            _ins(f"{name}.noComplete{('', '.release.cta')[i]}{sp}.b64", st, bar, 1)
+        for sem, scope in ((s, c) for s in ("",) + orders["wait"] for c in (".cta", ".cluster")):
+            sem_scope = f"{sem}{scope}" if sem else ""
+            p = reg.scalar(pred)
+            for name in ("mbarrier.test_wait", "mbarrier.try_wait"):
+                _ins(f"{name}{sem_scope}{sp}.b64", p, bar, st)
+                _ins(f"{name}.parity{sem_scope}{sp}.b64", p, bar, 1)
 
 
 @kernel(arch="sm_90a", block=(128, 1, 1), cluster=(2, 1, 1))

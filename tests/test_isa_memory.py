@@ -18,32 +18,43 @@ def memory_body():
     pol = M.createpolicy_fractional("evict_last", "evict_unchanged", 0.5)
     M.createpolicy_fractional("evict_first"); M.createpolicy_range(a, 128, 256)
     M.createpolicy_range(a, 128, 256, "evict_normal", "evict_first"); M.createpolicy_cvt(pol)
-    # ld / st: {.weak}{.ss}{.cop}, scalar and vector, with and without a cache policy
-    for vec in (None, 4):
-        val = reg.array(f32, 4) if vec else v
+    # ld / st, every shape (scalar, .v2, .v4 of <= 32-bit; 256-bit .v8 32-bit / .v4 64-bit),
+    # each family with and without a cache policy
+    shapes = ((None, f32), (2, b64), (4, u32))
+    wide = ((8, b32), (4, f64))
+    for vec, t in shapes + wide:
+        val = reg.array(t, vec) if vec else reg.scalar(t)
+        small = (vec, t) in shapes
         for policy in (None, pol):
-            M.ld(a, f32, space="global", cop="cg", vec=vec, policy=policy)
-            M.ld(a, f32, space="global", l1="evict_last", vec=vec, policy=policy,
-                 prefetch="128B")
-            M.ld(a, f32, space="global", sem="acquire", scope="gpu", vec=vec, policy=policy,
-                 l1="evict_first")
-            M.ld(a, f32, space="global", nc=True, cop="ca", vec=vec, policy=policy)
-            M.ld(a, f32, space="global", nc=True, l1="no_allocate", vec=vec, policy=policy)
-            M.st(a, val, space="global", cop="wt", policy=policy)
-            M.st(a, val, space="global", l1="evict_unchanged", policy=policy)
+            pf = "128B" if policy is None else "256B"
+            l2 = None if small else "evict_first"
+            if small:
+                M.ld(a, t, space="global", cop="cg", vec=vec, policy=policy, prefetch=pf)
+                M.st(a, val, space="global", cop="wt", policy=policy)
+                M.ld(a, t, space="global", nc=True, cop="ca", vec=vec, policy=policy)
+            M.ld(a, t, space="global", l1="evict_last", l2=l2, vec=vec, policy=policy,
+                 prefetch=pf)
+            M.ld(a, t, space="global", sem="acquire", scope="gpu", vec=vec, policy=policy,
+                 l1="evict_first", l2=l2)
+            M.ld(a, t, space="global", nc=True, l1="no_allocate", l2=l2, vec=vec,
+                 policy=policy)
+            M.st(a, val, space="global", l1="evict_unchanged", l2=l2, policy=policy)
             M.st(a, val, space="global", sem="release", scope="sys", policy=policy,
-                 l1="evict_normal")
-        M.ld(a, f32, space="global", sem="volatile", vec=vec)
-        M.st(a, val, space="global", sem="volatile")
+                 l1="evict_normal", l2=l2)
+        if small:
+            M.ld(a, t, space="global", sem="volatile", vec=vec, prefetch="64B")
+            M.ld(buf[0], t, space="shared", sem="volatile", vec=vec)
+            M.st(a, val, space="global", sem="volatile")
+            M.ld(a, t, space="local", vec=vec); M.st(a, val, space="local", cop="cs")
+            M.ld(a, t, space="shared::cluster", sem="relaxed", scope="cluster", vec=vec)
+            M.st(a, val, space="shared::cta", sem="release", scope="cta")
     M.ld(a, u32, space="global", sem="relaxed", scope="cluster"); M.ld(a, u32, space="global", sem="mmio")
-    M.ld(a, b32, space="global", vec=8, l2="evict_first"); M.ld(a, b128, space="global")
-    M.ld(a, b64, space="global", vec=4, sem="relaxed", scope="gpu", l2="evict_last")
-    M.ld(a, f32, space="global", nc=True, vec=8, l2="evict_last")
+    M.ld(a, f16, space="global"); M.st(a, reg.scalar(bf16x2), space="global")   # as .b16/.b32
+    M.ld(a, b128, space="global")
     M.ld(buf[0], f32, space="shared"); M.ld(buf[4], f32, space="shared::cta", vec=4)
     M.ld(a, f32, space="global", sem="weak")
-    M.ldu(a, f32); M.ldu(a, f32, vec=2)
+    M.ldu(a, f32); M.ldu(a, f64, vec=2); M.ldu(a, u16, vec=4)
     M.st(a, reg.scalar(u32, 0), space="global", sem="mmio"); M.st(buf[0], reg.array(f32, 4), space="shared")
-    M.st(a, reg.array(b32, 8), space="global", l2="evict_last")
     M.st(a, reg.scalar(u32, 0), space="global", sem="relaxed", scope="cta")
     M.st_async(buf[0], v, bars[0]); M.st_async(buf[0], reg.array(f32, 2), bars[0])
     M.st_async(buf[0], reg.array(b64, 2), bars[0]); M.st_bulk(buf[0], 128)
@@ -138,7 +149,8 @@ FAMILIES = ("memory", "atomic", "sync", "fence", "misc", "warp", "data", "contro
 
 def test_memory_atomic_sync_warp_assemble_for_sm_100a():
     text = assemble(mem_sm100)
-    assert "\tld.global.L1::evict_last.L2::cache_hint.L2::128B.f32 \t" in text
+    assert "\tld.global.L1::evict_last.L2::cache_hint.L2::256B.f32 \t" in text
+    assert "\tld.global.L1::evict_last.L2::evict_first.L2::cache_hint.L2::256B.v4.f64 \t" in text
     assert "\tatom.global.v4.f32.add" not in text and "\tatom.global.add.v4.f32 \t" in text
     assert "\tfence.proxy.async.shared::cta;\n" in text
     assert "\tshfl.sync.bfly.b32 \t" in text

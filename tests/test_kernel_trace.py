@@ -150,7 +150,8 @@ def test_grid_callable_missing_variable():
 
 def test_directives_cluster_reqntid_raw():
     @kernel(arch="sm_90a", block=(128, 1, 1), cluster=(2, 1, 1), reqntid=True,
-            raw_directives=[".maxnreg 128"], raw_params=[("n", u32), ("blob", "b8", 16, 8)])
+            raw_directives=[".maxnreg 128", '.pragma "nounroll";'],
+            raw_params=[("n", u32), ("blob", "b8", 16, 8)])
     def k():
         n = ptx.param_value("n")
         m = n + 1
@@ -159,7 +160,7 @@ def test_directives_cluster_reqntid_raw():
 
     text = k.ptx()
     assert ("\t.param .u32 n,\n\t.param .align 8 .b8 blob[16]\n)\n.reqntid 128, 1, 1\n"
-            ".explicitcluster\n.reqnctapercluster 2, 1, 1\n.maxnreg 128\n{") in text
+            ".explicitcluster\n.reqnctapercluster 2, 1, 1\n.maxnreg 128\n.pragma \"nounroll\";\n{") in text
     assert "ld.param.u32 \t%r0, [n];" in text
     assemble(k)
 

@@ -390,3 +390,15 @@ def test_parsed_ir_equals_traced_ir():
 
     traced = tiny.module()
     assert parse(tiny.ptx()) == traced
+
+
+def test_instructions_carry_their_source_line():
+    from jax_pyptx import parse
+
+    text = (".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+            "  .reg .b32 %r<3>;\n  .reg .pred %p<2>;\n  mov.u32 %r1, 5;\n"
+            "  @%p1 add.u32 %r2, %r1, 1;\n  { ret; }\n}\n")
+    body = parse(text, source="k.ptx").functions[0].body
+    ins = [s for s in body if hasattr(s, "opcode")]
+    assert [str(i.loc) for i in ins] == ["k.ptx:8", "k.ptx:9"]
+    assert str(body[-1].body[0].loc) == "k.ptx:10"

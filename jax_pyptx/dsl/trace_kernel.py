@@ -112,9 +112,11 @@ def trace_kernel(k, template: dict, env: dict, batch=None, scalar_ptrs=()):
                                        (", ".join(map(str, k.cluster)),)))
         if tr.min_ptx < (7, 8):
             tr.min_ptx = (7, 8)
-    for d in k.raw_directives:
-        name, _, rest = d.strip().rstrip(";").partition(" ")
-        directives.append(RawDirective(name, (rest.strip(),) if rest.strip() else ()))
+    for d in k.raw_directives:                  # printed as written; a trailing ';' is kept
+        text = d.strip()
+        name, _, rest = text.rstrip(";").partition(" ")
+        directives.append(RawDirective(name, (rest.strip(),) if rest.strip() else (),
+                                       terminated=text.endswith(";")))
     body = tr.reg_decls() + fdecls + tr.prologue + tr.body
     fn = Function(k.name, ".entry", ".visible", tr.params, [], directives, body)
     version = k.version or tr.min_ptx

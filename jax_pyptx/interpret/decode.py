@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
-from ..ir.nodes import Addr, Block, Function, Imm, Instruction, Label, ParenList, RegDecl, Sym, VarDecl, Vec
+from ..ir.nodes import (
+    Addr, Block, Function, Imm, Instruction, Label, ParenList, RawDirective, RegDecl, Sym, VarDecl, Vec,
+)
 from ..types import PtxType, by_name
 from . import memory as M
 from .operands import RegInfo, imm_value, np_dtype
@@ -49,6 +51,11 @@ class Decoded:
 
     def where(self) -> str:
         return f"instruction #{self.pc} of {self.func}"
+
+    def where_line(self) -> str:
+        """``where()`` led by the source line when the instruction has one."""
+        loc = getattr(self.ins, "loc", None)
+        return f"{loc} ({self.where()})" if loc is not None else self.where()
 
 
 class Var:
@@ -262,10 +269,18 @@ class Program:
         labels = {}
         block_counter = [0]
         callees = []
+        last_label = [None]
+        self.branchtargets = getattr(self, "branchtargets", {})
 
         def walk(body, sc, depth):
             for s in body:
                 t = type(s)
+                if t is RawDirective and s.name == ".branchtargets" and last_label[0] is not None:
+                    names = [x.strip() for a in s.args for x in str(a).split(",") if x.strip()]
+                    self.branchtargets[(fn.name, last_label[0])] = names
+                    continue
+                if t is Label:
+                    last_label[0] = s.name
                 if t is Instruction:
                     d = Decoded(len(self.code), s, fn.name)
                     self.code.append(d)

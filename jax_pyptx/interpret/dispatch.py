@@ -74,9 +74,40 @@ def _bra(prog, d, ins, scope):
     d.target = pc
 
 
-@register("brx.idx")
+@register("brx.idx", "brx")
 def _brx(prog, d, ins, scope):
-    raise InterpreterError("brx.idx is not supported")
+    """brx.idx index, tlist: jump to entry ``index`` of a ``.branchtargets`` list."""
+    idx_op, tl = ins.operands[0], ins.operands[1]
+    if not isinstance(tl, Sym):
+        raise InterpreterError("brx.idx needs the label of a .branchtargets list")
+    names = prog.branchtargets.get((d.func, tl.name))
+    if names is None:
+        raise InterpreterError(f"no .branchtargets list labelled {tl.name!r}")
+    pcs = []
+    for nm in names:
+        pc = prog.label(d.func, nm)
+        if pc is None:
+            raise InterpreterError(f"unknown label {nm!r} in .branchtargets {tl.name}")
+        pcs.append(pc)
+    pcs = np.array(pcs, np.int64)
+    get = reader(prog, idx_op, u32, scope)
+    d.kind = K_CTRL
+
+    def brx(ctx, sub, g):
+        i = np.broadcast_to(np.asarray(get(ctx, sub)).astype(np.int64), (sub.n,))
+        if (i >= len(pcs)).any():
+            j = int(np.argmax(i >= len(pcs)))
+            raise ctx.error(InterpreterError, f"brx.idx index {int(i[j])} is outside its {len(pcs)} targets",
+                            sub, j, d)
+        tgt = pcs[i]
+        out = []
+        for t in np.unique(tgt):
+            sel = tgt == t
+            out.append(Group(sub.idx[sel], int(t), ctx.N))
+        if sub is not g:
+            out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, ctx.N))
+        return out
+    d.fn = brx
 
 
 @register("exit")

@@ -70,7 +70,10 @@ def mbar_arrive(ctx, g, addrs, counts, mods=(), tx=None, drop=False):
         sel = keys == k
         b, o = int(k) >> 32, int(k) & 0xFFFFFFFF
         st = _get(ctx, g, b, o, int(np.argmax(sel)))
-        tokens[sel] = np.uint64(st.phase)
+        # state token: phase in the high word, this thread's pending count (after its
+        # arrival, in thread order) in the low word
+        after = np.maximum(st.pending - np.cumsum(np.asarray(counts)[sel]), 0)
+        tokens[sel] = (np.uint64(st.phase) << np.uint64(32)) | after.astype(np.uint64)
         if tx is not None:
             st.tx += int(np.asarray(tx)[sel].sum()) if np.ndim(tx) else int(tx) * int(sel.sum())
         total = int(np.asarray(counts)[sel].sum())
@@ -183,7 +186,7 @@ def _wait_factory(blocking):
                 if parity:
                     done[j] = (st.phase & 1) != (int(s[j]) & 1)
                 else:
-                    done[j] = st.phase != int(s[j])
+                    done[j] = st.phase != (int(s[j]) >> 32)
             if done.all() or not blocking:
                 put(ctx, sub, done)
                 if not done.all() and not blocking:
@@ -206,7 +209,7 @@ def _wait_factory(blocking):
                 h = Group(sub.idx[sel], g.pc, ctx.N)
                 st = ctx.mbar[(int(k) >> 32, int(k) & 0xFFFFFFFF)]
                 h.wait = ("mbar", int(k) >> 32, int(k) & 0xFFFFFFFF,
-                          int(s[sel[0]]) & 1 if parity else int(s[sel[0]]))
+                          int(s[sel[0]]) & 1 if parity else (int(s[sel[0]]) >> 32) & 1)
                 out.append(h)
             if sub is not g:
                 out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, ctx.N))
@@ -221,5 +224,8 @@ register("mbarrier.test_wait")(_wait_factory(False))
 
 @register("mbarrier.pending_count")
 def _pending(prog, d, ins, scope):
+    """The pending arrival count captured in a state token by its arrive."""
     put = writer(prog, ins.operands[0], u32, scope)
-    d.fn = lambda ctx, g: put(ctx, g, np.zeros(g.n, np.uint32))
+    get = reader(prog, ins.operands[1], u64, scope)
+    d.fn = lambda ctx, g: put(ctx, g, np.broadcast_to(
+        (np.asarray(get(ctx, g)).astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32), (g.n,)).copy())

@@ -165,7 +165,7 @@ class SyncMixin:
                 c = int(w) * 32 // self.S
                 wi = int(w) % self.W
                 head = (f"  CTA {self._cta_str(c)} warp {wi} lanes {_lanes(int(mm))}: at "
-                        f"{d.where()} `{d.text}`")
+                        f"{d.where_line()} `{d.text}`")
                 lines.append(head + " " + self._waits_on(g, c, d, int(w)))
         kinds = {g.wait[0] for g in self.groups if g.wait}
         if kinds == {"warp"}:
@@ -176,8 +176,8 @@ class SyncMixin:
         else:
             title = "deadlock: every warp is parked and none can make progress"
             cls = DeadlockError
-        return cls(title + "\n" + "\n".join(lines), loc=getattr(self.code[self.groups[0].pc].ins, "loc", None)
-                   if self.groups else None)
+        # several warps at several places: each line names its own instruction and line
+        return cls(title + "\n" + "\n".join(lines))
 
     def _waits_on(self, g, c, d, w):
         kind = g.wait[0]
@@ -197,7 +197,7 @@ class SyncMixin:
                 uw, m = h.warp_masks()
                 for ww, mm in zip(uw, m):
                     if int(ww) == w and int(mm) & miss:
-                        where.append(f"lanes {_lanes(int(mm) & miss)} parked at {self.code[h.pc].where()} "
+                        where.append(f"lanes {_lanes(int(mm) & miss)} parked at {self.code[h.pc].where_line()} "
                                      f"`{self.code[h.pc].text}`")
             gone = miss & ~int(self.live_mask[w]) if w < len(self.live_mask) else 0
             if gone:

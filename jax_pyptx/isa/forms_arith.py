@@ -89,7 +89,7 @@ for op in ("add", "sub"):
 FORMS += [
     _f("fma", [R("rnd", *RND), G("ftz", ".ftz"), G("sat", ".sat"), R("type", ".f32")], D4),
     _f("fma", [R("rnd", *RND), R("type", ".f64")], D4, sm=13),
-    _f("fma", [R("rnd", *RND), G("ftz", ".ftz"), G("sat", ".sat"), R("type", ".f32x2")],
+    _f("fma", [R("rnd", *RND), G("ftz", ".ftz"), R("type", ".f32x2")],   # no .sat (ptxas)
        ("d:b64", "s:b64", "s:b64", "s:b64"), sm=100, ptx=(8, 6)),
     _f("fma", [R("rnd", ".rn"), G("ftz", ".ftz"), G("sat", ".sat"), R("type", *F16)], D4,
        sm=53, ptx=(4, 2), fam="half"),
@@ -122,8 +122,10 @@ FORMS += [
 for op in ("min", "max"):
     FORMS += [
         _f(op, [G("ftz", ".ftz"), G("nan", ".NaN", gate={".NaN": (80, (7, 0))}),
-                G("xorsign", ".xorsign", gate={".xorsign": (86, (7, 2))}), G("abs", ".abs"),
                 R("type", ".f32")], D3),
+        # .xorsign and .abs go together (ptxas: "'.xorsign' requires modifier '.abs'")
+        _f(op, [G("ftz", ".ftz"), G("nan", ".NaN"), R("xorsign", ".xorsign"), R("abs", ".abs"),
+                R("type", ".f32")], D3, sm=86, ptx=(7, 2)),
         _f(op, [G("ftz", ".ftz"), G("nan", ".NaN"), G("abs", ".abs"), R("type", ".f32")], D4,
            sm=100, ptx=(8, 8), doc=f"{op}.f32 d, a, b, c (three inputs)"),
         _f(op, [R("type", ".f64")], D3, sm=13),

@@ -20,11 +20,13 @@ INT_OPS = {
 TYPE_GATE = {".f64": (60, (5, 0)), ".s64": (32, (3, 1))}
 
 
-def _lead(red, sems):
+def _lead(red, sems, hint=False):
+    """sem, scope, space; ``.L2::cache_hint`` takes .global only (ptxas: "cannot be applied
+    to '.shared' space")."""
     return [G("sem", *sems, gate={k: v for k, v in SEM_GATE.items() if k in sems}),
             G("scope", *SCOPES, gate={".cta": (70, (6, 0)), ".gpu": (70, (6, 0)),
                                       ".sys": (70, (6, 0)), **SCOPE_GATE}),
-            G("space", *SPACES, gate=SPACE_GATE)]
+            G("space", ".global") if hint else G("space", *SPACES, gate=SPACE_GATE)]
 
 
 def _forms(name, red):
@@ -36,15 +38,17 @@ def _forms(name, red):
         if red and op == ".exch":
             continue          # red has no .exch (PTX ISA "red": .and .or .xor .add .inc .dec .min .max)
         for hint in (False, True):
-            groups = lead + [R("op", op)] + ([R("hint", ".L2::cache_hint")] if hint else []) + \
-                [R("type", *types, gate=TYPE_GATE)]
+            groups = _lead(red, sems, hint) + [R("op", op)] + \
+                ([R("hint", ".L2::cache_hint")] if hint else []) + \
+                [R("type", *types, gate={k: v for k, v in TYPE_GATE.items() if k in types})]
             ops = d + ("m", "s:type") + (("r:b64",) if hint else ())
             out.append(Form(name, tuple(groups), ops, min_sm=80 if hint else 20,
                             min_ptx=(7, 4) if hint else (1, 1), family="atomic",
                             doc=f"{name}{{.sem}}{{.scope}}{{.space}}{op}.type"))
     # half-precision adds (.noftz), scalar and packed
     for hint in (False, True):
-        out.append(Form(name, tuple(lead + [R("op", ".add"), R("noftz", ".noftz")] +
+        out.append(Form(name, tuple(_lead(red, sems, hint) + [R("op", ".add"),
+                                                               R("noftz", ".noftz")] +
                                     ([R("hint", ".L2::cache_hint")] if hint else []) +
                                     [R("type", ".f16", ".f16x2", ".bf16", ".bf16x2",
                                        gate={".f16": (70, (6, 3)), ".bf16": (90, (7, 8)),
@@ -88,13 +92,11 @@ def _forms(name, red):
 
 FORMS = _forms("atom", red=False) + _forms("red", red=True) + [
     Form("red.async", (R("sem", ".relaxed"), R("scope", ".cluster"), G("space", ".shared::cluster"),
-                       R("completion", ".mbarrier::complete_tx::bytes"),
-                       R("op", ".inc", ".dec", ".min", ".max", ".add"),
-                       R("type", ".u32", ".s32", ".u64")),
+                       R("completion", ".mbarrier::complete_tx::bytes"), R("op", *ops),
+                       R("type", *types)),
          ("m", "s:type", "m"), min_sm=90, min_ptx=(8, 1), family="atomic",
-         doc="red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type"),
-    Form("red.async", (R("sem", ".relaxed"), R("scope", ".cluster"), G("space", ".shared::cluster"),
-                       R("completion", ".mbarrier::complete_tx::bytes"),
-                       R("op", ".and", ".or", ".xor"), R("type", ".b32")),
-         ("m", "s:type", "m"), min_sm=90, min_ptx=(8, 1), family="atomic"),
+         doc="red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type")
+    # op / type pairs of PTX ISA "red.async" (ptxas: "Incorrect type '.s32' for operation '.inc'")
+    for ops, types in (((".inc", ".dec"), (".u32",)), ((".min", ".max"), (".u32", ".s32")),
+                       ((".add",), (".u32", ".s32", ".u64")), ((".and", ".or", ".xor"), (".b32",)))
 ]

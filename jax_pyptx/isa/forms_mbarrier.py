@@ -32,7 +32,9 @@ for name in ("mbarrier.arrive", "mbarrier.arrive_drop"):
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx... state, [a], tx_count"),
         _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, REMOTE, B64], ("d", "m", "s:u32"),
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx....shared::cluster.b64 _, [a], tx_count"),
-        _m(name, [R("nocomplete", ".noComplete"), G("sem", ".release"), G("scope", ".cta"),
+        _m(name, [R("nocomplete", ".noComplete"),
+                  G("sem", ".release", gate={".release": (90, (8, 0))}),
+                  G("scope", ".cta", gate={".cta": (90, (8, 0))}),
                   SHARED, B64], ("d:b64", "m", "s:u32"),
            doc=f"{name}.noComplete.shared.b64 state, [a], count"),
     ]

@@ -1,13 +1,27 @@
 """ld / st in every state space, vector width, cache operator, eviction priority and memory
 order; ldu, st.async, st.bulk, prefetch/prefetchu, applypriority, discard, createpolicy, cvta
-and isspacep."""
+and isspacep.
+
+The ld/st forms follow the PTX ISA's syntax and its restrictions (confirmed by ptxas):
+
+- types: .b8-.b128, .u8-.u64, .s8-.s64, .f32, .f64 (no .f16/.bf16: load those as .b16/.b32);
+  .b128 (sm_70, PTX 8.3) is never a vector element;
+- vectors: .v2 of any type, .v4 of 8/16/32-bit types; 256-bit accesses (.v8 of 32-bit, .v4 of
+  64-bit types: sm_100, PTX 8.8) only to .global (or a generic address), and only they take
+  ``.L2::evict_first/last``;
+- ``.L2::cache_hint``, ``.L2::64B/128B/256B`` and the ``.L1::*`` eviction priorities: .global
+  (or generic) only;
+- .relaxed/.acquire/.release and .volatile: .global and .shared (``.volatile.local``: PTX 9.1).
+"""
 from __future__ import annotations
 
 from .common import SCOPES
 from .model import Form, G, R
 
-LD_TYPES = (".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8",
-            ".s16", ".s32", ".s64", ".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64")
+T8_32 = (".b8", ".b16", ".b32", ".u8", ".u16", ".u32", ".s8", ".s16", ".s32", ".f32")
+T64 = (".b64", ".u64", ".s64", ".f64")
+T32 = (".b32", ".u32", ".s32", ".f32")
+LD_TYPES = T8_32 + T64 + (".b128",)
 TYPE_GATE = {".b128": (70, (8, 3))}
 SPACE_GATE = {".shared::cta": (20, (7, 8)), ".shared::cluster": (90, (7, 8)),
               ".param::entry": (20, (8, 3)), ".param::func": (20, (8, 3))}
@@ -15,91 +29,120 @@ LD_SPACES = (".const", ".global", ".local", ".param", ".param::entry", ".param::
              ".shared::cta", ".shared::cluster")
 ST_SPACES = (".global", ".local", ".param", ".param::func", ".shared", ".shared::cta",
              ".shared::cluster")
+ORDERED = (".global", ".shared", ".shared::cta", ".shared::cluster")
 L1 = (".L1::evict_normal", ".L1::evict_unchanged", ".L1::evict_first", ".L1::evict_last",
       ".L1::no_allocate")
-L2 = (".L2::evict_first", ".L2::evict_last")  # 256-bit accesses only (v8.b32 / v4.b64)
+L2 = (".L2::evict_first", ".L2::evict_last")
 PREFETCH = (".L2::64B", ".L2::128B", ".L2::256B")
 PREFETCH_GATE = {".L2::64B": (75, (7, 4)), ".L2::128B": (75, (7, 4)), ".L2::256B": (80, (7, 4))}
-VEC_GATE = {".v8": (100, (8, 8))}
+L1_GATE = {o: (70, (7, 4)) for o in L1}
+SCOPE = R("scope", *SCOPES, gate={".cluster": (90, (7, 8))})
+GLOBAL = G("space", ".global")
+# (vector group or None, types, min sm, min PTX): scalar, 128-bit-or-less vectors, 256-bit
+SHAPES = ((None, LD_TYPES, 0, (1, 0)), (R("vec", ".v2"), T8_32 + T64, 0, (1, 0)),
+          (R("vec", ".v4"), T8_32, 0, (1, 0)))
+WIDE = ((R("vec", ".v8"), T32, 100, (8, 8)), (R("vec", ".v4"), T64, 100, (8, 8)))
+
+
+def _only(gate, *drop):
+    return {k: v for k, v in gate.items() if k not in drop}
 
 
 def _space(opts):
     return G("space", *opts, gate={k: v for k, v in SPACE_GATE.items() if k in opts})
 
 
-def _cache_groups(kind, store):
-    if kind == "cop":
-        return [G("cop", *((".wb", ".cg", ".cs", ".wt") if store else
-                           (".ca", ".cg", ".cs", ".lu", ".cv")))]
-    return [G("l1", *L1), G("l2", *L2)]
-
-
-def _mem_forms(name, lead, space_opts, tails, store, sm=20, ptx=(1, 0), doc="", vec8=True,
-               hint=True, prefetch=True, fam="memory"):
-    """Scalar and vector forms, each with and without ``.L2::cache_hint`` + policy operand."""
+def _forms(name, lead, space, tails, store, sm=20, ptx=(1, 0), doc="", hint=True,
+           prefetch=False, shapes=SHAPES, fam="memory"):
+    """One form per vector shape, each with and without ``.L2::cache_hint`` + policy
+    (``hint="only"``: with it only)."""
     out = []
-    vecs = (".v2", ".v4", ".v8") if vec8 else (".v2", ".v4")
-    for vector in (False, True):
-        for with_hint in ((False, True) if hint else (False,)):
-            groups = list(lead) + ([_space(space_opts)] if space_opts else []) + list(tails)
+    for vec, types, vsm, vptx in shapes:
+        for with_hint in {True: (False, True), False: (False,), "only": (True,)}[hint]:
+            groups = list(lead) + ([space] if space is not None else []) + list(tails)
             if with_hint:
                 groups.append(R("hint", ".L2::cache_hint"))
             if prefetch and not store:
                 groups.append(G("prefetch", *PREFETCH, gate=PREFETCH_GATE))
-            if vector:
-                groups.append(R("vec", *vecs, gate=VEC_GATE))
-            groups.append(R("type", *LD_TYPES, gate=TYPE_GATE))
-            data = "v:type" if vector else ("s:type" if store else "d:type")
+            if vec is not None:
+                groups.append(vec)
+            groups.append(R("type", *types, gate={k: v for k, v in TYPE_GATE.items()
+                                                  if k in types}))
+            data = "v:type" if vec is not None else ("s:type" if store else "d:type")
             ops = ("m", data) if store else (data, "m")
             if with_hint:
                 ops += ("r:b64",)
-            out.append(Form(name, tuple(groups), ops, min_sm=max(sm, 80 if with_hint else 0),
-                            min_ptx=max(ptx, (7, 4)) if with_hint else ptx, family=fam,
+            out.append(Form(name, tuple(groups), ops,
+                            min_sm=max(sm, vsm, 80 if with_hint else 0),
+                            min_ptx=max(ptx, vptx, (7, 4) if with_hint else (1, 0)), family=fam,
                             relaxed=True, doc=doc + (" + cache-policy" if with_hint else "")))
     return out
 
 
-_EVICT_GATE = {**{o: (70, (7, 4)) for o in L1}, **{o: (100, (8, 8)) for o in L2}}
-
 FORMS = []
 for store, name, spaces in ((False, "ld", LD_SPACES), (True, "st", ST_SPACES)):
     order = ".release" if store else ".acquire"
-    FORMS += _mem_forms(name, [G("weak", ".weak")], spaces, _cache_groups("cop", store), store,
-                        doc=f"{name}{{.weak}}{{.ss}}{{.cop}}{{.vec}}.type")
-    FORMS += [
-        f for f in _mem_forms(name, [G("weak", ".weak")], spaces, [
-            G("l1", *L1, gate=_EVICT_GATE), G("l2", *L2, gate=_EVICT_GATE)], store,
-            doc=f"{name}{{.weak}}{{.ss}}{{.L1::evict_*}}{{.L2::evict_*}}{{.vec}}.type")
-    ]
-    FORMS += _mem_forms(name, [R("sem", ".volatile")], spaces, [], store, hint=False,
-                        doc=f"{name}.volatile{{.ss}}{{.vec}}.type")
-    FORMS += _mem_forms(name, [R("sem", ".relaxed", order), R("scope", *SCOPES,
-                                                                gate={".cluster": (90, (7, 8))})],
-                        spaces, [G("l1", *L1, gate=_EVICT_GATE), G("l2", *L2, gate=_EVICT_GATE)],
-                        store, sm=70, ptx=(6, 0),
-                        doc=f"{name}.relaxed|{order[1:]}.scope{{.ss}}{{...}}{{.vec}}.type")
+    cop = G("cop", *((".wb", ".cg", ".cs", ".wt") if store else (".ca", ".cg", ".cs", ".lu",
+                                                                 ".cv")))
+    weak = G("weak", ".weak")
+    sem = [R("sem", ".relaxed", order), SCOPE]
+    vol_spaces = ORDERED + (".local",)
+    FORMS += _forms(name, [weak], _space(spaces), [cop], store, hint=False,
+                    doc=f"{name}{{.weak}}{{.ss}}{{.cop}}{{.vec}}.type")
+    FORMS += _forms(name, [weak], GLOBAL, [cop], store, prefetch=True,
+                    hint="only" if store else True,   # without: the form above
+                    doc=f"{name}{{.weak}}{{.global}}{{.cop}}{{.L2::cache_hint}}{{.L2::NB}}.type")
+    FORMS += _forms(name, [weak], GLOBAL, [R("l1", *L1, gate=L1_GATE)], store, prefetch=True,
+                    doc=f"{name}{{.weak}}{{.global}}.L1::evict_*{{.L2::cache_hint}}.type")
+    FORMS += _forms(name, [weak], GLOBAL, [G("l1", *L1), G("l2", *L2)], store, prefetch=True,
+                    shapes=WIDE, doc=f"{name}{{.weak}}{{.global}}{{.L1::*}}{{.L2::evict_*}} "
+                                     f"(256-bit)")
+    FORMS += _forms(name, [R("sem", ".volatile")],
+                    G("space", *vol_spaces, gate={".local": (20, (9, 1)),
+                                                  ".shared::cta": (20, (7, 8)),
+                                                  ".shared::cluster": (90, (7, 8))}),
+                    [], store, hint=False, doc=f"{name}.volatile{{.ss}}{{.vec}}.type")
+    if not store:
+        FORMS += _forms(name, [R("sem", ".volatile")], GLOBAL, [], store, hint=False,
+                        prefetch=True, doc="ld.volatile{.global}.L2::NB{.vec}.type")
+    FORMS += _forms(name, sem, _space(ORDERED), [], store, sm=70, ptx=(6, 0), hint=False,
+                    doc=f"{name}.relaxed|{order[1:]}.scope{{.ss}}{{.vec}}.type")
+    FORMS += _forms(name, sem, GLOBAL, [G("l1", *L1, gate=L1_GATE)], store, sm=70, ptx=(6, 0),
+                    prefetch=True, doc=f"{name}.relaxed|{order[1:]}.scope{{.global}}"
+                                       f"{{.L1::*}}{{.L2::cache_hint}}{{.L2::NB}}.type")
+    FORMS += _forms(name, sem, GLOBAL, [G("l1", *L1), G("l2", *L2)], store, sm=70,
+                    ptx=(6, 0), prefetch=True, shapes=WIDE,
+                    doc=f"{name}.relaxed|{order[1:]}.scope{{.global}}... (256-bit)")
     FORMS.append(Form(name, (R("mmio", ".mmio"), R("sem", ".relaxed"), R("scope", ".sys"),
-                             G("space", ".global"), R("type", *LD_TYPES)),
+                             G("space", ".global"), R("type", *T8_32, *T64)),
                       ("m", "s:type") if store else ("d:type", "m"), min_sm=70, min_ptx=(8, 2),
                       family="memory", relaxed=True, doc=f"{name}.mmio.relaxed.sys"))
 # non-coherent global loads
-FORMS += _mem_forms("ld", [R("space", ".global"), G("cop", ".ca", ".cg", ".cs"), R("nc", ".nc")],
-                    None, [], False, sm=32, ptx=(3, 1), doc="ld.global{.cop}.nc{.vec}.type")
-FORMS += _mem_forms("ld", [R("space", ".global"), R("nc", ".nc")], None,
-                    [G("l1", *L1, gate=_EVICT_GATE), G("l2", *L2, gate=_EVICT_GATE)], False,
-                    sm=32, ptx=(3, 1), doc="ld.global.nc{.L1::evict_*}{.L2::evict_*}{.vec}.type")
+NC = [R("space", ".global"), G("cop", ".ca", ".cg", ".cs"), R("nc", ".nc")]
+FORMS += _forms("ld", NC, None, [], False, sm=32, ptx=(3, 1), prefetch=True,
+                doc="ld.global{.cop}.nc{.L2::cache_hint}{.L2::NB}{.vec}.type")
+FORMS += _forms("ld", [R("space", ".global"), R("nc", ".nc")], None,
+                [R("l1", *L1, gate=L1_GATE)], False, sm=32, ptx=(3, 1), prefetch=True,
+                doc="ld.global.nc.L1::evict_*{.L2::cache_hint}{.L2::NB}{.vec}.type")
+FORMS += _forms("ld", [R("space", ".global"), R("nc", ".nc")], None,
+                [G("l1", *L1), G("l2", *L2)], False, sm=32, ptx=(3, 1), prefetch=True,
+                shapes=WIDE, doc="ld.global.nc{.L1::*}{.L2::evict_*} (256-bit)")
 FORMS += [
-    Form("ldu", (G("space", ".global"), R("type", *LD_TYPES)), ("d:type", "m"), family="memory",
-         relaxed=True),
-    Form("ldu", (G("space", ".global"), R("vec", ".v2", ".v4"), R("type", *LD_TYPES)),
+    Form("ldu", (G("space", ".global"), R("type", *LD_TYPES, gate=TYPE_GATE)), ("d:type", "m"),
+         family="memory", relaxed=True),
+    Form("ldu", (G("space", ".global"), R("vec", ".v2"), R("type", *T8_32, *T64)),
          ("v:type", "m"), family="memory", relaxed=True),
-    Form("st.async", (G("weak", ".weak"), G("space", ".shared::cluster"),
-                      G("completion", ".mbarrier::complete_tx::bytes"), G("vec", ".v2", ".v4"),
+    Form("ldu", (G("space", ".global"), R("vec", ".v4"), R("type", *T8_32)),
+         ("v:type", "m"), family="memory", relaxed=True, doc="ldu.global.v4 (at most 128 bits)"),
+    # the space needs the completion mechanism (ptxas: ".shared::cluster requires modifier
+    # .completion_mechanism")
+    Form("st.async", (G("weak", ".weak"), R("space", ".shared::cluster"),
+                      R("completion", ".mbarrier::complete_tx::bytes"), G("vec", ".v2", ".v4"),
                       R("type", ".b32", ".b64", ".u32", ".u64", ".s32", ".s64", ".f32", ".f64")),
          ("m", "s:type", "m"), min_sm=90, min_ptx=(8, 1), family="memory",
-         doc="st.async{.weak}{.shared::cluster}{.mbarrier::complete_tx::bytes}.type [a], b, [mbar]"),
-    Form("st.async", (G("weak", ".weak"), G("space", ".shared::cluster"),
-                      G("completion", ".mbarrier::complete_tx::bytes"), R("vec", ".v2", ".v4"),
+         doc="st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes.type [a], b, [mbar]"),
+    Form("st.async", (G("weak", ".weak"), R("space", ".shared::cluster"),
+                      R("completion", ".mbarrier::complete_tx::bytes"), R("vec", ".v2", ".v4"),
                       R("type", ".b32", ".b64", ".u32", ".u64", ".s32", ".s64", ".f32", ".f64")),
          ("m", "v:type", "m"), min_sm=90, min_ptx=(8, 1), family="memory"),
     Form("st.bulk", (G("weak", ".weak"), G("space", ".shared::cta")), ("m", "r:b64", "i"),
@@ -138,11 +181,15 @@ FORMS += [
     Form("cvta", (G("to", ".to"), R("space", ".global", ".shared", ".shared::cta",
                                     ".shared::cluster", ".local", ".const", ".param",
                                     ".param::entry",
-                                    gate={**SPACE_GATE, ".param": (70, (7, 7))}),
-                  R("type", ".u32", ".u64")),
-         ("d:type", "s:type"), family="memory"),
+                                    gate={**_only(SPACE_GATE, ".param::func"),
+                                          ".param": (70, (7, 7))}),
+                  R("type", ".u64")),
+         ("d:type", "s:type"), family="memory",
+         doc="cvta{.to}.space.u64 (.u32 generic addresses need .address_size 32, which ptxas "
+             "rejects from sm_90)"),
     Form("isspacep", (R("space", ".global", ".shared", ".shared::cta", ".shared::cluster",
                            ".local", ".const", ".param", ".param::entry",
-                           gate={**SPACE_GATE, ".const": (20, (3, 1)), ".param": (70, (7, 7))}),),
+                           gate={**_only(SPACE_GATE, ".param::func"), ".const": (20, (3, 1)),
+                                 ".param": (70, (7, 7))}),),
          ("pd", "s:u64"), min_ptx=(2, 0), family="memory"),
 ]

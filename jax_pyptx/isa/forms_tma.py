@@ -10,6 +10,12 @@ from .model import Form, G, R
 DIMS = (".1d", ".2d", ".3d", ".4d", ".5d")
 B8_6 = {o: (SM100A, (8, 6)) for o in (".cta_group::1", ".cta_group::2", ".tile::gather4",
                                       ".im2col::w", ".im2col::w::128", ".tile::scatter4")}
+
+
+def _gate(*opts):
+    """The sm_100a gates of ``opts`` only (a group's gates must name its own options: a gate
+    on another group's option would fire for it)."""
+    return {o: B8_6[o] for o in opts}
 HINT = R("hint", ".L2::cache_hint")
 TX = R("completion", ".mbarrier::complete_tx::bytes")
 RED_OPS = (".add", ".min", ".max", ".inc", ".dec", ".and", ".or", ".xor")
@@ -24,45 +30,49 @@ def _t(name, groups, ops, doc, ptx=(8, 0), counts=(), sm=90):
                 counts=counts)
 
 
-def _dst(multicast):
-    """Global -> shared destinations: .shared::cta (PTX ISA 8.6) only without multicast."""
-    if multicast:
-        return R("dst", ".shared::cluster")
-    return R("dst", ".shared::cluster", ".shared::cta", gate={".shared::cta": (90, (8, 6))})
-
-
 FORMS = []
 # --------------------------------------------------------------------------- tensor loads
 # .tile::gather4 is 2-D only and takes five coordinates (a column, four rows); the im2col modes
-# are 3-D to 5-D (PTX ISA "cp.async.bulk.tensor"). The .tile mode may be left implicit.
+# are 3-D to 5-D (PTX ISA "cp.async.bulk.tensor"). The .tile mode may be left implicit. The
+# .shared::cta destination (PTX 8.6) takes no multicast. Target ISA Notes: .tile::gather4 and
+# .im2col::w need sm_100a into .shared::cluster but only sm_100 into .shared::cta;
+# .im2col::w::128 and .cta_group need sm_100a.
 G4 = ".tile::gather4"
-for mode, dims, modes, extra in (("tile", DIMS, (".tile",), ()),
-                                 ("tile::gather4", (".2d",), (G4,), ()),
-                                 ("im2col", DIMS[2:], (".im2col",), ("v@im2col:b16",)),
-                                 ("im2col::w", DIMS[2:], (".im2col::w", ".im2col::w::128"),
-                                  ("v2:b16",))):   # {wHalo, wOffset}
-    for multicast in (False, True):
-        for hint in (False, True):
-            groups = [R("dim", *dims), _dst(multicast), R("src", ".global"),
-                      (G if mode == "tile" else R)("mode", *modes, gate=B8_6), TX]
-            if multicast:
-                groups.append(R("multicast", ".multicast::cluster"))
-            groups.append(G("cta_group", ".cta_group::1", ".cta_group::2", gate=B8_6))
-            if hint:
-                groups.append(HINT)
-            ops = ("m", "m", "m") + extra + (("s:u16",) if multicast else ()) + \
-                (("r:b64",) if hint else ())
-            FORMS.append(_t("cp.async.bulk.tensor", groups, ops,
-                            f"load ({mode}{', multicast' if multicast else ''}"
-                            f"{', cache hint' if hint else ''}): [dst], [tmap, {{coords}}], [mbar]"
-                            + (", im2col offsets" if extra else ""),
-                            counts=(("im2col", _im2col),)))
+W128 = {".im2col::w::128": (SM100A, (8, 6))}
+LOADS = (  # (mode, dims, .shared::cluster mode group, .shared::cta mode group, extra operands)
+    ("tile", DIMS, G("mode", ".tile"), G("mode", ".tile"), ()),
+    ("tile::gather4", (".2d",), R("mode", G4, gate=_gate(G4)), R("mode", G4), ()),
+    ("im2col", DIMS[2:], R("mode", ".im2col"), R("mode", ".im2col"), ("v@im2col:b16",)),
+    ("im2col::w", DIMS[2:], R("mode", ".im2col::w", ".im2col::w::128",
+                              gate=_gate(".im2col::w", ".im2col::w::128")),
+     R("mode", ".im2col::w", ".im2col::w::128", gate=W128), ("v2:b16",)),   # {wHalo, wOffset}
+)
+for mode, dims, m_cluster, m_cta, extra in LOADS:
+    for dst, mgroup in ((".shared::cluster", m_cluster), (".shared::cta", m_cta)):
+        sm = 100 if dst == ".shared::cta" and mode in ("tile::gather4", "im2col::w") else 90
+        for multicast in ((False, True) if dst == ".shared::cluster" else (False,)):
+            for hint in (False, True):
+                groups = [R("dim", *dims), R("dst", dst), R("src", ".global"), mgroup, TX]
+                if multicast:
+                    groups.append(R("multicast", ".multicast::cluster"))
+                groups.append(G("cta_group", ".cta_group::1", ".cta_group::2",
+                                gate=_gate(".cta_group::1", ".cta_group::2")))
+                if hint:
+                    groups.append(HINT)
+                ops = ("m", "m", "m") + extra + (("s:u16",) if multicast else ()) + \
+                    (("r:b64",) if hint else ())
+                FORMS.append(_t("cp.async.bulk.tensor", groups, ops,
+                                f"load ({mode} into {dst[1:]}{', multicast' if multicast else ''}"
+                                f"{', cache hint' if hint else ''}): [dst], [tmap, {{coords}}], "
+                                f"[mbar]" + (", im2col info" if extra else ""),
+                                ptx=(8, 6) if dst == ".shared::cta" else (8, 0), sm=sm,
+                                counts=(("im2col", _im2col),)))
 # --------------------------------------------------------------------------- tensor stores / reduce
 for hint in (False, True):
     h = [HINT] if hint else []
     pol = ("r:b64",) if hint else ()
     for dims, mode in ((DIMS, G("mode", ".tile")), ((".2d",), R("mode", ".tile::scatter4",
-                                                                  gate=B8_6)),
+                                                                  gate=_gate(".tile::scatter4"))),
                        (DIMS[2:], R("mode", ".im2col_no_offs"))):
         FORMS.append(_t("cp.async.bulk.tensor", [R("dim", *dims), R("dst", ".global"),
                                                  R("src", ".shared::cta"), mode,
@@ -81,7 +91,8 @@ for hint in (False, True):
                                              R("src", ".global"), G("mode", ".tile")] + h,
            ("m",) + pol, "prefetch (tile): [tmap, {coords}]"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", ".2d"), R("level", ".L2"),
-                                             R("src", ".global"), R("mode", G4, gate=B8_6)] + h,
+                                             R("src", ".global"),
+                                             R("mode", G4, gate=_gate(G4))] + h,
            ("m",) + pol, "prefetch (tile::gather4): [tmap, {col, row0..row3}]"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
                                              R("src", ".global"), R("mode", ".im2col")] + h,
@@ -90,7 +101,7 @@ for hint in (False, True):
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
                                              R("src", ".global"),
                                              R("mode", ".im2col::w", ".im2col::w::128",
-                                               gate=B8_6)] + h,
+                                               gate=_gate(".im2col::w", ".im2col::w::128"))] + h,
            ("m", "v2:b16") + pol, "prefetch (im2col::w): [tmap, {coords}], {wHalo, wOffset}"),
         # ---------------------------------------------------------------- non-tensor bulk
         _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
@@ -104,7 +115,9 @@ for hint in (False, True):
            ("m", "s:u32") + pol, "cp.async.bulk.prefetch.L2.global [src], size"),
     ]
     for multicast in (False, True):
-        FORMS.append(_t("cp.async.bulk", [_dst(multicast), R("src", ".global"), TX] +
+        dst = R("dst", ".shared::cluster") if multicast else \
+            R("dst", ".shared::cluster", ".shared::cta", gate={".shared::cta": (90, (8, 6))})
+        FORMS.append(_t("cp.async.bulk", [dst, R("src", ".global"), TX] +
                         ([R("multicast", ".multicast::cluster")] if multicast else []) + h,
                         ("m", "m", "s:u32", "m") + (("s:u16",) if multicast else ()) + pol,
                         "global -> shared: [dst], [src], size, [mbar]"))

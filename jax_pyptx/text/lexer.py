@@ -84,6 +84,29 @@ class Source:
         return ParseError(message, line, col, token, self.name)
 
 
+class TextLoc:
+    """Where an instruction sits in PTX text: ``file:line``, the line found only when asked
+    (error messages), so parsing pays one small object per instruction."""
+
+    __slots__ = ("src", "pos")
+
+    def __init__(self, src: Source, pos: int):
+        self.src, self.pos = src, pos
+
+    @property
+    def file(self) -> str:
+        return self.src.name
+
+    @property
+    def line(self) -> int:
+        return self.src.line_col(self.pos)[0]
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    __repr__ = __str__
+
+
 def skip(text: str, pos: int) -> int:
     """Offset of the first character at or after ``pos`` that is not whitespace/comment."""
     return SKIP_RE.match(text, pos).end()

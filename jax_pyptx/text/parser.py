@@ -37,7 +37,7 @@ import re
 
 from ..errors import ParseError
 from ..ir.nodes import Block, Function, Label, Loc, Module, Pragma, RawDirective, Section
-from .lexer import EOF, next_token, SKIP_RE, Source, Token
+from .lexer import TextLoc, EOF, next_token, SKIP_RE, Source, Token
 from .parse_decls import DeclParser
 from .parse_instructions import InstructionParser
 from .parser_base import (
@@ -344,6 +344,7 @@ class _Parser(DeclParser, InstructionParser):
 
     def body(self, depth: int) -> list:
         text = self.text
+        src = self.src
         n = len(text)
         stmts: list = []
         append = stmts.append
@@ -355,6 +356,7 @@ class _Parser(DeclParser, InstructionParser):
             if m is not None:
                 ins = self._fast_instruction(m)
                 if ins is not None:
+                    ins.loc = TextLoc(src, m.start(3) if m.start(2) < 0 else m.start(2))
                     append(ins)
                     self.pos = m.end()
                     continue
@@ -379,6 +381,7 @@ class _Parser(DeclParser, InstructionParser):
             if m is not None:
                 ins = self._fast_instruction(m)
                 if ins is not None:
+                    ins.loc = TextLoc(src, pos)
                     append(ins)
                     self.pos = m.end()
                     continue
@@ -388,7 +391,9 @@ class _Parser(DeclParser, InstructionParser):
                 self.pos = m.end()
                 continue
             self.pos = pos
-            append(self.instruction())
+            ins = self.instruction()
+            ins.loc = TextLoc(src, pos)
+            append(ins)
 
     def body_directive(self, stmts: list) -> None:
         t = self.peek()

@@ -18,8 +18,12 @@ from ._wrap import addr as _addr, reg_addr, build_mods, choice, dtype, emit, int
 SEMS = (".weak", ".volatile", ".relaxed", ".acquire", ".release", ".mmio")
 
 
+# ld/st/ldu have no .f16/.bf16 types: half-precision values move as bits
+_AS_BITS = {"f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32"}
+
+
 def _kw(fn, *, space, sem, scope, cop, l1, l2, policy, prefetch, vec_n, t, nc):
-    kw = {"space": space, "cop": cop, "type": "." + t.name,
+    kw = {"space": space, "cop": cop, "type": "." + _AS_BITS.get(t.name, t.name),
           "l1": None if l1 is None else ".L1::" + str(l1).replace("L1::", "").lstrip("."),
           "l2": None if l2 is None else ".L2::" + str(l2).replace("L2::", "").lstrip("."),
           "prefetch": None if prefetch is None else ".L2::" + str(prefetch).replace("L2::", ""),
@@ -69,7 +73,8 @@ def st(address, value, type=None, *, space=None, sem=None, scope=None, cop=None,
 def ldu(address, type, *, vec=None, out=None, pred=None):
     """``ldu.global{.vN}.type``: a load through the uniform cache."""
     t = dtype(type)
-    mods = build_mods("ptx.mem.ldu", "ldu", {"space": ".global", "type": "." + t.name,
+    mods = build_mods("ptx.mem.ldu", "ldu", {"space": ".global",
+                                             "type": "." + _AS_BITS.get(t.name, t.name),
                                              "vec": f".v{vec}" if vec else None})
     out = out or (new_array(t, vec) if vec else new(t))
     emit("ldu" + "".join(mods), (out, _addr(address, "ptx.mem.ldu")), pred)
