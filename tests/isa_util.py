@@ -51,7 +51,7 @@ def missing(used: set, *families) -> list:
 # ----------------------------------------------------------------------------- ptxas probes
 # PTX ISA versions in order (the ISA's release history; 6.6-6.9 and 7.9 were never released)
 VERSIONS = tuple((6, i) for i in range(6)) + tuple((7, i) for i in range(9)) + \
-    tuple((8, i) for i in range(9)) + ((9, 0),)
+    tuple((8, i) for i in range(9)) + ((9, 0), (9, 1))
 
 
 def prev_version(v):

@@ -129,6 +129,9 @@ def memory_body():
         X.trap(); X.brkpt()
     with ptx.if_(ptx.cmp.setp("eq", u, 7)):
         ptx.exit()
+    skip = ptx.label("uni")
+    ptx.bra(skip, uni=True)
+    ptx.place(skip)
     ptx.ret()
 
 

@@ -52,12 +52,15 @@ def _operands(form, chosen, address):
     ops = []
     for i, sp in enumerate(specs_of(form)):
         t = _type(sp.type, chosen)
-        if sp.kind in ("l", "x") or sp.kind in ("d", "s", "r") and sp.type is None:
+        if sp.kind in ("l", "x"):
             return None
+        if sp.kind in ("d", "s", "r") and sp.type is None:   # .wide results, dp4a's d and c
+            base = _type("type", chosen)
+            t = by_name(f"b{base.bits * 2}") if chosen.get("mode") == ".wide" else b32
         if sp.optional:
             break
         if sp.kind in ("d", "s", "r"):
-            ops.append(reg.scalar(_reg_type(t)))
+            ops.append(reg.scalar(_reg_type(t) if t is not None else b32))
         elif sp.kind == "i":
             ops.append(IMM.get(form.name, 1))
         elif sp.kind == "pd" and i == 0 and form.name in PAIR_FIRST:
@@ -140,6 +143,9 @@ def test_every_option_assembles(k):
 
 
 def _options_used(kernels):
+    """(form, group, option) of every instruction of the kernels, credited to every form
+    whose groups take its modifiers and whose operand count fits (overlapping forms, e.g. a
+    .global-only form and the all-spaces one, both see ``ld.global.cg.b32``)."""
     from jax_pyptx.ir.nodes import Instruction
     from jax_pyptx.isa import check
 
@@ -148,11 +154,13 @@ def _options_used(kernels):
         target = parse_target(k.arch)
         fn = [i for i in k.module().items if hasattr(i, "body")][0]
         for s in _walk(fn.body):
-            if type(s) is not Instruction or (f := check(s, target)) is None:
+            if type(s) is not Instruction or check(s, target) is None:
                 continue
-            for base in TABLE[f.name]:
-                if base is f or (base.groups == f.groups and base.operands == f.operands):
-                    chosen = match_modifiers(base, s.modifiers) or {}
+            for base in TABLE[s.opcode]:
+                specs = specs_of(base)
+                chosen = match_modifiers(base, s.modifiers)
+                if chosen is not None and sum(not x.optional for x in specs) <= \
+                        len(s.operands) <= len(specs):
                     seen |= {(id(base), g, o) for g, o in chosen.items()}
     return seen
 

@@ -127,5 +127,5 @@ def test_min_version_and_arch_agree_with_ptxas(k, archs):
 
 
 def test_versions_list_is_the_isa_history():
-    assert VERSIONS[0] == (6, 0) and VERSIONS[-1] == (9, 0)
+    assert VERSIONS[0] == (6, 0) and VERSIONS[-1] == (9, 1)
     assert prev_version((7, 0)) == (6, 5) and prev_version((8, 0)) == (7, 8)

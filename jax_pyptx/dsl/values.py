@@ -241,6 +241,9 @@ def _mov_type(t: PtxType) -> str:
 
 
 # ----------------------------------------------------------------------------- operands
+_IMM_NODES: dict = {}   # (type, float value) -> Imm (0.0 is left out: -0.0 == 0.0)
+
+
 def as_operand(x, t: PtxType | None = None, tr=None):
     """IR operand for a DSL value; ``t`` types Python literals."""
     cls = type(x)
@@ -271,6 +274,12 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         if t is not None and t.kind == "float":
             return Imm(imm_text(float(x), t), t)
         return Imm(imm_text(int(x), t) if t is not None else str(int(x)), t)
+    if cls is float and t is not None and x:        # repeated literals share one node
+        got = _IMM_NODES.get((t, x))
+        if got is None and t.kind in ("float", "packed"):
+            got = _IMM_NODES[(t, x)] = Imm(imm_text(x, t), t)
+        if got is not None:
+            return got
     if cls is float or isinstance(x, np.floating):
         if t is None or t.kind not in ("float", "packed"):
             raise PtxTypeError(

@@ -103,7 +103,7 @@ class Guard:
     negated: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
     opcode: str
     modifiers: tuple = ()          # e.g. (".global", ".v4", ".f32"), canonical order
