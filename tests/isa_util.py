@@ -1,4 +1,5 @@
-"""Helpers for the ISA family tests: assemble, and which table forms a kernel used."""
+"""Helpers for the ISA family tests: assemble, which table forms a kernel used, and ptxas's
+per-line errors for a kernel's text re-targeted / re-versioned (the version and arch probes)."""
 from jax_pyptx.ir.nodes import Block, Instruction
 from jax_pyptx.isa import check
 from jax_pyptx.isa.model import parse_target

@@ -150,3 +150,22 @@ def test_unknown_instruction_passes_through():
         ptx.ret()
 
     assert "\tsome_future_op.b32;\n" in k.ptx()
+
+
+def test_arch_error_wins_over_a_type_error_from_another_form():
+    @kernel(arch="sm_80")
+    def k():
+        a = reg.scalar(f32)
+        ptx.inst.min.f32(a, a, a, a)  # three-source min is sm_100
+        ptx.ret()
+
+    with pytest.raises(ArchError) as e:
+        k.ptx()
+    assert str(e.value) == (f"{line_of(k.fn, '# three-source')}: min.f32 needs sm_100 (PTX ISA "
+                            f"8.8); kernel 'k' targets sm_80")
+
+
+def test_cta_barrier_spelling_splits():
+    from jax_pyptx.isa.opcodes import split_opcode
+
+    assert split_opcode("barrier.cta.sync.aligned") == ("barrier.cta.sync", (".aligned",))

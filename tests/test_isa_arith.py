@@ -117,7 +117,8 @@ def arith_body(full: bool):
         c.set_("lt", i, j, bool_op=bo, c=pr); c.set_("lt", a, x, dtype_=f32, bool_op=bo, c=pr)
     c.setp("lt", h, h); c.setp_x2("le", h2, h2, ftz=True); c.setp("gt", bh, bh)
     c.setp_x2("ge", bh2, bh2)
-    c.set_("ge", u, v, dtype_=s32); c.set_("ge", d1, d2, dtype_=u32); c.set_("ge", a, x, dtype_=u32, ftz=True)
+    c.set_("ge", u, v, dtype_=s32); c.set_("ge", d1, d2, dtype_=u32)
+    c.set_("ge", a, x, dtype_=u32, ftz=True)
     c.set_("lt", h, h, dtype_=f16); c.set_("lt", h2, h2, dtype_=f16x2); c.set_("lt", bh, bh,
                                                                               dtype_=bf16)
     for t in (b16, b32, b64, u16, u32, u64, s16, s32, s64, f32, f64):
@@ -125,7 +126,8 @@ def arith_body(full: bool):
         c.selp(z, z, pr); c.slct(z, z, i); c.slct(z, z, a, ftz=True)
     # ---------------------------------------------------------------- cvt
     cvt_matrix()
-    ptx.cvt(a, f32, rnd="rni", ftz=True); ptx.cvt(h, f32); ptx.cvt(bh, f32); ptx.cvt(h, s32, rnd="rmi")
+    ptx.cvt(a, f32, rnd="rni", ftz=True); ptx.cvt(h, f32); ptx.cvt(bh, f32)
+    ptx.cvt(h, s32, rnd="rmi")
     ptx.cvt(bh, f32, ftz=True); ptx.cvt(bh, bf16, rnd="rpi"); ptx.cvt(bh, s32, rnd="rzi")
     ptx.cvt(bh, f16, rnd="rn"); ptx.cvt(bh, f64); ptx.cvt(h, bf16, rnd="rz")
     for r in ("rn", "rz"):

@@ -91,7 +91,8 @@ def _canonical(major, swizzle, t, lbo, sbo, m, k):
         return ((8, m), (c * t, sbo)), ((t, 2 * k), (1, t))   # ((8,m),(T,2k)):((cT,SBO),(1,T))
     if swizzle == "none":       # ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
         return ((t, 1, m), (1, t, sbo)), ((8, k), (t, lbo))
-    return ((t, c, m), (1, t, lbo)), ((8, k), (c * t, sbo))     # ((T,c,m),(8,k)):((1,T,LBO),(cT,SBO))
+    # ((T,c,m),(8,k)):((1,T,LBO),(cT,SBO))
+    return ((t, c, m), (1, t, lbo)), ((8, k), (c * t, sbo))
 
 
 @pytest.mark.parametrize("ex", ISA_EXAMPLES, ids=lambda e: f"{e[0]}-{e[1]}-{e[2]}bit")

@@ -1,6 +1,8 @@
 """Hopper (TMA, mbarrier, clusters) and Blackwell (tcgen05, the sm_100a TMA forms, cluster
-launch control): every form of those families traced and assembled by ptxas for the lowest
-target that has it; misuse raises with the user's file:line."""
+launch control): every form of those families, and every option of every TMA, mbarrier and
+tcgen05 form, traced and assembled by ptxas for the lowest target that has it (tcgen05 once per
+.cta_group: ptxas rejects a function that mixes ::1 and ::2); misuse raises with the user's
+file:line."""
 import itertools
 
 import pytest

@@ -26,11 +26,13 @@ from jax_pyptx.isa import check
 from jax_pyptx.isa.model import parse_target, target_min_ptx
 
 from . import test_isa_arith as A, test_isa_hopper_blackwell as H, test_isa_memory as M
-from . import test_isa_mma as W
+from . import test_isa_mma as W, test_isa_options as O
 from .isa_util import VERSIONS, instruction_lines, prev_version, ptxas_errors
 
 # (kernel, targets it is re-targeted to)
 PROBES = (
+    (O.sweep_sm100, ("sm_75", "sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a")),
+    (O.sweep_sm90, ("sm_90a",)),
     (A.arith_sm100, ("sm_75", "sm_80", "sm_90", "sm_100a")),
     (M.mem_sm100, ("sm_75", "sm_80", "sm_90", "sm_90a", "sm_100a")),
     (M.misc_sm90, ("sm_90", "sm_90a")),
@@ -47,6 +49,9 @@ LENIENT = {
     ("mbarrier.test_wait", ".parity"):
         "mbarrier \"PTX ISA Notes\": test_wait.parity introduced in PTX ISA version 7.1 "
         "(cuda::ptx, generated from the ISA, tags it \"PTX ISA 71, SM_80\"); ptxas takes 7.0",
+    ("cp.async", ".shared::cta"):
+        "cp.async \"PTX ISA Notes\": the ::cta sub-qualifier of .shared from PTX ISA 7.8 "
+        "(as for every .shared::cta); ptxas takes 7.7",
 }
 
 

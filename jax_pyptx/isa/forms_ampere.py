@@ -156,7 +156,8 @@ FORMS += [
     Form("cp.async.commit_group", (), (), min_sm=80, min_ptx=(7, 0), family="async-copy"),
     Form("cp.async.wait_group", (), ("i",), min_sm=80, min_ptx=(7, 0), family="async-copy"),
     Form("cp.async.wait_all", (), (), min_sm=80, min_ptx=(7, 0), family="async-copy"),
-    Form("cp.async.mbarrier.arrive", (G("noinc", ".noinc"), G("space", *SHARED),
+    Form("cp.async.mbarrier.arrive", (G("noinc", ".noinc"),
+                                      G("space", *SHARED, gate={".shared::cta": (80, (7, 8))}),
                                       R("type", ".b64")), ("m",), min_sm=80, min_ptx=(7, 0),
          family="async-copy", doc="cp.async.mbarrier.arrive{.noinc}{.shared}.b64 [mbar]"),
 ]

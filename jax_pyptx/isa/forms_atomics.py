@@ -36,7 +36,7 @@ def _forms(name, red):
     out = []
     for op, types in INT_OPS.items():
         if red and op == ".exch":
-            continue          # red has no .exch (PTX ISA "red": .and .or .xor .add .inc .dec .min .max)
+            continue   # red has no .exch (PTX ISA "red": .and .or .xor .add .inc .dec .min .max)
         for hint in (False, True):
             groups = _lead(red, sems, hint) + [R("op", op)] + \
                 ([R("hint", ".L2::cache_hint")] if hint else []) + \
@@ -56,15 +56,17 @@ def _forms(name, red):
                         d + ("m", "s:type") + (("r:b64",) if hint else ()),
                         min_sm=80 if hint else 60, min_ptx=(7, 4) if hint else (6, 2),
                         family="atomic", doc=f"{name}...add.noftz.f16|f16x2|bf16|bf16x2"))
+    # .b128 with .sys scope: PTX 8.4 (ptxas: "'.b128 with .sys' requires PTX ISA 8.4")
+    b128 = [lead[0], G("scope", *SCOPES, gate={**SCOPE_GATE, ".sys": (90, (8, 4))}), lead[2]]
     if not red:
         out += [
             Form(name, tuple(lead + [R("op", ".cas"), R("type", ".b32", ".b64", ".b16",
                                                          gate={".b16": (70, (6, 3))})]),
                  ("d:type", "m", "s:type", "s:type"), family="atomic",
                  doc="atom...cas.type d, [a], b, c"),
-            Form(name, tuple(lead + [R("op", ".cas"), R("type", ".b128")]),
+            Form(name, tuple(b128 + [R("op", ".cas"), R("type", ".b128")]),
                  ("d:type", "m", "s:type", "s:type"), min_sm=90, min_ptx=(8, 3), family="atomic"),
-            Form(name, tuple(lead + [R("op", ".exch"), R("type", ".b128")]),
+            Form(name, tuple(b128 + [R("op", ".exch"), R("type", ".b128")]),
                  ("d:type", "m", "s:type"), min_sm=90, min_ptx=(8, 3), family="atomic"),
         ]
     # vector forms (global only)

@@ -10,6 +10,9 @@ def _b(name, groups, ops, sm=20, ptx=(1, 0), doc=""):
     return Form(name, tuple(groups), ops, min_sm=sm, min_ptx=ptx, family="logic", doc=doc)
 
 
+INT_RESULT = {t: (53, (6, 5)) for t in (".u16", ".s16", ".u32", ".s32")}
+
+
 def _c(name, groups, ops, sm=20, ptx=(1, 0), doc=""):
     return Form(name, tuple(groups), ops, min_sm=sm, min_ptx=ptx, family="compare", doc=doc)
 
@@ -80,11 +83,16 @@ FORMS = [
        ("d:dtype", "s:stype", "s:stype")),
     _c("set", [R("cmp", *CMP_F), R("bool", *BOOL), R("dtype", ".u32", ".s32", ".f32"),
                R("stype", ".f64")], ("d:dtype", "s:stype", "s:stype", "p")),
-    _c("set", [R("cmp", *CMP_F), G("ftz", ".ftz"), R("dtype", ".u16", ".s16", ".u32", ".s32",
-                                                      ".f16"), R("stype", ".f16")],
+    # integer results of a half-precision set: PTX ISA 6.5 (ptxas: "half precision floating
+    # point set instruction with integer result requires PTX ISA .version 6.5")
+    _c("set", [R("cmp", *CMP_F), G("ftz", ".ftz"),
+               R("dtype", ".u16", ".s16", ".u32", ".s32", ".f16", gate=INT_RESULT),
+               R("stype", ".f16")], ("d:dtype", "s:stype", "s:stype"), sm=53, ptx=(4, 2)),
+    _c("set", [R("cmp", *CMP_F), G("ftz", ".ftz"),
+               R("dtype", ".u32", ".s32", ".f16x2",
+                 gate={t: INT_RESULT[t] for t in (".u32", ".s32")}),
+               R("stype", ".f16x2")],
        ("d:dtype", "s:stype", "s:stype"), sm=53, ptx=(4, 2)),
-    _c("set", [R("cmp", *CMP_F), G("ftz", ".ftz"), R("dtype", ".u32", ".s32", ".f16x2"),
-               R("stype", ".f16x2")], ("d:dtype", "s:stype", "s:stype"), sm=53, ptx=(4, 2)),
     _c("set", [R("cmp", *CMP_F), R("dtype", ".u16", ".s16", ".u32", ".s32", ".bf16"),
                R("stype", ".bf16")], ("d:dtype", "s:stype", "s:stype"), sm=90, ptx=(7, 8)),
     _c("selp", [R("type", *BITS, *INT, ".f32", ".f64")], ("d:type", "s:type", "s:type", "p")),

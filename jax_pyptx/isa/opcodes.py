@@ -18,7 +18,8 @@ COMPOUND_NAMES = frozenset({
     "multimem.red", "tensormap.replace", "tensormap.cp_fenceproxy",
     # barriers
     "bar.sync", "bar.arrive", "bar.red", "bar.warp.sync", "barrier.sync", "barrier.arrive",
-    "barrier.red", "barrier.cluster.arrive", "barrier.cluster.wait", "fence.proxy",
+    "barrier.red", "bar.cta.sync", "bar.cta.arrive", "bar.cta.red", "barrier.cta.sync",
+    "barrier.cta.arrive", "barrier.cta.red", "barrier.cluster.arrive", "barrier.cluster.wait", "fence.proxy",
     # mbarrier
     "mbarrier.init", "mbarrier.inval", "mbarrier.arrive", "mbarrier.arrive_drop",
     "mbarrier.expect_tx", "mbarrier.complete_tx", "mbarrier.test_wait", "mbarrier.try_wait",

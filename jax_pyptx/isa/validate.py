@@ -206,6 +206,7 @@ def check(ins: Instruction, target: Target, forms: list, version=None, kernel: s
     ops = ins.operands
     n = len(ops)
     first_err = None
+    arch_miss = None
     best = None
     sized = False
     for c in cands:
@@ -227,8 +228,8 @@ def check(ins: Instruction, target: Target, forms: list, version=None, kernel: s
             sup = c.supports[target.name] = target.supports(c.form)
         if sup and (best is None or c.form.min_ptx < best.min_ptx):
             best = c.form
-        elif not sup and first_err is None:
-            first_err = c
+        elif not sup and arch_miss is None:
+            arch_miss = c             # operands fit, the target is too old: say so first
     if not sized:
         lo = min(c.lo for c in cands)
         hi = max(c.hi for c in cands)
@@ -237,9 +238,9 @@ def check(ins: Instruction, target: Target, forms: list, version=None, kernel: s
         raise ValidationError(f"{ins.full_opcode} takes {want} operands ({shapes}); got {n}",
                               loc=ins.loc)
     if best is None:
-        if isinstance(first_err, str):
+        if arch_miss is None:
             raise PtxTypeError(first_err, loc=ins.loc)
-        f = first_err.form
+        f = arch_miss.form
         raise ArchError(
             f"{ins.full_opcode} needs {f.arch_text()} (PTX ISA {f.min_ptx[0]}.{f.min_ptx[1]}); "
             f"kernel{' ' + repr(kernel) if kernel else ''} targets {target.name}",
