@@ -29,8 +29,12 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
-    if name == "ptx_call":
-        from .runtime.call import ptx_call
+    if name in ("ptx_call", "configure"):
+        from .runtime import call
 
-        return ptx_call
+        return getattr(call, name)
+    if name == "with_backward":
+        from .runtime.autodiff import with_backward
+
+        return with_backward
     raise AttributeError(f"module 'jax_pyptx' has no attribute {name!r}")
