@@ -33,6 +33,10 @@ def __getattr__(name):
         from .runtime import call
 
         return getattr(call, name)
+    if name == "to_torch":
+        from .runtime.torch_op import to_torch
+
+        return to_torch
     if name == "with_backward":
         from .runtime.autodiff import with_backward
 
