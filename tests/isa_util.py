@@ -21,14 +21,37 @@ def _walk(stmts):
             yield s
 
 
+def functions(module) -> list:
+    """The functions with a body, in source order (a text kernel's callees first)."""
+    return [i for i in module.items if getattr(i, "body", None) is not None]
+
+
+class TextKernel:
+    """Hand-written PTX standing in for a traced kernel in these helpers, for instructions the
+    DSL does not emit (call, brx.idx): ``ptx()`` is the text as the printer writes it."""
+
+    def __init__(self, name: str, arch: str, text: str):
+        from jax_pyptx import emit, parse
+
+        self.name, self.arch = name, arch
+        self._text = emit(parse(text))
+
+    def ptx(self, **kw) -> str:
+        return self._text
+
+    def module(self, **kw):
+        from jax_pyptx import parse
+
+        return parse(self._text)
+
+
 def forms_used(k, **kw) -> set:
     """ids of the (un-gated) table forms the kernel's instructions matched."""
     from jax_pyptx.isa import TABLE
 
     target = parse_target(k.arch)
-    fn = [i for i in k.module(**kw).items if hasattr(i, "body")][0]
     used = set()
-    for s in _walk(fn.body):
+    for s in (s for fn in functions(k.module(**kw)) for s in _walk(fn.body)):
         if type(s) is Instruction:
             f = check(s, target)
             if f is None:
@@ -64,13 +87,12 @@ def instruction_lines(k, **kw):
     from jax_pyptx.text.printer import instruction
 
     text = k.ptx(**kw).split("\n")
-    fn = [i for i in k.module(**kw).items if hasattr(i, "body")][0]
     out, at = [], 0
-    for s in _walk(fn.body):
+    for s in (s for fn in functions(k.module(**kw)) for s in _walk(fn.body)):
         if type(s) is not Instruction:
             continue
-        want = "\t" + instruction(s)
-        while text[at] != want:
+        want = instruction(s)
+        while text[at].lstrip("\t") != want:
             at += 1
         out.append((at + 1, s))
         at += 1

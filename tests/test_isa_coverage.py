@@ -5,7 +5,8 @@ import os
 from jax_pyptx.isa import TABLE
 from jax_pyptx.isa.coverage import coverage_table
 
-from . import test_isa_arith, test_isa_hopper_blackwell, test_isa_memory, test_isa_mma
+from . import (test_isa_arith, test_isa_hopper_blackwell, test_isa_memory, test_isa_mma,
+               test_isa_extra)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,7 +27,8 @@ def test_coverage_lists_families_with_arch_and_version():
 def test_every_family_has_an_every_form_test():
     """The families the ``missing(...) == []`` tests check cover the whole table."""
     checked = set(test_isa_arith.FAMILIES) | set(test_isa_memory.FAMILIES) | \
-        set(test_isa_mma.FAMILIES) | set(test_isa_hopper_blackwell.FAMILIES)
+        set(test_isa_mma.FAMILIES) | set(test_isa_hopper_blackwell.FAMILIES) | \
+        set(test_isa_extra.FAMILIES)
     families = {f.family for forms in TABLE.values() for f in forms}
     assert families == checked
 

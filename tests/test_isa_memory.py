@@ -2,10 +2,10 @@
 those families traced (sm_100a, with an sm_90a kernel for the Hopper-only forms) and
 assembled by ptxas for the target."""
 from jax_pyptx import kernel, ptx, reg, smem
-from jax_pyptx.types import (b16, b32, b64, b128, bf16, bf16x2, f16, f16x2, f32, f64, pred,
+from jax_pyptx.types import (b16, b32, b64, b128, bf16, bf16x2, e4m3, f16, f16x2, f32, f64, pred,
                              s32, s64, u16, u32, u64)
 
-from .isa_util import assemble, forms_used, missing
+from .isa_util import TextKernel, assemble, forms_used, missing
 
 
 def memory_body():
@@ -65,6 +65,11 @@ def memory_body():
     M.prefetch(a, "L2::evict_normal", space="global"); M.prefetchu(a); M.prefetch_tensormap(a)
     M.prefetch_tensormap(a, space="param")
     M.applypriority(a); M.discard(a)
+    sp = reg.scalar(u64)
+    ptx.inst.stacksave.u64(sp)
+    ptx.inst.alloca.u64(reg.scalar(u64), reg.scalar(u64, 64), 16)
+    ptx.inst.alloca.u32(reg.scalar(u32), 32)
+    ptx.inst.stackrestore.u64(sp)
     M.cvta(p, "shared", to=True); M.cvta(p, "shared"); M.cvta(p, "global", to=True)
     M.cvta(p, "shared::cta"); M.cvta(p, "param", to=True)
     for sp in ("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param"):
@@ -129,8 +134,12 @@ def memory_body():
     X = ptx.misc
     X.nanosleep(100); X.griddepcontrol_wait(); X.griddepcontrol_launch_dependents()
     X.pmevent(1); X.pmevent(3, mask=True)
-    ptx.inst.mov.b64(d, reg.array(b32, 2)); ptx.inst.mov.b64(reg.array(b32, 2), d)
-    ptx.inst.mov.b128(reg.scalar(b128), reg.array(b64, 2))
+    # pack / unpack: halves and quarters of each width (bytes in real .b8 registers: fp8)
+    for wide, elem, n in ((b16, e4m3, 2), (b32, b16, 2), (b32, e4m3, 4), (b64, b32, 2),
+                          (b64, f16, 4), (b128, b64, 2), (b128, f32, 4)):
+        mv = getattr(ptx.inst.mov, wide.name)
+        w = reg.scalar(wide)
+        mv(w, reg.array(elem, n)); mv(reg.array(elem, n), w)
     with ptx.if_(q):
         X.trap(); X.brkpt()
     with ptx.if_(ptx.cmp.setp("eq", u, 7)):
@@ -153,6 +162,61 @@ def misc_sm90():
     ptx.ret()
 
 
+# call and brx.idx (the DSL emits neither): every form, from PTX text
+calls_sm80 = TextKernel("calls_sm80", "sm_80", """
+.version 8.0
+.target sm_80
+.address_size 64
+.func (.param .b32 r) g(.param .b32 x)
+{
+    .reg .b32 %t;
+    ld.param.b32 %t, [x];
+    st.param.b32 [r], %t;
+    ret;
+}
+.func h()
+{
+    ret;
+}
+.visible .entry calls_sm80(.param .u32 n)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u32 %r1, [n];
+    {
+    .param .b32 p0;
+    .param .b32 r0;
+    st.param.b32 [p0], %r1;
+    call.uni (r0), g, (p0);
+    ld.param.b32 %r2, [r0];
+    }
+    call h;
+    call.uni h;
+    call h, ();
+    call.uni h, ();
+    mov.u64 %rd1, g;
+    mov.u64 %rd2, h;
+    {
+    .param .b32 p0;
+    .param .b32 r0;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (r0), %rd1, (p0), proto;
+    call.uni (r0), %rd1, (p0), proto;
+    }
+    {
+    hproto: .callprototype _ ();
+    call %rd2, hproto;
+    call.uni %rd2, (), hproto;
+    }
+    ts: .branchtargets L0, L1;
+    brx.idx.uni %r1, ts;
+L0:
+    brx.idx %r1, ts;
+L1:
+    ret;
+}
+""")
+
 FAMILIES = ("memory", "atomic", "sync", "fence", "misc", "warp", "data", "control")
 
 
@@ -171,8 +235,16 @@ def test_setmaxnreg_text_and_assembles():
     assert "\tsetmaxnreg.dec.sync.aligned.u32 \t40;\n" in text
 
 
+def test_calls_assemble():
+    text = assemble(calls_sm80)
+    assert "\tcall.uni \t(r0), g, (p0);\n" in text and "\tbrx.idx.uni \t%r1, ts;\n" in text
+
+
 def test_every_memory_atomic_sync_warp_misc_form_is_exercised():
-    used = forms_used(mem_sm100) | forms_used(misc_sm90)
+    from .test_isa_extra import multimem_sm90
+
+    used = forms_used(mem_sm100) | forms_used(misc_sm90) | forms_used(calls_sm80) | \
+        forms_used(multimem_sm90)
     for fam in FAMILIES:
         left = missing(used, fam)
         assert left == [], (fam, left)

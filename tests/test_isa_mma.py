@@ -7,6 +7,8 @@ import re
 from jax_pyptx import kernel, ptx, reg, smem
 from jax_pyptx.types import b32, b64, bf16, f16, f32, f64, s32, u16, u32, u64
 
+from jax_pyptx.dsl.ptx._wrap import emit
+
 from .isa_util import assemble, forms_used, missing
 
 # (shape, A regs, B regs) of mma.sync, per family of multiplicand types (PTX ISA "Matrix shape")
@@ -23,6 +25,31 @@ def _acc(t, shape, n16, n8=None):
     if shape == "m8n8k4":
         return reg.array(t, n8 or (8 if t is f32 else 4))
     return reg.array(t, n16)
+
+
+# mma.sp: A holds half of K (PTX ISA "Matrix fragments for mma.sp"): (shape, A and B regs)
+SPARSE = {"f16": (("m16n8k16", 2), ("m16n8k32", 4)), "bf16": (("m16n8k16", 2), ("m16n8k32", 4)),
+          "tf32": (("m16n8k8", 2), ("m16n8k16", 4)), "s8": (("m16n8k32", 2), ("m16n8k64", 4)),
+          "u4": (("m16n8k64", 2), ("m16n8k128", 4)), "e4m3": (("m16n8k64", 4),)}
+
+
+def _sparse(sm: int):
+    """Every mma.sp{::ordered_metadata} form: d, a, b, c, metadata, selector 0."""
+    e = reg.scalar(b32, 0)
+    for name in ("mma.sp", "mma.sp::ordered_metadata"):
+        for t, shapes in SPARSE.items():
+            if t == "e4m3" and sm < 90:
+                continue
+            for i, (shape, n) in enumerate(shapes):
+                accs = (("f16", "f16"), ("f32", "f32")) if t == "f16" else \
+                    (("s32", "s32"),) if t in ("s8", "u4") else (("f32", "f32"),)
+                for dt, ct in accs:
+                    acc = reg.array(b32, 2) if dt == "f16" else \
+                        reg.array(s32 if dt == "s32" else f32, 4)
+                    sat = ".satfinite" if dt == "s32" and i else ""
+                    bt = {"e4m3": "e5m2", "s8": "s8", "u4": "u4"}.get(t, t)
+                    emit(f"{name}.sync.aligned.{shape}.row.col{sat}.{dt}.{t}.{bt}.{ct}",
+                         (acc, reg.array(b32, n), reg.array(b32, n), acc, e, 0))
 
 
 def mma_body(sm: int):
@@ -63,6 +90,7 @@ def mma_body(sm: int):
                    atype="e4m3", btype="e5m2")
             M.sync(d16, reg.array(b32, na), reg.array(b32, nb), d16, shape=shape,
                    dtype=f16, ctype=f16, atype="e5m2", btype="e4m3")
+    _sparse(sm)
     buf = smem.alloc(f16, (1024,), name="tile")
     for n in (1, 2, 4):
         M.ldmatrix(buf[0], num=n)

@@ -12,21 +12,21 @@ import pytest
 
 from jax_pyptx import kernel, ptx, reg
 from jax_pyptx.dsl.ptx._wrap import emit
-from jax_pyptx.ir.nodes import PredPair
+from jax_pyptx.ir.nodes import Addr, PredPair, Sink, Vec
 from jax_pyptx.isa import TABLE
 from jax_pyptx.isa.model import parse_target
-from jax_pyptx.isa.validate import effective, match_modifiers, specs_of
-from jax_pyptx.types import b16, b32, b64, by_name, is_type_name, pred, s16, u16, u64
+from jax_pyptx.isa.validate import _count, effective, match_modifiers, specs_of
+from jax_pyptx.types import b16, b32, b64, by_name, e4m3, is_type_name, pred, s16, u16, u32, u64
 
-from . import test_isa_arith, test_isa_hopper_blackwell, test_isa_memory, test_isa_mma
-from .isa_util import _walk, assemble, ptxas_errors
+from . import (test_isa_arith, test_isa_hopper_blackwell, test_isa_memory, test_isa_mma,
+               test_isa_extra)
+from .isa_util import _walk, assemble, functions, ptxas_errors
 
 BY_KERNEL = {"wgmma", "tcgen05", "tma", "mbarrier", "cvt"}
 # operands the generic builder cannot make: a .param::func address needs a .func parameter
 SKIP_OPTIONS = {".param::func"}
-# first operand "d|p": a register and a predicate (a lone predicate is not allowed)
-PAIR_FIRST = {"shfl.sync", "match", "elect.sync", "lop3"}
-IMM = {"applypriority": 128, "discard": 128, "fence.proxy": 128, "st.bulk": 0,
+IMM = {"applypriority": 128, "discard": 128, "fence.proxy": 128, "st.bulk": 0, "mma.sp": 0,
+       "mma.sp::ordered_metadata": 0, "tensormap.cp_fenceproxy": 128,
        "cp.async": 16, "cp.async.wait_group": 0, "pmevent": 1, "setmaxnreg": 232}
 
 
@@ -52,31 +52,41 @@ def _operands(form, chosen, address):
     ops = []
     for i, sp in enumerate(specs_of(form)):
         t = _type(sp.type, chosen)
-        if sp.kind in ("l", "x"):
+        if sp.kind in ("l", "x", "a"):
             return None
-        if sp.kind in ("d", "s", "r") and sp.type is None:   # .wide results, dp4a's d and c
+        if sp.kind in ("d", "s", "r", "dp") and sp.type is None:   # .wide results, dp4a's d, c
             base = _type("type", chosen)
             t = by_name(f"b{base.bits * 2}") if chosen.get("mode") == ".wide" else b32
         if sp.optional:
             break
-        if sp.kind in ("d", "s", "r"):
+        if sp.kind in ("d", "s", "r", "dp"):
             ops.append(reg.scalar(_reg_type(t) if t is not None else b32))
         elif sp.kind == "i":
             ops.append(IMM.get(form.name, 1))
-        elif sp.kind == "pd" and i == 0 and form.name in PAIR_FIRST:
-            ops.append(PredPair(reg.scalar(b32).ir, reg.scalar(pred).ir))
-        elif sp.kind in ("p", "pd"):
+        elif sp.kind == "_":
+            ops.append(Sink())
+        elif sp.kind == "d|p":      # a register and a predicate (a lone one is not allowed)
+            ops.append(PredPair(reg.scalar(_reg_type(t)).ir, reg.scalar(pred).ir))
+        elif sp.kind in ("p", "pd", "pq"):
             ops.append(reg.scalar(pred))
         elif sp.kind == "m":
             ops.append(ptx.addr(address))
+        elif sp.kind in ("t", "tx"):      # [a, {coords}]: a 64-bit handle and the coordinates
+            n = _count(sp, chosen, form, "dim")
+            items = [reg.scalar(_reg_type(t)).ir for _ in range(n)]
+            if sp.kind == "tx" and chosen.get("geom", "").startswith(".a"):
+                items[0] = reg.scalar(u32).ir          # the array index
+            ops.append(Addr(address.ir, 0, (Vec(tuple(items)),)))
         elif sp.kind == "v":
             n = sp.count or (form.count_rule(sp.rule)(chosen) if sp.rule else 0)
             if not n:
                 vec = chosen.get(form.vec_group, "")
                 n = int(vec[2:]) if vec[2:].isdigit() else 2
-            if t is None and form.name == "mov":      # pack / unpack: halves of the type
-                t = by_name(f"b{_type('type', chosen).bits // n}")
-            ops.append(reg.array(_reg_type(t), n))
+            if form.name == "mov" and t is not None and t.bits == 8:
+                t = e4m3          # pack / unpack of bytes: real .b8 registers (fp8 values)
+            else:
+                t = _reg_type(t)
+            ops.append(reg.array(t, n))
     return ops
 
 
@@ -152,8 +162,7 @@ def _options_used(kernels):
     seen = set()
     for k in kernels:
         target = parse_target(k.arch)
-        fn = [i for i in k.module().items if hasattr(i, "body")][0]
-        for s in _walk(fn.body):
+        for s in (s for fn in functions(k.module()) for s in _walk(fn.body)):
             if type(s) is not Instruction or check(s, target) is None:
                 continue
             for base in TABLE[s.opcode]:
@@ -170,7 +179,8 @@ def test_every_option_of_every_form_is_exercised():
                test_isa_memory.mem_sm100, test_isa_memory.misc_sm90, test_isa_mma.mma_sm80,
                test_isa_mma.mma_sm90, test_isa_mma.mma_sm100, test_isa_mma.wgmma_sm90,
                test_isa_hopper_blackwell.hopper, test_isa_hopper_blackwell.blackwell,
-               test_isa_hopper_blackwell.blackwell_pair]
+               test_isa_hopper_blackwell.blackwell_pair, test_isa_memory.calls_sm80,
+               *test_isa_extra.KERNELS]
     seen = _options_used(kernels)
     left = sorted({(f.family, f.name, g.name, o) for forms in TABLE.values() for f in forms
                    for g in f.groups for o in g.options

@@ -26,7 +26,7 @@ from jax_pyptx.isa import check
 from jax_pyptx.isa.model import parse_target, target_min_ptx
 
 from . import test_isa_arith as A, test_isa_hopper_blackwell as H, test_isa_memory as M
-from . import test_isa_mma as W, test_isa_options as O
+from . import test_isa_mma as W, test_isa_options as O, test_isa_extra as X
 from .isa_util import VERSIONS, instruction_lines, prev_version, ptxas_errors
 
 # (kernel, targets it is re-targeted to)
@@ -41,6 +41,11 @@ PROBES = (
     (H.hopper, ("sm_80", "sm_90", "sm_90a")),
     (H.blackwell, ("sm_90a", "sm_100", "sm_100a")),
     (H.blackwell_pair, ("sm_100a",)),
+    (M.calls_sm80, ("sm_75", "sm_80", "sm_90a")),
+    (X.legacy_sm80, ("sm_75", "sm_80", "sm_90", "sm_100a")),
+    (X.tensormap_sm90, ("sm_90", "sm_90a", "sm_100a")),
+    (X.tensormap_sm100, ("sm_90a", "sm_100a", "sm_120a")),
+    (X.multimem_sm90, ("sm_80", "sm_90", "sm_100a")),
 )
 
 # ptxas 13.5 accepts these one version below the ISA's minimum; the ISA text wins.

@@ -14,7 +14,8 @@ from .opcodes import COMPOUND_NAMES, split_opcode  # noqa: F401
 # family modules, each with a FORMS list
 FAMILY_MODULES = ("forms_core", "forms_arith", "forms_logic", "forms_cvt", "forms_memory",
                   "forms_atomics", "forms_sync", "forms_warp", "forms_ampere", "forms_wgmma",
-                  "forms_tma", "forms_mbarrier", "forms_cluster", "forms_tcgen05")
+                  "forms_tma", "forms_mbarrier", "forms_cluster", "forms_tcgen05", "forms_wmma",
+                  "forms_tensormap", "forms_texture", "forms_multimem")
 
 
 def _build():

@@ -1,6 +1,7 @@
 """Ampere-era tensor-core and async-copy instructions: mma.sync (f16, bf16, tf32, f64, int8,
-int4, b1, fp8), ldmatrix, stmatrix, movmatrix, cp.async (ca/cg, zero fill, ignore-src, cache
-hints), its commit/wait groups and cp.async.mbarrier.arrive."""
+int4, b1, fp8), mma.sp{::ordered_metadata} (sparse A), ldmatrix, stmatrix, movmatrix, cp.async
+(ca/cg, zero fill, ignore-src, cache hints), its commit/wait groups and
+cp.async.mbarrier.arrive."""
 from __future__ import annotations
 
 from .common import SHARED, SM100A
@@ -85,6 +86,44 @@ for shape, na, nb, ptx in ((".m16n8k32", 4, 2, (8, 4)), (".m16n8k16", 2, 1, (8, 
     FORMS.append(_m([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
                      R("dtype", ".f16"), R("atype", *F8), R("btype", *F8), R("ctype", ".f16")],
                     (_v(2), _v(na), _v(nb), _v(2)), 89, (8, 7)))
+
+
+# --------------------------------------------------------------------------- sparse mma
+# mma.sp{::ordered_metadata}.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype
+# d, a, b, c, e (metadata), f (sparsity selector); A holds half of its dense K. ::ordered_metadata:
+# PTX ISA 8.5. (shape, a/b regs) per multiplicand type; fp8 on sm_89 from PTX ISA 8.4.
+for name, ptx_min in (("mma.sp", (7, 1)), ("mma.sp::ordered_metadata", (8, 5))):
+    def _sp(groups, ops, sm=80, ptx=ptx_min, doc="", name=name):
+        return Form(name, (R("sync", ".sync"), R("aligned", ".aligned")) + tuple(groups), ops,
+                    min_sm=sm, min_ptx=max(ptx, ptx_min), family="mma",
+                    doc=doc or f"{name}.sync.aligned.shape.row.col.dtype.atype.btype.ctype "
+                               f"d, a, b, c, e, f")
+    for shape, n in ((".m16n8k16", 2), (".m16n8k32", 4)):
+        for dt, ct in ((".f16", ".f16"), (".f32", ".f32")):
+            acc = _v(2) if dt == ".f16" else _v(4, "f32")
+            FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
+                              R("dtype", dt), R("atype", ".f16"), R("btype", ".f16"),
+                              R("ctype", ct)], (acc, _v(n), _v(n), acc, "r:b32", "i")))
+        FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
+                          R("dtype", ".f32"), R("atype", ".bf16"), R("btype", ".bf16"),
+                          R("ctype", ".f32")],
+                         (_v(4, "f32"), _v(n), _v(n), _v(4, "f32"), "r:b32", "i")))
+    for shape, n in ((".m16n8k8", 2), (".m16n8k16", 4)):
+        FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
+                          R("dtype", ".f32"), R("atype", ".tf32"), R("btype", ".tf32"),
+                          R("ctype", ".f32")],
+                         (_v(4, "f32"), _v(n), _v(n), _v(4, "f32"), "r:b32", "i")))
+    for shapes, types in (((".m16n8k32", 2), (".m16n8k64", 4)), (".u8", ".s8")), \
+            (((".m16n8k64", 2), (".m16n8k128", 4)), (".u4", ".s4")):
+        for shape, n in shapes:
+            FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
+                              G("sat", ".satfinite"), R("dtype", ".s32"), R("atype", *types),
+                              R("btype", *types), R("ctype", ".s32")],
+                             (_v(4, "s32"), _v(n), _v(n), _v(4, "s32"), "r:b32", "i")))
+    FORMS.append(_sp([R("shape", ".m16n8k64"), R("alayout", ".row"), R("blayout", ".col"),
+                      R("dtype", ".f32"), R("atype", *F8), R("btype", *F8), R("ctype", ".f32")],
+                     (_v(4, "f32"), _v(4), _v(4), _v(4, "f32"), "r:b32", "i"), sm=89,
+                     ptx=(8, 4)))
 
 
 # --------------------------------------------------------------------------- ldmatrix / stmatrix

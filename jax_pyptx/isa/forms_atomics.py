@@ -29,6 +29,26 @@ def _lead(red, sems, hint=False):
             G("space", ".global") if hint else G("space", *SPACES, gate=SPACE_GATE)]
 
 
+def _orders(groups) -> tuple:
+    """The orders real compilers emit besides the ISA's ``{.sem}{.scope}{.space}.op...``
+    (ptxas takes any order): Triton's ``atom.global.gpu.acq_rel.add`` and
+    ``atom.global.acq_rel.gpu.cas``, nvcc's ``atom.global.cta.add`` and CUTLASS-style
+    ``red.global.gpu.add``, and CUDA's cooperative-groups ``atom.add.release.gpu``."""
+    names = [g.name for g in groups]
+    rest = [n for n in names if n not in ("sem", "scope", "space")]
+    no_op = [n for n in rest if n != "op"]
+    return (("space", "scope", "sem", *rest), ("space", "sem", "scope", *rest),
+            ("op", "sem", "scope", "space", *no_op))
+
+
+def _atom(name, groups, ops, **kw):
+    doc = kw.pop("doc", "")
+    return Form(name, tuple(groups), ops, orders=_orders(groups),
+                doc=(doc + "; " if doc else "") + "also taken in the orders "
+                "{.space}{.scope}{.sem}.op, {.space}{.sem}{.scope}.op, .op{.sem}{.scope}{.space} "
+                "(emitted by Triton, nvcc, CUDA headers)", **kw)
+
+
 def _forms(name, red):
     sems = (".relaxed", ".release") if red else (".relaxed", ".acquire", ".release", ".acq_rel")
     lead = _lead(red, sems)
@@ -42,12 +62,12 @@ def _forms(name, red):
                 ([R("hint", ".L2::cache_hint")] if hint else []) + \
                 [R("type", *types, gate={k: v for k, v in TYPE_GATE.items() if k in types})]
             ops = d + ("m", "s:type") + (("r:b64",) if hint else ())
-            out.append(Form(name, tuple(groups), ops, min_sm=80 if hint else 20,
+            out.append(_atom(name, tuple(groups), ops, min_sm=80 if hint else 20,
                             min_ptx=(7, 4) if hint else (1, 1), family="atomic",
                             doc=f"{name}{{.sem}}{{.scope}}{{.space}}{op}.type"))
     # half-precision adds (.noftz), scalar and packed
     for hint in (False, True):
-        out.append(Form(name, tuple(_lead(red, sems, hint) + [R("op", ".add"),
+        out.append(_atom(name, tuple(_lead(red, sems, hint) + [R("op", ".add"),
                                                                R("noftz", ".noftz")] +
                                     ([R("hint", ".L2::cache_hint")] if hint else []) +
                                     [R("type", ".f16", ".f16x2", ".bf16", ".bf16x2",
@@ -60,13 +80,13 @@ def _forms(name, red):
     b128 = [lead[0], G("scope", *SCOPES, gate={**SCOPE_GATE, ".sys": (90, (8, 4))}), lead[2]]
     if not red:
         out += [
-            Form(name, tuple(lead + [R("op", ".cas"), R("type", ".b32", ".b64", ".b16",
+            _atom(name, tuple(lead + [R("op", ".cas"), R("type", ".b32", ".b64", ".b16",
                                                          gate={".b16": (70, (6, 3))})]),
                  ("d:type", "m", "s:type", "s:type"), family="atomic",
                  doc="atom...cas.type d, [a], b, c"),
-            Form(name, tuple(b128 + [R("op", ".cas"), R("type", ".b128")]),
+            _atom(name, tuple(b128 + [R("op", ".cas"), R("type", ".b128")]),
                  ("d:type", "m", "s:type", "s:type"), min_sm=90, min_ptx=(8, 3), family="atomic"),
-            Form(name, tuple(b128 + [R("op", ".exch"), R("type", ".b128")]),
+            _atom(name, tuple(b128 + [R("op", ".exch"), R("type", ".b128")]),
                  ("d:type", "m", "s:type"), min_sm=90, min_ptx=(8, 3), family="atomic"),
         ]
     # vector forms (global only)
@@ -76,15 +96,15 @@ def _forms(name, red):
         h = [R("hint", ".L2::cache_hint")] if hint else []
         pol = ("r:b64",) if hint else ()
         out += [
-            Form(name, tuple(vlead + [R("op", ".add")] + h + [R("vec", ".v2", ".v4"),
+            _atom(name, tuple(vlead + [R("op", ".add")] + h + [R("vec", ".v2", ".v4"),
                                                               R("type", ".f32")]),
                  dv + ("m", "v:type") + pol, min_sm=90, min_ptx=(8, 1), family="atomic",
                  doc=f"{name}.global.add.v2|v4.f32"),
-            Form(name, tuple(vlead + [R("op", ".add", ".min", ".max"), R("noftz", ".noftz")] + h +
+            _atom(name, tuple(vlead + [R("op", ".add", ".min", ".max"), R("noftz", ".noftz")] + h +
                              [R("vec", ".v2", ".v4", ".v8"), R("type", ".f16", ".bf16")]),
                  dv + ("m", "v:type") + pol, min_sm=90, min_ptx=(8, 1), family="atomic",
                  doc=f"{name}.global.op.noftz.v2|v4|v8.f16|bf16"),
-            Form(name, tuple(vlead + [R("op", ".add", ".min", ".max"), R("noftz", ".noftz")] + h +
+            _atom(name, tuple(vlead + [R("op", ".add", ".min", ".max"), R("noftz", ".noftz")] + h +
                              [R("vec", ".v2", ".v4"), R("type", ".f16x2", ".bf16x2")]),
                  dv + ("m", "v:type") + pol, min_sm=90, min_ptx=(8, 1), family="atomic",
                  doc=f"{name}.global.op.noftz.v2|v4.f16x2|bf16x2"),

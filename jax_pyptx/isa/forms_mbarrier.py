@@ -24,18 +24,18 @@ FORMS = [
 ]
 for name in ("mbarrier.arrive", "mbarrier.arrive_drop"):
     FORMS += [
-        _m(name, [ASEM, SCOPE, SHARED, B64], ("d:b64", "m", "s:u32?"),
+        _m(name, [ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", "s:u32?"),
            doc=f"{name}{{.sem}}{{.scope}}{{.shared}}.b64 state, [a]{{, count}}"),
-        _m(name, [ASEM, SCOPE, REMOTE, B64], ("d", "m", "s:u32?"), sm=90, ptx=(8, 0),
+        _m(name, [ASEM, SCOPE, REMOTE, B64], ("_", "m", "s:u32?"), sm=90, ptx=(8, 0),
            doc=f"{name}{{.sem}}{{.scope}}.shared::cluster.b64 _, [a]{{, count}} (remote)"),
-        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, SHARED, B64], ("d:b64", "m", "s:u32"),
+        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", "s:u32"),
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx... state, [a], tx_count"),
-        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, REMOTE, B64], ("d", "m", "s:u32"),
+        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, REMOTE, B64], ("_", "m", "s:u32"),
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx....shared::cluster.b64 _, [a], tx_count"),
         _m(name, [R("nocomplete", ".noComplete"),
                   G("sem", ".release", gate={".release": (90, (8, 0))}),
                   G("scope", ".cta", gate={".cta": (90, (8, 0))}),
-                  SHARED, B64], ("d:b64", "m", "s:u32"),
+                  SHARED, B64], ("d_:b64", "m", "s:u32"),
            doc=f"{name}.noComplete.shared.b64 state, [a], count"),
     ]
 for name in ("mbarrier.expect_tx", "mbarrier.complete_tx"):

@@ -68,7 +68,8 @@ def _forms(name, lead, space, tails, store, sm=20, ptx=(1, 0), doc="", hint=True
                 groups.append(vec)
             groups.append(R("type", *types, gate={k: v for k, v in TYPE_GATE.items()
                                                   if k in types}))
-            data = "v:type" if vec is not None else ("s:type" if store else "d:type")
+            # the scalar may be written {x} (one-element vector; ptxas takes it, Triton emits it)
+            data = "v:type" if vec is not None else ("s1:type" if store else "d1:type")
             ops = ("m", data) if store else (data, "m")
             if with_hint:
                 ops += ("r:b64",)
@@ -115,7 +116,7 @@ for store, name, spaces in ((False, "ld", LD_SPACES), (True, "st", ST_SPACES)):
                     doc=f"{name}.relaxed|{order[1:]}.scope{{.global}}... (256-bit)")
     FORMS.append(Form(name, (R("mmio", ".mmio"), R("sem", ".relaxed"), R("scope", ".sys"),
                              G("space", ".global"), R("type", *T8_32, *T64)),
-                      ("m", "s:type") if store else ("d:type", "m"), min_sm=70, min_ptx=(8, 2),
+                      ("m", "s1:type") if store else ("d1:type", "m"), min_sm=70, min_ptx=(8, 2),
                       family="memory", relaxed=True, doc=f"{name}.mmio.relaxed.sys"))
 # non-coherent global loads
 NC = [R("space", ".global"), G("cop", ".ca", ".cg", ".cs"), R("nc", ".nc")]
@@ -128,7 +129,7 @@ FORMS += _forms("ld", [R("space", ".global"), R("nc", ".nc")], None,
                 [G("l1", *L1), G("l2", *L2)], False, sm=32, ptx=(3, 1), prefetch=True,
                 shapes=WIDE, doc="ld.global.nc{.L1::*}{.L2::evict_*} (256-bit)")
 FORMS += [
-    Form("ldu", (G("space", ".global"), R("type", *LD_TYPES, gate=TYPE_GATE)), ("d:type", "m"),
+    Form("ldu", (G("space", ".global"), R("type", *LD_TYPES, gate=TYPE_GATE)), ("d1:type", "m"),
          family="memory", relaxed=True),
     Form("ldu", (G("space", ".global"), R("vec", ".v2"), R("type", *T8_32, *T64)),
          ("v:type", "m"), family="memory", relaxed=True),
@@ -139,13 +140,13 @@ FORMS += [
     Form("st.async", (G("weak", ".weak"), R("space", ".shared::cluster"),
                       R("completion", ".mbarrier::complete_tx::bytes"), G("vec", ".v2", ".v4"),
                       R("type", ".b32", ".b64", ".u32", ".u64", ".s32", ".s64", ".f32", ".f64")),
-         ("m", "s:type", "m"), min_sm=90, min_ptx=(8, 1), family="memory",
+         ("m", "s1:type", "m"), min_sm=90, min_ptx=(8, 1), family="memory",
          doc="st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes.type [a], b, [mbar]"),
     Form("st.async", (G("weak", ".weak"), R("space", ".shared::cluster"),
                       R("completion", ".mbarrier::complete_tx::bytes"), R("vec", ".v2", ".v4"),
                       R("type", ".b32", ".b64", ".u32", ".u64", ".s32", ".s64", ".f32", ".f64")),
          ("m", "v:type", "m"), min_sm=90, min_ptx=(8, 1), family="memory"),
-    Form("st.bulk", (G("weak", ".weak"), G("space", ".shared::cta")), ("m", "r:b64", "i"),
+    Form("st.bulk", (G("weak", ".weak"), G("space", ".shared::cta")), ("m", "s:b64", "i"),
          min_sm=100, min_ptx=(8, 6), family="memory", doc="st.bulk [a], size, initval (0)"),
     # ---------------------------------------------------------------- prefetch and L2 control
     Form("prefetch", (G("space", ".global", ".local"), R("level", ".L1", ".L2")), ("m",),
@@ -177,6 +178,14 @@ FORMS += [
     Form("createpolicy", (R("mode", ".cvt"), R("level", ".L2"), R("type", ".b64")),
          ("d:b64", "s:b64"), min_sm=80, min_ptx=(7, 4), family="memory",
          doc="createpolicy.cvt.L2.b64 policy, access-property"),
+    # ---------------------------------------------------------------- stack
+    Form("alloca", (R("type", ".u32", ".u64"),), ("d:type", "s:type", "i?"), min_sm=52,
+         min_ptx=(7, 3), family="memory", doc="alloca.type ptr, size{, immAlign} (no state "
+                                               "space: ptxas 'No state space qualifier expected')"),
+    Form("stacksave", (R("type", ".u32", ".u64"),), ("d:type",), min_sm=52, min_ptx=(7, 3),
+         family="memory"),
+    Form("stackrestore", (R("type", ".u32", ".u64"),), ("r:type",), min_sm=52, min_ptx=(7, 3),
+         family="memory"),
     # ---------------------------------------------------------------- address spaces
     Form("cvta", (G("to", ".to"), R("space", ".global", ".shared", ".shared::cta",
                                     ".shared::cluster", ".local", ".const", ".param",

@@ -59,7 +59,8 @@ for mode, dims, m_cluster, m_cta, extra in LOADS:
                                 gate=_gate(".cta_group::1", ".cta_group::2")))
                 if hint:
                     groups.append(HINT)
-                ops = ("m", "m", "m") + extra + (("s:u16",) if multicast else ()) + \
+                coords = "t5:s32" if mode == "tile::gather4" else "t:s32"
+                ops = ("m", coords, "m") + extra + (("s:u16",) if multicast else ()) + \
                     (("r:b64",) if hint else ())
                 FORMS.append(_t("cp.async.bulk.tensor", groups, ops,
                                 f"load ({mode} into {dst[1:]}{', multicast' if multicast else ''}"
@@ -77,32 +78,33 @@ for hint in (False, True):
         FORMS.append(_t("cp.async.bulk.tensor", [R("dim", *dims), R("dst", ".global"),
                                                  R("src", ".shared::cta"), mode,
                                                  R("completion", ".bulk_group")] + h,
-                        ("m", "m") + pol, f"store ({mode.options[0][1:]}): [tmap, {{coords}}], "
+                        ("t5:s32" if mode.options[0] == ".tile::scatter4" else "t:s32", "m")
+                        + pol, f"store ({mode.options[0][1:]}): [tmap, {{coords}}], "
                                           f"[src]"))
     for dims, mode in ((DIMS, G("mode", ".tile")), (DIMS[2:], R("mode", ".im2col_no_offs"))):
         FORMS.append(_t("cp.reduce.async.bulk.tensor", [R("dim", *dims), R("dst", ".global"),
                                                         R("src", ".shared::cta"),
                                                         R("op", *RED_OPS), mode,
                                                         R("completion", ".bulk_group")] + h,
-                        ("m", "m") + pol,
+                        ("t:s32", "m") + pol,
                         f"reduce ({mode.options[0][1:]}): [tmap, {{coords}}], [src]"))
     FORMS += [
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS), R("level", ".L2"),
                                              R("src", ".global"), G("mode", ".tile")] + h,
-           ("m",) + pol, "prefetch (tile): [tmap, {coords}]"),
+           ("t:s32",) + pol, "prefetch (tile): [tmap, {coords}]"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", ".2d"), R("level", ".L2"),
                                              R("src", ".global"),
                                              R("mode", G4, gate=_gate(G4))] + h,
-           ("m",) + pol, "prefetch (tile::gather4): [tmap, {col, row0..row3}]"),
+           ("t5:s32",) + pol, "prefetch (tile::gather4): [tmap, {col, row0..row3}]"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
                                              R("src", ".global"), R("mode", ".im2col")] + h,
-           ("m", "v@im2col:b16") + pol, "prefetch (im2col): [tmap, {coords}], offsets",
+           ("t:s32", "v@im2col:b16") + pol, "prefetch (im2col): [tmap, {coords}], offsets",
            counts=(("im2col", _im2col),)),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
                                              R("src", ".global"),
                                              R("mode", ".im2col::w", ".im2col::w::128",
                                                gate=_gate(".im2col::w", ".im2col::w::128"))] + h,
-           ("m", "v2:b16") + pol, "prefetch (im2col::w): [tmap, {coords}], {wHalo, wOffset}"),
+           ("t:s32", "v2:b16") + pol, "prefetch (im2col::w): [tmap, {coords}], {wHalo, wOffset}"),
         # ---------------------------------------------------------------- non-tensor bulk
         _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                              R("completion", ".bulk_group")] + h, ("m", "m", "s:u32") + pol,

@@ -7,13 +7,27 @@ strings ``kind[:type][?]``:
 ========  ==============================================================
 kind      meaning
 ========  ==============================================================
-``d``     destination register
+``d``     destination register (``d_``: or the sink ``_``)
+``_``     the sink ``_`` (no result: mbarrier.arrive on .shared::cluster)
 ``s``     source: register or immediate
 ``r``     source register (no immediate)
 ``i``     immediate (integer constant)
 ``p``     predicate (source; ``!p`` allowed)
-``pd``    predicate destination, or ``p|q`` pair
-``m``     memory operand ``[addr]``
+``pd``    predicate destination: one predicate register
+``pq``    ``p[|q]``: a predicate destination, or a pair of them; ``_`` for
+          either (setp)
+``dp``    ``d[|p]``: a data register (of the spec's type), optionally paired
+          with a predicate destination (shfl.sync, match.all.sync)
+``d|p``   a data register or ``_``, paired with a predicate destination
+          (elect.sync, lop3.BoolOp)
+``m``     memory operand ``[addr]`` / ``[addr+imm]``
+``t``     coordinate operand ``[a, {c, ...}]`` (TMA tensor maps, surfaces):
+          the count of coordinates as for ``v``, or the ``.Nd`` option of
+          the form's ``dim`` group; ``:type`` is the coordinates' type
+``tx``    texture operand ``[tex, {c, ...}]`` or ``[tex, sampler, {c, ...}]``;
+          with an array geometry (``.a1d``, ``.a2d``, ...) the first item is
+          the .u32 array index
+``a``     parenthesized argument list ``(a, b, ...)`` (call)
 ``v``     vector ``{...}`` of registers (length from a ``.vN`` group or ``vN``)
 ``l``     label or symbol
 ``x``     anything (checked by the wrapper, not the table)
@@ -23,7 +37,19 @@ kind      meaning
 (``:u32``, ``:b64``); a trailing ``?`` makes the operand optional (only trailing ones).
 A ``v`` operand's length is a literal count (``v4``), the ``.vN`` option of the form's
 ``vec_group``, or ``v@name``: computed by the form's ``counts`` rule ``name`` from the chosen
-modifiers (wgmma accumulators, tcgen05.ld registers).
+modifiers (wgmma accumulators, tcgen05.ld registers). ``d1`` / ``s1`` are ``d`` / ``s`` that
+may also be written as a one-element vector ``{x}``: ptxas takes ``ld.global.b32 {%r1}, [a]``
+and ``st.global.b32 [a], {%r1}`` (Triton emits them), but no other instruction's scalar
+operand in braces.
+
+Immediates: an integer fits an integer or bit-size type of its width; a hex float literal fits
+a float type, and a bit-size type of its exact width (``0f`` 32 bits: ``mov.b32 %r,
+0fFF800000``; ``0d`` 64 bits), as ptxas has it.
+
+Modifier order: the ISA's grammar gives one order, which ``groups`` keeps and the DSL emits.
+ptxas takes any order; where real compilers emit another (Triton's ``atom.global.gpu.acq_rel``),
+the form lists it in ``orders`` (tuples of group names, each a permutation of the groups), and
+the validator accepts it as written.
 
 Options may be *gated*: ``G("vec", ".v2", ".v4", ".v8", gate={".v8": (100, (8, 8))})`` makes
 ``.v8`` need sm_100 and PTX ISA 8.8 while the rest of the form keeps the form's minimum; a gate
@@ -65,6 +91,7 @@ class Form:
     vec_group: str = "vec"     # group giving the length of ``v`` operands
     relaxed: bool = False      # ld/st/cvt-style relaxed type checks: wider integer registers ok
     counts: tuple = ()         # (name, fn(chosen modifiers) -> int) for ``v@name`` operands
+    orders: tuple = ()         # other accepted group orders (tuples of group names)
 
     def count_rule(self, name: str):
         for n, fn in self.counts:

@@ -5,27 +5,29 @@ import re
 from dataclasses import replace
 
 from ..errors import ArchError, PtxTypeError, ValidationError
-from ..ir.nodes import Addr, Imm, Instruction, PredPair, Reg, Sink, Sym, Vec
+from ..ir.nodes import Addr, Imm, Instruction, ParenList, PredPair, Reg, Sink, Sym, Vec
 from ..types import PtxType, by_name, is_type_name
 from .model import Form, Target
 
-_SPEC_RE = re.compile(r"^(pd|[dsripmvlx])(\d*|@\w+)(?::([\w.:]+))?(\?)?$")
+_SPEC_RE = re.compile(r"^(pd|pq|dp|tx|d\|p|[dsripmtavlx_])(\d*|@\w+)(_?)(?::([\w.:]+))?(\?)?$")
 
 
 class Spec:
-    __slots__ = ("kind", "count", "type", "optional", "rule")
+    __slots__ = ("kind", "count", "type", "optional", "rule", "sink")
 
     def __init__(self, text: str):
         m = _SPEC_RE.match(text)
         if not m:
             raise ValueError(f"bad operand spec {text!r}")
-        self.kind, count, self.type, opt = m.groups()
+        self.kind, count, sink, self.type, opt = m.groups()
+        self.sink = bool(sink)
         self.rule = count[1:] if count.startswith("@") else None
         self.count = int(count) if count and not self.rule else 0
         self.optional = bool(opt)
 
 
 _SPECS: dict = {}
+_U32 = by_name("u32")
 
 
 def specs_of(form: Form) -> list:
@@ -35,16 +37,28 @@ def specs_of(form: Form) -> list:
     return got
 
 
-def match_modifiers(form: Form, mods: tuple):
-    """Modifier -> group assignment if ``mods`` fit the form's groups in order, else None."""
+def _match(groups, mods: tuple):
     i, n, chosen = 0, len(mods), {}
-    for g in form.groups:
+    for g in groups:
         if i < n and mods[i] in g.options:
             chosen[g.name] = mods[i]
             i += 1
         elif g.required:
             return None
     return chosen if i == n else None
+
+
+def match_modifiers(form: Form, mods: tuple):
+    """Modifier -> group assignment if ``mods`` fit the form's groups in order (the canonical
+    order, or one of the form's other ``orders``), else None."""
+    chosen = _match(form.groups, mods)
+    if chosen is None and form.orders:
+        by_name = {g.name: g for g in form.groups}
+        for order in form.orders:
+            chosen = _match([by_name[n] for n in order], mods)
+            if chosen is not None:
+                break
+    return chosen
 
 
 # ----------------------------------------------------------------------------- types
@@ -81,6 +95,10 @@ def _allowed(inst_t: PtxType) -> str:
 def _imm_fits(text: str, t: PtxType) -> bool:
     if t.kind in ("float", "packed"):
         return True
+    if text[:2] in ("0f", "0F", "0d", "0D"):
+        # a hex float literal: only a bit-size type of its exact width (ptxas: mov.b32 takes
+        # 0f..., mov.b64 0d..., integer types neither)
+        return t.kind == "bits" and t.bits == (32 if text[1] in "fF" else 64)
     try:
         v = int(text.rstrip("Uu"), 0)
     except ValueError:
@@ -97,6 +115,50 @@ def _optype(spec: Spec, chosen: dict):
     return by_name(spec.type) if is_type_name(spec.type) else None
 
 
+def _is_pred(op) -> bool:
+    return type(op) is Reg and not op.neg and (op.type is None or op.type.kind == "pred")
+
+
+def _data_reg(op, t, form, what: str) -> str | None:
+    """Error for ``op`` as a data register destination of type ``t`` (None if it fits)."""
+    if type(op) is not Reg:
+        return f"expected {what}, got {_describe(op)}"
+    return _reg_error(op, t, form)
+
+
+def _reg_error(op, t, form) -> str | None:
+    if op.neg:
+        return "a negated register is only allowed for predicate operands"
+    if t is not None and op.type is not None and not compatible(op.type, t, form.relaxed):
+        return (f"register {op.name} has type {op.type.name}; expected "
+                f"{_allowed(t)} (instruction type .{t.name})")
+    return None
+
+
+def _count(spec: Spec, chosen, form, group: str) -> int:
+    """A ``v`` / ``t`` operand's element count (0: any), see the model's docstring."""
+    if spec.rule:
+        return form.count_rule(spec.rule)(chosen)
+    if spec.count:
+        return spec.count
+    opt = chosen.get(group)
+    if group == "dim":
+        return int(opt[1]) if opt and opt[1].isdigit() else 0
+    return int(opt[2:]) if opt and opt[2:].isdigit() else 0
+
+
+def _items_error(items, t, form, what: str = "vector element") -> str | None:
+    for item in items:
+        ti = type(item)
+        if ti is Reg and t is not None and item.type is not None and not compatible(
+                item.type, t, form.relaxed):
+            return f"{what} {item.name} has type {item.type.name}; expected {_allowed(t)}"
+        if ti is Imm and t is not None and what != "vector element" and \
+                not _imm_fits(item.text, t):
+            return f"{what} {item.text} does not fit .{t.name}"
+    return None
+
+
 def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
     """An error message, or None if ``op`` fits ``spec`` (``t``: its resolved type)."""
     kind = type(op)
@@ -106,25 +168,27 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
     if k == "x":
         return None
     if k in ("d", "r", "s"):
+        if kind is Vec and spec.count == 1 and k != "r" and len(op.items) == 1:
+            op = op.items[0]             # ``{x}``: the one-element vector spelling (d1 / s1)
+            kind = type(op)
+            if kind not in (Reg, Imm) or (kind is Imm and k == "d"):
+                return f"expected a register in {{...}}, got {_describe(op)}"
         if kind is Reg:
-            if op.neg:
-                return "a negated register is only allowed for predicate operands"
-            if t is not None and op.type is not None and not compatible(op.type, t, form.relaxed):
-                return (f"register {op.name} has type {op.type.name}; expected "
-                        f"{_allowed(t)} (instruction type .{t.name})")
-            return None
+            return _reg_error(op, t, form)
         if kind is Imm and k == "s":
             if t is not None and not _imm_fits(op.text, t):
                 return f"immediate {op.text} does not fit .{t.name}"
             return None
         if kind is Sym and k == "s":
             return None   # address of a variable
-        if kind is Sink and k == "d":
+        if kind is Sink and k == "d" and spec.sink:
             return None
         want = {"d": "a destination register", "r": "a register", "s": "a register or immediate"}[k]
         return f"expected {want}, got {_describe(op)}"
     if k == "i":
         return None if kind is Imm else f"expected an immediate, got {_describe(op)}"
+    if k == "_":
+        return None if kind is Sink else f"expected the sink _, got {_describe(op)}"
     if k == "p":
         if kind is Reg and (op.type is None or op.type.kind == "pred"):
             return None
@@ -132,41 +196,81 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
             return None
         return f"expected a predicate, got {_describe(op)}"
     if k == "pd":
-        if kind is PredPair or (kind is Reg and (op.type is None or op.type.kind == "pred")):
-            return None
-        if kind is Sink:
+        if _is_pred(op):
             return None
         return f"expected a predicate destination, got {_describe(op)}"
+    if k == "pq":
+        if _is_pred(op) or kind is Sink:
+            return None
+        if kind is PredPair and all(_is_pred(x) or type(x) is Sink
+                                    for x in (op.first, op.second)):
+            return None
+        return f"expected a predicate destination (p or p|q), got {_describe(op)}"
+    if k in ("dp", "d|p"):
+        if kind is PredPair:
+            first = op.first
+            if not (type(first) is Sink and k == "d|p"):
+                err = _data_reg(first, t, form, "a data register before |")
+                if err:
+                    return err
+            if not _is_pred(op.second):
+                return f"expected a predicate after |, got {_describe(op.second)}"
+            return None
+        if k == "dp":
+            return _data_reg(op, t, form, "a data register (d or d|p)")
+        return f"expected a register|predicate pair d|p, got {_describe(op)}"
     if k == "m":
-        return None if kind is Addr else f"expected a memory operand [addr], got {_describe(op)}"
+        if kind is not Addr:
+            return f"expected a memory operand [addr], got {_describe(op)}"
+        if op.extra:
+            return f"expected a memory operand [addr], got {_describe(op)}"
+        return None
+    if k in ("t", "tx"):
+        return _coords_error(op, spec, t, chosen, form)
+    if k == "a":
+        return None if kind is ParenList else \
+            f"expected an argument list (...), got {_describe(op)}"
     if k == "l":
         return None if kind is Sym else f"expected a label, got {_describe(op)}"
     if k == "v":
         if kind is not Vec:
             return f"expected a vector operand {{...}}, got {_describe(op)}"
-        n = spec.count
-        if spec.rule:
-            n = form.count_rule(spec.rule)(chosen)
-        elif not n:
-            vec = chosen.get(form.vec_group)
-            n = int(vec[2:]) if vec and vec[2:].isdigit() else 0
+        n = _count(spec, chosen, form, form.vec_group)
         if n and len(op.items) != n:
             return f"expected a vector of {n} registers, got {len(op.items)}"
-        for item in op.items:
-            if type(item) is Reg and t is not None and item.type is not None and not compatible(
-                item.type, t, form.relaxed
-            ):
-                return (f"vector element {item.name} has type {item.type.name}; expected "
-                        f"{_allowed(t)}")
-        return None
+        return _items_error(op.items, t, form)
     return None
+
+
+def _coords_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``[a, {c, ...}]`` (``t``), or ``[tex{, sampler}, {c, ...}]`` (``tx``)."""
+    shape = "[a, {coords}]" if spec.kind == "t" else "[tex, {coords}] or [tex, sampler, {coords}]"
+    if type(op) is not Addr or op.offset or op.base is None or type(op.base) is Imm:
+        return f"expected {shape}, got {_describe(op)}"
+    extra = op.extra
+    if spec.kind == "tx" and len(extra) == 2 and type(extra[0]) in (Reg, Sym):
+        extra = extra[1:]               # the explicit sampler
+    if len(extra) != 1 or type(extra[0]) is not Vec:
+        return f"expected {shape}, got {_describe(op)}"
+    items = extra[0].items
+    n = _count(spec, chosen, form, "dim")
+    if n and len(items) != n:
+        return f"expected {n} coordinates in {{...}}, got {len(items)}"
+    if spec.kind == "tx" and chosen.get("geom", "").startswith(".a") and items:
+        # the array geometries lead with the .u32 array index, whatever the coordinate type
+        err = _items_error(items[:1], _U32, form, "array index")
+        if err:
+            return err
+        items = items[1:]
+    return _items_error(items, t, form, "coordinate")
 
 
 def _describe(op) -> str:
     from ..text.printer import operand
 
     return {Reg: "register", Imm: "immediate", Sym: "symbol", Addr: "memory operand",
-            Vec: "vector", PredPair: "predicate pair", Sink: "sink"}[type(op)] + f" {operand(op)}"
+            Vec: "vector", PredPair: "predicate pair", Sink: "sink",
+            ParenList: "argument list"}[type(op)] + f" {operand(op)}"
 
 
 # ----------------------------------------------------------------------------- entry point

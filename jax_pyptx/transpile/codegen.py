@@ -507,6 +507,8 @@ def _ir(v):
         return v.__ptx_operand__()
     if isinstance(v, int):
         return Imm(str(v))
+    if isinstance(v, (list, tuple)):        # a coordinate vector inside [tmap, {...}]
+        return Vec(tuple(_ir(x) for x in v))
     return v
 
 
