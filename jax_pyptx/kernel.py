@@ -12,15 +12,15 @@ import hashlib
 import inspect
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
-from .errors import PtxError, SpecializationError
-from .ir.nodes import Function, Module, Param, RawDirective
-from .isa.model import parse_target, target_min_ptx
-from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle
+from .errors import SpecializationError
+from .ir.nodes import Module, Param
+from .isa.model import parse_target
+from .specs import Tile
 from .text.printer import emit
-from .types import PtxType, by_name, u64
+from .types import PtxType, by_name
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
@@ -65,7 +65,6 @@ class Traced:
     raw_tensor_params: tuple = ()
     raw_scalar_params: tuple = ()    # runtime scalars read other than as the kernel argument
     batch: object = None
-    _lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @cached_property
     def ptx(self) -> str:

@@ -196,3 +196,18 @@ def test_from_width_mismatch():
         k.ptx()
     assert str(e.value) == (f"{line_of(k.fn, '# mismatch')}: reg.from_: %tid.x is u32 (32-bit),"
                             f" target type u64 is 64-bit; use reg.cvt(x, u64)")
+
+
+def test_fp8_register_cannot_be_initialised_with_mov():
+    from jax_pyptx.types import e4m3
+
+    @kernel(arch="sm_90a")
+    def k():
+        reg.scalar(e4m3, 1.0)  # fp8 init
+        ptx.ret()
+
+    with pytest.raises(PtxTypeError) as e:
+        k.ptx()
+    assert str(e.value) == (f"{line_of(k.fn, '# fp8 init')}: e4m3 values live in .b8 registers, "
+                            f"which mov cannot write; produce them with cvt (ptx.cvt.pack, "
+                            f"reg.cvt)")

@@ -12,7 +12,7 @@ import math
 
 from ..errors import PtxValueError, TraceError
 from ..ir.nodes import Addr, Instruction, Sym, VarDecl, Vec
-from ..types import PtxType, b8, b64, u32
+from ..types import b8, b64, u32
 from . import context
 from .context import user_loc
 from .reg import _type

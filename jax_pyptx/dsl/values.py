@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
 from ..ir.nodes import Addr, Imm, Reg, Sym, Vec
-from ..types import PtxType, b16, by_name, f16, f32, f64, pred, u32
+from ..types import PtxType, by_name, pred, u32
 from . import context
 from .context import user_loc
 
@@ -231,13 +231,16 @@ def materialize(src, t: PtxType | None = None) -> Register:
 
 
 def _mov_type(t: PtxType) -> str:
-    """The ``mov`` type for a value of type ``t`` (f16/bf16/packed/tf32 move as bits)."""
+    """The ``mov`` type for a value of type ``t``: f32/f64 and 16-bit-or-wider integers as
+    themselves, f16/bf16/tf32/packed and 8-bit integers (kept in .b16 registers) as bits."""
     if t.kind == "pred":
         return ".pred"
-    if t.kind in ("packed", "float") and t.name not in ("f32", "f64") or t.bits < 16:
-        return f".b{max(t.bits, 16)}" if t.bits >= 16 or t.kind not in ("float", "packed") \
-            else ".b8"
-    return t.ptx
+    if t.name in ("f32", "f64") or (t.kind in ("signed", "unsigned", "bits") and t.bits >= 16):
+        return t.ptx
+    if t.bits <= 8 and t.kind in ("float", "packed"):
+        raise PtxTypeError(f"{t.name} values live in .b8 registers, which mov cannot write; "
+                           f"produce them with cvt (ptx.cvt.pack, reg.cvt)", loc=user_loc())
+    return f".b{max(t.bits, 16)}"
 
 
 # ----------------------------------------------------------------------------- operands

@@ -58,7 +58,7 @@ may also name targets, ``(("sm_100a", "sm_101a"), (8, 6))``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import ArchError
 

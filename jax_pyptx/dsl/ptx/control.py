@@ -9,11 +9,11 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ...errors import PtxTypeError, TraceError
-from ...ir.nodes import Guard, Instruction, Label, Sym
+from ...ir.nodes import Guard, Instruction, Sym
 from ...types import PtxType, s32
 from .. import context
 from ..context import user_loc
-from ..values import Register, Special, as_operand, materialize
+from ..values import Register, Special, as_operand
 
 
 class LabelRef:

@@ -19,7 +19,7 @@ from ...ir.nodes import Addr
 from ...types import s32
 from ..context import user_loc
 from ..values import Register, Special, as_operand, materialize
-from ._wrap import addr as _addr, build_mods, choice, dtype, emit, int_choice, operand_type, vec
+from ._wrap import addr as _addr, build_mods, choice, dtype, emit, int_choice, vec
 
 
 _FOUR_ROWS = (".tile::gather4", ".tile::scatter4")

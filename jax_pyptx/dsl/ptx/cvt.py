@@ -10,10 +10,9 @@ import types as _types
 
 from ...errors import PtxTypeError, PtxValueError
 from ...isa.common import RNDI
-from ...types import by_name
 from ..context import user_loc
-from ..values import RegArray, Special, materialize
-from ._wrap import build_mods, dtype, emit, new, operand_type, vec
+from ..values import Special, materialize
+from ._wrap import build_mods, emit, new, operand_type, vec
 
 _PACKED_DST = {"f16x2": "b32", "bf16x2": "b32", "e4m3x2": "b16", "e5m2x2": "b16",
                "e2m3x2": "b16", "e3m2x2": "b16", "e2m1x2": "e2m1x2", "ue8m0x2": "b16",

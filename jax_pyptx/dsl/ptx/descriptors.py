@@ -253,7 +253,7 @@ def tcgen05_instr_desc_block_scaled(kind: str, m: int, n: int, atype, btype=None
 def desc_from_address(address, high_bits: int, fn: str = "ptx.wgmma.desc_reg"):
     """Emit ``d = ((u64)address & 0x3FFFF) >> 4 | high_bits`` for a u32/u64 shared address
     register (or a shared buffer): 4 instructions (cvt/mov, and, shr, or)."""
-    from ...types import b64, u32, u64
+    from ...types import b64, u64
     from ..smem import SharedBuffer
     from ..values import Register
     from ._wrap import emit, new

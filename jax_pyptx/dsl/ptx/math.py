@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...errors import PtxTypeError, PtxValueError
 from ...types import by_name, pred as pred_t
 from ..context import user_loc
-from ..values import Register, Special, materialize
+from ..values import Special, materialize
 from ._wrap import build_mods, dtype, emit, new, operand_type, reg_type
 
 _INT_BITS = {"bits": "u"}

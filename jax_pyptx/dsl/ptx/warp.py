@@ -12,7 +12,7 @@ from ...errors import PtxValueError
 from ...ir.nodes import PredPair, Sink
 from ...types import b32, pred as pred_t, u32
 from ..context import user_loc
-from ..values import Register, Special, as_operand, materialize
+from ..values import Special, as_operand, materialize
 from ._wrap import build_mods, choice, emit, int_choice, new, operand_type
 
 FULL = 0xFFFFFFFF
