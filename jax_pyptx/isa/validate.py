@@ -302,8 +302,32 @@ def _candidates(ins, forms):
     return got[1]
 
 
+_ACCEPTED: dict = {}   # operand signature -> Form, for instructions that passed before
+
+
+def _signature(ins: Instruction, target: Target, version):
+    """What the verdict depends on: opcode, modifiers, target, version and each operand with
+    register names left out (registers matter only by type and negation)."""
+    return (ins.opcode, ins.modifiers, target.name, version,
+            tuple((o.type, o.neg) if type(o) is Reg else o for o in ins.operands))
+
+
 def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "") -> Form:
     """The form ``ins`` matches; raises ValidationError / PtxTypeError / ArchError."""
+    key = _signature(ins, target, version)
+    try:
+        got = _ACCEPTED.get(key)
+    except TypeError:                    # an operand that cannot be hashed: no memo
+        return _check(ins, target, forms, version, kernel)
+    if got is not None and got[0] is forms:
+        return got[1]
+    form = _check(ins, target, forms, version, kernel)
+    if len(_ACCEPTED) < 100_000:
+        _ACCEPTED[key] = (forms, form)
+    return form
+
+
+def _check(ins: Instruction, target: Target, forms: list, version, kernel: str) -> Form:
     cands = _candidates(ins, forms)
     if not cands:
         raise ValidationError(_modifier_error(ins, forms), loc=ins.loc)

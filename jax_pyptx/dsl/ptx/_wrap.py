@@ -158,10 +158,36 @@ def build_mods(fn: str, name: str, kw: dict) -> tuple:
     the canonical order of the first table form that takes them all."""
     given = {k: v for k, v in kw.items() if v is not None and v is not False}
     forms = forms_for(name)
-    groups = {}
-    for f in forms:
-        for g in f.groups:
-            groups.setdefault(g.name, set()).update(g.options)
+    try:
+        key = (name, tuple(given.items()))
+        got = _MODS.get(key)
+    except TypeError:                    # an unhashable option value: no memo
+        key, got = None, None
+    if got is not None and got[0] is forms:
+        return got[1]
+    mods = _build_mods(fn, name, given, forms)
+    if key is not None:
+        _MODS[key] = (forms, mods)
+    return mods
+
+
+_MODS: dict = {}      # (instruction, options) -> modifiers, for options that built before
+_GROUPS: dict = {}    # instruction -> (its forms, group name -> every option of that group)
+
+
+def _group_options(name: str, forms: list) -> dict:
+    got = _GROUPS.get(name)
+    if got is None or got[0] is not forms:
+        groups: dict = {}
+        for f in forms:
+            for g in f.groups:
+                groups.setdefault(g.name, set()).update(g.options)
+        got = _GROUPS[name] = (forms, groups)
+    return got[1]
+
+
+def _build_mods(fn: str, name: str, given: dict, forms: list) -> tuple:
+    groups = _group_options(name, forms)
     for k, v in given.items():
         if k not in groups:
             raise PtxValueError(f"{fn}: unknown option {k}={v!r}; options: "
