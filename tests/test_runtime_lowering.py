@@ -263,3 +263,16 @@ def test_launcher_records_sharded_launches(recording):
     jax.block_until_ready(f(xs, jnp.ones(64)))
     got = recording.recorded_launches("rms_norm")
     assert len(got) == 8 and {g["grid"] for g in got} == {(1, 1, 1)}   # 4 rows per device
+
+
+def test_cuda_lowering_registers_the_handler_only_with_a_cuda_backend(monkeypatch):
+    from jax_pyptx.runtime import ffi_bridge, lowering_cuda
+
+    assert lowering_cuda.has_cuda_backend() is False      # CPU-only jaxlib here
+    calls = []
+    monkeypatch.setattr(ffi_bridge, "ensure_registered", lambda: calls.append(1))
+    monkeypatch.setattr(lowering_cuda, "has_cuda_backend", lambda: True)
+    x = jnp.ones((4, 64), jnp.float32)
+    w = jnp.ones((64,), jnp.float32)
+    jax.jit(RMS).trace(x, w).lower(lowering_platforms=("cuda",)).as_text()
+    assert calls == [1]

@@ -17,6 +17,8 @@ no ptxas. Set ``JAX_PYPTX_PRECOMPILE=0`` to skip (the driver then JITs the PTX).
 """
 from __future__ import annotations
 
+import functools
+
 import math
 import os
 import threading
@@ -220,7 +222,18 @@ def _layout(shape: tuple, layout):
 def _cuda_lowering(ctx, *args, spec: CallSpec):
     if spec.interpret:
         return _cpu_lowering(ctx, *args, spec=spec)
-    return _ffi_lowering(ctx, *args, spec=spec)
+    # a process with a CUDA backend will execute the call: its handler must be registered
+    # (a CPU-only jaxlib only lowers for CUDA, e.g. for jax.export, and needs nothing)
+    return _ffi_lowering(ctx, *args, spec=spec, register=has_cuda_backend())
+
+
+@functools.lru_cache(maxsize=None)
+def has_cuda_backend() -> bool:
+    """True when this process's jaxlib has CUDA devices."""
+    try:
+        return bool(jax.devices("cuda"))
+    except RuntimeError:
+        return False
 
 
 def _ffi_lowering(ctx, *args, spec: CallSpec, register: bool = False):
