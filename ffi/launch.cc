@@ -1,11 +1,12 @@
 // Module cache, tensor-map encoding, parameter packing and the launch itself.
 #include "launch.h"
 
+#include "cubin_file.h"
+
 #include <dirent.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -119,15 +120,6 @@ bool FindCubin(const std::string& sha, const std::string& arch, std::string* pat
   return true;
 }
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
-  return !out->empty();
-}
-
 // JIT-compiles PTX text, keeping the JIT error log for the message.
 CUresult LoadPtx(const DriverTable& d, const std::string& ptx, CUmodule* module, std::string* log) {
   std::vector<char> buf(16384, '\0');
@@ -158,8 +150,11 @@ std::string LoadModuleLocked(const DriverTable& d, const Plan& plan, const Key& 
   }
   std::string cubin_note;
   for (const std::string& path : cubins) {
-    std::string image;
-    if (!ReadFile(path, &image)) continue;
+    std::string image, why;
+    if (!ReadModuleImage(path, &image, &why)) {  // size, stamp and ELF bounds checked
+      if (!why.empty()) cubin_note += "; the cubin " + path + " was skipped (" + why + ")";
+      continue;
+    }
     CUresult rc = d.cuModuleLoadData(&entry.module, image.data());
     if (rc == CUDA_SUCCESS) {
       entry.source = "cubin:" + path;

@@ -4,12 +4,14 @@
 """
 from . import types  # noqa: F401
 from .errors import (  # noqa: F401
-    ArchError, InterpreterError, ParseError, PtxError, PtxTypeError, PtxValueError,
+    ArchError, InterpreterError, NotSupportedError, ParseError, PtxError, PtxTypeError, PtxValueError,
     SpecializationError, ToolchainError, TraceError, ValidationError,
 )
 from .dsl import reg, smem  # noqa: F401
 from .dsl import ptx  # noqa: F401
+from .dsl.intrinsic import intrinsic  # noqa: F401
 from .kernel import Kernel, kernel  # noqa: F401
+from .kernel import set_call_handler as _set_call_handler
 from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401
 from .text.printer import emit  # noqa: F401
 
@@ -23,16 +25,30 @@ def parse(text: str, source: str = "<ptx>"):
     return _parse(text, source=source)
 
 
+def _call_from_jax(k, *arrays, **kw):
+    """``kernel(*arrays)``: the JAX runtime, imported on the first call."""
+    from .runtime.call import call_kernel
+
+    return call_kernel(k, *arrays, **kw)
+
+
+_set_call_handler(_call_from_jax)
+
+
 def __getattr__(name):
     # heavier layers load on first use, never at import
     if name in ("interpret", "runtime", "transpile", "toolchain", "isa", "ir"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
-    if name in ("ptx_call", "configure"):
-        from .runtime import call
+    if name == "ptx_call":
+        from .runtime.call import ptx_call
 
-        return getattr(call, name)
+        return ptx_call
+    if name == "configure":
+        from .runtime.options import configure
+
+        return configure
     if name == "to_torch":
         from .runtime.torch_op import to_torch
 

@@ -39,6 +39,13 @@ class SpecializationError(PtxError, TypeError):
     """Bad template parameters, shape variables or tensor arguments for a kernel."""
 
 
+class NotSupportedError(PtxError, NotImplementedError):
+    """A request that is valid but not supported here (this platform, this path, this dtype).
+
+    The message names what was asked for and the fix: another platform, another path, or the
+    piece to write."""
+
+
 class ParseError(PtxError):
     """PTX text could not be parsed; carries line, column and the offending token."""
 

@@ -8,96 +8,34 @@ template parameters and shape variables by name.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import math
 import threading
-from dataclasses import dataclass
-from functools import cached_property
 
 from .errors import SpecializationError
 from .ir.nodes import Module, Param
 from .isa.model import parse_target
+from .specialize import PLAIN, ParamAbi
+from .specialize import binding as _binding
+from .specialize.dims import dim3, parse_version
+from .specialize.host import HostLaunch
+from .specialize.trace import trace_specialization
+from .specialize.traced import ParamInfo, Traced  # noqa: F401  (re-exported)
 from .specs import Tile
-from .text.printer import emit
 from .types import PtxType, by_name
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
 
-
-@dataclass(frozen=True)
-class ParamInfo:
-    """One ``.param`` of the entry, in order: kind is tensor / scalar / tma / raw."""
-
-    name: str
-    kind: str
-    type: PtxType
-    index: int = -1              # tensor: position among tensors (inputs then outputs)
-    array: int | None = None     # byte-array params
+# How ``Kernel.__call__`` reaches a runtime: a function ``(kernel, *arrays, **kw)`` that the
+# package installs (``jax_pyptx/__init__``: the JAX runtime, imported on the first call).
+_call_handler = None
 
 
-@dataclass
-class Traced:
-    """One traced specialization: the module and everything a launch needs."""
-
-    name: str
-    arch: str
-    module: Module
-    grid: tuple
-    block: tuple
-    cluster: tuple
-    dynamic_smem: int
-    static_smem: int
-    params: tuple
-    inputs: tuple                # TensorSpec-like records (name, shape, dtype, layout)
-    outputs: tuple
-    scalars: tuple               # ParamInfo of runtime scalars, in call order
-    env: dict
-    template: dict
-    tma: tuple = ()
-    instruction_count: int = 0
-    # --- added for jax_pyptx.runtime.batching (batch on the grid) ---
-    # special registers the kernel reads (e.g. "%ctaid.z"), tensor params read other than
-    # through ``X.ptr()`` / ``X.tma_desc()``, and the batch this trace was made for (None, or
-    # ``(sizes, masks)``: see ``Kernel._trace_batched``)
-    specials: frozenset = frozenset()
-    raw_tensor_params: tuple = ()
-    raw_scalar_params: tuple = ()    # runtime scalars read other than as the kernel argument
-    batch: object = None
-
-    @cached_property
-    def ptx(self) -> str:
-        return emit(self.module)
-
-    @cached_property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.ptx.encode()).hexdigest()
-
-
-def _dim3(v, what: str) -> tuple:
-    if isinstance(v, int):
-        v = (v,)
-    try:
-        t = tuple(int(x) for x in v)
-    except TypeError:
-        raise SpecializationError(f"{what} must be an int or a tuple of up to 3 ints, got {v!r}")
-    if not 1 <= len(t) <= 3 or any(x <= 0 for x in t):
-        raise SpecializationError(f"{what} must be 1 to 3 positive ints, got {v!r}")
-    return t + (1,) * (3 - len(t))
-
-
-def _version(v):
-    if v is None:
-        return None
-    if isinstance(v, str):
-        major, _, minor = v.partition(".")
-        return (int(major), int(minor or 0))
-    if isinstance(v, (tuple, list)) and len(v) == 2:
-        return (int(v[0]), int(v[1]))
-    if isinstance(v, float):
-        return _version(f"{v:.1f}")
-    raise SpecializationError(f"version must be like '8.3' or (8, 3), got {v!r}")
+def set_call_handler(fn) -> None:
+    """Install what ``kernel(*arrays)`` calls (the JAX runtime by default)."""
+    global _call_handler
+    _call_handler = fn
 
 
 def resolve_arch(arch: str) -> str:
@@ -125,10 +63,10 @@ class Kernel:
         if arch != "auto":
             parse_target(arch)
         self._arch = arch
-        self.version = _version(version)
+        self.version = parse_version(version)
         sig = inspect.signature(fn)
-        self._positional = [p.name for p in sig.parameters.values()
-                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._names = tuple(p.name for p in sig.parameters.values()
+                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
         self._template = {p.name: p.default for p in sig.parameters.values()
                           if p.kind is p.KEYWORD_ONLY}
         if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
@@ -136,9 +74,9 @@ class Kernel:
                                       f"positional params are tensors, keyword-only params "
                                       f"are template parameters")
         if in_specs is None and out_specs is None:
-            ann = [sig.parameters[n].annotation for n in self._positional]
+            ann = [sig.parameters[n].annotation for n in self._names]
             in_specs = tuple(a for a in ann if isinstance(a, (Tile, PtxType)))
-            if len(in_specs) != len(self._positional):
+            if len(in_specs) != len(self._names):
                 in_specs = None
         self.in_specs = tuple(in_specs or ())
         self.out_specs = tuple(out_specs or ())
@@ -149,24 +87,24 @@ class Kernel:
                     f"kernel {self.name!r}: spec {i} is {s!r}; in_specs entries are Tile(...) "
                     f"or a PTX type (runtime scalar), out_specs entries are Tile(...)")
         n_specs = len(self.in_specs) + len(self.out_specs)
-        if n_specs != len(self._positional):
+        if n_specs != len(self._names):
             raise SpecializationError(
-                f"kernel {self.name!r} has {len(self._positional)} positional parameters "
-                f"({', '.join(self._positional) or 'none'}) but {len(self.in_specs)} in_specs "
+                f"kernel {self.name!r} has {len(self._names)} positional parameters "
+                f"({', '.join(self._names) or 'none'}) but {len(self.in_specs)} in_specs "
                 f"+ {len(self.out_specs)} out_specs; give one spec per tensor parameter")
         self.grid = grid
-        self.block = _dim3(block, "block")
+        self.block = dim3(block, "block")
         if math.prod(self.block) > 1024:
             raise SpecializationError(f"block {self.block} has {math.prod(self.block)} threads;"
                                       f" at most 1024")
-        self.cluster = _dim3(cluster, "cluster")
+        self.cluster = dim3(cluster, "cluster")
         if not isinstance(smem, int) or smem < 0:
             raise SpecializationError(f"smem must be a non-negative int (bytes), got {smem!r}")
         self.smem = smem
         self.raw_params = tuple(_raw_param(p) for p in (raw_params or ()))
         self.extern_smem = bool(extern_smem)
         self.reqntid = None if reqntid in (None, False) else (
-            self.block if reqntid is True else _dim3(reqntid, "reqntid"))
+            self.block if reqntid is True else dim3(reqntid, "reqntid"))
         self.raw_directives = tuple(raw_directives or ())
         self._symbols = []
         for s in self.in_specs + self.out_specs:
@@ -179,6 +117,7 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: {sorted(clash)} is both a shape "
                                       f"variable and a template parameter")
         self._cache: dict = {}
+        self._fast: dict = {}       # (abi, keyword items as passed) -> Traced
         self._lock = threading.Lock()
         self._resolved_arch = None
 
@@ -196,26 +135,18 @@ class Kernel:
     def shape_vars(self) -> tuple:
         return tuple(self._symbols)
 
+    @property
+    def param_names(self) -> tuple:
+        """Names of the positional (tensor and runtime scalar) parameters, in order."""
+        return self._names
+
     def __repr__(self):
         return f"<jax_pyptx.Kernel {self.name} arch={self.arch}>"
 
     # ------------------------------------------------------------------ specialization
     def _specialize(self, kw: dict):
-        unknown = [k for k in kw if k not in self._template and k not in self._symbols]
-        if unknown:
-            raise SpecializationError(
-                f"kernel {self.name!r}: unknown argument {unknown[0]!r}; valid: template "
-                f"parameters ({', '.join(self._template) or 'none'}) and shape variables "
-                f"({', '.join(self._symbols) or 'none'})")
-        template = {}
-        for k, d in self._template.items():
-            if k in kw:
-                template[k] = kw[k]
-            elif d is inspect.Parameter.empty:
-                raise SpecializationError(f"kernel {self.name!r}: template parameter {k!r} "
-                                          f"has no default; pass {k}=...")
-            else:
-                template[k] = d
+        _binding.unknown_argument(self, kw)
+        template = _binding.template_values(self, kw)
         missing = [s for s in self._symbols if s not in kw]
         if missing:
             raise SpecializationError(
@@ -237,51 +168,39 @@ class Kernel:
                                       f"be hashable, got {template!r}") from None
         return key, template, env
 
+    def bind(self, *arrays, **kw) -> _binding.Binding:
+        """Bind a call: ``arrays`` (the inputs, optionally followed by the outputs or
+        anything with their ``.shape`` / ``.dtype``) against the specs, and ``kw`` (template
+        parameters, shape variables, raw parameter values). Checks rank, dtype and fixed
+        dims (errors name the parameter, its spec and what was passed) and binds the shape
+        variables. Every runtime binds through here."""
+        return _binding.bind(self, arrays, kw)
+
     def bind_shapes(self, *arrays) -> dict:
         """Shape variables from arrays (inputs, optionally followed by outputs)."""
-        specs = self.in_specs + self.out_specs
-        if not len(self.in_specs) <= len(arrays) <= len(specs):
-            raise SpecializationError(
-                f"kernel {self.name!r} takes {len(self.in_specs)} inputs "
-                f"({', '.join(self._positional[:len(self.in_specs)])}); got {len(arrays)} "
-                f"arrays")
-        env, where = {}, {}
-        for i, (spec, a) in enumerate(zip(specs, arrays)):
-            pname = self._positional[i]
-            if isinstance(spec, PtxType):
-                continue
-            shape = tuple(getattr(a, "shape", ()))
-            if len(shape) != len(spec.dims):
-                raise SpecializationError(
-                    f"kernel {self.name!r}: parameter {pname} expects rank {len(spec.dims)} "
-                    f"({spec!r}), got an array of shape {shape}")
-            dt = getattr(a, "dtype", None)
-            if spec.dtype.np_dtype is not None and dt is not None and \
-                    str(dt) != str(spec.dtype.np_dtype):
-                raise SpecializationError(
-                    f"kernel {self.name!r}: parameter {pname} expects dtype {spec.dtype.name} "
-                    f"({spec!r}), got {dt}")
-            for axis, (d, n) in enumerate(zip(spec.dims, shape)):
-                if isinstance(d, int):
-                    if d != n:
-                        raise SpecializationError(
-                            f"kernel {self.name!r}: parameter {pname} dim {axis} must be {d} "
-                            f"({spec!r}), got shape {shape}")
-                elif d in env and env[d] != n:
-                    raise SpecializationError(
-                        f"kernel {self.name!r}: shape variable {d} bound to {env[d]} by "
-                        f"{where[d]} but {n} by {pname} (dim {axis})")
-                else:
-                    env.setdefault(d, n)
-                    where.setdefault(d, f"{pname} (dim {axis})")
-        return env
+        return _binding.shapes_env(self, arrays)
 
     # ------------------------------------------------------------------ tracing
     def trace(self, **kw) -> Traced:
         """The traced specialization for ``kw`` (cached)."""
+        return self.trace_for(PLAIN, **kw)
+
+    def trace_for(self, abi: ParamAbi | None, **kw) -> Traced:
+        """The traced specialization for ``kw`` with parameter ABI ``abi`` (cached by
+        template parameters, shape variables and ABI; None is the plain ABI)."""
+        try:                        # warm path: the same keywords as a previous call
+            fast = (abi, tuple(kw.items()))
+            got = self._fast.get(fast)
+        except TypeError:           # an unhashable value: the checks below say so
+            fast, got = None, None
+        if got is not None:
+            return got
         key, template, env = self._specialize(kw)
+        key = (key, abi or PLAIN)
         got = self._cache.get(key)
         if got is not None:
+            if fast is not None:
+                self._fast[fast] = got
             return got
         with self._lock:
             got = self._cache.get(key)
@@ -289,44 +208,10 @@ class Kernel:
                 if self._resolved_arch is None:
                     self._resolved_arch = resolve_arch(self._arch)
                     parse_target(self._resolved_arch)
-                from .dsl.trace_kernel import trace_kernel
-
-                got = trace_kernel(self, template, env)
+                got = trace_specialization(self, template, env, abi or PLAIN)
                 self._cache[key] = got
-        return got
-
-    # --- added for jax_pyptx.runtime.batching (batch on the grid) ---
-    def _trace_batched(self, batch, scalar_ptrs=(), **kw) -> Traced:
-        """The specialization for ``kw`` launched once for a whole batch (internal).
-
-        ``batch = (sizes, masks)``: ``sizes`` are the leading batch dims (outermost first);
-        ``masks`` has one tuple of bools per tensor (inputs then outputs), one per batch
-        level, saying whether that tensor carries that batch dim. The batch index is
-        ``%ctaid.z`` (the grid's z is the batch); every ``X.ptr()`` / ``X.tma_desc()`` is
-        offset to the tensor's batch item. The kernel body is traced unchanged.
-        ``scalar_ptrs``: names of runtime scalars passed by device pointer (CUDA runtime).
-        """
-        sizes, masks = batch
-        sizes = tuple(int(s) for s in sizes)
-        masks = tuple(tuple(bool(b) for b in m) for m in masks)
-        scalar_ptrs = tuple(scalar_ptrs)
-        if not sizes and not scalar_ptrs:
-            return self.trace(**kw)
-        key, template, env = self._specialize(kw)
-        key = key + (("__batch__", sizes, masks, scalar_ptrs),)
-        got = self._cache.get(key)
-        if got is not None:
-            return got
-        self.trace(**kw)                 # resolves the arch (the runtime checks that the
-        with self._lock:                 # kernel can be batched: grid z free, ...)
-            got = self._cache.get(key)
-            if got is None:
-                from .dsl.trace_kernel import trace_kernel
-
-                got = trace_kernel(self, template, env,
-                                   batch=(sizes, masks) if sizes else None,
-                                   scalar_ptrs=scalar_ptrs)
-                self._cache[key] = got
+            if fast is not None:
+                self._fast[fast] = got
         return got
 
     def ptx(self, **kw) -> str:
@@ -359,16 +244,28 @@ class Kernel:
 
     # ------------------------------------------------------------------ running
     def interpret(self, *arrays, sanitize: bool = True, **kw):
-        """Run on the CPU interpreter; returns the outputs (one array or a tuple)."""
-        from .dsl.run_interpret import interpret_kernel
+        """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
-        return interpret_kernel(self, arrays, kw, sanitize=sanitize)
+        ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
+        scalars); ``kw``: template parameters, shape variables, raw parameter values."""
+        n_in = len(self.in_specs)
+        if len(arrays) != n_in:
+            raise SpecializationError(
+                f"kernel {self.name!r} takes {n_in} inputs "
+                f"({', '.join(self._names[:n_in])}); got {len(arrays)}")
+        b = self.bind(*arrays, **kw)
+        t = b.trace()
+        tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
+        scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
+        outs = HostLaunch(t)(tensors, scalars, b.raw, sanitize=sanitize)
+        return outs[0] if len(outs) == 1 else outs
 
     def __call__(self, *arrays, **kw):
         """Call from JAX (eager or under jit/vmap/shard_map); returns the outputs."""
-        from .runtime.call import call_kernel
-
-        return call_kernel(self, *arrays, **kw)
+        if _call_handler is None:
+            raise SpecializationError(f"kernel {self.name!r}: no runtime is installed to call "
+                                      f"it (import jax_pyptx)")
+        return _call_handler(self, *arrays, **kw)
 
 
 def _raw_param(p) -> Param:
@@ -398,4 +295,4 @@ def kernel(fn=None, **options):
     return Kernel(fn, **options)
 
 
-__all__ = ["kernel", "Kernel", "Traced", "ParamInfo", "resolve_arch"]
+__all__ = ["kernel", "Kernel", "Traced", "ParamInfo", "resolve_arch", "set_call_handler"]

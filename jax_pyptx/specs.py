@@ -9,7 +9,7 @@ import enum
 import math
 from dataclasses import dataclass
 
-from .errors import SpecializationError
+from .errors import SpecializationError, TraceError
 from .types import PtxType, by_name
 
 
@@ -89,13 +89,16 @@ class TmaDescriptorHandle:
 
 
 class TensorSpec:
-    """A tensor parameter at trace time: name, concrete shape, dtype, layout."""
+    """A tensor parameter at trace time: name, concrete shape, dtype, layout.
+
+    ``X.ptr()`` and ``X.tma_desc()`` are answered by ``access``, the parameter ABI of the
+    trace that made this spec (``jax_pyptx.specialize.abi``)."""
 
     def __init__(self, name: str, shape: tuple, dtype: PtxType, layout: Layout, index: int,
-                 trace=None, output: bool = False):
+                 trace=None, output: bool = False, access=None):
         self.name, self.shape, self.dtype, self.layout = name, tuple(shape), dtype, layout
         self.index, self.trace, self.output = index, trace, output
-        self._ptr = None
+        self._access = access
 
     def __repr__(self):
         return f"TensorSpec({self.name!r}, {self.shape}, {self.dtype.name}, {self.layout.name})"
@@ -113,6 +116,11 @@ class TensorSpec:
         return self.size * self.dtype.nbytes
 
     @property
+    def memory_shape(self) -> tuple:
+        """The shape of the buffer in C order (``Layout.COL``: the last two dims swapped)."""
+        return memory_shape(self.shape, self.layout)
+
+    @property
     def strides(self) -> tuple:
         """Element strides, outermost first (honouring the layout)."""
         shape = list(self.shape)
@@ -126,17 +134,27 @@ class TensorSpec:
             s *= shape[i]
         return tuple(strides)
 
+    def _need_access(self, what: str):
+        if self._access is None:
+            raise TraceError(f"{self.name}.{what}() must run inside a @kernel function while "
+                             f"it is traced (call kernel.ptx() or the kernel itself)")
+        return self._access
+
     def ptr(self):
         """A u64 register with the tensor's global address (loaded once per trace)."""
-        from .dsl.tensor_access import tensor_ptr
-
-        return tensor_ptr(self)
+        return self._need_access("ptr").ptr(self)
 
     def tma_desc(self, box=None, swizzle: int = 0, **kw):
         """A u64 register with the address of this tensor's TMA descriptor."""
-        from .dsl.tensor_access import tensor_tma_desc
+        return self._need_access("tma_desc").tma_desc(self, box, swizzle, **kw)
 
-        return tensor_tma_desc(self, box, swizzle, **kw)
+
+def memory_shape(shape: tuple, layout: Layout) -> tuple:
+    """The C-order buffer shape of a tensor of logical ``shape`` (COL: last two swapped)."""
+    shape = tuple(shape)
+    if layout is Layout.COL and len(shape) >= 2:
+        return shape[:-2] + (shape[-1], shape[-2])
+    return shape
 
 
 def as_dtype(t) -> PtxType:

@@ -13,6 +13,7 @@ import pytest
 
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.decode import Program
+from jax_pyptx.interpret.dispatch import decode_program
 from jax_pyptx.interpret.launch import get_module
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
@@ -105,6 +106,7 @@ def test_every_corpus_entry_decodes():
         for fn in m.functions:
             if fn.kind == ".entry" and fn.body is not None:
                 prog = Program(m, fn.name)
+                decode_program(prog)
                 assert len(prog.code) > 0
                 n += 1
     assert n > 50

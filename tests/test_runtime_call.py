@@ -70,7 +70,7 @@ def test_runtime_scalar_is_an_operand_not_a_recompile():
 
 
 def test_eager_scalar_values_share_one_specialization():
-    from jax_pyptx.runtime.primitive import _host_plans
+    from jax_pyptx.runtime.host import _host_plans
 
     x, w = _rand(5, 40), _rand(40, seed=1)
     for a in (2.0, -1.0, 0.25):

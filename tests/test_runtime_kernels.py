@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from jax_pyptx import Layout, Tile, kernel, ptx, reg
+from jax_pyptx.specialize import ParamAbi
 from jax_pyptx.types import f32, u32, u64
 
 from .helpers import assemble
@@ -104,7 +105,8 @@ def test_ptxas_accepts(k, kw):
 
 
 def test_ptxas_accepts_batched_trace():
-    t = axpy._trace_batched(((3, 5), ((True, True), (True, False), (True, True))), M=4, N=64)
+    t = axpy.trace_for(ParamAbi.make((3, 5), ((True, True), (True, False), (True, True))), M=4,
+                       N=64)
     from jax_pyptx.toolchain import ptxas_check
 
     assert ptxas_check(t.ptx, "sm_90a").spill_stores == 0

@@ -20,6 +20,7 @@ from examples.hopper.rms_norm import build_rms_norm
 from examples.hopper.swiglu import build_swiglu
 from jax_pyptx import SpecializationError, ptx_call
 from jax_pyptx.runtime.ffi_plan import FFI_TARGET
+from jax_pyptx.specialize import ParamAbi
 
 from .test_runtime_kernels import accumulate, axpy, col_copy
 
@@ -89,7 +90,7 @@ def test_traced_scalar_goes_by_pointer():
     assert attr(a, "param_kind") == "dense<0> : tensor<4xi64>"            # G, U, beta, Y
     assert attr(a, "param_index") == "dense<[0, 1, 2, 3]> : tensor<4xi64>"
     assert call["operands"] == "tensor<2x40xf32>, tensor<2x40xf32>, tensor<f32>"
-    t = sw._trace_batched(((), ()), ("beta",), M=2, N=40)
+    t = sw.trace_for(ParamAbi.make(scalar_ptrs=("beta",)), M=2, N=40)
     assert attr(a, "ptx_sha256") == f'"{t.sha256}"'
     assert re.search(r"ld\.param\.u64 \t(%rd\d+), \[beta\];", t.ptx)
     # the pointer variant computes the same thing (hand launch on the interpreter)
@@ -167,7 +168,7 @@ def test_export_for_cuda_is_self_contained():
     x, w = jnp.ones((8, 64)), jnp.ones(64)
     exp = jax.export.export(jax.jit(jax.vmap(RMS, in_axes=(0, None))), platforms=["cuda"])(
         jnp.ones((3, 8, 64)), w)
-    t = RMS._trace_batched(((3,), ((True,), (False,), (True,))), M=8)
+    t = RMS.trace_for(ParamAbi.make((3,), ((True,), (False,), (True,))), M=8)
     for text in (exp.mlir_module(), _roundtrip(exp)):
         assert f"stablehlo.custom_call @{FFI_TARGET}" in text
         assert f'ptx_sha256 = "{t.sha256}"' in text and "callback" not in text

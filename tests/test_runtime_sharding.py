@@ -161,3 +161,29 @@ def test_shards_the_grid_cannot_cover_are_not_split():
     x, w = _rand(16, 64), _rand(64, seed=1)
     xs = jax.device_put(x, NamedSharding(mesh, P("d")))
     np.testing.assert_allclose(jax.jit(RMS)(xs, w), rms_ref(x, w), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows, split", [(16, False), (32, True)])
+def test_one_sharding_decision(rows, split):
+    """Explicit mode: the output sharding the abstract eval promises is the partition's. With
+    M=16 on 8 devices a shard would hold 2 rows, fewer than a block covers (4): both fall
+    back to replicated rows; with M=32 both split them."""
+    from jax_pyptx.runtime.shard_plan import out_pspecs
+    from jax_pyptx.runtime.sharding import out_shardings
+
+    mesh = _mesh(AxisType.Explicit)
+    x, w = _rand(rows, 64), _rand(64, seed=1)
+    xs = jax.device_put(x, NamedSharding(mesh, P("d")))
+    spec = CallSpec(kernel=RMS, template=(), env=(("M", rows),), independent=("M",),
+                    covers=(("M", 0, 4),))
+    chosen = partition_plan(spec, mesh, [("d",), ()])
+    assert chosen == ({("s", "M"): ("d",)} if split else {})
+    assert out_pspecs(spec, chosen) == [("d", None) if split else (None, None)]
+    avals = [jax.typeof(xs), jax.typeof(w)]
+    (promised,) = out_shardings(spec, avals)
+    assert tuple(promised.spec) == out_pspecs(spec, chosen)[0]
+    out = jax.jit(RMS)(xs, w)
+    np.testing.assert_allclose(out, rms_ref(x, w), rtol=1e-5, atol=1e-5)
+    assert tuple(out.sharding.spec) == (("d", None) if split else (None, None))
+    hlo = _compiled(RMS, xs, w)
+    assert (f"f32[{rows // 8},64]{{1,0}} custom-call(" in hlo) == split

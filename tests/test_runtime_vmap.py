@@ -13,6 +13,7 @@ import pytest
 from examples.hopper.rms_norm import build_rms_norm, reference as rms_ref
 from examples.hopper.softmax import build_softmax, reference as sm_ref
 from jax_pyptx.runtime.batching import grid_batch_blocker
+from jax_pyptx.specialize import ParamAbi
 
 from .test_runtime_kernels import axpy, tma_touch, z_guard, z_rows
 
@@ -166,7 +167,7 @@ def test_vmap_tma_descriptor_per_item():
     assert "workspace_bytes = 384 : i64" in text
     assert "tensor<384xui8>" in text
     assert "grid = dense<[2, 1, 3]> : tensor<3xi64>" in text
-    t = tma_touch._trace_batched(((3,), ((True,), (True,))), M=16)
+    t = tma_touch.trace_for(ParamAbi.make((3,), ((True,), (True,))), M=16)
     assert "ld.param.u64 \t%rd0, [X_tma_desc];" in t.ptx
     assert "mul.wide.u32 \t%rd1, %r0, 128;" in t.ptx
 

@@ -295,3 +295,36 @@ def test_compare_sees_differences():
     c = parse(text.replace("%r1", "%r7")).functions[0]
     assert instruction_stream(a) != instruction_stream(b)
     assert instruction_stream(a) == instruction_stream(c)      # renaming is not a difference
+
+
+def test_typed_wrappers_are_found_from_the_decoded_form():
+    """No opcode map: a wrapper is chosen by its name spelling the instruction, options from the
+    form's chosen modifiers, operands in order (jax_pyptx.transpile.wrappers)."""
+    acc = ", ".join(f"%f{i}" for i in range(1, 33))
+    src = roundtrip(kernel_src(f"""
+        mov.u32 %r1, 0;
+        setmaxnreg.dec.sync.aligned.u32 24;
+        nanosleep.u32 %r1;
+        st.global.f32 [%rd1], %f1;
+        wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{acc}}}, %rd2, %rd3, %p1, 1, 1, 0, 1;
+        barrier.sync.aligned 0;
+        ret;
+    """, decls=".reg .pred %p<8>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<40>;\n"))
+    for call in ("ptx.misc.setmaxnreg(24, inc=False)", "ptx.misc.nanosleep(r[1])",
+                 "ptx.mem.st(rd[1].addr(), f[1], 'f32', space='global')",
+                 "ptx.wgmma.mma_async(f[1:33], rd[2], rd[3], dtype='f32', atype='bf16', "
+                 "btype='bf16', scale_d=p[1], scale_a=1, scale_b=1, trans_a=0, trans_b=1)",
+                 "ptx.inst.barrier.sync.aligned(0)"):
+        assert call in src, call
+
+
+def test_wrapper_candidates_spell_the_instruction():
+    from jax_pyptx.transpile.wrappers import candidates, key
+
+    assert key("tcgen05.wait::ld") == "tcgen05_wait_ld" and key("bits.and_") == "bits_and"
+    assert [w.path for w in candidates("wgmma.wait_group", (".sync", ".aligned"))] == \
+        ["ptx.wgmma.wait_group"]
+    assert [w.path for w in candidates("membar", (".gl",))] == ["ptx.fence.membar"]
+    assert candidates("fence.proxy", (".async", ".shared::cta"))[0].path == \
+        "ptx.fence.proxy_async"
+    assert candidates("add", (".u32",)) == []          # operator-style: *srcs, out=

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 from ..errors import SourceLoc, TraceError
 from ..ir.nodes import Guard, Instruction, Label, Reg
@@ -138,19 +139,28 @@ def _walk(stmts):
             yield s
 
 
-_stack: list = []
+class _TraceState(threading.local):
+    """Each thread traces on its own stack: two threads tracing two kernels never see each
+    other's instructions."""
+
+    def __init__(self):
+        self.stack: list = []
+
+
+_state = _TraceState()
 
 
 def current(what: str = "this call") -> Trace:
-    if not _stack:
+    stack = _state.stack
+    if not stack:
         raise TraceError(f"{what} must run inside a @kernel function while it is traced "
                          f"(call kernel.ptx() or the kernel itself)", loc=user_loc())
-    return _stack[-1]
+    return stack[-1]
 
 
 def push(t: Trace) -> None:
-    _stack.append(t)
+    _state.stack.append(t)
 
 
 def pop() -> Trace:
-    return _stack.pop()
+    return _state.stack.pop()

@@ -2,7 +2,7 @@
 ``reg.from_(ptx.special.tid.x(), u32)``, ``reg.imm(1.0, bf16)``, ``reg.cvt(x, s32)``."""
 from __future__ import annotations
 
-from ..errors import PtxTypeError
+from ..errors import PtxTypeError, PtxValueError
 from ..types import PtxType, by_name
 from . import context
 from .context import user_loc
@@ -17,23 +17,81 @@ def _type(t) -> PtxType:
     raise PtxTypeError(f"expected a PTX type such as f32 or 'u32', got {t!r}", loc=user_loc(3))
 
 
-def scalar(t, init=None) -> Register:
-    """A new register of type ``t``; ``init`` (number or register) is moved into it."""
+def _decl_type(t: PtxType) -> PtxType:
+    """The declared type of a named register of type ``t`` (8-bit integers live in .b16
+    registers, fp8/fp6/fp4 in .b8, as for numbered ones)."""
+    from .context import prefix_for
+
+    if t.kind in ("float", "packed") and t.bits <= 8 or (t.bits == 8 and t.kind != "pred"):
+        return by_name(prefix_for(t)[1])
+    return t
+
+
+def _declare(tr, t: PtxType, names=(), prefix: str = "", count: int = 0):
+    """Declare named registers: a ``.reg`` line at the top of the function."""
+    from ..errors import TraceError
+    from ..ir.nodes import Reg, RegDecl
+
+    regs = getattr(tr, "named_regs", None)
+    if regs is None:
+        regs = tr.named_regs = {}
+    new = list(names) or [f"{prefix}{i}" for i in range(count)]
+    for n in new:
+        if n in regs or n in tr._counts:
+            raise TraceError(f"register name {n!r} is already declared in kernel {tr.name!r}",
+                             loc=user_loc(3))
+    out = []
+    for n in new:
+        r = Register(Reg(n, t), tr)
+        regs[n] = r
+        out.append(r)
+    decl = RegDecl(_decl_type(t), names=tuple(names), prefix=prefix, count=count)
+    at = 0
+    while at < len(tr.prologue) and type(tr.prologue[at]) is RegDecl:
+        at += 1
+    tr.prologue.insert(at, decl)
+    return out
+
+
+def _check_name(fn, name):
+    import re
+
+    from ..errors import TraceError
+
+    if not isinstance(name, str) or not re.match(r"^%?[A-Za-z_$][A-Za-z0-9_$]*$", name):
+        raise TraceError(f"{fn}: name={name!r} is not a register name (letters, digits, _ and "
+                         f"$, optionally after %)", loc=user_loc(3))
+    return name
+
+
+def scalar(t, init=None, name: str | None = None) -> Register:
+    """A new register of type ``t``; ``init`` (number or register) is moved into it.
+    ``name`` declares it under that name (``.reg .f32 acc;``) instead of a numbered one."""
     t = _type(t)
     tr = context.current("reg.scalar")
-    r = Register(tr.new_reg(t), tr)
+    if name is not None:
+        r = _declare(tr, t, names=(_check_name("reg.scalar", name),))[0]
+    else:
+        r = Register(tr.new_reg(t), tr)
     if init is not None:
         tr.emit("mov", (_mov_type(t),), (r.ir, as_operand(init, t)), loc=user_loc())
     return r
 
 
-def array(t, n: int, init=None) -> RegArray:
-    """``n`` registers of type ``t`` (a vector operand when passed whole)."""
+def array(t, n: int, init=None, name: str | None = None) -> RegArray:
+    """``n`` registers of type ``t`` (a vector operand when passed whole). ``name`` (also
+    accepted as the third positional argument, the documented order) declares them as
+    ``.reg .f32 name<n>;``: elements ``name0`` ... ``name{n-1}``."""
     t = _type(t)
+    if isinstance(init, str) and name is None:
+        init, name = None, init
     if not isinstance(n, int) or n <= 0:
         raise PtxTypeError(f"reg.array: n must be a positive int, got {n!r}", loc=user_loc())
     tr = context.current("reg.array")
-    regs = [Register(tr.new_reg(t), tr) for _ in range(n)]
+    if name is not None:
+        regs = _declare(tr, t, prefix=_check_name("reg.array", name), count=n)
+    else:
+        regs = [Register(tr.new_reg(t), tr) for _ in range(n)]
     if init is not None:
         loc = user_loc()
         for r in regs:
@@ -97,4 +155,48 @@ def cvt(x, t, rnd: str | None = None, sat: bool = False, ftz: bool = False) -> R
     return r
 
 
-__all__ = ["scalar", "array", "from_", "imm", "cvt"]
+# reg.alloc's name families (one counter each, per trace)
+_ALLOC_PREFIX = {
+    "b8": "%ab", "b16": "%ah", "b32": "%ar", "b64": "%ad", "b128": "%aq", "u8": "%au8",
+    "u16": "%au16", "u32": "%au", "u64": "%aud", "s8": "%as8", "s16": "%as16", "s32": "%as",
+    "s64": "%asd", "f16": "%af16", "f16x2": "%af16x2", "bf16": "%abf", "bf16x2": "%abfx2",
+    "tf32": "%atf", "f32": "%af", "f64": "%afd", "e4m3": "%ae4", "e5m2": "%ae5", "pred": "%ap",
+}
+
+
+def _alloc_name(tr, t: PtxType, array: bool) -> str:
+    counts = getattr(tr, "alloc_counts", None)
+    if counts is None:
+        counts = tr.alloc_counts = {}
+    base = _ALLOC_PREFIX.get(t.name, "%ax") + ("arr" if array else "")
+    n = counts.get(base, 0)
+    counts[base] = n + 1
+    return f"{base}{n}_" if array else f"{base}{n}"
+
+
+def alloc(t) -> Register:
+    """A fresh register with its own ``.reg`` line, named by type (``%af0``, ``%au3``...)."""
+    t = _type(t)
+    tr = context.current("reg.alloc")
+    return _declare(tr, t, names=(_alloc_name(tr, t, False),))[0]
+
+
+def alloc_array(t, count: int) -> RegArray:
+    """``count`` fresh registers declared as one ``.reg .f32 %afarr0_<count>;`` line."""
+    t = _type(t)
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        raise PtxValueError(f"reg.alloc_array: count must be a positive int, got {count!r}",
+                            loc=user_loc())
+    tr = context.current("reg.alloc_array")
+    return RegArray(_declare(tr, t, prefix=_alloc_name(tr, t, True), count=count), t)
+
+
+def wgmma_frag(*, m: int, n: int, dtype, name: str | None = None) -> RegArray:
+    """The accumulator fragment of an m x n wgmma for one thread: ``m*n/128`` registers."""
+    if not isinstance(m, int) or not isinstance(n, int) or m * n <= 0 or (m * n) % 128:
+        raise PtxValueError(f"invalid WGMMA fragment shape m={m} n={n}: m*n must be a positive "
+                            f"multiple of 128", loc=user_loc())
+    return array(dtype, m * n // 128, name=name)
+
+
+__all__ = ["scalar", "array", "from_", "imm", "cvt", "alloc", "alloc_array", "wgmma_frag"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..errors import PtxValueError, TraceError
-from ..ir.nodes import Addr, Instruction, Sym, VarDecl, Vec
+from ..ir.nodes import Addr, Imm, Instruction, Sym, VarDecl, Vec
 from ..types import b8, b64, u32
 from . import context
 from .context import user_loc
@@ -24,11 +24,19 @@ DYNAMIC_SYMBOL = "dyn_smem"
 class SharedBuffer:
     """A shared-memory allocation (or a view of one at a byte offset)."""
 
-    __slots__ = ("name", "dtype", "shape", "align", "offset", "view_offset", "trace")
+    __slots__ = ("name", "dtype", "shape", "align", "offset", "view_offset", "trace", "swizzle",
+                 "gmma_layout", "gmma_major")
 
-    def __init__(self, name, dtype, shape, align, offset, trace, view_offset=0):
+    def __init__(self, name, dtype, shape, align, offset, trace, view_offset=0, swizzle=None,
+                 gmma_layout=None, gmma_major=None):
         self.name, self.dtype, self.shape, self.align = name, dtype, shape, align
         self.offset, self.trace, self.view_offset = offset, trace, view_offset
+        self.swizzle, self.gmma_layout, self.gmma_major = swizzle, gmma_layout, gmma_major
+
+    @property
+    def byte_offset(self) -> int:
+        """Where this view starts in the kernel's shared memory, in bytes."""
+        return self.offset + self.view_offset
 
     def __repr__(self):
         return f"SharedBuffer({self.name}: {self.dtype.name}{list(self.shape)})"
@@ -72,7 +80,8 @@ class SharedBuffer:
         sub = self.shape[1:] or (1,)
         off = self._elem_offset((i,))
         return SharedBuffer(self.name, self.dtype, sub, self.align, self.offset, self.trace,
-                            self.view_offset + off)
+                            self.view_offset + off, self.swizzle, self.gmma_layout,
+                            self.gmma_major)
 
     def __ptx_operand__(self):
         return Sym(self.name, self.view_offset)
@@ -95,6 +104,9 @@ class SmemLayout:
         self.size = 0
         self.max_align = 16
         self._names: set = set()
+        self.uses_base = False              # smem.base(): the kernel addresses the window itself
+        self.extern_name = DYNAMIC_SYMBOL   # the extern array's symbol
+        self.extra_symbols: set = set()     # symbols string operands may name (the extern one)
 
     def alloc(self, dtype, shape, align, name, trace) -> SharedBuffer:
         if isinstance(shape, int):
@@ -124,27 +136,34 @@ class SmemLayout:
 
         Returns (function-scope decls, module-scope decls, dynamic bytes, static bytes).
         """
+        sym = self.extern_name
+        extern = extern or self.uses_base
         if not self.buffers:
             if extern:
-                return [], [VarDecl(".shared", b8, DYNAMIC_SYMBOL, align=self.max_align,
-                                    dims=(None,), linkage=".extern")], 0, 0
+                align = max(self.max_align, 128) if self.uses_base else self.max_align
+                return [], [VarDecl(".shared", b8, sym, align=align, dims=(None,),
+                                    linkage=".extern")], 0, 0
             return [], [], 0, 0
         if not extern and self.size <= STATIC_LIMIT:
             decls = [VarDecl(".shared", b8, b.name, align=b.align, dims=(b.nbytes,))
                      for b in self.buffers]
             return decls, [], 0, self.size
         base = {b.name: b.offset for b in self.buffers}
-        _rewrite(body, base)
-        decl = VarDecl(".shared", b8, DYNAMIC_SYMBOL, align=self.max_align, dims=(None,),
-                       linkage=".extern")
+        _rewrite(body, base, sym)
+        decl = VarDecl(".shared", b8, sym, align=max(self.max_align, 128) if self.uses_base
+                       else self.max_align, dims=(None,), linkage=".extern")
         return [], [decl], -(-self.size // 16) * 16, 0
 
 
-def _rewrite(stmts, base: dict) -> None:
+def _rewrite(stmts, base: dict, sym: str = DYNAMIC_SYMBOL) -> None:
+    from ..ir.nodes import Block
+
     for s in stmts:
         if type(s) is Instruction:
             if any(_mentions(o, base) for o in s.operands):
-                s.operands = tuple(_sub(o, base) for o in s.operands)
+                s.operands = tuple(_sub(o, base, sym) for o in s.operands)
+        elif type(s) is Block:
+            _rewrite(s.body, base, sym)
 
 
 def _mentions(o, base) -> bool:
@@ -158,14 +177,14 @@ def _mentions(o, base) -> bool:
     return False
 
 
-def _sub(o, base):
+def _sub(o, base, sym=DYNAMIC_SYMBOL):
     t = type(o)
     if t is Sym and o.name in base:
-        return Sym(DYNAMIC_SYMBOL, base[o.name] + o.offset)
+        return Sym(sym, base[o.name] + o.offset)
     if t is Addr and type(o.base) is Sym and o.base.name in base:
-        return Addr(Sym(DYNAMIC_SYMBOL), base[o.base.name] + o.base.offset + o.offset, o.extra)
+        return Addr(Sym(sym), base[o.base.name] + o.base.offset + o.offset, o.extra)
     if t is Vec:
-        return Vec(tuple(_sub(i, base) for i in o.items))
+        return Vec(tuple(_sub(i, base, sym) for i in o.items))
     return o
 
 
@@ -177,10 +196,91 @@ def _layout(what):
     return tr
 
 
-def alloc(dtype, shape, align: int = 16, name: str | None = None) -> SharedBuffer:
-    """Allocate ``shape`` elements of ``dtype`` in shared memory."""
-    tr = _layout("smem.alloc")
-    return tr.smem.alloc(_type(dtype), shape, align, name, tr)
+# where a swizzle pattern repeats: a swizzled buffer starts on that boundary
+SWIZZLE_ALIGN = {"32B": 256, "64B": 512, "128B": 1024}
+
+
+def _swizzle_name(fn, swizzle):
+    if swizzle is None:
+        return None
+    if isinstance(swizzle, str):
+        v = swizzle.upper()
+        if v == "NONE":
+            return None
+        if v in SWIZZLE_ALIGN:
+            return v
+    raise PtxValueError(f"{fn}: swizzle={swizzle!r} is not allowed; allowed: None, 'NONE', "
+                        f"'32B', '64B', '128B'", loc=user_loc(3))
+
+
+def alloc(dtype, shape, *args, swizzle=None, align=None, name: str | None = None
+          ) -> SharedBuffer:
+    """Allocate ``shape`` elements of ``dtype`` in shared memory.
+
+    ``smem.alloc(bf16, (2, 64, 64), align=1024, name="a")``; the documented positional order
+    ``smem.alloc(dtype, shape, swizzle, align, name)`` works too (a string or None third
+    argument is the swizzle, an int the alignment). ``swizzle`` ("32B", "64B", "128B") records
+    the layout TMA writes into the buffer (for descriptors built from it) and aligns the
+    buffer to the swizzle pattern (256/512/1024 bytes) unless ``align`` says otherwise; the
+    default alignment is otherwise 16 bytes.
+    """
+    given = {"swizzle": swizzle, "align": align, "name": name}
+    order = ("swizzle", "align", "name") if args and (args[0] is None or
+                                                       isinstance(args[0], str)) else \
+        ("align", "name")
+    if len(args) > len(order):
+        raise TraceError(f"smem.alloc takes at most {2 + len(order)} positional arguments "
+                         f"(dtype, shape, {', '.join(order)})", loc=user_loc())
+    for key, v in zip(order, args):
+        if given[key] is not None:
+            raise TraceError(f"smem.alloc: {key} given twice", loc=user_loc())
+        given[key] = v
+    return _alloc("smem.alloc", dtype, shape, given["swizzle"], given["align"], given["name"])
+
+
+def _alloc(fn, dtype, shape, swizzle, align, name, gmma_layout=None, gmma_major=None):
+    tr = _layout(fn)
+    sw = _swizzle_name(fn, swizzle)
+    if align is None:
+        align = SWIZZLE_ALIGN[sw] if sw else 16
+    buf = tr.smem.alloc(_type(dtype), shape, align, name, tr)
+    buf.swizzle, buf.gmma_layout, buf.gmma_major = sw, gmma_layout, gmma_major
+    return buf
+
+
+def alloc_with_layout(dtype, shape, swizzle=None, align=None, name=None, *, gmma_layout=None,
+                      gmma_major=None) -> SharedBuffer:
+    """``alloc`` that also records the canonical GMMA layout the buffer holds."""
+    return _alloc("smem.alloc_with_layout", dtype, shape, swizzle, align, name, gmma_layout,
+                  gmma_major)
+
+
+def wgmma_tile(dtype, shape, major="K", *, align=None, name=None) -> SharedBuffer:
+    """A buffer for one wgmma operand tile in its canonical layout: ``major="K"`` for an
+    (M, K) A-style tile, ``"MN"`` for a (K, N) B-style tile (leading dims, e.g. pipeline
+    stages, are allowed). The layout (``pyptx.wgmma_layout``) decides the swizzle, which
+    ``ptx.wgmma.mma_async(a=tile, ...)`` uses to build the descriptor."""
+    from .wgmma_layout import Major, pick_gmma_layout
+
+    fn = "smem.wgmma_tile"
+    t = _type(dtype)
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    m = str(major).upper() if isinstance(major, str) else major
+    if m not in ("K", "MN", Major.K, Major.MN):
+        raise PtxValueError(f"{fn}: major={major!r} is not allowed; allowed: 'K', 'MN'",
+                            loc=user_loc())
+    mj = "K" if m in ("K", Major.K) else "MN"
+    if len(dims) < 2:
+        raise PtxValueError(f"{fn}: shape must have at least 2 dims ((M, K) or (K, N)), got "
+                            f"{shape!r}", loc=user_loc())
+    r, c = dims[-2], dims[-1]
+    try:
+        lay = pick_gmma_layout(elem_bytes=max(t.bits // 8, 1), m_or_n=r if mj == "K" else c,
+                               k=c if mj == "K" else r, major=mj)
+    except PtxValueError as e:
+        raise PtxValueError(f"{fn}: {e.message}", loc=user_loc()) from None
+    return _alloc(fn, t, dims, lay.smem_swizzle, align if align is not None else
+                  max(SWIZZLE_ALIGN.get(lay.smem_swizzle, 128), 128), name, lay, mj)
 
 
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
@@ -189,4 +289,110 @@ def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
     return tr.smem.alloc(b64, (count,), 8, name or f"mbar{len(tr.smem.buffers)}", tr)
 
 
-__all__ = ["alloc", "mbarrier", "SharedBuffer", "STATIC_LIMIT"]
+def base(name: str | None = None):
+    """A u32 register with the address of the kernel's shared-memory window
+    (``mov.u32 r, SYMBOL;``) for manual offset arithmetic. Without ``name`` the kernel's
+    shared memory becomes one extern array (as with ``extern_smem=True``; size it with the
+    kernel's ``smem=`` bytes) and the register points at its start; with ``name``, at that
+    declared symbol."""
+    from .values import Register, str_operand
+
+    tr = _layout("smem.base")
+    loc = user_loc()
+    if name is None:
+        tr.smem.uses_base = True
+        sym = Sym(tr.smem.extern_name)
+    else:
+        sym = name.__ptx_operand__() if hasattr(name, "__ptx_operand__") else str_operand(name)
+        if type(sym) is not Sym:
+            raise PtxValueError(f"smem.base: {name!r} is not a shared-memory symbol",
+                                loc=loc)
+    r = Register(tr.new_reg(u32), tr)
+    tr.emit("mov", (".u32",), (r.ir, sym), loc=loc)
+    return r
+
+
+def _address(fn, address) -> Addr:
+    from ..errors import PtxTypeError
+    from .values import Register, str_operand
+
+    if isinstance(address, Addr):
+        return address
+    if isinstance(address, Register):
+        return Addr(address.ir, 0)
+    if isinstance(address, SharedBuffer):
+        return address.addr()
+    if isinstance(address, str):
+        op = str_operand(address)
+        if type(op) is Sym:
+            return Addr(op, 0)
+    raise PtxTypeError(f"{fn}: address must be ptx.addr(...), a register holding a shared "
+                       f"address, a shared buffer or a symbol name; got {address!r}",
+                       loc=user_loc(3))
+
+
+# ld/st have no .f16/.bf16 forms: half-precision values move as bits
+_MOVE_AS = {"f16": ".b16", "bf16": ".b16", "f16x2": ".b32", "bf16x2": ".b32"}
+
+
+def load(dtype, address):
+    """``ld.shared.<type> r, [address];`` into a fresh register (f16/bf16 move as .b16)."""
+    from .values import Register
+
+    t = _type(dtype)
+    tr = context.current("smem.load")
+    a = _address("smem.load", address)
+    r = Register(tr.new_reg(t), tr)
+    tr.emit("ld", (".shared", _MOVE_AS.get(t.name, t.ptx)), (r.ir, a), loc=user_loc())
+    return r
+
+
+def store(dtype, address, value) -> None:
+    """``st.shared.<type> [address], value;`` (``value`` a register)."""
+    from ..errors import PtxTypeError
+    from .values import Register, as_operand
+
+    t = _type(dtype)
+    tr = context.current("smem.store")
+    if not isinstance(value, Register):
+        raise PtxTypeError(f"smem.store: value must be a register, got {value!r}",
+                           loc=user_loc())
+    a = _address("smem.store", address)
+    tr.emit("st", (".shared", _MOVE_AS.get(t.name, t.ptx)), (a, as_operand(value)),
+            loc=user_loc())
+
+
+_SWIZZLE_MASK = {"32B": 0x80, "64B": 0x180, "128B": 0x380}
+
+
+def apply_swizzle(offset, swizzle):
+    """The swizzled byte offset of logical byte ``offset`` (a 32-bit register) inside a
+    buffer TMA filled with ``swizzle``: bits [4:6] ^= bits [7:9] for 128B ([4:5]/[7:8] for
+    64B, [4]/[7] for 32B), i.e. ``and.b32 t, x, MASK; shr.u32 t, t, 3; xor.b32 y, x, t;``.
+    ``None``/``"NONE"`` return ``offset`` unchanged."""
+    from ..errors import PtxTypeError
+    from .values import Register
+
+    fn = "smem.apply_swizzle"
+    if swizzle is None or (isinstance(swizzle, str) and swizzle.upper() == "NONE"):
+        return offset
+    sw = swizzle.upper() if isinstance(swizzle, str) else swizzle
+    if sw not in _SWIZZLE_MASK:
+        raise PtxValueError(f"{fn}: Unknown swizzle mode {swizzle!r}; allowed: None, 'NONE', "
+                            f"'32B', '64B', '128B'", loc=user_loc())
+    if not isinstance(offset, Register) or offset.type.bits != 32 or \
+            offset.type.kind not in ("unsigned", "signed", "bits"):
+        raise PtxTypeError(f"{fn}: offset must be a 32-bit integer register, got {offset!r}",
+                           loc=user_loc())
+    tr = context.current(fn)
+    loc = user_loc()
+    t = Register(tr.new_reg(u32), tr)
+    tr.emit("and", (".b32",), (t.ir, offset.ir, Imm(str(_SWIZZLE_MASK[sw]), u32)), loc=loc)
+    tr.emit("shr", (".u32",), (t.ir, t.ir, Imm("3", u32)), loc=loc)
+    out = Register(tr.new_reg(offset.type), tr)
+    tr.emit("xor", (".b32",), (out.ir, offset.ir, t.ir), loc=loc)
+    return out
+
+
+__all__ = ["alloc", "mbarrier", "SharedBuffer", "STATIC_LIMIT", "alloc_with_layout",
+           "wgmma_tile", "base", "load", "store", "apply_swizzle"]

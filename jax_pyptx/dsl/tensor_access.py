@@ -1,77 +1,67 @@
-"""Tensor parameters inside a trace: global pointers and TMA descriptor slots."""
+"""Tensor parameters inside a trace: the prologue loads a parameter ABI is made of.
+
+Each function emits into the trace's prologue and returns the register it loaded; which of
+them a kernel's ``X.ptr()`` / ``X.tma_desc()`` / runtime scalars use is decided by the
+parameter ABI (``jax_pyptx.specialize.abi``), not here.
+"""
 from __future__ import annotations
 
-from ..errors import PtxValueError, TraceError
-from ..ir.nodes import Addr, Param, Sym
+from ..errors import ArchError, PtxValueError, TraceError
+from ..ir.nodes import Addr, Imm, Param, Reg, Sym
 from ..specs import TmaDescriptorHandle
-from ..types import b8, u64
+from ..types import b8, u32, u64
 from . import context
-from .context import user_loc
 from .values import Register
 
 SWIZZLES = (0, 32, 64, 128)
 
+__all__ = ["SWIZZLES", "check_owner", "global_pointer", "scalar_by_pointer", "ctaid_z",
+           "add_batch_offset", "declare_tma_desc"]
 
-def tensor_ptr(spec) -> Register:
-    tr = context.current(f"{spec.name}.ptr()")
+
+def check_owner(spec, what: str):
+    """The current trace, which must be the one ``spec`` (a TensorSpec) belongs to."""
+    tr = context.current(f"{spec.name}.{what}()")
     if spec.trace is not tr:
         raise TraceError(f"tensor {spec.name!r} belongs to kernel {spec.trace.name!r}",
-                         loc=user_loc(3))
-    if spec._ptr is None:
-        loc = user_loc(3)
-        raw = Register(tr.new_reg(u64), tr)
-        spec._ptr_ld = tr.emit("ld", (".param", ".u64"), (raw.ir, Addr(Sym(spec.name))),
-                               loc=loc, prologue=True)
-        g = Register(tr.new_reg(u64), tr)
-        tr.emit("cvta", (".to", ".global", ".u64"), (g.ir, raw.ir), loc=loc, prologue=True)
-        batch = getattr(spec, "_batch", None)
-        if batch is not None and any(batch[1]):
-            g = _add_batch_offset(tr, g, batch, loc)
-        spec._ptr = g
-    return spec._ptr
+                         loc=context.user_loc(3))
+    return tr
 
 
-# --- added for the runtime: a runtime scalar passed by device pointer -------------------
-def scalar_by_pointer(tr, name: str, t) -> Register:
-    """``.param .u64 name`` holds the scalar's device address: load the value once, in the
-    prologue; ``ptx.param_value(name)`` returns the same register."""
+def global_pointer(tr, name: str, loc=None):
+    """``ld.param.u64`` + ``cvta.to.global``: (the global address register, the ld)."""
     raw = Register(tr.new_reg(u64), tr)
-    tr.emit("ld", (".param", ".u64"), (raw.ir, Addr(Sym(name))), prologue=True)
+    ld = tr.emit("ld", (".param", ".u64"), (raw.ir, Addr(Sym(name))), loc=loc, prologue=True)
     g = Register(tr.new_reg(u64), tr)
-    tr.emit("cvta", (".to", ".global", ".u64"), (g.ir, raw.ir), prologue=True)
+    tr.emit("cvta", (".to", ".global", ".u64"), (g.ir, raw.ir), loc=loc, prologue=True)
+    return g, ld
+
+
+def scalar_by_pointer(tr, name: str, t):
+    """``.param .u64 name`` holds the scalar's device address: load the value once, in the
+    prologue; ``ptx.param_value(name)`` returns the same register. Returns (value, the
+    ``ld.param``)."""
+    g, ld = global_pointer(tr, name)
     v = Register(tr.new_reg(t), tr)
     tr.emit("ld", (".global", t.ptx), (v.ir, Addr(g.ir)), prologue=True)
     tr.param_loads[name] = v
-    return v
+    return v, ld
 
 
-# --- added for jax_pyptx.runtime.batching (batch on the grid) ----------------------------
-def _batch_index(tr, loc) -> Register:
-    """``%ctaid.z`` in a register, read once per trace (the linear batch index)."""
-    r = getattr(tr, "_batch_z", None)
-    if r is None:
-        from ..ir.nodes import Reg
-        from ..types import u32
-
-        r = Register(tr.new_reg(u32), tr)
-        tr.emit("mov", (".u32",), (r.ir, Reg("%ctaid.z", u32)), loc=loc, prologue=True)
-        tr._batch_z = r
+def ctaid_z(tr, loc=None) -> Register:
+    """``%ctaid.z`` in a new register (prologue)."""
+    r = Register(tr.new_reg(u32), tr)
+    tr.emit("mov", (".u32",), (r.ir, Reg("%ctaid.z", u32)), loc=loc, prologue=True)
     return r
 
 
-def _add_batch_offset(tr, base: Register, batch, loc, item_bytes=None) -> Register:
-    """``base + (byte offset of this tensor's batch item)``, emitted in the prologue.
+def add_batch_offset(tr, base: Register, z: Register, sizes: tuple, mask: tuple,
+                     item_bytes: int, loc=None) -> Register:
+    """``base + (byte offset of this batch item)``, emitted in the prologue.
 
-    ``batch = (sizes, mask, item_bytes)``: the linear batch index ``%ctaid.z`` is split into
-    one index per level (outermost first); a tensor carries only the levels in ``mask``.
+    ``z`` is the linear batch index over ``sizes`` (outermost first); the tensor carries only
+    the levels in ``mask`` and one of its items is ``item_bytes`` long.
     """
-    from ..ir.nodes import Imm
-    from ..types import u32
-
-    sizes, mask, nbytes = batch
-    nbytes = item_bytes if item_bytes is not None else nbytes
-    z = _batch_index(tr, loc)
-
     def emit(op, mods, *ops):
         tr.emit(op, mods, ops, loc=loc, prologue=True)
 
@@ -86,9 +76,9 @@ def _add_batch_offset(tr, base: Register, batch, loc, item_bytes=None) -> Regist
 
     terms = []
     if all(mask):
-        terms.append(wide(z, nbytes))
+        terms.append(wide(z, item_bytes))
     else:
-        stride = nbytes
+        stride = item_bytes
         inner = 1
         for level in reversed(range(len(sizes))):
             if mask[level]:
@@ -112,17 +102,16 @@ def _add_batch_offset(tr, base: Register, batch, loc, item_bytes=None) -> Regist
     return out
 
 
-def tensor_tma_desc(spec, box=None, swizzle: int = 0, *, element_strides=None, interleave=0,
-                    oob_fill=0, l2_promotion=0, by_value: bool = False) -> Register:
-    """Declare ``<name>_tma_desc`` and return a u64 register with the descriptor's address.
+def declare_tma_desc(tr, spec, box=None, swizzle: int = 0, *, element_strides=None,
+                     interleave=0, oob_fill=0, l2_promotion=0, by_value: bool = False,
+                     loc=None):
+    """Declare ``<name>_tma_desc`` and load the descriptor's address.
 
-    ``box`` is outermost first (default: the whole tensor); ``swizzle`` in bytes.
+    Returns ``(register, handle, cached)``: ``cached`` when the slot already existed (the
+    register is then the one returned the first time). ``box`` is outermost first (default:
+    the whole tensor); ``swizzle`` in bytes.
     """
-    tr = context.current(f"{spec.name}.tma_desc()")
-    loc = user_loc(3)
     if tr.target.sm < 90:
-        from ..errors import ArchError
-
         raise ArchError(f"TMA descriptors need sm_90; kernel {tr.name!r} targets "
                         f"{tr.target.name}", loc=loc)
     box = tuple(spec.shape if box is None else box)
@@ -137,7 +126,7 @@ def tensor_tma_desc(spec, box=None, swizzle: int = 0, *, element_strides=None, i
                             f"{spec.ndim}", loc=loc)
     pname = f"{spec.name}_tma_desc"
     if pname in tr.tma_regs:
-        return tr.tma_regs[pname]
+        return tr.tma_regs[pname], None, True
     handle = TmaDescriptorHandle(
         tensor=spec.name, param=pname, index=spec.index, dtype=spec.dtype, shape=spec.shape,
         box=box, swizzle=swizzle, element_strides=tuple(element_strides or (1,) * spec.ndim),
@@ -153,11 +142,5 @@ def tensor_tma_desc(spec, box=None, swizzle: int = 0, *, element_strides=None, i
         tr.extra_params.append(Param(pname, u64))
         tr.params.append(tr.extra_params[-1])
         tr.emit("ld", (".param", ".u64"), (r.ir, Addr(Sym(pname))), loc=loc, prologue=True)
-        batch = getattr(spec, "_batch", None)
-        if batch is not None and any(batch[1]):
-            # batch on the grid (runtime): one 128-byte descriptor per batch item, in order;
-            # the runtime broadcasts a TMA tensor to every batch level first
-            r = _add_batch_offset(tr, r, (batch[0], (True,) * len(batch[0]), 128), loc)
-    tr.tma_regs[pname] = r
     tr.tma.append(handle)
-    return r
+    return r, handle, False

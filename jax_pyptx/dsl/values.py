@@ -154,6 +154,18 @@ class Register:
     def __invert__(self): return _unary("not", self)
     def __abs__(self): return _unary("abs", self)
 
+    @property
+    def dtype(self) -> PtxType:
+        return self.type
+
+    def max(self, o) -> "Register":
+        """``max.<type> r, self, o`` (a new register)."""
+        return _minmax("max", self, o)
+
+    def min(self, o) -> "Register":
+        """``min.<type> r, self, o`` (a new register)."""
+        return _minmax("min", self, o)
+
     def set(self, value) -> "Register":
         """``mov`` ``value`` into this register (loop-carried updates)."""
         src = as_operand(value, self.type)
@@ -165,13 +177,57 @@ class Register:
         return Addr(self.ir, int(offset))
 
 
+class _RegList(list):
+    """``arr.regs`` is the list of registers; ``arr.regs()`` (the documented spelling) returns
+    a copy of it."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list:
+        return list(self)
+
+
 class RegArray:
     """A list of registers of one type; passed as one operand it is a vector ``{...}``."""
 
     __slots__ = ("regs", "type")
 
     def __init__(self, regs: list, t: PtxType):
-        self.regs, self.type = regs, t
+        self.regs, self.type = _RegList(regs), t
+
+    @property
+    def dtype(self) -> PtxType:
+        return self.type
+
+    @property
+    def count(self) -> int:
+        return len(self.regs)
+
+    @property
+    def base(self) -> str:
+        """The common name prefix of the elements (``%f`` for ``%f0..%f3``)."""
+        import os
+
+        return os.path.commonprefix([r.name for r in self.regs]).rstrip("0123456789") or \
+            os.path.commonprefix([r.name for r in self.regs])
+
+    def hw_order(self, *, reverse: bool = False) -> list:
+        """The registers in declaration order (reversed with ``reverse=True``)."""
+        return list(reversed(self.regs)) if reverse else list(self.regs)
+
+    def __setitem__(self, i, value):
+        """``arr[i] = reg``: ``mov.b<bits> arr_i, reg;`` (nothing when it is already arr[i])."""
+        if not isinstance(i, int):
+            raise TraceError(f"RegArray index must be an int, got {i!r}", loc=user_loc())
+        if type(value) is not Register:
+            raise PtxTypeError(f"RegArray[{i}] = ...: expected a register, got {value!r}",
+                               loc=user_loc())
+        dst = self.regs[i]
+        if value is dst:
+            return
+        bits = dst.type.bits if dst.type.bits in (16, 32, 64, 128) else 32
+        mt = ".pred" if dst.type.kind == "pred" else f".b{bits}"
+        _emit("mov", (mt,), (dst.ir, as_operand(value)), loc=user_loc())
 
     def __len__(self):
         return len(self.regs)
@@ -293,8 +349,56 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return x.__ptx_operand__() if hasattr(x, "__ptx_operand__") else x
     if isinstance(x, (list, tuple)):
         return Vec(tuple(as_operand(i, t) for i in x))
+    if cls is str:
+        return str_operand(x, t)
     raise PtxTypeError(f"cannot use {x!r} ({cls.__name__}) as a PTX operand; expected a "
                        f"register, immediate, address or label", loc=user_loc(3))
+
+
+def declared_symbols(tr) -> dict:
+    """Names a string operand may use in trace ``tr``: name -> what it is (``"param"``,
+    ``"shared"``, ``"label"``, ``"register"``, ``"variable"``)."""
+    names = {}
+    for p in tr.params:
+        names[p.name] = "param"
+    layout = tr.smem
+    if layout is not None:
+        for b in layout.buffers:
+            names[b.name] = "shared"
+        names.update({n: "shared" for n in getattr(layout, "extra_symbols", ())})
+    for n in tr.labels_defined:
+        names[n] = "label"
+    for n in tr.labels_used:
+        names.setdefault(n, "label")
+    for n in getattr(tr, "named_regs", {}):
+        names[n] = "register"
+    for n in getattr(tr, "variables", {}):
+        names[n] = "variable"
+    return names
+
+
+def str_operand(text: str, t: PtxType | None = None):
+    """A string operand: an immediate spelled as written when it starts with a digit or a
+    sign (``"0x3F"``, ``"-1"``), a special register (``"%tid.x"``), else the name of a
+    symbol the kernel declares (a param, a shared buffer, a label, a named register, a
+    ``ptx.var``)."""
+    if not text:
+        raise PtxValueError("an empty string is not a PTX operand", loc=user_loc(4))
+    c = text[0]
+    if c.isdigit() or (c in "+-" and len(text) > 1):
+        return Imm(text, t)
+    if c == "%":
+        return Reg(text, t)
+    tr = context.current(f"the operand {text!r}")
+    names = declared_symbols(tr)
+    kind = names.get(text)
+    if kind == "register":
+        return tr.named_regs[text].ir
+    if kind is None:
+        shown = ", ".join(sorted(names)) or "none"
+        raise PtxValueError(f"operand {text!r} names no symbol kernel {tr.name!r} declares; "
+                            f"declared: {shown}", loc=user_loc(4))
+    return Sym(text)
 
 
 def _emit(opcode, mods, ops, loc=None):
@@ -397,6 +501,19 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
     return dst
 
 
+def _minmax(name: str, a: Register, o):
+    t, other = _operand_pair(name, a, o)
+    if t.kind == "bits":
+        t = by_name(f"u{t.bits}")
+    if t.kind not in ("signed", "unsigned", "float") or t.bits < 16:
+        raise PtxTypeError(f"{name}() is not defined on {t.name}", loc=user_loc(3))
+    tr = context.current()
+    dst = Register(tr.new_reg(a.type), tr)
+    tr.emit(name, (t.ptx,), (dst.ir, as_operand(a, t, tr), as_operand(other, t, tr)),
+            loc=user_loc(3))
+    return dst
+
+
 _CMP_UNSIGNED = {"lt": "lo", "le": "ls", "gt": "hi", "ge": "hs"}
 
 
@@ -450,4 +567,4 @@ def _unary(name: str, a: Register):
 
 
 __all__ = ["Register", "RegArray", "Special", "Immediate", "as_operand", "imm_text",
-           "materialize", "unify"]
+           "materialize", "unify", "str_operand", "declared_symbols"]

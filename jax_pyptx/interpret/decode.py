@@ -1,7 +1,9 @@
-"""Decode a PTX function (and the functions it calls) into a flat program of handlers.
+"""Lay out a PTX function (and the functions it calls) as a flat program.
 
-Each ``Instruction`` is decoded once into a ``Decoded`` record holding a closure that executes
-it for a group of threads; operand access, types and modifiers are resolved at decode time.
+Each ``Instruction`` gets a ``Decoded`` record; ``dispatch.decode_program`` later fills it with
+a closure that executes the instruction for a group of threads (operand access, types and
+modifiers resolved once). Laying out does not decode.
+
 Block scopes are honoured (a register declared in an inner ``{ }`` shadows an outer one), and
 the layouts of shared, local, global, const and param variables are fixed here so handlers can
 bake in addresses.
@@ -14,23 +16,13 @@ from ..errors import InterpreterError
 from ..ir.nodes import (
     Addr, Block, Function, Imm, Instruction, Label, ParenList, RawDirective, RegDecl, Sym, VarDecl, Vec,
 )
-from ..types import PtxType, by_name
 from . import memory as M
 from .operands import RegInfo, imm_value, np_dtype
-
-# kinds of decoded instructions
-K_OP, K_BRA, K_EXIT, K_CTRL, K_NOP = 0, 1, 2, 3, 4
-
-_NOPS = frozenset({
-    "membar", "fence", "fence.proxy", "prefetch", "prefetchu", "pmevent", "nanosleep", "discard",
-    "applypriority", "griddepcontrol.launch_dependents", "griddepcontrol.wait", "setmaxnreg",
-    "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.tensor", "tensormap.cp_fenceproxy",
-    "wgmma.fence", "tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync",
-})
+from .registry import K_OP
 
 
 class Decoded:
-    __slots__ = ("pc", "ins", "kind", "fn", "guard", "gneg", "target", "sync", "func", "_text")
+    __slots__ = ("pc", "ins", "kind", "fn", "guard", "gneg", "target", "sync", "func", "noun", "_text")
 
     def __init__(self, pc, ins, func):
         self.pc, self.ins, self.func = pc, ins, func
@@ -40,6 +32,7 @@ class Decoded:
         self.gneg = False
         self.target = None
         self.sync = None          # None | "aligned" | getter of the membermask operand
+        self.noun = None          # what a memory fault calls the access ("load", "store", ...)
         self._text = None
 
     @property
@@ -123,13 +116,9 @@ class Program:
         self.uses_grid_features = False
         self._layout_module()
         self.param_layout, self.param_size = self._layout_params(fn)
-        self._pending = []                       # (Decoded, Instruction, Scope)
+        self._pending = []                       # (Decoded, Instruction, Scope) to decode
         self._flatten_function(fn, is_entry=True)
         self._finish_layouts()
-        from .dispatch import decode_instruction
-        for d, ins, scope in self._pending:
-            decode_instruction(self, d, ins, scope)
-        self._pending = None
 
     # ------------------------------------------------------------------ module variables
     def _layout_module(self):
@@ -398,22 +387,6 @@ class Program:
             if v.size == 0:
                 out.append((v.name + " (dynamic)", v.addr, dyn))
         return out
-
-
-def type_of(mods, default=None) -> PtxType:
-    """The last modifier that names a type."""
-    from ..types import is_type_name
-    for m in reversed(mods):
-        if is_type_name(m):
-            return by_name(m)
-    if default is not None:
-        return default
-    raise InterpreterError(f"no type among modifiers {''.join(mods)}")
-
-
-def types_of(mods) -> list:
-    from ..types import is_type_name
-    return [by_name(m) for m in mods if is_type_name(m)]
 
 
 def addr_parts(prog, op, scope):

@@ -10,6 +10,7 @@ from ..errors import InterpreterError
 from ..ir.nodes import Module
 from . import memory as M
 from .decode import Program
+from .dispatch import decode_program
 from .machine import Context
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
@@ -51,6 +52,7 @@ def get_program(module: Module, entry: str) -> Program:
     if hit is not None and hit[0]() is module:
         return hit[1]
     prog = Program(module, entry)
+    decode_program(prog)
     if len(_prog_cache) > 128:
         _prog_cache.clear()
     _prog_cache[key] = (weakref.ref(module), prog)

@@ -27,8 +27,8 @@ from ..errors import (
     DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError,
 )
 from . import memory as M
-from .decode import K_BRA, K_EXIT, K_NOP, K_OP
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
+from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
 
@@ -252,10 +252,7 @@ class Context(SyncMixin):
         from ..errors import RaceError
         cls = {"out-of-bounds": OutOfBoundsError, "misaligned": MisalignedAccessError,
                "uninitialized": UninitializedReadError, "race": RaceError}.get(f.kind, OutOfBoundsError)
-        op = d.ins.opcode
-        kind = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "reduction",
-                "cp.async": "async copy", "ldmatrix.sync": "ldmatrix load",
-                "stmatrix.sync": "stmatrix store"}.get(op, op)
+        kind = d.noun or d.ins.opcode
         what = {"out-of-bounds": "out-of-bounds", "misaligned": "misaligned",
                 "uninitialized": "uninitialized", "read-only": "write to read-only memory in",
                 "race": "race on"}.get(f.kind, f.kind)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..types import by_name, u32
-from .decode import type_of, types_of
-from .dispatch import register
+from .registry import register
 from .operands import SINT, UINT, np_dtype, reader, writer
 from .ops_int import U, _dst, _simple, _bits_type  # noqa: F401
 
@@ -31,8 +30,8 @@ def _clz(x, bits):
 
 
 @register("popc", "clz")
-def _popc_clz(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _popc_clz(prog, d, ins, scope, dec):
+    t = dec.type
     put = _dst(prog, ins, u32, scope)
     a = reader(prog, ins.operands[1], _bits_type(t), scope)
     f = _popc if ins.opcode == "popc" else _clz
@@ -40,9 +39,9 @@ def _popc_clz(prog, d, ins, scope):
 
 
 @register("bfind")
-def _bfind(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
-    shiftamt = ".shiftamt" in ins.modifiers
+def _bfind(prog, d, ins, scope, dec):
+    t = dec.type
+    shiftamt = dec.has(".shiftamt")
     put = _dst(prog, ins, u32, scope)
     a = reader(prog, ins.operands[1], t, scope)
     bits = t.bits
@@ -59,8 +58,8 @@ def _bfind(prog, d, ins, scope):
 
 
 @register("brev")
-def _brev(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _brev(prog, d, ins, scope, dec):
+    t = dec.type
     bits = t.bits
 
     def rev(x):
@@ -69,12 +68,12 @@ def _brev(prog, d, ins, scope):
         for i in range(bits):
             r |= ((x >> np.uint64(i)) & np.uint64(1)) << np.uint64(bits - 1 - i)
         return r.astype(U[bits])
-    _simple(prog, d, ins, scope, rev, _bits_type(t))
+    _simple(prog, d, ins, scope, dec, rev, _bits_type(t))
 
 
 @register("bfe")
-def _bfe(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _bfe(prog, d, ins, scope, dec):
+    t = dec.type
     bits = t.bits
     put = _dst(prog, ins, t, scope)
     a = reader(prog, ins.operands[1], t, scope)
@@ -103,8 +102,8 @@ def _bfe(prog, d, ins, scope):
 
 
 @register("bfi")
-def _bfi(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _bfi(prog, d, ins, scope, dec):
+    t = dec.type
     bits = t.bits
     put = _dst(prog, ins, t, scope)
     a = reader(prog, ins.operands[1], t, scope)
@@ -129,8 +128,8 @@ def _bfi(prog, d, ins, scope):
 
 
 @register("bmsk")
-def _bmsk(prog, d, ins, scope):
-    wrap = ".wrap" in ins.modifiers
+def _bmsk(prog, d, ins, scope, dec):
+    wrap = dec.has(".wrap")
 
     def fn(a, b):
         a = np.asarray(a).astype(np.int64)
@@ -141,13 +140,13 @@ def _bmsk(prog, d, ins, scope):
             a, b = np.minimum(a, 32), np.minimum(b, 32)
         m = ((np.int64(1) << np.minimum(a + b, 32)) - 1) & ~((np.int64(1) << a) - 1)
         return (m & 0xFFFFFFFF).astype(np.uint32)
-    _simple(prog, d, ins, scope, fn, u32)
+    _simple(prog, d, ins, scope, dec, fn, u32)
 
 
 @register("szext")
-def _szext(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
-    wrap = ".wrap" in ins.modifiers
+def _szext(prog, d, ins, scope, dec):
+    t = dec.type
+    wrap = dec.has(".wrap")
 
     def fn(a, b):
         a = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
@@ -159,11 +158,11 @@ def _szext(prog, d, ins, scope):
             sign = np.where(b > 0, (v >> np.maximum(b - 1, 0)) & 1, 0)
             v = np.where((sign == 1) & (b < 32), v | (~m & 0xFFFFFFFF), v)
         return (v & 0xFFFFFFFF).astype(np.uint32).view(np_dtype(t))
-    _simple(prog, d, ins, scope, fn, t)
+    _simple(prog, d, ins, scope, dec, fn, t)
 
 
 @register("fns")
-def _fns(prog, d, ins, scope):
+def _fns(prog, d, ins, scope, dec):
     put = _dst(prog, ins, u32, scope)
     m, base, off = (reader(prog, o, t, scope) for o, t in zip(ins.operands[1:], (u32, u32, by_name("s32"))))
 
@@ -188,11 +187,11 @@ def _fns(prog, d, ins, scope):
 
 
 @register("dp4a", "dp2a")
-def _dp(prog, d, ins, scope):
-    tys = types_of(ins.modifiers)
+def _dp(prog, d, ins, scope, dec):
+    tys = list(dec.types)
     at, bt = tys[0], tys[1]
     four = ins.opcode == "dp4a"
-    hi = ".hi" in ins.modifiers
+    hi = dec.has(".hi")
     st = by_name("s32") if (at.is_signed or bt.is_signed) else u32
     put = _dst(prog, ins, st, scope)
     a = reader(prog, ins.operands[1], u32, scope)
@@ -225,35 +224,39 @@ def _dp(prog, d, ins, scope):
 
 
 # ----------------------------------------------------------------------------- logic
-@register("and", "or", "xor")
-def _logic(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
-    t = t if t.kind == "pred" else _bits_type(t)
-    f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[ins.opcode]
-    _simple(prog, d, ins, scope, f, t)
+def _logic(f):
+    def factory(prog, d, ins, scope, dec):
+        t = dec.type
+        _simple(prog, d, ins, scope, dec, f, t if t.kind == "pred" else _bits_type(t))
+    return factory
+
+
+register("and")(_logic(np.bitwise_and))
+register("or")(_logic(np.bitwise_or))
+register("xor")(_logic(np.bitwise_xor))
 
 
 @register("not")
-def _not(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _not(prog, d, ins, scope, dec):
+    t = dec.type
     t = t if t.kind == "pred" else _bits_type(t)
-    _simple(prog, d, ins, scope, np.invert, t)
+    _simple(prog, d, ins, scope, dec, np.invert, t)
 
 
 @register("cnot")
-def _cnot(prog, d, ins, scope):
-    t = _bits_type(type_of(ins.modifiers))
+def _cnot(prog, d, ins, scope, dec):
+    t = _bits_type(dec.type)
     dt = np_dtype(t)
-    _simple(prog, d, ins, scope, lambda a: (np.asarray(a) == 0).astype(dt), t)
+    _simple(prog, d, ins, scope, dec, lambda a: (np.asarray(a) == 0).astype(dt), t)
 
 
 @register("lop3")
-def _lop3(prog, d, ins, scope):
+def _lop3(prog, d, ins, scope, dec):
     """lop3.b32 d, a, b, c, immLut; and lop3.{or,and}.b32 d|p, a, b, c, immLut, q."""
     from ..ir.nodes import PredPair
     from ..types import b32, pred
     dst = ins.operands[0]
-    boolop = ".and" if ".and" in ins.modifiers else (".or" if ".or" in ins.modifiers else None)
+    boolop = (dec.get("bool") or ".")[1:] or None       # and | or
     if isinstance(dst, PredPair):
         put = writer(prog, dst.first, b32, scope)
         putp = writer(prog, dst.second, pred, scope)
@@ -278,14 +281,14 @@ def _lop3(prog, d, ins, scope):
             nz = r != 0
             if q is not None:
                 qv = q(ctx, g)
-                nz = (nz & qv) if boolop == ".and" else (nz | qv)
+                nz = (nz & qv) if boolop == "and" else (nz | qv)
             putp(ctx, g, np.ascontiguousarray(nz))
     d.fn = fn
 
 
 @register("shl", "shr")
-def _shift(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _shift(prog, d, ins, scope, dec):
+    t = dec.type
     bits = t.bits
     if ins.opcode == "shl":
         t = _bits_type(t) if t.kind != "signed" else t
@@ -312,11 +315,10 @@ def _shift(prog, d, ins, scope):
 
 
 @register("shf")
-def _shf(prog, d, ins, scope):
+def _shf(prog, d, ins, scope, dec):
     from ..types import b32
-    mods = ins.modifiers
-    left = ".l" in mods
-    wrap = ".wrap" in mods
+    left = dec.has(".l")
+    wrap = dec.has(".wrap")
     put = _dst(prog, ins, b32, scope)
     a, b = (reader(prog, o, b32, scope) for o in ins.operands[1:3])
     c = reader(prog, ins.operands[3], u32, scope)
@@ -336,9 +338,9 @@ def _shf(prog, d, ins, scope):
 
 
 @register("prmt")
-def _prmt(prog, d, ins, scope):
+def _prmt(prog, d, ins, scope, dec):
     from ..types import b32
-    mode = next((m for m in ins.modifiers if m in (".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16")), None)
+    mode = (dec.get("mode") or ".")[1:] or None    # f4e | b4e | rc8 | ecl | ecr | rc16
     put = _dst(prog, ins, b32, scope)
     a, b, c = (reader(prog, o, b32, scope) for o in ins.operands[1:4])
 
@@ -363,12 +365,12 @@ def _prmt(prog, d, ins, scope):
         else:
             sel = (s & np.uint64(3)).astype(np.int64)
             tables = {
-                ".f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
-                ".b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
-                ".rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
-                ".ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
-                ".ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
-                ".rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
+                "f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+                "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+                "rc8": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+                "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+                "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+                "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]],
             }[mode]
             tab = np.array(tables)[sel]
             for i in range(4):

@@ -16,12 +16,10 @@ from ..errors import InterpreterError
 from ..types import b32, by_name, u64
 from . import fp
 from . import memory as M
-from .decode import types_of
-from .dispatch import register
+from .registry import register
 from .operands import SINT, UINT, np_dtype, reader, writer
+from .ops_mem import space_of
 
-_IRND = {".rni": "rni", ".rzi": "rzi", ".rmi": "rmi", ".rpi": "rpi"}
-_FRND = {".rn": "rn", ".rna": "rna", ".rz": "rz", ".rm": "rm", ".rp": "rp"}
 
 
 def _fmt(t):
@@ -82,23 +80,24 @@ def int_to_float(v, st, dt_t, mode, sat=False, relu=False):
 
 
 @register("cvt")
-def _cvt(prog, d, ins, scope):
-    mods = ins.modifiers
-    tys = types_of(mods)
+def _cvt(prog, d, ins, scope, dec):
+    tys = list(dec.types)
     if len(tys) < 2:
         raise InterpreterError("cvt needs a destination and a source type")
     dt_t, st = tys[0], tys[1]
-    irnd = next((_IRND[m] for m in mods if m in _IRND), None)
-    frnd = next((_FRND[m] for m in mods if m in _FRND), None)
-    ftz = ".ftz" in mods
-    sat = ".sat" in mods
-    satf = ".satfinite" in mods
-    relu = ".relu" in mods
+    irnd = (dec.get("irnd") or ".")[1:] or None               # rni | rzi | rmi | rpi
+    frnd = (dec.get("frnd") or dec.get("rnd") or ".")[1:] or None   # rn | rna | rz | rm | rp
+    if frnd == "rs":        # stochastic rounding (its random bits operand) is run as .rn
+        frnd = None
+    ftz = dec.has(".ftz")
+    sat = dec.has(".sat")
+    satf = dec.has(".satfinite")
+    relu = dec.has(".relu")
     nops = len(ins.operands)
     if dt_t.kind == "packed" and st.kind in ("float",) and nops == 3:
-        return _cvt_pack2(prog, d, ins, scope, dt_t, st, frnd or "rn", satf, relu)
+        return _cvt_pack2(prog, d, ins, scope, dec, dt_t, st, frnd or "rn", satf, relu)
     if dt_t.kind == "packed" or st.kind == "packed":
-        return _cvt_packed(prog, d, ins, scope, dt_t, st, frnd or "rn", satf, relu)
+        return _cvt_packed(prog, d, ins, scope, dec, dt_t, st, frnd or "rn", satf, relu)
     put = writer(prog, ins.operands[0], dt_t, scope)
     get = reader(prog, ins.operands[1], st, scope)
     ddt = np_dtype(dt_t)
@@ -187,7 +186,7 @@ def _b(v, n):
     return v if v.shape == (n,) else np.broadcast_to(v, (n,)).copy()
 
 
-def _cvt_pack2(prog, d, ins, scope, dt_t, st, mode, satf, relu):
+def _cvt_pack2(prog, d, ins, scope, dec, dt_t, st, mode, satf, relu):
     """cvt.rn{.satfinite}{.relu}.{f16x2,bf16x2,e4m3x2,e5m2x2}.f32 d, a, b: a -> upper half."""
     efmt = _fmt(dt_t.elem)
     eb = dt_t.bits // 2
@@ -214,7 +213,7 @@ def _enc_canon(r, fmt):
     return out
 
 
-def _cvt_packed(prog, d, ins, scope, dt_t, st, mode, satf, relu):
+def _cvt_packed(prog, d, ins, scope, dec, dt_t, st, mode, satf, relu):
     """Packed -> packed: e.g. cvt.rn.f16x2.e4m3x2 d, a and cvt.rn.satfinite.e4m3x2.f16x2 d, a."""
     if dt_t.kind != "packed" or st.kind != "packed":
         raise InterpreterError(f"cvt {dt_t.name} <- {st.name} is not supported")
@@ -236,9 +235,9 @@ def _cvt_packed(prog, d, ins, scope, dt_t, st, mode, satf, relu):
 
 
 @register("cvt.pack")
-def _cvt_pack(prog, d, ins, scope):
+def _cvt_pack(prog, d, ins, scope, dec):
     """cvt.pack.sat.{u8,s8,u16,s16}.s32.b32 d, a, b{, c}: saturate a and b, pack into c."""
-    tys = types_of(ins.modifiers)
+    tys = list(dec.types)
     ct = tys[0]
     w = ct.bits
     lo = -(1 << (w - 1)) if ct.is_signed else 0
@@ -261,15 +260,13 @@ def _cvt_pack(prog, d, ins, scope):
 
 # ----------------------------------------------------------------------------- cvta / isspacep
 @register("cvta")
-def _cvta(prog, d, ins, scope):
-    mods = ins.modifiers
-    to = ".to" in mods
-    space = next((m.split("::")[0] for m in mods if m.split("::")[0] in (".global", ".shared", ".local", ".const", ".param")), ".global")
-    t = next((by_name(m) for m in mods if m in (".u32", ".u64")), u64)
+def _cvta(prog, d, ins, scope, dec):
+    to = dec.has(".to")
+    space = space_of(dec)[0]
+    t = dec.type or u64
     put = writer(prog, ins.operands[0], t, scope)
     get = reader(prog, ins.operands[1], t, scope)
-    base = {".global": 0, ".shared": M.SHARED_WINDOW, ".local": M.LOCAL_WINDOW, ".const": 0,
-            ".param": 0}[space]
+    base = {"shared": M.SHARED_WINDOW, "local": M.LOCAL_WINDOW}.get(space, 0)
     dt = np_dtype(t)
 
     def fn(ctx, g):
@@ -287,9 +284,9 @@ def _cvta(prog, d, ins, scope):
 
 
 @register("isspacep")
-def _isspacep(prog, d, ins, scope):
+def _isspacep(prog, d, ins, scope, dec):
     from ..types import pred
-    space = ins.modifiers[0].split("::")[0]
+    space = space_of(dec)[0]
     put = writer(prog, ins.operands[0], pred, scope)
     get = reader(prog, ins.operands[1], u64, scope)
 
@@ -299,7 +296,7 @@ def _isspacep(prog, d, ins, scope):
         local = (v >= np.uint64(M.LOCAL_WINDOW)) & (v < np.uint64(M.LOCAL_WINDOW + M.WINDOW_SIZE))
         const = (v >= np.uint64(M.CONST_BASE)) & (v < np.uint64(M.CONST_BASE + M.CONST_SIZE))
         param = (v >= np.uint64(M.PARAM_BASE)) & (v < np.uint64(M.PARAM_BASE + M.PARAM_SIZE))
-        r = {".shared": shared, ".local": local, ".const": const, ".param": param,
-             ".global": ~(shared | local | const | param)}[space]
+        r = {"shared": shared, "local": local, "const": const, "param": param,
+             "global": ~(shared | local | const | param)}[space]
         put(ctx, g, _b(r, g.n))
     d.fn = fn

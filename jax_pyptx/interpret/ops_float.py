@@ -9,19 +9,16 @@ import numpy as np
 from ..errors import InterpreterError
 from ..types import pred
 from . import fp
-from .decode import type_of
-from .dispatch import register
+from .registry import register
 from .operands import np_dtype, reader, writer
 
-_ROUND = (".rn", ".rz", ".rm", ".rp", ".rna")
 F32_NAN = np.uint32(0x7FFFFFFF).view(np.float32)
 
 
-def _mode(mods, default="rn"):
-    for m in mods:
-        if m in _ROUND:
-            return m[1:]
-    return default
+def _mode(dec, default="rn"):
+    """The rounding mode chosen (``rnd`` group): rn | rz | rm | rp | rna, or ``default``."""
+    opt = dec.get("rnd")
+    return opt[1:] if opt else default
 
 
 # ----------------------------------------------------------------------------- lane adapters
@@ -133,13 +130,12 @@ def _bcast(v, n):
 
 
 # ----------------------------------------------------------------------------- add/sub/mul
-def arith(prog, d, ins, scope, t):
-    mods = ins.modifiers
+def arith(prog, d, ins, scope, dec, t):
     op = ins.opcode
-    mode = _mode(mods)
-    ftz = ".ftz" in mods
-    sat = ".sat" in mods
-    relu = ".relu" in mods
+    mode = _mode(dec)
+    ftz = dec.has(".ftz")
+    sat = dec.has(".sat")
+    relu = dec.has(".relu")
     put, (ga, gb) = _common(prog, ins, scope, t, 2)
     if t.name == "f32":
         npop = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
@@ -221,12 +217,11 @@ def _f64_exact(f, a, b, mode):
 
 
 # ----------------------------------------------------------------------------- fma / mad
-def fma(prog, d, ins, scope, t):
-    mods = ins.modifiers
-    mode = _mode(mods)
-    ftz = ".ftz" in mods
-    sat = ".sat" in mods
-    relu = ".relu" in mods
+def fma(prog, d, ins, scope, dec, t):
+    mode = _mode(dec)
+    ftz = dec.has(".ftz")
+    sat = dec.has(".sat")
+    relu = dec.has(".relu")
     put, (ga, gb, gc) = _common(prog, ins, scope, t, 3)
     if t.name == "f32":
         def f32(ctx, g):
@@ -288,12 +283,11 @@ def _fma64_fast(a, b, c, mode):
 
 
 # ----------------------------------------------------------------------------- div / rcp / sqrt
-def div(prog, d, ins, scope, t):
-    mods = ins.modifiers
-    ftz = ".ftz" in mods
-    approx = ".approx" in mods
-    full = ".full" in mods
-    mode = _mode(mods)
+def div(prog, d, ins, scope, dec, t):
+    ftz = dec.has(".ftz")
+    approx = dec.has(".approx")
+    full = dec.has(".full")
+    mode = _mode(dec)
     put, (ga, gb) = _common(prog, ins, scope, t, 2)
     if t.name == "f32":
         def f32(ctx, g):
@@ -335,12 +329,11 @@ def _directed_div(a, b, y, mode):
 
 
 @register("rcp")
-def _rcp(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
-    mods = ins.modifiers
-    ftz = ".ftz" in mods
-    approx = ".approx" in mods
-    mode = _mode(mods)
+def _rcp(prog, d, ins, scope, dec):
+    t = dec.type
+    ftz = dec.has(".ftz")
+    approx = dec.has(".approx")
+    mode = _mode(dec)
     put, (ga,) = _common(prog, ins, scope, t, 1)
     if t.name == "f32":
         def f32(ctx, g):
@@ -365,12 +358,11 @@ def _rcp(prog, d, ins, scope):
 
 
 @register("sqrt")
-def _sqrt(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
-    mods = ins.modifiers
-    ftz = ".ftz" in mods
-    approx = ".approx" in mods
-    mode = _mode(mods)
+def _sqrt(prog, d, ins, scope, dec):
+    t = dec.type
+    ftz = dec.has(".ftz")
+    approx = dec.has(".approx")
+    mode = _mode(dec)
     put, (ga,) = _common(prog, ins, scope, t, 1)
     if t.name == "f32":
         def f32(ctx, g):
@@ -407,9 +399,9 @@ def _sqrt(prog, d, ins, scope):
 
 
 # ----------------------------------------------------------------------------- approximate functions
-def _approx(prog, d, ins, scope, f64fn):
-    t = type_of(ins.modifiers)
-    ftz = ".ftz" in ins.modifiers
+def _approx(prog, d, ins, scope, dec, f64fn):
+    t = dec.type
+    ftz = dec.has(".ftz")
     put, (ga,) = _common(prog, ins, scope, t, 1)
     if t.name == "f32":
         def f32(ctx, g):
@@ -457,17 +449,17 @@ def _cos(x):
         return np.where(np.isinf(x), np.nan, np.cos(x))
 
 
-register("rsqrt")(lambda p, d, i, s: _approx(p, d, i, s, _rsqrt64))
-register("sin")(lambda p, d, i, s: _approx(p, d, i, s, _sin))
-register("cos")(lambda p, d, i, s: _approx(p, d, i, s, _cos))
-register("lg2")(lambda p, d, i, s: _approx(p, d, i, s, _lg2))
-register("ex2")(lambda p, d, i, s: _approx(p, d, i, s, np.exp2))
-register("tanh")(lambda p, d, i, s: _approx(p, d, i, s, np.tanh))
+register("rsqrt")(lambda p, d, i, s, dec: _approx(p, d, i, s, dec, _rsqrt64))
+register("sin")(lambda p, d, i, s, dec: _approx(p, d, i, s, dec, _sin))
+register("cos")(lambda p, d, i, s, dec: _approx(p, d, i, s, dec, _cos))
+register("lg2")(lambda p, d, i, s, dec: _approx(p, d, i, s, dec, _lg2))
+register("ex2")(lambda p, d, i, s, dec: _approx(p, d, i, s, dec, np.exp2))
+register("tanh")(lambda p, d, i, s, dec: _approx(p, d, i, s, dec, np.tanh))
 
 
 # ----------------------------------------------------------------------------- abs/neg/min/max
-def absneg(prog, d, ins, scope, t):
-    ftz = ".ftz" in ins.modifiers
+def absneg(prog, d, ins, scope, dec, t):
+    ftz = dec.has(".ftz")
     put, (ga,) = _common(prog, ins, scope, t, 1)
     bits = np_dtype(t).itemsize * 8
     udt = np.dtype(f"u{bits // 8}")
@@ -492,11 +484,10 @@ def absneg(prog, d, ins, scope, t):
     d.fn = fn
 
 
-def minmax(prog, d, ins, scope, t):
-    mods = ins.modifiers
+def minmax(prog, d, ins, scope, dec, t):
     is_min = ins.opcode == "min"
-    ftz = ".ftz" in mods
-    nanprop = ".NaN" in mods
+    ftz = dec.has(".ftz")
+    nanprop = dec.has(".NaN")
     put = writer(prog, ins.operands[0], t, scope)
     srcs = [reader(prog, o, t, scope) for o in ins.operands[1:]]
     L = Lanes(t) if t.name not in ("f32", "f64") else None
@@ -517,8 +508,8 @@ def minmax(prog, d, ins, scope, t):
                 r = np.where(an & bn, np.nan, r)
         return r
 
-    absmod = ".abs" in mods
-    xorsign = ".xorsign" in mods
+    absmod = dec.has(".abs")
+    xorsign = dec.has(".xorsign")
 
     def fn(ctx, g):
         vals = [f(ctx, g) for f in srcs]
@@ -553,17 +544,16 @@ def minmax(prog, d, ins, scope, t):
 
 
 @register("copysign")
-def _copysign(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _copysign(prog, d, ins, scope, dec):
+    t = dec.type
     put, (ga, gb) = _common(prog, ins, scope, t, 2)
     d.fn = lambda ctx, g: put(ctx, g, _bcast(np.copysign(gb(ctx, g), ga(ctx, g)).astype(np_dtype(t)), g.n))
 
 
 @register("testp")
-def _testp(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
-    kind = next(m for m in ins.modifiers if m in (".finite", ".infinite", ".number", ".notanumber",
-                                                  ".normal", ".subnormal"))
+def _testp(prog, d, ins, scope, dec):
+    t = dec.type
+    kind = dec.get("op")[1:]    # finite | infinite | number | notanumber | normal | subnormal
     put = writer(prog, ins.operands[0], pred, scope)
     ga = reader(prog, ins.operands[1], t, scope)
     tiny = np.finfo(np_dtype(t)).tiny
@@ -571,18 +561,20 @@ def _testp(prog, d, ins, scope):
     def fn(ctx, g):
         a = np.asarray(ga(ctx, g))
         with np.errstate(all="ignore"):
-            r = {".finite": np.isfinite, ".infinite": np.isinf, ".number": lambda x: ~np.isnan(x),
-                 ".notanumber": np.isnan,
-                 ".normal": lambda x: np.isfinite(x) & (np.abs(x) >= tiny),
-                 ".subnormal": lambda x: (np.abs(x) < tiny) & (x != 0)}[kind](a)
+            r = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
+                 "notanumber": np.isnan,
+                 "normal": lambda x: np.isfinite(x) & (np.abs(x) >= tiny),
+                 "subnormal": lambda x: (np.abs(x) < tiny) & (x != 0)}[kind](a)
         put(ctx, g, _bcast(r, g.n))
     d.fn = fn
 
 
 # ----------------------------------------------------------------------------- compare
 def float_compare(cmp, t, ftz):
-    ordered = {".eq": np.equal, ".ne": np.not_equal, ".lt": np.less, ".le": np.less_equal,
-               ".gt": np.greater, ".ge": np.greater_equal}
+    """Comparison ``cmp`` (eq ne lt le gt ge, their unordered ...u forms, num, nan) of
+    float type ``t``."""
+    ordered = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+               "gt": np.greater, "ge": np.greater_equal}
     L = Lanes(t) if t.kind == "packed" or t.name in ("f16", "bf16") else None
 
     def prep(a, b):
@@ -601,15 +593,15 @@ def float_compare(cmp, t, ftz):
             a, b = prep(a, b)
             with np.errstate(invalid="ignore"):
                 r = f(a, b)
-            if cmp == ".ne":
+            if cmp == "ne":
                 r = r & ~np.isnan(a) & ~np.isnan(b)
             return r
         return c
-    if cmp == ".num":
+    if cmp == "num":
         return lambda a, b: (lambda x, y: ~np.isnan(x) & ~np.isnan(y))(*prep(a, b))
-    if cmp == ".nan":
+    if cmp == "nan":
         return lambda a, b: (lambda x, y: np.isnan(x) | np.isnan(y))(*prep(a, b))
-    base = ordered["." + cmp[1:-1]]
+    base = ordered[cmp[:-1]]
 
     def cu(a, b):
         a, b = prep(a, b)
@@ -618,7 +610,7 @@ def float_compare(cmp, t, ftz):
     return cu
 
 
-def packed_setp(prog, d, ins, scope, t, cmp, boolop, p1, p2, a, b, c):
+def packed_setp(prog, d, ins, scope, dec, t, cmp, boolop, p1, p2, a, b, c):
     """setp on f16x2/bf16x2: ``p|q`` receive the comparison of the low and high halves."""
     def fn(ctx, g):
         r = np.broadcast_to(cmp(a(ctx, g), b(ctx, g)), (g.n, 2))
@@ -632,7 +624,7 @@ def packed_setp(prog, d, ins, scope, t, cmp, boolop, p1, p2, a, b, c):
     d.fn = fn
 
 
-register("fma")(lambda p, d, i, s: f32x2(p, d, i, s) if ".f32x2" in i.modifiers else fma(p, d, i, s, type_of(i.modifiers)))
+register("fma")(lambda p, d, i, s, dec: f32x2(p, d, i, s, dec) if dec.has(".f32x2") else fma(p, d, i, s, dec, dec.type))
 
 
 # ----------------------------------------------------------------------------- f32x2 (sm_100)
@@ -657,13 +649,12 @@ def f32_compute(op, mode, ftz, sat, relu, vals):
     return _f32_post(np.asarray(r, np.float32), ftz, sat)
 
 
-def f32x2(prog, d, ins, scope):
+def f32x2(prog, d, ins, scope, dec):
     """add/sub/mul/fma .f32x2: two f32 lanes in a 64-bit register (lane 0 in the low half)."""
     from ..types import b64
-    mods = ins.modifiers
-    op = "fma" if ins.opcode in ("fma", "mad") else ins.opcode
-    mode = _mode(mods)
-    ftz, sat, relu = ".ftz" in mods, ".sat" in mods, ".relu" in mods
+    op = ins.opcode                     # add | sub | mul | fma
+    mode = _mode(dec)
+    ftz, sat, relu = dec.has(".ftz"), dec.has(".sat"), dec.has(".relu")
     put = writer(prog, ins.operands[0], b64, scope)
     srcs = [reader(prog, o, b64, scope) for o in ins.operands[1:]]
 

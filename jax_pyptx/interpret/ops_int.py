@@ -9,8 +9,7 @@ import numpy as np
 
 from ..ir.nodes import Vec
 from ..types import PtxType, by_name, pred, u32
-from .decode import type_of, types_of
-from .dispatch import register
+from .registry import register
 from .operands import SINT, np_dtype, reader, writer
 
 U = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -45,9 +44,9 @@ def _as(v, dt):
     return a.view(dt) if a.dtype.itemsize == dt.itemsize else a.astype(dt)
 
 
-def _simple(prog, d, ins, scope, fn, t=None):
+def _simple(prog, d, ins, scope, dec, fn, t=None):
     """d = fn(a, b, ...) with every operand of the instruction's type."""
-    t = t or type_of(ins.modifiers)
+    t = t or dec.type
     put = _dst(prog, ins, t, scope)
     srcs = _srcs(prog, ins, t, scope)
     if len(srcs) == 1:
@@ -63,13 +62,11 @@ def _simple(prog, d, ins, scope, fn, t=None):
         d.fn = lambda ctx, g: put(ctx, g, fn(*[s(ctx, g) for s in srcs]))
 
 
-def _carry_ops(prog, d, ins, scope, t, base_fn):
-    """add.cc / addc / sub.cc / subc / mad.cc / madc: the carry (borrow for sub) flag lives in
-    a per-thread register ``%cc``."""
-    mods = ins.modifiers
-    op = ins.opcode
-    use_cf = op in ("addc", "subc", "madc")
-    set_cf = ".cc" in mods
+def _carry_ops(prog, d, ins, scope, dec, t, op, use_cf):
+    """add.cc / addc / sub.cc / subc / mad.cc / madc (``op`` add | sub | mad; ``use_cf``: the
+    ...c forms add the carry in): the carry (borrow for sub) flag lives in a per-thread
+    register ``%cc``."""
+    set_cf = dec.has(".cc")
     put = _dst(prog, ins, t, scope)
     srcs = _srcs(prog, ins, t, scope)
     if "%cc" not in prog.regs:
@@ -77,20 +74,18 @@ def _carry_ops(prog, d, ins, scope, t, base_fn):
         prog.regs["%cc"] = RegInfo("%cc", u32)
     ud = _unsigned(t)
     ut = by_name(f"u{t.bits}")
-    hi = ".hi" in mods
+    hi = dec.has(".hi")
 
     def run(ctx, g):
         vals = [np.broadcast_to(_as(s(ctx, g), ud), (g.n,)) for s in srcs]
         cf = ctx.read("%cc", g).astype(ud) if use_cf else ud.type(0)
         with np.errstate(over="ignore"):
-            if op in ("add", "addc"):
-                x, y = vals
-            elif op in ("sub", "subc"):
+            if op != "mad":
                 x, y = vals
             else:
                 p = mulhi(vals[0], vals[1], ut) if hi else vals[0] * vals[1]
                 x, y = vals[2], np.asarray(p, ud)
-            if op in ("sub", "subc"):
+            if op == "sub":
                 s1 = x - y
                 c1 = x < y
                 r = s1 - cf
@@ -107,22 +102,22 @@ def _carry_ops(prog, d, ins, scope, t, base_fn):
 
 
 # ----------------------------------------------------------------------------- add/sub/mul/mad
-def _f32x2(ins):
-    return ".f32x2" in ins.modifiers
+def _f32x2(dec):
+    return dec.has(".f32x2")
 
 
 @register("add", "sub")
-def _addsub(prog, d, ins, scope):
-    if _f32x2(ins):
+def _addsub(prog, d, ins, scope, dec):
+    if _f32x2(dec):
         from .ops_float import f32x2
-        return f32x2(prog, d, ins, scope)
-    t = type_of(ins.modifiers)
+        return f32x2(prog, d, ins, scope, dec)
+    t = dec.type
     if _is_float(t):
         from .ops_float import arith
-        return arith(prog, d, ins, scope, t)
-    if ".cc" in ins.modifiers:
-        return _carry_ops(prog, d, ins, scope, t, None)
-    sat = ".sat" in ins.modifiers
+        return arith(prog, d, ins, scope, dec, t)
+    if dec.has(".cc"):
+        return _carry_ops(prog, d, ins, scope, dec, t, ins.opcode, False)
+    sat = dec.has(".sat")
     if sat:
         lo, hi = -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
         dt = np_dtype(t)
@@ -130,13 +125,17 @@ def _addsub(prog, d, ins, scope):
             fn = lambda a, b: np.clip(np.asarray(a, np.int64) + np.asarray(b, np.int64), lo, hi).astype(dt)
         else:
             fn = lambda a, b: np.clip(np.asarray(a, np.int64) - np.asarray(b, np.int64), lo, hi).astype(dt)
-        return _simple(prog, d, ins, scope, fn, t)
-    _simple(prog, d, ins, scope, np.add if ins.opcode == "add" else np.subtract, t)
+        return _simple(prog, d, ins, scope, dec, fn, t)
+    _simple(prog, d, ins, scope, dec, np.add if ins.opcode == "add" else np.subtract, t)
 
 
-@register("addc", "subc", "madc")
-def _addc(prog, d, ins, scope):
-    _carry_ops(prog, d, ins, scope, type_of(ins.modifiers), None)
+def _with_carry(op):
+    return lambda prog, d, ins, scope, dec: _carry_ops(prog, d, ins, scope, dec, dec.type, op, True)
+
+
+register("addc")(_with_carry("add"))
+register("subc")(_with_carry("sub"))
+register("madc")(_with_carry("mad"))
 
 
 def mulhi(a, b, t):
@@ -173,37 +172,35 @@ def widen(t: PtxType) -> PtxType:
 
 
 @register("mul")
-def _mul(prog, d, ins, scope):
-    if _f32x2(ins):
+def _mul(prog, d, ins, scope, dec):
+    if _f32x2(dec):
         from .ops_float import f32x2
-        return f32x2(prog, d, ins, scope)
-    t = type_of(ins.modifiers)
+        return f32x2(prog, d, ins, scope, dec)
+    t = dec.type
     if _is_float(t):
         from .ops_float import arith
-        return arith(prog, d, ins, scope, t)
-    mods = ins.modifiers
-    if ".wide" in mods:
+        return arith(prog, d, ins, scope, dec, t)
+    if dec.has(".wide"):
         wt = widen(t)
         wd = np_dtype(wt)
         put = _dst(prog, ins, wt, scope)
         a, b = _srcs(prog, ins, t, scope)
         d.fn = lambda ctx, g: put(ctx, g, np.asarray(a(ctx, g)).astype(wd) * np.asarray(b(ctx, g)).astype(wd))
-    elif ".hi" in mods:
-        _simple(prog, d, ins, scope, lambda a, b: mulhi(a, b, t), t)
+    elif dec.has(".hi"):
+        _simple(prog, d, ins, scope, dec, lambda a, b: mulhi(a, b, t), t)
     else:
-        _simple(prog, d, ins, scope, np.multiply, t)
+        _simple(prog, d, ins, scope, dec, np.multiply, t)
 
 
 @register("mad")
-def _mad(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _mad(prog, d, ins, scope, dec):
+    t = dec.type
     if _is_float(t):
         from .ops_float import fma
-        return fma(prog, d, ins, scope, t)
-    mods = ins.modifiers
-    if ".cc" in mods:
-        return _carry_ops(prog, d, ins, scope, t, None)
-    if ".wide" in mods:
+        return fma(prog, d, ins, scope, dec, t)
+    if dec.has(".cc"):
+        return _carry_ops(prog, d, ins, scope, dec, t, "mad", False)
+    if dec.has(".wide"):
         wt = widen(t)
         wd = np_dtype(wt)
         put = _dst(prog, ins, wt, scope)
@@ -211,21 +208,21 @@ def _mad(prog, d, ins, scope):
         c = reader(prog, ins.operands[3], wt, scope)
         d.fn = lambda ctx, g: put(ctx, g, np.asarray(a(ctx, g)).astype(wd) * np.asarray(b(ctx, g)).astype(wd)
                                   + c(ctx, g))
-    elif ".hi" in mods:
-        if ".sat" in mods:
+    elif dec.has(".hi"):
+        if dec.has(".sat"):
             def fn(a, b, c):
                 p = np.asarray(a).astype(np.int64) * np.asarray(b).astype(np.int64)
                 return np.clip((p >> 32) + np.asarray(c).astype(np.int64), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
-            return _simple(prog, d, ins, scope, fn, t)
-        _simple(prog, d, ins, scope, lambda a, b, c: mulhi(a, b, t) + c, t)
+            return _simple(prog, d, ins, scope, dec, fn, t)
+        _simple(prog, d, ins, scope, dec, lambda a, b, c: mulhi(a, b, t) + c, t)
     else:
-        _simple(prog, d, ins, scope, lambda a, b, c: a * b + c, t)
+        _simple(prog, d, ins, scope, dec, lambda a, b, c: a * b + c, t)
 
 
 @register("mul24", "mad24")
-def _mul24(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
-    hi = ".hi" in ins.modifiers
+def _mul24(prog, d, ins, scope, dec):
+    t = dec.type
+    hi = dec.has(".hi")
     signed = t.is_signed
     dt = np_dtype(t)
 
@@ -241,25 +238,25 @@ def _mul24(prog, d, ins, scope):
         r = (p >> 16) if hi else p
         return (r & 0xFFFFFFFF).astype(np.uint32).view(dt)
     if ins.opcode == "mul24":
-        _simple(prog, d, ins, scope, m24, t)
+        _simple(prog, d, ins, scope, dec, m24, t)
     else:
-        _simple(prog, d, ins, scope, lambda a, b, c: m24(a, b) + c, t)
+        _simple(prog, d, ins, scope, dec, lambda a, b, c: m24(a, b) + c, t)
 
 
 @register("sad")
-def _sad(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _sad(prog, d, ins, scope, dec):
+    t = dec.type
     dt = np_dtype(t)
-    _simple(prog, d, ins, scope, lambda a, b, c: (np.abs(np.asarray(a).astype(np.int64) - np.asarray(b).astype(np.int64))
+    _simple(prog, d, ins, scope, dec, lambda a, b, c: (np.abs(np.asarray(a).astype(np.int64) - np.asarray(b).astype(np.int64))
                                                   .astype(dt) + c), t)
 
 
 @register("div", "rem")
-def _div(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _div(prog, d, ins, scope, dec):
+    t = dec.type
     if _is_float(t):
         from .ops_float import div
-        return div(prog, d, ins, scope, t)
+        return div(prog, d, ins, scope, dec, t)
     dt = np_dtype(t)
     is_div = ins.opcode == "div"
     signed = t.is_signed
@@ -282,39 +279,39 @@ def _div(prog, d, ins, scope):
         if is_div:
             return np.where(zero, np.array(-1).astype(dt) if signed else np.iinfo(dt).max, q).astype(dt)
         return np.where(zero, a, r).astype(dt)
-    _simple(prog, d, ins, scope, fn, t)
+    _simple(prog, d, ins, scope, dec, fn, t)
 
 
 @register("abs", "neg")
-def _absneg(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _absneg(prog, d, ins, scope, dec):
+    t = dec.type
     if _is_float(t):
         from .ops_float import absneg
-        return absneg(prog, d, ins, scope, t)
-    _simple(prog, d, ins, scope, np.abs if ins.opcode == "abs" else np.negative, t)
+        return absneg(prog, d, ins, scope, dec, t)
+    _simple(prog, d, ins, scope, dec, np.abs if ins.opcode == "abs" else np.negative, t)
 
 
 @register("min", "max")
-def _minmax(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _minmax(prog, d, ins, scope, dec):
+    t = dec.type
     if _is_float(t):
         from .ops_float import minmax
-        return minmax(prog, d, ins, scope, t)
+        return minmax(prog, d, ins, scope, dec, t)
     f = np.minimum if ins.opcode == "min" else np.maximum
-    if ".relu" in ins.modifiers:
+    if dec.has(".relu"):
         dt = np_dtype(t)
-        _simple(prog, d, ins, scope, lambda a, b: np.maximum(f(a, b), dt.type(0)), t)
+        _simple(prog, d, ins, scope, dec, lambda a, b: np.maximum(f(a, b), dt.type(0)), t)
     else:
-        _simple(prog, d, ins, scope, f, t)
+        _simple(prog, d, ins, scope, dec, f, t)
 
 
 # ----------------------------------------------------------------------------- mov / select
 @register("mov")
-def _mov(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _mov(prog, d, ins, scope, dec):
+    t = dec.type
     dst, src = ins.operands[0], ins.operands[1]
     if isinstance(src, Vec) or isinstance(dst, Vec):
-        return _mov_pack(prog, d, ins, scope, t)
+        return _mov_pack(prog, d, ins, scope, dec, t)
     put = writer(prog, dst, t, scope)
     get = reader(prog, src, t, scope)
 
@@ -326,7 +323,7 @@ def _mov(prog, d, ins, scope):
     d.fn = mov
 
 
-def _mov_pack(prog, d, ins, scope, t):
+def _mov_pack(prog, d, ins, scope, dec, t):
     dst, src = ins.operands[0], ins.operands[1]
     if isinstance(src, Vec):
         n = len(src.items)
@@ -359,8 +356,8 @@ def _mov_pack(prog, d, ins, scope, t):
 
 
 @register("selp")
-def _selp(prog, d, ins, scope):
-    t = type_of(ins.modifiers)
+def _selp(prog, d, ins, scope, dec):
+    t = dec.type
     put = _dst(prog, ins, t, scope)
     a, b = (reader(prog, o, t, scope) for o in ins.operands[1:3])
     c = reader(prog, ins.operands[3], pred, scope)
@@ -369,13 +366,13 @@ def _selp(prog, d, ins, scope):
 
 
 @register("slct")
-def _slct(prog, d, ins, scope):
-    tys = types_of(ins.modifiers)
+def _slct(prog, d, ins, scope, dec):
+    tys = list(dec.types)
     t, ct = tys[0], tys[-1]
     put = _dst(prog, ins, t, scope)
     a, b = (reader(prog, o, t, scope) for o in ins.operands[1:3])
     c = reader(prog, ins.operands[3], ct, scope)
-    ftz = ".ftz" in ins.modifiers
+    ftz = dec.has(".ftz")
     dt = np_dtype(t)
 
     def fn(ctx, g):
@@ -391,36 +388,39 @@ def _slct(prog, d, ins, scope):
 
 
 # ----------------------------------------------------------------------------- compare
+# integer comparisons: lo/ls/hi/hs are the unsigned ones
 _INT_CMP = {
-    ".eq": np.equal, ".ne": np.not_equal, ".lt": np.less, ".le": np.less_equal,
-    ".gt": np.greater, ".ge": np.greater_equal, ".lo": np.less, ".ls": np.less_equal,
-    ".hi": np.greater, ".hs": np.greater_equal,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal,
+    "hi": np.greater, "hs": np.greater_equal,
 }
-_BOOLOP = {".and": np.logical_and, ".or": np.logical_or, ".xor": np.logical_xor}
+_UNSIGNED_CMP = frozenset({"lo", "ls", "hi", "hs"})
 
 
-def compare_fn(mods, t):
+def compare_fn(dec, t):
     """Element-wise comparison for setp/set (integers here, floats in ops_float)."""
-    cmp = next(m for m in mods if m in _INT_CMP or m in _FLOAT_CMPS)
+    cmp = dec.get("cmp")[1:]
     if t.kind in ("float", "packed"):
         from .ops_float import float_compare
-        return float_compare(cmp, t, ".ftz" in mods)
-    if cmp in (".lo", ".ls", ".hi", ".hs"):
+        return float_compare(cmp, t, dec.has(".ftz"))
+    if cmp in _UNSIGNED_CMP:
         dt = _unsigned(t)
         f = _INT_CMP[cmp]
         return lambda a, b: f(_as(a, dt), _as(b, dt))
     return _INT_CMP[cmp]
 
 
-_FLOAT_CMPS = {".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"}
+def _boolop(dec):
+    """np.logical_and | or | xor for the chosen ``.bool`` option, or None."""
+    opt = dec.get("bool")
+    return None if opt is None else getattr(np, "logical_" + opt[1:])
 
 
 @register("setp")
-def _setp(prog, d, ins, scope):
-    mods = ins.modifiers
-    t = type_of(mods)
-    cmp = compare_fn(mods, t)
-    boolop = next((_BOOLOP[m] for m in mods if m in _BOOLOP), None)
+def _setp(prog, d, ins, scope, dec):
+    t = dec.type
+    cmp = compare_fn(dec, t)
+    boolop = _boolop(dec)
     dst = ins.operands[0]
     from ..ir.nodes import PredPair
     if isinstance(dst, PredPair):
@@ -431,7 +431,7 @@ def _setp(prog, d, ins, scope):
     c = reader(prog, ins.operands[3], pred, scope) if len(ins.operands) > 3 else None
     if t.kind == "packed":
         from .ops_float import packed_setp
-        return packed_setp(prog, d, ins, scope, t, cmp, boolop, p1, p2, a, b, c)
+        return packed_setp(prog, d, ins, scope, dec, t, cmp, boolop, p1, p2, a, b, c)
 
     def fn(ctx, g):
         r = cmp(a(ctx, g), b(ctx, g))
@@ -450,12 +450,11 @@ def _setp(prog, d, ins, scope):
 
 
 @register("set")
-def _set(prog, d, ins, scope):
-    mods = ins.modifiers
-    tys = types_of(mods)
+def _set(prog, d, ins, scope, dec):
+    tys = list(dec.types)
     dt_t, st = tys[0], tys[-1]
-    cmp = compare_fn(mods, st)
-    boolop = next((_BOOLOP[m] for m in mods if m in _BOOLOP), None)
+    cmp = compare_fn(dec, st)
+    boolop = _boolop(dec)
     put = _dst(prog, ins, dt_t, scope)
     a, b = (reader(prog, o, st, scope) for o in ins.operands[1:3])
     c = reader(prog, ins.operands[3], pred, scope) if len(ins.operands) > 3 else None

@@ -9,20 +9,20 @@ import numpy as np
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
 from . import memory as M
-from .decode import addr_parts, type_of
-from .dispatch import register
+from .decode import addr_parts
+from .registry import register
 from .operands import SINT, UINT, items, np_dtype, reader, writer
 
-_SPACES = (".global", ".shared", ".local", ".const", ".param")
 CLUSTER_BIT = 1 << 31
 
 
-def space_of(mods):
-    for m in mods:
-        base = m.split("::")[0]
-        if base in _SPACES:
-            return base[1:], m
-    return "generic", ""
+def space_of(dec):
+    """(state space, its modifier) of a decoded instruction: ``("shared", ".shared::cta")``;
+    ``("generic", "")`` when it names none."""
+    opt = dec.get("space")
+    if opt is None:
+        return "generic", ""
+    return opt[1:].split("::")[0], opt
 
 
 def mem_dtype(t):
@@ -127,7 +127,7 @@ def _split_generic(ctx, g, addrs):
         a = addrs - np.uint64(_WIN[c]) if c in _WIN else addrs
         return [(c, None, g, a)]
     out = []
-    from .machine import Group
+    from .group import Group
     for c in np.unique(code):
         sel = np.nonzero(code == c)[0]
         sub = Group(g.idx[sel], g.pc, ctx.N)
@@ -166,11 +166,11 @@ def generic_store(ctx, g, addrs, vals):
 
 # ----------------------------------------------------------------------------- ld / st
 @register("ld", "ldu")
-def _ld(prog, d, ins, scope):
-    mods = ins.modifiers
-    t = type_of(mods)
-    space, _ = space_of(mods)
-    vec = next((int(m[2:]) for m in mods if m in (".v2", ".v4", ".v8")), 1)
+def _ld(prog, d, ins, scope, dec):
+    d.noun = "load"
+    t = dec.type
+    space, _ = space_of(dec)
+    vec = int(dec.get("vec", ".v1")[2:])
     dsts = items(ins.operands[0])
     getaddr, symspace = address_getter(prog, ins.operands[1], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
@@ -182,7 +182,7 @@ def _ld(prog, d, ins, scope):
         dsts_t = t
         count = vec
     if len(dsts) != vec and t.bits != 128:
-        raise InterpreterError(f"{ins.opcode}{''.join(mods)} needs {vec} destinations, got {len(dsts)}")
+        raise InterpreterError(f"{ins.full_opcode} needs {vec} destinations, got {len(dsts)}")
     puts = [writer(prog, o, dsts_t, scope) for o in dsts]
     dt = mem_dtype(t if t.bits != 128 else b64)
     if t.bits == 128:
@@ -206,10 +206,10 @@ def _ld(prog, d, ins, scope):
 
 
 @register("st")
-def _st(prog, d, ins, scope):
-    mods = ins.modifiers
-    t = type_of(mods)
-    space, _ = space_of(mods)
+def _st(prog, d, ins, scope, dec):
+    d.noun = "store"
+    t = dec.type
+    space, _ = space_of(dec)
     getaddr, symspace = address_getter(prog, ins.operands[0], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
@@ -234,9 +234,6 @@ def _st(prog, d, ins, scope):
 
 
 # ----------------------------------------------------------------------------- atomics
-_ATOM_OPS = (".add", ".min", ".max", ".inc", ".dec", ".and", ".or", ".xor", ".exch", ".cas")
-
-
 def _views_for(ctx, g, space, addrs, esz):
     """[(positions or None, numpy view, element indices)] for read-modify-write."""
     dt = np.dtype(UINT[esz * 8])
@@ -272,7 +269,7 @@ def _views_for(ctx, g, space, addrs, esz):
 def _atom_apply(op, t, old, b, c, ftz=False):
     """New value for one atomic step (old, b, c as typed arrays). f32 adds flush subnormals
     on global memory and keep them on shared memory, as the hardware does."""
-    if op == ".add":
+    if op == "add":
         if t.kind == "float" and t.name == "f32":
             from .fp import ftz32
             if ftz:
@@ -283,66 +280,64 @@ def _atom_apply(op, t, old, b, c, ftz=False):
             L = Lanes(t)
             return _narrow_result(L, L.dec(old) + L.dec(b), "rn")
         return old + b
-    if op == ".min":
+    if op == "min":
         return np.minimum(old, b) if t.kind != "float" else np.fmin(old, b)
-    if op == ".max":
+    if op == "max":
         return np.maximum(old, b) if t.kind != "float" else np.fmax(old, b)
-    if op == ".and":
+    if op == "and":
         return old & b
-    if op == ".or":
+    if op == "or":
         return old | b
-    if op == ".xor":
+    if op == "xor":
         return old ^ b
-    if op == ".exch":
+    if op == "exch":
         return b
-    if op == ".cas":
+    if op == "cas":
         return np.where(old == b, c, old)
-    if op == ".inc":
+    if op == "inc":
         return np.where(old >= b, old.dtype.type(0), old + old.dtype.type(1))
-    if op == ".dec":
+    if op == "dec":
         return np.where((old == 0) | (old > b), b, old - old.dtype.type(1))
     raise InterpreterError(f"unknown atomic operation {op}")
 
 
 def _atom_scalar(op, old, b, c, ftz):
-    if op == ".add":
+    if op == "add":
         r = old + b
         if ftz and abs(r) < np.float32(2.0 ** -126):
             r = np.float32(0.0) * r
         return r
-    if op == ".min":
+    if op == "min":
         return b if b < old else old
-    if op == ".max":
+    if op == "max":
         return b if b > old else old
-    if op == ".and":
+    if op == "and":
         return old & b
-    if op == ".or":
+    if op == "or":
         return old | b
-    if op == ".xor":
+    if op == "xor":
         return old ^ b
-    if op == ".exch":
+    if op == "exch":
         return b
-    if op == ".cas":
+    if op == "cas":
         return c if old == b else old
-    if op == ".inc":
+    if op == "inc":
         return type(old)(0) if old >= b else old + type(old)(1)
-    if op == ".dec":
+    if op == "dec":
         return b if (old == 0 or old > b) else old - type(old)(1)
     raise InterpreterError(f"unknown atomic operation {op}")
 
 
-def _atomic(prog, d, ins, scope, has_dst):
-    mods = ins.modifiers
-    t = type_of(mods)
-    op = next((m for m in mods if m in _ATOM_OPS), None)
-    if op is None:
-        raise InterpreterError("atomic operation missing (.add, .cas, ...)")
-    space, _ = space_of(mods)
+def _atomic(prog, d, ins, scope, dec, has_dst):
+    d.noun = "atomic" if has_dst else "reduction"
+    t = dec.type
+    op = dec.get("op")[1:]              # add | min | max | inc | dec | and | or | xor | exch | cas
+    space, _ = space_of(dec)
     ops = list(ins.operands)
     put = writer(prog, ops.pop(0), t, scope) if has_dst else None
     getaddr, _s = address_getter(prog, ops.pop(0), scope)
     gb = reader(prog, ops[0], t, scope)
-    gc = reader(prog, ops[1], t, scope) if op == ".cas" else None
+    gc = reader(prog, ops[1], t, scope) if op == "cas" else None
     esz = max(1, t.bits // 8)
     cdt = np_dtype(t)
     udt = np.dtype(UINT[esz * 8])
@@ -355,13 +350,13 @@ def _atomic(prog, d, ins, scope, has_dst):
         for pos, view, idx, view_space in _views_for(ctx, g, space, addrs, esz):
             sel = np.arange(g.n) if pos is None else pos
             bb, cc = b[sel], (c[sel] if c is not None else None)
-            if not has_dst and op in (".add", ".and", ".or", ".xor") and t.kind in ("unsigned", "signed", "bits") \
-                    or (not has_dst and op == ".add" and t.name in ("f64", "f32")):
+            if not has_dst and op in ("add", "and", "or", "xor") and t.kind in ("unsigned", "signed", "bits") \
+                    or (not has_dst and op == "add" and t.name in ("f64", "f32")):
                 # sequential in-order reduction (np.ufunc.at applies duplicates one by one)
                 tv = view.view(cdt)
-                f = {".add": np.add, ".and": np.bitwise_and, ".or": np.bitwise_or, ".xor": np.bitwise_xor}[op]
+                f = {"add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
                 f.at(tv, idx, bb)
-                if t.name == "f32" and view_space != "shared" and ".noftz" not in mods:
+                if t.name == "f32" and view_space != "shared" and not dec.has(".noftz"):
                     from .fp import ftz32
                     tv[idx] = ftz32(tv[idx])
                 continue
@@ -369,7 +364,7 @@ def _atomic(prog, d, ins, scope, has_dst):
                     or len(idx) > 8 and len(np.unique(idx)) == 1 and t.kind != "packed":
                 # heavily contended: apply the operations one by one on NumPy scalars
                 tv = view.view(cdt)
-                ftz = view_space != "shared" and ".noftz" not in mods and t.name == "f32"
+                ftz = view_space != "shared" and not dec.has(".noftz") and t.name == "f32"
                 for j in range(len(idx)):
                     k = idx[j]
                     cur = tv[k]
@@ -383,7 +378,7 @@ def _atomic(prog, d, ins, scope, has_dst):
                 take = rem[first]
                 cur = view[idx[take]].view(cdt)
                 new = _atom_apply(op, t, cur, bb[take], cc[take] if cc is not None else None,
-                                  ftz=view_space != "shared" and ".noftz" not in mods)
+                                  ftz=view_space != "shared" and not dec.has(".noftz"))
                 view[idx[take]] = np.asarray(new, cdt).view(udt) if np.asarray(new).dtype.itemsize == esz \
                     else np.asarray(new).astype(cdt).view(udt)
                 old_all[sel[take]] = cur
@@ -395,8 +390,8 @@ def _atomic(prog, d, ins, scope, has_dst):
     d.fn = atomic
 
 
-register("atom")(lambda p, d, i, s: _atomic(p, d, i, s, True))
-register("red")(lambda p, d, i, s: _atomic(p, d, i, s, False))
+register("atom")(lambda p, d, i, s, dec: _atomic(p, d, i, s, dec, True))
+register("red")(lambda p, d, i, s, dec: _atomic(p, d, i, s, dec, False))
 
 
 # ----------------------------------------------------------------------------- cp.async
@@ -414,8 +409,8 @@ def _cp_state(ctx):
 
 
 @register("cp.async")
-def _cp_async(prog, d, ins, scope):
-    mods = ins.modifiers
+def _cp_async(prog, d, ins, scope, dec):
+    d.noun = "async copy"
     ops = list(ins.operands)
     gdst, _ = address_getter(prog, ops[0], scope)
     gsrc, _ = address_getter(prog, ops[1], scope)
@@ -428,7 +423,7 @@ def _cp_async(prog, d, ins, scope):
         info = prog.reg(o.name, scope) if isinstance(o, Reg) and prog.has_reg(o.name, scope) else None
         if info is not None and info.bits == 1:
             ignore = reader(prog, o, pred, scope)
-        elif not (isinstance(o, Reg) and info is not None and info.bits == 64 and len(ops) == 4 and ".L2::cache_hint" in mods):
+        elif not (isinstance(o, Reg) and info is not None and info.bits == 64 and len(ops) == 4 and dec.has(".L2::cache_hint")):
             src_size = reader(prog, o, u32, scope)
 
     def cp(ctx, g):
@@ -496,7 +491,7 @@ def _pending_hint(ctx, g, f):
 
 
 @register("cp.async.commit_group")
-def _cp_commit(prog, d, ins, scope):
+def _cp_commit(prog, d, ins, scope, dec):
     def commit(ctx, g):
         c = _cp_state(ctx)
         c[g.idx] += 1
@@ -504,7 +499,7 @@ def _cp_commit(prog, d, ins, scope):
 
 
 @register("cp.async.wait_group")
-def _cp_wait(prog, d, ins, scope):
+def _cp_wait(prog, d, ins, scope, dec):
     n = reader(prog, ins.operands[0], u32, scope)
 
     def wait(ctx, g):
@@ -515,7 +510,7 @@ def _cp_wait(prog, d, ins, scope):
 
 
 @register("cp.async.wait_all")
-def _cp_wait_all(prog, d, ins, scope):
+def _cp_wait_all(prog, d, ins, scope, dec):
     def wait_all(ctx, g):
         c = _cp_state(ctx)
         c[g.idx] += 1
@@ -523,29 +518,14 @@ def _cp_wait_all(prog, d, ins, scope):
     d.fn = wait_all
 
 
-@register("cp.async.mbarrier.arrive")
-def _cp_mbar(prog, d, ins, scope):
-    noinc = ".noinc" in ins.modifiers
-    getaddr, _ = address_getter(prog, ins.operands[0], scope)
-
-    def arrive(ctx, g):
-        _cp_state(ctx)
-        cp_complete(ctx, g, None)
-        if noinc:
-            from .ops_sync import mbar_arrive
-            mbar_arrive(ctx, g, getaddr(ctx, g), np.ones(g.n, np.int64))
-    d.fn = arrive
-
-
 # ----------------------------------------------------------------------------- clusters
 @register("mapa")
-def _mapa(prog, d, ins, scope):
-    mods = ins.modifiers
-    t = type_of(mods)
+def _mapa(prog, d, ins, scope, dec):
+    t = dec.type
     put = writer(prog, ins.operands[0], t, scope)
     ga = reader(prog, ins.operands[1], t, scope)
     gr = reader(prog, ins.operands[2], u32, scope)
-    generic = space_of(mods)[0] == "generic"
+    generic = space_of(dec)[0] == "generic"
 
     def fn(ctx, g):
         a = np.asarray(ga(ctx, g)).astype(np.uint64)
@@ -560,14 +540,14 @@ def _mapa(prog, d, ins, scope):
 
 
 @register("getctarank")
-def _getctarank(prog, d, ins, scope):
-    mods = ins.modifiers
+def _getctarank(prog, d, ins, scope, dec):
+    generic = space_of(dec)[0] == "generic"
     put = writer(prog, ins.operands[0], u32, scope)
-    ga = reader(prog, ins.operands[1], type_of(mods, u64), scope)
+    ga = reader(prog, ins.operands[1], (dec.type or u64), scope)
 
     def fn(ctx, g):
         a = np.broadcast_to(np.asarray(ga(ctx, g)).astype(np.uint64), (g.n,))
-        if space_of(mods)[0] == "generic":
+        if generic:
             a = a - np.uint64(M.SHARED_WINDOW)
         own = ctx.cluster_rank_of_cta[ctx.slot_cta[g.idx]]
         r = np.where(a >= np.uint64(CLUSTER_BIT), (a >> np.uint64(24)) & np.uint64(0x7F), own)
@@ -576,7 +556,7 @@ def _getctarank(prog, d, ins, scope):
 
 
 @register("createpolicy")
-def _createpolicy(prog, d, ins, scope):
+def _createpolicy(prog, d, ins, scope, dec):
     """Cache eviction policies only steer the L2: a constant opaque policy is enough."""
     put = writer(prog, ins.operands[0], b64, scope)
     d.fn = lambda ctx, g: put(ctx, g, np.full(g.n, 0x1000000000000000, np.uint64))

@@ -8,66 +8,36 @@ is rounded once to the accumulator type.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..errors import InterpreterError
+from ..isa.fragments import ldmatrix_fragment, ldmatrix_row_lane, mma_fragment, mnk
 from ..types import b32, b64
 from . import fp
-from .decode import types_of
-from .dispatch import register
+from .registry import register
 from .ops_mem import _shared_banks, address_getter, space_of
 from .operands import items, reader, writer
 
 
-def _layout(fn, nlanes=32):
-    lanes = np.arange(nlanes)
-    g, t = lanes >> 2, lanes % 4
-    rows, cols = fn(g[:, None], t[:, None])
-    return np.broadcast_to(rows, rows.shape), np.broadcast_to(cols, cols.shape)
+_INPUTS = {"f16": np.float16, "bf16": fp.BF16.dtype, "s8": np.int8, "u8": np.uint8,
+           "e4m3": fp.E4M3.dtype, "e5m2": fp.E5M2.dtype, "tf32": np.uint32, "f64": np.float64}
 
 
-def _frag_maps(shape, atype):
-    """(M, N, K, A map, B map, C map); a map is (rows[32, n], cols[32, n])."""
-    i8 = np.arange(8)
-    i4 = np.arange(4)
-    i2 = np.arange(2)
-    i16 = np.arange(16)
-    a8 = atype in ("s8", "u8", "e4m3", "e5m2")
-    cmap16 = lambda g, t: (g + 8 * (i4 // 2), t * 2 + i4 % 2)
-    if shape == "m16n8k16" and atype in ("f16", "bf16"):
-        A = lambda g, t: (g + 8 * ((i8 // 2) % 2), t * 2 + i8 % 2 + 8 * (i8 // 4))
-        B = lambda g, t: (t * 2 + i4 % 2 + 8 * (i4 // 2), g + 0 * i4)
-        return 16, 8, 16, A, B, cmap16
-    if shape == "m16n8k8" and atype in ("f16", "bf16"):
-        A = lambda g, t: (g + 8 * (i4 // 2), t * 2 + i4 % 2)
-        B = lambda g, t: (t * 2 + i2, g + 0 * i2)
-        return 16, 8, 8, A, B, cmap16
-    if shape == "m16n8k8" and atype == "tf32":
-        A = lambda g, t: (g + 8 * (i4 % 2), t + 4 * (i4 // 2))
-        B = lambda g, t: (t + 4 * i2, g + 0 * i2)
-        return 16, 8, 8, A, B, cmap16
-    if shape == "m16n8k4" and atype == "tf32":
-        A = lambda g, t: (g + 8 * i2, t + 0 * i2)
-        B = lambda g, t: (t + 0 * np.arange(1), g + 0 * np.arange(1))
-        return 16, 8, 4, A, B, cmap16
-    if shape == "m16n8k32" and a8:
-        A = lambda g, t: (g + 8 * ((i16 // 4) % 2), t * 4 + i16 % 4 + 16 * (i16 // 8))
-        B = lambda g, t: (t * 4 + i8 % 4 + 16 * (i8 // 4), g + 0 * i8)
-        return 16, 8, 32, A, B, cmap16
-    if shape == "m16n8k16" and a8:
-        A = lambda g, t: (g + 8 * (i8 // 4), t * 4 + i8 % 4)
-        B = lambda g, t: (t * 4 + i4, g + 0 * i4)
-        return 16, 8, 16, A, B, cmap16
-    if shape == "m8n8k16" and atype in ("s8", "u8"):
-        A = lambda g, t: (g + 0 * i4, t * 4 + i4)
-        B = lambda g, t: (t * 4 + i4, g + 0 * i4)
-        return 8, 8, 16, A, B, lambda g, t: (g + 0 * i2, t * 2 + i2)
-    if shape == "m8n8k4" and atype == "f64":
-        one = np.arange(1)
-        A = lambda g, t: (g + 0 * one, t + 0 * one)
-        B = lambda g, t: (t + 0 * one, g + 0 * one)
-        return 8, 8, 4, A, B, lambda g, t: (g + 0 * i2, t * 2 + i2)
-    raise InterpreterError(f"mma shape .{shape} with .{atype} inputs is not supported by the interpreter")
+@lru_cache(maxsize=None)
+def _frag_maps(shape, atype, bits):
+    """(M, N, K, A map, B map, C map) from the ISA's fragment layouts; a map is (rows[32, n],
+    cols[32, n])."""
+    if atype not in _INPUTS:
+        raise InterpreterError(f"mma shape .{shape} with .{atype} inputs is not supported by the interpreter")
+    try:
+        maps = [np.array(mma_fragment(shape, w, bits), np.int64) for w in ("a", "b", "c")]
+    except ValueError:
+        raise InterpreterError(f"mma shape .{shape} with .{atype} inputs is not supported by the "
+                               f"interpreter") from None
+    M, N, K = mnk(shape)
+    return (M, N, K) + tuple((m[:, :, 0], m[:, :, 1]) for m in maps)
 
 
 def _elements(regs, nelem, t):
@@ -91,26 +61,20 @@ def _elements(regs, nelem, t):
     return fp.decode(e.astype(np.uint16 if bits == 16 else np.uint8), fp.FORMATS[name])
 
 
-@register("mma.sync", "mma")
-def _mma(prog, d, ins, scope):
-    mods = ins.modifiers
-    shape = next((m[1:] for m in mods if m.startswith(".m") and "n" in m and "k" in m), None)
-    if shape is None:
-        raise InterpreterError("mma needs a shape (.m16n8k16, ...)")
-    tys = types_of(mods)
+@register("mma.sync")
+def _mma(prog, d, ins, scope, dec):
+    shape = dec.get("shape")[1:]
+    tys = list(dec.types)
     if len(tys) == 4:
         dt_, at, bt, ct = tys
     elif len(tys) == 2:        # mma.sync...f64.f64 style shorthand is not used; keep explicit
         dt_, at, bt, ct = tys[0], tys[1], tys[1], tys[0]
     else:
         raise InterpreterError("mma needs .dtype.atype.btype.ctype")
-    if ".row" not in mods or (".col" not in mods):
+    if dec.get("alayout") != ".row" or dec.get("blayout") != ".col":
         raise InterpreterError("mma layouts other than .row.col are not supported")
-    satf = ".satfinite" in mods
-    M, N, K, A, B, C = _frag_maps(shape, at.name)
-    ar, ac = _layout(A)
-    br, bc = _layout(B)
-    cr, cc = _layout(C)
+    satf = dec.has(".satfinite")
+    M, N, K, (ar, ac), (br, bc), (cr, cc) = _frag_maps(shape, at.name, at.bits)
     na, nb = ar.shape[1], br.shape[1]
     dops, aops, bops, cops = (items(o) for o in ins.operands[:4])
     rt_a = b64 if at.bits == 64 else b32
@@ -128,8 +92,7 @@ def _mma(prog, d, ins, scope):
     gB = _gather(br, bc, N)
     gC = _gather(cr, cc, N)
     sD = (cr * N + cc).reshape(-1)
-    edt = {"f16": np.float16, "bf16": fp.BF16.dtype, "s8": np.int8, "u8": np.uint8, "e4m3": fp.E4M3.dtype,
-           "e5m2": fp.E5M2.dtype, "tf32": np.uint32, "f64": np.float64}.get(at.name)
+    edt = _INPUTS.get(at.name)
     cdt_fast = {"f32": np.float32, "s32": np.int32, "f64": np.float64}.get(ct.name)
     rdt = np.uint64 if at.bits == 64 else np.uint32
 
@@ -222,11 +185,10 @@ def _gather(rows, cols, ncols):
 
 
 # ----------------------------------------------------------------------------- ldmatrix / stmatrix
-def _nmat(mods):
-    for m in mods:
-        if m in (".x1", ".x2", ".x4"):
-            return int(m[2:])
-    return 1
+# the ISA's .m8n8 b16 fragment: lane -> row, column of its low and high half
+_LDF = np.array(ldmatrix_fragment(), np.int64)                  # [32, 2 halves, (row, col)]
+_LD_ROW, _LD_C0, _LD_C1 = _LDF[:, 0, 0], _LDF[:, 0, 1], _LDF[:, 1, 1]
+_ROW_LANES = np.array([[ldmatrix_row_lane(i, r) for r in range(8)] for i in range(4)])
 
 
 def _row_addresses(ctx, g, addrs, nm):
@@ -238,22 +200,22 @@ def _row_addresses(ctx, g, addrs, nm):
     have = np.zeros((len(uw), 32), bool)
     full[inv, lane] = addrs
     have[inv, lane] = True
-    need = have[:, : 8 * nm]
-    if not need.all():
+    lanes = _ROW_LANES[:nm]
+    if not have[:, lanes].all():
         raise InterpreterError("ldmatrix/stmatrix: a lane that provides a row address is not active")
-    return full[:, : 8 * nm].reshape(len(uw), nm, 8), uw, inv, lane
+    return full[:, lanes], uw, inv, lane
 
 
-@register("ldmatrix.sync", "ldmatrix")
-def _ldmatrix(prog, d, ins, scope):
-    mods = ins.modifiers
-    if not any(m.startswith(".m8n8") for m in mods):
+@register("ldmatrix.sync")
+def _ldmatrix(prog, d, ins, scope, dec):
+    d.noun = "ldmatrix load"
+    if dec.get("shape") != ".m8n8" or dec.get("type") != ".b16":
         raise InterpreterError("only ldmatrix .m8n8 .b16 is supported")
-    nm = _nmat(mods)
-    trans = ".trans" in mods
+    nm = int(dec.get("num", ".x1")[2:])
+    trans = dec.has(".trans")
     puts = [writer(prog, o, b32, scope) for o in items(ins.operands[0])]
     getaddr, _ = address_getter(prog, ins.operands[1], scope)
-    space = space_of(mods)[0]
+    space = space_of(dec)[0]
     d.sync = "aligned"
 
     def ldmatrix(ctx, g):
@@ -261,7 +223,7 @@ def _ldmatrix(prog, d, ins, scope):
         rows, uw, inv, lane = _row_addresses(ctx, g, addrs, nm)
         W = len(uw)
         # load 8 rows x 8 b16 of every matrix: per warp and matrix
-        from .machine import Group
+        from .group import Group
         a = rows.reshape(-1)
         if space == "generic":
             from . import memory as Mm
@@ -273,24 +235,23 @@ def _ldmatrix(prog, d, ins, scope):
         mats = vals.reshape(W, nm, 8, 8)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
-        r = (lane >> 2).astype(np.int64)
-        c0 = (2 * (lane & 3)).astype(np.int64)
+        r, c0, c1 = _LD_ROW[lane], _LD_C0[lane], _LD_C1[lane]
         for i, p in enumerate(puts):
             m = mats[inv, i]                                     # (n, 8, 8)
             lo = m[np.arange(g.n), r, c0].astype(np.uint32)
-            hi = m[np.arange(g.n), r, c0 + 1].astype(np.uint32)
+            hi = m[np.arange(g.n), r, c1].astype(np.uint32)
             p(ctx, g, lo | (hi << 16))
     d.fn = ldmatrix
 
 
-@register("stmatrix.sync", "stmatrix")
-def _stmatrix(prog, d, ins, scope):
-    mods = ins.modifiers
-    nm = _nmat(mods)
-    trans = ".trans" in mods
+@register("stmatrix.sync")
+def _stmatrix(prog, d, ins, scope, dec):
+    d.noun = "stmatrix store"
+    nm = int(dec.get("num", ".x1")[2:])
+    trans = dec.has(".trans")
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
     gets = [reader(prog, o, b32, scope) for o in items(ins.operands[1])]
-    space = space_of(mods)[0]
+    space = space_of(dec)[0]
     d.sync = "aligned"
 
     def stmatrix(ctx, g):
@@ -298,15 +259,14 @@ def _stmatrix(prog, d, ins, scope):
         rows, uw, inv, lane = _row_addresses(ctx, g, addrs, nm)
         W = len(uw)
         mats = np.zeros((W, nm, 8, 8), np.uint16)
-        r = (lane >> 2).astype(np.int64)
-        c0 = (2 * (lane & 3)).astype(np.int64)
+        r, c0, c1 = _LD_ROW[lane], _LD_C0[lane], _LD_C1[lane]
         for i, f in enumerate(gets):
             v = np.asarray(f(ctx, g)).astype(np.uint32)
             mats[inv, i, r, c0] = (v & 0xFFFF).astype(np.uint16)
-            mats[inv, i, r, c0 + 1] = (v >> 16).astype(np.uint16)
+            mats[inv, i, r, c1] = (v >> 16).astype(np.uint16)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
-        from .machine import Group
+        from .group import Group
         a = rows.reshape(-1)
         if space == "generic":
             from . import memory as Mm
@@ -318,8 +278,8 @@ def _stmatrix(prog, d, ins, scope):
     d.fn = stmatrix
 
 
-@register("movmatrix.sync", "movmatrix")
-def _movmatrix(prog, d, ins, scope):
+@register("movmatrix.sync")
+def _movmatrix(prog, d, ins, scope, dec):
     put = writer(prog, ins.operands[0], b32, scope)
     get = reader(prog, ins.operands[1], b32, scope)
     d.sync = "aligned"
@@ -330,10 +290,9 @@ def _movmatrix(prog, d, ins, scope):
         lane = g.idx & 31
         v = np.asarray(get(ctx, g)).astype(np.uint32)
         m = np.zeros((len(uw), 8, 8), np.uint16)
-        r = lane >> 2
-        c0 = 2 * (lane & 3)
+        r, c0, c1 = _LD_ROW[lane], _LD_C0[lane], _LD_C1[lane]
         m[inv, r, c0] = v & 0xFFFF
-        m[inv, r, c0 + 1] = v >> 16
+        m[inv, r, c1] = v >> 16
         m = m.transpose(0, 2, 1)
-        put(ctx, g, m[inv, r, c0].astype(np.uint32) | (m[inv, r, c0 + 1].astype(np.uint32) << 16))
+        put(ctx, g, m[inv, r, c0].astype(np.uint32) | (m[inv, r, c1].astype(np.uint32) << 16))
     d.fn = movmatrix

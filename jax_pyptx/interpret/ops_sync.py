@@ -14,10 +14,10 @@ from ..errors import InterpreterError, UninitializedReadError
 from ..ir.nodes import Sink
 from ..types import b64, pred, u32, u64
 from . import memory as M
-from .decode import K_CTRL
-from .dispatch import register
-from .machine import Group
-from .ops_mem import _shared_banks, address_getter, space_of
+from .registry import K_CTRL
+from .registry import register
+from .group import Group
+from .ops_mem import _cp_state, _shared_banks, address_getter, cp_complete, space_of
 from .operands import reader, writer
 
 
@@ -31,8 +31,7 @@ class MBar:
         self.tx = 0
 
 
-def _locate(ctx, g, addrs, mods):
-    space = space_of(mods)[0]
+def _locate(ctx, g, addrs, space):
     a = addrs
     if space == "generic":
         a = a - np.uint64(M.SHARED_WINDOW)
@@ -60,10 +59,10 @@ def _complete_phase(ctx, key, st):
             h.wait = None
 
 
-def mbar_arrive(ctx, g, addrs, counts, mods=(), tx=None, drop=False):
+def mbar_arrive(ctx, g, addrs, counts, space="generic", tx=None, drop=False):
     """Arrive on the mbarriers at ``addrs`` (shared::cta offsets or generic); returns the
     phase token of each thread."""
-    banks, offs = _locate(ctx, g, addrs, mods)
+    banks, offs = _locate(ctx, g, addrs, space)
     tokens = np.zeros(g.n, np.uint64)
     keys = banks.astype(np.int64) * (1 << 32) + offs.astype(np.int64)
     for k in np.unique(keys):
@@ -92,18 +91,14 @@ def mbar_arrive(ctx, g, addrs, counts, mods=(), tx=None, drop=False):
     return tokens
 
 
-def _mb_mods(ins):
-    return ins.modifiers
-
-
 @register("mbarrier.init")
-def _init(prog, d, ins, scope):
+def _init(prog, d, ins, scope, dec):
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
     gc = reader(prog, ins.operands[1], u32, scope)
-    mods = ins.modifiers
+    space = space_of(dec)[0]
 
     def init(ctx, g):
-        banks, offs = _locate(ctx, g, getaddr(ctx, g), mods)
+        banks, offs = _locate(ctx, g, getaddr(ctx, g), space)
         c = np.broadcast_to(np.asarray(gc(ctx, g)).astype(np.int64), (g.n,))
         for j in range(g.n):
             ctx.mbar[(int(banks[j]), int(offs[j]))] = MBar(int(c[j]))
@@ -112,23 +107,26 @@ def _init(prog, d, ins, scope):
 
 
 @register("mbarrier.inval")
-def _inval(prog, d, ins, scope):
+def _inval(prog, d, ins, scope, dec):
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
-    mods = ins.modifiers
+    space = space_of(dec)[0]
 
     def inval(ctx, g):
-        banks, offs = _locate(ctx, g, getaddr(ctx, g), mods)
+        banks, offs = _locate(ctx, g, getaddr(ctx, g), space)
         for j in range(g.n):
             ctx.mbar.pop((int(banks[j]), int(offs[j])), None)
     d.fn = inval
 
 
-@register("mbarrier.arrive", "mbarrier.arrive_drop")
-def _arrive(prog, d, ins, scope):
-    mods = ins.modifiers
+def _arrive_factory(drop: bool):
+    return lambda prog, d, ins, scope, dec: _arrive(prog, d, ins, scope, dec, drop)
+
+
+def _arrive(prog, d, ins, scope, dec, drop):
+    """mbarrier.arrive / arrive_drop{.expect_tx} [state,] [addr]{, count | tx}."""
+    space = space_of(dec)[0]
     ops = list(ins.operands)
-    expect_tx = ".expect_tx" in mods
-    drop = ins.opcode == "mbarrier.arrive_drop"
+    expect_tx = dec.has(".expect_tx")
     put = None
     if ops and not hasattr(ops[0], "base"):
         dst = ops.pop(0)
@@ -140,25 +138,32 @@ def _arrive(prog, d, ins, scope):
         a = getaddr(ctx, g)
         if expect_tx:
             tx = np.broadcast_to(np.asarray(extra(ctx, g)).astype(np.int64), (g.n,))
-            tok = mbar_arrive(ctx, g, a, np.ones(g.n, np.int64), mods, tx=tx, drop=drop)
+            tok = mbar_arrive(ctx, g, a, np.ones(g.n, np.int64), space, tx=tx, drop=drop)
         else:
             cnt = np.ones(g.n, np.int64) if extra is None else np.broadcast_to(
                 np.asarray(extra(ctx, g)).astype(np.int64), (g.n,))
-            tok = mbar_arrive(ctx, g, a, cnt, mods, drop=drop)
+            tok = mbar_arrive(ctx, g, a, cnt, space, drop=drop)
         if put is not None:
             put(ctx, g, tok)
     d.fn = arrive
 
 
-@register("mbarrier.expect_tx", "mbarrier.complete_tx")
-def _tx(prog, d, ins, scope):
-    mods = ins.modifiers
+register("mbarrier.arrive")(_arrive_factory(drop=False))
+register("mbarrier.arrive_drop")(_arrive_factory(drop=True))
+
+
+def _tx_factory(sign: int):
+    """mbarrier.expect_tx (+tx) / mbarrier.complete_tx (-tx)."""
+    return lambda prog, d, ins, scope, dec: _tx(prog, d, ins, scope, dec, sign)
+
+
+def _tx(prog, d, ins, scope, dec, sign):
+    space = space_of(dec)[0]
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
     gtx = reader(prog, ins.operands[1], u32, scope)
-    sign = 1 if ins.opcode == "mbarrier.expect_tx" else -1
 
     def tx(ctx, g):
-        banks, offs = _locate(ctx, g, getaddr(ctx, g), mods)
+        banks, offs = _locate(ctx, g, getaddr(ctx, g), space)
         v = np.broadcast_to(np.asarray(gtx(ctx, g)).astype(np.int64), (g.n,))
         for j in range(g.n):
             st = _get(ctx, g, banks[j], offs[j], j)
@@ -168,17 +173,21 @@ def _tx(prog, d, ins, scope):
     d.fn = tx
 
 
+register("mbarrier.expect_tx")(_tx_factory(+1))
+register("mbarrier.complete_tx")(_tx_factory(-1))
+
+
 def _wait_factory(blocking):
-    def factory(prog, d, ins, scope):
-        mods = ins.modifiers
-        parity = ".parity" in mods
+    def factory(prog, d, ins, scope, dec):
+        space = space_of(dec)[0]
+        parity = dec.has(".parity")
         put = writer(prog, ins.operands[0], pred, scope)
         getaddr, _ = address_getter(prog, ins.operands[1], scope)
         gstate = reader(prog, ins.operands[2], u64, scope)
         d.kind = K_CTRL
 
         def wait(ctx, sub, g):
-            banks, offs = _locate(ctx, sub, getaddr(ctx, sub), mods)
+            banks, offs = _locate(ctx, sub, getaddr(ctx, sub), space)
             s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.int64), (sub.n,))
             done = np.zeros(sub.n, bool)
             for j in range(sub.n):
@@ -223,9 +232,23 @@ register("mbarrier.test_wait")(_wait_factory(False))
 
 
 @register("mbarrier.pending_count")
-def _pending(prog, d, ins, scope):
+def _pending(prog, d, ins, scope, dec):
     """The pending arrival count captured in a state token by its arrive."""
     put = writer(prog, ins.operands[0], u32, scope)
     get = reader(prog, ins.operands[1], u64, scope)
     d.fn = lambda ctx, g: put(ctx, g, np.broadcast_to(
         (np.asarray(get(ctx, g)).astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32), (g.n,)).copy())
+
+
+# ----------------------------------------------------------------------------- cp.async + mbarrier
+@register("cp.async.mbarrier.arrive")
+def _cp_mbar(prog, d, ins, scope, dec):
+    noinc = dec.has(".noinc")
+    getaddr, _ = address_getter(prog, ins.operands[0], scope)
+
+    def arrive(ctx, g):
+        _cp_state(ctx)
+        cp_complete(ctx, g, None)
+        if noinc:
+            mbar_arrive(ctx, g, getaddr(ctx, g), np.ones(g.n, np.int64))
+    d.fn = arrive

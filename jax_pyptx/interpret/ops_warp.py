@@ -10,8 +10,7 @@ import numpy as np
 
 from ..ir.nodes import PredPair
 from ..types import b32, pred, u32
-from .decode import type_of
-from .dispatch import register
+from .registry import register
 from .operands import np_dtype, reader, writer
 
 
@@ -36,20 +35,16 @@ def _mask_reader(prog, ins, scope, pos=-1):
 
 
 # ----------------------------------------------------------------------------- shfl
-@register("shfl.sync", "shfl")
-def _shfl(prog, d, ins, scope):
-    mods = ins.modifiers
-    mode = next(m for m in mods if m in (".up", ".down", ".bfly", ".idx"))
+@register("shfl.sync")
+def _shfl(prog, d, ins, scope, dec):
+    mode = dec.get("mode")[1:]          # up | down | bfly | idx
     t = b32
     put, putp = _dst_pair(prog, ins.operands[0], t, scope)
     ga = reader(prog, ins.operands[1], t, scope)
     gb = reader(prog, ins.operands[2], u32, scope)
     gc = reader(prog, ins.operands[3], u32, scope)
-    if ins.opcode == "shfl.sync":
-        gm = _mask_reader(prog, ins, scope, 4)
-        d.sync = gm
-    else:
-        d.sync = "aligned"
+    gm = _mask_reader(prog, ins, scope, 4)
+    d.sync = gm
 
     def shfl(ctx, g):
         lane = ctx.lane[g.idx].astype(np.int64)
@@ -59,13 +54,13 @@ def _shfl(prog, d, ins, scope):
         seg = (c >> 8) & 31
         maxl = (lane & seg) | (cval & ~seg)
         minl = lane & seg
-        if mode == ".up":
+        if mode == "up":
             j = lane - b
             ok = j >= maxl
-        elif mode == ".down":
+        elif mode == "down":
             j = lane + b
             ok = j <= maxl
-        elif mode == ".bfly":
+        elif mode == "bfly":
             j = lane ^ b
             ok = j <= maxl
         else:
@@ -100,31 +95,25 @@ def _ballot(ctx, g, p):
     return ball[inv], m[inv]
 
 
-@register("vote.sync", "vote")
-def _vote(prog, d, ins, scope):
-    mods = ins.modifiers
-    kind = next(m for m in mods if m in (".all", ".any", ".uni", ".ballot"))
-    dt = b32 if kind == ".ballot" else pred
+@register("vote.sync")
+def _vote(prog, d, ins, scope, dec):
+    kind = dec.get("mode")[1:]          # all | any | uni | ballot
+    dt = b32 if kind == "ballot" else pred
     put = writer(prog, ins.operands[0], dt, scope)
     ga = reader(prog, ins.operands[1], pred, scope)
-    if ins.opcode == "vote.sync":
-        gm = _mask_reader(prog, ins, scope, 2)
-        d.sync = gm
-    else:
-        gm = None
-        d.sync = "aligned"
+    gm = _mask_reader(prog, ins, scope, 2)
+    d.sync = gm
 
     def vote(ctx, g):
         a = np.broadcast_to(np.asarray(ga(ctx, g), bool), (g.n,))
         ball, present = _ballot(ctx, g, a)
-        mask = (np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,)) if gm is not None
-                else present) & present
+        mask = np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,)) & present
         ball = ball & mask
-        if kind == ".ballot":
+        if kind == "ballot":
             put(ctx, g, ball.astype(np.uint32))
-        elif kind == ".all":
+        elif kind == "all":
             put(ctx, g, ball == mask)
-        elif kind == ".any":
+        elif kind == "any":
             put(ctx, g, ball != 0)
         else:
             put(ctx, g, (ball == 0) | (ball == mask))
@@ -133,22 +122,21 @@ def _vote(prog, d, ins, scope):
 
 # ----------------------------------------------------------------------------- redux
 @register("redux.sync")
-def _redux(prog, d, ins, scope):
-    mods = ins.modifiers
-    op = next(m for m in mods if m in (".add", ".min", ".max", ".and", ".or", ".xor"))
-    t = type_of(mods)
+def _redux(prog, d, ins, scope, dec):
+    op = dec.get("op")[1:]              # add | min | max | and | or | xor
+    t = dec.type
     put = writer(prog, ins.operands[0], t, scope)
     ga = reader(prog, ins.operands[1], t, scope)
     gm = _mask_reader(prog, ins, scope, 2)
     d.sync = gm
     dt = np_dtype(t)
-    absmod = ".abs" in mods
-    nan = ".NaN" in mods
+    absmod = dec.has(".abs")
+    nan = dec.has(".NaN")
     if t.kind == "float":
-        f = {".min": np.fmin, ".max": np.fmax}[op] if not nan else {".min": np.minimum, ".max": np.maximum}[op]
+        f = {"min": np.fmin, "max": np.fmax}[op] if not nan else {"min": np.minimum, "max": np.maximum}[op]
     else:
-        f = {".add": np.add, ".min": np.minimum, ".max": np.maximum, ".and": np.bitwise_and,
-             ".or": np.bitwise_or, ".xor": np.bitwise_xor}[op]
+        f = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+             "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
 
     def redux(ctx, g):
         a = np.broadcast_to(np.asarray(ga(ctx, g), dt), (g.n,))
@@ -172,11 +160,10 @@ def _redux(prog, d, ins, scope):
 
 
 # ----------------------------------------------------------------------------- match
-@register("match.sync", "match")
-def _match(prog, d, ins, scope):
-    mods = ins.modifiers
-    kind = ".all" if ".all" in mods else ".any"
-    t = type_of(mods)
+@register("match")
+def _match(prog, d, ins, scope, dec):
+    kind = dec.get("mode")[1:]          # all | any
+    t = dec.type
     put, putp = _dst_pair(prog, ins.operands[0], b32, scope)
     ga = reader(prog, ins.operands[1], t, scope)
     gm = _mask_reader(prog, ins, scope, 2)
@@ -194,7 +181,7 @@ def _match(prog, d, ins, scope):
         bits = (eq * (np.uint64(1) << np.arange(32, dtype=np.uint64))).sum(axis=1).astype(np.uint64)
         mask = np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,))
         bits &= mask
-        if kind == ".any":
+        if kind == "any":
             put(ctx, g, bits.astype(np.uint32))
         else:
             _, present = _ballot(ctx, g, np.ones(g.n, bool))
@@ -207,7 +194,7 @@ def _match(prog, d, ins, scope):
 
 # ----------------------------------------------------------------------------- elect / activemask
 @register("elect.sync")
-def _elect(prog, d, ins, scope):
+def _elect(prog, d, ins, scope, dec):
     put, putp = _dst_pair(prog, ins.operands[0], u32, scope)
     gm = _mask_reader(prog, ins, scope, 1)
     d.sync = gm
@@ -226,7 +213,7 @@ def _elect(prog, d, ins, scope):
 
 
 @register("activemask")
-def _activemask(prog, d, ins, scope):
+def _activemask(prog, d, ins, scope, dec):
     put = writer(prog, ins.operands[0], b32, scope)
 
     def activemask(ctx, g):

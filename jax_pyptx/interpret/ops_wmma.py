@@ -12,24 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
+from ..isa.fragments import mnk
 from ..types import b32, b64, u32
 from . import fp
-from .decode import types_of
-from .dispatch import register
+from .registry import register
 from .ops_mem import address_getter, space_load, space_store, space_of
 from .operands import items, reader, writer
 
 _EDT = {"f16": np.float16, "bf16": fp.BF16.dtype, "tf32": np.float32, "f32": np.float32, "s32": np.int32,
         "s8": np.int8, "u8": np.uint8, "f64": np.float64}
-
-
-def _shape(mods):
-    for m in mods:
-        if m.startswith(".m") and "n" in m and "k" in m:
-            m_, rest = m[2:].split("n")
-            n_, k_ = rest.split("k")
-            return int(m_), int(n_), int(k_)
-    raise InterpreterError("wmma needs a shape such as .m16n16k16")
 
 
 def _dims(which, M, N, K):
@@ -88,13 +79,12 @@ def _per_reg(et):
 
 
 @register("wmma.load")
-def _wmma_load(prog, d, ins, scope):
-    mods = ins.modifiers
-    which = next(m[1] for m in mods if m in (".a", ".b", ".c"))
-    layout = "col" if ".col" in mods else "row"
-    M, N, K = _shape(mods)
+def _wmma_load(prog, d, ins, scope, dec):
+    which = dec.get("frag")[1:]         # a | b | c
+    layout = dec.get("layout", ".row")[1:]      # row | col
+    M, N, K = mnk(dec.get("shape"))
     R, C = _dims(which, M, N, K)
-    tys = types_of(mods)
+    tys = list(dec.types)
     et = tys[-1].name
     dst = items(ins.operands[0])
     rbits = 64 if et == "f64" else 32
@@ -105,7 +95,7 @@ def _wmma_load(prog, d, ins, scope):
     rows, cols = idx // C, idx % C
     getaddr, _ = address_getter(prog, ins.operands[1], scope)
     gstride = reader(prog, ins.operands[2], u32, scope) if len(ins.operands) > 2 else None
-    space = space_of(mods)[0]
+    space = space_of(dec)[0]
     edt = np.dtype(_EDT[et]) if et != "tf32" else np.dtype(np.uint32)
     mdt = np.dtype(f"u{edt.itemsize}")
     d.sync = "aligned"
@@ -118,7 +108,7 @@ def _wmma_load(prog, d, ins, scope):
         r, c = rows[lane], cols[lane]                                  # (n, E)
         off = (r * stride[:, None] + c) if layout == "row" else (c * stride[:, None] + r)
         addrs = base[:, None] + (off * edt.itemsize).astype(np.uint64)
-        from .machine import Group
+        from .group import Group
         big = Group(np.repeat(g.idx, E), 0, ctx.N)
         vals = space_load(ctx, big, space, addrs.reshape(-1), mdt, 1).reshape(g.n, E)
         regs = np.ascontiguousarray(vals).view(np.uint64 if rbits == 64 else np.uint32)
@@ -128,11 +118,10 @@ def _wmma_load(prog, d, ins, scope):
 
 
 @register("wmma.store")
-def _wmma_store(prog, d, ins, scope):
-    mods = ins.modifiers
-    layout = "col" if ".col" in mods else "row"
-    M, N, K = _shape(mods)
-    et = types_of(mods)[-1].name
+def _wmma_store(prog, d, ins, scope, dec):
+    layout = dec.get("layout", ".row")[1:]      # row | col
+    M, N, K = mnk(dec.get("shape"))
+    et = list(dec.types)[-1].name
     srcs = items(ins.operands[1])
     rbits = 64 if et == "f64" else 32
     gets = [reader(prog, o, b64 if rbits == 64 else b32, scope) for o in srcs]
@@ -142,7 +131,7 @@ def _wmma_store(prog, d, ins, scope):
     rows, cols = idx // N, idx % N
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
     gstride = reader(prog, ins.operands[2], u32, scope) if len(ins.operands) > 2 else None
-    space = space_of(mods)[0]
+    space = space_of(dec)[0]
     edt = np.dtype(_EDT[et])
     mdt = np.dtype(f"u{edt.itemsize}")
     d.sync = "aligned"
@@ -159,24 +148,23 @@ def _wmma_store(prog, d, ins, scope):
         r, c = rows[lane], cols[lane]
         off = (r * stride[:, None] + c) if layout == "row" else (c * stride[:, None] + r)
         addrs = base[:, None] + (off * edt.itemsize).astype(np.uint64)
-        from .machine import Group
+        from .group import Group
         big = Group(np.repeat(g.idx, E), 0, ctx.N)
         space_store(ctx, big, space, addrs.reshape(-1), np.ascontiguousarray(vals.reshape(-1, 1)))
     d.fn = store
 
 
 @register("wmma.mma")
-def _wmma_mma(prog, d, ins, scope):
-    mods = ins.modifiers
-    M, N, K = _shape(mods)
-    tys = [t.name for t in types_of(mods)]
+def _wmma_mma(prog, d, ins, scope, dec):
+    M, N, K = mnk(dec.get("shape"))
+    tys = [t.name for t in list(dec.types)]
     if len(tys) == 2:
         dt_, at, bt, ct = tys[0], "f16", "f16", tys[1]
     elif len(tys) == 4:
         dt_, at, bt, ct = tys
     else:
         raise InterpreterError("wmma.mma needs .dtype.ctype or .dtype.atype.btype.ctype")
-    satf = ".satfinite" in mods
+    satf = dec.has(".satfinite")
     dops, aops, bops, cops = (items(o) for o in ins.operands[:4])
     rb = lambda t: 64 if t == "f64" else 32
     ga = [reader(prog, o, b64 if rb(at) == 64 else b32, scope) for o in aops]

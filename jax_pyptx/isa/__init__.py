@@ -1,34 +1,19 @@
 """The one table of PTX instruction forms.
 
-Every family module under ``jax_pyptx.isa`` exports ``FORMS``; they are gathered here into
-``TABLE`` (instruction name -> forms). The validator, the DSL's typed wrappers, the parser's
+Every family module under ``jax_pyptx.isa`` exports ``FORMS``; :mod:`.table` gathers them into
+``TABLE`` (instruction name -> forms); :mod:`.opcodes` derives the instruction names from it. The validator, the DSL's typed wrappers, the parser's
 checks, the transpiler and the interpreter's decoder read it.
 """
 from __future__ import annotations
 
-import importlib
-
 from .model import G, Form, Group, R, Target, parse_target, target_min_ptx  # noqa: F401
-from .opcodes import COMPOUND_NAMES, split_opcode  # noqa: F401
-
-# family modules, each with a FORMS list
-FAMILY_MODULES = ("forms_core", "forms_arith", "forms_logic", "forms_cvt", "forms_memory",
-                  "forms_atomics", "forms_sync", "forms_warp", "forms_ampere", "forms_wgmma",
-                  "forms_tma", "forms_mbarrier", "forms_cluster", "forms_tcgen05", "forms_wmma",
-                  "forms_tensormap", "forms_texture", "forms_multimem")
-
-
-def _build():
-    table: dict = {}
-    for mod in FAMILY_MODULES:
-        for form in importlib.import_module(f"{__name__}.{mod}").FORMS:
-            table.setdefault(form.name, []).append(form)
-    return table
-
-
-TABLE: dict = _build()
+from .table import FAMILY_MODULES, TABLE  # noqa: F401
+from .opcodes import (  # noqa: F401
+    ALIASES, COMPOUND_NAMES, INSTRUCTION_WORDS, split_opcode, table_name,
+)
 
 from .validate import check as _check  # noqa: E402 - after the table (validate reads model)
+from .decoding import Decoding, decode, decode_parts, type_of  # noqa: E402,F401
 
 
 def forms_for(name: str) -> list:

@@ -8,9 +8,9 @@ from .model import Form, G, R
 CTA_GATE = {".cta": (20, (7, 8))}
 
 
-def _s(name, groups, ops, sm=20, ptx=(2, 0), fam="sync", doc="", archs=()):
+def _s(name, groups, ops, sm=20, ptx=(2, 0), fam="sync", doc="", archs=(), cpu=""):
     return Form(name, tuple(groups), ops, min_sm=sm, min_ptx=ptx, family=fam, doc=doc,
-                archs=archs)
+                archs=archs, cpu=cpu)
 
 
 FORMS = [
@@ -37,42 +37,45 @@ FORMS = [
     # ---------------------------------------------------------------- memory ordering
     _s("membar", [R("level", ".cta", ".gl", ".sys", gate={".cta": (20, (1, 4)),
                                                           ".sys": (20, (1, 4))})], (),
-       ptx=(1, 4), fam="fence"),
-    _s("membar", [R("proxy", ".proxy"), R("kind", ".alias")], (), sm=70, ptx=(7, 5), fam="fence",
+       ptx=(1, 4), fam="fence", cpu="nop"),
+    _s("membar", [R("proxy", ".proxy"), R("kind", ".alias")], (), sm=70, ptx=(7, 5), fam="fence", cpu="nop",
        doc="membar.proxy.alias"),
     _s("fence", [G("sem", ".sc", ".acq_rel"), R("scope", *SCOPES, gate={".cluster": (90, (7, 8))})],
-       (), sm=70, ptx=(6, 0), fam="fence", doc="fence{.sc|.acq_rel}.scope"),
+       (), sm=70, ptx=(6, 0), fam="fence", doc="fence{.sc|.acq_rel}.scope", cpu="nop"),
     _s("fence", [R("sem", ".acquire"), R("restrict", ".sync_restrict::shared::cluster"),
-                 R("scope", ".cluster")], (), sm=90, ptx=(8, 6), fam="fence"),
+                 R("scope", ".cluster")], (), sm=90, ptx=(8, 6), fam="fence", cpu="nop"),
     _s("fence", [R("sem", ".release"), R("restrict", ".sync_restrict::shared::cta"),
-                 R("scope", ".cluster")], (), sm=90, ptx=(8, 6), fam="fence"),
+                 R("scope", ".cluster")], (), sm=90, ptx=(8, 6), fam="fence", cpu="nop"),
     _s("fence", [R("op", ".mbarrier_init"), R("sem", ".release"), R("scope", ".cluster")], (),
-       sm=90, ptx=(8, 0), fam="fence", doc="fence.mbarrier_init.release.cluster"),
-    _s("fence.proxy", [R("kind", ".alias")], (), sm=70, ptx=(7, 5), fam="fence"),
+       sm=90, ptx=(8, 0), fam="fence", doc="fence.mbarrier_init.release.cluster",
+       cpu="nop"),
+    _s("fence.proxy", [R("kind", ".alias")], (), sm=70, ptx=(7, 5), fam="fence", cpu="nop"),
     _s("fence.proxy", [R("kind", ".async"), G("space", ".global", ".shared::cta",
                                                ".shared::cluster")], (), sm=90, ptx=(8, 0),
-       fam="fence", doc="fence.proxy.async{.global|.shared::cta|.shared::cluster}"),
+       fam="fence", doc="fence.proxy.async{.global|.shared::cta|.shared::cluster}", cpu="nop"),
     _s("fence.proxy", [R("kind", ".tensormap::generic"), R("sem", ".release"),
-                       R("scope", *SCOPES)], (), sm=90, ptx=(8, 3), fam="fence"),
+                       R("scope", *SCOPES)], (), sm=90, ptx=(8, 3), fam="fence",
+       cpu="nop"),
     _s("fence.proxy", [R("kind", ".tensormap::generic"), R("sem", ".acquire"),
                        R("scope", *SCOPES)], ("m", "i"), sm=90, ptx=(8, 3), fam="fence",
-       doc="fence.proxy.tensormap::generic.acquire.scope [addr], 128"),
+       doc="fence.proxy.tensormap::generic.acquire.scope [addr], 128", cpu="nop"),
     _s("fence.proxy", [R("kind", ".async::generic"), R("sem", ".acquire"),
                        R("restrict", ".sync_restrict::shared::cluster"), R("scope", ".cluster")],
-       (), sm=90, ptx=(8, 6), fam="fence"),
+       (), sm=90, ptx=(8, 6), fam="fence", cpu="nop"),
     _s("fence.proxy", [R("kind", ".async::generic"), R("sem", ".release"),
                        R("restrict", ".sync_restrict::shared::cta"), R("scope", ".cluster")],
-       (), sm=90, ptx=(8, 6), fam="fence"),
+       (), sm=90, ptx=(8, 6), fam="fence", cpu="nop"),
     # ---------------------------------------------------------------- scheduling / misc
-    _s("nanosleep", [R("type", ".u32")], ("s:u32",), sm=70, ptx=(6, 3), fam="misc"),
-    _s("griddepcontrol.launch_dependents", [], (), sm=90, ptx=(7, 8), fam="misc"),
-    _s("griddepcontrol.wait", [], (), sm=90, ptx=(7, 8), fam="misc"),
+    _s("nanosleep", [R("type", ".u32")], ("s:u32",), sm=70, ptx=(6, 3), fam="misc", cpu="nop"),
+    _s("griddepcontrol.launch_dependents", [], (), sm=90, ptx=(7, 8), fam="misc", cpu="nop"),
+    _s("griddepcontrol.wait", [], (), sm=90, ptx=(7, 8), fam="misc", cpu="nop"),
     _s("setmaxnreg", [R("action", ".inc", ".dec"), R("sync", ".sync"), R("aligned", ".aligned"),
                       R("type", ".u32")], ("i",), sm=90, ptx=(8, 0), fam="misc",
        archs=("sm_90a", "sm_100a", "sm_101a", "sm_103a", "sm_110a", "sm_120a", "sm_121a"),
-       doc="setmaxnreg.inc|dec.sync.aligned.u32 imm-reg-count (24..256, multiple of 8)"),
+       doc="setmaxnreg.inc|dec.sync.aligned.u32 imm-reg-count (24..256, multiple of 8)",
+       cpu="nop"),
     _s("trap", [], (), ptx=(1, 0), fam="misc"),
     _s("brkpt", [], (), sm=11, ptx=(1, 0), fam="misc"),
-    _s("pmevent", [], ("i",), ptx=(1, 4), fam="misc"),
-    _s("pmevent", [R("mask", ".mask")], ("i",), ptx=(3, 0), fam="misc"),
+    _s("pmevent", [], ("i",), ptx=(1, 4), fam="misc", cpu="nop"),
+    _s("pmevent", [R("mask", ".mask")], ("i",), ptx=(3, 0), fam="misc", cpu="nop"),
 ]

@@ -6,6 +6,7 @@ wait::ld / wait::st, fence::before/after_thread_sync."""
 from __future__ import annotations
 
 from .common import SM100A
+from .fragments import TCGEN05_LD_SHAPES, tcgen05_ld_regs
 from .model import Form, G, R
 
 CTA = R("cta_group", ".cta_group::1", ".cta_group::2")
@@ -18,23 +19,21 @@ COLLECTOR = (".collector::a::fill", ".collector::a::use", ".collector::a::lastus
              ".collector::a::discard")
 WS_COLLECTOR = tuple(f".collector::b{i}::{op}" for i in range(4)
                      for op in ("fill", "use", "lastuse", "discard"))
-SHAPES = {".16x64b": (1, 128), ".16x128b": (2, 64), ".16x256b": (4, 32), ".32x32b": (1, 128),
-          ".16x32bx2": (1, 128)}
+SHAPES = {"." + s: v for s, v in TCGEN05_LD_SHAPES.items()}     # .shape -> (regs per .num, max)
 NUMS = (".x1", ".x2", ".x4", ".x8", ".x16", ".x32", ".x64", ".x128")
 
 
 def _regs(chosen) -> int:
-    per, _ = SHAPES[chosen["shape"]]
-    return per * int(chosen["num"][2:])
+    return tcgen05_ld_regs(chosen["shape"], int(chosen["num"][2:]))
 
 
 def _lanes(chosen) -> int:
     return 4 if chosen["cta_group"] == ".cta_group::1" else 8
 
 
-def _t(name, groups, ops, doc="", ptx=(8, 6), counts=()):
+def _t(name, groups, ops, doc="", ptx=(8, 6), counts=(), cpu=""):
     return Form(name, tuple(groups), ops, min_sm=100, archs=SM100A, min_ptx=ptx,
-                family="tcgen05", doc=doc, counts=counts)
+                family="tcgen05", doc=doc, counts=counts, cpu=cpu)
 
 
 FORMS = [
@@ -43,8 +42,8 @@ FORMS = [
     _t("tcgen05.dealloc", [CTA, *SYNC, R("type", ".b32")], ("r:b32", "s:u32"),
        "tcgen05.dealloc.cta_group.sync.aligned.b32 taddr, nCols"),
     _t("tcgen05.relinquish_alloc_permit", [CTA, *SYNC], ()),
-    _t("tcgen05.fence::before_thread_sync", [], ()),
-    _t("tcgen05.fence::after_thread_sync", [], ()),
+    _t("tcgen05.fence::before_thread_sync", [], (), cpu="nop"),
+    _t("tcgen05.fence::after_thread_sync", [], (), cpu="nop"),
     _t("tcgen05.wait::ld", list(SYNC), ()),
     _t("tcgen05.wait::st", list(SYNC), ()),
     _t("tcgen05.shift", [CTA, R("dir", ".down")], ("m",), "tcgen05.shift.cta_group.down [taddr]"),

@@ -25,9 +25,9 @@ def _im2col(chosen) -> int:
     return int(chosen["dim"][1]) - 2
 
 
-def _t(name, groups, ops, doc, ptx=(8, 0), counts=(), sm=90):
+def _t(name, groups, ops, doc, ptx=(8, 0), counts=(), sm=90, cpu=""):
     return Form(name, tuple(groups), ops, min_sm=sm, min_ptx=ptx, family="tma", doc=doc,
-                counts=counts)
+                counts=counts, cpu=cpu)
 
 
 FORMS = []
@@ -91,20 +91,21 @@ for hint in (False, True):
     FORMS += [
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS), R("level", ".L2"),
                                              R("src", ".global"), G("mode", ".tile")] + h,
-           ("t:s32",) + pol, "prefetch (tile): [tmap, {coords}]"),
+           ("t:s32",) + pol, "prefetch (tile): [tmap, {coords}]", cpu="nop"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", ".2d"), R("level", ".L2"),
                                              R("src", ".global"),
                                              R("mode", G4, gate=_gate(G4))] + h,
-           ("t5:s32",) + pol, "prefetch (tile::gather4): [tmap, {col, row0..row3}]"),
+           ("t5:s32",) + pol, "prefetch (tile::gather4): [tmap, {col, row0..row3}]", cpu="nop"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
                                              R("src", ".global"), R("mode", ".im2col")] + h,
            ("t:s32", "v@im2col:b16") + pol, "prefetch (im2col): [tmap, {coords}], offsets",
-           counts=(("im2col", _im2col),)),
+           counts=(("im2col", _im2col),), cpu="nop"),
         _t("cp.async.bulk.prefetch.tensor", [R("dim", *DIMS[2:]), R("level", ".L2"),
                                              R("src", ".global"),
                                              R("mode", ".im2col::w", ".im2col::w::128",
                                                gate=_gate(".im2col::w", ".im2col::w::128"))] + h,
-           ("t:s32", "v2:b16") + pol, "prefetch (im2col::w): [tmap, {coords}], {wHalo, wOffset}"),
+           ("t:s32", "v2:b16") + pol, "prefetch (im2col::w): [tmap, {coords}], {wHalo, wOffset}",
+           cpu="nop"),
         # ---------------------------------------------------------------- non-tensor bulk
         _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                              R("completion", ".bulk_group")] + h, ("m", "m", "s:u32") + pol,
@@ -114,7 +115,7 @@ for hint in (False, True):
            ("m", "m", "s:u32") + pol + ("s:b16",), "... .cp_mask [dst], [src], size, byteMask",
            ptx=(8, 6), sm=100),
         _t("cp.async.bulk.prefetch", [R("level", ".L2"), R("src", ".global")] + h,
-           ("m", "s:u32") + pol, "cp.async.bulk.prefetch.L2.global [src], size"),
+           ("m", "s:u32") + pol, "cp.async.bulk.prefetch.L2.global [src], size", cpu="nop"),
     ]
     for multicast in (False, True):
         dst = R("dst", ".shared::cluster") if multicast else \

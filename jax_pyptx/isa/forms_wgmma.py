@@ -17,9 +17,9 @@ def _acc(chosen) -> int:
     return n // 4 if chosen["dtype"] == ".f16" else n // 2
 
 
-def _w(name, groups, ops, doc, ptx=(8, 0)):
+def _w(name, groups, ops, doc, ptx=(8, 0), cpu=""):
     return Form(name, tuple(groups), ops, min_sm=90, archs=SM90A, min_ptx=ptx, family="wgmma",
-                doc=doc, counts=(("acc", _acc),))
+                doc=doc, counts=(("acc", _acc),), cpu=cpu)
 
 
 SYNC = (R("sync", ".sync"), R("aligned", ".aligned"))
@@ -36,7 +36,7 @@ COMBOS = (
 )
 
 FORMS = [
-    _w("wgmma.fence", SYNC, (), "wgmma.fence.sync.aligned"),
+    _w("wgmma.fence", SYNC, (), "wgmma.fence.sync.aligned", cpu="nop"),
     _w("wgmma.commit_group", SYNC, (), "wgmma.commit_group.sync.aligned"),
     _w("wgmma.wait_group", SYNC, ("i",), "wgmma.wait_group.sync.aligned N"),
 ]

@@ -92,6 +92,8 @@ class Form:
     relaxed: bool = False      # ld/st/cvt-style relaxed type checks: wider integer registers ok
     counts: tuple = ()         # (name, fn(chosen modifiers) -> int) for ``v@name`` operands
     orders: tuple = ()         # other accepted group orders (tuples of group names)
+    cpu: str = ""              # "nop": no effect a CPU interpreter can observe (fences,
+                               # prefetches, scheduling hints); the interpreter skips it
 
     def count_rule(self, name: str):
         for n, fn in self.counts:

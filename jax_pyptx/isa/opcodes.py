@@ -4,44 +4,48 @@ An instruction's *name* is the part of its opcode that identifies the instructio
 ISA (``ld``, ``cp.async.bulk.tensor``, ``wgmma.mma_async``, ``mbarrier.try_wait``); the rest
 are modifiers (``.global``, ``.v4``, ``.f32``). The parser and the DSL both split with
 ``split_opcode`` so text and traced kernels give identical IR.
+
+Every name here is derived from the ISA table (:mod:`.table`), computed once at import:
+
+* ``COMPOUND_NAMES``: every table name with a dot (``cp.async.bulk.tensor``), plus the
+  CTA-qualified barrier spellings (below). Single-word names need no entry: a split that
+  finds no compound prefix takes the first word.
+* ``INSTRUCTION_WORDS``: the first word of every table name (``ld``, ``cp``, ``tcgen05``): the
+  words the parser accepts as the start of an instruction.
+
+The one spelling the table does not hold as a name is the optional ``.cta`` qualifier of the
+CTA barriers (PTX ISA 7.8: ``bar{.cta}.sync``, ``barrier{.cta}.arrive{.aligned}``,
+``barrier{.cta}.red...``). It sits between the instruction's two words, so it cannot be a
+modifier group of the table's ``bar.sync`` forms; rule: for every two-word table name
+``bar.X`` / ``barrier.X``, ``bar.cta.X`` / ``barrier.cta.X`` is a name too (``ALIASES`` maps
+it to the table name it qualifies). Other spellings the earlier hand list held need no rule:
+``match.sync`` is the table's ``match`` (``match.any.sync.b32``: ``.sync`` is a modifier), and
+``cp.async.mbarrier`` only ever appears as the table's ``cp.async.mbarrier.arrive``.
 """
 from __future__ import annotations
 
-# Multi-part instruction names (longest match wins). Single-word names need no entry.
-COMPOUND_NAMES = frozenset({
-    # memory / async copies
-    "cp.async", "cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all",
-    "cp.async.mbarrier.arrive", "cp.async.bulk", "cp.async.bulk.tensor",
-    "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "cp.async.bulk.prefetch",
-    "cp.async.bulk.prefetch.tensor", "cp.reduce.async.bulk", "cp.reduce.async.bulk.tensor",
-    "cp.async.mbarrier", "st.async", "red.async", "st.bulk", "multimem.ld_reduce", "multimem.st",
-    "multimem.red", "tensormap.replace", "tensormap.cp_fenceproxy",
-    # barriers
-    "bar.sync", "bar.arrive", "bar.red", "bar.warp.sync", "barrier.sync", "barrier.arrive",
-    "barrier.red", "bar.cta.sync", "bar.cta.arrive", "bar.cta.red", "barrier.cta.sync",
-    "barrier.cta.arrive", "barrier.cta.red", "barrier.cluster.arrive", "barrier.cluster.wait", "fence.proxy",
-    # mbarrier
-    "mbarrier.init", "mbarrier.inval", "mbarrier.arrive", "mbarrier.arrive_drop",
-    "mbarrier.expect_tx", "mbarrier.complete_tx", "mbarrier.test_wait", "mbarrier.try_wait",
-    "mbarrier.pending_count",
-    # warp-level
-    "shfl.sync", "vote.sync", "match.sync", "redux.sync", "elect.sync", "activemask",
-    # tensor cores
-    "mma.sync", "mma.sp", "mma.sp::ordered_metadata", "ldmatrix.sync", "stmatrix.sync",
-    "wmma.load", "wmma.store", "wmma.mma", "movmatrix.sync",
-    "wgmma.mma_async", "wgmma.mma_async.sp", "wgmma.fence", "wgmma.commit_group",
-    "wgmma.wait_group",
-    "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma",
-    "tcgen05.mma.sp", "tcgen05.mma.ws", "tcgen05.mma.ws.sp", "tcgen05.ld", "tcgen05.st",
-    "tcgen05.cp", "tcgen05.shift", "tcgen05.commit", "tcgen05.wait::ld", "tcgen05.wait::st",
-    "tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync",
-    # misc
-    "griddepcontrol.launch_dependents", "griddepcontrol.wait", "setmaxnreg",
-    "clusterlaunchcontrol.try_cancel", "clusterlaunchcontrol.query_cancel",
-    "cvt.pack", "prefetchu", "applypriority", "discard", "createpolicy", "getctarank",
-})
+from .table import TABLE
+
+# The instructions whose ISA grammar has the optional ``.cta`` after their first word.
+_CTA_QUALIFIED = ("bar", "barrier")
+
+
+def _cta_aliases(names) -> dict:
+    """``{"bar.cta.sync": "bar.sync", "barrier.cta.red": "barrier.red", ...}``."""
+    out = {}
+    for n in names:
+        first, _, rest = n.partition(".")
+        if first in _CTA_QUALIFIED and rest and "." not in rest:
+            out[f"{first}.cta.{rest}"] = n
+    return out
+
+
+ALIASES: dict = _cta_aliases(TABLE)
+COMPOUND_NAMES = frozenset(n for n in TABLE if "." in n) | frozenset(ALIASES)
+INSTRUCTION_WORDS = frozenset(n.split(".", 1)[0].split("::", 1)[0] for n in TABLE)
 
 _MAX_PARTS = max(n.count(".") for n in COMPOUND_NAMES) + 1
+_SPLIT: dict = {}        # opcode text -> (name, modifiers): the DSL splits the same few often
 
 
 def split_opcode(full: str) -> tuple[str, tuple[str, ...]]:
@@ -49,9 +53,28 @@ def split_opcode(full: str) -> tuple[str, tuple[str, ...]]:
 
     The longest dotted prefix that is a known compound name is the instruction name.
     """
+    got = _SPLIT.get(full)
+    if got is not None:
+        return got
     parts = full.split(".")
+    got = None
     for n in range(min(len(parts), _MAX_PARTS), 1, -1):
         name = ".".join(parts[:n])
         if name in COMPOUND_NAMES:
-            return name, tuple("." + p for p in parts[n:])
-    return parts[0], tuple("." + p for p in parts[1:])
+            got = name, tuple("." + p for p in parts[n:])
+            break
+    if got is None:
+        got = parts[0], tuple("." + p for p in parts[1:])
+    if len(_SPLIT) < 65536:
+        _SPLIT[full] = got
+    return got
+
+
+def table_name(name: str) -> str:
+    """The table's name for instruction ``name`` (``barrier.cta.sync`` -> ``barrier.sync``)."""
+    return ALIASES.get(name, name)
+
+
+def is_instruction_word(word: str) -> bool:
+    """Whether ``word`` (``ld``, ``tcgen05``) starts some instruction of the table."""
+    return word in INSTRUCTION_WORDS

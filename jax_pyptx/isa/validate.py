@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from ..errors import ArchError, PtxTypeError, ValidationError
 from ..ir.nodes import Addr, Imm, Instruction, ParenList, PredPair, Reg, Sink, Sym, Vec
+from ..ir.render import operand
 from ..types import PtxType, by_name, is_type_name
 from .model import Form, Target
 
@@ -266,8 +267,6 @@ def _coords_error(op, spec: Spec, t, chosen, form) -> str | None:
 
 
 def _describe(op) -> str:
-    from ..text.printer import operand
-
     return {Reg: "register", Imm: "immediate", Sym: "symbol", Addr: "memory operand",
             Vec: "vector", PredPair: "predicate pair", Sink: "sink",
             ParenList: "argument list"}[type(op)] + f" {operand(op)}"

@@ -1,6 +1,7 @@
 """vmap of ``pyptx_call``: the batch goes onto the grid (one launch), or a loop.
 
-Batch on the grid: the call is re-traced with a batch (``Kernel._trace_batched``): the grid's
+Batch on the grid: the call is re-traced with a batched parameter ABI
+(``specialize.abi.ParamAbi``, through ``CallSpec.traced``): the grid's
 z dimension becomes the batch (nested vmaps multiply into it), every ``X.ptr()`` of a batched
 tensor is offset to its item (``%ctaid.z`` split into one index per vmap level, times the
 item's bytes) and every global-mode ``X.tma_desc()`` points at the item's own descriptor (the
@@ -25,11 +26,10 @@ from dataclasses import replace
 
 import jax
 import jax.numpy as jnp
-from jax.interpreters import batching
 
-from .primitive import CallSpec, bind, pyptx_call_p
+from .callspec import CallSpec
 
-__all__ = ["grid_batch_blocker"]
+__all__ = ["grid_batch_blocker", "batch_rule"]
 
 MAX_GRID_Z = 65535
 _Z_SPECIALS = ("%ctaid.z", "%nctaid.z", "%clusterid.z", "%nclusterid.z")
@@ -52,7 +52,7 @@ def grid_batch_blocker(spec: CallSpec, batched_inputs=(), new_size: int = 1) -> 
                 f"(not through .ptr() / .tma_desc())")
     for i in batched_inputs:
         if spec.is_scalar(i):
-            return f"runtime scalar {spec.kernel._positional[i]} is batched"
+            return f"runtime scalar {spec.param_names[i]} is batched"
     for h in t.tma:
         if h.mode == "by_value":
             return f"tensor {h.tensor} has a by-value TMA descriptor"
@@ -74,7 +74,8 @@ def _broadcast_full(x, mask: tuple, sizes: tuple):
     return jnp.broadcast_to(x, tuple(shape))
 
 
-def _batch_rule(args, dims, *, spec: CallSpec):
+def batch_rule(prim, args, dims, *, spec: CallSpec):
+    """The vmap rule of ``prim``: one launch with the batch on the grid, or a loop."""
     size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
     batched_inputs = [i for i, d in enumerate(dims) if d is not None]
     why = grid_batch_blocker(spec, batched_inputs, size)
@@ -82,7 +83,7 @@ def _batch_rule(args, dims, *, spec: CallSpec):
     if why is not None:
         if spec.debug:
             print(f"[jax_pyptx] vmap of {spec.label}: sequential loop because {why}")
-        return _loop(args, dims, spec), [0] * n_out
+        return _loop(prim, args, dims, spec), [0] * n_out
     sizes = (size,) + tuple(spec.batch)
     t = spec.unbatched().traced()
     tma_tensors = {h.index for h in t.tma}
@@ -110,10 +111,10 @@ def _batch_rule(args, dims, *, spec: CallSpec):
         masks.append(m)
     masks += [(True,) * len(sizes)] * n_out
     new = replace(spec, batch=sizes, masks=tuple(masks))
-    return bind(new, *new_args), [0] * n_out
+    return prim.bind(*new_args, spec=new), [0] * n_out
 
 
-def _loop(args, dims, spec: CallSpec):
+def _loop(prim, args, dims, spec: CallSpec):
     """One launch per batch item (``lax.map``); unbatched operands are shared."""
     moved = [None if d is None else jnp.moveaxis(a, d, 0)
              for a, d in zip(args, dims)]
@@ -123,9 +124,6 @@ def _loop(args, dims, spec: CallSpec):
         full = list(args)
         for i, x in zip(idx, xs):
             full[i] = x
-        return tuple(bind(spec, *full))
+        return tuple(prim.bind(*full, spec=spec))
 
     return list(jax.lax.map(body, tuple(moved[i] for i in idx)))
-
-
-batching.primitive_batchers[pyptx_call_p] = _batch_rule

@@ -16,14 +16,14 @@ object. The op is functional (``mutates_args=()``) and has:
 * a fake (meta) impl: output shapes and dtypes from the ``Tile`` specs and the shape
   variables bound from the inputs (symbolic under dynamic shapes); nothing is traced or run,
   so ``torch.compile(fullgraph=True)`` traces through it;
-* a CPU impl: the CPU interpreter (the JAX runtime's ``host_launch``) on the tensors' NumPy
-  views, returning new tensors (outputs start as zeros);
-* a CUDA impl: the launch plan the JAX CUDA lowering builds (``lowering_cuda.build_plan``),
+* a CPU impl: the CPU interpreter (the one host launch, ``host.host_launch``) on the
+  tensors' NumPy views, returning new tensors (outputs start as zeros);
+* a CUDA impl: the launch plan the JAX CUDA lowering builds (``launch_plan.build_plan``),
   launched by the C++ launcher (``ffi_bridge.torch_launch``) on the tensors' ``data_ptr()``s
   and ``torch.cuda.current_stream()``. Outputs (and the TMA descriptor workspace, when the
   plan has one) are ``torch.empty`` on the inputs' device: uninitialized, as in JAX.
 
-Inputs are checked like ``kernel(*arrays)`` in JAX (``Kernel.bind_shapes``): rank, dtype and
+Inputs are bound like ``kernel(*arrays)`` in JAX (``Kernel.bind``): rank, dtype and
 dim errors name the parameter, its spec and what was passed. Runtime scalars (a PTX type in
 ``in_specs``) are passed positionally as Python numbers or 0-d tensors; on CUDA a number or a
 CPU tensor goes by value, a 0-d CUDA tensor by device pointer (no sync; the JAX runtime's
@@ -34,8 +34,8 @@ column-major tensor the kernel wrote (``.stride()[-2:] == (1, rows)``), on every
 ``configure(kernel, covers=..., grid=...)`` options apply as in JAX; ``backward`` does not
 (the op has no autograd formula).
 
-Importing this module imports torch but not JAX; the CPU and CUDA impls import the JAX runtime
-modules they reuse on their first call.
+Importing this module imports torch but not JAX; the CPU and CUDA impls use the runtime's
+JAX-free modules (``callspec``, ``options``, ``host``, ``launch_plan``), never JAX.
 """
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def _scalar_device_dtype(t: PtxType):
 
 
 class _Aval:
-    """What ``Kernel.bind_shapes`` reads from an array: a shape and a NumPy dtype name."""
+    """What ``Kernel.bind`` reads from a tensor: a shape and a NumPy dtype name."""
 
     __slots__ = ("shape", "dtype")
 
@@ -146,7 +146,7 @@ class TorchKernel:
         self.name = name
         self.qualname = f"{NAMESPACE}::{name}"
         k = kernel
-        names = k._positional
+        names = k.param_names
         self._template_key = tuple(sorted(self.template.items()))
         self._n_in = len(k.in_specs)
         self._out_dtypes = []
@@ -170,7 +170,7 @@ class TorchKernel:
         return f"<jax_pyptx.TorchKernel {self.qualname} {self.schema}>"
 
     def _schema(self) -> str:
-        names = self.kernel._positional[:self._n_in]
+        names = self.kernel.param_names[:self._n_in]
         args = ", ".join(f"Tensor {n}_" if n in _RESERVED_ARG_NAMES else f"Tensor {n}"
                          for n in names)
         n_out = len(self.kernel.out_specs)
@@ -184,7 +184,7 @@ class TorchKernel:
         if len(args) != self._n_in:
             raise SpecializationError(
                 f"kernel {k.name!r} takes {self._n_in} inputs "
-                f"({', '.join(k._positional[:self._n_in])}); got {len(args)}")
+                f"({', '.join(k.param_names[:self._n_in])}); got {len(args)}")
         ops = []
         for a, s in zip(args, k.in_specs):
             if isinstance(s, PtxType) and not isinstance(a, torch.Tensor):
@@ -199,7 +199,7 @@ class TorchKernel:
     def _bind(self, args):
         """(shape variables, device) of a call; raises on bad ranks, dtypes, shapes."""
         k = self.kernel
-        names = k._positional
+        names = k.param_names
         device = where = None
         for i, (a, s) in enumerate(zip(args, k.in_specs)):
             if isinstance(s, PtxType):
@@ -216,7 +216,7 @@ class TorchKernel:
                     f"on {device}; tensor inputs must be on one device")
         if device is None:
             device = args[0].device if args else torch.device("cpu")
-        env = k.bind_shapes(*[_Aval(a) for a in args])
+        env = dict(k.bind(*[_Aval(a) for a in args], **self.template).env)
         for s, v in self.fixed_env.items():
             if s in env and env[s] != v:
                 raise SpecializationError(
@@ -245,19 +245,19 @@ class TorchKernel:
     # ------------------------------------------------------------------ CPU
     def _call_spec(self, env: dict, statics: tuple = ()):
         """The JAX runtime's CallSpec of this call (no JAX objects in it)."""
-        from .call import _norm_covers, _norm_grid, runtime_options
-        from .primitive import CallSpec
+        from .callspec import CallSpec
+        from .options import norm_covers, norm_grid, runtime_options
 
         k = self.kernel
         opts = runtime_options(k)
         return CallSpec(kernel=k, template=self._template_key,
                         env=tuple((s, int(env[s])) for s in k.shape_vars),
-                        grid=_norm_grid(opts.get("grid")), static_scalars=tuple(statics),
-                        covers=_norm_covers(k, opts.get("covers")))
+                        grid=norm_grid(opts.get("grid")), static_scalars=tuple(statics),
+                        covers=norm_covers(k, opts.get("covers")))
 
     def _cpu_impl(self, *args):
-        from .call import check_grid_covers
-        from .primitive import host_launch
+        from .callspec import check_grid_covers
+        from .host import host_launch
 
         env, _ = self._bind(args)
         spec = self._call_spec(env)
@@ -296,7 +296,7 @@ class TorchKernel:
 
     def _plan(self, env, args, scalars_by_pointer):
         k = self.kernel
-        names = k._positional
+        names = k.param_names
         want_ptr = []
         for i, s in enumerate(k.in_specs):
             if isinstance(s, PtxType):
@@ -316,8 +316,8 @@ class TorchKernel:
         key = (tuple(sorted(env.items())), tuple(statics))
         got = self._plans.get(key)
         if got is None:
-            from .call import check_grid_covers
-            from .lowering_cuda import build_plan, ensure_cubin, traced_for_cuda
+            from .callspec import check_grid_covers
+            from .launch_plan import build_plan, ensure_cubin, traced_for_cuda
 
             spec = self._call_spec(env, tuple(statics))
             t = traced_for_cuda(spec)
@@ -346,7 +346,7 @@ class TorchKernel:
         from . import ffi_bridge
 
         k = self.kernel
-        names = k._positional
+        names = k.param_names
         t, plan, by_ptr, spec = self._plan(env, args, scalars_by_pointer)
         bufs = [_to_memory(args[i], k.in_specs[i]) for i in spec.tensor_inputs]
         for name in by_ptr:

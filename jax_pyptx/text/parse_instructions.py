@@ -10,7 +10,7 @@ from ..ir.nodes import Addr, Guard, Imm, Instruction, ParenList, PredPair, Reg, 
 from ..isa.opcodes import split_opcode
 from .lexer import next_token, SKIP_RE, Token
 from .parser_base import (
-    _in_isa_table, KNOWN_INSTRUCTIONS, _MAX_DEPTH, _OPCODE_CACHE, _PIECE_RE, _QUICK_RE,
+    KNOWN_INSTRUCTIONS, _MAX_DEPTH, _OPCODE_CACHE, _PIECE_RE, _QUICK_RE,
 )
 
 
@@ -21,7 +21,7 @@ class InstructionParser:
         r = _OPCODE_CACHE.get(full)
         if r is None:
             base = full.split(".", 1)[0].split("::", 1)[0]
-            if base not in KNOWN_INSTRUCTIONS and not _in_isa_table(full):
+            if base not in KNOWN_INSTRUCTIONS:
                 if tok is None:
                     tok = Token("name", full, pos, pos + len(full))
                 raise self.error(f"unknown instruction {base!r}", tok)

@@ -10,8 +10,8 @@ attributes, ``.noreturn``), function directives, ``.reg``/``.shared``/``.global`
 Design choices (documented here because the IR is shared with the DSL):
 
 * Opcodes are split with :func:`jax_pyptx.isa.opcodes.split_opcode`, so parsed and traced IR
-  are equal. The first dotted word must be a PTX instruction name (a fixed list below, plus
-  whatever the isa table knows); anything else is a ``ParseError``.
+  are equal. The first dotted word must start an instruction of the ISA table
+  (``jax_pyptx.isa.INSTRUCTION_WORDS``); anything else is a ``ParseError``.
 * ``%name`` operands are ``Reg``; a bare identifier is a ``Reg`` when a ``.reg`` declaration in
   the function declared it (``.reg .pred p;``), otherwise a ``Sym`` (label, param, variable,
   function). ``Reg.type`` is filled from the declarations when known.

@@ -1,4 +1,16 @@
-"""PTX -> cubin with ptxas, cached on disk by (PTX hash, arch, ptxas version)."""
+"""PTX -> cubin with ptxas, cached on disk by (PTX hash, arch, ptxas version); SASS memoised
+the same way by (cubin digest, nvdisasm version).
+
+Cache entries (see ``cache.py`` for the directory, atomic writes and fallbacks):
+
+- ``<key>-<arch>.cubin`` and ``<key>-<arch>.txt``: the ``.txt`` holds ``<sha256> <size>`` of
+  the cubin on its first line, then ptxas's report;
+- ``<cubin sha256>-nvdisasm<version>.sass``: ``<sha256> <size>`` of the SASS text, then it;
+- published cubins (``publish_cubin``, read by the C++ launcher): ``<path>`` and its stamp
+  ``<path>.sha256``.
+
+Every read is verified against the recorded size and digest; anything else is a miss.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -8,6 +20,9 @@ import tempfile
 from dataclasses import dataclass
 
 from ..errors import ToolchainError
+from . import cache
+from .cache import atomic_write as _atomic_write  # noqa: F401 - kept for older callers
+from .cache import cache_dir  # noqa: F401 - part of the toolchain's API
 from .find import find_tool
 from .report import ResourceReport, parse_report
 
@@ -20,85 +35,57 @@ class CompileResult:
     path: str
 
 
-def cache_dir() -> str:
-    d = os.environ.get("JAX_PYPTX_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "jax_pyptx")
-    os.makedirs(d, exist_ok=True)
-    return d
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _run_ptxas(ptx: str, arch: str, extra=()) -> tuple:
+def _run_ptxas(ptx: str, arch: str, extra=(), module=None) -> tuple:
     tool = find_tool("ptxas")
     with tempfile.TemporaryDirectory(prefix="jax_pyptx-") as d:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
             f.write(ptx)
         proc = subprocess.run([tool.path, f"-arch={arch}", "-v", *extra, "-o", out, src],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, errors="replace")
         if proc.returncode != 0:
-            raise ToolchainError(_explain(proc.stderr, ptx, tool))
+            from .ptxas_errors import explain
+
+            msg, loc = explain(proc.stderr, ptx, tool, module)
+            raise ToolchainError(msg, loc=loc)
         with open(out, "rb") as f:
             return f.read(), proc.stderr + proc.stdout
 
 
-def _explain(stderr: str, ptx: str, tool) -> str:
-    import re
-
-    lines = ptx.splitlines()
-    msg = [f"ptxas {tool.version_text} ({tool.path}) rejected the PTX:"]
-    for line in stderr.strip().splitlines():
-        msg.append("  " + line)
-        m = re.search(r"line (\d+)", line)
-        if m and 0 < int(m.group(1)) <= len(lines):
-            msg.append(f"    > {lines[int(m.group(1)) - 1].strip()}")
-    return "\n".join(msg)
-
-
-def compile_ptx(ptx: str, arch: str, use_cache: bool = True) -> CompileResult:
+def compile_ptx(ptx: str, arch: str, use_cache: bool = True, module=None) -> CompileResult:
     """Compile ``ptx`` for ``arch``; a second process with the same PTX reads the cache.
 
-    Each entry is ``<key>-<arch>.cubin`` plus ``.txt`` (the ptxas report, whose first line is
-    the cubin's sha256): an entry whose cubin does not match is rebuilt.
+    ``module`` (optional) is the IR module ``ptx`` was printed from: a ptxas error then names
+    the user's Python line of the rejected instruction.
     """
     tool = find_tool("ptxas")
     key = hashlib.sha256(f"{arch}\0{tool.version_text}\0".encode() + ptx.encode()).hexdigest()
-    d = cache_dir()
-    cub = os.path.join(d, f"{key}-{arch}.cubin")
-    rep = os.path.join(d, f"{key}-{arch}.txt")
+    name = f"{key}-{arch}"
     if use_cache:
-        hit = _read_entry(cub, rep)
+        d = cache.cache_dir()
+        hit = _read_entry(os.path.join(d, name + ".cubin"), os.path.join(d, name + ".txt"))
         if hit is not None:
-            return CompileResult(hit[0], parse_report(hit[1]), True, cub)
-    cubin, report = _run_ptxas(ptx, arch)
+            return CompileResult(hit[0], parse_report(hit[1]), True,
+                                 os.path.join(d, name + ".cubin"))
+    cubin, report = _run_ptxas(ptx, arch, (), module)
+    path = os.path.join(cache.cache_dir(), name + ".cubin")
     if use_cache:
-        _atomic_write(cub, cubin)
-        _atomic_write(rep, (hashlib.sha256(cubin).hexdigest() + "\n" + report).encode())
-    return CompileResult(cubin, parse_report(report), False, cub)
+        where = cache.store(path, cubin)
+        if where:
+            path = where
+            cache.store(path[:-len(".cubin")] + ".txt",
+                        (cache.stamp(cubin) + "\n" + report).encode())
+    return CompileResult(cubin, parse_report(report), False, path)
 
 
 def _read_entry(cub: str, rep: str):
-    """(cubin, report) of a valid cache entry, or None (missing or corrupt)."""
-    try:
-        with open(cub, "rb") as f, open(rep) as g:
-            cubin, text = f.read(), g.read()
-    except OSError:
+    """(cubin, report) of a valid cache entry, or None (missing, unreadable or corrupt)."""
+    text = cache.read_text(rep)
+    if text is None:
         return None
-    digest, _, report = text.partition("\n")
-    if hashlib.sha256(cubin).hexdigest() != digest:
+    recorded, _, report = text.partition("\n")
+    cubin = cache.read_bytes(cub)
+    if cubin is None or not cache.matches(cubin, recorded):
         return None
     return cubin, report
 
@@ -106,20 +93,46 @@ def _read_entry(cub: str, rep: str):
 compile = compile_ptx  # noqa: A001 - the documented name: toolchain.compile(ptx, arch)
 
 
-def ptxas_check(ptx: str, arch: str) -> ResourceReport:
+def ptxas_check(ptx: str, arch: str, module=None) -> ResourceReport:
     """Assemble without caching; raises ToolchainError with ptxas's message on rejection."""
-    return parse_report(_run_ptxas(ptx, arch)[1])
+    return parse_report(_run_ptxas(ptx, arch, module=module)[1])
 
 
-def disassemble(ptx: str, arch: str) -> str:
-    """SASS text of the PTX (ptxas, then nvdisasm)."""
-    res = compile_ptx(ptx, arch)
+def disassemble(ptx: str, arch: str, module=None) -> str:
+    """SASS text of the PTX (ptxas, then nvdisasm), memoised on disk."""
+    res = compile_ptx(ptx, arch, module=module)
     tool = find_tool("nvdisasm")
+    digest = hashlib.sha256(res.cubin).hexdigest()
+    path = os.path.join(cache.cache_dir(), f"{digest}-nvdisasm{tool.version_text}.sass")
+    text = cache.read_text(path)
+    if text is not None:
+        recorded, _, sass = text.partition("\n")
+        if cache.matches(sass.encode(), recorded):
+            return sass
     with tempfile.TemporaryDirectory(prefix="jax_pyptx-") as d:
-        path = os.path.join(d, "k.cubin")
-        with open(path, "wb") as f:
+        cub = os.path.join(d, "k.cubin")
+        with open(cub, "wb") as f:
             f.write(res.cubin)
-        proc = subprocess.run([tool.path, "-c", path], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ToolchainError(f"nvdisasm failed: {proc.stderr.strip()}")
-        return proc.stdout
+        proc = subprocess.run([tool.path, "-c", cub], capture_output=True, text=True,
+                              errors="replace")
+    if proc.returncode != 0:
+        raise ToolchainError(f"nvdisasm {tool.version_text} ({tool.path}) failed on the "
+                             f"cubin of the kernel: {proc.stderr.strip()}")
+    sass = proc.stdout
+    cache.store(path, (cache.stamp(sass.encode()) + "\n" + sass).encode())
+    return sass
+
+
+# ----------------------------------------------------------------------------- published
+def publish_cubin(path: str, cubin: bytes) -> str:
+    """Publish ``cubin`` at ``path`` (with its stamp ``<path>.sha256`` for the C++ launcher),
+    unless a verified copy with the same bytes is already there. Returns the path written or
+    found, or "" when the cache could not take it (the launcher then JITs the PTX)."""
+    if cache.read_stamped(path) == cubin:
+        return path
+    return cache.write_stamped(path, cubin)
+
+
+def read_cubin(path: str) -> bytes | None:
+    """A published cubin's bytes when they match their stamp; else None (rebuild it)."""
+    return cache.read_stamped(path)

@@ -7,7 +7,8 @@ Per function:
   ``reg.scalar`` variables named after them. Special registers are ``ptx.special.*``.
 * instructions: a typed wrapper (``ptx.wgmma.mma_async(f[65:97], ...)``, ``ptx.mma.sync``,
   ``ptx.wgmma.fence()``, ``ptx.mbarrier.init(...)``, ``ptx.tcgen05.*``, ``ptx.fence.*``,
-  ``ptx.bar.sync(0)``, ...) where one reproduces the instruction exactly, else
+  ``ptx.bar.sync(0)``, ...) where one reproduces the instruction exactly (chosen from the
+  decoded form and the wrappers' names and signatures, :mod:`.wrappers`), else
   ``ptx.inst.<opcode>.<mods>(...)``; ``flow.inst("...")`` only where the ISA table rejects the
   instruction as written. Every choice is checked at transpile time by emitting the candidate
   into a scratch trace and comparing it with the source instruction.
@@ -32,6 +33,7 @@ from ..ir.nodes import (
     Addr, Block, Function, Guard, Imm, Instruction, Loc, ParenList, Pragma, PredPair,
     RawDirective, Reg, RegDecl, Sink, Sym, VarDecl, Vec,
 )
+from ..isa import type_of
 from ..text import printer
 from .structure import structure
 
@@ -82,13 +84,6 @@ def _chain(full: str):
             p += "_"
         out.append(p)
     return ".".join(out)
-
-
-def _hint(mods):
-    for m in reversed(mods):
-        if _types.is_type_name(m):
-            return _types.by_name(m)
-    return None
 
 
 def _int_ok(text: str, hint) -> bool:
@@ -314,7 +309,7 @@ class _Fn:
 
     def instruction(self, ins: Instruction, ind: str):
         gcode, _ = self.guard(ins.guard)
-        hint = _hint(ins.modifiers)
+        hint = type_of(ins.modifiers)
         ops = [self.operand(o, hint) for o in ins.operands]
         typed = self.gen.typed(ins, ops, self)
         if typed is not None:

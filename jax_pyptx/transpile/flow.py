@@ -287,6 +287,9 @@ def pragma(text: str) -> None:
 
 
 # ----------------------------------------------------------------------------- mbarrier
+WAIT_PREFIX = "mbarrier."     # what ``op`` of :func:`mbarrier_wait` follows
+
+
 def mbarrier_wait(bar, arg, *more, op: str = "try_wait.parity.shared::cta.b64",
                   style: str = "exit", uni: bool = False, flag=None, check: bool = True):
     """Spin until the mbarrier phase completes.
@@ -310,7 +313,7 @@ def mbarrier_wait(bar, arg, *more, op: str = "try_wait.parity.shared::cta.b64",
                          loc=user_loc())
     p = flag if flag is not None else reg.scalar(_pred_t)
     with loop() as lp:
-        emit_inst("mbarrier." + op, (p, bar, arg) + more, None, user_loc(3), check)
+        emit_inst(WAIT_PREFIX + op, (p, bar, arg) + more, None, user_loc(3), check)
         if style == "exit":
             lp.break_(pred=p, uni=uni)
             lp.continue_(uni=uni)

@@ -1,16 +1,19 @@
 """The module-level part of the transpiler: file layout, kernels and device functions,
-typed-wrapper selection (checked by probing) and mbarrier wait-loop recognition."""
+typed-wrapper selection (:mod:`.wrappers`, checked by probing) and mbarrier wait-loop
+recognition."""
 from __future__ import annotations
 
 import re
 
 from ..ir.nodes import (
-    Function, Imm, Instruction, Module, RawDirective, Reg, RegDecl, Section, VarDecl, Vec,
+    Function, Instruction, Module, RawDirective, Reg, RegDecl, Section, VarDecl, Vec,
 )
+from ..errors import PtxError
+from ..isa import decode, forms_for
 from ..text import printer
 from .codegen import _Fn, _Names, _Probe, _pyname, _same, _IDENT, _RESERVED
-
-_WAITS = ("mbarrier.try_wait", "mbarrier.test_wait")
+from .flow import WAIT_PREFIX
+from .wrappers import Wrapper, calls, candidates, spell
 
 
 def _resolve(path: str):
@@ -20,13 +23,6 @@ def _resolve(path: str):
     for part in path.split(".")[1:]:
         obj = getattr(obj, part)
     return obj
-
-
-def _cta_group(mods):
-    for m in mods:
-        if m.startswith(".cta_group::"):
-            return m.split("::")[1]
-    return None
 
 
 def _slice(fn, vec):
@@ -65,127 +61,34 @@ class _Lazy:
         self.make = make
 
 
-def _imm_int(o):
-    if type(o) is Imm and re.match(r"^-?\d+$", o.text):
-        return int(o.text)
-    return None
+def _sliced(fn, o, op):
+    """A vector operand spelled as an array slice (``f[0:64]``) is passed to a wrapper as that
+    RegArray, as the generated code does."""
+    if type(o) is Vec and ":" in op[0]:
+        got = _slice(fn, o)
+        if got is not None and got[0] == op[0]:
+            return got
+    return op
 
 
-def _wgmma_candidate(ins, ops, fn):
-    mods = ins.modifiers
-    if len(mods) < 6 or mods[:2] != (".sync", ".aligned"):
-        return None
-    m = re.match(r"^\.m64n(\d+)k(\d+)$", mods[2])
-    if not m:
-        return None
-    rest = list(mods[3:])
-    sat = ".satfinite" in rest
-    rest = [x for x in rest if x != ".satfinite"]
-    if len(rest) != 3:
-        return None
-    dtype, atype, btype = (x[1:] for x in rest)
-    acc = _slice(fn, ins.operands[0])
-    if acc is None:
-        return None
-    imms = [_imm_int(o) for o in ins.operands[4:]]
-    if any(v is None for v in imms):
-        return None
-    a_regs = type(ins.operands[1]) is Vec
-    kw = [("n", m.group(1), int(m.group(1))), ("dtype", repr(dtype), dtype),
-          ("atype", repr(atype), atype), ("btype", repr(btype), btype),
-          ("scale_d",) + ((str(_imm_int(ins.operands[3])), _imm_int(ins.operands[3]))
-                          if _imm_int(ins.operands[3]) is not None else ops[3])]
-    names = ["scale_a", "scale_b"] + ([] if a_regs else ["trans_a"]) + ["trans_b"]
-    for name, v in zip(names, imms):
-        kw.append((name, str(v), v))
-    if sat:
-        kw.append(("satfinite", "True", True))
-    return "ptx.wgmma.mma_async", [acc, ops[1], ops[2]], kw
+def _val(v):
+    return v.make() if isinstance(v, _Lazy) else v
 
 
-def _mma_candidate(ins, ops, fn):
-    mods = list(ins.modifiers)
-    if len(mods) < 8 or mods[0] != ".aligned":
+def _decode(ins: Instruction):
+    """The instruction's decoded form, or None where the table does not take it."""
+    try:
+        return decode(ins)
+    except PtxError:
         return None
-    shape, alayout, blayout = mods[1][1:], mods[2][1:], mods[3][1:]
-    rest = mods[4:]
-    kw = [("shape", repr(shape), shape)]
-    if alayout != "row" or blayout != "col":
-        kw += [("alayout", repr(alayout), alayout), ("blayout", repr(blayout), blayout)]
-    if rest and rest[0] == ".satfinite":
-        kw.append(("satfinite", "True", True))
-        rest = rest[1:]
-    if len(rest) < 4:
-        return None
-    bitop = None
-    if len(rest) == 6 and rest[5] == ".popc":
-        bitop = rest[4][1:]
-        rest = rest[:4]
-    if len(rest) != 4:
-        return None
-    for name, t in zip(("dtype", "atype", "btype", "ctype"), rest):
-        kw.append((name, repr(t[1:]), t[1:]))
-    if bitop:
-        kw.append(("bitop", repr(bitop), bitop))
-    return "ptx.mma.sync", ops, kw
 
 
-def _typed_candidate(ins: Instruction, ops: list, fn=None):
-    """(path, [(code, value)], [(kw, code, value)]) of a typed wrapper that may reproduce
-    ``ins``; the caller checks it by probing."""
-    op, mods, n = ins.opcode, ins.modifiers, len(ops)
-
-    def s(v):
-        return (repr(v), v)
-
-    if op == "wgmma.fence" and n == 0:
-        return "ptx.wgmma.fence", [], []
-    if op == "wgmma.commit_group" and n == 0:
-        return "ptx.wgmma.commit_group", [], []
-    if op == "wgmma.wait_group" and n == 1:
-        return "ptx.wgmma.wait_group", ops, []
-    if op == "mbarrier.init" and n == 2:
-        return "ptx.mbarrier.init", ops, []
-    if op == "mbarrier.inval" and n == 1:
-        return "ptx.mbarrier.inval", ops, []
-    if op == "fence.proxy" and n == 0 and mods[:1] == (".async",) and len(mods) <= 2:
-        return "ptx.fence.proxy_async", [s(mods[1][1:])] if len(mods) == 2 else [], []
-    if op == "fence" and n == 0:
-        if mods == (".mbarrier_init", ".release", ".cluster"):
-            return "ptx.fence.mbarrier_init", [], []
-        if len(mods) == 2 and mods[0] in (".sc", ".acq_rel"):
-            return "ptx.fence.fence", [s(mods[0][1:]), s(mods[1][1:])], []
-    if op == "membar" and n == 0 and len(mods) == 1:
-        return "ptx.fence.membar", [s(mods[0][1:])], []
-    if op == "bar.sync" and not mods and n in (1, 2):
-        return "ptx.bar.sync", ops, []
-    if op == "bar.arrive" and not mods and n == 2:
-        return "ptx.bar.arrive", ops, []
-    if op == "barrier.sync" and n in (1, 2):
-        return "ptx.bar.sync", ops, [("aligned", repr(".aligned" in mods), ".aligned" in mods)]
-    if op == "bar.warp.sync" and n == 1:
-        return "ptx.bar.warp_sync", ops, []
-    if op == "wgmma.mma_async" and n >= 4 and fn is not None:
-        return _wgmma_candidate(ins, ops, fn)
-    if op == "mma.sync" and n == 4 and fn is not None:
-        return _mma_candidate(ins, ops, fn)
-    if op.startswith("tcgen05."):
-        g = _cta_group(mods)
-        cg = [("cta_group", g, int(g))] if g else []
-        simple = {"tcgen05.wait::ld": "wait_ld", "tcgen05.wait::st": "wait_st",
-                  "tcgen05.fence::before_thread_sync": "fence_before_thread_sync",
-                  "tcgen05.fence::after_thread_sync": "fence_after_thread_sync"}
-        if op in simple and n == 0:
-            return "ptx.tcgen05." + simple[op], [], []
-        if op == "tcgen05.relinquish_alloc_permit" and n == 0:
-            return "ptx.tcgen05.relinquish_alloc_permit", [], cg
-        if op in ("tcgen05.alloc", "tcgen05.dealloc") and n == 2:
-            return "ptx.tcgen05." + op.split(".")[1], ops, cg
-        if op == "tcgen05.shift" and n == 1:
-            return "ptx.tcgen05.shift", ops, cg
-        if op == "tcgen05.commit" and n == 1:
-            return "ptx.tcgen05.commit", ops, cg
-    return None
+def _is_wait(ins: Instruction) -> bool:
+    """An mbarrier test/try wait: an instruction under ``flow.mbarrier_wait``'s prefix whose
+    every form's result is one predicate (the spin loop's flag)."""
+    forms = forms_for(ins.opcode)
+    return ins.opcode.startswith(WAIT_PREFIX) and bool(forms) and \
+        all(f.operands[:1] == ("pd",) for f in forms)
 
 
 class Generator:
@@ -200,22 +103,25 @@ class Generator:
 
     # ------------------------------------------------------------------ choices
     def typed(self, ins: Instruction, ops: list, fn=None):
-        cand = _typed_candidate(ins, ops, fn)
-        if cand is None:
+        """``(path, [code], [(keyword, code)])`` of a typed wrapper call that reproduces
+        ``ins`` exactly (:mod:`.wrappers`), or None."""
+        ws = candidates(ins.opcode, ins.modifiers)
+        if not ws:
             return None
-        path, args, kwargs = cand
-        try:
-            fn = _resolve(path)
-        except AttributeError:
+        d = _decode(ins)
+        if d is None:
             return None
-        def val(v):
-            return v.make() if isinstance(v, _Lazy) else v
-
-        got = self.probe.run(lambda: fn(*[val(v) for _, v in args],
-                                        **{k: val(v) for k, _, v in kwargs}))
-        if got and len(got) == 1 and _same(got[0], ins):
-            self.stats["typed"] += 1
-            return path, [c for c, _ in args], [(k, c) for k, c, _ in kwargs]
+        if fn is not None:
+            ops = [_sliced(fn, o, op) for op, o in zip(ops, ins.operands)]
+        for w in ws:
+            if ins.guard is not None and not w.pred:
+                continue
+            for args in calls(w, d, ops):
+                got = self.probe.run(lambda: w.fn(**{k: _val(v) for k, (_, v, _) in
+                                                     args.items()}))
+                if got and len(got) == 1 and _same(got[0], ins):
+                    self.stats["typed"] += 1
+                    return (w.path,) + spell(w, args)
         return None
 
     def inst_ok(self, full: str, ops: list, ins: Instruction) -> bool:
@@ -232,7 +138,7 @@ class Generator:
         if not body or body[0][0] != "stmt":
             return None
         w = body[0][1]
-        if type(w) is not Instruction or w.opcode not in _WAITS or w.guard is not None \
+        if type(w) is not Instruction or not _is_wait(w) or w.guard is not None \
                 or len(w.operands) < 3 or type(w.operands[0]) is not Reg or w.operands[0].neg:
             return None
         flag = w.operands[0].name
@@ -264,25 +170,12 @@ class Generator:
             fresh_flag = flag          # the loop's own predicate: nothing else reads it
 
         ops = [fn.operand(o, None) for o in w.operands[1:]]
-        # the DSL's own helper: try_wait.parity, @!p bra (no .uni), a fresh predicate
-        if fresh_flag == flag and style == "retry" and not uni and \
-                w.opcode == "mbarrier.try_wait" and len(ops) in (2, 3):
-            kw = []
-            for m in w.modifiers:
-                if m in (".acquire", ".relaxed"):
-                    kw.append(("sem", repr(m[1:]), m[1:]))
-                elif m in (".cta", ".cluster"):
-                    kw.append(("scope", repr(m[1:]), m[1:]))
-            if len(ops) == 3:
-                kw.append(("suspend_hint", ops[2][0], ops[2][1]))
-            tp = _resolve("ptx.mbarrier.try_wait_parity")
-            got = self.probe.run(lambda: tp(ops[0][1], ops[1][1], **{k: v for k, _, v in kw}))
-            if got and len(got) == 1 and got[0].modifiers == w.modifiers and \
-                    got[0].operands[1:] == w.operands[1:]:
-                self.stats["typed"] += 1
-                args = [ops[0][0], ops[1][0]] + [f"{k}={c}" for k, c, _ in kw]
-                return f"ptx.mbarrier.wait({', '.join(args)})"
-        full_op = (w.opcode + "".join(w.modifiers))[len("mbarrier."):]
+        # the DSL's own helper (a wait, then ``@!p bra`` without .uni, on a fresh predicate)
+        if fresh_flag == flag and style == "retry" and not uni:
+            got = self._wait_helper(w, ops, node[2][-1][1])
+            if got is not None:
+                return got
+        full_op = (w.opcode + "".join(w.modifiers))[len(WAIT_PREFIX):]
         args = [c for c, _ in ops] + [f"op={full_op!r}"]
         if style != "exit":
             args.append(f"style={style!r}")
@@ -295,6 +188,30 @@ class Generator:
             args.append("check=False")
         self.stats["typed"] += 1
         return f"flow.mbarrier_wait({', '.join(args)})"
+
+    def _wait_helper(self, w: Instruction, ops: list, bra: Instruction):
+        """``ptx.mbarrier.wait(...)`` where the DSL's spin-loop helper, called with the wait's
+        operands after its flag (arguments as for any wrapper, :mod:`.wrappers`), emits
+        exactly ``w`` and the loop's branch ``bra`` back on the flag; else None."""
+        d = _decode(w)
+        if d is None:
+            return None
+        path = "ptx.mbarrier.wait"
+        helper = Wrapper.of(path, _resolve(path))
+        for args in calls(helper, d, ops):
+            got = self.probe.run(lambda: helper.fn(**{k: _val(v) for k, (_, v, _) in
+                                                      args.items()}))
+            if not got or len(got) != 2:
+                continue
+            first, back = got
+            if first.opcode == w.opcode and first.modifiers == w.modifiers and \
+                    first.operands[1:] == w.operands[1:] and back.opcode == bra.opcode and \
+                    back.modifiers == bra.modifiers and back.guard is not None and \
+                    back.guard.negated and back.guard.reg == first.operands[0].name:
+                self.stats["typed"] += 1
+                pos, kws = spell(helper, args)
+                return f"{path}({', '.join(pos + [f'{k}={c}' for k, c in kws])})"
+        return None
 
     def wait_block(self, fn: _Fn, nodes):
         """A ``{ .reg .pred P; <spin loop on P> }`` scope as one helper call."""

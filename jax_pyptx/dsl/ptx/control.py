@@ -6,6 +6,7 @@ Labels are unique per trace (``$L_<hint>_<n>``). ``if_(p)`` branches around its 
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 
 from ...errors import PtxTypeError, TraceError
@@ -19,10 +20,11 @@ from ..values import Register, Special, as_operand
 class LabelRef:
     """A label created by ``ptx.label``; place it with ``ptx.place(lbl)``."""
 
-    __slots__ = ("name", "loc", "trace")
+    __slots__ = ("name", "loc", "trace", "here")
 
-    def __init__(self, name, loc, trace):
+    def __init__(self, name, loc, trace, here=None):
         self.name, self.loc, self.trace = name, loc, trace
+        self.here = here        # (body, Label node) of the label placed where it was created
 
     def __ptx_operand__(self):
         return Sym(self.name)
@@ -31,15 +33,87 @@ class LabelRef:
         return f"Label({self.name})"
 
 
-def label(hint: str = "L") -> LabelRef:
+_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+
+def label(name: str | None = None) -> LabelRef:
+    """Two uses, both supported:
+
+    - ``ptx.label("loop")`` places the label ``loop:`` right here (branch to it with
+      ``ptx.bra("loop")``), as in the documented pyptx surface;
+    - ``lbl = ptx.label("done")`` ... ``ptx.place(lbl)``: a fresh label ``$L_done_<n>`` placed
+      where ``ptx.place`` runs (branch with ``ptx.bra(lbl)``). Placing it withdraws the
+      ``done:`` of the first use unless something branched to ``"done"`` by name.
+    """
     tr = context.current("ptx.label")
-    return LabelRef(tr.new_label(hint), user_loc(), tr)
+    loc = user_loc()
+    if name is None:
+        return LabelRef(tr.new_label("L"), loc, tr)
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise TraceError(f"ptx.label: {name!r} is not a PTX label name (letters, digits, _ "
+                         f"and $, not starting with a digit)", loc=loc)
+    ref = LabelRef(tr.new_label(name), loc, tr)
+    if name not in tr.labels_defined:
+        tr.place_label(name, loc)
+        ref.here = (tr.body, tr.body[-1])
+    return ref
 
 
 def place(lbl: LabelRef) -> None:
     tr = context.current("ptx.place")
+    here = lbl.here
+    if here is not None:
+        lbl.here = None
+        body, node = here
+        plain = node.name
+        if plain not in tr.labels_used:
+            for i in range(len(body) - 1, -1, -1):
+                if body[i] is node:
+                    del body[i]
+                    tr.labels_defined.discard(plain)
+                    break
     tr.place_label(lbl.name, user_loc())
     tr.chain = None
+
+
+@contextmanager
+def loop(name, *, pred=None):
+    """``with ptx.loop("k_loop", pred=p):`` places ``k_loop:``, the body, then
+    ``@p bra k_loop;`` (without ``pred``: ``bra.uni k_loop;``, an endless loop the body leaves
+    with ``ptx.bra``). ``p`` is evaluated where you computed it."""
+    from .generic import guard_of
+
+    tr = context.current("ptx.loop")
+    loc = user_loc(3)
+    target = name.name if isinstance(name, LabelRef) else name
+    if not isinstance(target, str) or not _IDENT.match(target):
+        raise TraceError(f"ptx.loop: {name!r} is not a PTX label name", loc=loc)
+    guard = guard_of(pred)
+    tr.place_label(target, loc)
+    tr.chain = None
+    yield
+    tr.labels_used.setdefault(target, loc)
+    tr.emit("bra", () if guard is not None else (".uni",), (Sym(target),), guard, loc)
+    tr.chain = None
+
+
+@contextmanager
+def scope():
+    """``with ptx.scope():`` a ``{ ... }`` block. Registers are still declared at the top of
+    the function (the block is for readability and for PTX that expects one)."""
+    from ...ir.nodes import Block
+
+    tr = context.current("ptx.scope")
+    outer = tr.body
+    blk = Block([])
+    outer.append(blk)
+    tr.body = blk.body
+    tr.chain = None
+    try:
+        yield
+    finally:
+        tr.body = outer
+        tr.chain = None
 
 
 def bra(target, pred=None, uni: bool = False) -> None:

@@ -63,12 +63,26 @@ class _Tensor:
     def __init__(self, dim: int):
         self.dim = dim
 
-    def __call__(self, dst, tmap, coords, mbar, *, mode="tile", im2col=None, multicast=None,
-                 cta_group=None, policy=None, dst_space="shared::cluster", pred=None):
+    def __call__(self, dst=None, tmap=None, coords=None, mbar=None, *, src=None, coord=None,
+                 mode="tile", im2col=None, multicast=None, multicast_mask=None, cta_group=None,
+                 policy=None, dst_space="shared::cluster", pred=None):
         """``cp.async.bulk.tensor.Nd.dst.global{.mode}.mbarrier::complete_tx::bytes
         {.multicast::cluster}{.cta_group::N}{.L2::cache_hint} [dst], [tmap, {coords}], [mbar]
-        {, im2col offsets}{, ctaMask}{, policy}``."""
+        {, im2col offsets}{, ctaMask}{, policy}``.
+
+        Keyword spelling of the documented surface: ``tensor_2d(dst=sA[0], src=A.tma_desc(),
+        coord=(x, y), mbar=bar[0], multicast_mask=m, cta_group=2)`` (``src`` is the tensor
+        map, ``coord`` the coordinates; ``cta_group=1`` adds no modifier)."""
         fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d"
+        tmap, coords, multicast, cta_group = _spelled(fn, tmap, src, "tmap", "src", coords,
+                                                      coord, multicast, multicast_mask,
+                                                      cta_group)
+        if dst is None or tmap is None or coords is None or mbar is None:
+            missing = [n for n, v in (("dst", dst), ("src", tmap), ("coord", coords),
+                                      ("mbar", mbar)) if v is None]
+            raise PtxValueError(f"{fn}: missing {', '.join(missing)}; a tensor load completes "
+                                f"on an mbarrier: tensor_{self.dim}d(dst=smem, src=desc, "
+                                f"coord=(...), mbar=bar)", loc=user_loc())
         m = choice(fn, "mode", mode, (".tile", ".tile::gather4", ".im2col", ".im2col::w",
                                       ".im2col::w::128"))
         kw = {"dim": f".{self.dim}d", "dst": dst_space, "src": ".global",
@@ -95,10 +109,17 @@ class _Tensor:
             ([policy] if policy is not None else [])
         emit("cp.async.bulk.tensor" + "".join(mods), ops, pred)
 
-    def store(self, tmap, coords, src, *, mode="tile", policy=None, pred=None):
+    def store(self, tmap=None, coords=None, src=None, *, dst=None, coord=None, mode="tile",
+              policy=None, pred=None):
         """``cp.async.bulk.tensor.Nd.global.shared::cta{.mode}.bulk_group{.L2::cache_hint}
-        [tmap, {coords}], [src]{, policy}``."""
+        [tmap, {coords}], [src]{, policy}``. Keyword spelling: ``store(dst=desc, src=smem,
+        coord=(...))``."""
         fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d.store"
+        tmap, coords, _, _ = _spelled(fn, tmap, dst, "tmap", "dst", coords, coord, None, None,
+                                      None)
+        if tmap is None or coords is None or src is None:
+            raise PtxValueError(f"{fn}: needs dst (the tensor map), src (shared memory) and "
+                                f"coord", loc=user_loc())
         m = choice(fn, "mode", mode, (".tile", ".tile::scatter4", ".im2col_no_offs"))
         mods = build_mods(fn, "cp.async.bulk.tensor", {
             "dim": f".{self.dim}d", "dst": ".global", "src": ".shared::cta", "mode": m,
@@ -132,6 +153,29 @@ class _Tensor:
         emit("cp.async.bulk.prefetch.tensor" + "".join(mods),
              [_tmap(fn, tmap, coords, self.dim, m)] + extra +
              ([policy] if policy is not None else []), pred)
+
+
+    def shared_cta_global_tile(self, *, dst, src, coord, mbar, cta_group=1, pred=None):
+        """``cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes
+        {.cta_group::2} [dst], [src, {coord}], [mbar]`` (sm_100a)."""
+        fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d.shared_cta_global_tile"
+        int_choice(fn, "cta_group", cta_group, (1, 2))
+        emit(f"cp.async.bulk.tensor.{self.dim}d.shared::cta.global.tile"
+             f".mbarrier::complete_tx::bytes{'.cta_group::2' if cta_group == 2 else ''}",
+             [_addr(dst, fn, "dst"), _tmap(fn, src, coord, self.dim), _addr(mbar, fn, "mbar")],
+             pred)
+
+
+def _spelled(fn, tmap, src, tname, sname, coords, coord, multicast, multicast_mask, cta_group):
+    """Merge the documented keyword names with ours; giving both of a pair is an error."""
+    for a, b, an, bn in ((tmap, src, tname, sname), (coords, coord, "coords", "coord"),
+                         (multicast, multicast_mask, "multicast", "multicast_mask")):
+        if a is not None and b is not None:
+            raise PtxValueError(f"{fn}: give {an} or {bn}, not both", loc=user_loc(3))
+    if cta_group == 1 and src is not None:
+        cta_group = None          # the documented default: no modifier
+    return (tmap if tmap is not None else src, coords if coords is not None else coord,
+            multicast if multicast is not None else multicast_mask, cta_group)
 
 
 class _Bulk:
@@ -218,6 +262,14 @@ class _Async:
             ops.append(policy)
         emit("cp.async" + "".join(mods), ops, pred)
 
+    def cg(self, dst, src, size: int = 16, *, src_size=None, pred=None):
+        """``cp.async.cg.shared.global [dst], [src], 16{, src_size}`` (L2 only; 16 bytes)."""
+        self(dst, src, size, cop="cg", src_size=src_size, pred=pred)
+
+    def ca(self, dst, src, size: int, *, src_size=None, pred=None):
+        """``cp.async.ca.shared.global [dst], [src], size{, src_size}`` (4, 8 or 16 bytes)."""
+        self(dst, src, size, cop="ca", src_size=src_size, pred=pred)
+
     def commit_group(self, *, pred=None):
         """``cp.async.commit_group``."""
         emit("cp.async.commit_group", (), pred)
@@ -239,6 +291,7 @@ class _Async:
 
 
 async_ = _Async()
+async_bulk = async_.bulk
 
 
 class _TensorReduce:
@@ -288,4 +341,4 @@ class _Reduce:
 
 reduce = _Reduce()
 
-__all__ = ["async_", "reduce"]
+__all__ = ["async_", "async_bulk", "reduce"]

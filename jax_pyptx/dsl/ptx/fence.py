@@ -77,3 +77,34 @@ def proxy_async_generic(sem="acquire", *, pred=None):
 __all__ = ["fence", "membar", "membar_proxy_alias", "proxy_alias", "proxy_async",
            "proxy_tensormap_release", "proxy_tensormap_acquire", "mbarrier_init",
            "acquire_sync_restrict", "release_sync_restrict", "proxy_async_generic"]
+
+
+def proxy_async_shared_cta(*, pred=None):
+    """``fence.proxy.async.shared::cta``: generic-proxy writes to this CTA's shared memory
+    become visible to the async proxy (TMA stores, wgmma, tcgen05)."""
+    emit("fence.proxy.async.shared::cta", (), pred)
+
+
+def proxy_async_shared_cluster(*, pred=None):
+    """``fence.proxy.async.shared::cluster``."""
+    emit("fence.proxy.async.shared::cluster", (), pred)
+
+
+def proxy_async_global(*, pred=None):
+    """``fence.proxy.async.global``."""
+    emit("fence.proxy.async.global", (), pred)
+
+
+def proxy_async_generic_acquire_shared_cluster(*, pred=None):
+    """``fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster``."""
+    proxy_async_generic("acquire", pred=pred)
+
+
+def proxy_async_generic_release_shared_cta(*, pred=None):
+    """``fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster``."""
+    proxy_async_generic("release", pred=pred)
+
+
+__all__ += ["proxy_async_shared_cta", "proxy_async_shared_cluster", "proxy_async_global",
+            "proxy_async_generic_acquire_shared_cluster",
+            "proxy_async_generic_release_shared_cta"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ...errors import PtxTypeError, TraceError
 from ...ir.nodes import Addr, Guard, Imm, Reg, Sym
+from ...isa.decoding import type_of
 from ...isa.opcodes import split_opcode
-from ...types import is_type_name, by_name, pred as pred_t
+from ...types import pred as pred_t
 from .. import context
 from ..context import user_loc
 from ..values import Register, Special, as_operand
@@ -52,11 +53,8 @@ def guard_of(pred) -> Guard | None:
     return Guard(pred.name, neg)
 
 
-def _hint_type(mods):
-    for m in reversed(mods):
-        if is_type_name(m):
-            return by_name(m)
-    return None
+# the instruction's type (the last type modifier): the ISA layer's one rule
+_hint_type = type_of
 
 
 def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
@@ -64,7 +62,7 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
     name, mods = split_opcode(full)
     tr = context.current(f"ptx.inst.{full}")
     loc = loc or user_loc(3)
-    hint = _hint_type(mods)
+    hint = type_of(mods)
     ops = tuple(as_operand(o, hint) for o in operands)
     return tr.emit(name, mods, ops, guard_of(pred), loc, validate)
 

@@ -5,6 +5,7 @@ shape="m16n8k16", dtype=f32, atype=bf16)`` emits ``mma.sync.aligned.m16n8k16.row
 from __future__ import annotations
 
 from ...errors import PtxValueError
+from ...isa.fragments import mma_fragment
 from ..context import user_loc
 from ..values import RegArray
 from ._wrap import addr as _addr, build_mods, choice, dtype, emit, int_choice, new_array
@@ -71,8 +72,11 @@ def movmatrix(x, *, out=None, pred=None):
 
 
 # ----------------------------------------------------------------------------- fragments
-def _groupid(lane):
-    return lane >> 2, lane % 4
+# The layouts are the ISA layer's (``isa.fragments``); these wrappers keep the DSL's spelling.
+def _lanes(layout, lane):
+    if lane is None:
+        return [list(x) for x in layout]
+    return list(layout[lane])
 
 
 def fragment_c(shape="m16n8k16", lane: int | None = None):
@@ -83,12 +87,7 @@ def fragment_c(shape="m16n8k16", lane: int | None = None):
     if not s.startswith("m16n8"):
         raise PtxValueError(f"ptx.mma.fragment_c: shape={shape!r} is not allowed; allowed: "
                             f"m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64", loc=user_loc())
-    lanes = range(32) if lane is None else (lane,)
-    out = []
-    for ln in lanes:
-        g, t = _groupid(ln)
-        out.append([(g + 8 * (i >= 2), 2 * t + (i & 1)) for i in range(4)])
-    return out if lane is None else out[0]
+    return _lanes(mma_fragment(s, "c", 32), lane)
 
 
 def fragment_a(shape="m16n8k16", elem_bits: int = 16, lane: int | None = None):
@@ -96,31 +95,54 @@ def fragment_a(shape="m16n8k16", elem_bits: int = 16, lane: int | None = None):
     of element i, elements packed 32/elem_bits per register. Register r holds rows
     groupID + 8*(r & 1), columns tid*per_reg + j + K/2*(r >> 1) (f16/bf16 k8/k16, tf32 k4/k8,
     s8 k16/k32, ...)."""
-    k = int(shape.lstrip(".").split("k")[1])
-    per_reg = 32 // elem_bits
-    lanes = range(32) if lane is None else (lane,)
-    out = []
-    for ln in lanes:
-        g, t = _groupid(ln)
-        out.append([(g + 8 * ((i // per_reg) & 1),
-                     t * per_reg + i % per_reg + (k // 2) * ((i // per_reg) >> 1))
-                    for i in range(16 * k // 32)])
-    return out if lane is None else out[0]
+    return _lanes(mma_fragment(_frag_shape("fragment_a", shape), "a", elem_bits), lane)
 
 
 def fragment_b(shape="m16n8k16", elem_bits: int = 16, lane: int | None = None):
     """B-operand layout (K x 8, "col"): per lane, (k, n) of element i: n = groupID,
     k = tid*per_reg + j + K/2*r for register r."""
-    k = int(shape.lstrip(".").split("k")[1])
-    per_reg = 32 // elem_bits
-    lanes = range(32) if lane is None else (lane,)
-    out = []
-    for ln in lanes:
-        g, t = _groupid(ln)
-        out.append([(t * per_reg + i % per_reg + (k // 2) * (i // per_reg), g)
-                    for i in range(8 * k // 32)])
-    return out if lane is None else out[0]
+    return _lanes(mma_fragment(_frag_shape("fragment_b", shape), "b", elem_bits), lane)
+
+
+def _frag_shape(fn, shape):
+    s = shape.lstrip(".")
+    try:
+        mma_fragment(s, "c")
+    except ValueError as e:
+        raise PtxValueError(f"ptx.mma.{fn}: shape={shape!r} is not allowed: {e}", loc=user_loc()) from None
+    return s
 
 
 __all__ = ["sync", "ldmatrix", "stmatrix", "movmatrix", "fragment_a", "fragment_b",
            "fragment_c", "choice", "dtype"]
+
+
+# --- the documented keyword form (pyptx surface) ------------------------------------------
+_sync_positional = sync
+
+
+def _sync_keywords(*, shape, dtype_d, dtype_a, dtype_b, dtype_c, d, a, b, c, a_layout="row",
+                   b_layout="col", pred=None):
+    fn = "ptx.mma.sync"
+    for name, v in (("a_layout", a_layout), ("b_layout", b_layout)):
+        if v not in ("row", "col"):
+            raise PtxValueError(f"{fn}: {name}={v!r} is not allowed; allowed: row, col",
+                                loc=user_loc(3))
+    if isinstance(shape, (tuple, list)) and len(shape) == 3:
+        shape = "m{}n{}k{}".format(*shape)
+    return _sync_positional(d, a, b, c, shape=shape, dtype=dtype_d, atype=dtype_a,
+                            btype=dtype_b, ctype=dtype_c, alayout=a_layout, blayout=b_layout,
+                            pred=pred)
+
+
+def sync(*args, **kw):  # noqa: F811 - one name, both spellings
+    """``sync(d, a, b, c, shape=, dtype=, atype=, ...)`` (ours) or the documented keyword
+    form ``sync(shape="m16n8k16", dtype_d=f32, dtype_a=bf16, dtype_b=bf16, dtype_c=f32,
+    d=..., a=..., b=..., c=..., a_layout="row", b_layout="col")``: ``mma.sync.aligned.shape
+    .alayout.blayout.d.a.b.c {d}, {a}, {b}, {c}``."""
+    if not args and "dtype_d" in kw:
+        return _sync_keywords(**kw)
+    return _sync_positional(*args, **kw)
+
+
+sync.__wrapped__ = _sync_positional

@@ -38,3 +38,36 @@ def param_value(name: str) -> Register:
     tr.emit("ld", (".param", p.type.ptx), (r.ir, Addr(Sym(name))), loc=user_loc(), prologue=True)
     tr.param_loads[name] = r
     return r
+
+
+def global_ptrs(*params) -> tuple:
+    """The global addresses of pointer parameters, one u64 register each (always a tuple:
+    ``(px,) = ptx.global_ptrs(X)``). A tensor parameter gives ``X.ptr()`` (loaded once per
+    trace); a name (or anything with ``.name``) naming a 64-bit ``.param`` emits
+    ``ld.param.u64 r, [name];`` ``cvta.to.global.u64 g, r;`` (once per trace)."""
+    if not params:
+        return ()
+    tr = context.current("ptx.global_ptrs")
+    out = []
+    for p in params:
+        if hasattr(p, "ptr") and getattr(p, "_access", None) is not None:
+            out.append(p.ptr())
+            continue
+        name = p if isinstance(p, str) else getattr(p, "name", None)
+        if not isinstance(name, str):
+            raise TraceError(f"ptx.global_ptrs: expected a tensor parameter or a parameter "
+                             f"name, got {p!r}", loc=user_loc())
+        info = _find(tr, name)
+        if info.array is not None or info.type.bits != 64:
+            raise TraceError(f"ptx.global_ptrs: parameter {name!r} is .{info.type.name}"
+                             f"{'[]' if info.array is not None else ''}; a global pointer is "
+                             f"a 64-bit parameter", loc=user_loc())
+        key = ("global_ptr", name)
+        got = tr.param_loads.get(key)
+        if got is None:
+            from ..tensor_access import global_pointer
+
+            got, _ = global_pointer(tr, name, loc=user_loc())
+            tr.param_loads[key] = got
+        out.append(got)
+    return tuple(out)

@@ -79,3 +79,34 @@ def envreg(n: int) -> Special:
 def pm(n: int, wide: bool = False) -> Special:
     """Performance monitor ``%pm<n>`` (``%pm<n>_64`` with ``wide``)."""
     return Special(f"%pm{n}{'_64' if wide else ''}", u64 if wide else u32)
+
+
+_WIDE = {"%gridid", "%clock64", "%globaltimer"}
+_SM90 = ("%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank",
+         "%cluster_nctarank", "%is_explicit_cluster", "%aggr_smem_size")
+
+
+def sreg(name: str) -> Special:
+    """Any special register by name: ``ptx.sreg("%cluster_ctarank")``,
+    ``ptx.sreg("%clusterid.x")`` (the ``%`` is optional). 64-bit ones (``%clock64``,
+    ``%globaltimer``, ``%gridid``, ``%pm<n>_64``) are u64, the rest u32. No code is emitted;
+    arithmetic on it first moves it into a register."""
+    if not isinstance(name, str) or not name.lstrip("%"):
+        from ...errors import PtxValueError
+
+        raise PtxValueError(f"ptx.sreg: expected a special register name such as "
+                            f"'%cluster_ctarank', got {name!r}")
+    n = "%" + name.lstrip("%")
+    t = u64 if n in _WIDE or n.endswith("_64") else pred if n == "%is_explicit_cluster" else u32
+    min_sm = 90 if n.split(".")[0] in _SM90 else 0
+    return Special(n, t, min_sm)
+
+
+def ctaid_x() -> Special:
+    """``%ctaid.x``."""
+    return ctaid.x()
+
+
+def ctaid_y() -> Special:
+    """``%ctaid.y``."""
+    return ctaid.y()

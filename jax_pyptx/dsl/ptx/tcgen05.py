@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ...errors import PtxValueError
 from ...ir.nodes import Addr
+from ...isa.fragments import TCGEN05_LD_SHAPES
 from ..context import user_loc
 from ..values import Register, RegArray, as_operand
 from ._wrap import addr as _addr, build_mods, choice, emit, int_choice, new_array
@@ -22,8 +23,7 @@ from .descriptors import (  # noqa: F401
     tcgen05_smem_desc as smem_desc,
 )
 
-SHAPES = {"16x64b": (1, 128), "16x128b": (2, 64), "16x256b": (4, 32), "32x32b": (1, 128),
-          "16x32bx2": (1, 128)}
+SHAPES = TCGEN05_LD_SHAPES          # shape -> (registers per .num, largest .num), from the ISA
 
 
 def _cta(fn, cta_group):
@@ -231,3 +231,53 @@ __all__ = ["alloc", "dealloc", "relinquish_alloc_permit", "mma", "mma_block_scal
            "ld", "st", "cp", "shift", "commit", "wait_ld", "wait_st", "fence_before_thread_sync",
            "fence_after_thread_sync", "instr_desc", "instr_desc_block_scaled", "smem_desc",
            "smem_desc_reg", "canonical_strides", "desc_advance", "SHAPES", "RegArray"]
+
+
+# --- the documented keyword forms (pyptx surface): see tcgen05_kw.py -----------------------
+import sys  # noqa: E402
+
+from . import tcgen05_kw as _kw  # noqa: E402
+from .tcgen05_kw import (  # noqa: E402,F401
+    BLACKWELL_MASKED_DESC_B128, descriptor, make_instr_desc_f16bf16_f32, masked_descriptor,
+)
+
+_ld_positional, _st_positional, _commit_positional, _mma_positional = ld, st, commit, mma
+_MMA_DOCUMENTED = {"scale_d", "sparse", "collector_a", "a_is_tmem", "sparse_metadata",
+                   "pred_operand", "scale_c"}
+
+
+def ld(*args, **kw):  # noqa: F811 - one name, both spellings
+    """``ld(taddr, shape, num)`` (ours, returns new registers) or the documented
+    ``ld(dst_regs, taddr, shape=, count=, dtype="b32", pack=False)``."""
+    if args and isinstance(args[0], (RegArray, list, tuple)):
+        return _kw.ld(sys.modules[__name__], *args, **kw)
+    return _ld_positional(*args, **kw)
+
+
+def st(*args, **kw):  # noqa: F811
+    """``st(taddr, regs, shape)`` (ours: x-count from ``len(regs)``) or the documented
+    ``st(taddr, src_regs, shape=, count=, dtype="b32", unpack=False)``."""
+    if {"count", "dtype", "unpack"} & kw.keys():
+        return _kw.st(sys.modules[__name__], *args, **kw)
+    return _st_positional(*args, **kw)
+
+
+def commit(*args, **kw):  # noqa: F811
+    """``commit(mbar, multicast=mask, cluster=False)`` (ours) or the documented
+    ``commit(mbar, multicast=False, multicast_mask=None, space="cluster")``."""
+    if "space" in kw or "multicast_mask" in kw or isinstance(kw.get("multicast"), bool):
+        return _kw.commit(sys.modules[__name__], *args, **kw)
+    return _commit_positional(*args, **kw)
+
+
+def mma(*args, **kw):  # noqa: F811
+    """``mma(d, a, b, idesc, enable_input_d=1, ...)`` (ours: accumulates by default) or the
+    documented keyword form with ``scale_d=`` / ``pred_operand=`` / ``collector_a=`` /
+    ``a_is_tmem=`` / ``sparse_metadata=`` / ``scale_c=`` (``tcgen05_kw.mma``)."""
+    if _MMA_DOCUMENTED & kw.keys():
+        return _kw.mma(sys.modules[__name__], *args, **kw)
+    return _mma_positional(*args, **kw)
+
+
+__all__ += ["make_instr_desc_f16bf16_f32", "descriptor", "masked_descriptor",
+            "BLACKWELL_MASKED_DESC_B128"]

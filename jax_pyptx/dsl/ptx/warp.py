@@ -171,3 +171,53 @@ def reduce_redux(x, op="add", *, mask=FULL):
 __all__ = ["shfl", "shfl_up", "shfl_down", "shfl_bfly", "shfl_idx", "vote", "ballot",
            "match_any", "match_all", "redux", "elect", "elect_one", "activemask", "reduce",
            "reduce_redux", "FULL"]
+
+
+_REDUCE_TYPES = ("b32", "u32", "s32", "f32", "tf32")
+
+
+def _reduce_in_place(fn, op, val, width, mask):
+    from ...errors import PtxTypeError
+    from ..values import Register
+
+    if isinstance(val, Special):
+        raise PtxTypeError(f"{fn}: reduces a register in place; {val.ir.name} is a special "
+                           f"register (copy it with reg.from_ first)", loc=user_loc(3))
+    if not isinstance(val, Register) or val.type.name not in _REDUCE_TYPES:
+        shown = val.type.name if isinstance(val, Register) else repr(val)
+        raise PtxTypeError(f"{fn}: val must be a {'/'.join(_REDUCE_TYPES)} register, got "
+                           f"{shown}", loc=user_loc(3))
+    int_choice(fn, "width", width, (2, 4, 8, 16, 32))
+    t = val.type
+    if t.name in ("f32", "tf32"):
+        ot = ".f32"
+    elif op == "add" or t.name == "b32":
+        ot = ".u32" if t.name != "s32" else ".s32"
+    else:
+        ot = "." + t.name
+    s = width // 2
+    while s:
+        other = new(t)
+        emit("shfl.sync.bfly.b32", (other, val, s, 0x1F, mask))
+        emit(f"{op}{ot}", (val, val, other))
+        s //= 2
+
+
+def reduce_sum(val, *, width: int = 32, mask=FULL):
+    """In place: ``val`` becomes the sum over ``width`` lanes (a butterfly: for
+    s = width/2 ... 1, ``shfl.sync.bfly.b32 t, val, s, 31, mask;`` then
+    ``add.f32|u32|s32 val, val, t;``). Returns None."""
+    _reduce_in_place("ptx.warp.reduce_sum", "add", val, width, mask)
+
+
+def reduce_max(val, *, width: int = 32, mask=FULL):
+    """In place: ``val`` becomes the maximum over ``width`` lanes (``max.f32|u32|s32``)."""
+    _reduce_in_place("ptx.warp.reduce_max", "max", val, width, mask)
+
+
+def reduce_min(val, *, width: int = 32, mask=FULL):
+    """In place: ``val`` becomes the minimum over ``width`` lanes (``min.f32|u32|s32``)."""
+    _reduce_in_place("ptx.warp.reduce_min", "min", val, width, mask)
+
+
+__all__ += ["reduce_sum", "reduce_max", "reduce_min"]

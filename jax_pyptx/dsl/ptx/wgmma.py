@@ -11,6 +11,7 @@ accumulator element of a thread, :func:`acc_regs` the register count.
 from __future__ import annotations
 
 from ...errors import PtxValueError
+from ...isa.fragments import wgmma_accumulator
 from ..context import user_loc
 from ..values import RegArray
 from ._wrap import build_mods, emit, int_choice, new_array
@@ -55,9 +56,7 @@ def accumulator(n: int, thread: int, dtype="f32") -> list:
     if not 0 <= thread < 128:
         raise PtxValueError(f"ptx.wgmma.accumulator: thread={thread!r} is not allowed; "
                             f"allowed: 0..127", loc=user_loc())
-    w, lane = divmod(thread, 32)
-    return [(16 * w + lane // 4 + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * (lane % 4) + i % 2)
-            for i in range(n // 2)]
+    return wgmma_accumulator(n, thread)
 
 
 def _mods(fn, name, n, dtype, atype, btype, satfinite, k=None):
@@ -145,3 +144,27 @@ def zero_acc(n: int, dtype="f32"):
 __all__ = ["fence", "commit_group", "wait_group", "mma_async", "mma_async_sp", "desc",
            "desc_reg", "desc_advance", "canonical_strides", "accumulator", "acc_regs",
            "zero_acc", "WGMMA_SWIZZLE", "matrix_base_offset"]
+
+
+# --- the documented keyword forms (pyptx surface): see wgmma_kw.py -------------------------
+from . import wgmma_kw as _kw  # noqa: E402
+from .wgmma_kw import (  # noqa: E402,F401
+    MASKED_DESC_B128, SWIZZLE_128B, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_NONE, auto_descriptor,
+    make_descriptor, masked_descriptor,
+)
+
+_mma_async_positional = mma_async
+
+
+def mma_async(*args, **kw):  # noqa: F811 - one name, both spellings
+    """``mma_async(acc, a_desc, b_desc, n=..., dtype=..., atype=...)`` (ours), or the
+    documented keyword form ``mma_async(shape="m64n128k16", dtype_d=f32, dtype_a=bf16,
+    dtype_b=bf16, d=acc, a=..., b=..., scale_d=...)`` (``wgmma_kw.mma_async``)."""
+    if not args and "d" in kw:
+        return _kw.mma_async(_mma, K_OF, **kw)
+    return _mma_async_positional(*args, **kw)
+
+
+mma_async.__wrapped__ = _mma_async_positional
+__all__ += ["make_descriptor", "auto_descriptor", "masked_descriptor", "SWIZZLE_NONE",
+            "SWIZZLE_128B", "SWIZZLE_64B", "SWIZZLE_32B", "MASKED_DESC_B128"]

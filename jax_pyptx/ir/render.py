@@ -1,0 +1,47 @@
+"""PTX spelling of IR operands and instructions: the printer's pieces that validation and the
+interpreter's messages also use."""
+from __future__ import annotations
+
+from .nodes import Addr, Imm, Instruction, ParenList, PredPair, Reg, Sink, Sym, Vec
+
+
+def operand(op) -> str:
+    t = type(op)
+    if t is Reg:
+        return "!" + op.name if op.neg else op.name
+    if t is Imm:
+        return op.text
+    if t is Sym:
+        return f"{op.name}+{op.offset}" if op.offset else op.name
+    if t is Addr:
+        return address(op)
+    if t is Vec:
+        return "{" + ", ".join(operand(i) for i in op.items) + "}"
+    if t is PredPair:
+        return f"{operand(op.first)}|{operand(op.second)}"
+    if t is Sink:
+        return "_"
+    if t is ParenList:
+        return "(" + ", ".join(operand(i) for i in op.items) + ")"
+    raise TypeError(f"not an operand: {op!r}")
+
+
+def address(a: Addr) -> str:
+    if a.base is None:
+        inner = str(a.offset)
+    else:
+        inner = operand(a.base)
+        if a.offset:
+            inner += f"+{a.offset}"
+    if a.extra:
+        inner += ", " + ", ".join(operand(e) for e in a.extra)
+    return "[" + inner + "]"
+
+
+def instruction(ins: Instruction) -> str:
+    g = ins.guard
+    head = "" if g is None else ("@!" if g.negated else "@") + g.reg + " "
+    text = head + ins.opcode + "".join(ins.modifiers)
+    if ins.operands:
+        text += " \t" + ", ".join(operand(o) for o in ins.operands)
+    return text + ";"

@@ -1,0 +1,109 @@
+"""``decode(instruction) -> Decoding``: which form of the table an instruction is, and which
+option of each modifier group it chose.
+
+This is the one reading of the table that every consumer shares: the validator checks what
+``decode`` finds, the interpreter dispatches on ``Decoding.form.name`` and reads modifiers
+from ``Decoding.chosen``, the transpiler picks a wrapper from the form, and the parser knows
+an instruction when ``known(name)``. None of them keeps an opcode or modifier list of its own.
+
+``decode`` does not check operands or the target (``validate.check`` does): it answers "which
+form and which modifiers", memoised on (opcode, modifiers, operand count).
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ..errors import ValidationError
+from ..types import PtxType, by_name, is_type_name
+from .model import Form
+from .validate import effective, match_modifiers, specs_of
+
+
+class Decoding:
+    """One instruction's form and its chosen modifiers (group name -> option, e.g.
+    ``{"space": ".global", "vec": ".v4", "type": ".f32"}``). Shared and read-only."""
+
+    __slots__ = ("form", "chosen", "modifiers", "type", "types")
+
+    def __init__(self, form: Form, chosen: dict, modifiers: tuple):
+        self.form = form
+        self.chosen = MappingProxyType(chosen)
+        self.modifiers = modifiers
+        self.types = tuple(by_name(m) for m in modifiers if is_type_name(m))
+        self.type = self.types[-1] if self.types else None
+
+    @property
+    def name(self) -> str:
+        return self.form.name
+
+    def get(self, group: str, default=None):
+        """The option chosen for ``group`` (``".rn"``), or ``default``."""
+        return self.chosen.get(group, default)
+
+    def has(self, option: str) -> bool:
+        """Whether ``option`` (``".cc"``) is among the chosen modifiers."""
+        return option in self.modifiers
+
+    def __repr__(self):
+        return f"Decoding({self.form.name}, {dict(self.chosen)})"
+
+
+_MEMO: dict = {}
+
+
+def decode(ins) -> Decoding:
+    """The form ``ins`` (an IR ``Instruction``) is and its chosen modifiers.
+
+    Raises ``ValidationError`` when the table does not know the instruction or no form takes
+    its modifiers and operand count.
+    """
+    key = (ins.opcode, ins.modifiers, len(ins.operands))
+    got = _MEMO.get(key)
+    if got is None:
+        got = _MEMO[key] = _decode(ins.opcode, ins.modifiers, len(ins.operands), ins)
+    return got
+
+
+def decode_parts(opcode: str, modifiers: tuple, n_operands: int | None = None) -> Decoding:
+    """``decode`` from an opcode and modifiers alone (``n_operands=None``: any count)."""
+    key = (opcode, modifiers, n_operands)
+    got = _MEMO.get(key)
+    if got is None:
+        got = _MEMO[key] = _decode(opcode, modifiers, n_operands, None)
+    return got
+
+
+def _decode(opcode: str, modifiers: tuple, n, ins) -> Decoding:
+    from . import TABLE
+
+    forms = TABLE.get(opcode)
+    loc = getattr(ins, "loc", None)
+    full = opcode + "".join(modifiers)
+    if not forms:
+        raise ValidationError(f"{full}: the ISA table has no instruction {opcode!r}", loc=loc)
+    first = None
+    for f in forms:
+        chosen = match_modifiers(f, modifiers)
+        if chosen is None:
+            continue
+        if first is None:
+            first = (f, chosen)
+        if n is not None:
+            specs = specs_of(f)
+            lo = sum(1 for s in specs if not s.optional)
+            if not lo <= n <= len(specs):
+                continue
+        return Decoding(effective(f, modifiers), chosen, modifiers)
+    if first is not None:
+        raise ValidationError(
+            f"{full}: no form of {opcode} takes {n} operands with these modifiers", loc=loc)
+    raise ValidationError(f"{full}: no form of {opcode} takes these modifiers", loc=loc)
+
+
+def type_of(modifiers: tuple, default: PtxType | None = None) -> PtxType | None:
+    """The instruction's type: the last modifier that names a PTX type (``cvt.rn.f16.f32`` ->
+    f32, the source; ``ld.global.v4.f32`` -> f32), or ``default``."""
+    for m in reversed(modifiers):
+        if is_type_name(m):
+            return by_name(m)
+    return default

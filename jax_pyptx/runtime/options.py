@@ -1,0 +1,77 @@
+"""Runtime options attached to a kernel once (:func:`configure`), and their normalization.
+No JAX here (the PyTorch runtime reads them too).
+
+The options live in a registry keyed by the kernel (weakly), not on the kernel object.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+from ..errors import SpecializationError
+from ..specialize.dims import dim3
+from .callspec import AXES
+
+__all__ = ["configure", "runtime_options", "check_independent", "norm_covers", "norm_grid",
+           "norm_aliases", "OPTIONS"]
+
+OPTIONS = ("independent", "covers", "backward", "save_outputs", "interpret", "grid")
+_options: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def configure(kernel, **options):
+    """Attach runtime options to ``kernel`` (returns it): ``independent=("M",)``,
+    ``covers={"M": (axis, elements_per_block)}``, ``backward=<Kernel or function>``,
+    ``save_outputs=bool`` (the backward also receives the forward's outputs), ``interpret``,
+    ``grid``."""
+    unknown = [k for k in options if k not in OPTIONS]
+    if unknown:
+        raise SpecializationError(f"configure(): unknown option {unknown[0]!r}; options: "
+                                  f"{', '.join(OPTIONS)}")
+    if "independent" in options:
+        check_independent(kernel, options["independent"])
+    with _lock:
+        opts = dict(_options.get(kernel, {}))
+        opts.update(options)
+        _options[kernel] = opts
+    return kernel
+
+
+def runtime_options(kernel) -> dict:
+    """The options :func:`configure` attached to ``kernel`` (a copy)."""
+    return dict(_options.get(kernel, {}))
+
+
+def check_independent(kernel, independent) -> None:
+    for s in independent or ():
+        if s not in kernel.shape_vars:
+            raise SpecializationError(
+                f"kernel {kernel.name!r}: independent dim {s!r} is not a shape variable; "
+                f"shape variables: {', '.join(kernel.shape_vars) or 'none'}")
+
+
+def norm_covers(kernel, covers) -> tuple:
+    if not covers:
+        return ()
+    out = []
+    for sym, v in dict(covers).items():
+        if sym not in kernel.shape_vars:
+            raise SpecializationError(f"kernel {kernel.name!r}: covers names {sym!r}, not a "
+                                      f"shape variable ({', '.join(kernel.shape_vars)})")
+        axis, per = v
+        axis = AXES.index(axis) if isinstance(axis, str) else int(axis)
+        out.append((sym, axis, int(per)))
+    return tuple(out)
+
+
+def norm_grid(grid):
+    if grid is None or callable(grid):
+        return grid
+    return dim3(grid, "ptx_call grid")
+
+
+def norm_aliases(aliases) -> tuple:
+    if not aliases:
+        return ()
+    return tuple(sorted((int(i), int(o)) for i, o in dict(aliases).items()))

@@ -1,0 +1,116 @@
+"""The one host launch: run a traced specialization on the CPU interpreter on host arrays.
+
+``kernel.interpret``, the JAX runtime's CPU lowering (a host callback) and the PyTorch CPU
+impl all come here. Arrays are in their logical layout: a ``Layout.COL`` tensor's buffer is
+its last two dims swapped in memory (``docs/runtime.md``), so inputs are laid out that way
+before the launch and outputs read back from it; every path gives the same answer.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from ..errors import NotSupportedError, SpecializationError
+from ..specs import Layout, memory_shape
+
+__all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory"]
+
+# launches run and seconds spent inside the interpreter (benchmarks subtract it)
+interpreter_stats = {"launches": 0, "seconds": 0.0}
+_stats_lock = threading.Lock()
+
+
+def to_memory(a: np.ndarray, layout) -> np.ndarray:
+    """A fresh C-order buffer the kernel may write: ``a`` as laid out in memory (COL: the
+    last two dims swapped)."""
+    if layout is Layout.COL and a.ndim >= 2:
+        return np.array(np.swapaxes(a, -1, -2), order="C", copy=True)
+    return np.array(a, order="C", copy=True)
+
+
+def from_memory(buf: np.ndarray, layout) -> np.ndarray:
+    """The logical array of a buffer (COL: the last two dims swapped back, C order)."""
+    if layout is Layout.COL and buf.ndim >= 2:
+        return np.ascontiguousarray(np.swapaxes(buf, -1, -2))
+    return buf
+
+
+class HostLaunch:
+    """One specialization ready to run on host arrays (what can be, computed once).
+
+    ``grid``: the launch grid (default: the trace's); ``aliases``: ((tensor input index,
+    output index), ...) pairs whose output is written in place of the input's buffer, as on
+    the GPU; ``label``: the name errors use; ``out_shapes``: the outputs' logical shapes
+    (default: the trace's; a call batched on the grid has its batch dims in front).
+    """
+
+    __slots__ = ("traced", "grid", "label", "_out_src", "_params", "_in_layouts",
+                 "_out_layouts", "_out_bufs")
+
+    def __init__(self, traced, grid=None, aliases=(), label=None, out_shapes=None):
+        self.traced = t = traced
+        self.grid = tuple(grid) if grid is not None else t.grid
+        self.label = label or t.name
+        alias = {o: i for i, o in aliases}
+        self._in_layouts = [s.layout for s in t.inputs]
+        self._out_layouts = [s.layout for s in t.outputs]
+        self._out_src = [alias.get(j) for j in range(len(t.outputs))]
+        shapes = out_shapes if out_shapes is not None else [o.shape for o in t.outputs]
+        self._out_bufs = [(memory_shape(tuple(shape), o.layout), o.dtype.np_dtype)
+                          for shape, o in zip(shapes, t.outputs)]
+        scalar_at = {info.name: n for n, info in enumerate(t.scalars)}
+        self._params = []
+        for info in t.params:
+            if info.kind == "tensor":
+                self._params.append(("tensor", info.index, info))
+            elif info.kind in ("scalar", "scalar_ptr"):
+                self._params.append((info.kind, scalar_at[info.name], info))
+            elif info.kind == "tma":
+                self._params.append(("tma", None, info))
+            else:
+                self._params.append(("raw", info.name, info))
+
+    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True) -> tuple:
+        """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
+        in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
+        values by name)."""
+        from ..interpret import launch
+
+        t = self.traced
+        bufs = [to_memory(np.asarray(a), lay) for a, lay in zip(tensors, self._in_layouts)]
+        outs = []
+        for (shape, dtype), src in zip(self._out_bufs, self._out_src):
+            buf = bufs[src] if src is not None else np.zeros(shape, dtype=dtype)
+            bufs.append(buf)
+            outs.append(buf)
+        args = []
+        for kind, where, info in self._params:
+            if kind == "tensor":
+                args.append(bufs[where])
+            elif kind == "scalar":
+                args.append(np.asarray(scalars[where], dtype=info.type.np_dtype)[()])
+            elif kind == "scalar_ptr":
+                args.append(np.asarray([scalars[where]], dtype=info.type.np_dtype))
+            elif kind == "tma":
+                raise NotSupportedError(
+                    f"kernel {self.label!r}: TMA descriptor {info.name!r}: the CPU interpreter "
+                    f"has no tensor-map model yet; lower for CUDA (jax.jit(...).lower("
+                    f"lowering_platforms=('cuda',)) or a GPU), or launch the PTX by hand with "
+                    f"jax_pyptx.interpret.launch")
+            elif raw is not None and where in raw:
+                args.append(raw[where])
+            else:
+                raise SpecializationError(
+                    f"kernel {self.label!r}: raw parameter {where!r} has no value; raw_params "
+                    f"are given by keyword to kernel.interpret(..., {where}=...) or to a hand "
+                    f"launch (jax_pyptx.interpret.launch); JAX and PyTorch calls have none")
+        t0 = time.perf_counter()
+        launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
+               smem=t.dynamic_smem, sanitize=sanitize)
+        dt = time.perf_counter() - t0
+        with _stats_lock:
+            interpreter_stats["launches"] += 1
+            interpreter_stats["seconds"] += dt
+        return tuple(from_memory(o, lay) for o, lay in zip(outs, self._out_layouts))
