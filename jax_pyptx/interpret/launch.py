@@ -220,6 +220,8 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         for s in range(0, len(order), per_batch):
             ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
             ctx.run()
+            for check in ctx.at_exit:
+                check(ctx)
             if ctx.cp_pending:
                 from .ops_mem import cp_complete
                 from .machine import Group

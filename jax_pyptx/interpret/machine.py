@@ -66,6 +66,8 @@ class Context(SyncMixin):
         self.live_mask = lm
         self.regs = {}
         self.pinit = {}
+        self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
+        self.at_exit = []         # checks run when the batch has finished (ctx) -> None
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
@@ -97,6 +99,8 @@ class Context(SyncMixin):
 
     # ------------------------------------------------------------------ registers
     def read(self, key, g):
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, False)
         a = self.regs.get(key)
         if a is None:
             if self.sanitize:
@@ -110,6 +114,8 @@ class Context(SyncMixin):
         return a if g.full else a[g.idx]
 
     def write(self, key, g, v):
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, True)
         if g.full:
             self.regs[key] = v
             if self.pinit:
@@ -290,6 +296,8 @@ class Context(SyncMixin):
     # ------------------------------------------------------------------ warp synchrony
     def check_sync(self, d, sub: Group, g: Group):
         """True when every lane the instruction needs is in ``sub``; else park or report."""
+        if d.sync == "warpgroup":
+            return self._check_warpgroup(d, sub, g)
         if d.sync == "aligned":
             if sub.n == self.nlive:
                 return True
@@ -319,6 +327,24 @@ class Context(SyncMixin):
         per_warp = np.zeros(len(uw), np.uint64)
         np.bitwise_or.at(per_warp, pos, miss)
         return self._sync_missing(d, sub, g, uw, per_warp, "every lane of its membermask")
+
+    def _check_warpgroup(self, d, sub, g):
+        """``.sync.aligned`` warpgroup instructions (wgmma): every live thread of the four warps
+        of each warpgroup ``sub`` touches must be in ``sub``."""
+        if sub.n == self.nlive:
+            return True
+        uw, m = sub.warp_masks()
+        cta, wl = uw // self.W, uw % self.W
+        cand = (cta * self.W + (wl // 4) * 4)[:, None] + np.arange(4)      # warps of each group
+        cand = cand[((wl // 4) * 4)[:, None] + np.arange(4) < self.W]
+        need_w = np.unique(cand)
+        have = np.zeros(len(need_w), np.uint64)
+        pos = np.searchsorted(need_w, uw)
+        have[pos] = m
+        missing = self.live_mask[need_w] & ~have
+        if not missing.any():
+            return True
+        return self._sync_missing(d, sub, g, need_w, missing, "every thread of its warpgroup (.aligned)")
 
     def _sync_missing(self, d, sub, g, uw, missing, what):
         # lanes that are at this PC but predicated off can never join: report now
