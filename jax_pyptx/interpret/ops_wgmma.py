@@ -245,9 +245,3 @@ def _wait(prog, d, ins, scope, dec):
         st.regs.retire(ctx, g.idx, st.open[g.idx] - 1 - n)
     d.fn = wait
 
-
-@register("wgmma.mma_async.sp")
-def _mma_async_sp(prog, d, ins, scope, dec):
-    raise InterpreterError(
-        "wgmma.mma_async.sp (sparse A) is not supported by the interpreter: the ISA gives the "
-        "sparsity-metadata layouts only as figures; use the dense wgmma.mma_async")
