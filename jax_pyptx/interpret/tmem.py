@@ -32,7 +32,8 @@ class Allocation:
 
 def _where(d):
     loc = getattr(d.ins, "loc", None)
-    return f"{loc}: {d.text}" if loc is not None else f"{d.text} ({d.where()})"
+    text = d.text.rstrip(";")
+    return f"{loc}: {text}" if loc is not None else f"{text} ({d.where()})"
 
 
 class TensorMemory:
