@@ -12,6 +12,7 @@ from . import memory as M
 from .decode import Program
 from .dispatch import decode_program
 from .machine import Context
+from .mbarrier import check_balanced
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
@@ -222,6 +223,8 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
             ctx.run()
             for check in ctx.at_exit:
                 check(ctx)
+            if ctx.mbar:
+                check_balanced(ctx)
             if ctx.cp_pending:
                 from .ops_mem import cp_complete
                 from .machine import Group

@@ -28,6 +28,7 @@ from ..errors import (
 )
 from . import memory as M
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
+from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
@@ -89,7 +90,11 @@ class Context(SyncMixin):
         self.callstack = None
         self.cp_pending = []
         self.cp_committed = None
-        self.mbar = {}
+        self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
+        self.mbar_version = 0     # bumped on every mbarrier state change (starvation wake-ups)
+        self.mbar_timeout = None  # per slot: a parked try_wait's time limit expired
+        self.mbar_starved = None
+        self.async_proxy = None   # async_proxy.AsyncState once an async-proxy op ran
         self.cur = None           # Decoded being executed (for messages)
         self.cur_group = None
         self.max_steps = launch.max_steps
@@ -371,6 +376,8 @@ class Context(SyncMixin):
             if not runnable:
                 # groups waiting at a warp sync at the same PC may now be complete together
                 if self._merge_warp_waiters():
+                    continue
+                if wake_on_starvation(self):
                     continue
                 raise self.deadlock()
             self.tick += 1

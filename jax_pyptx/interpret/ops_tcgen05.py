@@ -321,19 +321,15 @@ def _commit(prog, d, ins, scope, dec):
     getmask = reader(prog, ins.operands[1], u16, scope) if len(ins.operands) > 1 else None
 
     def commit(ctx, g):
-        from .ops_sync import mbar_arrive
-        from .ops_mem import CLUSTER_BIT
-        addrs = getaddr(ctx, g)
+        from .mbarrier import arrive_threads, locate
+        ctas, offs = locate(ctx, g, getaddr(ctx, g), space)
         if getmask is None:
-            mbar_arrive(ctx, g, addrs, np.ones(g.n, np.int64), space=space)
+            arrive_threads(ctx, ctas, offs, np.ones(g.n, np.int64), g=g)
             return
         mask = np.broadcast_to(np.asarray(getmask(ctx, g)).astype(np.int64), (g.n,))
-        a = addrs - np.uint64(M.SHARED_WINDOW) if space == "generic" else addrs
-        a = a & np.uint64(0xFFFFFF)
+        first = ctas - ctx.cluster_rank_of_cta[ctas]
         for r in range(ctx.cluster_size):
             sel = (mask >> r) & 1 == 1
             if sel.any():
-                one = Group(g.idx[sel], g.pc, ctx.N)
-                target = np.uint64(CLUSTER_BIT) | (np.uint64(r) << np.uint64(24)) | a[sel]
-                mbar_arrive(ctx, one, target, np.ones(one.n, np.int64), space="shared")
+                arrive_threads(ctx, first[sel] + r, offs[sel], np.ones(int(sel.sum()), np.int64), g=g)
     d.fn = commit

@@ -15,9 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, UninitializedReadError
-from ..isa.fragments import (
-    TCGEN05_SWIZZLE_CODES, WGMMA_SWIZZLE_CODES, smem_matrix_offsets, swizzle_xor,
-)
+from ..isa.fragments import TCGEN05_SWIZZLE_CODES, WGMMA_SWIZZLE_CODES, smem_matrix_offsets
+from ..isa.swizzle import swizzle as _swizzle
 from . import fp
 
 
@@ -82,13 +81,9 @@ def offsets(major, swizzle, mn, k, elem_bits, lbo, sbo):
 
 
 def swizzle(addr, mode: str, base: int):
-    """Apply swizzle ``mode`` to absolute shared-memory byte addresses (int64 array)."""
-    lo, n, sh = swizzle_xor(mode)
-    if not n:
-        return addr
-    row = ((addr >> 7) - base) & 7                      # row of the 8-row pattern
-    x = (row >> (lo + sh - 7)) & ((1 << n) - 1)
-    return addr ^ (x << lo)
+    """Apply swizzle ``mode`` to absolute shared-memory byte addresses (int64 array)
+    (``isa.swizzle``)."""
+    return addr if mode == "none" else _swizzle(addr, mode, base)
 
 
 def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True):

@@ -140,15 +140,6 @@ WGMMA_SWIZZLE_CODES = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
 TCGEN05_SWIZZLE_CODES = {0: "none", 1: "128B_base32B", 2: "128B", 4: "64B", 6: "32B"}
 
 
-def swizzle_xor(swizzle: str) -> tuple:
-    """(low bit, number of bits, shift) of a swizzle mode: the byte address bits
-    [low, low+n) are XORed with the bits [low+shift, low+shift+n) (128B: bits 4-6 with 7-9,
-    64B: 4-5 with 7-8, 32B: 4 with 7; 128B with 32-byte atomicity: 5-6 with 8-9, the 128B
-    pattern on 32-byte units). ``none`` is (4, 0, 3)."""
-    return {"none": (4, 0, 3), "32B": (4, 1, 3), "64B": (4, 2, 3), "128B": (4, 3, 3),
-            "128B_base32B": (5, 2, 3)}[swizzle]
-
-
 @lru_cache(maxsize=256)
 def smem_matrix_offsets(major: str, swizzle: str, mn: int, k: int, elem_bits: int,
                         lbo: int, sbo: int) -> tuple:
