@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.nodes import Module
 from . import memory as M
+from .cluster import launch_shape
 from .decode import Program
 from .dispatch import decode_program
 from .machine import Context
@@ -77,10 +78,11 @@ class LaunchMemory:
 
 
 class LaunchState:
-    def __init__(self, grid, block, cluster, smem, mem, max_steps):
+    def __init__(self, grid, block, cluster, smem, mem, max_steps, explicit_cluster=False):
         self.grid, self.block, self.cluster, self.smem = grid, block, cluster, smem
         self.mem = mem
         self.max_steps = max_steps
+        self.explicit_cluster = explicit_cluster
         gx, gy, gz = grid
         cx, cy, cz = cluster
         self._ncx, self._ncy = gx // cx, gy // cy
@@ -132,7 +134,7 @@ def _scalar_bytes(value, p):
     return np.asarray(v, dtype=dt).tobytes()
 
 
-def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=(1, 1, 1),
+def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
            smem: int = 0, sanitize: bool = True, max_steps: int = 50_000_000, stats: dict | None = None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
@@ -150,12 +152,11 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     t0 = time.perf_counter()
     module = get_module(ptx_or_module)
     prog = get_program(module, entry)
-    grid, block, cluster = _dim3(grid, "grid"), _dim3(block, "block"), _dim3(cluster, "cluster")
+    grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
         raise InterpreterError(f"a CTA has at most 1024 threads, block={block} has {nthreads}")
-    if any(g % c for g, c in zip(grid, cluster)):
-        raise InterpreterError(f"grid {grid} is not a multiple of the cluster shape {cluster}")
+    cluster, explicit = launch_shape(cluster, grid, prog.entry.directives)
     smem = int(smem)
     if smem < 0:
         raise InterpreterError(f"smem must be >= 0, got {smem}")
@@ -211,7 +212,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
 
-    state = LaunchState(grid, block, cluster, smem, mem, max_steps)
+    state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit)
     order = state.cta_order()
     csize = cluster[0] * cluster[1] * cluster[2]
     slots_per_cta = -(-nthreads // 32) * 32

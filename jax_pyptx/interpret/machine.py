@@ -28,12 +28,13 @@ from ..errors import (
 )
 from . import memory as M
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
+from .cluster import ClusterMixin
 from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
 
-class Context(SyncMixin):
+class Context(SyncMixin, ClusterMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
@@ -101,6 +102,7 @@ class Context(SyncMixin):
         cx, cy, cz = launch.cluster
         self.cluster_size = cx * cy * cz
         self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
+        self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
 
     # ------------------------------------------------------------------ registers
     def read(self, key, g):
@@ -224,7 +226,7 @@ class Context(SyncMixin):
         if name == "%cluster_nctarank":
             return np.full(N, cx * cy * cz, u32)
         if name == "%is_explicit_cluster":
-            return np.full(N, L.cluster != (1, 1, 1), np.bool_)
+            return np.full(N, L.explicit_cluster, np.bool_)
         if name == "%dynamic_smem_size":
             return np.full(N, L.smem, u32)
         if name in ("%total_smem_size", "%aggr_smem_size"):
@@ -285,6 +287,8 @@ class Context(SyncMixin):
             for (c, b), st in list(self.bars.items()):
                 if st.arrived and st.expected is None and st.arrived >= self.live_count[c]:
                     self._complete_bar(c, b, st)
+        if self.cl_state is not None:
+            self._cluster_exit(g)
 
     # ------------------------------------------------------------------ calls
     def push_call(self, g: Group, ret_pc: int):

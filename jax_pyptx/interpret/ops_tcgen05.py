@@ -327,9 +327,12 @@ def _commit(prog, d, ins, scope, dec):
             arrive_threads(ctx, ctas, offs, np.ones(g.n, np.int64), g=g)
             return
         mask = np.broadcast_to(np.asarray(getmask(ctx, g)).astype(np.int64), (g.n,))
-        first = ctas - ctx.cluster_rank_of_cta[ctas]
-        for r in range(ctx.cluster_size):
-            sel = (mask >> r) & 1 == 1
-            if sel.any():
-                arrive_threads(ctx, first[sel] + r, offs[sel], np.ones(int(sel.sum()), np.int64), g=g)
+        for j in range(g.n):
+            try:
+                banks = ctx.masked_banks(int(ctx.slot_cta[g.idx[j]]), int(mask[j]))
+            except InterpreterError as e:
+                raise ctx.error(InterpreterError, f"tcgen05.commit: {e.message}", g, j) from None
+            if banks:
+                arrive_threads(ctx, np.array(banks), np.full(len(banks), offs[j]), np.ones(len(banks), np.int64),
+                               g=g, lane0=j)
     d.fn = commit
