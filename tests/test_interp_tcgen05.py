@@ -511,3 +511,69 @@ def test_shift_down_moves_31_rows_of_256_bits():
     want = np.arange(128)[:, None] * 1000 + np.arange(16)
     want[33:64, :8] = want[32:63, :8]
     np.testing.assert_array_equal(out, want)
+
+
+# ----------------------------------------------------------------------------- cta_group::2
+def pair_kernel(issue, dump=128):
+    """tc_kernel for a cluster of 2 with .cta_group::2: each CTA copies its own image
+    (img + ctaid*32768), a cluster barrier makes both ready, CTA rank 0's thread 0 issues and
+    commits with .multicast::cluster to both CTAs' mbarriers; each CTA dumps its own TMEM."""
+    ptx = tc_kernel(issue=issue, dump=dump).replace(".cta_group::1", ".cta_group::2")
+    ptx = ptx.replace("  ld.param.u64 %rd1, [img];\n",
+                      "  ld.param.u64 %rd1, [img];\n  mov.u32 %r13, %ctaid.x;\n  mul.wide.u32 %rd10, %r13, 32768;\n"
+                      "  add.u64 %rd1, %rd1, %rd10;\n")
+    ptx = ptx.replace("  setp.eq.u32 %p2, %r1, 0;\n",
+                      "  setp.eq.u32 %p2, %r1, 0;\n  mov.u32 %r14, %cluster_ctarank;\n  setp.eq.u32 %p4, %r14, 0;\n"
+                      "  and.pred %p5, %p2, %p4;\n")
+    ptx = ptx.replace("  bar.sync 0;\n  tcgen05.fence::after_thread_sync;\n  ld.shared.b32 %t, [tslot];",
+                      "  barrier.cluster.arrive.aligned;\n  barrier.cluster.wait.aligned;\n"
+                      "  tcgen05.fence::after_thread_sync;\n  ld.shared.b32 %t, [tslot];")
+    ptx = ptx.replace("  @!%p2 bra WAIT;", "  barrier.cluster.arrive.aligned;\n  barrier.cluster.wait.aligned;\n"
+                                            "  @!%p5 bra WAIT;")
+    ptx = ptx.replace("  tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [bar];",
+                      "  mov.u16 %h1, 3;\n  tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster"
+                      ".multicast::cluster.b64 [bar], %h1;")
+    ptx = ptx.replace("  ld.param.u64 %rd1, [out];\n", "  ld.param.u64 %rd1, [out];\n"
+                      f"  mul.wide.u32 %rd10, %r13, {128 * dump * 4};\n  add.u64 %rd1, %rd1, %rd10;\n")
+    ptx = ptx.replace("  .reg .pred %p<8>;", "  .reg .pred %p<8>; .reg .b16 %h1;")
+    ptx = ptx.replace("END:\n  ret;", "END:\n  barrier.cluster.arrive.aligned;\n  barrier.cluster.wait.aligned;\n  ret;")
+    return ptx
+
+
+@pytest.mark.parametrize("m", [128, 256])
+def test_mma_cta_group_2_pair(m):
+    """M=256: each CTA holds 128 rows of A and half of B's N columns and receives its 128
+    rows of D (all N columns, lane = row); M=128: 64 rows each, D in the "2x2" layout."""
+    rng = np.random.default_rng(30)
+    n = 64
+    A, B = rand(rng, (m, 16), "bf16"), rand(rng, (16, n), "bf16")
+    rows = m // 2
+    imgs = []
+    for c in range(2):
+        img = np.zeros(32768, np.uint8)
+        place(img, 0, A[c * rows:(c + 1) * rows], "bf16", "K", "none", (rows // 8) * 128, 128)
+        place(img, 16384, B.T[c * n // 2:(c + 1) * n // 2], "bf16", "K", "none", (n // 16) * 128, 128)
+        imgs.append(img)
+    issue = "  tcgen05.mma.cta_group::2.kind::f16 [%t], %x, %y, %z, 0;"
+    out = np.zeros((2, 128, 128), np.uint32)
+    launch(pair_kernel(issue), "k", [np.concatenate(imgs), out, np.uint64(tcgen05_desc(0, (rows // 8) * 128, 128)),
+                                     np.uint64(tcgen05_desc(16384, (n // 16) * 128, 128)),
+                                     np.uint32(idesc("f16", m, n, "f32", "bf16", "bf16")), np.zeros(4, np.uint32)],
+           grid=2, block=128, cluster=(2, 1, 1))
+    D = ref(A, B, "bf16")
+    for c in range(2):
+        v = out[c].view(np.float32).astype(np.float64)
+        if m == 256:
+            got = v[:, :n]
+        else:
+            got = np.concatenate([v[:64, :n // 2], v[64:, :n // 2]], axis=1)
+        np.testing.assert_allclose(got, D[c * rows:(c + 1) * rows], rtol=1e-6, atol=1e-5)
+
+
+def test_pair_instruction_outside_a_cluster_of_two():
+    issue = "  tcgen05.mma.cta_group::2.kind::f16 [%t], %x, %y, %z, 0;"
+    ptx = tc_kernel(issue=issue)
+    with pytest.raises(InterpreterError, match=r"<ptx>:\d+: a .cta_group::2 operation needs clusters of at least 2 "
+                                               r"CTAs \(the pair is ranks 2k, 2k\+1\); the cluster has 1: tcgen05.mma"):
+        run_tc(ptx, np.zeros(32768, np.uint8), tcgen05_desc(0, 128, 128), tcgen05_desc(16384, 128, 128),
+               idesc("f16", 128, 16, "f32", "f16", "f16"))

@@ -270,7 +270,7 @@ def _cp(prog, d, ins, scope, dec):
                 dst = [(q * 32 + np.arange(32), words[32 * (q // 2):32 * (q // 2) + 32]) for q in range(4)]
             else:
                 dst = [(lane0 + np.arange(nl), words)]
-            targets = [cta] if cg == 1 else _pair(ctx, cta)
+            targets = [cta] if cg == 1 else _pair(ctx, cta, g, j)
             for c in targets:
                 for lanes, w in dst:
                     tm.write(ctx, c, lanes[:, None], col0 + np.arange(ncol)[None, :], w, what,
@@ -278,14 +278,14 @@ def _cp(prog, d, ins, scope, dec):
     d.fn = cp
 
 
-def _pair(ctx, cta):
+def _pair(ctx, cta, g=None, lane=0):
     """The two CTAs (banks) of ``cta``'s pair (cluster ranks 2k, 2k+1)."""
     r = int(ctx.cluster_rank_of_cta[cta])
     first = cta - r
     even = first + (r & ~1)
-    if ctx.cluster_size < 2 or even + 1 >= ctx.nctas:
-        raise InterpreterError("a .cta_group::2 operation needs clusters of at least 2 CTAs "
-                               f"(the pair is ranks 2k, 2k+1); the cluster has {ctx.cluster_size}")
+    if ctx.cluster_size < 2 or even + 1 >= first + ctx.cluster_size:
+        raise ctx.error(InterpreterError, "a .cta_group::2 operation needs clusters of at least 2 CTAs "
+                        f"(the pair is ranks 2k, 2k+1); the cluster has {ctx.cluster_size}", g, lane)
     return [even, even + 1]
 
 
@@ -305,7 +305,7 @@ def _shift(prog, d, ins, scope, dec):
                 raise ctx.error(TensorMemoryError, f"{what}: the lane of the address ({int(lane0)}) must "
                                 f"be a multiple of 32", g, j)
             cols = col0 + np.arange(8)
-            for c in ([cta] if cg == 1 else _pair(ctx, cta)):
+            for c in ([cta] if cg == 1 else _pair(ctx, cta, g, j)):
                 src = tm.read(ctx, c, (lane0 + np.arange(31))[:, None], cols[None, :], what, g,
                               lambda _j, jj=j: jj)
                 tm.write(ctx, c, (lane0 + 1 + np.arange(31))[:, None], cols[None, :], src, what, g,

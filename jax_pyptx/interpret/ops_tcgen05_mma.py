@@ -269,7 +269,7 @@ def _mma(prog, d, ins, scope, dec):
 
     def _one(ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
         M, N, K = idesc.m, idesc.n, idesc.k
-        ctas = [cta] if cg == 1 else _pair(ctx, cta)
+        ctas = [cta] if cg == 1 else _pair(ctx, cta, g, j)
         rows = M // cg
         lane_of, col_of = _layout_arrays(M, N, cg, ws)
         d_lane0, d_col0 = split(daddr)
