@@ -29,12 +29,13 @@ from ..errors import (
 from . import memory as M
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
 from .cluster import ClusterMixin
+from .definedness import DefinednessMixin
 from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
 
-class Context(SyncMixin, ClusterMixin):
+class Context(SyncMixin, ClusterMixin, DefinednessMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
@@ -69,6 +70,7 @@ class Context(SyncMixin, ClusterMixin):
         self.regs = {}
         self.pinit = {}
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
+        self._init_definedness()
         self.at_exit = []         # checks run when the batch has finished (ctx) -> None
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
@@ -105,24 +107,34 @@ class Context(SyncMixin, ClusterMixin):
         self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
 
     # ------------------------------------------------------------------ registers
-    def read(self, key, g):
+    def read(self, key, g, nbytes=None):
+        """Register ``key`` for the threads of ``g`` (``nbytes``: only its low bytes are used)."""
         if self.rhooks and key in self.rhooks:
             self.rhooks[key](self, key, g, False)
         a = self.regs.get(key)
         if a is None:
             if self.sanitize:
-                self._uninit_reg(key, g, None)
+                if not self.lenient:
+                    self._uninit_reg(key, g, None)
+                self._lenient_read(key, g, None)
+                return np.zeros(g.n, self.prog.regs[key].sdt)
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
         if self.pinit and key in self.pinit:
             m = self.pinit[key]
             ok = m if g.full else m[g.idx]
             if not ok.all():
-                self._uninit_reg(key, g, ok)
+                if not self.lenient:
+                    self._uninit_reg(key, g, ok)
+                self._lenient_read(key, g, ok)
+        if self.undef and key in self.undef:
+            self._undef_read(key, g, nbytes)
         return a if g.full else a[g.idx]
 
     def write(self, key, g, v):
         if self.rhooks and key in self.rhooks:
             self.rhooks[key](self, key, g, True)
+        if self._taint_d is not None or self.undef:
+            self._undef_write(key, g)
         if g.full:
             self.regs[key] = v
             if self.pinit:
@@ -459,6 +471,8 @@ class Context(SyncMixin, ClusterMixin):
                     return [g]
                 d = code[pc]
                 self.cur = d
+                if self._taint_d is not None:
+                    self._taint_d = None
                 sub = g
                 gk = d.guard
                 p = None
