@@ -65,9 +65,9 @@ def _ld_state(ctx) -> AsyncWrites:
 # ----------------------------------------------------------------------------- alloc / dealloc
 @register("tcgen05.alloc")
 def _alloc(prog, d, ins, scope, dec):
-    getaddr, _ = address_getter(prog, ins.operands[0], scope)
+    getaddr, symspace = address_getter(prog, ins.operands[0], scope)
     gcols = reader(prog, ins.operands[1], u32, scope)
-    space = space_of(dec)[0]
+    space = "shared" if symspace == "shared" else space_of(dec)[0]
     d.sync = "aligned"
 
     def alloc(ctx, g):
@@ -316,8 +316,8 @@ def _shift(prog, d, ins, scope, dec):
 # ----------------------------------------------------------------------------- commit
 @register("tcgen05.commit")
 def _commit(prog, d, ins, scope, dec):
-    getaddr, _ = address_getter(prog, ins.operands[0], scope)
-    space = space_of(dec)[0]
+    getaddr, symspace = address_getter(prog, ins.operands[0], scope)
+    space = "shared" if symspace == "shared" else space_of(dec)[0]
     getmask = reader(prog, ins.operands[1], u16, scope) if len(ins.operands) > 1 else None
 
     def commit(ctx, g):
