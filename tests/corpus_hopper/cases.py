@@ -19,7 +19,9 @@ Plain data and NumPy only: importable with no Triton, nvcc or GPU. One :class:`C
     innermost dimension first, strides in bytes for dimensions 1.., enum fields as the integer
     values of ``cuda.h``; ``TENSOR_MAP_*`` below name them). ``array`` names the
     :class:`Array` whose buffer is the map's ``globalAddress``: one of ``buffers``, the arrays
-    the kernel reaches only through tensor maps (they are not params).
+    the kernel reaches only through tensor maps (they are not params). ``passing="global"``:
+    the param is instead a ``.u64`` pointer to the 128-byte map, which the host copied into
+    global memory (64-byte aligned) before the launch.
 
 * ``reference(arrays) -> {output name: expected}`` from the inputs of ``make_arrays``;
 * ``tolerance``: ``{output name: (rtol, atol)}`` for ``np.testing.assert_allclose`` on values
@@ -27,7 +29,8 @@ Plain data and NumPy only: importable with no Triton, nvcc or GPU. One :class:`C
 
 ``param_values(case, arrays, tensor_map)`` gives the launch's positional arguments: the arrays,
 NumPy scalars of the param types, zeroed scratch buffers and, for each :class:`TensorMap`,
-whatever ``tensor_map(spec, array)`` returns (the interpreter's helper for host tensor maps).
+whatever ``tensor_map(spec, array)`` returns (the interpreter's helper for host tensor maps:
+the by-value map, or for ``passing="global"`` a global buffer holding it).
 
 Tolerances follow the hardware's precision: fp16 / bf16 products are exact in fp32 and the
 tensor cores accumulate in fp32 (K <= 64 here: differences of order 1e-6 relative, allowed
@@ -94,7 +97,8 @@ class TensorMap:
     """A host-encoded CUtensorMap passed by value (``.param .align 64 .b8 name[128]``): the
     arguments of ``cuTensorMapEncodeTiled`` with ``array`` (an :class:`Array` param's name)
     as ``globalAddress``. Tuples are innermost dimension first; ``global_strides`` are the
-    byte strides of dimensions 1 .. rank-1."""
+    byte strides of dimensions 1 .. rank-1. ``passing``: ``"param"`` (by value) or
+    ``"global"`` (the param is a ``.u64`` pointer to the map in global memory)."""
 
     name: str
     array: str
@@ -107,6 +111,7 @@ class TensorMap:
     swizzle: int = TENSOR_MAP_SWIZZLE["NONE"]
     l2_promotion: int = TENSOR_MAP_L2_PROMOTION["NONE"]
     oob_fill: int = TENSOR_MAP_OOB_FILL["NONE"]
+    passing: str = "param"
 
     @property
     def rank(self) -> int:
@@ -302,12 +307,12 @@ def _swizzle_128b(tile: np.ndarray) -> np.ndarray:
     return out.view(tile.dtype)
 
 
-def _tma_tile(a):
+def _tma_tile(a, fill=0.0):
     x = a["x"]
     raw = np.zeros((6, 16 * 32), np.float32)
     for by in range(3):
         for bx in range(2):
-            box = np.zeros((16, 32), np.float32)             # OOB_FILL_NONE: zeros
+            box = np.full((16, 32), fill, np.float32)        # OOB_FILL_NONE: zeros; NAN_...: NaN
             part = x[16 * by:16 * by + 16, 32 * bx:32 * bx + 32]
             box[:part.shape[0], :part.shape[1]] = part
             raw[by * 2 + bx] = _swizzle_128b(box)
@@ -351,6 +356,19 @@ CASES += [
                "wait_group.read) of 32x16 fp32 boxes with 128B swizzle; the edge boxes stick "
                "out of the [40, 48] tensor: zero fill on load, clipped on store. raw[t] is box "
                "t = by * 2 + bx as it lay in shared memory"),
+    Case("tma_tile_gmem", "cuda/tma_tile.sm90a.ptx", "tma_tile_gmem", "sm_90a",
+         grid=(2, 3, 1), block=(128, 1, 1), source="cuda/tma_tile.cu",
+         params=(TensorMap("in_map", "x", _dt("FLOAT32"), (48, 40), (192,), (32, 16), (1, 1),
+                           swizzle=TENSOR_MAP_SWIZZLE["128B"],
+                           oob_fill=TENSOR_MAP_OOB_FILL["NAN_REQUEST_ZERO_FMA"], passing="global"),
+                 TensorMap("out_map", "y", _dt("FLOAT32"), (48, 40), (192,), (32, 16), (1, 1),
+                           swizzle=TENSOR_MAP_SWIZZLE["128B"], passing="global"),
+                 Array("raw", (6, 512), "float32", output=True)),
+         buffers=(Array("x", (40, 48), "float32", ("normal", 18, 1.0)),
+                  Array("y", (40, 48), "float32", output=True)),
+         reference=lambda a: _tma_tile(a, np.nan), tolerance={"y": (0, 0), "raw": (0, 0)},
+         notes="tma_tile with both maps in global memory (u64 params) and NaN out-of-bounds "
+               "fill on the load: raw holds NaN outside the tensor (compare with equal_nan)"),
     Case("cluster_multicast", "cuda/cluster_multicast.sm90a.ptx", "cluster_multicast", "sm_90a",
          grid=(4, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1), source="cuda/cluster_multicast.cu",
          params=(TensorMap("map", "x", _dt("FLOAT32"), (32, 64), (128,), (32, 16), (1, 1)),
