@@ -10,6 +10,7 @@ from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
 from . import memory as M
 from .decode import addr_parts
+from .async_proxy import on_generic_load, on_generic_store
 from .registry import register
 from .operands import SINT, UINT, items, np_dtype, reader, writer
 
@@ -71,6 +72,8 @@ def space_load(ctx, g, space, addrs, dt, count=1):
     if space == "shared":
         warps = _warps(ctx, g, addrs)
         banks, offs = _shared_banks(ctx, g, addrs)
+        if ctx.async_proxy is not None:
+            on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
         try:
             return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
         except M.MemoryFault as f:
@@ -94,6 +97,8 @@ def space_store(ctx, g, space, addrs, vals):
     if space == "shared":
         warps = _warps(ctx, g, addrs)
         banks, offs = _shared_banks(ctx, g, addrs)
+        if ctx.async_proxy is not None:
+            on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
         return ctx.shared.store(banks, offs, vals, warps=warps)
     if space in ("local", "plocal"):
         return ctx.local.store(g.idx, addrs, vals)
