@@ -259,7 +259,7 @@ def _cp(prog, d, ins, scope, dec):
             cta = int(ctx.slot_cta[slot])
             lane0, col0 = split(int(addrs[j]))
             desc = SM.decode_tcgen05(int(descs[j]), f"{what} source descriptor")
-            raw = SM.gather(ctx, [cta], [desc], "K", nl, 16 * chunks, 8, what, ctx.sanitize)[0]   # (nl, bytes)
+            raw = SM.gather(ctx, [cta], [desc], "K", nl, 16 * chunks, 8, what, ctx.sanitize, g, j)[0]   # (nl, bytes)
             words = np.ascontiguousarray(raw).view(np.uint32)                               # (nl, 4*chunks)
             ncol = words.shape[1]
             if multicast == ".warpx4":            # 32 rows to each of the four lane quarters

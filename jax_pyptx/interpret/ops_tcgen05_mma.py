@@ -137,17 +137,17 @@ def _unpack_padded(raw, t):
     return out.reshape(sh)
 
 
-def _operand(ctx, cta, desc, t, mn, k, major, kind, what):
+def _operand(ctx, cta, desc, t, mn, k, major, kind, what, g=None, lane=0):
     """(mn, k) float64 / int64 values of a shared-memory operand."""
     bits = _elem_bits(t)
     if kind in ("f8f6f4", "mxf8f6f4") and bits < 8:
         if major != "K":
             raise InterpreterError(f"{what}: MN-major .{t} operands of .kind::{kind} are not supported "
                                    f"by the interpreter")
-        raw = SM.gather(ctx, [cta], [desc], "K", mn, k, 8, what, ctx.sanitize)[0]
+        raw = SM.gather(ctx, [cta], [desc], "K", mn, k, 8, what, ctx.sanitize, g, lane)[0]
         raw = _unpack_padded(raw, t)
     else:
-        raw = SM.gather(ctx, [cta], [desc], major, mn, k, bits, what, ctx.sanitize)[0]
+        raw = SM.gather(ctx, [cta], [desc], major, mn, k, bits, what, ctx.sanitize, g, lane)[0]
     return SM.values(raw, t)
 
 
@@ -288,7 +288,7 @@ def _mma(prog, d, ins, scope, dec):
         kb = K
         # B: N/cg columns per CTA (N x K operand, K-major unless transposed)
         B = np.concatenate([_operand(ctx, c, bd, idesc.btype, N // cg, kb, "MN" if idesc.tb else "K",
-                                     kind, f"{what} (matrix B)") for c in ctas], axis=0)     # (N, K)
+                                     kind, f"{what} (matrix B)", g, j) for c in ctas], axis=0)     # (N, K)
         As = []
         for c in ctas:
             if a_tmem:
@@ -297,7 +297,7 @@ def _mma(prog, d, ins, scope, dec):
                                        f"{what} (matrix A in TMEM)", g, j))
             else:
                 As.append(_operand(ctx, c, ad, idesc.atype, rows, K, "MN" if idesc.ta else "K", kind,
-                                   f"{what} (matrix A)"))
+                                   f"{what} (matrix A)", g, j))
         if sf is not None:
             nsf = {".scale_vec::1X": 1, ".scale_vec::2X": 2, ".scale_vec::4X": 4}.get(sv)
             if sv in (None, ".block32"):

@@ -166,7 +166,7 @@ def _mma_async(prog, d, ins, scope, dec):
         W, banks = warpgroups(ctx, g)
         bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_b(ctx, g), W, "b-desc", g)]
         B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if tb else "K", N, K, abits,
-                                f"{name} (matrix B)", ctx.sanitize), bt)        # (W, N, K)
+                                f"{name} (matrix B)", ctx.sanitize, g), bt)        # (W, N, K)
         if a_regs:
             raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in get_a], axis=1)   # (n, 4)
             per = 32 // abits
@@ -179,7 +179,7 @@ def _mma_async(prog, d, ins, scope, dec):
         else:
             adesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_a(ctx, g), W, "a-desc", g)]
             A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, K, abits,
-                                    f"{name} (matrix A)", ctx.sanitize), at)     # (W, M, K)
+                                    f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, K)
         prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
         if sa * sb < 0:
             prod = -prod
