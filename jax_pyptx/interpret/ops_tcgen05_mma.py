@@ -24,6 +24,8 @@ Precision as wgmma: exact products, float64 sums, one rounding to the D type.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import InterpreterError, TensorMemoryError
@@ -167,6 +169,7 @@ def _a_from_tmem(ctx, tm, cta, lane0, col0, rows_lanes, k, t, what, g, j):
     return SM.values(el.reshape(len(rows_lanes), -1)[:, :k], t)
 
 
+@functools.lru_cache(maxsize=128)
 def _layout_arrays(m, n, cta_group, ws):
     lay = np.array(tcgen05_d_layout(m, n, cta_group, ws), np.int64)
     rows = m // cta_group
