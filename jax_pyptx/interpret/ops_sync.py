@@ -49,6 +49,7 @@ def _get(ctx, g, bank, off, lane=0):
 
 
 def _complete_phase(ctx, key, st):
+    ctx.sync_version += 1
     if ctx.shared.race is not None:
         ctx.shared.race.advance([key[0]])
     st.phase += 1
@@ -102,6 +103,7 @@ def _init(prog, d, ins, scope, dec):
         c = np.broadcast_to(np.asarray(gc(ctx, g)).astype(np.int64), (g.n,))
         for j in range(g.n):
             ctx.mbar[(int(banks[j]), int(offs[j]))] = MBar(int(c[j]))
+        ctx.sync_version += 1
         ctx.shared.mark_init(banks, offs, 8)
     d.fn = init
 
@@ -113,6 +115,7 @@ def _inval(prog, d, ins, scope, dec):
 
     def inval(ctx, g):
         banks, offs = _locate(ctx, g, getaddr(ctx, g), space)
+        ctx.sync_version += 1
         for j in range(g.n):
             ctx.mbar.pop((int(banks[j]), int(offs[j])), None)
     d.fn = inval
