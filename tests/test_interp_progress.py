@@ -128,8 +128,10 @@ WAIT:
     ret;
 }"""
     launch(prog, "k", [np.uint32(1)], block=64)
-    with pytest.raises(DeadlockError, match=r"spins in the loop from <ptx>:16 \(instruction #6 of k\) "
-                                            r"`mbarrier.test_wait.parity.shared.b64 %p2, \[bar\], 0;`"):
+    # a failed test_wait parks until the phase changes (mbarrier model): a deadlock at once
+    with pytest.raises(DeadlockError, match=r"at <ptx>:16 \(instruction #6 of k\) `mbarrier.test_wait.parity"
+                                            r".shared.b64 %p2, \[bar\], 0;` waits on mbarrier at shared 0x0 for "
+                                            r"phase parity 0 to complete \(current phase 0, 1 of 2 arrivals"):
         launch(prog, "k", [np.uint32(2)], block=64)
 
 

@@ -32,6 +32,7 @@ from . import memory as M
 from . import progress
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
 from .cluster import ClusterMixin
+from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
@@ -77,6 +78,7 @@ class Context(SyncMixin, ClusterMixin):
         if sanitize and self.shared.size:
             from .sanitizer import RaceTracker
             self.shared.race = RaceTracker(self.nctas, self.shared.stride)
+            self.shared.dirty = np.zeros_like(self.shared.init)     # async_proxy's fence rule
         self.warp_in_cta = (self.tid_lin // 32).astype(np.int64)
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
@@ -91,7 +93,11 @@ class Context(SyncMixin, ClusterMixin):
         self.callstack = None
         self.cp_pending = []
         self.cp_committed = None
-        self.mbar = {}
+        self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
+        self.mbar_version = 0     # bumped on every mbarrier state change (starvation wake-ups)
+        self.mbar_timeout = None  # per slot: a parked try_wait's time limit expired
+        self.mbar_starved = None
+        self.async_proxy = None   # async_proxy.AsyncState once an async-proxy op ran
         self.cur = None           # Decoded being executed (for messages)
         self.cur_group = None
         self.max_steps = launch.max_steps
@@ -100,7 +106,6 @@ class Context(SyncMixin, ClusterMixin):
         self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
         self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
         # no-progress detection and limits (progress)
-        self.sync_version = 0     # mbarrier phase changes (progress.epoch)
         self.spin_samples = {}
         self.spinning = False     # some group has Group.spin set
         self.backs = progress.CHECK_EVERY
@@ -358,6 +363,8 @@ class Context(SyncMixin, ClusterMixin):
             if not runnable:
                 # groups waiting at a warp sync at the same PC may now be complete together
                 if self._merge_warp_waiters():
+                    continue
+                if wake_on_starvation(self):
                     continue
                 raise self.deadlock()
             self.tick += 1

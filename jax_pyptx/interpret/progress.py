@@ -10,7 +10,7 @@ warp parked) never comes; without this it runs until the instruction limit. Ever
   branch in it stays in it. Stores, atomics, barriers, arrivals, calls and exits make a loop
   impure: it is never reported;
 * the sample is the group's threads, the registers the loop writes, and the memory version
-  (``memory`` spaces count their writes, ``Context.sync_version`` the mbarrier phase changes).
+  (``memory`` spaces count their writes, ``Context.mbar_version`` the mbarrier changes).
   Two samples of one loop with the same threads, the same registers and no memory change
   between them mean the loop went round and came back to the same state: with memory
   unchanged it will do so forever (registers that read ``%clock`` or a counter differ between
@@ -110,7 +110,7 @@ class _Sample:
 
 def epoch(ctx) -> int:
     """A number that changes whenever memory or an mbarrier phase may have changed."""
-    return ctx.mem.gspace.version + ctx.shared.version + ctx.local.version + ctx.sync_version
+    return ctx.mem.gspace.version + ctx.shared.version + ctx.local.version + ctx.mbar_version
 
 
 def _snapshot(ctx, g, keys):
@@ -178,8 +178,7 @@ def _report(ctx, g, head, tail, s):
             lines.append(f"  CTA {ctx._cta_str(c)} warp {int(w) % ctx.W} lanes {_lanes(int(mm))}: spins in the "
                          f"loop from {dh.where_line()} `{dh.text}` to {dt.where_line()} `{dt.text}`")
     for h in sorted((h for h in ctx.groups if h.wait is not None), key=lambda x: (int(x.idx[0]), x.pc)):
-        pc = h.wait[3] if h.wait[0] == "bar" else h.pc
-        d = code[min(pc, len(code) - 1)]
+        d = code[min(_wait_pc(h), len(code) - 1)]
         uw, m = h.warp_masks()
         for w, mm in zip(uw, m):
             c = int(w) * 32 // ctx.S
@@ -193,6 +192,18 @@ def _report(ctx, g, head, tail, s):
              f"a flag or mbarrier that is never set?)")
     loc = getattr(code[tail].ins, "loc", None)
     return DeadlockError(title + "\n" + "\n".join(lines), loc=loc)
+
+
+def _wait_pc(h) -> int:
+    """The instruction a parked group waits at (as the deadlock report names it)."""
+    w = h.wait
+    if w is None:
+        return h.pc
+    if w[0] == "bar":
+        return w[3]
+    if w[0] == "mbar":
+        return w[5]
+    return h.pc
 
 
 # ----------------------------------------------------------------------------- limits
@@ -229,7 +240,7 @@ def _limit_error(ctx, what, hint):
     if ctx.cur_group is not None and ctx.cur_group not in groups:
         groups.append(ctx.cur_group)
     for h in sorted(groups, key=lambda x: (int(x.idx[0]), x.pc)):
-        pc = h.wait[3] if h.wait is not None and h.wait[0] == "bar" else h.pc
+        pc = _wait_pc(h)
         if h is ctx.cur_group and d is not None:
             pc = d.pc                   # the running group: where it is now
         dd = code[min(pc, len(code) - 1)]

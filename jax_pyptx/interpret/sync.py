@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import DeadlockError, DivergenceError
 from .group import Group
+from .mbarrier import describe as describe_mbarrier_wait
 
 
 class BarState:
@@ -121,6 +122,8 @@ class SyncMixin:
         lines = []
         for g in sorted(self.groups, key=lambda h: (h.idx[0], h.pc)):
             pc = g.wait[3] if g.wait and g.wait[0] == "bar" else g.pc
+            if g.wait and g.wait[0] == "mbar":
+                pc = g.wait[5]
             d = self.code[min(pc, len(self.code) - 1)]
             uw, m = g.warp_masks()
             for w, mm in zip(uw, m):
@@ -167,13 +170,7 @@ class SyncMixin:
             rest = "; ".join(where) or "they never arrive"
             return f"waits for lanes {_lanes(miss)} of its warp ({rest})"
         if kind == "mbar":
-            _, c2, addr, parity = g.wait
-            st = self.mbar.get((c2, addr))
-            if st is None:
-                return f"waits on mbarrier at shared {addr:#x} (never initialized)"
-            return (f"waits on mbarrier at shared {addr:#x} for phase parity {parity} "
-                    f"(current phase {st.phase}, {st.pending} of {st.count} arrivals pending, "
-                    f"tx-count {st.tx})")
+            return describe_mbarrier_wait(self, g)
         if kind == "cluster":
             return self._cluster_waits_on(g.wait[1])
         return f"waits ({kind})"
