@@ -9,7 +9,6 @@ import os
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import NotSupportedError
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.tensormap import tensor_map
 
@@ -35,13 +34,8 @@ def test_corpus_case_matches_numpy(name):
     case = next(c for c in C.CASES if c.name == name)
     arrays = C.make_arrays(case)
     args = C.param_values(case, arrays, host_tensor_map)
-    try:
-        launch(_ptx(case.ptx), case.entry, args, grid=case.grid, block=case.block, cluster=case.cluster,
-               smem=case.smem)
-    except NotSupportedError as e:          # a copy family another part of the interpreter owns
-        if ".multicast::cluster copies" in str(e):
-            pytest.skip(f"{name}: {e.message}")
-        raise
+    launch(_ptx(case.ptx), case.entry, args, grid=case.grid, block=case.block, cluster=case.cluster,
+           smem=case.smem)
     ref = case.reference(arrays)
     assert ref
     for out, want in ref.items():
