@@ -94,6 +94,7 @@ def test_tmem_used_after_dealloc():
         f"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %t, 256 (allocated by <ptx>:{alloc}: @%p1 "
         f"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tslot], 256): "
         f"tcgen05.st.sync.aligned.32x32b.x1.b32 [%r7], {{%d0}}; by thread (0,0,0) of CTA (0,0,0)")
+    run_tc(tc_kernel(pre=ZERO_ALL, ncols=256, dump=32), dump=32)      # without the late store: clean
 
 
 def test_access_outside_the_allocation():
