@@ -150,7 +150,7 @@ def test_vmap_puts_the_batch_on_the_grid():
 
 
 @pytest.mark.skipif(jax.device_count() < 8, reason="needs 8 host devices")
-def test_sharded_jit_splits_rows_without_all_gather():
+def test_sharded_jit_splits_independent_dims_without_all_gather():
     mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
     k = build_softmax(128, f32)
     x = _rand((64, 128), np.float32) * 3
@@ -159,6 +159,14 @@ def test_sharded_jit_splits_rows_without_all_gather():
     assert "all-gather" not in hlo and "f32[8,128]{1,0} custom-call(" in hlo
     out = jax.jit(k)(xs)
     np.testing.assert_allclose(np.asarray(out), softmax_ref(x), rtol=1e-5, atol=1e-6)
+    # the GEMM's N is independent too: B's columns split, each device computes its C columns
+    a, b = _rand((256, 64), BF), _rand((64, 512), BF, 1)
+    bs = jax.device_put(jnp.asarray(b), NamedSharding(mesh, P(None, "d")))
+    hlo = jax.jit(GEMM).lower(jnp.asarray(a), bs).compile().as_text()
+    assert "all-gather" not in hlo and "f32[256,64]{1,0} custom-call(" in hlo
+    c = jax.jit(GEMM)(jnp.asarray(a), bs)
+    assert c.sharding.spec == P(None, "d")
+    np.testing.assert_array_equal(np.asarray(c), GEMM.interpret(a, b))
 
 
 def test_layer_norm_ragged_columns_do_not_bias_the_variance():
