@@ -87,11 +87,20 @@ def test_jax_jit_on_cpu_runs_the_interpreter(entry):
 def test_cuda_lowering_carries_ptx_and_launch(entry):
     import jax
 
+    from jax_pyptx import Tile
+
     k = entry.kernel()
-    # the representative shape, without allocating it
+    # the representative shape, without allocating it; runtime scalars are numbers known at
+    # the call (passed by value: the plain trace)
     t = k.trace(**entry.shape)
-    specs = [jax.ShapeDtypeStruct(s.shape, s.dtype.np_dtype) for s in t.inputs]
-    text = jax.jit(k).trace(*specs).lower(lowering_platforms=("cuda",)).as_text()
+    tensors = [jax.ShapeDtypeStruct(x.shape, x.dtype.np_dtype) for x in t.inputs]
+
+    def call(*ts):
+        it = iter(ts)
+        return k(*[next(it) if isinstance(s, Tile) else s.np_dtype.type(1)
+                   for s in k.in_specs])
+
+    text = jax.jit(call).trace(*tensors).lower(lowering_platforms=("cuda",)).as_text()
     m = re.search(r"stablehlo\.custom_call @jax_pyptx_launch\((.*?)\) \{(.*?)\} : ", text)
     assert m, text[:2000]
     attrs = m.group(2)
@@ -123,6 +132,7 @@ def test_torch_op_runs_it(entry):
     want = k.interpret(*inputs)
 
     def tensor(a):
+        a = np.asarray(a)                      # runtime scalars: 0-d tensors
         if a.dtype.name == "bfloat16":
             return torch.from_numpy(a.view(np.uint16).astype(np.int16)).view(torch.bfloat16)
         return torch.from_numpy(a)
