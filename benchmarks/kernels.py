@@ -139,7 +139,7 @@ def main(argv=None) -> int:
     print("Roofline at the representative shapes (jax_pyptx.perf.roofline)\n")
     print(roofline_table(lib, devices))
     if not args.no_interpreter:
-        print("Interpreter checks on this machine\n")
+        print("\nInterpreter checks on this machine\n")
         print(interpreter_table(lib))
     gpus = gpu_devices()
     if gpus:
