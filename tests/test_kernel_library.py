@@ -208,3 +208,24 @@ def test_example_pages_have_current_figures(page):
     assert kernels_doc.with_figures(text, kernels_doc.page_figures(page)) == text
     with pytest.raises(ValueError, match="no <!-- figures --> ... <!-- /figures --> block"):
         kernels_doc.with_figures("# no figures", "")
+
+
+@pytest.mark.parametrize("ptx_file,arch,names", [
+    ("cuda/wgmma_bf16.sm90a.ptx", "sm_90a", ("wgmma",)),
+    ("cuda/tma_load_2d.sm90a.ptx", "sm_90a", ("tma.load",)),
+    ("cuda/tma_store_reduce.sm90a.ptx", "sm_90a", ("tma.store",)),
+    ("cuda/tcgen05_mma.sm100a.ptx", "sm_100a",
+     ("tcgen05.mma.f16", "tcgen05.ld", "tcgen05.commit", "tcgen05.alloc", "tma.load")),
+    ("cuda/tcgen05_variants.sm100a.ptx", "sm_100a",
+     ("tcgen05.mma.f8f6f4", "tcgen05.mma.i8", "tcgen05.cp")),
+    ("triton/matmul_f16_sm100.ptx", "sm_100a", ("tcgen05.st",)),
+])
+def test_sass_names_of_the_hopper_and_blackwell_patterns(ptx_file, arch, names):
+    """The SASS names ``proof.SASS`` gives the later families' patterns, found in what ptxas
+    makes of real nvcc / Triton PTX (the corpus)."""
+    from jax_pyptx.toolchain import disassemble
+
+    with open(os.path.join(ROOT, "tests", "corpus", *ptx_file.split("/"))) as f:
+        ops = proof.mnemonics(disassemble(f.read(), arch))
+    for n in names:
+        assert proof.count_prefix(ops, proof.SASS[n]) > 0, (n, proof.SASS[n])
