@@ -34,3 +34,21 @@ def test_tma_tcgen05_tile(n, k):
     args, kw = tcgen05_tile_args(A, Bt, C)
     launch(tcgen05_tile(n, k), "tcgen05_tile", args, **kw)
     np.testing.assert_allclose(C, A.astype(np.float64) @ Bt.astype(np.float64).T, rtol=1e-5, atol=1e-4)
+
+
+def test_stats_count_wgmma_and_tcgen05_flops():
+    """The roofline's counters see the tensor-core work: 2*M*N*K per GEMM."""
+    from jax_pyptx.interpret import Stats
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((128, 128)).astype(ml_dtypes.bfloat16)
+    Bt = rng.standard_normal((256, 128)).astype(ml_dtypes.bfloat16)
+    st = Stats()
+    args, kw = hopper_gemm_args(A, Bt, np.zeros((128, 256), np.float32), 64)
+    launch(hopper_gemm(64, 3), "hopper_gemm", args, stats=st, **kw)
+    assert st.flops == {("wgmma.mma_async", "bf16"): 2 * 128 * 256 * 128}
+    st = Stats()
+    args, kw = tcgen05_tile_args(np.ascontiguousarray(A[:, :64]), np.ascontiguousarray(Bt[:, :64]),
+                                 np.zeros((128, 256), np.float32))
+    launch(tcgen05_tile(256, 64), "tcgen05_tile", args, stats=st, **kw)
+    assert st.flops == {("tcgen05.mma", "bf16"): 2 * 128 * 256 * 64}

@@ -28,7 +28,9 @@ Modules:
   swizzled canonical operand layouts), ``asyncregs`` (registers owned by an asynchronous
   instruction until its wait), ``definedness`` (byte-level definedness for LLVM ``undef``
   halves);
-* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``).
+* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``);
+* ``stats``: ``Stats``, opt-in counters of global-memory bytes and tensor-core FLOPs
+  (``launch(..., stats=Stats())``; how handlers count their own ops is in its docstring).
 
 The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
 shared memory, shared-memory races between warps with no barrier between them, divergent
@@ -39,5 +41,6 @@ out-of-bounds and misaligned accesses are always errors. Every report is an ``In
 thread and CTA, and the user's source line when the instruction carries one.
 """
 from .launch import launch  # noqa: F401
+from .stats import BufferStats, Stats  # noqa: F401
 
-__all__ = ["launch"]
+__all__ = ["launch", "Stats", "BufferStats"]

@@ -272,6 +272,8 @@ def _mma(prog, d, ins, scope, dec):
 
     def _one(ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
         M, N, K = idesc.m, idesc.n, idesc.k
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
+            ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
         ctas = [cta] if cg == 1 else _pair(ctx, cta, g, j)
         rows = M // cg
         lane_of, col_of = _layout_arrays(M, N, cg, ws)

@@ -181,6 +181,8 @@ def _mma_async(prog, d, ins, scope, dec):
             A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, K, abits,
                                     f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, K)
         prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
+            ctx.stats.add_flops("wgmma.mma_async", at, 2 * M * N * K * W)
         if sa * sb < 0:
             prod = -prod
         scale = np.asarray(get_scale(ctx, g))
