@@ -180,13 +180,12 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None):
 
 
 def track_inflight(ctx, flat_bytes, d, cta, off):
-    """The bytes ``flat_bytes`` (distinct flat byte indices of ``ctx.shared``) of an asynchronous copy tracked by the mbarrier ``(cta, off)``
-    are in flight until that mbarrier's current phase completes."""
+    """The bytes ``flat_bytes`` (distinct flat byte indices of ``ctx.shared``) of an asynchronous
+    copy tracked by the mbarrier ``(cta, off)`` are in flight until the phase its bytes are
+    counted in completes: returns the callback to run then (``mbarrier.defer_complete_tx``
+    attaches it), or None when the sanitizer is off."""
     if not ctx.sanitize or not len(flat_bytes):
-        return
-    mb = ctx.mbar.get((int(cta), int(off)))
-    if mb is None:
-        return
+        return None
     st = state(ctx)
     rec = _Write(np.asarray(flat_bytes, np.int64), d, int(cta), int(off))
     st.inflight[rec.flat] += 1          # distinct bytes: a copy writes each byte once
@@ -200,7 +199,7 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
             s.inflight[rec.flat] -= 1
             s.n_inflight -= 1
             s.writes = [w for w in s.writes if w.live]
-    mb.on_complete.append(landed)
+    return landed
 
 
 def begin_bulk_read(ctx, g, flat_bytes, d):

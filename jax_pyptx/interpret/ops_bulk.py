@@ -6,8 +6,9 @@ tensormap.replace, tensormap.cp_fenceproxy and the proxy fences. Prefetches are 
 ISA table marks them).
 
 An asynchronous copy is performed when it is issued (see ``async_proxy`` for the ordering the
-sanitizer checks): a load writes its destination and completes its bytes on the mbarrier at once
-(the phase may complete then), a store reads its source and writes global memory at once.
+sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
+when a thread next waits on it (``mbarrier.defer_complete_tx``), a store reads its source and
+writes global memory at once.
 ``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook.
 """
 from __future__ import annotations
@@ -162,8 +163,8 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d):
     for c in ctas:
         base = int(c) * sh.stride + phys
         AP.write_shared_async(ctx, gj, c, base // es, vals, warps=warp if int(c) == own else None)
-        AP.track_inflight(ctx, (base[:, None] + np.arange(es)).reshape(-1), d, c, mbar_off)
-        MB.mbarrier_complete_tx(ctx, c, mbar_off, box.nbytes, gj)
+        landed = AP.track_inflight(ctx, (base[:, None] + np.arange(es)).reshape(-1), d, c, mbar_off)
+        MB.defer_complete_tx(ctx, c, mbar_off, box.nbytes, landed, gj)
 
 
 def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
@@ -300,8 +301,8 @@ def _deliver_bytes(ctx, gj, ctas, off, data, moff, d, op=None, tname=None):
         vals = data if op is None else T.reduce_bits(op, tname, sh.view(data.dtype)[elems], data)
         AP.write_shared_async(ctx, gj, c, elems, vals,
                               warps=ctx.warp_in_cta[gj.idx[:1]] if int(c) == own else None)
-        AP.track_inflight(ctx, start + np.arange(nbytes, dtype=np.int64), d, c, moff)
-        MB.mbarrier_complete_tx(ctx, c, moff, nbytes, gj)
+        landed = AP.track_inflight(ctx, start + np.arange(nbytes, dtype=np.int64), d, c, moff)
+        MB.defer_complete_tx(ctx, c, moff, nbytes, landed, gj)
 
 
 @register("cp.reduce.async.bulk")

@@ -248,9 +248,13 @@ def problems(f: TensorMapFields) -> list:
     return out
 
 
-def describe(f: TensorMapFields) -> str:
-    return (f"{f.type_name} rank {f.rank} at {f.address:#x}, dims {f.dims}, byte strides "
-            f"{f.strides}, box {f.box}, element strides {f.element_strides}")
+def describe(f: TensorMapFields, address: bool = True) -> str:
+    """``f32 rank 2 at 0x7f0000000000, dims (64, 16), ...`` for messages."""
+    at = f" at {f.address:#x}" if address else ""
+    shape = (f"box {f.box}" if f.mode == 0 else
+             f"im2col corners {f.lower} / {f.upper}, {f.channels} channels x {f.pixels} pixels")
+    return (f"{f.type_name} rank {f.rank}{at}, dims {f.dims}, byte strides {f.strides}, {shape}, "
+            f"element strides {f.element_strides}")
 
 
 # ----------------------------------------------------------------------------- swizzle
@@ -291,10 +295,15 @@ class TensorMap:
     def encode(self, base_address: int) -> bytes:
         """The 128 bytes of this map when ``array`` lives at ``base_address``."""
         from dataclasses import replace
-        return encode(replace(self.fields, address=int(base_address) + self.offset))
+        f = replace(self.fields, address=int(base_address) + self.offset)
+        align = 32 if f.interleave == 2 else 16
+        if f.address % align:
+            raise InterpreterError(f"tensor_map: the tensor's device address {f.address:#x} is not "
+                                   f"{align}-byte aligned (a view starting inside an element row?)")
+        return encode(f)
 
     def __repr__(self):
-        return f"TensorMap({describe(self.fields)})"
+        return f"TensorMap({describe(self.fields, False)})"
 
 
 def _enum(name, value, names, allowed):
@@ -415,15 +424,14 @@ def tensor_map(array, box=None, *, dtype=None, dims=None, strides=None, element_
     f = TensorMapFields(address=0, rank=rank, elemtype=code, dims=dims, strides=(es,) + strides,
                         element_strides=estr, interleave=il, swizzle=mode_sw, atomicity=atom,
                         fill=fill, l2_promotion=l2, **kw)
-    base = array.__array_interface__["data"][0]
-    if (base + int(offset)) % (32 if il == 2 else 16):
-        raise InterpreterError(f"tensor_map: the tensor's start (array data + offset {offset}) is not "
-                               f"{32 if il == 2 else 16}-byte aligned")
     bad = [p for p in problems(f) if "global_address" not in p]
     if bad:
-        raise InterpreterError(f"tensor_map: invalid tensor map ({describe(f)}): " + "; ".join(bad))
+        raise InterpreterError(f"tensor_map: invalid tensor map ({describe(f, False)}): " + "; ".join(bad))
+    if int(offset) % (32 if il == 2 else 16):
+        raise InterpreterError(f"tensor_map: the tensor's start (offset {offset} into the array) is not "
+                               f"{32 if il == 2 else 16}-byte aligned")
     span = int(offset) + sum((d - 1) * s for d, s in zip(dims, (es,) + strides)) + es
     if span > array.nbytes:
-        raise InterpreterError(f"tensor_map: the tensor ({describe(f)}) spans {span} bytes from "
+        raise InterpreterError(f"tensor_map: the tensor ({describe(f, False)}) spans {span} bytes from "
                                f"offset {offset}, but the array has {array.nbytes}")
     return TensorMap(array, int(offset), f)
