@@ -38,9 +38,9 @@ All zeros is the state ``tensormap.replace`` starts from in code that builds a m
 that uses such a map reports which field is invalid.
 
 Swizzle (``swizzle``): the TMA writes element bytes at shared address ``a`` to ``swizzle(a)``,
-a function of the address bits (PTX ISA "Tensor-map swizzling"; DESIGN.md "Facts"): 32B mode
-XORs bit 4 with bit 7, 64B bits [4:5] with [7:8], 128B bits [4:6] with [7:9] (16-byte chunks
-within a 1024-byte atom). The 128B modes with larger atoms (sm_100) swap 32-byte chunks (bits
+a function of the address bits (PTX ISA "Tensor-map swizzling"; DESIGN.md "Facts";
+``isa.swizzle``): 32B mode XORs bit 4 with bit 7, 64B bits [4:5] with [7:8], 128B bits [4:6]
+with [7:9] (16-byte chunks within a 1024-byte atom). The 128B modes with larger atoms (sm_100) swap 32-byte chunks (bits
 [5:6] with [7:8]) or 64-byte chunks (bit 6 with bit 7); the "32B + 8B flip" atomicity also swaps
 the 8-byte halves of each 16-byte chunk on alternate 128-byte rows (bit 3 with bit 7).
 """
@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InterpreterError
+from ..isa.swizzle import swizzle as _isa_swizzle
 
 SIZE = 128
 
@@ -259,16 +260,15 @@ def describe(f: TensorMapFields, address: bool = True) -> str:
 
 # ----------------------------------------------------------------------------- swizzle
 def swizzle(addr, mode: int, atomicity: int = 0):
-    """Shared byte addresses (an int array) after the swizzle ``mode`` / ``atomicity``."""
+    """Shared byte addresses (an int array) after the tensor map's swizzle ``mode`` (0..3) and
+    ``atomicity`` (0..3): the 16-byte-chunk modes are ``isa.swizzle``'s; the larger atoms of the
+    128B mode swap 32-byte chunks (bits [5:6] ^= [7:8]; atomicity 2 also bit 3 ^= bit 7) or
+    64-byte chunks (bit 6 ^= bit 7)."""
     a = np.asarray(addr, np.int64)
     if mode == 0:
         return a
-    if mode == 1:
-        return a ^ ((a >> 3) & 0x10)
-    if mode == 2:
-        return a ^ ((a >> 3) & 0x30)
-    if atomicity == 0:
-        return a ^ ((a >> 3) & 0x70)
+    if mode != 3 or atomicity == 0:
+        return _isa_swizzle(a, {1: "32B", 2: "64B", 3: "128B"}[mode])
     if atomicity in (1, 2):
         b = a ^ ((a >> 2) & 0x60)
         return b ^ ((a >> 4) & 0x08) if atomicity == 2 else b
