@@ -214,6 +214,7 @@ REPLACE = HDR + """
     @%p2 tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%r2], 0;
     @%p2 tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%r2], 3;
     @%p2 tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%r2], 1;
+    @%p2 tensormap.replace.tile.swizzle_atomicity.shared::cta.b1024.b32 [%r2], 0;
     @%p1 tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd2], [%r2], 128;
     @%p2 fence.proxy.tensormap::generic.acquire.gpu [%rd2], 128;
     @%p2 mbarrier.init.shared::cta.b64 [%r4], 1;
@@ -337,3 +338,41 @@ def test_check_async_read_for_wgmma_and_tcgen05():
     AP.check_async_read(ctx, 0, 128, 64, "wgmma.mma_async operand B", g)     # never written: clean
     AP.fence_async(ctx, [0])
     AP.check_async_read(ctx, 0, np.array([0, 64]), 64, "wgmma.mma_async operand A", g)
+
+
+RED = HDR + """
+.visible .entry k(.param .u64 a, .param .u64 b)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .b32 %v<4>;
+    .shared .align 128 .b8 buf[64];
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [b];
+    mov.u32 %r3, buf;
+    mov.u32 %v0, 5;
+    mov.u32 %v1, 0;
+    mov.u32 %v2, 9;
+    mov.u32 %v3, 3;
+    st.shared.v4.u32 [%r3], {%v0, %v1, %v2, %v3};
+    mov.b32 %v0, 0x3C003800;          // f16 pair (0.5, 1.0)
+    mov.b32 %v1, 0x7BFF0001;          // (smallest subnormal, 65504)
+    st.shared.v2.b32 [%r3+16], {%v0, %v1};
+    mov.u32 %v0, 0;
+    st.shared.v2.b32 [%r3+24], {%v0, %v0};
+    fence.proxy.async.shared::cta;
+    cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32 [%rd1], [%r3], 16;
+    cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd2], [%r3+16], 16;
+    cp.async.bulk.commit_group;
+    cp.async.bulk.wait_group 0;
+    ret;
+}
+"""
+
+
+def test_bulk_reductions_inc_and_f16_add():
+    ptxas_ok(RED)
+    a = np.array([4, 7, 9, 0], np.uint32)          # inc: old >= b ? 0 : old + 1
+    b = np.array([1.0, 0.25, 2.0 ** -24, 32.0, 0, 0, 0, 0], np.float16)
+    launch(RED, "k", [a, b], block=1)
+    np.testing.assert_array_equal(a, [5, 0, 0, 1])
+    # 1 + 0.5, 0.25 + 1, 2^-24 + 2^-24 (subnormals kept: .noftz), 32 + 65504 -> inf (RN overflow)
+    np.testing.assert_array_equal(b, np.array([1.5, 1.25, 2.0 ** -23, np.inf, 0, 0, 0, 0], np.float16))

@@ -279,12 +279,12 @@ def test_im2col_load_gathers_pixels_with_the_filter_offset():
 
 
 # ----------------------------------------------------------------------------- stores / reductions
-def store_kernel(rank, red=None):
+def store_kernel(rank, red=None, mode="tile"):
     cs = ", ".join(f"%r{10 + i}" for i in range(rank))
     cparams = "".join(f", .param .s32 c{i}" for i in range(rank))
     cload = "".join(f"    ld.param.u32 %r{10 + i}, [c{i}];\n" for i in range(rank))
     op = (f"cp.reduce.async.bulk.tensor.{rank}d.global.shared::cta.{red}.tile.bulk_group" if red else
-          f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group")
+          f"cp.async.bulk.tensor.{rank}d.global.shared::cta.{mode}.bulk_group")
     return HDR + f"""
 .visible .entry k(.param .align 64 .b8 tm[128], .param .u64 src, .param .u32 nwords{cparams})
 {{
@@ -322,8 +322,8 @@ DONE:
 """
 
 
-def tma_store(tm, src_words, coords, red=None):
-    text = store_kernel(tm.fields.rank, red)
+def tma_store(tm, src_words, coords, red=None, mode="tile"):
+    text = store_kernel(tm.fields.rank, red, mode)
     if text not in _CHECKED:
         ptxas_ok(text)
         _CHECKED.add(text)
@@ -341,6 +341,18 @@ def test_store_writes_only_in_bound_elements_through_the_swizzle():
     tma_store(tm, smem, (0, 8))
     np.testing.assert_array_equal(Y[8:10], box[0:2])                 # rows 10, 11 are OOB: dropped
     assert (Y[:8] == -1).all()
+
+
+def test_im2col_no_offs_store_scatters_pixels_back():
+    Y = np.zeros((1, 3, 4, 8), np.float32)          # C=8, W=4, H=3, N=1
+    tm = tensor_map(Y, im2col=dict(lower=(0, 0), upper=(0, 0), channels=8, pixels=5))
+    src = np.arange(5 * 8, dtype=np.float32)
+    # 5 pixels from (w, h) = (2, 1): (2,1) (3,1) (0,2) (1,2) (2,2), no filter offsets
+    tma_store(tm, src, (0, 2, 1, 0), mode="im2col_no_offs")
+    want = np.zeros_like(Y)
+    for j, (w, h) in enumerate([(2, 1), (3, 1), (0, 2), (1, 2), (2, 2)]):
+        want[0, h, w] = src[8 * j:8 * j + 8]
+    np.testing.assert_array_equal(Y, want)
 
 
 @pytest.mark.parametrize("op, dt, a, b, want", [
@@ -424,3 +436,104 @@ def test_half_precision_scalars_for_b16_params():
     assert str(e.value) == ("param 'b' is .b16 but got non-integer value 2.5; a .b16 param takes an int, or a "
                             "typed NumPy float of 16 bits (np.float16, ml_dtypes.bfloat16, np.float32, ...) "
                             "whose bits it gets")
+
+
+# ----------------------------------------------------------------------------- sm_100 forms, hints
+HDR100 = ".version 8.6\n.target sm_100a\n.address_size 64\n"
+
+GATHER = HDR100 + """
+.visible .entry k(.param .align 64 .b8 tin[128], .param .align 64 .b8 tout[128])
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %p<3>; .reg .b64 %st, %pol;
+    .shared .align 1024 .b8 buf[2048];
+    .shared .align 8 .b64 bar;
+    mov.b64 %rd1, tin;
+    cvta.param.u64 %rd1, %rd1;
+    mov.b64 %rd2, tout;
+    cvta.param.u64 %rd2, %rd2;
+    mov.u32 %r2, bar;
+    mov.u32 %r3, buf;
+    createpolicy.fractional.L2::evict_first.b64 %pol, 1.0;
+    mbarrier.init.shared::cta.b64 [%r2], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%r2], 256;
+    cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint [%r3], [%rd1, {8, 5, 0, 7, 2}], [%r2], %pol;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], 0;
+    @!%p1 bra WAIT;
+    fence.proxy.async.shared::cta;
+    cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint [%rd2, {16, 1, 3, 0, 6}], [%r3], %pol;
+    cp.async.bulk.commit_group;
+    cp.async.bulk.wait_group 0;
+    ret;
+}
+"""
+
+
+def test_gather4_and_scatter4_with_cache_hints():
+    ptxas_ok_arch(GATHER, "sm_100a")
+    X = np.arange(8 * 32, dtype=np.float32).reshape(8, 32)
+    Y = np.zeros((8, 32), np.float32)
+    launch(GATHER, "k", [tensor_map(X, box=(16, 1)), tensor_map(Y, box=(16, 1))], block=1)
+    want = np.zeros((8, 32), np.float32)
+    for src, dst in zip((5, 0, 7, 2), (1, 3, 0, 6)):      # rows gathered, then scattered
+        want[dst, 16:32] = X[src, 8:24]
+    np.testing.assert_array_equal(Y, want)
+
+
+def ptxas_ok_arch(text, arch):
+    try:
+        ptxas_check(text, arch)
+    except Exception as e:
+        if "not found" in str(e) or "no ptxas" in str(e).lower():
+            return
+        raise
+
+
+WAR = HDR + """
+.visible .entry k(.param .align 64 .b8 tm[128], .param .u64 out)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<6>; .reg .pred %p<3>; .reg .b64 %st;
+    .shared .align 1024 .b32 buf[256];
+    .shared .align 8 .b64 bar;
+    mov.b64 %rd1, tm;
+    cvta.param.u64 %rd1, %rd1;
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, bar;
+    mov.u32 %r3, buf;
+    shl.b32 %r4, %r1, 2;
+    add.u32 %r5, %r3, %r4;
+    st.shared.u32 [%r5], %r1;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+    bar.sync 0;
+    ld.shared.u32 %r6, [%r5];            // every warp reads its part of buf
+    SYNC
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%r2], 1024;
+    @%p1 cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r3], [%rd1, {0}], [%r2];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @!%p2 bra WAIT;
+    ld.shared.u32 %r7, [%r5];
+    add.u32 %r7, %r7, %r6;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r7;
+    ret;
+}
+"""
+
+
+def test_tma_overwriting_what_another_warp_still_reads_is_a_race():
+    from jax_pyptx.errors import RaceError
+    x = np.arange(256, dtype=np.uint32) * 10
+    fixed = WAR.replace("SYNC", "bar.sync 0;")
+    ptxas_ok(fixed)
+    out = np.zeros(256, np.uint32)
+    launch(fixed, "k", [tensor_map(x, box=(256,)), out], block=256)
+    np.testing.assert_array_equal(out, x + np.arange(256))
+    with pytest.raises(RaceError) as e:
+        launch(WAR.replace("SYNC", ""), "k", [tensor_map(x, box=(256,)), out], block=256)
+    assert ("it overwrites shared address 0x80 ('buf' (+128)) that warp 1 of this CTA loaded since the "
+            "last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is missing between "
+            "that load and this copy") in str(e.value)

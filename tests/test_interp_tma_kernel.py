@@ -17,11 +17,11 @@ from jax_pyptx.types import f32, u32
 from .helpers import assemble, line_of
 
 
-def _body(X, Y, fence=True, wait=True):
+def _body(X, Y, fence=True, wait=True, by_value=False):
     tile = smem.alloc(f32, (16, 32))
     bar = smem.mbarrier(1)
-    dx = X.tma_desc(box=(16, 32), swizzle=128)
-    dy = Y.tma_desc(box=(16, 32), swizzle=128)
+    dx = X.tma_desc(box=(16, 32), swizzle=128, by_value=by_value)
+    dy = Y.tma_desc(box=(16, 32), swizzle=128, by_value=by_value)
     tid = reg.from_(ptx.special.tid.x(), u32)
     col = reg.from_(ptx.special.ctaid.x(), u32) * 32
     row = reg.from_(ptx.special.ctaid.y(), u32) * 16
@@ -64,6 +64,12 @@ def tma_roundtrip(X, Y):
 
 
 @kernel(**SPECS)
+def tma_roundtrip_by_value(X, Y):
+    """The same with the tensor maps passed by value (``.param .align 64 .b8 [128]``)."""
+    _body(X, Y, by_value=True)
+
+
+@kernel(**SPECS)
 def tma_roundtrip_no_fence(X, Y):
     _body(X, Y, fence=False)
 
@@ -86,6 +92,12 @@ def test_kernel_interpret_builds_tensor_maps_from_the_tile_specs():
     x = _x()
     y = tma_roundtrip.interpret(x)
     np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_tensor_maps_by_value():
+    x = _x(16, 64, seed=4)
+    assert ".param .align 64 .b8 X_tma_desc[128]" in tma_roundtrip_by_value.ptx(M=16, N=64)
+    np.testing.assert_array_equal(tma_roundtrip_by_value.interpret(x), 2 * x + 1)
 
 
 def test_jax_jit_on_the_cpu_runs_it_in_interpret_mode():
@@ -120,3 +132,11 @@ def test_reading_the_tma_destination_before_the_wait_is_reported():
     assert "its mbarrier at shared 0x800 (phase 0: 0 of 1 arrivals pending, tx-count 2048)" in msg
     assert "has not completed the phase that tracks it; wait on it (mbarrier.try_wait) before " \
            "touching the bytes" in msg
+
+
+def test_pytorch_cpu_op_uses_the_same_tensor_maps():
+    torch = pytest.importorskip("torch")
+    from jax_pyptx.runtime.torch_op import to_torch
+
+    x = torch.from_numpy(_x(16, 32, seed=5))
+    assert torch.equal(to_torch(tma_roundtrip)(x), 2 * x + 1)

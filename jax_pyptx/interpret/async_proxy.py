@@ -172,6 +172,48 @@ def fence_async(ctx, ctas):
         sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
 
 
+# ----------------------------------------------------------------------------- race tracking
+# A copy's whole box at once, by the issuing thread's warp, on ``sanitizer.RaceTracker``'s arrays
+# (byte ranges: slices instead of per-byte index arrays).
+def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
+    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+    cur = race.epoch[bank]
+    t = race.rmask.dtype.type
+    readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
+    if readers.any():
+        k = int(np.argmax(readers != 0))
+        other = int(readers[k])
+        w = (other & -other).bit_length() - 1
+        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+        raise M.MemoryFault("race", 0, lo + k,
+                            f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
+                            f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
+                            f"missing between that load and this copy", "shared")
+    race.wwarp[sl] = warp
+    race.wepoch[sl] = cur
+
+
+def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
+    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+    cur = race.epoch[bank]
+    ww = race.wwarp[sl]
+    bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
+    if bad.any():
+        k = int(np.argmax(bad))
+        w = int(ww[k])
+        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+        raise M.MemoryFault("race", 0, lo + k,
+                            f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
+                            f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
+                            f"this copy", "shared")
+    t = race.rmask.dtype.type
+    stale = race.repoch[sl] != cur
+    race.rmask[sl] = np.where(stale, t(0), race.rmask[sl]) | t(1 << int(warp))
+    race.repoch[sl] = cur
+
+
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     """An async-proxy write of ``values`` (1-D, any dtype) at element indices ``flat_elems`` of
     ``ctx.shared`` viewed as that dtype: the bytes become initialized and are not generic-dirty.
@@ -185,12 +227,8 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
         cta, lo, hi = span
         sl = slice(int(cta) * sh.stride + lo, int(cta) * sh.stride + hi)
         if sh.race is not None and warps is not None:
-            try:
-                sh.race.on_store_range(int(cta), lo, hi, int(np.asarray(warps).reshape(-1)[0]))
-            except M.MemoryFault as f:
-                w = sh.describe_offset(f.address)
-                f.detail = f.detail.replace("{where}", f" ({w})" if w else "")
-                raise
+            w0 = int(np.asarray(warps).reshape(-1)[0])
+            sh._race(lambda *a: race_store_range(sh.race, int(cta), lo, hi, w0), None, None, 0, None)
         sh.view(dt)[flat_elems] = values
         if sh.init is not None:
             sh.init[sl] = 1

@@ -132,6 +132,7 @@ def init(ctx, cta, off, count, g=None, lane=0):
     if ctx.sanitize and not 1 <= count <= MAX_COUNT:
         raise ctx.error(InterpreterError, f"mbarrier.init count must be 1..{MAX_COUNT}, got {count}",
                         g, lane)
+    flush(ctx, [(int(cta), int(off))])          # copies still tracked by an object re-initialized
     ctx.mbar[(int(cta), int(off))] = MBarrier(int(count))
     _bump(ctx)
 

@@ -244,7 +244,8 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
         if sh.race is not None:
             warp = int(ctx.warp_in_cta[gj.idx[0]])
             if span is not None:
-                sh._race(lambda *a: sh.race.on_load_range(int(cta), span[0], span[1], warp), None, None, 0, None)
+                sh._race(lambda *a: AP.race_load_range(sh.race, int(cta), span[0], span[1], warp),
+                         None, None, 0, None)
             else:
                 offs = (base - int(cta) * sh.stride).astype(np.uint64)
                 sh._race(sh.race.on_load, np.full(len(offs), int(cta)), offs, es, np.full(len(offs), warp))

@@ -83,38 +83,3 @@ class RaceTracker:
                             f"this store", "shared")
         self.wwarp[idx] = np.broadcast_to(warps[:, None], idx.shape)
         self.wepoch[idx] = np.broadcast_to(cur, idx.shape)
-
-    # ------------------------------------------------------------------ byte ranges
-    # (asynchronous copies: a whole box at once, by the issuing thread's warp)
-    def on_store_range(self, bank: int, lo: int, hi: int, warp: int):
-        """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
-        sl = slice(bank * self.stride + lo, bank * self.stride + hi)
-        cur = self.epoch[bank]
-        mine = np.uint32(1 << int(warp))
-        readers = np.where(self.repoch[sl] == cur, self.rmask[sl], np.uint32(0)) & ~mine
-        if readers.any():
-            k = int(np.argmax(readers != 0))
-            other = int(readers[k])
-            w = (other & -other).bit_length() - 1
-            raise RaceFault("race", 0, lo + k,
-                            f"it overwrites shared address {lo + k:#x}{{where}} that warp {w} of this CTA "
-                            f"loaded since the last barrier: a bar.sync (or an mbarrier wait) is missing "
-                            f"between that load and this copy", "shared")
-        self.wwarp[sl] = warp
-        self.wepoch[sl] = cur
-
-    def on_load_range(self, bank: int, lo: int, hi: int, warp: int):
-        """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
-        sl = slice(bank * self.stride + lo, bank * self.stride + hi)
-        cur = self.epoch[bank]
-        ww = self.wwarp[sl]
-        bad = (ww >= 0) & (ww != warp) & (self.wepoch[sl] == cur)
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise RaceFault("race", 0, lo + k,
-                            f"it reads shared address {lo + k:#x}{{where}} that warp {int(ww[k])} of this CTA "
-                            f"stored since the last barrier: a bar.sync (__syncthreads) is missing between the "
-                            f"store and this copy", "shared")
-        stale = self.repoch[sl] != cur
-        self.rmask[sl] = np.where(stale, np.uint32(0), self.rmask[sl]) | np.uint32(1 << int(warp))
-        self.repoch[sl] = cur
