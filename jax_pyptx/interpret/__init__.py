@@ -4,8 +4,11 @@
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
 pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
 ``.b8 name[N]`` by-value params, and ``tensor_map(array, box=...)`` for TMA descriptor params
-(a ``.b8[128]`` param by value or a ``.u64`` pointer to it). ``kernel.interpret(...)`` and the JAX / torch CPU paths run on
-it.
+(a ``.b8[128]`` param by value or a ``.u64`` pointer to it). ``kernel.interpret(...)`` and the
+JAX / torch CPU paths run on it. Its sanitizer also checks the async proxy (``async_proxy``):
+generic writes read by TMA / wgmma / tcgen05 without ``fence.proxy.async``, copy destinations
+read before their mbarrier phase completed, bulk-store sources overwritten too early, and
+expect_tx byte counts that never balance.
 
 Modules:
 
@@ -29,9 +32,7 @@ Modules:
 
 The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
 shared memory, shared-memory races between warps with no barrier between them, divergent
-``.sync``/``.aligned`` collectives and deadlocks, and the async-proxy rules (generic writes read
-by TMA / wgmma without ``fence.proxy.async``, TMA destinations read before their mbarrier phase
-completed, expect_tx counts that never balance); out-of-bounds and misaligned accesses are
+``.sync``/``.aligned`` collectives and deadlocks; out-of-bounds and misaligned accesses are
 always errors. Every report is an ``InterpreterError`` subclass naming the instruction, the
 thread and CTA, and the user's source line when the instruction carries one.
 """

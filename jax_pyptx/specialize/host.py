@@ -92,21 +92,6 @@ class HostLaunch:
             else:
                 self._params.append(("raw", info.name, info))
 
-    @staticmethod
-    def _tensor_maps(ts, bufs):
-        """The interpreter's tensor map(s) of ``TmaSpec`` ``ts`` over the operand's buffer (as
-        the C++ launcher encodes them: one per batch item for a batched global-mode map)."""
-        from ..interpret import tensor_map
-
-        buf = bufs[ts.operand]
-        maps = [tensor_map(buf, box=ts.box, dtype=ts.data_type, dims=ts.global_dims,
-                           strides=ts.global_strides, element_strides=ts.element_strides,
-                           interleave=ts.interleave, swizzle=ts.swizzle,
-                           l2_promotion=ts.l2_promotion, oob_fill=ts.oob_fill,
-                           offset=i * ts.batch_stride)
-                for i in range(ts.batch)]
-        return maps[0] if ts.mode == "by_value" else maps
-
     def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
@@ -150,3 +135,18 @@ class HostLaunch:
             interpreter_stats["launches"] += 1
             interpreter_stats["seconds"] += dt
         return tuple(from_memory(o, lay) for o, lay in zip(outs, self._out_layouts))
+
+    @staticmethod
+    def _tensor_maps(ts, bufs):
+        """The interpreter's tensor map(s) of ``TmaSpec`` ``ts`` over the operand's buffer (as
+        the C++ launcher encodes them: one per batch item for a batched global-mode map)."""
+        from ..interpret import tensor_map
+
+        buf = bufs[ts.operand]
+        maps = [tensor_map(buf, box=ts.box, dtype=ts.data_type, dims=ts.global_dims,
+                           strides=ts.global_strides, element_strides=ts.element_strides,
+                           interleave=ts.interleave, swizzle=ts.swizzle,
+                           l2_promotion=ts.l2_promotion, oob_fill=ts.oob_fill,
+                           offset=i * ts.batch_stride)
+                for i in range(ts.batch)]
+        return maps[0] if ts.mode == "by_value" else maps
