@@ -6,7 +6,10 @@ from ..errors import PtxTypeError, PtxValueError
 from ..types import PtxType, by_name
 from . import context
 from .context import user_loc
-from .values import Immediate, Register, RegArray, Special, _mov_type, as_operand
+from .values import Immediate, NotPred, PipeRef, Register, RegArray, Special, _mov_type, as_operand
+
+Reg = Register          # the documented class names
+NegPred = NotPred
 
 
 def _type(t) -> PtxType:
@@ -199,4 +202,5 @@ def wgmma_frag(*, m: int, n: int, dtype, name: str | None = None) -> RegArray:
     return array(dtype, m * n // 128, name=name)
 
 
-__all__ = ["scalar", "array", "from_", "imm", "cvt", "alloc", "alloc_array", "wgmma_frag"]
+__all__ = ["scalar", "array", "from_", "imm", "cvt", "alloc", "alloc_array", "wgmma_frag", "Reg",
+           "RegArray", "NegPred", "PipeRef"]

@@ -14,7 +14,7 @@ from ...isa.opcodes import split_opcode
 from ...types import pred as pred_t
 from .. import context
 from ..context import user_loc
-from ..values import Register, Special, as_operand
+from ..values import NotPred, Register, Special, as_operand
 
 
 def unescape(attr: str) -> str:
@@ -25,17 +25,20 @@ def unescape(attr: str) -> str:
     return attr.replace("__", "::")
 
 
-class NotPred:
-    """``ptx.not_(p)``: guard with ``@!p``."""
+def not_(*args, pred=None):
+    """``ptx.not_(p)``: predicate ``p`` negated, as a guard (``pred=ptx.not_(p)`` is
+    ``@!p``) or an operand (``!p``); no code. The documented instruction form
+    ``ptx.not_(dtype, dst, src)`` emits ``not.<type> dst, src;``."""
+    if len(args) == 1:
+        return NotPred(args[0])
+    if len(args) == 3:
+        from ..reg import _type
 
-    __slots__ = ("reg",)
-
-    def __init__(self, reg):
-        self.reg = reg
-
-
-def not_(p) -> NotPred:
-    return NotPred(p)
+        t = _type(args[0])
+        return emit_inst(f"not.{'pred' if t.kind == 'pred' else f'b{t.bits}'}",
+                         args[1:], pred, user_loc())
+    raise PtxTypeError(f"ptx.not_ takes a predicate (ptx.not_(p)) or (dtype, dst, src); got "
+                       f"{len(args)} arguments", loc=user_loc())
 
 
 def guard_of(pred) -> Guard | None:
