@@ -139,8 +139,8 @@ def declare_tma_desc(tr, spec, box=None, swizzle: int | None = None, *, element_
                 box = tile.tma_box_shape(env, spec.shape) if tile is not None else spec.shape
             except KeyError as e:
                 raise PtxValueError(f"{spec.name}.tma_desc: tma_box names {e.args[0]!r}, "
-                                    f"which is not a shape variable of this call",
-                                    loc=loc) from None
+                                    f"which is neither a shape variable nor an int template "
+                                    f"parameter of this call", loc=loc) from None
         box = tuple(box)
         if len(box) != spec.ndim or any(not isinstance(b, int) or not 0 < b <= 256
                                         for b in box):
@@ -186,7 +186,8 @@ def _stripe_view(spec, tile, env, loc):
         box_rows, box_cols = (env[b] if isinstance(b, str) else b for b in tile.tma_box)
     except KeyError as e:
         raise PtxValueError(f"{spec.name}.tma_desc: tma_box names {e.args[0]!r}, which is not "
-                            f"a shape variable of this call", loc=loc) from None
+                            f"a shape variable or int template parameter of this call",
+                            loc=loc) from None
     rows, cols = spec.shape
     if cols % 64 or box_cols % 64:
         raise PtxValueError(f"{spec.name}.tma_desc: tma_rank=3 splits columns into 64-wide "

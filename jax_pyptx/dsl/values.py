@@ -21,7 +21,7 @@ import struct
 import numpy as np
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
-from ..ir.nodes import Addr, Imm, Reg, Sym, Vec
+from ..ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sink, Sym, Vec
 from ..types import PtxType, by_name, pred, u32
 from . import context
 from .context import user_loc
@@ -323,6 +323,7 @@ def _mov_type(t: PtxType) -> str:
 
 
 # ----------------------------------------------------------------------------- operands
+_IR_OPERANDS = (Reg, Imm, Sym, Addr, Vec, PredPair, Sink, ParenList)
 _IMM_NODES: dict = {}   # (type, float value) -> Imm (0.0 is left out: -0.0 == 0.0)
 
 
@@ -368,7 +369,7 @@ def as_operand(x, t: PtxType | None = None, tr=None):
                 f"float literal {x!r} used where {t.name if t else 'an integer'} is expected; "
                 f"float literals need a float operand type", loc=user_loc(3))
         return Imm(imm_text(x, t), t)
-    if cls in (Reg, Imm, Sym, Addr, Vec) or hasattr(x, "__ptx_operand__"):
+    if cls in _IR_OPERANDS or hasattr(x, "__ptx_operand__"):
         return x.__ptx_operand__() if hasattr(x, "__ptx_operand__") else x
     if isinstance(x, (list, tuple)):
         return Vec(tuple(as_operand(i, t) for i in x))

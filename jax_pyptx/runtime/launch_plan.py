@@ -47,6 +47,8 @@ def _tma_spec(spec: CallSpec, handle) -> TmaSpec:
     for d in dims[:-1]:
         acc *= d
         strides.append(acc)
+    if getattr(handle, "strides", ()):                # a view (rank-3 64-column stripes)
+        strides = list(reversed(handle.strides))[1:]
     batch, stride = 1, 0
     if spec.batch and any(spec.mask(handle.index)):
         batch = math.prod(spec.batch)

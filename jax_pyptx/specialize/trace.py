@@ -36,7 +36,9 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
     target = parse_target(k.arch)
     tr = context.Trace(k.name, target, k.version)
     tr.smem = SmemLayout()
-    tr.shape_env = env
+    # TMA boxes name shape variables, or int template parameters (BM=128)
+    tr.shape_env = {**{n: v for n, v in template.items()
+                       if isinstance(v, int) and not isinstance(v, bool)}, **env}
     if isinstance(k.extern_smem, str):
         tr.smem.extern_name = k.extern_smem
     binder = abi.binder(tr)
@@ -102,7 +104,9 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
         name, _, rest = text.rstrip(";").partition(" ")
         directives.append(RawDirective(name, (rest.strip(),) if rest.strip() else (),
                                        terminated=text.endswith(";")))
-    body = tr.reg_decls() + fdecls + tr.prologue + tr.body
+    variables = list(getattr(tr, "variables", {}).values())     # ptx.var
+    mdecls = list(getattr(tr, "module_directives", ())) + mdecls  # ptx.file_
+    body = tr.reg_decls() + fdecls + variables + tr.prologue + tr.body
     fn = Function(k.name, ".entry", ".visible", tr.params, [], directives, body)
     version = k.version or max(tr.min_ptx, default_version(target))
     if k.version is not None and k.version < tr.min_ptx:
