@@ -16,6 +16,8 @@ from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401
 from .text.printer import emit  # noqa: F401
 
 __version__ = "0.1.0"
+# the documented ``from pyptx import *`` names (the runtime helpers add theirs)
+__all__ = ["kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout"]
 
 
 def parse(text: str, source: str = "<ptx>"):

@@ -173,9 +173,9 @@ class Kernel:
         try:
             key = (tuple(sorted(template.items())), tuple(env.items()))
             hash(key)
-        except TypeError:
-            raise SpecializationError(f"kernel {self.name!r}: template parameter values must "
-                                      f"be hashable, got {template!r}") from None
+        except TypeError:             # unhashable values (a list...): keyed by their repr
+            key = (tuple(sorted((n, _key_of(v)) for n, v in template.items())),
+                   tuple(env.items()))
         return key, template, env
 
     def bind(self, *arrays, **kw) -> _binding.Binding:
@@ -276,6 +276,14 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: no runtime is installed to call "
                                       f"it (import jax_pyptx)")
         return _call_handler(self, *arrays, **kw)
+
+
+def _key_of(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("<repr>", type(v).__name__, repr(v))
 
 
 def _raw_param(p) -> Param:

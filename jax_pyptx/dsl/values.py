@@ -375,6 +375,9 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return Vec(tuple(as_operand(i, t) for i in x))
     if cls is str:
         return str_operand(x, t)
+    sym = getattr(x, "symbol", None)      # a TensorSpec or TMA descriptor handle: its name
+    if isinstance(sym, str):
+        return Sym(sym)
     raise PtxTypeError(f"cannot use {x!r} ({cls.__name__}) as a PTX operand; expected a "
                        f"register, immediate, address or label", loc=user_loc(3))
 

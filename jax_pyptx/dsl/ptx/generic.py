@@ -82,10 +82,14 @@ class _Chain:
         return _Chain(self._parts + (unescape(attr),))
 
     def __call__(self, *operands, pred=None):
+        """Emit the instruction; returns its first operand when that is a register (the
+        destination, for chaining), else None."""
         if not self._parts:
             raise TraceError("ptx.inst needs an opcode: ptx.inst.add.u32(d, a, b)",
                              loc=user_loc())
-        return emit_inst(".".join(self._parts), operands, pred, user_loc())
+        emit_inst(".".join(self._parts), operands, pred, user_loc())
+        first = operands[0] if operands else None
+        return first if type(first) is Register else None
 
     def __repr__(self):
         return "ptx.inst." + ".".join(self._parts)
@@ -95,11 +99,15 @@ inst = _Chain()
 
 
 def addr(base, offset: int = 0) -> Addr:
-    """``[base+offset]`` for a register, a shared buffer, a param or a symbol name."""
+    """``[base+offset]`` for a register, a shared buffer, a tensor parameter (``[A]``), a
+    TMA descriptor handle, a param or a symbol name; ``ptx.addr(r, -8)`` is ``[r-8]``."""
     if isinstance(base, Register):
         return Addr(as_operand(base), int(offset))
     if isinstance(base, str):
         return Addr(Sym(base), int(offset))
+    sym = getattr(base, "symbol", None)
+    if isinstance(sym, str) and not isinstance(base, Special):   # TensorSpec, TMA handle
+        return Addr(Sym(sym), int(offset))
     if hasattr(base, "__ptx_operand__"):
         op = base.__ptx_operand__()
         if type(op) is Sym:
