@@ -105,6 +105,8 @@ def addr(base, offset: int = 0) -> Addr:
         return Addr(as_operand(base), int(offset))
     if isinstance(base, str):
         return Addr(Sym(base), int(offset))
+    if type(base) is Addr:                 # already an address: add the offset
+        return Addr(base.base, base.offset + int(offset), base.extra)
     sym = getattr(base, "symbol", None)
     if isinstance(sym, str) and not isinstance(base, Special):   # TensorSpec, TMA handle
         return Addr(Sym(sym), int(offset))
