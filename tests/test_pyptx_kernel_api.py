@@ -49,6 +49,8 @@ def test_every_documented_module_imports():
     from pyptx._trace import trace_scope  # noqa: F401
 
     assert ValidationError is ValidationIssue and (L2, T2) == (Layout, Tile)
+    from pyptx import codegen, emitter, spec, wgmma_layout  # noqa: F401  (attribute form)
+    assert spec.set_strict is set_strict and wgmma_layout.Major is Major
     text = ".version 8.5\n.target sm_80\n.address_size 64\n\n.visible .entry k()\n{\n\tret;\n}\n"
     assert emit(parse(text), header=False) == text
     assert pyptx.__all__ == ["kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout"]
