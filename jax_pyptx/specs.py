@@ -152,10 +152,12 @@ class Tile:
 
     @property
     def rank(self) -> int:
+        """Number of dimensions: ``Tile("M", 16, bf16).rank == 2``."""
         return len(self.shape)
 
     @property
     def symbols(self) -> tuple:
+        """The symbolic dims, in order (``symbolic_dims``)."""
         return tuple(d for d in self.shape if isinstance(d, str))
 
     @property
@@ -164,6 +166,8 @@ class Tile:
         return self.symbols
 
     def resolve(self, env: dict) -> tuple:
+        """The shape with symbols looked up in ``env``: ``Tile("M", 4, f32).resolve({"M": 8})``
+        is ``(8, 4)``."""
         return tuple(env[d] if isinstance(d, str) else d for d in self.shape)
 
     def resolve_shape(self, env: dict) -> tuple:

@@ -210,6 +210,7 @@ class _TensorOps:
             mode = "tile" if kind == "store" else "tile::scatter4"
 
             def store(dst, src, coord, *, cache_hint=None, pred=None):
+                """Shared -> global through tensor map ``dst`` at ``coord``."""
                 return self._store(dim, mode, dst, src, coord, cache_hint, pred)
             store.__name__ = name
             return store
@@ -217,6 +218,8 @@ class _TensorOps:
 
         def load(dst, src, coord, offsets=None, *, mbar=None, cache_hint=None,
                  multicast_mask=None, cta_group=1, pred=None):
+            """Global -> shared through tensor map ``src`` at ``coord``, completing on
+            ``mbar`` (im2col: ``offsets``)."""
             return self._load(dim, mode, dst, src, coord, mbar, cache_hint, multicast_mask,
                               cta_group, offsets, pred)
         load.__name__ = name

@@ -75,9 +75,11 @@ class MbarrierSlot(_Slot):
 
     @property
     def byte_offset(self) -> int:
+        """Offset of this barrier from the array's base: ``byte_offset + 8 * index``."""
         return self.array.byte_offset + 8 * self.index
 
     def address(self) -> Addr:
+        """The memory operand ``[base+offset]``."""
         base = self.array.base
         if isinstance(base, Register):
             return Addr(as_operand(base), self.byte_offset)
@@ -117,9 +119,11 @@ class _RuntimeSlot(_Slot):
         self._reg = reg
 
     def address(self) -> Addr:
+        """``[reg]``: the register holding the picked barrier's address."""
         return Addr(as_operand(self._reg), 0)
 
     def addr_reg(self):
+        """The u32 register holding the picked barrier's address."""
         return self._reg
 
 
