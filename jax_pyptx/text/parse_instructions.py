@@ -22,6 +22,8 @@ class InstructionParser:
         if r is None:
             base = full.split(".", 1)[0].split("::", 1)[0]
             if base not in KNOWN_INSTRUCTIONS:
+                if self.unknown_ok:                  # parse_statements(..., unknown_ok=True)
+                    return split_opcode(full)
                 if tok is None:
                     tok = Token("name", full, pos, pos + len(full))
                 raise self.error(f"unknown instruction {base!r}", tok)

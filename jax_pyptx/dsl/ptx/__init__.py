@@ -9,7 +9,7 @@ from .control import (  # noqa: F401
     LabelRef, bra, break_, continue_, elif_, else_, if_, label, loop, place, predicated, range_,
     scope, static_range, while_,
 )
-from .generic import addr, exit, inst, not_, raw_imm, ret, sym  # noqa: F401
+from .generic import addr, exit, inst, not_, raw, raw_imm, ret, sym  # noqa: F401
 from .params import global_ptrs, param, param_value  # noqa: F401
 from .special import ctaid_x, ctaid_y, sreg  # noqa: F401
 from . import atomic, bar, bits, cmp, cvt, fence, math, mem, misc, warp  # noqa: F401,E402
