@@ -204,7 +204,11 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                 if arr.flags.writeable:
                     copy_back.append((arr, data))
             desc = f"param {p.name!r} ({arr.dtype}{list(arr.shape)})"
-            al = mem.gspace.add(data, desc)
+            if not arr.flags.writeable:
+                # stores could not reach the caller's array: refuse them (an input may be
+                # read-only; a kernel that writes it is told so instead of losing the result)
+                desc += ", a read-only array: pass a writable array to receive the results"
+            al = mem.gspace.add(data, desc, readonly=not arr.flags.writeable)
             pbuf[off:off + 8] = np.frombuffer(np.uint64(al.base).tobytes(), np.uint8)
             continue
         pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
