@@ -286,3 +286,29 @@ def test_a_blackwell_instruction_on_hopper_names_the_arch_even_with_bad_operands
         f"'modifiers' targets sm_90a")
     assert _raises(gated, ArchError).startswith(
         f"{line_of(gated.fn, '# attack')}: ld.global.v8.f32 needs sm_100")
+
+
+def test_typed_wrappers_name_the_arch_before_their_argument_checks():
+    from jax_pyptx import smem
+
+    @kernel(arch="sm_90a")
+    def alloc():
+        s = smem.alloc(u32, (1,))
+        ptx.tcgen05.alloc(s, 48)  # attack
+
+    @kernel(arch="sm_80")
+    def maxnreg():
+        ptx.misc.setmaxnreg(25)  # attack
+
+    @kernel(arch="sm_90a")
+    def maxnreg_ok_arch():
+        ptx.misc.setmaxnreg(25)  # attack
+
+    assert _raises(alloc, ArchError) == (
+        f"{line_of(alloc.fn, '# attack')}: ptx.tcgen05.alloc needs sm_100a or sm_101a or "
+        f"sm_103a or sm_110a (PTX ISA 8.6); kernel 'alloc' targets sm_90a")
+    assert _raises(maxnreg, ArchError).startswith(
+        f"{line_of(maxnreg.fn, '# attack')}: ptx.misc.setmaxnreg needs sm_90a or sm_100a")
+    assert _raises(maxnreg_ok_arch, PtxValueError) == (
+        f"{line_of(maxnreg_ok_arch.fn, '# attack')}: ptx.misc.setmaxnreg: count=25 is not "
+        f"allowed; allowed: 24..256, multiple of 8")
