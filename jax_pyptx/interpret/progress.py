@@ -194,6 +194,11 @@ def _report(ctx, g, head, tail, s):
              f"instructions no thread stored, updated memory atomically or changed an mbarrier; the "
              f"loops only read memory that nothing running writes{'' if not parked else ' and every other warp is parked'}: "
              f"a flag or mbarrier that is never set?)")
+    total = int(np.prod(ctx.launch.grid))
+    if total > ctx.nctas:
+        lines.append(f"  (the interpreter runs the grid's {total} CTAs in batches of {ctx.nctas}: a CTA only sees "
+                     f"what CTAs of its own batch write; a flag that a later CTA would set is never seen, and a "
+                     f"GPU does not promise that CTAs waiting for each other are resident together either)")
     loc = getattr(code[tail].ins, "loc", None)
     return DeadlockError(title + "\n" + "\n".join(lines), loc=loc)
 
