@@ -133,6 +133,69 @@ def test_bulk_copy_multicast_to_the_ctas_of_the_mask(mask):
     ptxas_check(prog, "sm_90a")
 
 
+TENSOR_MULTICAST = HDR + """.visible .entry k(.param .align 64 .b8 tmap[128], .param .u64 y)
+{
+    .reg .u32 %r<16>; .reg .u64 %rd<8>; .reg .pred %p<4>; .reg .b64 %st; .reg .b16 %rs1;
+    .shared .align 8 .b64 bar;
+    .shared .align 128 .b32 tile[128];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+    fence.mbarrier_init.release.cluster;
+    barrier.cluster.arrive.relaxed.aligned;
+    barrier.cluster.wait.aligned;
+    shr.u32 %r3, MASK, %r2;
+    and.b32 %r3, %r3, 1;
+    setp.eq.u32 %p3, %r3, 1;                  // in the mask
+    and.pred %p2, %p1, %p3;
+    @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 %st, [bar], 512;
+    setp.eq.u32 %p2, %r2, 1;
+    and.pred %p2, %p2, %p1;                   // rank 1 issues the 16 x 8 f32 box at (0, 8)
+    mov.u64 %rd1, tmap;
+    mov.u32 %r4, tile;
+    mov.u32 %r5, bar;
+    mov.u16 %rs1, MASK;
+    mov.u32 %r6, 0;
+    mov.u32 %r7, 8;
+    @%p2 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r4], [%rd1, {%r6, %r7}], [%r5], %rs1;
+    mov.u32 %r10, 0xdead;
+    @!%p3 bra OUT;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;
+    @!%p1 bra WAIT;
+    shl.b32 %r8, %r1, 2;
+    add.u32 %r8, %r4, %r8;
+    ld.shared.u32 %r10, [%r8];
+OUT:
+    barrier.cluster.arrive.aligned;
+    barrier.cluster.wait.aligned;
+    mov.u32 %r11, %ctaid.x;
+    mad.lo.u32 %r11, %r11, 128, %r1;
+    ld.param.u64 %rd2, [y];
+    mul.wide.u32 %rd3, %r11, 4;
+    add.u64 %rd2, %rd2, %rd3;
+    st.global.u32 [%rd2], %r10;
+    ret;
+}"""
+
+
+@pytest.mark.parametrize("mask", [0b1001, 0b0110, 0b1111])
+def test_tma_tensor_multicast_with_a_cta_mask(mask):
+    """Rank 1 loads rows 8..15 of a 16 x 16 fp32 tensor (box 16 x 8) multicast to the CTAs of
+    the mask: each gets the box at the same offset of its shared memory, and the 512 bytes on
+    its own mbarrier."""
+    prog = TENSOR_MULTICAST.replace("MASK", str(mask))
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    y = np.zeros((4, 128), np.uint32)
+    launch(prog, "k", [tensor_map(x, box=(16, 8)), y], grid=4, block=128, cluster=4)
+    box = x[8:16].reshape(-1).view(np.uint32)
+    for r in range(4):
+        want = box if mask >> r & 1 else np.full(128, 0xdead, np.uint32)
+        assert y[r].tolist() == want.tolist(), r
+    ptxas_check(prog, "sm_90a")
+
+
 def test_multicast_mask_beyond_the_cluster():
     body = INIT.replace("COUNT", "1") + MULTICAST.replace("MASK", "0x12") + store_words(["%r9"])
     prog = entry(body, params=".param .u64 x, .param .u64 y", decls=".shared .align 16 .b32 buf[16];")
