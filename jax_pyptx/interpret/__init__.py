@@ -4,8 +4,12 @@
 timeout=)`` runs any
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
 pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
-``.b8 name[N]`` by-value params. ``kernel.interpret(...)`` and the JAX / torch CPU paths run on
-it.
+``.b8 name[N]`` by-value params, and ``tensor_map(array, box=...)`` for TMA descriptor params
+(a ``.b8[128]`` param by value or a ``.u64`` pointer to it). ``kernel.interpret(...)`` and the
+JAX / torch CPU paths run on it. Its sanitizer also checks the async proxy (``async_proxy``):
+generic writes read by TMA / wgmma / tcgen05 without ``fence.proxy.async``, copy destinations
+read before their mbarrier phase completed, bulk-store sources overwritten too early, and
+expect_tx byte counts that never balance.
 
 Modules:
 
@@ -23,18 +27,36 @@ Modules:
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks;
 * ``sanitizer``: shared-memory race detection;
+* ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
+* ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
+  swizzle and out-of-bound fill; ``ops_bulk``: the bulk-copy / TMA / tensormap instructions;
+* ``async_proxy``: the async proxy's sanitizer rules (proxy fences, in-flight copies);
 * ``fp``: exact rounding to every floating-point format and mode;
 * ``ops_int``, ``ops_bits``, ``ops_float``, ``ops_cvt``, ``ops_mem``, ``ops_warp``, ``ops_sync``
   (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_wmma``: the
   instruction families;
-* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``).
+* ``ops_wgmma`` (Hopper wgmma.mma_async / commit_group / wait_group), ``ops_tcgen05`` and
+  ``ops_tcgen05_mma`` (Blackwell tcgen05: alloc, ld / st, cp, shift, commit, mma), ``tmem``
+  (Tensor Memory and its allocation checks), ``smem_matrix`` (matrix descriptors and the
+  swizzled canonical operand layouts), ``asyncregs`` (registers owned by an asynchronous
+  instruction until its wait), ``definedness`` (byte-level definedness for LLVM ``undef``
+  halves);
+* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``);
+* ``stats``: ``Stats``, opt-in counters of global-memory bytes and tensor-core FLOPs
+  (``launch(..., stats=Stats())``; how handlers count their own ops is in its docstring).
 
 The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
 shared memory, shared-memory races between warps with no barrier between them, divergent
-``.sync``/``.aligned`` collectives and deadlocks; out-of-bounds and misaligned accesses are
-always errors, and so are warps spinning forever while the others are parked (``progress``). Every report is an ``InterpreterError`` subclass naming the instruction, the
+``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators and tcgen05.ld registers
+touched before their wait, Tensor Memory used after ``tcgen05.dealloc`` or still allocated at
+exit, and undefined register bytes that reach memory, an address, a branch or a predicate;
+out-of-bounds and misaligned accesses are always errors, and so are warps spinning forever
+while the others are parked (``progress``). Every report is an ``InterpreterError`` subclass
+naming the instruction, the
 thread and CTA, and the user's source line when the instruction carries one.
 """
 from .launch import launch  # noqa: F401
+from .stats import BufferStats, Stats  # noqa: F401
+from .tensormap import TensorMap, tensor_map  # noqa: F401
 
-__all__ = ["launch"]
+__all__ = ["launch", "tensor_map", "TensorMap", "Stats", "BufferStats"]

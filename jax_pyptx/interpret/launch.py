@@ -16,6 +16,7 @@ from .dispatch import decode_program
 from .machine import Context
 from .mbarrier import check_balanced
 from .ops_regs import check_at_exit as check_setmaxnreg
+from .stats import Stats
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
@@ -138,7 +139,11 @@ def _scalar_bytes(value, p):
         return int(bool(v)).to_bytes(dt.itemsize, "little")
     if dt.kind in "ui":
         if float(v) != int(float(v)):
-            raise InterpreterError(f"param {p.name!r} is .{t.name} but got non-integer value {value!r}")
+            hint = ""
+            if t.kind == "bits":
+                hint = (f"; a .{t.name} param takes an int, or a typed NumPy float of {t.bits} bits "
+                        f"(np.float16, ml_dtypes.bfloat16, np.float32, ...) whose bits it gets")
+            raise InterpreterError(f"param {p.name!r} is .{t.name} but got non-integer value {value!r}{hint}")
         iv = int(float(v)) & ((1 << (8 * dt.itemsize)) - 1)
         return iv.to_bytes(dt.itemsize, "little")
     return np.asarray(v, dtype=dt).tobytes()
@@ -214,7 +219,9 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     (seconds, default none) the wall time of the launch: either raises
     ``InterpreterLimitError`` naming where every warp is. Warps spinning forever in a loop that
     only reads memory while the others are parked are reported as a ``DeadlockError`` as soon
-    as that is certain (``progress``). ``stats``, when given, receives counters of the run.
+    as that is certain (``progress``). ``stats``, when given, receives counters of the run: a
+    dict gets the instruction and CTA counts; a ``jax_pyptx.interpret.Stats`` also counts the
+    global-memory bytes and tensor-core FLOPs (``interpret/stats.py``).
 
     >>> import numpy as np
     >>> y = np.zeros(32, np.uint32)
@@ -290,6 +297,9 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         pbuf[off:off + size] = np.frombuffer(_tensor_map_param(mem, p, size, a, placed, copy_back), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
 
+    counters = stats if isinstance(stats, Stats) else None
+    if counters is not None:
+        mem.gspace.counter = counters.global_access
     state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit, timeout)
     order = state.cta_order()
     csize = cluster[0] * cluster[1] * cluster[2]
@@ -299,7 +309,12 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     with np.errstate(all="ignore"):
         for s in range(0, len(order), per_batch):
             ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
+            if counters is not None:
+                ctx.stats = counters
+                counters._ctx = ctx
             ctx.run()
+            for check in ctx.at_exit:
+                check(ctx)
             if ctx.mbar:
                 check_balanced(ctx)
             if ctx.regfile is not None:

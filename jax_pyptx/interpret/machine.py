@@ -32,14 +32,16 @@ from . import memory as M
 from . import progress
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
 from .cluster import ClusterMixin
+from .definedness import DefinednessMixin
 from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
 
-class Context(SyncMixin, ClusterMixin):
+class Context(SyncMixin, ClusterMixin, DefinednessMixin):
     """Everything one batch of CTAs needs while it runs."""
 
+    stats = None                # interpret.stats.Stats of a launch that opted in to counting
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
     STARVE = 64                 # consecutive picks of the lowest PC before others get a turn
 
@@ -71,6 +73,9 @@ class Context(SyncMixin, ClusterMixin):
         self.live_mask = lm
         self.regs = {}
         self.pinit = {}
+        self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
+        self._init_definedness()
+        self.at_exit = []         # checks run when the batch has finished (ctx) -> None
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
@@ -94,6 +99,7 @@ class Context(SyncMixin, ClusterMixin):
         self.cp_pending = []
         self.cp_committed = None
         self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
+        self.mbar_deferred = {}   # (cta, offset) -> copy completions not yet applied
         self.mbar_version = 0     # bumped on every mbarrier state change (starvation wake-ups)
         self.mbar_timeout = None  # per slot: a parked try_wait's time limit expired
         self.mbar_starved = None
@@ -113,20 +119,34 @@ class Context(SyncMixin, ClusterMixin):
         progress.start(self, launch)
 
     # ------------------------------------------------------------------ registers
-    def read(self, key, g):
+    def read(self, key, g, nbytes=None):
+        """Register ``key`` for the threads of ``g`` (``nbytes``: only its low bytes are used)."""
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, False)
         a = self.regs.get(key)
         if a is None:
             if self.sanitize:
-                self._uninit_reg(key, g, None)
+                if not self.lenient:
+                    self._uninit_reg(key, g, None)
+                self._lenient_read(key, g, None)
+                return np.zeros(g.n, self.prog.regs[key].sdt)
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
         if self.pinit and key in self.pinit:
             m = self.pinit[key]
             ok = m if g.full else m[g.idx]
             if not ok.all():
-                self._uninit_reg(key, g, ok)
+                if not self.lenient:
+                    self._uninit_reg(key, g, ok)
+                self._lenient_read(key, g, ok)
+        if self.undef and key in self.undef:
+            self._undef_read(key, g, nbytes)
         return a if g.full else a[g.idx]
 
     def write(self, key, g, v):
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, True)
+        if self._taint_d is not None or self.undef:
+            self._undef_write(key, g)
         if g.full:
             self.regs[key] = v
             if self.pinit:
@@ -309,6 +329,8 @@ class Context(SyncMixin, ClusterMixin):
     # ------------------------------------------------------------------ warp synchrony
     def check_sync(self, d, sub: Group, g: Group):
         """True when every lane the instruction needs is in ``sub``; else park or report."""
+        if d.sync == "warpgroup":
+            return self._check_warpgroup(d, sub, g)
         if d.sync == "aligned":
             if sub.n == self.nlive:
                 return True
@@ -338,6 +360,24 @@ class Context(SyncMixin, ClusterMixin):
         per_warp = np.zeros(len(uw), np.uint64)
         np.bitwise_or.at(per_warp, pos, miss)
         return self._sync_missing(d, sub, g, uw, per_warp, "every lane of its membermask")
+
+    def _check_warpgroup(self, d, sub, g):
+        """``.sync.aligned`` warpgroup instructions (wgmma): every live thread of the four warps
+        of each warpgroup ``sub`` touches must be in ``sub``."""
+        if sub.n == self.nlive:
+            return True
+        uw, m = sub.warp_masks()
+        cta, wl = uw // self.W, uw % self.W
+        cand = (cta * self.W + (wl // 4) * 4)[:, None] + np.arange(4)      # warps of each group
+        cand = cand[((wl // 4) * 4)[:, None] + np.arange(4) < self.W]
+        need_w = np.unique(cand)
+        have = np.zeros(len(need_w), np.uint64)
+        pos = np.searchsorted(need_w, uw)
+        have[pos] = m
+        missing = self.live_mask[need_w] & ~have
+        if not missing.any():
+            return True
+        return self._sync_missing(d, sub, g, need_w, missing, "every thread of its warpgroup (.aligned)")
 
     def _sync_missing(self, d, sub, g, uw, missing, what):
         # lanes that are at this PC but predicated off can never join: report now
@@ -450,6 +490,8 @@ class Context(SyncMixin, ClusterMixin):
                     return [g]
                 d = code[pc]
                 self.cur = d
+                if self._taint_d is not None:
+                    self._taint_d = None
                 sub = g
                 gk = d.guard
                 p = None

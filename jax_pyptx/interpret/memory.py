@@ -76,6 +76,7 @@ class FlatSpace:
         self.version = 0                  # writes so far (see the module docstring)
         self._next = base
         self._bases = np.zeros(0, np.uint64)
+        self.counter = None         # Stats.global_access of an opted-in launch (stats.py)
 
     def add(self, data: np.ndarray, name: str, align: int = 256, readonly=False) -> Allocation:
         """Register ``data`` (uint8, modified in place by stores) and give it an address."""
@@ -170,6 +171,8 @@ class FlatSpace:
         esz = dt.itemsize
         parts = self._resolve(addrs, esz * count, False, align)
         n = len(addrs)
+        if self.counter is not None:
+            self.counter("load", n * esz * count, parts, esz * count)
         if len(parts) == 1 and parts[0][1] is None:
             al, _, off = parts[0]
             idx = (off // np.uint64(esz)).astype(np.int64)
@@ -192,6 +195,8 @@ class FlatSpace:
         esz = dt.itemsize
         count = values.shape[1]
         parts = self._resolve(addrs, esz * count, True)
+        if self.counter is not None:
+            self.counter("store", len(addrs) * esz * count, parts, esz * count)
         for al, pos, off in parts:
             idx = (off // np.uint64(esz)).astype(np.int64)
             v = al.view(dt)
@@ -203,7 +208,10 @@ class FlatSpace:
 
     def locate(self, addrs, nbytes, write):
         """Resolve for read-modify-write users (atomics): [(alloc, positions, offsets)]."""
-        return self._resolve(addrs, nbytes, write)
+        parts = self._resolve(addrs, nbytes, write)
+        if self.counter is not None:
+            self.counter("atomic", len(addrs) * nbytes, parts, nbytes)
+        return parts
 
 
 def _within(al, a):
