@@ -4,15 +4,21 @@ completing its bytes), st.async / red.async into other CTAs' shared memory with 
 their mbarriers, and the real nvcc cluster-multicast kernel of the Hopper corpus."""
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import DeadlockError, InterpreterError, RaceError, UninitializedReadError
+from jax_pyptx.errors import (
+    DeadlockError, InterpreterError, MisalignedAccessError, RaceError, UninitializedReadError,
+)
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.tensormap import tensor_map
 from jax_pyptx.toolchain import ptxas_check
 
 from .corpus_hopper import cases as C
+
+CORPUS = pathlib.Path(__file__).parent / "corpus" / "cuda"
 
 HDR = ".version 8.1\n.target sm_90a\n.address_size 64\n"
 
@@ -396,3 +402,48 @@ def test_red_async_rules():
     with pytest.raises(UninitializedReadError, match=r"shared address 0x8 of CTA rank 0 is reduced before any thread "
                                                      r"of that CTA wrote it"):
         launch(uninit, "k", [np.zeros((4, 32), np.uint32)], grid=4, block=32, cluster=4)
+
+
+# ----------------------------------------------------------------------------- nvcc corpus
+@pytest.mark.parametrize("variant", ["sm90a", "sm90a_rdc"])
+def test_nvcc_cluster_dsmem_kernels(variant):
+    """cooperative_groups' cluster.sync / map_shared_rank (__cluster_dims__(2,1,1): the
+    kernel's .reqnctapercluster gives the shape), and the inline-asm special registers, mapa,
+    ld / atom on .shared::cluster and getctarank."""
+    src = (CORPUS / f"cluster_dsmem.{variant}.ptx").read_text()
+    out = np.zeros((4, 128), np.int32)
+    launch(src, "_Z16cluster_exchangePi", [out], grid=4, block=128)
+    for b in range(4):
+        peer = (b % 2 + 1) % 2
+        assert out[b].tolist() == [peer * 1000 + t + 2 for t in range(128)]
+    if variant == "sm90a":
+        got = np.zeros(4, np.uint32)
+        launch(src, "_Z11cluster_asmPj", [got], grid=4, block=1, cluster=2)
+        # got (the peer's slot before the add: its rank) + getctarank + %clusterid.x + %cluster_ctaid.x
+        assert got.tolist() == [2 * ((b % 2) ^ 1) + b // 2 + b % 2 for b in range(4)]
+
+
+def test_nvcc_async_remote_kernel_has_two_bugs_the_sanitizer_names():
+    """The corpus' st.async / red.async kernel, as nvcc compiled it: its .v2 st.async writes 8
+    bytes at box + 4, which is not 8-byte aligned (a GPU faults too); with that store split in
+    two .u32 ones, its red.async adds to box[3], which nothing initialized. With both fixed (the
+    sanitizer off for the second) each CTA holds what its peer sent: complete_tx of 16 bytes and
+    the remote arrive complete the phase its threads wait on."""
+    src = (CORPUS / "async_remote.sm90a.ptx").read_text()
+    with pytest.raises(MisalignedAccessError, match=r"misaligned shared async store st.async.shared::cluster."
+                                                    r"mbarrier::complete_tx::bytes.v2.u32 \[%r17\], \{%r18, %r19\}, "
+                                                    r"\[%r8\]; by thread \(0,0,0\) of CTA \(0,0,0\): shared address 0xc is "
+                                                    r"not aligned to 8 bytes"):
+        launch(src, "_Z6remotePj", [np.zeros(8, np.uint32)], grid=2, block=32)
+    v2 = "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.u32 [%r17], {%r18, %r19}, [%r8];"
+    split = src.replace(v2, "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r17], %r18, [%r8];\n"
+                            "\tst.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r17+4], %r19, [%r8];")
+    assert split != src
+    with pytest.raises(UninitializedReadError, match=r"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx"
+                                                     r"::bytes.add.u32 .* shared address 0x14 of CTA rank 1 is reduced "
+                                                     r"before any thread of that CTA wrote it"):
+        launch(split, "_Z6remotePj", [np.zeros(8, np.uint32)], grid=2, block=32)
+    out = np.zeros((2, 4), np.uint32)
+    launch(split, "_Z6remotePj", [out], grid=2, block=32, sanitize=False)
+    assert out.tolist() == [[1 + 7, 1, 2, 3], [0 + 7, 1, 2, 3]]
+    ptxas_check(split, "sm_90a")
