@@ -20,7 +20,9 @@ Modules:
 * ``ops_int``, ``ops_bits``, ``ops_float``, ``ops_cvt``, ``ops_mem``, ``ops_warp``, ``ops_sync``
   (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_wmma``: the
   instruction families;
-* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``).
+* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``);
+* ``stats``: ``Stats``, opt-in counters of global-memory bytes and tensor-core FLOPs
+  (``launch(..., stats=Stats())``; how handlers count their own ops is in its docstring).
 
 The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
 shared memory, shared-memory races between warps with no barrier between them, divergent
@@ -29,5 +31,6 @@ always errors. Every report is an ``InterpreterError`` subclass naming the instr
 thread and CTA, and the user's source line when the instruction carries one.
 """
 from .launch import launch  # noqa: F401
+from .stats import BufferStats, Stats  # noqa: F401
 
-__all__ = ["launch"]
+__all__ = ["launch", "Stats", "BufferStats"]

@@ -12,6 +12,7 @@ from . import memory as M
 from .decode import Program
 from .dispatch import decode_program
 from .machine import Context
+from .stats import Stats
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
@@ -132,7 +133,7 @@ def _scalar_bytes(value, p):
 
 
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=(1, 1, 1),
-           smem: int = 0, sanitize: bool = True, max_steps: int = 50_000_000, stats: dict | None = None) -> None:
+           smem: int = 0, sanitize: bool = True, max_steps: int = 50_000_000, stats=None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -142,7 +143,9 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize`` turns the checks
     for uninitialized reads and divergent collectives on or off (bounds and alignment are always
     checked). ``max_steps`` bounds the instructions dispatched per batch of CTAs, so an
-    infinite loop becomes an error. ``stats``, when given, receives counters of the run.
+    infinite loop becomes an error. ``stats``, when given, receives counters of the run: a
+    dict gets the instruction and CTA counts; a ``jax_pyptx.interpret.Stats`` also counts the
+    global-memory bytes and tensor-core FLOPs (``interpret/stats.py``).
     """
     import time
 
@@ -210,6 +213,9 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
 
+    counters = stats if isinstance(stats, Stats) else None
+    if counters is not None:
+        mem.gspace.counter = counters.global_access
     state = LaunchState(grid, block, cluster, smem, mem, max_steps)
     order = state.cta_order()
     csize = cluster[0] * cluster[1] * cluster[2]
@@ -219,6 +225,9 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     with np.errstate(all="ignore"):
         for s in range(0, len(order), per_batch):
             ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
+            if counters is not None:
+                ctx.stats = counters
+                counters._ctx = ctx
             ctx.run()
             if ctx.cp_pending:
                 from .ops_mem import cp_complete

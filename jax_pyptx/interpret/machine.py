@@ -35,6 +35,7 @@ from .sync import SyncMixin, _lanes
 class Context(SyncMixin):
     """Everything one batch of CTAs needs while it runs."""
 
+    stats = None                # interpret.stats.Stats of a launch that opted in to counting
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
     STARVE = 64                 # consecutive picks of the lowest PC before others get a turn
 

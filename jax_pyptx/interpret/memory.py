@@ -71,6 +71,7 @@ class FlatSpace:
         self.allocs: list[Allocation] = []
         self._next = base
         self._bases = np.zeros(0, np.uint64)
+        self.counter = None         # Stats.global_access of an opted-in launch (stats.py)
 
     def add(self, data: np.ndarray, name: str, align: int = 256, readonly=False) -> Allocation:
         """Register ``data`` (uint8, modified in place by stores) and give it an address."""
@@ -165,6 +166,8 @@ class FlatSpace:
         esz = dt.itemsize
         parts = self._resolve(addrs, esz * count, False, align)
         n = len(addrs)
+        if self.counter is not None:
+            self.counter("load", n * esz * count, parts, esz * count)
         if len(parts) == 1 and parts[0][1] is None:
             al, _, off = parts[0]
             idx = (off // np.uint64(esz)).astype(np.int64)
@@ -186,6 +189,8 @@ class FlatSpace:
         esz = dt.itemsize
         count = values.shape[1]
         parts = self._resolve(addrs, esz * count, True)
+        if self.counter is not None:
+            self.counter("store", len(addrs) * esz * count, parts, esz * count)
         for al, pos, off in parts:
             idx = (off // np.uint64(esz)).astype(np.int64)
             v = al.view(dt)
@@ -197,7 +202,10 @@ class FlatSpace:
 
     def locate(self, addrs, nbytes, write):
         """Resolve for read-modify-write users (atomics): [(alloc, positions, offsets)]."""
-        return self._resolve(addrs, nbytes, write)
+        parts = self._resolve(addrs, nbytes, write)
+        if self.counter is not None:
+            self.counter("atomic", len(addrs) * nbytes, parts, nbytes)
+        return parts
 
 
 def _within(al, a):

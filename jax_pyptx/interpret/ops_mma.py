@@ -127,6 +127,8 @@ def _mma(prog, d, ins, scope, dec):
             p(ctx, g, np.ascontiguousarray(res[:, i]))
 
     def mma(ctx, g):
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per warp (stats.py)
+            ctx.stats.add_flops("mma.sync", at.name, 2 * M * N * K * len(g.warp_masks()[0]))
         if cdt_fast is not None and edt is not None and g.n % 32 == 0:
             W = g.n // 32
             if g.full or (g.idx[::32] % 32 == 0).all() and (g.idx.reshape(W, 32) - g.idx[::32, None] == np.arange(32)).all():

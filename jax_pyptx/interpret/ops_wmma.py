@@ -190,6 +190,8 @@ def _wmma_mma(prog, d, ins, scope, dec):
 
     def mma(ctx, g):
         W, inv, lane = _warp_layout(g)
+        if ctx.stats is not None:
+            ctx.stats.add_flops("wmma.mma", at, 2 * M * N * K * W)
         A = matrix(_regs_to_elems(regs(ga, ctx, g, rb(at)), at), ia, W, inv, lane, M * K).reshape(W, M, K)
         B = matrix(_regs_to_elems(regs(gb, ctx, g, rb(bt)), bt), ib, W, inv, lane, K * N).reshape(W, K, N)
         C = matrix(_regs_to_elems(regs(gc, ctx, g, rb(ct)), ct), ic, W, inv, lane, M * N).reshape(W, M, N)

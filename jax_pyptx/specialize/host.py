@@ -72,10 +72,12 @@ class HostLaunch:
             else:
                 self._params.append(("raw", info.name, info))
 
-    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True) -> tuple:
+    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True,
+                 stats=None) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
-        values by name)."""
+        values by name). ``stats`` (an ``interpret.Stats``) counts the launch's global
+        bytes and tensor-core FLOPs."""
         from ..interpret import launch
 
         t = self.traced
@@ -108,7 +110,7 @@ class HostLaunch:
                     f"launch (jax_pyptx.interpret.launch); JAX and PyTorch calls have none")
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
-               smem=t.dynamic_smem, sanitize=sanitize)
+               smem=t.dynamic_smem, sanitize=sanitize, stats=stats)
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1

@@ -1,0 +1,210 @@
+"""What a kernel does, counted by the interpreter at small shapes and scaled to large ones.
+
+``measure(kernel, *arrays, **kw)`` runs one interpreted launch with an ``interpret.Stats``
+and returns its ``Counts``: per buffer (kernel parameter) the global bytes requested by loads,
+stores and atomics and the distinct bytes read and written; tensor-core FLOPs per input type;
+CTAs.
+
+``fit(kernel, *arrays, vary=..., **kw)`` measures at the shape of ``arrays`` and again with
+each varied shape variable doubled (fresh random inputs of the specs' dtypes), and fits every
+counter of every buffer as a power law ``c * M**a * N**b * ...`` (``a = log2(count(2M) /
+count(M))``). ``Scaling.at(env)`` evaluates them at another shape. Per buffer, the counts of
+a kernel are monomials when the small shape tiles evenly (a GEMM requests ``2 * M * K * N /
+bn`` bytes of bf16 A, and reads ``2 * M * K`` distinct ones), so the scaling is exact there,
+and an idealised estimate (no tail padding) for shapes that do not: measure at a shape that
+is a whole number of tiles in every varied dim.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import SpecializationError
+from ..interpret.stats import Stats
+from ..specialize.host import HostLaunch
+from ..specs import Tile
+
+__all__ = ["Counts", "BufferCounts", "Scaling", "measure", "fit", "random_inputs"]
+
+_FIELDS = ("load", "store", "atomic", "unique_read", "unique_written")
+
+
+@dataclass(frozen=True)
+class BufferCounts:
+    """Global traffic of one buffer (a kernel parameter): requested ``load`` / ``store`` /
+    ``atomic`` bytes and the distinct bytes read and written (``interpret.stats``)."""
+
+    name: str
+    load: float = 0
+    store: float = 0
+    atomic: float = 0
+    unique_read: float = 0
+    unique_written: float = 0
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Global-memory traffic and tensor-core FLOPs of one launch (measured or scaled).
+
+    ``buffers``: allocation index -> ``BufferCounts``; ``flops``: MMA input type -> FLOPs;
+    ``ctas``: CTAs launched."""
+
+    buffers: dict = field(default_factory=dict)
+    flops: dict = field(default_factory=dict)
+    ctas: float = 0
+
+    @property
+    def load_bytes(self) -> float:
+        return float(sum(b.load for b in self.buffers.values()))
+
+    @property
+    def store_bytes(self) -> float:
+        return float(sum(b.store for b in self.buffers.values()))
+
+    @property
+    def atomic_bytes(self) -> float:
+        return float(sum(b.atomic for b in self.buffers.values()))
+
+    @property
+    def requested_bytes(self) -> float:
+        """What the kernel's global accesses ask for (the traffic into the caches)."""
+        return self.load_bytes + self.store_bytes + self.atomic_bytes
+
+    @property
+    def unique_bytes(self) -> float:
+        """Distinct bytes read plus distinct bytes written: the DRAM traffic if the caches
+        kept everything (the compulsory traffic)."""
+        return float(sum(b.unique_read + b.unique_written for b in self.buffers.values()))
+
+    @property
+    def tensor_flops(self) -> float:
+        return float(sum(self.flops.values()))
+
+    @classmethod
+    def from_stats(cls, st: Stats) -> "Counts":
+        bufs = {}
+        for name, b in st.buffers.items():
+            m = re.match(r"param '([^']+)'", name)
+            bufs[b.index] = BufferCounts(m.group(1) if m else name, b.load, b.store,
+                                         b.atomic, b.unique_read, b.unique_written)
+        return cls(bufs, st.flops_by_type(), st.ctas)
+
+    def counters(self) -> dict:
+        """Every counter by name: ``"<buffer index>:<field>"``, ``"flops:<type>"``,
+        ``"ctas"``."""
+        out = {f"{i}:{f}": getattr(b, f) for i, b in self.buffers.items() for f in _FIELDS}
+        out.update({f"flops:{t}": v for t, v in self.flops.items()})
+        out["ctas"] = self.ctas
+        return out
+
+
+def random_inputs(kernel, env: dict, like=(), seed: int = 0) -> list:
+    """Inputs for ``kernel`` at shape variables ``env``: standard-normal arrays of each Tile
+    spec's dtype (small integers for integer types); runtime scalars are taken from ``like``
+    (the inputs of another call), else 1."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, spec in enumerate(kernel.in_specs):
+        if not isinstance(spec, Tile):
+            out.append(like[i] if i < len(like) else spec.np_dtype.type(1))
+            continue
+        shape = spec.resolve(env)
+        dt = spec.dtype.np_dtype
+        if dt is None:
+            raise SpecializationError(f"kernel {kernel.name!r}: no NumPy dtype for input {i} "
+                                      f"({spec!r}); pass the inputs yourself")
+        if dt.kind in "iu":
+            a = rng.integers(0, 8, shape).astype(dt)
+        elif dt.kind == "b":
+            a = rng.integers(0, 2, shape).astype(dt)
+        else:
+            a = rng.standard_normal(shape).astype(np.float32).astype(dt)
+        out.append(a)
+    return out
+
+
+def measure(kernel, *arrays, sanitize: bool = False, **kw) -> Counts:
+    """Run ``kernel`` once on the interpreter with counting on; its ``Counts``.
+
+    ``arrays`` and ``kw`` are as for ``kernel.interpret``. The sanitizer is off by default
+    (counting is about what the kernel moves; run ``kernel.interpret`` to check it)."""
+    b = kernel.bind(*arrays, **kw)
+    t = b.trace()
+    tensors = [a for a, s in zip(arrays, kernel.in_specs) if isinstance(s, Tile)]
+    scalars = [a for a, s in zip(arrays, kernel.in_specs) if not isinstance(s, Tile)]
+    st = Stats()
+    HostLaunch(t)(tensors, scalars, b.raw, sanitize=sanitize, stats=st)
+    return Counts.from_stats(st)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Counters as power laws of the shape variables, fitted to interpreter counts.
+
+    ``base_env`` / ``base``: the measured shape and its counts; ``exponents``: counter name
+    (``Counts.counters``) -> {shape variable: exponent} for each varied variable.
+    """
+
+    base_env: dict
+    base: Counts
+    exponents: dict
+
+    def _scaled(self, name: str, value: float, env: dict) -> float:
+        v = float(value)
+        for var, e in self.exponents.get(name, {}).items():
+            if var in env:
+                v *= (env[var] / self.base_env[var]) ** e
+        return v
+
+    def at(self, env: dict) -> Counts:
+        """The counts at shape variables ``env`` (variables not given stay at the base)."""
+        bufs = {i: BufferCounts(b.name, *(self._scaled(f"{i}:{f}", getattr(b, f), env)
+                                          for f in _FIELDS))
+                for i, b in self.base.buffers.items()}
+        flops = {t: self._scaled(f"flops:{t}", v, env) for t, v in self.base.flops.items()}
+        return Counts(bufs, flops, self._scaled("ctas", self.base.ctas, env))
+
+    def law(self, name: str) -> str:
+        """The fitted law of one counter, e.g. ``"M^1 N^1 K^1"``."""
+        parts = [f"{v}^{_fmt(e)}" for v, e in self.exponents.get(name, {}).items() if e]
+        return " ".join(parts) or "constant"
+
+
+def _fmt(e: float) -> str:
+    return str(int(e)) if float(e).is_integer() else f"{e:.2f}"
+
+
+def _exponent(c0: float, c1: float) -> float:
+    if c0 <= 0 or c1 <= 0:
+        return 0.0
+    e = math.log2(c1 / c0)
+    return float(round(e)) if abs(e - round(e)) < 0.02 else e
+
+
+def fit(kernel, *arrays, vary=None, **kw) -> Scaling:
+    """Measure at the shape of ``arrays`` and with each variable of ``vary`` (default: all
+    shape variables) doubled; the power law of every counter of every buffer (module
+    docstring)."""
+    b = kernel.bind(*arrays, **kw)
+    env = dict(b.env)
+    template = {k: v for k, v in kw.items() if k not in kernel.shape_vars}
+    base = measure(kernel, *arrays, **kw)
+    c0 = base.counters()
+    exps: dict = {n: {} for n in c0}
+    for var in (kernel.shape_vars if vary is None else vary):
+        if var not in env:
+            raise SpecializationError(f"kernel {kernel.name!r}: cannot vary {var!r}: shape "
+                                      f"variables are {', '.join(kernel.shape_vars)}")
+        env2 = dict(env, **{var: 2 * env[var]})
+        extra = {k: v for k, v in env2.items() if k not in _input_symbols(kernel)}
+        c1 = measure(kernel, *random_inputs(kernel, env2, arrays), **template, **extra).counters()
+        for n in c0:
+            exps[n][var] = _exponent(c0[n], c1.get(n, 0))
+    return Scaling(env, base, exps)
+
+
+def _input_symbols(kernel) -> set:
+    return {d for s in kernel.in_specs if isinstance(s, Tile) for d in s.symbols}

@@ -1,0 +1,174 @@
+"""The roofline estimate of a kernel, from what it does.
+
+``roofline(kernel, *small_inputs, at={"M": 4096, ...})`` counts the kernel's global bytes and
+tensor-core FLOPs with the interpreter at the small shape, scales them to ``at``
+(``counts.fit``), reads registers and shared memory from ptxas (the kernel traced at ``at``),
+works out occupancy, and estimates the time on each device:
+
+* ``t_mem = unique bytes / (HBM bandwidth * min(1, CTAs / SMs))``: the distinct bytes read
+  and written (the DRAM traffic if the L2 kept everything a kernel re-reads: a GEMM's A and B
+  once, not once per CTA) over the bandwidth; a grid smaller than the GPU cannot pull all of
+  it. The requested bytes (every load and store) and their ratio to the unique ones (the
+  reuse the caches must provide) are shown beside it;
+* ``t_tc = sum over input types of FLOPs / (dense tensor peak * wave efficiency)``, with wave
+  efficiency ``CTAs / (waves * SMs * CTAs per SM)`` (a partial last wave leaves tensor cores
+  idle);
+* the estimate is ``max(t_mem, t_tc)`` and the kernel is **memory**-bound or **tensor**-bound
+  by which term wins. Non-tensor arithmetic, latency and the L2 are not modelled: the figure
+  is the floor the kernel's traffic and MMA work allow, not a prediction of its speed.
+
+``Roofline.table()`` prints one row per (kernel, device).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .counts import Counts, Scaling, fit
+from .devices import Device, device as _device
+from .occupancy import Occupancy, occupancy
+
+__all__ = ["Roofline", "RooflineRow", "roofline", "estimate", "DEFAULT_DEVICES"]
+
+DEFAULT_DEVICES = ("H100", "B200")
+
+
+@dataclass(frozen=True)
+class RooflineRow:
+    """The estimate of one kernel at one shape on one device."""
+
+    kernel: str
+    shape: dict
+    device: Device
+    counts: Counts
+    registers: int
+    smem: int
+    threads: int
+    occupancy: Occupancy
+    waves: int
+    t_mem: float                 # seconds
+    t_tc: float                  # seconds
+
+    @property
+    def time(self) -> float:
+        return max(self.t_mem, self.t_tc)
+
+    @property
+    def bound(self) -> str:
+        if self.occupancy.ctas_per_sm == 0:
+            return "does not fit"
+        return "tensor" if self.t_tc > self.t_mem else "memory"
+
+    @property
+    def intensity(self) -> float:
+        """Tensor FLOPs per byte of DRAM traffic (unique bytes)."""
+        c = self.counts
+        return c.tensor_flops / c.unique_bytes if c.unique_bytes else 0.0
+
+    @property
+    def tbs(self) -> float:
+        """DRAM traffic (unique bytes) over the estimated time, TB/s."""
+        return self.counts.unique_bytes / self.time / 1e12 if self.time else 0.0
+
+    @property
+    def tflops(self) -> float:
+        """Tensor FLOPs over the estimated time, TFLOP/s."""
+        return self.counts.tensor_flops / self.time / 1e12 if self.time else 0.0
+
+
+_COLUMNS = ("kernel", "shape", "device", "CTAs", "occupancy", "waves", "DRAM MB", "reuse",
+            "GFLOP", "FLOP/B", "t_mem us", "t_tc us", "est us", "bound", "TB/s", "TFLOP/s")
+
+
+def _shape_text(shape: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in shape.items())
+
+
+def _cells(r: RooflineRow) -> tuple:
+    c = r.counts
+    reuse = c.requested_bytes / c.unique_bytes if c.unique_bytes else 0.0
+    return (r.kernel, _shape_text(r.shape), r.device.name, f"{c.ctas:.0f}",
+            str(r.occupancy), str(r.waves), f"{c.unique_bytes / 1e6:.1f}", f"{reuse:.1f}x",
+            f"{c.tensor_flops / 1e9:.1f}", f"{r.intensity:.1f}",
+            f"{r.t_mem * 1e6:.1f}", f"{r.t_tc * 1e6:.1f}", f"{r.time * 1e6:.1f}", r.bound,
+            f"{r.tbs:.2f}", f"{r.tflops:.0f}")
+
+
+def format_table(rows, markdown: bool = False) -> str:
+    """Rows as an aligned text table, or a Markdown table with ``markdown=True``."""
+    body = [_cells(r) for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+        lines += ["| " + " | ".join(c) + " |" for c in body]
+        return "\n".join(lines) + "\n"
+    widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h)
+              for i, h in enumerate(_COLUMNS)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*_COLUMNS), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*c) for c in body]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """``roofline(...)``'s result: the fitted ``scaling``, and one ``RooflineRow`` per device."""
+
+    scaling: Scaling
+    rows: tuple
+
+    def table(self, markdown: bool = False) -> str:
+        return format_table(self.rows, markdown)
+
+    def __str__(self):
+        return self.table()
+
+
+def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, registers: int,
+             smem: int) -> RooflineRow:
+    """The roofline row of a kernel whose work at ``shape`` is ``counts`` (module doc)."""
+    d = _device(dev)
+    occ = occupancy(d, threads, registers, smem)
+    ctas = max(1.0, float(counts.ctas))
+    per_wave = d.sms * max(1, occ.ctas_per_sm)
+    waves = int(-(-ctas // per_wave))
+    wave_eff = ctas / (waves * per_wave)
+    t_mem = counts.unique_bytes / (d.hbm_gbs * 1e9 * min(1.0, ctas / d.sms))
+    t_tc = sum(f / (d.peak(t) * 1e12 * wave_eff) for t, f in counts.flops.items() if f)
+    return RooflineRow(name, dict(shape), d, counts, registers, smem, threads, occ, waves,
+                       t_mem, t_tc)
+
+
+def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, vary=None,
+             name: str | None = None, **kw) -> Roofline:
+    """Estimate ``kernel``'s time at shape ``at`` on ``devices`` (module docstring).
+
+    ``arrays``: inputs at a small shape that tiles the kernel evenly (as for
+    ``kernel.interpret``); ``at``: shape variables of the estimate (default: the small shape);
+    ``devices``: ``DEVICES`` keys or ``Device`` objects; ``vary``: the shape variables to
+    scale (default: those ``at`` changes); ``name``: the rows' label (default: the kernel's
+    name); ``kw``: template parameters.
+
+        from jax_pyptx.perf import roofline
+        print(roofline(gemm, a, b, at={"M": 8192, "N": 8192, "K": 8192}))
+    """
+    from ..toolchain import compile_ptx
+
+    b = kernel.bind(*arrays, **kw)
+    at = dict(b.env if at is None else at)
+    unknown = [v for v in at if v not in kernel.shape_vars]
+    if unknown:
+        raise ValueError(f"roofline: {unknown[0]!r} in at= is not a shape variable of kernel "
+                         f"{kernel.name!r}; its shape variables: "
+                         f"{', '.join(kernel.shape_vars) or 'none'}")
+    if vary is None:
+        vary = [v for v in kernel.shape_vars if v in at and at[v] != b.env.get(v)]
+    scaling = fit(kernel, *arrays, vary=vary, **kw)
+    counts = scaling.at(at)
+    template = {k: v for k, v in kw.items() if k not in kernel.shape_vars}
+    t = kernel.trace(**template, **dict(b.env, **at))
+    rep = compile_ptx(t.ptx, t.arch).report
+    threads = t.block[0] * t.block[1] * t.block[2]
+    smem = rep.smem + t.dynamic_smem
+    counts = Counts(counts.buffers, counts.flops, t.grid[0] * t.grid[1] * t.grid[2])
+    rows = tuple(estimate(name or kernel.name, at, counts, d, threads, rep.registers, smem)
+                 for d in devices)
+    return Roofline(scaling, rows)
