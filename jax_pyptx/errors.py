@@ -114,3 +114,15 @@ class SourceLoc:
 
     def __hash__(self):
         return hash((self.file, self.line))
+
+
+class AsyncHazardError(SanitizerError):
+    """A register an asynchronous operation owns (a ``wgmma.mma_async`` accumulator before the
+    ``wgmma.wait_group`` that retires it, a ``tcgen05.ld`` destination before
+    ``tcgen05.wait::ld``) is read or written by another instruction."""
+
+
+class TensorMemoryError(SanitizerError):
+    """Tensor Memory (tcgen05) misuse: an access outside the columns the CTA allocated, used
+    after ``tcgen05.dealloc``, from a warp that may not reach those lanes, or an allocation still
+    held when the kernel exits."""

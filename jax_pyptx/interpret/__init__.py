@@ -12,7 +12,9 @@ Modules:
 * ``decode`` / ``dispatch`` / ``operands``: each instruction is decoded once into a closure;
   block scopes, variable layouts, calls (``.func``, ``vprintf``, ``__assertfail``);
 * ``machine`` / ``group`` / ``sync``: CTAs, warps, groups of threads at one PC (divergence,
-  reconvergence, round robin), barriers, clusters, deadlock reports;
+  reconvergence, round robin), barriers, deadlock reports;
+* ``cluster``: thread-block clusters (launch shape, distributed shared memory addresses,
+  ``barrier.cluster``); ``ops_cluster``: mapa, getctarank, barrier.cluster;
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks;
 * ``sanitizer``: shared-memory race detection;

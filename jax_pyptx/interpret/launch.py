@@ -9,9 +9,11 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.nodes import Module
 from . import memory as M
+from .cluster import launch_shape
 from .decode import Program
 from .dispatch import decode_program
 from .machine import Context
+from .mbarrier import check_balanced
 from .stats import Stats
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
@@ -77,10 +79,11 @@ class LaunchMemory:
 
 
 class LaunchState:
-    def __init__(self, grid, block, cluster, smem, mem, max_steps):
+    def __init__(self, grid, block, cluster, smem, mem, max_steps, explicit_cluster=False):
         self.grid, self.block, self.cluster, self.smem = grid, block, cluster, smem
         self.mem = mem
         self.max_steps = max_steps
+        self.explicit_cluster = explicit_cluster
         gx, gy, gz = grid
         cx, cy, cz = cluster
         self._ncx, self._ncy = gx // cx, gy // cy
@@ -132,7 +135,7 @@ def _scalar_bytes(value, p):
     return np.asarray(v, dtype=dt).tobytes()
 
 
-def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=(1, 1, 1),
+def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
            smem: int = 0, sanitize: bool = True, max_steps: int = 50_000_000, stats=None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
@@ -152,12 +155,11 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     t0 = time.perf_counter()
     module = get_module(ptx_or_module)
     prog = get_program(module, entry)
-    grid, block, cluster = _dim3(grid, "grid"), _dim3(block, "block"), _dim3(cluster, "cluster")
+    grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
         raise InterpreterError(f"a CTA has at most 1024 threads, block={block} has {nthreads}")
-    if any(g % c for g, c in zip(grid, cluster)):
-        raise InterpreterError(f"grid {grid} is not a multiple of the cluster shape {cluster}")
+    cluster, explicit = launch_shape(cluster, grid, prog.entry.directives)
     smem = int(smem)
     if smem < 0:
         raise InterpreterError(f"smem must be >= 0, got {smem}")
@@ -216,7 +218,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     counters = stats if isinstance(stats, Stats) else None
     if counters is not None:
         mem.gspace.counter = counters.global_access
-    state = LaunchState(grid, block, cluster, smem, mem, max_steps)
+    state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit)
     order = state.cta_order()
     csize = cluster[0] * cluster[1] * cluster[2]
     slots_per_cta = -(-nthreads // 32) * 32
@@ -229,6 +231,10 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                 ctx.stats = counters
                 counters._ctx = ctx
             ctx.run()
+            for check in ctx.at_exit:
+                check(ctx)
+            if ctx.mbar:
+                check_balanced(ctx)
             if ctx.cp_pending:
                 from .ops_mem import cp_complete
                 from .machine import Group

@@ -28,11 +28,14 @@ from ..errors import (
 )
 from . import memory as M
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
+from .cluster import ClusterMixin
+from .definedness import DefinednessMixin
+from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
 
-class Context(SyncMixin):
+class Context(SyncMixin, ClusterMixin, DefinednessMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
@@ -67,6 +70,9 @@ class Context(SyncMixin):
         self.live_mask = lm
         self.regs = {}
         self.pinit = {}
+        self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
+        self._init_definedness()
+        self.at_exit = []         # checks run when the batch has finished (ctx) -> None
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
@@ -88,29 +94,48 @@ class Context(SyncMixin):
         self.callstack = None
         self.cp_pending = []
         self.cp_committed = None
-        self.mbar = {}
+        self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
+        self.mbar_version = 0     # bumped on every mbarrier state change (starvation wake-ups)
+        self.mbar_timeout = None  # per slot: a parked try_wait's time limit expired
+        self.mbar_starved = None
+        self.async_proxy = None   # async_proxy.AsyncState once an async-proxy op ran
         self.cur = None           # Decoded being executed (for messages)
         self.cur_group = None
         self.max_steps = launch.max_steps
         cx, cy, cz = launch.cluster
         self.cluster_size = cx * cy * cz
         self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
+        self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
 
     # ------------------------------------------------------------------ registers
-    def read(self, key, g):
+    def read(self, key, g, nbytes=None):
+        """Register ``key`` for the threads of ``g`` (``nbytes``: only its low bytes are used)."""
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, False)
         a = self.regs.get(key)
         if a is None:
             if self.sanitize:
-                self._uninit_reg(key, g, None)
+                if not self.lenient:
+                    self._uninit_reg(key, g, None)
+                self._lenient_read(key, g, None)
+                return np.zeros(g.n, self.prog.regs[key].sdt)
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
         if self.pinit and key in self.pinit:
             m = self.pinit[key]
             ok = m if g.full else m[g.idx]
             if not ok.all():
-                self._uninit_reg(key, g, ok)
+                if not self.lenient:
+                    self._uninit_reg(key, g, ok)
+                self._lenient_read(key, g, ok)
+        if self.undef and key in self.undef:
+            self._undef_read(key, g, nbytes)
         return a if g.full else a[g.idx]
 
     def write(self, key, g, v):
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, True)
+        if self._taint_d is not None or self.undef:
+            self._undef_write(key, g)
         if g.full:
             self.regs[key] = v
             if self.pinit:
@@ -214,7 +239,7 @@ class Context(SyncMixin):
         if name == "%cluster_nctarank":
             return np.full(N, cx * cy * cz, u32)
         if name == "%is_explicit_cluster":
-            return np.full(N, L.cluster != (1, 1, 1), np.bool_)
+            return np.full(N, L.explicit_cluster, np.bool_)
         if name == "%dynamic_smem_size":
             return np.full(N, L.smem, u32)
         if name in ("%total_smem_size", "%aggr_smem_size"):
@@ -275,6 +300,8 @@ class Context(SyncMixin):
             for (c, b), st in list(self.bars.items()):
                 if st.arrived and st.expected is None and st.arrived >= self.live_count[c]:
                     self._complete_bar(c, b, st)
+        if self.cl_state is not None:
+            self._cluster_exit(g)
 
     # ------------------------------------------------------------------ calls
     def push_call(self, g: Group, ret_pc: int):
@@ -291,6 +318,8 @@ class Context(SyncMixin):
     # ------------------------------------------------------------------ warp synchrony
     def check_sync(self, d, sub: Group, g: Group):
         """True when every lane the instruction needs is in ``sub``; else park or report."""
+        if d.sync == "warpgroup":
+            return self._check_warpgroup(d, sub, g)
         if d.sync == "aligned":
             if sub.n == self.nlive:
                 return True
@@ -321,6 +350,24 @@ class Context(SyncMixin):
         np.bitwise_or.at(per_warp, pos, miss)
         return self._sync_missing(d, sub, g, uw, per_warp, "every lane of its membermask")
 
+    def _check_warpgroup(self, d, sub, g):
+        """``.sync.aligned`` warpgroup instructions (wgmma): every live thread of the four warps
+        of each warpgroup ``sub`` touches must be in ``sub``."""
+        if sub.n == self.nlive:
+            return True
+        uw, m = sub.warp_masks()
+        cta, wl = uw // self.W, uw % self.W
+        cand = (cta * self.W + (wl // 4) * 4)[:, None] + np.arange(4)      # warps of each group
+        cand = cand[((wl // 4) * 4)[:, None] + np.arange(4) < self.W]
+        need_w = np.unique(cand)
+        have = np.zeros(len(need_w), np.uint64)
+        pos = np.searchsorted(need_w, uw)
+        have[pos] = m
+        missing = self.live_mask[need_w] & ~have
+        if not missing.any():
+            return True
+        return self._sync_missing(d, sub, g, need_w, missing, "every thread of its warpgroup (.aligned)")
+
     def _sync_missing(self, d, sub, g, uw, missing, what):
         # lanes that are at this PC but predicated off can never join: report now
         if sub is not g:
@@ -346,6 +393,8 @@ class Context(SyncMixin):
             if not runnable:
                 # groups waiting at a warp sync at the same PC may now be complete together
                 if self._merge_warp_waiters():
+                    continue
+                if wake_on_starvation(self):
                     continue
                 raise self.deadlock()
             self.tick += 1
@@ -423,6 +472,8 @@ class Context(SyncMixin):
                     return [g]
                 d = code[pc]
                 self.cur = d
+                if self._taint_d is not None:
+                    self._taint_d = None
                 sub = g
                 gk = d.guard
                 p = None

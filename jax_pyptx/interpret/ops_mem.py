@@ -1,6 +1,7 @@
-"""Memory instructions: ld/ldu/st (every state space, vectors, generic addressing), atom/red,
-cp.async with commit/wait groups (performed when waited on, so a missing wait shows up as a
-read of uninitialized shared memory), and mapa/getctarank for clusters.
+"""Memory instructions: ld/ldu/st (every state space, vectors, generic addressing, distributed
+shared memory through ``.shared::cluster``), atom/red, cp.async with commit/wait groups
+(performed when waited on, so a missing wait shows up as a read of uninitialized shared
+memory), createpolicy. ``mapa`` / ``getctarank`` live in ``ops_cluster``.
 """
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ import numpy as np
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
 from . import memory as M
+from .cluster import shared_target
 from .decode import addr_parts
 from .registry import register
 from .operands import SINT, UINT, items, np_dtype, reader, writer
-
-CLUSTER_BIT = 1 << 31
 
 
 def space_of(dec):
@@ -47,35 +47,35 @@ def address_getter(prog, op, scope):
 
 
 # ----------------------------------------------------------------------------- space access
-def _warps(ctx, g, addrs):
-    """Warp (within its CTA) of each access for race tracking; None for cluster accesses."""
-    if ctx.shared.race is None or (addrs.size and (addrs >= np.uint64(CLUSTER_BIT)).any()):
-        return None
-    return ctx.warp_in_cta[g.idx]
+def mem_space(dec):
+    """State space an ld/st/atom accesses: ``"shared::cluster"`` for ``.shared::cluster`` (any
+    CTA of the cluster), ``"shared"`` for ``.shared`` / ``.shared::cta`` (the executing CTA's),
+    else ``space_of(dec)[0]``."""
+    space, opt = space_of(dec)
+    return "shared::cluster" if opt == ".shared::cluster" else space
 
 
 def _shared_banks(ctx, g, addrs):
-    banks = ctx.slot_cta[g.idx]
-    if addrs.size and (addrs >= np.uint64(CLUSTER_BIT)).any():
-        cl = addrs >= np.uint64(CLUSTER_BIT)
-        rank = ((addrs >> np.uint64(24)) & np.uint64(0x7F)).astype(np.int64)
-        first = banks - ctx.cluster_rank_of_cta[banks]
-        banks = np.where(cl, first + rank, banks)
-        addrs = np.where(cl, addrs & np.uint64(0xFFFFFF), addrs)
-    return banks, addrs
+    """(CTA banks, offsets) of shared addresses (``.shared::cluster`` addresses allowed)."""
+    banks, offs, _ = shared_target(ctx, g, addrs)
+    return banks, offs
 
 
 def space_load(ctx, g, space, addrs, dt, count=1):
     if space == "global":
         return ctx.mem.gspace.load(addrs, dt, count)
-    if space == "shared":
-        warps = _warps(ctx, g, addrs)
-        banks, offs = _shared_banks(ctx, g, addrs)
+    if space == "shared" or space == "shared::cluster":
+        banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         try:
             return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
         except M.MemoryFault as f:
             if f.kind == "uninitialized":
                 f.detail += _pending_hint(ctx, g, f)
+                b = int(banks[f.lane])
+                if b != int(ctx.slot_cta[g.idx[f.lane]]):
+                    f.detail = f.detail.replace(
+                        "any thread of this CTA", f"any thread of CTA rank {int(ctx.cluster_rank_of_cta[b])} "
+                        f"(the CTA that owns it)")
             raise
     if space == "local":
         return ctx.local.load(g.idx, addrs, dt, count)
@@ -91,9 +91,8 @@ def space_load(ctx, g, space, addrs, dt, count=1):
 def space_store(ctx, g, space, addrs, vals):
     if space == "global":
         return ctx.mem.gspace.store(addrs, vals)
-    if space == "shared":
-        warps = _warps(ctx, g, addrs)
-        banks, offs = _shared_banks(ctx, g, addrs)
+    if space == "shared" or space == "shared::cluster":
+        banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         return ctx.shared.store(banks, offs, vals, warps=warps)
     if space in ("local", "plocal"):
         return ctx.local.store(g.idx, addrs, vals)
@@ -116,7 +115,7 @@ def classify(addrs):
     return code
 
 
-_CODE_SPACE = {0: "global", 1: "shared", 2: "local", 3: "const", 4: "param"}
+_CODE_SPACE = {0: "global", 1: "shared::cluster", 2: "local", 3: "const", 4: "param"}
 _WIN = {1: M.SHARED_WINDOW, 2: M.LOCAL_WINDOW}
 
 
@@ -169,7 +168,7 @@ def generic_store(ctx, g, addrs, vals):
 def _ld(prog, d, ins, scope, dec):
     d.noun = "load"
     t = dec.type
-    space, _ = space_of(dec)
+    space = mem_space(dec)
     vec = int(dec.get("vec", ".v1")[2:])
     dsts = items(ins.operands[0])
     getaddr, symspace = address_getter(prog, ins.operands[1], scope)
@@ -209,7 +208,7 @@ def _ld(prog, d, ins, scope, dec):
 def _st(prog, d, ins, scope, dec):
     d.noun = "store"
     t = dec.type
-    space, _ = space_of(dec)
+    space = mem_space(dec)
     getaddr, symspace = address_getter(prog, ins.operands[0], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
@@ -247,8 +246,8 @@ def _views_for(ctx, g, space, addrs, esz):
     if space == "global":
         parts = ctx.mem.gspace.locate(addrs, esz, True)
         return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64), "global") for al, pos, off in parts]
-    if space == "shared":
-        banks, offs = _shared_banks(ctx, g, addrs)
+    if space == "shared" or space == "shared::cluster":
+        banks, offs, _ = shared_target(ctx, g, addrs, space == "shared")
         sh = ctx.shared
         sh._check(offs, esz)
         f = sh.flat(banks, offs) // esz
@@ -258,7 +257,8 @@ def _views_for(ctx, g, space, addrs, esz):
                 lane = int(np.argmax(bad))
                 raise M.MemoryFault("uninitialized", lane, int(offs[lane]),
                                     f"shared address {int(offs[lane]):#x} is updated atomically before any "
-                                    f"thread of this CTA wrote it", "shared")
+                                    f"thread of {'this CTA' if banks[lane] == ctx.slot_cta[g.idx[lane]] else 'its CTA'} "
+                                    f"wrote it", "shared")
         return [(None, sh.view(dt), f, "shared")]
     if space == "local":
         ctx.local._check(addrs, esz)
@@ -332,7 +332,7 @@ def _atomic(prog, d, ins, scope, dec, has_dst):
     d.noun = "atomic" if has_dst else "reduction"
     t = dec.type
     op = dec.get("op")[1:]              # add | min | max | inc | dec | and | or | xor | exch | cas
-    space, _ = space_of(dec)
+    space = mem_space(dec)
     ops = list(ins.operands)
     put = writer(prog, ops.pop(0), t, scope) if has_dst else None
     getaddr, _s = address_getter(prog, ops.pop(0), scope)
@@ -516,43 +516,6 @@ def _cp_wait_all(prog, d, ins, scope, dec):
         c[g.idx] += 1
         cp_complete(ctx, g, None)
     d.fn = wait_all
-
-
-# ----------------------------------------------------------------------------- clusters
-@register("mapa")
-def _mapa(prog, d, ins, scope, dec):
-    t = dec.type
-    put = writer(prog, ins.operands[0], t, scope)
-    ga = reader(prog, ins.operands[1], t, scope)
-    gr = reader(prog, ins.operands[2], u32, scope)
-    generic = space_of(dec)[0] == "generic"
-
-    def fn(ctx, g):
-        a = np.asarray(ga(ctx, g)).astype(np.uint64)
-        r = np.asarray(gr(ctx, g)).astype(np.uint64)
-        if generic:
-            a = a - np.uint64(M.SHARED_WINDOW)
-        out = np.uint64(CLUSTER_BIT) | (r << np.uint64(24)) | (a & np.uint64(0xFFFFFF))
-        if generic:
-            out = out + np.uint64(M.SHARED_WINDOW)
-        put(ctx, g, np.broadcast_to(out.astype(np_dtype(t)), (g.n,)).copy())
-    d.fn = fn
-
-
-@register("getctarank")
-def _getctarank(prog, d, ins, scope, dec):
-    generic = space_of(dec)[0] == "generic"
-    put = writer(prog, ins.operands[0], u32, scope)
-    ga = reader(prog, ins.operands[1], (dec.type or u64), scope)
-
-    def fn(ctx, g):
-        a = np.broadcast_to(np.asarray(ga(ctx, g)).astype(np.uint64), (g.n,))
-        if generic:
-            a = a - np.uint64(M.SHARED_WINDOW)
-        own = ctx.cluster_rank_of_cta[ctx.slot_cta[g.idx]]
-        r = np.where(a >= np.uint64(CLUSTER_BIT), (a >> np.uint64(24)) & np.uint64(0x7F), own)
-        put(ctx, g, r.astype(np.uint32))
-    d.fn = fn
 
 
 @register("createpolicy")
