@@ -88,6 +88,14 @@ class RaceError(SanitizerError):
     between the accesses."""
 
 
+class AsyncProxyError(SanitizerError):
+    """Shared memory crosses between the generic proxy and the async proxy (TMA, bulk copies,
+    wgmma, tcgen05) without the ordering the PTX memory model requires: generic writes read by
+    the async proxy without ``fence.proxy.async``, an asynchronous copy's destination read
+    before its mbarrier phase completed, or its source overwritten before its bulk group was
+    waited on."""
+
+
 class DeadlockError(SanitizerError):
     """Every warp is parked (barriers, mbarriers, warp syncs) and none can make progress."""
 

@@ -122,6 +122,11 @@ def _scalar_bytes(value, p):
     from .operands import np_dtype
     dt = np_dtype(t)
     v = np.asarray(value)
+    if t.kind == "bits" and isinstance(value, np.generic) and v.dtype.kind not in "uib" \
+            and v.dtype.itemsize == dt.itemsize:
+        # a typed float scalar (np.float16, ml_dtypes.bfloat16, np.float32, ...) for a .bN
+        # param: its bits, as a kernel that moves halves in .b16 registers expects
+        return v.tobytes()
     if dt.kind in "ui" and v.dtype.kind in "ui":
         iv = int(v) & ((1 << (8 * dt.itemsize)) - 1)
         return iv.to_bytes(dt.itemsize, "little")
@@ -133,6 +138,59 @@ def _scalar_bytes(value, p):
         iv = int(float(v)) & ((1 << (8 * dt.itemsize)) - 1)
         return iv.to_bytes(dt.itemsize, "little")
     return np.asarray(v, dtype=dt).tobytes()
+
+
+def _is_tensor_map(a) -> bool:
+    from .tensormap import TensorMap
+    return isinstance(a, TensorMap) or (isinstance(a, (list, tuple)) and bool(a)
+                                        and all(isinstance(x, TensorMap) for x in a))
+
+
+def _place(mem, arr, desc, placed, copy_back):
+    """Give ``arr`` a device address (its memory is the allocation, written in place; a
+    non-contiguous or read-only array is copied, and a writable one copied back after)."""
+    if arr.flags.c_contiguous and arr.flags.writeable:
+        data = arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, np.uint8)
+    else:
+        data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
+        if arr.flags.writeable:
+            copy_back.append((arr, data))
+    al = mem.gspace.add(data, desc)
+    if arr.flags.c_contiguous and arr.flags.writeable and arr.size:
+        start = arr.__array_interface__["data"][0]
+        placed.append((start, start + arr.nbytes, al))
+    return al
+
+
+def _tensor_map_param(mem, p, size, a, placed, copy_back) -> bytes:
+    """The parameter bytes for tensor map(s) ``a``: the 128-byte map itself for a ``.b8[128]``
+    parameter, or the address of the maps laid out in global memory for a 64-bit one."""
+    maps = [a] if not isinstance(a, (list, tuple)) else list(a)
+    raw = []
+    for tm in maps:
+        arr = tm.array
+        start = arr.__array_interface__["data"][0]
+        base = None
+        for lo, hi, al in placed:
+            if lo <= start and start + arr.nbytes <= hi:
+                base = al.base + (start - lo)
+                break
+        if base is None:
+            al = _place(mem, arr, f"tensor of param {p.name!r} ({arr.dtype}{list(arr.shape)})", placed,
+                        copy_back)
+            base = al.base
+        raw.append(tm.encode(base))
+    if p.array is not None:
+        if size != 128 or len(raw) != 1:
+            raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: a tensor map by value is a "
+                                   f".b8[128] parameter holding one map")
+        return raw[0]
+    if p.type.bits != 64:
+        raise InterpreterError(f"param {p.name!r} is .{p.type.name}: tensor maps go to a .b8[128] "
+                               f"parameter (by value) or a 64-bit pointer parameter (in global memory)")
+    data = np.frombuffer(b"".join(raw), np.uint8).copy()
+    al = mem.gspace.add(data, f"tensor map{'s' if len(raw) > 1 else ''} of param {p.name!r}", align=128)
+    return np.uint64(al.base).tobytes()
 
 
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
@@ -179,14 +237,20 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     mem = LaunchMemory(prog)
     pbuf = np.zeros(max(prog.param_size, 1), np.uint8)
     copy_back = []
+    placed = []                 # (first byte, end, allocation) of arrays given device addresses
+    maps = []
     for i, ((p, off, size), a) in enumerate(zip(params, args)):
+        if _is_tensor_map(a):
+            maps.append((p, off, size, a))
+            continue
         if p.array is not None:
             if isinstance(a, (bytes, bytearray, memoryview)):
                 b = bytes(a)
             elif isinstance(a, np.ndarray):
                 b = a.tobytes()
             else:
-                raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: pass bytes of length {p.array}")
+                raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: pass bytes of length {p.array}"
+                                       f"{' or a tensor map (jax_pyptx.interpret.tensor_map)' if size == 128 else ''}")
             if len(b) != size:
                 raise InterpreterError(f"param {p.name!r} takes {size} bytes, got {len(b)}")
             pbuf[off:off + size] = np.frombuffer(b, np.uint8)
@@ -201,18 +265,12 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                 raise InterpreterError(
                     f"param {p.name!r} is .{p.type.name}: an array can only be passed to a 64-bit pointer "
                     f"param (.u64/.b64)")
-            arr = a
-            if arr.flags.c_contiguous and arr.flags.writeable:
-                data = arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, np.uint8)
-            else:
-                data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
-                if arr.flags.writeable:
-                    copy_back.append((arr, data))
-            desc = f"param {p.name!r} ({arr.dtype}{list(arr.shape)})"
-            al = mem.gspace.add(data, desc)
+            al = _place(mem, a, f"param {p.name!r} ({a.dtype}{list(a.shape)})", placed, copy_back)
             pbuf[off:off + 8] = np.frombuffer(np.uint64(al.base).tobytes(), np.uint8)
             continue
         pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
+    for p, off, size, a in maps:
+        pbuf[off:off + size] = np.frombuffer(_tensor_map_param(mem, p, size, a, placed, copy_back), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
 
     counters = stats if isinstance(stats, Stats) else None

@@ -80,6 +80,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         if sanitize and self.shared.size:
             from .sanitizer import RaceTracker
             self.shared.race = RaceTracker(self.nctas, self.shared.stride)
+            self.shared.dirty = np.zeros_like(self.shared.init)     # async_proxy's fence rule
         self.warp_in_cta = (self.tid_lin // 32).astype(np.int64)
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])

@@ -226,6 +226,8 @@ class BankedSpace:
         self._views = {}
         self._iviews = {}
         self.race = None                 # sanitizer.RaceTracker for shared memory
+        self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
+        self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -324,6 +326,14 @@ class BankedSpace:
             self.view(dt)[f] = values[:, 0]
         if self.init is not None:
             self.iview(esz)[f if count > 1 else f] = _ONES[esz]
+        if self.dirty is not None:
+            self.dview(esz)[f] = _ONES[esz]
+
+    def dview(self, isz):
+        v = self._dviews.get(isz)
+        if v is None:
+            v = self._dviews[isz] = self.dirty.view(_UINT[isz])
+        return v
 
     def mark_init(self, banks, offs, nbytes):
         if self.init is None:

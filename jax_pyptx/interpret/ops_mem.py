@@ -12,6 +12,7 @@ from ..types import b64, pred, u32, u64
 from . import memory as M
 from .cluster import shared_target
 from .decode import addr_parts
+from .async_proxy import on_generic_load, on_generic_store
 from .registry import register
 from .operands import SINT, UINT, items, np_dtype, reader, writer
 
@@ -66,6 +67,8 @@ def space_load(ctx, g, space, addrs, dt, count=1):
         return ctx.mem.gspace.load(addrs, dt, count)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
+        if ctx.async_proxy is not None:
+            on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
         try:
             return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
         except M.MemoryFault as f:
@@ -93,6 +96,8 @@ def space_store(ctx, g, space, addrs, vals):
         return ctx.mem.gspace.store(addrs, vals)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
+        if ctx.async_proxy is not None:
+            on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
         return ctx.shared.store(banks, offs, vals, warps=warps)
     if space in ("local", "plocal"):
         return ctx.local.store(g.idx, addrs, vals)
