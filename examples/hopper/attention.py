@@ -372,21 +372,34 @@ def _tree(vals, op):
     return vals[0]
 
 
-def reference(q, k, v, *, causal: bool = False, sm_scale: float | None = None):
-    """NumPy attention in float64: ``softmax(q k^T * sm_scale) v`` per head."""
+def probabilities(q, k, *, causal: bool = False, sm_scale: float | None = None):
+    """The exact softmax ``P = softmax(q k^T * sm_scale)`` per head (NumPy, float64)."""
     import numpy as np
 
-    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(q.shape[-1])
     s = np.einsum("hsd,hld->hsl", q, k) * sm_scale
     if causal:
-        n = s.shape[-1]
-        s = np.where(np.triu(np.ones((s.shape[-2], n), bool), 1), -np.inf, s)
-    s = s - s.max(axis=-1, keepdims=True)
-    p = np.exp(s)
-    p /= p.sum(axis=-1, keepdims=True)
-    return np.einsum("hsl,hld->hsd", p, v)
+        s = np.where(np.triu(np.ones(s.shape[-2:], bool), 1), -np.inf, s)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def reference(q, k, v, *, causal: bool = False, sm_scale: float | None = None):
+    """NumPy attention in float64: ``softmax(q k^T * sm_scale) v`` per head."""
+    import numpy as np
+
+    p = probabilities(q, k, causal=causal, sm_scale=sm_scale)
+    return np.einsum("hsl,hld->hsd", p, np.asarray(v, np.float64))
+
+
+def reference_for(causal: bool):
+    """``reference`` with ``causal`` fixed (a function of ``q, k, v``)."""
+    def ref(q, k, v):
+        return reference(q, k, v, causal=causal)
+    ref.__name__ = f"attention_reference{'_causal' if causal else ''}"
+    return ref
 
 
 if __name__ == "__main__":
