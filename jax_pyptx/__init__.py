@@ -37,7 +37,7 @@ _set_call_handler(_call_from_jax)
 
 def __getattr__(name):
     # heavier layers load on first use, never at import
-    if name in ("interpret", "runtime", "transpile", "toolchain", "isa", "ir"):
+    if name in ("interpret", "runtime", "transpile", "toolchain", "isa", "ir", "perf"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -87,11 +87,7 @@ def test_jax_jit_on_cpu_runs_the_interpreter(entry):
 def test_cuda_lowering_carries_ptx_and_launch(entry):
     import jax
 
-    from jax_pyptx.perf import random_inputs
-
     k = entry.kernel()
-    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype)
-             for a in random_inputs(k, {s: 1 for s in k.shape_vars})]
     # the representative shape, without allocating it
     t = k.trace(**entry.shape)
     specs = [jax.ShapeDtypeStruct(s.shape, s.dtype.np_dtype) for s in t.inputs]
@@ -189,3 +185,16 @@ def test_committed_doc_is_generated_output():
     assert text == kernels_doc.generate()
     for e in LIB:
         assert f"| {e.name} | [" in text
+
+
+@pytest.mark.parametrize("page", sorted({e.page for e in LIB}))
+def test_example_pages_have_current_figures(page):
+    with open(kernels_doc.page_path(page)) as f:
+        text = f.read()
+    assert text.startswith("# ") and text.index(kernels_doc.BEGIN) > 400     # prose first
+    recorded = kernels_doc.recorded_ptxas(text)
+    if recorded != proof.ptxas_info():
+        pytest.skip(f"{page} was generated with ptxas {recorded}")
+    assert kernels_doc.with_figures(text, kernels_doc.page_figures(page)) == text
+    with pytest.raises(ValueError, match="no <!-- figures --> ... <!-- /figures --> block"):
+        kernels_doc.with_figures("# no figures", "")

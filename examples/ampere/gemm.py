@@ -51,7 +51,7 @@ if __package__ in (None, ""):   # run as a file: python examples/ampere/gemm.py
 
 from jax_pyptx import SpecializationError, Tile, kernel, ptx, reg, smem
 from jax_pyptx.runtime.options import configure
-from jax_pyptx.types import b64, bf16, f32, u32, u64
+from jax_pyptx.types import bf16, f32, u32, u64
 
 from . import ARCH
 
@@ -123,10 +123,14 @@ class _Config:
                 f"{self.warps_m}x{self.warps_n}, {self.stages} stages")
 
 
+def _swizzle_term(row, row_bytes: int):
+    """``f(row)`` of the XOR swizzle (module doc): chunk ``c`` of ``row`` is stored at chunk
+    ``c ^ f(row)``."""
+    return (row >> 1) & 3 if row_bytes == 64 else row & 7
+
+
 def _swizzle(row, chunk, row_bytes: int):
-    """Chunk index ``chunk ^ f(row)`` (module doc): registers or ints."""
-    f = (row >> 1) & 3 if row_bytes == 64 else row & 7
-    return chunk ^ f
+    return chunk ^ _swizzle_term(row, row_bytes)
 
 
 def _gemm_body(cfg: _Config, A, B, C):
@@ -159,28 +163,31 @@ def _gemm_body(cfg: _Config, A, B, C):
     b_row, b_nc = _divmod(tid, b_cpr)
     a_dst = sa_base + a_row * cfg.row_a + (_swizzle(a_row, a_kc, cfg.row_a) << 4)
     b_dst = sb_base + b_row * cfg.row_b + (_swizzle(b_row, b_nc, cfg.row_b) << 4)
-    a_src = A.ptr() + reg.cvt((m0 + a_row) * K + (a_kc << 3), u64) * es
-    b_src = B.ptr() + reg.cvt(b_row * N + n0 + (b_nc << 3), u64) * es
-    a_m = m0 + a_row
+    a_m = m0 + a_row                                       # 64-bit offsets: M * K may pass 2**32
+    a_src = A.ptr() + (reg.cvt(a_m, u64) * K + reg.cvt(a_kc << 3, u64)) * es
+    b_src = B.ptr() + (reg.cvt(b_row, u64) * N + reg.cvt(n0 + (b_nc << 3), u64)) * es
     a_row_ok = [a_m + i * a_rows_step < M for i in range(a_iters)] if m_edge \
         else [None] * a_iters
     b_col_ok = (n0 + (b_nc << 3)) < N if n_edge else None
     a_kc8 = a_kc << 3
     k_left = reg.scalar(u32, K) if k_edge else None      # K minus the k of the next load
 
-    def load_stage(stage_reg, kt_static=None):
-        """Issue this thread's cp.async chunks of the next k tile into ``stage_reg``."""
-        ad = a_dst + stage_reg * cfg.stage_a
-        bd = b_dst + stage_reg * cfg.stage_b
+    def load_stage(stage):
+        """Issue this thread's cp.async chunks of the next k tile into ``stage`` (an int in
+        the prologue, a register in the loop)."""
+        if isinstance(stage, int):
+            ad, bd, a0, b0 = a_dst, b_dst, stage * cfg.stage_a, stage * cfg.stage_b
+        else:
+            ad, bd, a0, b0 = a_dst + stage * cfg.stage_a, b_dst + stage * cfg.stage_b, 0, 0
         a_k_ok = a_kc8 < k_left if k_edge else None
         for i in range(a_iters):
             ok = _and(a_row_ok[i], a_k_ok)
-            _copy(ptx.addr(ad, i * a_rows_step * cfg.row_a), a_src,
+            _copy(ptx.addr(ad, a0 + i * a_rows_step * cfg.row_a), a_src,
                   i * a_rows_step * K * es, ok, A)
         for i in range(b_iters):
             b_k_ok = (b_row + i * b_rows_step) < k_left if k_edge else None
             ok = _and(b_col_ok, b_k_ok)
-            _copy(ptx.addr(bd, i * b_rows_step * cfg.row_b), b_src,
+            _copy(ptx.addr(bd, b0 + i * b_rows_step * cfg.row_b), b_src,
                   i * b_rows_step * N * es, ok, B)
         # the next k tile
         ptx.inst.add.u64(a_src, a_src, bk * es)
@@ -196,14 +203,14 @@ def _gemm_body(cfg: _Config, A, B, C):
     # ---- fragment addresses (per lane; the stage and the tile position are added later)
     quad_row = (lane & 7) + ((lane >> 3) & 1) * 8          # row of the 8x8 matrix a lane names
     half = lane >> 4                                       # second k8 (A) / n8 (B) matrix
-    a_frag = []
-    for kk in range(bk // 16):
-        row = warp_m * cfg.wm + quad_row
-        a_frag.append(sa_base + row * cfg.row_a + (_swizzle(row, half + 2 * kk, cfg.row_a) << 4))
-    b_frag = []
-    for np_ in range(cfg.wn // 16):
-        nc = warp_n * (cfg.wn // 8) + half + 2 * np_
-        b_frag.append(sb_base + quad_row * cfg.row_b + (_swizzle(quad_row, nc, cfg.row_b) << 4))
+    a_row_frag = warp_m * cfg.wm + quad_row
+    a_base, a_f = sa_base + a_row_frag * cfg.row_a, _swizzle_term(a_row_frag, cfg.row_a)
+    a_frag = [a_base + ((((half + 2 * kk) if kk else half) ^ a_f) << 4)
+              for kk in range(bk // 16)]                   # one per 16-wide k step
+    b_base, b_f = sb_base + quad_row * cfg.row_b, _swizzle_term(quad_row, cfg.row_b)
+    frag_nc = warp_n * (cfg.wn // 8) + half
+    b_frag = [b_base + ((((frag_nc + 2 * np_) if np_ else frag_nc) ^ b_f) << 4)
+              for np_ in range(cfg.wn // 16)]              # one per pair of n8 columns
 
     mt, nt = cfg.wm // 16, cfg.wn // 8
     acc = [[reg.array(f32, 4, init=0.0) for _ in range(nt)] for _ in range(mt)]
@@ -240,7 +247,7 @@ def _gemm_body(cfg: _Config, A, B, C):
     g, t4 = lane >> 2, lane & 3
     row0 = m0 + warp_m * cfg.wm + g
     col0 = n0 + warp_n * cfg.wn + (t4 << 1)
-    c_at = C.ptr() + reg.cvt(row0 * N + col0, u64) * 4
+    c_at = C.ptr() + (reg.cvt(row0, u64) * N + reg.cvt(col0, u64)) * 4
     col_ok = [col0 + ni * 8 < N for ni in range(nt)] if n_edge else [None] * nt
     for mi in range(mt):
         for h in range(2):

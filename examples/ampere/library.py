@@ -61,9 +61,10 @@ def gemm_tolerance(inputs, ref):
 
 
 DTYPES = (f32, bf16, f16)
-_ROW_BUILDERS = (("rms_norm", rms_norm.build_rms_norm, rms_norm.reference, SASS["rsqrt.approx"]),
-                 ("layer_norm", layer_norm.build_layer_norm, layer_norm.reference, SASS["rsqrt.approx"]),
-                 ("softmax", softmax.build_softmax, softmax.reference, SASS["ex2.approx"]))
+_ROW_BUILDERS = (
+    ("rms_norm", rms_norm.build_rms_norm, rms_norm.reference, SASS["rsqrt.approx"]),
+    ("layer_norm", layer_norm.build_layer_norm, layer_norm.reference, SASS["rsqrt.approx"]),
+    ("softmax", softmax.build_softmax, softmax.reference, SASS["ex2.approx"]))
 
 LIBRARY = []
 for _name, _build, _ref, _mufu in _ROW_BUILDERS:

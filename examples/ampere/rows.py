@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from jax_pyptx import ptx, reg, smem
-from jax_pyptx.types import b32, f32, pred, u32, u64
+from jax_pyptx.types import b32, f32, u32, u64
 
 FULL_MASK = 0xFFFFFFFF
 MAX_VALUES = 32              # f32 values of a row one thread keeps in registers (default plan)
