@@ -11,6 +11,8 @@ import re
 import numpy as np
 import pytest
 
+from jax_pyptx.types import PtxType
+
 from examples import kernels_doc, proof
 from examples.library import Case, LibraryKernel, entries, get, script_main
 
@@ -91,7 +93,13 @@ def test_cuda_lowering_carries_ptx_and_launch(entry):
     # the representative shape, without allocating it
     t = k.trace(**entry.shape)
     specs = [jax.ShapeDtypeStruct(s.shape, s.dtype.np_dtype) for s in t.inputs]
-    text = jax.jit(k).trace(*specs).lower(lowering_platforms=("cuda",)).as_text()
+
+    def call(*tensors):                        # runtime scalars: constants, passed by value
+        it = iter(tensors)
+        return k(*[s.np_dtype.type(1) if isinstance(s, PtxType) else next(it)
+                   for s in k.in_specs])
+
+    text = jax.jit(call).trace(*specs).lower(lowering_platforms=("cuda",)).as_text()
     m = re.search(r"stablehlo\.custom_call @jax_pyptx_launch\((.*?)\) \{(.*?)\} : ", text)
     assert m, text[:2000]
     attrs = m.group(2)
@@ -123,13 +131,17 @@ def test_torch_op_runs_it(entry):
     want = k.interpret(*inputs)
 
     def tensor(a):
+        if not isinstance(a, np.ndarray):          # a runtime scalar
+            return a.item()
         if a.dtype.name == "bfloat16":
             return torch.from_numpy(a.view(np.uint16).astype(np.int16)).view(torch.bfloat16)
         return torch.from_numpy(a)
 
     got = to_torch(k)(*[tensor(a) for a in inputs])
-    g = got.float().numpy() if got.dtype == torch.bfloat16 else got.numpy()
-    np.testing.assert_array_equal(g, np.asarray(want).astype(g.dtype))
+    for o, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        g = o.float().numpy() if o.dtype == torch.bfloat16 else o.numpy()
+        np.testing.assert_array_equal(g, np.asarray(w).astype(g.dtype))
 
 
 # ----------------------------------------------------------------------------- the machinery

@@ -51,9 +51,12 @@ def _shared_at(ctx, gj, addr: int, align: int, what: str):
 
 def multicast_ctas(ctx, gj, cta: int, mask: int):
     """The batch CTAs a ``.multicast::cluster`` copy issued by batch CTA ``cta`` with CTA mask
-    ``mask`` delivers to (hook for the cluster part of the interpreter)."""
-    raise ctx.error(NotSupportedError, f".multicast::cluster copies (ctaMask {mask:#06x}) are not "
-                                       f"supported by the interpreter yet", gj)
+    ``mask`` delivers to: those of its cluster whose rank bit is set (the cluster model's
+    ``masked_banks``)."""
+    try:
+        return ctx.masked_banks(cta, mask)
+    except InterpreterError as e:
+        raise ctx.error(InterpreterError, str(e), gj) from None
 
 
 # ----------------------------------------------------------------------------- tensor maps

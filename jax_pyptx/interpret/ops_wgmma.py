@@ -197,6 +197,8 @@ def _mma_async(prog, d, ins, scope, dec):
         regs_out = _round(res, dt, sat)
         for j, k_ in enumerate(keys):
             st.regs.set(ctx, k_, g, regs_out[:, j], tag, d)
+        if ctx.stats is not None:                    # 2*M*N*K per warpgroup (interpret/stats.py)
+            ctx.stats.add_flops("wgmma.mma_async", at, 2 * M * N * K * W)
     d.fn = mma
 
 

@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from ..errors import NotSupportedError, SpecializationError
+from ..errors import InterpreterError, SpecializationError
 from ..specs import Layout, memory_shape
 
-__all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory"]
+__all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory", "tensor_maps"]
 
 # launches run and seconds spent inside the interpreter (benchmarks subtract it)
 interpreter_stats = {"launches": 0, "seconds": 0.0}
@@ -35,6 +35,34 @@ def from_memory(buf: np.ndarray, layout) -> np.ndarray:
     if layout is Layout.COL and buf.ndim >= 2:
         return np.ascontiguousarray(np.swapaxes(buf, -1, -2))
     return buf
+
+
+def tensor_maps(handle, layout, buf: np.ndarray, abi=None):
+    """The interpreter's tensor map(s) for TMA descriptor ``handle`` over ``buf`` (the
+    tensor's memory buffer), as the CUDA launcher encodes them: dims, box and element strides
+    of the memory layout (``Layout.COL``: the last two swapped), innermost first. A tensor
+    batched on the grid (``abi``) gets one map per batch item, laid out consecutively (the
+    kernel adds ``%ctaid.z * 128`` to the descriptor address)."""
+    from ..interpret.tensormap import tensor_map
+
+    mem = memory_shape(tuple(handle.shape), layout)
+    box = memory_shape(tuple(handle.box), layout)
+    estr = memory_shape(tuple(handle.element_strides or (1,) * len(mem)), layout)
+    kw = dict(box=tuple(reversed(box)), dtype=handle.dtype.name, dims=tuple(reversed(mem)),
+              element_strides=tuple(reversed(estr)), interleave=handle.interleave,
+              swizzle=handle.swizzle, l2_promotion=handle.l2_promotion,
+              oob_fill=handle.oob_fill)
+    es = handle.dtype.nbytes
+    strides, acc = [], es
+    for d in kw["dims"][:-1]:
+        acc *= d
+        strides.append(acc)
+    kw["strides"] = tuple(strides)
+    batched = abi is not None and abi.batch and any(abi.mask(handle.index))
+    if not batched:
+        return tensor_map(buf, **kw)
+    item = int(np.prod(mem)) * es
+    return [tensor_map(buf, offset=i * item, **kw) for i in range(abi.batch_size)]
 
 
 class HostLaunch:
@@ -96,11 +124,15 @@ class HostLaunch:
             elif kind == "scalar_ptr":
                 args.append(np.asarray([scalars[where]], dtype=info.type.np_dtype))
             elif kind == "tma":
-                raise NotSupportedError(
-                    f"kernel {self.label!r}: TMA descriptor {info.name!r}: the CPU interpreter "
-                    f"has no tensor-map model yet; lower for CUDA (jax.jit(...).lower("
-                    f"lowering_platforms=('cuda',)) or a GPU), or launch the PTX by hand with "
-                    f"jax_pyptx.interpret.launch")
+                handle = next(h for h in t.tma if h.param == info.name)
+                n_in = len(t.inputs)
+                spec = t.inputs[handle.index] if handle.index < n_in else \
+                    t.outputs[handle.index - n_in]
+                try:
+                    args.append(tensor_maps(handle, spec.layout, bufs[handle.index], t.abi))
+                except InterpreterError as e:
+                    raise InterpreterError(f"kernel {self.label!r}: TMA descriptor "
+                                           f"{info.name!r}: {e}") from None
             elif raw is not None and where in raw:
                 args.append(raw[where])
             else:
