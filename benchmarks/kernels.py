@@ -41,6 +41,7 @@ def _table(header, rows) -> str:
 
 
 def roofline_table(lib, devices) -> str:
+    """The roofline of every entry at its representative shape, one row per device."""
     from examples.proof import counts_roofline
     from jax_pyptx.perf import format_table
 
@@ -51,6 +52,7 @@ def roofline_table(lib, devices) -> str:
 
 
 def interpreter_table(lib) -> str:
+    """Seconds and errors of every interpreter check of the entries."""
     from examples.proof import run_case
 
     rows = []
@@ -63,6 +65,7 @@ def interpreter_table(lib) -> str:
 
 
 def gpu_devices():
+    """The CUDA devices JAX sees (none when JAX runs on the CPU only)."""
     try:
         import jax
 
@@ -85,6 +88,7 @@ def _time(f, *args, reps: int = 20) -> float:
 
 
 def gpu_table(lib, model: str) -> str:
+    """Measured rates of the kernels and their JAX baselines on the first GPU."""
     import jax
     import jax.numpy as jnp
 
@@ -119,6 +123,7 @@ def gpu_table(lib, model: str) -> str:
 
 
 def main(argv=None) -> int:
+    """Print the tables (module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("names", nargs="*", help="run entries whose name contains one of these")
     p.add_argument("--devices", default="H100,B200", help="roofline devices (DEVICES keys)")
@@ -134,7 +139,7 @@ def main(argv=None) -> int:
     print("Roofline at the representative shapes (jax_pyptx.perf.roofline)\n")
     print(roofline_table(lib, devices))
     if not args.no_interpreter:
-        print("Interpreter checks on this machine\n")
+        print("\nInterpreter checks on this machine\n")
         print(interpreter_table(lib))
     gpus = gpu_devices()
     if gpus:

@@ -125,6 +125,7 @@ def page_figures(page: str, lib=None) -> str:
 
 
 def page_path(page: str) -> str:
+    """``docs/examples/<page>``."""
     return os.path.join(ROOT, "docs", "examples", page)
 
 
@@ -145,6 +146,7 @@ def recorded_ptxas(text: str) -> str | None:
 
 
 def main(argv=None) -> int:
+    """Print ``docs/kernels.md``; with ``--write``, write it and the pages' figures."""
     argv = sys.argv[1:] if argv is None else argv
     text = generate()
     if "--write" in argv:

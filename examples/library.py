@@ -42,6 +42,7 @@ class Case:
 
     @property
     def label(self) -> str:
+        """``M=37 cols=64``: the shape variables, then the builder overrides."""
         parts = [f"{k}={v}" for k, v in self.shape.items()]
         parts += [f"{k}={getattr(v, 'name', v)}" for k, v in self.build.items()]
         return " ".join(parts)
@@ -96,6 +97,7 @@ class LibraryKernel:
 
     @property
     def family(self) -> str:
+        """``ampere``, ``hopper`` or ``blackwell`` (the name's prefix)."""
         return self.name.split("/", 1)[0]
 
 

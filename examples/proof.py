@@ -67,6 +67,7 @@ _SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z
 
 
 def shape_text(shape: dict) -> str:
+    """``M=8192 N=8192``."""
     return " ".join(f"{k}={v}" for k, v in shape.items())
 
 
@@ -121,6 +122,7 @@ def count_prefix(ops: Counter, prefix: str) -> int:
 
 
 def missing_sass(entry, ops: Counter | None = None) -> list:
+    """The entry's ``sass`` prefixes with no instruction in ``ops`` (its SASS by default)."""
     ops = sass_mnemonics(entry) if ops is None else ops
     return [p for p in entry.sass if not count_prefix(ops, p)]
 
@@ -152,6 +154,7 @@ class CaseResult:
 
     @property
     def ok(self) -> bool:
+        """Every element within what is allowed."""
         return self.excess <= 1.0
 
 
@@ -168,6 +171,7 @@ def compare(out, ref, allowed) -> tuple:
 
 
 def allowed_error(entry, inputs, out, ref):
+    """The absolute error allowed per element: the entry's ``tolerance``, else ``TOLERANCE``."""
     if entry.tolerance is not None:
         return entry.tolerance(inputs, ref)
     rtol, atol = TOLERANCE[np.asarray(out).dtype.name]

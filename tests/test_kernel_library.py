@@ -11,8 +11,6 @@ import re
 import numpy as np
 import pytest
 
-from jax_pyptx.types import PtxType
-
 from examples import kernels_doc, proof
 from examples.library import Case, LibraryKernel, entries, get, script_main
 
@@ -89,17 +87,20 @@ def test_jax_jit_on_cpu_runs_the_interpreter(entry):
 def test_cuda_lowering_carries_ptx_and_launch(entry):
     import jax
 
-    k = entry.kernel()
-    # the representative shape, without allocating it
-    t = k.trace(**entry.shape)
-    specs = [jax.ShapeDtypeStruct(s.shape, s.dtype.np_dtype) for s in t.inputs]
+    from jax_pyptx import Tile
 
-    def call(*tensors):                        # runtime scalars: constants, passed by value
-        it = iter(tensors)
-        return k(*[s.np_dtype.type(1) if isinstance(s, PtxType) else next(it)
+    k = entry.kernel()
+    # the representative shape, without allocating it; runtime scalars are numbers known at
+    # the call (passed by value: the plain trace)
+    t = k.trace(**entry.shape)
+    tensors = [jax.ShapeDtypeStruct(x.shape, x.dtype.np_dtype) for x in t.inputs]
+
+    def call(*ts):
+        it = iter(ts)
+        return k(*[next(it) if isinstance(s, Tile) else s.np_dtype.type(1)
                    for s in k.in_specs])
 
-    text = jax.jit(call).trace(*specs).lower(lowering_platforms=("cuda",)).as_text()
+    text = jax.jit(call).trace(*tensors).lower(lowering_platforms=("cuda",)).as_text()
     m = re.search(r"stablehlo\.custom_call @jax_pyptx_launch\((.*?)\) \{(.*?)\} : ", text)
     assert m, text[:2000]
     attrs = m.group(2)
@@ -131,8 +132,7 @@ def test_torch_op_runs_it(entry):
     want = k.interpret(*inputs)
 
     def tensor(a):
-        if not isinstance(a, np.ndarray):          # a runtime scalar
-            return a.item()
+        a = np.asarray(a)                      # runtime scalars: 0-d tensors
         if a.dtype.name == "bfloat16":
             return torch.from_numpy(a.view(np.uint16).astype(np.int16)).view(torch.bfloat16)
         return torch.from_numpy(a)
@@ -210,3 +210,24 @@ def test_example_pages_have_current_figures(page):
     assert kernels_doc.with_figures(text, kernels_doc.page_figures(page)) == text
     with pytest.raises(ValueError, match="no <!-- figures --> ... <!-- /figures --> block"):
         kernels_doc.with_figures("# no figures", "")
+
+
+@pytest.mark.parametrize("ptx_file,arch,names", [
+    ("cuda/wgmma_bf16.sm90a.ptx", "sm_90a", ("wgmma",)),
+    ("cuda/tma_load_2d.sm90a.ptx", "sm_90a", ("tma.load",)),
+    ("cuda/tma_store_reduce.sm90a.ptx", "sm_90a", ("tma.store",)),
+    ("cuda/tcgen05_mma.sm100a.ptx", "sm_100a",
+     ("tcgen05.mma.f16", "tcgen05.ld", "tcgen05.commit", "tcgen05.alloc", "tma.load")),
+    ("cuda/tcgen05_variants.sm100a.ptx", "sm_100a",
+     ("tcgen05.mma.f8f6f4", "tcgen05.mma.i8", "tcgen05.cp")),
+    ("triton/matmul_f16_sm100.ptx", "sm_100a", ("tcgen05.st",)),
+])
+def test_sass_names_of_the_hopper_and_blackwell_patterns(ptx_file, arch, names):
+    """The SASS names ``proof.SASS`` gives the later families' patterns, found in what ptxas
+    makes of real nvcc / Triton PTX (the corpus)."""
+    from jax_pyptx.toolchain import disassemble
+
+    with open(os.path.join(ROOT, "tests", "corpus", *ptx_file.split("/"))) as f:
+        ops = proof.mnemonics(disassemble(f.read(), arch))
+    for n in names:
+        assert proof.count_prefix(ops, proof.SASS[n]) > 0, (n, proof.SASS[n])

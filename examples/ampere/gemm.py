@@ -98,6 +98,7 @@ def build_gemm(dtype=bf16, *, bm: int = 128, bn: int = 128, bk: int = 32, warps_
             out_specs=(Tile("M", "N", f32),), block=(threads, 1, 1),
             grid=lambda M, N: (-(-N // bn), -(-M // bm), 1))
     def gemm(A, B, C):
+        """C = A @ B (f32) for bf16/f16 A [M, K] and B [K, N] (module docstring)."""
         _gemm_body(cfg, A, B, C)
 
     gemm.config = cfg

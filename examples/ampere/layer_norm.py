@@ -48,6 +48,7 @@ def build_layer_norm(cols: int = 64, dtype=f32, *, eps: float = 1e-5, threads_pe
             out_specs=(Tile("M", cols, dtype),), block=(plan.threads, 1, 1),
             grid=lambda M: plan.grid(M))
     def layer_norm(X, W, B, Y):
+        """Y = (X - mean) / sqrt(var + eps) * W + B, row by row."""
         th = RowThread(plan, X.shape[0])
         reduce = RowReducer(plan, th, slots=2)
         xs = load_chunks(th, th.row_address(X))

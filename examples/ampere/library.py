@@ -23,6 +23,7 @@ def _row_cases(extra=()):
 
 def _jnp(name):
     def baseline(*args):
+        """The JAX (XLA-fused) computation of the kernel, in the input dtype."""
         import jax
         import jax.numpy as jnp
 

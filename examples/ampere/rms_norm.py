@@ -50,6 +50,7 @@ def build_rms_norm(cols: int = 64, dtype=f32, *, eps: float = 1e-6, threads_per_
             out_specs=(Tile("M", cols, dtype),), block=(plan.threads, 1, 1),
             grid=lambda M: plan.grid(M))
     def rms_norm(X, W, Y):
+        """Y = X / sqrt(mean(X**2) + eps) * W, row by row."""
         th = RowThread(plan, X.shape[0])
         reduce = RowReducer(plan, th, slots=1)
         xs = load_chunks(th, th.row_address(X))

@@ -51,13 +51,16 @@ class RowPlan:
 
     @property
     def threads(self) -> int:
+        """Threads per CTA."""
         return self.rows * self.tpr
 
     @property
     def warps_per_row(self) -> int:
+        """Warps a row spans (1 when several rows share a warp)."""
         return max(1, self.tpr // 32)
 
     def grid(self, M: int) -> tuple:
+        """The launch grid for ``M`` rows."""
         return (-(-M // self.rows), 1, 1)
 
 
@@ -136,6 +139,7 @@ class RowThread:
         return tensor.ptr() + self.byte_in_row
 
     def chunk_offset(self, j: int) -> int:
+        """Bytes from this thread's first chunk to its ``j``-th."""
         p = self.plan
         return j * p.tpr * p.vec * p.dtype.nbytes
 
@@ -282,6 +286,7 @@ def tree_sum(vals):
 
 
 def tree_max(vals):
+    """Max of f32 registers as a balanced tree of ``max.f32``."""
     vals = list(vals)
     while len(vals) > 1:
         nxt = [_combine(vals[i], vals[i + 1], "max") for i in range(0, len(vals) - 1, 2)]

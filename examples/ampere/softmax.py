@@ -49,6 +49,7 @@ def build_softmax(cols: int = 64, dtype=f32, *, threads_per_row=None, rows_per_c
     @kernel(arch=ARCH, in_specs=(Tile("M", cols, dtype),), out_specs=(Tile("M", cols, dtype),),
             block=(plan.threads, 1, 1), grid=lambda M: plan.grid(M))
     def softmax(X, Y):
+        """Y = softmax(X) over each row."""
         th = RowThread(plan, X.shape[0])
         reduce = RowReducer(plan, th, slots=2)
         xs = load_chunks(th, th.row_address(X))

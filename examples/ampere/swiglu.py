@@ -56,6 +56,7 @@ def build_swiglu(dtype=f32, *, threads: int = 256):
             out_specs=(Tile("M", "N", dtype),), block=(threads, 1, 1),
             grid=lambda M, N: (-(-(M * N) // (vec * threads)), 1, 1))
     def swiglu(G, U, Y):
+        """Y = silu(G) * U, one 16-byte chunk of each tensor per thread."""
         total = G.shape[0] * G.shape[1]
         full, tail = divmod(total, vec)
         i = reg.from_(ptx.special.ctaid.x(), u32) * threads + ptx.special.tid.x()

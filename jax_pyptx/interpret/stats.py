@@ -61,10 +61,12 @@ class BufferStats:
 
     @property
     def unique_read(self) -> int:
+        """Distinct bytes read (by loads and atomics)."""
         return int(self._read.sum())
 
     @property
     def unique_written(self) -> int:
+        """Distinct bytes written (by stores and atomics)."""
         return int(self._written.sum())
 
     def __repr__(self):

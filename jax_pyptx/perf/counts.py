@@ -58,14 +58,17 @@ class Counts:
 
     @property
     def load_bytes(self) -> float:
+        """Bytes requested by global loads."""
         return float(sum(b.load for b in self.buffers.values()))
 
     @property
     def store_bytes(self) -> float:
+        """Bytes requested by global stores."""
         return float(sum(b.store for b in self.buffers.values()))
 
     @property
     def atomic_bytes(self) -> float:
+        """Bytes updated by global atomics and reductions."""
         return float(sum(b.atomic for b in self.buffers.values()))
 
     @property
@@ -81,10 +84,12 @@ class Counts:
 
     @property
     def tensor_flops(self) -> float:
+        """Tensor-core FLOPs of every input type."""
         return float(sum(self.flops.values()))
 
     @classmethod
     def from_stats(cls, st: Stats) -> "Counts":
+        """The counts of an ``interpret.Stats`` (buffers keyed by allocation index)."""
         bufs = {}
         for name, b in st.buffers.items():
             m = re.match(r"param '([^']+)'", name)

@@ -50,10 +50,12 @@ class RooflineRow:
 
     @property
     def time(self) -> float:
+        """The estimate, seconds: ``max(t_mem, t_tc)``."""
         return max(self.t_mem, self.t_tc)
 
     @property
     def bound(self) -> str:
+        """``"memory"``, ``"tensor"``, or ``"does not fit"`` (no CTA fits an SM)."""
         if self.occupancy.ctas_per_sm == 0:
             return "does not fit"
         return "tensor" if self.t_tc > self.t_mem else "memory"
@@ -116,6 +118,7 @@ class Roofline:
     rows: tuple
 
     def table(self, markdown: bool = False) -> str:
+        """The rows as a text table (a Markdown one with ``markdown=True``)."""
         return format_table(self.rows, markdown)
 
     def __str__(self):
