@@ -105,7 +105,7 @@ def test_gemm_sass_has_the_planned_instruction_forms():
 
 
 def test_attention_sass_has_both_products():
-    ops = _sass_ops(attention.build_attention(bf16, 128, causal=True), H=4, S=1024, L=1024)
+    ops = _sass_ops(attention.build_attention(bf16, 128, causal=True), H=4, S=1024)
     # per loop body (plain and masked): Q K^T 8 x m64n128k16, P V 8 x m64n128k16
     assert ops["HGMMA.64x128x16.F32.BF16"] == 32
     assert ops["UTMALDG.3D"] == 6 and ops["UTMASTG.3D"] == 2
@@ -207,9 +207,12 @@ def test_shapes_the_kernels_cannot_take_are_refused():
     with pytest.raises(SpecializationError, match=r"gemm: K and N must be multiples of 8 .*"
                                                   r"got K=100, N=64"):
         gemm.build_gemm(bf16).trace(M=64, N=64, K=100)
-    with pytest.raises(SpecializationError, match="attention: causal needs as many queries as "
-                                                  "keys, got S=128, L=256"):
-        attention.build_attention(bf16, 64, causal=True).trace(H=1, S=128, L=256)
+    causal = attention.build_attention(bf16, 64, causal=True)
+    q, kv = np.zeros((1, 128, 64), BF), np.zeros((1, 256, 64), BF)
+    with pytest.raises(SpecializationError) as e:
+        causal.bind(q, kv, kv)
+    assert str(e.value) == ("kernel 'attention': shape variable S bound to 128 by Q (dim 1) "
+                            "but 256 by K (dim 1)")
 
 
 def test_script_checks_its_entries(monkeypatch, capsys):
@@ -225,3 +228,21 @@ def test_script_checks_its_entries(monkeypatch, capsys):
                      r"stack=0B", out), out
     assert "SASS: HGMMA x4, UTMALDG x3, UTMASTG x4" in out
     assert out.count(": ok") == 2 and out.endswith("OK\n")
+
+
+def test_gemm_under_vmap_is_one_launch_with_the_batch_on_z():
+    """``jax.vmap`` of the GEMM: the batch goes on the grid's z (clusters stay along x) and
+    every batched tensor gets one tensor map per item; a shared B (``in_axes=None``) is
+    broadcast. Matches the per-item products."""
+    import jax
+    import jax.numpy as jnp
+
+    k = gemm.build_gemm(bf16, f32, stages=2)
+    rng = np.random.default_rng(5)
+    a = jnp.asarray(rng.standard_normal((2, 128, 64)), jnp.bfloat16)
+    b = jnp.asarray(rng.standard_normal((2, 64, 128)), jnp.bfloat16)
+    af, bf = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    c = jax.jit(jax.vmap(k))(a, b)
+    np.testing.assert_allclose(np.asarray(c), np.einsum("bmk,bkn->bmn", af, bf), atol=1e-4)
+    c = jax.jit(jax.vmap(k, in_axes=(0, None)))(a, b[0])
+    np.testing.assert_allclose(np.asarray(c), np.einsum("bmk,kn->bmn", af, bf[0]), atol=1e-4)

@@ -24,7 +24,7 @@ if __package__ in (None, ""):   # run as a file: python examples/hopper/attentio
 
 import math
 
-from jax_pyptx import SpecializationError, Tile, kernel, ptx, reg, smem
+from jax_pyptx import Tile, kernel, ptx, reg, smem
 from jax_pyptx.runtime.options import configure
 from jax_pyptx.types import bf16, f32, s32, u32
 
@@ -48,7 +48,8 @@ def build_attention(dtype=bf16, head_dim: int = 128, *, causal: bool = False, bm
     Parameters:
         dtype: bf16 or f16 (Q, K, V, O and the probabilities fed to the second wgmma).
         head_dim: 64 or 128 (the K of ``Q K^T`` and the N of ``P V``).
-        causal: mask key ``j > i`` for query ``i`` (then ``S == L``).
+        causal: mask key ``j > i`` for query ``i``; K and V then have ``S`` rows too (one
+            shape variable: ``Tile("H", "S", head_dim)``).
         bm: query rows per CTA, 64 or 128 (one consumer warpgroup per 64 rows).
         bn: keys per block, 64 or 128 (the N of ``Q K^T``, the K of ``P V``).
         stages: K/V blocks in flight (the depth of the ring, 2 or more).
@@ -98,15 +99,13 @@ def build_attention(dtype=bf16, head_dim: int = 128, *, causal: bool = False, bm
         sm_scale = 1.0 / math.sqrt(head_dim)
     cfg = AttentionConfig(dtype, head_dim, bool(causal), bm, bn, stages, float(sm_scale))
 
-    @kernel(arch=ARCH, in_specs=(Tile("H", "S", head_dim, dtype), Tile("H", "L", head_dim, dtype),
-                                 Tile("H", "L", head_dim, dtype)),
+    keys = "S" if causal else "L"           # causal: as many keys as queries
+    kv = Tile("H", keys, head_dim, dtype)
+
+    @kernel(arch=ARCH, in_specs=(Tile("H", "S", head_dim, dtype), kv, kv),
             out_specs=(Tile("H", "S", head_dim, dtype),), block=(cfg.threads, 1, 1),
             reqntid=True, grid=lambda H, S: (-(-S // bm), H, 1))
     def attention(Q, K, V, O):
-        S, L = Q.shape[1], K.shape[1]
-        if causal and S != L:
-            raise SpecializationError(f"attention: causal needs as many queries as keys, got "
-                                      f"S={S}, L={L}")
         attention_body(cfg, Q, K, V, O)
 
     attention.config = cfg

@@ -184,16 +184,24 @@ LIBRARY += [LibraryKernel(
     for dt, odt in ((bf16, f32), (f16, f16))]
 
 ATTENTION_SASS = PIPELINE_SASS + (SASS["ex2.approx"], SASS["shfl.sync.bfly"])
+
+
+def _seq(causal, **shape):
+    """A shape of the attention kernels: causal ones have one sequence variable, S."""
+    if causal:
+        shape.pop("L")
+    return shape
+
+
 LIBRARY += [LibraryKernel(
     name=f"hopper/attention{'-causal' if causal else ''}-{dt.name}",
     module="examples.hopper.attention", builder=attention.build_attention,
     params={"dtype": dt, "head_dim": 128, "causal": causal},
     reference=attention.reference_for(causal),
-    cases=(Case({"H": 2, "S": 256, "L": 256}, {"bn": 64}, note="2 heads, 2 query tiles"),
-           Case({"H": 1, "S": 200, "L": 200}, {"head_dim": 64},
+    cases=(Case(_seq(causal, H=2, S=256, L=256), {"bn": 64}, note="2 heads, 2 query tiles"),
+           Case(_seq(causal, H=1, S=200, L=200), {"head_dim": 64},
                 note="head_dim 64, ragged sequence: masked tail block")),
-    shape={"H": 32, "S": 4096, "L": 4096}, count_shape={"H": 1, "S": 256, "L": 256},
+    shape=_seq(causal, H=32, S=4096, L=4096), count_shape=_seq(causal, H=1, S=256, L=256),
     sass=ATTENTION_SASS, page="hopper_attention.md",
     tolerance=attention_tolerance(dt, causal), baseline=_sdpa(causal), rate="flops")
     for dt, causal in ((bf16, False), (bf16, True), (f16, True))]
-
