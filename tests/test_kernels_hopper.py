@@ -187,7 +187,11 @@ def test_a_pipeline_bug_deadlocks_in_the_interpreter(monkeypatch):
 def test_builders_refuse_bad_parameters():
     cases = [
         (lambda: gemm.build_gemm(f32), "build_gemm: dtype must be bf16 or f16, got f32"),
-        (lambda: gemm.build_gemm(bf16, bn=96), "build_gemm: bn must be 64, 128, 192 or 256, got 96"),
+        (lambda: gemm.build_gemm(bf16, bn=96),
+         "build_gemm: bn must be 64, 128, 192 or 256, got 96"),
+        (lambda: gemm.build_gemm(bf16, bn=256, stages=5),
+         "build_gemm: stages=5 of bm=128, bn=256 need 278608 bytes of shared memory; a CTA of "
+         "sm_90 has at most 232448 (227 KiB): use fewer stages or a smaller tile"),
         (lambda: gemm.build_gemm(bf16, cluster=4), "build_gemm: cluster must be 1 or 2, got 4"),
         (lambda: gemm.build_gemm(bf16, stages=1), "build_gemm: stages must be an int >= 2, got 1"),
         (lambda: attention.build_attention(bf16, 96),

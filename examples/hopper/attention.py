@@ -30,7 +30,7 @@ from jax_pyptx.types import bf16, f32, s32, u32
 
 from .sm90 import (
     CONSUMER_REGS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc, barrier_at,
-    kmajor_desc, mnmajor_desc,
+    check_smem, kmajor_desc, mnmajor_desc,
 )
 
 ARCH = "sm_90a"
@@ -98,6 +98,7 @@ def build_attention(dtype=bf16, head_dim: int = 128, *, causal: bool = False, bm
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(head_dim)
     cfg = AttentionConfig(dtype, head_dim, bool(causal), bm, bn, stages, float(sm_scale))
+    check_smem(fn, cfg.smem_bytes, f"stages={stages} of bm={bm}, bn={bn}, head_dim={head_dim}")
 
     keys = "S" if causal else "L"           # causal: as many keys as queries
     kv = Tile("H", keys, head_dim, dtype)
@@ -125,6 +126,9 @@ class AttentionConfig:
         self.kv_box = bn * 128                         # bytes of one K or V box
         self.kv_bytes = bn * head_dim * dtype.nbytes   # one K (or V) block
         self.scale2 = sm_scale * LOG2E                 # scores in base 2
+        # Q, the K/V ring, the epilogue buffers, the barriers
+        self.smem_bytes = (bm * head_dim * dtype.nbytes + 2 * stages * self.kv_bytes +
+                           self.consumers * 16384 + 8 * (1 + 3 * stages))
 
     def __repr__(self):
         return (f"attention {self.dtype.name} d={self.d} {'causal' if self.causal else 'full'}"

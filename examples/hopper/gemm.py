@@ -28,7 +28,7 @@ from jax_pyptx.types import bf16, f32, u32
 
 from .sm90 import (
     CONSUMER_REGS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc, barrier_at,
-    kmajor_desc, mnmajor_desc, release_stage,
+    check_smem, kmajor_desc, mnmajor_desc, release_stage,
 )
 
 ARCH = "sm_90a"
@@ -85,7 +85,25 @@ def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: i
     ``stages * (bm + bn) * bk * 2`` bytes of ring plus 16 KiB of epilogue buffers per
     consumer (4 stages at 128x128x64: 160 KiB).
     """
-    fn = "build_gemm"
+    check_plan("build_gemm", dtype, out_dtype, bm, bn, bk, stages, cluster)
+    cfg = GemmConfig(dtype, out_dtype, bm, bn, bk, stages, cluster)
+    check_smem("build_gemm", cfg.smem_bytes, f"stages={stages} of bm={bm}, bn={bn}")
+
+    @kernel(arch=ARCH, in_specs=(Tile("M", "K", dtype), Tile("K", "N", dtype)),
+            out_specs=(Tile("M", "N", out_dtype),), block=(cfg.threads, 1, 1),
+            cluster=(cluster, 1, 1), reqntid=True,
+            grid=lambda M, N: (cfg.m_ctas(M), -(-N // bn), 1))
+    def gemm(A, B, C):
+        _check_shapes(A.shape[1], B.shape[1])
+        gemm_body(cfg, A, B, C)
+
+    gemm.config = cfg
+    return configure(gemm, independent=("M", "N"))
+
+
+def check_plan(fn, dtype, out_dtype, bm, bn, bk, stages, cluster):
+    """``ValueError`` naming ``fn`` and the parameter unless the tile plan is one the GEMM
+    supports (``build_gemm``'s docstring)."""
     if getattr(dtype, "name", None) not in ("bf16", "f16"):
         raise ValueError(f"{fn}: dtype must be bf16 or f16, got {dtype!r}")
     if getattr(out_dtype, "name", None) not in ("f32", "bf16", "f16"):
@@ -100,18 +118,6 @@ def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: i
         raise ValueError(f"{fn}: stages must be an int >= 2, got {stages!r}")
     if cluster not in (1, 2):
         raise ValueError(f"{fn}: cluster must be 1 or 2, got {cluster!r}")
-    cfg = GemmConfig(dtype, out_dtype, bm, bn, bk, stages, cluster)
-
-    @kernel(arch=ARCH, in_specs=(Tile("M", "K", dtype), Tile("K", "N", dtype)),
-            out_specs=(Tile("M", "N", out_dtype),), block=(cfg.threads, 1, 1),
-            cluster=(cluster, 1, 1), reqntid=True,
-            grid=lambda M, N: (cfg.m_ctas(M), -(-N // bn), 1))
-    def gemm(A, B, C):
-        _check_shapes(A.shape[1], B.shape[1])
-        gemm_body(cfg, A, B, C)
-
-    gemm.config = cfg
-    return configure(gemm, independent=("N",))
 
 
 def _check_shapes(K, N):
@@ -133,7 +139,8 @@ class GemmConfig:
         self.b_box_rows = bk // cluster               # k rows of B this CTA loads per box
         self.b_box_bytes = bk * 64 * dtype.nbytes     # one 64-column box of B (all k rows)
         self.b_bytes = bn // 64 * self.b_box_bytes    # one stage of B
-        self.smem_bytes = stages * (self.a_bytes + self.b_bytes) + self.consumers * 16384
+        # the ring, the epilogue buffers, 2 mbarriers per stage
+        self.smem_bytes = stages * (self.a_bytes + self.b_bytes + 16) + self.consumers * 16384
 
     def m_ctas(self, M: int) -> int:
         t = -(-M // self.bm)

@@ -24,11 +24,11 @@ if __package__ in (None, ""):   # run as a file: python examples/hopper/grouped_
     __package__ = "examples.hopper"
 
 from jax_pyptx import SpecializationError, Tile, kernel, ptx, reg, smem
-from jax_pyptx.types import b32, bf16, f32, s32, u8, u32, u64
+from jax_pyptx.types import b32, bf16, f16, f32, s32, u8, u32, u64
 
-from .gemm import GemmConfig, mainloop
+from .gemm import GemmConfig, check_plan, mainloop
 from .sm90 import (
-    CONSUMER_REGS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, barrier_at,
+    CONSUMER_REGS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, barrier_at, check_smem,
 )
 
 ARCH = "sm_90a"
@@ -79,10 +79,9 @@ def build_grouped_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 12
     fn = "build_grouped_gemm"
     if not isinstance(ctas, int) or ctas < 1:
         raise ValueError(f"{fn}: ctas must be a positive int, got {ctas!r}")
+    check_plan(fn, dtype, out_dtype, bm, bn, 64, stages, 1)
     cfg = GemmConfig(dtype, out_dtype, bm, bn, 64, stages, 1)
-    from .gemm import build_gemm
-
-    build_gemm(dtype, out_dtype, bm=bm, bn=bn, stages=stages, cluster=1)   # checks the tiles
+    check_smem(fn, cfg.smem_bytes + SLOTS * MAP_BYTES, f"stages={stages} of bm={bm}, bn={bn}")
     cfg.ctas = ctas
 
     @kernel(arch=ARCH, in_specs=(Tile("T", "K", dtype), Tile("G", "K", "N", dtype),
@@ -155,8 +154,8 @@ def build_group_map(template, slot, staging, lane, address, rows):
         ptx.inst.tensormap.replace.tile.global_dim.shared__cta.b1024.b32(ptx.addr(st64), 1,
                                                                           rows)
     ptx.bar.warp_sync()
-    ptx.inst.tensormap.cp_fenceproxy.global_.shared__cta.tensormap__generic.release.gpu.sync.aligned(
-        ptx.addr(slot), ptx.addr(reg.cvt(staging, u64)), MAP_BYTES)
+    copy = ptx.inst.tensormap.cp_fenceproxy.global_.shared__cta.tensormap__generic
+    copy.release.gpu.sync.aligned(ptx.addr(slot), ptx.addr(reg.cvt(staging, u64)), MAP_BYTES)
     with ptx.if_(lane == 0):
         ptx.fence.proxy_tensormap_acquire(slot)
 
@@ -272,7 +271,7 @@ def grouped_gemm(a, b, group_sizes, *, kernel=None, **build):
     """``C`` of the grouped GEMM (JAX arrays; ``kernel`` a ``build_grouped_gemm`` kernel, or
     built from ``build`` and the inputs' dtype)."""
     if kernel is None:
-        dt = {"bfloat16": bf16, "float16": _f16()}[str(a.dtype)]
+        dt = {"bfloat16": bf16, "float16": f16}[str(a.dtype)]
         kernel = _cached(dt, tuple(sorted(build.items())))
     return kernel(a, b, group_sizes)[0]
 
@@ -285,12 +284,6 @@ def _cached(dt, build):
     if k is None:
         k = _KERNELS[(dt.name, build)] = build_grouped_gemm(dt, **dict(build))
     return k
-
-
-def _f16():
-    from jax_pyptx.types import f16
-
-    return f16
 
 
 def reference(a, b, group_sizes):

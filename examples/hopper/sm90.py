@@ -22,9 +22,11 @@ from __future__ import annotations
 from jax_pyptx import ptx, reg
 from jax_pyptx.types import b64, u32
 
-__all__ = ["SW128", "StageRing", "barrier_at", "kmajor_desc", "mnmajor_desc",
-           "advance_desc", "EpilogueStore", "release_stage", "PRODUCER_REGS", "CONSUMER_REGS"]
+__all__ = ["MAX_SMEM", "check_smem", "SW128", "StageRing", "barrier_at", "kmajor_desc",
+           "mnmajor_desc", "advance_desc", "EpilogueStore", "release_stage", "PRODUCER_REGS",
+           "CONSUMER_REGS"]
 
+MAX_SMEM = 232448    # 227 KiB: the most dynamic shared memory a CTA of sm_90 may request
 SW128 = 128          # TMA swizzle (bytes) every operand tile of these kernels uses
 ATOM = 1024          # bytes of one 128B-swizzle atom: 8 rows of 128 bytes
 
@@ -183,8 +185,10 @@ class EpilogueStore:
             ptx.cp.async_.bulk.wait_group(0, read=True)
 
 
-def zero(acc):
-    """``mov.f32 x, 0.0`` into every register of ``acc``."""
-    for r in acc:
-        ptx.inst.mov.f32(r, 0.0)
-
+def check_smem(fn: str, nbytes: int, what: str):
+    """``ValueError`` from builder ``fn`` when a plan needs more shared memory than a CTA can
+    have; ``what`` names the parameters that set it."""
+    if nbytes > MAX_SMEM:
+        raise ValueError(f"{fn}: {what} need {nbytes} bytes of shared memory; a CTA of sm_90 "
+                         f"has at most {MAX_SMEM} (227 KiB): use fewer stages or a smaller "
+                         f"tile")
