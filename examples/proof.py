@@ -213,5 +213,6 @@ def counts_roofline(entry, devices=("H100", "B200"), at=None):
         k = entry.kernel()
         small = entry.count_shape or entry.cases[0].shape
         inputs = make_inputs(entry, k, small)
-        r = _ROOF[key] = roofline(k, *inputs, at=at, devices=devices, name=entry.name)
+        r = _ROOF[key] = roofline(k, *inputs, at=at, devices=devices, name=entry.name,
+                                  inputs=lambda env: make_inputs(entry, k, env))
     return r

@@ -250,3 +250,25 @@ def test_gemm_under_vmap_is_one_launch_with_the_batch_on_z():
     np.testing.assert_allclose(np.asarray(c), np.einsum("bmk,bkn->bmn", af, bf), atol=1e-4)
     c = jax.jit(jax.vmap(k, in_axes=(0, None)))(a, b[0])
     np.testing.assert_allclose(np.asarray(c), np.einsum("bmk,kn->bmn", af, bf[0]), atol=1e-4)
+
+
+def test_roofline_fit_measures_data_dependent_kernels_on_their_own_inputs():
+    """A grouped GEMM's work depends on its group sizes: ``perf.fit(..., inputs=)`` draws the
+    inputs of every doubled shape from the entry's generator (random normals would make the
+    "sizes" tiny), so the FLOPs grow with N exactly and with T (padding of partial tiles
+    aside) instead of collapsing."""
+    from jax_pyptx.perf import fit
+
+    e = get("hopper/grouped_gemm-bf16")
+    k = e.kernel(ctas=4)
+    shape = {"T": 512, "K": 64, "G": 2, "N": 128}
+    seen = []
+
+    def inputs(env):
+        seen.append(dict(env))
+        return proof.make_inputs(e, k, env)
+
+    s = fit(k, *proof.make_inputs(e, k, shape), vary=["T", "N"], inputs=inputs)
+    assert seen == [dict(shape, T=1024), dict(shape, N=256)]
+    assert s.exponents["flops:bf16"]["N"] == 1.0 and s.exponents["flops:bf16"]["T"] > 0.5
+    assert fit(k, *proof.make_inputs(e, k, shape), vary=["T"]).exponents["flops:bf16"]["T"] < 0
