@@ -100,6 +100,11 @@ class DeadlockError(SanitizerError):
     """Every warp is parked (barriers, mbarriers, warp syncs) and none can make progress."""
 
 
+class InterpreterLimitError(InterpreterError):
+    """The interpreter stopped a kernel at its instruction limit (``max_steps``) or time limit
+    (``timeout``); the message lists where every warp is."""
+
+
 class KernelTrapError(InterpreterError):
     """The kernel executed ``trap``/``brkpt`` or a device-side assertion failed."""
 

@@ -398,3 +398,23 @@ def test_uninitialized_shared_memory_read_by_wgmma():
     with pytest.raises(UninitializedReadError, match=r"\(matrix B\) reads shared address 0x2000 .*that no thread or "
                                                      r"copy of this CTA wrote"):
         run_wgmma(ptx, np.zeros(16384, np.uint8), 4, wgmma_desc(0, 1024, 128), wgmma_desc(8192, 128, 128))
+
+
+def test_generic_writes_read_by_wgmma_without_a_proxy_fence():
+    """st.shared writes the operands; without fence.proxy.async the async proxy may see stale
+    data: reported at the mma with the address; the fenced kernel runs clean."""
+    from jax_pyptx.errors import AsyncProxyError
+    rng = np.random.default_rng(20)
+    A, B = rand(rng, (64, 16), "f16"), rand(rng, (16, 8), "f16")
+    img, da, db = kmajor_image(A, B, "f16", "f16")
+    ptx = wgmma_kernel(mma_line(8, "f32", "f16", "f16", scale_d="0"), 4)
+    bad = ptx.replace("  fence.proxy.async.shared::cta;\n", "")
+    line = bad.splitlines().index("  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%c0, %c1, %c2, %c3}, "
+                                  "%da, %db, 0, 1, 1, 0, 0;") + 1
+    with pytest.raises(AsyncProxyError) as ei:
+        run_wgmma(bad, img, 4, da, db)
+    assert str(ei.value).startswith(
+        f"<ptx>:{line}: wgmma.mma_async.m64n8k16.f32.f16.f16 (matrix B) reads shared address 0x2000 'sm' (+8192) "
+        f"through the async proxy, but the generic proxy wrote it")
+    out = run_wgmma(ptx, img, 4, da, db)
+    np.testing.assert_allclose(acc_matrix(out, 8), ref_mma(A, B, "f16"), rtol=1e-6)

@@ -173,6 +173,7 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None):
         offs_e = flat_elems * esz - ctas_e * sh.stride
         sh._race(sh.race.on_store, ctas_e, offs_e.astype(np.uint64), esz, np.broadcast_to(warps, ctas_e.shape))
     sh.view(dt)[flat_elems] = values
+    sh.version += 1                     # memory.py: writes are counted (progress)
     if sh.init is not None:
         sh.iview(esz)[flat_elems] = M._ONES[esz]
     if sh.dirty is not None:

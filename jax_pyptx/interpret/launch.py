@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 import weakref
 
 import numpy as np
@@ -18,6 +19,7 @@ from .stats import Stats
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
+DEFAULT_MAX_STEPS = 50_000_000   # instructions dispatched per batch before InterpreterLimitError
 
 _parse_cache: dict = {}
 _prog_cache: dict = {}
@@ -79,10 +81,12 @@ class LaunchMemory:
 
 
 class LaunchState:
-    def __init__(self, grid, block, cluster, smem, mem, max_steps, explicit_cluster=False):
+    def __init__(self, grid, block, cluster, smem, mem, max_steps, explicit_cluster=False, timeout=None):
         self.grid, self.block, self.cluster, self.smem = grid, block, cluster, smem
         self.mem = mem
         self.max_steps = max_steps
+        self.timeout = timeout
+        self.deadline = None if timeout is None else time.monotonic() + timeout
         self.explicit_cluster = explicit_cluster
         gx, gy, gz = grid
         cx, cy, cz = cluster
@@ -194,7 +198,8 @@ def _tensor_map_param(mem, p, size, a, placed, copy_back) -> bytes:
 
 
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
-           smem: int = 0, sanitize: bool = True, max_steps: int = 50_000_000, stats=None) -> None:
+           smem: int = 0, sanitize: bool = True, max_steps: int | None = None, timeout: float | None = None,
+           stats: dict | None = None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -203,14 +208,28 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     of length N for a ``.b8 name[N]`` parameter, ``None`` for a null pointer. ``smem`` is the
     dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize`` turns the checks
     for uninitialized reads and divergent collectives on or off (bounds and alignment are always
-    checked). ``max_steps`` bounds the instructions dispatched per batch of CTAs, so an
-    infinite loop becomes an error. ``stats``, when given, receives counters of the run: a
+    checked). ``cluster``: the cluster shape (None: the kernel's ``.reqnctapercluster``, else
+    no clusters); all CTAs of a cluster run together. ``max_steps`` (default
+    ``DEFAULT_MAX_STEPS``) bounds the instructions dispatched per batch of CTAs and ``timeout``
+    (seconds, default none) the wall time of the launch: either raises
+    ``InterpreterLimitError`` naming where every warp is. Warps spinning forever in a loop that
+    only reads memory while the others are parked are reported as a ``DeadlockError`` as soon
+    as that is certain (``progress``). ``stats``, when given, receives counters of the run: a
     dict gets the instruction and CTA counts; a ``jax_pyptx.interpret.Stats`` also counts the
     global-memory bytes and tensor-core FLOPs (``interpret/stats.py``).
-    """
-    import time
 
+    >>> import numpy as np
+    >>> y = np.zeros(32, np.uint32)
+    >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0)   # doctest: +SKIP
+    """
     t0 = time.perf_counter()
+    max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
+    if max_steps < 1:
+        raise InterpreterError(f"max_steps must be a positive number of instructions, got {max_steps}")
+    if timeout is not None:
+        timeout = float(timeout)
+        if not timeout > 0:
+            raise InterpreterError(f"timeout must be a positive number of seconds, got {timeout!r}")
     module = get_module(ptx_or_module)
     prog = get_program(module, entry)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
@@ -276,7 +295,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     counters = stats if isinstance(stats, Stats) else None
     if counters is not None:
         mem.gspace.counter = counters.global_access
-    state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit)
+    state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit, timeout)
     order = state.cta_order()
     csize = cluster[0] * cluster[1] * cluster[2]
     slots_per_cta = -(-nthreads // 32) * 32

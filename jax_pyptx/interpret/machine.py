@@ -17,7 +17,9 @@ PTX, since any interleaving of warps is legal):
 * a group that has run for a long time while others are runnable yields to the one that has
   waited longest (round robin), so spin loops on memory make progress;
 * when nothing is runnable and something is parked, the sanitizer reports a deadlock, with
-  every parked warp's PC and what it waits on.
+  every parked warp's PC and what it waits on; when the only runnable warps spin in loops that
+  can never exit, ``progress`` reports that the same way;
+* ``max_steps`` and ``timeout`` stop a batch that runs too long (``progress``).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from ..errors import (
     DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError,
 )
 from . import memory as M
+from . import progress
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
 from .cluster import ClusterMixin
 from .definedness import DefinednessMixin
@@ -107,6 +110,11 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         self.cluster_size = cx * cy * cz
         self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
         self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
+        # no-progress detection and limits (progress)
+        self.spin_samples = {}
+        self.spinning = False     # some group has Group.spin set
+        self.backs = progress.CHECK_EVERY
+        progress.start(self, launch)
 
     # ------------------------------------------------------------------ registers
     def read(self, key, g, nbytes=None):
@@ -400,6 +408,12 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
                 raise self.deadlock()
             self.tick += 1
             g = min(runnable, key=_pc_key)
+            if self.spinning and g.spin is not None and len(runnable) > 1:
+                # g spins on memory nothing changed since (progress): run another group
+                ep = progress.epoch(self)
+                others = [h for h in runnable if h.spin != ep]
+                if others:
+                    g = min(others, key=_pc_key)
             if len(runnable) > 1:
                 self.streak += 1
                 if self.streak > self.STARVE:
@@ -418,6 +432,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
             g = merge(same, N)
             g.wait = None
             g.last = self.tick
+            self.cur_group = g
             out = self.run_group(g)
             for h in out:
                 if h.last == 0:
@@ -511,6 +526,15 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
                     if p is None:
                         back = d.target <= pc
                         pc = d.target
+                        if back:
+                            self.backs -= 1
+                            if not self.backs:
+                                # sample the loop for no-progress detection (progress)
+                                self.backs = progress.CHECK_EVERY
+                                self._count(n, tn)
+                                n = tn = 0
+                                g.pc = pc
+                                progress.check(self, g, pc, d.pc)
                         if back and (n >= 64 or self.groups):
                             # a loop iteration: account, and give other groups a turn
                             self._count(n, tn)
@@ -554,9 +578,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
     def _count(self, n, tn=0):
         self.steps += n
         self.tsteps += tn
-        if self.max_steps and self.steps > self.max_steps:
-            raise self.error(InterpreterError,
-                             f"instruction limit of {self.max_steps} exceeded (an infinite loop?) at", None)
+        if self.steps > self.limit_at:
+            progress.limits(self)       # raises at max_steps / the timeout
 
 def _pc_key(g):
     return g.pc

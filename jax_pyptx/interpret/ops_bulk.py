@@ -16,7 +16,7 @@ import struct
 
 import numpy as np
 
-from ..errors import InterpreterError, MisalignedAccessError, NotSupportedError, UninitializedReadError
+from ..errors import InterpreterError, MisalignedAccessError, UninitializedReadError
 from ..types import b64, u16, u32, u64
 from . import async_proxy as AP
 from . import mbarrier as MB
@@ -51,12 +51,13 @@ def _shared_at(ctx, gj, addr: int, align: int, what: str):
 
 def multicast_ctas(ctx, gj, cta: int, mask: int):
     """The batch CTAs a ``.multicast::cluster`` copy issued by batch CTA ``cta`` with CTA mask
-    ``mask`` delivers to: those of its cluster whose rank bit is set (the cluster model's
-    ``masked_banks``)."""
+    ``mask`` delivers to: bit ``r`` of ``mask`` is the CTA of ``%cluster_ctarank`` ``r`` of the
+    issuing CTA's cluster (``cluster.ClusterMixin.masked_banks``); the data lands at the same
+    CTA-relative offset in each and completes its bytes on the mbarrier at the same offset."""
     try:
         return ctx.masked_banks(cta, mask)
     except InterpreterError as e:
-        raise ctx.error(InterpreterError, str(e), gj) from None
+        raise ctx.error(InterpreterError, f".multicast::cluster: {e.message}", gj) from None
 
 
 # ----------------------------------------------------------------------------- tensor maps

@@ -62,11 +62,15 @@ def _shared_banks(ctx, g, addrs):
     return banks, offs
 
 
-def space_load(ctx, g, space, addrs, dt, count=1):
+def space_load(ctx, g, space, addrs, dt, count=1, race=True):
+    """Load ``count`` elements of ``dt`` at each address of ``space``; ``race=False`` for
+    strong (volatile / relaxed / acquire) loads, which never race."""
     if space == "global":
         return ctx.mem.gspace.load(addrs, dt, count)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
+        if not race:
+            warps = None
         if ctx.async_proxy is not None:
             on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
         try:
@@ -88,17 +92,19 @@ def space_load(ctx, g, space, addrs, dt, count=1):
         return ctx.mem.pspace.load(addrs, dt, count)
     if space == "plocal":
         return ctx.local.load(g.idx, addrs, dt, count)
-    return generic_load(ctx, g, addrs, dt, count)
+    return generic_load(ctx, g, addrs, dt, count, race)
 
 
-def space_store(ctx, g, space, addrs, vals):
+def space_store(ctx, g, space, addrs, vals, race=True):
+    """Store ``vals`` (n, count) at each address of ``space``; ``race=False`` for strong
+    (volatile / relaxed / release) stores, which never race."""
     if space == "global":
         return ctx.mem.gspace.store(addrs, vals)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         if ctx.async_proxy is not None:
             on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
-        return ctx.shared.store(banks, offs, vals, warps=warps)
+        return ctx.shared.store(banks, offs, vals, warps=warps if race else None)
     if space in ("local", "plocal"):
         return ctx.local.store(g.idx, addrs, vals)
     if space == "param":
@@ -106,7 +112,7 @@ def space_store(ctx, g, space, addrs, vals):
     if space == "const":
         raise M.MemoryFault("read-only", 0, int(addrs[0]) if len(addrs) else 0,
                             "the const state space is read-only", "const")
-    return generic_store(ctx, g, addrs, vals)
+    return generic_store(ctx, g, addrs, vals, race)
 
 
 def classify(addrs):
@@ -142,26 +148,26 @@ def _split_generic(ctx, g, addrs):
     return out
 
 
-def generic_load(ctx, g, addrs, dt, count=1):
+def generic_load(ctx, g, addrs, dt, count=1, race=True):
     parts = _split_generic(ctx, g, addrs)
     if len(parts) == 1:
         c, _, sub, a = parts[0]
-        return space_load(ctx, sub, _CODE_SPACE[c], a, dt, count)
+        return space_load(ctx, sub, _CODE_SPACE[c], a, dt, count, race)
     out = np.empty((len(addrs), count), np.dtype(dt))
     for c, sel, sub, a in parts:
         try:
-            out[sel] = space_load(ctx, sub, _CODE_SPACE[c], a, dt, count)
+            out[sel] = space_load(ctx, sub, _CODE_SPACE[c], a, dt, count, race)
         except M.MemoryFault as f:
             f.lane = int(sel[f.lane])
             raise
     return out
 
 
-def generic_store(ctx, g, addrs, vals):
+def generic_store(ctx, g, addrs, vals, race=True):
     parts = _split_generic(ctx, g, addrs)
     for c, sel, sub, a in parts:
         try:
-            space_store(ctx, sub, _CODE_SPACE[c], a, vals if sel is None else vals[sel])
+            space_store(ctx, sub, _CODE_SPACE[c], a, vals if sel is None else vals[sel], race)
         except M.MemoryFault as f:
             if sel is not None:
                 f.lane = int(sel[f.lane])
@@ -174,6 +180,7 @@ def _ld(prog, d, ins, scope, dec):
     d.noun = "load"
     t = dec.type
     space = mem_space(dec)
+    race = dec.get("sem") is None        # volatile / relaxed / acquire loads never race
     vec = int(dec.get("vec", ".v1")[2:])
     dsts = items(ins.operands[0])
     getaddr, symspace = address_getter(prog, ins.operands[1], scope)
@@ -197,13 +204,13 @@ def _ld(prog, d, ins, scope, dec):
 
         def ld1(ctx, g):
             a = getaddr(ctx, g)
-            put(ctx, g, space_load(ctx, g, space, a, dt, 1)[:, 0])
+            put(ctx, g, space_load(ctx, g, space, a, dt, 1, race)[:, 0])
         d.fn = ld1
         return
 
     def ldv(ctx, g):
         a = getaddr(ctx, g)
-        v = space_load(ctx, g, space, a, dt, count)
+        v = space_load(ctx, g, space, a, dt, count, race)
         for i, p in enumerate(puts):
             p(ctx, g, np.ascontiguousarray(v[:, i]))
     d.fn = ldv
@@ -214,6 +221,7 @@ def _st(prog, d, ins, scope, dec):
     d.noun = "store"
     t = dec.type
     space = mem_space(dec)
+    race = dec.get("sem") is None        # volatile / relaxed / release stores never race
     getaddr, symspace = address_getter(prog, ins.operands[0], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
@@ -233,13 +241,14 @@ def _st(prog, d, ins, scope, dec):
             v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
             cols.append(v)
         vals = np.stack(cols, axis=1) if len(cols) > 1 else cols[0].reshape(-1, 1)
-        space_store(ctx, g, space, a, np.ascontiguousarray(vals))
+        space_store(ctx, g, space, a, np.ascontiguousarray(vals), race)
     d.fn = st
 
 
 # ----------------------------------------------------------------------------- atomics
 def _views_for(ctx, g, space, addrs, esz):
-    """[(positions or None, numpy view, element indices)] for read-modify-write."""
+    """[(positions or None, numpy view, element indices)] for read-modify-write (the caller
+    writes through the views: the space's ``version`` counts it here)."""
     dt = np.dtype(UINT[esz * 8])
     if space == "generic":
         out = []
@@ -250,11 +259,13 @@ def _views_for(ctx, g, space, addrs, esz):
         return out
     if space == "global":
         parts = ctx.mem.gspace.locate(addrs, esz, True)
+        ctx.mem.gspace.version += 1
         return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64), "global") for al, pos, off in parts]
     if space == "shared" or space == "shared::cluster":
         banks, offs, _ = shared_target(ctx, g, addrs, space == "shared")
         sh = ctx.shared
         sh._check(offs, esz)
+        sh.version += 1
         f = sh.flat(banks, offs) // esz
         if ctx.sanitize and sh.init is not None:
             bad = sh.iview(esz)[f] != M._ONES[esz]
@@ -267,6 +278,7 @@ def _views_for(ctx, g, space, addrs, esz):
         return [(None, sh.view(dt), f, "shared")]
     if space == "local":
         ctx.local._check(addrs, esz)
+        ctx.local.version += 1
         return [(None, ctx.local.view(dt), ctx.local.flat(g.idx, addrs) // esz, "local")]
     raise M.MemoryFault("out-of-bounds", 0, int(addrs[0]), f"atomics are not allowed on the {space} space", space)
 

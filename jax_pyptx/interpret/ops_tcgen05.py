@@ -10,6 +10,13 @@ asynchronous completion is then trivially before any ``commit`` / ``wait::st``);
 are delivered to the registers at ``tcgen05.wait::ld`` (``asyncregs``), so a register read
 between the two is reported. Warp w of a CTA may only reach TMEM lanes 32*(w%4) ..
 32*(w%4)+31 with ``ld`` / ``st`` (PTX ISA "Access restrictions").
+
+Data-path facts the ISA gives only as figures follow CUTLASS's TMEM copy traits (which lane and
+column each register of ``ld`` / ``st`` holds, in ``isa.fragments.tcgen05_ld_fragment``).
+``alloc`` / ``dealloc`` with ``.cta_group::2`` are executed by a warp of each CTA of the pair;
+each allocates in its own CTA's Tensor Memory. ``cp`` reads its source as a K-major canonical
+operand (rows = lanes, 16-byte chunks); the decompressing forms (``.b8x16.b6x16_p32`` /
+``.b4x16_p64``) are not supported.
 """
 from __future__ import annotations
 
@@ -259,7 +266,7 @@ def _cp(prog, d, ins, scope, dec):
             cta = int(ctx.slot_cta[slot])
             lane0, col0 = split(int(addrs[j]))
             desc = SM.decode_tcgen05(int(descs[j]), f"{what} source descriptor")
-            raw = SM.gather(ctx, [cta], [desc], "K", nl, 16 * chunks, 8, what, ctx.sanitize)[0]   # (nl, bytes)
+            raw = SM.gather(ctx, [cta], [desc], "K", nl, 16 * chunks, 8, what, ctx.sanitize, g, j)[0]   # (nl, bytes)
             words = np.ascontiguousarray(raw).view(np.uint32)                               # (nl, 4*chunks)
             ncol = words.shape[1]
             if multicast == ".warpx4":            # 32 rows to each of the four lane quarters

@@ -24,6 +24,8 @@ Precision as wgmma: exact products, float64 sums, one rounding to the D type.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import InterpreterError, TensorMemoryError
@@ -137,17 +139,17 @@ def _unpack_padded(raw, t):
     return out.reshape(sh)
 
 
-def _operand(ctx, cta, desc, t, mn, k, major, kind, what):
+def _operand(ctx, cta, desc, t, mn, k, major, kind, what, g=None, lane=0):
     """(mn, k) float64 / int64 values of a shared-memory operand."""
     bits = _elem_bits(t)
     if kind in ("f8f6f4", "mxf8f6f4") and bits < 8:
         if major != "K":
             raise InterpreterError(f"{what}: MN-major .{t} operands of .kind::{kind} are not supported "
                                    f"by the interpreter")
-        raw = SM.gather(ctx, [cta], [desc], "K", mn, k, 8, what, ctx.sanitize)[0]
+        raw = SM.gather(ctx, [cta], [desc], "K", mn, k, 8, what, ctx.sanitize, g, lane)[0]
         raw = _unpack_padded(raw, t)
     else:
-        raw = SM.gather(ctx, [cta], [desc], major, mn, k, bits, what, ctx.sanitize)[0]
+        raw = SM.gather(ctx, [cta], [desc], major, mn, k, bits, what, ctx.sanitize, g, lane)[0]
     return SM.values(raw, t)
 
 
@@ -167,6 +169,7 @@ def _a_from_tmem(ctx, tm, cta, lane0, col0, rows_lanes, k, t, what, g, j):
     return SM.values(el.reshape(len(rows_lanes), -1)[:, :k], t)
 
 
+@functools.lru_cache(maxsize=128)
 def _layout_arrays(m, n, cta_group, ws):
     lay = np.array(tcgen05_d_layout(m, n, cta_group, ws), np.int64)
     rows = m // cta_group
@@ -269,6 +272,8 @@ def _mma(prog, d, ins, scope, dec):
 
     def _one(ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
         M, N, K = idesc.m, idesc.n, idesc.k
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
+            ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
         ctas = [cta] if cg == 1 else _pair(ctx, cta, g, j)
         rows = M // cg
         lane_of, col_of = _layout_arrays(M, N, cg, ws)
@@ -288,7 +293,7 @@ def _mma(prog, d, ins, scope, dec):
         kb = K
         # B: N/cg columns per CTA (N x K operand, K-major unless transposed)
         B = np.concatenate([_operand(ctx, c, bd, idesc.btype, N // cg, kb, "MN" if idesc.tb else "K",
-                                     kind, f"{what} (matrix B)") for c in ctas], axis=0)     # (N, K)
+                                     kind, f"{what} (matrix B)", g, j) for c in ctas], axis=0)     # (N, K)
         As = []
         for c in ctas:
             if a_tmem:
@@ -297,7 +302,7 @@ def _mma(prog, d, ins, scope, dec):
                                        f"{what} (matrix A in TMEM)", g, j))
             else:
                 As.append(_operand(ctx, c, ad, idesc.atype, rows, K, "MN" if idesc.ta else "K", kind,
-                                   f"{what} (matrix A)"))
+                                   f"{what} (matrix A)", g, j))
         if sf is not None:
             nsf = {".scale_vec::1X": 1, ".scale_vec::2X": 2, ".scale_vec::4X": 4}.get(sv)
             if sv in (None, ".block32"):

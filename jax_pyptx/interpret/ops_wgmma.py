@@ -166,7 +166,7 @@ def _mma_async(prog, d, ins, scope, dec):
         W, banks = warpgroups(ctx, g)
         bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_b(ctx, g), W, "b-desc", g)]
         B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if tb else "K", N, K, abits,
-                                f"{name} (matrix B)", ctx.sanitize), bt)        # (W, N, K)
+                                f"{name} (matrix B)", ctx.sanitize, g), bt)        # (W, N, K)
         if a_regs:
             raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in get_a], axis=1)   # (n, 4)
             per = 32 // abits
@@ -179,8 +179,10 @@ def _mma_async(prog, d, ins, scope, dec):
         else:
             adesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_a(ctx, g), W, "a-desc", g)]
             A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, K, abits,
-                                    f"{name} (matrix A)", ctx.sanitize), at)     # (W, M, K)
+                                    f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, K)
         prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
+            ctx.stats.add_flops("wgmma.mma_async", at, 2 * M * N * K * W)
         if sa * sb < 0:
             prod = -prod
         scale = np.asarray(get_scale(ctx, g))
@@ -197,8 +199,6 @@ def _mma_async(prog, d, ins, scope, dec):
         regs_out = _round(res, dt, sat)
         for j, k_ in enumerate(keys):
             st.regs.set(ctx, k_, g, regs_out[:, j], tag, d)
-        if ctx.stats is not None:                    # 2*M*N*K per warpgroup (interpret/stats.py)
-            ctx.stats.add_flops("wgmma.mma_async", at, 2 * M * N * K * W)
     d.fn = mma
 
 

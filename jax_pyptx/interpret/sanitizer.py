@@ -12,7 +12,8 @@ phase or a cluster barrier completes. Then
 * a store to a byte that another warp loaded in the current epoch is a write-after-read race.
 
 Accesses by the lanes of one warp never race with each other (warps execute in program order),
-and atomics are not tracked. Byte granularity: neighbouring bytes owned by different warps never
+and atomics and strong loads / stores (``.volatile``, ``.relaxed``, ``.acquire``, ``.release``:
+flags that threads poll) are not tracked. Byte granularity: neighbouring bytes owned by different warps never
 conflict.
 
 Distributed shared memory: an access of another CTA of the cluster (through a

@@ -18,6 +18,7 @@ from ..errors import InterpreterError, UninitializedReadError
 from ..isa.fragments import TCGEN05_SWIZZLE_CODES, WGMMA_SWIZZLE_CODES, smem_matrix_offsets
 from ..isa.swizzle import swizzle as _swizzle
 from . import fp
+from .async_proxy import check_async_read
 
 
 class Desc:
@@ -86,9 +87,11 @@ def swizzle(addr, mode: str, base: int):
     return addr if mode == "none" else _swizzle(addr, mode, base)
 
 
-def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True):
+def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0):
     """Raw element bits (len(descs), mn, k) of the operand each descriptor describes, read from
-    the shared memory of CTA ``banks[i]``. ``what`` names the operand in messages."""
+    the shared memory of CTA ``banks[i]`` through the async proxy (the sanitizer reports bytes
+    the generic proxy wrote without a ``fence.proxy.async`` since, and bytes an asynchronous copy
+    is still writing). ``what`` names the operand in messages."""
     sh = ctx.shared
     nm = len(descs)
     out = None
@@ -111,8 +114,11 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True):
                 f"{what}: the matrix ({descs[sel[0]]!r}, {mn}x{k} elements of {elem_bits} bits, "
                 f"{major}-major) reaches shared address {bad:#x}, past the {sh.size} bytes of "
                 f"shared memory of this CTA")
-        b = np.asarray([banks[i] for i in sel], np.int64)[:, None] * sh.stride
-        flat = b + addr
+        bk = np.asarray([banks[i] for i in sel], np.int64)[:, None]
+        flat = bk * sh.stride + addr
+        if ctx.sanitize:
+            check_async_read(ctx, np.broadcast_to(bk, addr.shape).reshape(-1), addr.reshape(-1),
+                             max(elem_bits // 8, 1), what, g, lane)
         if elem_bits >= 8:
             esz = elem_bits // 8
             if (addr % esz).any():

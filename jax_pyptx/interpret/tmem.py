@@ -102,6 +102,10 @@ class TensorMemory:
     # ------------------------------------------------------------------ access
     def check(self, ctx, ctas, cols, what, g, lane_of=None):
         """Every (cta, column) accessed must be allocated."""
+        if np.ndim(ctas) == 0 and np.size(cols):       # fast path: one CTA, a held column range
+            lo, hi = int(np.min(cols)), int(np.max(cols))
+            if 0 <= lo and hi < TMEM_COLUMNS and (self.owner[int(ctas), lo:hi + 1] >= 0).all():
+                return
         shape = np.broadcast_shapes(np.shape(ctas), np.shape(cols))
         ctas = np.broadcast_to(np.asarray(ctas, np.int64), shape)
         cols = np.broadcast_to(np.asarray(cols, np.int64), shape)

@@ -43,6 +43,8 @@ class CallSpec:
     independent: tuple = ()         # shape variables the kernel treats independently
     covers: tuple = ()              # ((symbol, grid axis, elements per block), ...)
     sanitize: bool = True           # the interpreter's sanitizer
+    max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
+    timeout: float | None = None    # the interpreter's time limit in seconds (None: none)
     host_callback: object = None    # (internal) index of a host callback registered by the
                                     # enclosing module (partitioned interpreter calls)
 

@@ -100,12 +100,13 @@ class HostLaunch:
             else:
                 self._params.append(("raw", info.name, info))
 
-    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True,
-                 stats=None) -> tuple:
+    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True, max_steps=None,
+                 timeout=None, stats=None) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
-        values by name). ``stats`` (an ``interpret.Stats``) counts the launch's global
-        bytes and tensor-core FLOPs."""
+        values by name). ``max_steps`` / ``timeout``: the interpreter's limits (None: its
+        defaults); ``stats`` (an ``interpret.Stats``) counts the launch's global bytes and
+        tensor-core FLOPs."""
         from ..interpret import launch
 
         t = self.traced
@@ -142,7 +143,8 @@ class HostLaunch:
                     f"launch (jax_pyptx.interpret.launch); JAX and PyTorch calls have none")
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
-               smem=t.dynamic_smem, sanitize=sanitize, stats=stats)
+               smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
+               stats=stats)
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1
