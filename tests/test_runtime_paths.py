@@ -84,15 +84,16 @@ def test_bind_is_the_one_binding():
 
 
 def test_tma_descriptor_on_the_interpreter_is_checked_like_the_driver():
-    """The host launch builds the interpreter's tensor map from the descriptor's spec; one the
-    driver would refuse (a 256-byte inner box with the 128-byte swizzle) is refused, naming
-    the kernel and the descriptor."""
+    """Issue 12: the host launch builds the interpreter's tensor map from the Tile spec and
+    checks it as cuTensorMapEncodeTiled does (tma_touch's 256-byte inner box does not fit its
+    128B swizzle); a valid one runs (test_interp_tma_kernel)."""
     with pytest.raises(InterpreterError) as e:
         tma_touch.interpret(np.ones((16, 64), np.float32))
     assert str(e.value) == (
-        "kernel 'tma_touch': TMA descriptor 'X_tma_desc': tensor_map: invalid tensor map (f32 "
-        "rank 2 at 0x0, dims (64, 16), byte strides (4, 256), box (64, 8), element strides "
-        "(1, 1)): the inner box dimension is 256 bytes, more than the 128-byte swizzle span")
+        "kernel 'tma_touch': TMA descriptor 'X_tma_desc': invalid tensor map (f32 rank 2, "
+        "dims (64, 16), byte strides (4, 256), box (64, 8), element strides (1, 1)): the inner box "
+        "dimension is 256 bytes, more than the 128-byte swizzle span (the driver's "
+        "cuTensorMapEncodeTiled rejects it too)")
 
 
 @kernel(arch="sm_90a", in_specs=(Tile("M", 64, f16x2),), out_specs=(Tile("M", 64, f32),),
