@@ -6,8 +6,9 @@ warp parked) never comes; without this it runs until the instruction limit. Ever
 
 * the loop (from the branch target, its head, to the branch, its tail) must be *pure*: every
   instruction in it only reads memory and writes registers (loads, arithmetic, compares,
-  moves, warp votes and shuffles, ``mbarrier.test_wait``/``try_wait``, no-op forms) and every
-  branch in it stays in it. Stores, atomics, barriers, arrivals, calls and exits make a loop
+  moves, warp votes and shuffles, ``mbarrier.test_wait``/``try_wait``, no-op forms), or is an
+  atomic (whose writes count only when they change memory: a spin lock's failing ``cas``),
+  and every branch in it stays in it. Stores, barriers, arrivals, calls and exits make a loop
   impure: it is never reported;
 * the sample is the group's threads, the registers the loop writes, and the memory version
   (``memory`` spaces count their writes, ``Context.mbar_version`` the mbarrier changes).
@@ -49,6 +50,9 @@ _PURE_NAMES = frozenset((
     "mbarrier.test_wait", "mbarrier.try_wait", "mbarrier.pending_count", "ldmatrix.sync",
     "movmatrix.sync", "mma.sync", "mma.sp", "mma.sp::ordered_metadata", "bra", "nanosleep",
     "bar.warp.sync",
+    # atomics write memory, but only a value that changes counts (ops_mem): a cas that keeps
+    # failing or an add of 0 that polls a counter leaves the memory version as it was
+    "atom", "red",
 ))
 
 
