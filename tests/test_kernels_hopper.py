@@ -272,3 +272,29 @@ def test_roofline_fit_measures_data_dependent_kernels_on_their_own_inputs():
     assert seen == [dict(shape, T=1024), dict(shape, N=256)]
     assert s.exponents["flops:bf16"]["N"] == 1.0 and s.exponents["flops:bf16"]["T"] > 0.5
     assert fit(k, *proof.make_inputs(e, k, shape), vary=["T"]).exponents["flops:bf16"]["T"] < 0
+
+
+def test_register_budgets_fit_the_pool_the_launch_gives(monkeypatch):
+    """``.reqntid 384`` + ``.minnctapersm 1`` make ptxas give the kernel 168 registers per
+    thread, the pool 384 x 168 that ``setmaxnreg`` redistributes: 128 x 40 (producer) + 256 x
+    232 (consumers) uses all of it. Asking 240 for the consumers overdraws it: their
+    ``setmaxnreg.inc`` never returns, which the interpreter reports as a deadlock."""
+    from jax_pyptx.errors import DeadlockError
+    from jax_pyptx.toolchain import compile_ptx
+    from examples.hopper import sm90
+
+    t = gemm.build_gemm(bf16, f32).trace(M=256, N=256, K=128)
+    assert "\n.reqntid 384, 1, 1\n" in t.ptx and "\n.minnctapersm 1\n" in t.ptx
+    assert compile_ptx(t.ptx, t.arch).report.registers == 168
+    assert 128 * sm90.PRODUCER_REGS + 256 * sm90.CONSUMER_REGS[2] == 384 * 168
+    assert "setmaxnreg.dec.sync.aligned.u32 \t40;" in t.ptx
+    assert "setmaxnreg.inc.sync.aligned.u32 \t232;" in t.ptx
+    a, b = (np.ones(s, BF) for s in ((128, 64), (64, 128)))
+    k = gemm.build_gemm(bf16, f32, cluster=1)
+    np.testing.assert_array_equal(k.interpret(a, b), np.full((128, 128), 64.0, np.float32))
+    monkeypatch.setattr(gemm, "CONSUMER_REGS", {1: 256, 2: 240})
+    over = gemm.build_gemm(bf16, f32, cluster=1)
+    with pytest.raises(DeadlockError) as e:
+        over.interpret(a, b)
+    assert str(e.value).startswith("deadlock: every warp is parked")
+    assert "setmaxnreg.inc.sync.aligned.u32 240;" in str(e.value)

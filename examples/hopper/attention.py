@@ -29,8 +29,8 @@ from jax_pyptx.runtime.options import configure
 from jax_pyptx.types import bf16, f32, s32, u32
 
 from .sm90 import (
-    CONSUMER_REGS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc, barrier_at,
-    check_smem, kmajor_desc, mnmajor_desc,
+    CONSUMER_REGS, LAUNCH_BOUNDS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc,
+    barrier_at, check_smem, kmajor_desc, mnmajor_desc,
 )
 
 ARCH = "sm_90a"
@@ -105,7 +105,8 @@ def build_attention(dtype=bf16, head_dim: int = 128, *, causal: bool = False, bm
 
     @kernel(arch=ARCH, in_specs=(Tile("H", "S", head_dim, dtype), kv, kv),
             out_specs=(Tile("H", "S", head_dim, dtype),), block=(cfg.threads, 1, 1),
-            reqntid=True, grid=lambda H, S: (-(-S // bm), H, 1))
+            reqntid=True, raw_directives=LAUNCH_BOUNDS,
+            grid=lambda H, S: (-(-S // bm), H, 1))
     def attention(Q, K, V, O):
         attention_body(cfg, Q, K, V, O)
 

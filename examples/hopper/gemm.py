@@ -27,8 +27,8 @@ from jax_pyptx.runtime.options import configure
 from jax_pyptx.types import bf16, f32, u32
 
 from .sm90 import (
-    CONSUMER_REGS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc, barrier_at,
-    check_smem, kmajor_desc, mnmajor_desc, release_stage,
+    CONSUMER_REGS, LAUNCH_BOUNDS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc,
+    barrier_at, check_smem, kmajor_desc, mnmajor_desc, release_stage,
 )
 
 ARCH = "sm_90a"
@@ -91,7 +91,7 @@ def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: i
 
     @kernel(arch=ARCH, in_specs=(Tile("M", "K", dtype), Tile("K", "N", dtype)),
             out_specs=(Tile("M", "N", out_dtype),), block=(cfg.threads, 1, 1),
-            cluster=(cluster, 1, 1), reqntid=True,
+            cluster=(cluster, 1, 1), reqntid=True, raw_directives=LAUNCH_BOUNDS,
             grid=lambda M, N: (cfg.m_ctas(M), -(-N // bn), 1))
     def gemm(A, B, C):
         _check_shapes(A.shape[1], B.shape[1])

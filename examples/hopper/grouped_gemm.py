@@ -28,7 +28,8 @@ from jax_pyptx.types import b32, bf16, f16, f32, s32, u8, u32, u64
 
 from .gemm import GemmConfig, check_plan, mainloop
 from .sm90 import (
-    CONSUMER_REGS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, barrier_at, check_smem,
+    CONSUMER_REGS, LAUNCH_BOUNDS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, barrier_at,
+    check_smem,
 )
 
 ARCH = "sm_90a"
@@ -87,7 +88,8 @@ def build_grouped_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 12
     @kernel(arch=ARCH, in_specs=(Tile("T", "K", dtype), Tile("G", "K", "N", dtype),
                                  Tile("G", s32)),
             out_specs=(Tile("T", "N", out_dtype), Tile(ctas, "G", SLOTS * MAP_BYTES, u8)),
-            block=(cfg.threads, 1, 1), reqntid=True, grid=(ctas, 1, 1))
+            block=(cfg.threads, 1, 1), reqntid=True, raw_directives=LAUNCH_BOUNDS,
+            grid=(ctas, 1, 1))
     def grouped_gemm(A, B, sizes, C, maps):
         K, N = A.shape[1], B.shape[2]
         if K % 8 or N % 8:

@@ -22,18 +22,24 @@ from __future__ import annotations
 from jax_pyptx import ptx, reg
 from jax_pyptx.types import b64, u32
 
-__all__ = ["MAX_SMEM", "check_smem", "SW128", "StageRing", "barrier_at", "kmajor_desc",
-           "mnmajor_desc", "advance_desc", "EpilogueStore", "release_stage", "PRODUCER_REGS",
-           "CONSUMER_REGS"]
+__all__ = ["LAUNCH_BOUNDS", "MAX_SMEM", "check_smem", "SW128", "StageRing", "barrier_at",
+           "kmajor_desc", "mnmajor_desc", "advance_desc", "EpilogueStore", "release_stage",
+           "PRODUCER_REGS", "CONSUMER_REGS"]
 
 MAX_SMEM = 232448    # 227 KiB: the most dynamic shared memory a CTA of sm_90 may request
 SW128 = 128          # TMA swizzle (bytes) every operand tile of these kernels uses
 ATOM = 1024          # bytes of one 128B-swizzle atom: 8 rows of 128 bytes
 
-# setmaxnreg budgets: a producer warpgroup that only issues TMA keeps 40 registers per thread,
-# the consumer warpgroups get the rest (2 consumers: 128*40 + 256*232 = 64512 <= 65536)
+# setmaxnreg moves registers between the warpgroups of a CTA, out of the pool the CTA got at
+# launch: its threads x the kernel's register count. ``.minnctapersm 1`` (with the kernel's
+# ``.reqntid``: CUDA's __launch_bounds__(threads, 1)) makes ptxas give the kernel the largest
+# count one CTA per SM allows (13.5: 168 for 384 threads, 240 for 256), so the pool is the
+# register file. The producer warpgroup, which only issues TMA, drops to 40 per thread; the
+# consumers take the rest: 128 x 40 + 256 x 232 = 384 x 168 = 64512 (two consumers); with one,
+# 128 x 40 + 128 x 256 <= 256 x 240.
+LAUNCH_BOUNDS = (".minnctapersm 1",)
 PRODUCER_REGS = 40
-CONSUMER_REGS = {1: 240, 2: 232}
+CONSUMER_REGS = {1: 256, 2: 232}
 
 
 class StageRing:
