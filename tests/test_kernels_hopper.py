@@ -3,8 +3,9 @@
 say about their patterns. The CUDA lowering carries each kernel's tensor maps (boxes, swizzle,
 ranks) and cluster shape; the SASS has the exact wgmma / TMA forms the plan implies; the
 2-CTA cluster halves B's traffic (multicast); the grouped GEMM writes one device-built tensor
-map per group it visits; pipeline bugs are caught by the interpreter; bad builder arguments
-are refused."""
+map per group it visits; pipeline bugs and overdrawn register budgets are caught by the
+interpreter; the C++ launcher (recording driver) would launch the cluster with its tensor maps;
+vmap puts the batch on the grid; bad builder arguments are refused."""
 from __future__ import annotations
 
 import os
@@ -298,3 +299,40 @@ def test_register_budgets_fit_the_pool_the_launch_gives(monkeypatch):
         over.interpret(a, b)
     assert str(e.value).startswith("deadlock: every warp is parked")
     assert "setmaxnreg.inc.sync.aligned.u32 240;" in str(e.value)
+
+
+def test_the_cuda_launcher_would_launch_the_gemm_as_planned():
+    """``interpret=False`` on the CPU: XLA -> the C++ launcher -> the recording driver table
+    (DESIGN.md, point 5). The GEMM is launched as a 2-CTA cluster with its dynamic shared
+    memory opted in, after the three tensor maps were encoded over the live buffers (A and C
+    by XLA's operand addresses) and stored into the descriptor workspace."""
+    import jax
+    import jax.numpy as jnp
+
+    from jax_pyptx.runtime import ffi_bridge as fb
+    from jax_pyptx.runtime.call import ptx_call
+
+    if not fb.available():
+        pytest.skip("jax_pyptx._ffi is not built")
+    fb.ensure_registered()
+    fb.clear_recording()
+    try:
+        k = gemm.build_gemm(bf16, f32)
+        a, b = jnp.ones((512, 256), jnp.bfloat16), jnp.ones((256, 384), jnp.bfloat16)
+        c = jax.jit(lambda a, b: ptx_call(k, interpret=False)(a, b))(a, b)
+        jax.block_until_ready(c)
+        smem = k.trace(M=512, N=384, K=256).dynamic_smem
+        [launch] = fb.recorded_launches("gemm")
+        assert (launch["grid"], launch["block"], launch["cluster"], launch["smem"]) == \
+            ((4, 3, 1), (384, 1, 1), (2, 1, 1), smem)
+        [attr] = [x for x in fb.recorded_calls() if x["fn"] == "cuFuncSetAttribute"]
+        assert (attr["name"], attr["attribute"], attr["value"]) == ("gemm", 8, smem)
+        enc = [x for x in fb.recorded_calls() if x["fn"] == "cuTensorMapEncodeTiled"]
+        assert [(e["data_type"], e["global_dims"], e["global_strides"], e["box_dims"],
+                 e["swizzle"]) for e in enc] == [
+            (9, (256, 512), (512,), (64, 128), 3), (9, (384, 256), (768,), (64, 32), 3),
+            (7, (384, 512), (1536,), (32, 64), 3)]
+        assert enc[0]["global_address"] == a.unsafe_buffer_pointer()
+        assert enc[1]["global_address"] == b.unsafe_buffer_pointer()
+    finally:
+        fb.clear_recording()
