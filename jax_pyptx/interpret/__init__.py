@@ -52,4 +52,4 @@ from .launch import launch  # noqa: F401
 from .stats import BufferStats, Stats  # noqa: F401
 from .tensormap import TensorMap, tensor_map  # noqa: F401
 
-__all__ = ["launch", "Stats", "BufferStats", "tensor_map", "TensorMap"]
+__all__ = ["launch", "tensor_map", "TensorMap", "Stats", "BufferStats"]
