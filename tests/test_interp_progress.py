@@ -73,6 +73,34 @@ def test_spin_on_a_flag_nobody_sets_is_reported_like_a_deadlock():
     assert y.tolist() == list(range(128)) and flag[0] == 1
 
 
+def test_wait_for_a_cta_of_a_later_batch_names_the_batches():
+    """CTA 0 waits for a flag the last CTA of a large grid sets: the CTAs of a batch run to the
+    end before the next batch starts, and the report says so."""
+    prog = HDR + """
+.visible .entry k(.param .u64 flag)
+{
+    .reg .u32 %r<4>; .reg .u64 %rd1; .reg .pred %p<3>;
+    ld.param.u64 %rd1, [flag];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %nctaid.x;
+    sub.u32 %r2, %r2, 1;
+    setp.eq.u32 %p1, %r1, %r2;
+    @%p1 st.volatile.global.u32 [%rd1], 1;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+SPIN:
+    ld.volatile.global.u32 %r3, [%rd1];
+    setp.eq.u32 %p2, %r3, 0;
+    @%p2 bra SPIN;
+DONE:
+    ret;
+}"""
+    launch(prog, "k", [np.zeros(1, np.uint32)], grid=64, block=256)      # one batch: fine
+    with pytest.raises(DeadlockError, match=r"the interpreter runs the grid's 128 CTAs in batches of 64: a CTA "
+                                            r"only sees what CTAs of its own batch write"):
+        launch(prog, "k", [np.zeros(1, np.uint32)], grid=128, block=256)
+
+
 def test_bare_infinite_loop_and_mutual_spin_are_reported():
     with pytest.raises(DeadlockError, match=r"(?s)no progress: .* spins in the loop from <ptx>:7 \(instruction #0 of "
                                             r"k\) `bra L;` to <ptx>:7"):
