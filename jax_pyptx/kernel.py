@@ -39,17 +39,13 @@ def set_call_handler(fn) -> None:
 
 
 def resolve_arch(arch: str) -> str:
-    """``"auto"``: $JAX_PYPTX_ARCH, else the current CUDA device, else sm_90a."""
+    """``"auto"``: $JAX_PYPTX_ARCH, else the current CUDA device, else sm_90a (one probe with
+    ``detect_arch``: ``jax_pyptx.toolchain.device.resolve_arch``)."""
     if arch != "auto":
         return arch
-    import os
+    from .toolchain.device import resolve_arch as _resolve
 
-    env = os.environ.get("JAX_PYPTX_ARCH")
-    if env:
-        return env
-    from .toolchain.device import current_arch
-
-    return current_arch() or "sm_90a"
+    return _resolve(arch)
 
 
 class Kernel:
@@ -145,7 +141,8 @@ class Kernel:
 
     # ------------------------------------------------------------------ specialization
     def _specialize(self, kw: dict):
-        _binding.unknown_argument(self, kw)
+        raw = tuple(p.name for p in self.raw_params)
+        _binding.unknown_argument(self, kw, allowed=raw)   # raw values matter to calls only
         template = _binding.template_values(self, kw)
         missing = [s for s in self._symbols if s not in kw]
         if missing:
@@ -257,7 +254,7 @@ class Kernel:
         t = b.trace()
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
-        outs = HostLaunch(t)(tensors, scalars, b.raw, sanitize=sanitize)
+        outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize)
         return outs[0] if len(outs) == 1 else outs
 
     def __call__(self, *arrays, **kw):

@@ -19,14 +19,20 @@ class Layout(enum.Enum):
 
     ROW = "row"
     COL = "col"
+    # row-major; to a TMA descriptor built from the Tile they select the swizzle
+    TMA_128B = "tma_128b"
+    TMA_64B = "tma_64b"
+    TMA_32B = "tma_32b"
+    INTERLEAVED = "interleaved"
 
 
 class Tile:
     """The spec of one tensor parameter: dims (ints or symbol names), dtype, layout."""
 
-    __slots__ = ("dims", "dtype", "layout")
+    __slots__ = ("dims", "dtype", "layout", "tma_box", "tma_rank", "tma_padding")
 
-    def __init__(self, *args, layout: Layout | None = None):
+    def __init__(self, *args, layout: Layout | None = None, tma_box=None, tma_rank: int = 2,
+                 tma_padding: bool = False):
         dims, dtype = [], None
         for a in args:
             if isinstance(a, Layout):
@@ -46,18 +52,33 @@ class Tile:
         if dtype is None:
             raise SpecializationError(f"Tile{args!r}: missing dtype (e.g. Tile('M', f32))")
         self.dims, self.dtype, self.layout = tuple(dims), dtype, layout or Layout.ROW
+        # TMA descriptor fields, read by the runtime when the kernel calls X.tma_desc()
+        if tma_rank not in (2, 3):
+            raise SpecializationError(f"Tile: tma_rank must be 2 or 3, got {tma_rank!r}")
+        if tma_box is not None:
+            tma_box = tuple(tma_box)
+            if not all(isinstance(b, (int, str)) and not isinstance(b, bool) for b in tma_box):
+                raise SpecializationError(f"Tile: tma_box entries are ints or shape-variable "
+                                          f"names, got {tma_box!r}")
+        self.tma_box, self.tma_rank, self.tma_padding = tma_box, tma_rank, bool(tma_padding)
 
     def __repr__(self):
         inner = ", ".join(repr(d) for d in self.dims)
-        lay = "" if self.layout is Layout.ROW else ", Layout.COL"
-        return f"Tile({inner}{', ' if inner else ''}{self.dtype.name}{lay})"
+        lay = "" if self.layout is Layout.ROW else f", Layout.{self.layout.name}"
+        tma = "".join(f", {f}={getattr(self, f)!r}" for f, d in
+                      (("tma_box", None), ("tma_rank", 2), ("tma_padding", False))
+                      if getattr(self, f) != d)
+        return f"Tile({inner}{', ' if inner else ''}{self.dtype.name}{lay}{tma})"
+
+    def _key(self):
+        return (self.dims, self.dtype.name, self.layout, self.tma_box, self.tma_rank,
+                self.tma_padding)
 
     def __eq__(self, o):
-        return isinstance(o, Tile) and (self.dims, self.dtype, self.layout) == (
-            o.dims, o.dtype, o.layout)
+        return isinstance(o, Tile) and self._key() == o._key()
 
     def __hash__(self):
-        return hash((self.dims, self.dtype.name, self.layout))
+        return hash(self._key())
 
     @property
     def symbols(self) -> tuple:
@@ -86,6 +107,11 @@ class TmaDescriptorHandle:
     oob_fill: int = 0
     l2_promotion: int = 0
     mode: str = "global"      # "global" (.u64 slot) or "by_value" (.align 64 .b8 [128])
+    # the rank-3 "64-column stripe" descriptor of a 2-D tensor (Tile(tma_rank=3)): dims
+    # (64, rows, cols/64) innermost first, box (64, box rows, box cols/64); padding: the
+    # innermost box is 72 (Tile(tma_padding=True))
+    stripes: bool = False
+    padding: bool = False
 
 
 class TensorSpec:

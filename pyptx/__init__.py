@@ -27,6 +27,9 @@ _ALIASES = {
     "intrinsic": "jax_pyptx.dsl.intrinsic",
     "parser": "jax_pyptx.text.parser",
     "emitter": "jax_pyptx.text.printer",
+    "cache": "jax_pyptx.toolchain.cubin_cache",
+    "jax_support": "jax_pyptx.runtime.jax_support",
+    "torch_support": "jax_pyptx.runtime.torch_support",
 }
 # package attributes that are functions named like a submodule
 _SHADOWED = ("kernel", "intrinsic")

@@ -16,6 +16,7 @@ import threading
 from dataclasses import replace
 
 from ..errors import NotSupportedError, SpecializationError, ToolchainError
+from ..specialize.tensor_maps import stripes_3d
 from ..specs import memory_shape
 from .callspec import CallSpec
 from .ffi_plan import LaunchPlan, ParamSlot, TENSORMAP_DTYPES, TmaSpec
@@ -39,18 +40,27 @@ def _tma_spec(spec: CallSpec, handle) -> TmaSpec:
             f"TMA")
     layout = spec.tensor_tiles[handle.index].layout
     mem = memory_shape(tuple(handle.shape), layout)
+    es = handle.dtype.nbytes
+    batch, stride = 1, 0
+    if spec.batch and any(spec.mask(handle.index)):
+        batch = math.prod(spec.batch)
+        stride = math.prod(mem) * es
+    if handle.stripes:          # Tile(tma_rank=3): the 64-column stripe map of a 2-D tensor
+        g = stripes_3d(mem[0], mem[1], handle.dtype, handle.box[0], handle.box[1],
+                       swizzle_128b=handle.swizzle == 128, padding=handle.padding)
+        return TmaSpec(operand=handle.index, dtype=handle.dtype.name,
+                       global_dims=g.global_dims, global_strides=g.global_strides, box=g.box,
+                       element_strides=g.element_strides, interleave=handle.interleave,
+                       swizzle=_SWIZZLE_ENUM[g.swizzle], l2_promotion=handle.l2_promotion,
+                       oob_fill=handle.oob_fill, mode=handle.mode, batch=batch,
+                       batch_stride=stride)
     box = memory_shape(tuple(handle.box), layout)
     estr = memory_shape(tuple(handle.element_strides or (1,) * len(mem)), layout)
-    es = handle.dtype.nbytes
     dims = tuple(reversed(mem))                       # innermost first
     strides, acc = [], es
     for d in dims[:-1]:
         acc *= d
         strides.append(acc)
-    batch, stride = 1, 0
-    if spec.batch and any(spec.mask(handle.index)):
-        batch = math.prod(spec.batch)
-        stride = math.prod(mem) * es
     return TmaSpec(operand=handle.index, dtype=handle.dtype.name, global_dims=dims,
                    global_strides=tuple(strides), box=tuple(reversed(box)),
                    element_strides=tuple(reversed(estr)), interleave=handle.interleave,
@@ -92,9 +102,13 @@ def build_plan(spec: CallSpec, traced=None) -> LaunchPlan:
             tma.append(replace(ts, operand=operand(handle.index)))
             params.append(ParamSlot.tma_param(len(tma) - 1))
         else:
-            raise SpecializationError(
-                f"kernel {spec.label!r}: raw parameter {info.name!r} has no value when called "
-                f"from JAX; raw_params are for hand launches")
+            raw = dict(spec.raw)
+            if info.name not in raw:
+                raise SpecializationError(
+                    f"kernel {spec.label!r}: raw parameter {info.name!r} has no value; pass "
+                    f"it by keyword to the call ({info.name}=...)")
+            v = raw[info.name]
+            params.append(ParamSlot.scalar(v, getattr(v, "dtype", None)))
     return LaunchPlan(kernel_name=t.name, ptx=t.ptx, ptx_sha256=t.sha256, arch=t.arch,
                       grid=spec.launch_grid(t), block=t.block, cluster=t.cluster,
                       smem_bytes=t.dynamic_smem, params=tuple(params), tma=tuple(tma))

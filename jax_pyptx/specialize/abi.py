@@ -14,7 +14,7 @@ parameters and emits the prologue (``X.ptr()`` and ``X.tma_desc()`` end up there
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..dsl import tensor_access as ta
 from ..dsl.context import user_loc
@@ -64,8 +64,8 @@ class ParamAbi:
             return Param(name, u64), "scalar_ptr"
         return Param(name, t), "scalar"
 
-    def binder(self, tr) -> "TraceParams":
-        return TraceParams(self, tr)
+    def binder(self, tr, tiles=(), env=None, template=None) -> "TraceParams":
+        return TraceParams(self, tr, tiles, env, template)
 
 
 PLAIN = ParamAbi()
@@ -75,8 +75,10 @@ class TraceParams:
     """The ABI inside one trace: emits the prologue loads and remembers which instructions
     are its own (so a scan of the kernel can tell them from the user's direct reads)."""
 
-    def __init__(self, abi: ParamAbi, tr):
+    def __init__(self, abi: ParamAbi, tr, tiles=(), env=None, template=None):
         self.abi, self.tr = abi, tr
+        self.tiles = tuple(tiles)        # the Tile of each tensor (inputs then outputs)
+        self.env, self.template = dict(env or {}), dict(template or {})
         self.own_loads: set = set()     # id() of the ld.param instructions emitted here
         self._ptrs: dict = {}            # tensor name -> register
         self._z = None                   # %ctaid.z, read once
@@ -117,9 +119,22 @@ class TraceParams:
 
         tr = context.current(f"{spec.name}.tma_desc()")
         loc = user_loc(3)
+        form = None
+        if box is None and not swizzle and not kw and spec.index < len(self.tiles) and \
+                f"{spec.name}_tma_desc" not in tr.tma_regs:
+            # X.tma_desc() says nothing: the descriptor the tensor's Tile describes
+            from . import tensor_maps
+
+            box, swizzle, stripes, padding = tensor_maps.from_tile(
+                self.tiles[spec.index], spec.shape, self.env, self.template,
+                where=f"{loc}: {spec.name}.tma_desc(): " if loc is not None else "")
+            form = (stripes, padding)
         r, handle, cached = ta.declare_tma_desc(tr, spec, box, swizzle, loc=loc, **kw)
         if cached:
             return r
+        if form is not None and form[0]:
+            handle = replace(handle, stripes=True, padding=form[1])
+            tr.tma[-1] = handle                 # declare_tma_desc appended it
         if handle.mode == "global" and any(self.abi.mask(spec.index)):
             # one 128-byte descriptor per batch item, in order; the runtime broadcasts a TMA
             # tensor to every batch level first

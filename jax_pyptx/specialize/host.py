@@ -103,9 +103,9 @@ class HostLaunch:
                 args.append(raw[where])
             else:
                 raise SpecializationError(
-                    f"kernel {self.label!r}: raw parameter {where!r} has no value; raw_params "
-                    f"are given by keyword to kernel.interpret(..., {where}=...) or to a hand "
-                    f"launch (jax_pyptx.interpret.launch); JAX and PyTorch calls have none")
+                    f"kernel {self.label!r}: raw parameter {where!r} has no value; pass it "
+                    f"by keyword (kernel(..., {where}=...), kernel.interpret(..., {where}=...))"
+                    f" or name it like a shape variable or template parameter")
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
                smem=t.dynamic_smem, sanitize=sanitize)
