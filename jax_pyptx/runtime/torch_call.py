@@ -17,7 +17,7 @@ from ..errors import SpecializationError
 from ..types import PtxType
 from .torch_op import family, scalar_number_dtype
 
-__all__ = ["call_torch", "op_name", "unknown_keywords_error"]
+__all__ = ["call_torch", "op_name", "unknown_keywords_error", "constant_handle_op_name"]
 
 
 def unknown_keywords_error(kernel):
@@ -56,3 +56,11 @@ def call_torch(kernel, *args, **kw):
             a = torch.tensor(a, dtype=scalar_number_dtype(s))
         ops.append(a)
     return getattr(torch.ops.jax_pyptx, name).default(*ops)
+
+
+@torch._dynamo.assume_constant_result
+def constant_handle_op_name(key) -> str:
+    """``torch_support.handle_op_name``, a constant while ``torch.compile`` traces."""
+    from .torch_support import handle_op_name
+
+    return handle_op_name(key)

@@ -1,0 +1,302 @@
+"""Hand-assembled launches of PTX text (the low-level half of ``pyptx.jax_support``), and
+stand-alone TMA tensor maps. No JAX or torch here: ``jax_support`` and ``torch_support``
+call these.
+
+A :class:`CubinRecord` is one PTX entry compiled for an arch (``compile_ptx_to_cubin``:
+ptxas through the toolchain's disk cache, the cubin published where the C++ launcher looks
+for it) plus what a launch needs that the PTX does not say: grid / block / cluster / shared
+memory, extra scalar parameters (raw bytes) and tensor maps over buffer operands. Its
+:meth:`~CubinRecord.plan` is the C++ launcher's ``LaunchPlan`` (parameters in the order
+pyptx passes them: input buffers, output buffers, scalars, tensor maps), and
+:func:`run_on_host` runs it on the CPU interpreter.
+
+A :class:`HostTensorMap` is one tensor map encoded by the launcher's driver table
+(``cuTensorMapEncodeTiled`` of libcuda, or of the recording table under
+``ffi_bridge.set_recording(True)``), with a 128-byte host copy and a device copy.
+Registered with a record (``add_tma_spec``), it is re-encoded at every launch from the live
+address of the buffer it covers: its geometry is what counts, not its placeholder address.
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import NotSupportedError, SpecializationError
+from ..specialize.tensor_maps import TensorMapGeometry, stripes_3d, tiled_2d
+from ..specs import Layout, Tile
+from ..types import PtxType, by_name
+from .ffi_plan import TENSORMAP_DTYPES, LaunchPlan, ParamSlot, TmaSpec, ptx_sha256
+
+__all__ = ["CubinRecord", "CubinRegistry", "get_cubin_registry", "HostTensorMap",
+           "synthesize_tensor_map", "synthesize_tensor_map_3d", "tensor_map_at",
+           "run_on_host", "as_ptx_type", "resolve_outputs"]
+
+_SWIZZLE_ENUM = {0: 0, 32: 1, 64: 2, 128: 3}
+
+
+def as_ptx_type(dtype) -> PtxType:
+    """A PTX type from a PtxType, its name, or a NumPy / torch / JAX dtype."""
+    if isinstance(dtype, PtxType):
+        return dtype
+    if isinstance(dtype, str):
+        try:
+            return by_name(dtype)
+        except Exception:  # noqa: BLE001 - maybe a NumPy name ("float32")
+            pass
+    from .callspec import dtype_name
+
+    name = str(dtype).removeprefix("torch.")
+    try:
+        name = dtype_name(np.dtype(name))
+    except TypeError:
+        pass
+    return by_name(name)
+
+
+# ----------------------------------------------------------------------------- tensor maps
+class HostTensorMap:
+    """One encoded tensor map: ``geometry`` (a ``TensorMapGeometry``), the 128 encoded
+    bytes (``data``, also at ``host_ptr``, 128-byte aligned) and ``device_ptr`` (a 128-byte
+    device allocation holding them, 0 when none was made)."""
+
+    def __init__(self, geometry: TensorMapGeometry, address: int, data: bytes,
+                 device_ptr: int = 0):
+        self.geometry = geometry
+        self.address = int(address)
+        self._buf = (ctypes.c_uint8 * 256)()
+        base = ctypes.addressof(self._buf)
+        self.host_ptr = (base + 127) // 128 * 128
+        ctypes.memmove(self.host_ptr, data, 128)
+        self.device_ptr = int(device_ptr)
+
+    @property
+    def data(self) -> bytes:
+        return ctypes.string_at(self.host_ptr, 128)
+
+    def __repr__(self):
+        g = self.geometry
+        return (f"<HostTensorMap {g.dtype.name} dims={g.global_dims} box={g.box} "
+                f"swizzle={g.swizzle} host=0x{self.host_ptr:x} device=0x{self.device_ptr:x}>")
+
+    def tma_spec(self, operand: int) -> TmaSpec:
+        """The launcher's spec of this map over buffer ``operand`` (global mode)."""
+        g = self.geometry
+        return TmaSpec(operand=operand, dtype=g.dtype.name, global_dims=g.global_dims,
+                       global_strides=g.global_strides, box=g.box,
+                       element_strides=g.element_strides, interleave=g.interleave,
+                       swizzle=_SWIZZLE_ENUM[g.swizzle], l2_promotion=g.l2_promotion,
+                       oob_fill=g.oob_fill, mode="global")
+
+
+_maps: dict = {}                # host_ptr -> HostTensorMap (kept alive, as upstream does)
+_maps_lock = threading.Lock()
+
+
+def _driver_call(what: str, fn, *args):
+    from . import ffi_bridge
+
+    try:
+        ext = ffi_bridge.extension()
+    except ImportError as e:
+        raise NotSupportedError(f"{what}: {e}") from None
+    try:
+        return getattr(ext, fn)(*args)
+    except RuntimeError as e:
+        hint = ("" if ext.recording_enabled() else
+                "; without a GPU, jax_pyptx.runtime.ffi_bridge.set_recording(True) routes "
+                "driver calls to the recording table")
+        raise NotSupportedError(f"{what}: {e}{hint}") from None
+
+
+def _encode(geometry: TensorMapGeometry, placeholder_ptr: int, what: str) -> HostTensorMap:
+    g = geometry
+    if g.dtype.name not in TENSORMAP_DTYPES:
+        raise NotSupportedError(f"{what}: dtype {g.dtype.name} has no CUtensorMapDataType; "
+                                f"allowed: {', '.join(sorted(TENSORMAP_DTYPES))}")
+    data = _driver_call(what, "encode_tensor_map", TENSORMAP_DTYPES[g.dtype.name][0],
+                        list(g.global_dims), list(g.global_strides), list(g.box),
+                        list(g.element_strides), g.interleave, _SWIZZLE_ENUM[g.swizzle],
+                        g.l2_promotion, g.oob_fill, int(placeholder_ptr))
+    device = _driver_call(what, "mem_alloc", 128)
+    _driver_call(what, "memcpy_htod", device, data)
+    m = HostTensorMap(g, placeholder_ptr, data, device)
+    with _maps_lock:
+        _maps[m.host_ptr] = m
+    return m
+
+
+def synthesize_tensor_map(shape, dtype, layout=Layout.ROW, box_shape=None,
+                          placeholder_ptr: int = 0) -> HostTensorMap:
+    """The rank-2 tensor map of a row-major ``(rows, cols)`` tensor (box ``(rows, cols)``,
+    default 128 rows by one swizzle span, swizzle from ``layout``), encoded over
+    ``placeholder_ptr``."""
+    shape = tuple(int(d) for d in shape)
+    if len(shape) != 2:
+        raise NotSupportedError(f"synthesize_tma_descriptor: rank {len(shape)} (shape "
+                                f"{shape}); only rank 2 is supported (rank 3 stripes: "
+                                f"synthesize_tma_descriptor_3d)")
+    if not isinstance(layout, Layout):
+        layout = Layout(layout)
+    g = tiled_2d(shape, as_ptx_type(dtype), layout,
+                 None if box_shape is None else tuple(int(b) for b in box_shape))
+    return _encode(g, placeholder_ptr, "synthesize_tma_descriptor")
+
+
+def synthesize_tensor_map_3d(height, width, dtype, box_major, box_minor, *,
+                             swizzle_128b=True, padding=False,
+                             placeholder_ptr: int = 0) -> HostTensorMap:
+    """The rank-3 "64-column stripe" tensor map of a ``(height, width)`` tensor."""
+    g = stripes_3d(height, width, as_ptx_type(dtype), box_major, box_minor,
+                   swizzle_128b=swizzle_128b, padding=padding)
+    return _encode(g, placeholder_ptr, "synthesize_tma_descriptor_3d")
+
+
+def tensor_map_at(host_ptr: int) -> HostTensorMap:
+    """The tensor map synthesized at ``host_ptr`` (its ``host_blob_ptr``)."""
+    m = _maps.get(int(host_ptr))
+    if m is None:
+        raise SpecializationError(
+            f"no tensor map was synthesized at host address 0x{int(host_ptr):x}; pass the "
+            f"host_blob_ptr that synthesize_tma_descriptor returned")
+    return m
+
+
+# ----------------------------------------------------------------------------- records
+@dataclass
+class CubinRecord:
+    """One PTX entry compiled for ``arch``, and its launch configuration."""
+
+    handle: int
+    ptx: str
+    arch: str
+    kernel_name: str
+    cubin: bytes | None = None
+    cubin_path: str = ""
+    dynamic_smem_bytes: int = 0
+    cu_function: object = None        # kept as given; the launcher loads its own per context
+    grid: tuple = (1, 1, 1)
+    block: tuple = (1, 1, 1)
+    cluster: tuple = (1, 1, 1)
+    smem_bytes: int = 0
+    scalars: list = field(default_factory=list)   # little-endian bytes, in order
+    tma: list = field(default_factory=list)       # (buffer operand, HostTensorMap)
+
+    def plan(self, n_buffers: int, grid=None, block=None, cluster=None,
+             smem_bytes=None) -> LaunchPlan:
+        """The launcher's plan: buffers ``0..n_buffers-1`` (inputs then outputs), the
+        scalars, then one global-mode tensor map per ``tma`` entry."""
+        params = [ParamSlot.buffer(i) for i in range(n_buffers)]
+        params += [ParamSlot("scalar", 0, b) for b in self.scalars]
+        tma = []
+        for operand, m in self.tma:
+            if not 0 <= operand < n_buffers:
+                raise SpecializationError(
+                    f"kernel {self.kernel_name!r}: a tensor map covers buffer {operand}, but "
+                    f"the call has {n_buffers} buffers (inputs then outputs)")
+            tma.append(m.tma_spec(operand))
+            params.append(ParamSlot.tma_param(len(tma) - 1))
+        smem = self.smem_bytes if smem_bytes is None else smem_bytes
+        return LaunchPlan(kernel_name=self.kernel_name, ptx=self.ptx,
+                          ptx_sha256=ptx_sha256(self.ptx), arch=self.arch,
+                          grid=_dim3(grid, self.grid), block=_dim3(block, self.block),
+                          cluster=_dim3(cluster, self.cluster),
+                          smem_bytes=max(int(smem), int(self.dynamic_smem_bytes)),
+                          params=tuple(params), tma=tuple(tma), cubin_path=self.cubin_path)
+
+
+def _dim3(v, default) -> tuple:
+    if v is None:
+        return tuple(default)
+    if isinstance(v, int):
+        return (v, 1, 1)
+    v = tuple(int(x) for x in v)
+    return (v + (1, 1, 1))[:3]
+
+
+class CubinRegistry:
+    """Records by handle (ints from 1), thread-safe."""
+
+    def __init__(self):
+        self._records: dict = {}
+        self._next = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def register(self, **fields) -> CubinRecord:
+        with self._lock:
+            rec = CubinRecord(handle=next(self._next), **fields)
+            self._records[rec.handle] = rec
+        return rec
+
+    def get(self, handle) -> CubinRecord:
+        """The record of ``handle`` (``SpecializationError`` naming the known ones)."""
+        rec = self._records.get(handle)
+        if rec is None:
+            raise SpecializationError(
+                f"no compiled kernel has handle {handle!r}; handles come from "
+                f"compile_ptx_to_cubin (known: {sorted(self._records) or 'none'})")
+        return rec
+
+    def __contains__(self, handle) -> bool:
+        return handle in self._records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self):
+        return iter(list(self._records.values()))
+
+
+_registry = CubinRegistry()
+
+
+def get_cubin_registry() -> CubinRegistry:
+    """The process's :class:`CubinRegistry`."""
+    return _registry
+
+
+def resolve_outputs(out_specs, out_shape_env) -> list:
+    """``[(shape, PtxType)]`` of ``out_specs`` (Tiles) under shape variables
+    ``out_shape_env``."""
+    env = dict(out_shape_env or {})
+    out = []
+    for j, s in enumerate(out_specs):
+        if not isinstance(s, Tile):
+            raise SpecializationError(f"out_specs[{j}] is {s!r}; out_specs are Tile(...)")
+        missing = [d for d in s.symbols if d not in env]
+        if missing:
+            raise SpecializationError(f"out_specs[{j}] {s!r}: shape variable "
+                                      f"{', '.join(missing)} is not in out_shape_env "
+                                      f"{env!r}")
+        out.append((s.resolve(env), s.dtype))
+    return out
+
+
+def run_on_host(rec: CubinRecord, inputs, outputs, grid=None, block=None, cluster=None,
+                smem_bytes=None, sanitize: bool = True) -> list:
+    """Run ``rec`` on the CPU interpreter: ``inputs`` (NumPy arrays, copied), ``outputs``
+    (``[(shape, PtxType)]``, zero-filled). Returns the output arrays."""
+    from ..interpret import launch
+    from ..interpret.launch import get_module
+
+    if rec.tma:
+        raise NotSupportedError(
+            f"kernel {rec.kernel_name!r}: tensor maps: the CPU interpreter has no tensor-map "
+            f"model yet; launch on a GPU (or interpret=False for the recording launcher)")
+    bufs = [np.array(a, order="C", copy=True) for a in inputs]
+    outs = [np.zeros(shape, dtype=t.np_dtype) for shape, t in outputs]
+    params = get_module(rec.ptx).function(rec.kernel_name).params
+    args = bufs + outs
+    for p, raw in zip(params[len(args):], rec.scalars):
+        npd = p.type.np_dtype
+        if npd is None or np.dtype(npd).itemsize != len(raw):
+            npd = np.dtype(f"u{len(raw)}")
+        args.append(np.frombuffer(raw, dtype=np.dtype(npd).newbyteorder("<"))[0])
+    launch(rec.ptx, rec.kernel_name, args, grid=_dim3(grid, rec.grid),
+           block=_dim3(block, rec.block), cluster=_dim3(cluster, rec.cluster),
+           smem=max(int(rec.smem_bytes if smem_bytes is None else smem_bytes),
+                    int(rec.dynamic_smem_bytes)), sanitize=sanitize)
+    return outs
