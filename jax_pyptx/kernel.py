@@ -258,7 +258,14 @@ class Kernel:
         return outs[0] if len(outs) == 1 else outs
 
     def __call__(self, *arrays, **kw):
-        """Call from JAX (eager or under jit/vmap/shard_map); returns the outputs."""
+        """Run the kernel: its outputs, one array or a tuple.
+
+        ``arrays``: the inputs, JAX arrays (eager, or under jit / vmap / shard_map / grad)
+        or PyTorch tensors (CPU: the interpreter; CUDA: the GPU; ``torch.compile`` sees one
+        op); runtime scalars as numbers. ``kw``: shape variables, template parameters and
+        raw parameter values, by name. A kernel with no ``in_specs`` / ``out_specs`` cannot
+        be called (``NotSupportedError``). The runtime is the handler the package installs
+        (``jax_pyptx.runtime.dispatch``)."""
         if _call_handler is None:
             raise SpecializationError(f"kernel {self.name!r}: no runtime is installed to call "
                                       f"it (import jax_pyptx)")

@@ -20,15 +20,29 @@ from jax_pyptx.types import f32, s32, u32, u64
 
 from examples.hopper.rms_norm import build_rms_norm, build_rms_norm_bwd
 
-torch = pytest.importorskip("torch")
+try:
+    import torch
+except ImportError:            # Python 3.12 CI: no torch; the JAX half still runs
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RMS = build_rms_norm(4, 64, backward=False)
 RMS_BWD = build_rms_norm_bwd(4, 64)
 
 
+def nrandn(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape, np.float32)
+
+
 def randn(*shape, seed=0):
-    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape, np.float32))
+    return torch.from_numpy(nrandn(*shape, seed=seed))
+
+
+def arrays_like(n):
+    """The same input as a torch tensor (when torch is installed) and a JAX array."""
+    return ([torch.ones(n)] if torch is not None else []) + [jnp.ones(n, jnp.float32)]
 
 
 def rms_ref(x, w, eps=1e-6):
@@ -82,6 +96,7 @@ def split(X, P, Q):
 
 
 # ----------------------------------------------------------------------------- eager
+@needs_torch
 def test_kernel_call_on_cpu_tensors_runs_the_interpreter():
     x, w = randn(8, 64), randn(64, seed=1)
     y = RMS(x, w)
@@ -90,19 +105,22 @@ def test_kernel_call_on_cpu_tensors_runs_the_interpreter():
 
 
 def test_one_output_is_a_tensor_several_are_a_tuple_in_torch_and_jax():
-    x = randn(40)
-    p, q = split(x)
-    np.testing.assert_array_equal(p.numpy(), x.numpy() + 1)
-    np.testing.assert_array_equal(q.numpy(), x.numpy() * 2)
-    got = split(jnp.asarray(x.numpy()))
+    x = nrandn(40)
+    if torch is not None:
+        p, q = split(torch.from_numpy(x))
+        np.testing.assert_array_equal(p.numpy(), x + 1)
+        np.testing.assert_array_equal(q.numpy(), x * 2)
+        assert isinstance(RMS(torch.ones(4, 64), torch.ones(64)), torch.Tensor)
+    got = split(jnp.asarray(x))
     assert isinstance(got, tuple) and len(got) == 2
-    np.testing.assert_array_equal(got[1], x.numpy() * 2)
-    jitted = jax.jit(split)(jnp.asarray(x.numpy()))
+    np.testing.assert_array_equal(got[1], x * 2)
+    jitted = jax.jit(split)(jnp.asarray(x))
     assert isinstance(jitted, tuple) and jitted[0].shape == (40,)
-    single = jax.jit(RMS)(jnp.asarray(randn(4, 64).numpy()), jnp.ones(64))
+    single = jax.jit(RMS)(jnp.asarray(nrandn(4, 64)), jnp.ones(64))
     assert isinstance(single, jax.Array) and single.shape == (4, 64)
 
 
+@needs_torch
 def test_torch_call_is_the_kernels_op_with_a_cuda_impl():
     from jax_pyptx.runtime.torch_call import op_name
 
@@ -113,6 +131,7 @@ def test_torch_call_is_the_kernels_op_with_a_cuda_impl():
         assert torch._C._dispatch_has_kernel_for_dispatch_key(qual, key), key
 
 
+@needs_torch
 def test_compile_traces_the_call_as_one_op():
     from torch._dynamo.testing import CompileCounterWithBackend
 
@@ -126,12 +145,14 @@ def test_compile_traces_the_call_as_one_op():
     assert any(t.startswith("jax_pyptx." + pyptx.to_torch(RMS).name) for t in targets), targets
 
 
+@needs_torch
 def test_compile_with_the_default_backend():
     f = torch.compile(lambda x, w: RMS(x, w), fullgraph=True)
     x, w = randn(12, 64), randn(64, seed=1)
     np.testing.assert_allclose(f(x, w).numpy(), rms_ref(x, w), rtol=1e-5, atol=1e-5)
 
 
+@needs_torch
 def test_compile_with_keywords_and_two_kernels():
     from torch._dynamo.testing import CompileCounterWithBackend
 
@@ -146,17 +167,16 @@ def test_compile_with_keywords_and_two_kernels():
 
 # ----------------------------------------------------------------------------- keywords
 def test_raw_params_from_keywords_shape_env_and_template():
-    x = randn(100)
-    want = x.numpy() * 0.5 + 7
+    x = nrandn(100)
+    want = x * 0.5 + 7
     # scale by keyword, N from the shape variable, shift from the template parameter
-    np.testing.assert_allclose(affine(x, scale=0.5, shift=7).numpy(), want, rtol=1e-6)
-    np.testing.assert_allclose(affine(jnp.asarray(x.numpy()), scale=0.5, shift=7), want,
-                               rtol=1e-6)
-    np.testing.assert_allclose(affine.interpret(x.numpy(), scale=0.5, shift=7), want,
-                               rtol=1e-6)
-    # N given by keyword: the kernel stops at 10
-    got = jax.jit(lambda x: affine(x, scale=2.0, shift=0))(jnp.asarray(x.numpy()))
-    np.testing.assert_allclose(got, x.numpy() * 2, rtol=1e-6)
+    if torch is not None:
+        np.testing.assert_allclose(affine(torch.from_numpy(x), scale=0.5, shift=7).numpy(),
+                                   want, rtol=1e-6)
+    np.testing.assert_allclose(affine(jnp.asarray(x), scale=0.5, shift=7), want, rtol=1e-6)
+    np.testing.assert_allclose(affine.interpret(x, scale=0.5, shift=7), want, rtol=1e-6)
+    got = jax.jit(lambda x: affine(x, scale=2.0, shift=0))(jnp.asarray(x))
+    np.testing.assert_allclose(got, x * 2, rtol=1e-6)
 
 
 @pytest.mark.parametrize("call, err, msg", [
@@ -174,7 +194,7 @@ def test_raw_params_from_keywords_shape_env_and_template():
      "when the kernel is called (given: 'a')"),
 ])
 def test_raw_param_errors(call, err, msg):
-    for x in (randn(8), jnp.ones(8, jnp.float32)):
+    for x in arrays_like(8):
         with pytest.raises(err) as e:
             call(x)
         assert str(e.value) == msg
@@ -193,7 +213,7 @@ def test_array_raw_params_cannot_be_given_to_a_call():
     def k(X, Y):
         ptx.ret()
 
-    for x in (torch.ones(4), jnp.ones(4)):
+    for x in arrays_like(4):
         with pytest.raises(NotSupportedError) as e:
             k(x)
         assert str(e.value) == (
@@ -202,6 +222,7 @@ def test_array_raw_params_cannot_be_given_to_a_call():
             "it a Tile / runtime scalar parameter)")
 
 
+@needs_torch
 def test_unknown_keyword_in_a_torch_call_lists_every_kind():
     with pytest.raises(TypeError) as e:
         affine(randn(8), scale=1.0, shift=0, bogus=1, M=2)
@@ -220,6 +241,7 @@ def test_unknown_keyword_in_a_jax_call_lists_raw_params_too():
         "interpret, input_output_aliases, name, debug, independent, covers, backward")
 
 
+@needs_torch
 def test_shape_variable_keyword_must_be_a_positive_int():
     with pytest.raises(SpecializationError) as e:
         split(randn(8), N=2.5)
@@ -231,7 +253,7 @@ def test_a_kernel_without_specs_cannot_be_called():
     def bare():
         ptx.ret()
 
-    for args in ((), (torch.ones(2),), (jnp.ones(2),)):
+    for args in [()] + [(a,) for a in arrays_like(2)]:
         with pytest.raises(NotImplementedError) as e:
             bare(*args)
         assert "in_specs" in str(e.value)
@@ -259,6 +281,7 @@ def recording(tmp_path, monkeypatch):
     fb.set_recording(False)
 
 
+@needs_torch
 def test_cuda_launch_passes_raw_param_bytes_in_entry_order(recording):
     """The op ``k(x, scale=..)`` calls on CUDA tensors: the launch the recording table sees
     (CPU tensors stand in for device memory)."""
@@ -287,6 +310,7 @@ def _rms_backward(x, w, dy):
     return dx, dw_rows.sum(0)
 
 
+@needs_torch
 def test_differentiable_kernel_matches_the_analytic_gradient():
     op = pyptx.differentiable_kernel(RMS, _rms_backward)
     assert op.__name__ == "rms_norm" and op.forward_kernel is RMS
@@ -303,6 +327,7 @@ def test_differentiable_kernel_matches_the_analytic_gradient():
     np.testing.assert_allclose(w.grad.numpy(), dw, rtol=1e-4, atol=1e-5)
 
 
+@needs_torch
 def test_differentiable_kernel_against_finite_differences():
     op = pyptx.differentiable_kernel(RMS, _rms_backward)
     x0, w0 = randn(4, 64, seed=3).double(), randn(64, seed=4).double()
@@ -323,6 +348,7 @@ def test_differentiable_kernel_against_finite_differences():
         assert abs(fd - an) <= 2e-3 * max(1.0, abs(an)), (fd, an)
 
 
+@needs_torch
 def test_save_for_backward_and_num_grad_inputs():
     seen = {}
 
@@ -353,6 +379,7 @@ def test_save_for_backward_and_num_grad_inputs():
         pyptx.differentiable_kernel(RMS, backward, save_for_backward=(5,))(x, w)
 
 
+@needs_torch
 def test_differentiable_kernel_under_compile():
     op = pyptx.differentiable_kernel(RMS, _rms_backward)
     f = torch.compile(lambda x, w: (op(x, w) * 3).sum(), backend="aot_eager", fullgraph=True)
@@ -366,8 +393,8 @@ def test_differentiable_kernel_under_compile():
 
 def test_differentiable_kernel_on_jax_arrays():
     op = pyptx.differentiable_kernel(RMS, _rms_backward)
-    x, w = jnp.asarray(randn(8, 64).numpy()), jnp.asarray(randn(64, seed=1).numpy())
-    dy = randn(8, 64, seed=2).numpy()
+    x, w = jnp.asarray(nrandn(8, 64)), jnp.asarray(nrandn(64, seed=1))
+    dy = nrandn(8, 64, seed=2)
     gx, gw = jax.grad(lambda x, w: jnp.sum(op(x, w) * dy), argnums=(0, 1))(x, w)
     dx, dw = rms_grads_ref(x, w, dy)
     np.testing.assert_allclose(gx, dx, rtol=1e-4, atol=1e-5)

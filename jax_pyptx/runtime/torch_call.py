@@ -17,7 +17,7 @@ from ..errors import SpecializationError
 from ..types import PtxType
 from .torch_op import family, scalar_number_dtype
 
-__all__ = ["call_torch", "op_name", "unknown_keywords_error", "constant_handle_op_name"]
+__all__ = ["call_torch", "op_name", "unknown_keywords_error"]
 
 
 def unknown_keywords_error(kernel):
@@ -31,6 +31,10 @@ def unknown_keywords_error(kernel):
             f"Shape vars: {', '.join(kernel.shape_vars) or 'none'}. "
             f"Raw params: {', '.join(p.name for p in kernel.raw_params) or 'none'}.")
     return make
+
+
+_eager_ops: dict = {}          # (kernel, keyword items) -> the op's overload (eager calls)
+_MAX_EAGER_OPS = 4096
 
 
 @torch._dynamo.assume_constant_result
@@ -49,18 +53,23 @@ def call_torch(kernel, *args, **kw):
         raise SpecializationError(
             f"kernel {kernel.name!r} takes {n_in} inputs ({', '.join(names[:n_in])}); got "
             f"{len(args)}")
-    name = op_name(kernel, tuple(kw.items()))
+    items = tuple(kw.items())
+    op = None
+    if not torch.compiler.is_compiling():       # eager: the op of a previous call
+        try:
+            op = _eager_ops.get((kernel, items))
+        except TypeError:                        # unhashable keyword values
+            items = None
+    if op is None:
+        op = getattr(torch.ops.jax_pyptx, op_name(kernel, tuple(kw.items()))).default
+        if items is not None and not torch.compiler.is_compiling():
+            if len(_eager_ops) >= _MAX_EAGER_OPS:
+                _eager_ops.clear()
+            _eager_ops[(kernel, items)] = op
     ops = []
     for a, s in zip(args, kernel.in_specs):
         if isinstance(s, PtxType) and not isinstance(a, torch.Tensor):
             a = torch.tensor(a, dtype=scalar_number_dtype(s))
         ops.append(a)
-    return getattr(torch.ops.jax_pyptx, name).default(*ops)
+    return op(*ops)
 
-
-@torch._dynamo.assume_constant_result
-def constant_handle_op_name(key) -> str:
-    """``torch_support.handle_op_name``, a constant while ``torch.compile`` traces."""
-    from .torch_support import handle_op_name
-
-    return handle_op_name(key)

@@ -32,7 +32,9 @@ is made column-major (no copy when it already is), such an output is returned as
 column-major tensor the kernel wrote (``.stride()[-2:] == (1, rows)``), on every device.
 
 ``configure(kernel, covers=..., grid=...)`` options apply as in JAX; ``backward`` does not
-(the op has no autograd formula).
+(the op has no autograd formula: ``jax_pyptx.differentiable_kernel`` pairs a forward and a
+backward for torch autograd). ``kernel(*tensors, **kw)`` calls the op of
+``to_torch(kernel, **kw)`` (``torch_call``).
 
 Importing this module imports torch but not JAX; the CPU and CUDA impls use the runtime's
 JAX-free modules (``callspec``, ``options``, ``host``, ``launch_plan``), never JAX.
