@@ -223,6 +223,22 @@ def test_array_raw_params_cannot_be_given_to_a_call():
 
 
 @needs_torch
+def test_interpret_takes_memory_for_array_and_pointer_raw_params():
+    @kernel(arch="sm_90a", in_specs=(Tile(4, f32),), out_specs=(Tile(4, f32),),
+            raw_params=[("blob", "b8", 16, 8), ("n", u32)])
+    def k(X, Y):
+        ptx.ret()
+
+    x = np.ones(4, np.float32)
+    np.testing.assert_array_equal(k.interpret(x, blob=bytes(16), n=3), np.zeros(4))
+    with pytest.raises(SpecializationError) as e:
+        k.interpret(x, n=3)
+    assert str(e.value) == ("kernel 'k': raw parameter 'blob' (a .b8[16] array) has no value; "
+                            "pass it by keyword (blob=...: bytes for an array, a NumPy array "
+                            "for the memory a pointer points at)")
+
+
+@needs_torch
 def test_unknown_keyword_in_a_torch_call_lists_every_kind():
     with pytest.raises(TypeError) as e:
         affine(randn(8), scale=1.0, shift=0, bogus=1, M=2)
@@ -402,6 +418,21 @@ def test_differentiable_kernel_on_jax_arrays():
 
 
 # ----------------------------------------------------------------------------- imports
+def test_runtime_module_map():
+    import importlib
+
+    for name, real in [("cache", "jax_pyptx.toolchain.cubin_cache"),
+                       ("jax_support", "jax_pyptx.runtime.jax_support"),
+                       ("torch_support", "jax_pyptx.runtime.torch_support")]:
+        assert importlib.import_module("pyptx." + name) is sys.modules[real], name
+        assert getattr(pyptx, name) is sys.modules[real], name
+    from pyptx.jax_support import call_kernel_via_ffi  # noqa: F401
+    from pyptx.torch_support import differentiable_kernel
+
+    assert pyptx.differentiable_kernel is differentiable_kernel
+    assert callable(pyptx.detect_arch) and pyptx.kernel is not None
+
+
 def test_runtime_modules_import_lazily():
     code = ("import sys, pyptx; assert 'torch' not in sys.modules, 'torch'; "
             "assert 'jax' not in sys.modules, 'jax'; "

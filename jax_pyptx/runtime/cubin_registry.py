@@ -103,6 +103,9 @@ def _driver_call(what: str, fn, *args):
         ext = ffi_bridge.extension()
     except ImportError as e:
         raise NotSupportedError(f"{what}: {e}") from None
+    if not hasattr(ext, fn):
+        raise NotSupportedError(f"{what}: the C++ launcher jax_pyptx._ffi predates {fn}; "
+                                f"rebuild it (pip install -e .)")
     try:
         return getattr(ext, fn)(*args)
     except RuntimeError as e:

@@ -158,6 +158,11 @@ def raw_values(k, given: dict, env: dict, template: dict, host: bool = False) ->
         if p.array is not None or p.ptr_space:
             what = (f".{p.type.name}[{p.array}] array" if p.array is not None
                     else f".ptr {p.ptr_space} pointer")
+            if host:
+                raise SpecializationError(
+                    f"kernel {k.name!r}: raw parameter {p.name!r} (a {what}) has no value; "
+                    f"pass it by keyword ({p.name}=...: bytes for an array, a NumPy array "
+                    f"for the memory a pointer points at)")
             raise NotSupportedError(
                 f"kernel {k.name!r}: raw parameter {p.name!r} is a {what}; a kernel call "
                 f"passes scalar raw parameters only (launch it by hand with "
