@@ -1,0 +1,24 @@
+"""Pictures of what PTX does to data, from the same tables the DSL and the interpreter use.
+
+* fragment maps (:mod:`.fragments`): which thread and register hold each element of an
+  ``mma.sync``, ``ldmatrix`` or ``wgmma`` operand;
+* swizzle maps and bank conflicts (:mod:`.banks`): where each 16-byte chunk of a swizzled
+  buffer lands, which banks it uses, and how many wavefronts a warp's access costs;
+* TMA boxes (:mod:`.tma`): what a tile-mode box covers of its tensor, and where the fill
+  value goes.
+
+The tables need only NumPy; the ``plot_*`` functions draw them with matplotlib (the ``viz``
+extra).
+
+    from jax_pyptx.viz import mma_map, plot_fragment
+    fig = plot_fragment(mma_map("m16n8k16", "a", "bf16"))
+    fig.savefig("mma_a.png")
+"""
+from .banks import BankReport, SwizzleMap, bank_conflicts, chunk_addresses, swizzle_map  # noqa: F401
+from .fragments import FragmentMap, fragment_map, ldmatrix_map, mma_map, wgmma_map  # noqa: F401
+from .plot import plot_fragment, plot_swizzle, plot_tma_box  # noqa: F401
+from .tma import BoxMap, tma_box_map  # noqa: F401
+
+__all__ = ["FragmentMap", "fragment_map", "mma_map", "ldmatrix_map", "wgmma_map", "SwizzleMap",
+           "swizzle_map", "BankReport", "bank_conflicts", "chunk_addresses", "BoxMap",
+           "tma_box_map", "plot_fragment", "plot_swizzle", "plot_tma_box"]

@@ -1,0 +1,393 @@
+"""How to launch each kernel of the Hopper / Blackwell corpus, and what it must compute.
+
+Plain data and NumPy only: importable with no Triton, nvcc or GPU. One :class:`Case` per
+``.entry`` to run; ``CASES`` lists them and ``CASE[name]`` finds one. A case gives
+
+* ``ptx`` (path relative to this directory), ``entry``, ``arch``;
+* ``grid``, ``block``, ``cluster`` (3-tuples) and ``smem``, the *dynamic* shared memory in
+  bytes (Triton kernels declare ``.extern .shared global_smem[]`` and need the compiled
+  kernel's ``shared``; nvcc kernels here use static shared memory only);
+* ``params``: one entry per ``.param`` of the entry, in order:
+
+  - :class:`Array`: a global pointer param; ``init`` says how to fill it (outputs start as
+    zeros). ``make_arrays(case)`` builds them all, deterministically.
+  - :class:`Scalar`: a by-value scalar with its PTX type (``u32``, ``u64``, ``f32``).
+  - :class:`Scratch`: a global buffer the kernel may use (Triton's two trailing params). Zeroed,
+    ``nbytes`` long and ``align``-aligned; ``nbytes == 0`` means unused (Triton passes null).
+  - :class:`TensorMap`: a ``.param .align 64 .b8 [128]`` CUtensorMap built on the host,
+    described by the arguments of ``cuTensorMapEncodeTiled`` (every per-dimension tuple
+    innermost dimension first, strides in bytes for dimensions 1.., enum fields as the integer
+    values of ``cuda.h``; ``TENSOR_MAP_*`` below name them). ``array`` names the
+    :class:`Array` whose buffer is the map's ``globalAddress``: one of ``buffers``, the arrays
+    the kernel reaches only through tensor maps (they are not params). ``passing="global"``:
+    the param is instead a ``.u64`` pointer to the 128-byte map, which the host copied into
+    global memory (64-byte aligned) before the launch.
+
+* ``reference(arrays) -> {output name: expected}`` from the inputs of ``make_arrays``;
+* ``tolerance``: ``{output name: (rtol, atol)}`` for ``np.testing.assert_allclose`` on values
+  converted to float64; ``(0, 0)`` is exact.
+
+``param_values(case, arrays, tensor_map)`` gives the launch's positional arguments: the arrays,
+NumPy scalars of the param types, zeroed scratch buffers and, for each :class:`TensorMap`,
+whatever ``tensor_map(spec, array)`` returns (the interpreter's helper for host tensor maps:
+the by-value map, or for ``passing="global"`` a global buffer holding it).
+
+Tolerances follow the hardware's precision: fp16 / bf16 products are exact in fp32 and the
+tensor cores accumulate in fp32 (K <= 64 here: differences of order 1e-6 relative, allowed
+1e-4 plus 2e-4 absolute for N(0, 1) data); an fp16 output adds its rounding (2^-11
+relative: 2e-3); attention adds ``ex2.approx`` (2^-22 relative) and the rounding of P to fp16
+before the P V product (measured 3e-4 absolute at these shapes against the exact softmax;
+allowed 2e-3).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# cuTensorMapEncodeTiled enums (cuda.h, CUDA 13.0): name -> value
+TENSOR_MAP_DATA_TYPE = {"UINT8": 0, "UINT16": 1, "UINT32": 2, "INT32": 3, "UINT64": 4, "INT64": 5,
+                        "FLOAT16": 6, "FLOAT32": 7, "FLOAT64": 8, "BFLOAT16": 9, "FLOAT32_FTZ": 10,
+                        "TFLOAT32": 11, "TFLOAT32_FTZ": 12}
+TENSOR_MAP_INTERLEAVE = {"NONE": 0, "16B": 1, "32B": 2}
+TENSOR_MAP_SWIZZLE = {"NONE": 0, "32B": 1, "64B": 2, "128B": 3, "128B_ATOM_32B": 4,
+                      "128B_ATOM_32B_FLIP_8B": 5, "128B_ATOM_64B": 6}
+TENSOR_MAP_L2_PROMOTION = {"NONE": 0, "L2_64B": 1, "L2_128B": 2, "L2_256B": 3}
+TENSOR_MAP_OOB_FILL = {"NONE": 0, "NAN_REQUEST_ZERO_FMA": 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class Array:
+    """A global-memory pointer param: a ``shape`` array of NumPy ``dtype`` (``"bfloat16"`` is
+    ml_dtypes'). ``init``: ``("normal", seed, scale)`` for inputs, ``("zeros",)`` for
+    outputs. ``output``: the kernel writes it and ``reference`` says what it must hold."""
+
+    name: str
+    shape: tuple
+    dtype: str
+    init: tuple = ("zeros",)
+    output: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Scalar:
+    """A by-value scalar param of PTX type ``ptx_type`` holding ``value``."""
+
+    name: str
+    ptx_type: str
+    value: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Scratch:
+    """A zeroed global buffer of ``nbytes`` bytes aligned to ``align`` (0 bytes: unused)."""
+
+    name: str
+    nbytes: int
+    align: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorMap:
+    """A host-encoded CUtensorMap passed by value (``.param .align 64 .b8 name[128]``): the
+    arguments of ``cuTensorMapEncodeTiled`` with ``array`` (an :class:`Array` param's name)
+    as ``globalAddress``. Tuples are innermost dimension first; ``global_strides`` are the
+    byte strides of dimensions 1 .. rank-1. ``passing``: ``"param"`` (by value) or
+    ``"global"`` (the param is a ``.u64`` pointer to the map in global memory)."""
+
+    name: str
+    array: str
+    data_type: int
+    global_dims: tuple
+    global_strides: tuple
+    box_dims: tuple
+    element_strides: tuple
+    interleave: int = TENSOR_MAP_INTERLEAVE["NONE"]
+    swizzle: int = TENSOR_MAP_SWIZZLE["NONE"]
+    l2_promotion: int = TENSOR_MAP_L2_PROMOTION["NONE"]
+    oob_fill: int = TENSOR_MAP_OOB_FILL["NONE"]
+    passing: str = "param"
+
+    @property
+    def rank(self) -> int:
+        return len(self.global_dims)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One kernel launch of the corpus and the outputs it must produce (see the module doc)."""
+
+    name: str
+    ptx: str
+    entry: str
+    arch: str
+    grid: tuple
+    block: tuple
+    params: tuple
+    reference: Callable
+    tolerance: dict
+    buffers: tuple = ()
+    cluster: tuple = (1, 1, 1)
+    smem: int = 0
+    source: str = ""
+    notes: str = ""
+
+    def path(self) -> str:
+        return os.path.join(HERE, self.ptx)
+
+    def text(self) -> str:
+        with open(self.path()) as f:
+            return f.read()
+
+    def param(self, name: str):
+        """The param or buffer called ``name``."""
+        return next(p for p in self.params + self.buffers if p.name == name)
+
+    def outputs(self) -> list:
+        """Names of the arrays the kernel writes (params and buffers)."""
+        return [p.name for p in self.params + self.buffers if isinstance(p, Array) and p.output]
+
+
+_DTYPES = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16, "float32": np.float32}
+_SCALARS = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64, "f32": np.float32}
+
+
+def make_array(p: Array) -> np.ndarray:
+    """The initial contents of ``p``: deterministic for a given ``init``."""
+    dtype = _DTYPES[p.dtype]
+    kind = p.init[0]
+    if kind == "zeros":
+        return np.zeros(p.shape, dtype)
+    if kind == "normal":
+        _, seed, scale = p.init
+        return (np.random.default_rng(seed).standard_normal(p.shape) * scale).astype(dtype)
+    raise ValueError(f"{p.name}: unknown init {p.init!r}")
+
+
+def make_arrays(case: Case) -> dict:
+    """``{name: array}`` for every :class:`Array` of ``case`` (params and buffers), freshly
+    initialised."""
+    return {p.name: make_array(p) for p in case.params + case.buffers if isinstance(p, Array)}
+
+
+def param_values(case: Case, arrays: dict, tensor_map: Callable | None = None) -> list:
+    """The launch's positional arguments, in ``.param`` order (see the module doc)."""
+    out = []
+    for p in case.params:
+        if isinstance(p, Array):
+            out.append(arrays[p.name])
+        elif isinstance(p, Scalar):
+            out.append(_SCALARS[p.ptx_type](p.value))
+        elif isinstance(p, Scratch):
+            out.append(np.zeros(max(p.nbytes, 1), np.uint8))
+        else:
+            if tensor_map is None:
+                raise ValueError(f"{case.name}: param {p.name} is a tensor map; pass tensor_map=")
+            out.append(tensor_map(p, arrays[p.array]))
+    return out
+
+
+def _f64(x):
+    return np.asarray(x, np.float64)
+
+
+def _mm(a, b):
+    return _f64(a) @ _f64(b)
+
+
+def _dt(name):
+    return TENSOR_MAP_DATA_TYPE[name]
+
+
+def _triton_scratch(nbytes=0, align=1):
+    return (Scratch("global_scratch", nbytes, align), Scratch("profile_scratch", 0, 1))
+
+
+def _triton_desc(name, array, shape, dtype, esize, box_rows_cols, swizzle):
+    """A Triton host tensor descriptor param of a row-major 2-D ``shape`` array: the map, then
+    the shape (2 x i32) and the strides in elements (2 x i64) that Triton's launcher appends."""
+    rows, cols = shape
+    return (TensorMap(name, array, _dt(dtype), (cols, rows), (cols * esize,),
+                      (box_rows_cols[1], box_rows_cols[0]), (1, 1),
+                      swizzle=TENSOR_MAP_SWIZZLE[swizzle],
+                      l2_promotion=TENSOR_MAP_L2_PROMOTION["L2_128B"]),
+            Scalar(name + ".shape0", "u32", rows), Scalar(name + ".shape1", "u32", cols),
+            Scalar(name + ".stride0", "u64", cols), Scalar(name + ".stride1", "u64", 1))
+
+
+_MM32 = (1e-4, 2e-4)        # fp32 output of a K <= 64 bf16/fp16 product
+_MM16 = (2e-3, 2e-3)        # the same, rounded to fp16
+
+
+# ----------------------------------------------------------------------------- Triton (sm_90a)
+def _attention(a):
+    q, k, v = _f64(a["q"]), _f64(a["k"]), _f64(a["v"])
+    s = np.einsum("hmd,hnd->hmn", q, k) * 0.125
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return {"o": np.einsum("hmn,hnd->hmd", p / p.sum(-1, keepdims=True), v)}
+
+
+CASES = [
+    Case("matmul_ptr_bf16_sm90", "triton/matmul_ptr_bf16_sm90.ptx", "matmul_ptr", "sm_90a",
+         grid=(2, 1, 1), block=(128, 1, 1), smem=32768, source="triton/kernels.py:matmul_ptr",
+         params=(Array("a", (128, 64), "bfloat16", ("normal", 1, 1.0)),
+                 Array("b", (64, 128), "bfloat16", ("normal", 2, 1.0)),
+                 Array("c", (128, 128), "float32", output=True),
+                 Scalar("M", "u32", 128), Scalar("N", "u32", 128), Scalar("K", "u32", 64),
+                 Scalar("stride_am", "u32", 64), Scalar("stride_bk", "u32", 128),
+                 Scalar("stride_cm", "u32", 128), *_triton_scratch()),
+         reference=lambda a: {"c": _mm(a["a"], a["b"])}, tolerance={"c": _MM32},
+         notes="BM=64 BN=128 BK=64, one warpgroup, num_stages=1: ld.global -> st.shared, "
+               "wgmma m64n128k16 from shared-memory descriptors"),
+    Case("matmul_ptr_pipelined_f16_sm90", "triton/matmul_ptr_pipelined_f16_sm90.ptx", "matmul_ptr",
+         "sm_90a", grid=(1, 1, 1), block=(256, 1, 1), smem=32768,
+         source="triton/kernels.py:matmul_ptr",
+         params=(Array("a", (128, 64), "float16", ("normal", 3, 1.0)),
+                 Array("b", (64, 128), "float16", ("normal", 4, 1.0)),
+                 Array("c", (128, 128), "float16", output=True),
+                 Scalar("M", "u32", 128), Scalar("N", "u32", 128), Scalar("K", "u32", 64),
+                 Scalar("stride_am", "u32", 64), Scalar("stride_bk", "u32", 128),
+                 Scalar("stride_cm", "u32", 128), *_triton_scratch()),
+         reference=lambda a: {"c": _mm(a["a"], a["b"])}, tolerance={"c": _MM16},
+         notes="BM=BN=128 BK=16, two warpgroups, num_stages=3: cp.async ring of 3 stages, "
+               "async wgmma with wait_group 1 over 4 K steps"),
+    Case("matmul_tma_host_f16_sm90", "triton/matmul_tma_host_f16_sm90.ptx", "matmul_tma_host",
+         "sm_90a", grid=(2, 1, 1), block=(128, 1, 1), smem=32768,
+         source="triton/kernels.py:matmul_tma_host",
+         params=(*_triton_desc("a_desc", "a", (128, 64), "FLOAT16", 2, (64, 32), "64B"),
+                 *_triton_desc("b_desc", "b", (64, 128), "FLOAT16", 2, (32, 64), "128B"),
+                 *_triton_desc("c_desc", "c", (128, 128), "FLOAT32", 4, (64, 32), "128B"),
+                 Scalar("K", "u32", 64), *_triton_scratch()),
+         buffers=(Array("a", (128, 64), "float16", ("normal", 5, 1.0)),
+                  Array("b", (64, 128), "float16", ("normal", 6, 1.0)),
+                  Array("c", (128, 128), "float32", output=True)),
+         reference=lambda a: {"c": _mm(a["a"], a["b"])}, tolerance={"c": _MM32},
+         notes="BM=64 BN=128 BK=32; TMA loads of A (64B swizzle) and of B in two 64-column "
+               "boxes (128B swizzle, N-major: wgmma transposes B) through mbarriers; C "
+               "stored by TMA in 32-column boxes"),
+    Case("matmul_tma_device_f16_sm90", "triton/matmul_tma_device_f16_sm90.ptx", "matmul_tma_device",
+         "sm_90a", grid=(2, 2, 1), block=(128, 1, 1), smem=16400,
+         source="triton/kernels.py:matmul_tma_device",
+         params=(Array("a", (128, 64), "float16", ("normal", 7, 1.0)),
+                 Array("b", (128, 64), "float16", ("normal", 8, 1.0)),
+                 Array("c", (128, 128), "float16", output=True),
+                 Scalar("M", "u32", 128), Scalar("N", "u32", 128), Scalar("K", "u32", 64),
+                 *_triton_scratch(384 * 4, 128)),
+         reference=lambda a: {"c": _mm(a["a"], _f64(a["b"]).T)}, tolerance={"c": _MM16},
+         notes="BM=BN=64 BK=32; three tensor maps built on the device per program "
+               "(tensormap.replace in shared memory, tensormap.cp_fenceproxy into the global "
+               "scratch at 384 bytes per program, fence.proxy.tensormap), then TMA; b is B^T "
+               "stored [N, K]"),
+    Case("attention_fwd_f16_sm90", "triton/attention_fwd_f16_sm90.ptx", "attention_fwd", "sm_90a",
+         grid=(2, 2, 1), block=(128, 1, 1), smem=40960, source="triton/kernels.py:attention_fwd",
+         params=(Array("q", (2, 128, 64), "float16", ("normal", 9, 1.0)),
+                 Array("k", (2, 128, 64), "float16", ("normal", 10, 1.0)),
+                 Array("v", (2, 128, 64), "float16", ("normal", 11, 1.0)),
+                 Array("o", (2, 128, 64), "float16", output=True),
+                 Scalar("seq", "u32", 128), Scalar("sm_scale", "f32", 0.125), *_triton_scratch()),
+         reference=_attention, tolerance={"o": (2e-3, 2e-3)},
+         notes="2 heads, seq 128, d 64, BM=BN=64: program (m block, head); wgmma for Q K^T and "
+               "P V, online softmax with ex2.approx.ftz"),
+]
+
+
+# ----------------------------------------------------------------------------- nvcc
+def _swizzle_128b(tile: np.ndarray) -> np.ndarray:
+    """The shared-memory image of a box with 128-byte rows under CU_TENSOR_MAP_SWIZZLE_128B:
+    byte offset o goes to o ^ (((o >> 7) & 7) << 4) (16-byte chunk c of row r to c ^ (r % 8))."""
+    raw = tile.reshape(-1).view(np.uint8)
+    off = np.arange(raw.size)
+    out = np.empty_like(raw)
+    out[off ^ (((off >> 7) & 7) << 4)] = raw
+    return out.view(tile.dtype)
+
+
+def _tma_tile(a, fill=0.0):
+    x = a["x"]
+    raw = np.zeros((6, 16 * 32), np.float32)
+    for by in range(3):
+        for bx in range(2):
+            box = np.full((16, 32), fill, np.float32)        # OOB_FILL_NONE: zeros; NAN_...: NaN
+            part = x[16 * by:16 * by + 16, 32 * bx:32 * bx + 32]
+            box[:part.shape[0], :part.shape[1]] = part
+            raw[by * 2 + bx] = _swizzle_128b(box)
+    return {"y": 2 * _f64(x) + 1, "raw": raw}
+
+
+def _cluster(a):
+    blocks = _f64(a["x"]).reshape(2, 32, 32)                 # per cluster
+    tile = np.stack([blocks[s // 2] for s in range(4)])      # slot 2 c + r
+    peer = np.stack([blocks[s // 2] * ((s % 2 ^ 1) + 2) for s in range(4)])
+    return {"tile_out": tile, "peer_out": peer}
+
+
+_AB64 = (Array("a", (64, 64), "bfloat16", ("normal", 12, 1.0)),
+         Array("b", (64, 64), "bfloat16", ("normal", 13, 1.0)),
+         Array("c", (64, 64), "float32", output=True))
+
+CASES += [
+    Case("wgmma_ss_sw128", "cuda/wgmma_gemm.sm90a.ptx", "wgmma_ss_sw128", "sm_90a",
+         grid=(1, 1, 1), block=(128, 1, 1), params=_AB64, source="cuda/wgmma_gemm.cu",
+         reference=lambda a: {"c": _mm(a["a"], _f64(a["b"]).T)}, tolerance={"c": _MM32},
+         notes="A and B (both K-major, [64, 64] bf16) staged with 128B swizzle; 4 x "
+               "wgmma m64n64k16 from descriptors"),
+    Case("wgmma_rs_sw128", "cuda/wgmma_gemm.sm90a.ptx", "wgmma_rs_sw128", "sm_90a",
+         grid=(1, 1, 1), block=(128, 1, 1), params=_AB64, source="cuda/wgmma_gemm.cu",
+         reference=lambda a: {"c": _mm(a["a"], _f64(a["b"]).T)}, tolerance={"c": _MM32},
+         notes="A fragments from registers (loaded from global), B from a 128B-swizzled "
+               "descriptor"),
+    Case("tma_tile", "cuda/tma_tile.sm90a.ptx", "tma_tile", "sm_90a",
+         grid=(2, 3, 1), block=(128, 1, 1), source="cuda/tma_tile.cu",
+         params=(TensorMap("in_map", "x", _dt("FLOAT32"), (48, 40), (192,), (32, 16), (1, 1),
+                           swizzle=TENSOR_MAP_SWIZZLE["128B"],
+                           l2_promotion=TENSOR_MAP_L2_PROMOTION["L2_128B"]),
+                 TensorMap("out_map", "y", _dt("FLOAT32"), (48, 40), (192,), (32, 16), (1, 1),
+                           swizzle=TENSOR_MAP_SWIZZLE["128B"]),
+                 Array("raw", (6, 512), "float32", output=True)),
+         buffers=(Array("x", (40, 48), "float32", ("normal", 14, 1.0)),
+                  Array("y", (40, 48), "float32", output=True)),
+         reference=_tma_tile, tolerance={"y": (0, 0), "raw": (0, 0)},
+         notes="2-D TMA load (expect_tx 2048, try_wait.parity) and store (bulk_group, "
+               "wait_group.read) of 32x16 fp32 boxes with 128B swizzle; the edge boxes stick "
+               "out of the [40, 48] tensor: zero fill on load, clipped on store. raw[t] is box "
+               "t = by * 2 + bx as it lay in shared memory"),
+    Case("tma_tile_gmem", "cuda/tma_tile.sm90a.ptx", "tma_tile_gmem", "sm_90a",
+         grid=(2, 3, 1), block=(128, 1, 1), source="cuda/tma_tile.cu",
+         params=(TensorMap("in_map", "x", _dt("FLOAT32"), (48, 40), (192,), (32, 16), (1, 1),
+                           swizzle=TENSOR_MAP_SWIZZLE["128B"],
+                           oob_fill=TENSOR_MAP_OOB_FILL["NAN_REQUEST_ZERO_FMA"], passing="global"),
+                 TensorMap("out_map", "y", _dt("FLOAT32"), (48, 40), (192,), (32, 16), (1, 1),
+                           swizzle=TENSOR_MAP_SWIZZLE["128B"], passing="global"),
+                 Array("raw", (6, 512), "float32", output=True)),
+         buffers=(Array("x", (40, 48), "float32", ("normal", 18, 1.0)),
+                  Array("y", (40, 48), "float32", output=True)),
+         reference=lambda a: _tma_tile(a, np.nan), tolerance={"y": (0, 0), "raw": (0, 0)},
+         notes="tma_tile with both maps in global memory (u64 params) and NaN out-of-bounds "
+               "fill on the load: raw holds NaN outside the tensor (compare with equal_nan)"),
+    Case("cluster_multicast", "cuda/cluster_multicast.sm90a.ptx", "cluster_multicast", "sm_90a",
+         grid=(4, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1), source="cuda/cluster_multicast.cu",
+         params=(TensorMap("map", "x", _dt("FLOAT32"), (32, 64), (128,), (32, 16), (1, 1)),
+                 Array("tile_out", (4, 32, 32), "float32", output=True),
+                 Array("peer_out", (4, 32, 32), "float32", output=True)),
+         buffers=(Array("x", (64, 32), "float32", ("normal", 15, 1.0)),),
+         reference=_cluster, tolerance={"tile_out": (0, 0), "peer_out": (0, 0)},
+         notes="2 clusters of 2 CTAs; each CTA multicasts half of its cluster's 32x32 block to "
+               "both CTAs (ctaMask 0b11), then DSMEM: st.shared::cluster into the peer, "
+               "ld.shared::cluster from it, barrier.cluster between"),
+    Case("tcgen05_gemm", "cuda/tcgen05_gemm.sm100a.ptx", "tcgen05_gemm", "sm_100a",
+         grid=(1, 1, 1), block=(128, 1, 1), source="cuda/tcgen05_gemm.cu",
+         params=(Array("a", (128, 64), "bfloat16", ("normal", 16, 1.0)),
+                 Array("b", (64, 64), "bfloat16", ("normal", 17, 1.0)),
+                 Array("c", (128, 64), "float32", output=True)),
+         reference=lambda a: {"c": _mm(a["a"], _f64(a["b"]).T)}, tolerance={"c": _MM32},
+         notes="tcgen05.alloc 64 columns, 4 x tcgen05.mma kind::f16 M=128 N=64 K=16 from 128B-"
+               "swizzled smem descriptors, commit to an mbarrier, tcgen05.ld 32x32b.x64, "
+               "dealloc"),
+]
+
+CASE = {c.name: c for c in CASES}
