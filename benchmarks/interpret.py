@@ -174,6 +174,32 @@ def kernels():
     return out
 
 
+def mma_kernels():
+    """(name, shape, callable, target seconds) of the Hopper / Blackwell targets of DESIGN.md."""
+    import ml_dtypes
+
+    from tests.mma_kernels import hopper_gemm, hopper_gemm_args, tcgen05_tile, tcgen05_tile_args
+
+    rng = np.random.default_rng(0)
+    out = []
+    for name, (M, N, K, bk), target in (("TMA+wgmma 3-stage pipeline", (128, 128, 64, 16), 0.5),
+                                        ("TMA+wgmma Hopper GEMM", (256, 256, 256, 64), 10.0)):
+        A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+        Bt = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+        C = np.zeros((M, N), np.float32)
+        ptx = hopper_gemm(bk, 3)
+        args, kw = hopper_gemm_args(A, Bt, C, bk)
+        out.append((name, f"{M}x{N}x{K} bf16", lambda ptx=ptx, args=args, kw=kw: launch(ptx, "hopper_gemm", args, **kw),
+                    target))
+    A = rng.standard_normal((128, 64)).astype(ml_dtypes.bfloat16)
+    Bt = rng.standard_normal((256, 64)).astype(ml_dtypes.bfloat16)
+    C = np.zeros((128, 256), np.float32)
+    ptx = tcgen05_tile(256, 64)
+    args, kw = tcgen05_tile_args(A, Bt, C)
+    out.append(("TMA+tcgen05 tile", "128x256x64 bf16", lambda: launch(ptx, "tcgen05_tile", args, **kw), 0.5))
+    return out
+
+
 def main():
     print("interpreter throughput")
     print(f"{'code':<44}{'instr/s':>12}{'warp-instr/s':>15}{'wall':>10}")
@@ -184,6 +210,13 @@ def main():
     ]:
         ips, wips, wall, st = rate(ptx, entry, threads, ctas, iters, dt)
         print(f"{name:<44}{ips:>12,.0f}{wips:>15,.0f}{wall * 1e3:>8.1f}ms")
+    print()
+    print("Hopper / Blackwell targets (sanitizer on)")
+    print(f"{'kernel':<30}{'shape':<20}{'cold':>10}{'warm':>10}{'target':>10}{'margin':>9}")
+    for name, shape, fn, target in mma_kernels():
+        cold, warm = timed(fn)
+        print(f"{name:<30}{shape:<20}{cold * 1e3:>8.1f}ms{warm * 1e3:>8.1f}ms{target * 1e3:>8.0f}ms"
+              f"{target / warm:>8.1f}x")
     print()
     print("kernels at test shape (sanitizer on)")
     print(f"{'kernel':<28}{'shape':<20}{'cold':>10}{'warm':>10}")

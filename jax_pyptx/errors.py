@@ -88,8 +88,21 @@ class RaceError(SanitizerError):
     between the accesses."""
 
 
+class AsyncProxyError(SanitizerError):
+    """Shared memory crosses between the generic proxy and the async proxy (TMA, bulk copies,
+    wgmma, tcgen05) without the ordering the PTX memory model requires: generic writes read by
+    the async proxy without ``fence.proxy.async``, an asynchronous copy's destination read
+    before its mbarrier phase completed, or its source overwritten before its bulk group was
+    waited on."""
+
+
 class DeadlockError(SanitizerError):
     """Every warp is parked (barriers, mbarriers, warp syncs) and none can make progress."""
+
+
+class InterpreterLimitError(InterpreterError):
+    """The interpreter stopped a kernel at its instruction limit (``max_steps``) or time limit
+    (``timeout``); the message lists where every warp is."""
 
 
 class KernelTrapError(InterpreterError):
@@ -114,3 +127,15 @@ class SourceLoc:
 
     def __hash__(self):
         return hash((self.file, self.line))
+
+
+class AsyncHazardError(SanitizerError):
+    """A register an asynchronous operation owns (a ``wgmma.mma_async`` accumulator before the
+    ``wgmma.wait_group`` that retires it, a ``tcgen05.ld`` destination before
+    ``tcgen05.wait::ld``) is read or written by another instruction."""
+
+
+class TensorMemoryError(SanitizerError):
+    """Tensor Memory (tcgen05) misuse: an access outside the columns the CTA allocated, used
+    after ``tcgen05.dealloc``, from a warp that may not reach those lanes, or an allocation still
+    held when the kernel exits."""

@@ -325,7 +325,8 @@ def test_errors_carry_the_source_location():
 
 
 def test_infinite_loop_is_stopped():
-    prog = HDR + ".visible .entry k()\n{\nL:\n bra L;\n}"
+    # a counter changes every iteration, so this is not a no-progress spin (test_interp_progress)
+    prog = HDR + ".visible .entry k()\n{\n.reg .u32 %r1;\nmov.u32 %r1, 0;\nL:\n add.u32 %r1, %r1, 1;\n bra L;\n}"
     with pytest.raises(InterpreterError, match="instruction limit of 10000 exceeded"):
         launch(prog, "k", [], block=32, max_steps=10000)
 

@@ -12,7 +12,9 @@ Modules:
 * ``decode`` / ``dispatch`` / ``operands``: each instruction is decoded once into a closure;
   block scopes, variable layouts, calls (``.func``, ``vprintf``, ``__assertfail``);
 * ``machine`` / ``group`` / ``sync``: CTAs, warps, groups of threads at one PC (divergence,
-  reconvergence, round robin), barriers, clusters, deadlock reports;
+  reconvergence, round robin), barriers, deadlock reports;
+* ``cluster``: thread-block clusters (launch shape, distributed shared memory addresses,
+  ``barrier.cluster``); ``ops_cluster``: mapa, getctarank, barrier.cluster;
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks;
 * ``sanitizer``: shared-memory race detection;
@@ -20,12 +22,20 @@ Modules:
 * ``ops_int``, ``ops_bits``, ``ops_float``, ``ops_cvt``, ``ops_mem``, ``ops_warp``, ``ops_sync``
   (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_wmma``: the
   instruction families;
+* ``ops_wgmma`` (Hopper wgmma.mma_async / commit_group / wait_group), ``ops_tcgen05`` and
+  ``ops_tcgen05_mma`` (Blackwell tcgen05: alloc, ld / st, cp, shift, commit, mma), ``tmem``
+  (Tensor Memory and its allocation checks), ``smem_matrix`` (matrix descriptors and the
+  swizzled canonical operand layouts), ``asyncregs`` (registers owned by an asynchronous
+  instruction until its wait), ``definedness`` (byte-level definedness for LLVM ``undef``
+  halves);
 * ``snippet``: run a few instructions on per-thread inputs (``run_snippet``).
 
 The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
 shared memory, shared-memory races between warps with no barrier between them, divergent
-``.sync``/``.aligned`` collectives and deadlocks; out-of-bounds and misaligned accesses are
-always errors. Every report is an ``InterpreterError`` subclass naming the instruction, the
+``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators and tcgen05.ld registers
+touched before their wait, Tensor Memory used after ``tcgen05.dealloc`` or still allocated at
+exit, and undefined register bytes that reach memory, an address, a branch or a predicate;
+out-of-bounds and misaligned accesses are always errors. Every report is an ``InterpreterError`` subclass naming the instruction, the
 thread and CTA, and the user's source line when the instruction carries one.
 """
 from .launch import launch  # noqa: F401

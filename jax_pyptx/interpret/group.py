@@ -5,7 +5,7 @@ import numpy as np
 
 
 class Group:
-    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "_wm", "_wl")
+    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "_wm", "_wl")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -14,6 +14,7 @@ class Group:
         self.full = self.n == N
         self.wait = None
         self.last = 0
+        self.spin = None          # progress.epoch when found spinning in a loop that cannot exit
         self._wm = None
         self._wl = None
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 import weakref
 
 import numpy as np
@@ -9,12 +10,15 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.nodes import Module
 from . import memory as M
+from .cluster import launch_shape
 from .decode import Program
 from .dispatch import decode_program
 from .machine import Context
+from .mbarrier import check_balanced
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
+DEFAULT_MAX_STEPS = 50_000_000   # instructions dispatched per batch before InterpreterLimitError
 
 _parse_cache: dict = {}
 _prog_cache: dict = {}
@@ -76,10 +80,13 @@ class LaunchMemory:
 
 
 class LaunchState:
-    def __init__(self, grid, block, cluster, smem, mem, max_steps):
+    def __init__(self, grid, block, cluster, smem, mem, max_steps, explicit_cluster=False, timeout=None):
         self.grid, self.block, self.cluster, self.smem = grid, block, cluster, smem
         self.mem = mem
         self.max_steps = max_steps
+        self.timeout = timeout
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.explicit_cluster = explicit_cluster
         gx, gy, gz = grid
         cx, cy, cz = cluster
         self._ncx, self._ncy = gx // cx, gy // cy
@@ -118,6 +125,11 @@ def _scalar_bytes(value, p):
     from .operands import np_dtype
     dt = np_dtype(t)
     v = np.asarray(value)
+    if t.kind == "bits" and isinstance(value, np.generic) and v.dtype.kind not in "uib" \
+            and v.dtype.itemsize == dt.itemsize:
+        # a typed float scalar (np.float16, ml_dtypes.bfloat16, np.float32, ...) for a .bN
+        # param: its bits, as a kernel that moves halves in .b16 registers expects
+        return v.tobytes()
     if dt.kind in "ui" and v.dtype.kind in "ui":
         iv = int(v) & ((1 << (8 * dt.itemsize)) - 1)
         return iv.to_bytes(dt.itemsize, "little")
@@ -131,8 +143,62 @@ def _scalar_bytes(value, p):
     return np.asarray(v, dtype=dt).tobytes()
 
 
-def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=(1, 1, 1),
-           smem: int = 0, sanitize: bool = True, max_steps: int = 50_000_000, stats: dict | None = None) -> None:
+def _is_tensor_map(a) -> bool:
+    from .tensormap import TensorMap
+    return isinstance(a, TensorMap) or (isinstance(a, (list, tuple)) and bool(a)
+                                        and all(isinstance(x, TensorMap) for x in a))
+
+
+def _place(mem, arr, desc, placed, copy_back):
+    """Give ``arr`` a device address (its memory is the allocation, written in place; a
+    non-contiguous or read-only array is copied, and a writable one copied back after)."""
+    if arr.flags.c_contiguous and arr.flags.writeable:
+        data = arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, np.uint8)
+    else:
+        data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
+        if arr.flags.writeable:
+            copy_back.append((arr, data))
+    al = mem.gspace.add(data, desc)
+    if arr.flags.c_contiguous and arr.flags.writeable and arr.size:
+        start = arr.__array_interface__["data"][0]
+        placed.append((start, start + arr.nbytes, al))
+    return al
+
+
+def _tensor_map_param(mem, p, size, a, placed, copy_back) -> bytes:
+    """The parameter bytes for tensor map(s) ``a``: the 128-byte map itself for a ``.b8[128]``
+    parameter, or the address of the maps laid out in global memory for a 64-bit one."""
+    maps = [a] if not isinstance(a, (list, tuple)) else list(a)
+    raw = []
+    for tm in maps:
+        arr = tm.array
+        start = arr.__array_interface__["data"][0]
+        base = None
+        for lo, hi, al in placed:
+            if lo <= start and start + arr.nbytes <= hi:
+                base = al.base + (start - lo)
+                break
+        if base is None:
+            al = _place(mem, arr, f"tensor of param {p.name!r} ({arr.dtype}{list(arr.shape)})", placed,
+                        copy_back)
+            base = al.base
+        raw.append(tm.encode(base))
+    if p.array is not None:
+        if size != 128 or len(raw) != 1:
+            raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: a tensor map by value is a "
+                                   f".b8[128] parameter holding one map")
+        return raw[0]
+    if p.type.bits != 64:
+        raise InterpreterError(f"param {p.name!r} is .{p.type.name}: tensor maps go to a .b8[128] "
+                               f"parameter (by value) or a 64-bit pointer parameter (in global memory)")
+    data = np.frombuffer(b"".join(raw), np.uint8).copy()
+    al = mem.gspace.add(data, f"tensor map{'s' if len(raw) > 1 else ''} of param {p.name!r}", align=128)
+    return np.uint64(al.base).tobytes()
+
+
+def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
+           smem: int = 0, sanitize: bool = True, max_steps: int | None = None, timeout: float | None = None,
+           stats: dict | None = None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -141,20 +207,33 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     of length N for a ``.b8 name[N]`` parameter, ``None`` for a null pointer. ``smem`` is the
     dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize`` turns the checks
     for uninitialized reads and divergent collectives on or off (bounds and alignment are always
-    checked). ``max_steps`` bounds the instructions dispatched per batch of CTAs, so an
-    infinite loop becomes an error. ``stats``, when given, receives counters of the run.
-    """
-    import time
+    checked). ``cluster``: the cluster shape (None: the kernel's ``.reqnctapercluster``, else
+    no clusters); all CTAs of a cluster run together. ``max_steps`` (default
+    ``DEFAULT_MAX_STEPS``) bounds the instructions dispatched per batch of CTAs and ``timeout``
+    (seconds, default none) the wall time of the launch: either raises
+    ``InterpreterLimitError`` naming where every warp is. Warps spinning forever in a loop that
+    only reads memory while the others are parked are reported as a ``DeadlockError`` as soon
+    as that is certain (``progress``). ``stats``, when given, receives counters of the run.
 
+    >>> import numpy as np
+    >>> y = np.zeros(32, np.uint32)
+    >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0)   # doctest: +SKIP
+    """
     t0 = time.perf_counter()
+    max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
+    if max_steps < 1:
+        raise InterpreterError(f"max_steps must be a positive number of instructions, got {max_steps}")
+    if timeout is not None:
+        timeout = float(timeout)
+        if not timeout > 0:
+            raise InterpreterError(f"timeout must be a positive number of seconds, got {timeout!r}")
     module = get_module(ptx_or_module)
     prog = get_program(module, entry)
-    grid, block, cluster = _dim3(grid, "grid"), _dim3(block, "block"), _dim3(cluster, "cluster")
+    grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
         raise InterpreterError(f"a CTA has at most 1024 threads, block={block} has {nthreads}")
-    if any(g % c for g, c in zip(grid, cluster)):
-        raise InterpreterError(f"grid {grid} is not a multiple of the cluster shape {cluster}")
+    cluster, explicit = launch_shape(cluster, grid, prog.entry.directives)
     smem = int(smem)
     if smem < 0:
         raise InterpreterError(f"smem must be >= 0, got {smem}")
@@ -174,14 +253,20 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     mem = LaunchMemory(prog)
     pbuf = np.zeros(max(prog.param_size, 1), np.uint8)
     copy_back = []
+    placed = []                 # (first byte, end, allocation) of arrays given device addresses
+    maps = []
     for i, ((p, off, size), a) in enumerate(zip(params, args)):
+        if _is_tensor_map(a):
+            maps.append((p, off, size, a))
+            continue
         if p.array is not None:
             if isinstance(a, (bytes, bytearray, memoryview)):
                 b = bytes(a)
             elif isinstance(a, np.ndarray):
                 b = a.tobytes()
             else:
-                raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: pass bytes of length {p.array}")
+                raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: pass bytes of length {p.array}"
+                                       f"{' or a tensor map (jax_pyptx.interpret.tensor_map)' if size == 128 else ''}")
             if len(b) != size:
                 raise InterpreterError(f"param {p.name!r} takes {size} bytes, got {len(b)}")
             pbuf[off:off + size] = np.frombuffer(b, np.uint8)
@@ -196,21 +281,15 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                 raise InterpreterError(
                     f"param {p.name!r} is .{p.type.name}: an array can only be passed to a 64-bit pointer "
                     f"param (.u64/.b64)")
-            arr = a
-            if arr.flags.c_contiguous and arr.flags.writeable:
-                data = arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, np.uint8)
-            else:
-                data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
-                if arr.flags.writeable:
-                    copy_back.append((arr, data))
-            desc = f"param {p.name!r} ({arr.dtype}{list(arr.shape)})"
-            al = mem.gspace.add(data, desc)
+            al = _place(mem, a, f"param {p.name!r} ({a.dtype}{list(a.shape)})", placed, copy_back)
             pbuf[off:off + 8] = np.frombuffer(np.uint64(al.base).tobytes(), np.uint8)
             continue
         pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
+    for p, off, size, a in maps:
+        pbuf[off:off + size] = np.frombuffer(_tensor_map_param(mem, p, size, a, placed, copy_back), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
 
-    state = LaunchState(grid, block, cluster, smem, mem, max_steps)
+    state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit, timeout)
     order = state.cta_order()
     csize = cluster[0] * cluster[1] * cluster[2]
     slots_per_cta = -(-nthreads // 32) * 32
@@ -220,6 +299,10 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         for s in range(0, len(order), per_batch):
             ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
             ctx.run()
+            for check in ctx.at_exit:
+                check(ctx)
+            if ctx.mbar:
+                check_balanced(ctx)
             if ctx.cp_pending:
                 from .ops_mem import cp_complete
                 from .machine import Group

@@ -17,7 +17,9 @@ PTX, since any interleaving of warps is legal):
 * a group that has run for a long time while others are runnable yields to the one that has
   waited longest (round robin), so spin loops on memory make progress;
 * when nothing is runnable and something is parked, the sanitizer reports a deadlock, with
-  every parked warp's PC and what it waits on.
+  every parked warp's PC and what it waits on; when the only runnable warps spin in loops that
+  can never exit, ``progress`` reports that the same way;
+* ``max_steps`` and ``timeout`` stop a batch that runs too long (``progress``).
 """
 from __future__ import annotations
 
@@ -27,12 +29,16 @@ from ..errors import (
     DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError,
 )
 from . import memory as M
+from . import progress
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
+from .cluster import ClusterMixin
+from .definedness import DefinednessMixin
+from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
 
-class Context(SyncMixin):
+class Context(SyncMixin, ClusterMixin, DefinednessMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
@@ -66,6 +72,9 @@ class Context(SyncMixin):
         self.live_mask = lm
         self.regs = {}
         self.pinit = {}
+        self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
+        self._init_definedness()
+        self.at_exit = []         # checks run when the batch has finished (ctx) -> None
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
@@ -73,6 +82,7 @@ class Context(SyncMixin):
         if sanitize and self.shared.size:
             from .sanitizer import RaceTracker
             self.shared.race = RaceTracker(self.nctas, self.shared.stride)
+            self.shared.dirty = np.zeros_like(self.shared.init)     # async_proxy's fence rule
         self.warp_in_cta = (self.tid_lin // 32).astype(np.int64)
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
@@ -87,29 +97,53 @@ class Context(SyncMixin):
         self.callstack = None
         self.cp_pending = []
         self.cp_committed = None
-        self.mbar = {}
+        self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
+        self.mbar_version = 0     # bumped on every mbarrier state change (starvation wake-ups)
+        self.mbar_timeout = None  # per slot: a parked try_wait's time limit expired
+        self.mbar_starved = None
+        self.async_proxy = None   # async_proxy.AsyncState once an async-proxy op ran
         self.cur = None           # Decoded being executed (for messages)
         self.cur_group = None
         self.max_steps = launch.max_steps
         cx, cy, cz = launch.cluster
         self.cluster_size = cx * cy * cz
         self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
+        self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
+        # no-progress detection and limits (progress)
+        self.spin_samples = {}
+        self.spinning = False     # some group has Group.spin set
+        self.backs = progress.CHECK_EVERY
+        progress.start(self, launch)
 
     # ------------------------------------------------------------------ registers
-    def read(self, key, g):
+    def read(self, key, g, nbytes=None):
+        """Register ``key`` for the threads of ``g`` (``nbytes``: only its low bytes are used)."""
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, False)
         a = self.regs.get(key)
         if a is None:
             if self.sanitize:
-                self._uninit_reg(key, g, None)
+                if not self.lenient:
+                    self._uninit_reg(key, g, None)
+                self._lenient_read(key, g, None)
+                return np.zeros(g.n, self.prog.regs[key].sdt)
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
         if self.pinit and key in self.pinit:
             m = self.pinit[key]
             ok = m if g.full else m[g.idx]
             if not ok.all():
-                self._uninit_reg(key, g, ok)
+                if not self.lenient:
+                    self._uninit_reg(key, g, ok)
+                self._lenient_read(key, g, ok)
+        if self.undef and key in self.undef:
+            self._undef_read(key, g, nbytes)
         return a if g.full else a[g.idx]
 
     def write(self, key, g, v):
+        if self.rhooks and key in self.rhooks:
+            self.rhooks[key](self, key, g, True)
+        if self._taint_d is not None or self.undef:
+            self._undef_write(key, g)
         if g.full:
             self.regs[key] = v
             if self.pinit:
@@ -213,7 +247,7 @@ class Context(SyncMixin):
         if name == "%cluster_nctarank":
             return np.full(N, cx * cy * cz, u32)
         if name == "%is_explicit_cluster":
-            return np.full(N, L.cluster != (1, 1, 1), np.bool_)
+            return np.full(N, L.explicit_cluster, np.bool_)
         if name == "%dynamic_smem_size":
             return np.full(N, L.smem, u32)
         if name in ("%total_smem_size", "%aggr_smem_size"):
@@ -274,6 +308,8 @@ class Context(SyncMixin):
             for (c, b), st in list(self.bars.items()):
                 if st.arrived and st.expected is None and st.arrived >= self.live_count[c]:
                     self._complete_bar(c, b, st)
+        if self.cl_state is not None:
+            self._cluster_exit(g)
 
     # ------------------------------------------------------------------ calls
     def push_call(self, g: Group, ret_pc: int):
@@ -290,6 +326,8 @@ class Context(SyncMixin):
     # ------------------------------------------------------------------ warp synchrony
     def check_sync(self, d, sub: Group, g: Group):
         """True when every lane the instruction needs is in ``sub``; else park or report."""
+        if d.sync == "warpgroup":
+            return self._check_warpgroup(d, sub, g)
         if d.sync == "aligned":
             if sub.n == self.nlive:
                 return True
@@ -320,6 +358,24 @@ class Context(SyncMixin):
         np.bitwise_or.at(per_warp, pos, miss)
         return self._sync_missing(d, sub, g, uw, per_warp, "every lane of its membermask")
 
+    def _check_warpgroup(self, d, sub, g):
+        """``.sync.aligned`` warpgroup instructions (wgmma): every live thread of the four warps
+        of each warpgroup ``sub`` touches must be in ``sub``."""
+        if sub.n == self.nlive:
+            return True
+        uw, m = sub.warp_masks()
+        cta, wl = uw // self.W, uw % self.W
+        cand = (cta * self.W + (wl // 4) * 4)[:, None] + np.arange(4)      # warps of each group
+        cand = cand[((wl // 4) * 4)[:, None] + np.arange(4) < self.W]
+        need_w = np.unique(cand)
+        have = np.zeros(len(need_w), np.uint64)
+        pos = np.searchsorted(need_w, uw)
+        have[pos] = m
+        missing = self.live_mask[need_w] & ~have
+        if not missing.any():
+            return True
+        return self._sync_missing(d, sub, g, need_w, missing, "every thread of its warpgroup (.aligned)")
+
     def _sync_missing(self, d, sub, g, uw, missing, what):
         # lanes that are at this PC but predicated off can never join: report now
         if sub is not g:
@@ -346,9 +402,17 @@ class Context(SyncMixin):
                 # groups waiting at a warp sync at the same PC may now be complete together
                 if self._merge_warp_waiters():
                     continue
+                if wake_on_starvation(self):
+                    continue
                 raise self.deadlock()
             self.tick += 1
             g = min(runnable, key=_pc_key)
+            if self.spinning and g.spin is not None and len(runnable) > 1:
+                # g spins on memory nothing changed since (progress): run another group
+                ep = progress.epoch(self)
+                others = [h for h in runnable if h.spin != ep]
+                if others:
+                    g = min(others, key=_pc_key)
             if len(runnable) > 1:
                 self.streak += 1
                 if self.streak > self.STARVE:
@@ -367,6 +431,7 @@ class Context(SyncMixin):
             g = merge(same, N)
             g.wait = None
             g.last = self.tick
+            self.cur_group = g
             out = self.run_group(g)
             for h in out:
                 if h.last == 0:
@@ -422,6 +487,8 @@ class Context(SyncMixin):
                     return [g]
                 d = code[pc]
                 self.cur = d
+                if self._taint_d is not None:
+                    self._taint_d = None
                 sub = g
                 gk = d.guard
                 p = None
@@ -458,6 +525,15 @@ class Context(SyncMixin):
                     if p is None:
                         back = d.target <= pc
                         pc = d.target
+                        if back:
+                            self.backs -= 1
+                            if not self.backs:
+                                # sample the loop for no-progress detection (progress)
+                                self.backs = progress.CHECK_EVERY
+                                self._count(n, tn)
+                                n = tn = 0
+                                g.pc = pc
+                                progress.check(self, g, pc, d.pc)
                         if back and (n >= 64 or self.groups):
                             # a loop iteration: account, and give other groups a turn
                             self._count(n, tn)
@@ -501,9 +577,8 @@ class Context(SyncMixin):
     def _count(self, n, tn=0):
         self.steps += n
         self.tsteps += tn
-        if self.max_steps and self.steps > self.max_steps:
-            raise self.error(InterpreterError,
-                             f"instruction limit of {self.max_steps} exceeded (an infinite loop?) at", None)
+        if self.steps > self.limit_at:
+            progress.limits(self)       # raises at max_steps / the timeout
 
 def _pc_key(g):
     return g.pc

@@ -9,6 +9,10 @@
 
 Generic addresses: global allocations live at their own addresses (generic == global, as on
 the GPU); the shared, local, const and param windows are fixed ranges of the generic space.
+
+Every space counts its writes in ``version`` (``store`` and ``mark_init`` do; code that writes
+through a ``view`` directly, as atomics do, adds 1): the no-progress detector (``progress``)
+knows from it that no memory changed while a loop went round.
 """
 from __future__ import annotations
 
@@ -69,6 +73,7 @@ class FlatSpace:
     def __init__(self, kind: str, base: int):
         self.kind = kind
         self.allocs: list[Allocation] = []
+        self.version = 0                  # writes so far (see the module docstring)
         self._next = base
         self._bases = np.zeros(0, np.uint64)
 
@@ -182,6 +187,7 @@ class FlatSpace:
 
     def store(self, addrs, values):
         """Scatter ``values`` of shape (n, count) to the addresses."""
+        self.version += 1
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
@@ -218,6 +224,9 @@ class BankedSpace:
         self._views = {}
         self._iviews = {}
         self.race = None                 # sanitizer.RaceTracker for shared memory
+        self.version = 0                 # writes so far (see the module docstring)
+        self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
+        self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -301,6 +310,7 @@ class BankedSpace:
         return out
 
     def store(self, banks, offs, values, align=None, warps=None):
+        self.version += 1
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
@@ -316,8 +326,17 @@ class BankedSpace:
             self.view(dt)[f] = values[:, 0]
         if self.init is not None:
             self.iview(esz)[f if count > 1 else f] = _ONES[esz]
+        if self.dirty is not None:
+            self.dview(esz)[f] = _ONES[esz]
+
+    def dview(self, isz):
+        v = self._dviews.get(isz)
+        if v is None:
+            v = self._dviews[isz] = self.dirty.view(_UINT[isz])
+        return v
 
     def mark_init(self, banks, offs, nbytes):
+        self.version += 1
         if self.init is None:
             return
         f = self.flat(banks, np.asarray(offs, np.uint64))

@@ -197,8 +197,11 @@ def reader(prog, op, t: PtxType, scope=None):
         if rbits == (t.bits if t.kind != "pred" else 1) and dt.itemsize * 8 == rbits:
             return lambda ctx, g: ctx.read(key, g).view(dt)
 
+        tb = t.bits if t.kind != "pred" else 1
+        nb = tb // 8 if 8 <= tb < rbits else None     # a narrower read uses only the low bytes
+
         def get_conv(ctx, g):
-            return _convert_read(ctx.read(key, g), rbits, t, dt)
+            return _convert_read(ctx.read(key, g, nb), rbits, t, dt)
         return get_conv
     if isinstance(op, Sym):
         addr_of = prog.symbol_address(op.name, op.offset, scope)

@@ -1,5 +1,5 @@
 """Control flow: bra, brx, exit, ret, trap/brkpt, call (with the ``vprintf`` and
-``__assertfail`` builtins) and the CTA / warp / cluster barriers."""
+``__assertfail`` builtins) and the CTA / warp barriers (cluster barriers: ``ops_cluster``)."""
 from __future__ import annotations
 
 import sys
@@ -414,17 +414,3 @@ def _bar_warp(prog, d, ins, scope, dec):
     d.kind = K_OP
     d.sync = lambda ctx, g: mask(ctx, g)
     d.fn = lambda ctx, sub: None
-
-
-def _cluster_barrier(wait: bool):
-    def factory(prog, d, ins, scope, dec):
-        d.kind = K_CTRL
-
-        def cluster_barrier(ctx, sub, g):
-            return ctx.cluster_barrier(sub, g, wait)
-        d.fn = cluster_barrier
-    return factory
-
-
-register("barrier.cluster.arrive")(_cluster_barrier(wait=False))
-register("barrier.cluster.wait")(_cluster_barrier(wait=True))

@@ -286,13 +286,21 @@ def _cvta(prog, d, ins, scope, dec):
 @register("isspacep")
 def _isspacep(prog, d, ins, scope, dec):
     from ..types import pred
-    space = space_of(dec)[0]
+    space, opt = space_of(dec)
+    cta = opt != ".shared::cluster"
     put = writer(prog, ins.operands[0], pred, scope)
     get = reader(prog, ins.operands[1], u64, scope)
 
     def fn(ctx, g):
         v = np.asarray(get(ctx, g)).astype(np.uint64)
         shared = (v >= np.uint64(M.SHARED_WINDOW)) & (v < np.uint64(M.SHARED_WINDOW + M.WINDOW_SIZE))
+        if cta and space == "shared":
+            # .shared::cta: only the executing CTA's window, not another CTA's (mapa) memory
+            from .cluster import CLUSTER_BIT, RANK_MASK, RANK_SHIFT
+            off = v - np.uint64(M.SHARED_WINDOW)
+            rank = (off >> np.uint64(RANK_SHIFT)) & np.uint64(RANK_MASK)
+            own = ctx.cluster_rank_of_cta[ctx.slot_cta[g.idx]].astype(np.uint64)
+            shared &= (off < np.uint64(CLUSTER_BIT)) | (rank == own)
         local = (v >= np.uint64(M.LOCAL_WINDOW)) & (v < np.uint64(M.LOCAL_WINDOW + M.WINDOW_SIZE))
         const = (v >= np.uint64(M.CONST_BASE)) & (v < np.uint64(M.CONST_BASE + M.CONST_SIZE))
         param = (v >= np.uint64(M.PARAM_BASE)) & (v < np.uint64(M.PARAM_BASE + M.PARAM_SIZE))

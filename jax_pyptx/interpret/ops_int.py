@@ -335,9 +335,14 @@ def _mov_pack(prog, d, ins, scope, dec, t):
 
         def pack(ctx, g):
             r = np.zeros(g.n, wide)
-            for i, f in enumerate(gets):
-                v = np.asarray(f(ctx, g)).astype(wide)
-                r |= v << wide.type(i * w)
+            ctx.lenient = ctx.sanitize         # an undefined element leaves undefined bytes (LLVM undef)
+            try:
+                for i, f in enumerate(gets):
+                    ctx.tshift = i * w // 8
+                    v = np.asarray(f(ctx, g)).astype(wide)
+                    r |= v << wide.type(i * w)
+            finally:
+                ctx.lenient, ctx.tshift = False, 0
             put(ctx, g, r)
         d.fn = pack
     else:
@@ -350,8 +355,12 @@ def _mov_pack(prog, d, ins, scope, dec, t):
 
         def unpack(ctx, g):
             v = np.broadcast_to(np.asarray(get(ctx, g)), (g.n,))
-            for i, p in enumerate(puts):
-                p(ctx, g, (v >> v.dtype.type(i * w)).astype(edt))
+            try:
+                for i, p in enumerate(puts):
+                    ctx.tshift = i * w // 8         # destination i takes these bytes' definedness
+                    p(ctx, g, (v >> v.dtype.type(i * w)).astype(edt))
+            finally:
+                ctx.tshift = 0
         d.fn = unpack
 
 

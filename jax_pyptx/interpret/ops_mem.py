@@ -1,6 +1,7 @@
-"""Memory instructions: ld/ldu/st (every state space, vectors, generic addressing), atom/red,
-cp.async with commit/wait groups (performed when waited on, so a missing wait shows up as a
-read of uninitialized shared memory), and mapa/getctarank for clusters.
+"""Memory instructions: ld/ldu/st (every state space, vectors, generic addressing, distributed
+shared memory through ``.shared::cluster``), atom/red, cp.async with commit/wait groups
+(performed when waited on, so a missing wait shows up as a read of uninitialized shared
+memory), createpolicy. ``mapa`` / ``getctarank`` live in ``ops_cluster``.
 """
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import numpy as np
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
 from . import memory as M
+from .cluster import shared_target
 from .decode import addr_parts
+from .async_proxy import on_generic_load, on_generic_store
 from .registry import register
 from .operands import SINT, UINT, items, np_dtype, reader, writer
-
-CLUSTER_BIT = 1 << 31
 
 
 def space_of(dec):
@@ -47,35 +48,41 @@ def address_getter(prog, op, scope):
 
 
 # ----------------------------------------------------------------------------- space access
-def _warps(ctx, g, addrs):
-    """Warp (within its CTA) of each access for race tracking; None for cluster accesses."""
-    if ctx.shared.race is None or (addrs.size and (addrs >= np.uint64(CLUSTER_BIT)).any()):
-        return None
-    return ctx.warp_in_cta[g.idx]
+def mem_space(dec):
+    """State space an ld/st/atom accesses: ``"shared::cluster"`` for ``.shared::cluster`` (any
+    CTA of the cluster), ``"shared"`` for ``.shared`` / ``.shared::cta`` (the executing CTA's),
+    else ``space_of(dec)[0]``."""
+    space, opt = space_of(dec)
+    return "shared::cluster" if opt == ".shared::cluster" else space
 
 
 def _shared_banks(ctx, g, addrs):
-    banks = ctx.slot_cta[g.idx]
-    if addrs.size and (addrs >= np.uint64(CLUSTER_BIT)).any():
-        cl = addrs >= np.uint64(CLUSTER_BIT)
-        rank = ((addrs >> np.uint64(24)) & np.uint64(0x7F)).astype(np.int64)
-        first = banks - ctx.cluster_rank_of_cta[banks]
-        banks = np.where(cl, first + rank, banks)
-        addrs = np.where(cl, addrs & np.uint64(0xFFFFFF), addrs)
-    return banks, addrs
+    """(CTA banks, offsets) of shared addresses (``.shared::cluster`` addresses allowed)."""
+    banks, offs, _ = shared_target(ctx, g, addrs)
+    return banks, offs
 
 
-def space_load(ctx, g, space, addrs, dt, count=1):
+def space_load(ctx, g, space, addrs, dt, count=1, race=True):
+    """Load ``count`` elements of ``dt`` at each address of ``space``; ``race=False`` for
+    strong (volatile / relaxed / acquire) loads, which never race."""
     if space == "global":
         return ctx.mem.gspace.load(addrs, dt, count)
-    if space == "shared":
-        warps = _warps(ctx, g, addrs)
-        banks, offs = _shared_banks(ctx, g, addrs)
+    if space == "shared" or space == "shared::cluster":
+        banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
+        if not race:
+            warps = None
+        if ctx.async_proxy is not None:
+            on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
         try:
             return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
         except M.MemoryFault as f:
             if f.kind == "uninitialized":
                 f.detail += _pending_hint(ctx, g, f)
+                b = int(banks[f.lane])
+                if b != int(ctx.slot_cta[g.idx[f.lane]]):
+                    f.detail = f.detail.replace(
+                        "any thread of this CTA", f"any thread of CTA rank {int(ctx.cluster_rank_of_cta[b])} "
+                        f"(the CTA that owns it)")
             raise
     if space == "local":
         return ctx.local.load(g.idx, addrs, dt, count)
@@ -85,16 +92,19 @@ def space_load(ctx, g, space, addrs, dt, count=1):
         return ctx.mem.pspace.load(addrs, dt, count)
     if space == "plocal":
         return ctx.local.load(g.idx, addrs, dt, count)
-    return generic_load(ctx, g, addrs, dt, count)
+    return generic_load(ctx, g, addrs, dt, count, race)
 
 
-def space_store(ctx, g, space, addrs, vals):
+def space_store(ctx, g, space, addrs, vals, race=True):
+    """Store ``vals`` (n, count) at each address of ``space``; ``race=False`` for strong
+    (volatile / relaxed / release) stores, which never race."""
     if space == "global":
         return ctx.mem.gspace.store(addrs, vals)
-    if space == "shared":
-        warps = _warps(ctx, g, addrs)
-        banks, offs = _shared_banks(ctx, g, addrs)
-        return ctx.shared.store(banks, offs, vals, warps=warps)
+    if space == "shared" or space == "shared::cluster":
+        banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
+        if ctx.async_proxy is not None:
+            on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
+        return ctx.shared.store(banks, offs, vals, warps=warps if race else None)
     if space in ("local", "plocal"):
         return ctx.local.store(g.idx, addrs, vals)
     if space == "param":
@@ -102,7 +112,7 @@ def space_store(ctx, g, space, addrs, vals):
     if space == "const":
         raise M.MemoryFault("read-only", 0, int(addrs[0]) if len(addrs) else 0,
                             "the const state space is read-only", "const")
-    return generic_store(ctx, g, addrs, vals)
+    return generic_store(ctx, g, addrs, vals, race)
 
 
 def classify(addrs):
@@ -116,7 +126,7 @@ def classify(addrs):
     return code
 
 
-_CODE_SPACE = {0: "global", 1: "shared", 2: "local", 3: "const", 4: "param"}
+_CODE_SPACE = {0: "global", 1: "shared::cluster", 2: "local", 3: "const", 4: "param"}
 _WIN = {1: M.SHARED_WINDOW, 2: M.LOCAL_WINDOW}
 
 
@@ -138,26 +148,26 @@ def _split_generic(ctx, g, addrs):
     return out
 
 
-def generic_load(ctx, g, addrs, dt, count=1):
+def generic_load(ctx, g, addrs, dt, count=1, race=True):
     parts = _split_generic(ctx, g, addrs)
     if len(parts) == 1:
         c, _, sub, a = parts[0]
-        return space_load(ctx, sub, _CODE_SPACE[c], a, dt, count)
+        return space_load(ctx, sub, _CODE_SPACE[c], a, dt, count, race)
     out = np.empty((len(addrs), count), np.dtype(dt))
     for c, sel, sub, a in parts:
         try:
-            out[sel] = space_load(ctx, sub, _CODE_SPACE[c], a, dt, count)
+            out[sel] = space_load(ctx, sub, _CODE_SPACE[c], a, dt, count, race)
         except M.MemoryFault as f:
             f.lane = int(sel[f.lane])
             raise
     return out
 
 
-def generic_store(ctx, g, addrs, vals):
+def generic_store(ctx, g, addrs, vals, race=True):
     parts = _split_generic(ctx, g, addrs)
     for c, sel, sub, a in parts:
         try:
-            space_store(ctx, sub, _CODE_SPACE[c], a, vals if sel is None else vals[sel])
+            space_store(ctx, sub, _CODE_SPACE[c], a, vals if sel is None else vals[sel], race)
         except M.MemoryFault as f:
             if sel is not None:
                 f.lane = int(sel[f.lane])
@@ -169,7 +179,8 @@ def generic_store(ctx, g, addrs, vals):
 def _ld(prog, d, ins, scope, dec):
     d.noun = "load"
     t = dec.type
-    space, _ = space_of(dec)
+    space = mem_space(dec)
+    race = dec.get("sem") is None        # volatile / relaxed / acquire loads never race
     vec = int(dec.get("vec", ".v1")[2:])
     dsts = items(ins.operands[0])
     getaddr, symspace = address_getter(prog, ins.operands[1], scope)
@@ -193,13 +204,13 @@ def _ld(prog, d, ins, scope, dec):
 
         def ld1(ctx, g):
             a = getaddr(ctx, g)
-            put(ctx, g, space_load(ctx, g, space, a, dt, 1)[:, 0])
+            put(ctx, g, space_load(ctx, g, space, a, dt, 1, race)[:, 0])
         d.fn = ld1
         return
 
     def ldv(ctx, g):
         a = getaddr(ctx, g)
-        v = space_load(ctx, g, space, a, dt, count)
+        v = space_load(ctx, g, space, a, dt, count, race)
         for i, p in enumerate(puts):
             p(ctx, g, np.ascontiguousarray(v[:, i]))
     d.fn = ldv
@@ -209,7 +220,8 @@ def _ld(prog, d, ins, scope, dec):
 def _st(prog, d, ins, scope, dec):
     d.noun = "store"
     t = dec.type
-    space, _ = space_of(dec)
+    space = mem_space(dec)
+    race = dec.get("sem") is None        # volatile / relaxed / release stores never race
     getaddr, symspace = address_getter(prog, ins.operands[0], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
@@ -229,13 +241,14 @@ def _st(prog, d, ins, scope, dec):
             v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
             cols.append(v)
         vals = np.stack(cols, axis=1) if len(cols) > 1 else cols[0].reshape(-1, 1)
-        space_store(ctx, g, space, a, np.ascontiguousarray(vals))
+        space_store(ctx, g, space, a, np.ascontiguousarray(vals), race)
     d.fn = st
 
 
 # ----------------------------------------------------------------------------- atomics
 def _views_for(ctx, g, space, addrs, esz):
-    """[(positions or None, numpy view, element indices)] for read-modify-write."""
+    """[(positions or None, numpy view, element indices)] for read-modify-write (the caller
+    writes through the views: the space's ``version`` counts it here)."""
     dt = np.dtype(UINT[esz * 8])
     if space == "generic":
         out = []
@@ -246,11 +259,13 @@ def _views_for(ctx, g, space, addrs, esz):
         return out
     if space == "global":
         parts = ctx.mem.gspace.locate(addrs, esz, True)
+        ctx.mem.gspace.version += 1
         return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64), "global") for al, pos, off in parts]
-    if space == "shared":
-        banks, offs = _shared_banks(ctx, g, addrs)
+    if space == "shared" or space == "shared::cluster":
+        banks, offs, _ = shared_target(ctx, g, addrs, space == "shared")
         sh = ctx.shared
         sh._check(offs, esz)
+        sh.version += 1
         f = sh.flat(banks, offs) // esz
         if ctx.sanitize and sh.init is not None:
             bad = sh.iview(esz)[f] != M._ONES[esz]
@@ -258,10 +273,12 @@ def _views_for(ctx, g, space, addrs, esz):
                 lane = int(np.argmax(bad))
                 raise M.MemoryFault("uninitialized", lane, int(offs[lane]),
                                     f"shared address {int(offs[lane]):#x} is updated atomically before any "
-                                    f"thread of this CTA wrote it", "shared")
+                                    f"thread of {'this CTA' if banks[lane] == ctx.slot_cta[g.idx[lane]] else 'its CTA'} "
+                                    f"wrote it", "shared")
         return [(None, sh.view(dt), f, "shared")]
     if space == "local":
         ctx.local._check(addrs, esz)
+        ctx.local.version += 1
         return [(None, ctx.local.view(dt), ctx.local.flat(g.idx, addrs) // esz, "local")]
     raise M.MemoryFault("out-of-bounds", 0, int(addrs[0]), f"atomics are not allowed on the {space} space", space)
 
@@ -332,7 +349,7 @@ def _atomic(prog, d, ins, scope, dec, has_dst):
     d.noun = "atomic" if has_dst else "reduction"
     t = dec.type
     op = dec.get("op")[1:]              # add | min | max | inc | dec | and | or | xor | exch | cas
-    space, _ = space_of(dec)
+    space = mem_space(dec)
     ops = list(ins.operands)
     put = writer(prog, ops.pop(0), t, scope) if has_dst else None
     getaddr, _s = address_getter(prog, ops.pop(0), scope)
@@ -516,43 +533,6 @@ def _cp_wait_all(prog, d, ins, scope, dec):
         c[g.idx] += 1
         cp_complete(ctx, g, None)
     d.fn = wait_all
-
-
-# ----------------------------------------------------------------------------- clusters
-@register("mapa")
-def _mapa(prog, d, ins, scope, dec):
-    t = dec.type
-    put = writer(prog, ins.operands[0], t, scope)
-    ga = reader(prog, ins.operands[1], t, scope)
-    gr = reader(prog, ins.operands[2], u32, scope)
-    generic = space_of(dec)[0] == "generic"
-
-    def fn(ctx, g):
-        a = np.asarray(ga(ctx, g)).astype(np.uint64)
-        r = np.asarray(gr(ctx, g)).astype(np.uint64)
-        if generic:
-            a = a - np.uint64(M.SHARED_WINDOW)
-        out = np.uint64(CLUSTER_BIT) | (r << np.uint64(24)) | (a & np.uint64(0xFFFFFF))
-        if generic:
-            out = out + np.uint64(M.SHARED_WINDOW)
-        put(ctx, g, np.broadcast_to(out.astype(np_dtype(t)), (g.n,)).copy())
-    d.fn = fn
-
-
-@register("getctarank")
-def _getctarank(prog, d, ins, scope, dec):
-    generic = space_of(dec)[0] == "generic"
-    put = writer(prog, ins.operands[0], u32, scope)
-    ga = reader(prog, ins.operands[1], (dec.type or u64), scope)
-
-    def fn(ctx, g):
-        a = np.broadcast_to(np.asarray(ga(ctx, g)).astype(np.uint64), (g.n,))
-        if generic:
-            a = a - np.uint64(M.SHARED_WINDOW)
-        own = ctx.cluster_rank_of_cta[ctx.slot_cta[g.idx]]
-        r = np.where(a >= np.uint64(CLUSTER_BIT), (a >> np.uint64(24)) & np.uint64(0x7F), own)
-        put(ctx, g, r.astype(np.uint32))
-    d.fn = fn
 
 
 @register("createpolicy")

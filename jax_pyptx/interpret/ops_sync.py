@@ -1,120 +1,52 @@
-"""mbarrier objects (init, arrive, expect_tx/complete_tx, test_wait/try_wait with phase
-parity) and cluster barriers.
-
-An mbarrier lives at an 8-byte-aligned shared-memory address of a CTA; its state (expected
-count, pending arrivals, phase, tx-count) is kept beside the memory. ``try_wait`` that would
-return false parks the threads until the barrier's phase changes (equivalent to the spin loop
-around it), so a barrier that never completes is reported as a deadlock with its state.
+"""mbarrier instructions (init, inval, arrive / arrive_drop with counts, expect_tx and
+noComplete, expect_tx / complete_tx, test_wait / try_wait with a state token or a phase parity,
+pending_count) and cp.async.mbarrier.arrive. The object model is ``mbarrier``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InterpreterError, UninitializedReadError
 from ..ir.nodes import Sink
 from ..types import b64, pred, u32, u64
-from . import memory as M
-from .registry import K_CTRL
-from .registry import register
+from . import mbarrier as MB
 from .group import Group
-from .ops_mem import _cp_state, _shared_banks, address_getter, cp_complete, space_of
+from .ops_mem import _cp_state, address_getter, cp_complete, space_of
 from .operands import reader, writer
+from .registry import K_CTRL, register
 
 
-class MBar:
-    __slots__ = ("count", "pending", "phase", "tx")
-
-    def __init__(self, count):
-        self.count = count
-        self.pending = count
-        self.phase = 0
-        self.tx = 0
+def _space(dec):
+    return "generic" if space_of(dec)[0] == "generic" else "shared"
 
 
-def _locate(ctx, g, addrs, space):
-    a = addrs
-    if space == "generic":
-        a = a - np.uint64(M.SHARED_WINDOW)
-    banks, offs = _shared_banks(ctx, g, a)
-    ctx.shared._check(offs, 8)
-    return banks, offs
-
-
-def _get(ctx, g, bank, off, lane=0):
-    st = ctx.mbar.get((int(bank), int(off)))
-    if st is None:
-        raise ctx.error(UninitializedReadError,
-                        f"mbarrier at shared address {int(off):#x} used before mbarrier.init", g, lane)
-    return st
-
-
-def _complete_phase(ctx, key, st):
-    if ctx.shared.race is not None:
-        ctx.shared.race.advance([key[0]])
-    st.phase += 1
-    st.pending = st.count
-    # wake threads waiting on this barrier
-    for h in ctx.groups:
-        if h.wait is not None and h.wait[0] == "mbar" and (h.wait[1], h.wait[2]) == key:
-            h.wait = None
-
-
-def mbar_arrive(ctx, g, addrs, counts, space="generic", tx=None, drop=False):
-    """Arrive on the mbarriers at ``addrs`` (shared::cta offsets or generic); returns the
-    phase token of each thread."""
-    banks, offs = _locate(ctx, g, addrs, space)
-    tokens = np.zeros(g.n, np.uint64)
-    keys = banks.astype(np.int64) * (1 << 32) + offs.astype(np.int64)
-    for k in np.unique(keys):
-        sel = keys == k
-        b, o = int(k) >> 32, int(k) & 0xFFFFFFFF
-        st = _get(ctx, g, b, o, int(np.argmax(sel)))
-        # state token: phase in the high word, this thread's pending count (after its
-        # arrival, in thread order) in the low word
-        after = np.maximum(st.pending - np.cumsum(np.asarray(counts)[sel]), 0)
-        tokens[sel] = (np.uint64(st.phase) << np.uint64(32)) | after.astype(np.uint64)
-        if tx is not None:
-            st.tx += int(np.asarray(tx)[sel].sum()) if np.ndim(tx) else int(tx) * int(sel.sum())
-        total = int(np.asarray(counts)[sel].sum())
-        if drop:
-            st.count -= int(sel.sum())
-        while total > 0:
-            step = min(total, st.pending)
-            st.pending -= step
-            total -= step
-            if st.pending == 0 and st.tx == 0:
-                _complete_phase(ctx, (b, o), st)
-            elif st.pending == 0:
-                break
-        if total > 0 and ctx.sanitize:
-            raise ctx.error(InterpreterError, f"mbarrier at shared {o:#x} received more arrivals than expected", g)
-    return tokens
+def _u32s(get, ctx, g):
+    return np.broadcast_to(np.asarray(get(ctx, g)).astype(np.int64), (g.n,))
 
 
 @register("mbarrier.init")
 def _init(prog, d, ins, scope, dec):
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
     gc = reader(prog, ins.operands[1], u32, scope)
-    space = space_of(dec)[0]
+    space = _space(dec)
 
     def init(ctx, g):
-        banks, offs = _locate(ctx, g, getaddr(ctx, g), space)
-        c = np.broadcast_to(np.asarray(gc(ctx, g)).astype(np.int64), (g.n,))
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
+        c = _u32s(gc, ctx, g)
         for j in range(g.n):
-            ctx.mbar[(int(banks[j]), int(offs[j]))] = MBar(int(c[j]))
-        ctx.shared.mark_init(banks, offs, 8)
+            MB.init(ctx, ctas[j], offs[j], int(c[j]), g, j)
+        ctx.shared.mark_init(ctas, offs.astype(np.uint64), 8)
     d.fn = init
 
 
 @register("mbarrier.inval")
 def _inval(prog, d, ins, scope, dec):
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
-    space = space_of(dec)[0]
+    space = _space(dec)
 
     def inval(ctx, g):
-        banks, offs = _locate(ctx, g, getaddr(ctx, g), space)
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
         for j in range(g.n):
-            ctx.mbar.pop((int(banks[j]), int(offs[j])), None)
+            MB.inval(ctx, ctas[j], offs[j], g, j)
     d.fn = inval
 
 
@@ -123,10 +55,11 @@ def _arrive_factory(drop: bool):
 
 
 def _arrive(prog, d, ins, scope, dec, drop):
-    """mbarrier.arrive / arrive_drop{.expect_tx} [state,] [addr]{, count | tx}."""
-    space = space_of(dec)[0]
+    """mbarrier.arrive / arrive_drop{.expect_tx | .noComplete} state|_, [addr]{, count | tx}."""
+    space = _space(dec)
     ops = list(ins.operands)
     expect_tx = dec.has(".expect_tx")
+    no_complete = dec.has(".noComplete")
     put = None
     if ops and not hasattr(ops[0], "base"):
         dst = ops.pop(0)
@@ -135,14 +68,12 @@ def _arrive(prog, d, ins, scope, dec, drop):
     extra = reader(prog, ops[0], u32, scope) if ops else None
 
     def arrive(ctx, g):
-        a = getaddr(ctx, g)
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
         if expect_tx:
-            tx = np.broadcast_to(np.asarray(extra(ctx, g)).astype(np.int64), (g.n,))
-            tok = mbar_arrive(ctx, g, a, np.ones(g.n, np.int64), space, tx=tx, drop=drop)
+            tok = MB.arrive_threads(ctx, ctas, offs, 1, tx=_u32s(extra, ctx, g), drop=drop, g=g)
         else:
-            cnt = np.ones(g.n, np.int64) if extra is None else np.broadcast_to(
-                np.asarray(extra(ctx, g)).astype(np.int64), (g.n,))
-            tok = mbar_arrive(ctx, g, a, cnt, space, drop=drop)
+            cnt = 1 if extra is None else _u32s(extra, ctx, g)
+            tok = MB.arrive_threads(ctx, ctas, offs, cnt, drop=drop, no_complete=no_complete, g=g)
         if put is not None:
             put(ctx, g, tok)
     d.fn = arrive
@@ -154,23 +85,19 @@ register("mbarrier.arrive_drop")(_arrive_factory(drop=True))
 
 def _tx_factory(sign: int):
     """mbarrier.expect_tx (+tx) / mbarrier.complete_tx (-tx)."""
-    return lambda prog, d, ins, scope, dec: _tx(prog, d, ins, scope, dec, sign)
+    def factory(prog, d, ins, scope, dec):
+        space = _space(dec)
+        getaddr, _ = address_getter(prog, ins.operands[0], scope)
+        gtx = reader(prog, ins.operands[1], u32, scope)
+        fn = MB.mbarrier_expect_tx if sign > 0 else MB.mbarrier_complete_tx
 
-
-def _tx(prog, d, ins, scope, dec, sign):
-    space = space_of(dec)[0]
-    getaddr, _ = address_getter(prog, ins.operands[0], scope)
-    gtx = reader(prog, ins.operands[1], u32, scope)
-
-    def tx(ctx, g):
-        banks, offs = _locate(ctx, g, getaddr(ctx, g), space)
-        v = np.broadcast_to(np.asarray(gtx(ctx, g)).astype(np.int64), (g.n,))
-        for j in range(g.n):
-            st = _get(ctx, g, banks[j], offs[j], j)
-            st.tx += sign * int(v[j])
-            if st.tx == 0 and st.pending == 0:
-                _complete_phase(ctx, (int(banks[j]), int(offs[j])), st)
-    d.fn = tx
+        def tx(ctx, g):
+            ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
+            v = _u32s(gtx, ctx, g)
+            for j in range(g.n):
+                fn(ctx, ctas[j], offs[j], int(v[j]), g, j)
+        d.fn = tx
+    return factory
 
 
 register("mbarrier.expect_tx")(_tx_factory(+1))
@@ -178,50 +105,59 @@ register("mbarrier.complete_tx")(_tx_factory(-1))
 
 
 def _wait_factory(blocking):
+    """test_wait (non-blocking) / try_wait (potentially blocking, with a time limit)."""
     def factory(prog, d, ins, scope, dec):
-        space = space_of(dec)[0]
+        space = _space(dec)
         parity = dec.has(".parity")
         put = writer(prog, ins.operands[0], pred, scope)
         getaddr, _ = address_getter(prog, ins.operands[1], scope)
-        gstate = reader(prog, ins.operands[2], u64, scope)
+        gstate = reader(prog, ins.operands[2], u32 if parity else u64, scope)
         d.kind = K_CTRL
+        kind = "try" if blocking else "poll"
 
         def wait(ctx, sub, g):
-            banks, offs = _locate(ctx, sub, getaddr(ctx, sub), space)
-            s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.int64), (sub.n,))
+            ctas, offs = MB.locate(ctx, sub, getaddr(ctx, sub), space)
+            s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.uint64), (sub.n,))
             done = np.zeros(sub.n, bool)
             for j in range(sub.n):
-                st = _get(ctx, sub, banks[j], offs[j], j)
-                if parity:
-                    done[j] = (st.phase & 1) != (int(s[j]) & 1)
-                else:
-                    done[j] = st.phase != (int(s[j]) >> 32)
-            if done.all() or not blocking:
+                st = MB._get(ctx, ctas[j], offs[j], sub, j, "waited on")
+                done[j] = MB.phase_done(st, s[j], parity)
+            if done.all():
                 put(ctx, sub, done)
-                if not done.all() and not blocking:
-                    # a failed test_wait: let other threads run before this one spins again
-                    rest = Group(g.idx, g.pc + 1, ctx.N)
-                    rest.last = ctx.steps
-                    return [rest] if ctx.groups else None
                 return None
-            # park threads whose phase has not completed; they re-execute the try_wait
+            N = ctx.N
+            if blocking:
+                # try_wait: not-done threads park and run the instruction again when the phase
+                # completes; if they were woken because nothing else could run, the time limit
+                # expired and they get false
+                go = done.copy()
+                if ctx.mbar_timeout is not None:
+                    go |= ctx.mbar_timeout[sub.idx]
+                    ctx.mbar_timeout[sub.idx] = False
+                park_pc = g.pc
+            else:
+                # test_wait: every thread has its answer; the false ones park at the next
+                # instruction until the phase completes
+                go = done
+                put(ctx, Group(sub.idx[~done], g.pc, N), np.zeros(int((~done).sum()), bool))
+                park_pc = g.pc + 1
             out = []
-            if done.any():
-                ok = Group(sub.idx[done], g.pc, ctx.N)
-                put(ctx, ok, np.ones(ok.n, bool))
-                ok.pc = g.pc + 1
-                out.append(ok)
-            nd = ~done
-            keys = banks[nd].astype(np.int64) * (1 << 32) + offs[nd].astype(np.int64)
-            for k in np.unique(keys):
-                sel = np.nonzero(nd)[0][keys == k]
-                h = Group(sub.idx[sel], g.pc, ctx.N)
-                st = ctx.mbar[(int(k) >> 32, int(k) & 0xFFFFFFFF)]
-                h.wait = ("mbar", int(k) >> 32, int(k) & 0xFFFFFFFF,
-                          int(s[sel[0]]) & 1 if parity else (int(s[sel[0]]) >> 32) & 1)
-                out.append(h)
+            if go.any():
+                a = Group(sub.idx[go], g.pc + 1, N)
+                put(ctx, a, done[go])
+                out.append(a)
+            park = np.nonzero(~go)[0]
+            if len(park):
+                keys = ctas[park] * (1 << 32) + offs[park]
+                for k in np.unique(keys):
+                    sel = park[keys == k]
+                    sv = int(s[sel[0]])
+                    p = (sv & 1) if parity else ((sv >> 32) & 1)
+                    h = Group(sub.idx[sel], park_pc, N)
+                    h.wait = ("mbar", int(k) >> 32, int(k) & 0xFFFFFFFF, p, kind, g.pc)
+                    out.append(h)
             if sub is not g:
-                out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, ctx.N))
+                out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, N))
             return out
         d.fn = wait
     return factory
@@ -243,12 +179,20 @@ def _pending(prog, d, ins, scope, dec):
 # ----------------------------------------------------------------------------- cp.async + mbarrier
 @register("cp.async.mbarrier.arrive")
 def _cp_mbar(prog, d, ins, scope, dec):
+    """The mbarrier tracks this thread's prior cp.async copies. Copies complete here (the
+    arrive-on their completion triggers happens now); without ``.noinc`` the pending count was
+    raised by one first, so the net effect is only that ordering."""
     noinc = dec.has(".noinc")
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
+    space = _space(dec)
 
     def arrive(ctx, g):
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
         _cp_state(ctx)
         cp_complete(ctx, g, None)
         if noinc:
-            mbar_arrive(ctx, g, getaddr(ctx, g), np.ones(g.n, np.int64))
+            MB.arrive_threads(ctx, ctas, offs, 1, g=g)
+        else:
+            for j in range(g.n):
+                MB._get(ctx, ctas[j], offs[j], g, j, "arrived on")
     d.fn = arrive

@@ -12,8 +12,14 @@ phase or a cluster barrier completes. Then
 * a store to a byte that another warp loaded in the current epoch is a write-after-read race.
 
 Accesses by the lanes of one warp never race with each other (warps execute in program order),
-and atomics are not tracked. Byte granularity: neighbouring bytes owned by different warps never
+and atomics and strong loads / stores (``.volatile``, ``.relaxed``, ``.acquire``, ``.release``:
+flags that threads poll) are not tracked. Byte granularity: neighbouring bytes owned by different warps never
 conflict.
+
+Distributed shared memory: an access of another CTA of the cluster (through a
+``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
+is ordered against the owner's accesses only by what synchronizes the cluster: a completed
+``barrier.cluster`` phase with release arrivals, or a phase of the owner's mbarrier.
 """
 from __future__ import annotations
 
@@ -32,7 +38,7 @@ class RaceTracker:
         self.stride = stride
         self.wwarp = np.full(n, -1, np.int16)       # last writer warp (within its CTA)
         self.wepoch = np.full(n, -1, np.int32)
-        self.rmask = np.zeros(n, np.uint32)         # warps that read in repoch
+        self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
         self.repoch = np.full(n, -1, np.int32)
         self.epoch = np.zeros(nbanks, np.int32)
 
@@ -56,30 +62,43 @@ class RaceTracker:
             lane, k = np.argwhere(bad)[0]
             addr = int(offs[lane]) + int(k)
             raise RaceFault("race", int(lane), addr,
-                            f"it reads shared address {addr:#x}{{where}} that warp {int(ww[lane, k])} of this CTA "
-                            f"stored since the last barrier: a bar.sync (__syncthreads) is missing between the "
-                            f"store and this load", "shared")
+                            f"it reads shared address {addr:#x}{{where}} that {_who(int(ww[lane, k]), int(warps[lane]))} "
+                            f"stored since the last barrier: {_missing(int(ww[lane, k]), int(warps[lane]))} "
+                            f"between the store and this load", "shared")
         flat = idx.reshape(-1)
         stale = self.repoch[flat] != np.repeat(cur[:, 0], nbytes)
         if stale.any():
             self.rmask[flat[stale]] = 0
         self.repoch[flat] = np.repeat(cur[:, 0], nbytes)
-        bits = np.repeat(np.left_shift(np.uint32(1), warps.astype(np.uint32)), nbytes)
+        bits = np.repeat(np.left_shift(np.uint64(1), warps.astype(np.uint64)), nbytes)
         np.bitwise_or.at(self.rmask, flat, bits)
 
     def on_store(self, banks, offs, nbytes, warps):
         idx = self._bytes(banks, offs, nbytes)
         cur = self.epoch[banks][:, None]
-        mine = np.left_shift(np.uint32(1), warps.astype(np.uint32))[:, None]
-        readers = np.where(self.repoch[idx] == cur, self.rmask[idx], np.uint32(0)) & ~mine
+        mine = np.left_shift(np.uint64(1), warps.astype(np.uint64))[:, None]
+        readers = np.where(self.repoch[idx] == cur, self.rmask[idx], np.uint64(0)) & ~mine
         if readers.any():
             lane, k = np.argwhere(readers != 0)[0]
             addr = int(offs[lane]) + int(k)
             other = int(readers[lane, k])
             w = (other & -other).bit_length() - 1
             raise RaceFault("race", int(lane), addr,
-                            f"it overwrites shared address {addr:#x}{{where}} that warp {w} of this CTA loaded "
-                            f"since the last barrier: a bar.sync (__syncthreads) is missing between that load and "
+                            f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
+                            f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
                             f"this store", "shared")
         self.wwarp[idx] = np.broadcast_to(warps[:, None], idx.shape)
         self.wepoch[idx] = np.broadcast_to(cur, idx.shape)
+
+
+def _who(w: int, me: int) -> str:
+    if w >= 32:
+        return f"CTA rank {w - 32} of the cluster (through distributed shared memory)"
+    return f"warp {w} of {'the CTA that owns it' if me >= 32 else 'this CTA'}"
+
+
+def _missing(w: int, me: int) -> str:
+    if w >= 32 or me >= 32:
+        return ("a barrier.cluster (arrive.release + wait) or an mbarrier wait of the owning CTA "
+                "is missing")
+    return "a bar.sync (__syncthreads) is missing"

@@ -1,12 +1,13 @@
 """Synchronization state of a batch: CTA barriers (bar/barrier with ids and thread counts,
-bar.red), cluster barriers, and the deadlock report listing every parked warp and what it
-waits on. Mixed into ``machine.Context``."""
+bar.red) and the deadlock report listing every parked warp and what it waits on (cluster
+barriers: ``cluster``). Mixed into ``machine.Context``."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import DeadlockError, DivergenceError
 from .group import Group
+from .mbarrier import describe as describe_mbarrier_wait
 
 
 class BarState:
@@ -116,49 +117,13 @@ class SyncMixin:
                     new.append(rel)
         self.groups.extend(new)
 
-    # ------------------------------------------------------------------ clusters
-    def cluster_barrier(self, sub: Group, g: Group, wait: bool):
-        if not hasattr(self, "cl_phase"):
-            ncl = self.nctas // self.cluster_size
-            self.cl_phase = np.zeros(ncl, np.int64)
-            self.cl_arrived = np.zeros(self.N, bool)
-            self.cl_thread_phase = np.zeros(self.N, np.int64)
-        cid = self.slot_cta[sub.idx] // self.cluster_size
-        if not wait:
-            self.cl_arrived[sub.idx] = True
-            self.cl_thread_phase[sub.idx] = self.cl_phase[cid]
-            for c in np.unique(cid):
-                slots = slice(int(c) * self.cluster_size * self.S, (int(c) + 1) * self.cluster_size * self.S)
-                live = self.live[slots]
-                if (self.cl_arrived[slots] | ~live).all():
-                    self.cl_phase[c] += 1
-                    if self.shared.race is not None:
-                        self.shared.race.advance(np.arange(int(c) * self.cluster_size, (int(c) + 1) * self.cluster_size))
-                    self.cl_arrived[slots] = False
-                    for h in self.groups:
-                        if h.wait is not None and h.wait[0] == "cluster" and h.wait[1] == int(c):
-                            h.wait = None
-        else:
-            ready = self.cl_phase[cid] > self.cl_thread_phase[sub.idx]
-            if not ready.all():
-                out = []
-                if ready.any():
-                    out.append(Group(sub.idx[ready], g.pc + 1, self.N))
-                for c in np.unique(cid[~ready]):
-                    sel = (~ready) & (cid == c)
-                    h = Group(sub.idx[sel], g.pc, self.N)
-                    h.wait = ("cluster", int(c))
-                    out.append(h)
-                if sub is not g:
-                    out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, self.N))
-                return out
-        return None
-
     # ------------------------------------------------------------------ deadlock
     def deadlock(self):
         lines = []
         for g in sorted(self.groups, key=lambda h: (h.idx[0], h.pc)):
             pc = g.wait[3] if g.wait and g.wait[0] == "bar" else g.pc
+            if g.wait and g.wait[0] == "mbar":
+                pc = g.wait[5]
             d = self.code[min(pc, len(self.code) - 1)]
             uw, m = g.warp_masks()
             for w, mm in zip(uw, m):
@@ -205,15 +170,9 @@ class SyncMixin:
             rest = "; ".join(where) or "they never arrive"
             return f"waits for lanes {_lanes(miss)} of its warp ({rest})"
         if kind == "mbar":
-            _, c2, addr, parity = g.wait
-            st = self.mbar.get((c2, addr))
-            if st is None:
-                return f"waits on mbarrier at shared {addr:#x} (never initialized)"
-            return (f"waits on mbarrier at shared {addr:#x} for phase parity {parity} "
-                    f"(current phase {st.phase}, {st.pending} of {st.count} arrivals pending, "
-                    f"tx-count {st.tx})")
+            return describe_mbarrier_wait(self, g)
         if kind == "cluster":
-            return "waits on barrier.cluster"
+            return self._cluster_waits_on(g.wait[1])
         return f"waits ({kind})"
 
 

@@ -43,5 +43,5 @@ FORMS = [
                                      R("aligned", ".aligned")),
          ("m", "m", "i"), min_sm=90, min_ptx=(8, 3), family="tensormap",
          doc="tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope"
-             ".sync.aligned [dst], [src], 128", cpu="nop"),
+             ".sync.aligned [dst], [src], 128"),
 ]

@@ -1,10 +1,12 @@
 """Fragment layouts of the warp- and warpgroup-level matrix instructions (PTX ISA "Matrix
 fragments for mma.m16n8k*", "ldmatrix", "Register fragments and shared memory matrix layouts"
-of wgmma): which (row, col) of a matrix each element a thread holds is.
+of wgmma, tcgen05 "Matrix fragments" and "Data Path Layout Organization"): which (row, col) of
+a matrix each element a thread holds is, where each element of a shared-memory operand lies,
+and where tcgen05 data sits in Tensor Memory.
 
 The one copy of these facts: the DSL's ``ptx.mma.fragment_*`` / ``ptx.wgmma.accumulator`` and
-the interpreter's mma.sync / ldmatrix / stmatrix / movmatrix read them. Pure Python (no NumPy);
-every layout is a tuple, per lane, of (row, col) per element, memoised.
+the interpreter's mma.sync / ldmatrix / stmatrix / movmatrix / wgmma / tcgen05 read them.
+Pure Python (no NumPy); every layout is a tuple, per lane, of (row, col) per element, memoised.
 
 Lane terms: ``groupID = lane >> 2``, ``threadID_in_group = lane % 4``.
 """
@@ -94,13 +96,87 @@ def ldmatrix_fragment() -> tuple:
 
 
 # ----------------------------------------------------------------------------- wgmma
+WARPGROUP = 128
+#: K of wgmma.mma_async per input type (dense; the sparse forms double it)
+WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32, "b1": 256}
+
+
 def wgmma_accumulator(n: int, thread: int, elem_bits: int = 32) -> list:
     """(row, col) of each accumulator element thread ``thread`` (0..127) of the warpgroup holds
     for ``wgmma .m64nN``: warp w covers rows 16w..16w+15; element i sits at row
-    16w + lane/4 + 8*((i/2)%2), column 8*(i/4) + 2*(lane%4) + i%2 (N/2 elements per thread)."""
+    16w + lane/4 + 8*((i/2)%2), column 8*(i/4) + 2*(lane%4) + i%2 (N/2 elements per thread;
+    with ``.f16`` accumulators elements 2j and 2j+1 share register j)."""
     w, lane = divmod(thread, WARP)
     return [(16 * w + lane // 4 + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * (lane % 4) + i % 2)
             for i in range(n // 2)]
+
+
+@lru_cache(maxsize=None)
+def wgmma_d_fragment(n: int) -> tuple:
+    """Per thread of the warpgroup (128), the (row, col) of each of its N/2 accumulator
+    elements of ``wgmma .m64nN`` (PTX ISA "Register Fragments", matrix D)."""
+    return tuple(tuple(wgmma_accumulator(n, t)) for t in range(WARPGROUP))
+
+
+@lru_cache(maxsize=None)
+def wgmma_a_fragment(atype: str) -> tuple:
+    """Per thread of the warpgroup (128), the (row, col) of each element of matrix A (64 x K)
+    that its four ``.b32`` A registers hold when A comes from registers (PTX ISA "Register
+    Fragments", matrix A): warp w holds rows 16w..16w+15 in the layout of ``mma.m16n8kK``'s A
+    fragment (element i of register r = i // (32 / bits), low bits first)."""
+    bits = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "b1": 1}
+    if atype not in bits:
+        raise ValueError(f"wgmma A type {atype!r}: allowed: {', '.join(bits)}")
+    k = WGMMA_K[atype]
+    warp = mma_fragment(f"m16n8k{k}", "a", bits[atype])
+    return tuple(tuple((16 * (t // WARP) + r, c) for r, c in warp[t % WARP]) for t in range(WARPGROUP))
+
+
+# ----------------------------------------------------------------------------- smem layouts
+#: swizzle width in bytes of each mode name (the repeating pattern is 8 rows of this width)
+SWIZZLE_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}
+#: wgmma matrix-descriptor swizzle codes (bits 62-63) and tcgen05 ones (bits 61-63)
+WGMMA_SWIZZLE_CODES = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
+TCGEN05_SWIZZLE_CODES = {0: "none", 1: "128B_base32B", 2: "128B", 4: "64B", 6: "32B"}
+
+
+@lru_cache(maxsize=256)
+def smem_matrix_offsets(major: str, swizzle: str, mn: int, k: int, elem_bits: int,
+                        lbo: int, sbo: int) -> tuple:
+    """Bit offsets (before swizzling) from the matrix start of each element (mn, k) of an
+    ``mn`` x ``k`` wgmma / tcgen05 operand in shared memory, row-major over (mn, k), per the PTX
+    ISA's canonical layouts ("Shared Memory Matrix Layout", with T = 128 / elem_bits elements
+    per 16 bytes and S the swizzle width in bytes; LBO / SBO in bytes):
+
+    * K-major, no swizzle: ``((8,m),(T,2k)):((1T,SBO),(1,LBO))``: 8 rows of 16 bytes per core
+      matrix, the next 8 rows SBO on, the next 16-byte K chunk LBO on;
+    * K-major, swizzled: ``((8,m),(T,2k)):((S/16*T,SBO),(1,T))``: rows S bytes apart, K chunks
+      adjacent, the next 8 rows SBO on;
+    * MN-major, no swizzle: ``((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))``: 16 bytes of MN, the next
+      16 bytes of MN SBO on, 8 K rows 16 bytes apart, the next 8 K rows LBO on;
+    * MN-major, swizzled: ``((T,S/16,m),(8,k)):((1,T,LBO),(S/16*T,SBO))``: S bytes of MN per
+      row, the next S bytes of MN LBO on, 8 K rows S bytes apart, the next 8 K rows SBO on.
+    """
+    s = SWIZZLE_BYTES[swizzle]
+    t = 128 // elem_bits
+    out = []
+    for r in range(mn):
+        for c in range(k):
+            if major == "K":
+                chunk, within = divmod(c, t)
+                if swizzle == "none":
+                    off = (r % 8) * 16 + (r // 8) * sbo + chunk * lbo
+                else:
+                    off = (r % 8) * s + (r // 8) * sbo + chunk * 16
+            else:
+                chunk, within = divmod(r, t)
+                if swizzle == "none":
+                    off = chunk * sbo + (c % 8) * 16 + (c // 8) * lbo
+                else:
+                    atom, cc = divmod(chunk, s // 16)
+                    off = cc * 16 + atom * lbo + (c % 8) * s + (c // 8) * sbo
+            out.append(off * 8 + within * elem_bits)
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- tcgen05
@@ -108,8 +184,98 @@ def wgmma_accumulator(n: int, thread: int, elem_bits: int = 32) -> list:
 # ``.num`` repetition, largest ``.num``) (PTX ISA "tcgen05 Matrix fragments").
 TCGEN05_LD_SHAPES = {"16x64b": (1, 128), "16x128b": (2, 64), "16x256b": (4, 32),
                      "32x32b": (1, 128), "16x32bx2": (1, 128)}
+#: TMEM: lanes x 32-bit columns per CTA
+TMEM_LANES, TMEM_COLUMNS = 128, 512
 
 
 def tcgen05_ld_regs(shape: str, num: int) -> int:
     """Registers per thread of ``tcgen05.ld/st .shape.x<num>``."""
     return TCGEN05_LD_SHAPES[shape.lstrip(".")][0] * num
+
+
+def _ld_element(shape: str, lane: int, r: int) -> tuple:
+    """(lane offset, column offset, half) of register r of one repetition."""
+    g, t = lane // 4, lane % 4
+    if shape == "32x32b":
+        return lane, 0, 0
+    if shape == "16x64b":            # two columns per lane: lanes g and g+8, column (lane/2)%2
+        return g + 8 * (lane % 2), (lane // 2) % 2, 0
+    if shape == "16x128b":           # four columns: lane g + 8r, column lane%4
+        return g + 8 * r, t, 0
+    if shape == "16x256b":           # the mma m16n8 accumulator layout on eight columns
+        return g + 8 * (r // 2), 2 * t + r % 2, 0
+    if shape == "16x32bx2":          # lanes 0-15 at taddr, lanes 0-15 at taddr + immHalfSplitoff
+        return lane % 16, 0, lane // 16
+    raise ValueError(f"tcgen05.ld/st shape {shape!r}: allowed: {', '.join(TCGEN05_LD_SHAPES)}")
+
+
+_SHAPE_COLS = {"32x32b": 1, "16x64b": 2, "16x128b": 4, "16x256b": 8, "16x32bx2": 1}
+
+
+@lru_cache(maxsize=None)
+def tcgen05_ld_fragment(shape: str, num: int = 1, pack: bool = False) -> tuple:
+    """Per lane of the warp (32), for each of its ``tcgen05.ld/st .shape.x<num>`` registers:
+    (TMEM lane offset, TMEM column offset, half) from the address ``taddr`` (half 1 of
+    ``.16x32bx2`` is at ``taddr + immHalfSplitoff`` columns). Repetition j of ``.num`` covers
+    the next columns (registers of repetition j follow those of j-1). With ``.pack::16b`` /
+    ``.unpack::16b`` a register holds the low halves of two adjacent columns, so the column
+    offsets double (the register's low half is column c, its high half column c+1).
+
+    The shapes: ``.32x32b`` lane i holds TMEM lane i; ``.16x64b`` lanes 4g+{0,1} hold lane g,
+    4g+{2,3} lane g+8 (columns 0/1 alternating); ``.16x128b`` lane 4g+t holds column t of
+    lanes g and g+8; ``.16x256b`` is the ``mma.m16n8`` accumulator layout over 8 columns;
+    ``.16x32bx2`` lanes 0-15 and 16-31 read TMEM lanes 0-15 at two column bases."""
+    s = shape.lstrip(".")
+    per, top = TCGEN05_LD_SHAPES[s]
+    if num not in tuple(2 ** i for i in range(8) if 2 ** i <= top):
+        raise ValueError(f"tcgen05 shape .{s}: .x{num} is not allowed (largest .x{top})")
+    width = _SHAPE_COLS[s]
+    mult = 2 if pack else 1
+    out = []
+    for lane in range(WARP):
+        regs = []
+        for j in range(num):
+            for r in range(per):
+                lo, co, half = _ld_element(s, lane, r)
+                regs.append((lo, (co + j * width) * mult, half))
+        out.append(tuple(regs))
+    return tuple(out)
+
+
+def tcgen05_lanes(shape: str) -> int:
+    """TMEM lanes a warp accesses with ``tcgen05.ld/st .shape`` (16 or 32)."""
+    return 32 if shape.lstrip(".") == "32x32b" else 16
+
+
+@lru_cache(maxsize=None)
+def tcgen05_d_layout(m: int, n: int, cta_group: int = 1, ws: bool = False) -> tuple:
+    """Where matrix D of ``tcgen05.mma`` lives in a CTA's Tensor Memory (PTX ISA "Data Path
+    Layout Organization"): for each (row, col) of the CTA's part of D (row-major; M/2 rows per
+    CTA for ``.cta_group::2``), the (lane, column) offset from the D address.
+
+    * M=128 (cta_group::1, and .ws) and M=256 (cta_group::2, 128 rows per CTA): "4x1", row i
+      in lane i;
+    * M=64 without .ws: "4x1 with half the data path": rows 16s..16s+15 in lanes 32s..32s+15
+      (the D address may add 16 to the lane);
+    * M=64 .ws and M=128 cta_group::2 (64 rows per CTA): "2x2": columns [0, N/2) in lanes 0-63,
+      columns [N/2, N) in lanes 64-127 at columns 0..N/2-1;
+    * M=32 .ws: "1x4": column quarter q in lanes 32q..32q+31.
+    """
+    rows = m // cta_group
+    out = []
+    for r in range(rows):
+        for c in range(n):
+            if rows == 128:
+                out.append((r, c))
+            elif rows == 64 and not ws and cta_group == 1:
+                out.append((r % 16 + 32 * (r // 16), c))
+            elif rows == 64:
+                q, cc = divmod(c, n // 2)
+                out.append((r + 64 * q, cc))
+            elif rows == 32 and ws:
+                q, cc = divmod(c, n // 4)
+                out.append((r + 32 * q, cc))
+            else:
+                raise ValueError(f"tcgen05.mma: M={m} with cta_group::{cta_group}"
+                                 f"{' .ws' if ws else ''} has no data path layout")
+    return tuple(out)

@@ -13,7 +13,11 @@ mode     atom bytes  bits XORed              rows/atom
 =======  ==========  ======================  ==========
 
 The swizzle is a function of the address (which is why swizzled buffers start on an atom
-boundary), so it applies to any byte address. The one copy of this fact: the DSL, the
+boundary), so it applies to any byte address. A matrix descriptor whose swizzle pattern starts
+off an atom boundary names the row of the atom it starts at with its *base offset*
+(``(pattern start >> 7) & 7``): the row index is then counted from there. tcgen05's "128-byte
+swizzling with 32-byte atomicity" (``"128B_base32B"``) applies the 128B pattern to 32-byte units:
+bits [5:6] ^= [8:9]. The one copy of this fact: the DSL, the
 interpreter and ``jax_pyptx.viz`` call :func:`swizzle`.
 """
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 __all__ = ["MODES", "ATOM_BYTES", "swizzle", "mode_name"]
 
 # mode -> number of chunk-index bits XORed
-_BITS = {None: 0, "32B": 1, "64B": 2, "128B": 3}
+_BITS = {None: 0, "32B": 1, "64B": 2, "128B": 3, "128B_BASE32B": 2}
 MODES = ("32B", "64B", "128B")
 ATOM_BYTES = {"32B": 256, "64B": 512, "128B": 1024}
 
@@ -34,15 +38,22 @@ def mode_name(mode) -> str | None:
     if m == "NONE":
         return None
     if m not in _BITS:
-        raise ValueError(f"swizzle mode {mode!r} is not one of None, 'none', '32B', '64B', '128B'")
-    return m
+        raise ValueError(f"swizzle mode {mode!r} is not one of None, 'none', '32B', '64B', '128B', "
+                         f"'128B_base32B'")
+    return "128B_base32B" if m == "128B_BASE32B" else m
 
 
-def swizzle(addr, mode):
+def swizzle(addr, mode, base: int = 0):
     """The swizzled byte address of ``addr`` (an int or a NumPy integer array) under ``mode``
-    (None, "32B", "64B" or "128B"): bits [4:4+k] XOR bits [7:7+k], k = 1, 2, 3."""
-    k = _BITS[mode_name(mode)]
+    (None, "32B", "64B", "128B" or "128B_base32B"): bits [4:4+k] XOR bits [7:7+k], k = 1, 2, 3
+    (128B_base32B: bits [5:6] XOR [8:9]). ``base`` is a matrix descriptor's base offset: the
+    atom row of the address is ``((addr >> 7) - base) & 7``."""
+    name = mode_name(mode)
+    k = _BITS["128B_BASE32B" if name == "128B_base32B" else name]
     if k == 0:
         return addr
     mask = (1 << k) - 1
-    return addr ^ (((addr >> 7) & mask) << 4)
+    row = ((addr >> 7) - base) & 7 if base else (addr >> 7)
+    if name == "128B_base32B":
+        return addr ^ (((row >> 1) & mask) << 5)
+    return addr ^ ((row & mask) << 4)

@@ -11,7 +11,8 @@ result structure and binds shape variables that appear only in outputs; ``grid``
 launch grid (a tuple or a callable of the shape variables); ``input_output_aliases`` maps
 input positions to output indices (the output is written in place of the input);
 ``interpret=True`` runs the CPU interpreter on any platform; ``debug=True`` prints the launch
-(and the PTX when lowering for CUDA); ``name`` names the call in jaxprs and errors.
+(and the PTX when lowering for CUDA); ``name`` names the call in jaxprs and errors;
+``max_steps`` / ``timeout`` bound an interpreted call (instructions per batch of CTAs, seconds).
 Runtime scalars (a kernel parameter whose spec is a PTX type) are operands: changing their
 value never re-traces the kernel.
 
@@ -40,7 +41,7 @@ __all__ = ["call_kernel", "ptx_call", "configure", "runtime_options", "export_di
            "as_callable"]
 
 _CALL_OPTIONS = ("out_shape", "grid", "interpret", "input_output_aliases", "name", "debug",
-                 "independent", "covers", "backward")
+                 "independent", "covers", "backward", "max_steps", "timeout")
 
 
 def export_disabled_checks() -> list:
@@ -77,7 +78,8 @@ def _static_scalar(v):
 # ----------------------------------------------------------------------------- the call
 def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
                 input_output_aliases=None, name=None, debug=False, independent=None,
-                covers=None, backward=None, save_outputs=None, sanitize=True, **kw):
+                covers=None, backward=None, save_outputs=None, sanitize=True, max_steps=None,
+                timeout=None, **kw):
     """Call ``kernel`` on JAX arrays; returns its outputs (one array or a tuple).
 
     ``kw``: template parameters and shape variables by name. Other keywords: see
@@ -90,9 +92,12 @@ def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
     save_outputs = opts.get("save_outputs", False) if save_outputs is None else save_outputs
     interpret = opts.get("interpret") if interpret is None else interpret
     grid = opts.get("grid") if grid is None else grid
+    max_steps = opts.get("max_steps") if max_steps is None else max_steps
+    timeout = opts.get("timeout") if timeout is None else timeout
     call_kw = dict(out_shape=out_shape, grid=grid, interpret=interpret,
                    input_output_aliases=input_output_aliases, name=name, debug=debug,
-                   independent=independent, covers=covers, sanitize=sanitize, **kw)
+                   independent=independent, covers=covers, sanitize=sanitize,
+                   max_steps=max_steps, timeout=timeout, **kw)
     if backward is not None:
         fwd = lambda *a: _call(kernel, a, **call_kw)  # noqa: E731
         bwd = as_callable(backward, interpret=interpret, debug=debug, sanitize=sanitize)
@@ -101,7 +106,7 @@ def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
 
 
 def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, name, debug,
-          independent, covers, sanitize, **kw):
+          independent, covers, sanitize, max_steps=None, timeout=None, **kw):
     label = name or kernel.name
     names = kernel.param_names
     n_in = len(kernel.in_specs)
@@ -142,7 +147,9 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         grid=norm_grid(grid), aliases=norm_aliases(input_output_aliases),
         static_scalars=tuple(statics), interpret=interpret, name=name, debug=bool(debug),
         independent=tuple(independent or ()), covers=norm_covers(kernel, covers),
-        sanitize=bool(sanitize), raw=tuple(b.raw_values().items()))
+        sanitize=bool(sanitize), raw=tuple(b.raw_values().items()),
+        max_steps=None if max_steps is None else int(max_steps),
+        timeout=None if timeout is None else float(timeout))
     traced = spec.traced()             # trace errors surface here, at the call site
     check_grid_covers(spec, traced)
     check_aliases(spec)
@@ -177,7 +184,7 @@ def _out_shape_list(out_shape):
 
 def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_aliases=None,
              name=None, debug=False, independent=None, covers=None, backward=None,
-             save_outputs=None, **kw):
+             save_outputs=None, max_steps=None, timeout=None, **kw):
     """Pallas-style: ``ptx_call(kernel, out_shape=..., grid=..., ...)(*inputs)``.
 
     See the module docstring. ``kw``: template parameters and shape variables.
@@ -191,7 +198,8 @@ def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_
         return call_kernel(kernel, *inputs, out_shape=out_shape, grid=grid,
                            interpret=interpret, input_output_aliases=input_output_aliases,
                            name=name, debug=debug, independent=independent, covers=covers,
-                           backward=backward, save_outputs=save_outputs, **kw)
+                           backward=backward, save_outputs=save_outputs, max_steps=max_steps,
+                           timeout=timeout, **kw)
 
     call.__name__ = name or kernel.name
     call.__doc__ = f"ptx_call of kernel {kernel.name!r}"

@@ -44,6 +44,8 @@ class CallSpec:
     covers: tuple = ()              # ((symbol, grid axis, elements per block), ...)
     sanitize: bool = True           # the interpreter's sanitizer
     raw: tuple = ()                 # ((raw parameter name, NumPy scalar value), ...)
+    max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
+    timeout: float | None = None    # the interpreter's time limit in seconds (None: none)
     host_callback: object = None    # (internal) index of a host callback registered by the
                                     # enclosing module (partitioned interpreter calls)
 

@@ -15,7 +15,8 @@ from .callspec import AXES
 __all__ = ["configure", "runtime_options", "check_independent", "norm_covers", "norm_grid",
            "norm_aliases", "OPTIONS"]
 
-OPTIONS = ("independent", "covers", "backward", "save_outputs", "interpret", "grid")
+OPTIONS = ("independent", "covers", "backward", "save_outputs", "interpret", "grid", "max_steps",
+           "timeout")
 _options: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
@@ -24,7 +25,8 @@ def configure(kernel, **options):
     """Attach runtime options to ``kernel`` (returns it): ``independent=("M",)``,
     ``covers={"M": (axis, elements_per_block)}``, ``backward=<Kernel or function>``,
     ``save_outputs=bool`` (the backward also receives the forward's outputs), ``interpret``,
-    ``grid``."""
+    ``grid``, ``max_steps`` / ``timeout`` (the CPU interpreter's instruction and time limits;
+    None: its defaults)."""
     unknown = [k for k in options if k not in OPTIONS]
     if unknown:
         raise SpecializationError(f"configure(): unknown option {unknown[0]!r}; options: "

@@ -260,7 +260,8 @@ class TorchKernel:
         return CallSpec(kernel=k, template=self._template_key,
                         env=tuple((s, int(env[s])) for s in k.shape_vars),
                         grid=norm_grid(opts.get("grid")), static_scalars=tuple(statics),
-                        covers=norm_covers(k, opts.get("covers")), raw=tuple(raw.items()))
+                        covers=norm_covers(k, opts.get("covers")), raw=tuple(raw.items()),
+                        max_steps=opts.get("max_steps"), timeout=opts.get("timeout"))
 
     def _cpu_impl(self, *args):
         from .callspec import check_grid_covers

@@ -72,10 +72,12 @@ class HostLaunch:
             else:
                 self._params.append(("raw", info.name, info))
 
-    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True) -> tuple:
+    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True, max_steps=None,
+                 timeout=None) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
-        values by name)."""
+        values by name). ``max_steps`` / ``timeout``: the interpreter's limits (None: its
+        defaults)."""
         from ..interpret import launch
 
         t = self.traced
@@ -108,7 +110,7 @@ class HostLaunch:
                     f" or name it like a shape variable or template parameter")
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
-               smem=t.dynamic_smem, sanitize=sanitize)
+               smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout)
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1

@@ -1,0 +1,313 @@
+"""The async proxy and its sanitizer rules (PTX ISA memory consistency model: proxies).
+
+TMA (``cp.async.bulk.tensor``), the bulk copies (``cp{.reduce}.async.bulk``), ``wgmma`` and
+``tcgen05`` access shared memory through the *async proxy*; ``ld``/``st``, ``cp.async``,
+``stmatrix`` and atomics through the *generic proxy*. The interpreter performs an asynchronous
+copy when it is issued (loads deliver their bytes and complete their transactions at once, stores
+read their source at once), and the sanitizer checks the ordering a GPU needs:
+
+* **generic writes, then an async read, with no proxy fence.** Every shared byte the generic
+  proxy writes is marked (``BankedSpace.dirty``) until its CTA executes ``fence.proxy.async``
+  (``.shared::cta``, ``.shared::cluster`` or no state space). An async-proxy read of a marked byte
+  (a TMA store's or bulk copy's source, a wgmma / tcgen05 operand via ``check_async_read``) is
+  reported. The rule is per CTA: a fence by any thread of the CTA covers the writes that precede
+  it in the run (the usual code fences in every writing thread and then synchronizes);
+* **an asynchronous copy's destination read before it completed.** A TMA / bulk load's bytes are
+  *in flight* until the mbarrier phase that tracks them completes; a generic read of an in-flight
+  byte (or an async read via ``check_async_read``) is reported, and so is a generic write to one;
+* **a bulk store's source overwritten too early.** A ``.bulk_group`` copy's source bytes are being
+  read until ``cp.async.bulk.wait_group{.read}`` retires its group in the issuing thread; a
+  generic write to one of them is reported;
+* **a tensor map modified in global memory and used without a tensormap proxy fence**
+  (``tensormap.replace`` on ``.global`` memory, then ``cp.async.bulk.tensor`` with no
+  ``fence.proxy.tensormap::generic`` in between).
+
+For other parts of the interpreter::
+
+    check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None)
+        # an async-proxy read (wgmma / tcgen05 operands) of nbytes at each (cta, shared offset)
+    fence_async(ctx, ctas)          # fence.proxy.async by threads of these CTAs
+    write_shared_async(ctx, g, ctas, flat, values, warps=None)
+        # an async-proxy write of values (any dtype) at flat element indices of ctx.shared
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import AsyncProxyError
+from . import memory as M
+
+__all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shared_async",
+           "track_inflight", "begin_bulk_read", "bulk_commit", "bulk_wait",
+           "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
+           "check_tensormap"]
+
+
+class _Write:
+    __slots__ = ("flat", "d", "cta", "off", "live")
+
+    def __init__(self, flat, d, cta, off):
+        self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
+
+
+class _Read:
+    __slots__ = ("slot", "seq", "flat", "d")
+
+    def __init__(self, slot, seq, flat, d):
+        self.slot, self.seq, self.flat, self.d = slot, seq, flat, d
+
+
+class AsyncState:
+    """Per-batch bookkeeping of the async proxy (created on first use; see the module doc)."""
+
+    def __init__(self, ctx):
+        n = ctx.shared.data.size
+        self.inflight = np.zeros(n, np.uint16)     # async writes not yet completed, per byte
+        self.reading = np.zeros(n, np.uint16)      # bulk-store sources not yet retired, per byte
+        self.writes: list[_Write] = []
+        self.reads: list[_Read] = []
+        self.n_inflight = 0
+        self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
+        self.tmaps = {}                            # global address -> Decoded that modified it
+
+
+def state(ctx) -> AsyncState:
+    st = ctx.async_proxy
+    if st is None:
+        st = ctx.async_proxy = AsyncState(ctx)
+    return st
+
+
+def _flat(ctx, ctas, offs, nbytes):
+    offs = np.atleast_1d(np.asarray(offs, np.int64))
+    ctas = np.broadcast_to(np.asarray(ctas, np.int64), offs.shape)
+    base = ctas * ctx.shared.stride + offs
+    return (base[:, None] + np.arange(int(nbytes))).reshape(-1)
+
+
+def _where(ctx, flat):
+    """'shared address 0x40 ('buf' (+64)) of CTA (1,0,0)' for a flat byte index."""
+    sh = ctx.shared
+    cta, off = divmod(int(flat), sh.stride)
+    w = sh.describe_offset(off)
+    c = f" of CTA {ctx._cta_str(cta)}" if ctx.nctas > 1 else ""
+    return f"shared address {off:#x}{' ' + w if w else ''}{c}"
+
+
+def _dirty_msg(ctx, flat, what):
+    return (f"{what} reads {_where(ctx, flat)} through the async proxy, but the generic proxy wrote it "
+            f"(st.shared, cp.async, stmatrix, ...) with no fence.proxy.async since: the read may see "
+            f"stale data. Execute fence.proxy.async.shared::cta after the writes (in the writing "
+            f"threads, before the barrier that orders them with this instruction)")
+
+
+def _inflight_msg(ctx, flat, verb):
+    rec = _record_of(ctx, flat)
+    if rec is None:
+        src = "an asynchronous copy"
+        tail = "wait on its mbarrier (mbarrier.try_wait) first"
+    else:
+        src = f"`{rec.d.text}` ({rec.d.where_line()})" if rec.d is not None else "an asynchronous copy"
+        mb = ctx.mbar.get((rec.cta, rec.off))
+        ph = f" (phase {mb.phase}: {mb.pending} of {mb.expected} arrivals pending, tx-count {mb.tx})" \
+            if mb is not None else ""
+        tail = (f"its mbarrier at shared {rec.off:#x}{ph} has not completed the phase that tracks it; "
+                f"wait on it (mbarrier.try_wait) before touching the bytes")
+    return f"{verb} {_where(ctx, flat)} that {src} is still writing: {tail}"
+
+
+def _record_of(ctx, flat):
+    st = ctx.async_proxy
+    for r in reversed(st.writes):
+        if r.live and (r.flat == flat).any():
+            return r
+    return None
+
+
+def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
+    """An async-proxy read of ``nbytes`` at each ``(cta, shared offset)`` (``offs`` an int or an
+    array; ``ctas`` batch CTA indices, broadcast): report bytes the generic proxy wrote without
+    a following fence.proxy.async, and bytes an asynchronous copy is still writing. ``what``
+    names the reader in the message ("wgmma.mma_async operand A"); ``d`` is the instruction to
+    name (default: the one executing)."""
+    if not ctx.sanitize:
+        return
+    flat = _flat(ctx, ctas, offs, nbytes)
+    _check_flat_read(ctx, flat, what, g, lane, d)
+
+
+def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
+    sh = ctx.shared
+    if sh.dirty is not None:
+        bad = sh.dirty[flat]
+        if bad.any():
+            raise ctx.error(AsyncProxyError, _dirty_msg(ctx, flat[int(np.argmax(bad))], what), g, lane, d)
+    st = ctx.async_proxy
+    if st is not None and st.n_inflight:
+        bad = st.inflight[flat]
+        if bad.any():
+            f = flat[int(np.argmax(bad))]
+            raise ctx.error(AsyncProxyError, _inflight_msg(ctx, f, f"{what} reads"), g, lane, d)
+
+
+def fence_async(ctx, ctas):
+    """fence.proxy.async by threads of the batch CTAs ``ctas``: the generic writes of those CTAs
+    so far are visible to the async proxy."""
+    sh = ctx.shared
+    if sh.dirty is None:
+        return
+    for c in np.unique(np.asarray(ctas, np.int64)):
+        sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
+
+
+def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None):
+    """An async-proxy write of ``values`` (1-D, any dtype) at element indices ``flat_elems`` of
+    ``ctx.shared`` viewed as that dtype: the bytes become initialized and are not generic-dirty.
+    ``warps`` (per value, the issuing thread's warp) feeds the race tracker."""
+    sh = ctx.shared
+    dt = values.dtype
+    esz = dt.itemsize
+    flat_elems = np.asarray(flat_elems, np.int64)
+    if sh.race is not None and warps is not None and len(flat_elems):
+        ctas_e = flat_elems * esz // sh.stride
+        offs_e = flat_elems * esz - ctas_e * sh.stride
+        sh._race(sh.race.on_store, ctas_e, offs_e.astype(np.uint64), esz, np.broadcast_to(warps, ctas_e.shape))
+    sh.view(dt)[flat_elems] = values
+    sh.version += 1                     # memory.py: writes are counted (progress)
+    if sh.init is not None:
+        sh.iview(esz)[flat_elems] = M._ONES[esz]
+    if sh.dirty is not None:
+        sh.dview(esz)[flat_elems] = 0
+
+
+def track_inflight(ctx, flat_bytes, d, cta, off):
+    """The bytes ``flat_bytes`` (distinct flat byte indices of ``ctx.shared``) of an asynchronous copy tracked by the mbarrier ``(cta, off)``
+    are in flight until that mbarrier's current phase completes."""
+    if not ctx.sanitize or not len(flat_bytes):
+        return
+    mb = ctx.mbar.get((int(cta), int(off)))
+    if mb is None:
+        return
+    st = state(ctx)
+    rec = _Write(np.asarray(flat_bytes, np.int64), d, int(cta), int(off))
+    st.inflight[rec.flat] += 1          # distinct bytes: a copy writes each byte once
+    st.writes.append(rec)
+    st.n_inflight += 1
+
+    def landed(ctx, cta, off, rec=rec):
+        s = ctx.async_proxy
+        if rec.live:
+            rec.live = False
+            s.inflight[rec.flat] -= 1
+            s.n_inflight -= 1
+            s.writes = [w for w in s.writes if w.live]
+    mb.on_complete.append(landed)
+
+
+def begin_bulk_read(ctx, g, flat_bytes, d):
+    """A ``.bulk_group`` operation of each thread of ``g`` reads ``flat_bytes`` (distinct flat
+    byte indices of ``ctx.shared``) until its bulk async-group is retired by ``bulk_wait``."""
+    if not ctx.sanitize or not len(flat_bytes):
+        return
+    st = state(ctx)
+    for slot in g.idx:
+        r = _Read(int(slot), int(st.committed[slot]), np.asarray(flat_bytes, np.int64), d)
+        st.reading[r.flat] += 1
+        st.reads.append(r)
+
+
+def bulk_commit(ctx, g):
+    """cp.async.bulk.commit_group: the threads' uncommitted bulk operations form a group."""
+    st = state(ctx)
+    st.committed[g.idx] += 1
+
+
+def bulk_wait(ctx, g, n):
+    """cp.async.bulk.wait_group{.read} n: retire all but the n most recent groups of each thread."""
+    st = ctx.async_proxy
+    if st is None or not st.reads:
+        return
+    lim = np.full(ctx.N, -1, np.int64)
+    lim[g.idx] = st.committed[g.idx] - int(n)
+    keep = []
+    for r in st.reads:
+        if r.seq < lim[r.slot]:
+            st.reading[r.flat] -= 1
+        else:
+            keep.append(r)
+    st.reads = keep
+
+
+def on_generic_load(ctx, g, banks, offs, nbytes):
+    """A generic load of ``nbytes`` at each (bank, offset): report in-flight bytes."""
+    st = ctx.async_proxy
+    if st is None or not st.n_inflight:
+        return
+    ctx.shared._check(offs, nbytes)
+    flat = _flat(ctx, banks, offs, nbytes)
+    bad = st.inflight[flat]
+    if bad.any():
+        k = int(np.argmax(bad))
+        lane = min(k // max(int(nbytes), 1), g.n - 1)
+        raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the load reads"), g, lane)
+
+
+def on_generic_store(ctx, g, banks, offs, nbytes):
+    """A generic store: report bytes an asynchronous copy still writes, or a bulk store still
+    reads."""
+    st = ctx.async_proxy
+    if st is None or not (st.n_inflight or st.reads):
+        return
+    ctx.shared._check(offs, nbytes)
+    flat = _flat(ctx, banks, offs, nbytes)
+    if st.n_inflight:
+        bad = st.inflight[flat]
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the store writes"), g,
+                            min(k // max(int(nbytes), 1), g.n - 1))
+    if st.reads:
+        bad = st.reading[flat]
+        if bad.any():
+            k = int(np.argmax(bad))
+            f = flat[k]
+            rec = next((r for r in reversed(st.reads) if (r.flat == f).any()), None)
+            src = f"`{rec.d.text}` ({rec.d.where_line()})" if rec is not None and rec.d is not None \
+                else "a bulk copy"
+            raise ctx.error(AsyncProxyError,
+                            f"the store overwrites {_where(ctx, f)} that {src} may still be reading "
+                            f"through the async proxy: retire its bulk async-group first "
+                            f"(cp.async.bulk.commit_group, then cp.async.bulk.wait_group.read)", g,
+                            min(k // max(int(nbytes), 1), g.n - 1))
+
+
+# ----------------------------------------------------------------------------- tensor maps
+def tensormap_modified(ctx, gaddr: int, d):
+    """A tensor map in global memory at ``gaddr`` was modified through the generic proxy."""
+    if ctx.sanitize:
+        state(ctx).tmaps[int(gaddr)] = d
+
+
+def tensormap_fenced(ctx, gaddr=None):
+    """A fence.proxy.tensormap::generic (for ``gaddr``, or every tensor map when None)."""
+    st = ctx.async_proxy
+    if st is None or not st.tmaps:
+        return
+    if gaddr is None:
+        st.tmaps.clear()
+    else:
+        st.tmaps.pop(int(gaddr), None)
+
+
+def check_tensormap(ctx, gaddr: int, g, lane=0):
+    """A TMA about to use the tensor map at global ``gaddr``."""
+    st = ctx.async_proxy
+    if st is None or not st.tmaps:
+        return
+    d = st.tmaps.get(int(gaddr))
+    if d is not None:
+        raise ctx.error(AsyncProxyError,
+                        f"the tensor map at global {int(gaddr):#x} was modified by `{d.text}` "
+                        f"({d.where_line()}) and is used with no tensormap proxy fence since: execute "
+                        f"fence.proxy.tensormap::generic.release and .acquire (or copy it with "
+                        f"tensormap.cp_fenceproxy) before the TMA", g, lane)

@@ -1,0 +1,247 @@
+"""Hopper warpgroup MMA: ``wgmma.mma_async`` (every shape and type of the ISA table; A from a
+shared-memory descriptor or from registers, B from a descriptor; K-major and MN-major
+operands, every swizzle mode; scale-d, imm-scale-a/b, imm-trans-a/b), ``wgmma.commit_group``
+and ``wgmma.wait_group`` with the ISA's asynchrony.
+
+Each ``mma_async`` is executed for every warpgroup of the executing group at once: A and B are
+gathered from shared memory (``smem_matrix``) or from the A fragment registers, multiplied in
+float64 (int64 for the integer and .b1 types; the products of the input types are exact there)
+in one batched matmul, and rounded once to the accumulator type. The result is *pending*: the
+accumulator registers keep their old values until the ``wgmma.wait_group`` that retires the
+instruction's group (``asyncregs``); a later ``mma_async`` on the same accumulator chains on
+the pending value, as the hardware does. With the sanitizer on, any other instruction that
+touches an accumulator (or writes an A register) of an in-flight ``mma_async`` is reported.
+
+Precision: products are exact and the sum is accumulated in float64, then rounded to .f32 /
+.f16 (the ISA allows any order and at least single / half precision; the hardware's .e4m3 /
+.e5m2 accumulation into .f32 is documented to be below single precision, so results agree
+with it to that tolerance); .tf32 inputs drop their low 13 bits; integer accumulation wraps,
+or saturates with ``.satfinite``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.nodes import Imm, Vec
+from ..isa.fragments import mnk, wgmma_a_fragment, wgmma_d_fragment
+from ..types import b32, b64, pred
+from . import fp
+from . import smem_matrix as SM
+from .asyncregs import AsyncWrites
+from .group import Group
+from .operands import items, reader
+from .registry import register
+
+WG = 128
+_A_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "b1": 1}
+
+
+class WgmmaState:
+    """Per batch: the pending accumulators and each thread's open commit group."""
+
+    def __init__(self, ctx):
+        self.regs = AsyncWrites(ctx, "wgmma.mma_async", "wgmma.wait_group")
+        self.open = np.zeros(ctx.N, np.int64)       # tag of the group being built, per slot
+
+
+def state(ctx) -> WgmmaState:
+    st = getattr(ctx, "wgmma", None)
+    if st is None:
+        st = ctx.wgmma = WgmmaState(ctx)
+    return st
+
+
+def _imm(op, what, allowed):
+    if not isinstance(op, Imm):
+        raise InterpreterError(f"{what} must be an immediate, got {op}")
+    from .operands import parse_int
+    v = parse_int(op.text)
+    if v not in allowed:
+        raise InterpreterError(f"{what} is {v}; allowed: {', '.join(map(str, allowed))}")
+    return v
+
+
+def warpgroups(ctx, g):
+    """(number of warpgroups, their CTA banks) for a group of whole warpgroups."""
+    n = g.n
+    if n % WG:
+        raise InterpreterError(f"a warpgroup instruction needs whole warpgroups of 128 threads; "
+                               f"{n} threads execute it")
+    first = g.idx[::WG]
+    W = n // WG
+    if not (g.full and ctx.S % WG == 0):
+        tid0 = ctx.tid_lin[first]
+        if (tid0 % WG).any() or ((g.idx.reshape(W, WG) - first[:, None]) != np.arange(WG)).any():
+            raise InterpreterError("a warpgroup instruction needs whole warpgroups (threads "
+                                   "128k..128k+127 of a CTA) executing it together")
+    return W, ctx.slot_cta[first]
+
+
+def uniform(ctx, vals, W, what, g):
+    """The per-warpgroup value of an operand that must be uniform over the warpgroup."""
+    v = np.asarray(vals).reshape(W, WG)
+    if ctx.sanitize and (v != v[:, :1]).any():
+        w, t = np.argwhere(v != v[:, :1])[0]
+        raise ctx.error(InterpreterError,
+                        f"{what} differs between threads of a warpgroup (thread {t} has "
+                        f"{v[w, t]:#x}, thread 0 has {v[w, 0]:#x}); it must be the same in every "
+                        f"warp", g, int(w * WG + t))
+    return v[:, 0]
+
+
+def _perm(rows, cols, ncols):
+    """Flat (row*ncols+col) of each (thread, element)."""
+    return (np.asarray(rows, np.int64) * ncols + np.asarray(cols, np.int64)).reshape(-1)
+
+
+@register("wgmma.mma_async")
+def _mma_async(prog, d, ins, scope, dec):
+    shape = dec.get("shape")
+    M, N, K = mnk(shape)
+    dt, at, bt = dec.get("dtype")[1:], dec.get("atype")[1:], dec.get("btype")[1:]
+    ops = list(ins.operands)
+    d_ops = items(ops[0])
+    a_regs = isinstance(ops[1], Vec)
+    fp_kind = at in ("f16", "bf16", "tf32", "e4m3", "e5m2")
+    trans_ok = at in ("f16", "bf16")
+    want = 3 + 1 + (2 if fp_kind else 0) + ((1 if a_regs else 2) if trans_ok else 0)
+    if len(ops) != want:
+        raise InterpreterError(f"wgmma.mma_async {shape}.{dt}.{at}.{bt} with A from "
+                               f"{'registers' if a_regs else 'a descriptor'} takes {want} operands, "
+                               f"got {len(ops)}")
+    i = 4
+    sa = sb = 1
+    ta = tb = 0
+    if fp_kind:
+        sa = _imm(ops[4], "imm-scale-a", (1, -1))
+        sb = _imm(ops[5], "imm-scale-b", (1, -1))
+        i = 6
+    if trans_ok:
+        if not a_regs:
+            ta = _imm(ops[i], "imm-trans-a", (0, 1))
+            i += 1
+        tb = _imm(ops[i], "imm-trans-b", (0, 1))
+    acc_packed = dt == "f16"
+    nregs = N // 4 if acc_packed else N // 2
+    if len(d_ops) != nregs:
+        raise InterpreterError(f"wgmma.mma_async {shape}.{dt}: the accumulator has {nregs} registers, "
+                               f"got {len(d_ops)}")
+    keys = [prog.reg(o.name, scope).key for o in d_ops]
+    if len(set(keys)) != len(keys):
+        raise InterpreterError("wgmma.mma_async: an accumulator register appears twice")
+    get_b = reader(prog, ops[2], b64, scope)
+    get_a = None
+    a_keys = []
+    if a_regs:
+        a_items = items(ops[1])
+        if len(a_items) != 4:
+            raise InterpreterError(f"wgmma.mma_async: A from registers takes 4 registers, got "
+                                   f"{len(a_items)}")
+        get_a = [reader(prog, o, b32, scope) for o in a_items]
+        a_keys = [prog.reg(o.name, scope).key for o in a_items]
+        afrag = wgmma_a_fragment(at)
+        a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], K)
+        a_inv = np.empty(M * K, np.int64)
+        a_inv[a_pos] = np.arange(M * K)
+    else:
+        get_a = reader(prog, ops[1], b64, scope)
+    scale_op = ops[3]
+    get_scale = reader(prog, scale_op, pred, scope)
+    integer = at in ("s8", "u8", "b1")
+    if at == "b1" and dec.get("op") != ".and":
+        raise InterpreterError(f"wgmma .b1 with {dec.get('op')}: the ISA defines .and.popc only")
+    dfrag = wgmma_d_fragment(N)
+    d_pos = _perm([[rc[0] for rc in t] for t in dfrag], [[rc[1] for rc in t] for t in dfrag], N)
+    d_inv = np.empty(M * N, np.int64)
+    d_inv[d_pos] = np.arange(M * N)
+    sat = dec.has(".satfinite")
+    abits = _A_BITS[at]
+    name = f"wgmma.mma_async{shape}.{dt}.{at}.{bt}"
+    d.sync = "warpgroup"
+    d.noun = "wgmma shared-memory operand read"
+
+    def mma(ctx, g):
+        st = state(ctx)
+        W, banks = warpgroups(ctx, g)
+        bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_b(ctx, g), W, "b-desc", g)]
+        B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if tb else "K", N, K, abits,
+                                f"{name} (matrix B)", ctx.sanitize, g), bt)        # (W, N, K)
+        if a_regs:
+            raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in get_a], axis=1)   # (n, 4)
+            per = 32 // abits
+            sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
+            el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
+                  else raw[:, :, None]).reshape(W, -1)                          # (W, 128*elems)
+            A = SM.values(el[:, a_inv].reshape(W, M, K), at)
+            for k_ in a_keys:
+                st.regs.reading(ctx, k_, g, st.open[g.idx], d)
+        else:
+            adesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_a(ctx, g), W, "a-desc", g)]
+            A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, K, abits,
+                                    f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, K)
+        prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
+        if sa * sb < 0:
+            prod = -prod
+        scale = np.asarray(get_scale(ctx, g))
+        sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
+        tag = st.open[g.idx]
+        out = prod
+        if sd.any():
+            sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
+            cur = np.stack([_acc_values(st.regs.read_now(ctx, k_, sub), dt) for k_ in keys], axis=1)
+            C = cur.reshape(int(sd.sum()), -1)[:, d_inv].reshape(-1, M, N)
+            out = prod.copy() if not sd.all() else prod
+            out[sd] += C
+        res = out.reshape(W, -1)[:, d_pos].reshape(g.n, -1)                     # (n, N/2)
+        regs_out = _round(res, dt, sat)
+        for j, k_ in enumerate(keys):
+            st.regs.set(ctx, k_, g, regs_out[:, j], tag, d)
+    d.fn = mma
+
+
+def _acc_values(r, dt):
+    """Register bits/values -> accumulator element values: (n,) or (n, 2) for packed .f16."""
+    r = np.asarray(r)
+    if dt == "f16":
+        u = r.astype(np.uint32)
+        return np.stack([fp.decode(u & np.uint32(0xFFFF), fp.F16), fp.decode(u >> np.uint32(16), fp.F16)], axis=1)
+    if dt == "s32":
+        return r.view(np.int32).astype(np.int64) if r.dtype != np.int32 else r.astype(np.int64)
+    return r.view(np.float32).astype(np.float64) if r.dtype != np.float32 else r.astype(np.float64)
+
+
+def _round(res, dt, sat):
+    """(n, N/2) element values -> (n, nregs) register bit patterns of the accumulator type."""
+    if dt == "s32":
+        v = np.asarray(res, np.int64)
+        if sat:
+            v = np.clip(v, -2 ** 31, 2 ** 31 - 1)
+        return (v & 0xFFFFFFFF).astype(np.uint32)
+    if dt == "f32":
+        return res.astype(np.float32).view(np.uint32)
+    h = fp.encode(fp.round_to(res, fp.F16, "rn"), fp.F16).astype(np.uint32)          # (n, N/2)
+    return h[:, 0::2] | (h[:, 1::2] << np.uint32(16))
+
+
+@register("wgmma.commit_group")
+def _commit(prog, d, ins, scope, dec):
+    d.sync = "aligned"
+
+    def commit(ctx, g):
+        state(ctx).open[g.idx] += 1
+    d.fn = commit
+
+
+@register("wgmma.wait_group")
+def _wait(prog, d, ins, scope, dec):
+    n = _imm(ins.operands[0], "wgmma.wait_group N", range(0, 8))
+    d.sync = "aligned"
+
+    def wait(ctx, g):
+        st = getattr(ctx, "wgmma", None)
+        if st is None or not st.regs.busy():
+            return
+        st.regs.retire(ctx, g.idx, st.open[g.idx] - 1 - n)
+    d.fn = wait
+

@@ -1,0 +1,255 @@
+"""The Tensor Memory Accelerator's data movement: which tensor elements a box covers (tiled,
+``tile::gather4`` and im2col modes), where they land in shared memory (dense, innermost
+dimension fastest, then swizzled), out-of-bound fill, and the copies themselves (load into shared
+memory, store and reduce into global memory). Whole boxes move as NumPy gathers and scatters.
+
+Tiled mode (PTX ISA "Tensor Access Modes"): the box starts at the instruction's coordinates
+(signed, innermost first) and covers ``ceil(box_dim[i] / element_stride[i])`` elements along
+dimension ``i``, ``element_stride[i]`` apart (dimension 0 ignores its element stride unless the
+map is interleaved). Elements outside ``[0, global_dim[i])`` are out of bounds: a load fills them
+with zeros (or NaN with the NaN fill), a store or reduction skips them.
+
+im2col mode: dimension 0 is the channel, dimensions 1..rank-2 are spatial (W, H, D), dimension
+rank-1 the batch (N). The map's pixel box spans, along spatial dimension ``s``, the positions
+``lower[s] .. global_dim[s] - 1 + upper[s]`` stepping by ``element_stride[s]``. A load gathers
+``pixels`` consecutive pixels of that box in traversal order (W fastest, then H, D, then the
+next image N), starting at the position the instruction's spatial and batch coordinates name;
+each pixel is read at its position plus the instruction's im2col offsets (the filter tap), with
+``channels`` channels from the channel coordinate. Shared memory holds ``pixels x channels``
+elements. ``.im2col_no_offs`` stores traverse the same way with zero offsets.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from . import memory as M
+from . import tensormap as TM
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class Box:
+    """The elements a TMA operation covers: byte offsets from the tensor's global address, which
+    are in bounds, and (for messages) each element's tensor coordinates."""
+
+    __slots__ = ("offs", "valid", "coords", "n", "esz")
+
+    def __init__(self, offs, valid, coords, esz):
+        self.offs, self.valid, self.coords, self.esz = offs, valid, coords, esz
+        self.n = len(offs)
+
+    @property
+    def nbytes(self) -> int:
+        return self.n * self.esz
+
+
+def _dim_stride(f, i):
+    return 1 if (i == 0 and f.interleave == 0) else f.element_strides[i]
+
+
+def tile_box(f: TM.TensorMapFields, coords) -> Box:
+    """The elements of a tiled-mode box at ``coords`` (innermost first), in shared order."""
+    idx = []
+    for i in range(f.rank):
+        e = _dim_stride(f, i)
+        n = -(-f.box[i] // e)
+        idx.append(int(coords[i]) + e * np.arange(n, dtype=np.int64))
+    return _grid_box(f, idx)
+
+
+def _grid_box(f, idx):
+    r = len(idx)
+    shape = tuple(len(v) for v in reversed(idx))
+    offs = np.zeros(shape, np.int64)
+    valid = np.ones(shape, bool)
+    for i, v in enumerate(idx):
+        sh = [1] * r
+        sh[r - 1 - i] = len(v)
+        vv = v.reshape(sh)
+        offs = offs + vv * int(f.strides[i])
+        valid = valid & (vv >= 0) & (vv < int(f.dims[i]))
+    return Box(offs.reshape(-1), valid.reshape(-1), idx, f.elem_size)
+
+
+def gather4_box(f, coords) -> Box:
+    """``.tile::gather4``: ``box_dim[0]`` elements from column ``coords[0]`` of each of the four
+    rows ``coords[1..4]`` of a 2-D map."""
+    if f.rank != 2:
+        raise InterpreterError(f".tile::gather4 needs a 2-D tensor map, this one has rank {f.rank}")
+    cols = int(coords[0]) + np.arange(f.box[0], dtype=np.int64)
+    rows = np.asarray([int(c) for c in coords[1:5]], np.int64)
+    offs = rows[:, None] * int(f.strides[1]) + cols[None, :] * int(f.strides[0])
+    valid = ((rows >= 0) & (rows < f.dims[1]))[:, None] & ((cols >= 0) & (cols < f.dims[0]))[None, :]
+    return Box(offs.reshape(-1), valid.reshape(-1), [cols, rows], f.elem_size)
+
+
+def im2col_box(f, coords, offsets) -> Box:
+    """An im2col box (see the module doc): ``pixels x channels`` elements."""
+    r = f.rank
+    ns = r - 2
+    offsets = [int(o) for o in offsets] if offsets is not None else [0] * ns
+    if len(offsets) != ns:
+        raise InterpreterError(f"an im2col copy of a rank-{r} tensor takes {ns} im2col offsets, got "
+                               f"{len(offsets)}")
+    lo = [int(f.lower[s]) for s in range(ns)]
+    step = [int(f.element_strides[s + 1]) for s in range(ns)]
+    hi = [int(f.dims[s + 1]) - 1 + int(f.upper[s]) for s in range(ns)]
+    m = [max((hi[s] - lo[s]) // step[s] + 1, 0) for s in range(ns)]
+    if 0 in m:
+        raise InterpreterError(f"the im2col pixel box of this tensor map is empty (corners {f.lower}, "
+                               f"{f.upper}, dims {f.dims})")
+    # linear position of the first pixel in the traversal (W fastest, then H, D, N)
+    lin = int(coords[r - 1])
+    for s in reversed(range(ns)):
+        lin = lin * m[s] + (int(coords[s + 1]) - lo[s]) // step[s]
+    j = lin + np.arange(f.pixels, dtype=np.int64)
+    pos = []
+    rest = j
+    for s in range(ns):
+        t = rest % m[s]
+        rest = rest // m[s]
+        pos.append(lo[s] + t * step[s] + offsets[s])
+    n_img = rest
+    ch = int(coords[0]) + np.arange(f.channels, dtype=np.int64)
+    poff = n_img * int(f.strides[r - 1])
+    pval = (n_img >= 0) & (n_img < f.dims[r - 1])
+    for s in range(ns):
+        poff = poff + pos[s] * int(f.strides[s + 1])
+        pval = pval & (pos[s] >= 0) & (pos[s] < f.dims[s + 1])
+    offs = poff[:, None] + ch[None, :] * int(f.strides[0])
+    valid = pval[:, None] & ((ch >= 0) & (ch < f.dims[0]))[None, :]
+    return Box(offs.reshape(-1), valid.reshape(-1), [ch] + pos + [n_img], f.elem_size)
+
+
+def make_box(f, mode: str, coords, offsets=None) -> Box:
+    if mode == "tile":
+        if f.mode != 0:
+            raise InterpreterError("a tiled-mode copy uses an im2col tensor map")
+        return tile_box(f, coords)
+    if mode == "gather4":
+        return gather4_box(f, coords)
+    if f.mode != 1:
+        raise InterpreterError(f"an {mode} copy uses a tiled tensor map (its pixel box, channels "
+                               f"and pixels are not set)")
+    return im2col_box(f, coords, offsets)
+
+
+def smem_slots(f, dst_off: int, n: int, esz: int, shared_size: int):
+    """Swizzled shared byte offsets of ``n`` elements stored densely from ``dst_off``."""
+    lin = int(dst_off) + esz * np.arange(n, dtype=np.int64)
+    phys = TM.swizzle(lin, f.swizzle, f.atomicity)
+    hi = int(phys.max()) + esz if n else 0
+    if hi > shared_size:
+        raise M.MemoryFault("out-of-bounds", 0, int(dst_off),
+                            f"the box ({n * esz} bytes from shared address {int(dst_off):#x}) ends "
+                            f"{hi - shared_size} bytes past the end of this CTA's shared memory "
+                            f"({shared_size} bytes)", "shared")
+    return phys
+
+
+def fill_value(f) -> int:
+    """The bits an out-of-bound element loads as."""
+    if f.fill == 1 and f.is_float:
+        es = f.elem_size
+        if f.elemtype == 10:
+            return 0x7FFF
+        return TM.NAN_BITS[es]
+    return 0
+
+
+def oob_detail(f, box, k) -> str:
+    """Which element of the box lies outside the tensor (for a fault message)."""
+    return f" (box element {k} of the tensor map {TM.describe(f)})"
+
+
+def gather_global(ctx, f, box: Box):
+    """The box's element bits from global memory (out-of-bound ones filled)."""
+    dt = np.dtype(_UINT[box.esz])
+    out = np.full(box.n, fill_value(f), dt)
+    v = box.valid
+    if v.any():
+        addrs = np.uint64(f.address) + box.offs[v].astype(np.uint64)
+        try:
+            out[v] = ctx.mem.gspace.load(addrs, dt, 1)[:, 0]
+        except M.MemoryFault as e:
+            e.detail += f" (an element of the tensor map {TM.describe(f)})"
+            e.lane = 0
+            raise
+    return out
+
+
+def scatter_global(ctx, f, box: Box, vals, op=None, ptype=None):
+    """Write (or, with ``op``, reduce) the in-bound elements of the box into global memory."""
+    v = box.valid
+    if not v.any():
+        return
+    addrs = np.uint64(f.address) + box.offs[v].astype(np.uint64)
+    new = vals[v]
+    try:
+        if op is not None:
+            old = ctx.mem.gspace.load(addrs, new.dtype, 1)[:, 0]
+            new = reduce_bits(op, ptype, old, new)
+        ctx.mem.gspace.store(addrs, new[:, None])
+    except M.MemoryFault as e:
+        e.detail += f" (an element of the tensor map {TM.describe(f)})"
+        e.lane = 0
+        raise
+
+
+# ----------------------------------------------------------------------------- reductions
+REDUCE_TYPES = {0: "u8", 1: "u16", 2: "u32", 3: "s32", 4: "u64", 5: "s64", 6: "f16", 7: "f32",
+                8: "f32.ftz", 9: "f64", 10: "bf16", 11: "f32", 12: "f32.ftz"}
+
+
+def reduce_bits(op: str, tname: str, old, new):
+    """``op`` (add, min, max, inc, dec, and, or, xor) of element bits ``old`` and ``new`` of
+    type ``tname``, as the bulk reductions compute it; returns the new bits."""
+    ud = old.dtype
+    if op in ("and", "or", "xor"):
+        return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op](old, new)
+    if tname[0] in "us":
+        sd = np.dtype(("i" if tname[0] == "s" else "u") + str(ud.itemsize))
+        a, b = old.view(sd), new.view(sd)
+        if op == "add":
+            r = a + b
+        elif op == "min":
+            r = np.minimum(a, b)
+        elif op == "max":
+            r = np.maximum(a, b)
+        elif op == "inc":
+            r = np.where(a >= b, sd.type(0), a + sd.type(1))
+        elif op == "dec":
+            r = np.where((a == 0) | (a > b), b, a - sd.type(1))
+        else:
+            raise InterpreterError(f"no .{op} reduction on .{tname}")
+        return r.astype(sd).view(ud)
+    if tname in ("f32", "f32.ftz", "f64"):
+        fd = np.float32 if tname != "f64" else np.float64
+        a, b = old.view(fd), new.view(fd)
+        if tname == "f32.ftz":
+            from .fp import ftz32
+            a, b = ftz32(a), ftz32(b)
+        if op == "add":
+            r = (a + b).astype(fd)
+        elif op in ("min", "max"):
+            r = (np.fmin if op == "min" else np.fmax)(a, b).astype(fd)
+        else:
+            raise InterpreterError(f"no .{op} reduction on .{tname}")
+        if tname == "f32.ftz":
+            from .fp import ftz32
+            r = ftz32(r)
+        return r.view(ud)
+    # f16 / bf16: exact arithmetic, one rounding
+    from ..types import bf16, f16
+    from .ops_float import Lanes, _narrow_result
+    L = Lanes(f16 if tname == "f16" else bf16)
+    a, b = L.dec(old.view(np.uint16)), L.dec(new.view(np.uint16))
+    if op == "add":
+        r = a + b
+    elif op in ("min", "max"):
+        r = (np.fmin if op == "min" else np.fmax)(a, b)
+    else:
+        raise InterpreterError(f"no .{op} reduction on .{tname}")
+    out = _narrow_result(L, r, "rn")
+    return np.asarray(out).view(np.uint16).view(ud)

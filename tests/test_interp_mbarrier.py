@@ -1,0 +1,341 @@
+"""mbarrier objects as the PTX ISA defines them: phases and parity (with wraparound), arrival
+counts, arrive_drop, expect_tx / complete_tx byte accounting, state tokens and pending_count,
+test_wait / try_wait (parity and token forms, time limits), noComplete, inval,
+cp.async.mbarrier.arrive(.noinc), parked waiters that do not burn the instruction budget, and
+the sanitizer's reports (over-arrival, unbalanced tx-counts, deadlocks with barrier state)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jax_pyptx.errors import DeadlockError, InterpreterError, SanitizerError, UninitializedReadError
+from jax_pyptx.interpret import launch
+from jax_pyptx.interpret import mbarrier as MB
+from jax_pyptx.toolchain import ptxas_check
+
+HDR = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+
+
+def kern(body, params=".param .u64 out", extra=""):
+    return HDR + f"""
+.visible .entry k({params})
+{{
+    .reg .u32 %r<16>; .reg .u64 %rd<16>; .reg .pred %p<8>; .reg .b64 %st<8>;
+    .shared .align 8 .b64 bar;
+    .shared .align 8 .b64 bar2;
+    {extra}
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, bar;
+{body}
+    ret;
+}}
+"""
+
+
+def _ptxas_ok(text):
+    """The hand-written kernels are real PTX: ptxas accepts them."""
+    try:
+        ptxas_check(text, "sm_90a")
+    except Exception as e:          # no ptxas on this machine: nothing to check
+        if "not found" in str(e) or "no ptxas" in str(e).lower():
+            return
+        raise
+
+
+def run(body, n_out=16, block=1, ptxas=True, **kw):
+    text = kern(body, **kw)
+    if ptxas:
+        _ptxas_ok(text)
+    out = np.zeros(n_out, np.uint64)
+    launch(text, "k", [out], block=block)
+    return out
+
+
+def store(i, reg, kind="u64"):
+    return f"    st.global.{kind} [%rd1+{8 * i}], {reg};\n"
+
+
+def test_phase_parity_wraps_around_every_two_phases():
+    body = "    mbarrier.init.shared::cta.b64 [%r2], 1;\n"
+    for i in range(5):
+        body += (f"    mbarrier.arrive.shared::cta.b64 %st1, [%r2];\n"
+                 f"    mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r2], {i & 1};\n"
+                 f"    mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r2], {(i + 1) & 1};\n"
+                 f"    selp.u64 %rd2, 1, 0, %p1;\n    selp.u64 %rd3, 2, 0, %p2;\n"
+                 f"    or.b64 %rd2, %rd2, %rd3;\n" + store(2 * i, "%rd2") +
+                 f"    shr.u64 %rd4, %st1, 32;\n" + store(2 * i + 1, "%rd4"))
+    out = run(body)
+    # after arrival i the phase with parity i&1 is complete, the current one (parity (i+1)&1)
+    # is not; the token carries the phase the thread arrived in: 0, 1, 2, 3, 4
+    assert out[0:10:2].tolist() == [1] * 5
+    assert out[1:10:2].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_token_waits_and_pending_count_with_counts():
+    body = """
+    mbarrier.init.shared.b64 [%r2], 3;
+    mbarrier.arrive.shared.b64 %st1, [%r2], 2;
+    mbarrier.pending_count.b64 %r3, %st1;
+    mbarrier.test_wait.shared.b64 %p1, [%r2], %st1;
+    selp.u32 %r4, 1, 0, %p1;
+    mbarrier.arrive.shared.b64 %st2, [%r2];
+    mbarrier.pending_count.b64 %r5, %st2;
+    mbarrier.test_wait.shared.b64 %p2, [%r2], %st1;
+    selp.u32 %r6, 1, 0, %p2;
+    mbarrier.arrive.shared.b64 %st3, [%r2], 3;
+    mbarrier.test_wait.shared.b64 %p3, [%r2], %st2;
+    selp.u32 %r7, 1, 0, %p3;
+    mbarrier.test_wait.shared.b64 %p4, [%r2], %st3;
+    selp.u32 %r8, 1, 0, %p4;
+    shr.u64 %rd5, %st3, 32;
+    cvt.u32.u64 %r9, %rd5;
+"""
+    for i, r in enumerate(("%r3", "%r4", "%r5", "%r6", "%r7", "%r8", "%r9")):
+        body += f"    st.global.u32 [%rd1+{4 * i}], {r};\n"
+    out = run(body).view(np.uint32)
+    # count 2 of 3 leaves 1 pending, phase 0 not done; the third arrival completes phase 0
+    # (token pending 0); an arrive with count 3 completes phase 1 at once; phase 1's token
+    # names phase 1
+    assert out[:7].tolist() == [1, 0, 0, 1, 1, 1, 1]
+
+
+def test_arrive_drop_lowers_the_expected_count_of_later_phases():
+    body = """
+    mbarrier.init.shared.b64 [%r2], 2;
+    mbarrier.arrive_drop.shared.b64 %st1, [%r2];
+    mbarrier.test_wait.parity.shared.b64 %p1, [%r2], 0;
+    mbarrier.arrive.shared.b64 %st2, [%r2];
+    mbarrier.test_wait.parity.shared.b64 %p2, [%r2], 0;
+    mbarrier.arrive.shared.b64 %st3, [%r2];
+    mbarrier.test_wait.parity.shared.b64 %p3, [%r2], 1;
+    selp.u32 %r3, 1, 0, %p1; selp.u32 %r4, 1, 0, %p2; selp.u32 %r5, 1, 0, %p3;
+    st.global.u32 [%rd1], %r3; st.global.u32 [%rd1+4], %r4; st.global.u32 [%rd1+8], %r5;
+"""
+    out = run(body).view(np.uint32)
+    # phase 0 needs 2 arrivals (the drop counts as one); phase 1 needs only 1
+    assert out[:3].tolist() == [0, 1, 1]
+
+
+def test_tx_count_accounting():
+    body = """
+    mbarrier.init.shared::cta.b64 [%r2], 1;
+    mbarrier.complete_tx.shared::cta.b64 [%r2], 16;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %st1, [%r2], 64;
+    mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r2], 0;
+    mbarrier.complete_tx.shared::cta.b64 [%r2], 32;
+    mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    mbarrier.expect_tx.shared::cta.b64 [%r2], 8;
+    mbarrier.complete_tx.shared::cta.b64 [%r2], 24;
+    mbarrier.test_wait.parity.shared::cta.b64 %p3, [%r2], 0;
+    selp.u32 %r3, 1, 0, %p1; selp.u32 %r4, 1, 0, %p2; selp.u32 %r5, 1, 0, %p3;
+    st.global.u32 [%rd1], %r3; st.global.u32 [%rd1+4], %r4; st.global.u32 [%rd1+8], %r5;
+"""
+    out = run(body).view(np.uint32)
+    # tx: -16 (completed before expected), +64 -> 48 with no arrival pending, -32 -> 16,
+    # +8 -> 24, -24 -> 0: only then does phase 0 complete
+    assert out[:3].tolist() == [0, 0, 1]
+
+
+def test_many_threads_arrive_in_thread_order_across_phases():
+    """128 threads arrive on a count-32 barrier in one instruction: four phases complete, each
+    thread's token names the phase it arrived in and what it left pending."""
+    body = """
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared.b64 [%r2], 32;
+    bar.sync 0;
+    mbarrier.arrive.shared.b64 %st1, [%r2];
+    mul.wide.u32 %rd2, %r1, 8;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u64 [%rd3], %st1;
+"""
+    out = run(body, n_out=128, block=128)
+    t = np.arange(128)
+    assert (out >> 32).tolist() == (t // 32).tolist()
+    assert (out & 0xFFFFFFFF).tolist() == (31 - t % 32).tolist()
+
+
+def test_try_wait_timeout_returns_false_when_nothing_else_can_run():
+    """A try_wait whose phase cannot complete while the thread waits returns false (its time
+    limit expires) instead of hanging; the thread then arrives itself and waits again."""
+    body = """
+    mbarrier.init.shared::cta.b64 [%r2], 1;
+    mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], 0, 1000;
+    selp.u32 %r3, 1, 0, %p1;
+    st.global.u32 [%rd1], %r3;
+    @!%p1 mbarrier.arrive.shared::cta.b64 %st1, [%r2];
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    selp.u32 %r4, 1, 0, %p2;
+    st.global.u32 [%rd1+4], %r4;
+"""
+    out = run(body).view(np.uint32)
+    assert out[:2].tolist() == [0, 1]
+
+
+SPIN = """
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+    bar.sync 0;
+    mov.u32 %r5, 0;
+    setp.lt.u32 %p2, %r1, 32;
+    @!%p2 bra WAIT;
+    // warp 0 works for a long time, then arrives
+LOOP:
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p3, %r5, 2000;
+    @%p3 bra LOOP;
+    @%p1 mbarrier.arrive.shared::cta.b64 %st1, [%r2];
+    bra DONE;
+WAIT:
+    WAITOP
+    @!%p4 bra WAIT;
+DONE:
+    mul.wide.u32 %rd2, %r1, 8;
+    add.u64 %rd3, %rd1, %rd2;
+    cvt.u64.u32 %rd4, %r5;
+    st.global.u64 [%rd3], %rd4;
+"""
+
+
+@pytest.mark.parametrize("op", ["mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r2], 0;",
+                                "mbarrier.test_wait.parity.shared::cta.b64 %p4, [%r2], 0;"])
+def test_waiting_warps_park_and_do_not_burn_the_budget(op):
+    text = kern(SPIN.replace("WAITOP", op))
+    _ptxas_ok(text)
+    out = np.zeros(256, np.uint64)
+    stats = {}
+    launch(text, "k", [out], block=256, stats=stats)
+    assert out.tolist() == [2000] * 32 + [0] * 224
+    # warp 0 runs ~3 instructions per loop iteration; the seven waiting warps (one group) run
+    # their wait a handful of times, not once per producer iteration
+    assert stats["instructions"] < 3 * 2000 + 100
+
+
+def test_cp_async_mbarrier_arrive_noinc():
+    text = HDR + """
+.visible .entry k(.param .u64 src, .param .u64 out)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<8>; .reg .pred %p<3>; .reg .b64 %st;
+    .shared .align 8 .b64 bar;
+    .shared .align 16 .b32 buf[32];
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, bar;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 32;
+    bar.sync 0;
+    mov.u32 %r3, buf;
+    mad.lo.u32 %r4, %r1, 4, %r3;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd1, %rd3;
+    cp.async.ca.shared.global [%r4], [%rd4], 4;
+    cp.async.mbarrier.arrive.noinc.shared.b64 [%r2];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @!%p2 bra WAIT;
+    xor.b32 %r5, %r1, 1;
+    mad.lo.u32 %r6, %r5, 4, %r3;
+    ld.shared.u32 %r7, [%r6];
+    add.u64 %rd5, %rd2, %rd3;
+    st.global.u32 [%rd5], %r7;
+    ret;
+}
+"""
+    _ptxas_ok(text)
+    src = np.arange(32, dtype=np.uint32) * 7
+    out = np.zeros(32, np.uint32)
+    launch(text, "k", [src, out], block=32)
+    assert out.tolist() == (src[np.arange(32) ^ 1]).tolist()
+
+
+# ----------------------------------------------------------------------------- sanitizer
+def test_too_many_arrivals_are_reported():
+    body = """
+    mbarrier.init.shared.b64 [%r2], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %st1, [%r2], 128;
+    mbarrier.arrive.shared.b64 %st2, [%r2];
+"""
+    with pytest.raises(SanitizerError) as e:
+        run(body)
+    assert ("too many arrivals on the mbarrier at shared 0x0: every arrival of the current phase "
+            "happened but its tx-count is 128 (128 bytes expected by expect_tx never completed), so "
+            "this arrive has no phase to count in: mbarrier.arrive.shared.b64 %st2, [%r2];") in str(e.value)
+    with pytest.raises(SanitizerError, match="an arrive with count 3 finds 2 arrivals pending"):
+        run("    mbarrier.init.shared.b64 [%r2], 2;\n    mbarrier.arrive.shared.b64 %st1, [%r2], 3;\n")
+
+
+def test_no_complete_arrive_that_completes_is_reported():
+    with pytest.raises(SanitizerError, match="mbarrier.arrive.noComplete completes the current phase"):
+        run("    mbarrier.init.shared.b64 [%r2], 2;\n"
+            "    mbarrier.arrive.noComplete.shared.b64 %st1, [%r2], 2;\n")
+    run("    mbarrier.init.shared.b64 [%r2], 3;\n"
+        "    mbarrier.arrive.noComplete.shared.b64 %st1, [%r2], 2;\n"
+        "    mbarrier.arrive.shared.b64 %st1, [%r2];\n")
+
+
+def test_use_before_init_and_after_inval():
+    with pytest.raises(UninitializedReadError, match="mbarrier at shared address 0x0 arrived on before "
+                                                     "mbarrier.init"):
+        run("    mbarrier.arrive.shared.b64 %st1, [%r2];\n")
+    with pytest.raises(UninitializedReadError, match="waited on before mbarrier.init"):
+        run("    mbarrier.init.shared.b64 [%r2], 1;\n    mbarrier.inval.shared.b64 [%r2];\n"
+            "    mbarrier.test_wait.parity.shared.b64 %p1, [%r2], 0;\n")
+    with pytest.raises(InterpreterError, match="mbarrier.init count must be 1..1048575, got 0"):
+        run("    mbarrier.init.shared.b64 [%r2], 0;\n", ptxas=False)
+
+
+def test_unbalanced_tx_count_at_exit_is_reported():
+    body = """
+    mbarrier.init.shared::cta.b64 [%r2], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %st1, [%r2], 4096;
+    mbarrier.complete_tx.shared::cta.b64 [%r2], 1024;
+"""
+    with pytest.raises(SanitizerError) as e:
+        run(body)
+    msg = e.value.message
+    assert str(e.value).startswith("<ptx>:17: unbalanced mbarrier transactions at kernel exit")
+    assert ("CTA (0,0,0) mbarrier at shared 0x0: phase 0 (parity 0), 0 of 1 arrivals pending, "
+            "tx-count 3072: 3072 bytes expected by expect_tx never completed; last changed by "
+            "`mbarrier.complete_tx.shared::cta.b64 [%r2], 1024;` at <ptx>:") in msg
+
+
+def test_deadlock_names_each_barrier_and_its_tx_count():
+    body = """
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+    bar.sync 0;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %st1, [%r2], 256;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @!%p2 bra WAIT;
+"""
+    with pytest.raises(DeadlockError) as e:
+        run(body, block=64)
+    msg = str(e.value)
+    assert msg.startswith("deadlock: every warp is parked and none can make progress")
+    assert ("CTA (0,0,0) warp 1 lanes 0-31: at <ptx>:20 (instruction #7 of k) "
+            "`mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;` waits on mbarrier at shared 0x0 "
+            "for phase parity 0 to complete (current phase 0, 0 of 1 arrivals pending, tx-count 256): "
+            "256 bytes expected by expect_tx never completed; the tx-count was last changed by "
+            "`@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %st1, [%r2], 256;` at <ptx>:18 "
+            "(instruction #6 of k)") in msg
+
+
+def test_plain_functions_for_other_parts_of_the_interpreter():
+    """The API tcgen05.commit and cluster code call: arrive / expect_tx / complete_tx on an
+    mbarrier named by (cta, shared offset)."""
+    from jax_pyptx.interpret.launch import LaunchMemory, LaunchState, get_module, get_program
+    from jax_pyptx.interpret.machine import Context
+    text = kern("    mbarrier.init.shared.b64 [%r2], 2;\n")
+    prog = get_program(get_module(text), "k")
+    ctx = Context(prog, LaunchState((1, 1, 1), (32, 1, 1), (1, 1, 1), 0, LaunchMemory(prog), 1000), [0])
+    MB.init(ctx, 0, 0, 2)
+    assert MB.mbarrier_arrive(ctx, 0, 0) == MB.token(0, 1)
+    MB.mbarrier_expect_tx(ctx, 0, 0, 100)
+    assert MB.mbarrier_arrive(ctx, 0, 0) == MB.token(0, 0)
+    st = MB.lookup(ctx, 0, 0)
+    assert (st.phase, st.pending, st.tx) == (0, 0, 100)
+    MB.mbarrier_complete_tx(ctx, 0, 0, 100)
+    assert (st.phase, st.pending, st.expected, st.tx) == (1, 2, 2, 0)
