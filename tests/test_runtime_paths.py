@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jax_pyptx import Layout, NotSupportedError, SpecializationError, Tile, kernel, ptx, reg
+from jax_pyptx import InterpreterError, Layout, NotSupportedError, SpecializationError, Tile, kernel, ptx, reg
 from jax_pyptx.runtime.callspec import CallSpec
 from jax_pyptx.runtime.launch_plan import build_plan
 from jax_pyptx.types import f16x2, f32, u32, u64
@@ -83,14 +83,17 @@ def test_bind_is_the_one_binding():
     assert str(e.value) == "kernel 'col_affine' takes 2 inputs (X, b); got 1"
 
 
-def test_tma_descriptor_on_the_interpreter_is_not_supported():
-    with pytest.raises(NotSupportedError) as e:
+def test_tma_descriptor_on_the_interpreter_is_checked_like_the_driver():
+    """Issue 12: the host launch builds the interpreter's tensor map from the Tile spec and
+    checks it as cuTensorMapEncodeTiled does (tma_touch's 256-byte inner box does not fit its
+    128B swizzle); a valid one runs (test_interp_tma_kernel)."""
+    with pytest.raises(InterpreterError) as e:
         tma_touch.interpret(np.ones((16, 64), np.float32))
-    assert isinstance(e.value, NotImplementedError)
     assert str(e.value) == (
-        "kernel 'tma_touch': TMA descriptor 'X_tma_desc': the CPU interpreter has no "
-        "tensor-map model yet; lower for CUDA (jax.jit(...).lower(lowering_platforms=('cuda',))"
-        " or a GPU), or launch the PTX by hand with jax_pyptx.interpret.launch")
+        "kernel 'tma_touch': TMA descriptor 'X_tma_desc': invalid tensor map (f32 rank 2, "
+        "dims (64, 16), byte strides (4, 256), box (64, 8), element strides (1, 1)): the inner box "
+        "dimension is 256 bytes, more than the 128-byte swizzle span (the driver's "
+        "cuTensorMapEncodeTiled rejects it too)")
 
 
 @kernel(arch="sm_90a", in_specs=(Tile("M", 64, f16x2),), out_specs=(Tile("M", 64, f32),),

@@ -3,8 +3,12 @@
 ``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True)`` runs any
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
 pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
-``.b8 name[N]`` by-value params. ``kernel.interpret(...)`` and the JAX / torch CPU paths run on
-it.
+``.b8 name[N]`` by-value params, and ``tensor_map(array, box=...)`` for TMA descriptor params
+(a ``.b8[128]`` param by value or a ``.u64`` pointer to it). ``kernel.interpret(...)`` and the
+JAX / torch CPU paths run on it. Its sanitizer also checks the async proxy (``async_proxy``):
+generic writes read by TMA / wgmma / tcgen05 without ``fence.proxy.async``, copy destinations
+read before their mbarrier phase completed, bulk-store sources overwritten too early, and
+expect_tx byte counts that never balance.
 
 Modules:
 
@@ -18,6 +22,10 @@ Modules:
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks;
 * ``sanitizer``: shared-memory race detection;
+* ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
+* ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
+  swizzle and out-of-bound fill; ``ops_bulk``: the bulk-copy / TMA / tensormap instructions;
+* ``async_proxy``: the async proxy's sanitizer rules (proxy fences, in-flight copies);
 * ``fp``: exact rounding to every floating-point format and mode;
 * ``ops_int``, ``ops_bits``, ``ops_float``, ``ops_cvt``, ``ops_mem``, ``ops_warp``, ``ops_sync``
   (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_wmma``: the
@@ -42,5 +50,6 @@ thread and CTA, and the user's source line when the instruction carries one.
 """
 from .launch import launch  # noqa: F401
 from .stats import BufferStats, Stats  # noqa: F401
+from .tensormap import TensorMap, tensor_map  # noqa: F401
 
-__all__ = ["launch", "Stats", "BufferStats"]
+__all__ = ["launch", "Stats", "BufferStats", "tensor_map", "TensorMap"]

@@ -78,6 +78,17 @@ def state(ctx) -> AsyncState:
     return st
 
 
+def _at(flat, k: int) -> int:
+    """Byte ``k`` of a byte set (a slice or an index array)."""
+    return flat.start + k if isinstance(flat, slice) else int(flat[k])
+
+
+def _has(flat, f: int) -> bool:
+    if isinstance(flat, slice):
+        return flat.start <= f < flat.stop
+    return bool((flat == f).any())
+
+
 def _flat(ctx, ctas, offs, nbytes):
     offs = np.atleast_1d(np.asarray(offs, np.int64))
     ctas = np.broadcast_to(np.asarray(ctas, np.int64), offs.shape)
@@ -119,7 +130,7 @@ def _inflight_msg(ctx, flat, verb):
 def _record_of(ctx, flat):
     st = ctx.async_proxy
     for r in reversed(st.writes):
-        if r.live and (r.flat == flat).any():
+        if r.live and _has(r.flat, flat):
             return r
     return None
 
@@ -137,16 +148,17 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
 
 
 def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
+    """``flat``: the bytes read (a slice or an index array of ``ctx.shared``)."""
     sh = ctx.shared
     if sh.dirty is not None:
         bad = sh.dirty[flat]
         if bad.any():
-            raise ctx.error(AsyncProxyError, _dirty_msg(ctx, flat[int(np.argmax(bad))], what), g, lane, d)
+            raise ctx.error(AsyncProxyError, _dirty_msg(ctx, _at(flat, int(np.argmax(bad))), what), g, lane, d)
     st = ctx.async_proxy
     if st is not None and st.n_inflight:
         bad = st.inflight[flat]
         if bad.any():
-            f = flat[int(np.argmax(bad))]
+            f = _at(flat, int(np.argmax(bad)))
             raise ctx.error(AsyncProxyError, _inflight_msg(ctx, f, f"{what} reads"), g, lane, d)
 
 
@@ -160,13 +172,69 @@ def fence_async(ctx, ctas):
         sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
 
 
-def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None):
+# ----------------------------------------------------------------------------- race tracking
+# A copy's whole box at once, by the issuing thread's warp, on ``sanitizer.RaceTracker``'s arrays
+# (byte ranges: slices instead of per-byte index arrays).
+def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
+    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+    cur = race.epoch[bank]
+    t = race.rmask.dtype.type
+    readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
+    if readers.any():
+        k = int(np.argmax(readers != 0))
+        other = int(readers[k])
+        w = (other & -other).bit_length() - 1
+        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+        raise M.MemoryFault("race", 0, lo + k,
+                            f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
+                            f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
+                            f"missing between that load and this copy", "shared")
+    race.wwarp[sl] = warp
+    race.wepoch[sl] = cur
+
+
+def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
+    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+    cur = race.epoch[bank]
+    ww = race.wwarp[sl]
+    bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
+    if bad.any():
+        k = int(np.argmax(bad))
+        w = int(ww[k])
+        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+        raise M.MemoryFault("race", 0, lo + k,
+                            f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
+                            f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
+                            f"this copy", "shared")
+    t = race.rmask.dtype.type
+    stale = race.repoch[sl] != cur
+    race.rmask[sl] = np.where(stale, t(0), race.rmask[sl]) | t(1 << int(warp))
+    race.repoch[sl] = cur
+
+
+def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     """An async-proxy write of ``values`` (1-D, any dtype) at element indices ``flat_elems`` of
     ``ctx.shared`` viewed as that dtype: the bytes become initialized and are not generic-dirty.
-    ``warps`` (per value, the issuing thread's warp) feeds the race tracker."""
+    ``warps`` (the issuing thread's warp, for the race tracker; None: not tracked). ``span``:
+    ``(cta, lo, hi)`` when the written bytes are exactly shared offsets ``[lo, hi)`` of one CTA
+    (bookkeeping by slices)."""
     sh = ctx.shared
     dt = values.dtype
     esz = dt.itemsize
+    if span is not None:
+        cta, lo, hi = span
+        sl = slice(int(cta) * sh.stride + lo, int(cta) * sh.stride + hi)
+        if sh.race is not None and warps is not None:
+            w0 = int(np.asarray(warps).reshape(-1)[0])
+            sh._race(lambda *a: race_store_range(sh.race, int(cta), lo, hi, w0), None, None, 0, None)
+        sh.view(dt)[flat_elems] = values
+        if sh.init is not None:
+            sh.init[sl] = 1
+        if sh.dirty is not None:
+            sh.dirty[sl] = 0
+        return
     flat_elems = np.asarray(flat_elems, np.int64)
     if sh.race is not None and warps is not None and len(flat_elems):
         ctas_e = flat_elems * esz // sh.stride
@@ -181,15 +249,15 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None):
 
 
 def track_inflight(ctx, flat_bytes, d, cta, off):
-    """The bytes ``flat_bytes`` (distinct flat byte indices of ``ctx.shared``) of an asynchronous copy tracked by the mbarrier ``(cta, off)``
-    are in flight until that mbarrier's current phase completes."""
-    if not ctx.sanitize or not len(flat_bytes):
-        return
-    mb = ctx.mbar.get((int(cta), int(off)))
-    if mb is None:
-        return
+    """The bytes ``flat_bytes`` (distinct flat byte indices of ``ctx.shared``, or a slice of
+    them) of an asynchronous copy tracked by the mbarrier ``(cta, off)`` are in flight until the phase its bytes are
+    counted in completes: returns the callback to run then (``mbarrier.defer_complete_tx``
+    attaches it), or None when the sanitizer is off."""
+    if not ctx.sanitize:
+        return None
     st = state(ctx)
-    rec = _Write(np.asarray(flat_bytes, np.int64), d, int(cta), int(off))
+    fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
+    rec = _Write(fb, d, int(cta), int(off))
     st.inflight[rec.flat] += 1          # distinct bytes: a copy writes each byte once
     st.writes.append(rec)
     st.n_inflight += 1
@@ -201,17 +269,19 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
             s.inflight[rec.flat] -= 1
             s.n_inflight -= 1
             s.writes = [w for w in s.writes if w.live]
-    mb.on_complete.append(landed)
+    return landed
 
 
 def begin_bulk_read(ctx, g, flat_bytes, d):
     """A ``.bulk_group`` operation of each thread of ``g`` reads ``flat_bytes`` (distinct flat
-    byte indices of ``ctx.shared``) until its bulk async-group is retired by ``bulk_wait``."""
-    if not ctx.sanitize or not len(flat_bytes):
+    byte indices of ``ctx.shared``, or a slice of them) until its bulk async-group is retired
+    by ``bulk_wait``."""
+    if not ctx.sanitize:
         return
     st = state(ctx)
+    fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
     for slot in g.idx:
-        r = _Read(int(slot), int(st.committed[slot]), np.asarray(flat_bytes, np.int64), d)
+        r = _Read(int(slot), int(st.committed[slot]), fb, d)
         st.reading[r.flat] += 1
         st.reads.append(r)
 
@@ -271,7 +341,7 @@ def on_generic_store(ctx, g, banks, offs, nbytes):
         if bad.any():
             k = int(np.argmax(bad))
             f = flat[k]
-            rec = next((r for r in reversed(st.reads) if (r.flat == f).any()), None)
+            rec = next((r for r in reversed(st.reads) if _has(r.flat, f)), None)
             src = f"`{rec.d.text}` ({rec.d.where_line()})" if rec is not None and rec.d is not None \
                 else "a bulk copy"
             raise ctx.error(AsyncProxyError,

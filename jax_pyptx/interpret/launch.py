@@ -138,7 +138,11 @@ def _scalar_bytes(value, p):
         return int(bool(v)).to_bytes(dt.itemsize, "little")
     if dt.kind in "ui":
         if float(v) != int(float(v)):
-            raise InterpreterError(f"param {p.name!r} is .{t.name} but got non-integer value {value!r}")
+            hint = ""
+            if t.kind == "bits":
+                hint = (f"; a .{t.name} param takes an int, or a typed NumPy float of {t.bits} bits "
+                        f"(np.float16, ml_dtypes.bfloat16, np.float32, ...) whose bits it gets")
+            raise InterpreterError(f"param {p.name!r} is .{t.name} but got non-integer value {value!r}{hint}")
         iv = int(float(v)) & ((1 << (8 * dt.itemsize)) - 1)
         return iv.to_bytes(dt.itemsize, "little")
     return np.asarray(v, dtype=dt).tobytes()

@@ -23,6 +23,7 @@ remotely, copies complete transactions)::
     mbarrier_arrive(ctx, cta, addr, count=1)          # an arrive-on operation; returns the token
     mbarrier_expect_tx(ctx, cta, addr, nbytes)
     mbarrier_complete_tx(ctx, cta, addr, nbytes)
+    defer_complete_tx(ctx, cta, addr, nbytes)         # a copy's completion, seen at the next wait
     locate(ctx, g, addrs, space)                      # addresses of a group -> (ctas, offsets)
     lookup(ctx, cta, addr)                            # the MBarrier, or None
 
@@ -48,7 +49,7 @@ MAX_COUNT = (1 << 20) - 1          # arrival counts: 1 .. 2^20 - 1
 MAX_TX = (1 << 20) - 1             # tx-count range: -(2^20 - 1) .. 2^20 - 1
 
 __all__ = ["MBarrier", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_complete_tx",
-           "locate", "lookup", "arrive_threads", "token", "describe", "wake_on_starvation",
+           "defer_complete_tx", "flush", "locate", "lookup", "arrive_threads", "token", "describe", "wake_on_starvation",
            "check_balanced"]
 
 
@@ -131,11 +132,13 @@ def init(ctx, cta, off, count, g=None, lane=0):
     if ctx.sanitize and not 1 <= count <= MAX_COUNT:
         raise ctx.error(InterpreterError, f"mbarrier.init count must be 1..{MAX_COUNT}, got {count}",
                         g, lane)
+    flush(ctx, [(int(cta), int(off))])          # copies still tracked by an object re-initialized
     ctx.mbar[(int(cta), int(off))] = MBarrier(int(count))
     _bump(ctx)
 
 
 def inval(ctx, cta, off, g=None, lane=0):
+    flush(ctx, [(int(cta), int(off))])
     st = ctx.mbar.pop((int(cta), int(off)), None)
     if st is not None and st.tx != 0 and ctx.sanitize:
         raise ctx.error(SanitizerError,
@@ -197,6 +200,40 @@ def mbarrier_complete_tx(ctx, cta, addr, nbytes, g=None, lane=0):
     """complete-tx: ``nbytes`` of asynchronous transactions tracked by the mbarrier at
     ``(cta, addr)`` completed (lower its tx-count; the phase may complete)."""
     _tx_change(ctx, cta, addr, nbytes, -1, g, lane)
+
+
+def defer_complete_tx(ctx, cta, addr, nbytes, on_complete=None, g=None, lane=0):
+    """The complete-tx of an asynchronous copy into shared memory: it is applied when a thread
+    next waits on this mbarrier (or invalidates it, or nothing else can run, or the batch ends),
+    so the copy is never complete before anyone could have observed it. ``on_complete`` (a
+    callable ``(ctx, cta, off)``) runs when the phase the bytes are counted in completes."""
+    _get(ctx, cta, addr, g, lane, "tracks a copy")
+    ctx.mbar_deferred.setdefault((int(cta), int(addr)), []).append((int(nbytes), on_complete, ctx.cur, g))
+
+
+def flush(ctx, keys=None) -> bool:
+    """Apply the deferred complete-tx operations of the mbarriers ``keys`` (all when None);
+    True when there were any."""
+    dq = ctx.mbar_deferred
+    if not dq:
+        return False
+    todo = list(dq) if keys is None else [k for k in keys if k in dq]
+    done = False
+    for k in todo:
+        items = dq.pop(k, ())
+        for nbytes, cb, d, g in items:
+            st = ctx.mbar.get(k)
+            if st is None:
+                continue
+            if cb is not None:
+                st.on_complete.append(cb)
+            cur, ctx.cur = ctx.cur, d
+            try:
+                _tx_change(ctx, k[0], k[1], nbytes, -1, g)
+            finally:
+                ctx.cur = cur
+            done = True
+    return done
 
 
 def mbarrier_arrive(ctx, cta, addr, count=1, *, drop=False, no_complete=False, g=None, lane=0) -> int:
@@ -313,6 +350,8 @@ def wake_on_starvation(ctx) -> bool:
     """Nothing else can run: wake the threads parked in mbarrier waits (a ``try_wait`` returns
     false: its time limit expired). Returns False when they were already woken in the same state
     of the batch (then it is a deadlock)."""
+    if flush(ctx):
+        return True                 # copies completed: their waiters may run now
     waiters = [h for h in ctx.groups if h.wait is not None and h.wait[0] == "mbar"]
     if not waiters:
         return False
@@ -347,8 +386,9 @@ def describe(ctx, g) -> str:
 
 
 def check_balanced(ctx):
-    """At the end of a batch: an mbarrier whose tx-count is not zero had transactions expected
+    """At the end of a batch (deferred copy completions applied first): an mbarrier whose tx-count is not zero had transactions expected
     that never completed (or completed that were never expected). Report each."""
+    flush(ctx)
     bad = [(k, st) for k, st in ctx.mbar.items() if st.tx != 0]
     if not bad or not ctx.sanitize:
         return

@@ -6,8 +6,9 @@ tensormap.replace, tensormap.cp_fenceproxy and the proxy fences. Prefetches are 
 ISA table marks them).
 
 An asynchronous copy is performed when it is issued (see ``async_proxy`` for the ordering the
-sanitizer checks): a load writes its destination and completes its bytes on the mbarrier at once
-(the phase may complete then), a store reads its source and writes global memory at once.
+sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
+when a thread next waits on it (``mbarrier.defer_complete_tx``), a store reads its source and
+writes global memory at once.
 ``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook.
 """
 from __future__ import annotations
@@ -155,19 +156,43 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
     d.fn = load
 
 
+_SLOTS: dict = {}
+
+
+def box_slots(f, off: int, n: int, es: int, size: int):
+    """``(phys, contiguous)``: the swizzled shared offsets of a box of ``n`` elements stored from
+    ``off``, and whether they are exactly the bytes ``[off, off + n * es)`` (memoised)."""
+    key = (f.swizzle, f.atomicity, off, n, es, size)
+    got = _SLOTS.get(key)
+    if got is None:
+        phys = T.smem_slots(f, off, n, es, size)
+        contig = bool(n) and int(phys.min()) == off and int(phys.max()) == off + (n - 1) * es
+        if len(_SLOTS) > 1024:
+            _SLOTS.clear()
+        got = _SLOTS[key] = (phys, contig)
+    return got
+
+
 def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d):
     """Write a loaded box at shared offset ``off`` of each batch CTA in ``ctas`` and complete its
     bytes on the mbarrier at ``mbar_off`` of that CTA (the multicast hook calls this too)."""
     es = box.esz
     sh = ctx.shared
-    phys = T.smem_slots(f, off, box.n, es, sh.size)
+    phys, contig = box_slots(f, off, box.n, es, sh.size)
     own = int(ctx.slot_cta[gj.idx[0]])
     warp = ctx.warp_in_cta[gj.idx[:1]]
     for c in ctas:
-        base = int(c) * sh.stride + phys
-        AP.write_shared_async(ctx, gj, c, base // es, vals, warps=warp if int(c) == own else None)
-        AP.track_inflight(ctx, (base[:, None] + np.arange(es)).reshape(-1), d, c, mbar_off)
-        MB.mbarrier_complete_tx(ctx, c, mbar_off, box.nbytes, gj)
+        base = int(c) * sh.stride
+        w = warp if int(c) == own else None
+        if contig:
+            span = (int(c), off, off + box.nbytes)
+            AP.write_shared_async(ctx, gj, c, (base + phys) // es, vals, warps=w, span=span)
+            fb = slice(base + off, base + off + box.nbytes)
+        else:
+            AP.write_shared_async(ctx, gj, c, (base + phys) // es, vals, warps=w)
+            fb = ((base + phys)[:, None] + np.arange(es)).reshape(-1)
+        landed = AP.track_inflight(ctx, fb, d, c, mbar_off)
+        MB.defer_complete_tx(ctx, c, mbar_off, box.nbytes, landed, gj)
 
 
 def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
@@ -190,36 +215,46 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                 raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
                                                   f"issuing CTA", gj)
             es = box.esz
-            phys = T.smem_slots(f, off, box.n, es, ctx.shared.size)
-            vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}")
+            phys, contig = box_slots(f, off, box.n, es, ctx.shared.size)
+            vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
+                                     span=(off, off + box.nbytes) if contig else None)
             tname = T.REDUCE_TYPES.get(f.elemtype) if op is not None else None
             T.scatter_global(ctx, f, box, vals, op, tname)
     d.fn = store
 
 
-def read_shared_async(ctx, gj, cta, phys, es, what, flat_bytes=None):
+def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
     """An async-proxy read of elements of ``es`` bytes at shared offsets ``phys`` of batch CTA
     ``cta`` by the bulk operation of thread ``gj``: sanitizer checks (initialized, fenced, not in
-    flight, race tracker), then the bulk group tracks the bytes; returns the element bits."""
+    flight, race tracker), then the bulk group tracks the bytes; returns the element bits.
+    ``span``: ``(lo, hi)`` when the bytes read are exactly offsets ``[lo, hi)``."""
     sh = ctx.shared
     base = int(cta) * sh.stride + np.asarray(phys, np.int64)
-    fb = (base[:, None] + np.arange(es)).reshape(-1) if flat_bytes is None else flat_bytes
     if ctx.sanitize:
+        if span is not None:
+            fb = slice(int(cta) * sh.stride + span[0], int(cta) * sh.stride + span[1])
+        else:
+            fb = (base[:, None] + np.arange(es)).reshape(-1)
         if sh.init is not None:
             bad = sh.init[fb] == 0
             if bad.any():
-                a = int(fb[int(np.argmax(bad))]) - int(cta) * sh.stride
+                k = int(np.argmax(bad))
+                a = (fb.start + k if span is not None else int(fb[k])) - int(cta) * sh.stride
                 w = sh.describe_offset(a)
                 raise ctx.error(UninitializedReadError,
                                 f"{what} reads shared address {a:#x}{' ' + w if w else ''} before any thread "
                                 f"of this CTA wrote it", gj)
         AP._check_flat_read(ctx, fb, what, gj)
         if sh.race is not None:
-            offs = (base - int(cta) * sh.stride).astype(np.uint64)
-            sh._race(sh.race.on_load, np.full(len(offs), int(cta)), offs, es,
-                     np.full(len(offs), int(ctx.warp_in_cta[gj.idx[0]])))
+            warp = int(ctx.warp_in_cta[gj.idx[0]])
+            if span is not None:
+                sh._race(lambda *a: AP.race_load_range(sh.race, int(cta), span[0], span[1], warp),
+                         None, None, 0, None)
+            else:
+                offs = (base - int(cta) * sh.stride).astype(np.uint64)
+                sh._race(sh.race.on_load, np.full(len(offs), int(cta)), offs, es, np.full(len(offs), warp))
         AP.begin_bulk_read(ctx, gj, fb, ctx.cur)
-    return sh.view(np.dtype(_UINT[es]))[base // es] if es in _UINT else None
+    return sh.view(np.dtype(_UINT[es]))[base // es]
 
 
 # ----------------------------------------------------------------------------- non-tensor bulk copies
@@ -247,7 +282,8 @@ def _bulk(prog, d, ins, scope, dec):
                 n = int(sz[j])
                 _bulk_size(ctx, gj, n, "cp.async.bulk")
                 cta, off = _shared_at(ctx, gj, int(sa[j]), 16, "the bulk copy source")
-                data = read_shared_async(ctx, gj, cta, off + np.arange(n), 1, "the bulk store")
+                data = read_shared_async(ctx, gj, cta, off + np.arange(n), 1, "the bulk store",
+                                         span=(off, off + n))
                 addrs = np.uint64(int(da[j])) + np.arange(n, dtype=np.uint64)
                 if int(da[j]) % 16:
                     raise ctx.error(MisalignedAccessError,
@@ -280,7 +316,8 @@ def _bulk(prog, d, ins, scope, dec):
                 data = ctx.mem.gspace.load(np.array([int(sa[j])], np.uint64), np.uint8, n, align=16)[0]
             else:
                 scta, soff = _shared_at(ctx, gj, int(sa[j]), 16, "the bulk copy source")
-                data = read_shared_async(ctx, gj, scta, soff + np.arange(n), 1, "the bulk copy")
+                data = read_shared_async(ctx, gj, scta, soff + np.arange(n), 1, "the bulk copy",
+                                         span=(soff, soff + n))
             ctas = [cta] if ms is None else multicast_ctas(ctx, gj, int(ctx.slot_cta[gj.idx[0]]), int(ms[j]))
             _deliver_bytes(ctx, gj, ctas, off, data, moff, d)
     d.fn = to_shared
@@ -303,9 +340,10 @@ def _deliver_bytes(ctx, gj, ctas, off, data, moff, d, op=None, tname=None):
         elems = start // es + np.arange(len(data), dtype=np.int64)
         vals = data if op is None else T.reduce_bits(op, tname, sh.view(data.dtype)[elems], data)
         AP.write_shared_async(ctx, gj, c, elems, vals,
-                              warps=ctx.warp_in_cta[gj.idx[:1]] if int(c) == own else None)
-        AP.track_inflight(ctx, start + np.arange(nbytes, dtype=np.int64), d, c, moff)
-        MB.mbarrier_complete_tx(ctx, c, moff, nbytes, gj)
+                              warps=ctx.warp_in_cta[gj.idx[:1]] if int(c) == own else None,
+                              span=(int(c), off, off + nbytes))
+        landed = AP.track_inflight(ctx, slice(start, start + nbytes), d, c, moff)
+        MB.defer_complete_tx(ctx, c, moff, nbytes, landed, gj)
 
 
 @register("cp.reduce.async.bulk")
@@ -331,7 +369,8 @@ def _bulk_reduce(prog, d, ins, scope, dec):
             n = int(sz[j])
             _bulk_size(ctx, gj, n, "cp.reduce.async.bulk")
             scta, soff = _shared_at(ctx, gj, int(sa[j]), 16, "the bulk reduction source")
-            vals = read_shared_async(ctx, gj, scta, soff + es * np.arange(n // es), es, "the bulk reduction")
+            vals = read_shared_async(ctx, gj, scta, soff + es * np.arange(n // es), es, "the bulk reduction",
+                                     span=(soff, soff + n))
             if to_global:
                 if int(da[j]) % 16:
                     raise ctx.error(MisalignedAccessError,

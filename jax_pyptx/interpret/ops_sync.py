@@ -117,6 +117,8 @@ def _wait_factory(blocking):
 
         def wait(ctx, sub, g):
             ctas, offs = MB.locate(ctx, sub, getaddr(ctx, sub), space)
+            if ctx.mbar_deferred:
+                MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
             s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.uint64), (sub.n,))
             done = np.zeros(sub.n, bool)
             for j in range(sub.n):

@@ -38,9 +38,9 @@ All zeros is the state ``tensormap.replace`` starts from in code that builds a m
 that uses such a map reports which field is invalid.
 
 Swizzle (``swizzle``): the TMA writes element bytes at shared address ``a`` to ``swizzle(a)``,
-a function of the address bits (PTX ISA "Tensor-map swizzling"; DESIGN.md "Facts"): 32B mode
-XORs bit 4 with bit 7, 64B bits [4:5] with [7:8], 128B bits [4:6] with [7:9] (16-byte chunks
-within a 1024-byte atom). The 128B modes with larger atoms (sm_100) swap 32-byte chunks (bits
+a function of the address bits (PTX ISA "Tensor-map swizzling"; DESIGN.md "Facts";
+``isa.swizzle``): 32B mode XORs bit 4 with bit 7, 64B bits [4:5] with [7:8], 128B bits [4:6]
+with [7:9] (16-byte chunks within a 1024-byte atom). The 128B modes with larger atoms (sm_100) swap 32-byte chunks (bits
 [5:6] with [7:8]) or 64-byte chunks (bit 6 with bit 7); the "32B + 8B flip" atomicity also swaps
 the 8-byte halves of each 16-byte chunk on alternate 128-byte rows (bit 3 with bit 7).
 """
@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InterpreterError
+from ..isa.swizzle import swizzle as _isa_swizzle
 
 SIZE = 128
 
@@ -248,23 +249,26 @@ def problems(f: TensorMapFields) -> list:
     return out
 
 
-def describe(f: TensorMapFields) -> str:
-    return (f"{f.type_name} rank {f.rank} at {f.address:#x}, dims {f.dims}, byte strides "
-            f"{f.strides}, box {f.box}, element strides {f.element_strides}")
+def describe(f: TensorMapFields, address: bool = True) -> str:
+    """``f32 rank 2 at 0x7f0000000000, dims (64, 16), ...`` for messages."""
+    at = f" at {f.address:#x}" if address else ""
+    shape = (f"box {f.box}" if f.mode == 0 else
+             f"im2col corners {f.lower} / {f.upper}, {f.channels} channels x {f.pixels} pixels")
+    return (f"{f.type_name} rank {f.rank}{at}, dims {f.dims}, byte strides {f.strides}, {shape}, "
+            f"element strides {f.element_strides}")
 
 
 # ----------------------------------------------------------------------------- swizzle
 def swizzle(addr, mode: int, atomicity: int = 0):
-    """Shared byte addresses (an int array) after the swizzle ``mode`` / ``atomicity``."""
+    """Shared byte addresses (an int array) after the tensor map's swizzle ``mode`` (0..3) and
+    ``atomicity`` (0..3): the 16-byte-chunk modes are ``isa.swizzle``'s; the larger atoms of the
+    128B mode swap 32-byte chunks (bits [5:6] ^= [7:8]; atomicity 2 also bit 3 ^= bit 7) or
+    64-byte chunks (bit 6 ^= bit 7)."""
     a = np.asarray(addr, np.int64)
     if mode == 0:
         return a
-    if mode == 1:
-        return a ^ ((a >> 3) & 0x10)
-    if mode == 2:
-        return a ^ ((a >> 3) & 0x30)
-    if atomicity == 0:
-        return a ^ ((a >> 3) & 0x70)
+    if mode != 3 or atomicity == 0:
+        return _isa_swizzle(a, {1: "32B", 2: "64B", 3: "128B"}[mode])
     if atomicity in (1, 2):
         b = a ^ ((a >> 2) & 0x60)
         return b ^ ((a >> 4) & 0x08) if atomicity == 2 else b
@@ -291,10 +295,15 @@ class TensorMap:
     def encode(self, base_address: int) -> bytes:
         """The 128 bytes of this map when ``array`` lives at ``base_address``."""
         from dataclasses import replace
-        return encode(replace(self.fields, address=int(base_address) + self.offset))
+        f = replace(self.fields, address=int(base_address) + self.offset)
+        align = 32 if f.interleave == 2 else 16
+        if f.address % align:
+            raise InterpreterError(f"tensor_map: the tensor's device address {f.address:#x} is not "
+                                   f"{align}-byte aligned (a view starting inside an element row?)")
+        return encode(f)
 
     def __repr__(self):
-        return f"TensorMap({describe(self.fields)})"
+        return f"TensorMap({describe(self.fields, False)})"
 
 
 def _enum(name, value, names, allowed):
@@ -415,15 +424,14 @@ def tensor_map(array, box=None, *, dtype=None, dims=None, strides=None, element_
     f = TensorMapFields(address=0, rank=rank, elemtype=code, dims=dims, strides=(es,) + strides,
                         element_strides=estr, interleave=il, swizzle=mode_sw, atomicity=atom,
                         fill=fill, l2_promotion=l2, **kw)
-    base = array.__array_interface__["data"][0]
-    if (base + int(offset)) % (32 if il == 2 else 16):
-        raise InterpreterError(f"tensor_map: the tensor's start (array data + offset {offset}) is not "
-                               f"{32 if il == 2 else 16}-byte aligned")
     bad = [p for p in problems(f) if "global_address" not in p]
     if bad:
-        raise InterpreterError(f"tensor_map: invalid tensor map ({describe(f)}): " + "; ".join(bad))
+        raise InterpreterError(f"tensor_map: invalid tensor map ({describe(f, False)}): " + "; ".join(bad))
+    if int(offset) % (32 if il == 2 else 16):
+        raise InterpreterError(f"tensor_map: the tensor's start (offset {offset} into the array) is not "
+                               f"{32 if il == 2 else 16}-byte aligned")
     span = int(offset) + sum((d - 1) * s for d, s in zip(dims, (es,) + strides)) + es
     if span > array.nbytes:
-        raise InterpreterError(f"tensor_map: the tensor ({describe(f)}) spans {span} bytes from "
+        raise InterpreterError(f"tensor_map: the tensor ({describe(f, False)}) spans {span} bytes from "
                                f"offset {offset}, but the array has {array.nbytes}")
     return TensorMap(array, int(offset), f)

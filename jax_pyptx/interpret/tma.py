@@ -30,13 +30,13 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 class Box:
-    """The elements a TMA operation covers: byte offsets from the tensor's global address, which
-    are in bounds, and (for messages) each element's tensor coordinates."""
+    """The elements a TMA operation covers: byte offsets from the tensor's global address and
+    which are in bounds (``valid``; None when all are)."""
 
-    __slots__ = ("offs", "valid", "coords", "n", "esz")
+    __slots__ = ("offs", "valid", "n", "esz")
 
-    def __init__(self, offs, valid, coords, esz):
-        self.offs, self.valid, self.coords, self.esz = offs, valid, coords, esz
+    def __init__(self, offs, valid, esz):
+        self.offs, self.valid, self.esz = offs, valid, esz
         self.n = len(offs)
 
     @property
@@ -48,28 +48,48 @@ def _dim_stride(f, i):
     return 1 if (i == 0 and f.interleave == 0) else f.element_strides[i]
 
 
-def tile_box(f: TM.TensorMapFields, coords) -> Box:
-    """The elements of a tiled-mode box at ``coords`` (innermost first), in shared order."""
-    idx = []
-    for i in range(f.rank):
-        e = _dim_stride(f, i)
-        n = -(-f.box[i] // e)
-        idx.append(int(coords[i]) + e * np.arange(n, dtype=np.int64))
-    return _grid_box(f, idx)
+_TILES: dict = {}
 
 
-def _grid_box(f, idx):
+def _tile_plan(f):
+    """(counts, steps, relative byte offsets of the box in shared order) of a tiled map."""
+    got = _TILES.get(f)
+    if got is None:
+        steps = [_dim_stride(f, i) for i in range(f.rank)]
+        counts = [-(-f.box[i] // steps[i]) for i in range(f.rank)]
+        rel = _grid([steps[i] * np.arange(counts[i], dtype=np.int64) for i in range(f.rank)],
+                    f.strides)
+        if len(_TILES) > 1024:
+            _TILES.clear()
+        got = _TILES[f] = (counts, steps, rel)
+    return got
+
+
+def _grid(idx, strides):
     r = len(idx)
-    shape = tuple(len(v) for v in reversed(idx))
-    offs = np.zeros(shape, np.int64)
-    valid = np.ones(shape, bool)
+    offs = np.zeros(tuple(len(v) for v in reversed(idx)), np.int64)
     for i, v in enumerate(idx):
         sh = [1] * r
         sh[r - 1 - i] = len(v)
-        vv = v.reshape(sh)
-        offs = offs + vv * int(f.strides[i])
-        valid = valid & (vv >= 0) & (vv < int(f.dims[i]))
-    return Box(offs.reshape(-1), valid.reshape(-1), idx, f.elem_size)
+        offs = offs + v.reshape(sh) * int(strides[i])
+    return offs.reshape(-1)
+
+
+def tile_box(f: TM.TensorMapFields, coords) -> Box:
+    """The elements of a tiled-mode box at ``coords`` (innermost first), in shared order."""
+    counts, steps, rel = _tile_plan(f)
+    c = [int(x) for x in coords]
+    start = sum(ci * int(s) for ci, s in zip(c, f.strides))
+    if all(0 <= c[i] and c[i] + (counts[i] - 1) * steps[i] < f.dims[i] for i in range(f.rank)):
+        return Box(start + rel, None, f.elem_size)
+    r = f.rank
+    valid = np.ones(tuple(reversed(counts)), bool)
+    for i in range(r):
+        v = c[i] + steps[i] * np.arange(counts[i], dtype=np.int64)
+        sh = [1] * r
+        sh[r - 1 - i] = counts[i]
+        valid = valid & ((v >= 0) & (v < int(f.dims[i]))).reshape(sh)
+    return Box(start + rel, valid.reshape(-1), f.elem_size)
 
 
 def gather4_box(f, coords) -> Box:
@@ -81,7 +101,7 @@ def gather4_box(f, coords) -> Box:
     rows = np.asarray([int(c) for c in coords[1:5]], np.int64)
     offs = rows[:, None] * int(f.strides[1]) + cols[None, :] * int(f.strides[0])
     valid = ((rows >= 0) & (rows < f.dims[1]))[:, None] & ((cols >= 0) & (cols < f.dims[0]))[None, :]
-    return Box(offs.reshape(-1), valid.reshape(-1), [cols, rows], f.elem_size)
+    return Box(offs.reshape(-1), valid.reshape(-1), f.elem_size)
 
 
 def im2col_box(f, coords, offsets) -> Box:
@@ -119,7 +139,7 @@ def im2col_box(f, coords, offsets) -> Box:
         pval = pval & (pos[s] >= 0) & (pos[s] < f.dims[s + 1])
     offs = poff[:, None] + ch[None, :] * int(f.strides[0])
     valid = pval[:, None] & ((ch >= 0) & (ch < f.dims[0]))[None, :]
-    return Box(offs.reshape(-1), valid.reshape(-1), [ch] + pos + [n_img], f.elem_size)
+    return Box(offs.reshape(-1), valid.reshape(-1), f.elem_size)
 
 
 def make_box(f, mode: str, coords, offsets=None) -> Box:
@@ -158,34 +178,31 @@ def fill_value(f) -> int:
     return 0
 
 
-def oob_detail(f, box, k) -> str:
-    """Which element of the box lies outside the tensor (for a fault message)."""
-    return f" (box element {k} of the tensor map {TM.describe(f)})"
-
-
 def gather_global(ctx, f, box: Box):
     """The box's element bits from global memory (out-of-bound ones filled)."""
     dt = np.dtype(_UINT[box.esz])
-    out = np.full(box.n, fill_value(f), dt)
     v = box.valid
-    if v.any():
-        addrs = np.uint64(f.address) + box.offs[v].astype(np.uint64)
-        try:
-            out[v] = ctx.mem.gspace.load(addrs, dt, 1)[:, 0]
-        except M.MemoryFault as e:
-            e.detail += f" (an element of the tensor map {TM.describe(f)})"
-            e.lane = 0
-            raise
-    return out
+    try:
+        if v is None:
+            return ctx.mem.gspace.load(np.uint64(f.address) + box.offs.astype(np.uint64), dt, 1)[:, 0]
+        out = np.full(box.n, fill_value(f), dt)
+        if v.any():
+            out[v] = ctx.mem.gspace.load(np.uint64(f.address) + box.offs[v].astype(np.uint64), dt, 1)[:, 0]
+        return out
+    except M.MemoryFault as e:
+        e.detail += f" (an element of the tensor map {TM.describe(f)})"
+        e.lane = 0
+        raise
 
 
 def scatter_global(ctx, f, box: Box, vals, op=None, ptype=None):
     """Write (or, with ``op``, reduce) the in-bound elements of the box into global memory."""
     v = box.valid
-    if not v.any():
+    if v is not None and not v.any():
         return
-    addrs = np.uint64(f.address) + box.offs[v].astype(np.uint64)
-    new = vals[v]
+    offs = box.offs if v is None else box.offs[v]
+    addrs = np.uint64(f.address) + offs.astype(np.uint64)
+    new = vals if v is None else vals[v]
     try:
         if op is not None:
             old = ctx.mem.gspace.load(addrs, new.dtype, 1)[:, 0]

@@ -61,7 +61,8 @@ Global-mode descriptors sit in the workspace in ``plan.tma`` order, 128 bytes
 each (a batched map takes ``batch`` consecutive slots); ``tma_workspace_offsets``
 gives each map's byte offset.
 
-This module depends only on the standard library and NumPy.
+This module depends only on the standard library, NumPy and ``specialize.tma`` (where
+``TmaSpec`` lives, shared with the CPU interpreter's host launch).
 """
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ from typing import Any
 
 import numpy as np
 
+from ..specialize.tma import TENSORMAP_DTYPES, TMA_DESCRIPTOR_BYTES, TmaSpec, _ints
+
 __all__ = [
     "FFI_TARGET", "PLAN_ABI_VERSION", "TENSORMAP_DTYPES", "TMA_DESCRIPTOR_BYTES",
     "TmaSpec", "ParamSlot", "LaunchPlan", "plan_to_attrs", "ptx_sha256",
@@ -79,26 +82,6 @@ __all__ = [
 
 FFI_TARGET = "jax_pyptx_launch"
 PLAN_ABI_VERSION = 1
-TMA_DESCRIPTOR_BYTES = 128
-
-# PTX type name -> (CUtensorMapDataType value, bytes per element). FP8 and raw
-# byte types go through UINT8; a plain int is also accepted as ``dtype``.
-TENSORMAP_DTYPES: dict[str, tuple[int, int]] = {
-    "u8": (0, 1), "s8": (0, 1), "b8": (0, 1),
-    "e4m3": (0, 1), "e5m2": (0, 1), "e8m0": (0, 1),
-    "u16": (1, 2), "s16": (1, 2), "b16": (1, 2),
-    "u32": (2, 4), "b32": (2, 4),
-    "s32": (3, 4),
-    "u64": (4, 8), "b64": (4, 8),
-    "s64": (5, 8),
-    "f16": (6, 2),
-    "f32": (7, 4),
-    "f64": (8, 8),
-    "bf16": (9, 2),
-    "f32_ftz": (10, 4),
-    "tf32": (11, 4),
-    "tf32_ftz": (12, 4),
-}
 _MODES = {"global": 0, "by_value": 1}
 _KINDS = {"buffer": 0, "scalar": 1, "tma": 2}
 
@@ -106,85 +89,6 @@ _KINDS = {"buffer": 0, "scalar": 1, "tma": 2}
 def ptx_sha256(ptx: str) -> str:
     """Hex sha256 of the PTX text (UTF-8), the plan's ``ptx_sha256``."""
     return hashlib.sha256(ptx.encode("utf-8")).hexdigest()
-
-
-def _ints(name: str, values: Any) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in values)
-    except TypeError as e:
-        raise TypeError(f"{name} must be a sequence of ints, got {values!r}") from e
-
-
-@dataclass(frozen=True)
-class TmaSpec:
-    """One tiled TMA tensor map, built per launch from a buffer's live address.
-
-    All per-dimension tuples are innermost (contiguous) dimension FIRST, as the
-    driver's ``cuTensorMapEncodeTiled`` takes them. ``element_strides`` defaults
-    to all ones. ``mode="global"``: the descriptor is written into the
-    workspace and the kernel parameter is its u64 device address (``batch > 1``:
-    ``batch`` descriptors, the i-th over ``base + i * batch_stride`` bytes,
-    stored contiguously; the parameter is the address of the first).
-    ``mode="by_value"``: the kernel parameter is ``.param .align 64 .b8 name[128]``.
-    """
-
-    operand: int
-    dtype: str | int
-    global_dims: tuple[int, ...]
-    global_strides: tuple[int, ...]
-    box: tuple[int, ...]
-    element_strides: tuple[int, ...] = ()
-    interleave: int = 0
-    swizzle: int = 0
-    l2_promotion: int = 0
-    oob_fill: int = 0
-    mode: str = "global"
-    batch: int = 1
-    batch_stride: int = 0
-
-    def __post_init__(self):
-        dims = _ints("global_dims", self.global_dims)
-        rank = len(dims)
-        if not 1 <= rank <= 5:
-            raise ValueError(f"TmaSpec: rank must be 1..5, got {rank} (global_dims={dims})")
-        strides = _ints("global_strides", self.global_strides)
-        box = _ints("box", self.box)
-        estr = _ints("element_strides", self.element_strides) or (1,) * rank
-        if len(strides) != rank - 1:
-            raise ValueError(f"TmaSpec: rank {rank} needs {rank - 1} global_strides, got {strides}")
-        if len(box) != rank or len(estr) != rank:
-            raise ValueError(f"TmaSpec: box and element_strides need {rank} entries, got {box}, {estr}")
-        if isinstance(self.dtype, str) and self.dtype not in TENSORMAP_DTYPES:
-            raise ValueError(f"TmaSpec: unknown dtype {self.dtype!r}; known: {sorted(TENSORMAP_DTYPES)}")
-        if isinstance(self.dtype, (int, np.integer)) and not 0 <= int(self.dtype) <= 15:
-            raise ValueError(f"TmaSpec: CUtensorMapDataType must be 0..15, got {self.dtype}")
-        if self.mode not in _MODES:
-            raise ValueError(f"TmaSpec: mode must be 'global' or 'by_value', got {self.mode!r}")
-        if int(self.batch) < 1:
-            raise ValueError("TmaSpec: batch must be >= 1")
-        if self.mode == "by_value" and int(self.batch) != 1:
-            raise ValueError("TmaSpec: a by_value tensor map cannot be batched (use mode='global')")
-        for name, lo, hi in (("interleave", 0, 2), ("swizzle", 0, 6), ("l2_promotion", 0, 3),
-                             ("oob_fill", 0, 1)):
-            if not lo <= int(getattr(self, name)) <= hi:
-                raise ValueError(f"TmaSpec: {name} must be {lo}..{hi}, got {getattr(self, name)}")
-        object.__setattr__(self, "global_dims", dims)
-        object.__setattr__(self, "global_strides", strides)
-        object.__setattr__(self, "box", box)
-        object.__setattr__(self, "element_strides", estr)
-
-    @property
-    def rank(self) -> int:
-        return len(self.global_dims)
-
-    @property
-    def data_type(self) -> int:
-        """The CUtensorMapDataType value."""
-        return TENSORMAP_DTYPES[self.dtype][0] if isinstance(self.dtype, str) else int(self.dtype)
-
-    @property
-    def param_bytes(self) -> int:
-        return TMA_DESCRIPTOR_BYTES if self.mode == "by_value" else 8
 
 
 @dataclass(frozen=True)

@@ -10,53 +10,21 @@ process launching the same kernel finds it and runs no ptxas. Set
 """
 from __future__ import annotations
 
-import math
 import os
 import threading
 from dataclasses import replace
 
-from ..errors import NotSupportedError, SpecializationError, ToolchainError
-from ..specs import memory_shape
+from ..errors import SpecializationError, ToolchainError
+from ..specialize.tma import tma_spec as _tma_spec
 from .callspec import CallSpec
-from .ffi_plan import LaunchPlan, ParamSlot, TENSORMAP_DTYPES, TmaSpec
+from .ffi_plan import LaunchPlan, ParamSlot
 
 __all__ = ["build_plan", "plan_for", "traced_for_cuda", "ensure_cubin", "compile_log"]
-
-_SWIZZLE_ENUM = {0: 0, 32: 1, 64: 2, 128: 3}
 
 # (ptx_sha256, arch, cached) per cubin this process prepared; read by tests and benchmarks
 compile_log: list = []
 _published: set = set()
 _lock = threading.Lock()
-
-
-def _tma_spec(spec: CallSpec, handle) -> TmaSpec:
-    if handle.dtype.name not in TENSORMAP_DTYPES:
-        raise NotSupportedError(
-            f"kernel {spec.label!r}: TMA descriptor {handle.param!r}: dtype {handle.dtype.name} "
-            f"has no CUtensorMapDataType; allowed: {', '.join(sorted(TENSORMAP_DTYPES))}; "
-            f"describe the tensor with one of those (e.g. its bytes as u8) or load it without "
-            f"TMA")
-    layout = spec.tensor_tiles[handle.index].layout
-    mem = memory_shape(tuple(handle.shape), layout)
-    box = memory_shape(tuple(handle.box), layout)
-    estr = memory_shape(tuple(handle.element_strides or (1,) * len(mem)), layout)
-    es = handle.dtype.nbytes
-    dims = tuple(reversed(mem))                       # innermost first
-    strides, acc = [], es
-    for d in dims[:-1]:
-        acc *= d
-        strides.append(acc)
-    batch, stride = 1, 0
-    if spec.batch and any(spec.mask(handle.index)):
-        batch = math.prod(spec.batch)
-        stride = math.prod(mem) * es
-    return TmaSpec(operand=handle.index, dtype=handle.dtype.name, global_dims=dims,
-                   global_strides=tuple(strides), box=tuple(reversed(box)),
-                   element_strides=tuple(reversed(estr)), interleave=handle.interleave,
-                   swizzle=_SWIZZLE_ENUM[handle.swizzle], l2_promotion=handle.l2_promotion,
-                   oob_fill=handle.oob_fill, mode=handle.mode, batch=batch,
-                   batch_stride=stride)
 
 
 def build_plan(spec: CallSpec, traced=None) -> LaunchPlan:

@@ -1,5 +1,9 @@
 """The one host launch: run a traced specialization on the CPU interpreter on host arrays.
 
+TMA descriptor parameters get the interpreter's tensor maps (``interpret.tensor_map``), derived
+from the Tile specs by ``specialize.tma.tma_spec`` exactly as the CUDA launch plan derives the
+maps the C++ launcher encodes.
+
 ``kernel.interpret``, the JAX runtime's CPU lowering (a host callback) and the PyTorch CPU
 impl all come here. Arrays are in their logical layout: a ``Layout.COL`` tensor's buffer is
 its last two dims swapped in memory (``docs/runtime.md``), so inputs are laid out that way
@@ -12,8 +16,9 @@ import time
 
 import numpy as np
 
-from ..errors import NotSupportedError, SpecializationError
+from ..errors import InterpreterError, SpecializationError
 from ..specs import Layout, memory_shape
+from .tma import tma_spec
 
 __all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory"]
 
@@ -35,6 +40,20 @@ def from_memory(buf: np.ndarray, layout) -> np.ndarray:
     if layout is Layout.COL and buf.ndim >= 2:
         return np.ascontiguousarray(np.swapaxes(buf, -1, -2))
     return buf
+
+
+class _TmaSource:
+    """What ``tma_spec`` reads of a call, from a trace: label, tensor layouts, batch."""
+
+    def __init__(self, label, traced):
+        self.label = label
+        self.tensor_tiles = list(traced.inputs) + list(traced.outputs)
+        abi = traced.abi
+        self.batch = abi.batch if abi is not None else ()
+        self._abi = abi
+
+    def mask(self, t: int) -> tuple:
+        return self._abi.mask(t) if self.batch else ()
 
 
 class HostLaunch:
@@ -68,7 +87,8 @@ class HostLaunch:
             elif info.kind in ("scalar", "scalar_ptr"):
                 self._params.append((info.kind, scalar_at[info.name], info))
             elif info.kind == "tma":
-                self._params.append(("tma", None, info))
+                handle = next(h for h in t.tma if h.param == info.name)
+                self._params.append(("tma", tma_spec(_TmaSource(self.label, t), handle), info))
             else:
                 self._params.append(("raw", info.name, info))
 
@@ -97,11 +117,12 @@ class HostLaunch:
             elif kind == "scalar_ptr":
                 args.append(np.asarray([scalars[where]], dtype=info.type.np_dtype))
             elif kind == "tma":
-                raise NotSupportedError(
-                    f"kernel {self.label!r}: TMA descriptor {info.name!r}: the CPU interpreter "
-                    f"has no tensor-map model yet; lower for CUDA (jax.jit(...).lower("
-                    f"lowering_platforms=('cuda',)) or a GPU), or launch the PTX by hand with "
-                    f"jax_pyptx.interpret.launch")
+                try:
+                    args.append(self._tensor_maps(where, bufs))
+                except InterpreterError as e:
+                    raise type(e)(f"kernel {self.label!r}: TMA descriptor {info.name!r}: "
+                                  f"{e.message.removeprefix('tensor_map: ')} (the driver's "
+                                  f"cuTensorMapEncodeTiled rejects it too)") from None
             elif raw is not None and where in raw:
                 args.append(raw[where])
             else:
@@ -118,3 +139,18 @@ class HostLaunch:
             interpreter_stats["launches"] += 1
             interpreter_stats["seconds"] += dt
         return tuple(from_memory(o, lay) for o, lay in zip(outs, self._out_layouts))
+
+    @staticmethod
+    def _tensor_maps(ts, bufs):
+        """The interpreter's tensor map(s) of ``TmaSpec`` ``ts`` over the operand's buffer (as
+        the C++ launcher encodes them: one per batch item for a batched global-mode map)."""
+        from ..interpret import tensor_map
+
+        buf = bufs[ts.operand]
+        maps = [tensor_map(buf, box=ts.box, dtype=ts.data_type, dims=ts.global_dims,
+                           strides=ts.global_strides, element_strides=ts.element_strides,
+                           interleave=ts.interleave, swizzle=ts.swizzle,
+                           l2_promotion=ts.l2_promotion, oob_fill=ts.oob_fill,
+                           offset=i * ts.batch_stride)
+                for i in range(ts.batch)]
+        return maps[0] if ts.mode == "by_value" else maps
