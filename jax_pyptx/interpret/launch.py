@@ -15,6 +15,7 @@ from .decode import Program
 from .dispatch import decode_program
 from .machine import Context
 from .mbarrier import check_balanced
+from .ops_regs import check_at_exit as check_setmaxnreg
 from .stats import Stats
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
@@ -316,6 +317,8 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                 check(ctx)
             if ctx.mbar:
                 check_balanced(ctx)
+            if ctx.regfile is not None:
+                check_setmaxnreg(ctx)
             if ctx.cp_pending:
                 from .ops_mem import cp_complete
                 from .machine import Group

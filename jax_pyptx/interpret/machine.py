@@ -111,6 +111,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         self.cluster_size = cx * cy * cz
         self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
         self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
+        self.regfile = None       # ops_regs.RegFile, made by the first setmaxnreg
         # no-progress detection and limits (progress)
         self.spin_samples = {}
         self.spinning = False     # some group has Group.spin set

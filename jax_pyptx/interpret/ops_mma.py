@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import InterpreterError
-from ..isa.fragments import ldmatrix_fragment, ldmatrix_row_lane, mma_fragment, mnk
+from ..isa.fragments import ldmatrix_fragment, ldmatrix_row_lane, mma_fragment, mnk, stmatrix_fragment
 from ..types import b32, b64
 from . import fp
 from .registry import register
@@ -248,13 +248,35 @@ def _ldmatrix(prog, d, ins, scope, dec):
 
 @register("stmatrix.sync")
 def _stmatrix(prog, d, ins, scope, dec):
+    """stmatrix.sync.aligned.shape.num{.trans}{.ss}.type [p], r: .m8n8 .b16 (row-major or
+    .trans) and .m16n8 .b8 (.trans: column-major), fragments from ``isa.fragments``."""
     d.noun = "stmatrix store"
     nm = int(dec.get("num", ".x1")[2:])
     trans = dec.has(".trans")
+    shape = dec.get("shape")
     getaddr, _ = address_getter(prog, ins.operands[0], scope)
     gets = [reader(prog, o, b32, scope) for o in items(ins.operands[1])]
+    if len(gets) != nm:
+        raise InterpreterError(f"stmatrix .x{nm} takes {nm} source registers, got {len(gets)}")
     space = space_of(dec)[0]
     d.sync = "aligned"
+    if shape == ".m16n8":
+        fr = np.array(stmatrix_fragment("m16n8"), np.int64)          # [32, 4, (row, col)]
+        rows_of, cols_of = fr[:, :, 0], fr[:, :, 1]
+
+        def store16(ctx, g):
+            addrs = getaddr(ctx, g)
+            rows, uw, inv, lane = _row_addresses(ctx, g, addrs, nm)
+            mats = np.zeros((len(uw), nm, 16, 8), np.uint8)
+            r, c = rows_of[lane], cols_of[lane]                       # (n, 4)
+            for i, f in enumerate(gets):
+                v = np.asarray(f(ctx, g)).astype(np.uint32)
+                for e in range(4):
+                    mats[inv, i, r[:, e], c[:, e]] = ((v >> np.uint32(8 * e)) & np.uint32(0xFF)).astype(np.uint8)
+            # .trans: row address c of each matrix receives column c (16 bytes)
+            _store_rows(ctx, uw, rows, space, np.ascontiguousarray(mats.transpose(0, 1, 3, 2).reshape(-1, 16)))
+        d.fn = store16
+        return
 
     def stmatrix(ctx, g):
         addrs = getaddr(ctx, g)
@@ -268,16 +290,21 @@ def _stmatrix(prog, d, ins, scope, dec):
             mats[inv, i, r, c1] = (v >> 16).astype(np.uint16)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
-        from .group import Group
-        a = rows.reshape(-1)
-        if space == "generic":
-            from . import memory as Mm
-            a = a - np.uint64(Mm.SHARED_WINDOW)
-        fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
-        banks, offs = _shared_banks(ctx, fake, a)
-        warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
-        ctx.shared.store(banks, offs, np.ascontiguousarray(mats.reshape(-1, 8)), warps=warps)
+        _store_rows(ctx, uw, rows, space, np.ascontiguousarray(mats.reshape(-1, 8)))
     d.fn = stmatrix
+
+
+def _store_rows(ctx, uw, rows, space, vals):
+    """Store one row of ``vals`` (W * nm * 8 rows) at each row address of ``rows``."""
+    from .group import Group
+    a = rows.reshape(-1)
+    if space == "generic":
+        from . import memory as Mm
+        a = a - np.uint64(Mm.SHARED_WINDOW)
+    fake = Group(np.repeat(uw * 32, len(a) // len(uw)), 0, ctx.N)
+    banks, offs = _shared_banks(ctx, fake, a)
+    warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
+    ctx.shared.store(banks, offs, vals, warps=warps)
 
 
 @register("movmatrix.sync")

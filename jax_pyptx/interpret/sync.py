@@ -173,6 +173,8 @@ class SyncMixin:
             return describe_mbarrier_wait(self, g)
         if kind == "cluster":
             return self._cluster_waits_on(g.wait[1])
+        if kind == "regs":
+            return self.regfile.describe_wait(self, g)
         return f"waits ({kind})"
 
 

@@ -95,6 +95,25 @@ def ldmatrix_fragment() -> tuple:
                  for lane in range(WARP))
 
 
+@lru_cache(maxsize=None)
+def stmatrix_fragment(shape: str = "m8n8") -> tuple:
+    """Per lane, the (row, col) of each element it holds of one matrix of ``stmatrix``:
+
+    * ``m8n8`` (``.b16``): two elements, as ``ldmatrix_fragment``;
+    * ``m16n8`` (``.b8``, always ``.trans``): four 8-bit elements ``e0..e3`` of one 32-bit
+      register (``e0`` in the low byte): row ``groupID + 8 * (i >> 1)``, column
+      ``2 * threadID_in_group + (i & 1)`` (the mma m16n8 accumulator layout). With ``.trans``
+      the matrix is stored column-major: row address ``c`` of the matrix (lane ``8m + c``)
+      receives column ``c``, 16 bytes."""
+    s = shape.lstrip(".")
+    if s == "m8n8":
+        return ldmatrix_fragment()
+    if s == "m16n8":
+        return tuple(tuple((lane // 4 + 8 * (i >> 1), 2 * (lane % 4) + (i & 1)) for i in range(4))
+                     for lane in range(WARP))
+    raise ValueError(f"stmatrix shape {shape!r}: allowed: m8n8, m16n8")
+
+
 # ----------------------------------------------------------------------------- wgmma
 WARPGROUP = 128
 #: K of wgmma.mma_async per input type (dense; the sparse forms double it)
