@@ -16,6 +16,8 @@ from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401
 from .text.printer import emit  # noqa: F401
 
 __version__ = "0.1.0"
+# the documented ``from pyptx import *`` names (the runtime helpers add theirs)
+__all__ = ["kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout"]
 
 
 def parse(text: str, source: str = "<ptx>"):
@@ -35,12 +37,22 @@ def _call_from_jax(k, *arrays, **kw):
 _set_call_handler(_call_from_jax)
 
 
+# the documented ``pyptx.<name>`` modules that live elsewhere here (``from pyptx import spec``)
+_DOCUMENTED_MODULES = {"spec": "dsl.spec", "wgmma_layout": "dsl.wgmma_layout",
+                       "codegen": "transpile.pyptx_codegen", "parser": "text.parser",
+                       "emitter": "text.printer", "_trace": "dsl.trace_scope"}
+
+
 def __getattr__(name):
     # heavier layers load on first use, never at import
     if name in ("interpret", "runtime", "transpile", "toolchain", "isa", "ir", "perf"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _DOCUMENTED_MODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{_DOCUMENTED_MODULES[name]}")
     if name == "ptx_call":
         from .runtime.call import ptx_call
 

@@ -31,8 +31,13 @@ class ValidationError(PtxError):
     """An instruction does not match any form of the ISA table."""
 
 
-class TraceError(PtxError):
-    """Misuse of the tracing DSL (labels, registers outside their trace, control flow)."""
+class PtxIndexError(PtxError, IndexError):
+    """An index outside a register array, an mbarrier array or a shared buffer."""
+
+
+class TraceError(PtxError, RuntimeError):
+    """Misuse of the tracing DSL (labels, registers outside their trace, control flow); a
+    ``RuntimeError``, as the documented surface raises for a call outside a trace."""
 
 
 class SpecializationError(PtxError, TypeError):

@@ -8,6 +8,7 @@ template parameters and shape variables by name.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import threading
@@ -21,8 +22,8 @@ from .specialize.dims import dim3, parse_version
 from .specialize.host import HostLaunch
 from .specialize.trace import trace_specialization
 from .specialize.traced import ParamInfo, Traced  # noqa: F401  (re-exported)
-from .specs import Tile
-from .types import PtxType, by_name
+from .specs import TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401 (documented here)
+from .types import PtxType, by_name, u64
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
@@ -80,6 +81,10 @@ class Kernel:
                 in_specs = None
         self.in_specs = tuple(in_specs or ())
         self.out_specs = tuple(out_specs or ())
+        # no specs at all: positional parameters are raw pointers (``.param .u64 NAME``,
+        # before the raw_params); the body gets a bare TensorSpec(name) for each
+        pointer_params = () if self.in_specs or self.out_specs else tuple(
+            Param(n, u64) for n in self._names)
         for i, s in enumerate(self.in_specs + self.out_specs):
             if not isinstance(s, (Tile, PtxType)) or (isinstance(s, PtxType) and
                                                       i >= len(self.in_specs)):
@@ -87,7 +92,7 @@ class Kernel:
                     f"kernel {self.name!r}: spec {i} is {s!r}; in_specs entries are Tile(...) "
                     f"or a PTX type (runtime scalar), out_specs entries are Tile(...)")
         n_specs = len(self.in_specs) + len(self.out_specs)
-        if n_specs != len(self._names):
+        if n_specs != len(self._names) and not pointer_params:
             raise SpecializationError(
                 f"kernel {self.name!r} has {len(self._names)} positional parameters "
                 f"({', '.join(self._names) or 'none'}) but {len(self.in_specs)} in_specs "
@@ -101,11 +106,15 @@ class Kernel:
         if not isinstance(smem, int) or smem < 0:
             raise SpecializationError(f"smem must be a non-negative int (bytes), got {smem!r}")
         self.smem = smem
-        self.raw_params = tuple(_raw_param(p) for p in (raw_params or ()))
-        self.extern_smem = bool(extern_smem)
+        self.pointer_params = pointer_params
+        self.raw_params = pointer_params + tuple(_raw_param(p) for p in (raw_params or ()))
+        if isinstance(extern_smem, str) and not extern_smem.isidentifier():
+            raise SpecializationError(f"kernel {self.name!r}: extern_smem={extern_smem!r} is "
+                                      f"not a symbol name")
+        self.extern_smem = extern_smem if isinstance(extern_smem, str) else bool(extern_smem)
         self.reqntid = None if reqntid in (None, False) else (
             self.block if reqntid is True else dim3(reqntid, "reqntid"))
-        self.raw_directives = tuple(raw_directives or ())
+        self.raw_directives = tuple(_raw_directive(d) for d in (raw_directives or ()))
         self._symbols = []
         for s in self.in_specs + self.out_specs:
             if isinstance(s, Tile):
@@ -120,6 +129,7 @@ class Kernel:
         self._fast: dict = {}       # (abi, keyword items as passed) -> Traced
         self._lock = threading.Lock()
         self._resolved_arch = None
+        functools.update_wrapper(self, fn, updated=())
 
     # ------------------------------------------------------------------ properties
     @property
@@ -141,7 +151,7 @@ class Kernel:
         return self._names
 
     def __repr__(self):
-        return f"<jax_pyptx.Kernel {self.name} arch={self.arch}>"
+        return f"Kernel({self.name}, arch={self.arch!r})"
 
     # ------------------------------------------------------------------ specialization
     def _specialize(self, kw: dict):
@@ -163,9 +173,9 @@ class Kernel:
         try:
             key = (tuple(sorted(template.items())), tuple(env.items()))
             hash(key)
-        except TypeError:
-            raise SpecializationError(f"kernel {self.name!r}: template parameter values must "
-                                      f"be hashable, got {template!r}") from None
+        except TypeError:             # unhashable values (a list...): keyed by their repr
+            key = (tuple(sorted((n, _key_of(v)) for n, v in template.items())),
+                   tuple(env.items()))
         return key, template, env
 
     def bind(self, *arrays, **kw) -> _binding.Binding:
@@ -275,18 +285,84 @@ class Kernel:
         return _call_handler(self, *arrays, **kw)
 
 
+def _key_of(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("<repr>", type(v).__name__, repr(v))
+
+
 def _raw_param(p) -> Param:
-    """raw_params entries: ("n", u32) | ("desc", b8, 128) | ("desc", b8, 128, 64) | Param."""
+    """raw_params entries: the documented ``(type_string, name)`` (``("u32", "M")``,
+    ``("u64.ptr.global.palign16", "A")``, ``("b8.align64.array128", "desc")``), or ours:
+    ("n", u32) | ("desc", b8, 128) | ("desc", b8, 128, 64) | Param."""
     if isinstance(p, Param):
         return p
     if not isinstance(p, (tuple, list)) or not 2 <= len(p) <= 4:
-        raise SpecializationError(f"raw_params entry {p!r}: expected (name, type), "
-                                  f"(name, type, array_len) or (name, type, array_len, align)")
+        raise SpecializationError(f"raw_params entry {p!r}: expected (type_string, name), "
+                                  f"(name, type), (name, type, array_len) or (name, type, "
+                                  f"array_len, align)")
+    if len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str) and \
+            _type_string(p[0]) is not None:
+        return _type_string(p[0], p[1])
     name, t = p[0], p[1]
     t = t if isinstance(t, PtxType) else by_name(t)
     array = p[2] if len(p) > 2 else None
     align = p[3] if len(p) > 3 else 0
     return Param(name, t, align=align, array=array)
+
+
+def _type_string(text: str, name: str | None = None):
+    """``base[.ptr.<space>[.palignN]][.alignN][.arrayN]`` -> Param (None if ``text`` is no
+    such string; with ``name`` None only the check is made)."""
+    import re
+
+    from .types import is_type_name
+
+    parts = text.lstrip(".").split(".")
+    if not parts or not is_type_name(parts[0]):
+        return None
+    t, rest = by_name(parts[0]), parts[1:]
+    ptr_space, ptr_align, align, array = "", 0, 0, None
+    i = 0
+    if rest[:1] == ["ptr"]:
+        if len(rest) < 2 or rest[1] not in ("global", "shared", "const", "local"):
+            raise SpecializationError(f"raw_params type {text!r}: .ptr needs a state space "
+                                      f"(global, shared, const, local)")
+        ptr_space, ptr_align, i = "." + rest[1], 1, 2
+    for part in rest[i:]:
+        m = re.fullmatch(r"(palign|align|array)(\d+)", part)
+        if m is None or (m.group(1) == "palign" and not ptr_space):
+            raise SpecializationError(
+                f"raw_params type {text!r}: unknown part {part!r}; the form is "
+                f"base[.ptr.<space>[.palignN]][.alignN][.arrayN], e.g. 'u64.ptr.global.palign16'"
+                f" or 'b8.align64.array128'")
+        v = int(m.group(2))
+        if m.group(1) == "palign":
+            ptr_align = v
+        elif m.group(1) == "align":
+            align = v
+        else:
+            array = v
+    if name is None:
+        return True
+    return Param(name, t, align=align, array=array, ptr_space=ptr_space, ptr_align=ptr_align)
+
+
+def _raw_directive(d):
+    """raw_directives entries: a line of text (``".maxnreg 128"``) or the documented
+    ``(name, values)`` (``("maxntid", (384, 1, 1))`` -> ``.maxntid 384, 1, 1``)."""
+    if isinstance(d, str):
+        return d
+    if isinstance(d, (tuple, list)) and len(d) == 2 and isinstance(d[0], str):
+        name, values = d
+        if isinstance(values, (int, str)):
+            values = (values,)
+        return "." + name.lstrip(".") + (" " + ", ".join(str(v) for v in values)
+                                         if values else "")
+    raise SpecializationError(f"raw_directives entry {d!r}: expected a directive line "
+                              f"('.maxnreg 128') or (name, values) (('maxntid', (128, 1, 1)))")
 
 
 def kernel(fn=None, **options):
@@ -302,4 +378,5 @@ def kernel(fn=None, **options):
     return Kernel(fn, **options)
 
 
-__all__ = ["kernel", "Kernel", "Traced", "ParamInfo", "resolve_arch", "set_call_handler"]
+__all__ = ["kernel", "Kernel", "Traced", "ParamInfo", "resolve_arch", "set_call_handler",
+           "TensorSpec", "TmaDescriptorHandle"]

@@ -8,100 +8,360 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from typing import Union
 
 from .errors import SpecializationError, TraceError
-from .types import PtxType, by_name
+from .types import PtxType, by_name, is_type_name
 
 
 class Layout(enum.Enum):
-    """Memory order of a tensor: ROW (C order, last dim contiguous) or COL (the last two
-    dims swapped in memory: first of them contiguous)."""
+    """How a tensor lies in global memory, and the swizzle of its TMA descriptor.
+
+    ``ROW`` is C order (last dim contiguous); ``COL`` swaps the last two dims in memory (the
+    first of them contiguous). ``TMA_128B`` / ``TMA_64B`` / ``TMA_32B`` are row-major tensors
+    whose ``X.tma_desc()`` uses that swizzle (the kernel allocates a matching destination,
+    e.g. ``smem.alloc(..., swizzle="128B")``); ``INTERLEAVED`` is row-major without swizzle.
+
+    >>> Layout.TMA_128B.swizzle_bytes
+    128
+    """
 
     ROW = "row"
     COL = "col"
+    TMA_128B = "tma_128b"
+    TMA_64B = "tma_64b"
+    TMA_32B = "tma_32b"
+    INTERLEAVED = "interleaved"
+
+    @property
+    def swizzle_bytes(self) -> int:
+        """The TMA swizzle span of this layout in bytes (0 for no swizzle)."""
+        return _SWIZZLE_BYTES.get(self, 0)
 
 
+_SWIZZLE_BYTES = {Layout.TMA_128B: 128, Layout.TMA_64B: 64, Layout.TMA_32B: 32}
+
+Dim = Union[int, str]
+"""A tensor dimension: an int, or a symbol (a shape variable) such as ``"M"``."""
+
+
+def _dim_error(what, dims, msg):
+    from .errors import PtxValueError
+
+    return PtxValueError(f"{what}: {msg}")
+
+
+@dataclass(frozen=True, init=False)
 class Tile:
-    """The spec of one tensor parameter: dims (ints or symbol names), dtype, layout."""
+    """The spec of one tensor parameter: dims (ints or symbol names), dtype, layout, and the
+    TMA box the runtime uses when the kernel calls ``X.tma_desc()``.
 
-    __slots__ = ("dims", "dtype", "layout")
+    Positional items are classified by type: an ``int`` or ``str`` is a dimension, a PTX
+    type the dtype, a ``Layout`` the layout::
 
-    def __init__(self, *args, layout: Layout | None = None):
-        dims, dtype = [], None
-        for a in args:
+        Tile("M", "K", bf16, Layout.ROW)
+        Tile(4, dtype=f32, layout=Layout.COL)
+        Tile("M", "K", bf16, Layout.TMA_128B, tma_box=(64, 64))
+
+    ``tma_box`` is the box of one TMA load, outermost first (ints or shape variables);
+    without it a 2-d tensor's box is 128 rows x one swizzle span (128 bytes when the layout
+    has no swizzle), clamped to the tensor. ``tma_rank=3`` is the Hopper "64-column stripe"
+    descriptor ``(64, rows, cols/64)`` that ``ptx.tma.load_3d`` addresses (``tma_box``
+    required; ``tma_padding=True`` makes the innermost box 72).
+
+    >>> Tile("M", 16, bf16).symbolic_dims
+    ('M',)
+    """
+
+    shape: tuple
+    dtype: PtxType
+    layout: Layout = Layout.ROW
+    tma_box: tuple | None = None
+    tma_rank: int = 2
+    tma_padding: bool = False
+
+    def __init__(self, *dims_and_dtype, dtype=None, layout=None, tma_box=None, tma_rank=2,
+                 tma_padding=False):
+        from .errors import PtxValueError
+
+        dims = []
+        what = f"Tile({', '.join(map(repr, dims_and_dtype))})"
+        for a in dims_and_dtype:
             if isinstance(a, Layout):
+                if layout is not None and layout is not a:
+                    raise PtxValueError(f"{what}: two layouts, {layout} and {a}")
                 layout = a
             elif isinstance(a, PtxType):
+                if dtype is not None and dtype is not a:
+                    raise PtxValueError(f"{what}: two dtypes, {dtype.name} and {a.name}; a "
+                                        f"Tile has one dtype")
                 dtype = a
-            elif isinstance(a, (int, str)) and dtype is None:
-                if isinstance(a, int) and a <= 0:
-                    raise SpecializationError(f"Tile: dimension {a} must be positive")
-                if isinstance(a, str) and not a.isidentifier():
-                    raise SpecializationError(f"Tile: symbol {a!r} is not an identifier")
+            elif isinstance(a, int) and not isinstance(a, bool):
+                if a <= 0:
+                    raise PtxValueError(f"{what}: dimension {a} must be positive")
+                dims.append(a)
+            elif isinstance(a, str):
+                if not a.isidentifier():
+                    raise PtxValueError(f"{what}: symbol {a!r} is not an identifier")
                 dims.append(a)
             else:
                 raise SpecializationError(
-                    f"Tile({', '.join(map(repr, args))}): expected dims (int or symbol name), "
-                    f"then a dtype such as f32, then optionally a Layout; got {a!r}")
+                    f"{what}: {a!r} ({type(a).__name__}) is neither a dimension (int or "
+                    f"symbol name), a dtype such as f32, nor a Layout")
+        if isinstance(dtype, str):
+            dtype = by_name(dtype)
         if dtype is None:
-            raise SpecializationError(f"Tile{args!r}: missing dtype (e.g. Tile('M', f32))")
-        self.dims, self.dtype, self.layout = tuple(dims), dtype, layout or Layout.ROW
+            raise PtxValueError(f"Tile requires a dtype (e.g. Tile('M', f32)); got {what}")
+        if not isinstance(dtype, PtxType):
+            raise SpecializationError(f"{what}: dtype={dtype!r} is not a PTX type")
+        if not dims:
+            raise PtxValueError(f"{what}: a Tile needs at least one dimension")
+        layout = Layout.ROW if layout is None else layout
+        if not isinstance(layout, Layout):
+            raise SpecializationError(f"{what}: layout={layout!r} is not a Layout")
+        if tma_rank not in (2, 3):
+            raise PtxValueError(f"{what}: tma_rank={tma_rank!r} is not allowed; allowed: 2, 3")
+        if tma_box is not None:
+            if not isinstance(tma_box, (tuple, list)) or not tma_box:
+                raise SpecializationError(f"{what}: tma_box must be a tuple of dims (ints or "
+                                          f"shape variables), got {tma_box!r}")
+            for b in tma_box:
+                if isinstance(b, bool) or not isinstance(b, (int, str)):
+                    raise SpecializationError(
+                        f"{what}: tma_box entry {b!r} must be an int or a shape variable name")
+            tma_box = tuple(tma_box)
+        set_ = object.__setattr__
+        set_(self, "shape", tuple(dims))
+        set_(self, "dtype", dtype)
+        set_(self, "layout", layout)
+        set_(self, "tma_box", tma_box)
+        set_(self, "tma_rank", tma_rank)
+        set_(self, "tma_padding", bool(tma_padding))
 
-    def __repr__(self):
-        inner = ", ".join(repr(d) for d in self.dims)
-        lay = "" if self.layout is Layout.ROW else ", Layout.COL"
-        return f"Tile({inner}{', ' if inner else ''}{self.dtype.name}{lay})"
+    def __str__(self):
+        """The short spelling used in error messages: ``Tile('M', 'N', f32)``."""
+        inner = ", ".join(repr(d) for d in self.shape)
+        lay = "" if self.layout is Layout.ROW else f", Layout.{self.layout.name}"
+        return f"Tile({inner}, {self.dtype.name}{lay})"
 
-    def __eq__(self, o):
-        return isinstance(o, Tile) and (self.dims, self.dtype, self.layout) == (
-            o.dims, o.dtype, o.layout)
+    # ---- dims
+    @property
+    def dims(self) -> tuple:
+        """The dimensions (same as ``shape``)."""
+        return self.shape
 
-    def __hash__(self):
-        return hash((self.dims, self.dtype.name, self.layout))
+    @property
+    def rank(self) -> int:
+        """Number of dimensions: ``Tile("M", 16, bf16).rank == 2``."""
+        return len(self.shape)
 
     @property
     def symbols(self) -> tuple:
-        return tuple(d for d in self.dims if isinstance(d, str))
+        """The symbolic dims, in order (``symbolic_dims``)."""
+        return tuple(d for d in self.shape if isinstance(d, str))
+
+    @property
+    def symbolic_dims(self) -> tuple:
+        """The symbolic dims, in order."""
+        return self.symbols
 
     def resolve(self, env: dict) -> tuple:
-        return tuple(env[d] if isinstance(d, str) else d for d in self.dims)
+        """The shape with symbols looked up in ``env``: ``Tile("M", 4, f32).resolve({"M": 8})``
+        is ``(8, 4)``."""
+        return tuple(env[d] if isinstance(d, str) else d for d in self.shape)
+
+    def resolve_shape(self, env: dict) -> tuple:
+        """The shape with every symbol looked up in ``env`` (``KeyError`` for an unbound
+        one)."""
+        return self.resolve(env)
+
+    def extract_env(self, array_shape) -> dict:
+        """``{symbol: size}`` bound by an array of shape ``array_shape`` (``ValueError`` on
+        a rank or fixed-dimension mismatch, or one symbol bound to two sizes)."""
+        from .errors import PtxValueError
+
+        shape = tuple(array_shape)
+        if len(shape) != len(self.shape):
+            raise PtxValueError(f"{self}: expects rank {len(self.shape)}, got shape {shape}")
+        env: dict = {}
+        for axis, (d, n) in enumerate(zip(self.shape, shape)):
+            if isinstance(d, str):
+                if env.setdefault(d, int(n)) != int(n):
+                    raise PtxValueError(f"{self}: {d} bound to {env[d]} and {n} in shape "
+                                        f"{shape}")
+            elif d != n:
+                raise PtxValueError(f"{self}: dim {axis} must be {d}, got shape {shape}")
+        return env
+
+    def matches(self, shape, dtype_name) -> bool:
+        """Whether an array of ``shape`` and dtype ``dtype_name`` (a PTX type name such as
+        ``"f32"``, a PtxType, or a NumPy dtype) fits this spec."""
+        try:
+            self.extract_env(shape)
+        except ValueError:
+            return False
+        if isinstance(dtype_name, PtxType):
+            return dtype_name is self.dtype
+        if isinstance(dtype_name, str) and is_type_name(dtype_name):
+            return by_name(dtype_name) is self.dtype
+        try:
+            from .types import from_numpy
+
+            return from_numpy(dtype_name) is self.dtype
+        except (TypeError, ValueError):
+            return False
+
+    # ---- TMA
+    def tma_box_shape(self, env: dict, shape: tuple | None = None) -> tuple:
+        """The TMA box of one load, outermost first, for shape variables ``env``
+        (``KeyError`` for an unbound symbol in ``tma_box``)."""
+        shape = tuple(shape) if shape is not None else self.resolve(env)
+        if self.tma_box is not None:
+            return tuple(env[b] if isinstance(b, str) else b for b in self.tma_box)
+        span = self.layout.swizzle_bytes or 128
+        cols = max(span // self.dtype.nbytes, 1)
+        if len(shape) == 1:
+            return (min(cols, shape[0]),)
+        return tuple(shape[:-2]) + (min(128, shape[-2]), min(cols, shape[-1]))
+
+    # ---- canonical wgmma operands
+    @classmethod
+    def wgmma_a(cls, m, k, dtype, *, tile_m=None, tile_k=None) -> "Tile":
+        """The A operand of a wgmma (M x K, K-major): layout from the row width of
+        ``tile_k or k`` (16 bytes ROW, 32/64 bytes TMA_32B/64B, 128 or more TMA_128B);
+        ``tma_box=(tile_m or m, tile_k or k)`` when a tile size is given.
+
+        >>> Tile.wgmma_a(64, 64, bf16, tile_k=16).layout
+        <Layout.TMA_32B: 'tma_32b'>
+        """
+        box = None
+        if tile_m is not None or tile_k is not None:
+            box = (tile_m or m, tile_k or k)
+        return cls(m, k, dtype=dtype, layout=_gmma_layout("wgmma_a", tile_k or k, dtype),
+                   tma_box=box)
+
+    @classmethod
+    def wgmma_b(cls, k, n, dtype, *, tile_k=None, tile_n=None) -> "Tile":
+        """The B operand of a wgmma (K x N, MN-major): layout from ``tile_n or n``;
+        ``tma_box=(tile_k or k, tile_n or n)`` when a tile size is given."""
+        box = None
+        if tile_k is not None or tile_n is not None:
+            box = (tile_k or k, tile_n or n)
+        return cls(k, n, dtype=dtype, layout=_gmma_layout("wgmma_b", tile_n or n, dtype),
+                   tma_box=box)
+
+
+def _gmma_layout(fn: str, inner, dtype) -> Layout:
+    if isinstance(inner, str):
+        return Layout.ROW
+    t = dtype if isinstance(dtype, PtxType) else by_name(dtype)
+    row = inner * max(t.bits // 8, 1)
+    if row >= 128:
+        return Layout.TMA_128B
+    got = {64: Layout.TMA_64B, 32: Layout.TMA_32B, 16: Layout.ROW}.get(row)
+    if got is None:
+        from .errors import PtxValueError
+
+        raise PtxValueError(f"pyptx: {fn}({inner}, {t.name}) has row width {row} bytes, which "
+                            f"is not one of the canonical GMMA widths {{16, 32, 64, 128}}.")
+    return got
+
+
+def unify_envs(envs) -> dict:
+    """Merge shape-variable bindings; a symbol bound to two sizes raises ``ValueError``.
+
+    >>> unify_envs([{"M": 4}, {"M": 4, "N": 2}])
+    {'M': 4, 'N': 2}
+    """
+    from .errors import PtxValueError
+
+    out: dict = {}
+    for env in envs:
+        for k, v in env.items():
+            if out.setdefault(k, v) != v:
+                raise PtxValueError(f"shape variable {k} bound to {out[k]} and {v}")
+    return out
 
 
 @dataclass(frozen=True)
 class TmaDescriptorHandle:
-    """A TMA descriptor a kernel uses, outside a trace: which tensor, box, swizzle, ...
+    """A TMA descriptor a kernel uses: which tensor, box, swizzle, ...
 
-    The runtime builds the real ``CUtensorMap`` from it and the live buffer pointer.
+    The runtime builds the real ``CUtensorMap`` from it and the live buffer pointer. Outside
+    a trace ``X.tma_desc()`` gives a bare one (``TmaDescriptorHandle(X)``); as an operand it
+    is the name of its ``.param`` slot (``X_tma_desc``).
     """
 
-    tensor: str               # parameter name
-    param: str                # the .param slot (``<name>_tma_desc``)
-    index: int                # positional index of the tensor among the kernel's tensors
-    dtype: PtxType
-    shape: tuple              # global shape, outermost first
-    box: tuple                # box, outermost first
+    tensor: object            # parameter name (a TensorSpec for a bare handle)
+    param: str | None = None  # the .param slot (``<name>_tma_desc``)
+    index: int = 0            # positional index of the tensor among the kernel's tensors
+    dtype: PtxType | None = None
+    shape: tuple = ()         # global shape, outermost first
+    box: tuple = ()           # box, outermost first
     swizzle: int = 0          # bytes: 0, 32, 64, 128
     element_strides: tuple = ()
     interleave: int = 0
     oob_fill: int = 0
     l2_promotion: int = 0
     mode: str = "global"      # "global" (.u64 slot) or "by_value" (.align 64 .b8 [128])
+    strides: tuple = ()       # global byte strides, outermost first (a view, e.g. rank-3
+    #                           64-column stripes); () = the tensor's own C-order strides
+
+    def __post_init__(self):
+        if self.param is None:
+            name = self.tensor if isinstance(self.tensor, str) else self.tensor.name
+            object.__setattr__(self, "param", f"{name}_tma_desc")
+
+    @property
+    def name(self) -> str:
+        """The ``.param`` slot name, ``<tensor>_tma_desc``."""
+        return self.param
+
+    def __repr__(self):
+        return f"TmaDescriptorHandle({self.param!r})"
+
+    @property
+    def symbol(self) -> str:
+        """What it prints as when passed as an operand: the ``.param`` slot's name."""
+        return self.param
 
 
 class TensorSpec:
-    """A tensor parameter at trace time: name, concrete shape, dtype, layout.
+    """A tensor parameter: ``TensorSpec(name, shape=None, dtype=None, layout=None)``.
 
-    ``X.ptr()`` and ``X.tma_desc()`` are answered by ``access``, the parameter ABI of the
-    trace that made this spec (``jax_pyptx.specialize.abi``)."""
+    Inside a trace each positional parameter of a ``@kernel`` is one, with its concrete
+    shape; ``X.ptr()`` and ``X.tma_desc()`` are answered by ``access``, the parameter ABI of
+    the trace that made it (``jax_pyptx.specialize.abi``). As an operand it prints its name
+    (``ptx.addr(X)`` is ``[X]``).
 
-    def __init__(self, name: str, shape: tuple, dtype: PtxType, layout: Layout, index: int,
-                 trace=None, output: bool = False, access=None):
-        self.name, self.shape, self.dtype, self.layout = name, tuple(shape), dtype, layout
+    >>> TensorSpec("A", shape=(1, 2), dtype=bf16)
+    TensorSpec('A', shape=(1, 2), dtype=bf16)
+    """
+
+    __slots__ = ("name", "shape", "dtype", "layout", "index", "trace", "output", "_access",
+                 "tile")
+
+    def __init__(self, name: str, shape: tuple | None = None, dtype: PtxType | None = None,
+                 layout: Layout | None = None, index: int = 0, trace=None,
+                 output: bool = False, access=None):
+        self.name, self.dtype, self.layout = name, dtype, layout
+        self.shape = None if shape is None else tuple(shape)
         self.index, self.trace, self.output = index, trace, output
         self._access = access
+        self.tile = None            # the Tile it was made from (its TMA box and rank)
 
     def __repr__(self):
-        return f"TensorSpec({self.name!r}, {self.shape}, {self.dtype.name}, {self.layout.name})"
+        extra = ""
+        if self.shape is not None:
+            extra += f", shape={self.shape}"
+        if self.dtype is not None:
+            extra += f", dtype={self.dtype.name}"
+        return f"TensorSpec({self.name!r}{extra})"
+
+    @property
+    def symbol(self) -> str:
+        """What it prints as when passed as an operand: the parameter's name."""
+        return self.name
 
     @property
     def ndim(self) -> int:
@@ -144,9 +404,15 @@ class TensorSpec:
         """A u64 register with the tensor's global address (loaded once per trace)."""
         return self._need_access("ptr").ptr(self)
 
-    def tma_desc(self, box=None, swizzle: int = 0, **kw):
-        """A u64 register with the address of this tensor's TMA descriptor."""
-        return self._need_access("tma_desc").tma_desc(self, box, swizzle, **kw)
+    def tma_desc(self, box=None, swizzle: int | None = None, **kw):
+        """A u64 register with the address of this tensor's TMA descriptor (loaded once per
+        trace from the ``.param .u64 <name>_tma_desc`` slot). ``box`` (outermost first) and
+        ``swizzle`` (bytes) default from the tensor's ``Tile``: its ``tma_box`` (else 128 rows
+        x one swizzle span) and its layout's swizzle. Outside a trace (or for a tensor the
+        kernel has no spec for) it is a bare ``TmaDescriptorHandle``."""
+        if self._access is None:
+            return TmaDescriptorHandle(self)
+        return self._access.tma_desc(self, box, swizzle, **kw)
 
 
 def memory_shape(shape: tuple, layout: Layout) -> tuple:

@@ -22,7 +22,27 @@ class PtxType:
 
     __slots__ = ("name", "bits", "kind", "_np", "lanes", "elem")
 
-    def __init__(self, name, bits, kind, np_dtype=None, lanes=1, elem=None):
+    def __new__(cls, name, bits=None, kind=None, *args, **kw):
+        # ``PtxType("f32", 32)`` (the documented constructor) is the ``f32`` singleton, so
+        # identity, equality and hashing agree for every spelling of a type
+        if kind is None:
+            key = name[1:] if isinstance(name, str) and name.startswith(".") else name
+            got = _ALL.get(key)
+            if got is None:
+                from .errors import PtxValueError
+
+                raise PtxValueError(f"unknown PTX type {name!r}; known types: "
+                                    f"{', '.join(sorted(_ALL))}")
+            if bits is not None and bits != got.bits:
+                from .errors import PtxValueError
+
+                raise PtxValueError(f"PtxType({name!r}, {bits}): {got.name} is {got.bits}-bit")
+            return got
+        return super().__new__(cls)
+
+    def __init__(self, name, bits=None, kind=None, np_dtype=None, lanes=1, elem=None):
+        if kind is None:            # an existing singleton (see __new__)
+            return
         self.name, self.bits, self.kind = name, bits, kind
         self._np, self.lanes, self.elem = np_dtype, lanes, elem
 
@@ -122,6 +142,22 @@ def by_name(name: str) -> PtxType:
         raise PtxTypeError(
             f"unknown PTX type {name!r}; known types: {', '.join(sorted(_ALL))}"
         ) from None
+
+
+def from_name(name: str) -> PtxType:
+    """The type called ``name`` (``"f32"`` or ``".f32"``); an unknown name raises
+    ``PtxValueError`` (a ``ValueError``).
+
+    >>> from_name(".bf16") is bf16
+    True
+    """
+    key = name[1:] if isinstance(name, str) and name.startswith(".") else name
+    got = _ALL.get(key)
+    if got is None:
+        from .errors import PtxValueError
+
+        raise PtxValueError(f"unknown PTX type {name!r}; known types: {', '.join(sorted(_ALL))}")
+    return got
 
 
 def is_type_name(name: str) -> bool:

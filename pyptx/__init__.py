@@ -27,6 +27,9 @@ _ALIASES = {
     "intrinsic": "jax_pyptx.dsl.intrinsic",
     "parser": "jax_pyptx.text.parser",
     "emitter": "jax_pyptx.text.printer",
+    "spec": "jax_pyptx.dsl.spec",
+    "codegen": "jax_pyptx.transpile.pyptx_codegen",
+    "_trace": "jax_pyptx.dsl.trace_scope",
 }
 # package attributes that are functions named like a submodule
 _SHADOWED = ("kernel", "intrinsic")
@@ -60,6 +63,15 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         module.__spec__ = module.__spec__.loader_state
+
+    # ``python -m pyptx.codegen``: runpy runs the real module's code as __main__
+    def get_code(self, fullname):
+        real = _real_name(fullname)
+        return importlib.util.find_spec(real).loader.get_code(real)
+
+    def is_package(self, fullname):
+        spec = importlib.util.find_spec(_real_name(fullname))
+        return spec is not None and spec.submodule_search_locations is not None
 
 
 if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):

@@ -36,7 +36,7 @@ TINY_BODY = """\
 
 def test_tiny_module_text_and_ptxas():
     text = tiny.ptx()
-    assert ".version 8.0\n.target sm_90a\n.address_size 64\n" in text
+    assert ".version 8.5\n.target sm_90a\n.address_size 64\n" in text
     assert text.endswith(TINY_BODY)
     rep = assemble(tiny)
     assert rep.spill_stores == 0 and rep.stack_frame == 0

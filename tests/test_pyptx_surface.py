@@ -423,7 +423,7 @@ def test_tma_seed_spelling():
 
     lines = body(k)
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "\
-           "[smem0], [%rd0, {%r0, %r1}], [mbar1];" in lines
+           "[smem0], [%rd0, {%r0, 0}], [mbar1];" in lines
     assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd0, {%r0, %r0}], "\
            "[smem0+8192];" in lines
     assemble(k)

@@ -122,8 +122,9 @@ def test_bits_types_combine_with_same_width():
 @pytest.mark.parametrize("left,right,msg", [
     (u32, s32, "operator '+' on u32 and s32: mixed signedness; convert one operand first, "
                "e.g. reg.cvt(x, u32)"),
-    (u32, u64, "operator '+' on u32 and u64: mixed widths (32-bit and 64-bit); convert one "
-               "operand first, e.g. reg.cvt(x, u32)"),
+    # u32 + u64 now widens the u32 (issue 11: integer promotion); a float stays an error
+    (u64, f32, "operator '+' on u64 and f32: mixed widths (64-bit and 32-bit); convert one "
+               "operand first, e.g. reg.cvt(x, u64)"),
     (f32, s32, "operator '+' on f32 and s32: mixed integer and float types; convert one "
                "operand first, e.g. reg.cvt(x, f32)"),
     (f32, f64, "operator '+' on f32 and f64: mixed widths (32-bit and 64-bit); convert one "

@@ -75,6 +75,7 @@ class Trace:
         self.tma_regs: dict = {}           # slot name -> register holding its address
         self.extra_params: list = []       # params appended after the declared ones
         self.guard = None                  # Guard applied by ptx.predicated(...)
+        self.pipe_pairs = None             # ``p | q`` results: name -> (or.pred, p, q)
 
     # ------------------------------------------------------------------ registers
     def new_reg(self, t: PtxType) -> Reg:
@@ -117,6 +118,8 @@ class Trace:
                              f"{opcode}{''.join(modifiers)}", loc=loc)
         if guard is None:
             guard = self.guard
+        if self.pipe_pairs is not None and operands:
+            operands = self._pipe_destination(operands)
         ins = Instruction(opcode, modifiers, operands, guard, loc)
         if validate:
             form = isa_check(ins, self.target, self.version, self.name)
@@ -127,6 +130,24 @@ class Trace:
             return self.prologue[-1]
         self.body.append(ins)
         return ins
+
+
+    def _pipe_destination(self, operands):
+        """``ptx.inst.setp.lt.u32(p | q, a, b)``: ``p | q`` computed ``or.pred t, p, q`` just
+        before; writing ``t`` right after computing it means the ``p|q`` destination pair, so
+        that ``or.pred`` is withdrawn and the pair written instead."""
+        from ..ir.nodes import PredPair
+
+        first = operands[0]
+        if type(first) is not Reg:
+            return operands
+        got = self.pipe_pairs.get(first.name)
+        if got is None or not self.body or self.body[-1] is not got[0] or \
+                any(type(o) is Reg and o.name == first.name for o in operands[1:]):
+            return operands
+        del self.pipe_pairs[first.name]
+        self.body.pop()
+        return (PredPair(got[1], got[2]),) + tuple(operands[1:])
 
 
 def _walk(stmts):

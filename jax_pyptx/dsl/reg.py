@@ -6,7 +6,10 @@ from ..errors import PtxTypeError, PtxValueError
 from ..types import PtxType, by_name
 from . import context
 from .context import user_loc
-from .values import Immediate, Register, RegArray, Special, _mov_type, as_operand
+from .values import Immediate, NotPred, PipeRef, Register, RegArray, Special, _mov_type, as_operand
+
+Reg = Register          # the documented class names
+NegPred = NotPred
 
 
 def _type(t) -> PtxType:
@@ -17,14 +20,21 @@ def _type(t) -> PtxType:
     raise PtxTypeError(f"expected a PTX type such as f32 or 'u32', got {t!r}", loc=user_loc(3))
 
 
+_REG_TYPES = frozenset(("pred", "b16", "b32", "b64", "b128", "u16", "u32", "u64", "s16", "s32",
+                        "s64", "f16", "f16x2", "f32", "f64"))
+
+
 def _decl_type(t: PtxType) -> PtxType:
-    """The declared type of a named register of type ``t`` (8-bit integers live in .b16
-    registers, fp8/fp6/fp4 in .b8, as for numbered ones)."""
+    """The declared type of a named register of type ``t``: ``t`` itself where PTX has such
+    registers, else the bits of the same width (bf16 in .b16, tf32 and bf16x2 in .b32,
+    8-bit integers in .b16, fp8/fp6/fp4 in .b8, as for numbered registers)."""
     from .context import prefix_for
 
+    if t.name in _REG_TYPES:
+        return t
     if t.kind in ("float", "packed") and t.bits <= 8 or (t.bits == 8 and t.kind != "pred"):
         return by_name(prefix_for(t)[1])
-    return t
+    return by_name(f"b{t.bits}")
 
 
 def _declare(tr, t: PtxType, names=(), prefix: str = "", count: int = 0):
@@ -199,4 +209,5 @@ def wgmma_frag(*, m: int, n: int, dtype, name: str | None = None) -> RegArray:
     return array(dtype, m * n // 128, name=name)
 
 
-__all__ = ["scalar", "array", "from_", "imm", "cvt", "alloc", "alloc_array", "wgmma_frag"]
+__all__ = ["scalar", "array", "from_", "imm", "cvt", "alloc", "alloc_array", "wgmma_frag", "Reg",
+           "RegArray", "NegPred", "PipeRef"]

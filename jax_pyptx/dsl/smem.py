@@ -22,24 +22,56 @@ DYNAMIC_SYMBOL = "dyn_smem"
 
 
 class SharedBuffer:
-    """A shared-memory allocation (or a view of one at a byte offset)."""
+    """A shared-memory allocation (or a view of one at a byte offset): ``smem.alloc``'s
+    result (documented as ``SharedAlloc``; ``sA[stage]`` of a multi-dimensional buffer is a
+    view of that stage, the documented ``SharedSlice``, and ``bar[i]`` of an mbarrier array
+    the address of barrier ``i``, the documented ``MbarrierRef``).
+
+    Indexing: ``buf[i]`` of a 1-d buffer is the address ``[name+offset]`` of element ``i``;
+    of a multi-dimensional buffer the view of slice ``i`` along the first dimension (its
+    stage). ``buf[i, j, ...]`` with ints is the address of that element; a 2-d
+    ``buf[row, col]`` with a register index loads the element (``ld.shared``) and
+    ``buf[row, col] = reg`` stores it (row-major, swizzle-unaware).
+    """
 
     __slots__ = ("name", "dtype", "shape", "align", "offset", "view_offset", "trace", "swizzle",
-                 "gmma_layout", "gmma_major")
+                 "gmma_layout", "gmma_major", "is_mbarrier", "stage_index")
 
     def __init__(self, name, dtype, shape, align, offset, trace, view_offset=0, swizzle=None,
                  gmma_layout=None, gmma_major=None):
         self.name, self.dtype, self.shape, self.align = name, dtype, shape, align
         self.offset, self.trace, self.view_offset = offset, trace, view_offset
         self.swizzle, self.gmma_layout, self.gmma_major = swizzle, gmma_layout, gmma_major
+        self.is_mbarrier = False
+        self.stage_index = None
 
     @property
     def byte_offset(self) -> int:
         """Where this view starts in the kernel's shared memory, in bytes."""
         return self.offset + self.view_offset
 
+    @property
+    def alloc(self) -> "SharedBuffer":
+        """The whole allocation this view is part of."""
+        if not self.view_offset and self.stage_index is None:
+            return self
+        return SharedBuffer(self.name, self.dtype, self._root_shape, self.align, self.offset,
+                            self.trace, 0, self.swizzle, self.gmma_layout, self.gmma_major)
+
+    @property
+    def stage(self):
+        """``sA[i].stage`` is ``i``; ``sA.stage(i)`` the view of stage ``i``."""
+        if self.stage_index is not None:
+            return self.stage_index
+        return self._stage
+
+    @property
+    def count(self) -> int:
+        """Number of elements (barriers, for an mbarrier array)."""
+        return math.prod(self.shape)
+
     def __repr__(self):
-        return f"SharedBuffer({self.name}: {self.dtype.name}{list(self.shape)})"
+        return f"SharedAlloc({self.name!r}, {self.dtype.name}, {self.shape})"
 
     @property
     def nbytes(self) -> int:
@@ -68,20 +100,110 @@ class SharedBuffer:
             off += ix * strides[i]
         return off
 
-    def __getitem__(self, index) -> Addr:
-        """``[name+offset]`` of an element (static indices)."""
+    def __getitem__(self, index):
+        """See the class docstring."""
+        if type(index) is tuple:
+            if len(index) == 2 and len(self.shape) == 2 and \
+                    any(not isinstance(i, int) for i in index):
+                return self._element("load", index)
+            return Addr(Sym(self.name), self.view_offset + self._elem_offset(index))
+        if len(self.shape) > 1:
+            return self._stage(index)
+        if self.is_mbarrier and isinstance(index, int) and not 0 <= index < self.shape[0]:
+            from ..errors import PtxIndexError
+
+            raise PtxIndexError(f"Mbarrier index {index} out of range for "
+                                f"{self.name}[{self.shape[0]}]", loc=user_loc())
         return Addr(Sym(self.name), self.view_offset + self._elem_offset(index))
+
+    def __setitem__(self, index, value):
+        """``buf[row, col] = reg``: ``st.shared`` of one element of a 2-d buffer."""
+        from ..errors import PtxTypeError
+
+        if type(index) is not tuple:
+            raise PtxTypeError(f"{self.name}[{index!r}] = ...: stores take a (row, col) index "
+                               f"of a 2-d buffer", loc=user_loc())
+        if len(index) == 2 and len(self.shape) == 2 and \
+                any(not isinstance(i, int) for i in index):
+            self._element("store", index, value)
+            return
+        store(self.dtype, Addr(Sym(self.name), self.view_offset + self._elem_offset(index)),
+              value)
+
+    def _element(self, what, index, value=None):
+        """Load or store element ``[row, col]`` (register indices): index, byte offset and
+        address arithmetic in u32 registers, then ``ld.shared``/``st.shared``."""
+        from ..errors import PtxTypeError
+        from .values import Register, Special, materialize
+
+        fn = f"{self.name}[row, col]"
+        row, col = index
+        for v in (row, col):
+            if isinstance(v, Special):
+                continue
+            if not (isinstance(v, int) or isinstance(v, Register) and v.type.bits == 32 and
+                    v.type.kind in ("signed", "unsigned", "bits")):
+                raise PtxTypeError(f"{fn}: indices must be ints or 32-bit integer registers, "
+                                   f"got {v!r}", loc=user_loc(3))
+        if what == "store" and not isinstance(value, Register):
+            raise PtxTypeError(f"{fn} = ...: the value must be a register, got {value!r}",
+                               loc=user_loc(3))
+        row = materialize(row) if isinstance(row, Special) else row
+        col = materialize(col) if isinstance(col, Special) else col
+        tr = context.current(fn)
+        loc = user_loc(3)
+        cols = self.shape[1]
+        i = _new(tr, u32)
+        if isinstance(row, int):
+            if row * cols == 0:
+                tr.emit("mov", (".u32",), (i.ir, _op(col)), loc=loc)
+            else:
+                tr.emit("add", (".u32",), (i.ir, _op(col), Imm(str(row * cols), u32)), loc=loc)
+        else:
+            t = _new(tr, u32)
+            tr.emit("mul", (".lo", ".u32"), (t.ir, row.ir, Imm(str(cols), u32)), loc=loc)
+            tr.emit("add", (".u32",), (i.ir, t.ir, _op(col)), loc=loc)
+        size = self.dtype.nbytes
+        b = i
+        if size != 1:
+            b = _new(tr, u32)
+            if size & (size - 1) == 0:
+                tr.emit("shl", (".b32",), (b.ir, i.ir, Imm(str(size.bit_length() - 1), u32)),
+                        loc=loc)
+            else:
+                tr.emit("mul", (".lo", ".u32"), (b.ir, i.ir, Imm(str(size), u32)), loc=loc)
+        a = _new(tr, u32)
+        tr.emit("mov", (".b32",), (a.ir, Sym(self.name, self.view_offset)), loc=loc)
+        tr.emit("add", (".u32",), (a.ir, a.ir, b.ir), loc=loc)
+        if what == "load":
+            v = _new(tr, self.dtype)
+            tr.emit("ld", (".shared", _MOVE_AS.get(self.dtype.name, self.dtype.ptx)),
+                    (v.ir, Addr(a.ir, 0)), loc=loc)
+            return v
+        tr.emit("st", (".shared", _MOVE_AS.get(self.dtype.name, self.dtype.ptx)),
+                (Addr(a.ir, 0), value.ir), loc=loc)
+        return None
 
     def addr(self, byte_offset: int = 0) -> Addr:
         return Addr(Sym(self.name), self.view_offset + int(byte_offset))
 
-    def stage(self, i: int) -> "SharedBuffer":
+    def _stage(self, i: int) -> "SharedBuffer":
         """The ``i``-th slice along the first dimension (pipeline stage)."""
         sub = self.shape[1:] or (1,)
         off = self._elem_offset((i,))
-        return SharedBuffer(self.name, self.dtype, sub, self.align, self.offset, self.trace,
-                            self.view_offset + off, self.swizzle, self.gmma_layout,
-                            self.gmma_major)
+        v = SharedBuffer(self.name, self.dtype, sub, self.align, self.offset, self.trace,
+                         self.view_offset + off, self.swizzle, self.gmma_layout,
+                         self.gmma_major)
+        v.stage_index = i
+        return v
+
+    @property
+    def _root_shape(self) -> tuple:
+        for b in (self.trace.smem.buffers if self.trace is not None and
+                  self.trace.smem is not None else ()):
+            if b.name == self.name:
+                return b.shape
+        return self.shape
 
     def __ptx_operand__(self):
         return Sym(self.name, self.view_offset)
@@ -94,6 +216,23 @@ class SharedBuffer:
         r = Register(tr.new_reg(u32), tr)
         tr.emit("mov", (".u32",), (r.ir, Sym(self.name, self.view_offset)), loc=user_loc())
         return r
+
+
+def _new(tr, t):
+    from .values import Register
+
+    return Register(tr.new_reg(t), tr)
+
+
+def _op(x):
+    from .values import as_operand
+
+    return as_operand(x, u32)
+
+
+SharedAlloc = SharedBuffer      # the documented class names
+SharedSlice = SharedBuffer
+MbarrierArray = SharedBuffer
 
 
 class SmemLayout:
@@ -222,7 +361,7 @@ def alloc(dtype, shape, *args, swizzle=None, align=None, name: str | None = None
     argument is the swizzle, an int the alignment). ``swizzle`` ("32B", "64B", "128B") records
     the layout TMA writes into the buffer (for descriptors built from it) and aligns the
     buffer to the swizzle pattern (256/512/1024 bytes) unless ``align`` says otherwise; the
-    default alignment is otherwise 16 bytes.
+    default alignment is otherwise 128 bytes.
     """
     given = {"swizzle": swizzle, "align": align, "name": name}
     order = ("swizzle", "align", "name") if args and (args[0] is None or
@@ -242,7 +381,7 @@ def _alloc(fn, dtype, shape, swizzle, align, name, gmma_layout=None, gmma_major=
     tr = _layout(fn)
     sw = _swizzle_name(fn, swizzle)
     if align is None:
-        align = SWIZZLE_ALIGN[sw] if sw else 16
+        align = SWIZZLE_ALIGN[sw] if sw else 128
     buf = tr.smem.alloc(_type(dtype), shape, align, name, tr)
     buf.swizzle, buf.gmma_layout, buf.gmma_major = sw, gmma_layout, gmma_major
     return buf
@@ -284,9 +423,12 @@ def wgmma_tile(dtype, shape, major="K", *, align=None, name=None) -> SharedBuffe
 
 
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
-    """An array of ``count`` 64-bit mbarrier objects (8-byte aligned)."""
+    """An array of ``count`` 64-bit mbarrier objects (8-byte aligned): ``bar[i]`` is the
+    address of barrier ``i`` (``[mbar0+8*i]``)."""
     tr = _layout("smem.mbarrier")
-    return tr.smem.alloc(b64, (count,), 8, name or f"mbar{len(tr.smem.buffers)}", tr)
+    buf = tr.smem.alloc(b64, (count,), 8, name or f"mbar{len(tr.smem.buffers)}", tr)
+    buf.is_mbarrier = True
+    return buf
 
 
 def base(name: str | None = None):
@@ -395,4 +537,5 @@ def apply_swizzle(offset, swizzle):
 
 
 __all__ = ["alloc", "mbarrier", "SharedBuffer", "STATIC_LIMIT", "alloc_with_layout",
-           "wgmma_tile", "base", "load", "store", "apply_swizzle"]
+           "wgmma_tile", "base", "load", "store", "apply_swizzle", "SharedAlloc", "SharedSlice",
+           "MbarrierArray"]

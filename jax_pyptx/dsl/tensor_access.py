@@ -102,36 +102,62 @@ def add_batch_offset(tr, base: Register, z: Register, sizes: tuple, mask: tuple,
     return out
 
 
-def declare_tma_desc(tr, spec, box=None, swizzle: int = 0, *, element_strides=None,
+def declare_tma_desc(tr, spec, box=None, swizzle: int | None = None, *, element_strides=None,
                      interleave=0, oob_fill=0, l2_promotion=0, by_value: bool = False,
                      loc=None):
     """Declare ``<name>_tma_desc`` and load the descriptor's address.
 
     Returns ``(register, handle, cached)``: ``cached`` when the slot already existed (the
-    register is then the one returned the first time). ``box`` is outermost first (default:
-    the whole tensor); ``swizzle`` in bytes.
+    register is then the one returned the first time). ``box`` is outermost first; without
+    it, the tensor's ``Tile`` decides (its ``tma_box``, else 128 rows x one swizzle span for
+    a 2-d tensor, else the whole tensor). ``swizzle`` in bytes; without it, the Tile's layout
+    (``Layout.TMA_128B`` -> 128, ...). A Tile with ``tma_rank=3`` gets the 64-column stripe
+    view ``(cols/64, rows, 64)`` (``ptx.tma.load_3d`` coordinates ``{0, row, col/64}``).
     """
     if tr.target.sm < 90:
         raise ArchError(f"TMA descriptors need sm_90; kernel {tr.name!r} targets "
                         f"{tr.target.name}", loc=loc)
-    box = tuple(spec.shape if box is None else box)
-    if len(box) != spec.ndim or any(not isinstance(b, int) or not 0 < b <= 256 for b in box):
-        raise PtxValueError(f"{spec.name}.tma_desc: box must be {spec.ndim} ints in 1..256 "
-                            f"(outermost first), got {box!r}", loc=loc)
-    if swizzle not in SWIZZLES:
-        raise PtxValueError(f"{spec.name}.tma_desc: swizzle must be one of {SWIZZLES} bytes, "
-                            f"got {swizzle!r}", loc=loc)
-    if not 1 <= spec.ndim <= 5:
-        raise PtxValueError(f"{spec.name}.tma_desc: TMA supports 1-5 dims, tensor has "
-                            f"{spec.ndim}", loc=loc)
     pname = f"{spec.name}_tma_desc"
     if pname in tr.tma_regs:
         return tr.tma_regs[pname], None, True
+    tile = getattr(spec, "tile", None)
+    env = getattr(tr, "shape_env", {}) or {}
+    shape, strides = spec.shape, ()
+    if swizzle is None:
+        swizzle = 0
+        if tile is not None:
+            swizzle = tile.layout.swizzle_bytes
+            if tile.tma_rank == 3 and swizzle != 128:
+                swizzle = 0
+    if shape is None:                     # a raw pointer parameter: nothing to describe
+        box = () if box is None else tuple(box)
+    elif tile is not None and tile.tma_rank == 3 and box is None:
+        shape, box, strides = _stripe_view(spec, tile, env, loc)
+    else:
+        if box is None:
+            try:
+                box = tile.tma_box_shape(env, spec.shape) if tile is not None else spec.shape
+            except KeyError as e:
+                raise PtxValueError(f"{spec.name}.tma_desc: tma_box names {e.args[0]!r}, "
+                                    f"which is neither a shape variable nor an int template "
+                                    f"parameter of this call", loc=loc) from None
+        box = tuple(box)
+        if len(box) != spec.ndim or any(not isinstance(b, int) or not 0 < b <= 256
+                                        for b in box):
+            raise PtxValueError(f"{spec.name}.tma_desc: box must be {spec.ndim} ints in "
+                                f"1..256 (outermost first), got {box!r}", loc=loc)
+        if not 1 <= spec.ndim <= 5:
+            raise PtxValueError(f"{spec.name}.tma_desc: TMA supports 1-5 dims, tensor has "
+                                f"{spec.ndim}", loc=loc)
+    if swizzle not in SWIZZLES:
+        raise PtxValueError(f"{spec.name}.tma_desc: swizzle must be one of {SWIZZLES} bytes, "
+                            f"got {swizzle!r}", loc=loc)
     handle = TmaDescriptorHandle(
-        tensor=spec.name, param=pname, index=spec.index, dtype=spec.dtype, shape=spec.shape,
-        box=box, swizzle=swizzle, element_strides=tuple(element_strides or (1,) * spec.ndim),
-        interleave=interleave, oob_fill=oob_fill, l2_promotion=l2_promotion,
-        mode="by_value" if by_value else "global")
+        tensor=spec.name, param=pname, index=spec.index, dtype=spec.dtype,
+        shape=tuple(shape or ()), box=box, swizzle=swizzle,
+        element_strides=tuple(element_strides or (1,) * len(box)), interleave=interleave,
+        oob_fill=oob_fill, l2_promotion=l2_promotion,
+        mode="by_value" if by_value else "global", strides=strides)
     r = Register(tr.new_reg(u64), tr)
     if by_value:
         tr.extra_params.append(Param(pname, b8, align=64, array=128))
@@ -144,3 +170,31 @@ def declare_tma_desc(tr, spec, box=None, swizzle: int = 0, *, element_strides=No
         tr.emit("ld", (".param", ".u64"), (r.ir, Addr(Sym(pname))), loc=loc, prologue=True)
     tr.tma.append(handle)
     return r, handle, False
+
+
+def _stripe_view(spec, tile, env, loc):
+    """The rank-3 "64-column stripe" view of a 2-d tensor: shape ``(cols/64, rows, 64)``
+    (outermost first) with byte strides ``(64*e, cols*e, e)``, box ``(box_cols/64, box_rows,
+    64)`` (72 innermost with ``tma_padding``)."""
+    if spec.ndim != 2:
+        raise PtxValueError(f"{spec.name}.tma_desc: tma_rank=3 describes a 2-d tensor, got "
+                            f"rank {spec.ndim}", loc=loc)
+    if tile.tma_box is None:
+        raise PtxValueError(f"{spec.name}.tma_desc: tma_rank=3 needs tma_box=(rows, cols) in "
+                            f"its Tile", loc=loc)
+    try:
+        box_rows, box_cols = (env[b] if isinstance(b, str) else b for b in tile.tma_box)
+    except KeyError as e:
+        raise PtxValueError(f"{spec.name}.tma_desc: tma_box names {e.args[0]!r}, which is not "
+                            f"a shape variable or int template parameter of this call",
+                            loc=loc) from None
+    rows, cols = spec.shape
+    if cols % 64 or box_cols % 64:
+        raise PtxValueError(f"{spec.name}.tma_desc: tma_rank=3 splits columns into 64-wide "
+                            f"stripes; cols={cols} and box cols={box_cols} must be multiples "
+                            f"of 64", loc=loc)
+    e = spec.dtype.nbytes
+    shape = (cols // 64, rows, 64)
+    strides = (64 * e, cols * e, e)
+    box = (box_cols // 64, box_rows, 72 if tile.tma_padding else 64)
+    return shape, box, strides

@@ -21,7 +21,7 @@ import struct
 import numpy as np
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
-from ..ir.nodes import Addr, Imm, Reg, Sym, Vec
+from ..ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sink, Sym, Vec
 from ..types import PtxType, by_name, pred, u32
 from . import context
 from .context import user_loc
@@ -96,7 +96,7 @@ class Register:
         return self.ir.name
 
     def __repr__(self):
-        return f"Register({self.ir.name}: {self.type.name})"
+        return f"Reg({self.ir.name}, {self.type.name})"
 
     def __hash__(self):
         return id(self)
@@ -188,11 +188,21 @@ class _RegList(list):
 
 
 class RegArray:
-    """A list of registers of one type; passed as one operand it is a vector ``{...}``."""
+    """A list of registers of one type; passed as one operand it is a vector ``{...}``.
+
+    ``RegArray(regs, dtype)`` wraps registers; the documented ``RegArray(base, count, dtype)``
+    names registers ``base0`` ... ``base{count-1}`` of the current trace (declared elsewhere,
+    e.g. by ``reg.array``)."""
 
     __slots__ = ("regs", "type")
 
-    def __init__(self, regs: list, t: PtxType):
+    def __init__(self, regs, t, dtype=None):
+        if isinstance(regs, str):           # RegArray(base, count, dtype)
+            base, count, t = regs, t, dtype
+            if isinstance(t, str):
+                t = by_name(t)
+            tr = context.current("RegArray(base, count, dtype)")
+            regs = [Register(Reg(f"{base}{i}", t), tr) for i in range(count)]
         self.regs, self.type = _RegList(regs), t
 
     @property
@@ -235,13 +245,24 @@ class RegArray:
     def __getitem__(self, i):
         if isinstance(i, slice):
             return RegArray(self.regs[i], self.type)
+        if type(i) is not int:
+            if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+                i = int(i)
+            else:
+                raise PtxTypeError(f"RegArray index must be an int, got {i!r}",
+                                   loc=user_loc())
+        if not -len(self.regs) <= i < len(self.regs):
+            from ..errors import PtxIndexError
+
+            raise PtxIndexError(f"RegArray index {i} out of range for {len(self.regs)} "
+                                f"registers", loc=user_loc())
         return self.regs[i]
 
     def __iter__(self):
         return iter(self.regs)
 
     def __repr__(self):
-        return f"RegArray({len(self.regs)} x {self.type.name})"
+        return f"RegArray({self.base}, {len(self.regs)}, {self.type.name})"
 
 
 class Special:
@@ -271,6 +292,8 @@ def _special_op(name):
     return op
 
 
+# a special register is first copied into a register (``mov.u32 %r0, %tid.x;``): ptxas
+# takes special registers only as the source of mov/cvt, not of arithmetic or setp
 for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__and__",
            "__or__", "__xor__", "__lshift__", "__rshift__", "__lt__", "__le__", "__gt__",
            "__ge__", "__eq__", "__ne__", "__truediv__", "__floordiv__", "__mod__"):
@@ -300,6 +323,7 @@ def _mov_type(t: PtxType) -> str:
 
 
 # ----------------------------------------------------------------------------- operands
+_IR_OPERANDS = (Reg, Imm, Sym, Addr, Vec, PredPair, Sink, ParenList)
 _IMM_NODES: dict = {}   # (type, float value) -> Imm (0.0 is left out: -0.0 == 0.0)
 
 
@@ -345,12 +369,15 @@ def as_operand(x, t: PtxType | None = None, tr=None):
                 f"float literal {x!r} used where {t.name if t else 'an integer'} is expected; "
                 f"float literals need a float operand type", loc=user_loc(3))
         return Imm(imm_text(x, t), t)
-    if cls in (Reg, Imm, Sym, Addr, Vec) or hasattr(x, "__ptx_operand__"):
+    if cls in _IR_OPERANDS or hasattr(x, "__ptx_operand__"):
         return x.__ptx_operand__() if hasattr(x, "__ptx_operand__") else x
     if isinstance(x, (list, tuple)):
         return Vec(tuple(as_operand(i, t) for i in x))
     if cls is str:
         return str_operand(x, t)
+    sym = getattr(x, "symbol", None)      # a TensorSpec or TMA descriptor handle: its name
+    if isinstance(sym, str):
+        return Sym(sym)
     raise PtxTypeError(f"cannot use {x!r} ({cls.__name__}) as a PTX operand; expected a "
                        f"register, immediate, address or label", loc=user_loc(3))
 
@@ -432,14 +459,96 @@ def unify(a: PtxType, b: PtxType, op: str) -> PtxType:
 
 
 def _operand_pair(op, a: Register, o):
-    if type(o) is Special:
-        o = materialize(o)
-    if type(o) is Register:
+    co = type(o)
+    if co is Special:
+        o, co = materialize(o), Register
+    if co is Register:
         return unify(a.type, o.type, op), o
     if isinstance(o, (int, float, np.integer, np.floating, Immediate)):
         return a.type, o
     raise PtxTypeError(f"operator '{op}' on {a.type.name} register and {type(o).__name__} "
                        f"{o!r}; expected a register or a Python number", loc=user_loc(4))
+
+
+_INT_KINDS = ("signed", "unsigned", "bits")
+
+
+def _widens(a: PtxType, b: PtxType) -> bool:
+    """Two integer types of different widths: the narrower one widens (integer promotion)."""
+    return a.bits != b.bits and a.kind in _INT_KINDS and b.kind in _INT_KINDS and \
+        a.bits >= 16 and b.bits >= 16
+
+
+def _widen(op: str, a, o, sensitive: bool):
+    """Integer promotion: the narrower of ``a``, ``o`` (registers of different widths) is
+    widened to the other's width, zero- or sign-extended by its own type (``cvt.u64.u32``,
+    ``cvt.s64.s32``). Returns ``(type, a, o)``. For operations whose result depends on
+    signedness (``sensitive``: ordering comparisons, division, remainder, min/max), a signed
+    operand widened next to an unsigned one has no PTX form that keeps its value: error."""
+    ta, to = a.type, o.type
+    wide, narrow = (a, o) if ta.bits > to.bits else (o, a)
+    wt, nt = wide.type, narrow.type
+    ext = by_name(f"{'s' if nt.kind == 'signed' else 'u'}{wt.bits}")
+    if sensitive and nt.kind == "signed" and wt.kind != "signed":
+        raise PtxTypeError(
+            f"operator '{op}' on {ta.name} and {to.name}: the {nt.name} operand sign-extends "
+            f"to {ext.name}, which an unsigned {wt.bits}-bit '{op}' would misread; convert "
+            f"one operand first, e.g. reg.cvt(x, s{wt.bits})", loc=user_loc(4))
+    tr = context.current()
+    t = Register(tr.new_reg(ext), tr)
+    tr.emit("cvt", (ext.ptx, f".{ext.name[0]}{nt.bits}"), (t.ir, as_operand(narrow, None, tr)),
+            loc=user_loc(4))
+    if wide is a:
+        return wt, a, t
+    return wt, t, o
+
+
+def _shift_amount(op: str, a, o):
+    """The amount of ``a << o`` / ``a >> o``: a 32-bit integer register (PTX's shift amount
+    is ``.u32`` whatever the shifted type), never widened."""
+    if o.type.kind not in _INT_KINDS or o.type.bits != 32:
+        raise PtxTypeError(f"operator '{op}' on {a.type.name} and {o.type.name}: the shift "
+                           f"amount must be a 32-bit integer register or an int",
+                           loc=user_loc(4))
+    return o
+
+
+class NotPred:
+    """``ptx.not_(p)`` (also ``reg.NegPred(p)``): predicate ``p`` negated, with no code: a
+    guard ``@!p``, or the operand ``!p`` where an instruction takes a negated predicate."""
+
+    __slots__ = ("reg",)
+
+    def __init__(self, reg):
+        self.reg = reg
+
+    def __ptx_operand__(self):
+        ir = as_operand(self.reg)
+        return Reg(ir.name, ir.type, not ir.neg)
+
+    def __invert__(self):
+        return self.reg
+
+    def __repr__(self):
+        return f"NegPred({getattr(self.reg, 'name', self.reg)})"
+
+
+class PipeRef:
+    """``a | p`` where one side is a predicate: the ``%r|%p`` operand (no code), e.g. the
+    destination pair of ``shfl.sync`` or ``elect.sync``."""
+
+    __slots__ = ("left", "right")
+
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def __ptx_operand__(self):
+        from ..ir.nodes import PredPair
+
+        return PredPair(as_operand(self.left), as_operand(self.right))
+
+    def __repr__(self):
+        return f"PipeRef({self.left.name}|{self.right.name})"
 
 
 def _arith_mods(sym: str, t: PtxType) -> tuple:
@@ -474,14 +583,30 @@ def _arith_mods(sym: str, t: PtxType) -> tuple:
         raise PtxTypeError(f"operator '{sym}' on {t.name}: 8-bit arithmetic does not exist in "
                            f"PTX; convert to 16 or 32 bits", loc=user_loc(5))
     if name == "mul":
-        return name, (".lo", it.ptx)
-    if sym == "/" and t.kind in ("signed", "unsigned", "bits"):
-        return name, (it.ptx,)
+        return name, (".lo", ".u64" if t.bits == 64 else it.ptx)
+    if name == "add" and t.bits == 64 or name == "sub" and t.bits >= 32:
+        return name, (f".s{t.bits}",)       # bit-identical; the documented spelling
     return name, (it.ptx,)
 
 
 def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | None = None):
-    t, other = _operand_pair(sym, a, o)
+    co = type(o)
+    if co is Special:
+        o, co = materialize(o), Register
+    if co is Register:
+        at, ot = a.type, o.type
+        if sym == "<<" or sym == ">>":
+            t, other = at, _shift_amount(sym, a, o)
+        elif at is ot:
+            t, other = at, o
+        elif sym == "|" and (at.kind == "pred") != (ot.kind == "pred"):
+            return PipeRef(a, o)
+        elif _widens(at, ot):
+            t, a, other = _widen(sym, a, o, sym in _SIGNED_OPS)
+        else:
+            t, other = unify(at, ot, sym), o
+    else:
+        t, other = _operand_pair(sym, a, o)
     name, mods = _arith_mods(sym, t)
     tr = context.current()
     shift_t = u32 if name in ("shl", "shr") else t
@@ -497,12 +622,25 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
         as_operand(into, None, tr)
     else:
         dst = Register(tr.new_reg(t), tr)
-    tr.emit(name, mods, (dst.ir, x, y), loc=user_loc(3))
+    ins = tr.emit(name, mods, (dst.ir, x, y), loc=user_loc(3))
+    if sym == "|" and t.kind == "pred":
+        pairs = getattr(tr, "pipe_pairs", None)
+        if pairs is None:
+            pairs = tr.pipe_pairs = {}
+        pairs[dst.ir.name] = (ins, x, y)
     return dst
 
 
+_SIGNED_OPS = frozenset(("/", "//", "%"))
+
+
 def _minmax(name: str, a: Register, o):
-    t, other = _operand_pair(name, a, o)
+    if type(o) is Special:
+        o = materialize(o)
+    if type(o) is Register and _widens(a.type, o.type):
+        t, a, other = _widen(name, a, o, True)
+    else:
+        t, other = _operand_pair(name, a, o)
     if t.kind == "bits":
         t = by_name(f"u{t.bits}")
     if t.kind not in ("signed", "unsigned", "float") or t.bits < 16:
@@ -515,10 +653,16 @@ def _minmax(name: str, a: Register, o):
 
 
 _CMP_UNSIGNED = {"lt": "lo", "le": "ls", "gt": "hi", "ge": "hs"}
+_CMP_SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
 def _compare(cmp: str, a: Register, o):
-    t, other = _operand_pair("<" if cmp == "lt" else cmp, a, o)
+    if type(o) is Special:
+        o = materialize(o)
+    if type(o) is Register and _widens(a.type, o.type):
+        t, a, other = _widen(_CMP_SYMBOL[cmp], a, o, cmp not in ("eq", "ne"))
+    else:
+        t, other = _operand_pair(_CMP_SYMBOL[cmp], a, o)
     if t.kind == "pred":
         if cmp in ("eq", "ne"):
             tr = context.current()
@@ -532,10 +676,7 @@ def _compare(cmp: str, a: Register, o):
             cmp = "neu"
         ct = t
     elif t.kind == "bits":
-        if cmp not in ("eq", "ne"):
-            raise PtxTypeError(f"comparison '{cmp}' on untyped {t.name}: signedness unknown; "
-                               f"convert to u{t.bits}/s{t.bits}", loc=user_loc(3))
-        ct = t
+        ct = by_name(f"u{t.bits}")        # untyped bits compare as unsigned
     else:
         ct = t
     if t.kind == "packed" or (t.kind == "float" and t.name not in ("f32", "f64")):
@@ -566,5 +707,5 @@ def _unary(name: str, a: Register):
     return dst
 
 
-__all__ = ["Register", "RegArray", "Special", "Immediate", "as_operand", "imm_text",
-           "materialize", "unify", "str_operand", "declared_symbols"]
+__all__ = ["Register", "RegArray", "Special", "Immediate", "PipeRef", "NotPred", "as_operand",
+           "imm_text", "materialize", "unify", "str_operand", "declared_symbols"]

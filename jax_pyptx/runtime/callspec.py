@@ -216,7 +216,7 @@ def _spec_text(spec: CallSpec, i: int) -> str:
     s = spec.kernel.in_specs[i]
     t = spec.tensor_index(i)
     bd = spec.batch_dims(t)
-    return (f"batch {list(bd)} + " if bd else "") + repr(s)
+    return (f"batch {list(bd)} + " if bd else "") + str(s)
 
 
 _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",

@@ -154,7 +154,7 @@ class TorchKernel:
             dt = torch_dtype(s.dtype)
             if dt is None:
                 raise SpecializationError(
-                    f"kernel {k.name!r}: output {names[self._n_in + j]} ({s!r}) has dtype "
+                    f"kernel {k.name!r}: output {names[self._n_in + j]} ({s}) has dtype "
                     f"{s.dtype.name}, which has no torch dtype")
             self._out_dtypes.append(dt)
         self._plans: dict = {}

@@ -112,7 +112,7 @@ class TraceParams:
             self._ptrs[spec.name] = got
         return got
 
-    def tma_desc(self, spec, box=None, swizzle: int = 0, **kw):
+    def tma_desc(self, spec, box=None, swizzle: int | None = None, **kw):
         from ..dsl import context
 
         tr = context.current(f"{spec.name}.tma_desc()")

@@ -88,19 +88,19 @@ def shapes_env(k, arrays) -> dict:
         if len(shape) != len(spec.dims):
             raise SpecializationError(
                 f"kernel {k.name!r}: parameter {pname} expects rank {len(spec.dims)} "
-                f"({spec!r}), got an array of shape {shape}")
+                f"({spec}), got an array of shape {shape}")
         dt = getattr(a, "dtype", None)
         if spec.dtype.np_dtype is not None and dt is not None and \
                 str(dt) != str(spec.dtype.np_dtype):
             raise SpecializationError(
                 f"kernel {k.name!r}: parameter {pname} expects dtype {spec.dtype.name} "
-                f"({spec!r}), got {dt}")
+                f"({spec}), got {dt}")
         for axis, (d, n) in enumerate(zip(spec.dims, shape)):
             if isinstance(d, int):
                 if d != n:
                     raise SpecializationError(
                         f"kernel {k.name!r}: parameter {pname} dim {axis} must be {d} "
-                        f"({spec!r}), got shape {shape}")
+                        f"({spec}), got shape {shape}")
             elif d in env and env[d] != n:
                 raise SpecializationError(
                     f"kernel {k.name!r}: shape variable {d} bound to {env[d]} by "

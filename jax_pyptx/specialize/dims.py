@@ -29,14 +29,27 @@ def resolve_grid(grid, label: str, env: dict, template: dict) -> tuple:
         return (1, 1, 1)
     if callable(grid):
         avail = {**env, **template}
-        names = list(inspect.signature(grid).parameters)
-        missing = [n for n in names if n not in avail]
-        if missing:
-            raise SpecializationError(
-                f"kernel {label!r}: grid callable needs {', '.join(missing)}; available: "
-                f"shape variables ({', '.join(env) or 'none'}) and template parameters "
-                f"({', '.join(template) or 'none'})")
-        grid = grid(**{n: avail[n] for n in names})
+        try:
+            params = list(inspect.signature(grid).parameters.values())
+        except (TypeError, ValueError):          # no signature: the documented call order
+            try:
+                grid = grid(**env)
+            except TypeError:
+                grid = grid(*env.values())
+            return dim3(grid, f"kernel {label!r}: grid")
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            args = dict(avail)                      # grid(**shape_env)
+        else:
+            names = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL,)]
+            missing = [n for p, n in zip(params, names) if n not in avail and
+                       p.default is inspect.Parameter.empty]
+            if missing:
+                raise SpecializationError(
+                    f"kernel {label!r}: grid callable needs {', '.join(missing)}; available: "
+                    f"shape variables ({', '.join(env) or 'none'}) and template parameters "
+                    f"({', '.join(template) or 'none'})")
+            args = {n: avail[n] for n in names if n in avail}
+        grid = grid(**args)
     return dim3(grid, f"kernel {label!r}: grid")
 
 

@@ -144,6 +144,8 @@ def tma_spec(spec, handle) -> TmaSpec:
     for d in dims[:-1]:
         acc *= d
         strides.append(acc)
+    if getattr(handle, "strides", ()):                # a view (rank-3 64-column stripes)
+        strides = list(reversed(handle.strides))[1:]
     batch, stride = 1, 0
     if spec.batch and any(spec.mask(handle.index)):
         batch = math.prod(spec.batch)

@@ -12,12 +12,23 @@ from ..specs import TensorSpec, Tile
 from ..types import PtxType, u64
 from ..dsl import context
 from ..dsl.ptx.control import check_labels
-from ..dsl.smem import SmemLayout
+from ..dsl.smem import STATIC_LIMIT, SmemLayout
 from .abi import PLAIN, ParamAbi
 from .dims import resolve_grid
 from .traced import ParamInfo, Traced
 
-__all__ = ["trace_specialization"]
+__all__ = ["trace_specialization", "default_version"]
+
+
+def default_version(target) -> tuple:
+    """The ``.version`` a kernel gets when it sets no ``version=``, before instructions that
+    need a newer ISA raise it: PTX ISA 8.8 for sm_100/sm_101, 8.7 for sm_12x, 8.5 for the
+    rest (the documented defaults; ptxas from CUDA 12.8 on accepts them)."""
+    if target.sm in (100, 101):
+        return (8, 8)
+    if 120 <= target.sm < 130:
+        return (8, 7)
+    return (8, 5)
 
 
 def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) -> Traced:
@@ -25,6 +36,11 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
     target = parse_target(k.arch)
     tr = context.Trace(k.name, target, k.version)
     tr.smem = SmemLayout()
+    # TMA boxes name shape variables, or int template parameters (BM=128)
+    tr.shape_env = {**{n: v for n, v in template.items()
+                       if isinstance(v, int) and not isinstance(v, bool)}, **env}
+    if isinstance(k.extern_smem, str):
+        tr.smem.extern_name = k.extern_smem
     binder = abi.binder(tr)
     names = k.param_names
     args, params, infos, inputs, outputs, scalars = [], [], [], [], [], []
@@ -34,6 +50,7 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
         if isinstance(spec, Tile):
             ts = TensorSpec(pname, spec.resolve(env), spec.dtype, spec.layout, tensor_index, tr,
                             output=i >= n_in, access=binder)
+            ts.tile = spec
             tensor_index += 1
             (outputs if i >= n_in else inputs).append(ts)
             params.append(Param(pname, u64))
@@ -49,6 +66,8 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
     for p in k.raw_params:
         params.append(p)
         infos.append(ParamInfo(p.name, "raw", p.type, array=p.array))
+    for p in k.pointer_params:          # no specs: raw pointers (shape and dtype unknown)
+        args.append(TensorSpec(p.name, trace=tr, access=binder))
     pnames = [p.name for p in params]
     if len(set(pnames)) != len(pnames):
         raise SpecializationError(f"kernel {k.name!r}: duplicate parameter names {pnames}")
@@ -65,15 +84,19 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
         tr.closed = True
     for p in tr.extra_params:
         infos.append(ParamInfo(p.name, "tma", p.type, array=p.array))
-    fdecls, mdecls, dyn, static = tr.smem.finalize(k.extern_smem, tr.body)
+    extern = bool(k.extern_smem) or k.smem > STATIC_LIMIT
+    fdecls, mdecls, dyn, static = tr.smem.finalize(extern, tr.body)
     dyn = max(dyn, k.smem)
     directives = []
-    if k.reqntid is not None:
+    given = {d.strip().split(" ", 1)[0].rstrip(";") for d in k.raw_directives}
+    if k.reqntid is not None and ".reqntid" not in given:
         directives.append(RawDirective(".reqntid", (", ".join(map(str, k.reqntid)),)))
     if k.cluster != (1, 1, 1):
-        directives.append(RawDirective(".explicitcluster"))
-        directives.append(RawDirective(".reqnctapercluster",
-                                       (", ".join(map(str, k.cluster)),)))
+        if ".explicitcluster" not in given:
+            directives.append(RawDirective(".explicitcluster"))
+        if ".reqnctapercluster" not in given:
+            directives.append(RawDirective(".reqnctapercluster",
+                                           (", ".join(map(str, k.cluster)),)))
         if tr.min_ptx < (7, 8):
             tr.min_ptx = (7, 8)
     for d in k.raw_directives:                  # printed as written; a trailing ';' is kept
@@ -81,9 +104,11 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
         name, _, rest = text.rstrip(";").partition(" ")
         directives.append(RawDirective(name, (rest.strip(),) if rest.strip() else (),
                                        terminated=text.endswith(";")))
-    body = tr.reg_decls() + fdecls + tr.prologue + tr.body
+    variables = list(getattr(tr, "variables", {}).values())     # ptx.var
+    mdecls = list(getattr(tr, "module_directives", ())) + mdecls  # ptx.file_
+    body = tr.reg_decls() + fdecls + variables + tr.prologue + tr.body
     fn = Function(k.name, ".entry", ".visible", tr.params, [], directives, body)
-    version = k.version or tr.min_ptx
+    version = k.version or max(tr.min_ptx, default_version(target))
     if k.version is not None and k.version < tr.min_ptx:
         raise ArchError(f"kernel {k.name!r}: version={k.version[0]}.{k.version[1]} is below "
                         f"PTX ISA {tr.min_ptx[0]}.{tr.min_ptx[1]}, which target "

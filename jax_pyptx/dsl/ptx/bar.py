@@ -53,4 +53,45 @@ def warp_sync(mask=0xFFFFFFFF, *, pred=None):
     emit("bar.warp.sync", (mask,), pred)
 
 
-__all__ = ["sync", "arrive", "red_popc", "red_and", "red_or", "warp_sync"]
+class NamedBarrier:
+    """A named CTA barrier (``ptx.named_barrier(id, count=n)``): ``.sync()`` waits at it
+    (``bar.sync id, count;``), ``.arrive()`` signals without waiting (``bar.arrive id,
+    count;``, the producer side)."""
+
+    __slots__ = ("barrier_id", "count")
+
+    def __init__(self, barrier_id, count=None):
+        self.barrier_id, self.count = barrier_id, count
+
+    def sync(self, *, pred=None):
+        """``bar.sync id{, count}``."""
+        sync(self.barrier_id, self.count, pred=pred)
+
+    def arrive(self, *, pred=None):
+        """``bar.arrive id, count`` (a count is required)."""
+        arrive(self.barrier_id, self.count, pred=pred)
+
+    def __repr__(self):
+        return f"NamedBarrier({self.barrier_id!r}, count={self.count!r})"
+
+
+def named_barrier(barrier_id, *, count=None) -> NamedBarrier:
+    """A :class:`NamedBarrier` (id 0..15 or a register; ``count`` threads, a multiple of 32).
+
+    >>> named_barrier(1, count=128)
+    NamedBarrier(1, count=128)
+    """
+    from ...errors import PtxValueError
+    from ..context import user_loc
+
+    if isinstance(barrier_id, int) and not 0 <= barrier_id < 16:
+        raise PtxValueError(f"ptx.named_barrier: barrier_id={barrier_id!r} is not allowed; "
+                            f"allowed: 0..15 or a register", loc=user_loc())
+    if isinstance(count, int) and (count <= 0 or count % 32):
+        raise PtxValueError(f"ptx.named_barrier: count={count!r} must be a positive multiple "
+                            f"of 32", loc=user_loc())
+    return NamedBarrier(barrier_id, count)
+
+
+__all__ = ["sync", "arrive", "red_popc", "red_and", "red_or", "warp_sync", "NamedBarrier",
+           "named_barrier"]

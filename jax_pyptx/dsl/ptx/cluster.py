@@ -14,20 +14,22 @@ from . import special
 from ._wrap import addr as _addr, emit, new, new_array
 
 
-def arrive(*, relaxed: bool = False, release: bool = False, aligned: bool = True, pred=None):
-    """``barrier.cluster.arrive{.release|.relaxed}{.aligned}``."""
+def arrive(*, relaxed: bool = False, release: bool = False, aligned: bool = False, pred=None):
+    """``barrier.cluster.arrive{.release|.relaxed}{.aligned}`` (``aligned=True``: every
+    thread of the warp executes it together)."""
     sem = ".relaxed" if relaxed else (".release" if release else "")
     emit(f"barrier.cluster.arrive{sem}{'.aligned' if aligned else ''}", (), pred)
 
 
-def wait(*, acquire: bool = False, aligned: bool = True, pred=None):
+def wait(*, acquire: bool = False, aligned: bool = False, pred=None):
     """``barrier.cluster.wait{.acquire}{.aligned}``."""
     emit(f"barrier.cluster.wait{'.acquire' if acquire else ''}{'.aligned' if aligned else ''}",
          (), pred)
 
 
-def sync(*, aligned: bool = True):
-    """``barrier.cluster.arrive.aligned`` then ``barrier.cluster.wait.aligned``."""
+def sync(*, aligned: bool = False):
+    """``barrier.cluster.arrive`` then ``barrier.cluster.wait`` (``.aligned`` both with
+    ``aligned=True``)."""
     arrive(aligned=aligned)
     wait(aligned=aligned)
 
@@ -90,6 +92,75 @@ clusterid = special.clusterid
 nclusterid = special.nclusterid
 is_explicit = special.is_explicit_cluster
 
+
+
+def rank(cta_rank: int):
+    """A predicate: is this CTA rank ``cta_rank`` of its cluster (``mov.u32 r,
+    %cluster_ctarank; setp.eq.u32 p, r, cta_rank;``)."""
+    r = new(u32)
+    emit("mov.u32", (r, special.cluster_ctarank()))
+    p = new(pred_t)
+    emit("setp.eq.u32", (p, r, cta_rank))
+    return p
+
+
+def _cta(cta_id):
+    if isinstance(cta_id, int) and not isinstance(cta_id, bool):
+        c = new(u32)
+        emit("mov.u32", (c, cta_id))
+        return c
+    return cta_id
+
+
+def _bar_operand(bar_addr):
+    """A barrier address as mapa's source: a register, or the symbol of a shared buffer."""
+    from ...ir.nodes import Sym
+
+    if isinstance(bar_addr, Register):
+        return bar_addr
+    a = _addr(bar_addr, "ptx.cluster", "bar_addr")
+    if type(a.base) is Sym:
+        return Sym(a.base.name, a.base.offset + a.offset)
+    if a.offset:
+        r = new(u32)
+        emit("add.u32", (r, a.base, a.offset))
+        return r
+    return a.base
+
+
+def map_shared_u32(bar_addr, cta_id, *, pred=None):
+    """The ``.shared::cluster`` address (b32) of ``bar_addr`` in CTA ``cta_id``:
+    ``mapa.shared::cluster.u32 m, bar, cta;`` (an int ``cta_id`` is moved to a register)."""
+    m = new(b32)
+    c = _cta(cta_id)
+    emit("mapa.shared::cluster.u32", (m, _bar_operand(bar_addr), c), pred)
+    return m
+
+
+def arrive_remote(bar_addr, cta_id, count=1, *, pred=None):
+    """Arrive on the mbarrier at ``bar_addr`` in CTA ``cta_id`` of the cluster:
+    ``mapa.shared::cluster.u32 r, bar, cta; mbarrier.arrive.shared::cluster.b64 _, [r],
+    count;``."""
+    from ...ir.nodes import Addr, Sink
+    from ..values import as_operand
+
+    r = map_shared_u32(bar_addr, cta_id, pred=pred)
+    emit("mbarrier.arrive.shared::cluster.b64", (Sink(), Addr(as_operand(r), 0), count), pred)
+
+
+def arrive_multicast(bar_addr, mask, count=1, *, pred=None):
+    """Not available: ``mbarrier.arrive.shared::cluster.multicast::cluster`` is not a form
+    ptxas accepts (13.x: "Illegal modifier '.multicast::cluster' for instruction
+    'mbarrier.arrive'"); arrive on each CTA of the mask with :func:`arrive_remote`."""
+    from ...errors import NotSupportedError
+    from ..context import user_loc
+
+    raise NotSupportedError(
+        "ptx.cluster.arrive_multicast: ptxas has no mbarrier.arrive.shared::cluster"
+        ".multicast::cluster form (\"Illegal modifier '.multicast::cluster'\"); call "
+        "ptx.cluster.arrive_remote(bar, cta) for each CTA of the mask", loc=user_loc())
+
+
 __all__ = ["arrive", "wait", "sync", "mapa", "map_shared", "getctarank", "try_cancel",
            "query_cancel", "ctarank", "nctarank", "ctaid", "nctaid", "clusterid", "nclusterid",
-           "is_explicit"]
+           "is_explicit", "rank", "map_shared_u32", "arrive_remote", "arrive_multicast"]

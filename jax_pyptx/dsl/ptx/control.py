@@ -14,7 +14,7 @@ from ...ir.nodes import Guard, Instruction, Sym
 from ...types import PtxType, s32
 from .. import context
 from ..context import user_loc
-from ..values import Register, Special, as_operand
+from ..values import NotPred, Register, Special, as_operand
 
 
 class LabelRef:
@@ -128,17 +128,23 @@ def bra(target, pred=None, uni: bool = False) -> None:
 
 
 def _pred(p, what):
+    neg = False
+    if type(p) is NotPred:
+        p, neg = p.reg, True
     if isinstance(p, Special):
         p = p.value()
     if not isinstance(p, Register) or p.type.kind != "pred":
         raise PtxTypeError(f"{what} needs a predicate (a comparison such as i < n), got {p!r}",
                            loc=user_loc(4))
     as_operand(p)
-    return p
+    return NotPred(p) if neg else p
 
 
 def _branch_unless(tr, p, target: str, loc):
     tr.labels_used.setdefault(target, loc)
+    if type(p) is NotPred:          # if_(ptx.not_(q)): branch away when q holds
+        tr.emit("bra", (), (Sym(target),), Guard(p.reg.name, False), loc)
+        return
     tr.emit("bra", (), (Sym(target),), Guard(p.name, True), loc)
 
 

@@ -39,13 +39,13 @@ def _tmap(fn, tmap, coords, dim, mode=".tile"):
         raise PtxValueError(f"{fn}: coords must have {dim} entries for a {dim}d tensor, got "
                             f"{len(coords)}", loc=user_loc())
     regs = []
-    for c in coords:
+    for c in coords:                     # registers, ints (immediates) or raw text
         if isinstance(c, Special):
             c = materialize(c)
-        if isinstance(c, int):
-            from ..reg import scalar
+        if isinstance(c, str):
+            from ..values import str_operand
 
-            c = scalar(s32, c)
+            c = str_operand(c, s32)
         regs.append(c)
     base = tmap
     if isinstance(tmap, Register):
@@ -178,10 +178,59 @@ def _spelled(fn, tmap, src, tname, sname, coords, coord, multicast, multicast_ma
             multicast if multicast is not None else multicast_mask, cta_group)
 
 
+class _TensorOps:
+    """``ptx.cp.async_.bulk.tensor``: the positional spelling, one method per mode and rank
+    (the form the transpiler of the documented surface writes): ``tile_2d(dst, src, coord,
+    mbar=bar)`` loads (``dst`` shared memory, ``src`` the tensor map, coordinates with the
+    tensor map), ``store_2d(dst, src, coord)`` stores (``dst`` the tensor map), plus
+    ``im2col_3d..5d(dst, src, coord, offsets, mbar=)``, ``gather4_2d`` and
+    ``scatter4_2d``."""
+
+    def _load(self, dim, mode, dst, src, coord, mbar, cache_hint, multicast_mask, cta_group,
+              im2col, pred):
+        return _Tensor(dim)(dst, src, coord, mbar, mode=mode, im2col=im2col,
+                            multicast=multicast_mask, cta_group=None if cta_group == 1 else
+                            cta_group, policy=cache_hint, pred=pred)
+
+    def _store(self, dim, mode, dst, src, coord, cache_hint, pred):
+        return _Tensor(dim).store(dst, coord, src, mode=mode, policy=cache_hint, pred=pred)
+
+    def __getattr__(self, name):
+        import re
+
+        m = re.fullmatch(r"(tile|im2col|gather4|store|scatter4)_([1-5])d", name)
+        if m is None:
+            raise AttributeError(f"ptx.cp.async_.bulk.tensor has no {name!r}; methods: "
+                                 f"tile_1d..tile_5d, im2col_3d..im2col_5d, gather4_2d, "
+                                 f"store_1d..store_5d, scatter4_2d")
+        kind, dim = m.group(1), int(m.group(2))
+        if kind in ("im2col",) and dim < 3 or kind in ("gather4", "scatter4") and dim != 2:
+            raise AttributeError(f"ptx.cp.async_.bulk.tensor has no {name!r}")
+        if kind in ("store", "scatter4"):
+            mode = "tile" if kind == "store" else "tile::scatter4"
+
+            def store(dst, src, coord, *, cache_hint=None, pred=None):
+                """Shared -> global through tensor map ``dst`` at ``coord``."""
+                return self._store(dim, mode, dst, src, coord, cache_hint, pred)
+            store.__name__ = name
+            return store
+        mode = {"tile": "tile", "gather4": "tile::gather4", "im2col": "im2col"}[kind]
+
+        def load(dst, src, coord, offsets=None, *, mbar=None, cache_hint=None,
+                 multicast_mask=None, cta_group=1, pred=None):
+            """Global -> shared through tensor map ``src`` at ``coord``, completing on
+            ``mbar`` (im2col: ``offsets``)."""
+            return self._load(dim, mode, dst, src, coord, mbar, cache_hint, multicast_mask,
+                              cta_group, offsets, pred)
+        load.__name__ = name
+        return load
+
+
 class _Bulk:
     """``cp.async.bulk``: call for global -> shared (mbarrier completion)."""
 
     tensor_1d, tensor_2d, tensor_3d, tensor_4d, tensor_5d = (_Tensor(i) for i in range(1, 6))
+    tensor = _TensorOps()
 
     def __call__(self, dst, src, size, mbar, *, multicast=None, policy=None,
                  dst_space="shared::cluster", pred=None):

@@ -132,11 +132,32 @@ def int_pack(a, b, to, c=None, *, out=None, pred=None):
     return out
 
 
+def convert(dst_type, src_type, dst, src, *, rounding=None, ftz: bool = False, sat: bool = False,
+            pred=None):
+    """The documented explicit form ``ptx.cvt(dst_type, src_type, dst, src, rounding=)``:
+    ``cvt[.rounding][.ftz][.sat].<dst>.<src> dst, src;`` (``.bN`` types convert as
+    ``.uN``); returns ``dst``."""
+    from .generic import emit_inst
+
+    def name(t):
+        n = _tname(t)
+        return f"u{n[1:]}" if n[0] == "b" and n[1:].isdigit() else n
+
+    mods = ("." + str(rounding).lstrip(".") if rounding else "") + (".ftz" if ftz else "") + \
+        (".sat" if sat else "")
+    emit_inst(f"cvt{mods}.{name(dst_type)}.{name(src_type)}", (dst, src), pred, user_loc())
+    return dst
+
+
 class _CallableModule(_types.ModuleType):
     def __call__(self, *args, **kw):
+        from .scalar_ops import is_type
+
+        if len(args) == 4 and is_type(args[0]) and is_type(args[1]):
+            return convert(*args, **kw)
         return cvt(*args, **kw)
 
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["cvt", "pack", "pack4", "unpack", "from_f16x2", "int_pack"]
+__all__ = ["cvt", "convert", "pack", "pack4", "unpack", "from_f16x2", "int_pack"]

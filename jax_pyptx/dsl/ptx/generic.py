@@ -14,7 +14,7 @@ from ...isa.opcodes import split_opcode
 from ...types import pred as pred_t
 from .. import context
 from ..context import user_loc
-from ..values import Register, Special, as_operand
+from ..values import NotPred, Register, Special, as_operand
 
 
 def unescape(attr: str) -> str:
@@ -25,17 +25,20 @@ def unescape(attr: str) -> str:
     return attr.replace("__", "::")
 
 
-class NotPred:
-    """``ptx.not_(p)``: guard with ``@!p``."""
+def not_(*args, pred=None):
+    """``ptx.not_(p)``: predicate ``p`` negated, as a guard (``pred=ptx.not_(p)`` is
+    ``@!p``) or an operand (``!p``); no code. The documented instruction form
+    ``ptx.not_(dtype, dst, src)`` emits ``not.<type> dst, src;``."""
+    if len(args) == 1:
+        return NotPred(args[0])
+    if len(args) == 3:
+        from ..reg import _type
 
-    __slots__ = ("reg",)
-
-    def __init__(self, reg):
-        self.reg = reg
-
-
-def not_(p) -> NotPred:
-    return NotPred(p)
+        t = _type(args[0])
+        return emit_inst(f"not.{'pred' if t.kind == 'pred' else f'b{t.bits}'}",
+                         args[1:], pred, user_loc())
+    raise PtxTypeError(f"ptx.not_ takes a predicate (ptx.not_(p)) or (dtype, dst, src); got "
+                       f"{len(args)} arguments", loc=user_loc())
 
 
 def guard_of(pred) -> Guard | None:
@@ -79,10 +82,14 @@ class _Chain:
         return _Chain(self._parts + (unescape(attr),))
 
     def __call__(self, *operands, pred=None):
+        """Emit the instruction; returns its first operand when that is a register (the
+        destination, for chaining), else None."""
         if not self._parts:
             raise TraceError("ptx.inst needs an opcode: ptx.inst.add.u32(d, a, b)",
                              loc=user_loc())
-        return emit_inst(".".join(self._parts), operands, pred, user_loc())
+        emit_inst(".".join(self._parts), operands, pred, user_loc())
+        first = operands[0] if operands else None
+        return first if type(first) is Register else None
 
     def __repr__(self):
         return "ptx.inst." + ".".join(self._parts)
@@ -92,11 +99,17 @@ inst = _Chain()
 
 
 def addr(base, offset: int = 0) -> Addr:
-    """``[base+offset]`` for a register, a shared buffer, a param or a symbol name."""
+    """``[base+offset]`` for a register, a shared buffer, a tensor parameter (``[A]``), a
+    TMA descriptor handle, a param or a symbol name; ``ptx.addr(r, -8)`` is ``[r-8]``."""
     if isinstance(base, Register):
         return Addr(as_operand(base), int(offset))
     if isinstance(base, str):
         return Addr(Sym(base), int(offset))
+    if type(base) is Addr:                 # already an address: add the offset
+        return Addr(base.base, base.offset + int(offset), base.extra)
+    sym = getattr(base, "symbol", None)
+    if isinstance(sym, str) and not isinstance(base, Special):   # TensorSpec, TMA handle
+        return Addr(Sym(sym), int(offset))
     if hasattr(base, "__ptx_operand__"):
         op = base.__ptx_operand__()
         if type(op) is Sym:

@@ -23,15 +23,15 @@ def init(bar, count, *, pred=None):
 
 
 def inval(bar, *, pred=None):
-    """``mbarrier.inval.shared::cta.b64 [bar]``."""
-    emit("mbarrier.inval.shared::cta.b64", (_bar(bar, "ptx.mbarrier.inval"),), pred)
+    """``mbarrier.inval.shared.b64 [bar]``."""
+    emit("mbarrier.inval.shared.b64", (_bar(bar, "ptx.mbarrier.inval"),), pred)
 
 
 def _arrive(fn, name, bar, extra, *, expect_tx=None, count=None, sem=None, scope=None,
-            remote=False, nocomplete=False, pred=None):
+            remote=False, nocomplete=False, pred=None, space=".shared::cta"):
     kw = {"sem": sem and choice(fn, "sem", sem, (".release", ".relaxed")),
           "scope": scope and choice(fn, "scope", scope, (".cta", ".cluster")),
-          "space": ".shared::cluster" if remote else ".shared::cta",
+          "space": ".shared::cluster" if remote else space,
           "type": ".b64", "expect_tx": expect_tx is not None,
           "nocomplete": nocomplete}
     mods = build_mods(fn, name, kw)
@@ -42,11 +42,11 @@ def _arrive(fn, name, bar, extra, *, expect_tx=None, count=None, sem=None, scope
 
 
 def arrive(bar, count=None, *, sem=None, scope=None, remote=False, pred=None):
-    """``mbarrier.arrive{.sem}{.scope}{.space}.b64 state, [bar]{, count}``; returns the phase
-    state (None for a remote arrive, which writes ``_``)."""
+    """``mbarrier.arrive{.sem}{.scope}.shared.b64 state, [bar]{, count}``; returns the phase
+    state (None for a remote arrive, ``.shared::cluster``, which writes ``_``)."""
     return _arrive("ptx.mbarrier.arrive", "mbarrier.arrive", bar,
                    [count] if count is not None else [], sem=sem, scope=scope, remote=remote,
-                   pred=pred)
+                   pred=pred, space=".shared")
 
 
 def arrive_expect_tx(bar, tx_bytes, *, sem=None, scope=None, remote=False, pred=None):
@@ -76,17 +76,18 @@ def arrive_drop_nocomplete(bar, count, *, pred=None):
                    nocomplete=True, pred=pred)
 
 
-def _tx(name, fn, bar, tx_bytes, sem, scope, remote, pred):
+def _tx(name, fn, bar, tx_bytes, sem, scope, remote, pred, space=".shared::cta"):
     kw = {"sem": sem and choice(fn, "sem", sem, (".relaxed",)),
           "scope": scope and choice(fn, "scope", scope, (".cta", ".cluster")),
-          "space": ".shared::cluster" if remote else ".shared::cta", "type": ".b64"}
+          "space": ".shared::cluster" if remote else space, "type": ".b64"}
     mods = build_mods(fn, name, kw)
     emit(name + "".join(mods), (_bar(bar, fn), tx_bytes), pred)
 
 
 def expect_tx(bar, tx_bytes, *, sem=None, scope=None, remote=False, pred=None):
-    """``mbarrier.expect_tx{.relaxed}{.scope}{.space}.b64 [bar], tx_bytes``."""
-    _tx("mbarrier.expect_tx", "ptx.mbarrier.expect_tx", bar, tx_bytes, sem, scope, remote, pred)
+    """``mbarrier.expect_tx{.relaxed}{.scope}.shared.b64 [bar], tx_bytes``."""
+    _tx("mbarrier.expect_tx", "ptx.mbarrier.expect_tx", bar, tx_bytes, sem, scope, remote, pred,
+        ".shared")
 
 
 def complete_tx(bar, tx_bytes, *, sem=None, scope=None, remote=False, pred=None):
@@ -95,10 +96,10 @@ def complete_tx(bar, tx_bytes, *, sem=None, scope=None, remote=False, pred=None)
         pred)
 
 
-def _wait(name, fn, bar, value, parity, hint, sem, scope, pred):
+def _wait(name, fn, bar, value, parity, hint, sem, scope, pred, space=".shared::cta"):
     kw = {"parity": parity, "sem": sem and choice(fn, "sem", sem, (".acquire", ".relaxed")),
           "scope": scope and choice(fn, "scope", scope, (".cta", ".cluster")),
-          "space": ".shared::cta", "type": ".b64"}
+          "space": space, "type": ".b64"}
     mods = build_mods(fn, name, kw)
     done = new(pred_t)
     emit(name + "".join(mods), [done, _bar(bar, fn), value] + ([hint] if hint is not None
@@ -118,11 +119,17 @@ def test_wait_parity(bar, parity, *, sem=None, scope=None, pred=None):
                  sem, scope, pred)
 
 
-def try_wait(bar, state, *, suspend_hint=None, sem=None, scope=None, pred=None):
-    """``mbarrier.try_wait{.sem}{.scope}.shared::cta.b64 done, [bar], state{, hint}``
-    (potentially blocking for a system-dependent time, or ``suspend_hint`` ns)."""
-    return _wait("mbarrier.try_wait", "ptx.mbarrier.try_wait", bar, state, False, suspend_hint,
-                 sem, scope, pred)
+def try_wait(bar, phase, *, parity=None, suspend_hint=None, sem=None, scope=None, pred=None):
+    """``mbarrier.try_wait{.parity}{.sem}{.scope}.shared::cta.b64 done, [bar], phase{, hint}``
+    (potentially blocking for a system-dependent time, or ``suspend_hint`` ns); returns
+    ``done``. ``parity`` (default: True, unless ``phase`` is the b64 state ``arrive``
+    returned) waits on a phase parity (0/1) rather than a state."""
+    from ..values import Register
+
+    if parity is None:
+        parity = not (isinstance(phase, Register) and phase.type.bits == 64)
+    return _wait("mbarrier.try_wait", "ptx.mbarrier.try_wait", bar, phase, bool(parity),
+                 suspend_hint, sem, scope, pred)
 
 
 def try_wait_parity(bar, parity, *, suspend_hint=None, sem=None, scope=None, pred=None):
@@ -138,13 +145,14 @@ def pending_count(state, *, out=None, pred=None):
     return out
 
 
-def wait(bar, parity, *, suspend_hint=None, sem=None, scope=None):
+def wait(bar, parity, *, suspend_hint=None, sem=None, scope=None, pred=None):
     """Block until phase ``parity`` of ``bar`` completes. Emits a loop::
 
         $L_mbar_wait_N:
             mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity;
             @!p bra $L_mbar_wait_N;
-    """
+
+    (with ``pred``, the try_wait is guarded by it)."""
     from .. import context
     from ..context import user_loc
     from ...ir.nodes import Guard, Sym
@@ -152,13 +160,16 @@ def wait(bar, parity, *, suspend_hint=None, sem=None, scope=None):
     tr = context.current("ptx.mbarrier.wait")
     head = tr.new_label("mbar_wait")
     tr.place_label(head, user_loc())
-    done = try_wait_parity(bar, parity, suspend_hint=suspend_hint, sem=sem, scope=scope)
+    done = try_wait_parity(bar, parity, suspend_hint=suspend_hint, sem=sem, scope=scope,
+                           pred=pred)
     tr.labels_used.setdefault(head, user_loc())
     tr.emit("bra", (), (Sym(head),), Guard(done.name, True), user_loc())
     tr.chain = None
 
 
-__all__ = ["init", "inval", "arrive", "arrive_expect_tx", "arrive_nocomplete", "arrive_drop",
+from .mbarrier_array import array  # noqa: E402  (ptx.mbarrier.array)
+
+__all__ = ["array", "init", "inval", "arrive", "arrive_expect_tx", "arrive_nocomplete", "arrive_drop",
            "arrive_drop_nocomplete",
            "expect_tx", "complete_tx", "test_wait", "test_wait_parity", "try_wait",
            "try_wait_parity", "pending_count", "wait"]

@@ -18,11 +18,31 @@ def _find(tr, name):
                      loc=user_loc(3))
 
 
-def param(name: str) -> Sym:
-    """The parameter symbol (use as ``ptx.addr(ptx.param("n"))``)."""
+def param(*args, dst=None):
+    """``ptx.param("n")``: the parameter symbol (use as ``ptx.addr(ptx.param("n"))``).
+
+    ``ptx.param(dtype, "n", dst=None)`` (the documented form) loads it here:
+    ``ld.param.<type> r, [n];`` (a byte-array parameter, ``.b8 n[128]``, gives its address:
+    ``mov.<type> r, n;``); returns the register (``dst`` or a fresh one)."""
     tr = context.current("ptx.param")
-    _find(tr, name)
-    return Sym(name)
+    if len(args) == 1 and dst is None:
+        _find(tr, args[0])
+        return Sym(args[0])
+    if len(args) != 2:
+        raise TraceError(f"ptx.param takes a name, or (dtype, name); got {args!r}",
+                         loc=user_loc())
+    from ..reg import _type
+    from ..values import as_operand
+
+    t, name = _type(args[0]), args[1]
+    p = _find(tr, name)
+    r = dst if dst is not None else Register(tr.new_reg(t), tr)
+    mt = f".b{t.bits}" if t.kind == "float" and t.bits < 32 else t.ptx
+    if p.array is not None:
+        tr.emit("mov", (mt,), (as_operand(r), Sym(name)), loc=user_loc())
+    else:
+        tr.emit("ld", (".param", mt), (as_operand(r), Addr(Sym(name))), loc=user_loc())
+    return r
 
 
 def param_value(name: str) -> Register:

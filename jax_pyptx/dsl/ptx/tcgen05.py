@@ -67,11 +67,13 @@ def _a(a, fn):
     return a
 
 
-def mma(d_tmem, a, b_desc, idesc, enable_input_d=1, *, kind="f16", cta_group: int = 1,
+def mma(d_tmem, a, b_desc, idesc, enable_input_d=0, *, kind="f16", cta_group: int = 1,
         disable_output_lane=None, scale_input_d=None, collector=None, ashift: bool = False,
         sparse_meta=None, pred=None):
     """``tcgen05.mma{.sp}.cta_group.kind{.ashift}{.collector::a::op} [d], a-desc|[a-tmem],
-    b-desc{, [sp-meta]}, idesc{, disable-output-lane}, enable-input-d{, scale-input-d}``."""
+    b-desc{, [sp-meta]}, idesc{, disable-output-lane}, enable-input-d{, scale-input-d}``.
+    ``enable_input_d`` (a predicate, or 1/0) accumulates into D; the default 0 overwrites it
+    (D = A*B), as the documented keyword form's default ``scale_d=None`` does."""
     fn = "ptx.tcgen05.mma"
     name = "tcgen05.mma.sp" if sparse_meta is not None else "tcgen05.mma"
     k = choice(fn, "kind", kind, (".f16", ".tf32", ".f8f6f4", ".i8"))
@@ -171,11 +173,16 @@ def st(taddr, regs, shape="32x32b", *, unpack16: bool = False, half_splitoff=Non
 
 
 def cp(taddr, s_desc, shape="128x256b", *, cta_group: int = 1, multicast=None, src_fmt=None,
-       pred=None):
+       size=None, src_is_addr=None, pred=None):
     """``tcgen05.cp.cta_group.shape{.multicast}{.b8x16.src_fmt} [taddr], s-desc``: shared
     memory -> TMEM (shapes 128x256b, 4x256b, 128x128b, 64x128b with warpx2::02_13|01_23,
-    32x128b with warpx4; src_fmt b6x16_p32 / b4x16_p64 decompress fp6/fp4)."""
+    32x128b with warpx4; src_fmt b6x16_p32 / b4x16_p64 decompress fp6/fp4). ``size=`` is the
+    documented name of ``shape``; ``src_is_addr=True`` brackets ``s_desc`` (an address)."""
     fn = "ptx.tcgen05.cp"
+    if size is not None:
+        shape = size
+    if src_is_addr:
+        s_desc = _addr(s_desc, fn, "src")
     kw = {"cta_group": _cta(fn, cta_group), "shape": "." + shape,
           "multicast": multicast and "." + multicast.lstrip("."),
           "dst_fmt": src_fmt is not None and ".b8x16",

@@ -160,16 +160,22 @@ def mma(_t, d_tmem, a_desc, b_desc, idesc, *, cta_group: int = 1, kind="f16",
         scale_c=None, pred=None):
     """``tcgen05.mma{.sp}.cta_group::N.kind::K{.ashift}{.collector::a::C} [d], a, b
     {, [meta]}, idesc, P{, scale_c}``. The accumulate flag P is ``pred_operand``, else
-    ``enable_input_d``, else ``scale_d`` (a register, or a truth value; none given: 0,
+    ``scale_d``, else ``enable_input_d`` (a register, or a truth value; none given: 0,
     D = A*B)."""
     fn = "ptx.tcgen05.mma"
+    k = getattr(kind, "name", str(kind)).lstrip(".").replace("kind::", "")
+    if k in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
+        raise PtxValueError(f"{fn}: kind={kind!r} is block-scaled: its tcgen05.mma takes the "
+                            f"scale factors' TMEM addresses ([scale-A], [scale-B]), without "
+                            f"which ptxas rejects it; use ptx.tcgen05.mma_block_scaled(d, a, b, "
+                            f"idesc, scale_a, scale_b, kind={k!r})", loc=user_loc())
     if collector_a is not None and collector_a not in _COLLECTORS:
         _err(fn, "collector_a", collector_a, ", ".join(_COLLECTORS))
     if sparse and sparse_metadata is None:
         raise PtxValueError(f"{fn}: sparse=True needs sparse_metadata (its TMEM address)",
                             loc=user_loc())
     flag = pred_operand if pred_operand is not None else \
-        enable_input_d if enable_input_d is not None else scale_d
+        scale_d if scale_d is not None else enable_input_d
     p = predicate(fn, flag if flag is not None else 0)
     a = a_desc
     if a_is_tmem and not isinstance(a, Addr):

@@ -1,0 +1,95 @@
+"""PTX written as text and source-position directives: ``ptx.raw(text)``,
+``ptx.pragma("nounroll")``, ``ptx.loc(1, 40)``, ``ptx.file_(1, "kernel.py")``.
+
+``ptx.raw("membar.gl;")`` parses ``text`` as PTX statements (instructions, labels, ``{ }``
+blocks, declarations) and appends them; each instruction is validated against the ISA table
+like any other, and a parse error names your line::
+
+    ptx.raw("membar.gl;")                  # membar.gl;
+    ptx.raw("@%p0 bra done; done:")        # a guarded branch and its label
+"""
+from __future__ import annotations
+
+from ...errors import ParseError, PtxValueError, TraceError
+from ...ir.nodes import Block, Instruction, Label, Loc, Pragma, RawDirective, RegDecl, VarDecl
+from .. import context
+from ..context import user_loc
+
+__all__ = ["raw", "pragma", "loc", "file_"]
+
+_HEAD = ".version 9.0\n.target sm_100a\n.address_size 64\n.visible .entry __raw__()\n{\n"
+
+
+def raw(text: str) -> None:
+    """Parse ``text`` as PTX statements and append them (see the module docstring)."""
+    from ...text.parser import parse
+
+    tr = context.current("ptx.raw")
+    where = user_loc()
+    if not isinstance(text, str):
+        raise PtxValueError(f"ptx.raw: expected PTX text, got {text!r}", loc=where)
+    try:
+        m = parse(_HEAD + text + "\n}\n", "<ptx.raw>")
+    except ParseError as e:
+        raise TraceError(f"ptx.raw: {e.args[0]} (in {text!r})", loc=where) from None
+    _append(tr, m.function("__raw__").body, where)
+    tr.chain = None
+
+
+def _append(tr, stmts, where) -> None:
+    for s in stmts:
+        t = type(s)
+        if t is Instruction:
+            ins = tr.emit(s.opcode, s.modifiers, s.operands, s.guard, where)
+            if s.opcode == "bra" and s.operands:
+                tr.labels_used.setdefault(getattr(s.operands[0], "name", ""), where)
+            del ins
+        elif t is Label:
+            tr.place_label(s.name, where)
+        elif t is Block:
+            outer = tr.body
+            blk = Block([])
+            outer.append(blk)
+            tr.body = blk.body
+            try:
+                _append(tr, s.body, where)
+            finally:
+                tr.body = outer
+        elif t in (RegDecl, VarDecl, Pragma, Loc, RawDirective):
+            tr.body.append(s)
+        else:  # pragma: no cover - the parser's statement kinds are listed above
+            raise TraceError(f"ptx.raw: cannot append {s!r}", loc=where)
+
+
+def pragma(value: str) -> None:
+    """``.pragma "value";`` (e.g. ``"nounroll"``) at this point of the body."""
+    tr = context.current("ptx.pragma")
+    if not isinstance(value, str) or '"' in value:
+        raise PtxValueError(f"ptx.pragma: expected a string without quotes, got {value!r}",
+                            loc=user_loc())
+    tr.body.append(Pragma(value))
+
+
+def loc(file: int, line: int, col: int = 0) -> None:
+    """``.loc file line col``: the source position of the instructions that follow (``file``
+    is an index declared with :func:`file_`)."""
+    tr = context.current("ptx.loc")
+    for name, v in (("file", file), ("line", line), ("col", col)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise PtxValueError(f"ptx.loc: {name}={v!r} must be a non-negative int",
+                                loc=user_loc())
+    tr.body.append(Loc((str(file), str(line), str(col))))
+
+
+def file_(idx: int, name: str) -> None:
+    """``.file idx "name"``: declares source file ``idx`` for :func:`loc` (a module-scope
+    directive: it is printed before the kernel, where ptxas requires it)."""
+    tr = context.current("ptx.file_")
+    if not isinstance(idx, int) or isinstance(idx, bool) or idx < 0 or \
+            not isinstance(name, str) or '"' in name:
+        raise PtxValueError(f"ptx.file_: expected (index >= 0, file name), got ({idx!r}, "
+                            f"{name!r})", loc=user_loc())
+    files = getattr(tr, "module_directives", None)
+    if files is None:
+        files = tr.module_directives = []
+    files.append(RawDirective(".file", (str(idx), f'"{name}"')))

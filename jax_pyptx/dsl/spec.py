@@ -1,0 +1,153 @@
+"""``pyptx.spec``: validation of instructions against the ISA table (``jax_pyptx.isa``).
+
+Every instruction a kernel emits, through a typed wrapper or ``ptx.inst``, is checked against
+the table while it is traced; a mismatch raises (``PtxValidationError``, ``PtxTypeError`` or
+``ArchError``, each naming the user's line). ``set_strict(False)`` (or ``with strict(False):``)
+turns ISA mismatches (``PtxValidationError``) into ``UnvalidatedInstructionWarning`` warnings
+and lets the instruction through as written; type and arch errors still raise, since ptxas
+would refuse those too.
+
+``validate_instruction("add.u32 %r1, %r2, 1;", "sm_90a")`` returns the issues of one
+instruction (an empty list when it is valid); ``validate_or_raise`` raises the first.
+
+>>> validate_instruction("add.u32 %r1, %r2, 1;")
+[]
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from dataclasses import dataclass
+
+from ..errors import ArchError, NotSupportedError, PtxError, PtxTypeError
+from ..errors import ValidationError as PtxValidationError
+from ..isa import check as _isa_check
+from ..isa import forms_for, parse_target
+from . import context
+
+__all__ = ["PtxValidationError", "ValidationIssue", "ValidationError",
+           "UnvalidatedInstructionWarning", "set_strict", "is_strict", "strict",
+           "validate_instruction", "validate_or_raise", "register_overload", "get_specs"]
+
+
+class UnvalidatedInstructionWarning(UserWarning):
+    """An instruction that does not match the ISA table, emitted anyway (non-strict mode)."""
+
+
+@dataclass(frozen=True)
+class ValidationIssue:
+    """One problem with one instruction: what is wrong (``message``), of which kind
+    (``"isa"``, ``"type"`` or ``"arch"``), and the instruction as written."""
+
+    instruction: str
+    message: str
+    kind: str = "isa"
+
+    def __str__(self):
+        return self.message
+
+
+ValidationError = ValidationIssue
+
+
+_strict = True
+
+
+def _lenient_check(ins, target, version=None, kernel=""):
+    try:
+        return _isa_check(ins, target, version, kernel)
+    except PtxValidationError as e:
+        warnings.warn(UnvalidatedInstructionWarning(str(e)), stacklevel=4)
+        return None
+
+
+def set_strict(on: bool) -> None:
+    """Strict (the default): an instruction that matches no form of the ISA table raises
+    ``PtxValidationError``. Not strict: it warns (``UnvalidatedInstructionWarning``) and is
+    emitted as written."""
+    global _strict
+    _strict = bool(on)
+    context.isa_check = _isa_check if _strict else _lenient_check
+
+
+def is_strict() -> bool:
+    """Whether ISA mismatches raise (see :func:`set_strict`)."""
+    return _strict
+
+
+@contextlib.contextmanager
+def strict(on: bool = True):
+    """``with strict(False): ...`` sets the mode for the block and restores it after."""
+    before = _strict
+    set_strict(on)
+    try:
+        yield
+    finally:
+        set_strict(before)
+
+
+def _instruction(ins):
+    if isinstance(ins, str):
+        from ..text.parser import parse
+
+        text = ins.strip()
+        if not text.endswith(";"):
+            text += ";"
+        m = parse(".version 9.0\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n"
+                  + text + "\n}\n", "<instruction>")
+        stmts = [s for s in m.function("k").body if getattr(s, "opcode", None)]
+        if len(stmts) != 1:
+            raise PtxValidationError(f"expected one instruction, got {ins!r}")
+        return stmts[0]
+    return ins
+
+
+def validate_instruction(ins, target: str = "sm_90a", version=None) -> list:
+    """The issues of one instruction (PTX text such as ``"add.u32 %r1, %r2, 1;"`` or an IR
+    ``Instruction``) for ``target``: an empty list when the ISA table accepts it."""
+    try:
+        i = _instruction(ins)
+    except PtxError as e:
+        return [ValidationIssue(str(ins), e.message, "isa")]
+    text = i.full_opcode if hasattr(i, "full_opcode") else str(ins)
+    if not forms_for(i.opcode):
+        return [ValidationIssue(text, f"unknown instruction {i.opcode!r}", "isa")]
+    try:
+        _isa_check(i, parse_target(target), version)
+    except PtxValidationError as e:
+        return [ValidationIssue(text, e.message, "isa")]
+    except PtxTypeError as e:
+        return [ValidationIssue(text, e.message, "type")]
+    except ArchError as e:
+        return [ValidationIssue(text, e.message, "arch")]
+    return []
+
+
+def validate_or_raise(ins, target: str = "sm_90a", version=None) -> None:
+    """Raise ``PtxValidationError`` naming the instruction and every issue, if any."""
+    issues = validate_instruction(ins, target, version)
+    if issues:
+        head = issues[0].instruction
+        raise PtxValidationError(head + "\n" + "\n".join(f"    {i.message}" for i in issues))
+
+
+def get_specs(opcode: str | None = None):
+    """The ISA table's forms of ``opcode`` (``"wgmma.mma_async"``), or the whole table
+    (instruction name -> forms) without an argument."""
+    from ..isa import TABLE
+
+    if opcode is None:
+        return dict(TABLE)
+    return list(forms_for(opcode))
+
+
+def register_overload(*args, **kwargs):
+    """Not supported: jax-pyptx has one ISA table (``jax_pyptx.isa``), shared by the
+    validator, the parser, the transpiler and the interpreter, so a form added for
+    validation only would make them disagree. Emit an instruction the table lacks under
+    ``with strict(False):``, or add its form to the table."""
+    raise NotSupportedError(
+        "pyptx.spec.register_overload: jax-pyptx validates against its one ISA table "
+        "(jax_pyptx.isa), which the parser, transpiler and interpreter share; add the form to "
+        "the table (jax_pyptx/isa/forms_*.py), or emit the instruction under "
+        "pyptx.spec.strict(False)")

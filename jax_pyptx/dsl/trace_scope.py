@@ -1,0 +1,50 @@
+"""``pyptx._trace.trace_scope``: a bare trace, outside any ``@kernel``.
+
+Inside ``with trace_scope() as t:`` every ``reg.*`` / ``smem.*`` / ``ptx.*`` call appends to
+``t`` exactly as it would in a kernel body; ``t.lines()`` gives the emitted statements as PTX
+text (one per line, no declarations) and ``t.body`` the IR statements::
+
+    with trace_scope() as t:
+        r = reg.scalar(u32, 1)
+        ptx.inst.add.u32(r, r, 2)
+    t.lines()   # ['mov.u32 %r0, 1;', 'add.u32 %r0, %r0, 2;']
+
+The target is ``arch`` (sm_90a by default); ``ptx_version=(major, minor)`` is the PTX ISA
+version instructions are validated against (None: whatever they need).
+"""
+from __future__ import annotations
+
+import contextlib
+
+from ..isa.model import parse_target
+from . import context
+
+__all__ = ["trace_scope", "BareTrace"]
+
+
+class BareTrace(context.Trace):
+    """A :class:`~jax_pyptx.dsl.context.Trace` with no kernel around it."""
+
+    def lines(self) -> list:
+        """The statements emitted so far, as PTX text (declarations left out)."""
+        from ..ir.nodes import RegDecl
+        from ..text.printer import _body
+
+        text: list = []
+        _body([s for s in self.prologue + self.body if type(s) is not RegDecl], text, "")
+        return [" ".join(line.split()) for line in "".join(text).splitlines() if line.strip()]
+
+
+@contextlib.contextmanager
+def trace_scope(*, ptx_version=None, arch: str = "sm_90a", name: str = "trace_scope"):
+    """Open a bare trace (see the module docstring); yields it."""
+    from .smem import SmemLayout
+
+    tr = BareTrace(name, parse_target(arch), tuple(ptx_version) if ptx_version else None)
+    tr.smem = SmemLayout()
+    context.push(tr)
+    try:
+        yield tr
+    finally:
+        context.pop()
+        tr.closed = True
