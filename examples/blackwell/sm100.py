@@ -364,13 +364,16 @@ class TmaEpilogue:
         self.leader = lane == 0
         self.which = reg.scalar(u32, 0)                           # byte offset of the buffer
 
-    def store_tile(self, taddr, m0, n0):
+    def store_tile(self, taddr, m0, n0, on_loaded=None):
         """Store the accumulator at ``taddr`` (lane 0 of this warp's quarter added by the
-        caller) as the tile at (``m0``, ``n0``)."""
+        caller) as the tile at (``m0``, ``n0``). ``on_loaded()`` is traced right after the last
+        TMEM load (the accumulator may then be reused)."""
         cfg, roles = self.cfg, self.roles
         row0 = m0 + (roles.quarter << 5)
         for c in range(cfg.chunks):
             regs = load_chunk(cfg, taddr, c)
+            if c == cfg.chunks - 1 and on_loaded is not None:
+                on_loaded()
             # the TMA store that read this buffer (two stores ago) has finished reading it
             with ptx.if_(self.leader):
                 ptx.cp.async_.bulk.wait_group(1, read=True)
@@ -402,7 +405,9 @@ class DirectEpilogue:
         self.N = C.shape[1]
         self.c_ptr = C.ptr()
 
-    def store_tile(self, taddr, m0, n0, row_end):
+    def store_tile(self, taddr, m0, n0, row_end, on_loaded=None):
+        """Store the accumulator at ``taddr`` as the tile at (``m0``, ``n0``), rows below
+        ``row_end`` only; ``on_loaded()`` as in ``TmaEpilogue.store_tile``."""
         cfg, roles = self.cfg, self.roles
         row = m0 + (roles.quarter << 5) + roles.lane
         row_ok = row < row_end
@@ -412,9 +417,36 @@ class DirectEpilogue:
         ragged = self.N % cfg.bn != 0
         for c in range(cfg.chunks):
             regs = load_chunk(cfg, taddr, c)
+            if c == cfg.chunks - 1 and on_loaded is not None:
+                on_loaded()
             for j, piece in enumerate(pack_chunk(cfg, regs)):
                 col = c * cfg.out_cols + j * per
                 ok = row_ok
                 if ragged:
                     ok = row_ok & ((n0 + col if col else n0) < self.N)
                 ptx.inst.st.global_.v4.b32(ptx.addr(at, col * ob), piece, pred=ok)
+
+
+# ----------------------------------------------------------------------------- schedules
+def divmod_const(x, n: int):
+    """(x / n, x % n) of a u32 register by a trace-time constant (shifts for powers of two;
+    ptxas turns the others into a multiply-high)."""
+    if n & (n - 1) == 0:
+        return x >> (n.bit_length() - 1), x & (n - 1)
+    q = reg.scalar(u32)
+    ptx.inst.div.u32(q, x, n)
+    return q, x - q * n
+
+
+def static_tiles(m_tiles: int, n_tiles: int, bn: int, bm: int = BM):
+    """A persistent CTA's tiles, in a PTX loop: tile ``t = ctaid.x + i * nctaid.x`` while
+    ``t < m_tiles * n_tiles``; tile ``t`` is M tile ``t % m_tiles`` of N column
+    ``t / m_tiles`` (CTAs running at the same time share B's column panel in L2). Yields
+    ``(m0, n0)`` once (the loop body is traced once)."""
+    t = reg.from_(ptx.special.ctaid.x(), u32)
+    step = reg.from_(ptx.special.nctaid.x(), u32)
+    total = m_tiles * n_tiles
+    with ptx.while_(lambda: t < total):
+        nt, mt = divmod_const(t, m_tiles)
+        yield mt * bm, nt * bn
+        ptx.inst.add.u32(t, t, step)
