@@ -262,12 +262,13 @@ class Producer:
     ``b_coords(k, n)`` gives a B box's coordinates (innermost first)."""
 
     def __init__(self, cfg: GemmConfig, sh: Shared, a_desc, b_desc, *, b_coords=None,
-                 full_bar=None, expect_bytes=None, tma_cta_group=None):
+                 full_bar=None, expect_bytes=None, arrive_pred=None, tma_cta_group=None):
         self.cfg, self.sh, self.a_desc, self.b_desc = cfg, sh, a_desc, b_desc
         self.ring = Ring(cfg.stages)
         self.b_coords = b_coords or (lambda k, n: (n, k))
-        self.full_bar = full_bar            # stage -> address of the barrier to complete on
+        self.full_bar = full_bar            # stage -> .shared::cluster address of the barrier
         self.expect_bytes = cfg.stage_bytes if expect_bytes is None else expect_bytes
+        self.arrive_pred = arrive_pred      # which threads arm the barrier (None: this one)
         self.tma_cta_group = tma_cta_group
         self.a_base = sh.a_ring.ptr()
         self.b_base = sh.b_ring.ptr()
@@ -281,9 +282,9 @@ class Producer:
             wait(bar_at(sh.empty, ring.stage), ring.phase ^ 1)      # the stage is free
             full = bar_at(sh.full, ring.stage) if self.full_bar is None else \
                 self.full_bar(ring.stage)
-            if self.expect_bytes:
-                ptx.mbarrier.arrive_expect_tx(full, self.expect_bytes,
-                                              remote=self.full_bar is not None)
+            ptx.mbarrier.arrive_expect_tx(full, self.expect_bytes,
+                                          remote=self.full_bar is not None,
+                                          pred=self.arrive_pred)
             a_dst = self.a_base + ring.stage * cfg.a_bytes
             ptx.cp.async_.bulk.tensor_2d(dst=ptx.addr(a_dst), src=self.a_desc, coord=(k, m0),
                                          mbar=ptx.addr(full), cta_group=self.tma_cta_group)
