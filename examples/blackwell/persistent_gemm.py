@@ -21,15 +21,15 @@ if __package__ in (None, ""):   # run as a file: python examples/blackwell/persi
         _os.path.abspath(__file__)))))
     __package__ = "examples.blackwell"
 
-from jax_pyptx import Layout, Tile, kernel, ptx, reg
+from jax_pyptx import Layout, Tile, kernel, ptx
 from jax_pyptx.runtime.options import configure
 from jax_pyptx.types import bf16, f32
 
 from . import ARCH
 from .gemm import reference  # noqa: F401  (the same product)
 from .sm100 import (
-    BK, BM, BOX_N, THREADS, GemmConfig, MmaIssuer, Producer, Ring, Roles, Shared, TmaEpilogue,
-    bar_at, check_shapes, setup, static_tiles, teardown, wait,
+    BK, BM, BOX_N, THREADS, GemmConfig, Producer, Roles, Shared, TmaEpilogue, check_shapes,
+    persistent_roles, setup, static_tiles, teardown,
 )
 
 B200_SMS = 148
@@ -112,34 +112,18 @@ def persistent_body(cfg: GemmConfig, A, B, C):
     roles = Roles()
     tmem = setup(cfg, sh, roles)
 
-    with ptx.if_(roles.is_producer_warp):
-        with ptx.if_(ptx.warp.elect_one()):
-            prod = Producer(cfg, sh, a_map, b_map)
-            for m0, n0 in static_tiles(m_tiles, n_tiles, cfg.bn):
-                prod.load_tile(m0, n0, ktiles)
-    with ptx.if_(roles.is_mma_warp):
-        with ptx.if_(ptx.warp.elect_one()):
-            mma = MmaIssuer(cfg, sh)
-            acc = Ring(2)
-            for _m0, _n0 in static_tiles(m_tiles, n_tiles, cfg.bn):
-                wait(bar_at(sh.acc_empty, acc.stage), acc.phase ^ 1)   # the epilogue drained it
-                ptx.tcgen05.fence_after_thread_sync()
-                d = tmem + acc.stage * cfg.bn
-                mma.mma_tile(d, ktiles, bar_at(sh.acc_full, acc.stage))
-                acc.advance()
-    with ptx.if_(roles.is_epilogue):
-        ep = TmaEpilogue(cfg, sh, roles, c_map)
-        acc = Ring(2)
-        lanes = tmem + (roles.quarter << 21)
-        for m0, n0 in static_tiles(m_tiles, n_tiles, cfg.bn):
-            wait(bar_at(sh.acc_full, acc.stage), acc.phase)
-            ptx.tcgen05.fence_after_thread_sync()
+    prod = Producer(cfg, sh, a_map, b_map)
+    ep = TmaEpilogue(cfg, sh, roles, c_map)
 
-            def release(acc=acc):
-                ptx.tcgen05.fence_before_thread_sync()
-                ptx.mbarrier.arrive(bar_at(sh.acc_empty, acc.stage))
-            ep.store_tile(lanes + acc.stage * cfg.bn, m0, n0, on_loaded=release)
-            acc.advance()
+    def tiles():
+        return static_tiles(m_tiles, n_tiles, cfg.bn)
+
+    def store(tile, taddr, release):
+        ep.store_tile(taddr, tile[0], tile[1], on_loaded=release)
+
+    persistent_roles(cfg, sh, roles, tmem, tiles, ktiles,
+                     load=lambda tile: prod.load_tile(tile[0], tile[1], ktiles), store=store)
+    with ptx.if_(roles.is_epilogue):
         ep.finish()
     teardown(cfg, roles, tmem)
     ptx.ret()

@@ -451,3 +451,40 @@ def static_tiles(m_tiles: int, n_tiles: int, bn: int, bm: int = BM):
         nt, mt = divmod_const(t, m_tiles)
         yield mt * bm, nt * bn
         ptx.inst.add.u32(t, t, step)
+
+
+def persistent_roles(cfg: GemmConfig, sh: Shared, roles: Roles, tmem, tiles, ktiles: int,
+                     load, store):
+    """The three roles of a persistent kernel, each walking ``tiles()`` (a fresh iterator of
+    this CTA's tiles, a PTX loop yielding a tuple per tile):
+
+    * producer (one lane of warp 0): ``load(tile)`` streams the tile's k tiles into the ring;
+    * MMA (one lane of warp 1): accumulator ``i % 2`` per tile, after ``acc_empty``;
+    * epilogue (warps 2-5): ``store(tile, taddr, release)`` reads the accumulator at
+      ``taddr`` and calls ``release()`` after its last TMEM load.
+    """
+    with ptx.if_(roles.is_producer_warp):
+        with ptx.if_(ptx.warp.elect_one()):
+            for tile in tiles():
+                load(tile)
+    with ptx.if_(roles.is_mma_warp):
+        with ptx.if_(ptx.warp.elect_one()):
+            mma = MmaIssuer(cfg, sh)
+            acc = Ring(cfg.acc_stages)
+            for _ in tiles():
+                wait(bar_at(sh.acc_empty, acc.stage), acc.phase ^ 1)   # the epilogue drained it
+                ptx.tcgen05.fence_after_thread_sync()
+                mma.mma_tile(tmem + acc.stage * cfg.bn, ktiles, bar_at(sh.acc_full, acc.stage))
+                acc.advance()
+    with ptx.if_(roles.is_epilogue):
+        acc = Ring(cfg.acc_stages)
+        lanes = tmem + (roles.quarter << 21)
+        for tile in tiles():
+            wait(bar_at(sh.acc_full, acc.stage), acc.phase)
+            ptx.tcgen05.fence_after_thread_sync()
+
+            def release(acc=acc):
+                ptx.tcgen05.fence_before_thread_sync()
+                ptx.mbarrier.arrive(bar_at(sh.acc_empty, acc.stage))
+            store(tile, lanes + acc.stage * cfg.bn, release)
+            acc.advance()
