@@ -11,7 +11,7 @@ builder             what it exercises
                     ``.16x128b``, ``.16x256b``): which lane and column each register of
                     each thread holds
 ``build_st``        ``tcgen05.st`` in each shape, read back with ``.32x32b``;
-                    ``.unpack::16b`` / ``.pack::16b`` (two 16-bit values per register)
+                    ``.unpack::16b`` / ``.pack::16b`` (two 16-bit halves per register)
 ``build_cp``        ``tcgen05.cp`` shared memory -> TMEM (``.128x256b``, ``.128x128b``,
                     ``.32x128b.warpx4``), completion through ``tcgen05.commit``
 ``build_shift``     ``tcgen05.shift.down`` (rows move down one lane), ``commit``
@@ -51,6 +51,8 @@ if __package__ in (None, ""):   # run as a file: python examples/blackwell/tcgen
     _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(
         _os.path.abspath(__file__)))))
     __package__ = "examples.blackwell"
+
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -195,39 +197,43 @@ def identity(x):
 
 
 # ----------------------------------------------------------------------------- ld
-def build_ld(shape: str = "16x256b"):
-    """``tcgen05.ld.<shape>``: each warp stores its 32 lanes x 32 columns with
-    ``st.32x32b`` (lane = row of ``x``), then loads them with ``shape`` (two loads of 16
+def build_ld(shapes=SHAPES):
+    """``tcgen05.ld`` in each of ``shapes``: each warp stores its 32 lanes x 32 columns with
+    ``st.32x32b`` (lane = row of ``x``), then loads them with every shape (two loads of 16
     lanes for the ``16x*`` shapes) and writes its registers in order: ``x: f32[128, 32]`` ->
-    ``y: f32[128, 32]``, ``y[32 w + l, i]`` = the cell register ``i`` of thread ``l`` of
-    warp ``w`` holds (``reference_ld``)."""
-    _check_shape("build_ld", shape)
-    num, bases = _passes(shape)
+    ``y: f32[len(shapes), 128, 32]``, ``y[s, 32 w + l, i]`` = the cell register ``i`` of
+    thread ``l`` of warp ``w`` holds after the load in ``shapes[s]`` (``reference_ld``)."""
+    shapes = _check_shapes("build_ld", shapes)
 
-    @kernel(arch=ARCH, in_specs=(Tile(128, COLS, f32),), out_specs=(Tile(128, COLS, f32),),
-            block=(128, 1, 1), grid=(1, 1, 1))
+    @kernel(arch=ARCH, in_specs=(Tile(128, COLS, f32),),
+            out_specs=(Tile(len(shapes), 128, COLS, f32),), block=(128, 1, 1), grid=(1, 1, 1))
     def tcgen05_ld(X, Y):
-        """Y = X's cells in the register order of tcgen05.ld.<shape>."""
+        """Y[s] = X's cells in the register order of tcgen05.ld.<shapes[s]>."""
         cta = _Cta(32)
         ptx.tcgen05.st(cta.quarter, _load_row(X, cta.tid, COLS), "32x32b")
         ptx.tcgen05.wait_st()
         cta.sync()
-        regs = []
-        for base in bases:
-            regs += list(ptx.tcgen05.ld(cta.quarter + (base << 16) if base else cta.quarter,
-                                        shape, num))
-        ptx.tcgen05.wait_ld()
-        _store_row(Y, cta.tid, regs, COLS)
+        for si, shape in enumerate(shapes):
+            num, bases = _passes(shape)
+            regs = []
+            for base in bases:
+                at = cta.quarter + (base << 16) if base else cta.quarter
+                regs += list(ptx.tcgen05.ld(at, shape, num))
+            ptx.tcgen05.wait_ld()
+            _store_row(Y, cta.tid + 128 * si if si else cta.tid, regs, COLS)
         cta.free()
         ptx.ret()
 
-    tcgen05_ld.shape = shape
+    tcgen05_ld.shapes = shapes
     return tcgen05_ld
 
 
-def _check_shape(fn, shape):
-    if shape not in SHAPES:
-        raise ValueError(f"{fn}: shape must be one of {', '.join(SHAPES)}, got {shape!r}")
+def _check_shapes(fn, shapes):
+    shapes = tuple(shapes)
+    bad = [s for s in shapes if s not in SHAPES]
+    if bad or not shapes:
+        raise ValueError(f"{fn}: shapes must be some of {', '.join(SHAPES)}, got {shapes!r}")
+    return shapes
 
 
 def _gather(shape: str):
@@ -245,122 +251,125 @@ def _gather(shape: str):
     return rows, cols
 
 
-def reference_ld(shape: str):
-    """``y[thread, i] = x[lane, column]`` of register ``i`` (``layout``)."""
-    rows, cols = _gather(shape)
-
-    def ref(x):
-        return np.asarray(x, np.float64)[rows, cols]
-    ref.__name__ = f"reference_ld_{shape}"
-    return ref
+def reference_ld(x, shapes=SHAPES):
+    """``y[s, thread, i] = x[lane, column]`` of register ``i`` in ``shapes[s]`` (``layout``)."""
+    x = np.asarray(x, np.float64)
+    return np.stack([x[_gather(sh)] for sh in shapes])
 
 
 # ----------------------------------------------------------------------------- st
-def build_st(shape: str = "16x256b", unpack16: bool = False):
-    """``tcgen05.st.<shape>`` (``unpack16``: ``.unpack::16b``), read back with
-    ``ld.32x32b`` (``.pack::16b`` with ``unpack16``): thread ``32 w + l`` stores row
-    ``32 w + l`` of ``x`` as its registers, in order. ``x: f32[128, 32]`` -> ``y:
-    f32[128, 32]`` with ``y[lane, column]`` = the register that lands there
-    (``reference_st``). With ``unpack16`` each 32-bit register is split into two 16-bit
-    cells (the low half in the even column) and packed back: ``y = x`` bit for bit."""
-    _check_shape("build_st", shape)
-    num, bases = _passes(shape)
-    if unpack16 and shape != "32x32b":
-        raise ValueError("build_st: unpack16 is exercised with shape 32x32b")
+def build_st(shapes=SHAPES, unpack16: bool = True):
+    """``tcgen05.st`` in each of ``shapes``, each into its own 32 TMEM columns, read back
+    lane by lane with ``ld.32x32b``: thread ``32 w + l`` stores row ``32 w + l`` of ``x`` as
+    its registers, in order. ``x: f32[128, 32]`` -> ``y: f32[len(shapes) + unpack16, 128,
+    32]`` with ``y[s, lane, column]`` = the register ``st.<shapes[s]>`` puts there
+    (``reference_st``). ``unpack16`` adds ``st.32x32b.unpack::16b`` (each register split
+    into two 16-bit cells, low half in the even column) read back with ``ld.pack::16b``:
+    the last ``y`` is ``x`` bit for bit."""
+    shapes = _check_shapes("build_st", shapes)
+    n_out = len(shapes) + int(bool(unpack16))
+    ncols = 1 << (32 * len(shapes) + 64 * int(bool(unpack16)) - 1).bit_length()
 
-    @kernel(arch=ARCH, in_specs=(Tile(128, COLS, f32),), out_specs=(Tile(128, COLS, f32),),
-            block=(128, 1, 1), grid=(1, 1, 1))
+    @kernel(arch=ARCH, in_specs=(Tile(128, COLS, f32),),
+            out_specs=(Tile(n_out, 128, COLS, f32),), block=(128, 1, 1), grid=(1, 1, 1))
     def tcgen05_st(X, Y):
-        """TMEM cells written by tcgen05.st.<shape>, read back lane by lane."""
-        cta = _Cta(64 if unpack16 else 32)
+        """TMEM cells written by tcgen05.st in each shape, read back lane by lane."""
+        cta = _Cta(ncols)
         vals = list(_load_row(X, cta.tid, COLS))
-        n = len(vals) // len(bases)
-        for i, base in enumerate(bases):
-            at = cta.quarter + (base << 16) if base else cta.quarter
-            ptx.tcgen05.st(at, vals[i * n:(i + 1) * n], shape, unpack16=unpack16)
+        for si, shape in enumerate(shapes):
+            num, bases = _passes(shape)
+            n = len(vals) // len(bases)
+            for i, base in enumerate(bases):
+                at = cta.quarter + ((base << 16) + 32 * si)
+                ptx.tcgen05.st(at, vals[i * n:(i + 1) * n], shape)
+        if unpack16:
+            ptx.tcgen05.st(cta.quarter + 32 * len(shapes), vals, "32x32b", unpack16=True)
         ptx.tcgen05.wait_st()
         cta.sync()
-        out = ptx.tcgen05.ld(cta.quarter, "32x32b", COLS, pack16=unpack16)
-        ptx.tcgen05.wait_ld()
-        _store_row(Y, cta.tid, out, COLS)
+        for si in range(n_out):
+            packed = si == len(shapes)
+            at = cta.quarter + 32 * si if si else cta.quarter
+            out = ptx.tcgen05.ld(at, "32x32b", COLS, pack16=packed)
+            ptx.tcgen05.wait_ld()
+            _store_row(Y, cta.tid + 128 * si if si else cta.tid, out, COLS)
         cta.free()
         ptx.ret()
 
+    tcgen05_st.shapes = shapes
     return tcgen05_st
 
 
-def reference_st(shape: str, unpack16: bool = False):
-    """``y[lane, column] = x[thread, i]`` for the register ``i`` that ``st.<shape>`` puts
-    there (the inverse of ``reference_ld``); ``unpack16``: ``y = x``."""
-    rows, cols = _gather(shape)
-
-    def ref(x):
-        x = np.asarray(x, np.float64)
-        if unpack16:
-            return x
+def reference_st(x, shapes=SHAPES, unpack16: bool = True):
+    """``y[s, lane, column] = x[thread, i]`` for the register ``i`` that ``st.<shapes[s]>``
+    puts there (the inverse of ``reference_ld``); the ``unpack16`` round trip: ``x``."""
+    x = np.asarray(x, np.float64)
+    out = []
+    for sh in shapes:
         y = np.empty_like(x)
-        y[rows, cols] = x
-        return y
-    ref.__name__ = f"reference_st_{shape}{'_unpack16' if unpack16 else ''}"
-    return ref
+        y[_gather(sh)] = x
+        out.append(y)
+    if unpack16:
+        out.append(x)
+    return np.stack(out)
 
 
 # ----------------------------------------------------------------------------- cp
-_CP = {"128x256b": (128, 8, None), "128x128b": (128, 4, None), "32x128b": (32, 4, "warpx4")}
-#       shape -> (source rows, 32-bit columns, multicast)
+CP_SHAPES = (("128x256b", 128, 8, None), ("128x128b", 128, 4, None),
+             ("32x128b", 32, 4, "warpx4"))
+#             shape, source rows, 32-bit columns, multicast
 
 
-def build_cp(shape: str = "128x256b"):
-    """``tcgen05.cp.cta_group::1.<shape>`` (``32x128b`` with ``.warpx4``): ``x`` (rows x
-    16-byte chunks) is written to shared memory in the canonical K-major layout with no
-    swizzle (8-row core matrices of 16-byte rows: row ``r``, chunk ``c`` at
-    ``(r % 8) 16 + (r / 8) 128 + c * LBO``, LBO = rows x 16), one thread issues the copy
-    from its descriptor and ``tcgen05.commit``s an mbarrier, every warp waits on it and
-    loads its lanes. ``x: f32[rows, cols]`` -> ``y: f32[128, cols]``: ``y = x``
-    (``.warpx4``: the 32 rows repeated in each lane quarter)."""
-    if shape not in _CP:
-        raise ValueError(f"build_cp: shape must be one of {', '.join(_CP)}, got {shape!r}")
-    rows, cols, multicast = _CP[shape]
-    lbo, sbo = rows * 16, 128
-    chunks = cols // 4
+def build_cp():
+    """``tcgen05.cp.cta_group::1`` in three shapes: ``.128x256b`` (128 lanes x 8 columns),
+    ``.128x128b`` (x 4) and ``.32x128b.warpx4`` (32 rows x 4 columns copied to each of the
+    four lane quarters), into TMEM columns 0-7, 8-11 and 12-15. The sources (``x[:, :8]``,
+    ``x[:, :4]``, ``x[:32, :4]``; rows x 16-byte chunks) are written to shared memory in the
+    canonical K-major layout with no swizzle (8-row core matrices of 16-byte rows: row
+    ``r``, chunk ``c`` at ``(r % 8) 16 + (r / 8) 128 + c * LBO``, LBO = rows x 16); one thread
+    issues the copies from their descriptors and ``tcgen05.commit``s an mbarrier; every warp
+    waits on it and loads its lanes. ``x: f32[128, 8]`` -> ``y: f32[128, 16]``
+    (``reference_cp``)."""
 
-    @kernel(arch=ARCH, in_specs=(Tile(rows, cols, f32),), out_specs=(Tile(128, cols, f32),),
+    @kernel(arch=ARCH, in_specs=(Tile(128, 8, f32),), out_specs=(Tile(128, 16, f32),),
             block=(128, 1, 1), grid=(1, 1, 1))
     def tcgen05_cp(X, Y):
-        """Y = X copied shared memory -> TMEM by tcgen05.cp.<shape>."""
-        src = smem.alloc(f32, (rows * cols,), align=128, name="src")
+        """Y = X copied shared memory -> TMEM by tcgen05.cp in three shapes."""
+        srcs = [smem.alloc(f32, (rows * cols,), align=128, name=f"src{i}")
+                for i, (_, rows, cols, _) in enumerate(CP_SHAPES)]
         cta = _Cta(32)
         bar = _mbarrier(cta)
-        with ptx.if_(cta.tid < rows):
-            vals = _load_row(X, cta.tid, cols)
-            row = src.ptr() + (cta.tid & 7) * 16 + (cta.tid >> 3) * sbo
-            for c in range(chunks):
-                ptx.inst.st.shared.v4.b32(ptx.addr(row, c * lbo),
-                                          [vals[4 * c + k] for k in range(4)])
+        vals = _load_row(X, cta.tid, 8)
+        for src, (_, rows, cols, _) in zip(srcs, CP_SHAPES):
+            row = src.ptr() + (cta.tid & 7) * 16 + (cta.tid >> 3) * 128
+            with ptx.if_(cta.tid < rows) if rows < 128 else nullcontext():
+                for c in range(cols // 4):
+                    ptx.inst.st.shared.v4.b32(ptx.addr(row, c * rows * 16),
+                                              [vals[4 * c + k] for k in range(4)])
         ptx.fence.proxy_async_shared_cta()                  # generic writes -> async proxy
         cta.sync()
         with ptx.if_(cta.tid == 0):
-            desc = ptx.tcgen05.smem_desc_reg(src, lbo, sbo, swizzle="none")
-            ptx.tcgen05.cp(cta.tmem, desc, shape, multicast=multicast)
+            col = 0
+            for src, (shape, rows, cols, multicast) in zip(srcs, CP_SHAPES):
+                desc = ptx.tcgen05.smem_desc_reg(src, rows * 16, 128, swizzle="none")
+                ptx.tcgen05.cp(cta.tmem + col if col else cta.tmem, desc, shape,
+                               multicast=multicast)
+                col += cols
             ptx.tcgen05.commit(bar[0], cluster=True)
         ptx.mbarrier.wait(bar[0], 0)
         ptx.tcgen05.fence_after_thread_sync()
-        out = ptx.tcgen05.ld(cta.quarter, "32x32b", cols)
+        out = ptx.tcgen05.ld(cta.quarter, "32x32b", 16)
         ptx.tcgen05.wait_ld()
-        _store_row(Y, cta.tid, out, cols)
+        _store_row(Y, cta.tid, out, 16)
         cta.free()
         ptx.ret()
 
     return tcgen05_cp
 
 
-def reference_cp(shape: str):
-    """``y = x``; for ``32x128b.warpx4`` the 32 rows in each of the four lane quarters."""
-    def ref(x):
-        x = np.asarray(x, np.float64)
-        return np.tile(x, (4, 1)) if shape == "32x128b" else x
-    ref.__name__ = f"reference_cp_{shape}"
-    return ref
+def reference_cp(x):
+    """``[x, x[:, :4], the 32 rows x[:32, :4] in each lane quarter]`` side by side."""
+    x = np.asarray(x, np.float64)
+    return np.concatenate([x, x[:, :4], np.tile(x[:32, :4], (4, 1))], axis=1)
 
 
 # ----------------------------------------------------------------------------- shift
@@ -441,7 +450,7 @@ def build_mma(n: int = 64, k: int = 32, dtype=bf16):
         chunks = k * n // 8
         for i0 in range(0, chunks, 128):
             i = cta.tid + i0
-            with ptx.if_(i < chunks) if chunks - i0 < 128 else _nothing():
+            with ptx.if_(i < chunks) if chunks - i0 < 128 else nullcontext():
                 kk, nc = i / (n // 8), i % (n // 8)
                 v = reg.array(b32, 4)
                 src = B.ptr() + reg.cvt(i, u64) * 16
@@ -470,14 +479,6 @@ def build_mma(n: int = 64, k: int = 32, dtype=bf16):
         ptx.ret()
 
     return tcgen05_mma
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def reference_mma(a, b):
