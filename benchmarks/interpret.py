@@ -81,6 +81,88 @@ J:
 """
 
 
+# warp 0 spins on a flag; the other warps wait at bar.sync (SET: who sets the flag)
+SPIN = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 flag, .param .u64 y)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<6>; .reg .pred %p<3>;
+    ld.param.u64 %rd1, [flag];
+    ld.param.u64 %rd2, [y];
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 bra OTHERS;
+SPIN:
+    ld.volatile.global.u32 %r2, [%rd1];
+    setp.eq.u32 %p2, %r2, 0;
+    @%p2 bra SPIN;
+    bra.uni DONE;
+OTHERS:
+    SET
+DONE:
+    bar.sync 0;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r1;
+    ret;
+}
+"""
+# the producer warps count to 2000 in registers, then set the flag
+PRODUCE = """mov.u32 %r3, 0;
+WORK:
+    add.u32 %r3, %r3, 1;
+    setp.lt.u32 %p2, %r3, 2000;
+    @%p2 bra WORK;
+    setp.eq.u32 %p2, %r1, 32;
+    @%p2 st.volatile.global.u32 [%rd1], 1;"""
+
+# a ring of CTAs in each cluster: st.shared::cluster into the right neighbour, cluster barriers
+RING = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry ring(.param .u64 y)
+{
+    .reg .u32 %r<12>; .reg .u64 %rd<4>;
+    .shared .align 4 .b32 buf[64];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    mov.u32 %r3, %cluster_nctarank;
+    add.u32 %r4, %r2, 1;
+    rem.u32 %r4, %r4, %r3;
+    mov.u32 %r5, buf;
+    shl.b32 %r6, %r1, 2;
+    add.u32 %r5, %r5, %r6;
+    barrier.cluster.arrive.aligned;
+    barrier.cluster.wait.aligned;
+    mapa.shared::cluster.u32 %r7, %r5, %r4;
+    mad.lo.u32 %r8, %r2, 1000, %r1;
+    st.shared::cluster.u32 [%r7], %r8;
+    barrier.cluster.arrive.release.aligned;
+    barrier.cluster.wait.acquire.aligned;
+    ld.shared.u32 %r9, [%r5];
+    barrier.cluster.arrive.aligned;
+    barrier.cluster.wait.aligned;
+    mov.u32 %r10, %ctaid.x;
+    mad.lo.u32 %r10, %r10, 64, %r1;
+    ld.param.u64 %rd1, [y];
+    mul.wide.u32 %rd2, %r10, 4;
+    add.u64 %rd1, %rd1, %rd2;
+    st.global.u32 [%rd1], %r9;
+    ret;
+}
+"""
+
+
+def _spin_forever(flag, y):
+    from jax_pyptx.errors import DeadlockError
+    try:
+        launch(SPIN.replace("SET", ""), "k", [flag, y], block=128)
+    except DeadlockError:
+        return
+    raise AssertionError("the spin-forever kernel was not reported")
+
+
 def rate(ptx, entry, threads, ctas, iters, dtype):
     y = np.zeros(threads * ctas, dtype)
     launch(ptx, entry, [y, np.uint32(4)], grid=ctas, block=threads)       # warm the caches
@@ -170,6 +252,14 @@ def kernels():
         ("DSL swiglu", "16x256", lambda: swk.interpret(g, g, np.float32(1.0))),
         ("DSL saxpy", "n=1024", lambda: saxpy.interpret(rng.standard_normal(1024).astype(np.float32),
                                                          rng.standard_normal(1024).astype(np.float32))),
+    ]
+    flag, fy = np.zeros(1, np.uint32), np.zeros(128, np.uint32)
+    ry = np.zeros(8 * 64, np.uint32)
+    out += [
+        ("spin forever: reported", "1 spinner, 3 parked", lambda: _spin_forever(flag, fy)),
+        ("spin: producer/consumer", "4 warps, 2000 iters", lambda: launch(
+            SPIN.replace("SET", PRODUCE), "k", [np.zeros(1, np.uint32), fy], block=128)),
+        ("cluster DSMEM ring", "2 x 4 CTAs x 64", lambda: launch(RING, "ring", [ry], grid=8, block=64, cluster=4)),
     ]
     return out
 

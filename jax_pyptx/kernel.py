@@ -236,21 +236,21 @@ class Kernel:
         from .toolchain import disassemble
 
         t = self.trace(**kw)
-        return disassemble(t.ptx, t.arch)
+        return disassemble(t.ptx, t.arch, module=t.module)   # ptxas errors: user's line
 
     def compile(self, **kw) -> bytes:
         """The cubin (ptxas, disk-cached)."""
         from .toolchain import compile_ptx
 
         t = self.trace(**kw)
-        return compile_ptx(t.ptx, t.arch).cubin
+        return compile_ptx(t.ptx, t.arch, module=t.module).cubin
 
     def resources(self, **kw):
         """ptxas's resource report (registers, spills, shared memory, stack)."""
         from .toolchain import compile_ptx
 
         t = self.trace(**kw)
-        return compile_ptx(t.ptx, t.arch).report
+        return compile_ptx(t.ptx, t.arch, module=t.module).report
 
     # ------------------------------------------------------------------ running
     def interpret(self, *arrays, sanitize: bool = True, max_steps: int | None = None,

@@ -143,13 +143,27 @@ def test_dsl_outside_a_trace():
                             f"kernel.ptx() or the kernel itself)")
 
 
-def test_unknown_instruction_passes_through():
+def test_unknown_instruction_is_refused_and_raw_text_passes_it_through():
+    # issue 15: ptx.inst of an opcode the ISA table does not know is an error (ptxas refuses
+    # it too); ptx.raw is the explicit escape for an instruction the table lacks
     @kernel(arch="sm_90a")
     def k():
-        ptx.inst.some_future_op.b32()
+        ptx.inst.some_future_op.b32()  # unknown
         ptx.ret()
 
-    assert "\tsome_future_op.b32;\n" in k.ptx()
+    with pytest.raises(ValidationError) as e:
+        k.ptx()
+    assert str(e.value) == (
+        f"{line_of(k.fn, '# unknown')}: ptx.inst.some_future_op.b32: the ISA table has no "
+        f"instruction 'some_future_op' (no known opcode is close); write an instruction the "
+        f"table lacks as PTX text: ptx.raw(\"some_future_op.b32 ...;\")")
+
+    @kernel(arch="sm_90a")
+    def escaped():
+        ptx.raw("some_future_op.b32;")
+        ptx.ret()
+
+    assert "\tsome_future_op.b32;\n\tret;\n" in escaped.ptx()
 
 
 def test_arch_error_wins_over_a_type_error_from_another_form():

@@ -4,15 +4,21 @@ completing its bytes), st.async / red.async into other CTAs' shared memory with 
 their mbarriers, and the real nvcc cluster-multicast kernel of the Hopper corpus."""
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import DeadlockError, InterpreterError, RaceError, UninitializedReadError
+from jax_pyptx.errors import (
+    DeadlockError, InterpreterError, MisalignedAccessError, RaceError, UninitializedReadError,
+)
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.tensormap import tensor_map
 from jax_pyptx.toolchain import ptxas_check
 
 from .corpus_hopper import cases as C
+
+CORPUS = pathlib.Path(__file__).parent / "corpus" / "cuda"
 
 HDR = ".version 8.1\n.target sm_90a\n.address_size 64\n"
 
@@ -130,6 +136,69 @@ def test_bulk_copy_multicast_to_the_ctas_of_the_mask(mask):
     for cta in range(8):
         want = np.tile(x, 2) if mask >> (cta % 4) & 1 else np.full(32, 0xdead)
         assert y[cta].tolist() == want.tolist(), cta
+    ptxas_check(prog, "sm_90a")
+
+
+TENSOR_MULTICAST = HDR + """.visible .entry k(.param .align 64 .b8 tmap[128], .param .u64 y)
+{
+    .reg .u32 %r<16>; .reg .u64 %rd<8>; .reg .pred %p<4>; .reg .b64 %st; .reg .b16 %rs1;
+    .shared .align 8 .b64 bar;
+    .shared .align 128 .b32 tile[128];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+    fence.mbarrier_init.release.cluster;
+    barrier.cluster.arrive.relaxed.aligned;
+    barrier.cluster.wait.aligned;
+    shr.u32 %r3, MASK, %r2;
+    and.b32 %r3, %r3, 1;
+    setp.eq.u32 %p3, %r3, 1;                  // in the mask
+    and.pred %p2, %p1, %p3;
+    @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 %st, [bar], 512;
+    setp.eq.u32 %p2, %r2, 1;
+    and.pred %p2, %p2, %p1;                   // rank 1 issues the 16 x 8 f32 box at (0, 8)
+    mov.u64 %rd1, tmap;
+    mov.u32 %r4, tile;
+    mov.u32 %r5, bar;
+    mov.u16 %rs1, MASK;
+    mov.u32 %r6, 0;
+    mov.u32 %r7, 8;
+    @%p2 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r4], [%rd1, {%r6, %r7}], [%r5], %rs1;
+    mov.u32 %r10, 0xdead;
+    @!%p3 bra OUT;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;
+    @!%p1 bra WAIT;
+    shl.b32 %r8, %r1, 2;
+    add.u32 %r8, %r4, %r8;
+    ld.shared.u32 %r10, [%r8];
+OUT:
+    barrier.cluster.arrive.aligned;
+    barrier.cluster.wait.aligned;
+    mov.u32 %r11, %ctaid.x;
+    mad.lo.u32 %r11, %r11, 128, %r1;
+    ld.param.u64 %rd2, [y];
+    mul.wide.u32 %rd3, %r11, 4;
+    add.u64 %rd2, %rd2, %rd3;
+    st.global.u32 [%rd2], %r10;
+    ret;
+}"""
+
+
+@pytest.mark.parametrize("mask", [0b1001, 0b0110, 0b1111])
+def test_tma_tensor_multicast_with_a_cta_mask(mask):
+    """Rank 1 loads rows 8..15 of a 16 x 16 fp32 tensor (box 16 x 8) multicast to the CTAs of
+    the mask: each gets the box at the same offset of its shared memory, and the 512 bytes on
+    its own mbarrier."""
+    prog = TENSOR_MULTICAST.replace("MASK", str(mask))
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    y = np.zeros((4, 128), np.uint32)
+    launch(prog, "k", [tensor_map(x, box=(16, 8)), y], grid=4, block=128, cluster=4)
+    box = x[8:16].reshape(-1).view(np.uint32)
+    for r in range(4):
+        want = box if mask >> r & 1 else np.full(128, 0xdead, np.uint32)
+        assert y[r].tolist() == want.tolist(), r
     ptxas_check(prog, "sm_90a")
 
 
@@ -333,3 +402,48 @@ def test_red_async_rules():
     with pytest.raises(UninitializedReadError, match=r"shared address 0x8 of CTA rank 0 is reduced before any thread "
                                                      r"of that CTA wrote it"):
         launch(uninit, "k", [np.zeros((4, 32), np.uint32)], grid=4, block=32, cluster=4)
+
+
+# ----------------------------------------------------------------------------- nvcc corpus
+@pytest.mark.parametrize("variant", ["sm90a", "sm90a_rdc"])
+def test_nvcc_cluster_dsmem_kernels(variant):
+    """cooperative_groups' cluster.sync / map_shared_rank (__cluster_dims__(2,1,1): the
+    kernel's .reqnctapercluster gives the shape), and the inline-asm special registers, mapa,
+    ld / atom on .shared::cluster and getctarank."""
+    src = (CORPUS / f"cluster_dsmem.{variant}.ptx").read_text()
+    out = np.zeros((4, 128), np.int32)
+    launch(src, "_Z16cluster_exchangePi", [out], grid=4, block=128)
+    for b in range(4):
+        peer = (b % 2 + 1) % 2
+        assert out[b].tolist() == [peer * 1000 + t + 2 for t in range(128)]
+    if variant == "sm90a":
+        got = np.zeros(4, np.uint32)
+        launch(src, "_Z11cluster_asmPj", [got], grid=4, block=1, cluster=2)
+        # got (the peer's slot before the add: its rank) + getctarank + %clusterid.x + %cluster_ctaid.x
+        assert got.tolist() == [2 * ((b % 2) ^ 1) + b // 2 + b % 2 for b in range(4)]
+
+
+def test_nvcc_async_remote_kernel_has_two_bugs_the_sanitizer_names():
+    """The corpus' st.async / red.async kernel, as nvcc compiled it: its .v2 st.async writes 8
+    bytes at box + 4, which is not 8-byte aligned (a GPU faults too); with that store split in
+    two .u32 ones, its red.async adds to box[3], which nothing initialized. With both fixed (the
+    sanitizer off for the second) each CTA holds what its peer sent: complete_tx of 16 bytes and
+    the remote arrive complete the phase its threads wait on."""
+    src = (CORPUS / "async_remote.sm90a.ptx").read_text()
+    with pytest.raises(MisalignedAccessError, match=r"misaligned shared async store st.async.shared::cluster."
+                                                    r"mbarrier::complete_tx::bytes.v2.u32 \[%r17\], \{%r18, %r19\}, "
+                                                    r"\[%r8\]; by thread \(0,0,0\) of CTA \(0,0,0\): shared address 0xc is "
+                                                    r"not aligned to 8 bytes"):
+        launch(src, "_Z6remotePj", [np.zeros(8, np.uint32)], grid=2, block=32)
+    v2 = "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.u32 [%r17], {%r18, %r19}, [%r8];"
+    split = src.replace(v2, "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r17], %r18, [%r8];\n"
+                            "\tst.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r17+4], %r19, [%r8];")
+    assert split != src
+    with pytest.raises(UninitializedReadError, match=r"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx"
+                                                     r"::bytes.add.u32 .* shared address 0x14 of CTA rank 1 is reduced "
+                                                     r"before any thread of that CTA wrote it"):
+        launch(split, "_Z6remotePj", [np.zeros(8, np.uint32)], grid=2, block=32)
+    out = np.zeros((2, 4), np.uint32)
+    launch(split, "_Z6remotePj", [out], grid=2, block=32, sanitize=False)
+    assert out.tolist() == [[1 + 7, 1, 2, 3], [0 + 7, 1, 2, 3]]
+    ptxas_check(split, "sm_90a")

@@ -174,6 +174,14 @@ OUT:
         launch(entry(half, directives=" .maxntid 384, 1, 1"), "k", [np.zeros(384, np.uint32)], block=384)
 
 
+def test_setmaxnreg_start_allocation_over_the_register_file():
+    prog = entry("    setmaxnreg.dec.sync.aligned.u32 96;\n", directives=" .maxnreg 200")
+    with pytest.raises(InterpreterError, match=r"the kernel starts every warp with 200 registers per thread: 12 warps "
+                                               r"need 76800, more than the 65536 of the register file"):
+        launch(prog, "k", [None], block=384)
+    launch(prog, "k", [None], block=256)       # 8 warps x 32 x 200 = 51200 fit
+
+
 def test_setmaxnreg_twice_needs_the_warpgroup_in_step_and_maxnreg_sets_the_start():
     body = """
     shr.u32 %r3, %r1, 5;

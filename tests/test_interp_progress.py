@@ -73,6 +73,34 @@ def test_spin_on_a_flag_nobody_sets_is_reported_like_a_deadlock():
     assert y.tolist() == list(range(128)) and flag[0] == 1
 
 
+def test_wait_for_a_cta_of_a_later_batch_names_the_batches():
+    """CTA 0 waits for a flag the last CTA of a large grid sets: the CTAs of a batch run to the
+    end before the next batch starts, and the report says so."""
+    prog = HDR + """
+.visible .entry k(.param .u64 flag)
+{
+    .reg .u32 %r<4>; .reg .u64 %rd1; .reg .pred %p<3>;
+    ld.param.u64 %rd1, [flag];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %nctaid.x;
+    sub.u32 %r2, %r2, 1;
+    setp.eq.u32 %p1, %r1, %r2;
+    @%p1 st.volatile.global.u32 [%rd1], 1;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+SPIN:
+    ld.volatile.global.u32 %r3, [%rd1];
+    setp.eq.u32 %p2, %r3, 0;
+    @%p2 bra SPIN;
+DONE:
+    ret;
+}"""
+    launch(prog, "k", [np.zeros(1, np.uint32)], grid=64, block=256)      # one batch: fine
+    with pytest.raises(DeadlockError, match=r"the interpreter runs the grid's 128 CTAs in batches of 64: a CTA "
+                                            r"only sees what CTAs of its own batch write"):
+        launch(prog, "k", [np.zeros(1, np.uint32)], grid=128, block=256)
+
+
 def test_bare_infinite_loop_and_mutual_spin_are_reported():
     with pytest.raises(DeadlockError, match=r"(?s)no progress: .* spins in the loop from <ptx>:7 \(instruction #0 of "
                                             r"k\) `bra L;` to <ptx>:7"):
@@ -189,6 +217,58 @@ OUT:
     launch(prog, "k", [y], block=64)
     want = [1500 * t for t in range(32)]
     assert y.tolist() == want + want
+
+
+def test_spin_lock_that_is_never_released_and_an_atomic_counter_poll():
+    """A cas spin lock on a lock that starts taken (nobody releases it) is reported; polling a
+    counter with atom.add 0 until a producer warp has added to it completes."""
+    lock = HDR + """
+.visible .entry k(.param .u64 c)
+{
+    .reg .u32 %r<4>; .reg .u64 %rd1; .reg .pred %q;
+    ld.param.u64 %rd1, [c];
+SPIN:
+    atom.global.cas.b32 %r1, [%rd1], 0, 1;
+    setp.ne.u32 %q, %r1, 0;
+    @%q bra SPIN;
+    atom.global.exch.b32 %r2, [%rd1], 0;
+    ret;
+}"""
+    launch(lock, "k", [np.zeros(1, np.uint32)], block=64)        # a free lock: every thread gets it
+    with pytest.raises(DeadlockError, match=r"spins in the loop from <ptx>:\d+ \(instruction #1 of k\) "
+                                            r"`atom.global.cas.b32 %r1, \[%rd1\], 0, 1;`"):
+        launch(lock, "k", [np.ones(1, np.uint32)], block=64)
+    poll = HDR + """
+.visible .entry k(.param .u64 c, .param .u64 y)
+{
+    .reg .u32 %r<6>; .reg .u64 %rd<4>; .reg .pred %p<3>;
+    ld.param.u64 %rd1, [c];
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 32;
+    @%p1 bra PRODUCE;
+POLL:
+    atom.global.add.u32 %r2, [%rd1], 0;
+    setp.lt.u32 %p2, %r2, 32;
+    @%p2 bra POLL;
+    bra.uni OUT;
+PRODUCE:
+    mov.u32 %r3, 0;
+WORK:
+    add.u32 %r3, %r3, 1;
+    setp.lt.u32 %p2, %r3, 500;
+    @%p2 bra WORK;
+    red.global.add.u32 [%rd1], 1;
+    mov.u32 %r2, 77;
+OUT:
+    ld.param.u64 %rd2, [y];
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd2, %rd2, %rd3;
+    st.global.u32 [%rd2], %r2;
+    ret;
+}"""
+    c, y = np.zeros(1, np.uint32), np.zeros(64, np.uint32)
+    launch(poll, "k", [c, y], block=64)
+    assert c[0] == 32 and y.tolist() == [77] * 32 + [32] * 32
 
 
 def test_bounded_pure_loop_is_never_reported():

@@ -257,3 +257,16 @@ def test_ptxas_error_names_the_users_line_and_the_ptx_line(tmp_path, cache_at):
     assert e2.value.loc is None
     assert f"  PTX line {n}: error   : Unknown symbol 'no_such_symbol'" in str(e2.value)
     assert "    > mov.u64 \t%rd0, no_such_symbol;" in str(e2.value)
+
+
+@pytest.mark.parametrize("method", ["sass", "compile", "resources"])
+def test_kernel_methods_name_the_users_line_on_a_ptxas_error(tmp_path, cache_at, method):
+    cache_at(tmp_path)
+    text = undefined_symbol.ptx()
+    n = next(i for i, s in enumerate(text.splitlines(), 1) if "no_such_symbol" in s)
+    with pytest.raises(ToolchainError) as e:
+        getattr(undefined_symbol, method)()
+    where = f"{__file__}:{_bad_line()}"
+    assert str(e.value.loc) == where
+    assert f"  {where}: PTX line {n}: error   : Unknown symbol 'no_such_symbol'" in str(e.value)
+    assert "    > mov.u64 \t%rd0, no_such_symbol;" in str(e.value)

@@ -72,3 +72,45 @@ def test_trace_stack_is_per_thread():
 
     outer.ptx()
     assert seen == ["reg.scalar"]
+
+
+def test_many_threads_share_one_kernel_and_its_specializations():
+    """16 threads trace one kernel object at once: distinct specializations and the same
+    ones, each result equal to tracing alone, and one trace per specialization."""
+    n_threads, sizes = 16, tuple(range(30, 38))
+    expected = {n: _make(7).ptx(n=n) for n in sizes}
+    shared = _make(7)
+    traced = []
+    real = shared.fn
+
+    def counting(*a, **kw):
+        traced.append(kw.get("n"))
+        return real(*a, **kw)
+
+    shared.fn = counting
+    got, errors = {}, []
+    start = threading.Barrier(n_threads)
+
+    def work(i):
+        try:
+            start.wait()
+            order = sizes[i % len(sizes):] + sizes[:i % len(sizes)]
+            got[i] = [(n, shared.ptx(n=n)) for n in order]
+        except Exception as e:  # reported below with the thread's index
+            errors.append((i, repr(e)))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    wrong = sorted((i, n) for i, pairs in got.items() for n, text in pairs
+                   if text != expected[n])
+    assert wrong == []
+    assert sorted(traced) == sorted(sizes)       # each specialization traced exactly once

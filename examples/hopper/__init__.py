@@ -1,4 +1,16 @@
-"""Row-wise Hopper (sm_90a) kernels called from JAX: RMSNorm, softmax, LayerNorm, SwiGLU.
+"""Hopper (sm_90a) kernels called from JAX and PyTorch.
+
+* ``gemm.py``: a warp-specialized GEMM (TMA producer, mbarrier ring, ``wgmma`` consumers,
+  ``setmaxnreg``, 2-CTA cluster with B multicast, TMA-store epilogue);
+* ``grouped_gemm.py``: a persistent grouped (mixture-of-experts) GEMM with tensor maps made
+  on the device, one per group;
+* ``attention.py``: flash attention forward (online softmax between two ``wgmma``s);
+* ``sm90.py``: their shared pieces (stage ring, descriptors, swizzled TMA-store epilogue);
+* RMSNorm, softmax, LayerNorm, SwiGLU (``rms_norm.py`` ...), with the helpers below.
+
+``library.py`` registers them for the proofs (``tests/test_kernel_library.py``,
+``tests/test_kernels_hopper.py``), ``docs/kernels.md`` and ``benchmarks/kernels.py``; each file
+runs as a script (``python examples/hopper/gemm.py``).
 
 Each ``build_*`` returns a ``Kernel``; the row kernels put ``rows`` rows in a block, one warp
 per row, each lane holding ``n // 32`` elements of its row in registers (coalesced: element

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
 from ..ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sink, Sym, Vec
+from ..isa.validate import no_immediates
 from ..types import PtxType, by_name, pred, u32
 from . import context
 from .context import user_loc
@@ -611,9 +612,9 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
     tr = context.current()
     shift_t = u32 if name in ("shl", "shr") else t
     if reverse:
-        x, y = as_operand(other, t, tr), as_operand(a, t, tr)
+        x, y = _in_register(as_operand(other, t, tr), t, tr), as_operand(a, t, tr)
     else:
-        x, y = as_operand(a, t, tr), as_operand(other, shift_t, tr)
+        x, y = as_operand(a, t, tr), _in_register(as_operand(other, shift_t, tr), shift_t, tr)
     if into is not None:
         if into.type is not t and into.type.bits != t.bits:
             raise PtxTypeError(f"in-place '{sym}=' would change {into.name} from "
@@ -629,6 +630,16 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
             pairs = tr.pipe_pairs = {}
         pairs[dst.ir.name] = (ins, x, y)
     return dst
+
+
+def _in_register(op, t: PtxType, tr):
+    """PTX has no .f16 / .bf16 / packed immediates (``isa.validate.no_immediates``): such a
+    constant operand goes through ``mov.bN`` into a register first."""
+    if type(op) is Imm and t.bits >= 16 and no_immediates(t):
+        r = tr.new_reg(t)
+        tr.emit("mov", (f".b{t.bits}",), (r, op), loc=user_loc(4))
+        return r
+    return op
 
 
 _SIGNED_OPS = frozenset(("/", "//", "%"))
@@ -647,8 +658,8 @@ def _minmax(name: str, a: Register, o):
         raise PtxTypeError(f"{name}() is not defined on {t.name}", loc=user_loc(3))
     tr = context.current()
     dst = Register(tr.new_reg(a.type), tr)
-    tr.emit(name, (t.ptx,), (dst.ir, as_operand(a, t, tr), as_operand(other, t, tr)),
-            loc=user_loc(3))
+    tr.emit(name, (t.ptx,), (dst.ir, as_operand(a, t, tr),
+                             _in_register(as_operand(other, t, tr), t, tr)), loc=user_loc(3))
     return dst
 
 

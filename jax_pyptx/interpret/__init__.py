@@ -1,6 +1,7 @@
 """CPU interpreter for PTX, with a sanitizer.
 
-``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True)`` runs any
+``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True, max_steps=,
+timeout=)`` runs any
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
 pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
 ``.b8 name[N]`` by-value params, and ``tensor_map(array, box=...)`` for TMA descriptor params
@@ -18,7 +19,11 @@ Modules:
 * ``machine`` / ``group`` / ``sync``: CTAs, warps, groups of threads at one PC (divergence,
   reconvergence, round robin), barriers, deadlock reports;
 * ``cluster``: thread-block clusters (launch shape, distributed shared memory addresses,
-  ``barrier.cluster``); ``ops_cluster``: mapa, getctarank, barrier.cluster;
+  ``barrier.cluster``); ``ops_cluster``: mapa, getctarank, barrier.cluster, st.async,
+  red.async;
+* ``progress``: no-progress detection (spin loops that can never exit), ``max_steps`` and
+  ``timeout``;
+* ``ops_regs``: setmaxnreg (per-warp register counts, the CTA's register pool);
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks;
 * ``sanitizer``: shared-memory race detection;
@@ -45,11 +50,13 @@ shared memory, shared-memory races between warps with no barrier between them, d
 ``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators and tcgen05.ld registers
 touched before their wait, Tensor Memory used after ``tcgen05.dealloc`` or still allocated at
 exit, and undefined register bytes that reach memory, an address, a branch or a predicate;
-out-of-bounds and misaligned accesses are always errors. Every report is an ``InterpreterError`` subclass naming the instruction, the
+out-of-bounds and misaligned accesses are always errors, and so are warps spinning forever
+while the others are parked (``progress``). Every report is an ``InterpreterError`` subclass
+naming the instruction, the
 thread and CTA, and the user's source line when the instruction carries one.
 """
 from .launch import launch  # noqa: F401
 from .stats import BufferStats, Stats  # noqa: F401
 from .tensormap import TensorMap, tensor_map  # noqa: F401
 
-__all__ = ["launch", "Stats", "BufferStats", "tensor_map", "TensorMap"]
+__all__ = ["launch", "tensor_map", "TensorMap", "Stats", "BufferStats"]

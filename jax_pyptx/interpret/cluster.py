@@ -156,13 +156,14 @@ def shared_target(ctx, g, addrs, cta_only=False):
 class ClusterState:
     """Cluster barrier bookkeeping of a batch (created on first use)."""
 
-    __slots__ = ("phase", "arrived", "relaxed")
+    __slots__ = ("phase", "arrived", "relaxed", "cid")
 
-    def __init__(self, nclusters, nslots):
+    def __init__(self, nclusters, nslots, slot_cluster):
         self.phase = np.zeros(nclusters, np.int64)
         # phase a thread arrived in and has not waited on yet; -1: none
         self.arrived = np.full(nslots, -1, np.int64)
         self.relaxed = np.zeros(nclusters, bool)
+        self.cid = slot_cluster              # batch cluster index of every slot
 
 
 class ClusterMixin:
@@ -191,7 +192,8 @@ class ClusterMixin:
     def _cl_state(self):
         st = self.cl_state
         if st is None:
-            st = self.cl_state = ClusterState(self.nctas // self.cluster_size, self.N)
+            st = self.cl_state = ClusterState(self.nctas // self.cluster_size, self.N,
+                                              self.slot_cta // self.cluster_size)
         return st
 
     def _cluster_slots(self, c):
@@ -202,16 +204,23 @@ class ClusterMixin:
         """``barrier.cluster.arrive`` (``wait`` False) or ``.wait`` by the threads of ``sub``
         (``g``: the group at the instruction, ``sub`` its active threads)."""
         st = self._cl_state()
-        cid = self.slot_cta[sub.idx] // self.cluster_size
+        cid = st.cid[sub.idx]
         if not wait:
+            ph = st.phase[cid]
             if self.sanitize:
-                again = st.arrived[sub.idx] == st.phase[cid]
+                again = st.arrived[sub.idx] == ph
                 if again.any():
                     j = int(np.argmax(again))
                     raise self.error(DivergenceError,
                                      "barrier.cluster.arrive by a thread that already arrived in this phase "
                                      "of the cluster barrier (each thread arrives once, then waits)", sub, j, d)
-            st.arrived[sub.idx] = st.phase[cid]
+            st.arrived[sub.idx] = ph
+            if sub.n == self.nlive:
+                # every live thread of the batch arrives: every cluster's phase completes
+                if relaxed:
+                    st.relaxed[:] = True
+                self._cluster_complete(np.arange(len(st.phase)))
+                return None
             for c in np.unique(cid):
                 c = int(c)
                 if relaxed:
@@ -245,16 +254,26 @@ class ClusterMixin:
         """Complete cluster ``c``'s barrier phase when every live thread has arrived in it."""
         st = self.cl_state
         sl = self._cluster_slots(c)
-        if not ((st.arrived[sl] == st.phase[c]) | ~self.live[sl]).all():
-            return
-        if not (st.arrived[sl] == st.phase[c]).any():
-            return          # nobody arrived (every thread exited): nothing completes
-        st.phase[c] += 1
-        if self.shared.race is not None and not st.relaxed[c]:
-            self.shared.race.advance(np.arange(c * self.cluster_size, (c + 1) * self.cluster_size))
-        st.relaxed[c] = False
+        mine = st.arrived[sl] == st.phase[c]
+        if not (mine | ~self.live[sl]).all() or not mine.any():
+            return          # someone has to arrive, or nobody arrived (every thread exited)
+        self._cluster_complete(np.array([c]))
+
+    def _cluster_complete(self, cs):
+        """The current barrier phase of clusters ``cs`` completes: waiters go on; accesses
+        before it are ordered after it for the race checker unless an arrival was relaxed."""
+        st = self.cl_state
+        st.phase[cs] += 1
+        if self.shared.race is not None:
+            ordered = cs[~st.relaxed[cs]]
+            if len(ordered) == len(st.phase):
+                self.shared.race.advance_all()
+            elif len(ordered):
+                k = self.cluster_size
+                self.shared.race.advance((ordered[:, None] * k + np.arange(k)).reshape(-1))
+        st.relaxed[cs] = False
         for h in self.groups:
-            if h.wait is not None and h.wait[0] == "cluster" and h.wait[1] == c:
+            if h.wait is not None and h.wait[0] == "cluster" and np.isin(h.wait[1], cs):
                 h.wait = None
 
     def _cluster_exit(self, g: Group):

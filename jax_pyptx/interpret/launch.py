@@ -164,7 +164,11 @@ def _place(mem, arr, desc, placed, copy_back):
         data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
         if arr.flags.writeable:
             copy_back.append((arr, data))
-    al = mem.gspace.add(data, desc)
+    if not arr.flags.writeable:
+        # stores could not reach the caller's array: refuse them (an input may be read-only;
+        # a kernel that writes it is told so instead of losing the result)
+        desc += ", a read-only array: pass a writable array to receive the results"
+    al = mem.gspace.add(data, desc, readonly=not arr.flags.writeable)
     if arr.flags.c_contiguous and arr.flags.writeable and arr.size:
         start = arr.__array_interface__["data"][0]
         placed.append((start, start + arr.nbytes, al))

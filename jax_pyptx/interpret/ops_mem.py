@@ -247,8 +247,8 @@ def _st(prog, d, ins, scope, dec):
 
 # ----------------------------------------------------------------------------- atomics
 def _views_for(ctx, g, space, addrs, esz):
-    """[(positions or None, numpy view, element indices)] for read-modify-write (the caller
-    writes through the views: the space's ``version`` counts it here)."""
+    """[(positions or None, numpy view, element indices, space)] for read-modify-write (the
+    caller writes through the views and counts a change in the space's ``version``)."""
     dt = np.dtype(UINT[esz * 8])
     if space == "generic":
         out = []
@@ -259,13 +259,11 @@ def _views_for(ctx, g, space, addrs, esz):
         return out
     if space == "global":
         parts = ctx.mem.gspace.locate(addrs, esz, True)
-        ctx.mem.gspace.version += 1
         return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64), "global") for al, pos, off in parts]
     if space == "shared" or space == "shared::cluster":
         banks, offs, _ = shared_target(ctx, g, addrs, space == "shared")
         sh = ctx.shared
         sh._check(offs, esz)
-        sh.version += 1
         f = sh.flat(banks, offs) // esz
         if ctx.sanitize and sh.init is not None:
             bad = sh.iview(esz)[f] != M._ONES[esz]
@@ -278,7 +276,6 @@ def _views_for(ctx, g, space, addrs, esz):
         return [(None, sh.view(dt), f, "shared")]
     if space == "local":
         ctx.local._check(addrs, esz)
-        ctx.local.version += 1
         return [(None, ctx.local.view(dt), ctx.local.flat(g.idx, addrs) // esz, "local")]
     raise M.MemoryFault("out-of-bounds", 0, int(addrs[0]), f"atomics are not allowed on the {space} space", space)
 
@@ -367,44 +364,58 @@ def _atomic(prog, d, ins, scope, dec, has_dst):
         for pos, view, idx, view_space in _views_for(ctx, g, space, addrs, esz):
             sel = np.arange(g.n) if pos is None else pos
             bb, cc = b[sel], (c[sel] if c is not None else None)
-            if not has_dst and op in ("add", "and", "or", "xor") and t.kind in ("unsigned", "signed", "bits") \
-                    or (not has_dst and op == "add" and t.name in ("f64", "f32")):
-                # sequential in-order reduction (np.ufunc.at applies duplicates one by one)
-                tv = view.view(cdt)
-                f = {"add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
-                f.at(tv, idx, bb)
-                if t.name == "f32" and view_space != "shared" and not dec.has(".noftz"):
-                    from .fp import ftz32
-                    tv[idx] = ftz32(tv[idx])
-                continue
-            if len(idx) > 8 and len(idx) - len(np.unique(idx)) > 8 and t.kind != "packed" and t.bits >= 32 \
-                    or len(idx) > 8 and len(np.unique(idx)) == 1 and t.kind != "packed":
-                # heavily contended: apply the operations one by one on NumPy scalars
-                tv = view.view(cdt)
-                ftz = view_space != "shared" and not dec.has(".noftz") and t.name == "f32"
-                for j in range(len(idx)):
-                    k = idx[j]
-                    cur = tv[k]
-                    old_all[sel[j]] = cur
-                    tv[k] = _atom_scalar(op, cur, bb[j], cc[j] if cc is not None else None, ftz)
-                continue
-            rem = np.arange(len(idx))
-            while len(rem):
-                _, first = np.unique(idx[rem], return_index=True)
-                first = np.sort(first)
-                take = rem[first]
-                cur = view[idx[take]].view(cdt)
-                new = _atom_apply(op, t, cur, bb[take], cc[take] if cc is not None else None,
-                                  ftz=view_space != "shared" and not dec.has(".noftz"))
-                view[idx[take]] = np.asarray(new, cdt).view(udt) if np.asarray(new).dtype.itemsize == esz \
-                    else np.asarray(new).astype(cdt).view(udt)
-                old_all[sel[take]] = cur
-                mask = np.ones(len(rem), bool)
-                mask[first] = False
-                rem = rem[mask]
+            before = view[idx]
+            _apply_atomic(op, t, dec, has_dst, view, idx, view_space, sel, bb, cc, old_all, cdt, udt, esz)
+            if not np.array_equal(view[idx], before):
+                # memory changed (a failed cas or a max that keeps the value does not):
+                # counted for the no-progress detector (progress)
+                _SPACE_OF[view_space](ctx).version += 1
         if put is not None:
             put(ctx, g, old_all)
     d.fn = atomic
+
+
+_SPACE_OF = {"global": lambda ctx: ctx.mem.gspace, "shared": lambda ctx: ctx.shared,
+             "local": lambda ctx: ctx.local}
+
+
+def _apply_atomic(op, t, dec, has_dst, view, idx, view_space, sel, bb, cc, old_all, cdt, udt, esz):
+    """Apply one part's atomic operations (in thread order) and record the old values."""
+    if not has_dst and op in ("add", "and", "or", "xor") and t.kind in ("unsigned", "signed", "bits") \
+            or (not has_dst and op == "add" and t.name in ("f64", "f32")):
+        # sequential in-order reduction (np.ufunc.at applies duplicates one by one)
+        tv = view.view(cdt)
+        f = {"add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+        f.at(tv, idx, bb)
+        if t.name == "f32" and view_space != "shared" and not dec.has(".noftz"):
+            from .fp import ftz32
+            tv[idx] = ftz32(tv[idx])
+        return
+    if len(idx) > 8 and len(idx) - len(np.unique(idx)) > 8 and t.kind != "packed" and t.bits >= 32 \
+            or len(idx) > 8 and len(np.unique(idx)) == 1 and t.kind != "packed":
+        # heavily contended: apply the operations one by one on NumPy scalars
+        tv = view.view(cdt)
+        ftz = view_space != "shared" and not dec.has(".noftz") and t.name == "f32"
+        for j in range(len(idx)):
+            k = idx[j]
+            cur = tv[k]
+            old_all[sel[j]] = cur
+            tv[k] = _atom_scalar(op, cur, bb[j], cc[j] if cc is not None else None, ftz)
+        return
+    rem = np.arange(len(idx))
+    while len(rem):
+        _, first = np.unique(idx[rem], return_index=True)
+        first = np.sort(first)
+        take = rem[first]
+        cur = view[idx[take]].view(cdt)
+        new = _atom_apply(op, t, cur, bb[take], cc[take] if cc is not None else None,
+                          ftz=view_space != "shared" and not dec.has(".noftz"))
+        view[idx[take]] = np.asarray(new, cdt).view(udt) if np.asarray(new).dtype.itemsize == esz \
+            else np.asarray(new).astype(cdt).view(udt)
+        old_all[sel[take]] = cur
+        mask = np.ones(len(rem), bool)
+        mask[first] = False
+        rem = rem[mask]
 
 
 register("atom")(lambda p, d, i, s, dec: _atomic(p, d, i, s, dec, True))

@@ -7,6 +7,7 @@ The model:
   ``.maxnreg``, else the most a CTA of its ``.maxntid`` / ``.reqntid`` (with ``.minnctapersm``)
   can hold of the 65536-register file, in units of 8 (ptxas ignores ``setmaxnreg`` in a kernel
   with neither, and so does the interpreter's register accounting);
+* the warps' starting registers must fit the register file (else the launch would fail);
 * the CTA's pool starts empty; ``setmaxnreg.dec`` releases ``(current - N) * 32`` registers of
   the warp into it, ``setmaxnreg.inc`` takes ``(N - current) * 32`` from it and blocks (parks)
   until the pool holds that many: a request that can never be met ends as a deadlock naming
@@ -74,9 +75,17 @@ class RegFile:
                 f"{REGISTER_FILE}-register file): no warp releases enough with setmaxnreg.dec")
 
 
-def _state(ctx) -> RegFile:
+def _state(ctx, sub, d) -> RegFile:
     if ctx.regfile is None:
-        ctx.regfile = RegFile(ctx)
+        rf = RegFile(ctx)
+        if rf.r0 is not None:
+            total = -(-rf.r0 // 8) * 8 * ctx.W * 32
+            if total > REGISTER_FILE:
+                raise ctx.error(InterpreterError,
+                                f"the kernel starts every warp with {rf.r0} registers per thread: {ctx.W} warps "
+                                f"need {total}, more than the {REGISTER_FILE} of the register file (a launch "
+                                f"would fail)", sub, 0, d)
+        ctx.regfile = rf
     return ctx.regfile
 
 
@@ -134,7 +143,7 @@ def _setmaxnreg(prog, d, ins, scope, dec):
         if not (24 <= n <= 256 and n % 8 == 0):
             raise ctx.error(InterpreterError, f"setmaxnreg count {n} is not allowed: 24..256 in steps of 8",
                             sub, 0, d)
-        rf = _state(ctx)
+        rf = _state(ctx, sub, d)
         uw, _ = sub.warp_masks()
         parked = []
         for w in (int(x) for x in uw):

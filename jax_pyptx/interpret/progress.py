@@ -6,8 +6,9 @@ warp parked) never comes; without this it runs until the instruction limit. Ever
 
 * the loop (from the branch target, its head, to the branch, its tail) must be *pure*: every
   instruction in it only reads memory and writes registers (loads, arithmetic, compares,
-  moves, warp votes and shuffles, ``mbarrier.test_wait``/``try_wait``, no-op forms) and every
-  branch in it stays in it. Stores, atomics, barriers, arrivals, calls and exits make a loop
+  moves, warp votes and shuffles, ``mbarrier.test_wait``/``try_wait``, no-op forms), or is an
+  atomic (whose writes count only when they change memory: a spin lock's failing ``cas``),
+  and every branch in it stays in it. Stores, barriers, arrivals, calls and exits make a loop
   impure: it is never reported;
 * the sample is the group's threads, the registers the loop writes, and the memory version
   (``memory`` spaces count their writes, ``Context.mbar_version`` the mbarrier changes).
@@ -17,6 +18,7 @@ warp parked) never comes; without this it runs until the instruction limit. Ever
   samples, so bounded loops are never reported);
 * while another group can still run, the spinning group gives way: the scheduler runs it only
   when nothing else can run, until memory changes (``Group.spin``);
+* copy completions the mbarrier model still defers are applied first (nothing else can run);
 * it is reported, as a ``DeadlockError`` naming each warp's loop (PTX line and the user's
   line) and what every parked warp waits on, only when every other runnable group is also
   such a loop and every other group is parked (a barrier, an mbarrier, a warp sync): then
@@ -35,6 +37,7 @@ import numpy as np
 
 from ..errors import DeadlockError, InterpreterLimitError
 from ..isa import decode
+from . import mbarrier as MB
 from .registry import K_BRA, K_NOP
 from .sync import _lanes
 
@@ -49,6 +52,9 @@ _PURE_NAMES = frozenset((
     "mbarrier.test_wait", "mbarrier.try_wait", "mbarrier.pending_count", "ldmatrix.sync",
     "movmatrix.sync", "mma.sync", "mma.sp", "mma.sp::ordered_metadata", "bra", "nanosleep",
     "bar.warp.sync",
+    # atomics write memory, but only a value that changes counts (ops_mem): a cas that keeps
+    # failing or an add of 0 that polls a counter leaves the memory version as it was
+    "atom", "red",
 ))
 
 
@@ -155,7 +161,10 @@ def check(ctx, g, head: int, tail: int):
             g.spin = ep                 # until memory changes, let the others run first
             ctx.spinning = True
             return                      # something else can still run and write memory
-    if getattr(ctx, "async_pending", None) is not None and ctx.async_pending():
+    if ctx.mbar_deferred:
+        # copies whose completion the mbarrier model defers to "when nothing else can run":
+        # that is now (the running loops cannot change anything); apply them and go on
+        MB.flush(ctx)
         return
     raise _report(ctx, g, head, tail, s)
 
@@ -190,6 +199,11 @@ def _report(ctx, g, head, tail, s):
              f"instructions no thread stored, updated memory atomically or changed an mbarrier; the "
              f"loops only read memory that nothing running writes{'' if not parked else ' and every other warp is parked'}: "
              f"a flag or mbarrier that is never set?)")
+    total = int(np.prod(ctx.launch.grid))
+    if total > ctx.nctas:
+        lines.append(f"  (the interpreter runs the grid's {total} CTAs in batches of {ctx.nctas}: a CTA only sees "
+                     f"what CTAs of its own batch write; a flag that a later CTA would set is never seen, and a "
+                     f"GPU does not promise that CTAs waiting for each other are resident together either)")
     loc = getattr(code[tail].ins, "loc", None)
     return DeadlockError(title + "\n" + "\n".join(lines), loc=loc)
 

@@ -25,5 +25,8 @@ def check(ins, target: Target, version=None, kernel: str = ""):
     """Validate ``ins``; returns its Form, or None for an instruction the table does not know."""
     forms = TABLE.get(ins.opcode)
     if not forms:
-        return None
+        alias = ALIASES.get(ins.opcode)        # bar.cta.sync: the table's bar.sync
+        forms = TABLE.get(alias) if alias else None
+        if not forms:
+            return None
     return _check(ins, target, forms, version=version, kernel=kernel)

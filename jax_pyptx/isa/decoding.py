@@ -16,14 +16,17 @@ from types import MappingProxyType
 from ..errors import ValidationError
 from ..types import PtxType, by_name, is_type_name
 from .model import Form
-from .validate import effective, match_modifiers, specs_of
+from .validate import effective, match_modifiers, optype, specs_of
+
+# operand kinds whose immediates are plain integers whatever the instruction's type
+_PLAIN_INT = frozenset(("i", "p", "pd", "pq", "l", "a", "_"))
 
 
 class Decoding:
     """One instruction's form and its chosen modifiers (group name -> option, e.g.
     ``{"space": ".global", "vec": ".v4", "type": ".f32"}``). Shared and read-only."""
 
-    __slots__ = ("form", "chosen", "modifiers", "type", "types")
+    __slots__ = ("form", "chosen", "modifiers", "type", "types", "_imm_types")
 
     def __init__(self, form: Form, chosen: dict, modifiers: tuple):
         self.form = form
@@ -31,6 +34,28 @@ class Decoding:
         self.modifiers = modifiers
         self.types = tuple(by_name(m) for m in modifiers if is_type_name(m))
         self.type = self.types[-1] if self.types else None
+        self._imm_types = None
+
+    def imm_types(self) -> tuple:
+        """Per operand of the form, the type its immediates take (how they print), by the
+        operand's kind in the table, never the instruction's type suffix alone:
+
+        * ``i`` (counts, sizes, selectors, scale / transpose flags), predicates, labels and
+          argument lists: ``None``, a plain integer;
+        * an operand with a ``:type``: that type (``mad.wide.s32``'s ``c`` is ``.s64``'s
+          width, ``cvt.f32.s32``'s source ``.s32``);
+        * an operand without one: the instruction's type (its last type modifier).
+        """
+        got = self._imm_types
+        if got is None:
+            out = []
+            for sp in specs_of(self.form):
+                if sp.kind in _PLAIN_INT:
+                    out.append(None)
+                else:
+                    out.append(optype(sp, self.chosen) or self.type)
+            got = self._imm_types = tuple(out)
+        return got
 
     @property
     def name(self) -> str:

@@ -89,6 +89,7 @@ for shape, na, nb, ptx in ((".m16n8k32", 4, 2, (8, 4)), (".m16n8k16", 2, 1, (8, 
 
 
 # --------------------------------------------------------------------------- sparse mma
+SEL4, SEL2, SEL1 = "i=0..3", "i=0..1", "i=0"
 # mma.sp{::ordered_metadata}.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype
 # d, a, b, c, e (metadata), f (sparsity selector); A holds half of its dense K. ::ordered_metadata:
 # PTX ISA 8.5. (shape, a/b regs) per multiplicand type; fp8 on sm_89 from PTX ISA 8.4.
@@ -98,31 +99,34 @@ for name, ptx_min in (("mma.sp", (7, 1)), ("mma.sp::ordered_metadata", (8, 5))):
                     min_sm=sm, min_ptx=max(ptx, ptx_min), family="mma",
                     doc=doc or f"{name}.sync.aligned.shape.row.col.dtype.atype.btype.ctype "
                                f"d, a, b, c, e, f")
-    for shape, n in ((".m16n8k16", 2), (".m16n8k32", 4)):
+    # the sparsity selector f: which threads of a group supply the metadata (PTX ISA "sparse
+    # mma"; ptxas 13.5 agrees): 0..3 for the smaller K of a 16-bit or tf32 type, 0..1 for the
+    # larger and for the smaller K of an integer type, 0 for the larger integer K and fp8
+    for shape, n, sel in ((".m16n8k16", 2, SEL4), (".m16n8k32", 4, SEL2)):
         for dt, ct in ((".f16", ".f16"), (".f32", ".f32")):
             acc = _v(2) if dt == ".f16" else _v(4, "f32")
             FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
                               R("dtype", dt), R("atype", ".f16"), R("btype", ".f16"),
-                              R("ctype", ct)], (acc, _v(n), _v(n), acc, "r:b32", "i")))
+                              R("ctype", ct)], (acc, _v(n), _v(n), acc, "r:b32", sel)))
         FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
                           R("dtype", ".f32"), R("atype", ".bf16"), R("btype", ".bf16"),
                           R("ctype", ".f32")],
-                         (_v(4, "f32"), _v(n), _v(n), _v(4, "f32"), "r:b32", "i")))
-    for shape, n in ((".m16n8k8", 2), (".m16n8k16", 4)):
+                         (_v(4, "f32"), _v(n), _v(n), _v(4, "f32"), "r:b32", sel)))
+    for shape, n, sel in ((".m16n8k8", 2, SEL4), (".m16n8k16", 4, SEL2)):
         FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
                           R("dtype", ".f32"), R("atype", ".tf32"), R("btype", ".tf32"),
                           R("ctype", ".f32")],
-                         (_v(4, "f32"), _v(n), _v(n), _v(4, "f32"), "r:b32", "i")))
-    for shapes, types in (((".m16n8k32", 2), (".m16n8k64", 4)), (".u8", ".s8")), \
-            (((".m16n8k64", 2), (".m16n8k128", 4)), (".u4", ".s4")):
-        for shape, n in shapes:
+                         (_v(4, "f32"), _v(n), _v(n), _v(4, "f32"), "r:b32", sel)))
+    for shapes, types in (((".m16n8k32", 2, SEL2), (".m16n8k64", 4, SEL1)), (".u8", ".s8")), \
+            (((".m16n8k64", 2, SEL2), (".m16n8k128", 4, SEL1)), (".u4", ".s4")):
+        for shape, n, sel in shapes:
             FORMS.append(_sp([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
                               G("sat", ".satfinite"), R("dtype", ".s32"), R("atype", *types),
                               R("btype", *types), R("ctype", ".s32")],
-                             (_v(4, "s32"), _v(n), _v(n), _v(4, "s32"), "r:b32", "i")))
+                             (_v(4, "s32"), _v(n), _v(n), _v(4, "s32"), "r:b32", sel)))
     FORMS.append(_sp([R("shape", ".m16n8k64"), R("alayout", ".row"), R("blayout", ".col"),
                       R("dtype", ".f32"), R("atype", *F8), R("btype", *F8), R("ctype", ".f32")],
-                     (_v(4, "f32"), _v(4), _v(4), _v(4, "f32"), "r:b32", "i"), sm=89,
+                     (_v(4, "f32"), _v(4), _v(4), _v(4, "f32"), "r:b32", SEL1), sm=89,
                      ptx=(8, 4)))
 
 
@@ -167,13 +171,15 @@ FORMS += [
                            R("type", ".b8")), ("m", "v@regs:b32"), min_sm=100, archs=SM100A,
          min_ptx=(8, 6), family="mma", counts=(("regs", _X1),)),
     Form("movmatrix.sync", (R("aligned", ".aligned"), R("shape", ".m8n8"), R("trans", ".trans"),
-                            R("type", ".b16")), ("d:b32", "s:b32"), min_sm=75, min_ptx=(7, 8),
+                            R("type", ".b16")), ("d:b32", "r:b32"), min_sm=75, min_ptx=(7, 8),
          family="mma"),
 ]
 
 # --------------------------------------------------------------------------- cp.async
 _CA = (R("cop", ".ca", ".cg"), R("dst", *SHARED, gate={".shared::cta": (80, (7, 8))}),
        R("src", ".global"))
+# cp-size: 4, 8 or 16 bytes with .ca; 16 with .cg (PTX ISA "cp.async")
+CP_SIZE = "i=cop{.ca:4|8|16;.cg:16}"
 # .level::prefetch_size: PTX ISA 7.4 (cp.async "PTX ISA Notes"; ptxas: "cache prefetching")
 _PF = G("prefetch", ".L2::64B", ".L2::128B", ".L2::256B",
         gate={o: (80, (7, 4)) for o in (".L2::64B", ".L2::128B", ".L2::256B")})
@@ -181,13 +187,13 @@ for hint in (False, True):
     h = (R("hint", ".L2::cache_hint"),) if hint else ()
     pol = ("r:b64",) if hint else ()
     FORMS += [
-        Form("cp.async", _CA + h + (_PF,), ("m", "m", "i") + pol, min_sm=80,
+        Form("cp.async", _CA + h + (_PF,), ("m", "m", CP_SIZE) + pol, min_sm=80,
              min_ptx=(7, 4) if hint else (7, 0), family="async-copy",
              doc="cp.async.ca|cg.shared.global [dst], [src], cp-size"),
-        Form("cp.async", _CA + h + (_PF,), ("m", "m", "i", "s:u32") + pol, min_sm=80,
+        Form("cp.async", _CA + h + (_PF,), ("m", "m", CP_SIZE, "s:u32") + pol, min_sm=80,
              min_ptx=(7, 4) if hint else (7, 0), family="async-copy",
              doc="... cp-size, src-size (bytes past src-size are zero-filled)"),
-        Form("cp.async", _CA + h + (_PF,), ("m", "m", "i", "p") + pol, min_sm=80,
+        Form("cp.async", _CA + h + (_PF,), ("m", "m", CP_SIZE, "p") + pol, min_sm=80,
              min_ptx=(7, 5) if not hint else (7, 5), family="async-copy",
              doc="... cp-size, ignore-src (predicate: fill with zeros)"),
     ]

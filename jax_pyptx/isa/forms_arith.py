@@ -25,7 +25,7 @@ def _i(name, groups, ops, sm=20, ptx=(1, 0), doc=""):
 FORMS = []
 
 # ----------------------------------------------------------------------------- integer
-FORMS.append(_i("add", [R("type", *PAIR)], ("d:b32", "s:b32", "s:b32"), sm=90, ptx=(8, 0),
+FORMS.append(_i("add", [R("type", *PAIR)], ("d:b32", "r:b32", "r:b32"), sm=90, ptx=(8, 0),
                 doc="add.u16x2 / .s16x2 (SIMD)"))
 for op in ("add", "sub"):
     FORMS += [
@@ -67,7 +67,7 @@ FORMS += [
 for op in ("min", "max"):
     FORMS += [
         _i(op, [R("type", *INT)], D3),
-        _i(op, [R("type", *PAIR)], ("d:b32", "s:b32", "s:b32"), sm=90, ptx=(8, 0)),
+        _i(op, [R("type", *PAIR)], ("d:b32", "r:b32", "r:b32"), sm=90, ptx=(8, 0)),
         _i(op, [R("relu", ".relu"), R("type", ".s32", ".s16x2")], D3, sm=90, ptx=(8, 0)),
     ]
 
@@ -77,7 +77,7 @@ for op in ("add", "sub", "mul"):
         _f(op, [G("rnd", *RND), G("ftz", ".ftz"), G("sat", ".sat"), R("type", ".f32")], D3),
         _f(op, [G("rnd", *RND), R("type", ".f64")], D3, sm=13),
         _f(op, [G("rnd", *RND), G("ftz", ".ftz"), R("type", ".f32x2")],
-           ("d:b64", "s:b64", "s:b64"), sm=100, ptx=(8, 6), doc=f"{op}.f32x2 (packed pair)"),
+           ("d:b64", "r:b64", "r:b64"), sm=100, ptx=(8, 6), doc=f"{op}.f32x2 (packed pair)"),
         _f(op, [G("rnd", ".rn"), G("ftz", ".ftz"), G("sat", ".sat"), R("type", *F16)], D3,
            sm=53, ptx=(4, 2), fam="half"),
         _f(op, [G("rnd", ".rn"), R("type", *BF16)], D3, sm=90, ptx=(7, 8), fam="half"),
@@ -90,7 +90,7 @@ FORMS += [
     _f("fma", [R("rnd", *RND), G("ftz", ".ftz"), G("sat", ".sat"), R("type", ".f32")], D4),
     _f("fma", [R("rnd", *RND), R("type", ".f64")], D4, sm=13),
     _f("fma", [R("rnd", *RND), G("ftz", ".ftz"), R("type", ".f32x2")],   # no .sat (ptxas)
-       ("d:b64", "s:b64", "s:b64", "s:b64"), sm=100, ptx=(8, 6)),
+       ("d:b64", "r:b64", "r:b64", "r:b64"), sm=100, ptx=(8, 6)),
     _f("fma", [R("rnd", ".rn"), G("ftz", ".ftz"), G("sat", ".sat"), R("type", *F16)], D4,
        sm=53, ptx=(4, 2), fam="half"),
     _f("fma", [R("rnd", ".rn"), G("ftz", ".ftz"), R("relu", ".relu"), R("type", *F16)], D4,

@@ -11,6 +11,8 @@ ASEM = G("sem", ".release", ".relaxed", gate={".release": (90, (8, 0)), ".relaxe
 WSEM = G("sem", ".acquire", ".relaxed", gate={".acquire": (90, (8, 0)), ".relaxed": (90, (8, 6))})
 SCOPE = G("scope", ".cta", ".cluster", gate={".cta": (90, (8, 0)), ".cluster": (90, (8, 0))})
 B64 = R("type", ".b64")
+# arrival counts are 1..2^20-1, a tx-count 0..2^20-1, a phase parity 0 or 1 (PTX ISA "mbarrier")
+TX = "s:u32=0..1048575"
 
 
 def _m(name, groups, ops, sm=80, ptx=(7, 0), doc=""):
@@ -18,38 +20,39 @@ def _m(name, groups, ops, sm=80, ptx=(7, 0), doc=""):
 
 
 FORMS = [
-    _m("mbarrier.init", [SHARED, B64], ("m", "s:u32"), doc="mbarrier.init.shared.b64 [a], count"),
+    _m("mbarrier.init", [SHARED, B64], ("m", "s:u32=1..1048575"),
+       doc="mbarrier.init.shared.b64 [a], count"),
     _m("mbarrier.inval", [SHARED, B64], ("m",)),
     _m("mbarrier.pending_count", [B64], ("d:u32", "r:b64")),
 ]
 for name in ("mbarrier.arrive", "mbarrier.arrive_drop"):
     FORMS += [
-        _m(name, [ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", "s:u32?"),
+        _m(name, [ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", "s:u32?=1..1048575"),
            doc=f"{name}{{.sem}}{{.scope}}{{.shared}}.b64 state, [a]{{, count}}"),
-        _m(name, [ASEM, SCOPE, REMOTE, B64], ("_", "m", "s:u32?"), sm=90, ptx=(8, 0),
+        _m(name, [ASEM, SCOPE, REMOTE, B64], ("_", "m", "s:u32?=1..1048575"), sm=90, ptx=(8, 0),
            doc=f"{name}{{.sem}}{{.scope}}.shared::cluster.b64 _, [a]{{, count}} (remote)"),
-        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", "s:u32"),
+        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", TX),
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx... state, [a], tx_count"),
-        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, REMOTE, B64], ("_", "m", "s:u32"),
+        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, REMOTE, B64], ("_", "m", TX),
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx....shared::cluster.b64 _, [a], tx_count"),
         _m(name, [R("nocomplete", ".noComplete"),
                   G("sem", ".release", gate={".release": (90, (8, 0))}),
                   G("scope", ".cta", gate={".cta": (90, (8, 0))}),
-                  SHARED, B64], ("d_:b64", "m", "s:u32"),
+                  SHARED, B64], ("d_:b64", "m", "s:u32=1..1048575"),
            doc=f"{name}.noComplete.shared.b64 state, [a], count"),
     ]
 for name in ("mbarrier.expect_tx", "mbarrier.complete_tx"):
     FORMS.append(_m(name, [G("sem", ".relaxed"), SCOPE,
                            G("space", ".shared", ".shared::cta", ".shared::cluster"), B64],
-                    ("m", "s:u32"), sm=90, ptx=(8, 0), doc=f"{name}... [a], tx_count"))
+                    ("m", TX), sm=90, ptx=(8, 0), doc=f"{name}... [a], tx_count"))
 FORMS += [
     _m("mbarrier.test_wait", [WSEM, SCOPE, SHARED, B64], ("pd", "m", "r:b64"),
        doc="mbarrier.test_wait.shared.b64 done, [a], state"),
     _m("mbarrier.test_wait", [R("parity", ".parity"), WSEM, SCOPE, SHARED, B64],
-       ("pd", "m", "s:u32"), ptx=(7, 1), doc="mbarrier.test_wait.parity... done, [a], parity"),
+       ("pd", "m", "s:u32=0|1"), ptx=(7, 1), doc="mbarrier.test_wait.parity... done, [a], parity"),
     _m("mbarrier.try_wait", [WSEM, SCOPE, SHARED, B64], ("pd", "m", "r:b64", "s:u32?"), sm=90,
        ptx=(7, 8), doc="mbarrier.try_wait... done, [a], state{, suspendTimeHint}"),
     _m("mbarrier.try_wait", [R("parity", ".parity"), WSEM, SCOPE, SHARED, B64],
-       ("pd", "m", "s:u32", "s:u32?"), sm=90, ptx=(7, 8),
+       ("pd", "m", "s:u32=0|1", "s:u32?"), sm=90, ptx=(7, 8),
        doc="mbarrier.try_wait.parity... done, [a], parity{, suspendTimeHint}"),
 ]

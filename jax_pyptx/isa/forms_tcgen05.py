@@ -20,6 +20,8 @@ COLLECTOR = (".collector::a::fill", ".collector::a::use", ".collector::a::lastus
 WS_COLLECTOR = tuple(f".collector::b{i}::{op}" for i in range(4)
                      for op in ("fill", "use", "lastuse", "discard"))
 SHAPES = {"." + s: v for s, v in TCGEN05_LD_SHAPES.items()}     # .shape -> (regs per .num, max)
+# columns of Tensor Memory: a power of 2 from 32 to 512 (PTX ISA "tcgen05.alloc")
+NCOLS = "s:u32=32|64|128|256|512"
 NUMS = (".x1", ".x2", ".x4", ".x8", ".x16", ".x32", ".x64", ".x128")
 
 
@@ -38,8 +40,8 @@ def _t(name, groups, ops, doc="", ptx=(8, 6), counts=(), cpu=""):
 
 FORMS = [
     _t("tcgen05.alloc", [CTA, *SYNC, G("space", ".shared::cta"), R("type", ".b32")],
-       ("m", "s:u32"), "tcgen05.alloc.cta_group.sync.aligned.shared::cta.b32 [dst], nCols"),
-    _t("tcgen05.dealloc", [CTA, *SYNC, R("type", ".b32")], ("r:b32", "s:u32"),
+       ("m", NCOLS), "tcgen05.alloc.cta_group.sync.aligned.shared::cta.b32 [dst], nCols"),
+    _t("tcgen05.dealloc", [CTA, *SYNC, R("type", ".b32")], ("r:b32", NCOLS),
        "tcgen05.dealloc.cta_group.sync.aligned.b32 taddr, nCols"),
     _t("tcgen05.relinquish_alloc_permit", [CTA, *SYNC], ()),
     _t("tcgen05.fence::before_thread_sync", [], (), cpu="nop"),
@@ -89,7 +91,7 @@ for sparse in (False, True):
         src = "a-desc" if a_desc else "[a-tmem]"
         extra = [] if a_desc else [G("ashift", ".ashift")]
         # the optional scale-input-d immediate exists for kind::f16 and kind::tf32 only
-        for kinds, scale in ((KINDS[:2], ("i?",)), (KINDS[2:], ())):
+        for kinds, scale in ((KINDS[:2], ("i?=0..15",)), (KINDS[2:], ())):
             for lanes in (False, True):
                 FORMS.append(_t(name, [CTA, R("kind", *kinds), *extra, G("collector", *COLLECTOR)],
                                 ("m", a, "r:b64") + meta + ("r:b32",) +

@@ -12,6 +12,10 @@ B8_6 = {o: (SM100A, (8, 6)) for o in (".cta_group::1", ".cta_group::2", ".tile::
                                       ".im2col::w", ".im2col::w::128", ".tile::scatter4")}
 
 
+# the byte count of a non-tensor bulk copy / reduction is a multiple of 16 (PTX ISA
+# "cp.async.bulk", "cp.reduce.async.bulk", "cp.async.bulk.prefetch")
+SIZE = "s:u32=0../16"
+
 def _gate(*opts):
     """The sm_100a gates of ``opts`` only (a group's gates must name its own options: a gate
     on another group's option would fire for it)."""
@@ -108,21 +112,21 @@ for hint in (False, True):
            cpu="nop"),
         # ---------------------------------------------------------------- non-tensor bulk
         _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
-                             R("completion", ".bulk_group")] + h, ("m", "m", "s:u32") + pol,
+                             R("completion", ".bulk_group")] + h, ("m", "m", SIZE) + pol,
            "cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size"),
         _t("cp.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                              R("completion", ".bulk_group")] + h + [R("mask", ".cp_mask")],
-           ("m", "m", "s:u32") + pol + ("s:b16",), "... .cp_mask [dst], [src], size, byteMask",
+           ("m", "m", SIZE) + pol + ("s:b16",), "... .cp_mask [dst], [src], size, byteMask",
            ptx=(8, 6), sm=100),
         _t("cp.async.bulk.prefetch", [R("level", ".L2"), R("src", ".global")] + h,
-           ("m", "s:u32") + pol, "cp.async.bulk.prefetch.L2.global [src], size", cpu="nop"),
+           ("m", SIZE) + pol, "cp.async.bulk.prefetch.L2.global [src], size", cpu="nop"),
     ]
     for multicast in (False, True):
         dst = R("dst", ".shared::cluster") if multicast else \
             R("dst", ".shared::cluster", ".shared::cta", gate={".shared::cta": (90, (8, 6))})
         FORMS.append(_t("cp.async.bulk", [dst, R("src", ".global"), TX] +
                         ([R("multicast", ".multicast::cluster")] if multicast else []) + h,
-                        ("m", "m", "s:u32", "m") + (("s:u16",) if multicast else ()) + pol,
+                        ("m", "m", SIZE, "m") + (("s:u16",) if multicast else ()) + pol,
                         "global -> shared: [dst], [src], size, [mbar]"))
     # reductions from shared::cta to global
     for ops_types in (((".and", ".or", ".xor"), (".b32", ".b64")), ((".inc", ".dec"), (".u32",)),
@@ -131,19 +135,19 @@ for hint in (False, True):
         FORMS.append(_t("cp.reduce.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                                                  R("completion", ".bulk_group")] + h +
                         [R("op", *ops_types[0]), R("type", *ops_types[1])],
-                        ("m", "m", "s:u32") + pol, "shared::cta -> global reduction"))
+                        ("m", "m", SIZE) + pol, "shared::cta -> global reduction"))
     FORMS.append(_t("cp.reduce.async.bulk", [R("dst", ".global"), R("src", ".shared::cta"),
                                              R("completion", ".bulk_group")] + h +
                     [R("op", ".add"), R("noftz", ".noftz"),
-                     R("type", ".f16", ".bf16")], ("m", "m", "s:u32") + pol,
+                     R("type", ".f16", ".bf16")], ("m", "m", SIZE) + pol,
                     "shared::cta -> global f16/bf16 add (.noftz; min/max take no .noftz)"))
 FORMS += [
     _t("cp.async.bulk", [R("dst", ".shared::cluster"), R("src", ".shared::cta"), TX],
-       ("m", "m", "s:u32", "m"), "shared::cta -> shared::cluster: [dst], [src], size, [mbar]"),
+       ("m", "m", SIZE, "m"), "shared::cta -> shared::cluster: [dst], [src], size, [mbar]"),
 ] + [
     _t("cp.reduce.async.bulk", [R("dst", ".shared::cluster"), R("src", ".shared::cta"), TX,
                                 R("op", *ops), R("type", *types)],
-       ("m", "m", "s:u32", "m"), "shared::cta -> shared::cluster reduction")
+       ("m", "m", SIZE, "m"), "shared::cta -> shared::cluster reduction")
     for ops, types in (((".and", ".or", ".xor"), (".b32",)), ((".inc", ".dec"), (".u32",)),
                        ((".min", ".max"), (".u32", ".s32")), ((".add",), (".u32", ".s32", ".u64")))
 ] + [

@@ -23,6 +23,9 @@ def _w(name, groups, ops, doc, ptx=(8, 0), cpu=""):
 
 
 SYNC = (R("sync", ".sync"), R("aligned", ".aligned"))
+# imm-scale-a/b negate (-1) or keep (1) an input; imm-trans-a/b transpose it (1) or not (0)
+SCALE = "i=-1|1"
+TRANS = "i=0|1"
 # (label, k, N list, dtypes, atypes, btypes, fp-scale/negate operands, transpose allowed)
 COMBOS = (
     ("f16", 16, N_ALL, (".f16", ".f32"), (".f16",), (".f16",), True, True),
@@ -47,8 +50,10 @@ def _dense_and_sparse():
     for sparse in (False, True):
         name = "wgmma.mma_async.sp" if sparse else "wgmma.mma_async"
         ptx = (8, 2) if sparse else (8, 0)
-        meta = ("r:b32", "i") if sparse else ()
         for label, k, ns, dts, ats, bts, fp, trans in COMBOS:
+            # the sparsity selector: 0 or 1 for 16-bit and tf32 inputs, 0 for 8-bit ones
+            meta = ("r:b32", "i=0|1" if label in ("f16", "bf16", "tf32") else "i=0") \
+                if sparse else ()
             kk = k * 2 if sparse else k
             for dt in dts:
                 acc = "v@acc:" + {".f16": "b32", ".f32": "f32", ".s32": "s32"}[dt]
@@ -56,10 +61,10 @@ def _dense_and_sparse():
                 if label.startswith("int8"):
                     groups.append(G("sat", ".satfinite"))
                 groups += [R("dtype", dt), R("atype", *ats), R("btype", *bts)]
-                scale = ("i", "i") if fp else ()
+                scale = (SCALE, SCALE) if fp else ()
                 for a_desc in (True, False):
                     a = "r:b64" if a_desc else "v4:b32"
-                    tr = (("i", "i") if a_desc else ("i",)) if trans else ()
+                    tr = ((TRANS, TRANS) if a_desc else (TRANS,)) if trans else ()
                     ops = (acc, a, "r:b64") + meta + ("p",) + scale + tr
                     src = "a-desc" if a_desc else "a (registers)"
                     out.append(_w(name, groups, ops,

@@ -35,6 +35,16 @@ kind      meaning
 
 ``:type`` names a modifier group whose chosen option is the operand's type, or a literal type
 (``:u32``, ``:b64``); a trailing ``?`` makes the operand optional (only trailing ones).
+
+``=range`` (last) records the values the PTX ISA allows an immediate of the operand (a register
+is not checked): ``i=24..256/8`` (24 to 256, a multiple of 8), ``s:u32=0..15``,
+``s:u32=32../32`` (no upper bound), ``i=-1|1`` (these values), or a range chosen by a modifier
+group's option, ``i=cop{.ca:4|8|16;.cg:16}`` (an option not listed: no check).
+The validator refuses an immediate outside it, naming the range.
+
+How an immediate prints follows the operand's kind, never the instruction's type suffix: ``i``
+operands (counts, sizes, selectors, scale/transpose flags) and predicate immediates are plain
+integers; ``s`` operands print as their resolved ``:type`` (``0f3F800000`` for ``:f32``).
 A ``v`` operand's length is a literal count (``v4``), the ``.vN`` option of the form's
 ``vec_group``, or ``v@name``: computed by the form's ``counts`` rule ``name`` from the chosen
 modifiers (wgmma accumulators, tcgen05.ld registers). ``d1`` / ``s1`` are ``d`` / ``s`` that
@@ -126,6 +136,76 @@ def _gates(gate) -> tuple:
             sm = min(int(a[3:].rstrip("af")) for a in archs)
             out.append((opt, sm, archs, tuple(ptx)))
     return tuple(out)
+
+
+class Range:
+    """The values the PTX ISA allows an immediate operand: ``lo..hi`` (``hi`` None: no upper
+    bound) in steps of ``step`` from 0, or exactly ``values``."""
+
+    __slots__ = ("lo", "hi", "step", "values")
+
+    def __init__(self, lo=None, hi=None, step=1, values=()):
+        self.lo, self.hi, self.step, self.values = lo, hi, step, tuple(values)
+
+    def allows(self, v: int, chosen=None) -> bool:
+        if self.values:
+            return v in self.values
+        return self.lo <= v and (self.hi is None or v <= self.hi) and v % self.step == 0
+
+    def describe(self, chosen=None) -> str:
+        if self.values:
+            vals = [str(v) for v in self.values]
+            return vals[0] if len(vals) == 1 else ", ".join(vals[:-1]) + " or " + vals[-1]
+        text = f"{self.lo} or more" if self.hi is None else f"{self.lo}..{self.hi}"
+        return text + (f", a multiple of {self.step}" if self.step > 1 else "")
+
+    def __repr__(self):
+        return f"Range({self.describe()})"
+
+
+class ChosenRange:
+    """A range chosen by the option of modifier group ``group`` (``{option: Range}``)."""
+
+    __slots__ = ("group", "by_option")
+
+    def __init__(self, group: str, by_option: dict):
+        self.group, self.by_option = group, by_option
+
+    def pick(self, chosen):
+        return self.by_option.get((chosen or {}).get(self.group))
+
+    def allows(self, v: int, chosen=None) -> bool:
+        r = self.pick(chosen)
+        return r is None or r.allows(v)
+
+    def describe(self, chosen=None) -> str:
+        r = self.pick(chosen)
+        opt = (chosen or {}).get(self.group)
+        return f"{r.describe()} (with {opt})" if r is not None else "any"
+
+
+_RANGE_RE = re.compile(r"^(-?\d+)\.\.(-?\d+)?(?:/(\d+))?$")
+_CHOSEN_RE = re.compile(r"^(\w+)\{(.*)\}$")
+
+
+def parse_range(text: str):
+    """``"24..256/8"`` / ``"0..15"`` / ``"32../32"`` / ``"-1|1"`` / ``"cop{.ca:4|8|16;.cg:16}"``
+    -> ``Range`` / ``ChosenRange`` (see the module docstring)."""
+    m = _CHOSEN_RE.match(text)
+    if m:
+        by = {}
+        for part in m.group(2).split(";"):
+            opt, _, sub = part.partition(":")
+            by[opt.strip()] = parse_range(sub.strip())
+        return ChosenRange(m.group(1), by)
+    m = _RANGE_RE.match(text)
+    if m:
+        lo, hi, step = m.groups()
+        return Range(int(lo), None if hi is None else int(hi), int(step or 1))
+    try:
+        return Range(values=[int(v) for v in text.split("|")])
+    except ValueError:
+        raise ValueError(f"bad immediate range {text!r}") from None
 
 
 def G(name: str, *options: str, required: bool = False, gate=None) -> Group:

@@ -4,19 +4,22 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..errors import ArchError, PtxTypeError, ValidationError
+from ..errors import ArchError, PtxTypeError, PtxValueError, ValidationError
 from ..ir.nodes import Addr, Imm, Instruction, ParenList, PredPair, Reg, Sink, Sym, Vec
 from ..ir.render import operand
 from ..types import PtxType, by_name, is_type_name
-from .model import Form, Target
+from .model import Form, Target, parse_range
 
 _SPEC_RE = re.compile(r"^(pd|pq|dp|tx|d\|p|[dsripmtavlx_])(\d*|@\w+)(_?)(?::([\w.:]+))?(\?)?$")
 
 
 class Spec:
-    __slots__ = ("kind", "count", "type", "optional", "rule", "sink")
+    """One operand spec of a form (``kind[count][:type][?][=range]``, see :mod:`.model`)."""
+
+    __slots__ = ("kind", "count", "type", "optional", "rule", "sink", "range")
 
     def __init__(self, text: str):
+        text, eq, rng = text.partition("=")
         m = _SPEC_RE.match(text)
         if not m:
             raise ValueError(f"bad operand spec {text!r}")
@@ -25,6 +28,7 @@ class Spec:
         self.rule = count[1:] if count.startswith("@") else None
         self.count = int(count) if count and not self.rule else 0
         self.optional = bool(opt)
+        self.range = parse_range(rng) if eq else None
 
 
 _SPECS: dict = {}
@@ -93,9 +97,16 @@ def _allowed(inst_t: PtxType) -> str:
     return f"{inst_t.name}/b{inst_t.bits}"
 
 
+def no_immediates(t: PtxType) -> bool:
+    """PTX has no immediates of the half-precision, 8-bit and narrower float types nor of the
+    packed ones (.f16, .bf16, .e4m3, .f16x2, ...): ptxas refuses them ("Arguments mismatch");
+    such a constant goes through a ``mov.bN`` into a register."""
+    return t.kind == "packed" or (t.kind == "float" and t.bits < 32)
+
+
 def _imm_fits(text: str, t: PtxType) -> bool:
     if t.kind in ("float", "packed"):
-        return True
+        return not no_immediates(t)
     if text[:2] in ("0f", "0F", "0d", "0D"):
         # a hex float literal: only a bit-size type of its exact width (ptxas: mov.b32 takes
         # 0f..., mov.b64 0d..., integer types neither)
@@ -107,7 +118,42 @@ def _imm_fits(text: str, t: PtxType) -> bool:
     return -(1 << (t.bits - 1)) <= v < (1 << t.bits)
 
 
-def _optype(spec: Spec, chosen: dict):
+def imm_int(text: str):
+    """The integer an immediate's text spells (PTX: decimal, 0x hex, 0b binary, 0 octal, a
+    trailing U), or None (a float literal, a symbol expression)."""
+    t = text.rstrip("Uu")
+    neg = t.startswith("-")
+    if neg:
+        t = t[1:]
+    try:
+        if t[:2] in ("0x", "0X", "0b", "0B"):
+            v = int(t, 0)
+        elif len(t) > 1 and t[0] == "0":
+            v = int(t, 8)
+        else:
+            v = int(t)
+    except ValueError:
+        return None
+    return -v if neg else v
+
+
+def _range_error(op, spec: Spec, chosen) -> str | None:
+    """An error if the immediate ``op`` is outside the values the ISA allows the operand."""
+    v = imm_int(op.text)
+    if v is None:
+        return f"expected an integer immediate, got {op.text}"
+    if spec.range.allows(v, chosen):
+        return None
+    return RangeMsg(f"immediate {op.text} is out of range; allowed: "
+                    f"{spec.range.describe(chosen)}")
+
+
+class RangeMsg(str):
+    """An operand error that is a value out of the ISA's range (raised as PtxValueError)."""
+
+
+def optype(spec: Spec, chosen) -> PtxType | None:
+    """The type of an operand spec once the form's modifiers are chosen (None: untyped)."""
     if spec.type is None:
         return None
     opt = chosen.get(spec.type)
@@ -178,8 +224,11 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
             return _reg_error(op, t, form)
         if kind is Imm and k == "s":
             if t is not None and not _imm_fits(op.text, t):
+                if no_immediates(t):
+                    return (f"a .{t.name} operand cannot be an immediate (got {op.text}); put "
+                            f"the value in a register first (mov.b{t.bits})")
                 return f"immediate {op.text} does not fit .{t.name}"
-            return None
+            return None if spec.range is None else _range_error(op, spec, chosen)
         if kind is Sym and k == "s":
             return None   # address of a variable
         if kind is Sink and k == "d" and spec.sink:
@@ -187,14 +236,18 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
         want = {"d": "a destination register", "r": "a register", "s": "a register or immediate"}[k]
         return f"expected {want}, got {_describe(op)}"
     if k == "i":
-        return None if kind is Imm else f"expected an immediate, got {_describe(op)}"
+        if kind is not Imm:
+            return f"expected an immediate, got {_describe(op)}"
+        return None if spec.range is None else _range_error(op, spec, chosen)
     if k == "_":
         return None if kind is Sink else f"expected the sink _, got {_describe(op)}"
     if k == "p":
         if kind is Reg and (op.type is None or op.type.kind == "pred"):
             return None
         if kind is Imm and form.name.startswith(("wgmma.mma_async", "tcgen05.mma")):
-            return None
+            v = imm_int(op.text)     # a predicate immediate: false or true
+            return None if v in (0, 1) else \
+                RangeMsg(f"immediate {op.text} is out of range; allowed: 0 or 1")
         return f"expected a predicate, got {_describe(op)}"
     if k == "pd":
         if _is_pred(op):
@@ -281,13 +334,20 @@ class _Cand:
     def __init__(self, form, chosen):
         self.form, self.chosen = form, chosen
         self.specs = specs_of(form)
-        self.types = [_optype(sp, chosen) for sp in self.specs]
+        self.types = [optype(sp, chosen) for sp in self.specs]
         self.lo = sum(1 for sp in self.specs if not sp.optional)
         self.hi = len(self.specs)
         self.supports = {}
 
 
 _CANDS: dict = {}
+
+
+def _supports(c: _Cand, target: Target) -> bool:
+    sup = c.supports.get(target.name)
+    if sup is None:
+        sup = c.supports[target.name] = target.supports(c.form)
+    return sup
 
 
 def _candidates(ins, forms):
@@ -326,13 +386,44 @@ def check(ins: Instruction, target: Target, forms: list, version=None, kernel: s
     return form
 
 
+def _arch_error(ins: Instruction, f: Form, target: Target, kernel: str) -> ArchError:
+    return ArchError(
+        f"{ins.full_opcode} needs {f.arch_text()} (PTX ISA {f.min_ptx[0]}.{f.min_ptx[1]}); "
+        f"kernel{' ' + repr(kernel) if kernel else ''} targets {target.name}",
+        loc=ins.loc,
+    )
+
+
+_NO_TARGET: dict = {}     # (first form, target) -> the form to name when no form fits target
+
+
+def _unsupported(forms: list, target: Target):
+    """The form to name in an ArchError when no form of ``forms`` runs on ``target`` (the
+    newest arch / ISA first needed), else None. An instruction the target lacks is reported
+    as such before its modifiers or operands are checked."""
+    key = (forms[0], target.name)
+    got = _NO_TARGET.get(key, _NO_TARGET)
+    if got is _NO_TARGET:
+        got = None if any(target.supports(f) for f in forms) else \
+            min(forms, key=lambda f: (f.min_sm, f.min_ptx))
+        _NO_TARGET[key] = got
+    return got
+
+
 def _check(ins: Instruction, target: Target, forms: list, version, kernel: str) -> Form:
     cands = _candidates(ins, forms)
     if not cands:
+        bad = _unsupported(forms, target)
+        if bad is not None:
+            raise _arch_error(ins, bad, target, kernel)
         raise ValidationError(_modifier_error(ins, forms), loc=ins.loc)
+    if not any(_supports(c, target) for c in cands):
+        raise _arch_error(ins, min((c.form for c in cands),
+                                   key=lambda f: (f.min_sm, f.min_ptx)), target, kernel)
     ops = ins.operands
     n = len(ops)
     first_err = None
+    first_range = False
     arch_miss = None
     best = None
     sized = False
@@ -344,15 +435,14 @@ def _check(ins: Instruction, target: Target, forms: list, version, kernel: str) 
         for i, op in enumerate(ops):
             err = _check_operand(op, c.specs[i], c.types[i], c.chosen, c.form)
             if err:
+                ranged = type(err) is RangeMsg
                 err = f"{ins.full_opcode} operand {i + 1}: {err}"
                 break
         if err is not None:
             if first_err is None:
-                first_err = err
+                first_err, first_range = err, ranged
             continue
-        sup = c.supports.get(target.name)
-        if sup is None:
-            sup = c.supports[target.name] = target.supports(c.form)
+        sup = _supports(c, target)
         if sup and (best is None or c.form.min_ptx < best.min_ptx):
             best = c.form
         elif not sup and arch_miss is None:
@@ -366,13 +456,9 @@ def _check(ins: Instruction, target: Target, forms: list, version, kernel: str) 
                               loc=ins.loc)
     if best is None:
         if arch_miss is None:
-            raise PtxTypeError(first_err, loc=ins.loc)
-        f = arch_miss.form
-        raise ArchError(
-            f"{ins.full_opcode} needs {f.arch_text()} (PTX ISA {f.min_ptx[0]}.{f.min_ptx[1]}); "
-            f"kernel{' ' + repr(kernel) if kernel else ''} targets {target.name}",
-            loc=ins.loc,
-        )
+            cls = PtxValueError if first_range else PtxTypeError
+            raise cls(first_err, loc=ins.loc)
+        raise _arch_error(ins, arch_miss.form, target, kernel)
     if version is not None and tuple(version) < best.min_ptx:
         raise ArchError(
             f"{ins.full_opcode} needs PTX ISA {best.min_ptx[0]}.{best.min_ptx[1]}; "

@@ -189,10 +189,12 @@ def _exponent(c0: float, c1: float) -> float:
     return float(round(e)) if abs(e - round(e)) < 0.02 else e
 
 
-def fit(kernel, *arrays, vary=None, **kw) -> Scaling:
+def fit(kernel, *arrays, vary=None, inputs=None, **kw) -> Scaling:
     """Measure at the shape of ``arrays`` and with each variable of ``vary`` (default: all
     shape variables) doubled; the power law of every counter of every buffer (module
-    docstring)."""
+    docstring). ``inputs``: a function of the shape variables returning the inputs at a
+    doubled shape (default: ``random_inputs``), for kernels whose work depends on the data
+    (a grouped GEMM's group sizes)."""
     b = kernel.bind(*arrays, **kw)
     env = dict(b.env)
     template = {k: v for k, v in kw.items() if k not in kernel.shape_vars}
@@ -205,7 +207,8 @@ def fit(kernel, *arrays, vary=None, **kw) -> Scaling:
                                       f"variables are {', '.join(kernel.shape_vars)}")
         env2 = dict(env, **{var: 2 * env[var]})
         extra = {k: v for k, v in env2.items() if k not in _input_symbols(kernel)}
-        c1 = measure(kernel, *random_inputs(kernel, env2, arrays), **template, **extra).counters()
+        arrays2 = inputs(env2) if inputs is not None else random_inputs(kernel, env2, arrays)
+        c1 = measure(kernel, *arrays2, **template, **extra).counters()
         for n in c0:
             exps[n][var] = _exponent(c0[n], c1.get(n, 0))
     return Scaling(env, base, exps)

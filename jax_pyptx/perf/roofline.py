@@ -141,14 +141,16 @@ def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, register
 
 
 def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, vary=None,
-             name: str | None = None, **kw) -> Roofline:
+             name: str | None = None, inputs=None, **kw) -> Roofline:
     """Estimate ``kernel``'s time at shape ``at`` on ``devices`` (module docstring).
 
     ``arrays``: inputs at a small shape that tiles the kernel evenly (as for
     ``kernel.interpret``); ``at``: shape variables of the estimate (default: the small shape);
     ``devices``: ``DEVICES`` keys or ``Device`` objects; ``vary``: the shape variables to
     scale (default: those ``at`` changes); ``name``: the rows' label (default: the kernel's
-    name); ``kw``: template parameters.
+    name); ``inputs``: a function of the shape variables giving the inputs at the other
+    shapes the fit measures (default: random normals; ``perf.fit``); ``kw``: template
+    parameters.
 
         from jax_pyptx.perf import roofline
         print(roofline(gemm, a, b, at={"M": 8192, "N": 8192, "K": 8192}))
@@ -164,7 +166,7 @@ def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, v
                          f"{', '.join(kernel.shape_vars) or 'none'}")
     if vary is None:
         vary = [v for v in kernel.shape_vars if v in at and at[v] != b.env.get(v)]
-    scaling = fit(kernel, *arrays, vary=vary, **kw)
+    scaling = fit(kernel, *arrays, vary=vary, inputs=inputs, **kw)
     counts = scaling.at(at)
     template = {k: v for k, v in kw.items() if k not in kernel.shape_vars}
     t = kernel.trace(**template, **dict(b.env, **at))

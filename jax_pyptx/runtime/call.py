@@ -31,7 +31,7 @@ from ..errors import SpecializationError
 from ..kernel import Kernel
 from ..types import PtxType
 from .ad import vjp_pair
-from .callspec import CallSpec, check_aliases, check_grid_covers
+from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers
 from .options import (check_independent, configure, norm_aliases, norm_covers,  # noqa: F401
                       norm_grid, runtime_options)
 from .primitive import bind
@@ -150,6 +150,7 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         independent=tuple(independent or ()), covers=norm_covers(kernel, covers),
         sanitize=bool(sanitize), max_steps=None if max_steps is None else int(max_steps),
         timeout=None if timeout is None else float(timeout))
+    check_covers_shapes(spec)          # a shape too small for one block, before the grid
     traced = spec.traced()             # trace errors surface here, at the call site
     check_grid_covers(spec, traced)
     check_aliases(spec)

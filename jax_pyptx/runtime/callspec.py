@@ -18,8 +18,8 @@ from ..specialize.dims import resolve_grid
 from ..specs import Tile
 from ..types import PtxType
 
-__all__ = ["CallSpec", "check_operands", "check_grid_covers", "check_aliases", "dtype_name",
-           "AXES"]
+__all__ = ["CallSpec", "check_operands", "check_covers_shapes", "check_grid_covers",
+           "check_aliases", "dtype_name", "AXES"]
 
 AXES = "xyz"
 
@@ -227,6 +227,20 @@ _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64
 def dtype_name(dt) -> str:
     """The PTX-style short name of a NumPy dtype (``float32`` -> ``f32``)."""
     return _DTYPE_NAMES.get(str(dt), str(dt))
+
+
+def check_covers_shapes(spec: CallSpec) -> None:
+    """Before tracing: a shape variable smaller than one block's share of a ``covers``
+    declaration leaves the grid empty along that axis; say so in the declaration's terms."""
+    env = spec.env_dict
+    for sym, axis, per in spec.covers:
+        n = env.get(sym)
+        if n is not None and n < per:
+            raise SpecializationError(
+                f"kernel {spec.label!r}: {sym}={n} is less than one block's share: each block "
+                f"along grid {AXES[axis]} handles {per} of {sym}, so {sym} must be a positive "
+                f"multiple of {per} (with {sym}={n} the grid has no blocks along "
+                f"{AXES[axis]})")
 
 
 def check_grid_covers(spec: CallSpec, traced=None) -> None:

@@ -109,7 +109,7 @@ def ensure_cubin(traced) -> bool | None:
         except ToolchainError:
             return None
         try:
-            res = compile_ptx(traced.ptx, traced.arch)
+            res = compile_ptx(traced.ptx, traced.arch, module=traced.module)
         except ToolchainError as e:   # e.g. an older local ptxas: the driver may still JIT it
             import warnings
 

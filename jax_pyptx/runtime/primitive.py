@@ -31,6 +31,7 @@ from jax.interpreters import mlir
 from . import ad, batching, lowering, sharding
 from .callspec import CallSpec, check_operands
 from .host import host_launch, interpreter_stats  # noqa: F401  (re-exported)
+from .lowering_host import original_error
 
 __all__ = ["CallSpec", "pyptx_call_p", "bind", "host_launch", "interpreter_stats"]
 
@@ -51,11 +52,18 @@ def _abstract_eval(*avals, spec: CallSpec):
 
 def _impl(prim, *args, spec: CallSpec):
     try:
-        from jax._src import dispatch
-
+        try:
+            from jax._src import dispatch
+        except ImportError:  # pragma: no cover - an older/newer JAX layout
+            return jax.jit(lambda *xs: prim.bind(*xs, spec=spec))(*args)
         return dispatch.apply_primitive(prim, *args, spec=spec)
-    except ImportError:  # pragma: no cover - an older/newer JAX layout
-        return jax.jit(lambda *xs: prim.bind(*xs, spec=spec))(*args)
+    except Exception as e:
+        # an eager call raises the interpreter's own error (type and traceback), not the
+        # JaxRuntimeError its host callback became
+        orig = original_error(e)
+        if orig is None:
+            raise
+        raise orig from None
 
 
 # ----------------------------------------------------------------------------- registration

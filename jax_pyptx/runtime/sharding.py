@@ -26,7 +26,7 @@ from dataclasses import replace
 from jax.interpreters import mlir
 
 from .callspec import CallSpec
-from .host import host_launch
+from .lowering_host import guarded_launch
 from .shard_plan import (factors, local_spec, operand_pspecs, out_pspecs,  # noqa: F401
                          partition_plan)
 
@@ -144,7 +144,7 @@ def _make_partitioned(prim, spec: CallSpec, host_index=None, holder=None):
 def _host_callback(holder):
     """The interpreter callback of a partitioned call, run once per shard."""
     def callback(*arrays):
-        return host_launch(holder["spec"], *arrays)
+        return guarded_launch(holder["spec"], *arrays)      # short errors, as lowering_host
 
     return callback
 

@@ -40,12 +40,39 @@ class Binding:
         return self.kernel.trace_for(abi, **self.template, **self.env)
 
 
+def _is_traced(v) -> bool:
+    """A JAX tracer or array (duck-typed: nothing here imports JAX)."""
+    t = type(v)
+    return t.__module__.split(".", 1)[0] in ("jax", "jaxlib") and hasattr(v, "aval")
+
+
+def _static_value(k, name: str, v):
+    """A template parameter's value: static (part of the trace cache key), so known now; a JAX
+    tracer gets the way to pass a runtime value."""
+    if _is_traced(v):
+        scalars = [p for p, s in zip(k.param_names, k.in_specs) if isinstance(s, PtxType)]
+        how = (f"pass it as the kernel's runtime scalar{'s' if len(scalars) > 1 else ''} "
+               f"{', '.join(scalars)}" if scalars else
+               "declare it as a runtime scalar: a positional parameter whose in_specs entry is "
+               "a PTX type (in_specs=(..., f32)), passed like an array")
+        traced = "Tracer" in type(v).__name__
+        aval = f"{v.dtype}{list(v.shape)}"
+        got = (f"a JAX tracer ({aval}): a value traced by jit / vmap / grad" if traced else
+               f"a JAX array ({aval})")
+        fix = ("pass a Python value (a static argument: jax.jit(..., static_argnames=...))"
+               if traced else "pass a Python number (float(x), int(x))")
+        raise SpecializationError(
+            f"kernel {k.name!r}: template parameter {name!r} is static (baked into the trace) "
+            f"but got {got}; {fix}, or for a value known only at run time, {how}")
+    return v                         # unhashable values (a list...) are keyed by their repr
+
+
 def template_values(k, kw: dict) -> dict:
     """Template parameters from ``kw``, defaults filled in (errors name the missing one)."""
     template = {}
     for name, default in k.template_params.items():
         if name in kw:
-            template[name] = kw[name]
+            template[name] = _static_value(k, name, kw[name])
         elif default is inspect.Parameter.empty:
             raise SpecializationError(f"kernel {k.name!r}: template parameter {name!r} "
                                       f"has no default; pass {name}=...")
@@ -78,6 +105,12 @@ def shapes_env(k, arrays) -> dict:
     env, where = {}, {}
     for i, (spec, a) in enumerate(zip(specs, arrays)):
         pname = names[i]
+        if isinstance(a, (list, tuple)):
+            want = f"a runtime scalar ({spec.name})" if isinstance(spec, PtxType) else \
+                f"an array ({spec})"
+            raise SpecializationError(
+                f"kernel {k.name!r}: parameter {pname} expects {want}; got a Python "
+                f"{type(a).__name__} (convert it with np.asarray(...) or jnp.asarray(...))")
         shape = tuple(getattr(a, "shape", ()))
         if isinstance(spec, PtxType):
             if shape != ():

@@ -10,7 +10,8 @@ separate token list. Token kinds:
 * ``dir``    a directive or modifier word starting with a dot: ``.reg``, ``.shared::cta``
 * ``name``   identifiers, opcodes and registers: ``ld.global.v4.f32``, ``%tid.x``, ``$L__BB0_1``,
              ``mbarrier.try_wait.parity.shared::cta.b64``
-* ``punct``  one of ``{ } [ ] ( ) , ; : + - ! @ | < > = * / ~ & ^``
+* ``punct``  one of ``{ } [ ] ( ) , ; : + - ! @ | < > = * / ~ & ^ %`` (``%`` alone: the
+             modulo of a constant expression; ``%r1`` is a name)
 * ``eof``    end of the text
 
 Whitespace and ``//`` / ``/* */`` comments are skipped. Anything else is a ``ParseError`` that
@@ -37,7 +38,7 @@ TOKEN_RE = re.compile(
     r'|(?P<str>"(?:[^"\\\n]|\\.)*")'
     r"|(?P<dir>\.[A-Za-z_][\w$]*(?:::[\w$]+)*)"
     r"|(?P<name>" + NAME_PAT + r")"
-    r"|(?P<punct>[{}\[\](),;:+\-!@|<>=*/~&^])"
+    r"|(?P<punct>[{}\[\](),;:+\-!@|<>=*/~&^%])"
 )
 
 NAME_RE = re.compile(NAME_PAT)

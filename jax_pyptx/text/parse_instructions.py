@@ -10,7 +10,7 @@ from ..ir.nodes import Addr, Guard, Imm, Instruction, ParenList, PredPair, Reg, 
 from ..isa.opcodes import split_opcode
 from .lexer import next_token, SKIP_RE, Token
 from .parser_base import (
-    KNOWN_INSTRUCTIONS, _MAX_DEPTH, _OPCODE_CACHE, _PIECE_RE, _QUICK_RE,
+    KNOWN_INSTRUCTIONS, _INT_RE, _MAX_DEPTH, _OPCODE_CACHE, _PIECE_RE, _QUICK_RE, _int,
 )
 
 
@@ -22,6 +22,8 @@ class InstructionParser:
         if r is None:
             base = full.split(".", 1)[0].split("::", 1)[0]
             if base not in KNOWN_INSTRUCTIONS:
+                if self.unknown_ok:                  # parse_statements(..., unknown_ok=True)
+                    return split_opcode(full)
                 if tok is None:
                     tok = Token("name", full, pos, pos + len(full))
                 raise self.error(f"unknown instruction {base!r}", tok)
@@ -152,9 +154,8 @@ class InstructionParser:
                 nt = self.peek()
                 if nt.kind == "punct" and nt.text in "+-":
                     self.pos = nt.end
-                    sign = -1 if nt.text == "-" or self.accept("-") else 1
-                    off = self.expect_int("an offset after the symbol")
-                    return Sym(first.name, sign * off)
+                    off = self.offset_value(nt, "an offset after the symbol")
+                    return Sym(first.name, off)
             if self.accept("|"):
                 s = self.expect_kind("name", "a predicate after '|'")
                 second = Sink() if s.text == "_" else self._name_operand(s.text)
@@ -209,6 +210,8 @@ class InstructionParser:
                "|", "^", "<", ">")
 
     def _binop_at(self, pos: int):
+        if self.text.startswith("?", SKIP_RE.match(self.text, pos).end()):
+            return None                          # ``c ? a : b`` (see const_value)
         t = next_token(self.src, pos)
         if t.kind != "punct":
             return None
@@ -246,6 +249,77 @@ class InstructionParser:
             self.pos = t.end
             return t.text
         raise self.error("expected a number in the constant expression", t)
+
+    # integer constant expressions of addresses and symbol offsets, evaluated (PTX ISA
+    # "Constant Expressions": C operators and precedence, 64-bit integers): ``[%r1+288+128]``
+    # (LLVM) is ``Addr(%r1, 416)``, printed back as ``[%r1+416]``
+    _PREC = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7,
+             "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+
+    def offset_value(self, sign_tok: Token, what: str) -> int:
+        """The offset after ``base+`` (``sign_tok``: the ``+``; a ``-`` is taken as the
+        offset's sign, as the printer never writes it but hand-written text may)."""
+        v = self.const_value(what)
+        return -v if sign_tok.text == "-" else v
+
+    def const_value(self, what: str = "a constant", depth: int = 0) -> int:
+        """Parse and evaluate an integer constant expression (``?:`` included)."""
+        if depth > _MAX_DEPTH:
+            raise self.error("expression nested too deep")
+        cond = self._binary_value(1, what, depth)
+        at = SKIP_RE.match(self.text, self.pos).end()
+        if self.text.startswith("?", at):       # (not a token: only here does PTX use it)
+            self.pos = at + 1
+            a = self.const_value(what, depth + 1)
+            self.expect(":", "':' in the conditional expression")
+            b = self.const_value(what, depth + 1)
+            return a if cond else b
+        return cond
+
+    def _binary_value(self, min_prec: int, what: str, depth: int) -> int:
+        left = self._unary_value(what, depth)
+        while True:
+            b = self._binop_at(self.pos)
+            if b is None or self._PREC[b[0]] < min_prec:
+                return left
+            op, end = b
+            at = self.peek()
+            self.pos = end
+            right = self._binary_value(self._PREC[op] + 1, what, depth + 1)
+            left = self._apply(op, left, right, at)
+
+    def _apply(self, op: str, a: int, b: int, tok: Token) -> int:
+        if op in ("/", "%"):
+            if b == 0:
+                raise self.error("division by zero in the constant expression", tok)
+            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)     # C: toward zero
+            return q if op == "/" else a - q * b
+        if op == "<<":
+            return a << (b & 63)
+        if op == ">>":
+            return a >> (b & 63)
+        return {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b,
+                "<": int(a < b), ">": int(a > b), "<=": int(a <= b), ">=": int(a >= b),
+                "==": int(a == b), "!=": int(a != b), "&&": int(bool(a) and bool(b)),
+                "||": int(bool(a) or bool(b))}[op]
+
+    def _unary_value(self, what: str, depth: int) -> int:
+        if depth > _MAX_DEPTH:
+            raise self.error("expression nested too deep")
+        t = self.peek()
+        if t.kind == "punct" and t.text in "-~!+":
+            self.pos = t.end
+            v = self._unary_value(what, depth + 1)
+            return {"-": -v, "~": ~v, "!": int(not v), "+": v}[t.text]
+        if t.kind == "punct" and t.text == "(":
+            self.pos = t.end
+            v = self.const_value(what, depth + 1)
+            self.expect(")", "')' in the constant expression")
+            return v
+        if t.kind == "num" and _INT_RE.match(t.text):
+            self.pos = t.end
+            return _int(t.text)
+        raise self.error(f"expected {what} (an integer constant expression)", t)
 
     def vector(self) -> Vec:
         open_tok = self.advance()
@@ -296,16 +370,12 @@ class InstructionParser:
             if t.text == "_":
                 raise self.error("expected an address", t)
             base = self._name_operand(t.text)
-            if self.accept("+"):
-                sign = -1 if self.accept("-") else 1
-                offset = sign * self.expect_int("an offset")
-            elif self.accept("-"):
-                offset = -self.expect_int("an offset")
-        elif t.kind == "num":
-            offset = self.expect_int("an address")
-        elif t.text == "-" and t.kind == "punct":
-            self.advance()
-            offset = -self.expect_int("an address")
+            nt = self.peek()
+            if nt.kind == "punct" and nt.text in "+-":
+                self.pos = nt.end
+                offset = self.offset_value(nt, "an offset")
+        elif t.kind == "num" or (t.kind == "punct" and t.text in "-(~"):
+            offset = self.const_value("an address")
         else:
             raise self.error("expected an address", t)
         extra = []

@@ -46,7 +46,7 @@ from .parser_base import (
 )
 
 
-__all__ = ["parse", "KNOWN_INSTRUCTIONS"]
+__all__ = ["parse", "parse_statements", "KNOWN_INSTRUCTIONS"]
 
 
 def parse(text: str, source: str = "<ptx>") -> Module:
@@ -74,7 +74,34 @@ def parse(text: str, source: str = "<ptx>") -> Module:
             gc.enable()
 
 
+def parse_statements(text: str, source: str = "<ptx>", unknown_ok: bool = False) -> list:
+    """Parse ``text`` as the statements of a function body (instructions, labels, ``.reg``
+    declarations, scopes) and return them. ``unknown_ok``: an instruction the ISA table does
+    not know is kept as written (an ``Instruction`` with the opcode split at its dots) instead
+    of being a ``ParseError``: ``ptx.raw`` uses it for the instructions the table lacks.
+    Raises only ``ParseError``."""
+    if not isinstance(text, str):
+        raise ParseError(f"expected PTX text (str), got {type(text).__name__}", 1, 1, "", source)
+    body = text + "\n}"
+    p = _Parser(body, source)
+    p.unknown_ok = unknown_ok
+    try:
+        stmts = p.body(0)
+        rest = SKIP_RE.match(body, p.pos).end()
+        if rest < len(body):
+            raise p.src.error("unbalanced '}'", p.pos - 1, "}")
+        return stmts
+    except ParseError:
+        raise
+    except RecursionError:
+        raise p.src.error("nesting too deep", p.pos, p._tok_text()) from None
+    except Exception as e:  # never let an internal failure escape as anything else
+        raise p.src.error(f"cannot parse ({type(e).__name__}: {e})", p.pos, p._tok_text()) from None
+
+
 class _Parser(DeclParser, InstructionParser):
+    unknown_ok = False        # parse_statements(..., unknown_ok=True)
+
     def __init__(self, text: str, source: str):
         self.src = Source(text, source)
         self.text = text

@@ -6,7 +6,7 @@ validated against the one ISA table (``jax_pyptx.isa``).
 """
 from __future__ import annotations
 
-from ...errors import PtxTypeError, PtxValueError
+from ...errors import ArchError, PtxTypeError, PtxValueError
 from ...ir.nodes import Addr, Imm, PredPair, Reg, Sink, Sym, Vec
 from ...isa import forms_for
 from ...isa.opcodes import split_opcode
@@ -29,6 +29,24 @@ def _plain(options) -> str:
     return ", ".join(o.lstrip(".") for o in options)
 
 
+def _arch_first(fn: str) -> None:
+    """Before a wrapper's value error: if the target has no form of the wrapper's instruction
+    at all (``ptx.tcgen05.alloc`` on sm_90a), say which architecture it needs instead."""
+    tr = context._state.stack[-1] if context._state.stack else None
+    if tr is None:
+        return
+    parts = fn.split(".")[1:] if fn.startswith("ptx.") else fn.split(".")
+    for i in range(len(parts)):
+        forms = forms_for(".".join(parts[i:]))
+        if forms:
+            if not any(tr.target.supports(f) for f in forms):
+                f = min(forms, key=lambda f: (f.min_sm, f.min_ptx))
+                raise ArchError(f"{fn} needs {f.arch_text()} (PTX ISA {f.min_ptx[0]}."
+                                f"{f.min_ptx[1]}); kernel {tr.name!r} targets {tr.target.name}",
+                                loc=user_loc(3))
+            return
+
+
 def choice(fn: str, param: str, value, allowed, none_ok: bool = False):
     """``value`` normalized to a modifier from ``allowed``, or PtxValueError naming ``param``."""
     if value is None and none_ok:
@@ -37,6 +55,7 @@ def choice(fn: str, param: str, value, allowed, none_ok: bool = False):
         value = value.name
     v = norm(value) if isinstance(value, str) else value
     if v not in allowed:
+        _arch_first(fn)
         shown = repr(value.name if isinstance(value, PtxType) else value)
         raise PtxValueError(f"{fn}: {param}={shown} is not allowed; allowed: {_plain(allowed)}",
                             loc=user_loc())
@@ -45,6 +64,7 @@ def choice(fn: str, param: str, value, allowed, none_ok: bool = False):
 
 def int_choice(fn: str, param: str, value, allowed):
     if not isinstance(value, int) or isinstance(value, bool) or value not in allowed:
+        _arch_first(fn)
         raise PtxValueError(f"{fn}: {param}={value!r} is not allowed; allowed: "
                             f"{', '.join(map(str, allowed))}", loc=user_loc())
     return value
@@ -53,6 +73,7 @@ def int_choice(fn: str, param: str, value, allowed):
 def int_range(fn: str, param: str, value, lo: int, hi: int, multiple: int = 1):
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi or \
             value % multiple:
+        _arch_first(fn)
         extra = f", multiple of {multiple}" if multiple > 1 else ""
         raise PtxValueError(f"{fn}: {param}={value!r} is not allowed; allowed: {lo}..{hi}{extra}",
                             loc=user_loc())

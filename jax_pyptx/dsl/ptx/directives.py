@@ -2,8 +2,10 @@
 ``ptx.pragma("nounroll")``, ``ptx.loc(1, 40)``, ``ptx.file_(1, "kernel.py")``.
 
 ``ptx.raw("membar.gl;")`` parses ``text`` as PTX statements (instructions, labels, ``{ }``
-blocks, declarations) and appends them; each instruction is validated against the ISA table
-like any other, and a parse error names your line::
+blocks, declarations) and appends them; each instruction the ISA table knows is validated
+like any other, one it does not know is appended as written (the escape for what the table
+lacks: ``ptx.inst`` refuses unknown opcodes; ptxas judges these, and the CPU interpreter
+refuses them when it reaches them), and a parse error names your line::
 
     ptx.raw("membar.gl;")                  # membar.gl;
     ptx.raw("@%p0 bra done; done:")        # a guarded branch and its label
@@ -17,22 +19,21 @@ from ..context import user_loc
 
 __all__ = ["raw", "pragma", "loc", "file_"]
 
-_HEAD = ".version 9.0\n.target sm_100a\n.address_size 64\n.visible .entry __raw__()\n{\n"
 
 
 def raw(text: str) -> None:
     """Parse ``text`` as PTX statements and append them (see the module docstring)."""
-    from ...text.parser import parse
+    from ...text.parser import parse_statements
 
     tr = context.current("ptx.raw")
     where = user_loc()
     if not isinstance(text, str):
         raise PtxValueError(f"ptx.raw: expected PTX text, got {text!r}", loc=where)
     try:
-        m = parse(_HEAD + text + "\n}\n", "<ptx.raw>")
+        stmts = parse_statements(text, source="ptx.raw", unknown_ok=True)
     except ParseError as e:
         raise TraceError(f"ptx.raw: {e.args[0]} (in {text!r})", loc=where) from None
-    _append(tr, m.function("__raw__").body, where)
+    _append(tr, stmts, where)
     tr.chain = None
 
 

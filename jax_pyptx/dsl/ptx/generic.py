@@ -3,14 +3,24 @@
 In the attribute chain a trailing ``_`` escapes a Python keyword (``global_`` is ``.global``),
 ``__`` spells ``::`` (``shared__cta`` is ``.shared::cta``) and a leading ``_`` before a digit
 is dropped (``_2d`` is ``.2d``). A register array passed as one operand is a vector ``{...}``.
-Instructions the ISA table knows are validated; others are emitted as written.
+
+Every instruction is validated against the ISA table; an opcode the table does not know is an
+error naming the closest ones it does (ptxas refuses unknown opcodes too). For an instruction
+the table lacks, ``ptx.raw("...;")`` appends PTX text as written.
+
+Python numbers become immediates typed by the operand's kind in the table (``Decoding.
+imm_types``): ``wgmma...bf16.bf16(acc, a, b, p, 1, 1, 0, 0)`` prints its scale and transpose
+immediates as ``1, 1, 0, 0``, an ``add.f32`` source ``1`` as ``0f3F800000``.
 """
 from __future__ import annotations
 
-from ...errors import PtxTypeError, TraceError
+import difflib
+
+from ...errors import PtxTypeError, TraceError, ValidationError
 from ...ir.nodes import Addr, Guard, Imm, Reg, Sym
+from ...isa import ALIASES, TABLE, decode_parts
 from ...isa.decoding import type_of
-from ...isa.opcodes import split_opcode
+from ...isa.opcodes import INSTRUCTION_WORDS, split_opcode
 from ...types import pred as pred_t
 from .. import context
 from ..context import user_loc
@@ -60,13 +70,63 @@ def guard_of(pred) -> Guard | None:
 _hint_type = type_of
 
 
-def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
-    """Emit ``full`` (dotted opcode) with DSL operands; returns the IR instruction."""
+_HINTS: dict = {}      # (opcode text, operand count) -> (name, modifiers, type per operand)
+
+
+def _operand_hints(full: str, n: int):
+    """(name, modifiers, the type each operand's immediates take): from the table's operand
+    kinds when the table knows the instruction, else the instruction's type for every one
+    (validation then says what is wrong). None: the table has no instruction of that name."""
     name, mods = split_opcode(full)
+    if name not in TABLE and name not in ALIASES:
+        return None
+    try:
+        per = decode_parts(ALIASES.get(name, name), mods, n).imm_types()
+        hints = tuple(per[i] if i < len(per) else None for i in range(n))
+    except ValidationError:
+        hints = (type_of(mods),) * n
+    return name, mods, hints
+
+
+def _unknown_opcode(full: str, name: str, loc) -> ValidationError:
+    """The error for an opcode the table does not know, with the closest names it does know
+    (each compared with as many leading words of ``full`` as it has)."""
+    parts = full.split(".")
+    scored = []
+    for known in set(TABLE) | set(ALIASES):
+        k = known.count(".") + 1
+        m = difflib.SequenceMatcher(None, known, ".".join(parts[:k]))
+        if m.real_quick_ratio() >= 0.6 and m.quick_ratio() >= 0.6:
+            r = m.ratio()
+            if r >= 0.6:
+                scored.append((-r, known))
+    close = [n for _, n in sorted(scored)[:4]]
+    shown = ".".join(parts[:2]) if name in INSTRUCTION_WORDS and len(parts) > 1 else name
+    hint = f"closest known: {', '.join(close)}" if close else "no known opcode is close"
+    return ValidationError(
+        f"ptx.inst.{full}: the ISA table has no instruction {shown!r} ({hint}); write an "
+        f"instruction the table lacks as PTX text: ptx.raw(\"{full} ...;\")", loc=loc)
+
+
+def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
+    """Emit ``full`` (dotted opcode) with DSL operands; returns the IR instruction.
+
+    ``validate=False`` (the transpiler's ``flow.inst``) emits it exactly as written, known to
+    the table or not."""
+    n = len(operands)
+    got = _HINTS.get((full, n))
+    if got is None:
+        got = _operand_hints(full, n)
+        if got is None:
+            if validate:
+                raise _unknown_opcode(full, split_opcode(full)[0], loc or user_loc(3))
+            got = split_opcode(full) + ((type_of(split_opcode(full)[1]),) * n,)
+        elif len(_HINTS) < 65536:
+            _HINTS[(full, n)] = got
+    name, mods, hints = got
     tr = context.current(f"ptx.inst.{full}")
     loc = loc or user_loc(3)
-    hint = type_of(mods)
-    ops = tuple(as_operand(o, hint) for o in operands)
+    ops = tuple(as_operand(o, h) for o, h in zip(operands, hints))
     return tr.emit(name, mods, ops, guard_of(pred), loc, validate)
 
 
