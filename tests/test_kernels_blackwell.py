@@ -305,3 +305,51 @@ def test_script_checks_its_entries(monkeypatch, capsys):
                      out), out
     assert "UTCHMMA.2CTA x4, UTCBAR.2CTA.MULTICAST x2, UTMALDG.2D.2CTA x" in out
     assert out.count(": ok") == 2 and out.endswith("OK\n")
+
+
+def test_the_cuda_launcher_would_launch_the_pair_as_planned():
+    """``interpret=False`` on the CPU: XLA -> the C++ launcher -> the recording driver table
+    (DESIGN.md, point 5). The 2-SM GEMM is launched as clusters of 2 with its dynamic shared
+    memory opted in, after its three tensor maps were encoded over the live buffers."""
+    import jax
+    import jax.numpy as jnp
+
+    from jax_pyptx.runtime import ffi_bridge as fb
+    from jax_pyptx.runtime.call import ptx_call
+
+    if not fb.available():
+        pytest.skip("jax_pyptx._ffi is not built")
+    fb.ensure_registered()
+    fb.clear_recording()
+    try:
+        k = gemm_2sm.build_gemm_2sm(bf16, f32)
+        a, b = jnp.ones((512, 256), jnp.bfloat16), jnp.ones((256, 384), jnp.bfloat16)
+        c = jax.jit(lambda a, b: ptx_call(k, interpret=False)(a, b))(a, b)
+        jax.block_until_ready(c)
+        smem = k.trace(M=512, N=384, K=256).dynamic_smem
+        [launch] = fb.recorded_launches("gemm_2sm")
+        assert (launch["grid"], launch["block"], launch["cluster"], launch["smem"]) == \
+            ((4, 2, 1), (192, 1, 1), (2, 1, 1), smem)
+        [attr] = [x for x in fb.recorded_calls() if x["fn"] == "cuFuncSetAttribute"]
+        assert (attr["name"], attr["attribute"], attr["value"]) == ("gemm_2sm", 8, smem)
+        enc = [x for x in fb.recorded_calls() if x["fn"] == "cuTensorMapEncodeTiled"]
+        assert [(e["data_type"], e["global_dims"], e["global_strides"], e["box_dims"],
+                 e["swizzle"]) for e in enc] == [
+            (9, (256, 512), (512,), (64, 128), 3), (9, (384, 256), (768,), (64, 64), 3),
+            (7, (384, 512), (1536,), (32, 32), 3)]
+        assert enc[0]["global_address"] == a.unsafe_buffer_pointer()
+        assert enc[1]["global_address"] == b.unsafe_buffer_pointer()
+    finally:
+        fb.clear_recording()
+
+
+def test_gpu_checks_run_only_the_kernels_a_gpu_can_run():
+    """``proof.runs_on``: ``sm_100a`` kernels (tcgen05) need a Blackwell (10.0), ``sm_90a``
+    a Hopper; plain targets run on later GPUs too (``tests/test_kernels_gpu.py`` and
+    ``benchmarks/kernels.py`` skip the rest)."""
+    assert [proof.runs_on(get(n).kernel().arch, cc) for n, cc in (
+        ("blackwell/gemm-bf16", "10.0"), ("blackwell/gemm-bf16", "9.0"),
+        ("blackwell/rms_norm-f32", "9.0"), ("hopper/gemm-bf16", "10.0"),
+        ("ampere/gemm-bf16", "10.0"), ("ampere/gemm-bf16", "7.5"))] == \
+        [True, False, False, False, True, False]
+    assert proof.runs_on("sm_100a", None)

@@ -9,7 +9,10 @@ An asynchronous copy is performed when it is issued (see ``async_proxy`` for the
 sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
 when a thread next waits on it (``mbarrier.defer_complete_tx``), a store reads its source and
 writes global memory at once.
-``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook.
+``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook. A
+unicast load's bytes complete on the mbarrier its operand names: in the destination's CTA, or,
+with ``.cta_group::2``, in the peer CTA of the pair (a 2-SM GEMM's loads all count on the
+leader CTA's barrier).
 """
 from __future__ import annotations
 
