@@ -106,8 +106,8 @@ class GemmConfig:
         self.idesc = tcgen05_instr_desc("f16", BM * cta_group, bn, f32, dtype.name,
                                         b_major="MN", cta_group=cta_group)
         self.staging_bytes = EPILOGUE_WARPS * 2 * 32 * 128 if epilogue == "tma" else 0
-        self.smem_bytes = (stages * self.stage_bytes + self.staging_bytes +
-                           8 * (2 * stages + 2 * acc_stages) + 4)
+        barriers = 2 * stages + acc_stages + (acc_stages if acc_stages > 1 else 0)
+        self.smem_bytes = stages * self.stage_bytes + self.staging_bytes + 8 * barriers + 4
         if self.tmem_cols > 512:
             raise ValueError(f"{fn}: {acc_stages} accumulators of bn={bn} columns need "
                              f"{bn * acc_stages} TMEM columns; a CTA has 512")
@@ -147,7 +147,9 @@ class Shared:
         self.full = smem.mbarrier(cfg.stages, name="full")
         self.empty = smem.mbarrier(cfg.stages, name="empty")
         self.acc_full = smem.mbarrier(cfg.acc_stages, name="acc_full")
-        self.acc_empty = smem.mbarrier(cfg.acc_stages, name="acc_empty")
+        self.acc_empty = None                   # the epilogue's release: persistent kernels
+        if cfg.acc_stages > 1:
+            self.acc_empty = smem.mbarrier(cfg.acc_stages, name="acc_empty")
         self.tmem_slot = smem.alloc(u32, (1,), align=4, name="tmem_slot")
 
 
@@ -189,10 +191,10 @@ def desc_hi_kmajor() -> int:
     return ptx.tcgen05.smem_desc(0, 16, SW128_SBO, "128B")
 
 
-def desc_hi_mnmajor() -> int:
-    """Constant bits of B's descriptor: MN-major 128B swizzle, LBO = one B box (the next 64
-    columns), SBO 1024 (the next 8 k rows)."""
-    return ptx.tcgen05.smem_desc(0, BK * BOX_N * 2, SW128_SBO, "128B")
+def desc_hi_mnmajor(box_bytes: int) -> int:
+    """Constant bits of B's descriptor: MN-major 128B swizzle, LBO = one B box of
+    ``box_bytes`` (the next 64 columns), SBO 1024 (the next 8 k rows)."""
+    return ptx.tcgen05.smem_desc(0, box_bytes, SW128_SBO, "128B")
 
 
 def desc_of(address, hi: int):
@@ -216,8 +218,7 @@ class Roles:
         self.quarter = self.warp & 3                      # TMEM lanes 32*quarter .. +31
 
 
-def setup(cfg: GemmConfig, sh: Shared, roles: Roles, *, acc_empty_count=None,
-          cluster_sync: bool = False):
+def setup(cfg: GemmConfig, sh: Shared, roles: Roles, *, cluster_sync: bool = False):
     """Thread 0 initialises the barriers; the MMA warp allocates TMEM; everyone syncs and
     reads the TMEM address. Returns it (u32 register)."""
     with ptx.if_(roles.tid == 0):
@@ -226,7 +227,8 @@ def setup(cfg: GemmConfig, sh: Shared, roles: Roles, *, acc_empty_count=None,
             ptx.mbarrier.init(sh.empty[s], 1)
         for b in range(cfg.acc_stages):
             ptx.mbarrier.init(sh.acc_full[b], 1)
-            ptx.mbarrier.init(sh.acc_empty[b], acc_empty_count or 32 * EPILOGUE_WARPS)
+            if sh.acc_empty is not None:
+                ptx.mbarrier.init(sh.acc_empty[b], 32 * EPILOGUE_WARPS)
         ptx.fence.mbarrier_init()
     with ptx.if_(roles.is_mma_warp):
         ptx.tcgen05.alloc(sh.tmem_slot, cfg.tmem_cols, cta_group=cfg.cta_group)
@@ -306,7 +308,7 @@ class MmaIssuer:
         self.ring = Ring(cfg.stages)
         self.idesc = reg.scalar(b32, cfg.idesc)
         self.a_desc0 = desc_of(sh.a_ring.ptr(), desc_hi_kmajor())
-        self.b_desc0 = desc_of(sh.b_ring.ptr(), desc_hi_mnmajor())
+        self.b_desc0 = desc_of(sh.b_ring.ptr(), desc_hi_mnmajor(cfg.b_box_bytes))
 
     def mma_tile(self, d_tmem, ktiles: int, done_bar, *, multicast=None):
         """Accumulate the ``ktiles`` k tiles into TMEM at ``d_tmem`` (the first MMA
