@@ -174,19 +174,20 @@ def grouped_body(cfg: GemmConfig, A, B, sizes, C):
 
 
 def zero_tail(cfg: GemmConfig, roles: Roles, C, first, T: int, N: int):
-    """Rows ``first ..`` of C (past the groups) are zero: epilogue thread ``i`` of CTA ``c``
-    clears rows ``first + 128 c + i``, stepping by ``128 * nctaid``."""
-    row_bytes = N * cfg.out_dtype.nbytes
-    step = reg.from_(ptx.special.nctaid.x(), u32) << 7
-    r = first + (reg.from_(ptx.special.ctaid.x(), u32) << 7) + (roles.tid - 64)
+    """Rows ``first ..`` of C (past the groups) are zero: the tail is ``(T - first) * N``
+    elements of 16-byte pieces, which the epilogue threads of all CTAs clear grid-stride
+    (thread ``i`` of CTA ``c`` takes pieces ``i + 128 c``, ``+ 128 * nctaid``, ...:
+    consecutive threads write consecutive 16 bytes)."""
+    per_row = N * cfg.out_dtype.nbytes // 16                # 16-byte pieces per row
+    end = reg.scalar(u64, T * per_row)
+    i = reg.cvt(first, u64) * per_row + reg.cvt(
+        (reg.from_(ptx.special.ctaid.x(), u32) << 7) + (roles.tid - 64), u64)
+    step = reg.cvt(reg.from_(ptx.special.nctaid.x(), u32) << 7, u64)
     zero = reg.scalar(u32, 0)
     base = C.ptr()
-    with ptx.while_(lambda: r < T):
-        p = base + reg.cvt(r, u64) * row_bytes
-        for _ in ptx.range_(0, row_bytes // 16):
-            ptx.inst.st.global_.v4.b32(ptx.addr(p), [zero] * 4)
-            ptx.inst.add.u64(p, p, 16)
-        ptx.inst.add.u32(r, r, step)
+    with ptx.while_(lambda: i < end):
+        ptx.inst.st.global_.v4.b32(ptx.addr(base + (i << 4)), [zero] * 4)
+        ptx.inst.add.u64(i, i, step)
 
 
 def reference(a, b, sizes):
