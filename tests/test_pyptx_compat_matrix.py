@@ -182,13 +182,14 @@ def _sreg(e):
     return ["mov.u32 %r0, %cluster_ctarank;", "mov.u32 %r1, %clusterid.x;"]
 
 
-@case("ptx.param", raw_params=[("u32", "n"), ("u64", "p")],
+@case("ptx.param", raw_params=[("u32", "n"), ("u64", "p"), ("b8.align64.array128", "tmap")],
       see="test_pyptx_ptx_core.py::test_special_registers_params_addresses")
 def _param(e):
     n = ptx.param(u32, "n")
     ptx.param(u64, "p", dst=e.rd0)
-    assert str(n.dtype) == "u32"
-    return ["ld.param.u32 %r6, [n];", "ld.param.u64 %rd0, [p];"]
+    ptx.param(u64, "tmap")                      # an array param: its address
+    assert n.dtype == u32
+    return ["ld.param.u32 %r6, [n];", "ld.param.u64 %rd0, [p];", "mov.u64 %rd2, tmap;"]
 
 
 # ----------------------------------------------------------------------------- registers
