@@ -219,7 +219,7 @@ def tcgen05_ld_map(shape: str = "32x32b", num: int = 1, pack: bool = False,
     lane whose register holds it, which register (``.num`` repetitions follow each other), and
     with ``pack`` which 16-bit half (a register packs the low halves of two adjacent columns).
     ``.16x32bx2``: lanes 0-15 reach the columns at the address, lanes 16-31 those at
-    ``half_splitoff`` columns on (default ``num``, right after; drawn with ``part`` 1).
+    ``half_splitoff`` columns on (default: right after the first half's columns).
 
     Shapes (PTX ISA "Matrix fragments" of tcgen05): ``32x32b`` lane i holds TMEM lane i;
     ``16x64b`` lane 4g+2h+q holds TMEM lane g+8q, column h; ``16x128b`` lane 4g+t holds
@@ -249,7 +249,7 @@ def tcgen05_ld_map(shape: str = "32x32b", num: int = 1, pack: bool = False,
         for i, (lo, co, half) in enumerate(regs):
             c = co + split * half
             for h in range(mult):
-                thread[lo, c + h], reg[lo, c + h], part[lo, c + h] = lane, i, h if pack else half
+                thread[lo, c + h], reg[lo, c + h], part[lo, c + h] = lane, i, h
     p = ".pack::16b" if pack else ""
     return FragmentMap(f"tcgen05.ld {s}.x{num}{p}", thread, reg, part,
                        row_label="TMEM lane (from the address)",
