@@ -333,3 +333,21 @@ def test_swizzle_128b_base32b_moves_32_byte_units():
     for r in range(8):
         assert m.chunk[r].tolist() == [2 * ((c // 2) ^ (r // 2)) + c % 2 for c in range(8)]
     assert bank_conflicts(chunk_addresses(range(8), 0), width=16, mode="128B_base32B").wavefronts == 2
+
+
+@pytest.mark.parametrize("shape,num", [("32x32b", 4), ("16x64b", 8), ("16x128b", 16), ("16x256b", 4),
+                                       ("16x32bx2", 16)])
+def test_tcgen05_ld_maps_match_the_interpreter_tests_isa_writer(shape, num):
+    """The interpreter's tcgen05 tests place every register with their own writer of the ISA's
+    figures (``st_expect``: warp 0 at TMEM lane 0); the maps agree cell for cell."""
+    from jax_pyptx.viz import tcgen05_ld_map
+
+    from .test_interp_tcgen05 import st_expect
+
+    split = 2 * num if shape == "16x32bx2" else 0
+    T = st_expect(shape, num, 0, split)[:32]           # warp 0's lanes
+    m = tcgen05_ld_map(shape, num, half_splitoff=split or None)
+    for lane in range(m.shape[0]):
+        for col in range(m.shape[1]):
+            t, r, _ = m.holder(lane, col)
+            assert (t < 0 and T[lane, col] == 0) or T[lane, col] == t * 1000 + r, (lane, col)
