@@ -201,6 +201,11 @@ struct DriverTable {
                                      CUtensorMapFloatOOBfill oob_fill);
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig* config, CUfunction fn, void** kernel_params,
                                void** extra);
+  // Device memory for stand-alone tensor maps (pyptx.jax_support.synthesize_tma_descriptor):
+  // never used by launches. May be null on a driver without them.
+  CUresult (*cuMemAlloc)(CUdeviceptr* dptr, size_t bytesize);
+  CUresult (*cuMemFree)(CUdeviceptr dptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);
 };
 
 // The libcuda table, resolved once (dlopen + cuGetProcAddress). Returns null

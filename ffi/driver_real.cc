@@ -68,6 +68,9 @@ void LoadReal(RealState* st) {
   JAX_PYPTX_RESOLVE(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled",
                     true);
   JAX_PYPTX_RESOLVE(cuLaunchKernelEx, "cuLaunchKernelEx", "cuLaunchKernelEx", true);
+  JAX_PYPTX_RESOLVE(cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2", false);
+  JAX_PYPTX_RESOLVE(cuMemFree, "cuMemFree", "cuMemFree_v2", false);
+  JAX_PYPTX_RESOLVE(cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2", false);
 #undef JAX_PYPTX_RESOLVE
   if (!missing.empty()) {
     st->error = "libcuda.so.1 lacks " + missing + " (a CUDA 12.0+ driver is required)";

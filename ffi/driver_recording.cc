@@ -1,5 +1,7 @@
 // The recording driver table (see recording.h for its documented behaviour).
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -37,6 +39,7 @@ struct State {
   std::map<std::string, std::deque<CUresult>> injected;
   std::map<uintptr_t, FakeModule> modules;
   std::map<uintptr_t, FakeFunction> functions;
+  std::map<CUdeviceptr, size_t> allocations;  // cuMemAlloc'd (host) blocks
   uintptr_t next_handle = 0x10000;
 };
 
@@ -425,6 +428,63 @@ CUresult RLaunchKernelEx(const CUlaunchConfig* cfg, CUfunction fn, void** params
   return rc;
 }
 
+// Device memory is host memory here (aligned like the driver's allocations); the
+// device-memory variant allocates host memory too: nothing on a real GPU is touched.
+CUresult RMemAlloc(CUdeviceptr* dptr, size_t bytesize) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  Record rec{{"fn", std::string("cuMemAlloc")}, {"bytesize", int64_t(bytesize)}};
+  CUresult rc = TakeInjected(s, "cuMemAlloc");
+  if (rc == CUDA_SUCCESS && (dptr == nullptr || bytesize == 0)) rc = CUDA_ERROR_INVALID_VALUE;
+  if (rc == CUDA_SUCCESS) {
+    void* p = std::aligned_alloc(256, (bytesize + 255) / 256 * 256);
+    if (p == nullptr) {
+      rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+      std::memset(p, 0, bytesize);
+      *dptr = reinterpret_cast<uintptr_t>(p);
+      s.allocations.emplace(*dptr, bytesize);
+      rec.emplace_back("dptr", uint64_t{*dptr});
+    }
+  }
+  Push(s, std::move(rec), rc);
+  return rc;
+}
+
+CUresult RMemFree(CUdeviceptr dptr) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  CUresult rc = TakeInjected(s, "cuMemFree");
+  auto it = s.allocations.find(dptr);
+  if (rc == CUDA_SUCCESS && it == s.allocations.end()) rc = CUDA_ERROR_INVALID_VALUE;
+  if (rc == CUDA_SUCCESS) {
+    std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(dptr)));
+    s.allocations.erase(it);
+  }
+  Push(s, {{"fn", std::string("cuMemFree")}, {"dptr", uint64_t{dptr}}}, rc);
+  return rc;
+}
+
+CUresult RMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  Record rec{{"fn", std::string("cuMemcpyHtoD")}, {"dst", uint64_t{dst}}};
+  CUresult rc = TakeInjected(s, "cuMemcpyHtoD");
+  // the destination must lie inside one allocation made through this table
+  auto it = s.allocations.upper_bound(dst);
+  if (rc == CUDA_SUCCESS &&
+      (src == nullptr || it == s.allocations.begin() ||
+       dst + bytes > std::prev(it)->first + std::prev(it)->second)) {
+    rc = CUDA_ERROR_INVALID_VALUE;
+  }
+  if (src != nullptr) {
+    rec.emplace_back("data", RecordedBytes{std::string(static_cast<const char*>(src), bytes)});
+  }
+  if (rc == CUDA_SUCCESS) std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), src, bytes);
+  Push(s, std::move(rec), rc);
+  return rc;
+}
+
 DriverTable MakeTable(bool host_memory) {
   DriverTable t{};
   t.name = host_memory ? "recording" : "recording (device memory)";
@@ -444,6 +504,9 @@ DriverTable MakeTable(bool host_memory) {
   t.cuFuncGetParamInfo = RFuncGetParamInfo;
   t.cuTensorMapEncodeTiled = RTensorMapEncodeTiled;
   t.cuLaunchKernelEx = host_memory ? RLaunchKernelEx<true> : RLaunchKernelEx<false>;
+  t.cuMemAlloc = RMemAlloc;
+  t.cuMemFree = RMemFree;
+  t.cuMemcpyHtoD = RMemcpyHtoD;
   return t;
 }
 

@@ -6,6 +6,8 @@
 //   launch(plan, pointers, stream, sizes=None)   the PyTorch path: raw device
 //                             pointers (inputs, outputs, then the workspace when
 //                             the plan has one) and a CUstream as an int
+//   encode_tensor_map(...)    cuTensorMapEncodeTiled -> 128 bytes (stand-alone tensor maps)
+//   mem_alloc / mem_free / memcpy_htod   device memory for stand-alone tensor maps
 //   set_recording / recording_enabled / recorded_calls / clear_recording /
 //   inject_driver_error / reset_module_cache / driver_status
 #include <nanobind/nanobind.h>
@@ -136,6 +138,32 @@ nb::object ToPython(const RecordValue& v) {
 
 nb::capsule Capsule(const void* p) { return nb::capsule(p); }
 
+// "<fn> failed: CUDA_ERROR_X (code): description"
+std::string CallError(const DriverTable& d, const char* fn, CUresult rc) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (d.cuGetErrorName(rc, &name) != CUDA_SUCCESS || name == nullptr) name = "CUDA_ERROR_UNRECOGNIZED";
+  std::string out = std::string("jax_pyptx: ") + fn + " failed: " + name + " (" + std::to_string(rc) + ")";
+  if (d.cuGetErrorString(rc, &text) == CUDA_SUCCESS && text != nullptr) out += std::string(": ") + text;
+  return out;
+}
+
+template <typename T>
+std::string Join(const std::vector<T>& v) {
+  std::string out = "(";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + ")";
+}
+
+const DriverTable& MemoryTable(const char* fn) {
+  const DriverTable* d = TorchTable();
+  if (d->cuMemAlloc == nullptr || d->cuMemFree == nullptr || d->cuMemcpyHtoD == nullptr) {
+    throw std::runtime_error(std::string("jax_pyptx: ") + fn + ": the CUDA driver (" + d->name +
+                             ") lacks cuMemAlloc/cuMemFree/cuMemcpyHtoD");
+  }
+  return *d;
+}
+
 }  // namespace
 }  // namespace jax_pyptx
 
@@ -213,6 +241,65 @@ NB_MODULE(_ffi, m) {
       },
       "plan"_a, "pointers"_a, "stream"_a, "sizes"_a = nb::none(),
       "Launch on raw device pointers (inputs, outputs, then the workspace) and a CUstream.");
+
+  m.def(
+      "encode_tensor_map",
+      [](int data_type, const std::vector<uint64_t>& dims, const std::vector<uint64_t>& strides,
+         const std::vector<uint32_t>& box, const std::vector<uint32_t>& element_strides,
+         int interleave, int swizzle, int l2_promotion, int oob_fill, uint64_t address) {
+        const size_t rank = dims.size();
+        if (rank < 1 || rank > static_cast<size_t>(kMaxTensorRank) || strides.size() + 1 != rank ||
+            box.size() != rank || element_strides.size() != rank) {
+          throw nb::value_error(("encode_tensor_map: rank " + std::to_string(rank) + " needs " +
+                                 "1..5 dims, rank-1 strides, rank box and element strides; got dims " +
+                                 Join(dims) + ", strides " + Join(strides) + ", box " + Join(box) +
+                                 ", element strides " + Join(element_strides)).c_str());
+        }
+        const DriverTable* d = TorchTable();
+        CUtensorMap map{};
+        CUresult rc = d->cuTensorMapEncodeTiled(
+            &map, static_cast<CUtensorMapDataType>(data_type), static_cast<cuuint32_t>(rank),
+            reinterpret_cast<void*>(static_cast<uintptr_t>(address)), dims.data(), strides.data(),
+            box.data(), element_strides.data(), static_cast<CUtensorMapInterleave>(interleave),
+            static_cast<CUtensorMapSwizzle>(swizzle), static_cast<CUtensorMapL2promotion>(l2_promotion),
+            static_cast<CUtensorMapFloatOOBfill>(oob_fill));
+        if (rc != CUDA_SUCCESS) {
+          throw std::runtime_error(CallError(*d, "cuTensorMapEncodeTiled", rc) + " (rank " +
+                                   std::to_string(rank) + ", global dims " + Join(dims) +
+                                   ", box " + Join(box) + ", swizzle " + std::to_string(swizzle) + ")");
+        }
+        return nb::bytes(reinterpret_cast<const char*>(&map), kTensorMapBytes);
+      },
+      "data_type"_a, "dims"_a, "strides"_a, "box"_a, "element_strides"_a, "interleave"_a,
+      "swizzle"_a, "l2_promotion"_a, "oob_fill"_a, "address"_a,
+      "cuTensorMapEncodeTiled through the launcher's driver table (the recording one under "
+      "set_recording(True)); per-dimension lists innermost first. Returns the 128 bytes.");
+  m.def(
+      "mem_alloc",
+      [](size_t bytes) {
+        const DriverTable& d = MemoryTable("mem_alloc");
+        CUdeviceptr p = 0;
+        CUresult rc = d.cuMemAlloc(&p, bytes);
+        if (rc != CUDA_SUCCESS) throw std::runtime_error(CallError(d, "cuMemAlloc", rc));
+        return static_cast<uint64_t>(p);
+      },
+      "bytes"_a, "cuMemAlloc through the launcher's driver table; needs a current context.");
+  m.def(
+      "mem_free",
+      [](uint64_t ptr) {
+        const DriverTable& d = MemoryTable("mem_free");
+        CUresult rc = d.cuMemFree(static_cast<CUdeviceptr>(ptr));
+        if (rc != CUDA_SUCCESS) throw std::runtime_error(CallError(d, "cuMemFree", rc));
+      },
+      "ptr"_a);
+  m.def(
+      "memcpy_htod",
+      [](uint64_t dst, nb::bytes data) {
+        const DriverTable& d = MemoryTable("memcpy_htod");
+        CUresult rc = d.cuMemcpyHtoD(static_cast<CUdeviceptr>(dst), data.c_str(), data.size());
+        if (rc != CUDA_SUCCESS) throw std::runtime_error(CallError(d, "cuMemcpyHtoD", rc));
+      },
+      "dst"_a, "data"_a);
 
   m.def("set_recording", &SetCudaUsesRecording, "enabled"_a,
         "Route the CUDA handler and launch() through the recording table.");

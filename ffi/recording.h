@@ -29,6 +29,9 @@
 //    descriptors are really copied to the destination (host) address (not in
 //    the device-memory variant, RecordingDriver(false), used when recording
 //    on a machine with a GPU);
+//  * cuMemAlloc / cuMemFree / cuMemcpyHtoD (stand-alone tensor maps only) work on
+//    host memory: an allocation is a zeroed, 256-byte aligned host block whose
+//    address is the "device pointer"; a copy must stay inside one allocation;
 //  * inject_error(fn, code) makes the next call of `fn` return `code`.
 #pragma once
 

@@ -27,14 +27,50 @@ def parse(text: str, source: str = "<ptx>"):
     return _parse(text, source=source)
 
 
-def _call_from_jax(k, *arrays, **kw):
-    """``kernel(*arrays)``: the JAX runtime, imported on the first call."""
-    from .runtime.call import call_kernel
+def _call_runtime(k, *arrays, **kw):
+    """``kernel(*arrays)``: PyTorch tensors go to the PyTorch runtime, anything else to the
+    JAX runtime (``jax_pyptx.runtime.dispatch``), imported on the first call."""
+    from .runtime.dispatch import call
 
-    return call_kernel(k, *arrays, **kw)
+    return call(k, *arrays, **kw)
 
 
-_set_call_handler(_call_from_jax)
+_set_call_handler(_call_runtime)
+
+# lazily imported attributes: name -> (module, attribute or None for the module itself)
+_LAZY = {
+    "interpret": ("jax_pyptx.interpret", None),
+    "runtime": ("jax_pyptx.runtime", None),
+    "transpile": ("jax_pyptx.transpile", None),
+    "toolchain": ("jax_pyptx.toolchain", None),
+    "isa": ("jax_pyptx.isa", None),
+    "ir": ("jax_pyptx.ir", None),
+    "perf": ("jax_pyptx.perf", None),
+    "cache": ("jax_pyptx.toolchain.cubin_cache", None),
+    "jax_support": ("jax_pyptx.runtime.jax_support", None),
+    "torch_support": ("jax_pyptx.runtime.torch_support", None),
+    "ptx_call": ("jax_pyptx.runtime.call", "ptx_call"),
+    "configure": ("jax_pyptx.runtime.options", "configure"),
+    "to_torch": ("jax_pyptx.runtime.torch_op", "to_torch"),
+    "with_backward": ("jax_pyptx.runtime.autodiff", "with_backward"),
+    "differentiable_kernel": ("jax_pyptx.runtime.torch_support", "differentiable_kernel"),
+}
+
+
+def detect_arch() -> str:
+    """The PTX target of CUDA device 0 (``"sm_90a"`` on an H100), cached; raises a
+    ``RuntimeError`` (``NotSupportedError``) suggesting an explicit arch when no GPU is
+    visible. ``@kernel(arch="auto")`` uses the same probe when first traced.
+
+    >>> import jax_pyptx
+    >>> try:
+    ...     print(jax_pyptx.detect_arch())
+    ... except RuntimeError:
+    ...     print("no GPU: pass arch='sm_90a'")     # doctest: +SKIP
+    """
+    from .toolchain.device import detect_arch as _detect
+
+    return _detect()
 
 
 # the documented ``pyptx.<name>`` modules that live elsewhere here (``from pyptx import spec``)
@@ -45,28 +81,14 @@ _DOCUMENTED_MODULES = {"spec": "dsl.spec", "wgmma_layout": "dsl.wgmma_layout",
 
 def __getattr__(name):
     # heavier layers load on first use, never at import
-    if name in ("interpret", "runtime", "transpile", "toolchain", "isa", "ir", "perf"):
+    if name in _LAZY:
         import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")
+        module, attr = _LAZY[name]
+        got = importlib.import_module(module)
+        return got if attr is None else getattr(got, attr)
     if name in _DOCUMENTED_MODULES:
         import importlib
 
         return importlib.import_module(f"{__name__}.{_DOCUMENTED_MODULES[name]}")
-    if name == "ptx_call":
-        from .runtime.call import ptx_call
-
-        return ptx_call
-    if name == "configure":
-        from .runtime.options import configure
-
-        return configure
-    if name == "to_torch":
-        from .runtime.torch_op import to_torch
-
-        return to_torch
-    if name == "with_backward":
-        from .runtime.autodiff import with_backward
-
-        return with_backward
     raise AttributeError(f"module 'jax_pyptx' has no attribute {name!r}")

@@ -40,17 +40,13 @@ def set_call_handler(fn) -> None:
 
 
 def resolve_arch(arch: str) -> str:
-    """``"auto"``: $JAX_PYPTX_ARCH, else the current CUDA device, else sm_90a."""
+    """``"auto"``: $JAX_PYPTX_ARCH, else the current CUDA device, else sm_90a (one probe with
+    ``detect_arch``: ``jax_pyptx.toolchain.device.resolve_arch``)."""
     if arch != "auto":
         return arch
-    import os
+    from .toolchain.device import resolve_arch as _resolve
 
-    env = os.environ.get("JAX_PYPTX_ARCH")
-    if env:
-        return env
-    from .toolchain.device import current_arch
-
-    return current_arch() or "sm_90a"
+    return _resolve(arch)
 
 
 class Kernel:
@@ -155,7 +151,8 @@ class Kernel:
 
     # ------------------------------------------------------------------ specialization
     def _specialize(self, kw: dict):
-        _binding.unknown_argument(self, kw)
+        raw = tuple(p.name for p in self.raw_params)
+        _binding.unknown_argument(self, kw, allowed=raw)   # raw values matter to calls only
         template = _binding.template_values(self, kw)
         missing = [s for s in self._symbols if s not in kw]
         if missing:
@@ -273,12 +270,19 @@ class Kernel:
         t = b.trace()
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
-        outs = HostLaunch(t)(tensors, scalars, b.raw, sanitize=sanitize, max_steps=max_steps,
-                             timeout=timeout)
+        outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
+                             max_steps=max_steps, timeout=timeout)
         return outs[0] if len(outs) == 1 else outs
 
     def __call__(self, *arrays, **kw):
-        """Call from JAX (eager or under jit/vmap/shard_map); returns the outputs."""
+        """Run the kernel: its outputs, one array or a tuple.
+
+        ``arrays``: the inputs, JAX arrays (eager, or under jit / vmap / shard_map / grad)
+        or PyTorch tensors (CPU: the interpreter; CUDA: the GPU; ``torch.compile`` sees one
+        op); runtime scalars as numbers. ``kw``: shape variables, template parameters and
+        raw parameter values, by name. A kernel with no ``in_specs`` / ``out_specs`` cannot
+        be called (``NotSupportedError``). The runtime is the handler the package installs
+        (``jax_pyptx.runtime.dispatch``)."""
         if _call_handler is None:
             raise SpecializationError(f"kernel {self.name!r}: no runtime is installed to call "
                                       f"it (import jax_pyptx)")

@@ -211,18 +211,76 @@ class Tile:
         except (TypeError, ValueError):
             return False
 
-    # ---- TMA
+    # ---- TMA: the one derivation of the tensor map ``X.tma_desc()`` builds from a Tile (the
+    # DSL's descriptor handle, and through it the CUDA launch plan and the interpreter, and
+    # ``pyptx.jax_support.synthesize_tma_descriptor(_3d)`` all read it)
     def tma_box_shape(self, env: dict, shape: tuple | None = None) -> tuple:
         """The TMA box of one load, outermost first, for shape variables ``env``
-        (``KeyError`` for an unbound symbol in ``tma_box``)."""
+        (``KeyError`` for an unbound symbol in ``tma_box``): ``tma_box``, else 128 rows x one
+        swizzle span (128 bytes without swizzle), each clamped to the tensor.
+
+        >>> Tile(256, 512, bf16, Layout.TMA_128B).tma_box_shape({})
+        (128, 64)
+        >>> Tile("M", 64, f32, tma_box=(300, 8)).tma_box_shape({"M": 40})
+        (40, 8)
+        """
         shape = tuple(shape) if shape is not None else self.resolve(env)
         if self.tma_box is not None:
-            return tuple(env[b] if isinstance(b, str) else b for b in self.tma_box)
+            box = tuple(env[b] if isinstance(b, str) else b for b in self.tma_box)
+            if len(box) != len(shape):
+                return box                       # the caller reports the rank mismatch
+            return tuple(min(b, s) for b, s in zip(box, shape))
         span = self.layout.swizzle_bytes or 128
         cols = max(span // self.dtype.nbytes, 1)
         if len(shape) == 1:
             return (min(cols, shape[0]),)
         return tuple(shape[:-2]) + (min(128, shape[-2]), min(cols, shape[-1]))
+
+    @property
+    def tma_swizzle(self) -> int:
+        """Swizzle bytes of the tensor map ``X.tma_desc()`` builds: the layout's
+        (``Layout.TMA_128B`` -> 128, ...); the rank-3 stripe form has 128 or none.
+
+        >>> Tile(64, 128, bf16, Layout.TMA_64B, tma_box=(64, 64), tma_rank=3).tma_swizzle
+        0
+        """
+        s = self.layout.swizzle_bytes
+        return 0 if self.tma_rank == 3 and s != 128 else s
+
+    def tma_view(self, shape: tuple, env: dict) -> tuple:
+        """``(shape, box, strides)`` of the tensor map ``X.tma_desc()`` builds for a tensor of
+        logical ``shape``, outermost first; ``strides`` are byte strides of a view, ``()``
+        for the tensor's own C-order strides. Rank 2: the tensor and :meth:`tma_box_shape`.
+        ``tma_rank=3``: the "64-column stripe" view of a 2-d ``(rows, cols)`` tensor, shape
+        ``(cols/64, rows, 64)`` with byte strides ``(64*e, cols*e, e)`` and box
+        ``(box_cols/64, box_rows, 64)`` (72 innermost with ``tma_padding``): dims ``(64, rows,
+        cols/64)`` innermost first, as ``ptx.tma.load_3d`` addresses them. ``PtxValueError``
+        for a form that cannot be built, ``KeyError`` for an unbound ``tma_box`` name.
+
+        >>> Tile(128, 256, bf16, Layout.TMA_128B, tma_box=(64, 128), tma_rank=3).tma_view(
+        ...     (128, 256), {})
+        ((4, 128, 64), (2, 64, 64), (128, 512, 2))
+        """
+        from .errors import PtxValueError
+
+        shape = tuple(int(d) for d in shape)
+        if self.tma_rank != 3:
+            return shape, self.tma_box_shape(env, shape), ()
+        if len(shape) != 2:
+            raise PtxValueError(f"tma_rank=3 describes a 2-d tensor, got rank {len(shape)}")
+        if self.tma_box is None:
+            raise PtxValueError("tma_rank=3 needs tma_box=(rows, cols) in its Tile")
+        if len(self.tma_box) != 2:
+            raise PtxValueError(f"tma_rank=3 needs tma_box=(rows, cols), got "
+                                f"{self.tma_box!r}")
+        box_rows, box_cols = (int(env[b]) if isinstance(b, str) else b for b in self.tma_box)
+        rows, cols = shape
+        if cols % 64 or box_cols % 64:
+            raise PtxValueError(f"tma_rank=3 splits columns into 64-wide stripes; cols={cols} "
+                                f"and box cols={box_cols} must be multiples of 64")
+        e = self.dtype.nbytes
+        return ((cols // 64, rows, 64), (box_cols // 64, box_rows, 72 if self.tma_padding
+                                         else 64), (64 * e, cols * e, e))
 
     # ---- canonical wgmma operands
     @classmethod

@@ -30,6 +30,9 @@ _ALIASES = {
     "spec": "jax_pyptx.dsl.spec",
     "codegen": "jax_pyptx.transpile.pyptx_codegen",
     "_trace": "jax_pyptx.dsl.trace_scope",
+    "cache": "jax_pyptx.toolchain.cubin_cache",
+    "jax_support": "jax_pyptx.runtime.jax_support",
+    "torch_support": "jax_pyptx.runtime.torch_support",
 }
 # package attributes that are functions named like a submodule
 _SHADOWED = ("kernel", "intrinsic")

@@ -124,31 +124,30 @@ def declare_tma_desc(tr, spec, box=None, swizzle: int | None = None, *, element_
     env = getattr(tr, "shape_env", {}) or {}
     shape, strides = spec.shape, ()
     if swizzle is None:
-        swizzle = 0
-        if tile is not None:
-            swizzle = tile.layout.swizzle_bytes
-            if tile.tma_rank == 3 and swizzle != 128:
-                swizzle = 0
+        swizzle = tile.tma_swizzle if tile is not None else 0
     if shape is None:                     # a raw pointer parameter: nothing to describe
         box = () if box is None else tuple(box)
-    elif tile is not None and tile.tma_rank == 3 and box is None:
-        shape, box, strides = _stripe_view(spec, tile, env, loc)
     else:
-        if box is None:
+        if box is None and tile is not None:
+            # the Tile's tensor map (specs.Tile.tma_view: the one derivation)
             try:
-                box = tile.tma_box_shape(env, spec.shape) if tile is not None else spec.shape
+                shape, box, strides = tile.tma_view(spec.shape, env)
             except KeyError as e:
                 raise PtxValueError(f"{spec.name}.tma_desc: tma_box names {e.args[0]!r}, "
                                     f"which is neither a shape variable nor an int template "
                                     f"parameter of this call", loc=loc) from None
+            except PtxValueError as e:
+                raise PtxValueError(f"{spec.name}.tma_desc: {e.message}", loc=loc) from None
+        elif box is None:
+            box = spec.shape
         box = tuple(box)
-        if len(box) != spec.ndim or any(not isinstance(b, int) or not 0 < b <= 256
-                                        for b in box):
-            raise PtxValueError(f"{spec.name}.tma_desc: box must be {spec.ndim} ints in "
+        if len(box) != len(shape) or any(not isinstance(b, int) or not 0 < b <= 256
+                                         for b in box):
+            raise PtxValueError(f"{spec.name}.tma_desc: box must be {len(shape)} ints in "
                                 f"1..256 (outermost first), got {box!r}", loc=loc)
-        if not 1 <= spec.ndim <= 5:
+        if not 1 <= len(shape) <= 5:
             raise PtxValueError(f"{spec.name}.tma_desc: TMA supports 1-5 dims, tensor has "
-                                f"{spec.ndim}", loc=loc)
+                                f"{len(shape)}", loc=loc)
     if swizzle not in SWIZZLES:
         raise PtxValueError(f"{spec.name}.tma_desc: swizzle must be one of {SWIZZLES} bytes, "
                             f"got {swizzle!r}", loc=loc)
@@ -170,31 +169,3 @@ def declare_tma_desc(tr, spec, box=None, swizzle: int | None = None, *, element_
         tr.emit("ld", (".param", ".u64"), (r.ir, Addr(Sym(pname))), loc=loc, prologue=True)
     tr.tma.append(handle)
     return r, handle, False
-
-
-def _stripe_view(spec, tile, env, loc):
-    """The rank-3 "64-column stripe" view of a 2-d tensor: shape ``(cols/64, rows, 64)``
-    (outermost first) with byte strides ``(64*e, cols*e, e)``, box ``(box_cols/64, box_rows,
-    64)`` (72 innermost with ``tma_padding``)."""
-    if spec.ndim != 2:
-        raise PtxValueError(f"{spec.name}.tma_desc: tma_rank=3 describes a 2-d tensor, got "
-                            f"rank {spec.ndim}", loc=loc)
-    if tile.tma_box is None:
-        raise PtxValueError(f"{spec.name}.tma_desc: tma_rank=3 needs tma_box=(rows, cols) in "
-                            f"its Tile", loc=loc)
-    try:
-        box_rows, box_cols = (env[b] if isinstance(b, str) else b for b in tile.tma_box)
-    except KeyError as e:
-        raise PtxValueError(f"{spec.name}.tma_desc: tma_box names {e.args[0]!r}, which is not "
-                            f"a shape variable or int template parameter of this call",
-                            loc=loc) from None
-    rows, cols = spec.shape
-    if cols % 64 or box_cols % 64:
-        raise PtxValueError(f"{spec.name}.tma_desc: tma_rank=3 splits columns into 64-wide "
-                            f"stripes; cols={cols} and box cols={box_cols} must be multiples "
-                            f"of 64", loc=loc)
-    e = spec.dtype.nbytes
-    shape = (cols // 64, rows, 64)
-    strides = (64 * e, cols * e, e)
-    box = (box_cols // 64, box_rows, 72 if tile.tma_padding else 64)
-    return shape, box, strides

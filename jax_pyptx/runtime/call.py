@@ -29,6 +29,7 @@ import jax.numpy as jnp
 
 from ..errors import SpecializationError
 from ..kernel import Kernel
+from ..specialize.binding import split_keywords, valid_names
 from ..types import PtxType
 from .ad import vjp_pair
 from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers
@@ -113,13 +114,11 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         raise SpecializationError(
             f"kernel {label!r} takes {n_in} inputs ({', '.join(names[:n_in])}); "
             f"got {len(arrays)}")
-    unknown = [k for k in kw if k not in kernel.template_params and k not in kernel.shape_vars]
+    _, _, unknown = split_keywords(kernel, kw)
     if unknown:
         raise SpecializationError(
-            f"kernel {label!r}: unknown argument {unknown[0]!r}; valid: template parameters "
-            f"({', '.join(kernel.template_params) or 'none'}), shape variables "
-            f"({', '.join(kernel.shape_vars) or 'none'}) and the call options "
-            f"{', '.join(_CALL_OPTIONS)}")
+            f"kernel {label!r}: unknown argument {unknown[0]!r}; valid: "
+            f"{valid_names(kernel, 'the call options ' + ', '.join(_CALL_OPTIONS))}")
     check_independent(kernel, independent)
     # operands: tensors as they are (jnp arrays or tracers), scalars as 0-d arrays. A scalar
     # known while tracing (a constant of a jit-ed function) is also kept as a static value, so
@@ -148,7 +147,8 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         grid=norm_grid(grid), aliases=norm_aliases(input_output_aliases),
         static_scalars=tuple(statics), interpret=interpret, name=name, debug=bool(debug),
         independent=tuple(independent or ()), covers=norm_covers(kernel, covers),
-        sanitize=bool(sanitize), max_steps=None if max_steps is None else int(max_steps),
+        sanitize=bool(sanitize), raw=tuple(b.raw_values().items()),
+        max_steps=None if max_steps is None else int(max_steps),
         timeout=None if timeout is None else float(timeout))
     check_covers_shapes(spec)          # a shape too small for one block, before the grid
     traced = spec.traced()             # trace errors surface here, at the call site

@@ -43,6 +43,7 @@ class CallSpec:
     independent: tuple = ()         # shape variables the kernel treats independently
     covers: tuple = ()              # ((symbol, grid axis, elements per block), ...)
     sanitize: bool = True           # the interpreter's sanitizer
+    raw: tuple = ()                 # ((raw parameter name, NumPy scalar value), ...)
     max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
     timeout: float | None = None    # the interpreter's time limit in seconds (None: none)
     host_callback: object = None    # (internal) index of a host callback registered by the
@@ -60,6 +61,8 @@ class CallSpec:
                 parts.append(f"{f}={v!r}")
         if any(v is not None for v in self.static_scalars):
             parts.append(f"scalars={self.static_scalars}")
+        if self.raw:
+            parts.append("raw=" + ",".join(f"{n}={v}" for n, v in self.raw))
         if self.host_callback is not None:
             parts.append(f"host_callback={self.host_callback}")
         return f"{self.kernel.name}({', '.join(parts)})"

@@ -24,7 +24,12 @@ Recorded calls are dicts with ``"fn"`` (the driver function) and ``"result"``
 * ``cuLaunchKernelEx``: ``function``, ``name``, ``grid``, ``block``, ``cluster``,
   ``smem``, ``stream``, ``num_attrs``, ``params`` (the parameter bytes in
   ``.entry`` order, concatenated without padding) and ``param_sizes``;
-* ``cuModuleUnload``: ``module``.
+* ``cuModuleUnload``: ``module``;
+* ``cuMemAlloc`` (``bytesize``, ``dptr``), ``cuMemcpyHtoD`` (``dst``, ``data``),
+  ``cuMemFree`` (``dptr``): only stand-alone tensor maps use device memory
+  (``extension().encode_tensor_map`` / ``mem_alloc`` / ``memcpy_htod`` / ``mem_free``,
+  through ``pyptx.jax_support.synthesize_tma_descriptor``); the recording table
+  allocates host memory.
 
 Global-mode tensor maps are stored into the workspace by the built-in kernel
 ``STORE_KERNEL_NAME`` (recorded as a launch too; the recording table really

@@ -39,5 +39,5 @@ def host_launch(spec: CallSpec, *arrays) -> tuple:
               f"cluster={t.cluster} smem={t.dynamic_smem} batch={spec.batch}")
     tensors = [arrays[i] for i in spec.tensor_inputs]
     scalars = [arrays[i] for i in spec.scalar_inputs]
-    return plan(tensors, scalars, sanitize=spec.sanitize, max_steps=spec.max_steps,
-                timeout=spec.timeout)
+    return plan(tensors, scalars, dict(spec.raw), sanitize=spec.sanitize,
+                max_steps=spec.max_steps, timeout=spec.timeout)

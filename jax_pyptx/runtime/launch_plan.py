@@ -60,9 +60,13 @@ def build_plan(spec: CallSpec, traced=None) -> LaunchPlan:
             tma.append(replace(ts, operand=operand(handle.index)))
             params.append(ParamSlot.tma_param(len(tma) - 1))
         else:
-            raise SpecializationError(
-                f"kernel {spec.label!r}: raw parameter {info.name!r} has no value when called "
-                f"from JAX; raw_params are for hand launches")
+            raw = dict(spec.raw)
+            if info.name not in raw:
+                raise SpecializationError(
+                    f"kernel {spec.label!r}: raw parameter {info.name!r} has no value; pass "
+                    f"it by keyword to the call ({info.name}=...)")
+            v = raw[info.name]
+            params.append(ParamSlot.scalar(v, getattr(v, "dtype", None)))
     return LaunchPlan(kernel_name=t.name, ptx=t.ptx, ptx_sha256=t.sha256, arch=t.arch,
                       grid=spec.launch_grid(t), block=t.block, cluster=t.cluster,
                       smem_bytes=t.dynamic_smem, params=tuple(params), tma=tuple(tma))

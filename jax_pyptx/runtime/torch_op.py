@@ -32,7 +32,9 @@ is made column-major (no copy when it already is), such an output is returned as
 column-major tensor the kernel wrote (``.stride()[-2:] == (1, rows)``), on every device.
 
 ``configure(kernel, covers=..., grid=...)`` options apply as in JAX; ``backward`` does not
-(the op has no autograd formula).
+(the op has no autograd formula: ``jax_pyptx.differentiable_kernel`` pairs a forward and a
+backward for torch autograd). ``kernel(*tensors, **kw)`` calls the op of
+``to_torch(kernel, **kw)`` (``torch_call``).
 
 Importing this module imports torch but not JAX; the CPU and CUDA impls use the runtime's
 JAX-free modules (``callspec``, ``options``, ``host``, ``launch_plan``), never JAX.
@@ -51,7 +53,8 @@ from ..errors import SpecializationError
 from ..specs import Layout, Tile
 from ..types import PtxType
 
-__all__ = ["NAMESPACE", "TorchKernel", "to_torch", "torch_dtype"]
+__all__ = ["NAMESPACE", "TorchKernel", "to_torch", "family", "split_kw", "torch_dtype",
+           "scalar_number_dtype"]
 
 NAMESPACE = "jax_pyptx"
 
@@ -74,7 +77,7 @@ def torch_dtype(t: PtxType):
     return dt if isinstance(dt, torch.dtype) else None
 
 
-def _scalar_number_dtype(t: PtxType):
+def scalar_number_dtype(t: PtxType):
     """The dtype of the 0-d tensor a Python number for scalar ``t`` becomes (wide enough for
     any value of ``t``; the impls cast to ``t``)."""
     if t.kind == "pred":
@@ -139,10 +142,11 @@ def _from_memory(buf: torch.Tensor, spec: Tile) -> torch.Tensor:
 class TorchKernel:
     """A kernel (with fixed template parameters) as the custom op ``qualname``; call it."""
 
-    def __init__(self, kernel, template: dict, fixed_env: dict, name: str):
+    def __init__(self, kernel, template: dict, fixed_env: dict, name: str, raw=None):
         self.kernel = kernel
         self.template = dict(template)
         self.fixed_env = dict(fixed_env)
+        self.raw = dict(raw or {})          # raw parameter values given by keyword
         self.name = name
         self.qualname = f"{NAMESPACE}::{name}"
         k = kernel
@@ -188,7 +192,7 @@ class TorchKernel:
         ops = []
         for a, s in zip(args, k.in_specs):
             if isinstance(s, PtxType) and not isinstance(a, torch.Tensor):
-                a = torch.tensor(a, dtype=_scalar_number_dtype(s))
+                a = torch.tensor(a, dtype=scalar_number_dtype(s))
             ops.append(a)
         return self._overload(*ops)
 
@@ -248,12 +252,15 @@ class TorchKernel:
         from .callspec import CallSpec
         from .options import norm_covers, norm_grid, runtime_options
 
+        from ..specialize.binding import raw_values
+
         k = self.kernel
         opts = runtime_options(k)
+        raw = raw_values(k, self.raw, env, self.template) if k.raw_params else {}
         return CallSpec(kernel=k, template=self._template_key,
                         env=tuple((s, int(env[s])) for s in k.shape_vars),
                         grid=norm_grid(opts.get("grid")), static_scalars=tuple(statics),
-                        covers=norm_covers(k, opts.get("covers")),
+                        covers=norm_covers(k, opts.get("covers")), raw=tuple(raw.items()),
                         max_steps=opts.get("max_steps"), timeout=opts.get("timeout"))
 
     def _cpu_impl(self, *args):
@@ -372,21 +379,31 @@ class TorchKernel:
 
 
 # ----------------------------------------------------------------------------- to_torch
-def _split_kw(kernel, kw: dict):
-    template, fixed = {}, {}
+def split_kw(kernel, kw: dict, unknown_error=None):
+    """``(template with defaults, fixed shape variables, raw values, family key)`` of the
+    keywords ``kw`` (a name is a shape variable, else a template parameter, else a raw
+    parameter). ``unknown_error(names)``: the error for names that are none of those."""
+    from ..specialize.binding import valid_names
+
+    template, fixed, raw, unknown = {}, {}, {}, []
+    raw_names = {p.name for p in kernel.raw_params}
     for name, v in kw.items():
-        if name in kernel.template_params:
-            template[name] = v
-        elif name in kernel.shape_vars:
+        if name in kernel.shape_vars:
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise SpecializationError(f"kernel {kernel.name!r}: shape variable {name} "
                                           f"must be a positive int, got {v!r}")
             fixed[name] = v
+        elif name in kernel.template_params:
+            template[name] = v
+        elif name in raw_names:
+            raw[name] = v
         else:
-            raise SpecializationError(
-                f"kernel {kernel.name!r}: unknown argument {name!r}; valid: template "
-                f"parameters ({', '.join(kernel.template_params) or 'none'}) and shape "
-                f"variables ({', '.join(kernel.shape_vars) or 'none'})")
+            unknown.append(name)
+    if unknown:
+        if unknown_error is not None:
+            raise unknown_error(unknown)
+        raise SpecializationError(f"kernel {kernel.name!r}: unknown argument {unknown[0]!r}; "
+                                  f"valid: {valid_names(kernel)}")
     for name, default in kernel.template_params.items():
         if name not in template:
             if default is inspect.Parameter.empty:
@@ -394,12 +411,14 @@ def _split_kw(kernel, kw: dict):
                                           f"{name!r} has no default; pass {name}=...")
             template[name] = default
     key = (tuple(sorted(template.items())), tuple(sorted(fixed.items())))
+    if raw:
+        key += (tuple(sorted(raw.items())),)
     try:
         hash(key)
     except TypeError:
         raise SpecializationError(f"kernel {kernel.name!r}: template parameter values must "
                                   f"be hashable, got {template!r}") from None
-    return template, fixed, key
+    return template, fixed, raw, key
 
 
 def _op_name(kernel, key) -> str:
@@ -420,9 +439,14 @@ def _op_name(kernel, key) -> str:
 def to_torch(kernel, **template) -> TorchKernel:
     """``kernel`` as a PyTorch op: returns a callable of the inputs (see the module doc).
 
-    ``template``: template parameters (defaults filled in) and, optionally, shape variables
-    fixed for every call (needed for those that appear only in outputs).
+    ``template``: template parameters (defaults filled in), optionally shape variables fixed
+    for every call (needed for those that appear only in outputs), and raw parameter values.
     """
+    return family(kernel, template)
+
+
+def family(kernel, kw: dict, unknown_error=None) -> TorchKernel:
+    """The :class:`TorchKernel` of ``kernel`` and keywords ``kw`` (registered on first use)."""
     from ..kernel import Kernel
 
     if not isinstance(kernel, Kernel):
@@ -430,12 +454,12 @@ def to_torch(kernel, **template) -> TorchKernel:
     if not kernel.out_specs:
         raise SpecializationError(f"kernel {kernel.name!r} has no outputs (out_specs); a "
                                   f"PyTorch op returns the outputs it writes")
-    tmpl, fixed, key = _split_kw(kernel, template)
+    tmpl, fixed, raw, key = split_kw(kernel, kw, unknown_error)
     with _lock:
         fam = _families.get((kernel, key))
         if fam is None:
             name = _op_name(kernel, key)
-            fam = TorchKernel(kernel, tmpl, fixed, name)
+            fam = TorchKernel(kernel, tmpl, fixed, name, raw)
             _names.add(name)
             _families[(kernel, key)] = fam
     return fam

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from ..errors import SpecializationError
+from ..errors import NotSupportedError, SpecializationError
 from ..types import PtxType
 
 __all__ = ["Binding", "bind"]
@@ -25,6 +25,10 @@ class Binding:
     env: dict                       # shape variables bound so far (arrays, then keywords)
     missing: tuple = ()             # shape variables neither the arrays nor keywords bound
     raw: dict = field(default_factory=dict)   # raw_params values given by keyword
+
+    def raw_values(self, host: bool = False) -> dict:
+        """Every raw parameter's value for a launch (:func:`raw_values`)."""
+        return raw_values(self.kernel, self.raw, self.env, self.template, host=host)
 
     @property
     def template_key(self) -> tuple:
@@ -87,10 +91,20 @@ def unknown_argument(k, kw: dict, allowed=()) -> None:
     tp, sv = k.template_params, k.shape_vars
     unknown = [n for n in kw if n not in tp and n not in sv and n not in allowed]
     if unknown:
-        raise SpecializationError(
-            f"kernel {k.name!r}: unknown argument {unknown[0]!r}; valid: template "
-            f"parameters ({', '.join(tp) or 'none'}) and shape variables "
-            f"({', '.join(sv) or 'none'})")
+        raise SpecializationError(f"kernel {k.name!r}: unknown argument {unknown[0]!r}; "
+                                  f"valid: {valid_names(k)}")
+
+
+def valid_names(k, extra: str = "") -> str:
+    """``template parameters (..) and shape variables (..)`` (and raw parameters when the
+    kernel has some; ``extra`` is appended as the last item)."""
+    items = [f"template parameters ({', '.join(k.template_params) or 'none'})",
+             f"shape variables ({', '.join(k.shape_vars) or 'none'})"]
+    if k.raw_params:
+        items.append(f"raw parameters ({', '.join(p.name for p in k.raw_params)})")
+    if extra:
+        items.append(extra)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def shapes_env(k, arrays) -> dict:
@@ -144,13 +158,107 @@ def shapes_env(k, arrays) -> dict:
     return env
 
 
+def split_keywords(k, kw: dict):
+    """``(template and shape-variable keywords, raw parameter values, unknown names)``: a
+    name is a shape variable, else a template parameter, else a raw parameter."""
+    tp, sv = k.template_params, k.shape_vars
+    raw_names = {p.name for p in k.raw_params}
+    spec, raw, unknown = {}, {}, []
+    for n, v in kw.items():
+        if n in sv or n in tp:
+            spec[n] = v
+        elif n in raw_names:
+            raw[n] = v
+        else:
+            unknown.append(n)
+    return spec, raw, unknown
+
+
+def raw_values(k, given: dict, env: dict, template: dict, host: bool = False) -> dict:
+    """The value of each of ``k``'s raw parameters for a launch, by name: given by keyword,
+    else the shape variable of that name, else a template parameter of that name (not None).
+    Values are NumPy scalars of the parameter's type (checked against its range). A raw
+    parameter that is an array or a typed pointer cannot be given a value for a kernel call
+    (``NotSupportedError``); on the interpreter (``host``) a NumPy array given by keyword
+    stands for the memory a pointer points at, as in ``interpret.launch``. One with no value
+    is a ``SpecializationError``."""
+    out = {}
+    for p in k.raw_params:
+        if host and p.name in given and (p.array is not None or p.ptr_space or
+                                         getattr(given[p.name], "ndim", 0)):
+            out[p.name] = given[p.name]        # the interpreter's buffer for a pointer
+            continue
+        if p.array is not None or p.ptr_space:
+            what = (f".{p.type.name}[{p.array}] array" if p.array is not None
+                    else f".ptr {p.ptr_space} pointer")
+            if host:
+                raise SpecializationError(
+                    f"kernel {k.name!r}: raw parameter {p.name!r} (a {what}) has no value; "
+                    f"pass it by keyword ({p.name}=...: bytes for an array, a NumPy array "
+                    f"for the memory a pointer points at)")
+            raise NotSupportedError(
+                f"kernel {k.name!r}: raw parameter {p.name!r} is a {what}; a kernel call "
+                f"passes scalar raw parameters only (launch it by hand with "
+                f"jax_pyptx.interpret.launch, or make it a Tile / runtime scalar parameter)")
+        if p.name in given:
+            v, where = given[p.name], "given"
+        elif p.name in env:
+            v, where = env[p.name], "the shape variable"
+        elif template.get(p.name) is not None:
+            v, where = template[p.name], "the template parameter"
+        else:
+            raise SpecializationError(
+                f"kernel {k.name!r}: raw parameter {p.name!r} ({p.type.name}) has no value; "
+                f"pass it by keyword ({p.name}=...), or name it like a shape variable or a "
+                f"template parameter")
+        out[p.name] = scalar_value(k, p.name, p.type, v, where)
+    return out
+
+
+def scalar_value(k, name: str, t, v, where: str = "given"):
+    """``v`` as a NumPy scalar holding PTX type ``t``: floats take any real number; integer
+    and bit types an integer in range (a ``.bN`` takes either signedness, kept as its bits);
+    ``pred`` a bool or 0/1."""
+    import numpy as np
+
+    if hasattr(v, "shape") and tuple(getattr(v, "shape", ())) == () and hasattr(v, "item"):
+        try:
+            v = v.item()
+        except Exception:  # noqa: BLE001 - e.g. a traced value: reported below
+            pass
+    if not isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)):
+        raise SpecializationError(
+            f"kernel {k.name!r}: raw parameter {name!r} ({t.name}) must be a Python or NumPy "
+            f"number known when the kernel is called ({where}: {v!r})")
+    if t.kind == "pred":
+        if v not in (0, 1):
+            raise SpecializationError(f"kernel {k.name!r}: raw parameter {name!r} (pred) "
+                                      f"takes True/False, got {v!r}")
+        return np.bool_(bool(v))
+    if t.is_float:
+        return np.dtype(t.np_dtype).type(float(v))
+    if isinstance(v, (float, np.floating)) and not float(v).is_integer():
+        raise SpecializationError(f"kernel {k.name!r}: raw parameter {name!r} ({t.name}) "
+                                  f"takes an integer, got {v!r}")
+    bits = t.bits
+    lo = -(2 ** (bits - 1)) if t.kind in ("signed", "bits", "packed") else 0
+    hi = 2 ** (bits - 1) - 1 if t.kind == "signed" else 2 ** bits - 1
+    v = int(v)
+    if not lo <= v <= hi:
+        raise SpecializationError(f"kernel {k.name!r}: raw parameter {name!r} ({t.name}) "
+                                  f"must be in [{lo}, {hi}], got {v}")
+    if t.kind == "signed":
+        return np.dtype(f"i{bits // 8}").type(v)
+    return np.dtype(f"u{bits // 8}").type(v & (2 ** bits - 1))
+
+
 def bind(k, arrays, kw: dict) -> Binding:
     """``Kernel.bind``: see the module docstring. ``kw``: template parameters, shape
-    variables and raw parameter values by name."""
-    raw_names = {p.name for p in k.raw_params}
-    raw = {n: v for n, v in kw.items() if n in raw_names}
-    kw = {n: v for n, v in kw.items() if n not in raw_names}
-    unknown_argument(k, kw)
+    variables and raw parameter values by name (a name is a shape variable, else a template
+    parameter, else a raw parameter)."""
+    kw, raw, unknown = split_keywords(k, kw)
+    if unknown:
+        unknown_argument(k, {unknown[0]: None})
     env = shapes_env(k, arrays)
     for s in k.shape_vars:
         if s in kw:

@@ -118,7 +118,7 @@ class HostLaunch:
                 args.append(np.asarray([scalars[where]], dtype=info.type.np_dtype))
             elif kind == "tma":
                 try:
-                    args.append(self._tensor_maps(where, bufs))
+                    args.append(self.tensor_maps(where, bufs))
                 except InterpreterError as e:
                     raise type(e)(f"kernel {self.label!r}: TMA descriptor {info.name!r}: "
                                   f"{e.message.removeprefix('tensor_map: ')} (the driver's "
@@ -127,9 +127,9 @@ class HostLaunch:
                 args.append(raw[where])
             else:
                 raise SpecializationError(
-                    f"kernel {self.label!r}: raw parameter {where!r} has no value; raw_params "
-                    f"are given by keyword to kernel.interpret(..., {where}=...) or to a hand "
-                    f"launch (jax_pyptx.interpret.launch); JAX and PyTorch calls have none")
+                    f"kernel {self.label!r}: raw parameter {where!r} has no value; pass it "
+                    f"by keyword (kernel(..., {where}=...), kernel.interpret(..., {where}=...))"
+                    f" or name it like a shape variable or template parameter")
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
                smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
@@ -141,7 +141,7 @@ class HostLaunch:
         return tuple(from_memory(o, lay) for o, lay in zip(outs, self._out_layouts))
 
     @staticmethod
-    def _tensor_maps(ts, bufs):
+    def tensor_maps(ts, bufs):
         """The interpreter's tensor map(s) of ``TmaSpec`` ``ts`` over the operand's buffer (as
         the C++ launcher encodes them: one per batch item for a batched global-mode map)."""
         from ..interpret import tensor_map

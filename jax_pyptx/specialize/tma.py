@@ -4,6 +4,12 @@ runtimes, the C++ launcher and the CPU interpreter) and ``tma_spec``, the deriva
 plan (``runtime.launch_plan``) and the host launch (``specialize.host``, the interpreter) both
 build their tensor maps from it, so every path sees the same map.
 
+The chain is one path: ``specs.Tile.tma_view`` gives a descriptor's shape, box and view strides
+(default box, ``tma_box``, the rank-3 stripe form, ``tma_padding``), the DSL's
+``X.tma_desc()`` records them in its ``TmaDescriptorHandle``, and :func:`map_spec` turns a
+handle into the driver's innermost-first ``TmaSpec``; the stand-alone maps of
+``pyptx.jax_support.synthesize_tma_descriptor(_3d)`` take the same two steps.
+
 This module depends only on the standard library, NumPy and the layers below.
 """
 from __future__ import annotations
@@ -15,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import NotSupportedError
-from ..specs import memory_shape
+from ..specs import Layout, memory_shape
 
-__all__ = ["TENSORMAP_DTYPES", "TMA_DESCRIPTOR_BYTES", "TmaSpec", "tma_spec"]
+__all__ = ["TENSORMAP_DTYPES", "TMA_DESCRIPTOR_BYTES", "TmaSpec", "tma_spec", "map_spec"]
 
 TMA_DESCRIPTOR_BYTES = 128
 
@@ -135,24 +141,42 @@ def tma_spec(spec, handle) -> TmaSpec:
             f"describe the tensor with one of those (e.g. its bytes as u8) or load it without "
             f"TMA")
     layout = spec.tensor_tiles[handle.index].layout
+    batch, stride = 1, 0
+    if spec.batch and any(spec.mask(handle.index)):
+        batch = math.prod(spec.batch)
+        stride = math.prod(memory_shape(tuple(handle.shape), layout)) * handle.dtype.nbytes
+    return map_spec(handle, layout, operand=handle.index, batch=batch, batch_stride=stride)
+
+
+def map_spec(handle, layout=Layout.ROW, *, operand: int = 0, batch: int = 1,
+             batch_stride: int = 0) -> TmaSpec:
+    """The ``TmaSpec`` of ``handle``'s shape, box, swizzle and view strides (all outermost
+    first, as ``specs.Tile.tma_view`` gives them) over a tensor laid out as ``layout``: the
+    one conversion to the driver's innermost-first order, for kernel calls (:func:`tma_spec`)
+    and stand-alone maps (``pyptx.jax_support.synthesize_tma_descriptor``).
+
+    >>> from jax_pyptx.specs import Tile, TmaDescriptorHandle
+    >>> from jax_pyptx.types import bf16
+    >>> t = Tile(128, 256, bf16, tma_box=(32, 64), tma_rank=3, tma_padding=True)
+    >>> shape, box, strides = t.tma_view(t.shape, {})
+    >>> m = map_spec(TmaDescriptorHandle("X", dtype=bf16, shape=shape, box=box,
+    ...                                  strides=strides))
+    >>> m.global_dims, m.global_strides, m.box
+    ((64, 128, 4), (512, 128), (72, 32, 1))
+    """
     mem = memory_shape(tuple(handle.shape), layout)
     box = memory_shape(tuple(handle.box), layout)
     estr = memory_shape(tuple(handle.element_strides or (1,) * len(mem)), layout)
-    es = handle.dtype.nbytes
     dims = tuple(reversed(mem))                       # innermost first
-    strides, acc = [], es
+    strides, acc = [], handle.dtype.nbytes
     for d in dims[:-1]:
         acc *= d
         strides.append(acc)
     if getattr(handle, "strides", ()):                # a view (rank-3 64-column stripes)
         strides = list(reversed(handle.strides))[1:]
-    batch, stride = 1, 0
-    if spec.batch and any(spec.mask(handle.index)):
-        batch = math.prod(spec.batch)
-        stride = math.prod(mem) * es
-    return TmaSpec(operand=handle.index, dtype=handle.dtype.name, global_dims=dims,
+    return TmaSpec(operand=operand, dtype=handle.dtype.name, global_dims=dims,
                    global_strides=tuple(strides), box=tuple(reversed(box)),
                    element_strides=tuple(reversed(estr)), interleave=handle.interleave,
                    swizzle=_SWIZZLE_ENUM[handle.swizzle], l2_promotion=handle.l2_promotion,
                    oob_fill=handle.oob_fill, mode=handle.mode, batch=batch,
-                   batch_stride=stride)
+                   batch_stride=batch_stride)

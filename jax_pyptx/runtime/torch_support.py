@@ -1,0 +1,186 @@
+"""``pyptx.torch_support``: PyTorch helpers of the documented surface, and
+``differentiable_kernel`` (autograd through a forward and a backward kernel).
+
+    import pyptx
+    from examples.hopper.rms_norm import build_rms_norm, build_rms_norm_bwd
+
+    fwd, bwd = build_rms_norm(4, 64), build_rms_norm_bwd(4, 64)
+
+    def backward(x, w, dy):                 # a kernel, or any function calling kernels
+        dx, dw_rows = bwd(x, w, dy)
+        return dx, dw_rows.sum(0)
+
+    rms = pyptx.differentiable_kernel(fwd, backward)
+    y = rms(x, w)                            # torch tensors with requires_grad
+    y.sum().backward()                       # x.grad, w.grad from the backward kernel
+
+Calling a kernel on tensors needs none of the other names: ``k(x, w)`` goes through the
+kernel's ``torch.library`` op (``torch_call``; CPU tensors on the interpreter, CUDA tensors
+through the launcher; ``torch.compile`` sees one opaque op). ``call_kernel_via_torch`` and
+``call_kernel_via_torch_compile`` launch a handle of ``pyptx.jax_support.compile_ptx_to_cubin``
+on tensors.
+
+Importing this module does not import torch (``is_torch_tensor`` is False until it is).
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..errors import SpecializationError
+from .dispatch import any_torch_tensors, is_torch_tensor
+
+__all__ = ["is_torch_tensor", "any_torch_tensors", "extract_input_shapes",
+           "get_or_register_torch_op", "call_kernel_via_torch", "call_kernel_via_torch_compile",
+           "differentiable_kernel"]
+
+
+def extract_input_shapes(inputs) -> tuple:
+    """``((shape, dtype name), ...)`` of tensors / arrays (numbers: ``((), type name)``),
+    the ``input_shapes`` of a ``pyptx.cache.CacheKey``; dtypes by PTX name where there is one.
+
+    >>> extract_input_shapes([np.zeros((2, 3), np.float32), 1.5])
+    (((2, 3), 'f32'), ((), 'float'))
+    """
+    from .callspec import dtype_name
+
+    out = []
+    for a in inputs:
+        if hasattr(a, "shape") and hasattr(a, "dtype"):
+            name = str(a.dtype).removeprefix("torch.")
+            try:
+                name = dtype_name(np.dtype(name))
+            except TypeError:
+                pass
+            out.append((tuple(int(d) for d in a.shape), name))
+        else:
+            out.append(((), type(a).__name__))
+    return tuple(out)
+
+
+def get_or_register_torch_op(kernel, **kw):
+    """The ``torch.library`` op of ``kernel`` for template parameters / fixed shape
+    variables / raw parameter values ``kw`` (``jax_pyptx.to_torch``): registered once,
+    callable on tensors."""
+    from .torch_op import to_torch
+
+    return to_torch(kernel, **kw)
+
+
+# ----------------------------------------------------------------------------- handles
+def call_kernel_via_torch(*inputs, cubin_handle, out_specs, out_shape_env, grid, block,
+                          cluster=(1, 1, 1), smem_bytes: int = 0, interpret=None, stream=None):
+    """Launch the kernel of ``cubin_handle`` (``compile_ptx_to_cubin``) on tensors: one
+    output tensor for a single out spec, else a tuple. CPU tensors run on the interpreter
+    (``interpret=False``: the launcher, e.g. with the recording driver table); CUDA tensors
+    through the launcher on ``torch.cuda.current_stream()`` (or ``stream``)."""
+    from .torch_handles import launch_handle
+
+    res = launch_handle(inputs, cubin_handle, out_specs, out_shape_env, grid, block, cluster,
+                        smem_bytes, interpret, stream)
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def call_kernel_via_torch_compile(*inputs, cubin_handle, out_specs, out_shape_env, grid,
+                                  block, cluster=(1, 1, 1), smem_bytes: int = 0):
+    """:func:`call_kernel_via_torch` through a ``torch.library`` op (one per launch
+    description, with a fake impl), so ``torch.compile`` traces it as one opaque op."""
+    from .torch_handles import call_handle_op
+
+    return call_handle_op(inputs, cubin_handle, out_specs, out_shape_env, grid, block,
+                          cluster, smem_bytes)
+
+
+# ----------------------------------------------------------------------------- autograd
+def differentiable_kernel(forward_kernel, backward_kernel, *, save_for_backward=None,
+                          num_grad_inputs=None):
+    """A function ``op(*inputs)`` computing ``forward_kernel(*inputs)`` whose gradient is
+    ``backward_kernel(*saved, *grad_outputs)``.
+
+    ``saved`` are the inputs at the indices ``save_for_backward`` (all when None). The
+    backward returns one gradient (or a tuple): it is padded with None up to
+    ``num_grad_inputs`` (default: the number of inputs) and cut to that length; inputs
+    beyond get None. Both may be kernels or functions calling kernels.
+
+    On torch tensors the op is a ``torch.autograd.Function`` (the forward runs under
+    ``no_grad``); on JAX arrays a ``jax.custom_vjp`` with the same contract.
+
+    >>> op = differentiable_kernel(lambda x: x, lambda x, g: g)     # doctest: +SKIP
+    """
+    name = getattr(forward_kernel, "name", None) or getattr(forward_kernel, "__name__", "op")
+    if save_for_backward is not None:
+        save_for_backward = tuple(int(i) for i in save_for_backward)
+    if num_grad_inputs is not None and int(num_grad_inputs) < 0:
+        raise SpecializationError(f"differentiable_kernel: num_grad_inputs must be >= 0, got "
+                                  f"{num_grad_inputs!r}")
+    state = {}
+
+    def saved_of(inputs):
+        idx = range(len(inputs)) if save_for_backward is None else save_for_backward
+        for i in idx:
+            if not -len(inputs) <= i < len(inputs):
+                raise SpecializationError(
+                    f"differentiable_kernel({name}): save_for_backward index {i} is out of "
+                    f"range for {len(inputs)} inputs")
+        return [inputs[i] for i in idx]
+
+    def grads_of(res, n_inputs):
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        n = n_inputs if num_grad_inputs is None else int(num_grad_inputs)
+        res = (tuple(res) + (None,) * n)[:n]
+        return (res + (None,) * n_inputs)[:n_inputs]
+
+    def torch_function():
+        fn = state.get("torch")
+        if fn is None:
+            import torch
+
+            class Function(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, *inputs):
+                    saved = saved_of(inputs)
+                    is_t = [isinstance(s, torch.Tensor) for s in saved]
+                    ctx.save_for_backward(*[s for s, t in zip(saved, is_t) if t])
+                    ctx.others = [None if t else s for s, t in zip(saved, is_t)]
+                    ctx.n_inputs = len(inputs)
+                    with torch.no_grad():
+                        return forward_kernel(*inputs)
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    tensors = iter(ctx.saved_tensors)
+                    saved = [next(tensors) if o is None else o for o in ctx.others]
+                    return grads_of(backward_kernel(*saved, *grads), ctx.n_inputs)
+
+            Function.__name__ = Function.__qualname__ = f"{name}_autograd"
+            fn = state["torch"] = Function
+        return fn
+
+    def jax_function(inputs):
+        from .ad import vjp_pair
+        from .call import as_callable
+
+        n = len(inputs)
+
+        def bwd(*args):
+            return grads_of(backward_kernel(*saved_of(args[:n]), *args[n:]), n)
+
+        return vjp_pair(as_callable(forward_kernel), bwd, False, name)(*inputs)
+
+    if "torch" in sys.modules:          # build it now: torch.compile cannot trace a class
+        torch_function()                 # statement, in case the first call is compiled
+
+    def op(*inputs):
+        if any_torch_tensors(inputs):
+            return torch_function().apply(*inputs)
+        return jax_function(inputs)
+
+    op.__name__ = op.__qualname__ = str(name)
+    op.__doc__ = (f"{name} with autograd: forward {name}, backward "
+                  f"{getattr(backward_kernel, 'name', getattr(backward_kernel, '__name__', '?'))}"
+                  f" (jax_pyptx.differentiable_kernel)")
+    op.forward_kernel = forward_kernel
+    op.backward_kernel = backward_kernel
+    return op
