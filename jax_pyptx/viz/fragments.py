@@ -80,7 +80,11 @@ def _opts(form, group: str) -> tuple:
 @lru_cache(maxsize=None)
 def mma_types() -> dict:
     """``{shape: {"a": types, "b": types, "c": accumulator types}}`` of every dense
-    ``mma.sync`` form in the ISA table (``"m16n8k16": {"a": ("bf16", "e4m3", ...), ...}``)."""
+    ``mma.sync`` form in the ISA table.
+
+    >>> mma_types()["m16n8k8"]["a"]
+    ('bf16', 'f16', 'f64', 'tf32')
+    """
     out: dict = {}
     for form in forms_for("mma.sync"):
         for shape in _opts(form, "shape"):
@@ -94,7 +98,11 @@ def mma_types() -> dict:
 @lru_cache(maxsize=None)
 def wgmma_types() -> dict:
     """``{(accumulator type, A type): (N, ...)}`` of every dense ``wgmma.mma_async`` form in
-    the ISA table (N = 8..256 step 8 for floating point, the ISA's subset for s8/u8/b1)."""
+    the ISA table (N = 8..256 step 8 for floating point, the ISA's subset for s8/u8/b1).
+
+    >>> wgmma_types()[("s32", "s8")][:5]
+    (8, 16, 24, 32, 48)
+    """
     out: dict = {}
     for form in forms_for("wgmma.mma_async"):
         for dt in _opts(form, "dtype"):
