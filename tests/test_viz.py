@@ -351,3 +351,15 @@ def test_tcgen05_ld_maps_match_the_interpreter_tests_isa_writer(shape, num):
         for col in range(m.shape[1]):
             t, r, _ = m.holder(lane, col)
             assert (t < 0 and T[lane, col] == 0) or T[lane, col] == t * 1000 + r, (lane, col)
+
+
+@pytest.mark.parametrize("module", ["fragments", "banks", "tma", "plot"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    if module == "plot":
+        pytest.importorskip("matplotlib")
+    mod = importlib.import_module(f"jax_pyptx.viz.{module}")
+    result = doctest.testmod(mod)
+    assert result.attempted > 0 and result.failed == 0
