@@ -94,13 +94,21 @@ def gpu_table(lib, model: str) -> str:
 
     from examples.proof import counts_roofline
 
+    from examples.proof import make_inputs, runs_on
+
     rows = []
+    cc = getattr(gpu_devices()[0], "compute_capability", None)
     for e in lib:
         k = e.kernel()
+        if not runs_on(k.arch, cc):
+            rows.append((e.name, f"(targets {k.arch}; this GPU is {cc})") + ("",) * 7)
+            continue
         t = k.trace(**e.shape)
         key = jax.random.PRNGKey(0)
         args = []
-        for spec in t.inputs:
+        if e.inputs is not None:          # data-dependent work (a grouped GEMM's table)
+            args = [jnp.asarray(a) for a in make_inputs(e, k, e.shape)]
+        for spec in t.inputs[len(args):]:
             key, sub = jax.random.split(key)
             args.append(jax.random.normal(sub, spec.shape, jnp.float32).astype(
                 spec.dtype.np_dtype))

@@ -44,7 +44,7 @@ import numpy as np
 
 __all__ = ["SASS", "TOLERANCE", "CaseResult", "resources", "resource_problems", "sass_mnemonics",
            "missing_sass", "local_memory", "count_prefix", "make_inputs", "run_case",
-           "counts_roofline", "shape_text", "ptxas_info"]
+           "counts_roofline", "shape_text", "ptxas_info", "runs_on"]
 
 # the table above as data: what an entry's ``sass`` lists for a pattern
 SASS = {"mma.sync": "HMMA", "ldmatrix": "LDSM", "cp.async": "LDGSTS",
@@ -64,6 +64,17 @@ TOLERANCE = {"float32": (1e-5, 1e-6), "bfloat16": (2.0 ** -7, 1e-6),
              "float16": (2.0 ** -10, 1e-6)}
 
 _SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)", re.M)
+
+
+def runs_on(arch: str, compute_capability) -> bool:
+    """Whether a kernel built for ``arch`` runs on a GPU of ``compute_capability`` ("9.0"):
+    ``sm_XYa`` targets (wgmma, tcgen05) only on that architecture, ``sm_XY`` on it and later
+    ones; an unknown capability runs everything."""
+    if not compute_capability:
+        return True
+    major, minor = (int(x) for x in str(compute_capability).split(".")[:2])
+    dev, sm = 10 * major + minor, int(arch[3:].rstrip("af"))
+    return dev == sm if arch.endswith("a") else dev >= sm
 
 
 def shape_text(shape: dict) -> str:

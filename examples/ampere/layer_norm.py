@@ -30,7 +30,7 @@ from .rows import RowReducer, RowThread, load_chunks, plan_rows, store_chunks, t
 
 
 def build_layer_norm(cols: int = 64, dtype=f32, *, eps: float = 1e-5, threads_per_row=None,
-                     rows_per_cta=None):
+                     rows_per_cta=None, arch: str = ARCH):
     """LayerNorm over rows of ``cols`` elements of ``dtype`` (f32, bf16 or f16).
 
     Parameters:
@@ -38,13 +38,15 @@ def build_layer_norm(cols: int = 64, dtype=f32, *, eps: float = 1e-5, threads_pe
         dtype: the element type of ``x``, ``w``, ``b`` and ``y``; the statistics are f32.
         eps: added to the variance.
         threads_per_row, rows_per_cta: override the plan.
+        arch: the target (``sm_80``; the row pattern needs nothing newer, and
+            ``examples.blackwell`` builds the same kernel for ``sm_100a``).
 
     Inputs ``x: dtype[M, cols]``, ``w: dtype[cols]``, ``b: dtype[cols]``; output ``y:
     dtype[M, cols]``. ``M`` is a shape variable: any positive value, independent.
     """
     plan = plan_rows("build_layer_norm", cols, dtype, threads_per_row, rows_per_cta)
 
-    @kernel(arch=ARCH, in_specs=(Tile("M", cols, dtype), Tile(cols, dtype), Tile(cols, dtype)),
+    @kernel(arch=arch, in_specs=(Tile("M", cols, dtype), Tile(cols, dtype), Tile(cols, dtype)),
             out_specs=(Tile("M", cols, dtype),), block=(plan.threads, 1, 1),
             grid=lambda M: plan.grid(M))
     def layer_norm(X, W, B, Y):

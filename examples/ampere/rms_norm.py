@@ -29,7 +29,7 @@ from .rows import RowReducer, RowThread, load_chunks, plan_rows, store_chunks, t
 
 
 def build_rms_norm(cols: int = 64, dtype=f32, *, eps: float = 1e-6, threads_per_row=None,
-                   rows_per_cta=None):
+                   rows_per_cta=None, arch: str = ARCH):
     """RMSNorm over rows of ``cols`` elements of ``dtype`` (f32, bf16 or f16).
 
     Parameters:
@@ -39,6 +39,8 @@ def build_rms_norm(cols: int = 64, dtype=f32, *, eps: float = 1e-6, threads_per_
         eps: added to the mean square.
         threads_per_row, rows_per_cta: override the plan (``rows.plan_rows``): a power of two
             up to 1024 threads per row; rows per CTA (default: 256 threads per CTA).
+        arch: the target (``sm_80``; the row pattern needs nothing newer, and
+            ``examples.blackwell`` builds the same kernel for ``sm_100a``).
 
     Inputs ``x: dtype[M, cols]``, ``w: dtype[cols]``; output ``y: dtype[M, cols]``. ``M`` is a
     shape variable (any positive value; rows past it are predicated off) and independent
@@ -46,7 +48,7 @@ def build_rms_norm(cols: int = 64, dtype=f32, *, eps: float = 1e-6, threads_per_
     """
     plan = plan_rows("build_rms_norm", cols, dtype, threads_per_row, rows_per_cta)
 
-    @kernel(arch=ARCH, in_specs=(Tile("M", cols, dtype), Tile(cols, dtype)),
+    @kernel(arch=arch, in_specs=(Tile("M", cols, dtype), Tile(cols, dtype)),
             out_specs=(Tile("M", cols, dtype),), block=(plan.threads, 1, 1),
             grid=lambda M: plan.grid(M))
     def rms_norm(X, W, Y):

@@ -33,20 +33,23 @@ from .rows import RowReducer, RowThread, load_chunks, plan_rows, store_chunks, t
 LOG2E = 1.0 / math.log(2.0)
 
 
-def build_softmax(cols: int = 64, dtype=f32, *, threads_per_row=None, rows_per_cta=None):
+def build_softmax(cols: int = 64, dtype=f32, *, threads_per_row=None, rows_per_cta=None,
+                  arch: str = ARCH):
     """Softmax over rows of ``cols`` elements of ``dtype`` (f32, bf16 or f16).
 
     Parameters:
         cols: the row length (at most 8192 with the default plan; see ``rows.plan_rows``).
         dtype: the element type of ``x`` and ``y``; the arithmetic is f32.
         threads_per_row, rows_per_cta: override the plan.
+        arch: the target (``sm_80``; the row pattern needs nothing newer, and
+            ``examples.blackwell`` builds the same kernel for ``sm_100a``).
 
     Input ``x: dtype[M, cols]``, output ``y: dtype[M, cols]``; ``M`` any positive value,
     independent.
     """
     plan = plan_rows("build_softmax", cols, dtype, threads_per_row, rows_per_cta)
 
-    @kernel(arch=ARCH, in_specs=(Tile("M", cols, dtype),), out_specs=(Tile("M", cols, dtype),),
+    @kernel(arch=arch, in_specs=(Tile("M", cols, dtype),), out_specs=(Tile("M", cols, dtype),),
             block=(plan.threads, 1, 1), grid=lambda M: plan.grid(M))
     def softmax(X, Y):
         """Y = softmax(X) over each row."""

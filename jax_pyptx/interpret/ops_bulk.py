@@ -9,7 +9,10 @@ An asynchronous copy is performed when it is issued (see ``async_proxy`` for the
 sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
 when a thread next waits on it (``mbarrier.defer_complete_tx``), a store reads its source and
 writes global memory at once.
-``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook.
+``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook. A
+unicast load's bytes complete on the mbarrier its operand names: in the destination's CTA, or,
+with ``.cta_group::2``, in the peer CTA of the pair (a 2-SM GEMM's loads all count on the
+leader CTA's barrier).
 """
 from __future__ import annotations
 
@@ -137,6 +140,7 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
     if mode == "im2col" and rest:
         offs = [reader(prog, o, u16, scope) for o in items(rest.pop(0))]
     mask = reader(prog, rest.pop(0), u16, scope) if dec.has(".multicast::cluster") else None
+    pair = dec.get("cta_group") == ".cta_group::2"
 
     def load(ctx, g):
         dst, tma, mb = _vals(gdst, ctx, g, np.uint64), _vals(gtm, ctx, g, np.uint64), _vals(gmbar, ctx, g, np.uint64)
@@ -151,9 +155,28 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
             cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
             mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
             ctas = [cta] if ms is None else multicast_ctas(ctx, gj, int(ctx.slot_cta[gj.idx[0]]), int(ms[j]))
+            if ms is None and mcta != cta:
+                _check_peer_mbarrier(ctx, gj, pair, cta, mcta)
             vals = T.gather_global(ctx, f, box)
-            deliver(ctx, gj, f, box, vals, ctas, off, moff, d)
+            deliver(ctx, gj, f, box, vals, ctas, off, moff, d,
+                    mbar_cta=mcta if ms is None else None)
     d.fn = load
+
+
+def _check_peer_mbarrier(ctx, gj, pair: bool, cta: int, mcta: int):
+    """A unicast load completes on an mbarrier in its destination's CTA or, with
+    ``.cta_group::2``, in the peer CTA of that CTA's pair (ranks 2k, 2k+1)."""
+    from .ops_tcgen05 import _pair
+
+    if pair and mcta in _pair(ctx, cta, gj, 0):
+        return
+    raise ctx.error(InterpreterError,
+                    "the mbarrier of a cp.async.bulk.tensor load must be in the shared memory "
+                    "of the destination's CTA" + (" or of its peer CTA of the pair" if pair else
+                                                 " (.cta_group::2 also allows the peer CTA of "
+                                                 "the pair)") +
+                    f"; the destination is in cluster rank {int(ctx.cluster_rank_of_cta[cta])}, "
+                    f"the mbarrier in rank {int(ctx.cluster_rank_of_cta[mcta])}", gj)
 
 
 _SLOTS: dict = {}
@@ -173,9 +196,11 @@ def box_slots(f, off: int, n: int, es: int, size: int):
     return got
 
 
-def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d):
+def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None):
     """Write a loaded box at shared offset ``off`` of each batch CTA in ``ctas`` and complete its
-    bytes on the mbarrier at ``mbar_off`` of that CTA (the multicast hook calls this too)."""
+    bytes on the mbarrier at ``mbar_off`` of that CTA, or of batch CTA ``mbar_cta`` when given
+    (a ``.cta_group::2`` load signalling the peer CTA's mbarrier; the multicast hook calls this
+    too)."""
     es = box.esz
     sh = ctx.shared
     phys, contig = box_slots(f, off, box.n, es, sh.size)
@@ -191,8 +216,9 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d):
         else:
             AP.write_shared_async(ctx, gj, c, (base + phys) // es, vals, warps=w)
             fb = ((base + phys)[:, None] + np.arange(es)).reshape(-1)
-        landed = AP.track_inflight(ctx, fb, d, c, mbar_off)
-        MB.defer_complete_tx(ctx, c, mbar_off, box.nbytes, landed, gj)
+        mc = c if mbar_cta is None else mbar_cta
+        landed = AP.track_inflight(ctx, fb, d, mc, mbar_off)
+        MB.defer_complete_tx(ctx, mc, mbar_off, box.nbytes, landed, gj)
 
 
 def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):

@@ -1,0 +1,45 @@
+"""LayerNorm on Blackwell (sm_100a): ``y = (x - mean) / sqrt(var + eps) * w + b`` over the last dim.
+
+    from examples.blackwell.layer_norm import build_layer_norm
+    k = build_layer_norm(4096, bf16)
+    y = k(x, w, b)                   # x: bf16[M, 4096]; w, b: bf16[4096]; any M
+
+The row kernel of ``examples/ampere/layer_norm.py`` (the pattern of ``examples/ampere/rows.py``:
+16-byte vector loads, the row kept in registers as f32, ``shfl.sync.bfly`` and shared-memory
+reductions, one vectorized store) built for ``sm_100a``: a memory-bound row kernel needs no
+tensor core, so Blackwell runs the same code; what changes is the target ptxas schedules
+for and the roofline it is measured against (B200's 8 TB/s of HBM3e).
+
+    python examples/blackwell/layer_norm.py   # ptxas resources + interpreter check
+"""
+from __future__ import annotations
+
+if __package__ in (None, ""):   # run as a file: python examples/blackwell/layer_norm.py
+    import os as _os
+    import sys as _sys
+
+    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(
+        _os.path.abspath(__file__)))))
+    __package__ = "examples.blackwell"
+
+from jax_pyptx.types import f32
+
+from ..ampere import layer_norm as _rows
+from . import ARCH
+
+reference = _rows.reference
+
+
+def build_layer_norm(cols: int = 64, dtype=f32, **options):
+    """The row kernel of ``examples.ampere.layer_norm.build_layer_norm`` for ``sm_100a``.
+
+    Parameters: as the Ampere builder: ``cols``, ``dtype`` (f32, bf16 or f16), ``eps``,
+    ``threads_per_row``, ``rows_per_cta`` (keywords in ``options``). The inputs, outputs
+    and shape rules are the same (any ``M``; independent)."""
+    return _rows.build_layer_norm(cols, dtype, arch=ARCH, **options)
+
+
+if __name__ == "__main__":
+    from examples.library import script_main
+
+    raise SystemExit(script_main(__name__, __file__))
