@@ -38,6 +38,47 @@ def test_site_builds_strictly(tmp_path):
     assert "trace with" in api and "Shape variables from arrays" in api   # from docstrings
     guide = (site / "guides" / "fragments" / "index.html").read_text()
     assert "figures/mma_m16n8k16_a_bf16.png" in guide
+    for name in _figure_names():                 # every figure the hook draws is a real PNG
+        assert (site / "figures" / f"{name}.png").stat().st_size > 1000, name
+    bw = (site / "guides" / "blackwell-tcgen05" / "index.html").read_text()
+    assert "figures/tcgen05_ld_16x256b_x1.png" in bw
+    viz = (site / "api" / "viz" / "index.html").read_text()
+    assert "tcgen05_ld_map" in viz and "wgmma_types" in viz       # API reference of new names
+
+
+def _figure_names() -> list:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("figures_hook", DOCS / "_hooks" / "figures.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    return [name for name, _ in hook._figures()]
+
+
+def test_every_figure_is_shown_and_every_shown_figure_is_drawn():
+    drawn = set(_figure_names())
+    shown = set()
+    for page in _pages():
+        shown.update(re.findall(r"\((?:\.\./)?figures/([\w.-]+)\.png\)", page.read_text()))
+    assert sorted(drawn - shown) == [] and sorted(shown - drawn) == []
+    assert {"tcgen05_ld_32x32b_x2", "wgmma_a_bf16", "swizzle_128B_base32B"} <= drawn
+
+
+# the public modules of the package, each documented by a ``::: module`` page of docs/api
+PUBLIC = ("jax_pyptx.kernel", "jax_pyptx.specs", "jax_pyptx.types", "jax_pyptx.dsl.reg",
+          "jax_pyptx.dsl.smem", "jax_pyptx.dsl.ptx", "jax_pyptx.text", "jax_pyptx.isa",
+          "jax_pyptx.interpret", "jax_pyptx.runtime", "jax_pyptx.viz", "jax_pyptx.perf",
+          "jax_pyptx.toolchain", "jax_pyptx.transpile", "jax_pyptx.errors",
+          "jax_pyptx.interpret.stats", "jax_pyptx.interpret.tensormap")
+
+
+def test_api_reference_covers_the_public_modules():
+    documented = set()
+    for page in (DOCS / "api").glob("*.md"):
+        documented.update(re.findall(r"^::: ([\w.]+)", page.read_text(), re.M))
+    missing = [m for m in PUBLIC
+               if not any(d == m or d.startswith(m + ".") for d in documented)]
+    assert missing == []
 
 
 def test_every_page_is_in_the_nav():

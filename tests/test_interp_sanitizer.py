@@ -414,3 +414,44 @@ def test_race_free_kernel_runs_clean_and_one_warp_needs_no_barrier():
     y = np.zeros(64, np.float32)
     launch(RACE.replace("SYNC1", "").replace("SYNC2", ""), "k", [y], block=64, sanitize=False)
     assert y.tolist() == ((t ^ 32) + 2).astype(np.float32).tolist()
+
+
+def test_cp_async_destination_read_before_its_wait_is_reported_even_over_old_data():
+    """The destination already holds older data (a GPU returns either): reading it before
+    cp.async.wait_group is reported, naming the cp.async; with the wait it reads the copy."""
+    import numpy as np
+    from jax_pyptx.errors import AsyncProxyError
+    from jax_pyptx.interpret import launch
+
+    ptx = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  .shared .align 16 .b8 buf[16];
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, 1;
+  st.shared.u32 [buf], %r1;
+  cp.async.cg.shared.global [buf], [%rd1], 16;
+  cp.async.commit_group;
+  WAIT
+  ld.shared.u32 %r2, [buf];
+  st.global.u32 [%rd2], %r2;
+  ret;
+}
+"""
+    out = np.zeros(4, np.uint32)
+    with pytest.raises(AsyncProxyError) as e:
+        launch(ptx.replace("WAIT", ""), "k", [np.full(4, 2, np.uint32), out], block=1)
+    assert str(e.value).startswith(
+        "<ptx>:18: the load reads shared address 0x0 'buf' (+0) that `cp.async.cg.shared.global "
+        "[buf], [%rd1], 16;` (<ptx>:15 (instruction #6 of k)) is still writing: complete it "
+        "first (cp.async.commit_group, then cp.async.wait_group / cp.async.wait_all")
+    launch(ptx.replace("WAIT", "cp.async.wait_group 0;"), "k", [np.full(4, 2, np.uint32), out],
+           block=1)
+    assert out[0] == 2

@@ -38,7 +38,7 @@ from ..errors import AsyncProxyError
 from . import memory as M
 
 __all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shared_async",
-           "track_inflight", "begin_bulk_read", "bulk_commit", "bulk_wait",
+           "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
            "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
            "check_tensormap"]
 
@@ -114,6 +114,11 @@ def _dirty_msg(ctx, flat, what):
 
 def _inflight_msg(ctx, flat, verb):
     rec = _record_of(ctx, flat)
+    if rec is not None and rec.cta is None:            # a cp.async (track_cp_async)
+        src = f"`{rec.d.text}` ({rec.d.where_line()})" if rec.d is not None else "a cp.async"
+        return (f"{verb} {_where(ctx, flat)} that {src} is still writing: complete it first "
+                f"(cp.async.commit_group, then cp.async.wait_group / cp.async.wait_all in the "
+                f"copying threads, and a barrier before other threads touch the bytes)")
     if rec is None:
         src = "an asynchronous copy"
         tail = "wait on its mbarrier (mbarrier.try_wait) first"
@@ -272,6 +277,53 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
     return landed
 
 
+def _bump(counts, rows, by: int):
+    """``counts[rows] += by`` for (threads, size) byte rows: a fancy-index add when the rows
+    do not overlap (aligned copies to distinct addresses, the usual case), else ``np.add.at``."""
+    starts = rows[:, 0]
+    flat = rows.reshape(-1)
+    if len(starts) < 2 or np.unique(starts).size == len(starts):
+        if by > 0:
+            counts[flat] += np.uint16(by)
+        else:
+            counts[flat] -= np.uint16(-by)
+    elif by > 0:
+        np.add.at(counts, flat, np.uint16(by))
+    else:
+        np.subtract.at(counts, flat, np.uint16(-by))
+
+
+def track_cp_async(ctx, banks, offs, size: int, d):
+    """The shared-memory destinations of one ``cp.async`` (``size`` bytes at each (bank,
+    offset), one per thread) are in flight until ``cp.async.wait_group`` / ``wait_all`` (or
+    ``cp.async.mbarrier.arrive``) completes them: a generic load or store of those bytes before
+    that is reported. Returns ``(flat, record)``: the (threads, size) flat byte indices and the
+    record to hand to :func:`cp_async_landed`, or None when the sanitizer is off."""
+    if not ctx.sanitize:
+        return None
+    st = state(ctx)
+    flat = _flat(ctx, banks, offs, size).reshape(-1, int(size))
+    _bump(st.inflight, flat, 1)
+    rec = _Write(flat.reshape(-1), d, None, None)
+    st.writes.append(rec)
+    st.n_inflight += 1
+    return flat, rec
+
+
+def cp_async_landed(ctx, tracked, done, remaining: int):
+    """The copies of rows ``done`` (a bool mask) of a ``track_cp_async`` result completed;
+    ``remaining``: how many of its rows are still pending after them."""
+    st = ctx.async_proxy
+    if st is None or tracked is None:
+        return
+    flat, rec = tracked
+    _bump(st.inflight, flat[done], -1)
+    if remaining == 0 and rec.live:
+        rec.live = False
+        st.n_inflight -= 1
+        st.writes = [w for w in st.writes if w.live]
+
+
 def begin_bulk_read(ctx, g, flat_bytes, d):
     """A ``.bulk_group`` operation of each thread of ``g`` reads ``flat_bytes`` (distinct flat
     byte indices of ``ctx.shared``, or a slice of them) until its bulk async-group is retired
@@ -318,6 +370,10 @@ def on_generic_load(ctx, g, banks, offs, nbytes):
     bad = st.inflight[flat]
     if bad.any():
         k = int(np.argmax(bad))
+        rec = _record_of(ctx, flat[k])
+        init = ctx.shared.init
+        if rec is not None and rec.cta is None and init is not None and not init[flat[k]]:
+            return      # never written: the uninitialized-read check names the pending cp.async
         lane = min(k // max(int(nbytes), 1), g.n - 1)
         raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the load reads"), g, lane)
 

@@ -12,7 +12,7 @@ from ..types import b64, pred, u32, u64
 from . import memory as M
 from .cluster import shared_target
 from .decode import addr_parts
-from .async_proxy import on_generic_load, on_generic_store
+from .async_proxy import cp_async_landed, on_generic_load, on_generic_store, track_cp_async
 from .registry import register
 from .operands import SINT, UINT, items, np_dtype, reader, writer
 
@@ -424,10 +424,11 @@ register("red")(lambda p, d, i, s, dec: _atomic(p, d, i, s, dec, False))
 
 # ----------------------------------------------------------------------------- cp.async
 class CpRecord:
-    __slots__ = ("idx", "banks", "offs", "data", "seq")
+    __slots__ = ("idx", "banks", "offs", "data", "seq", "flat")
 
-    def __init__(self, idx, banks, offs, data, seq):
+    def __init__(self, idx, banks, offs, data, seq, flat=None):
         self.idx, self.banks, self.offs, self.data, self.seq = idx, banks, offs, data, seq
+        self.flat = flat          # async_proxy.track_cp_async: in-flight destination bytes
 
 
 def _cp_state(ctx):
@@ -483,7 +484,9 @@ def _cp_async(prog, d, ins, scope, dec):
                     f.lane = int(sel[f.lane])
                     raise
                 data[sel, :int(min(k, size))] = part
-        ctx.cp_pending.append(CpRecord(g.idx.copy(), banks, offs, data, committed[g.idx].copy()))
+        flat = track_cp_async(ctx, banks, offs, size, d)
+        ctx.cp_pending.append(CpRecord(g.idx.copy(), banks, offs, data, committed[g.idx].copy(),
+                                       flat))
     d.fn = cp
 
 
@@ -501,12 +504,15 @@ def cp_complete(ctx, g, limit=None):
             lim = limit[pos]
             mine &= r.seq < lim
         if mine.any():
+            if r.flat is not None:
+                cp_async_landed(ctx, r.flat, mine, int((~mine).sum()))
             sz = r.data.shape[1]
             warps = ctx.warp_in_cta[r.idx[mine]] if ctx.shared.race is not None else None
             ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine].view(np.uint8).reshape(-1, sz), warps=warps)
         if not mine.all():
             rest = ~mine
-            keep.append(CpRecord(r.idx[rest], r.banks[rest], r.offs[rest], r.data[rest], r.seq[rest]))
+            keep.append(CpRecord(r.idx[rest], r.banks[rest], r.offs[rest], r.data[rest], r.seq[rest],
+                                 None if r.flat is None else (r.flat[0][rest], r.flat[1])))
     ctx.cp_pending = keep
 
 

@@ -35,16 +35,17 @@ def _per_reg(elem_bits: int) -> int:
 def _mma_element(which: str, M: int, K: int, elem_bits: int, g: int, t: int, i: int) -> tuple:
     per = _per_reg(elem_bits)
     r, j = divmod(i, per)
+    span = 4 * per                                   # K one register covers over a group of 4
     if which == "c":
         if M == 16:                                  # c0,c1: row g; c2,c3: row g + 8
             return g + 8 * (i >= 2), 2 * t + (i & 1)
         return g, 2 * t + i                          # m8n8: two elements, row g
     if which == "a":
-        if M == 16:                                  # register r: rows g + 8*(r&1), K/2 halves
-            return g + 8 * (r & 1), t * per + j + (K // 2) * (r >> 1)
+        if M == 16:                                  # register r: rows g + 8*(r&1), K chunk r>>1
+            return g + 8 * (r & 1), t * per + j + span * (r >> 1)
         return g, t * per + i
     if M == 16:                                      # b (K x N, "col"): n = groupID
-        return t * per + j + (K // 2) * r, g
+        return t * per + j + span * r, g
     return t * per + i, g
 
 
@@ -62,16 +63,20 @@ def mma_fragment(shape: str, which: str, elem_bits: int = 16) -> tuple:
     ``mma.sync.aligned.<shape>`` with ``elem_bits``-bit elements: per lane, a tuple of (row, col)
     of each element (element i of register r = i // (32 / elem_bits)).
 
-    Shapes: m16n8kK (K = 4 .. 256) and m8n8kK (m8n8k4 .f64, m8n8k16 8-bit, ...)."""
+    Shapes: m16n8kK (K = 4 .. 256, the f64 m16n8k8 / m16n8k16 of sm_90 included) and m8n8kK
+    (m8n8k4 .f64, m8n8k16 8-bit, m8n8k32 4-bit, m8n8k128 .b1). Register r of A holds row
+    ``groupID + 8 * (r & 1)``, K chunk ``r >> 1`` of ``4 * (32 / elem_bits)`` columns (one
+    element per 64-bit register); register r of B holds K chunk r. The Volta m8n8k4 .f16 form
+    (four 8x8x4 products per warp, one per quad-pair) has no layout here."""
     M, N, K = mnk(shape)
     if (M, N) not in ((16, 8), (8, 8)):
         raise ValueError(f"mma shape {shape!r} has no fragment layout here; allowed: m16n8kK, m8n8kK")
     w = "c" if which == "d" else which
     if w not in ("a", "b", "c"):
         raise ValueError(f"fragment {which!r}: allowed: a, b, c, d")
-    # the rows and K halves above hold while A fits four registers (m16n8) or one (m8n8);
-    # wider shapes (m16n8k8/k16 .f64, the Volta m8n8k4 .f16) lay their fragments out otherwise
-    if w != "c" and (K * elem_bits > 256 if M == 16 else
+    # m16n8: A in at most four 32-bit registers, or 64-bit elements (f64 k4 / k8 / k16);
+    # m8n8: A in one register (one f64); the Volta m8n8k4 .f16 lays its fragments out otherwise
+    if w != "c" and (K * elem_bits > 256 and (elem_bits != 64 or K > 16) if M == 16 else
                      K * elem_bits not in (128, 256) or (K * elem_bits == 256) != (elem_bits == 64)):
         raise ValueError(f"mma shape {shape!r} with {elem_bits}-bit inputs has no fragment layout here")
     n = mma_count(shape, w)

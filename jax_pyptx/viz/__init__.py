@@ -1,7 +1,9 @@
 """Pictures of what PTX does to data, from the same tables the DSL and the interpreter use.
 
 * fragment maps (:mod:`.fragments`): which thread and register hold each element of an
-  ``mma.sync``, ``ldmatrix`` or ``wgmma`` operand;
+  ``mma.sync`` (every shape and type of the ISA table), ``ldmatrix`` or ``wgmma`` (every N
+  and type) operand, and which lane and register each Tensor Memory cell of a
+  ``tcgen05.ld`` / ``tcgen05.st`` shape lands in;
 * swizzle maps and bank conflicts (:mod:`.banks`): where each 16-byte chunk of a swizzled
   buffer lands, which banks it uses, and how many wavefronts a warp's access costs;
 * TMA boxes (:mod:`.tma`): what a tile-mode box covers of its tensor, and where the fill
@@ -15,10 +17,14 @@ extra).
     fig.savefig("mma_a.png")
 """
 from .banks import BankReport, SwizzleMap, bank_conflicts, chunk_addresses, swizzle_map  # noqa: F401
-from .fragments import FragmentMap, fragment_map, ldmatrix_map, mma_map, wgmma_map  # noqa: F401
+from .fragments import (  # noqa: F401
+    FragmentMap, fragment_map, ldmatrix_map, mma_map, mma_types, tcgen05_ld_map, wgmma_map,
+    wgmma_types,
+)
 from .plot import plot_fragment, plot_swizzle, plot_tma_box  # noqa: F401
 from .tma import BoxMap, tma_box_map  # noqa: F401
 
-__all__ = ["FragmentMap", "fragment_map", "mma_map", "ldmatrix_map", "wgmma_map", "SwizzleMap",
+__all__ = ["FragmentMap", "fragment_map", "mma_map", "ldmatrix_map", "wgmma_map",
+           "tcgen05_ld_map", "mma_types", "wgmma_types", "SwizzleMap",
            "swizzle_map", "BankReport", "bank_conflicts", "chunk_addresses", "BoxMap",
            "tma_box_map", "plot_fragment", "plot_swizzle", "plot_tma_box"]

@@ -39,8 +39,9 @@ class SwizzleMap:
 
 
 def swizzle_map(mode, rows: int = 8, row_bytes: int = 128) -> SwizzleMap:
-    """The chunk permutation of ``mode`` (None, "32B", "64B", "128B") over a buffer of ``rows``
-    rows of ``row_bytes`` bytes starting on an atom boundary.
+    """The chunk permutation of ``mode`` (None, "32B", "64B", "128B", or tcgen05's
+    "128B_base32B": the 128B pattern on 32-byte units) over a buffer of ``rows`` rows of
+    ``row_bytes`` bytes starting on an atom boundary.
 
     >>> swizzle_map("128B").chunk[1].tolist()           # row 1: chunks swap pairwise
     [1, 0, 3, 2, 5, 4, 7, 6]

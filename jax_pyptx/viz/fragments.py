@@ -7,13 +7,18 @@ the interpreter); this module only arranges them as tables a figure, a test or a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
+from ..errors import NotSupportedError
+from ..isa import forms_for
 from ..isa import fragments as F
+from ..isa.fragments import mnk
 from ..types import by_name
 
-__all__ = ["FragmentMap", "fragment_map", "mma_map", "ldmatrix_map", "wgmma_map"]
+__all__ = ["FragmentMap", "fragment_map", "mma_map", "ldmatrix_map", "wgmma_map",
+           "tcgen05_ld_map", "mma_types", "wgmma_types"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,8 @@ class FragmentMap:
     thread: np.ndarray
     reg: np.ndarray
     part: np.ndarray
+    row_label: str = "row"
+    col_label: str = "column"
 
     @property
     def shape(self) -> tuple:
@@ -50,28 +57,104 @@ def _empty(rows, cols):
             np.full((rows, cols), -1, np.int64))
 
 
+# sub-byte multiplicand types of mma / wgmma (no PTX register type of their own)
+_PACKED_BITS = {"s4": 4, "u4": 4, "b1": 1}
+
+
 def _bits(dtype) -> int:
-    return by_name(dtype.lstrip(".")).bits if isinstance(dtype, str) else dtype.bits
+    name = _name(dtype)
+    return _PACKED_BITS[name] if name in _PACKED_BITS else by_name(name).bits
+
+
+def _name(dtype) -> str:
+    return dtype.lstrip(".") if isinstance(dtype, str) else dtype.name
+
+
+def _opts(form, group: str) -> tuple:
+    for g in form.groups:
+        if g.name == group:
+            return tuple(o.lstrip(".") for o in g.options)
+    return ()
+
+
+@lru_cache(maxsize=None)
+def mma_types() -> dict:
+    """``{shape: {"a": types, "b": types, "c": accumulator types}}`` of every dense
+    ``mma.sync`` form in the ISA table.
+
+    >>> mma_types().get("m16n8k8").get("a")
+    ('bf16', 'f16', 'f64', 'tf32')
+    """
+    out: dict = {}
+    for form in forms_for("mma.sync"):
+        for shape in _opts(form, "shape"):
+            d = out.setdefault(shape, {"a": set(), "b": set(), "c": set()})
+            d["a"].update(_opts(form, "atype"))
+            d["b"].update(_opts(form, "btype"))
+            d["c"].update(_opts(form, "ctype") + _opts(form, "dtype"))
+    return {k: {w: tuple(sorted(v)) for w, v in d.items()} for k, d in sorted(out.items())}
+
+
+@lru_cache(maxsize=None)
+def wgmma_types() -> dict:
+    """``{(accumulator type, A type): (N, ...)}`` of every dense ``wgmma.mma_async`` form in
+    the ISA table (N = 8..256 step 8 for floating point, the ISA's subset for s8/u8/b1).
+
+    >>> 40 in wgmma_types().get(("s32", "s8"))      # integer N: the ISA's subset
+    False
+    """
+    out: dict = {}
+    for form in forms_for("wgmma.mma_async"):
+        for dt in _opts(form, "dtype"):
+            for at in _opts(form, "atype"):
+                out.setdefault((dt, at), set()).update(mnk(s)[1] for s in _opts(form, "shape"))
+    return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
+
+
+def _per(bits: int) -> int:
+    """Elements one register holds (a 64-bit element fills its own 64-bit register)."""
+    return max(1, 32 // bits)
 
 
 def mma_map(shape: str, operand: str, dtype="f16") -> FragmentMap:
     """``mma.sync.aligned.<shape>`` operand ``"a"`` (M x K), ``"b"`` (K x N) or ``"c"``/``"d"``
-    (M x N) with ``dtype`` elements, e.g. ``mma_map("m16n8k16", "a", "bf16")``.
+    (M x N) with ``dtype`` elements (the operand's own type: ``f32`` or ``f16`` for an f16
+    mma's accumulator, packed two per register when f16), for every shape and type of the ISA
+    table's ``mma.sync`` forms (``mma_types()``): m16n8k4 .. m16n8k256 and m8n8k4 (.f64),
+    m8n8k16 (8-bit), m8n8k32 (4-bit), m8n8k128 (.b1). The Volta m8n8k4 ``.f16`` form, four 8x8
+    products per warp, is not drawn.
 
     >>> mma_map("m16n8k16", "a", "bf16").holder(0, 0)       # lane 0, register 0, low half
     (0, 0, 0)
+    >>> mma_map("m16n8k64", "a", "s4").holder(9, 35)        # 8 elements per register
+    (4, 3, 3)
     """
-    M, N, K = F.mnk(shape)
-    bits = _bits(dtype)
+    s = shape.lstrip(".")
+    types = mma_types()
+    if s not in types:
+        raise ValueError(f"mma shape {shape!r} is not an mma.sync shape of the ISA table; allowed: "
+                         f"{', '.join(types)}")
     which = "c" if operand == "d" else operand
-    layout = F.mma_fragment(shape, which, bits if which != "c" else 32)
+    if which not in ("a", "b", "c"):
+        raise ValueError(f"mma operand {operand!r}: allowed 'a', 'b', 'c', 'd'")
+    name = _name(dtype)
+    if name not in types[s][which]:
+        role = {"a": "A", "b": "B", "c": "accumulator"}[which]
+        raise ValueError(f"mma.sync .{s} has no {role} of type .{name}; allowed: "
+                         f"{', '.join(types[s][which])}")
+    M, N, K = mnk(s)
+    bits = _bits(name)
+    if s == "m8n8k4" and name != "f64":
+        raise NotSupportedError(f"mma.sync .{s} .{name}: the Volta quad-pair layout (four 8x8x4 "
+                                f"products per warp) is not drawn; .m8n8k4 .f64 is")
+    layout = F.mma_fragment(s, which, bits if which != "c" else 32)
     rows, cols = {"a": (M, K), "b": (K, N), "c": (M, N)}[which]
-    per = 1 if which == "c" or bits >= 32 else 32 // bits
+    per = _per(bits) if which != "c" or bits == 16 else 1
     thread, reg, part = _empty(rows, cols)
     for lane, elems in enumerate(layout):
         for i, (r, c) in enumerate(elems):
             thread[r, c], reg[r, c], part[r, c] = lane, i // per, i % per
-    return FragmentMap(f"mma.sync {shape} {operand.upper()} ({dtype})", thread, reg, part)
+    return FragmentMap(f"mma.sync {s} {operand.upper()} ({name})", thread, reg, part)
 
 
 def ldmatrix_map(num: int = 4, trans: bool = False) -> FragmentMap:
@@ -93,32 +176,100 @@ def ldmatrix_map(num: int = 4, trans: bool = False) -> FragmentMap:
 
 def wgmma_map(n: int, operand: str = "d", dtype="f32") -> FragmentMap:
     """``wgmma.mma_async .m64n<n>`` register fragments over the 128 threads of a warpgroup:
-    ``"d"`` the 64 x n accumulator (``dtype`` f32/f16/s32), ``"a"`` the 64 x K A operand from
-    registers (K = 256 / element bits: 16 for f16/bf16, 8 for tf32, 32 for 8-bit types), laid
-    out per warp like ``mma.sync`` m16n8kK's A over rows 16w..16w+15."""
-    bits = _bits(dtype)
+    ``"d"`` the 64 x n accumulator (``dtype`` f32, s32, or f16: two elements per register, the
+    lower column in the low half), ``"a"`` the 64 x K A operand from registers (``dtype`` the A
+    type; K = 16 for f16/bf16, 8 for tf32, 32 for 8-bit types, 256 for b1), laid out per warp
+    like ``mma.sync`` m16n8kK's A over rows 16w..16w+15. ``n`` must be an N of the ISA table's
+    forms for that type (``wgmma_types()``).
+
+    >>> wgmma_map(64, "d", "f16").holder(17, 3)              # thread 37, register 0, high half
+    (37, 0, 1)
+    """
+    name = _name(dtype)
+    table = wgmma_types()
+    if operand == "d":
+        ns = sorted({x for (dt, _), v in table.items() if dt == name for x in v})
+        if not ns:
+            raise ValueError(f"wgmma accumulator type .{name}: allowed: "
+                             f"{', '.join(sorted({dt for dt, _ in table}))}")
+    elif operand == "a":
+        ns = sorted({x for (_, at), v in table.items() if at == name for x in v})
+        if not ns:
+            raise ValueError(f"wgmma A type .{name}: allowed: "
+                             f"{', '.join(sorted({at for _, at in table}))}")
+    else:
+        raise ValueError(f"wgmma operand {operand!r}: registers hold 'a' or 'd'")
+    if n not in ns:
+        raise ValueError(f"wgmma .m64n{n} with .{name} {'accumulators' if operand == 'd' else 'A'}:"
+                         f" N must be one of {', '.join(map(str, ns))}")
+    bits = _bits(name)
     if operand == "d":
         thread, reg, part = _empty(64, n)
         per = 2 if bits == 16 else 1
-        for t in range(128):
-            for i, (r, c) in enumerate(F.wgmma_accumulator(n, t)):
+        for t, elems in enumerate(F.wgmma_d_fragment(n)):
+            for i, (r, c) in enumerate(elems):
                 thread[r, c], reg[r, c], part[r, c] = t, i // per, i % per
-        return FragmentMap(f"wgmma m64n{n} D ({dtype})", thread, reg, part)
-    if operand != "a":
-        raise ValueError(f"wgmma operand {operand!r}: registers hold 'a' or 'd'")
-    K = 256 // bits
-    warp = mma_map(f"m16n8k{K}", "a", dtype)
+        return FragmentMap(f"wgmma m64n{n} D ({name})", thread, reg, part)
+    K = F.WGMMA_K[name]
+    per = _per(bits)
     thread, reg, part = _empty(64, K)
-    for w in range(4):
-        sl = slice(16 * w, 16 * w + 16)
-        thread[sl], reg[sl], part[sl] = warp.thread + 32 * w, warp.reg, warp.part
-    return FragmentMap(f"wgmma m64n{n}k{K} A ({dtype})", thread, reg, part)
+    for t, elems in enumerate(F.wgmma_a_fragment(name)):
+        for i, (r, c) in enumerate(elems):
+            thread[r, c], reg[r, c], part[r, c] = t, i // per, i % per
+    return FragmentMap(f"wgmma m64n{n}k{K} A ({name})", thread, reg, part)
+
+
+def tcgen05_ld_map(shape: str = "32x32b", num: int = 1, pack: bool = False,
+                   half_splitoff: int | None = None) -> FragmentMap:
+    """``tcgen05.ld`` / ``tcgen05.st .<shape>.x<num>[.pack::16b]`` over the Tensor Memory one
+    warp reaches: rows are TMEM lanes (from the address's lane; 32 for ``.32x32b``, 16 for the
+    other shapes), columns 32-bit TMEM columns (from the address's column). Each cell: the warp
+    lane whose register holds it, which register (``.num`` repetitions follow each other), and
+    with ``pack`` which 16-bit half (a register packs the low halves of two adjacent columns).
+    ``.16x32bx2``: lanes 0-15 reach the columns at the address, lanes 16-31 those at
+    ``half_splitoff`` columns on (default: right after the first half's columns).
+
+    Shapes (PTX ISA "Matrix fragments" of tcgen05): ``32x32b`` lane i holds TMEM lane i;
+    ``16x64b`` lane 4g+2h+q holds TMEM lane g+8q, column h; ``16x128b`` lane 4g+t holds
+    column t of TMEM lanes g and g+8; ``16x256b`` holds the mma m16n8 accumulator layout over
+    8 columns.
+
+    >>> tcgen05_ld_map("16x64b").holder(8, 0)                # TMEM lane 8: warp lane 1
+    (1, 0, 0)
+    """
+    s = shape.lstrip(".")
+    if s not in F.TCGEN05_LD_SHAPES:
+        raise ValueError(f"tcgen05.ld shape {shape!r}: allowed: {', '.join(F.TCGEN05_LD_SHAPES)}")
+    frag = F.tcgen05_ld_fragment(s, num, pack)
+    mult = 2 if pack else 1
+    lanes = F.tcgen05_lanes(s)
+    if s == "16x32bx2":
+        split = num * mult if half_splitoff is None else int(half_splitoff)
+        if split < num * mult:
+            raise ValueError(f"tcgen05.ld .16x32bx2.x{num}: half_splitoff={split} overlaps the "
+                             f"first half's {num * mult} columns")
+        cols = split + num * mult
+    else:
+        split = 0
+        cols = max(c for regs in frag for _, c, _ in regs) + mult
+    thread, reg, part = _empty(lanes, cols)
+    for lane, regs in enumerate(frag):
+        for i, (lo, co, half) in enumerate(regs):
+            c = co + split * half
+            for h in range(mult):
+                thread[lo, c + h], reg[lo, c + h], part[lo, c + h] = lane, i, h
+    p = ".pack::16b" if pack else ""
+    return FragmentMap(f"tcgen05.ld {s}.x{num}{p}", thread, reg, part,
+                       row_label="TMEM lane (from the address)",
+                       col_label="TMEM column (from the address)")
 
 
 def fragment_map(op: str, *args, **kw) -> FragmentMap:
     """Dispatch by instruction: ``fragment_map("mma", "m16n8k16", "a", "bf16")``,
-    ``fragment_map("ldmatrix", 4)``, ``fragment_map("wgmma", 64, "d")``."""
-    table = {"mma": mma_map, "ldmatrix": ldmatrix_map, "wgmma": wgmma_map}
+    ``fragment_map("ldmatrix", 4)``, ``fragment_map("wgmma", 64, "d")``,
+    ``fragment_map("tcgen05.ld", "16x256b", 2)``."""
+    table = {"mma": mma_map, "ldmatrix": ldmatrix_map, "wgmma": wgmma_map,
+             "tcgen05.ld": tcgen05_ld_map}
     try:
         fn = table[op]
     except KeyError:

@@ -32,7 +32,7 @@ def _grid(ax, rows, cols):
     ax.grid(which="minor", color="white", linewidth=0.5)
 
 
-def plot_fragment(fmap, *, ax=None, label: str = "thread"):
+def plot_fragment(fmap, *, ax=None):
     """A fragment map: each element coloured by the warp (or lane group) holding it, labelled
     ``T<thread>`` and ``r<register>[.<part>]``.
 
@@ -57,8 +57,8 @@ def plot_fragment(fmap, *, ax=None, label: str = "thread"):
             part = f".{p}" if fmap.part.max() > 0 else ""
             ax.text(c, r, f"T{t}\nr{g}{part}", ha="center", va="center", fontsize=small)
     ax.set_title(fmap.title, fontsize=9)
-    ax.set_xlabel("column")
-    ax.set_ylabel("row")
+    ax.set_xlabel(fmap.col_label)
+    ax.set_ylabel(fmap.row_label)
     return fig
 
 
