@@ -342,13 +342,17 @@ def test_blackwell_tcgen05_gemm_runs_on_the_interpreter():
     assert_gemm_close(blackwell_gemm.interpret(a, b), a, b, transpose_b=True)
 
 
-def test_blackwell_tcgen05_gemm_under_jax_jit_and_from_torch():
+def test_blackwell_tcgen05_gemm_under_jax_jit_on_the_cpu():
     import jax
 
     rng = np.random.default_rng(7)
-    a, b = _bf16(rng, 128, 128), _bf16(rng, 256, 128)
-    c = jax.jit(blackwell_gemm)(a, b)
-    assert_gemm_close(np.asarray(c), a, b, transpose_b=True)
+    a, b = _bf16(rng, 128, 128), _bf16(rng, 256, 128)      # 2 x 1 CTAs, 2 K tiles
+    assert_gemm_close(np.asarray(jax.jit(blackwell_gemm)(a, b)), a, b, transpose_b=True)
+
+
+def test_blackwell_tcgen05_gemm_from_torch_cpu_tensors():
+    rng = np.random.default_rng(8)
+    a, b = _bf16(rng, 256, 64), _bf16(rng, 128, 64)        # 1 x 2 CTAs, 1 K tile
     c = blackwell_gemm(_torch_bf16(a), _torch_bf16(b))
-    assert (str(c.dtype), tuple(c.shape)) == ("torch.float32", (128, 256))
+    assert (str(c.dtype), tuple(c.shape), c.device.type) == ("torch.float32", (256, 128), "cpu")
     assert_gemm_close(c.numpy(), a, b, transpose_b=True)
