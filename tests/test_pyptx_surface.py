@@ -70,6 +70,26 @@ def test_intrinsic_markers_and_pass_through():
     assemble(k)
 
 
+def test_special_registers_read_as_documented_registers():
+    """``ptx.special.tid.x()`` is documented as ``Reg("%tid.x", u32)``: its ``name`` and
+    ``dtype`` read without emitting code, so an intrinsic's marker names it."""
+    @pyptx.intrinsic
+    def shifted(x, n=1):
+        return reg.from_(x, u32) + n
+
+    @kernel(arch="sm_80")
+    def k():
+        t = ptx.special.tid.x()
+        rank = ptx.sreg("%cluster_ctarank")
+        assert (t.name, t.dtype, rank.name, rank.dtype) == ("%tid.x", u32,
+                                                             "%cluster_ctarank", u32)
+        shifted(t)
+        ptx.ret()
+
+    assert body(k) == ["// BEGIN shifted(%tid.x)", "mov.u32 %r0, %tid.x;",
+                       "add.u32 %r1, %r0, 1;", "// END shifted", "ret;"]
+
+
 @pytest.mark.parametrize("fn,kw,want", [
     ("layout_for_a", dict(m=64, k=16), ("B32", 16, 256, "32B", "32B")),
     ("layout_for_a", dict(m=64, k=64), ("B128", 16, 1024, "128B", "128B")),

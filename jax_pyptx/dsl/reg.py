@@ -38,24 +38,34 @@ def _decl_type(t: PtxType) -> PtxType:
 
 
 def _declare(tr, t: PtxType, names=(), prefix: str = "", count: int = 0):
-    """Declare named registers: a ``.reg`` line at the top of the function."""
+    """Declare named registers: a ``.reg`` line at the top of the function, or, inside a
+    ``ptx.scope()`` block, at this point of the block, visible until it closes (so the same
+    name can be declared again in another block, as PTX allows)."""
     from ..errors import TraceError
     from ..ir.nodes import Reg, RegDecl
 
     regs = getattr(tr, "named_regs", None)
     if regs is None:
         regs = tr.named_regs = {}
+    scopes = getattr(tr, "reg_scopes", None)
+    scope = scopes[-1] if scopes and scopes[-1][0] is tr.body else None
     new = list(names) or [f"{prefix}{i}" for i in range(count)]
     for n in new:
-        if n in regs or n in tr._counts:
+        outer = scope is not None and n in regs and n not in scope[1]
+        if (n in regs and not outer) or n in tr._counts:
             raise TraceError(f"register name {n!r} is already declared in kernel {tr.name!r}",
                              loc=user_loc(3))
     out = []
     for n in new:
         r = Register(Reg(n, t), tr)
+        if scope is not None:
+            scope[1].setdefault(n, regs.get(n))         # what the block shadows, if anything
         regs[n] = r
         out.append(r)
     decl = RegDecl(_decl_type(t), names=tuple(names), prefix=prefix, count=count)
+    if scope is not None:
+        tr.body.append(decl)
+        return out
     at = 0
     while at < len(tr.prologue) and type(tr.prologue[at]) is RegDecl:
         at += 1

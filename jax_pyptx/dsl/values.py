@@ -281,6 +281,16 @@ class Special:
     def value(self) -> Register:
         return materialize(self)
 
+    # what pyptx documents of ``ptx.special.tid.x()`` / ``ptx.sreg(...)`` (a ``Reg`` named
+    # ``%tid.x`` of type u32): reading them emits nothing
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    @property
+    def dtype(self) -> PtxType:
+        return self.type
+
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)

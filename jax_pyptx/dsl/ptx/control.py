@@ -99,8 +99,9 @@ def loop(name, *, pred=None):
 
 @contextmanager
 def scope():
-    """``with ptx.scope():`` a ``{ ... }`` block. Registers are still declared at the top of
-    the function (the block is for readability and for PTX that expects one)."""
+    """``with ptx.scope():`` a ``{ ... }`` block. Numbered registers are declared at the top
+    of the function; registers given a name inside the block (``reg.scalar(b32,
+    name="tmp")``) are declared in it and visible until it closes."""
     from ...ir.nodes import Block
 
     tr = context.current("ptx.scope")
@@ -109,9 +110,19 @@ def scope():
     outer.append(blk)
     tr.body = blk.body
     tr.chain = None
+    scopes = getattr(tr, "reg_scopes", None)
+    if scopes is None:
+        scopes = tr.reg_scopes = []
+    scopes.append((blk.body, {}))
     try:
         yield
     finally:
+        _, shadowed = scopes.pop()
+        for n, prev in shadowed.items():
+            if prev is None:
+                del tr.named_regs[n]
+            else:
+                tr.named_regs[n] = prev
         tr.body = outer
         tr.chain = None
 
