@@ -316,7 +316,7 @@ def test_mma_swizzles_and_transposes(mode, ta, tb):
 
 
 def test_mma_128b_base32b_swizzle():
-    """Swizzle code 1: the 128B pattern on 32-byte units (address bits 5-6 XOR bits 8-9)."""
+    """Swizzle code 1: 32-byte units permuted (address bits 5-6 XOR bits 7-8)."""
     rng = np.random.default_rng(22)
     A, B = rand(rng, (128, 8), "tf32"), rand(rng, (8, 32), "tf32")
     img = np.zeros(32768, np.uint8)
@@ -325,7 +325,7 @@ def test_mma_128b_base32b_swizzle():
         for r in range(X.shape[0]):
             for j in range(8):
                 a = start + (r // 8) * 1024 + (r % 8) * 128 + 4 * j
-                a ^= ((a >> 8) & 3) << 5
+                a ^= ((a >> 7) & 3) << 5
                 img[a:a + 4] = np.frombuffer(c[r, j].tobytes(), np.uint8)
     out = run_tc(tc_kernel(issue=MMA.format(kind="tf32", en=0)), img,
                  tcgen05_desc(0, 16, 1024, "128B_base32B"), tcgen05_desc(16384, 16, 1024, "128B_base32B"),

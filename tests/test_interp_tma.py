@@ -537,3 +537,19 @@ def test_tma_overwriting_what_another_warp_still_reads_is_a_race():
     assert ("it overwrites shared address 0x80 ('buf' (+128)) that warp 1 of this CTA loaded since the "
             "last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is missing between "
             "that load and this copy") in str(e.value)
+
+
+def test_128b_swizzle_with_32_byte_atoms_is_tcgen05_swizzle_code_1():
+    """A tensor map's 128B swizzle with 32-byte atomicity writes the layout tcgen05's descriptor
+    swizzle code 1 ("128B_base32B") reads: 32-byte unit u of 128-byte row r lands at unit
+    u ^ (r % 4), bytes within a unit stay in place."""
+    from jax_pyptx.interpret.tensormap import swizzle as tma_swizzle
+    from jax_pyptx.isa.fragments import TCGEN05_SWIZZLE_CODES
+    from jax_pyptx.isa.swizzle import swizzle as isa_swizzle
+    addr = np.arange(2048)
+    want = (addr & ~0x60) | ((((addr >> 5) & 3) ^ ((addr >> 7) & 3)) << 5)
+    np.testing.assert_array_equal(tma_swizzle(addr, 3, 1), want)
+    np.testing.assert_array_equal(isa_swizzle(addr, TCGEN05_SWIZZLE_CODES[1]), want)
+    # row 1's units [0 1 2 3] -> [1 0 3 2]; row 5 repeats row 1
+    assert [int(tma_swizzle(128 + 32 * u, 3, 1)) // 32 - 4 for u in range(4)] == [1, 0, 3, 2]
+    assert [int(tma_swizzle(640 + 32 * u, 3, 1)) // 32 - 20 for u in range(4)] == [1, 0, 3, 2]

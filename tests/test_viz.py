@@ -328,10 +328,10 @@ def test_tcgen05_ld_pack_and_16x32bx2():
 
 
 def test_swizzle_128b_base32b_moves_32_byte_units():
-    # tcgen05's 128-byte swizzle with 32-byte atomicity: bits [5:6] ^= [8:9] (pairs of chunks)
+    # tcgen05's 128-byte swizzle with 32-byte atomicity: bits [5:6] ^= [7:8] (pairs of chunks)
     m = swizzle_map("128B_base32B")
     for r in range(8):
-        assert m.chunk[r].tolist() == [2 * ((c // 2) ^ (r // 2)) + c % 2 for c in range(8)]
+        assert m.chunk[r].tolist() == [2 * ((c // 2) ^ (r % 4)) + c % 2 for c in range(8)]
     assert bank_conflicts(chunk_addresses(range(8), 0), width=16, mode="128B_base32B").wavefronts == 2
 
 

@@ -262,7 +262,8 @@ def describe(f: TensorMapFields, address: bool = True) -> str:
 def swizzle(addr, mode: int, atomicity: int = 0):
     """Shared byte addresses (an int array) after the tensor map's swizzle ``mode`` (0..3) and
     ``atomicity`` (0..3): the 16-byte-chunk modes are ``isa.swizzle``'s; the larger atoms of the
-    128B mode swap 32-byte chunks (bits [5:6] ^= [7:8]; atomicity 2 also bit 3 ^= bit 7) or
+    128B mode swap 32-byte chunks (``isa.swizzle``'s "128B_base32B", bits [5:6] ^= [7:8], the
+    layout tcgen05's descriptor swizzle code 1 reads; atomicity 2 also bit 3 ^= bit 7) or
     64-byte chunks (bit 6 ^= bit 7)."""
     a = np.asarray(addr, np.int64)
     if mode == 0:
@@ -270,7 +271,7 @@ def swizzle(addr, mode: int, atomicity: int = 0):
     if mode != 3 or atomicity == 0:
         return _isa_swizzle(a, {1: "32B", 2: "64B", 3: "128B"}[mode])
     if atomicity in (1, 2):
-        b = a ^ ((a >> 2) & 0x60)
+        b = _isa_swizzle(a, "128B_base32B")
         return b ^ ((a >> 4) & 0x08) if atomicity == 2 else b
     return a ^ ((a >> 1) & 0x40)
 

@@ -16,8 +16,8 @@ The swizzle is a function of the address (which is why swizzled buffers start on
 boundary), so it applies to any byte address. A matrix descriptor whose swizzle pattern starts
 off an atom boundary names the row of the atom it starts at with its *base offset*
 (``(pattern start >> 7) & 7``): the row index is then counted from there. tcgen05's "128-byte
-swizzling with 32-byte atomicity" (``"128B_base32B"``) applies the 128B pattern to 32-byte units:
-bits [5:6] ^= [8:9]. The one copy of this fact: the DSL, the
+swizzling with 32-byte atomicity" (``"128B_base32B"``) permutes 32-byte units instead: the
+unit index (bits [5:6]) is XORed with bits [7:8], so the pattern repeats every 4 rows of 128 bytes. The one copy of this fact: the DSL, the
 interpreter and ``jax_pyptx.viz`` call :func:`swizzle`.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ def mode_name(mode) -> str | None:
 def swizzle(addr, mode, base: int = 0):
     """The swizzled byte address of ``addr`` (an int or a NumPy integer array) under ``mode``
     (None, "32B", "64B", "128B" or "128B_base32B"): bits [4:4+k] XOR bits [7:7+k], k = 1, 2, 3
-    (128B_base32B: bits [5:6] XOR [8:9]). ``base`` is a matrix descriptor's base offset: the
+    (128B_base32B: bits [5:6] XOR [7:8]). ``base`` is a matrix descriptor's base offset: the
     atom row of the address is ``((addr >> 7) - base) & 7``."""
     name = mode_name(mode)
     k = _BITS["128B_BASE32B" if name == "128B_base32B" else name]
@@ -55,5 +55,5 @@ def swizzle(addr, mode, base: int = 0):
     mask = (1 << k) - 1
     row = ((addr >> 7) - base) & 7 if base else (addr >> 7)
     if name == "128B_base32B":
-        return addr ^ (((row >> 1) & mask) << 5)
+        return addr ^ ((row & mask) << 5)
     return addr ^ ((row & mask) << 4)
