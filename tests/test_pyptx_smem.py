@@ -25,6 +25,10 @@ def test_alloc_names_alignment_and_views():
         assert (s1.name, s1.stage, s1.alloc.shape, s1.shape, s1.byte_offset) == (
             "smem0", 1, (2, 64, 64), (64, 64), 8192)
         assert bars.byte_offset == 16448 and bars.count == 2
+        b1 = bars[1]
+        assert isinstance(b1, smem.MbarrierRef) and repr(b1) == "MbarrierRef(mbar2[1])"
+        assert (b1.name, b1.idx, b1.array is bars, b1.byte_offset) == ("mbar2", 1, True, 16456)
+        assert ptx.addr(b1) == ptx.addr(bars[1])
         ptx.inst.st.shared.b64(bars[1], reg.scalar(b64, 0))
         ptx.inst.st.shared.f32(b[3], reg.scalar(f32, 0.0))
         ptx.cp.async_.bulk.tensor_2d(dst=s1, src=reg.scalar("u64", 0), coord=(0, 0),

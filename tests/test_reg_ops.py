@@ -72,7 +72,11 @@ def test_float_operators_and_predicates():
         x + 2; x * 0.5; x / x; -x; x != x; y - 1.0
         p = x < 1.0
         q = x > 0.0
-        p & q; p | q; ~p
+        p & q; p | q
+        n = ~p                          # a predicate negates for free: no instruction
+        n & q; q | n; n ^ ~q
+        r = reg.scalar(f32)
+        ptx.inst.selp.f32(r, x, x, n)
         ptx.ret()
 
     assert body(k) == [
@@ -81,7 +85,9 @@ def test_float_operators_and_predicates():
         "div.rn.f32 %f3, %f0, %f0;", "neg.f32 %f4, %f0;", "setp.neu.f32 %p0, %f0, %f0;",
         "sub.f64 %fd1, %fd0, 0d3FF0000000000000;",
         "setp.lt.f32 %p1, %f0, 0f3F800000;", "setp.gt.f32 %p2, %f0, 0f00000000;",
-        "and.pred %p3, %p1, %p2;", "or.pred %p4, %p1, %p2;", "not.pred %p5, %p1;",
+        "and.pred %p3, %p1, %p2;", "or.pred %p4, %p1, %p2;",
+        "and.pred %p5, !%p1, %p2;", "or.pred %p6, %p2, !%p1;", "xor.pred %p7, !%p1, !%p2;",
+        "selp.f32 %f5, %f0, %f0, !%p1;",
     ]
     assemble(k)
 
@@ -212,3 +218,48 @@ def test_fp8_register_cannot_be_initialised_with_mov():
     assert str(e.value) == (f"{line_of(k.fn, '# fp8 init')}: e4m3 values live in .b8 registers, "
                             f"which mov cannot write; produce them with cvt (ptx.cvt.pack, "
                             f"reg.cvt)")
+
+
+def test_negated_predicate_errors_name_the_line():
+    @kernel(arch="sm_80")
+    def k():
+        p = reg.scalar(pred)
+        x = reg.scalar(u32, 0)
+        ~p & x
+        ptx.ret()
+
+    with pytest.raises(PtxTypeError, match=r"test_reg_ops.py:\d+: operator '&' on a negated "
+                       r"predicate and Register Reg\(%r0, u32\); expected a predicate register"):
+        k.ptx()
+
+    @kernel(arch="sm_80")
+    def dst():
+        p = reg.scalar(pred)
+        x = reg.scalar(u32, 0)
+        ptx.inst.setp.lt.u32(~p, x, 1)
+        ptx.ret()
+
+    with pytest.raises(PtxTypeError, match="a predicate destination"):
+        dst.ptx()
+
+
+def test_negated_predicates_compute_in_the_interpreter():
+    from jax_pyptx import Tile
+    from jax_pyptx.types import u64
+
+    @kernel(in_specs=(), out_specs=(Tile(32, u32),), block=(32, 1, 1), grid=(1, 1, 1),
+            arch="sm_90a")
+    def k(Y):
+        t = reg.from_(ptx.special.tid.x(), u32)
+        p, q = t < 10, t > 4
+        v, w = reg.scalar(u32, 0), reg.scalar(u32)
+        for bit, cond in ((1, ~p & q), (2, q | ~p), (4, ~p ^ ~q), (8, ~p)):
+            ptx.inst.selp.u32(w, reg.scalar(u32, bit), 0, cond)
+            v += w
+        ptx.inst.st.global_.u32(ptx.addr(Y.ptr() + reg.cvt(t, u64) * 4), v)
+        ptx.ret()
+
+    out = np.asarray(k.interpret()).ravel()
+    t = np.arange(32)
+    p, q = t < 10, t > 4
+    np.testing.assert_array_equal(out, (~p & q) * 1 + (q | ~p) * 2 + (p ^ q) * 4 + (~p) * 8)

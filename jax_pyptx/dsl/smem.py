@@ -24,8 +24,8 @@ DYNAMIC_SYMBOL = "dyn_smem"
 class SharedBuffer:
     """A shared-memory allocation (or a view of one at a byte offset): ``smem.alloc``'s
     result (documented as ``SharedAlloc``; ``sA[stage]`` of a multi-dimensional buffer is a
-    view of that stage, the documented ``SharedSlice``, and ``bar[i]`` of an mbarrier array
-    the address of barrier ``i``, the documented ``MbarrierRef``).
+    view of that stage, the documented ``SharedSlice``; ``bar[i]`` of an mbarrier array is
+    barrier ``i``, a :class:`MbarrierRef`).
 
     Indexing: ``buf[i]`` of a 1-d buffer is the address ``[name+offset]`` of element ``i``;
     of a multi-dimensional buffer the view of slice ``i`` along the first dimension (its
@@ -114,6 +114,8 @@ class SharedBuffer:
 
             raise PtxIndexError(f"Mbarrier index {index} out of range for "
                                 f"{self.name}[{self.shape[0]}]", loc=user_loc())
+        if self.is_mbarrier and isinstance(index, int):
+            return MbarrierRef(self, index)
         return Addr(Sym(self.name), self.view_offset + self._elem_offset(index))
 
     def __setitem__(self, index, value):
@@ -422,6 +424,45 @@ def wgmma_tile(dtype, shape, major="K", *, align=None, name=None) -> SharedBuffe
                   max(SWIZZLE_ALIGN.get(lay.smem_swizzle, 128), 128), name, lay, mj)
 
 
+class MbarrierRef:
+    """``bar[i]`` of an ``smem.mbarrier`` array: barrier ``i``. Wherever an address goes it is
+    ``[name+8*i]``; ``.array``, ``.idx``, ``.name`` (the array's symbol) and ``.byte_offset``
+    (where it sits in the kernel's shared memory) serve manual address arithmetic.
+
+    ```python
+    from jax_pyptx import kernel, smem, ptx
+
+    @kernel(arch="sm_90a")
+    def k():
+        bar = smem.mbarrier(2)
+        ptx.mbarrier.init(bar[1], 1)     # mbarrier.init.shared::cta.b64 [mbar0+8], 1;
+        assert (bar[1].name, bar[1].byte_offset - bar[0].byte_offset) == ("mbar0", 8)
+        ptx.ret()
+
+    assert "[mbar0+8], 1;" in k.ptx()
+    ```
+    """
+
+    __slots__ = ("array", "idx")
+
+    def __init__(self, array: SharedBuffer, idx: int):
+        self.array, self.idx = array, idx
+
+    @property
+    def name(self) -> str:
+        return self.array.name
+
+    @property
+    def byte_offset(self) -> int:
+        return self.array.byte_offset + 8 * self.idx
+
+    def __ptx_operand__(self) -> Addr:
+        return Addr(Sym(self.array.name), self.array.view_offset + 8 * self.idx)
+
+    def __repr__(self):
+        return f"MbarrierRef({self.array.name}[{self.idx}])"
+
+
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
     """An array of ``count`` 64-bit mbarrier objects (8-byte aligned): ``bar[i]`` is the
     address of barrier ``i`` (``[mbar0+8*i]``)."""
@@ -538,4 +579,4 @@ def apply_swizzle(offset, swizzle):
 
 __all__ = ["alloc", "mbarrier", "SharedBuffer", "STATIC_LIMIT", "alloc_with_layout",
            "wgmma_tile", "base", "load", "store", "apply_swizzle", "SharedAlloc", "SharedSlice",
-           "MbarrierArray"]
+           "MbarrierArray", "MbarrierRef"]

@@ -152,7 +152,9 @@ class Register:
     def __ne__(self, o): return _compare("ne", self, o)
     # unary
     def __neg__(self): return _unary("neg", self)
-    def __invert__(self): return _unary("not", self)
+    def __invert__(self):
+        # a predicate negates for free (``@!p``, ``!p``); other registers: ``not.bN``
+        return NotPred(self) if self.type.kind == "pred" else _unary("not", self)
     def __abs__(self): return _unary("abs", self)
 
     @property
@@ -475,6 +477,8 @@ def _operand_pair(op, a: Register, o):
         o, co = materialize(o), Register
     if co is Register:
         return unify(a.type, o.type, op), o
+    if co is NotPred and a.type.kind == "pred" == o.type.kind:
+        return a.type, o                 # ``p & ~q``: the source ``!%q``
     if isinstance(o, (int, float, np.integer, np.floating, Immediate)):
         return a.type, o
     raise PtxTypeError(f"operator '{op}' on {a.type.name} register and {type(o).__name__} "
@@ -525,13 +529,36 @@ def _shift_amount(op: str, a, o):
 
 
 class NotPred:
-    """``ptx.not_(p)`` (also ``reg.NegPred(p)``): predicate ``p`` negated, with no code: a
-    guard ``@!p``, or the operand ``!p`` where an instruction takes a negated predicate."""
+    """``~p``, ``ptx.not_(p)`` (also ``reg.NegPred(p)``): predicate ``p`` negated, with no
+    code: a guard ``@!p``, or the source operand ``!p`` (ptxas takes a negated predicate for
+    any predicate source: ``selp``, ``and.pred``, ``mov.pred``, ``setp``'s ``c``...).
+
+    ```python
+    from jax_pyptx import kernel, reg, ptx
+    from jax_pyptx.types import pred, u32
+
+    @kernel(arch="sm_90a")
+    def k():
+        p = reg.scalar(pred)
+        q = ~p                          # no instruction
+        r = reg.scalar(u32)
+        ptx.inst.selp.u32(r, 1, 2, q)   # selp.u32 %r0, 1, 2, !%p0;
+        ptx.ret()
+
+    assert "!%p0" in k.ptx()
+    ```
+    """
 
     __slots__ = ("reg",)
 
     def __init__(self, reg):
         self.reg = reg
+
+    @property
+    def type(self) -> PtxType:
+        return self.reg.type
+
+    dtype = type
 
     def __ptx_operand__(self):
         ir = as_operand(self.reg)
@@ -539,6 +566,25 @@ class NotPred:
 
     def __invert__(self):
         return self.reg
+
+    def _logic(self, sym, o, reverse):
+        # ``~p & q``: ``and.pred d, !p, q`` (both sides may be negated)
+        if type(o) in (Register, NotPred) and o.type.kind == "pred":
+            tr = context.current()
+            dst = Register(tr.new_reg(self.type), tr)
+            x, y = as_operand(self), as_operand(o)
+            tr.emit(_arith_mods(sym, self.type)[0], (".pred",),
+                    (dst.ir, y, x) if reverse else (dst.ir, x, y), loc=user_loc(3))
+            return dst
+        raise PtxTypeError(f"operator '{sym}' on a negated predicate and {type(o).__name__} "
+                           f"{o!r}; expected a predicate register", loc=user_loc(3))
+
+    def __and__(self, o): return self._logic("&", o, False)
+    def __rand__(self, o): return self._logic("&", o, True)
+    def __or__(self, o): return self._logic("|", o, False)
+    def __ror__(self, o): return self._logic("|", o, True)
+    def __xor__(self, o): return self._logic("^", o, False)
+    def __rxor__(self, o): return self._logic("^", o, True)
 
     def __repr__(self):
         return f"NegPred({getattr(self.reg, 'name', self.reg)})"

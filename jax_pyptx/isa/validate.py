@@ -221,6 +221,11 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
             if kind not in (Reg, Imm) or (kind is Imm and k == "d"):
                 return f"expected a register in {{...}}, got {_describe(op)}"
         if kind is Reg:
+            if op.neg:                   # ``!%p``: ptxas takes any predicate source negated
+                if k == "d":
+                    return "a destination register cannot be negated"
+                if (op.type is None or op.type.kind == "pred") and (t is None or t.kind == "pred"):
+                    return None
             return _reg_error(op, t, form)
         if kind is Imm and k == "s":
             if t is not None and not _imm_fits(op.text, t):
