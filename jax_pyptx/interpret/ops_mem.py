@@ -488,7 +488,7 @@ def _cp_async(prog, d, ins, scope, dec):
         ctx.cp_pending.append(CpRecord(g.idx.copy(), banks, offs, data, committed[g.idx].copy(),
                                        flat))
         if ctx.timeline is not None:        # in flight until the wait_group retiring it
-            ctx.timeline.issue(ctx, "cp.async", g, committed, 1, size * g.n)
+            ctx.timeline.issue(ctx, "cp.async", g, committed, 1, size)
     d.fn = cp
 
 

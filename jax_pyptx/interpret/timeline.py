@@ -278,27 +278,28 @@ class Timeline:
         self.gen[owner] = self.gen.get(owner, 0) + 1
 
     def per_unit(self, ctx, g, unit_size):
-        """{(batch cta, unit): a slot of it in g} for units of ``unit_size`` warps (a warp: 1,
-        a warpgroup: 4)."""
+        """{(batch cta, unit): [a slot of it in g, its thread count in g]} for units of
+        ``unit_size`` warps (a warp: 1, a warpgroup: 4)."""
         out = {}
         if not g.n:
             return out
-        uw, first = np.unique(g.idx >> 5, return_index=True)
+        uw, first, counts = np.unique(g.idx >> 5, return_index=True, return_counts=True)
         W = ctx.W
-        for w, s in zip(uw.tolist(), g.idx[first].tolist()):
-            out.setdefault((w // W, (w % W) // unit_size), s)
+        for w, s, c in zip(uw.tolist(), g.idx[first].tolist(), counts.tolist()):
+            u = out.setdefault((w // W, (w % W) // unit_size), [s, 0])
+            u[1] += c
         return out
 
     def issue(self, ctx, kind, g, tags, unit_size, nbytes=0):
         """Every ``unit_size``-warp unit of ``g`` issues one operation of ``kind`` in its group
-        ``tags[slot]`` (an array over the batch's slots)."""
-        for (cta, u), s in self.per_unit(ctx, g, unit_size).items():
-            self.begin(ctx, kind, (cta, u), int(tags[s]), cta, nbytes)
+        ``tags[slot]`` (an array over the batch's slots); ``nbytes``: bytes per thread."""
+        for (cta, u), (s, n) in self.per_unit(ctx, g, unit_size).items():
+            self.begin(ctx, kind, (cta, u), int(tags[s]), cta, nbytes * n)
 
     def retire(self, ctx, kind, g, limits, unit_size):
         """Units of ``g`` retire their operations of ``kind`` in groups below ``limits[slot]``
         (None: all)."""
-        for (cta, u), s in self.per_unit(ctx, g, unit_size).items():
+        for (cta, u), (s, _) in self.per_unit(ctx, g, unit_size).items():
             self.end(kind, (cta, u), None if limits is None else int(limits[s]))
 
     # ------------------------------------------------------------------ output
