@@ -191,10 +191,29 @@ def test_hopper_gemm_overlaps_tma_of_later_stages_with_wgmma_of_earlier_ones(tmp
     # the waits of the ring: the consumers' full-barrier try_wait loops, the epilogue barrier
     kinds = {e["name"] for e in _slices(doc, "wait")}
     assert "wait mbarrier.try_wait.parity.shared::cta.b64" in kinds and "wait bar.sync" in kinds
+    # no track has overlapping slices (a warp runs one thing at a time; an async operation
+    # takes a free track of its kind)
+    tracks = {}
+    for e in _slices(doc):
+        tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for s in tracks.values():
+        s.sort()
+        assert all(a[1] <= b[0] for a, b in zip(s, s[1:]))
     # DSL kernel: every slice names the user's source line and the PTX line
     for e in _slices(doc):
         assert e["args"]["src"].split(":")[0].endswith(("gemm.py", "sm90.py")), e
         assert isinstance(e["args"]["ptx_line"], int)
+
+
+def test_cluster_gemm_has_a_process_per_cta_and_cluster_barrier_waits(tmp_path):
+    _, _, doc = _gemm(tmp_path, {"M": 128, "N": 128, "K": 512})          # 2-CTA clusters
+    procs = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
+    assert procs == {0: "CTA (0,0,0)", 1: "CTA (1,0,0)"}
+    assert doc["otherData"]["cluster"] == [2, 1, 1]
+    for pid in (0, 1):
+        waits = {e["name"] for e in _slices(doc, "wait") if e["pid"] == pid}
+        assert "wait barrier.cluster.wait.acquire" in waits
+        assert len([e for e in _slices(doc, "TMA") if e["pid"] == pid]) == 8
 
 
 def test_ptx_lines_of_a_dsl_kernel_point_at_its_ptx_text(tmp_path):
