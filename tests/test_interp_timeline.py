@@ -341,3 +341,15 @@ def test_runtime_paths_take_the_timeline(tmp_path):
         square(jnp.asarray(x), interpret=True, timeline=7)
     with pytest.raises(InterpreterError, match=r"timeline must be a file path"):
         configure(square, timeline=7)
+
+
+def test_torch_cpu_calls_take_the_configured_timeline(tmp_path):
+    torch = pytest.importorskip("torch")
+    from examples.hopper.rms_norm import build_rms_norm, reference
+    from jax_pyptx.runtime.options import configure
+
+    k = configure(build_rms_norm(4, 64), timeline=tmp_path / "rms.json")
+    x, w = torch.randn(8, 64), torch.randn(64)
+    np.testing.assert_allclose(k(x, w).numpy(), reference(x.numpy(), w.numpy()), rtol=1e-4, atol=1e-4)
+    doc = _load(tmp_path / "rms.json")
+    assert doc["otherData"]["kernel"] == "rms_norm" and _slices(doc, "instructions")
