@@ -353,3 +353,36 @@ def test_torch_cpu_calls_take_the_configured_timeline(tmp_path):
     np.testing.assert_allclose(k(x, w).numpy(), reference(x.numpy(), w.numpy()), rtol=1e-4, atol=1e-4)
     doc = _load(tmp_path / "rms.json")
     assert doc["otherData"]["kernel"] == "rms_norm" and _slices(doc, "instructions")
+
+
+def _loop_lines(f, drop_timeline: bool) -> list:
+    """The code lines of ``f``'s body: no docstring, comments or blank lines; with
+    ``drop_timeline``, none of the lines that only feed the timeline."""
+    import inspect
+    import re
+
+    ours = re.compile(r"\btl\b|\bseg\b|\bcnt\b|\bwarps\b|\bnw\b|\bseg_of\b|^finally:$")
+    out, in_doc = [], False
+    for line in inspect.getsource(f).splitlines()[1:]:
+        code = line.split("#")[0].rstrip()
+        s = code.strip()
+        if in_doc:
+            in_doc = not s.endswith('"""')
+            continue
+        if s.startswith('"""'):
+            in_doc = not (len(s) > 3 and s.endswith('"""'))
+            continue
+        if s and not (drop_timeline and ours.search(s)):
+            out.append(code)
+    return out
+
+
+def test_the_traced_loop_is_the_scheduling_loop_plus_the_timeline():
+    """``TracedContext.run_group`` must schedule exactly as ``Context.run_group``: without its
+    timeline lines it is the same code (change both together)."""
+    from jax_pyptx.interpret.machine import Context
+    from jax_pyptx.interpret.traced import TracedContext
+
+    plain = _loop_lines(Context.run_group, False)
+    traced = _loop_lines(TracedContext.run_group, True)
+    assert len(plain) > 80 and traced == plain
