@@ -280,6 +280,9 @@ def test_a_deadlock_still_writes_the_trace_up_to_it(tmp_path):
     assert doc["otherData"]["error"].startswith("DeadlockError: deadlock")
     assert [e["name"] for e in _slices(doc) if e["tid"] == 0] == ["k", "wait bar.sync"]
     assert [e["name"] for e in _slices(doc) if e["tid"] == 1] == ["k", "WORK", "wait bar.sync"]
+    # both warps wait until the deadlock is found (the end of the run)
+    end = doc["otherData"]["warp_instructions"]
+    assert [e["ts"] + e["dur"] for e in _slices(doc, "wait")] == [end, end]
 
 
 @pytest.mark.parametrize("bad", [3, b"run.json", "", ["a.json"]])

@@ -66,6 +66,8 @@ def _is_wait(d) -> bool:
     an mbarrier ``try_wait`` / ``test_wait``."""
     parts = d.ins.opcode.split(".")
     if parts[0] in ("bar", "barrier"):
+        if "warp" in parts:            # bar.warp.sync: a warp's lanes meet, no CTA barrier
+            return False
         if "cluster" in parts:
             return "wait" in parts
         return "sync" in parts or "red" in parts
@@ -120,6 +122,8 @@ class _Segments:
                 cur = len(self.info) - 1
                 for q in range(pc, hi + 1):
                     seg_of[q] = cur
+                    if q in names:
+                        label, label_pc = names[q], q
                 pc = hi + 1
                 if pc < n and pc not in starts:
                     self.info.append((label if pc == label_pc else f"{label}+{pc - label_pc}", pc, False))
@@ -172,7 +176,7 @@ class Timeline:
         self.is_wait = [w for _, _, w in self.segs.info]
         self.t = 0                     # the clock: warp instructions issued
         self.now = 0                   # start time of the instruction being executed
-        self.slices = []               # (pid, tid, segment, ts, dur, warp instructions)
+        self.slices = []               # (pid, tid, segment, ts, dur, instructions)
         self.async_events = []         # (pid, kind, lane, name, ts, dur, args)
         self.pids = {}                 # pid -> CTA name
         self.tracks = {}               # (pid, kind, lane) -> tid
@@ -183,7 +187,7 @@ class Timeline:
     def begin_batch(self, ctx):
         self.ctx = ctx
         self.pend = {}                 # batch warp index -> [segment, ts, end, count]
-        self.open = {}                 # (kind, owner, tag) -> [cta, name, ts, count, bytes, d]
+        self.open = {}                 # (kind, owner, tag) -> [cta, lane, ts, count, bytes, d]
         self.busy = {}                 # (batch cta, kind) -> set of lanes in use
         self.gen = {}                  # TMA: (batch cta, mbarrier) -> complete-tx applied so far
         gx, gy, _ = self.launch.grid
@@ -193,7 +197,10 @@ class Timeline:
 
     def end_batch(self, ctx):
         for w in list(self.pend):
-            self._emit_warp(ctx, w, self.pend.pop(w))
+            p = self.pend.pop(w)
+            if self.is_wait[p[0]]:
+                p[2] = self.t          # parked to the end (a deadlock): waited until now
+            self._emit_warp(ctx, w, p)
         for key in list(self.open):
             self._close(key, completed="at exit")
 
