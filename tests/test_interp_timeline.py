@@ -389,3 +389,45 @@ def test_the_traced_loop_is_the_scheduling_loop_plus_the_timeline():
     plain = _loop_lines(Context.run_group, False)
     traced = _loop_lines(TracedContext.run_group, True)
     assert len(plain) > 80 and traced == plain
+
+
+CP_MBAR = HDR + """.visible .entry k(.param .u64 src, .param .u64 out)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<8>; .reg .pred %p<3>;
+    .shared .align 8 .b64 bar;
+    .shared .align 16 .b32 buf[32];
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, bar;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 32;
+    bar.sync 0;
+    mov.u32 %r3, buf;
+    mad.lo.u32 %r4, %r1, 4, %r3;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd1, %rd3;
+    cp.async.ca.shared.global [%r4], [%rd4], 4;
+    cp.async.mbarrier.arrive.noinc.shared.b64 [%r2];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @!%p2 bra WAIT;
+    ld.shared.u32 %r7, [%r4];
+    add.u64 %rd5, %rd2, %rd3;
+    st.global.u32 [%rd5], %r7;
+    ret;
+}
+"""
+
+
+def test_cp_async_completes_at_its_mbarrier_arrive(tmp_path):
+    src = np.arange(32, dtype=np.uint32) * 7
+    out = np.zeros(32, np.uint32)
+    launch(CP_MBAR, "k", [src, out], block=32, timeline=tmp_path / "cp.json")
+    assert np.array_equal(out, src)
+    doc = _load(tmp_path / "cp.json")
+    (cp,) = _slices(doc, "cp.async")
+    # issued by the instruction at ts (one warp: 1 unit), retired by the next one
+    assert cp["dur"] == 2 and cp["name"] == "cp.async.ca"
+    assert cp["args"] == {"issued": 1, "bytes": 128, "group": 0, "ptx_line": 20,
+                          "ptx": "cp.async.ca.shared.global [%r4], [%rd4], 4;"}

@@ -25,8 +25,9 @@ What the trace holds (``ts`` / ``dur`` in clock units, which viewers show as mic
   operations to the ``cp.async.bulk.wait_group`` that retires them, the ``wgmma.mma_async``
   of one commit group of a warpgroup to the ``wgmma.wait_group`` that retires it, the
   ``tcgen05.mma`` of a thread to its ``tcgen05.commit``, the ``cp.async`` of one commit group
-  of a warp to its ``cp.async.wait_group`` / ``wait_all``. An operation still in flight at
-  the end of the batch ends there (``args.completed: "at exit"``);
+  of a warp to its ``cp.async.wait_group`` / ``wait_all`` / ``cp.async.mbarrier.arrive``. An
+  operation still in flight at the end of the batch ends there (``args.completed: "at
+  exit"``);
 * metadata events (``ph: "M"``) naming the processes and threads.
 
 Every slice's ``args`` hold the PTX line and text of its first instruction (``ptx_line``,
