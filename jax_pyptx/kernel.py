@@ -251,13 +251,15 @@ class Kernel:
 
     # ------------------------------------------------------------------ running
     def interpret(self, *arrays, sanitize: bool = True, max_steps: int | None = None,
-                  timeout: float | None = None, **kw):
+                  timeout: float | None = None, timeline=None, **kw):
         """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
         scalars); ``kw``: template parameters, shape variables, raw parameter values.
         ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds) stop a kernel
-        that runs too long (``InterpreterLimitError``); see ``jax_pyptx.interpret.launch``.
+        that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
+        Chrome / Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline");
+        see ``jax_pyptx.interpret.launch``.
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
         """
@@ -271,7 +273,7 @@ class Kernel:
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
         outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
-                             max_steps=max_steps, timeout=timeout)
+                             max_steps=max_steps, timeout=timeout, timeline=timeline)
         return outs[0] if len(outs) == 1 else outs
 
     def __call__(self, *arrays, **kw):

@@ -1,7 +1,7 @@
 """CPU interpreter for PTX, with a sanitizer.
 
 ``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True, max_steps=,
-timeout=)`` runs any
+timeout=, stats=, timeline=)`` runs any
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
 pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
 ``.b8 name[N]`` by-value params, and ``tensor_map(array, box=...)`` for TMA descriptor params
@@ -44,6 +44,10 @@ Modules:
 * ``snippet``: run a few instructions on per-thread inputs (``run_snippet``);
 * ``stats``: ``Stats``, opt-in counters of global-memory bytes and tensor-core FLOPs
   (``launch(..., stats=Stats())``; how handlers count their own ops is in its docstring).
+* ``timeline`` / ``traced``: the Chrome / Perfetto trace of a launch (``launch(...,
+  timeline="run.json")``): the recorder and the hooks the asynchronous instructions call, and
+  the batch context whose scheduling loop feeds it (launches without a timeline never touch
+  either).
 
 The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
 shared memory, shared-memory races between warps with no barrier between them, divergent

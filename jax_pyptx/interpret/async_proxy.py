@@ -347,6 +347,8 @@ def bulk_commit(ctx, g):
 def bulk_wait(ctx, g, n):
     """cp.async.bulk.wait_group{.read} n: retire all but the n most recent groups of each thread."""
     st = ctx.async_proxy
+    if st is not None and ctx.timeline is not None:
+        ctx.timeline.retire(ctx, "bulk group", g, st.committed - int(n), 1)
     if st is None or not st.reads:
         return
     lim = np.full(ctx.N, -1, np.int64)

@@ -17,6 +17,8 @@ from .machine import Context
 from .mbarrier import check_balanced
 from .ops_regs import check_at_exit as check_setmaxnreg
 from .stats import Stats
+from .timeline import Timeline, check_path
+from .traced import TracedContext
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
@@ -206,9 +208,24 @@ def _tensor_map_param(mem, p, size, a, placed, copy_back) -> bytes:
     return np.uint64(al.base).tobytes()
 
 
+def _run_batch(ctx):
+    """Run one batch of CTAs and the checks made when it has finished."""
+    ctx.run()
+    for check in ctx.at_exit:
+        check(ctx)
+    if ctx.mbar:
+        check_balanced(ctx)
+    if ctx.regfile is not None:
+        check_setmaxnreg(ctx)
+    if ctx.cp_pending:
+        from .machine import Group
+        from .ops_mem import cp_complete
+        cp_complete(ctx, Group(np.arange(ctx.N), 0, ctx.N), None)
+
+
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
            smem: int = 0, sanitize: bool = True, max_steps: int | None = None, timeout: float | None = None,
-           stats: dict | None = None) -> None:
+           stats: dict | None = None, timeline=None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -225,13 +242,22 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     only reads memory while the others are parked are reported as a ``DeadlockError`` as soon
     as that is certain (``progress``). ``stats``, when given, receives counters of the run: a
     dict gets the instruction and CTA counts; a ``jax_pyptx.interpret.Stats`` also counts the
-    global-memory bytes and tensor-core FLOPs (``interpret/stats.py``).
+    global-memory bytes and tensor-core FLOPs (``interpret/stats.py``). ``timeline``, a file
+    path (str or ``os.PathLike``), writes a Chrome / Perfetto trace of the run there (open it
+    in https://ui.perfetto.dev or chrome://tracing): a process per CTA, a track per warp with
+    its instruction runs and barrier / mbarrier waits, and tracks of asynchronous operations
+    (TMA copies, wgmma, tcgen05.mma, cp.async) from issue to completion. Its clock is
+    abstract: one unit is one warp instruction issued by the scheduler
+    (``interpret/timeline.py``). The file is written atomically when the launch ends, also
+    when the kernel fails (up to the failure, the error in ``otherData``); None (the default)
+    records nothing and costs nothing.
 
     >>> import numpy as np
     >>> y = np.zeros(32, np.uint32)
     >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0)   # doctest: +SKIP
     """
     t0 = time.perf_counter()
+    tl_path = check_path(timeline)
     max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
     if max_steps < 1:
         raise InterpreterError(f"max_steps must be a positive number of instructions, got {max_steps}")
@@ -310,25 +336,30 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     slots_per_cta = -(-nthreads // 32) * 32
     per_batch = max(csize, (MAX_BATCH_SLOTS // max(slots_per_cta, 1)) // csize * csize)
     steps = tsteps = 0
+    tl = None if tl_path is None else Timeline(tl_path, prog, state)
     with np.errstate(all="ignore"):
         for s in range(0, len(order), per_batch):
-            ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
+            if tl is None:
+                ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
+            else:
+                ctx = TracedContext(prog, state, order[s:s + per_batch], sanitize=sanitize, timeline=tl)
             if counters is not None:
                 ctx.stats = counters
                 counters._ctx = ctx
-            ctx.run()
-            for check in ctx.at_exit:
-                check(ctx)
-            if ctx.mbar:
-                check_balanced(ctx)
-            if ctx.regfile is not None:
-                check_setmaxnreg(ctx)
-            if ctx.cp_pending:
-                from .ops_mem import cp_complete
-                from .machine import Group
-                cp_complete(ctx, Group(np.arange(ctx.N), 0, ctx.N), None)
+            try:
+                _run_batch(ctx)
+            except InterpreterError as e:
+                if tl is not None:      # the trace up to the failure, then the error
+                    tl.end_batch(ctx)
+                    tl.error = f"{type(e).__name__}: {e}"
+                    tl.write()
+                raise
+            if tl is not None:
+                tl.end_batch(ctx)
             steps += ctx.steps
             tsteps += ctx.tsteps
+    if tl is not None:
+        tl.write()
     for arr, data in copy_back:
         arr[...] = data.view(arr.dtype).reshape(arr.shape)
     if stats is not None:

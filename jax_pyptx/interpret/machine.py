@@ -42,6 +42,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
+    timeline = None             # interpret.timeline.Timeline of a launch with a timeline (traced)
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
     STARVE = 64                 # consecutive picks of the lowest PC before others get a turn
 

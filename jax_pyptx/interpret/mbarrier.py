@@ -208,6 +208,8 @@ def defer_complete_tx(ctx, cta, addr, nbytes, on_complete=None, g=None, lane=0):
     so the copy is never complete before anyone could have observed it. ``on_complete`` (a
     callable ``(ctx, cta, off)``) runs when the phase the bytes are counted in completes."""
     _get(ctx, cta, addr, g, lane, "tracks a copy")
+    if ctx.timeline is not None:
+        ctx.timeline.copy_issue(ctx, cta, addr, nbytes)
     ctx.mbar_deferred.setdefault((int(cta), int(addr)), []).append((int(nbytes), on_complete, ctx.cur, g))
 
 
@@ -221,6 +223,8 @@ def flush(ctx, keys=None) -> bool:
     done = False
     for k in todo:
         items = dq.pop(k, ())
+        if items and ctx.timeline is not None:
+            ctx.timeline.copy_done(k)
         for nbytes, cb, d, g in items:
             st = ctx.mbar.get(k)
             if st is None:

@@ -256,6 +256,9 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
     ``span``: ``(lo, hi)`` when the bytes read are exactly offsets ``[lo, hi)``."""
     sh = ctx.shared
     base = int(cta) * sh.stride + np.asarray(phys, np.int64)
+    if ctx.timeline is not None and ".bulk_group" in ctx.cur.ins.modifiers:
+        # in flight until the cp.async.bulk.wait_group retiring its bulk async-group
+        ctx.timeline.issue(ctx, "bulk group", gj, AP.state(ctx).committed, 1, len(base) * es)
     if ctx.sanitize:
         if span is not None:
             fb = slice(int(cta) * sh.stride + span[0], int(cta) * sh.stride + span[1])

@@ -487,6 +487,8 @@ def _cp_async(prog, d, ins, scope, dec):
         flat = track_cp_async(ctx, banks, offs, size, d)
         ctx.cp_pending.append(CpRecord(g.idx.copy(), banks, offs, data, committed[g.idx].copy(),
                                        flat))
+        if ctx.timeline is not None:        # in flight until the wait_group retiring it
+            ctx.timeline.issue(ctx, "cp.async", g, committed, 1, size)
     d.fn = cp
 
 
@@ -539,6 +541,8 @@ def _cp_wait(prog, d, ins, scope, dec):
     def wait(ctx, g):
         c = _cp_state(ctx)
         k = int(np.asarray(n(ctx, g)).flat[0])
+        if ctx.timeline is not None:
+            ctx.timeline.retire(ctx, "cp.async", g, c - k, 1)
         cp_complete(ctx, g, c[g.idx] - k)
     d.fn = wait
 
@@ -548,6 +552,8 @@ def _cp_wait_all(prog, d, ins, scope, dec):
     def wait_all(ctx, g):
         c = _cp_state(ctx)
         c[g.idx] += 1
+        if ctx.timeline is not None:
+            ctx.timeline.retire(ctx, "cp.async", g, None, 1)
         cp_complete(ctx, g, None)
     d.fn = wait_all
 

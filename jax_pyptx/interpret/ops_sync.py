@@ -191,6 +191,8 @@ def _cp_mbar(prog, d, ins, scope, dec):
     def arrive(ctx, g):
         ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
         _cp_state(ctx)
+        if ctx.timeline is not None:
+            ctx.timeline.retire(ctx, "cp.async", g, None, 1)
         cp_complete(ctx, g, None)
         if noinc:
             MB.arrive_threads(ctx, ctas, offs, 1, g=g)

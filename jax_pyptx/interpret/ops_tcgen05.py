@@ -329,6 +329,9 @@ def _commit(prog, d, ins, scope, dec):
 
     def commit(ctx, g):
         from .mbarrier import arrive_threads, locate
+        if ctx.timeline is not None:
+            for s in g.idx.tolist():
+                ctx.timeline.end("tcgen05.mma", (int(ctx.slot_cta[s]), s))
         ctas, offs = locate(ctx, g, getaddr(ctx, g), space)
         if getmask is None:
             arrive_threads(ctx, ctas, offs, np.ones(g.n, np.int64), g=g)

@@ -255,6 +255,9 @@ def _mma(prog, d, ins, scope, dec):
         if get_lanes is not None:
             lanes_off = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in get_lanes], axis=1)
         zcm = np.asarray(get_zcm(ctx, g)) if get_zcm is not None else None
+        if ctx.timeline is not None:        # in flight until the issuing thread's commit
+            for s in g.idx.tolist():
+                ctx.timeline.begin(ctx, "tcgen05.mma", (int(ctx.slot_cta[s]), s), 0, int(ctx.slot_cta[s]))
         for j in range(g.n):
             cta = int(ctx.slot_cta[g.idx[j]])
             try:

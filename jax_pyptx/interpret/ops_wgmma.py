@@ -199,6 +199,8 @@ def _mma_async(prog, d, ins, scope, dec):
         regs_out = _round(res, dt, sat)
         for j, k_ in enumerate(keys):
             st.regs.set(ctx, k_, g, regs_out[:, j], tag, d)
+        if ctx.timeline is not None:        # in flight until the wait_group retiring it
+            ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
     d.fn = mma
 
 
@@ -242,7 +244,11 @@ def _wait(prog, d, ins, scope, dec):
 
     def wait(ctx, g):
         st = getattr(ctx, "wgmma", None)
-        if st is None or not st.regs.busy():
+        if st is None:
+            return
+        if ctx.timeline is not None:
+            ctx.timeline.retire(ctx, "wgmma", g, st.open - n, 4)
+        if not st.regs.busy():
             return
         st.regs.retire(ctx, g.idx, st.open[g.idx] - 1 - n)
     d.fn = wait

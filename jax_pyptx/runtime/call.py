@@ -12,7 +12,10 @@ launch grid (a tuple or a callable of the shape variables); ``input_output_alias
 input positions to output indices (the output is written in place of the input);
 ``interpret=True`` runs the CPU interpreter on any platform; ``debug=True`` prints the launch
 (and the PTX when lowering for CUDA); ``name`` names the call in jaxprs and errors;
-``max_steps`` / ``timeout`` bound an interpreted call (instructions per batch of CTAs, seconds).
+``max_steps`` / ``timeout`` bound an interpreted call (instructions per batch of CTAs, seconds);
+``timeline="run.json"`` makes an interpreted call write its Chrome / Perfetto trace there (each
+time it runs: eagerly, or each execution of a jit-ed function on the CPU;
+``jax_pyptx.interpret.launch``).
 Runtime scalars (a kernel parameter whose spec is a PTX type) are operands: changing their
 value never re-traces the kernel.
 
@@ -28,6 +31,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import SpecializationError
+from ..interpret.timeline import check_path
 from ..kernel import Kernel
 from ..specialize.binding import split_keywords, valid_names
 from ..types import PtxType
@@ -41,7 +45,7 @@ __all__ = ["call_kernel", "ptx_call", "configure", "runtime_options", "export_di
            "as_callable"]
 
 _CALL_OPTIONS = ("out_shape", "grid", "interpret", "input_output_aliases", "name", "debug",
-                 "independent", "covers", "backward", "max_steps", "timeout")
+                 "independent", "covers", "backward", "max_steps", "timeout", "timeline")
 
 
 def export_disabled_checks() -> list:
@@ -79,7 +83,7 @@ def _static_scalar(v):
 def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
                 input_output_aliases=None, name=None, debug=False, independent=None,
                 covers=None, backward=None, save_outputs=None, sanitize=True, max_steps=None,
-                timeout=None, **kw):
+                timeout=None, timeline=None, **kw):
     """Call ``kernel`` on JAX arrays; returns its outputs (one array or a tuple).
 
     ``kw``: template parameters and shape variables by name. Other keywords: see
@@ -94,10 +98,11 @@ def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
     grid = opts.get("grid") if grid is None else grid
     max_steps = opts.get("max_steps") if max_steps is None else max_steps
     timeout = opts.get("timeout") if timeout is None else timeout
+    timeline = opts.get("timeline") if timeline is None else timeline
     call_kw = dict(out_shape=out_shape, grid=grid, interpret=interpret,
                    input_output_aliases=input_output_aliases, name=name, debug=debug,
                    independent=independent, covers=covers, sanitize=sanitize,
-                   max_steps=max_steps, timeout=timeout, **kw)
+                   max_steps=max_steps, timeout=timeout, timeline=timeline, **kw)
     if backward is not None:
         fwd = lambda *a: _call(kernel, a, **call_kw)  # noqa: E731
         bwd = as_callable(backward, interpret=interpret, debug=debug, sanitize=sanitize)
@@ -106,7 +111,7 @@ def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
 
 
 def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, name, debug,
-          independent, covers, sanitize, max_steps=None, timeout=None, **kw):
+          independent, covers, sanitize, max_steps=None, timeout=None, timeline=None, **kw):
     label = name or kernel.name
     names = kernel.param_names
     n_in = len(kernel.in_specs)
@@ -149,7 +154,7 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         independent=tuple(independent or ()), covers=norm_covers(kernel, covers),
         sanitize=bool(sanitize), raw=tuple(b.raw_values().items()),
         max_steps=None if max_steps is None else int(max_steps),
-        timeout=None if timeout is None else float(timeout))
+        timeout=None if timeout is None else float(timeout), timeline=check_path(timeline))
     check_covers_shapes(spec)          # a shape too small for one block, before the grid
     traced = spec.traced()             # trace errors surface here, at the call site
     check_grid_covers(spec, traced)
@@ -185,7 +190,7 @@ def _out_shape_list(out_shape):
 
 def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_aliases=None,
              name=None, debug=False, independent=None, covers=None, backward=None,
-             save_outputs=None, max_steps=None, timeout=None, **kw):
+             save_outputs=None, max_steps=None, timeout=None, timeline=None, **kw):
     """Pallas-style: ``ptx_call(kernel, out_shape=..., grid=..., ...)(*inputs)``.
 
     See the module docstring. ``kw``: template parameters and shape variables.
@@ -200,7 +205,7 @@ def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_
                            interpret=interpret, input_output_aliases=input_output_aliases,
                            name=name, debug=debug, independent=independent, covers=covers,
                            backward=backward, save_outputs=save_outputs, max_steps=max_steps,
-                           timeout=timeout, **kw)
+                           timeout=timeout, timeline=timeline, **kw)
 
     call.__name__ = name or kernel.name
     call.__doc__ = f"ptx_call of kernel {kernel.name!r}"

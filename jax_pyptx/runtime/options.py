@@ -16,7 +16,7 @@ __all__ = ["configure", "runtime_options", "check_independent", "norm_covers", "
            "norm_aliases", "OPTIONS"]
 
 OPTIONS = ("independent", "covers", "backward", "save_outputs", "interpret", "grid", "max_steps",
-           "timeout")
+           "timeout", "timeline")
 _options: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
@@ -26,13 +26,17 @@ def configure(kernel, **options):
     ``covers={"M": (axis, elements_per_block)}``, ``backward=<Kernel or function>``,
     ``save_outputs=bool`` (the backward also receives the forward's outputs), ``interpret``,
     ``grid``, ``max_steps`` / ``timeout`` (the CPU interpreter's instruction and time limits;
-    None: its defaults)."""
+    None: its defaults), ``timeline`` (a path: each interpreted call writes its Chrome /
+    Perfetto trace there, ``jax_pyptx.interpret.launch``)."""
     unknown = [k for k in options if k not in OPTIONS]
     if unknown:
         raise SpecializationError(f"configure(): unknown option {unknown[0]!r}; options: "
                                   f"{', '.join(OPTIONS)}")
     if "independent" in options:
         check_independent(kernel, options["independent"])
+    if "timeline" in options:
+        from ..interpret.timeline import check_path
+        options = dict(options, timeline=check_path(options["timeline"]))
     with _lock:
         opts = dict(_options.get(kernel, {}))
         opts.update(options)

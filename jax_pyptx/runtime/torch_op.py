@@ -261,7 +261,8 @@ class TorchKernel:
                         env=tuple((s, int(env[s])) for s in k.shape_vars),
                         grid=norm_grid(opts.get("grid")), static_scalars=tuple(statics),
                         covers=norm_covers(k, opts.get("covers")), raw=tuple(raw.items()),
-                        max_steps=opts.get("max_steps"), timeout=opts.get("timeout"))
+                        max_steps=opts.get("max_steps"), timeout=opts.get("timeout"),
+                        timeline=opts.get("timeline"))
 
     def _cpu_impl(self, *args):
         from .callspec import check_grid_covers
