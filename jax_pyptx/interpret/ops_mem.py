@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
 from . import memory as M
+from . import stack
 from .cluster import shared_target
 from .decode import addr_parts
 from .async_proxy import cp_async_landed, on_generic_load, on_generic_store, track_cp_async
@@ -85,6 +86,8 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True):
                         f"(the CTA that owns it)")
             raise
     if space == "local":
+        if ctx.stack_sp is not None:
+            stack.check_access(ctx, g, addrs, np.dtype(dt).itemsize * count)
         return ctx.local.load(g.idx, addrs, dt, count)
     if space == "const":
         return ctx.mem.cspace.load(addrs, dt, count)
@@ -106,6 +109,8 @@ def space_store(ctx, g, space, addrs, vals, race=True):
             on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
         return ctx.shared.store(banks, offs, vals, warps=warps if race else None)
     if space in ("local", "plocal"):
+        if ctx.stack_sp is not None:
+            stack.check_access(ctx, g, addrs, vals.dtype.itemsize * vals.shape[1])
         return ctx.local.store(g.idx, addrs, vals)
     if space == "param":
         return ctx.mem.pspace.store(addrs, vals)
