@@ -77,6 +77,51 @@ def _selector(ins, shape, bits):
     return sel
 
 
+def expand(ctx, g, d, what, meta, ac, shape, bits, sel, ordered=False, rows_of_warp=None):
+    """The dense (W, 16, K) A of W warps from their kept elements ``ac`` (W, 16, K/2) and their
+    lanes' metadata registers ``meta`` (W, 32), per ``isa.fragments.mma_sp_metadata`` for
+    ``shape`` (m16n8kK). Undefined metadata raises, naming the row, chunk, lane and bits
+    (``rows_of_warp(w)``: the first A row of warp w, for wgmma; lanes are then threads of the
+    warpgroup)."""
+    K = mnk(shape)[2]
+    chunk = SP_CHUNK[bits]
+    keep = chunk // 2                      # kept elements per chunk
+    mlane, mbit = _meta(shape, bits, sel)
+    f = (meta[:, mlane] >> mbit.astype(np.uint32)) & np.uint32(0xF)             # (W, 16, chunks)
+    lo, hi = f & 3, f >> 2
+    if bits == 32:
+        bad = (f != 0b0100) & (f != 0b1110)
+        why = "a tf32 field must be 0b0100 or 0b1110"
+    elif ordered:
+        bad = lo >= hi
+        why = "::ordered_metadata needs the first index below the second"
+    else:
+        bad = lo == hi
+        why = "the two indices of a chunk must differ"
+    if bad.any():
+        w, r, c = (int(x) for x in np.argwhere(bad)[0])
+        lane, row, who = int(mlane[r, c]), r, "lane"
+        if rows_of_warp is not None:
+            row, lane, who = rows_of_warp(w) + r, 32 * (w % 4) + lane, "warpgroup thread"
+        raise ctx.error(InterpreterError,
+                        f"{what}: undefined sparsity metadata {int(f[w, r, c]):#06b} for chunk {c} "
+                        f"(columns {c * chunk}..{c * chunk + chunk - 1}) of row {row} of A, bits "
+                        f"{int(mbit[r, c])}..{int(mbit[r, c]) + 3} of {who} {lane}'s metadata register "
+                        f"(sparsity selector {sel}): {why}", g, 0, d)
+    cc = np.arange(K // 2)                 # compressed columns of a row
+    q = cc // keep                         # their chunk
+    fq = f[:, :, q]                                                               # (W, 16, K/2)
+    if bits == 32:
+        dcol = q * 2 + (fq == 0b1110)
+    else:
+        idx = np.where((cc % keep) < keep // 2, fq & 3, fq >> 2)
+        dcol = q * chunk + 2 * idx + cc % 2 if bits == 4 else q * chunk + idx   # 4-bit: pairs
+    W = ac.shape[0]
+    A = np.zeros((W, 16, K), ac.dtype)
+    A[np.arange(W)[:, None, None], np.arange(16)[None, :, None], dcol] = ac
+    return A
+
+
 @register("mma.sp", "mma.sp::ordered_metadata")
 def _mma_sp(prog, d, ins, scope, dec):
     shape = dec.get("shape")[1:]
@@ -87,11 +132,8 @@ def _mma_sp(prog, d, ins, scope, dec):
     satf = dec.has(".satfinite")
     bits = at.bits
     M, N, K = mnk(shape)
-    chunk = SP_CHUNK[bits]
-    keep = chunk // 2                      # kept elements per chunk
     amap, bmap, cmap = _maps(shape, bits)
     sel = _selector(ins, shape, bits)
-    mlane, mbit = _meta(shape, bits, sel)
     dops, aops, bops, cops = (items(o) for o in ins.operands[:4])
     ga = [reader(prog, o, b32, scope) for o in aops]
     gb = [reader(prog, o, b32, scope) for o in bops]
@@ -103,38 +145,6 @@ def _mma_sp(prog, d, ins, scope, dec):
     wt = np.int64 if integer else np.float64
     na, nb = amap.shape[1], bmap.shape[1]
     d.sync = "aligned"
-    rows = np.arange(M)[:, None]
-    cc = np.arange(K // 2)                 # compressed columns of a row
-    q = cc // keep                         # their chunk
-
-    def dense_columns(ctx, g, meta):
-        """(W, M, K/2) dense column of each kept element, from the metadata fields."""
-        f = (meta[:, mlane] >> mbit.astype(np.uint32)) & np.uint32(0xF)          # (W, M, chunks)
-        lo, hi = f & 3, f >> 2
-        if bits == 32:
-            bad = (f != 0b0100) & (f != 0b1110)
-            why = "a tf32 field must be 0b0100 or 0b1110"
-        elif ordered:
-            bad = lo >= hi
-            why = "::ordered_metadata needs the first index below the second"
-        else:
-            bad = lo == hi
-            why = "the two indices of a chunk must differ"
-        if bad.any():
-            w, r, c = (int(x) for x in np.argwhere(bad)[0])
-            lane = int(mlane[r, c])
-            raise ctx.error(InterpreterError,
-                            f"{ins.opcode}: undefined sparsity metadata {int(f[w, r, c]):#06b} for chunk {c} "
-                            f"(columns {c * chunk}..{c * chunk + chunk - 1}) of row {r} of A, bits "
-                            f"{int(mbit[r, c])}..{int(mbit[r, c]) + 3} of lane {lane}'s metadata register "
-                            f"(sparsity selector {sel}): {why}", g, 0, d)
-        fq = f[:, :, q]                                                           # (W, M, K/2)
-        if bits == 32:
-            return q * 2 + (fq == 0b1110)
-        idx = np.where((cc % keep) < keep // 2, fq & 3, fq >> 2)
-        if bits == 4:                      # pairs: index of a two-wide sub-chunk
-            return q * chunk + 2 * idx + cc % 2
-        return q * chunk + idx
 
     def mma_sp(ctx, g):
         if ctx.stats is not None:
@@ -145,11 +155,9 @@ def _mma_sp(prog, d, ins, scope, dec):
         lane = g.idx & 31
         meta = np.zeros((W, 32), np.uint32)
         meta[inv, lane] = np.broadcast_to(np.asarray(ge(ctx, g)).astype(np.uint32), (g.n,))
-        dcol = dense_columns(ctx, g, meta)
         ac = np.zeros((W, M, K // 2), wt)
         ac[inv[:, None], amap[lane, :, 0], amap[lane, :, 1]] = _values([f(ctx, g) for f in ga], na, at)
-        A = np.zeros((W, M, K), wt)
-        A[np.arange(W)[:, None, None], rows[None], dcol] = ac
+        A = expand(ctx, g, d, ins.opcode, meta, ac, shape, bits, sel, ordered)
         B = np.zeros((W, K, N), wt)
         B[inv[:, None], bmap[lane, :, 0], bmap[lane, :, 1]] = _values([f(ctx, g) for f in gb], nb, bt)
         if acc_packed:
