@@ -2,8 +2,8 @@
 complete_tx, shared::cta -> global with bulk_group, shared::cta -> shared::cluster),
 cp.reduce.async.bulk, cp.async.bulk.tensor 1d-5d loads / stores (tile, tile::gather4 /
 scatter4, im2col / im2col_no_offs), cp.reduce.async.bulk.tensor, bulk commit/wait groups,
-tensormap.replace, tensormap.cp_fenceproxy and the proxy fences. Prefetches are no-ops (the
-ISA table marks them).
+tensormap.replace, tensormap.cp_fenceproxy and the proxy fences; st.bulk (zero-filling shared
+memory). Prefetches are no-ops (the ISA table marks them).
 
 An asynchronous copy is performed when it is issued (see ``async_proxy`` for the ordering the
 sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
