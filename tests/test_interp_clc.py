@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import InterpreterError
+from jax_pyptx.errors import AsyncProxyError, InterpreterError
 from jax_pyptx.interpret import launch
 from jax_pyptx.toolchain import ptxas_check
 
@@ -201,3 +201,23 @@ def test_misaligned_response_and_a_register_that_is_no_response():
     with pytest.raises(InterpreterError) as e:
         run(bad, 1, 1 << 14)
     assert "is not a response written by clusterlaunchcontrol.try_cancel" in str(e.value)
+
+
+def test_response_read_before_the_mbarrier_completes():
+    bad = PERSISTENT.replace("""WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r4], %r5;
+    @!%p2 bra WAIT;
+    xor.b32 %r5, %r5, 1;
+    ld.shared.b128 %resp, [%r3];""", """    ld.shared.b128 %resp, [%r3];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r4], %r5;
+    @!%p2 bra WAIT;
+    xor.b32 %r5, %r5, 1;""")
+    ptxas_check(bad, "sm_100a")
+    with pytest.raises(AsyncProxyError) as e:
+        run(bad, 2, 1 << 14)
+    line = _line(bad, "ld.shared.b128 %resp")
+    assert str(e.value).startswith(
+        f"<ptx>:{line}: the load reads shared address 0x0 'resp' (+0) of CTA (0,0,0) that "
+        f"`@%p1 clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [%r3], "
+        f"[%r4];` (<ptx>:{line - 1} (instruction #20 of k)) is still writing: its mbarrier at shared 0x10")
