@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jax_pyptx.errors import InterpreterError
-from jax_pyptx.interpret import fp, launch
+from jax_pyptx.interpret import launch
 from jax_pyptx.toolchain import ptxas_check
 
 HDR = ".version 8.5\n.target sm_90\n.address_size 64\n"
