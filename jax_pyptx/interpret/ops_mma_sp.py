@@ -8,6 +8,10 @@ selector ``f`` picks says where each lies in its chunk (``isa.fragments.mma_sp_m
 warp's dense A is rebuilt from both and multiplied as ``mma.sync`` does (exact float64 / int64
 products, one rounding to the accumulator type).
 
+The ISA gives the metadata layouts as figures only; ``isa.fragments.mma_sp_metadata`` is one
+rule for all of them (confirmed for m16n8k16 .f16 and m16n8k32 .f16; the tf32, 8-bit and 4-bit
+shapes apply it to their chunk counts and are not checked against hardware yet).
+
 Metadata the ISA leaves undefined is reported: two equal indices in a chunk (0b0000, 0b0101,
 0b1010, 0b1111), indices out of order with ``::ordered_metadata``, a tf32 index other than
 0b0100 / 0b1110.
