@@ -13,19 +13,22 @@ expect_tx byte counts that never balance.
 
 Modules:
 
-* ``launch``: argument marshalling, CTA batches, caches of parsed modules and decoded programs;
+* ``launch``: argument marshalling, CTA batches (clusters start batch by batch; one not started
+  yet can be cancelled by ``clusterlaunchcontrol.try_cancel``, ``ops_clc``), caches of parsed
+  modules and decoded programs;
 * ``decode`` / ``dispatch`` / ``operands``: each instruction is decoded once into a closure;
   block scopes, variable layouts, calls (``.func``, ``vprintf``, ``__assertfail``);
 * ``machine`` / ``group`` / ``sync``: CTAs, warps, groups of threads at one PC (divergence,
   reconvergence, round robin), barriers, deadlock reports;
 * ``cluster``: thread-block clusters (launch shape, distributed shared memory addresses,
   ``barrier.cluster``); ``ops_cluster``: mapa, getctarank, barrier.cluster, st.async,
-  red.async;
+  red.async; ``ops_clc``: clusterlaunchcontrol.try_cancel / query_cancel (work stealing);
 * ``progress``: no-progress detection (spin loops that can never exit), ``max_steps`` and
   ``timeout``;
 * ``ops_regs``: setmaxnreg (per-warp register counts, the CTA's register pool);
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
-  memory, generic address windows, bounds / alignment / initialization checks;
+  memory, generic address windows, bounds / alignment / initialization checks; ``stack`` /
+  ``ops_stack``: the per-thread alloca stack (alloca, stacksave, stackrestore);
 * ``sanitizer``: shared-memory race detection;
 * ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
 * ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
@@ -33,9 +36,9 @@ Modules:
 * ``async_proxy``: the async proxy's sanitizer rules (proxy fences, in-flight copies);
 * ``fp``: exact rounding to every floating-point format and mode;
 * ``ops_int``, ``ops_bits``, ``ops_float``, ``ops_cvt``, ``ops_mem``, ``ops_warp``, ``ops_sync``
-  (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_wmma``: the
-  instruction families;
-* ``ops_wgmma`` (Hopper wgmma.mma_async / commit_group / wait_group), ``ops_tcgen05`` and
+  (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_mma_sp`` (mma.sp
+  with sparse A and its metadata), ``ops_wmma``: the instruction families;
+* ``ops_wgmma`` (Hopper wgmma.mma_async{.sp} / commit_group / wait_group), ``ops_tcgen05`` and
   ``ops_tcgen05_mma`` (Blackwell tcgen05: alloc, ld / st, cp, shift, commit, mma), ``tmem``
   (Tensor Memory and its allocation checks), ``smem_matrix`` (matrix descriptors and the
   swizzled canonical operand layouts), ``asyncregs`` (registers owned by an asynchronous

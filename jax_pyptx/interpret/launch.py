@@ -94,6 +94,28 @@ class LaunchState:
         gx, gy, gz = grid
         cx, cy, cz = cluster
         self._ncx, self._ncy = gx // cx, gy // cy
+        csize = cx * cy * cz
+        order = self.cta_order()
+        self._clusters = [order[i:i + csize] for i in range(0, len(order), csize)]
+        self._next = 0                     # clusters before this one have started or are cancelled
+        self.cancelled = 0
+
+    def start_clusters(self, n: int) -> list:
+        """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""
+        take = self._clusters[self._next:self._next + n]
+        self._next += len(take)
+        return [c for cl in take for c in cl]
+
+    def try_cancel(self):
+        """Cancel the launch of the next cluster that has not started: the ctaid ``(x, y, z)`` of
+        its first CTA, or None when every cluster of the grid has started (or was cancelled)."""
+        if self._next >= len(self._clusters):
+            return None
+        first = self._clusters[self._next][0]
+        self._next += 1
+        self.cancelled += 1
+        gx, gy, _ = self.grid
+        return first % gx, (first // gx) % gy, first // (gx * gy)
 
     def cluster_rank(self, cta_ids):
         gx, gy, _ = self.grid
@@ -335,14 +357,20 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     csize = cluster[0] * cluster[1] * cluster[2]
     slots_per_cta = -(-nthreads // 32) * 32
     per_batch = max(csize, (MAX_BATCH_SLOTS // max(slots_per_cta, 1)) // csize * csize)
-    steps = tsteps = 0
+    steps = tsteps = batches = 0
     tl = None if tl_path is None else Timeline(tl_path, prog, state)
     with np.errstate(all="ignore"):
-        for s in range(0, len(order), per_batch):
+        # clusters start batch by batch, in order; one not started yet may be cancelled
+        # (clusterlaunchcontrol.try_cancel: LaunchState.try_cancel) and then never runs
+        while True:
+            ctas = state.start_clusters(per_batch // csize)
+            if not ctas:
+                break
+            batches += 1
             if tl is None:
-                ctx = Context(prog, state, order[s:s + per_batch], sanitize=sanitize)
+                ctx = Context(prog, state, ctas, sanitize=sanitize)
             else:
-                ctx = TracedContext(prog, state, order[s:s + per_batch], sanitize=sanitize, timeline=tl)
+                ctx = TracedContext(prog, state, ctas, sanitize=sanitize, timeline=tl)
             if counters is not None:
                 ctx.stats = counters
                 counters._ctx = ctx
@@ -363,6 +391,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     for arr, data in copy_back:
         arr[...] = data.view(arr.dtype).reshape(arr.shape)
     if stats is not None:
-        stats.update(instructions=steps, thread_instructions=tsteps, ctas=len(order),
-                     batches=-(-len(order) // per_batch), seconds=time.perf_counter() - t0)
+        stats.update(instructions=steps, thread_instructions=tsteps,
+                     ctas=len(order) - state.cancelled * csize,          # cancelled clusters never ran
+                     batches=batches, seconds=time.perf_counter() - t0)
     return None

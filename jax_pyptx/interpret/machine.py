@@ -29,6 +29,7 @@ from ..errors import (
     DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError,
 )
 from . import memory as M
+from . import stack
 from . import progress
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
 from .cluster import ClusterMixin
@@ -97,6 +98,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         self.tick = 0
         self.streak = 0
         self.callstack = None
+        self.stack_sp = None      # alloca's per-thread stack pointers (stack.pointers)
         self.cp_pending = []
         self.cp_committed = None
         self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
@@ -320,11 +322,14 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         if self.callstack is None:
             self.cs_pc = np.zeros((self.N, 32), np.int64)
             self.cs_depth = np.zeros(self.N, np.int64)
+            self.cs_sp = np.zeros((self.N, 32), np.uint64)
             self.callstack = True
         dep = self.cs_depth[g.idx]
         if (dep >= 32).any():
             raise self.error(InterpreterError, "call stack deeper than 32 frames", g)
         self.cs_pc[g.idx, dep] = ret_pc
+        if getattr(self.prog, "stack_base", None) is not None:     # the callee's alloca frame
+            self.cs_sp[g.idx, dep] = stack.pointers(self)[g.idx]
         self.cs_depth[g.idx] = dep + 1
 
     # ------------------------------------------------------------------ warp synchrony

@@ -249,3 +249,33 @@ def pred_pair(op):
     if isinstance(op, PredPair):
         return op.first, op.second
     return op, None
+
+
+# ----------------------------------------------------------------------------- .b128 registers
+def _b128_key(prog, op, scope):
+    if not isinstance(op, Reg):
+        raise InterpreterError(f"a .b128 operand must be a .b128 register, got {op!r}")
+    info = prog.reg(op.name, scope)
+    if info.bits != 128:
+        raise InterpreterError(f"{op.name} is a {info.bits}-bit register; this operand is a .b128 register")
+    return info.key
+
+
+def b128_reader(prog, op, scope=None):
+    """A getter for a ``.b128`` register: its value as an (n, 2) uint64 array (low, high)."""
+    key = _b128_key(prog, op, scope)
+
+    def get(ctx, g):
+        return np.ascontiguousarray(ctx.read(key, g)).view(np.uint64).reshape(-1, 2)
+    return get
+
+
+def b128_writer(prog, op, scope=None):
+    """A setter for a ``.b128`` register from an (n, 2) uint64 array (low, high)."""
+    key = _b128_key(prog, op, scope)
+    sdt = storage_dtype(128)
+
+    def put(ctx, g, v):
+        v = np.ascontiguousarray(np.broadcast_to(np.asarray(v, np.uint64), (g.n, 2)))
+        ctx.write(key, g, v.view(sdt).reshape(-1))
+    return put

@@ -2,8 +2,8 @@
 complete_tx, shared::cta -> global with bulk_group, shared::cta -> shared::cluster),
 cp.reduce.async.bulk, cp.async.bulk.tensor 1d-5d loads / stores (tile, tile::gather4 /
 scatter4, im2col / im2col_no_offs), cp.reduce.async.bulk.tensor, bulk commit/wait groups,
-tensormap.replace, tensormap.cp_fenceproxy and the proxy fences. Prefetches are no-ops (the
-ISA table marks them).
+tensormap.replace, tensormap.cp_fenceproxy and the proxy fences; st.bulk (zero-filling shared
+memory). Prefetches are no-ops (the ISA table marks them).
 
 An asynchronous copy is performed when it is issued (see ``async_proxy`` for the ordering the
 sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
@@ -29,6 +29,7 @@ from . import tensormap as TM
 from . import tma as T
 from .group import Group
 from .operands import items, reader
+from .cluster import shared_target
 from .ops_mem import _shared_banks, address_getter, classify
 from .registry import register
 
@@ -528,3 +529,48 @@ def _fence_proxy(prog, d, ins, scope, dec):
             d.fn = lambda ctx, g: AP.tensormap_fenced(ctx, None)
         return
     d.fn = lambda ctx, g: None
+
+
+# ----------------------------------------------------------------------------- st.bulk
+@register("st.bulk")
+def _st_bulk(prog, d, ins, scope, dec):
+    """st.bulk{.weak}{.shared::cta} [a], size, initval: each thread sets the ``size`` bytes of
+    shared memory from ``a`` to ``initval``. The ISA requires ``initval`` to be 0, ``size`` to be
+    a multiple of 8 and ``a`` to be 8-byte aligned; without ``.shared::cta`` ``a`` is a generic
+    address, which must fall in the executing CTA's shared memory window."""
+    d.noun = "bulk store"
+    ops = list(ins.operands)
+    gaddr, _ = address_getter(prog, ops[0], scope)
+    gsize = reader(prog, ops[1], u64, scope)
+    ginit = reader(prog, ops[2], u64, scope)
+    generic = dec.get("space") is None
+
+    def st_bulk(ctx, g):
+        a, size, init = (_vals(gaddr, ctx, g, np.uint64), _vals(gsize, ctx, g, np.uint64),
+                         _vals(ginit, ctx, g, np.uint64))
+        for j in range(g.n):
+            if int(init[j]) != 0:
+                raise ctx.error(InterpreterError, f"st.bulk: initval is {int(init[j])}; the ISA allows "
+                                                  f"only 0", g, j, d)
+            if int(size[j]) % 8:
+                raise ctx.error(InterpreterError, f"st.bulk: size is {int(size[j])} bytes; it must be "
+                                                  f"a multiple of 8", g, j, d)
+            addr = int(a[j])
+            if generic:
+                if not M.SHARED_WINDOW <= addr < M.SHARED_WINDOW + M.WINDOW_SIZE:
+                    raise ctx.error(InterpreterError, f"st.bulk: generic address {addr:#x} is not in the "
+                                                      f"shared memory window (st.bulk writes only "
+                                                      f"shared::cta memory)", g, j, d)
+                addr -= M.SHARED_WINDOW
+            if addr % 8:
+                raise ctx.error(MisalignedAccessError, f"st.bulk: shared address {addr:#x} is not "
+                                                       f"8-byte aligned", g, j, d)
+            n = int(size[j]) // 8
+            if n == 0:
+                continue
+            gj = _one(ctx, g, j)
+            banks, offs, warps = shared_target(ctx, gj, np.array([addr], np.uint64), True)
+            if ctx.async_proxy is not None:
+                AP.on_generic_store(ctx, gj, banks, offs, 8 * n)
+            ctx.shared.store(banks, offs, np.zeros((1, n), np.uint64), align=8, warps=warps)
+    d.fn = st_bulk

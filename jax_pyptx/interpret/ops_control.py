@@ -88,6 +88,8 @@ def _ret(prog, d, ins, scope, dec):
         depth = ctx.cs_depth[sub.idx] - 1
         rpc = ctx.cs_pc[sub.idx, depth]
         ctx.cs_depth[sub.idx] = depth
+        if ctx.stack_sp is not None:          # free the function's alloca memory
+            ctx.stack_sp[sub.idx] = ctx.cs_sp[sub.idx, depth]
         rest = None if sub is g else Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, ctx.N)
         out = [] if rest is None else [rest]
         for r in np.unique(rpc):

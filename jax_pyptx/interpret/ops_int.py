@@ -10,7 +10,7 @@ import numpy as np
 from ..ir.nodes import Vec
 from ..types import PtxType, by_name, pred, u32
 from .registry import register
-from .operands import SINT, np_dtype, reader, writer
+from .operands import SINT, b128_reader, b128_writer, np_dtype, reader, writer
 
 U = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -310,6 +310,8 @@ def _minmax(prog, d, ins, scope, dec):
 def _mov(prog, d, ins, scope, dec):
     t = dec.type
     dst, src = ins.operands[0], ins.operands[1]
+    if t.bits == 128:
+        return _mov_b128(prog, d, ins, scope)
     if isinstance(src, Vec) or isinstance(dst, Vec):
         return _mov_pack(prog, d, ins, scope, dec, t)
     put = writer(prog, dst, t, scope)
@@ -321,6 +323,38 @@ def _mov(prog, d, ins, scope, dec):
             v = v.copy()          # registers never share storage
         put(ctx, g, v)
     d.fn = mov
+
+
+def _mov_b128(prog, d, ins, scope):
+    """mov.b128: copy, pack ``{2 x .b64}`` / ``{4 x .b32}`` (element 0 the low bits) or unpack."""
+    dst, src = ins.operands[0], ins.operands[1]
+    if isinstance(src, Vec):
+        n = len(src.items)
+        gets = [reader(prog, o, by_name(f"b{128 // n}"), scope) for o in src.items]
+        put = b128_writer(prog, dst, scope)
+        edt = np.dtype(np.uint64 if n == 2 else np.uint32)
+
+        def pack(ctx, g):
+            cols = [np.broadcast_to(np.asarray(f(ctx, g)).astype(edt), (g.n,)) for f in gets]
+            put(ctx, g, np.stack(cols, axis=1).view(np.uint64))
+        d.fn = pack
+    elif isinstance(dst, Vec):
+        n = len(dst.items)
+        et = by_name(f"b{128 // n}")
+        puts = [writer(prog, o, et, scope) for o in dst.items]
+        get = b128_reader(prog, src, scope)
+
+        def unpack(ctx, g):
+            v = get(ctx, g).view(np.uint64 if n == 2 else np.uint32)
+            for i, p in enumerate(puts):
+                p(ctx, g, np.ascontiguousarray(v[:, i]))
+        d.fn = unpack
+    else:
+        get, put = b128_reader(prog, src, scope), b128_writer(prog, dst, scope)
+
+        def mov128(ctx, g):
+            put(ctx, g, get(ctx, g).copy())
+        d.fn = mov128
 
 
 def _mov_pack(prog, d, ins, scope, dec, t):

@@ -10,11 +10,12 @@ import numpy as np
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
 from . import memory as M
+from . import stack
 from .cluster import shared_target
 from .decode import addr_parts
 from .async_proxy import cp_async_landed, on_generic_load, on_generic_store, track_cp_async
 from .registry import register
-from .operands import SINT, UINT, items, np_dtype, reader, writer
+from .operands import SINT, UINT, b128_reader, b128_writer, items, np_dtype, reader, writer
 
 
 def space_of(dec):
@@ -85,6 +86,8 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True):
                         f"(the CTA that owns it)")
             raise
     if space == "local":
+        if ctx.stack_sp is not None:
+            stack.check_access(ctx, g, addrs, np.dtype(dt).itemsize * count)
         return ctx.local.load(g.idx, addrs, dt, count)
     if space == "const":
         return ctx.mem.cspace.load(addrs, dt, count)
@@ -106,6 +109,8 @@ def space_store(ctx, g, space, addrs, vals, race=True):
             on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
         return ctx.shared.store(banks, offs, vals, warps=warps if race else None)
     if space in ("local", "plocal"):
+        if ctx.stack_sp is not None:
+            stack.check_access(ctx, g, addrs, vals.dtype.itemsize * vals.shape[1])
         return ctx.local.store(g.idx, addrs, vals)
     if space == "param":
         return ctx.mem.pspace.store(addrs, vals)
@@ -186,18 +191,18 @@ def _ld(prog, d, ins, scope, dec):
     getaddr, symspace = address_getter(prog, ins.operands[1], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
-    if t.bits == 128:
-        dsts_t = b64
-        count = 2 * len(dsts)
-    else:
-        dsts_t = t
-        count = vec
-    if len(dsts) != vec and t.bits != 128:
+    if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
+        put128 = b128_writer(prog, dsts[0], scope)
+
+        def ld128(ctx, g):
+            put128(ctx, g, space_load(ctx, g, space, getaddr(ctx, g), np.uint64, 2, race))
+        d.fn = ld128
+        return
+    count = vec
+    if len(dsts) != vec:
         raise InterpreterError(f"{ins.full_opcode} needs {vec} destinations, got {len(dsts)}")
-    puts = [writer(prog, o, dsts_t, scope) for o in dsts]
-    dt = mem_dtype(t if t.bits != 128 else b64)
-    if t.bits == 128:
-        raise InterpreterError("128-bit register loads (.b128) are not supported; use .v2.b64")
+    puts = [writer(prog, o, t, scope) for o in dsts]
+    dt = mem_dtype(t)
 
     if count == 1:
         put = puts[0]
@@ -226,8 +231,13 @@ def _st(prog, d, ins, scope, dec):
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
     srcs_ops = items(ins.operands[1])
-    if t.bits == 128:
-        raise InterpreterError("128-bit register stores (.b128) are not supported; use .v2.b64")
+    if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
+        get128 = b128_reader(prog, srcs_ops[0], scope)
+
+        def st128(ctx, g):
+            space_store(ctx, g, space, getaddr(ctx, g), np.ascontiguousarray(get128(ctx, g)), race)
+        d.fn = st128
+        return
     gets = [reader(prog, o, t, scope) for o in srcs_ops]
     dt = mem_dtype(t)
 

@@ -1,4 +1,5 @@
-"""Hopper warpgroup MMA: ``wgmma.mma_async`` (every shape and type of the ISA table; A from a
+"""Hopper warpgroup MMA: ``wgmma.mma_async`` and ``wgmma.mma_async.sp`` (sparse A, expanded
+with its metadata as ``ops_mma_sp`` does) (every shape and type of the ISA table; A from a
 shared-memory descriptor or from registers, B from a descriptor; K-major and MN-major
 operands, every swizzle mode; scale-d, imm-scale-a/b, imm-trans-a/b), ``wgmma.commit_group``
 and ``wgmma.wait_group`` with the ISA's asynchrony.
@@ -95,19 +96,24 @@ def _perm(rows, cols, ncols):
     return (np.asarray(rows, np.int64) * ncols + np.asarray(cols, np.int64)).reshape(-1)
 
 
-@register("wgmma.mma_async")
+@register("wgmma.mma_async", "wgmma.mma_async.sp")
 def _mma_async(prog, d, ins, scope, dec):
     shape = dec.get("shape")
     M, N, K = mnk(shape)
     dt, at, bt = dec.get("dtype")[1:], dec.get("atype")[1:], dec.get("btype")[1:]
     ops = list(ins.operands)
+    sparse = dec.form.name == "wgmma.mma_async.sp"
+    sp = None
+    if sparse:        # d, a, b, sp-meta, sp-sel, ...: A holds the kept half of its K
+        sp = _sparse(prog, ins, ops.pop(3), ops.pop(3), scope, K, at)
+    Ka = K // 2 if sparse else K
     d_ops = items(ops[0])
     a_regs = isinstance(ops[1], Vec)
     fp_kind = at in ("f16", "bf16", "tf32", "e4m3", "e5m2")
     trans_ok = at in ("f16", "bf16")
     want = 3 + 1 + (2 if fp_kind else 0) + ((1 if a_regs else 2) if trans_ok else 0)
     if len(ops) != want:
-        raise InterpreterError(f"wgmma.mma_async {shape}.{dt}.{at}.{bt} with A from "
+        raise InterpreterError(f"{dec.form.name} {shape}.{dt}.{at}.{bt} with A from "
                                f"{'registers' if a_regs else 'a descriptor'} takes {want} operands, "
                                f"got {len(ops)}")
     i = 4
@@ -141,9 +147,9 @@ def _mma_async(prog, d, ins, scope, dec):
         get_a = [reader(prog, o, b32, scope) for o in a_items]
         a_keys = [prog.reg(o.name, scope).key for o in a_items]
         afrag = wgmma_a_fragment(at)
-        a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], K)
-        a_inv = np.empty(M * K, np.int64)
-        a_inv[a_pos] = np.arange(M * K)
+        a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], Ka)
+        a_inv = np.empty(M * Ka, np.int64)
+        a_inv[a_pos] = np.arange(M * Ka)
     else:
         get_a = reader(prog, ops[1], b64, scope)
     scale_op = ops[3]
@@ -157,7 +163,7 @@ def _mma_async(prog, d, ins, scope, dec):
     d_inv[d_pos] = np.arange(M * N)
     sat = dec.has(".satfinite")
     abits = _A_BITS[at]
-    name = f"wgmma.mma_async{shape}.{dt}.{at}.{bt}"
+    name = f"{dec.form.name}{shape}.{dt}.{at}.{bt}"
     d.sync = "warpgroup"
     d.noun = "wgmma shared-memory operand read"
 
@@ -173,16 +179,18 @@ def _mma_async(prog, d, ins, scope, dec):
             sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
             el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
                   else raw[:, :, None]).reshape(W, -1)                          # (W, 128*elems)
-            A = SM.values(el[:, a_inv].reshape(W, M, K), at)
+            A = SM.values(el[:, a_inv].reshape(W, M, Ka), at)
             for k_ in a_keys:
                 st.regs.reading(ctx, k_, g, st.open[g.idx], d)
         else:
             adesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_a(ctx, g), W, "a-desc", g)]
-            A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, K, abits,
-                                    f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, K)
+            A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, Ka, abits,
+                                    f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, Ka)
+        if sp is not None:
+            A = sp(ctx, g, d, W, A)                                              # (W, M, K)
         prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
         if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
-            ctx.stats.add_flops("wgmma.mma_async", at, 2 * M * N * K * W)
+            ctx.stats.add_flops(dec.form.name, at, 2 * M * N * K * W)
         if sa * sb < 0:
             prod = -prod
         scale = np.asarray(get_scale(ctx, g))
@@ -202,6 +210,25 @@ def _mma_async(prog, d, ins, scope, dec):
         if ctx.timeline is not None:        # in flight until the wait_group retiring it
             ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
     d.fn = mma
+
+
+def _sparse(prog, ins, meta_op, sel_op, scope, K, at):
+    """The expansion of a sparse A: each warp w of the warpgroup gives the metadata of rows
+    16w..16w+15 in the layout of ``mma.sp .m16n8kK`` (PTX ISA "Matrix fragments for
+    warpgroup-level multiply-accumulate operation with sparse matrix A")."""
+    from .ops_mma_sp import expand
+
+    bits = _A_BITS[at]
+    sel = _imm(sel_op, "sp-sel", (0, 1) if bits in (16, 32) else (0,))
+    get_meta = reader(prog, meta_op, b32, scope)
+    shape = f"m16n8k{K}"
+
+    def sp(ctx, g, d, W, A):
+        meta = np.broadcast_to(np.asarray(get_meta(ctx, g)).astype(np.uint32), (g.n,)).reshape(W * 4, 32)
+        dense = expand(ctx, g, d, ins.opcode, meta, A.reshape(W * 4, 16, -1), shape, bits, sel,
+                       rows_of_warp=lambda w: 16 * (w % 4))
+        return dense.reshape(W, 64, K)
+    return sp
 
 
 def _acc_values(r, dt):

@@ -1,8 +1,8 @@
 """Fragment layouts of the warp- and warpgroup-level matrix instructions (PTX ISA "Matrix
 fragments for mma.m16n8k*", "ldmatrix", "Register fragments and shared memory matrix layouts"
 of wgmma, tcgen05 "Matrix fragments" and "Data Path Layout Organization"): which (row, col) of
-a matrix each element a thread holds is, where each element of a shared-memory operand lies,
-and where tcgen05 data sits in Tensor Memory.
+a matrix each element a thread holds is (mma.sp's sparse A and its metadata included), where
+each element of a shared-memory operand lies, and where tcgen05 data sits in Tensor Memory.
 
 The one copy of these facts: the DSL's ``ptx.mma.fragment_*`` / ``ptx.wgmma.accumulator`` and
 the interpreter's mma.sync / ldmatrix / stmatrix / movmatrix / wgmma / tcgen05 read them.
@@ -82,6 +82,66 @@ def mma_fragment(shape: str, which: str, elem_bits: int = 16) -> tuple:
     n = mma_count(shape, w)
     return tuple(tuple(_mma_element(w, M, K, elem_bits, lane >> 2, lane % 4, i) for i in range(n))
                  for lane in range(WARP))
+
+
+
+# ----------------------------------------------------------------------------- sparse mma
+#: dense elements per chunk of a sparse A row (PTX ISA "Sparse matrix storage"): 2:4 for 16- and
+#: 8-bit types, 1:2 for tf32, 4:8 (in pairs) for 4-bit types; half of each chunk is kept
+SP_CHUNK = {16: 4, 8: 4, 32: 2, 4: 8}
+
+
+@lru_cache(maxsize=None)
+def mma_sp_fragment(shape: str, which: str, elem_bits: int = 16) -> tuple:
+    """Layout of operand ``which`` of ``mma.sp{::ordered_metadata}.sync.aligned.<shape>``, per
+    lane a tuple of (row, col) of each element, as ``mma_fragment``:
+
+    * ``"a"``: the M x K/2 matrix of the kept (non-zero) elements, laid out as the dense A of
+      shape m16n8k(K/2) (row ``groupID`` / ``groupID + 8``, compressed column); which dense
+      column each holds is given by the metadata (``mma_sp_metadata``);
+    * ``"b"``: K x N, register r holding K rows ``[r * span, (r + 1) * span)`` as the dense
+      layouts do (up to four registers: 512 bits of K per lane);
+    * ``"c"`` / ``"d"``: as the dense m16n8 accumulators."""
+    M, N, K = mnk(shape)
+    if M != 16 or N != 8 or elem_bits not in SP_CHUNK:
+        raise ValueError(f"mma.sp shape {shape!r} with {elem_bits}-bit inputs has no fragment layout here")
+    w = "c" if which == "d" else which
+    if w == "a":
+        return mma_fragment(f"m16n8k{K // 2}", "a", elem_bits)
+    if w == "c":
+        return mma_fragment(shape, "c", elem_bits)
+    if w != "b":
+        raise ValueError(f"fragment {which!r}: allowed: a, b, c, d")
+    n = mma_count(shape, "b")
+    return tuple(tuple(_mma_element("b", M, K, elem_bits, lane >> 2, lane % 4, i) for i in range(n))
+                 for lane in range(WARP))
+
+
+def mma_sp_threads(shape: str, elem_bits: int) -> int:
+    """How many threads of each group of four hold metadata (1, 2 or 4): one 32-bit register
+    covers 4 chunks of a row ``groupID`` (bits 0-15) and of row ``groupID + 8`` (bits 16-31).
+    The sparsity selector then takes the values ``0 .. 4 // threads - 1``."""
+    M, N, K = mnk(shape)
+    return K // SP_CHUNK[elem_bits] // 4
+
+
+@lru_cache(maxsize=None)
+def mma_sp_metadata(shape: str, elem_bits: int, selector: int) -> tuple:
+    """Where the metadata of each chunk of the sparse A lies: per row (0..15), per chunk q of
+    the row, ``(lane, bit)``: the 4-bit field at ``bit`` of the metadata register of ``lane``.
+    With ``T = mma_sp_threads``, threads ``4 * groupID + T * selector + j`` (j < T) contribute:
+    thread j holds chunks ``4j .. 4j + 3`` of rows ``groupID`` (bits ``4 * (q % 4)``) and
+    ``groupID + 8`` (bits ``16 + 4 * (q % 4)``). A field is two 2-bit indices, the low one for
+    the first kept element (pair, for 4-bit types) of the chunk; for tf32 it is 0b0100 (the
+    element at position 0 is kept) or 0b1110 (position 1)."""
+    M, N, K = mnk(shape)
+    t = mma_sp_threads(shape, elem_bits)
+    if not 0 <= selector < 4 // t:
+        raise ValueError(f"sparsity selector {selector} of mma.sp {shape} with {elem_bits}-bit inputs: "
+                         f"allowed: 0..{4 // t - 1}")
+    chunks = K // SP_CHUNK[elem_bits]
+    return tuple(tuple((4 * (r % 8) + t * selector + q // 4, 16 * (r // 8) + 4 * (q % 4)) for q in range(chunks))
+                 for r in range(M))
 
 
 # ----------------------------------------------------------------------------- ldmatrix
