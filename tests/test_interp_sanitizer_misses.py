@@ -1,0 +1,261 @@
+"""Issue 15, sanitizer misses: each planted bug is reported with the PTX line (and the user's
+line for a kernel of our DSL), and the fixed kernel runs clean.
+
+* write-write races on shared memory between warps (same value included; lanes of one warp
+  and atomics are no race);
+* a warp that exits without reaching an ``.aligned`` barrier the other warps wait at;
+* a kernel reading an output buffer before writing it (outputs start uninitialized, as on a
+  GPU; input-output aliases keep their contents)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jax_pyptx import Tile, kernel, ptx, reg, smem
+from jax_pyptx.errors import DivergenceError, RaceError
+from jax_pyptx.interpret import launch
+from jax_pyptx.types import f32, u32, u64
+
+from .helpers import line_of
+
+HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+# ----------------------------------------------------------------------------- write-write
+# warp 0 and warp 1 each store their lane's value to tile[lane]: BRANCH decides whether they do
+# it in one instruction or in two, BETWEEN whether a barrier separates them
+WW = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<9>; .reg .u64 %rd<4>; .reg .pred %p<3>;
+    .shared .align 4 .b8 tile[128];
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    and.b32 %r2, %r1, 31;
+    shl.b32 %r3, %r2, 2;
+    mov.u32 %r4, tile;
+    add.u32 %r4, %r4, %r3;
+    shr.u32 %r5, %r1, 5;
+    VALUE
+    setp.eq.u32 %p1, %r5, 0;
+    @%p1 bra W0;
+    BETWEEN
+    st.shared.u32 [%r4], %r6;
+    bra JOIN;
+W0:
+    st.shared.u32 [%r4], %r6;
+    BETWEEN0
+JOIN:
+    bar.sync 0;
+    ld.shared.u32 %r7, [%r4];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r7;
+    ret;
+}
+"""
+_LANE_PLUS_WARP = "add.u32 %r6, %r2, %r5;"
+
+
+def _ww(value=_LANE_PLUS_WARP, between="", between0=""):
+    return WW.replace("VALUE", value).replace("BETWEEN0", between0).replace("BETWEEN", between)
+
+
+def test_write_write_race_between_warps_is_reported():
+    y = np.zeros(64, np.uint32)
+    with pytest.raises(RaceError) as ei:
+        launch(_ww(), "k", [y], block=64)
+    msg = str(ei.value)
+    assert msg == (
+        "<ptx>:23: race on shared store st.shared.u32 [%r4], %r6; by thread (0,0,0) of CTA (0,0,0): "
+        "it stores to shared address 0x0 ('tile' (+0)) that warp 1 of this CTA also stored since "
+        "the last barrier: two warps writing one byte with no barrier between them is a data race "
+        "even when they write the same value (a bar.sync (__syncthreads) is missing between the "
+        "two stores, or let one warp write it) [instruction #12 of k]")
+    # ordered by a barrier (warp 1 waits for warp 0's store, then overwrites it): clean
+    launch(_ww(between="barrier.sync 0;", between0="barrier.sync 0;"), "k", [y], block=64)
+    assert y.tolist() == [i % 32 + 1 for i in range(64)]
+
+
+def test_same_value_from_two_warps_is_still_a_race():
+    y = np.zeros(64, np.uint32)
+    with pytest.raises(RaceError, match=r"^<ptx>:23: race on shared store st.shared.u32 \[%r4\], %r6; by "
+                                        r"thread \(0,0,0\).*that warp 1 of this CTA also stored since the "
+                                        r"last barrier: .* even when they write the same value"):
+        launch(_ww(value="mov.u32 %r6, %r2;"), "k", [y], block=64)
+    # only warp 0 writes: clean
+    launch(_ww(value="mov.u32 %r6, %r2;").replace("@%p1 bra W0;", "@%p1 bra W0;\n    bra JOIN;"), "k",
+           [np.zeros(32, np.uint32)], block=32)
+
+
+def test_two_warps_in_one_store_instruction_race():
+    """Both warps execute the same st.shared together (the interpreter runs them as one group):
+    still two warps writing one byte."""
+    one = HDR + """
+    .visible .entry k()
+    {
+        .reg .u32 %r<4>;
+        .shared .align 4 .b8 tile[128];
+        mov.u32 %r1, %tid.x;
+        and.b32 %r2, %r1, 31;
+        shl.b32 %r2, %r2, 2;
+        mov.u32 %r3, tile;
+        add.u32 %r3, %r3, %r2;
+        st.shared.u32 [%r3], 7;
+        ret;
+    }"""
+    with pytest.raises(RaceError) as ei:
+        launch(one, "k", [], block=64)
+    assert str(ei.value) == (
+        "<ptx>:14: race on shared store st.shared.u32 [%r3], 7; by thread (0,0,0) of CTA (0,0,0): "
+        "it stores to shared address 0x0 ('tile' (+0)) that warp 1 of this CTA also stored in this "
+        "same instruction: two warps writing one byte with no barrier between them is a data race "
+        "even when they write the same value (let one warp write it) [instruction #5 of k]")
+    # one warp, every lane storing to the same word in one instruction: no race between warps
+    launch(one.replace("and.b32 %r2, %r1, 31;", "mov.u32 %r2, 0;"), "k", [], block=32)
+    # atomics from every warp to one word are not races
+    atom = one.replace("st.shared.u32 [%r3], 7;", "atom.shared.add.u32 %r2, [%r3], 7;").replace(
+        "mov.u32 %r3, tile;", "mov.u32 %r3, tile;\n st.shared.u32 [tile], 0;\n st.shared.u32 [tile+4], 0;")
+    launch(atom.replace("and.b32 %r2, %r1, 31;", "and.b32 %r2, %r1, 1;"), "k", [], block=32)
+
+
+@kernel(in_specs=(Tile(64, u32),), out_specs=(Tile(64, u32),), block=(64, 1, 1), grid=(1, 1, 1))
+def ww_dsl(X, Y):
+    s = smem.alloc(u32, (32,))
+    t = reg.from_(ptx.special.tid.x(), u32)
+    lane = t & 31
+    v = reg.scalar(u32)
+    ptx.inst.ld.global_.u32(v, ptx.addr(X.ptr() + reg.cvt(t, u64) * 4))
+    ptx.inst.st.shared.u32(ptx.addr(s.ptr() + lane * 4), v)          # STORE (both warps)
+    ptx.bar.sync(0)
+    ptx.inst.ld.shared.u32(v, ptx.addr(s.ptr() + lane * 4))
+    ptx.inst.st.global_.u32(ptx.addr(Y.ptr() + reg.cvt(t, u64) * 4), v)
+    ptx.ret()
+
+
+@kernel(in_specs=(Tile(64, u32),), out_specs=(Tile(64, u32),), block=(64, 1, 1), grid=(1, 1, 1))
+def ww_dsl_fixed(X, Y):
+    s = smem.alloc(u32, (32,))
+    t = reg.from_(ptx.special.tid.x(), u32)
+    lane = t & 31
+    v = reg.scalar(u32)
+    ptx.inst.ld.global_.u32(v, ptx.addr(X.ptr() + reg.cvt(t, u64) * 4))
+    with ptx.if_(t < 32):
+        ptx.inst.st.shared.u32(ptx.addr(s.ptr() + lane * 4), v)
+    ptx.bar.sync(0)
+    ptx.inst.ld.shared.u32(v, ptx.addr(s.ptr() + lane * 4))
+    ptx.inst.st.global_.u32(ptx.addr(Y.ptr() + reg.cvt(t, u64) * 4), v)
+    ptx.ret()
+
+
+def test_write_write_race_names_the_users_line():
+    x = np.arange(64, dtype=np.uint32) * 3
+    with pytest.raises(RaceError) as ei:
+        ww_dsl.interpret(x)
+    msg = str(ei.value)
+    assert msg.startswith(line_of(ww_dsl.fn, "# STORE") + ": race on shared store st.shared.u32 [")
+    assert "that warp 1 of this CTA also stored in this same instruction" in msg
+    np.testing.assert_array_equal(ww_dsl_fixed.interpret(x), np.tile(x[:32], 2))
+
+
+# ----------------------------------------------------------------------------- exit vs .aligned barrier
+EXIT = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<6>; .reg .u64 %rd<4>; .reg .pred %p1;
+    .shared .align 4 .b32 s[64];
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, LIMIT;
+    EARLY
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, s;
+    add.u32 %r4, %r3, %r2;
+    st.shared.u32 [%r4], %r1;
+    BAR
+    xor.b32 %r5, %r2, 4;
+    add.u32 %r5, %r3, %r5;
+    ld.shared.u32 %r5, [%r5];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r5;
+DONE:
+    ret;
+}
+"""
+
+
+def _exit(limit=32, early="@%p1 bra DONE;", bar="bar.sync 0;"):
+    return EXIT.replace("LIMIT", str(limit)).replace("EARLY", early).replace("BAR", bar)
+
+
+def test_warp_exiting_while_others_wait_at_an_aligned_barrier():
+    y = np.zeros(64, np.uint32)
+    with pytest.raises(DivergenceError) as ei:
+        launch(_exit(), "k", [y], block=64)
+    assert str(ei.value) == (
+        "<ptx>:17: threads exited without reaching an .aligned barrier that other threads of CTA (0,0,0) "
+        "wait at: barrier 0 has no thread count, so every thread of the CTA must execute this instruction, "
+        "but warp 1 lanes 0-31 exited at <ptx>:25 (instruction #15 of k) `ret;`, while warp 0 lanes 0-31 "
+        "waits at it (on a GPU this hangs or lets the waiting warps through early: let every thread reach "
+        "the barrier before exiting, or give the barrier the thread count of the warps that reach it): "
+        "bar.sync 0; by thread (0,0,0) of CTA (0,0,0) [instruction #8 of k]")
+
+
+def test_warp_that_exited_before_others_reach_an_aligned_barrier():
+    """The exit runs first (it is earlier in the code): the arrival is reported. Partial warps
+    count too: lanes 16-31 of warp 1 skip the barrier."""
+    y = np.zeros(64, np.uint32)
+    with pytest.raises(DivergenceError) as ei:
+        launch(_exit(limit=48, early="@%p1 ret;", bar="barrier.sync.aligned 0;"), "k", [y], block=64)
+    msg = str(ei.value)
+    assert msg.startswith("<ptx>:17: threads exited without reaching an .aligned barrier that other threads "
+                          "of CTA (0,0,0) wait at: barrier 0 has no thread count")
+    assert ("but warp 1 lanes 16-31 exited at <ptx>:12 (instruction #3 of k) `@%p1 ret;`, while warp 0 "
+            "lanes 0-31, warp 1 lanes 0-15 wait at it") in msg
+    assert msg.endswith(": barrier.sync.aligned 0; by thread (0,0,0) of CTA (0,0,0) [instruction #8 of k]")
+    # bar.red is .aligned too
+    red = _exit(bar="bar.red.popc.u32 %r5, 0, %p1;")
+    with pytest.raises(DivergenceError, match=r"^<ptx>:17: threads exited without reaching an .aligned barrier"):
+        launch(red, "k", [y], block=64)
+
+
+def test_exits_the_isa_allows_run_clean():
+    want = np.arange(64) ^ 1
+    # every thread reaches the barrier, then exits
+    y = np.zeros(64, np.uint32)
+    launch(_exit(limit=64), "k", [y], block=64)
+    assert y.tolist() == want.tolist()
+    # a non-.aligned barrier.sync waits for the non-exited threads only (exit releases it)
+    y = np.zeros(64, np.uint32)
+    launch(_exit(bar="barrier.sync 0;"), "k", [y], block=64)
+    assert y[:32].tolist() == want[:32].tolist() and not y[32:].any()
+    # a thread count names the warps that take part
+    y = np.zeros(64, np.uint32)
+    launch(_exit(bar="bar.sync 0, 32;"), "k", [y], block=64)
+    assert y[:32].tolist() == want[:32].tolist() and not y[32:].any()
+    # the sanitizer off: no report
+    launch(_exit(), "k", [y], block=64, sanitize=False)
+
+
+@kernel(in_specs=(Tile(64, u32),), out_specs=(Tile(64, u32),), block=(64, 1, 1), grid=(1, 1, 1))
+def early_exit(X, Y):
+    s = smem.alloc(u32, (64,))
+    t = reg.from_(ptx.special.tid.x(), u32)
+    with ptx.if_(t >= 32):
+        ptx.ret()                                                    # EXIT
+    v = reg.scalar(u32)
+    ptx.inst.ld.global_.u32(v, ptx.addr(X.ptr() + reg.cvt(t, u64) * 4))
+    ptx.inst.st.shared.u32(ptx.addr(s.ptr() + t * 4), v)
+    ptx.bar.sync(0)                                                  # BARRIER
+    ptx.inst.ld.shared.u32(v, ptx.addr(s.ptr() + (t ^ 1) * 4))
+    ptx.inst.st.global_.u32(ptx.addr(Y.ptr() + reg.cvt(t, u64) * 4), v)
+    ptx.ret()
+
+
+def test_exit_before_an_aligned_barrier_names_the_users_lines():
+    with pytest.raises(DivergenceError) as ei:
+        early_exit.interpret(np.arange(64, dtype=np.uint32))
+    msg = str(ei.value)
+    assert msg.startswith(line_of(early_exit.fn, "# BARRIER") + ": threads exited without reaching an "
+                          ".aligned barrier that other threads of CTA (0,0,0) wait at")
+    assert f"but warp 1 lanes 0-31 exited at {line_of(early_exit.fn, '# EXIT')} (instruction #" in msg
