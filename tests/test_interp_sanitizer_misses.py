@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jax_pyptx import Tile, kernel, ptx, reg, smem
-from jax_pyptx.errors import DivergenceError, RaceError
+from jax_pyptx.errors import DivergenceError, InterpreterError, RaceError, UninitializedReadError
 from jax_pyptx.interpret import launch
 from jax_pyptx.types import f32, u32, u64
 
@@ -259,3 +259,140 @@ def test_exit_before_an_aligned_barrier_names_the_users_lines():
     assert msg.startswith(line_of(early_exit.fn, "# BARRIER") + ": threads exited without reaching an "
                           ".aligned barrier that other threads of CTA (0,0,0) wait at")
     assert f"but warp 1 lanes 0-31 exited at {line_of(early_exit.fn, '# EXIT')} (instruction #" in msg
+
+
+# ----------------------------------------------------------------------------- outputs start uninitialized
+ACC = HDR + """
+.visible .entry acc(.param .u64 x, .param .u64 y)
+{
+    .reg .u32 %r1; .reg .u64 %rd<6>; .reg .f32 %f<3>;
+    ld.param.u64 %rd1, [x];
+    ld.param.u64 %rd2, [y];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd1, %rd3;
+    add.u64 %rd5, %rd2, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    INIT
+    ld.global.f32 %f2, [%rd5];
+    add.f32 %f2, %f2, %f1;
+    st.global.f32 [%rd5], %f2;
+    ret;
+}
+"""
+
+
+def test_reading_an_output_before_writing_it_is_reported():
+    x = np.arange(32, dtype=np.float32)
+    y = np.full(32, 5, np.float32)
+    with pytest.raises(UninitializedReadError) as ei:
+        launch(ACC.replace("INIT", ""), "acc", [x, y], block=32, outputs=[1])
+    msg = str(ei.value)
+    assert msg.startswith("<ptx>:16: uninitialized global load ld.global.f32 %f2, [%rd5]; by thread (0,0,0) of "
+                          "CTA (0,0,0): global address 0x")
+    assert ("(byte 0 of allocation #1 (param 'y' (float32[32], an output), 128 bytes at 0x") in msg
+    assert msg.endswith(") is read before any thread wrote it: an output starts uninitialized, as on a GPU; "
+                        "write it before reading it, or make the buffer an input-output alias to keep its "
+                        "contents [instruction #7 of acc]")
+    assert (y == 5).all()            # nothing was stored
+    # by parameter name too
+    with pytest.raises(UninitializedReadError, match="param 'y' "):
+        launch(ACC.replace("INIT", ""), "acc", [x, y], block=32, outputs="y")
+    # not an output (an in-out buffer): its contents are values
+    launch(ACC.replace("INIT", ""), "acc", [x, y], block=32)
+    assert y.tolist() == (x + 5).tolist()
+    # the fixed kernel writes the output first
+    y = np.full(32, 5, np.float32)
+    launch(ACC.replace("INIT", "st.global.f32 [%rd5], 0f3F800000;"), "acc", [x, y], block=32, outputs=[1])
+    assert y.tolist() == (x + 1).tolist()
+    # an output the kernel writes only partly: the rest comes back as it was
+    y = np.full(64, 5, np.float32)
+    launch(ACC.replace("INIT", "st.global.f32 [%rd5], 0f3F800000;"), "acc", [x, y], block=32, outputs=[1])
+    assert y[:32].tolist() == (x + 1).tolist() and (y[32:] == 5).all()
+    # with the sanitizer off, outputs= changes nothing
+    y = np.full(32, 5, np.float32)
+    launch(ACC.replace("INIT", ""), "acc", [x, y], block=32, outputs=[1], sanitize=False)
+    assert y.tolist() == (x + 5).tolist()
+
+
+def test_atomics_on_an_uninitialized_output_are_reported():
+    red = ACC.replace("INIT", "").replace("ld.global.f32 %f2, [%rd5];\n    add.f32 %f2, %f2, %f1;\n"
+                                          "    st.global.f32 [%rd5], %f2;", "red.global.add.f32 [%rd2], %f1;")
+    x = np.arange(32, dtype=np.float32)
+    with pytest.raises(UninitializedReadError) as ei:
+        launch(red, "acc", [x, np.zeros(1, np.float32)], block=32, outputs=[1])
+    assert str(ei.value).startswith("<ptx>:16: uninitialized global reduction red.global.add.f32 [%rd2], %f1; by thread "
+                                    "(0,0,0) of CTA (0,0,0): global address 0x")
+    assert "is updated atomically before any thread wrote it: an output starts uninitialized" in str(ei.value)
+    y = np.zeros(1, np.float32)
+    launch(red, "acc", [x, y], block=32)          # zeroed by the caller: an in-out buffer
+    assert y[0] == x.sum()
+
+
+def test_outputs_argument_is_checked():
+    x = np.arange(32, dtype=np.float32)
+    y = np.zeros(32, np.float32)
+    k = ACC.replace("INIT", "")
+    with pytest.raises(InterpreterError) as ei:
+        launch(k, "acc", [x, y], block=32, outputs=[2])
+    assert str(ei.value) == "outputs takes argument indices (0 to 1) or parameter names of kernel 'acc', got 2"
+    with pytest.raises(InterpreterError) as ei:
+        launch(k, "acc", [x, y], block=32, outputs=["out"])
+    assert str(ei.value) == "outputs names parameter 'out', but kernel 'acc' has parameters 'x', 'y'"
+    scalar = HDR + ".visible .entry s(.param .u32 n)\n{\n ret;\n}"
+    with pytest.raises(InterpreterError) as ei:
+        launch(scalar, "s", [np.uint32(3)], outputs=[0])
+    assert str(ei.value) == ("outputs names argument 0 (param 'n'), which is uint32: only an array (or a tensor "
+                             "map over one) passed to a pointer parameter can be an output")
+
+
+def _accumulate_inputs():
+    return np.arange(100, dtype=np.float32), np.full(100, 0.5, np.float32)
+
+
+def _accumulate_head():
+    from .test_runtime_kernels import accumulate
+
+    return (f"{line_of(accumulate.fn, 'ptx.inst.ld.global_.f32(y,')}: uninitialized global load ld.global.f32 "
+            f"%f0, [%rd4]; by thread (0,0,0) of CTA (0,0,0): global address 0x")
+
+
+def test_a_kernel_reading_its_output_is_reported_on_every_jax_path():
+    """accumulate does Y += D; Y is an output (no alias): it starts uninitialized."""
+    import jax
+    import jax.numpy as jnp
+
+    from jax_pyptx import ptx_call
+
+    from .test_runtime_kernels import accumulate
+
+    x0, d = _accumulate_inputs()
+    head = _accumulate_head()
+    for call in (lambda: accumulate.interpret(x0, d),
+                 lambda: accumulate(jnp.asarray(x0), jnp.asarray(d)),
+                 lambda: accumulate(jnp.asarray(x0), jnp.asarray(d), interpret=True)):
+        with pytest.raises(UninitializedReadError) as ei:
+            call()
+        msg = str(ei.value)
+        assert msg.startswith(head), msg
+        assert "(param 'Y' (float32[100], an output), 400 bytes at 0x" in msg
+    with pytest.raises(Exception) as ei:
+        jax.block_until_ready(jax.jit(accumulate)(x0, d))
+    assert type(ei.value).__name__ == "JaxRuntimeError"
+    assert "\nUninitializedReadError: " + head in str(ei.value)
+    # an input-output alias keeps the input's contents: clean, eager and under jit
+    aliased = ptx_call(accumulate, input_output_aliases={0: 0})
+    np.testing.assert_array_equal(aliased(jnp.asarray(x0), jnp.asarray(d)), x0 + d)
+    np.testing.assert_array_equal(jax.jit(aliased)(x0, d), x0 + d)
+
+
+def test_a_kernel_reading_its_output_is_reported_on_the_torch_cpu_path():
+    torch = pytest.importorskip("torch")
+    from jax_pyptx.runtime.torch_op import to_torch
+
+    from .test_runtime_kernels import accumulate
+
+    x0, d = _accumulate_inputs()
+    with pytest.raises(UninitializedReadError) as ei:
+        to_torch(accumulate)(torch.from_numpy(x0), torch.from_numpy(d))
+    assert str(ei.value).startswith(_accumulate_head())
