@@ -112,10 +112,31 @@ def test_two_warps_in_one_store_instruction_race():
         "even when they write the same value (let one warp write it) [instruction #5 of k]")
     # one warp, every lane storing to the same word in one instruction: no race between warps
     launch(one.replace("and.b32 %r2, %r1, 31;", "mov.u32 %r2, 0;"), "k", [], block=32)
-    # atomics from every warp to one word are not races
-    atom = one.replace("st.shared.u32 [%r3], 7;", "atom.shared.add.u32 %r2, [%r3], 7;").replace(
-        "mov.u32 %r3, tile;", "mov.u32 %r3, tile;\n st.shared.u32 [tile], 0;\n st.shared.u32 [tile+4], 0;")
-    launch(atom.replace("and.b32 %r2, %r1, 31;", "and.b32 %r2, %r1, 1;"), "k", [], block=32)
+    # atomics of both warps to one word are not races (thread 0 zeroes it, then a barrier)
+    atom = HDR + """
+    .visible .entry k(.param .u64 y)
+    {
+        .reg .u32 %r<3>; .reg .u64 %rd1; .reg .pred %p1;
+        .shared .align 4 .b32 cnt;
+        mov.u32 %r1, %tid.x;
+        setp.eq.u32 %p1, %r1, 0;
+        @%p1 st.shared.u32 [cnt], 0;
+        bar.sync 0;
+        atom.shared.add.u32 %r2, [cnt], 1;
+        red.shared.add.u32 [cnt], 1;
+        bar.sync 0;
+        ld.shared.u32 %r2, [cnt];
+        ld.param.u64 %rd1, [y];
+        @%p1 st.global.u32 [%rd1], %r2;
+        ret;
+    }"""
+    y = np.zeros(1, np.uint32)
+    launch(atom, "k", [y], block=64)
+    assert y[0] == 128
+    # the same with plain stores of both warps to cnt races
+    with pytest.raises(RaceError, match="that warp 1 of this CTA also stored in this same instruction"):
+        launch(atom.replace("atom.shared.add.u32 %r2, [cnt], 1;", "st.shared.u32 [cnt], %r1;"), "k", [y],
+               block=64)
 
 
 @kernel(in_specs=(Tile(64, u32),), out_specs=(Tile(64, u32),), block=(64, 1, 1), grid=(1, 1, 1))
