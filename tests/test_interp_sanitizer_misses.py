@@ -417,3 +417,55 @@ def test_a_kernel_reading_its_output_is_reported_on_the_torch_cpu_path():
     with pytest.raises(UninitializedReadError) as ei:
         to_torch(accumulate)(torch.from_numpy(x0), torch.from_numpy(d))
     assert str(ei.value).startswith(_accumulate_head())
+
+
+TMA_TILE = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry tile(.param .align 64 .b8 tm[128], .param .u64 out)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<6>; .reg .pred %p<3>; .reg .f32 %f1;
+    .shared .align 128 .f32 buf[128];
+    .shared .align 8 .b64 bar;
+    mov.b64 %rd1, tm;
+    cvta.param.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, bar;
+    mov.u32 %r3, buf;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+    bar.sync 0;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 512;
+    @%p1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r3], [%rd1, {8, 4}], [%r2];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @!%p2 bra WAIT;
+    shl.b32 %r4, %r1, 2;
+    add.u32 %r5, %r3, %r4;
+    ld.shared.f32 %f1, [%r5];
+    ld.param.u64 %rd2, [out];
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    st.global.f32 [%rd4], %f1;
+    ret;
+}
+"""
+
+
+def test_a_tensor_map_argument_can_name_an_output():
+    """outputs=[i] of a tensor map argument makes the array it describes an output: the TMA
+    load of it is reported; the plain output written by the kernel runs clean."""
+    from jax_pyptx.interpret import tensor_map
+
+    x = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
+    out = np.zeros(128, np.float32)
+    launch(TMA_TILE, "tile", [tensor_map(x, box=(16, 8)), out], block=128, outputs=[1])
+    np.testing.assert_array_equal(out.reshape(8, 16), x[4:12, 8:24])
+    with pytest.raises(UninitializedReadError) as ei:
+        launch(TMA_TILE, "tile", [tensor_map(x, box=(16, 8)), out], block=128, outputs=["tm"])
+    msg = str(ei.value)
+    assert msg.startswith("<ptx>:19: uninitialized global TMA load @%p1 cp.async.bulk.tensor.2d.shared::cluster."
+                          "global.tile.mbarrier::complete_tx::bytes [%r3], [%rd1, {8, 4}], [%r2]; by thread (0,0,0) "
+                          "of CTA (0,0,0): global address 0x")
+    assert "(byte 544 of allocation #1 (tensor of param 'tm' (float32[16, 32]), 2048 bytes at 0x" in msg
