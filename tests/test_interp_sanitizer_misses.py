@@ -342,8 +342,8 @@ def test_atomics_on_an_uninitialized_output_are_reported():
     x = np.arange(32, dtype=np.float32)
     with pytest.raises(UninitializedReadError) as ei:
         launch(red, "acc", [x, np.zeros(1, np.float32)], block=32, outputs=[1])
-    assert str(ei.value).startswith("<ptx>:16: uninitialized global reduction red.global.add.f32 [%rd2], %f1; by thread "
-                                    "(0,0,0) of CTA (0,0,0): global address 0x")
+    assert str(ei.value).startswith("<ptx>:16: uninitialized global reduction red.global.add.f32 [%rd2], %f1; "
+                                    "by thread (0,0,0) of CTA (0,0,0): global address 0x")
     assert "is updated atomically before any thread wrote it: an output starts uninitialized" in str(ei.value)
     y = np.zeros(1, np.float32)
     launch(red, "acc", [x, y], block=32)          # zeroed by the caller: an in-out buffer
