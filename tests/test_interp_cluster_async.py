@@ -263,7 +263,10 @@ def test_st_async_into_the_neighbour_completes_its_mbarrier(form):
     words = {"u32": 1, "v2.u32": 2, "v4.b32": 4, "u64": 2}[form]
     body = (ST_ASYNC.replace("STORE", store).replace("BYTES", str(32 * 4 * words)).replace("SHIFT", "4")
             .replace("WAIT_FOR_DATA", WAIT))
-    # words the store does not write stay as initialized
+    # words the store does not write stay as initialized; the cluster barrier after the
+    # initializing store releases it (a .relaxed arrival would leave it racing with the
+    # neighbour's st.async: a write-write race)
+    body = body.replace("barrier.cluster.arrive.relaxed.aligned;", "barrier.cluster.arrive.aligned;")
     prog = entry("    mov.u32 %r20, buf;\n    shl.b32 %r21, %r1, 4;\n    add.u32 %r20, %r20, %r21;\n"
                  "    st.shared.v4.u32 [%r20], {%r3, %r3, %r3, %r3};\n" + body
                  + store_words(["%r14", "%r15", "%r16", "%r17"]), decls=".shared .align 16 .b32 buf[128];")
@@ -285,6 +288,8 @@ def test_st_async_destination_read_before_the_mbarrier_wait_is_a_race():
     two = ("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r8], %r10, [%r9];\n    READ\n"
            "    st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r8+4], %r11, [%r9];")
     body = ST_ASYNC.replace("BYTES", "256").replace("SHIFT", "4")
+    # the initializing store is released by the cluster barrier (no write-write race with st.async)
+    body = body.replace("barrier.cluster.arrive.relaxed.aligned;", "barrier.cluster.arrive.aligned;")
     decls = ".shared .align 16 .b32 buf[128];"
     init = ("    mov.u32 %r20, buf;\n    shl.b32 %r21, %r1, 4;\n    add.u32 %r20, %r20, %r21;\n"
             "    st.shared.v4.u32 [%r20], {%r3, %r3, %r3, %r3};\n")

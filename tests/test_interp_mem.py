@@ -373,11 +373,12 @@ def test_many_ctas_run_in_batches():
         mad.lo.u32 %r2, %r1, 64, %r0;
         mul.wide.u32 %off, %r2, 4;
         ld.param.u64 %p0, [x]; add.u64 %p0, %p0, %off; ld.global.f32 %f1, [%p0];
-        st.shared.f32 [s], %f1;
+        shl.b32 %r3, %r0, 2; mov.u32 %r4, s; add.u32 %r4, %r4, %r3;
+        st.shared.f32 [%r4], %f1;
         bar.sync 0;
         mul.f32 %f1, %f1, 0f40000000;
         ld.param.u64 %p1, [y]; add.u64 %p1, %p1, %off; st.global.f32 [%p1], %f1;
-        ret;""", ".param .u64 x, .param .u64 y", TID + ".reg .u32 %r<3>; .reg .f32 %f1; .shared .align 4 .f32 s;")
+        ret;""", ".param .u64 x, .param .u64 y", TID + ".reg .u32 %r<5>; .reg .f32 %f1; .shared .align 4 .f32 s[64];")
     stats = {}
     launch(prog, "k", [x, y], grid=600, block=64, stats=stats)
     np.testing.assert_array_equal(y, 2 * x)

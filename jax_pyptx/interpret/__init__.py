@@ -1,7 +1,7 @@
 """CPU interpreter for PTX, with a sanitizer.
 
 ``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True, max_steps=,
-timeout=, stats=, timeline=)`` runs any
+timeout=, stats=, timeline=, outputs=)`` runs any
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
 pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
 ``.b8 name[N]`` by-value params, and ``tensor_map(array, box=...)`` for TMA descriptor params
@@ -53,7 +53,11 @@ Modules:
   either).
 
 The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
-shared memory, shared-memory races between warps with no barrier between them, divergent
+shared memory, reads (and atomics) of output buffers before the kernel wrote them (outputs
+start uninitialized, as on a GPU: ``launch(..., outputs=)``; the JAX, torch and
+``kernel.interpret`` paths mark every output that aliases no input), shared-memory races between
+warps with no barrier between them (read-write and write-write, the same value included),
+threads exiting without reaching an ``.aligned`` barrier other threads wait at, divergent
 ``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators and tcgen05.ld registers
 touched before their wait, Tensor Memory used after ``tcgen05.dealloc`` or still allocated at
 exit, and undefined register bytes that reach memory, an address, a branch or a predicate;

@@ -245,9 +245,52 @@ def _run_batch(ctx):
         cp_complete(ctx, Group(np.arange(ctx.N), 0, ctx.N), None)
 
 
+def _output_args(outputs, args, params, entry):
+    """The argument indices ``outputs`` names (indices or parameter names), checked."""
+    if outputs is None:
+        return []
+    if isinstance(outputs, (int, str, np.integer)):
+        outputs = [outputs]
+    names = [p.name for p, _, _ in params]
+    out = []
+    for o in outputs:
+        if isinstance(o, str):
+            if o not in names:
+                raise InterpreterError(f"outputs names parameter {o!r}, but kernel {entry!r} has parameters "
+                                       f"{', '.join(map(repr, names)) or 'none'}")
+            i = names.index(o)
+        elif isinstance(o, (int, np.integer)) and not isinstance(o, bool) and 0 <= int(o) < len(args):
+            i = int(o)
+        else:
+            raise InterpreterError(f"outputs takes argument indices (0 to {len(args) - 1}) or parameter "
+                                   f"names of kernel {entry!r}, got {o!r}")
+        a = args[i]
+        if not (isinstance(a, np.ndarray) and a.ndim > 0) and not _is_tensor_map(a):
+            raise InterpreterError(f"outputs names argument {i} (param {names[i]!r}), which is "
+                                   f"{type(a).__name__}: only an array (or a tensor map over one) passed "
+                                   f"to a pointer parameter can be an output")
+        out.append(i)
+    return out
+
+
+def _start_outputs(mem, arrays, placed, homes):
+    """The allocations (or the byte ranges of them) of the output arrays start uninitialized."""
+    for arr in arrays:
+        al = homes.get(id(arr))
+        if al is not None:
+            al.start_uninitialized()
+            continue
+        start = arr.__array_interface__["data"][0]
+        for lo, hi, a in placed:
+            if lo <= start and start + arr.nbytes <= hi:
+                a.start_uninitialized(start - lo, start - lo + arr.nbytes)
+                break
+    mem.gspace.tracks_init = True
+
+
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
            smem: int = 0, sanitize: bool = True, max_steps: int | None = None, timeout: float | None = None,
-           stats: dict | None = None, timeline=None) -> None:
+           stats: dict | None = None, timeline=None, outputs=None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -274,9 +317,20 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     when the kernel fails (up to the failure, the error in ``otherData``); None (the default)
     records nothing and costs nothing.
 
+    ``outputs`` names the arguments that are output buffers, by index into ``args`` or by
+    parameter name (an int, a name, or a sequence of them). On a GPU an output buffer holds
+    whatever was there before, so with the sanitizer on an output starts *uninitialized*: a
+    load or atomic of a byte of it that no thread of the launch has written is an
+    ``UninitializedReadError`` naming the instruction (a kernel doing ``out[i] += x`` without
+    writing ``out[i]`` first). The array's contents are not changed; bytes the kernel never
+    writes come back as they were. Arguments not named (inputs, and buffers updated in place,
+    like an input-output alias) keep their contents as defined values. A tensor map argument
+    named in ``outputs`` makes the array it describes an output. With ``sanitize=False``,
+    ``outputs`` has no effect.
+
     >>> import numpy as np
     >>> y = np.zeros(32, np.uint32)
-    >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0)   # doctest: +SKIP
+    >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0, outputs=[0])   # doctest: +SKIP
     """
     t0 = time.perf_counter()
     tl_path = check_path(timeline)
@@ -310,10 +364,13 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         names = ", ".join(f"{p.name} (.{p.type.name}{f'[{p.array}]' if p.array else ''})" for p, _, _ in params)
         raise InterpreterError(f"kernel {entry!r} takes {len(params)} arguments ({names}), got {len(args)}")
 
+    out_idx = _output_args(outputs, args, params, entry)
+
     mem = LaunchMemory(prog)
     pbuf = np.zeros(max(prog.param_size, 1), np.uint8)
     copy_back = []
     placed = []                 # (first byte, end, allocation) of arrays given device addresses
+    homes = {}                  # id(array) -> its allocation
     maps = []
     for i, ((p, off, size), a) in enumerate(zip(params, args)):
         if _is_tensor_map(a):
@@ -341,13 +398,24 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                 raise InterpreterError(
                     f"param {p.name!r} is .{p.type.name}: an array can only be passed to a 64-bit pointer "
                     f"param (.u64/.b64)")
-            al = _place(mem, a, f"param {p.name!r} ({a.dtype}{list(a.shape)})", placed, copy_back)
+            desc = f"param {p.name!r} ({a.dtype}{list(a.shape)}{', an output' if i in out_idx else ''})"
+            al = _place(mem, a, desc, placed, copy_back)
+            homes[id(args[i])] = al
             pbuf[off:off + 8] = np.frombuffer(np.uint64(al.base).tobytes(), np.uint8)
             continue
         pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
     for p, off, size, a in maps:
         pbuf[off:off + size] = np.frombuffer(_tensor_map_param(mem, p, size, a, placed, copy_back), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
+    if sanitize and out_idx:
+        outs = []
+        for i in out_idx:
+            a = args[i]
+            if _is_tensor_map(a):
+                outs.extend(tm.array for tm in ([a] if not isinstance(a, (list, tuple)) else a))
+            else:
+                outs.append(a)
+        _start_outputs(mem, outs, placed, homes)
 
     counters = stats if isinstance(stats, Stats) else None
     if counters is not None:

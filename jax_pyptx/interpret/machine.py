@@ -73,6 +73,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
             k = min(32, self.T - w * 32)
             lm[w::self.W] = np.uint64((1 << k) - 1)
         self.live_mask = lm
+        self.exited = False       # some thread exited (sync: .aligned barriers it skipped)
+        self.exit_pc = np.full(N, -1, np.int64) if sanitize else None
         self.regs = {}
         self.pinit = {}
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
@@ -304,6 +306,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
     # ------------------------------------------------------------------ threads
     def exit_threads(self, g: Group):
         idx = g.idx
+        if self.exit_pc is not None:
+            self.exited = True
+            self.exit_pc[idx] = self.cur.pc if self.cur is not None else -1
         self.live[idx] = False
         self.nlive -= g.n
         ctas, cnt = np.unique(self.slot_cta[idx], return_counts=True)
@@ -312,6 +317,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         self.live_mask[uw] &= ~m
         if self.bar_pending:
             for (c, b), st in list(self.bars.items()):
+                if st.arrived and st.aligned_pc is not None and c in ctas:
+                    raise self._exited_at_barrier(c, b, self.code[st.aligned_pc])
                 if st.arrived and st.expected is None and st.arrived >= self.live_count[c]:
                     self._complete_bar(c, b, st)
         if self.cl_state is not None:

@@ -2,7 +2,9 @@
 
 * ``FlatSpace``: a table of allocations at distinct addresses (global, const, kernel params).
   Every access is resolved to one allocation and bounds- and alignment-checked; a miss names
-  the allocation it was nearest to.
+  the allocation it was nearest to. An output buffer (``launch(..., outputs=...)``) starts
+  uninitialized, as on a GPU: its allocation tracks which bytes were written and a load (or an
+  atomic) of a byte nothing wrote is reported.
 * ``BankedSpace``: one bank per CTA (shared) or per thread (local); an address is an offset
   into the bank of the accessing thread. Shared memory tracks which bytes were written so a read
   of uninitialized shared memory is reported.
@@ -42,13 +44,21 @@ class MemoryFault(Exception):
 
 
 class Allocation:
-    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly")
+    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly", "init")
 
     def __init__(self, index, base, size, name, data, readonly=False):
         self.index, self.base, self.size, self.name = index, base, size, name
         self.data = data                  # uint8 array of length >= size (writable view)
         self._views = {}
         self.readonly = readonly
+        self.init = None                  # uint8 per byte (1: written) of an output; None: all defined
+
+    def start_uninitialized(self, lo: int = 0, hi: int | None = None):
+        """Bytes ``[lo, hi)`` hold no value until a store writes them (an output buffer, as on
+        a GPU): a load of them is an uninitialized read (``FlatSpace``)."""
+        if self.init is None:
+            self.init = np.ones(self.size, np.uint8)
+        self.init[lo:self.size if hi is None else hi] = 0
 
     @property
     def end(self):
@@ -77,6 +87,7 @@ class FlatSpace:
         self._next = base
         self._bases = np.zeros(0, np.uint64)
         self.counter = None         # Stats.global_access of an opted-in launch (stats.py)
+        self.tracks_init = False    # some allocation starts uninitialized (Allocation.init)
 
     def add(self, data: np.ndarray, name: str, align: int = 256, readonly=False) -> Allocation:
         """Register ``data`` (uint8, modified in place by stores) and give it an address."""
@@ -165,12 +176,37 @@ class FlatSpace:
             a = int(addrs[0])
             raise MemoryFault("read-only", lane, a, f"address {a:#x} is in read-only {al.describe()}", self.kind)
 
+    def _check_init(self, parts, nbytes, what="is read"):
+        """Uninitialized bytes of outputs (``Allocation.init``) among the accessed ones."""
+        for al, pos, off in parts:
+            if al.init is None:
+                continue
+            b = off.astype(np.int64)[:, None] + np.arange(nbytes)
+            bad = al.init[b] == 0
+            if bad.any():
+                j, k = np.argwhere(bad)[0]
+                lane = int(j) if pos is None else int(pos[j])
+                o = int(b[j, k])
+                raise MemoryFault("uninitialized", lane, al.base + o,
+                                  f"{self.kind} address {al.base + o:#x} (byte {o} of {al.describe()}) "
+                                  f"{what} before any thread wrote it: an output starts uninitialized, as "
+                                  f"on a GPU; write it before reading it, or make the buffer an "
+                                  f"input-output alias to keep its contents", self.kind)
+
+    @staticmethod
+    def _mark_init(parts, nbytes):
+        for al, pos, off in parts:
+            if al.init is not None:
+                al.init[off.astype(np.int64)[:, None] + np.arange(nbytes)] = 1
+
     def load(self, addrs, dtype, count=1, align=None):
         """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count)."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
         parts = self._resolve(addrs, esz * count, False, align)
         n = len(addrs)
+        if self.tracks_init:
+            self._check_init(parts, esz * count)
         if self.counter is not None:
             self.counter("load", n * esz * count, parts, esz * count)
         if len(parts) == 1 and parts[0][1] is None:
@@ -197,6 +233,8 @@ class FlatSpace:
         parts = self._resolve(addrs, esz * count, True)
         if self.counter is not None:
             self.counter("store", len(addrs) * esz * count, parts, esz * count)
+        if self.tracks_init:
+            self._mark_init(parts, esz * count)
         for al, pos, off in parts:
             idx = (off // np.uint64(esz)).astype(np.int64)
             v = al.view(dt)
@@ -211,6 +249,10 @@ class FlatSpace:
         parts = self._resolve(addrs, nbytes, write)
         if self.counter is not None:
             self.counter("atomic", len(addrs) * nbytes, parts, nbytes)
+        if self.tracks_init:
+            # an atomic reads the old value (red too): an output's bytes must hold one
+            self._check_init(parts, nbytes, "is updated atomically")
+            self._mark_init(parts, nbytes)
         return parts
 
 

@@ -359,7 +359,7 @@ def _barrier(wait: bool, always_aligned: bool):
         def barrier(ctx, sub, g):
             b = _scalar_or_array(bar(ctx, sub))
             c = None if cnt is None else _scalar_or_array(cnt(ctx, sub))
-            r = ctx.bar_arrive(sub, b, c, wait=wait)
+            r = ctx.bar_arrive(sub, b, c, wait=wait, aligned=aligned)
             if r is None and sub is g:
                 return None
             if r is None:
@@ -390,6 +390,7 @@ def _bar_red(prog, d, ins, scope, dec):
     put = writer(prog, dst, u32 if kind == "popc" else pred, scope)
     d.kind = K_CTRL
     d.sync = "aligned"
+    aligned = ins.opcode == "bar.red" or dec.has(".aligned")
 
     def putval(ctx, g, val):
         if kind == "popc":
@@ -401,7 +402,7 @@ def _bar_red(prog, d, ins, scope, dec):
         b = _scalar_or_array(bar(ctx, sub))
         c = None if cnt is None else _scalar_or_array(cnt(ctx, sub))
         vals = np.broadcast_to(np.asarray(cond(ctx, sub), bool), (sub.n,))
-        r = ctx.bar_arrive(sub, b, c, wait=True, red=(kind, vals, putval))
+        r = ctx.bar_arrive(sub, b, c, wait=True, red=(kind, vals, putval), aligned=aligned)
         if r is None:
             if sub is not g:
                 return [Group(g.idx, g.pc + 1, ctx.N)]

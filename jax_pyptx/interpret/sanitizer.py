@@ -9,9 +9,15 @@ barrier (bar.sync / barrier.sync / bar.red, named barriers included), an mbarrie
 phase or a cluster barrier completes. Then
 
 * a load of a byte that another warp stored in the current epoch is a read-after-write race;
-* a store to a byte that another warp loaded in the current epoch is a write-after-read race.
+* a store to a byte that another warp loaded in the current epoch is a write-after-read race;
+* a store to a byte that another warp stored in the current epoch is a write-write race, even
+  when both store the same value (the PTX memory model makes any two conflicting accesses
+  unordered by synchronization a data race, whatever they store), and so are stores of one
+  instruction by lanes of different warps to the same byte (the group runs several warps).
 
-Accesses by the lanes of one warp never race with each other (warps execute in program order),
+Accesses by the lanes of one warp never race with each other (warps execute in program order;
+lanes of one warp storing to one byte in one instruction is the ISA's unspecified-winner
+store, not a race between warps),
 and atomics and strong loads / stores (``.volatile``, ``.relaxed``, ``.acquire``, ``.release``:
 flags that threads poll) are not tracked. Byte granularity: neighbouring bytes owned by different warps never
 conflict.
@@ -41,6 +47,7 @@ class RaceTracker:
         self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
         self.repoch = np.full(n, -1, np.int32)
         self.epoch = np.zeros(nbanks, np.int32)
+        self._scratch = np.full(n, -1, np.int16)    # per byte: a writer of the current store
 
     def advance(self, banks):
         """The CTAs ``banks`` passed a synchronization point."""
@@ -87,8 +94,32 @@ class RaceTracker:
                             f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
                             f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
                             f"this store", "shared")
+        ww = self.wwarp[idx]
+        bad = (ww >= 0) & (ww != warps[:, None]) & (self.wepoch[idx] == cur)
+        if bad.any():
+            lane, k = np.argwhere(bad)[0]
+            self._ww(offs, lane, k, int(ww[lane, k]), int(warps[lane]))
+        if len(warps) > 1 and warps.min() != warps.max():
+            # lanes of different warps storing the same byte in this one instruction
+            flat = idx.reshape(-1)
+            w = np.repeat(warps.astype(np.int16), nbytes)
+            self._scratch[flat] = w
+            other = self._scratch[flat] != w
+            if other.any():
+                j = int(np.argmax(other))
+                lane, k = divmod(j, nbytes)
+                self._ww(offs, lane, k, int(self._scratch[flat[j]]), int(warps[lane]), same=True)
         self.wwarp[idx] = np.broadcast_to(warps[:, None], idx.shape)
         self.wepoch[idx] = np.broadcast_to(cur, idx.shape)
+
+    def _ww(self, offs, lane, k, w, me, same=False):
+        addr = int(offs[lane]) + int(k)
+        when = "in this same instruction" if same else "since the last barrier"
+        fix = "let one warp write it" if same else f"{_missing(w, me)} between the two stores, or let one warp write it"
+        raise RaceFault("race", int(lane), addr,
+                        f"it stores to shared address {addr:#x}{{where}} that {_who(w, me)} also stored "
+                        f"{when}: two warps writing one byte with no barrier between them is a data "
+                        f"race even when they write the same value ({fix})", "shared")
 
 
 def _who(w: int, me: int) -> str:

@@ -1,6 +1,18 @@
 """Synchronization state of a batch: CTA barriers (bar/barrier with ids and thread counts,
 bar.red) and the deadlock report listing every parked warp and what it waits on (cluster
-barriers: ``cluster``). Mixed into ``machine.Context``."""
+barriers: ``cluster``). Mixed into ``machine.Context``.
+
+Exited threads and barriers (PTX ISA, ``barrier`` and ``exit``): a barrier with no thread
+count waits for the non-exited threads of the CTA, and a thread that exits releases a barrier
+it was the last one holding up; so a plain ``barrier.sync a`` after some warps exited is
+defined. But ``.aligned`` (``bar.sync``, ``bar.red``, ``barrier.sync.aligned``) promises that
+*every* thread of the CTA executes that barrier instruction: in conditional code it is only
+allowed when all threads of the CTA take the same path. A warp that exits without reaching an
+aligned barrier with no thread count that other warps of its CTA wait at (or reach later)
+breaks that promise, and on a GPU such a kernel can hang or let the waiting warps through
+early; the sanitizer reports it (``_exited_at_barrier``) naming the barrier, the warps waiting
+at it and where each warp that skipped it exited.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +23,10 @@ from .mbarrier import describe as describe_mbarrier_wait
 
 
 class BarState:
-    __slots__ = ("arrived", "expected", "red", "red_kind", "red_writes", "arrivers")
+    __slots__ = ("arrived", "expected", "red", "red_kind", "red_writes", "arrivers", "aligned_pc")
 
     def __init__(self):
+        self.aligned_pc = None    # the .aligned no-count barrier instruction the waiters are at
         self.arrived = 0
         self.expected = None
         self.red = None
@@ -24,10 +37,19 @@ class BarState:
 
 class SyncMixin:
     # ------------------------------------------------------------------ barriers
-    def bar_arrive(self, g: Group, bar, count, wait: bool, red=None):
+    def bar_arrive(self, g: Group, bar, count, wait: bool, red=None, aligned=False):
         """Threads of ``g`` arrive at barrier(s) ``bar`` (int or per-thread array). Returns None
-        when every arriving thread may continue, else the list of groups to hand back."""
+        when every arriving thread may continue, else the list of groups to hand back.
+        ``aligned``: an ``.aligned`` barrier instruction (see the module doc on exits)."""
         uniform_bar = np.ndim(bar) == 0
+        strict = aligned and count is None and self.sanitize
+        if strict and self.exited:
+            ctas = np.unique(self.slot_cta[g.idx])
+            short = ctas[self.live_count[ctas] < self.T]
+            if len(short):
+                c = int(short[0])
+                b = int(np.broadcast_to(np.asarray(bar), (g.n,))[int(np.argmax(self.slot_cta[g.idx] == c))])
+                raise self._exited_at_barrier(c, b, self.cur, g)
         if (uniform_bar and count is None and red is None and not self.bar_pending
                 and g.n == self.nlive):
             if self.shared.race is not None:
@@ -46,6 +68,7 @@ class SyncMixin:
                 st = self.bars[(c, b)] = BarState()
             if st.arrived == 0:
                 self.bar_pending += 1
+                st.aligned_pc = self.cur.pc if strict else None
             st.arrived += int(cnts[j])
             sel = inv == j
             if counts is not None:
@@ -85,6 +108,37 @@ class SyncMixin:
             rel.pc = g.pc + 1
             out.append(rel)
         return out
+
+    def _exited_at_barrier(self, c, b, d, g=None):
+        """The DivergenceError for threads of CTA ``c`` that exited without reaching the
+        ``.aligned`` no-count barrier ``b`` (instruction ``d``) that others wait at."""
+        base = c * self.S
+        slots = np.arange(base, base + self.S)
+        gone = slots[self.valid[slots] & ~self.live[slots]]
+        exits = []
+        for w in np.unique(gone >> 5):
+            mine = gone[(gone >> 5) == w]
+            for pc in np.unique(self.exit_pc[mine]):
+                lanes = mine[self.exit_pc[mine] == pc] & 31
+                m = int(np.bitwise_or.reduce(np.left_shift(1, lanes.astype(np.int64))))
+                e = self.code[int(pc)]
+                exits.append(f"warp {int(w) % self.W} lanes {_lanes(m)} exited at {e.where_line()} `{e.text}`")
+        waiting = [h for h in self.groups if h.wait is not None and h.wait[0] == "bar" and h.wait[1] == b]
+        idx = [h.idx[self.slot_cta[h.idx] == c] for h in waiting]
+        if g is not None:
+            idx.append(g.idx[self.slot_cta[g.idx] == c])
+        idx = np.unique(np.concatenate(idx)) if idx else np.zeros(0, np.int64)
+        who = Group(idx, d.pc, self.N)
+        uw, m = who.warp_masks()
+        waits = ", ".join(f"warp {int(w) % self.W} lanes {_lanes(int(mm))}" for w, mm in zip(uw, m))
+        return self.error(
+            DivergenceError,
+            f"threads exited without reaching an .aligned barrier that other threads of CTA "
+            f"{self._cta_str(c)} wait at: barrier {b} has no thread count, so every thread of the "
+            f"CTA must execute this instruction, but {'; '.join(exits)}, while {waits} "
+            f"{'wait' if len(uw) > 1 else 'waits'} at it (on a GPU this hangs or lets the waiting "
+            f"warps through early: let every thread reach the barrier before exiting, or give "
+            f"the barrier the thread count of the warps that reach it)", who, 0, d)
 
     def _cta_str(self, c):
         return "({},{},{})".format(*self.thread_coords(c * self.S)[1])

@@ -8,6 +8,11 @@ maps the C++ launcher encodes.
 impl all come here. Arrays are in their logical layout: a ``Layout.COL`` tensor's buffer is
 its last two dims swapped in memory (``docs/runtime.md``), so inputs are laid out that way
 before the launch and outputs read back from it; every path gives the same answer.
+
+Outputs that alias no input are ``launch(..., outputs=...)`` buffers: under the sanitizer they
+start uninitialized, as XLA's and PyTorch's fresh output buffers are on a GPU, so a kernel that
+reads one before writing it is reported; an input-output alias keeps the input's contents.
+Bytes a kernel never writes read back as zeros.
 """
 from __future__ import annotations
 
@@ -105,12 +110,18 @@ class HostLaunch:
         t = self.traced
         bufs = [to_memory(np.asarray(a), lay) for a, lay in zip(tensors, self._in_layouts)]
         outs = []
+        fresh = set()             # buffer indices of outputs that alias no input
         for (shape, dtype), src in zip(self._out_bufs, self._out_src):
             buf = bufs[src] if src is not None else np.zeros(shape, dtype=dtype)
+            if src is None:
+                fresh.add(len(bufs))
             bufs.append(buf)
             outs.append(buf)
         args = []
+        out_args = []             # launch(outputs=): they start uninitialized, as on a GPU
         for kind, where, info in self._params:
+            if (kind == "tensor" and where in fresh) or (kind == "tma" and where.operand in fresh):
+                out_args.append(len(args))
             if kind == "tensor":
                 args.append(bufs[where])
             elif kind == "scalar":
@@ -134,7 +145,7 @@ class HostLaunch:
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
                smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
-               stats=stats, timeline=timeline)
+               stats=stats, timeline=timeline, outputs=out_args)
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1
