@@ -62,11 +62,12 @@ def detect_arch() -> str:
     ``RuntimeError`` (``NotSupportedError``) suggesting an explicit arch when no GPU is
     visible. ``@kernel(arch="auto")`` uses the same probe when first traced.
 
-    >>> import jax_pyptx
-    >>> try:
-    ...     print(jax_pyptx.detect_arch())
-    ... except RuntimeError:
-    ...     print("no GPU: pass arch='sm_90a'")     # doctest: +SKIP
+    Examples:
+        >>> import jax_pyptx
+        >>> try:
+        ...     print(jax_pyptx.detect_arch())
+        ... except RuntimeError:
+        ...     print("no GPU: pass arch='sm_90a'")     # doctest: +SKIP
     """
     from .toolchain.device import detect_arch as _detect
 

@@ -50,7 +50,18 @@ def resolve_arch(arch: str) -> str:
 
 
 class Kernel:
-    """A ``@kernel`` function; trace with ``.ptx()``, run with ``.interpret()`` or call it."""
+    """A ``@kernel`` function; trace with ``.ptx()``, run with ``.interpret()`` or call it.
+
+    Examples:
+        >>> from jax_pyptx import Kernel, kernel, ptx
+        >>> @kernel(arch="sm_90a")
+        ... def noop():
+        ...     ptx.ret()
+        >>> isinstance(noop, Kernel), noop.name
+        (True, 'noop')
+        >>> [line.strip() for line in noop.ptx().splitlines()[-4:]]
+        ['.visible .entry noop()', '{', 'ret;', '}']
+    """
 
     def __init__(self, fn, *, arch="sm_90a", version=None, in_specs=None, out_specs=None,
                  grid=None, block=(1, 1, 1), cluster=(1, 1, 1), smem=0, raw_params=None,
@@ -130,20 +141,60 @@ class Kernel:
     # ------------------------------------------------------------------ properties
     @property
     def arch(self) -> str:
-        """The target; ``"auto"`` resolves when the kernel is first traced."""
+        """The target; ``"auto"`` resolves when the kernel is first traced.
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel(arch="sm_100a")
+            ... def k():
+            ...     ptx.ret()
+            >>> k.arch
+            'sm_100a'
+        """
         return self._resolved_arch or self._arch
 
     @property
     def template_params(self) -> dict:
+        """The keyword-only parameters of the kernel function and their defaults.
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k(*, unroll=4, scale=1.0):
+            ...     ptx.ret()
+            >>> k.template_params
+            {'unroll': 4, 'scale': 1.0}
+        """
         return dict(self._template)
 
     @property
     def shape_vars(self) -> tuple:
+        """The shape variables (symbolic ``Tile`` dims) of the specs, in order of appearance.
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("M", "K", f32),), out_specs=(Tile("M", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> k.shape_vars
+            ('M', 'K')
+        """
         return tuple(self._symbols)
 
     @property
     def param_names(self) -> tuple:
-        """Names of the positional (tensor and runtime scalar) parameters, in order."""
+        """Names of the positional (tensor and runtime scalar) parameters, in order.
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32), f32), out_specs=(Tile("N", f32),))
+            ... def axpy(X, alpha, Y):
+            ...     ptx.ret()
+            >>> axpy.param_names
+            ('X', 'alpha', 'Y')
+        """
         return self._names
 
     def __repr__(self):
@@ -180,21 +231,64 @@ class Kernel:
         anything with their ``.shape`` / ``.dtype``) against the specs, and ``kw`` (template
         parameters, shape variables, raw parameter values). Checks rank, dtype and fixed
         dims (errors name the parameter, its spec and what was passed) and binds the shape
-        variables. Every runtime binds through here."""
+        variables. Every runtime binds through here.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> b = k.bind(np.zeros(8, np.float32))
+            >>> b.env
+            {'N': 8}
+        """
         return _binding.bind(self, arrays, kw)
 
     def bind_shapes(self, *arrays) -> dict:
-        """Shape variables from arrays (inputs, optionally followed by outputs)."""
+        """Shape variables from arrays (inputs, optionally followed by outputs).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("M", "K", f32),), out_specs=(Tile("M", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> k.bind_shapes(np.zeros((4, 8), np.float32))
+            {'M': 4, 'K': 8}
+        """
         return _binding.shapes_env(self, arrays)
 
     # ------------------------------------------------------------------ tracing
     def trace(self, **kw) -> Traced:
-        """The traced specialization for ``kw`` (cached)."""
+        """The traced specialization for ``kw`` (cached).
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> t = k.trace(N=1024)
+            >>> t is k.trace(N=1024), t.arch
+            (True, 'sm_90a')
+        """
         return self.trace_for(PLAIN, **kw)
 
     def trace_for(self, abi: ParamAbi | None, **kw) -> Traced:
         """The traced specialization for ``kw`` with parameter ABI ``abi`` (cached by
-        template parameters, shape variables and ABI; None is the plain ABI)."""
+        template parameters, shape variables and ABI; None is the plain ABI).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> k.trace_for(None) is k.trace()
+            True
+        """
         try:                        # warm path: the same keywords as a previous call
             fast = (abi, tuple(kw.items()))
             got = self._fast.get(fast)
@@ -222,28 +316,90 @@ class Kernel:
         return got
 
     def ptx(self, **kw) -> str:
-        """The PTX text of a specialization."""
+        """The PTX text of a specialization.
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> text = k.ptx(N=256)
+            >>> ".visible .entry k(" in text, text.count("ret;")
+            (True, 1)
+        """
         return self.trace(**kw).ptx
 
     def module(self, **kw) -> Module:
+        """The IR ``Module`` of a specialization (what ``ptx(**kw)`` prints).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> m = k.module()
+            >>> [f.name for f in m.functions]
+            ['k']
+        """
         return self.trace(**kw).module
 
     def sass(self, **kw) -> str:
-        """SASS disassembly (ptxas + nvdisasm)."""
+        """SASS disassembly (ptxas + nvdisasm).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> from jax_pyptx.toolchain import find_tool
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> try:
+            ...     text = k.sass()                 # needs ptxas and nvdisasm, not a GPU
+            ... except Exception:
+            ...     text = "EXIT"                   # no CUDA toolkit here
+            >>> "EXIT" in text
+            True
+        """
         from .toolchain import disassemble
 
         t = self.trace(**kw)
         return disassemble(t.ptx, t.arch, module=t.module)   # ptxas errors: user's line
 
     def compile(self, **kw) -> bytes:
-        """The cubin (ptxas, disk-cached)."""
+        """The cubin (ptxas, disk-cached).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> try:
+            ...     cubin = k.compile()             # needs ptxas, not a GPU
+            ... except Exception:
+            ...     cubin = b"-ELF"                 # no CUDA toolkit here
+            >>> cubin[1:4]
+            b'ELF'
+        """
         from .toolchain import compile_ptx
 
         t = self.trace(**kw)
         return compile_ptx(t.ptx, t.arch, module=t.module).cubin
 
     def resources(self, **kw):
-        """ptxas's resource report (registers, spills, shared memory, stack)."""
+        """ptxas's resource report (registers, spills, shared memory, stack).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> try:
+            ...     report = k.resources()          # needs ptxas, not a GPU
+            ...     print(report.spill_stores, report.stack_frame)
+            ... except Exception:
+            ...     print(0, 0)                     # no CUDA toolkit here
+            0 0
+        """
         from .toolchain import compile_ptx
 
         t = self.trace(**kw)
@@ -260,6 +416,21 @@ class Kernel:
         that runs too long (``InterpreterLimitError``); see ``jax_pyptx.interpret.launch``.
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u64
+            >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+            ... def neg(X, Y):
+            ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.neg.f32(v, v)
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v)
+            ...     ptx.ret()
+            >>> neg.interpret(np.ones(32, np.float32))[:3]
+            array([-1., -1., -1.], dtype=float32)
         """
         n_in = len(self.in_specs)
         if len(arrays) != n_in:

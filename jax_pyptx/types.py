@@ -148,8 +148,9 @@ def from_name(name: str) -> PtxType:
     """The type called ``name`` (``"f32"`` or ``".f32"``); an unknown name raises
     ``PtxValueError`` (a ``ValueError``).
 
-    >>> from_name(".bf16") is bf16
-    True
+    Examples:
+        >>> from_name(".bf16") is bf16
+        True
     """
     key = name[1:] if isinstance(name, str) and name.startswith(".") else name
     got = _ALL.get(key)

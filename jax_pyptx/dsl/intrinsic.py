@@ -32,7 +32,22 @@ def _call_text(fn, args, kwargs) -> str:
 
 
 def intrinsic(fn):
-    """Decorator: mark the instructions ``fn`` emits with BEGIN/END comments."""
+    """Decorator: mark the instructions ``fn`` emits with BEGIN/END comments.
+
+    Examples:
+        >>> from jax_pyptx import intrinsic, kernel, ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> @intrinsic
+        ... def bump(r):
+        ...     ptx.inst.add.u32(r, r, 1)
+        >>> @kernel
+        ... def k():
+        ...     r = reg.scalar(u32, 0)
+        ...     bump(r)
+        ...     ptx.ret()
+        >>> [l.strip() for l in k.ptx().splitlines() if "bump" in l]
+        ['// BEGIN bump(%r0)', '// END bump']
+    """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -10,8 +10,9 @@ would refuse those too.
 ``validate_instruction("add.u32 %r1, %r2, 1;", "sm_90a")`` returns the issues of one
 instruction (an empty list when it is valid); ``validate_or_raise`` raises the first.
 
->>> validate_instruction("add.u32 %r1, %r2, 1;")
-[]
+Examples:
+    >>> validate_instruction("add.u32 %r1, %r2, 1;")
+    []
 """
 from __future__ import annotations
 

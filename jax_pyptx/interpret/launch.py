@@ -227,9 +227,10 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     dict gets the instruction and CTA counts; a ``jax_pyptx.interpret.Stats`` also counts the
     global-memory bytes and tensor-core FLOPs (``interpret/stats.py``).
 
-    >>> import numpy as np
-    >>> y = np.zeros(32, np.uint32)
-    >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0)   # doctest: +SKIP
+    Examples:
+        >>> import numpy as np
+        >>> y = np.zeros(32, np.uint32)
+        >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0)   # doctest: +SKIP
     """
     t0 = time.perf_counter()
     max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)

@@ -84,8 +84,9 @@ class Stats:
     (instructions dispatched to groups of threads), ``thread_instructions``, ``ctas``,
     ``launches``, ``seconds``.
 
-    >>> st = Stats(); st.add_flops("mma.sync", "bf16", 4096); st.tensor_flops
-    4096
+    Examples:
+        >>> st = Stats(); st.add_flops("mma.sync", "bf16", 4096); st.tensor_flops
+        4096
     """
 
     __slots__ = ("global_load_bytes", "global_store_bytes", "global_atomic_bytes",

@@ -36,8 +36,9 @@ def occupancy(dev, threads: int, registers: int, smem_bytes: int) -> Occupancy:
     ``threads`` threads using ``registers`` registers per thread and ``smem_bytes`` of shared
     memory (static + dynamic).
 
-    >>> occupancy("H100", 256, 128, 48 * 1024).ctas_per_sm
-    2
+    Examples:
+        >>> occupancy("H100", 256, 128, 48 * 1024).ctas_per_sm
+        2
     """
     d: Device = _device(dev)
     max_warps = d.max_threads_per_sm // 32

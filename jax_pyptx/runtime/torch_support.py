@@ -40,8 +40,9 @@ def extract_input_shapes(inputs) -> tuple:
     """``((shape, dtype name), ...)`` of tensors / arrays (numbers: ``((), type name)``),
     the ``input_shapes`` of a ``pyptx.cache.CacheKey``; dtypes by PTX name where there is one.
 
-    >>> extract_input_shapes([np.zeros((2, 3), np.float32), 1.5])
-    (((2, 3), 'f32'), ((), 'float'))
+    Examples:
+        >>> extract_input_shapes([np.zeros((2, 3), np.float32), 1.5])
+        (((2, 3), 'f32'), ((), 'float'))
     """
     from .callspec import dtype_name
 

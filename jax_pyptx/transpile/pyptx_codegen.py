@@ -8,9 +8,10 @@ always uses the typed wrappers where one reproduces an instruction exactly.
 
 Command line: ``python -m pyptx.codegen kernel.ptx [--sugar] [--name N] [-o out.py]``.
 
->>> src = ".version 8.5\\n.target sm_80\\n.address_size 64\\n.visible .entry k()\\n{\\n\\tret;\\n}\\n"
->>> "def matmul_kernel" in ptx_to_python(src)
-True
+Examples:
+    >>> src = ".version 8.5\\n.target sm_80\\n.address_size 64\\n.visible .entry k()\\n{\\n\\tret;\\n}\\n"
+    >>> "def matmul_kernel" in ptx_to_python(src)
+    True
 """
 from __future__ import annotations
 

@@ -43,8 +43,9 @@ def swizzle_map(mode, rows: int = 8, row_bytes: int = 128) -> SwizzleMap:
     "128B_base32B": the 128B pattern on 32-byte units) over a buffer of ``rows`` rows of
     ``row_bytes`` bytes starting on an atom boundary.
 
-    >>> swizzle_map("128B").chunk[1].tolist()           # row 1: chunks swap pairwise
-    [1, 0, 3, 2, 5, 4, 7, 6]
+    Examples:
+        >>> swizzle_map("128B").chunk[1].tolist()           # row 1: chunks swap pairwise
+        [1, 0, 3, 2, 5, 4, 7, 6]
     """
     if row_bytes % 16:
         raise ValueError(f"row_bytes={row_bytes} is not a multiple of 16 (one chunk)")
@@ -73,8 +74,9 @@ def bank_conflicts(addresses, width: int = 4, mode=None) -> BankReport:
     """Bank conflicts of one warp-wide shared-memory access: lane i touches ``width`` bytes at
     byte ``addresses[i]`` (logical; swizzled by ``mode`` first). ``width`` is 4, 8 or 16.
 
-    >>> bank_conflicts([32 * 4 * i for i in range(32)]).conflicts      # one column: 31-way
-    31
+    Examples:
+        >>> bank_conflicts([32 * 4 * i for i in range(32)]).conflicts      # one column: 31-way
+        31
     """
     if width not in (4, 8, 16):
         raise ValueError(f"width={width}: allowed 4, 8, 16 bytes per lane")

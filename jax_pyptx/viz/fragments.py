@@ -82,8 +82,9 @@ def mma_types() -> dict:
     """``{shape: {"a": types, "b": types, "c": accumulator types}}`` of every dense
     ``mma.sync`` form in the ISA table.
 
-    >>> mma_types().get("m16n8k8").get("a")
-    ('bf16', 'f16', 'f64', 'tf32')
+    Examples:
+        >>> mma_types().get("m16n8k8").get("a")
+        ('bf16', 'f16', 'f64', 'tf32')
     """
     out: dict = {}
     for form in forms_for("mma.sync"):
@@ -100,8 +101,9 @@ def wgmma_types() -> dict:
     """``{(accumulator type, A type): (N, ...)}`` of every dense ``wgmma.mma_async`` form in
     the ISA table (N = 8..256 step 8 for floating point, the ISA's subset for s8/u8/b1).
 
-    >>> 40 in wgmma_types().get(("s32", "s8"))      # integer N: the ISA's subset
-    False
+    Examples:
+        >>> 40 in wgmma_types().get(("s32", "s8"))      # integer N: the ISA's subset
+        False
     """
     out: dict = {}
     for form in forms_for("wgmma.mma_async"):
@@ -124,10 +126,11 @@ def mma_map(shape: str, operand: str, dtype="f16") -> FragmentMap:
     m8n8k16 (8-bit), m8n8k32 (4-bit), m8n8k128 (.b1). The Volta m8n8k4 ``.f16`` form, four 8x8
     products per warp, is not drawn.
 
-    >>> mma_map("m16n8k16", "a", "bf16").holder(0, 0)       # lane 0, register 0, low half
-    (0, 0, 0)
-    >>> mma_map("m16n8k64", "a", "s4").holder(9, 35)        # 8 elements per register
-    (4, 3, 3)
+    Examples:
+        >>> mma_map("m16n8k16", "a", "bf16").holder(0, 0)       # lane 0, register 0, low half
+        (0, 0, 0)
+        >>> mma_map("m16n8k64", "a", "s4").holder(9, 35)        # 8 elements per register
+        (4, 3, 3)
     """
     s = shape.lstrip(".")
     types = mma_types()
@@ -182,8 +185,9 @@ def wgmma_map(n: int, operand: str = "d", dtype="f32") -> FragmentMap:
     like ``mma.sync`` m16n8kK's A over rows 16w..16w+15. ``n`` must be an N of the ISA table's
     forms for that type (``wgmma_types()``).
 
-    >>> wgmma_map(64, "d", "f16").holder(17, 3)              # thread 37, register 0, high half
-    (37, 0, 1)
+    Examples:
+        >>> wgmma_map(64, "d", "f16").holder(17, 3)              # thread 37, register 0, high half
+        (37, 0, 1)
     """
     name = _name(dtype)
     table = wgmma_types()
@@ -234,8 +238,9 @@ def tcgen05_ld_map(shape: str = "32x32b", num: int = 1, pack: bool = False,
     column t of TMEM lanes g and g+8; ``16x256b`` holds the mma m16n8 accumulator layout over
     8 columns.
 
-    >>> tcgen05_ld_map("16x64b").holder(8, 0)                # TMEM lane 8: warp lane 1
-    (1, 0, 0)
+    Examples:
+        >>> tcgen05_ld_map("16x64b").holder(8, 0)                # TMEM lane 8: warp lane 1
+        (1, 0, 0)
     """
     s = shape.lstrip(".")
     if s not in F.TCGEN05_LD_SHAPES:

@@ -36,8 +36,9 @@ def plot_fragment(fmap, *, ax=None):
     """A fragment map: each element coloured by the warp (or lane group) holding it, labelled
     ``T<thread>`` and ``r<register>[.<part>]``.
 
-    >>> from jax_pyptx.viz import mma_map, plot_fragment
-    >>> fig = plot_fragment(mma_map("m16n8k16", "c", "f32"))
+    Examples:
+        >>> from jax_pyptx.viz import mma_map, plot_fragment
+        >>> fig = plot_fragment(mma_map("m16n8k16", "c", "f32"))
     """
     plt = _plt()
     rows, cols = fmap.shape
@@ -66,8 +67,9 @@ def plot_swizzle(smap, *, ax=None):
     """A swizzle map: row r's logical chunks, each drawn where it lands and coloured by its
     bank group; a column of one colour is a conflict-free column read.
 
-    >>> from jax_pyptx.viz import swizzle_map, plot_swizzle
-    >>> fig = plot_swizzle(swizzle_map("128B"))
+    Examples:
+        >>> from jax_pyptx.viz import swizzle_map, plot_swizzle
+        >>> fig = plot_swizzle(swizzle_map("128B"))
     """
     plt = _plt()
     rows, cols = smap.chunk.shape
@@ -98,8 +100,9 @@ def plot_tma_box(bmap, *, ax=None):
     """The boxes of a TMA load over their tensor: in-bounds box cells, cells written with the
     fill value, and the tensor's outline.
 
-    >>> from jax_pyptx.viz import tma_box_map, plot_tma_box
-    >>> fig = plot_tma_box(tma_box_map((10, 12), (4, 8), [(0, 0), (8, 8)]))
+    Examples:
+        >>> from jax_pyptx.viz import tma_box_map, plot_tma_box
+        >>> fig = plot_tma_box(tma_box_map((10, 12), (4, 8), [(0, 0), (8, 8)]))
     """
     plt = _plt()
     from matplotlib.colors import ListedColormap

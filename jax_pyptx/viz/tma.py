@@ -40,9 +40,10 @@ def tma_box_map(dims, box, coords) -> BoxMap:
     (rows, cols) at each corner in ``coords`` (a list of (row, col), may be negative or past
     the end) cover.
 
-    >>> m = tma_box_map((10, 10), (4, 8), [(8, 4)])      # the box hangs over two edges
-    >>> m.count(1), m.count(2)
-    (12, 20)
+    Examples:
+        >>> m = tma_box_map((10, 10), (4, 8), [(8, 4)])      # the box hangs over two edges
+        >>> m.count(1), m.count(2)
+        (12, 20)
     """
     dims, box = tuple(int(d) for d in dims), tuple(int(b) for b in box)
     if len(dims) != 2 or len(box) != 2:
