@@ -21,7 +21,14 @@ __all__ = ["kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout"]
 
 
 def parse(text: str, source: str = "<ptx>"):
-    """Parse PTX text into an IR ``Module`` (raises ``ParseError`` on bad input)."""
+    """Parse PTX text into an IR ``Module`` (raises ``ParseError`` on bad input).
+
+    Examples:
+        >>> from jax_pyptx import parse
+        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }")
+        >>> [f.name for f in m.functions]
+        ['k']
+    """
     from .text.parser import parse as _parse
 
     return _parse(text, source=source)
