@@ -177,7 +177,7 @@ NAMES = _public_names()
 def test_public_names_are_collected():
     # the definition above picks up what the site and the package export (a guard against
     # the collector silently finding nothing)
-    for must in ("jax_pyptx.kernel", "jax_pyptx.Kernel.ptx", "jax_pyptx.specs.Tile",
+    for must in ("jax_pyptx.kernel", "jax_pyptx.Kernel.ptx", "jax_pyptx.Tile",
                  "jax_pyptx.dsl.ptx.if_", "jax_pyptx.dsl.ptx.inst", "jax_pyptx.to_torch",
                  "jax_pyptx.interpret.launch.launch", "jax_pyptx.perf.roofline.roofline",
                  "jax_pyptx.dsl.spec.strict"):

@@ -22,7 +22,8 @@ def emit(module: Module, header: bool = True) -> str:
 
     Examples:
         >>> from jax_pyptx import emit, parse
-        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }")
+        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 "
+        ...           ".visible .entry k() { ret; }")
         >>> [line.strip() for line in emit(m).splitlines() if "entry" in line]
         ['.visible .entry k()']
     """
@@ -63,7 +64,8 @@ def var_decl(d: VarDecl) -> str:
     Examples:
         >>> from jax_pyptx import parse
         >>> from jax_pyptx.text.printer import var_decl
-        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { .shared .align 16 .b8 buf[256]; ret; }")
+        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 "
+        ...           ".visible .entry k() { .shared .align 16 .b8 buf[256]; ret; }")
         >>> [var_decl(s) for s in m.functions[0].body if type(s).__name__ == "VarDecl"]
         ['.shared .align 16 .b8 buf[256]']
     """
@@ -121,7 +123,8 @@ def param(p: Param) -> str:
     Examples:
         >>> from jax_pyptx import parse
         >>> from jax_pyptx.text.printer import param
-        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 .visible .entry k(.param .u64 X) { ret; }")
+        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 "
+        ...           ".visible .entry k(.param .u64 X) { ret; }")
         >>> param(m.functions[0].params[0])
         '.param .u64 X'
     """

@@ -142,7 +142,9 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
 
 
 class _Chain:
-    """``ptx.inst.<opcode>.<modifiers>(*operands, pred=None)``: any PTX instruction, spelled as in PTX (``global_`` for ``.global``, ``async_`` for ``.async``, ``__`` for ``::``); validated against the ISA table when emitted.
+    """``ptx.inst.<opcode>.<modifiers>(*operands, pred=None)``: any PTX instruction, spelled
+    as in PTX (``global_`` for ``.global``, ``async_`` for ``.async``, ``__`` for ``::``);
+    validated against the ISA table when emitted.
 
     Examples:
         >>> from jax_pyptx import ptx, reg
