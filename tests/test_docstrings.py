@@ -220,15 +220,39 @@ def test_example_runs(name, monkeypatch, tmp_path):
     assert runner.failures == 0, "".join(out)
 
 
-def test_ptx_family_wrappers_have_docstrings():
+def _ptx_family_wrappers() -> dict:
+    """``ptx.<family>.<name>`` -> wrapper, for the families the ``ptx`` namespace exposes
+    (``ptx.wgmma``, ``ptx.mbarrier``, ...; the names of a family's ``__all__`` where it has
+    one, else the functions it defines)."""
     from jax_pyptx.dsl import ptx
 
-    missing = []
+    out = {}
     for family in sorted(vars(ptx)):
         module = getattr(ptx, family)
         if not isinstance(module, types.ModuleType) or family.startswith("_"):
             continue
+        exported = getattr(module, "__all__", None)
         for n, obj in _module_members(module):
-            if callable(obj) and not _doc(obj).strip():
-                missing.append(f"ptx.{family}.{n}")
+            if callable(obj) and (exported is None or n in exported):
+                out[f"ptx.{family}.{n}"] = obj
+    return out
+
+
+FAMILY = _ptx_family_wrappers()
+
+
+def test_ptx_family_wrappers_have_docstrings():
+    missing = [n for n, obj in FAMILY.items() if not _doc(obj).strip()]
+    assert len(FAMILY) > 150
     assert missing == [], f"{len(missing)} ptx wrappers have no docstring: {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("name", [n for n, o in FAMILY.items() if _examples(o)])
+def test_ptx_family_example_runs(name):
+    """The examples the family wrappers do carry (the generated ones included) run."""
+    obj = FAMILY[name]
+    test = doctest.DocTestParser().get_doctest(_doc(obj), _globals(obj), name, name, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    out = []
+    runner.run(test, out=out.append)
+    assert runner.failures == 0, "".join(out)

@@ -28,6 +28,14 @@ from ..values import NotPred, Register, Special, as_operand
 
 
 def unescape(attr: str) -> str:
+    """A Python attribute of ptx.inst as the PTX modifier it spells: a trailing _ dropped
+    (global_), a leading _ before a digit dropped (_8x), __ as ::.
+
+    Examples:
+        >>> from jax_pyptx.dsl.ptx.generic import unescape
+        >>> unescape("global_"), unescape("_16x256b"), unescape("shared__cta")
+        ('global', '16x256b', 'shared::cta')
+    """
     if attr.endswith("_") and not attr.endswith("__"):
         attr = attr[:-1]
     if len(attr) > 1 and attr[0] == "_" and attr[1].isdigit():
@@ -63,6 +71,19 @@ def not_(*args, pred=None):
 
 
 def guard_of(pred) -> Guard | None:
+    """The IR guard of a pred= argument: @p for a predicate register, @!p for ptx.not_(p), None
+    for None (a PtxTypeError for anything else).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import pred
+        >>> from jax_pyptx.dsl.ptx.generic import guard_of
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     p = reg.scalar(pred)
+        ...     print(guard_of(p).negated, guard_of(ptx.not_(p)).negated, guard_of(None))
+        False True None
+    """
     if pred is None:
         return None
     neg = False
@@ -276,4 +297,11 @@ def exit(pred=None):  # noqa: A001 - PTX's name
 
 
 def pred_reg(name: str):
+    """The IR predicate register named name (no declaration, no code).
+
+    Examples:
+        >>> from jax_pyptx.dsl.ptx.generic import pred_reg
+        >>> pred_reg("%p7")
+        Reg(name='%p7', type=pred, neg=False)
+    """
     return Reg(name, pred_t)
