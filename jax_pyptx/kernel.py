@@ -353,11 +353,7 @@ class Kernel:
             >>> @kernel
             ... def k():
             ...     ptx.ret()
-            >>> try:
-            ...     text = k.sass()                 # needs ptxas and nvdisasm, not a GPU
-            ... except Exception:
-            ...     text = "EXIT"                   # no CUDA toolkit here
-            >>> "EXIT" in text
+            >>> "EXIT" in k.sass()                # needs nvdisasm (and ptxas; no GPU)
             True
         """
         from .toolchain import disassemble
@@ -373,11 +369,7 @@ class Kernel:
             >>> @kernel
             ... def k():
             ...     ptx.ret()
-            >>> try:
-            ...     cubin = k.compile()             # needs ptxas, not a GPU
-            ... except Exception:
-            ...     cubin = b"-ELF"                 # no CUDA toolkit here
-            >>> cubin[1:4]
+            >>> k.compile()[1:4]                  # needs ptxas (no GPU)
             b'ELF'
         """
         from .toolchain import compile_ptx
@@ -393,12 +385,9 @@ class Kernel:
             >>> @kernel
             ... def k():
             ...     ptx.ret()
-            >>> try:
-            ...     report = k.resources()          # needs ptxas, not a GPU
-            ...     print(report.spill_stores, report.stack_frame)
-            ... except Exception:
-            ...     print(0, 0)                     # no CUDA toolkit here
-            0 0
+            >>> report = k.resources()            # needs ptxas (no GPU)
+            >>> report.spill_stores, report.stack_frame   # needs ptxas
+            (0, 0)
         """
         from .toolchain import compile_ptx
 

@@ -33,7 +33,9 @@ mkdocstrings renders as highlighted code. Each example runs here as doctest runs
 of its module's namespace; the examples written for this test import what they use, as a
 reader pasting them would), and its printed output must match. A line
 may be ``# doctest: +SKIP`` but every example must run at least one line. Examples that import
-``torch`` are skipped where torch is absent; none needs a GPU.
+``torch`` are skipped where torch is absent; a line marked ``# needs ptxas`` (or ``# needs
+nvdisasm``) is skipped where that CUDA tool is not installed (the rest of its example still
+runs); none needs a GPU.
 """
 from __future__ import annotations
 
@@ -205,19 +207,37 @@ def _globals(obj) -> dict:
     return dict(vars(module)) if module is not None else {"__name__": "__doctest__"}
 
 
-@pytest.mark.parametrize("name", [n for n, o in NAMES.items() if _examples(o)])
-def test_example_runs(name, monkeypatch, tmp_path):
-    obj = NAMES[name]
+def _have_tool(name: str) -> bool:
+    from jax_pyptx.errors import ToolchainError
+    from jax_pyptx.toolchain.find import find_tool
+
+    try:
+        find_tool(name)
+    except ToolchainError:
+        return False
+    return True
+
+
+def _run_examples(name: str, obj) -> None:
     doc = _doc(obj)
     if re.search(r"^\s*>>> (import|from) torch\b", doc, re.M):
         pytest.importorskip("torch")
-    monkeypatch.chdir(tmp_path)                  # examples that write files write them here
-    monkeypatch.setenv("MPLBACKEND", "Agg")
     test = doctest.DocTestParser().get_doctest(doc, _globals(obj), name, name, 0)
+    for ex in test.examples:
+        for tool in re.findall(r"# needs (ptxas|nvdisasm)\b", ex.source):
+            if not _have_tool(tool):
+                ex.options[doctest.SKIP] = True
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     out = []
     runner.run(test, out=out.append)
     assert runner.failures == 0, "".join(out)
+
+
+@pytest.mark.parametrize("name", [n for n, o in NAMES.items() if _examples(o)])
+def test_example_runs(name, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)                  # examples that write files write them here
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    _run_examples(name, NAMES[name])
 
 
 def _ptx_family_wrappers() -> dict:
@@ -250,9 +270,4 @@ def test_ptx_family_wrappers_have_docstrings():
 @pytest.mark.parametrize("name", [n for n, o in FAMILY.items() if _examples(o)])
 def test_ptx_family_example_runs(name):
     """The examples the family wrappers do carry (the generated ones included) run."""
-    obj = FAMILY[name]
-    test = doctest.DocTestParser().get_doctest(_doc(obj), _globals(obj), name, name, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    out = []
-    runner.run(test, out=out.append)
-    assert runner.failures == 0, "".join(out)
+    _run_examples(name, FAMILY[name])
