@@ -530,7 +530,22 @@ def _raw_directive(d):
 
 
 def kernel(fn=None, **options):
-    """Decorator: ``@kernel`` or ``@kernel(arch="sm_90a", block=(128, 1, 1), ...)``."""
+    """Decorator: ``@kernel`` or ``@kernel(arch="sm_90a", block=(128, 1, 1), ...)``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> twice.interpret(np.arange(32, dtype=np.float32))[:4]
+        array([0., 2., 4., 6.], dtype=float32)
+    """
     unknown = [k for k in options if k not in _KERNEL_OPTIONS]
     if unknown:
         raise SpecializationError(f"kernel(): unknown option {unknown[0]!r}; options: "

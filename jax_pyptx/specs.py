@@ -430,6 +430,12 @@ class TmaDescriptorHandle:
     The runtime builds the real ``CUtensorMap`` from it and the live buffer pointer. Outside
     a trace ``X.tma_desc()`` gives a bare one (``TmaDescriptorHandle(X)``); as an operand it
     is the name of its ``.param`` slot (``X_tma_desc``).
+
+    Examples:
+        >>> from jax_pyptx import TensorSpec, TmaDescriptorHandle
+        >>> h = TensorSpec("A").tma_desc()
+        >>> isinstance(h, TmaDescriptorHandle), h.name
+        (True, 'A_tma_desc')
     """
 
     tensor: object            # parameter name (a TensorSpec for a bare handle)
@@ -454,7 +460,13 @@ class TmaDescriptorHandle:
 
     @property
     def name(self) -> str:
-        """The ``.param`` slot name, ``<tensor>_tma_desc``."""
+        """The ``.param`` slot name, ``<tensor>_tma_desc``.
+
+        Examples:
+            >>> from jax_pyptx import TmaDescriptorHandle
+            >>> TmaDescriptorHandle("B").name
+            'B_tma_desc'
+        """
         return self.param
 
     def __repr__(self):
@@ -462,7 +474,16 @@ class TmaDescriptorHandle:
 
     @property
     def symbol(self) -> str:
-        """What it prints as when passed as an operand: the ``.param`` slot's name."""
+        """What it prints as when passed as an operand: the ``.param`` slot's name.
+
+        Examples:
+            >>> from jax_pyptx import TmaDescriptorHandle
+            >>> from jax_pyptx.text.printer import operand
+            >>> from jax_pyptx import ptx
+            >>> h = TmaDescriptorHandle("B")
+            >>> h.symbol, operand(ptx.addr(h))
+            ('B_tma_desc', '[B_tma_desc]')
+        """
         return self.param
 
 
@@ -502,29 +523,75 @@ class TensorSpec:
 
     @property
     def symbol(self) -> str:
-        """What it prints as when passed as an operand: the parameter's name."""
+        """What it prints as when passed as an operand: the parameter's name.
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> TensorSpec("A").symbol
+            'A'
+        """
         return self.name
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions.
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> from jax_pyptx.types import bf16
+            >>> TensorSpec("A", shape=(64, 32), dtype=bf16).ndim
+            2
+        """
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """Number of elements.
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> from jax_pyptx.types import bf16
+            >>> TensorSpec("A", shape=(64, 32), dtype=bf16).size
+            2048
+        """
         return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
+        """Size in bytes (elements times the dtype's size).
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> from jax_pyptx.types import bf16
+            >>> TensorSpec("A", shape=(64, 32), dtype=bf16).nbytes
+            4096
+        """
         return self.size * self.dtype.nbytes
 
     @property
     def memory_shape(self) -> tuple:
-        """The shape of the buffer in C order (``Layout.COL``: the last two dims swapped)."""
+        """The shape of the buffer in C order (``Layout.COL``: the last two dims swapped).
+
+        Examples:
+            >>> from jax_pyptx import Layout, TensorSpec
+            >>> from jax_pyptx.types import f32
+            >>> TensorSpec("B", shape=(64, 32), dtype=f32, layout=Layout.COL).memory_shape
+            (32, 64)
+        """
         return memory_shape(self.shape, self.layout)
 
     @property
     def strides(self) -> tuple:
-        """Element strides, outermost first (honouring the layout)."""
+        """Element strides, outermost first (honouring the layout).
+
+        Examples:
+            >>> from jax_pyptx import Layout, TensorSpec
+            >>> from jax_pyptx.types import f32
+            >>> TensorSpec("A", shape=(64, 32), dtype=f32).strides
+            (32, 1)
+            >>> TensorSpec("B", shape=(64, 32), dtype=f32, layout=Layout.COL).strides
+            (1, 64)
+        """
         shape = list(self.shape)
         order = list(range(len(shape)))
         if self.layout is Layout.COL and len(shape) >= 2:
@@ -543,7 +610,18 @@ class TensorSpec:
         return self._access
 
     def ptr(self):
-        """A u64 register with the tensor's global address (loaded once per trace)."""
+        """A u64 register with the tensor's global address (loaded once per trace).
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),))
+            ... def k(X, Y):
+            ...     px, again = X.ptr(), X.ptr()           # loaded once per trace
+            ...     ptx.ret()
+            >>> [" ".join(line.split()) for line in k.ptx().splitlines() if "[X]" in line]
+            ['ld.param.u64 %rd0, [X];']
+        """
         return self._need_access("ptr").ptr(self)
 
     def tma_desc(self, box=None, swizzle: int | None = None, **kw):
@@ -551,7 +629,20 @@ class TensorSpec:
         trace from the ``.param .u64 <name>_tma_desc`` slot). ``box`` (outermost first) and
         ``swizzle`` (bytes) default from the tensor's ``Tile``: its ``tma_box`` (else 128 rows
         x one swizzle span) and its layout's swizzle. Outside a trace (or for a tensor the
-        kernel has no spec for) it is a bare ``TmaDescriptorHandle``."""
+        kernel has no spec for) it is a bare ``TmaDescriptorHandle``.
+
+        Examples:
+            >>> from jax_pyptx import Layout, TensorSpec, Tile, kernel, ptx
+            >>> from jax_pyptx.types import bf16
+            >>> @kernel(in_specs=(Tile(256, 64, bf16, Layout.TMA_128B),), out_specs=(Tile(256, 64, bf16),))
+            ... def k(A, B):
+            ...     d = A.tma_desc()
+            ...     ptx.ret()
+            >>> [line.split()[-1] for line in k.ptx().splitlines() if "tma_desc" in line]
+            ['A_tma_desc', '[A_tma_desc];']
+            >>> TensorSpec("A").tma_desc()                  # outside a trace: a bare handle
+            TmaDescriptorHandle('A_tma_desc')
+        """
         if self._access is None:
             return TmaDescriptorHandle(self)
         return self._access.tma_desc(self, box, swizzle, **kw)

@@ -9,6 +9,20 @@ lines naming the call::
 
 Nesting works (each call brackets its own instructions); the return value passes through.
 The comments change neither ptxas's output nor the interpreter's.
+
+Examples:
+    >>> from jax_pyptx import kernel, ptx, reg
+    >>> from jax_pyptx.dsl.intrinsic import intrinsic
+    >>> from jax_pyptx.types import u32
+    >>> @intrinsic
+    ... def zero(r):
+    ...     ptx.inst.mov.u32(r, 0)
+    >>> @kernel
+    ... def k():
+    ...     zero(reg.scalar(u32))
+    ...     ptx.ret()
+    >>> "// BEGIN zero" in k.ptx()
+    True
 """
 from __future__ import annotations
 

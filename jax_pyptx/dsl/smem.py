@@ -254,7 +254,7 @@ class SharedBuffer:
         return None
 
     def addr(self, byte_offset: int = 0) -> Addr:
-        """The address [name+offset] of this buffer (or view) plus byte_offset.
+        """The address ``[name+offset]`` of this buffer (or view) plus ``byte_offset``.
 
         Examples:
             >>> from jax_pyptx import ptx, reg, smem
@@ -349,7 +349,8 @@ class SmemLayout:
         self.extra_symbols: set = set()     # symbols string operands may name (the extern one)
 
     def alloc(self, dtype, shape, align, name, trace) -> SharedBuffer:
-        """Place a buffer of shape dtype elements at the next align-byte boundary (smem.alloc calls this on the trace's layout).
+        """Place a buffer of ``shape`` ``dtype`` elements at the next ``align``-byte boundary
+        (``smem.alloc`` calls this on the trace's layout).
 
         Examples:
             >>> from jax_pyptx import smem

@@ -105,7 +105,7 @@ class Register:
 
     @property
     def name(self) -> str:
-        """The register's PTX name (%r0, %f3, or the name it was declared with).
+        """The register's PTX name (``%r0``, ``%f3``, or the name it was declared with).
 
         Examples:
             >>> from jax_pyptx import reg

@@ -29,6 +29,12 @@ Design choices (documented here because the IR is shared with the DSL):
   function); everything else goes through the token-level parser, which also produces every
   error message. Any failure inside the parser surfaces as ``ParseError`` with line, column
   and the offending token: no other exception escapes.
+
+Examples:
+    >>> from jax_pyptx.text.parser import parse
+    >>> m = parse(".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }")
+    >>> m.version, [f.name for f in m.functions]
+    ((8, 5), ['k'])
 """
 from __future__ import annotations
 

@@ -39,8 +39,8 @@ from .report import ResourceReport, parse_report
 
 @dataclass(frozen=True)
 class CompileResult:
-    """What compile_ptx returns: the cubin bytes, ptxas's ResourceReport, whether it came from
-    the disk cache, and the cache file's path.
+    """What ``compile_ptx`` returns: the cubin bytes, ptxas's ``ResourceReport``, whether it
+    came from the disk cache, and the cache file's path.
 
     Examples:
         >>> from jax_pyptx.toolchain.cubin import CompileResult, compile_ptx

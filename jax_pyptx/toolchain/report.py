@@ -50,7 +50,8 @@ def _int(pat, text, default=0):
 
 
 def parse_report(text: str) -> ResourceReport:
-    """The ResourceReport in ptxas -v output text (fields it does not mention are 0).
+    """The ``ResourceReport`` in ``ptxas -v`` output ``text`` (fields it does not mention
+    are 0).
 
     Examples:
         >>> from jax_pyptx.toolchain.report import parse_report

@@ -81,7 +81,7 @@ def int_range(fn: str, param: str, value, lo: int, hi: int, multiple: int = 1):
 
 
 def dtype(t) -> PtxType:
-    """t as a PtxType (a type, or its name such as "bf16").
+    """``t`` as a ``PtxType`` (a type, or its name such as ``"bf16"``).
 
     Examples:
         >>> from jax_pyptx.dsl.ptx.mma import dtype
@@ -150,7 +150,7 @@ def reg_addr(x, fn: str = "", param: str = "addr") -> Addr:
 
 
 def vec(items, t=None) -> Vec:
-    """A vector operand {a, b, ...} of items (numbers become immediates of type t).
+    """A vector operand ``{a, b, ...}`` of ``items`` (numbers become immediates of type ``t``).
 
     Examples:
         >>> from jax_pyptx import reg

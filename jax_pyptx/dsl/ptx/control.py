@@ -78,7 +78,7 @@ def label(name: str | None = None) -> LabelRef:
 
 
 def place(lbl: LabelRef) -> None:
-    """Place a label made by ptx.label() here (branches to it with ptx.bra(lbl)).
+    """Place a label made by ``ptx.label()`` here (branch to it with ``ptx.bra(lbl)``).
 
     Examples:
         >>> from jax_pyptx import ptx, reg
@@ -454,7 +454,8 @@ def _loop(what):
 
 
 def break_(pred=None) -> None:
-    """Leave the innermost ptx.range_ / ptx.while_ loop (bra to its end; with pred, only where pred holds).
+    """Leave the innermost ``ptx.range_`` / ``ptx.while_`` loop (``bra`` to its end; with
+    ``pred``, only where ``pred`` holds).
 
     Examples:
         >>> from jax_pyptx import ptx, reg
@@ -474,7 +475,8 @@ def break_(pred=None) -> None:
 
 
 def continue_(pred=None) -> None:
-    """Go to the next trip of the innermost ptx.range_ / ptx.while_ loop (with pred, only where pred holds).
+    """Go to the next trip of the innermost ``ptx.range_`` / ``ptx.while_`` loop (with
+    ``pred``, only where ``pred`` holds).
 
     Examples:
         >>> from jax_pyptx import ptx, reg

@@ -28,8 +28,9 @@ from ..values import NotPred, Register, Special, as_operand
 
 
 def unescape(attr: str) -> str:
-    """A Python attribute of ptx.inst as the PTX modifier it spells: a trailing _ dropped
-    (global_), a leading _ before a digit dropped (_8x), __ as ::.
+    """A Python attribute of ``ptx.inst`` as the PTX modifier it spells: a trailing ``_``
+    dropped (``global_``), a leading ``_`` before a digit dropped (``_16x256b``), ``__`` as
+    ``::``.
 
     Examples:
         >>> from jax_pyptx.dsl.ptx.generic import unescape
@@ -71,8 +72,8 @@ def not_(*args, pred=None):
 
 
 def guard_of(pred) -> Guard | None:
-    """The IR guard of a pred= argument: @p for a predicate register, @!p for ptx.not_(p), None
-    for None (a PtxTypeError for anything else).
+    """The IR guard of a ``pred=`` argument: ``@p`` for a predicate register, ``@!p`` for
+    ``ptx.not_(p)``, None for None (a ``PtxTypeError`` for anything else).
 
     Examples:
         >>> from jax_pyptx import ptx, reg
@@ -297,7 +298,7 @@ def exit(pred=None):  # noqa: A001 - PTX's name
 
 
 def pred_reg(name: str):
-    """The IR predicate register named name (no declaration, no code).
+    """The IR predicate register named ``name`` (no declaration, no code).
 
     Examples:
         >>> from jax_pyptx.dsl.ptx.generic import pred_reg

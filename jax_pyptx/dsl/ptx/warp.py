@@ -47,8 +47,8 @@ def shfl(mode, value, b, c=None, *, mask=FULL, width: int = 32, with_pred: bool 
 
 
 def shfl_up(value, delta, *, width=32, mask=FULL, pred=None):
-    """shfl.sync.up.b32 d, value, delta, c, mask;: each lane reads value from lane - delta
-    (within segments of width lanes); returns d.
+    """``shfl.sync.up.b32 d, value, delta, c, mask;``: each lane reads ``value`` from lane
+    ``- delta`` (within segments of ``width`` lanes); returns d.
 
     Examples:
         >>> from jax_pyptx import ptx, reg
@@ -63,8 +63,8 @@ def shfl_up(value, delta, *, width=32, mask=FULL, pred=None):
 
 
 def shfl_down(value, delta, *, width=32, mask=FULL, pred=None):
-    """shfl.sync.down.b32 d, value, delta, c, mask;: each lane reads value from lane + delta
-    (within segments of width lanes); returns d.
+    """``shfl.sync.down.b32 d, value, delta, c, mask;``: each lane reads ``value`` from lane
+    ``+ delta`` (within segments of ``width`` lanes); returns d.
 
     Examples:
         >>> from jax_pyptx import ptx, reg
@@ -79,8 +79,8 @@ def shfl_down(value, delta, *, width=32, mask=FULL, pred=None):
 
 
 def shfl_bfly(value, lane_mask, *, width=32, mask=FULL, pred=None):
-    """shfl.sync.bfly.b32 d, value, lane_mask, c, mask;: each lane reads value from lane ^
-    lane_mask (a butterfly, for reductions); returns d.
+    """``shfl.sync.bfly.b32 d, value, lane_mask, c, mask;``: each lane reads ``value`` from lane
+    ``^ lane_mask`` (a butterfly, for reductions); returns d.
 
     Examples:
         >>> from jax_pyptx import ptx, reg
@@ -95,8 +95,8 @@ def shfl_bfly(value, lane_mask, *, width=32, mask=FULL, pred=None):
 
 
 def shfl_idx(value, lane, *, width=32, mask=FULL, pred=None):
-    """shfl.sync.idx.b32 d, value, lane, c, mask;: every lane reads value from lane lane (a
-    broadcast); returns d.
+    """``shfl.sync.idx.b32 d, value, lane, c, mask;``: every lane reads ``value`` from lane
+    ``lane`` (a broadcast); returns d.
 
     Examples:
         >>> from jax_pyptx import ptx, reg
