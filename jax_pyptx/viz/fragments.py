@@ -3,6 +3,12 @@ operand of a warp- or warpgroup-level matrix instruction.
 
 The layouts come from :mod:`jax_pyptx.isa.fragments` (the one copy, also read by the DSL and
 the interpreter); this module only arranges them as tables a figure, a test or a user can read.
+
+Examples:
+    >>> from jax_pyptx.viz.fragments import wgmma_map
+    >>> m = wgmma_map(64, "d", "f32")
+    >>> m.shape, m.holder(17, 3)
+    ((64, 64), (37, 1, 0))
 """
 from __future__ import annotations
 
@@ -28,6 +34,12 @@ class FragmentMap:
     ``thread[r, c]``: the thread (lane for warp-level ops, 0..127 for warpgroup ops; -1: none);
     ``reg[r, c]``: which of that thread's fragment registers; ``part[r, c]``: which packed
     element of the register (0 for 32-bit elements, 0/1 for 16-bit halves, low first).
+
+    Examples:
+        >>> from jax_pyptx.viz.fragments import FragmentMap, ldmatrix_map
+        >>> m = ldmatrix_map(1)
+        >>> isinstance(m, FragmentMap), int(m.thread[2, 4]), int(m.reg[2, 4]), int(m.part[2, 4])
+        (True, 10, 0, 0)
     """
 
     title: str
@@ -39,14 +51,33 @@ class FragmentMap:
 
     @property
     def shape(self) -> tuple:
+        """(rows, cols) of the operand.
+
+        Examples:
+            >>> from jax_pyptx.viz.fragments import mma_map
+            >>> mma_map("m16n8k16", "a", "bf16").shape, mma_map("m16n8k16", "b", "bf16").shape
+            ((16, 16), (16, 8))
+        """
         return self.thread.shape
 
     def holder(self, row: int, col: int) -> tuple:
-        """``(thread, register, part)`` of element ``(row, col)``."""
+        """``(thread, register, part)`` of element ``(row, col)``.
+
+        Examples:
+            >>> from jax_pyptx.viz.fragments import mma_map
+            >>> mma_map("m16n8k16", "c", "f32").holder(9, 3)        # lane 5, register 3
+            (5, 3, 0)
+        """
         return int(self.thread[row, col]), int(self.reg[row, col]), int(self.part[row, col])
 
     def elements_of(self, thread: int) -> list:
-        """``[(register, part, row, col), ...]`` that ``thread`` holds, in register order."""
+        """``[(register, part, row, col), ...]`` that ``thread`` holds, in register order.
+
+        Examples:
+            >>> from jax_pyptx.viz.fragments import mma_map
+            >>> mma_map("m16n8k16", "c", "f32").elements_of(5)
+            [(0, 0, 1, 2), (1, 0, 1, 3), (2, 0, 9, 2), (3, 0, 9, 3)]
+        """
         rr, cc = np.nonzero(self.thread == thread)
         out = [(int(self.reg[r, c]), int(self.part[r, c]), int(r), int(c)) for r, c in zip(rr, cc)]
         return sorted(out)
@@ -163,7 +194,14 @@ def mma_map(shape: str, operand: str, dtype="f16") -> FragmentMap:
 def ldmatrix_map(num: int = 4, trans: bool = False) -> FragmentMap:
     """``ldmatrix.sync.aligned.m8n8.x<num>[.trans].b16``: ``num`` 8x8 b16 matrices side by side
     (matrix i in columns 8i..8i+7); register i of each lane holds two elements of matrix i.
-    With ``.trans`` each matrix is read transposed (the lane holds (col, row))."""
+    With ``.trans`` each matrix is read transposed (the lane holds (col, row)).
+
+    Examples:
+        >>> from jax_pyptx.viz.fragments import ldmatrix_map
+        >>> m = ldmatrix_map(2, trans=True)
+        >>> m.shape, m.holder(0, 9)
+        ((8, 16), (4, 1, 0))
+    """
     if num not in (1, 2, 4):
         raise ValueError(f"ldmatrix .x{num}: allowed .x1, .x2, .x4")
     thread, reg, part = _empty(8, 8 * num)
@@ -272,7 +310,13 @@ def tcgen05_ld_map(shape: str = "32x32b", num: int = 1, pack: bool = False,
 def fragment_map(op: str, *args, **kw) -> FragmentMap:
     """Dispatch by instruction: ``fragment_map("mma", "m16n8k16", "a", "bf16")``,
     ``fragment_map("ldmatrix", 4)``, ``fragment_map("wgmma", 64, "d")``,
-    ``fragment_map("tcgen05.ld", "16x256b", 2)``."""
+    ``fragment_map("tcgen05.ld", "16x256b", 2)``.
+
+    Examples:
+        >>> from jax_pyptx.viz.fragments import fragment_map
+        >>> fragment_map("ldmatrix", 4).shape, fragment_map("tcgen05.ld", "16x256b", 2).title
+        ((8, 32), 'tcgen05.ld 16x256b.x2')
+    """
     table = {"mma": mma_map, "ldmatrix": ldmatrix_map, "wgmma": wgmma_map,
              "tcgen05.ld": tcgen05_ld_map}
     try:

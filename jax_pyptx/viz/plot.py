@@ -1,5 +1,12 @@
 """Figures (matplotlib, the ``viz`` extra: ``pip install jax-pyptx[viz]``): each ``plot_*``
-takes the table its module computes and returns a ``matplotlib.figure.Figure``."""
+takes the table its module computes and returns a ``matplotlib.figure.Figure``.
+
+Examples:
+    >>> from jax_pyptx.viz import plot_swizzle, swizzle_map
+    >>> fig = plot_swizzle(swizzle_map("128B"))
+    >>> type(fig).__name__
+    'Figure'
+"""
 from __future__ import annotations
 
 import numpy as np
