@@ -131,7 +131,8 @@ def array(t, n: int, init=None, name: str | None = None) -> RegArray:
         >>> with trace_scope() as t:
         ...     acc = reg.array(f32, 4, init=0.0)
         >>> t.lines()
-        ['mov.f32 %f0, 0f00000000;', 'mov.f32 %f1, 0f00000000;', 'mov.f32 %f2, 0f00000000;', 'mov.f32 %f3, 0f00000000;']
+        ['mov.f32 %f0, 0f00000000;', 'mov.f32 %f1, 0f00000000;', 'mov.f32 %f2, 0f00000000;',
+         'mov.f32 %f3, 0f00000000;']
     """
     t = _type(t)
     if isinstance(init, str) and name is None:

@@ -68,7 +68,8 @@ class RooflineRow:
         ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
         ...     ptx.ret()
         >>> from jax_pyptx.perf import roofline
-        >>> row = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",)).rows[0]
+        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+        >>> row = r.rows[0]
         >>> row.kernel, row.shape, row.threads, row.bound
         ('twice', {'N': 16777216}, 32, 'memory')
     """
@@ -103,7 +104,8 @@ class RooflineRow:
             ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
             ...     ptx.ret()
             >>> from jax_pyptx.perf import roofline
-            >>> row = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",)).rows[0]
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
             >>> row.time == max(row.t_mem, row.t_tc)
             True
         """
@@ -127,7 +129,8 @@ class RooflineRow:
             ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
             ...     ptx.ret()
             >>> from jax_pyptx.perf import roofline
-            >>> row = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",)).rows[0]
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
             >>> row.bound
             'memory'
         """
@@ -153,7 +156,8 @@ class RooflineRow:
             ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
             ...     ptx.ret()
             >>> from jax_pyptx.perf import roofline
-            >>> row = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",)).rows[0]
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
             >>> row.intensity
             0.0
         """
@@ -178,7 +182,8 @@ class RooflineRow:
             ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
             ...     ptx.ret()
             >>> from jax_pyptx.perf import roofline
-            >>> row = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",)).rows[0]
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
             >>> 0 < row.tbs <= row.device.hbm_gbs / 1000
             True
         """
@@ -202,7 +207,8 @@ class RooflineRow:
             ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
             ...     ptx.ret()
             >>> from jax_pyptx.perf import roofline
-            >>> row = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",)).rows[0]
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
             >>> row.tflops
             0.0
         """

@@ -77,7 +77,8 @@ class CacheKey:
         Examples:
             >>> from jax_pyptx.toolchain.cubin_cache import CacheKey
             >>> CacheKey("f", (("BM", 64),), (((128, 64), "f32"),), "sm_90a").as_json()
-            {'fn_id': 'f', 'template_kwargs': [['BM', 64]], 'input_shapes': [[[128, 64], 'f32']], 'arch': 'sm_90a'}
+            {'fn_id': 'f', 'template_kwargs': [['BM', 64]], 'input_shapes': [[[128, 64],
+             'f32']], 'arch': 'sm_90a'}
         """
         return {"fn_id": self.fn_id,
                 "template_kwargs": [[k, v] for k, v in self.template_kwargs],

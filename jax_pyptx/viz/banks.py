@@ -39,7 +39,8 @@ class SwizzleMap:
         >>> from jax_pyptx.viz.banks import SwizzleMap, swizzle_map
         >>> m = swizzle_map("64B", rows=4)
         >>> isinstance(m, SwizzleMap), m.chunk.tolist()
-        (True, [[0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4, 7, 6], [2, 3, 0, 1, 6, 7, 4, 5], [3, 2, 1, 0, 7, 6, 5, 4]])
+        (True, [[0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4, 7, 6], [2, 3, 0, 1, 6, 7, 4, 5],
+         [3, 2, 1, 0, 7, 6, 5, 4]])
     """
 
     mode: str | None

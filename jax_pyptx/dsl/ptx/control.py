@@ -91,7 +91,8 @@ def place(lbl: LabelRef) -> None:
         ...     _ = r.set(1)
         ...     ptx.place(done)
         >>> t.lines()
-        ['mov.u32 %r0, 0;', 'setp.eq.u32 %p0, %r0, 0;', '@%p0 bra $L_L_0;', 'mov.u32 %r0, 1;', '$L_L_0:']
+        ['mov.u32 %r0, 0;', 'setp.eq.u32 %p0, %r0, 0;', '@%p0 bra $L_L_0;', 'mov.u32 %r0, 1;',
+         '$L_L_0:']
     """
     tr = context.current("ptx.place")
     here = lbl.here
@@ -124,7 +125,8 @@ def loop(name, *, pred=None):
         ...     with ptx.loop("again", pred=i < 4):
         ...         _ = i.set(i + 1)
         >>> t.lines()
-        ['mov.u32 %r0, 0;', 'setp.lt.u32 %p0, %r0, 4;', 'again:', 'add.u32 %r1, %r0, 1;', 'mov.u32 %r0, %r1;', '@%p0 bra again;']
+        ['mov.u32 %r0, 0;', 'setp.lt.u32 %p0, %r0, 4;', 'again:', 'add.u32 %r1, %r0, 1;',
+         'mov.u32 %r0, %r1;', '@%p0 bra again;']
     """
     from .generic import guard_of
 
@@ -252,7 +254,8 @@ def if_(p):
         ...     with ptx.if_(r < 8):
         ...         _ = r.set(0)
         >>> t.lines()
-        ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 8;', '@!%p0 bra $L_else_0;', 'mov.u32 %r0, 0;', '$L_else_0:']
+        ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 8;', '@!%p0 bra $L_else_0;',
+         'mov.u32 %r0, 0;', '$L_else_0:']
     """
     tr = context.current("ptx.if_")
     loc = user_loc(3)
@@ -332,7 +335,8 @@ def else_():
         ...     with ptx.else_():
         ...         _ = r.set(1)
         >>> t.lines()
-        ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 2;', '@!%p0 bra $L_else_0;', 'mov.u32 %r0, 0;', 'bra $L_endif_0;', '$L_else_0:', 'mov.u32 %r0, 1;', '$L_endif_0:']
+        ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 2;', '@!%p0 bra $L_else_0;',
+         'mov.u32 %r0, 0;', 'bra $L_endif_0;', '$L_else_0:', 'mov.u32 %r0, 1;', '$L_endif_0:']
     """
     tr = context.current("ptx.else_")
     ch = _continue_chain(tr, "ptx.else_", allow_condition=False)
