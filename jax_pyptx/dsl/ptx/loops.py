@@ -124,12 +124,20 @@ def pipeline(n_stages: int, *, cursor=None, phase=None) -> PipelineState:
     new u32 registers set to 0.
 
     Examples:
-        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx import ptx
         >>> from jax_pyptx.dsl.trace_scope import trace_scope
         >>> with trace_scope() as t:
-        ...     ps = ptx.pipeline(3)
-        >>> type(ps).__name__, len(t.lines())
-        ('PipelineState', 2)
+        ...     ps = ptx.pipeline(3)            # stage cursor and phase bit, both 0
+        ...     _ = ps.advance()                # next stage; the phase flips after the last one
+        >>> for line in t.lines():
+        ...     print(line)
+        mov.u32 %r0, 0;
+        mov.u32 %r1, 0;
+        setp.eq.u32 %p0, %r0, 3;
+        selp.u32 %r2, 1, 0, %p0;
+        xor.b32 %r1, %r1, %r2;
+        selp.u32 %r3, 0, %r0, %p0;
+        add.s32 %r0, %r3, 1;
     """
     from ..reg import scalar
 
