@@ -201,9 +201,21 @@ class OutOfBoundsError(SanitizerError):
     """A global, shared, local, const or param access outside every allocation.
 
     Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
         >>> from jax_pyptx.errors import OutOfBoundsError, SanitizerError
-        >>> issubclass(OutOfBoundsError, SanitizerError)
-        True
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def shifted(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4 + 4      # lane 31 reads X[32]
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.ret()
+        >>> try:
+        ...     shifted.interpret(np.ones(32, np.float32))
+        ... except OutOfBoundsError as e:
+        ...     print(isinstance(e, SanitizerError), "4 bytes past the end" in str(e))
+        True True
     """
 
 
@@ -211,8 +223,19 @@ class MisalignedAccessError(SanitizerError):
     """A memory access whose address is not a multiple of its size.
 
     Examples:
-        >>> from jax_pyptx.errors import MisalignedAccessError, SanitizerError
-        >>> issubclass(MisalignedAccessError, SanitizerError)
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.errors import MisalignedAccessError
+        >>> from jax_pyptx.types import f32
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def odd(X, Y):
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + 2))    # 4-byte load at byte 2
+        ...     ptx.ret()
+        >>> try:
+        ...     odd.interpret(np.ones(32, np.float32))
+        ... except MisalignedAccessError as e:
+        ...     print("not aligned to 4 bytes" in str(e))
         True
     """
 
@@ -221,8 +244,19 @@ class UninitializedReadError(SanitizerError):
     """A read of a register or of shared memory that no thread has written.
 
     Examples:
-        >>> from jax_pyptx.errors import SanitizerError, UninitializedReadError
-        >>> issubclass(UninitializedReadError, SanitizerError)
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, smem
+        >>> from jax_pyptx.errors import UninitializedReadError
+        >>> from jax_pyptx.types import f32
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def stale(X, Y):
+        ...     buf = smem.alloc(f32, (32,))
+        ...     v = smem.load(f32, buf[0])          # nothing stored there yet
+        ...     ptx.ret()
+        >>> try:
+        ...     stale.interpret(np.ones(32, np.float32))
+        ... except UninitializedReadError as e:
+        ...     print("read before any thread of this CTA wrote it" in str(e))
         True
     """
 
@@ -231,8 +265,19 @@ class DivergenceError(SanitizerError):
     """A warp-synchronous or ``.aligned`` instruction executed by a diverged warp.
 
     Examples:
-        >>> from jax_pyptx.errors import DivergenceError, SanitizerError
-        >>> issubclass(DivergenceError, SanitizerError)
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.errors import DivergenceError
+        >>> from jax_pyptx.types import f32, u32
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def half(X, Y):
+        ...     with ptx.if_(reg.from_(ptx.special.tid.x(), u32) < 16):
+        ...         ptx.inst.bar.warp.sync(0xFFFFFFFF)   # needs all 32 lanes; 16 took the branch
+        ...     ptx.ret()
+        >>> try:
+        ...     half.interpret(np.ones(32, np.float32))
+        ... except DivergenceError as e:
+        ...     print("divergent" in str(e))
         True
     """
 
@@ -266,8 +311,19 @@ class DeadlockError(SanitizerError):
     """Every warp is parked (barriers, mbarriers, warp syncs) and none can make progress.
 
     Examples:
-        >>> from jax_pyptx.errors import DeadlockError, SanitizerError
-        >>> issubclass(DeadlockError, SanitizerError)
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx
+        >>> from jax_pyptx.errors import DeadlockError
+        >>> from jax_pyptx.types import f32
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def spin(X, Y):
+        ...     with ptx.loop("forever"):           # bra.uni forever: never leaves
+        ...         pass
+        ...     ptx.ret()
+        >>> try:
+        ...     spin.interpret(np.ones(32, np.float32))
+        ... except DeadlockError as e:
+        ...     print("no progress" in str(e))
         True
     """
 
@@ -277,9 +333,21 @@ class InterpreterLimitError(InterpreterError):
     (``timeout``); the message lists where every warp is.
 
     Examples:
-        >>> from jax_pyptx.errors import InterpreterError, InterpreterLimitError
-        >>> issubclass(InterpreterLimitError, InterpreterError)
-        True
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.errors import InterpreterLimitError
+        >>> from jax_pyptx.types import f32
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def slow(X, Y):
+        ...     v = reg.scalar(f32, 0.0)
+        ...     for i in ptx.range_(0, 1_000_000):
+        ...         ptx.inst.st.global_.f32(ptx.addr(Y.ptr()), v)
+        ...     ptx.ret()
+        >>> try:
+        ...     slow.interpret(np.ones(32, np.float32), max_steps=1000)
+        ... except InterpreterLimitError as e:
+        ...     print(type(e).__name__)
+        InterpreterLimitError
     """
 
 
@@ -287,8 +355,18 @@ class KernelTrapError(InterpreterError):
     """The kernel executed ``trap``/``brkpt`` or a device-side assertion failed.
 
     Examples:
-        >>> from jax_pyptx.errors import InterpreterError, KernelTrapError
-        >>> issubclass(KernelTrapError, InterpreterError)
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx
+        >>> from jax_pyptx.errors import KernelTrapError
+        >>> from jax_pyptx.types import f32
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def fails(X, Y):
+        ...     ptx.inst.trap()
+        ...     ptx.ret()
+        >>> try:
+        ...     fails.interpret(np.ones(32, np.float32))
+        ... except KernelTrapError as e:
+        ...     print("executed trap" in str(e))
         True
     """
 
