@@ -89,9 +89,17 @@ class ValidationError(PtxError):
     """An instruction does not match any form of the ISA table.
 
     Examples:
-        >>> from jax_pyptx.errors import PtxError, ValidationError
-        >>> issubclass(ValidationError, PtxError)
-        True
+        >>> from jax_pyptx import ValidationError, kernel, ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> @kernel
+        ... def k():
+        ...     r = reg.scalar(u32)
+        ...     ptx.inst.add.bogus.u32(r, r, 1)        # no form of add takes .bogus
+        >>> try:
+        ...     k.ptx()
+        ... except ValidationError as e:
+        ...     print(type(e).__name__)
+        ValidationError
     """
 
 
@@ -99,11 +107,17 @@ class PtxIndexError(PtxError, IndexError):
     """An index outside a register array, an mbarrier array or a shared buffer.
 
     Examples:
-        >>> from jax_pyptx.errors import PtxError, PtxIndexError
-        >>> issubclass(PtxIndexError, PtxError)
-        True
-        >>> issubclass(PtxIndexError, IndexError)
-        True
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.errors import PtxIndexError
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> try:
+        ...     with trace_scope():
+        ...         acc = reg.array(f32, 4)
+        ...         acc[4]
+        ... except IndexError as e:                          # PtxIndexError is one
+        ...     print(type(e).__name__)
+        PtxIndexError
     """
 
 
@@ -141,11 +155,13 @@ class NotSupportedError(PtxError, NotImplementedError):
     piece to write.
 
     Examples:
-        >>> from jax_pyptx.errors import NotSupportedError, PtxError
-        >>> issubclass(NotSupportedError, PtxError)
-        True
-        >>> issubclass(NotSupportedError, NotImplementedError)
-        True
+        >>> from jax_pyptx import NotSupportedError
+        >>> from jax_pyptx.dsl.spec import register_overload
+        >>> try:
+        ...     register_overload("myop", ["a", "b"])
+        ... except NotImplementedError as e:                 # NotSupportedError is one
+        ...     print(type(e).__name__, isinstance(e, NotSupportedError))
+        NotSupportedError True
     """
 
 
@@ -171,8 +187,15 @@ class ToolchainError(PtxError):
     """ptxas / nvdisasm missing or failed.
 
     Examples:
-        >>> from jax_pyptx.errors import PtxError, ToolchainError
-        >>> issubclass(ToolchainError, PtxError)
+        >>> from jax_pyptx import ToolchainError, kernel, ptx
+        >>> from jax_pyptx.toolchain import ptxas_check
+        >>> @kernel
+        ... def k():
+        ...     ptx.ret()
+        >>> try:
+        ...     ptxas_check(k.ptx().replace("ret;", "bogus;"), "sm_90a")     # needs ptxas
+        ... except ToolchainError as e:
+        ...     print("ptxas" in str(e))
         True
     """
 
