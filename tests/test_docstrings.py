@@ -22,16 +22,21 @@
 Not counted: data values (``types.f32``, ``perf.devices.DEVICES``, ...; an instance cannot
 carry a docstring of its own, so its module's example shows it), and the per-instruction
 wrappers of the ``ptx.<family>`` submodules (``ptx.wgmma.mma_async``, ``ptx.mbarrier.init``,
-...): one per PTX instruction, written by hand rather than generated, and not rendered by the
-site (``::: jax_pyptx.dsl.ptx`` shows the namespace, not its submodules). They are held to
-less: each has a docstring (``test_ptx_family_wrappers_have_docstrings``). ``ptx.inst.<op>``
-builds its instruction from attribute access at trace time, so there is no per-opcode object
-to carry a docstring; ``ptx.inst`` itself is a public name.
+...; ``FAMILY``), which the site does not render (``::: jax_pyptx.dsl.ptx`` shows the
+namespace, not its submodules). Most are written one by one; the few made in a loop
+(``ptx.bits.and_`` ... ``bfi``, the ``ptx.add``-style binary ops) get a generated docstring
+naming the PTX they emit, with an example built from the op. They are held to less: each has
+a docstring (``test_ptx_family_wrappers_have_docstrings``), and the examples they carry run
+(``test_ptx_family_example_runs``). ``ptx.inst.<op>`` builds its instruction from attribute
+access at trace time, so there is no per-opcode object to carry a docstring; ``ptx.inst``
+itself is a public name.
 
 **Examples** use doctest lines (``>>>``) under a Google-style ``Examples:`` section, which
 mkdocstrings renders as highlighted code. Each example runs here as doctest runs it (in a copy
 of its module's namespace; the examples written for this test import what they use, as a
-reader pasting them would), and its printed output must match. A line
+reader pasting them would), and its printed output must match exactly
+(plain doctest, no option flags: an example whose output is wrapped says ``# doctest:
++NORMALIZE_WHITESPACE`` on its line, so ``python -m doctest`` agrees). A line
 may be ``# doctest: +SKIP`` but every example must run at least one line. Examples that import
 ``torch`` are skipped where torch is absent; a line marked ``# needs ptxas`` (or ``# needs
 nvdisasm``) is skipped where that CUDA tool is not installed (the rest of its example still
@@ -227,7 +232,7 @@ def _run_examples(name: str, obj) -> None:
         for tool in re.findall(r"# needs (ptxas|nvdisasm)\b", ex.source):
             if not _have_tool(tool):
                 ex.options[doctest.SKIP] = True
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner = doctest.DocTestRunner()         # plain doctest: no option flags unless a line asks
     out = []
     runner.run(test, out=out.append)
     assert runner.failures == 0, "".join(out)

@@ -130,7 +130,7 @@ def array(t, n: int, init=None, name: str | None = None) -> RegArray:
         >>> from jax_pyptx.dsl.trace_scope import trace_scope
         >>> with trace_scope() as t:
         ...     acc = reg.array(f32, 4, init=0.0)
-        >>> t.lines()
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
         ['mov.f32 %f0, 0f00000000;', 'mov.f32 %f1, 0f00000000;', 'mov.f32 %f2, 0f00000000;',
          'mov.f32 %f3, 0f00000000;']
     """

@@ -53,7 +53,7 @@ def instruction(ins: Instruction) -> str:
     Examples:
         >>> from jax_pyptx.text.printer import instruction
         >>> from jax_pyptx.text.parser import parse_statements
-        >>> print(instruction(parse_statements("@%p1 bra DONE;")[0]))
+        >>> print(instruction(parse_statements("@%p1 bra DONE;")[0]))  # doctest: +NORMALIZE_WHITESPACE
         @%p1 bra DONE;
     """
     g = ins.guard

@@ -3,7 +3,7 @@
 Examples:
     >>> from jax_pyptx.text import printer
     >>> from jax_pyptx.text.parser import parse_statements
-    >>> print(printer.instruction(parse_statements("mov.u32 %r0, %tid.x;")[0]))
+    >>> print(printer.instruction(parse_statements("mov.u32 %r0, %tid.x;")[0]))  # doctest: +NORMALIZE_WHITESPACE
     mov.u32 %r0, %tid.x;
 """
 from __future__ import annotations
@@ -94,7 +94,7 @@ def reg_decl(d: RegDecl) -> str:
         >>> from jax_pyptx.ir.nodes import RegDecl
         >>> from jax_pyptx.text.printer import reg_decl
         >>> from jax_pyptx.types import f32
-        >>> print(reg_decl(RegDecl(f32, prefix="%f", count=4)))
+        >>> print(reg_decl(RegDecl(f32, prefix="%f", count=4)))  # doctest: +NORMALIZE_WHITESPACE
         .reg .f32 %f<4>;
     """
     vec = f".v{d.vector} " if d.vector else ""

@@ -76,7 +76,7 @@ class CacheKey:
 
         Examples:
             >>> from jax_pyptx.toolchain.cubin_cache import CacheKey
-            >>> CacheKey("f", (("BM", 64),), (((128, 64), "f32"),), "sm_90a").as_json()
+            >>> CacheKey("f", (("BM", 64),), (((128, 64), "f32"),), "sm_90a").as_json()  # doctest: +NORMALIZE_WHITESPACE
             {'fn_id': 'f', 'template_kwargs': [['BM', 64]], 'input_shapes': [[[128, 64],
              'f32']], 'arch': 'sm_90a'}
         """

@@ -38,7 +38,7 @@ class SwizzleMap:
     Examples:
         >>> from jax_pyptx.viz.banks import SwizzleMap, swizzle_map
         >>> m = swizzle_map("64B", rows=4)
-        >>> isinstance(m, SwizzleMap), m.chunk.tolist()
+        >>> isinstance(m, SwizzleMap), m.chunk.tolist()  # doctest: +NORMALIZE_WHITESPACE
         (True, [[0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4, 7, 6], [2, 3, 0, 1, 6, 7, 4, 5],
          [3, 2, 1, 0, 7, 6, 5, 4]])
     """

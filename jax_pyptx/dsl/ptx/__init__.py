@@ -13,7 +13,7 @@ Examples:
     ...     _ = ptx.inst.add.u32(r, r, ptx.special.tid.x())
     ...     with ptx.if_(r > 32):
     ...         _ = ptx.inst.mov.u32(r, 0)
-    >>> t.lines()
+    >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
     ['mov.u32 %r0, 7;', 'add.u32 %r0, %r0, %tid.x;', 'setp.gt.u32 %p0, %r0, 32;',
      '@!%p0 bra $L_else_0;', 'mov.u32 %r0, 0;', '$L_else_0:']
 """

@@ -90,7 +90,7 @@ def place(lbl: LabelRef) -> None:
         ...     ptx.bra(done, pred=r == 0)
         ...     _ = r.set(1)
         ...     ptx.place(done)
-        >>> t.lines()
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
         ['mov.u32 %r0, 0;', 'setp.eq.u32 %p0, %r0, 0;', '@%p0 bra $L_L_0;', 'mov.u32 %r0, 1;',
          '$L_L_0:']
     """
@@ -124,7 +124,7 @@ def loop(name, *, pred=None):
         ...     i = reg.scalar(u32, 0)
         ...     with ptx.loop("again", pred=i < 4):
         ...         _ = i.set(i + 1)
-        >>> t.lines()
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
         ['mov.u32 %r0, 0;', 'setp.lt.u32 %p0, %r0, 4;', 'again:', 'add.u32 %r1, %r0, 1;',
          'mov.u32 %r0, %r1;', '@%p0 bra again;']
     """
@@ -253,7 +253,7 @@ def if_(p):
         ...     r = reg.scalar(u32, 5)
         ...     with ptx.if_(r < 8):
         ...         _ = r.set(0)
-        >>> t.lines()
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
         ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 8;', '@!%p0 bra $L_else_0;',
          'mov.u32 %r0, 0;', '$L_else_0:']
     """
@@ -345,7 +345,7 @@ def else_():
         ...         _ = r.set(0)
         ...     with ptx.else_():
         ...         _ = r.set(1)
-        >>> t.lines()
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
         ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 2;', '@!%p0 bra $L_else_0;',
          'mov.u32 %r0, 0;', 'bra $L_endif_0;', '$L_else_0:', 'mov.u32 %r0, 1;', '$L_endif_0:']
     """
