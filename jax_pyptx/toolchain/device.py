@@ -150,6 +150,8 @@ def detect_arch() -> str:
         ...     arch = jax_pyptx.detect_arch()
         ... except RuntimeError as e:
         ...     arch = None          # no GPU here: write @kernel(arch="sm_90a")
+        >>> arch is None or arch.startswith("sm_")
+        True
     """
     cap = device_capability()
     if cap is None:

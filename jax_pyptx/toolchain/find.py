@@ -108,13 +108,17 @@ def find_tool(name: str) -> Tool:
 
 
 def toolchain_info() -> dict:
-    """Which tools were picked: {name: (path, version)}.
+    """Which tools were picked: ``{name: (path, version text)}``; a tool that was not found
+    has ``(None, the reason)``.
 
     Examples:
         >>> from jax_pyptx.toolchain.find import toolchain_info
         >>> info = toolchain_info()
-        >>> sorted(info) if info else ['nvdisasm', 'ptxas']
+        >>> sorted(info)
         ['nvdisasm', 'ptxas']
+        >>> path, version = info["ptxas"]
+        >>> path.endswith("ptxas"), version.count(".") >= 1      # needs ptxas
+        (True, True)
     """
     info = {}
     for name in ("ptxas", "nvdisasm"):
