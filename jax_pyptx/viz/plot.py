@@ -46,6 +46,8 @@ def plot_fragment(fmap, *, ax=None):
     Examples:
         >>> from jax_pyptx.viz import mma_map, plot_fragment
         >>> fig = plot_fragment(mma_map("m16n8k16", "c", "f32"))
+        >>> fig.axes[0].get_title()
+        'mma.sync m16n8k16 C (f32)'
     """
     plt = _plt()
     rows, cols = fmap.shape
@@ -77,6 +79,8 @@ def plot_swizzle(smap, *, ax=None):
     Examples:
         >>> from jax_pyptx.viz import swizzle_map, plot_swizzle
         >>> fig = plot_swizzle(swizzle_map("128B"))
+        >>> fig.axes[0].get_title()
+        'swizzle 128B: logical chunk c at its physical place (banks)'
     """
     plt = _plt()
     rows, cols = smap.chunk.shape
@@ -110,6 +114,8 @@ def plot_tma_box(bmap, *, ax=None):
     Examples:
         >>> from jax_pyptx.viz import tma_box_map, plot_tma_box
         >>> fig = plot_tma_box(tma_box_map((10, 12), (4, 8), [(0, 0), (8, 8)]))
+        >>> fig.axes[0].get_title()
+        'TMA box (4, 8) over a (10, 12) tensor (orange: fill value)'
     """
     plt = _plt()
     from matplotlib.colors import ListedColormap
