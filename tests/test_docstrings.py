@@ -38,7 +38,8 @@ reader pasting them would), and its printed output must match exactly
 (plain doctest, no option flags: an example whose output is wrapped says ``# doctest:
 +NORMALIZE_WHITESPACE`` on its line, so ``python -m doctest`` agrees). A line
 may be ``# doctest: +SKIP`` but every example must run at least one line. Examples that import
-``torch`` are skipped where torch is absent; a line marked ``# needs ptxas`` (or ``# needs
+``torch`` are skipped where torch is absent (those drawing with ``viz.plot_*``, where
+matplotlib is); a line marked ``# needs ptxas`` (or ``# needs
 nvdisasm``) is skipped where that CUDA tool is not installed (the rest of its example still
 runs); none needs a GPU.
 """
@@ -227,6 +228,8 @@ def _run_examples(name: str, obj) -> None:
     doc = _doc(obj)
     if re.search(r"^\s*>>> (import|from) torch\b", doc, re.M):
         pytest.importorskip("torch")
+    if re.search(r"^\s*>>> .*\bplot_\w+\(", doc, re.M):
+        pytest.importorskip("matplotlib")        # the viz extra
     test = doctest.DocTestParser().get_doctest(doc, _globals(obj), name, name, 0)
     for ex in test.examples:
         for tool in re.findall(r"# needs (ptxas|nvdisasm)\b", ex.source):
