@@ -532,6 +532,24 @@ def _raw_directive(d):
 def kernel(fn=None, **options):
     """Decorator: ``@kernel`` or ``@kernel(arch="sm_90a", block=(128, 1, 1), ...)``.
 
+    The function's positional parameters are its tensors (and runtime scalars), its
+    keyword-only parameters template parameters baked into each trace. Options (an unknown
+    one is a ``SpecializationError`` listing them):
+
+    - ``arch``: the target, ``"sm_80"``, ``"sm_90a"`` (default), ``"sm_100a"``, ... or
+      ``"auto"`` (``$JAX_PYPTX_ARCH``, else the current GPU, else sm_90a; resolved when first
+      traced); ``version``: the PTX ISA version ``(major, minor)`` (default: what the
+      instructions need);
+    - ``in_specs`` / ``out_specs``: one ``Tile`` per input / output tensor (an input may be a
+      PTX type: a runtime scalar); without specs the parameters are raw ``.u64`` pointers;
+    - ``grid`` (a tuple, or a function of the shape variables and template parameters),
+      ``block`` (at most 1024 threads), ``cluster``: launch geometry;
+    - ``smem``: bytes of dynamic shared memory; ``extern_smem``: one ``.extern .shared``
+      window (``True``, or its name) instead of static allocations;
+    - ``raw_params``: extra ``.param`` entries (``("n", u32)``, ``("u32", "n")``, ...);
+      ``reqntid``: emit ``.reqntid`` (``True``: the block); ``raw_directives``: extra entry
+      directives (``".maxnreg 128"`` or ``("maxntid", (384, 1, 1))``).
+
     Examples:
         >>> import numpy as np
         >>> from jax_pyptx import Tile, kernel, ptx, reg
