@@ -19,6 +19,9 @@
    ones, nothing starting with ``_``), e.g. ``Kernel.ptx``, ``Kernel.trace``,
    ``Kernel.interpret``, ``Kernel.sass``, ``Kernel.resources``.
 
+An object reachable under several names (``jax_pyptx.Kernel`` is ``jax_pyptx.kernel.Kernel``)
+counts once, under the first name found.
+
 Not counted: data values (``types.f32``, ``perf.devices.DEVICES``, ...; an instance cannot
 carry a docstring of its own, so its module's example shows it), and the per-instruction
 wrappers of the ``ptx.<family>`` submodules (``ptx.wgmma.mma_async``, ``ptx.mbarrier.init``,
@@ -39,9 +42,8 @@ reader pasting them would), and its printed output must match exactly
 +NORMALIZE_WHITESPACE`` on its line, so ``python -m doctest`` agrees). A line
 may be ``# doctest: +SKIP`` but every example must run at least one line. Examples that import
 ``torch`` are skipped where torch is absent (those drawing with ``viz.plot_*``, where
-matplotlib is); a line marked ``# needs ptxas`` (or ``# needs
-nvdisasm``) is skipped where that CUDA tool is not installed (the rest of its example still
-runs); none needs a GPU.
+matplotlib is); a line marked ``# needs ptxas`` (or ``# needs nvdisasm``) is skipped where that
+CUDA tool is not installed (the rest of its example still runs); none needs a GPU.
 """
 from __future__ import annotations
 
