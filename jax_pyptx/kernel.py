@@ -50,7 +50,18 @@ def resolve_arch(arch: str) -> str:
 
 
 class Kernel:
-    """A ``@kernel`` function; trace with ``.ptx()``, run with ``.interpret()`` or call it."""
+    """A ``@kernel`` function; trace with ``.ptx()``, run with ``.interpret()`` or call it.
+
+    Examples:
+        >>> from jax_pyptx import Kernel, kernel, ptx
+        >>> @kernel(arch="sm_90a")
+        ... def noop():
+        ...     ptx.ret()
+        >>> isinstance(noop, Kernel), noop.name
+        (True, 'noop')
+        >>> [line.strip() for line in noop.ptx().splitlines()[-4:]]
+        ['.visible .entry noop()', '{', 'ret;', '}']
+    """
 
     def __init__(self, fn, *, arch="sm_90a", version=None, in_specs=None, out_specs=None,
                  grid=None, block=(1, 1, 1), cluster=(1, 1, 1), smem=0, raw_params=None,
@@ -130,20 +141,60 @@ class Kernel:
     # ------------------------------------------------------------------ properties
     @property
     def arch(self) -> str:
-        """The target; ``"auto"`` resolves when the kernel is first traced."""
+        """The target; ``"auto"`` resolves when the kernel is first traced.
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel(arch="sm_100a")
+            ... def k():
+            ...     ptx.ret()
+            >>> k.arch
+            'sm_100a'
+        """
         return self._resolved_arch or self._arch
 
     @property
     def template_params(self) -> dict:
+        """The keyword-only parameters of the kernel function and their defaults.
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k(*, unroll=4, scale=1.0):
+            ...     ptx.ret()
+            >>> k.template_params
+            {'unroll': 4, 'scale': 1.0}
+        """
         return dict(self._template)
 
     @property
     def shape_vars(self) -> tuple:
+        """The shape variables (symbolic ``Tile`` dims) of the specs, in order of appearance.
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("M", "K", f32),), out_specs=(Tile("M", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> k.shape_vars
+            ('M', 'K')
+        """
         return tuple(self._symbols)
 
     @property
     def param_names(self) -> tuple:
-        """Names of the positional (tensor and runtime scalar) parameters, in order."""
+        """Names of the positional (tensor and runtime scalar) parameters, in order.
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32), f32), out_specs=(Tile("N", f32),))
+            ... def axpy(X, alpha, Y):
+            ...     ptx.ret()
+            >>> axpy.param_names
+            ('X', 'alpha', 'Y')
+        """
         return self._names
 
     def __repr__(self):
@@ -180,21 +231,64 @@ class Kernel:
         anything with their ``.shape`` / ``.dtype``) against the specs, and ``kw`` (template
         parameters, shape variables, raw parameter values). Checks rank, dtype and fixed
         dims (errors name the parameter, its spec and what was passed) and binds the shape
-        variables. Every runtime binds through here."""
+        variables. Every runtime binds through here.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> b = k.bind(np.zeros(8, np.float32))
+            >>> b.env
+            {'N': 8}
+        """
         return _binding.bind(self, arrays, kw)
 
     def bind_shapes(self, *arrays) -> dict:
-        """Shape variables from arrays (inputs, optionally followed by outputs)."""
+        """Shape variables from arrays (inputs, optionally followed by outputs).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("M", "K", f32),), out_specs=(Tile("M", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> k.bind_shapes(np.zeros((4, 8), np.float32))
+            {'M': 4, 'K': 8}
+        """
         return _binding.shapes_env(self, arrays)
 
     # ------------------------------------------------------------------ tracing
     def trace(self, **kw) -> Traced:
-        """The traced specialization for ``kw`` (cached)."""
+        """The traced specialization for ``kw`` (cached).
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> t = k.trace(N=1024)
+            >>> t is k.trace(N=1024), t.arch
+            (True, 'sm_90a')
+        """
         return self.trace_for(PLAIN, **kw)
 
     def trace_for(self, abi: ParamAbi | None, **kw) -> Traced:
         """The traced specialization for ``kw`` with parameter ABI ``abi`` (cached by
-        template parameters, shape variables and ABI; None is the plain ABI)."""
+        template parameters, shape variables and ABI; None is the plain ABI).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> k.trace_for(None) is k.trace()
+            True
+        """
         try:                        # warm path: the same keywords as a previous call
             fast = (abi, tuple(kw.items()))
             got = self._fast.get(fast)
@@ -222,28 +316,79 @@ class Kernel:
         return got
 
     def ptx(self, **kw) -> str:
-        """The PTX text of a specialization."""
+        """The PTX text of a specialization.
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),))
+            ... def k(X, Y):
+            ...     ptx.ret()
+            >>> text = k.ptx(N=256)
+            >>> ".visible .entry k(" in text, text.count("ret;")
+            (True, 1)
+        """
         return self.trace(**kw).ptx
 
     def module(self, **kw) -> Module:
+        """The IR ``Module`` of a specialization (what ``ptx(**kw)`` prints).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> m = k.module()
+            >>> [f.name for f in m.functions]
+            ['k']
+        """
         return self.trace(**kw).module
 
     def sass(self, **kw) -> str:
-        """SASS disassembly (ptxas + nvdisasm)."""
+        """SASS disassembly (ptxas + nvdisasm).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> from jax_pyptx.toolchain import find_tool
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> "EXIT" in k.sass()                # needs nvdisasm (and ptxas; no GPU)
+            True
+        """
         from .toolchain import disassemble
 
         t = self.trace(**kw)
         return disassemble(t.ptx, t.arch, module=t.module)   # ptxas errors: user's line
 
     def compile(self, **kw) -> bytes:
-        """The cubin (ptxas, disk-cached)."""
+        """The cubin (ptxas, disk-cached).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> k.compile()[1:4]                  # needs ptxas (no GPU)
+            b'ELF'
+        """
         from .toolchain import compile_ptx
 
         t = self.trace(**kw)
         return compile_ptx(t.ptx, t.arch, module=t.module).cubin
 
     def resources(self, **kw):
-        """ptxas's resource report (registers, spills, shared memory, stack)."""
+        """ptxas's resource report (registers, spills, shared memory, stack).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx
+            >>> @kernel
+            ... def k():
+            ...     ptx.ret()
+            >>> report = k.resources()            # needs ptxas (no GPU)
+            >>> report.spill_stores, report.stack_frame   # needs ptxas
+            (0, 0)
+        """
         from .toolchain import compile_ptx
 
         t = self.trace(**kw)
@@ -262,6 +407,21 @@ class Kernel:
         see ``jax_pyptx.interpret.launch``.
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u64
+            >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+            ... def neg(X, Y):
+            ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.neg.f32(v, v)
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v)
+            ...     ptx.ret()
+            >>> neg.interpret(np.ones(32, np.float32))[:3]
+            array([-1., -1., -1.], dtype=float32)
         """
         n_in = len(self.in_specs)
         if len(arrays) != n_in:
@@ -372,7 +532,40 @@ def _raw_directive(d):
 
 
 def kernel(fn=None, **options):
-    """Decorator: ``@kernel`` or ``@kernel(arch="sm_90a", block=(128, 1, 1), ...)``."""
+    """Decorator: ``@kernel`` or ``@kernel(arch="sm_90a", block=(128, 1, 1), ...)``.
+
+    The function's positional parameters are its tensors (and runtime scalars), its
+    keyword-only parameters template parameters baked into each trace. Options (an unknown
+    one is a ``SpecializationError`` listing them):
+
+    - ``arch``: the target, ``"sm_80"``, ``"sm_90a"`` (default), ``"sm_100a"``, ... or
+      ``"auto"`` (``$JAX_PYPTX_ARCH``, else the current GPU, else sm_90a; resolved when first
+      traced); ``version``: the PTX ISA version ``(major, minor)`` (default: what the
+      instructions need);
+    - ``in_specs`` / ``out_specs``: one ``Tile`` per input / output tensor (an input may be a
+      PTX type: a runtime scalar); without specs the parameters are raw ``.u64`` pointers;
+    - ``grid`` (a tuple, or a function of the shape variables and template parameters),
+      ``block`` (at most 1024 threads), ``cluster``: launch geometry;
+    - ``smem``: bytes of dynamic shared memory; ``extern_smem``: one ``.extern .shared``
+      window (``True``, or its name) instead of static allocations;
+    - ``raw_params``: extra ``.param`` entries (``("n", u32)``, ``("u32", "n")``, ...);
+      ``reqntid``: emit ``.reqntid`` (``True``: the block); ``raw_directives``: extra entry
+      directives (``".maxnreg 128"`` or ``("maxntid", (384, 1, 1))``).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> twice.interpret(np.arange(32, dtype=np.float32))[:4]
+        array([0., 2., 4., 6.], dtype=float32)
+    """
     unknown = [k for k in options if k not in _KERNEL_OPTIONS]
     if unknown:
         raise SpecializationError(f"kernel(): unknown option {unknown[0]!r}; options: "

@@ -22,8 +22,9 @@ class Layout(enum.Enum):
     whose ``X.tma_desc()`` uses that swizzle (the kernel allocates a matching destination,
     e.g. ``smem.alloc(..., swizzle="128B")``); ``INTERLEAVED`` is row-major without swizzle.
 
-    >>> Layout.TMA_128B.swizzle_bytes
-    128
+    Examples:
+        >>> Layout.TMA_128B.swizzle_bytes
+        128
     """
 
     ROW = "row"
@@ -35,7 +36,13 @@ class Layout(enum.Enum):
 
     @property
     def swizzle_bytes(self) -> int:
-        """The TMA swizzle span of this layout in bytes (0 for no swizzle)."""
+        """The TMA swizzle span of this layout in bytes (0 for no swizzle).
+
+        Examples:
+            >>> from jax_pyptx import Layout
+            >>> Layout.TMA_64B.swizzle_bytes, Layout.ROW.swizzle_bytes
+            (64, 0)
+        """
         return _SWIZZLE_BYTES.get(self, 0)
 
 
@@ -69,8 +76,10 @@ class Tile:
     descriptor ``(64, rows, cols/64)`` that ``ptx.tma.load_3d`` addresses (``tma_box``
     required; ``tma_padding=True`` makes the innermost box 72).
 
-    >>> Tile("M", 16, bf16).symbolic_dims
-    ('M',)
+    Examples:
+        >>> from jax_pyptx.types import bf16
+        >>> Tile("M", 16, bf16).symbolic_dims
+        ('M',)
     """
 
     shape: tuple
@@ -147,37 +156,86 @@ class Tile:
     # ---- dims
     @property
     def dims(self) -> tuple:
-        """The dimensions (same as ``shape``)."""
+        """The dimensions (same as ``shape``).
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import bf16
+            >>> Tile("M", 64, bf16).dims
+            ('M', 64)
+        """
         return self.shape
 
     @property
     def rank(self) -> int:
-        """Number of dimensions: ``Tile("M", 16, bf16).rank == 2``."""
+        """Number of dimensions: ``Tile("M", 16, bf16).rank == 2``.
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import bf16
+            >>> Tile("M", 16, bf16).rank
+            2
+        """
         return len(self.shape)
 
     @property
     def symbols(self) -> tuple:
-        """The symbolic dims, in order (``symbolic_dims``)."""
+        """The symbolic dims, in order (``symbolic_dims``).
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import f32
+            >>> Tile("M", 8, "K", f32).symbols
+            ('M', 'K')
+        """
         return tuple(d for d in self.shape if isinstance(d, str))
 
     @property
     def symbolic_dims(self) -> tuple:
-        """The symbolic dims, in order."""
+        """The symbolic dims, in order.
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import f32
+            >>> Tile("M", 8, "K", f32).symbolic_dims
+            ('M', 'K')
+        """
         return self.symbols
 
     def resolve(self, env: dict) -> tuple:
         """The shape with symbols looked up in ``env``: ``Tile("M", 4, f32).resolve({"M": 8})``
-        is ``(8, 4)``."""
+        is ``(8, 4)``.
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import f32
+            >>> Tile("M", 4, f32).resolve({"M": 8})
+            (8, 4)
+        """
         return tuple(env[d] if isinstance(d, str) else d for d in self.shape)
 
     def resolve_shape(self, env: dict) -> tuple:
         """The shape with every symbol looked up in ``env`` (``KeyError`` for an unbound
-        one)."""
+        one).
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import f32
+            >>> Tile("M", "N", f32).resolve_shape({"M": 2, "N": 3})
+            (2, 3)
+        """
         return self.resolve(env)
 
     def extract_env(self, array_shape) -> dict:
         """``{symbol: size}`` bound by an array of shape ``array_shape`` (``ValueError`` on
-        a rank or fixed-dimension mismatch, or one symbol bound to two sizes)."""
+        a rank or fixed-dimension mismatch, or one symbol bound to two sizes).
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import f32
+            >>> Tile("M", 4, f32).extract_env((16, 4))
+            {'M': 16}
+        """
         from .errors import PtxValueError
 
         shape = tuple(array_shape)
@@ -195,7 +253,15 @@ class Tile:
 
     def matches(self, shape, dtype_name) -> bool:
         """Whether an array of ``shape`` and dtype ``dtype_name`` (a PTX type name such as
-        ``"f32"``, a PtxType, or a NumPy dtype) fits this spec."""
+        ``"f32"``, a PtxType, or a NumPy dtype) fits this spec.
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import f32
+            >>> t = Tile("M", 4, f32)
+            >>> t.matches((16, 4), "f32"), t.matches((16, 5), "f32"), t.matches((16, 4), "f16")
+            (True, False, False)
+        """
         try:
             self.extract_env(shape)
         except ValueError:
@@ -219,10 +285,12 @@ class Tile:
         (``KeyError`` for an unbound symbol in ``tma_box``): ``tma_box``, else 128 rows x one
         swizzle span (128 bytes without swizzle), each clamped to the tensor.
 
-        >>> Tile(256, 512, bf16, Layout.TMA_128B).tma_box_shape({})
-        (128, 64)
-        >>> Tile("M", 64, f32, tma_box=(300, 8)).tma_box_shape({"M": 40})
-        (40, 8)
+        Examples:
+            >>> from jax_pyptx.types import bf16, f32
+            >>> Tile(256, 512, bf16, Layout.TMA_128B).tma_box_shape({})
+            (128, 64)
+            >>> Tile("M", 64, f32, tma_box=(300, 8)).tma_box_shape({"M": 40})
+            (40, 8)
         """
         shape = tuple(shape) if shape is not None else self.resolve(env)
         if self.tma_box is not None:
@@ -241,8 +309,10 @@ class Tile:
         """Swizzle bytes of the tensor map ``X.tma_desc()`` builds: the layout's
         (``Layout.TMA_128B`` -> 128, ...); the rank-3 stripe form has 128 or none.
 
-        >>> Tile(64, 128, bf16, Layout.TMA_64B, tma_box=(64, 64), tma_rank=3).tma_swizzle
-        0
+        Examples:
+            >>> from jax_pyptx.types import bf16
+            >>> Tile(64, 128, bf16, Layout.TMA_64B, tma_box=(64, 64), tma_rank=3).tma_swizzle
+            0
         """
         s = self.layout.swizzle_bytes
         return 0 if self.tma_rank == 3 and s != 128 else s
@@ -257,9 +327,11 @@ class Tile:
         cols/64)`` innermost first, as ``ptx.tma.load_3d`` addresses them. ``PtxValueError``
         for a form that cannot be built, ``KeyError`` for an unbound ``tma_box`` name.
 
-        >>> Tile(128, 256, bf16, Layout.TMA_128B, tma_box=(64, 128), tma_rank=3).tma_view(
-        ...     (128, 256), {})
-        ((4, 128, 64), (2, 64, 64), (128, 512, 2))
+        Examples:
+            >>> from jax_pyptx.types import bf16
+            >>> Tile(128, 256, bf16, Layout.TMA_128B, tma_box=(64, 128), tma_rank=3).tma_view(
+            ...     (128, 256), {})
+            ((4, 128, 64), (2, 64, 64), (128, 512, 2))
         """
         from .errors import PtxValueError
 
@@ -289,8 +361,10 @@ class Tile:
         ``tile_k or k`` (16 bytes ROW, 32/64 bytes TMA_32B/64B, 128 or more TMA_128B);
         ``tma_box=(tile_m or m, tile_k or k)`` when a tile size is given.
 
-        >>> Tile.wgmma_a(64, 64, bf16, tile_k=16).layout
-        <Layout.TMA_32B: 'tma_32b'>
+        Examples:
+            >>> from jax_pyptx.types import bf16
+            >>> Tile.wgmma_a(64, 64, bf16, tile_k=16).layout
+            <Layout.TMA_32B: 'tma_32b'>
         """
         box = None
         if tile_m is not None or tile_k is not None:
@@ -301,7 +375,15 @@ class Tile:
     @classmethod
     def wgmma_b(cls, k, n, dtype, *, tile_k=None, tile_n=None) -> "Tile":
         """The B operand of a wgmma (K x N, MN-major): layout from ``tile_n or n``;
-        ``tma_box=(tile_k or k, tile_n or n)`` when a tile size is given."""
+        ``tma_box=(tile_k or k, tile_n or n)`` when a tile size is given.
+
+        Examples:
+            >>> from jax_pyptx import Tile
+            >>> from jax_pyptx.types import bf16
+            >>> b = Tile.wgmma_b("K", "N", bf16, tile_k=64, tile_n=128)
+            >>> b.dims, b.layout, b.tma_box
+            (('K', 'N'), <Layout.TMA_128B: 'tma_128b'>, (64, 128))
+        """
         box = None
         if tile_k is not None or tile_n is not None:
             box = (tile_k or k, tile_n or n)
@@ -348,6 +430,12 @@ class TmaDescriptorHandle:
     The runtime builds the real ``CUtensorMap`` from it and the live buffer pointer. Outside
     a trace ``X.tma_desc()`` gives a bare one (``TmaDescriptorHandle(X)``); as an operand it
     is the name of its ``.param`` slot (``X_tma_desc``).
+
+    Examples:
+        >>> from jax_pyptx import TensorSpec, TmaDescriptorHandle
+        >>> h = TensorSpec("A").tma_desc()
+        >>> isinstance(h, TmaDescriptorHandle), h.name
+        (True, 'A_tma_desc')
     """
 
     tensor: object            # parameter name (a TensorSpec for a bare handle)
@@ -372,7 +460,13 @@ class TmaDescriptorHandle:
 
     @property
     def name(self) -> str:
-        """The ``.param`` slot name, ``<tensor>_tma_desc``."""
+        """The ``.param`` slot name, ``<tensor>_tma_desc``.
+
+        Examples:
+            >>> from jax_pyptx import TmaDescriptorHandle
+            >>> TmaDescriptorHandle("B").name
+            'B_tma_desc'
+        """
         return self.param
 
     def __repr__(self):
@@ -380,7 +474,16 @@ class TmaDescriptorHandle:
 
     @property
     def symbol(self) -> str:
-        """What it prints as when passed as an operand: the ``.param`` slot's name."""
+        """What it prints as when passed as an operand: the ``.param`` slot's name.
+
+        Examples:
+            >>> from jax_pyptx import TmaDescriptorHandle
+            >>> from jax_pyptx.text.printer import operand
+            >>> from jax_pyptx import ptx
+            >>> h = TmaDescriptorHandle("B")
+            >>> h.symbol, operand(ptx.addr(h))
+            ('B_tma_desc', '[B_tma_desc]')
+        """
         return self.param
 
 
@@ -392,8 +495,10 @@ class TensorSpec:
     the trace that made it (``jax_pyptx.specialize.abi``). As an operand it prints its name
     (``ptx.addr(X)`` is ``[X]``).
 
-    >>> TensorSpec("A", shape=(1, 2), dtype=bf16)
-    TensorSpec('A', shape=(1, 2), dtype=bf16)
+    Examples:
+        >>> from jax_pyptx.types import bf16
+        >>> TensorSpec("A", shape=(1, 2), dtype=bf16)
+        TensorSpec('A', shape=(1, 2), dtype=bf16)
     """
 
     __slots__ = ("name", "shape", "dtype", "layout", "index", "trace", "output", "_access",
@@ -418,29 +523,75 @@ class TensorSpec:
 
     @property
     def symbol(self) -> str:
-        """What it prints as when passed as an operand: the parameter's name."""
+        """What it prints as when passed as an operand: the parameter's name.
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> TensorSpec("A").symbol
+            'A'
+        """
         return self.name
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions.
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> from jax_pyptx.types import bf16
+            >>> TensorSpec("A", shape=(64, 32), dtype=bf16).ndim
+            2
+        """
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """Number of elements.
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> from jax_pyptx.types import bf16
+            >>> TensorSpec("A", shape=(64, 32), dtype=bf16).size
+            2048
+        """
         return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
+        """Size in bytes (elements times the dtype's size).
+
+        Examples:
+            >>> from jax_pyptx import TensorSpec
+            >>> from jax_pyptx.types import bf16
+            >>> TensorSpec("A", shape=(64, 32), dtype=bf16).nbytes
+            4096
+        """
         return self.size * self.dtype.nbytes
 
     @property
     def memory_shape(self) -> tuple:
-        """The shape of the buffer in C order (``Layout.COL``: the last two dims swapped)."""
+        """The shape of the buffer in C order (``Layout.COL``: the last two dims swapped).
+
+        Examples:
+            >>> from jax_pyptx import Layout, TensorSpec
+            >>> from jax_pyptx.types import f32
+            >>> TensorSpec("B", shape=(64, 32), dtype=f32, layout=Layout.COL).memory_shape
+            (32, 64)
+        """
         return memory_shape(self.shape, self.layout)
 
     @property
     def strides(self) -> tuple:
-        """Element strides, outermost first (honouring the layout)."""
+        """Element strides, outermost first (honouring the layout).
+
+        Examples:
+            >>> from jax_pyptx import Layout, TensorSpec
+            >>> from jax_pyptx.types import f32
+            >>> TensorSpec("A", shape=(64, 32), dtype=f32).strides
+            (32, 1)
+            >>> TensorSpec("B", shape=(64, 32), dtype=f32, layout=Layout.COL).strides
+            (1, 64)
+        """
         shape = list(self.shape)
         order = list(range(len(shape)))
         if self.layout is Layout.COL and len(shape) >= 2:
@@ -459,7 +610,18 @@ class TensorSpec:
         return self._access
 
     def ptr(self):
-        """A u64 register with the tensor's global address (loaded once per trace)."""
+        """A u64 register with the tensor's global address (loaded once per trace).
+
+        Examples:
+            >>> from jax_pyptx import Tile, kernel, ptx
+            >>> from jax_pyptx.types import f32
+            >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),))
+            ... def k(X, Y):
+            ...     px, again = X.ptr(), X.ptr()           # loaded once per trace
+            ...     ptx.ret()
+            >>> [" ".join(line.split()) for line in k.ptx().splitlines() if "[X]" in line]
+            ['ld.param.u64 %rd0, [X];']
+        """
         return self._need_access("ptr").ptr(self)
 
     def tma_desc(self, box=None, swizzle: int | None = None, **kw):
@@ -467,7 +629,20 @@ class TensorSpec:
         trace from the ``.param .u64 <name>_tma_desc`` slot). ``box`` (outermost first) and
         ``swizzle`` (bytes) default from the tensor's ``Tile``: its ``tma_box`` (else 128 rows
         x one swizzle span) and its layout's swizzle. Outside a trace (or for a tensor the
-        kernel has no spec for) it is a bare ``TmaDescriptorHandle``."""
+        kernel has no spec for) it is a bare ``TmaDescriptorHandle``.
+
+        Examples:
+            >>> from jax_pyptx import Layout, TensorSpec, Tile, kernel, ptx
+            >>> from jax_pyptx.types import bf16
+            >>> @kernel(in_specs=(Tile(256, 64, bf16, Layout.TMA_128B),), out_specs=(Tile(256, 64, bf16),))
+            ... def k(A, B):
+            ...     d = A.tma_desc()
+            ...     ptx.ret()
+            >>> [line.split()[-1] for line in k.ptx().splitlines() if "tma_desc" in line]
+            ['A_tma_desc', '[A_tma_desc];']
+            >>> TensorSpec("A").tma_desc()                  # outside a trace: a bare handle
+            TmaDescriptorHandle('A_tma_desc')
+        """
         if self._access is None:
             return TmaDescriptorHandle(self)
         return self._access.tma_desc(self, box, swizzle, **kw)

@@ -2,6 +2,11 @@
 
 ``from pyptx.types import f32, u32, bf16``. Each type is a singleton ``PtxType``; look one up
 by name with ``by_name("f32")``.
+
+Examples:
+    >>> from jax_pyptx.types import bf16, by_name, f32
+    >>> f32.bits, bf16.np_dtype, by_name("f32") is f32
+    (32, dtype(bfloat16), True)
 """
 from __future__ import annotations
 
@@ -18,6 +23,11 @@ class PtxType:
 
     kind is one of: "pred", "bits" (.bN), "unsigned" (.uN), "signed" (.sN), "float"
     (.fN/.bf16/.tf32 and the fp8/fp6/fp4 formats), "packed" (x2/x4 vectors of a float type).
+
+    Examples:
+        >>> from jax_pyptx.types import PtxType, bf16x2, f32
+        >>> PtxType("f32", 32) is f32, f32.kind, bf16x2.lanes, bf16x2.elem
+        (True, 'float', 2, bf16)
     """
 
     __slots__ = ("name", "bits", "kind", "_np", "lanes", "elem")
@@ -48,27 +58,69 @@ class PtxType:
 
     @property
     def ptx(self) -> str:
+        """The PTX spelling, with the dot: ``.f32``.
+
+        Examples:
+            >>> from jax_pyptx.types import bf16, u64
+            >>> bf16.ptx, u64.ptx
+            ('.bf16', '.u64')
+        """
         return "." + self.name
 
     @property
     def np_dtype(self):
-        """The NumPy dtype holding one value (None for packed/sub-byte types without one)."""
+        """The NumPy dtype holding one value (None for packed/sub-byte types without one).
+
+        Examples:
+            >>> from jax_pyptx.types import bf16, f32
+            >>> f32.np_dtype, bf16.np_dtype
+            (dtype('float32'), dtype(bfloat16))
+        """
         return None if self._np is None else np.dtype(self._np)
 
     @property
     def nbytes(self) -> int:
+        """Size in bytes: ``bits // 8``, at least 1 (a sub-byte type counts as one byte).
+
+        Examples:
+            >>> from jax_pyptx.types import b128, f16, f32
+            >>> f16.nbytes, f32.nbytes, b128.nbytes
+            (2, 4, 16)
+        """
         return max(1, self.bits // 8)
 
     @property
     def is_float(self) -> bool:
+        """Whether its kind is ``"float"`` (packed vectors such as ``f16x2`` are kind
+        ``"packed"``).
+
+        Examples:
+            >>> from jax_pyptx.types import bf16, f16x2, u32
+            >>> bf16.is_float, f16x2.is_float, u32.is_float
+            (True, False, False)
+        """
         return self.kind == "float"
 
     @property
     def is_int(self) -> bool:
+        """Whether it is an integer type: signed (``.sN``), unsigned (``.uN``) or bits (``.bN``).
+
+        Examples:
+            >>> from jax_pyptx.types import b32, s8, u32
+            >>> s8.is_int, u32.is_int, b32.is_int
+            (True, True, True)
+        """
         return self.kind in ("signed", "unsigned", "bits")
 
     @property
     def is_signed(self) -> bool:
+        """Whether it is a signed integer type.
+
+        Examples:
+            >>> from jax_pyptx.types import s32, u32
+            >>> s32.is_signed, u32.is_signed
+            (True, False)
+        """
         return self.kind == "signed"
 
     def __repr__(self):
@@ -132,7 +184,13 @@ ALL_TYPES: tuple[PtxType, ...] = tuple(_ALL.values())
 
 
 def by_name(name: str) -> PtxType:
-    """The type called ``name`` (with or without the leading dot)."""
+    """The type called ``name`` (with or without the leading dot).
+
+    Examples:
+        >>> from jax_pyptx.types import by_name, f32
+        >>> by_name("f32") is f32, by_name(".bf16x2")
+        (True, bf16x2)
+    """
     key = name[1:] if name.startswith(".") else name
     try:
         return _ALL[key]
@@ -148,8 +206,9 @@ def from_name(name: str) -> PtxType:
     """The type called ``name`` (``"f32"`` or ``".f32"``); an unknown name raises
     ``PtxValueError`` (a ``ValueError``).
 
-    >>> from_name(".bf16") is bf16
-    True
+    Examples:
+        >>> from_name(".bf16") is bf16
+        True
     """
     key = name[1:] if isinstance(name, str) and name.startswith(".") else name
     got = _ALL.get(key)
@@ -161,11 +220,25 @@ def from_name(name: str) -> PtxType:
 
 
 def is_type_name(name: str) -> bool:
+    """Whether ``name`` (with or without the dot) names a PTX type.
+
+    Examples:
+        >>> from jax_pyptx.types import is_type_name
+        >>> is_type_name("bf16"), is_type_name(".u32"), is_type_name("global")
+        (True, True, False)
+    """
     return (name[1:] if name.startswith(".") else name) in _ALL
 
 
 def from_numpy(dtype) -> PtxType:
-    """The PTX type for a NumPy / JAX dtype (bool -> pred, bfloat16 -> bf16, ...)."""
+    """The PTX type for a NumPy / JAX dtype (bool -> pred, bfloat16 -> bf16, ...).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx.types import from_numpy
+        >>> from_numpy(np.float32), from_numpy(np.dtype("int8"))
+        (f32, s8)
+    """
     dt = np.dtype(dtype)
     for t in (f32, f64, f16, bf16, s8, s16, s32, s64, u8, u16, u32, u64, pred, e4m3, e5m2):
         if t._np is not None and np.dtype(t._np) == dt:
@@ -176,5 +249,11 @@ def from_numpy(dtype) -> PtxType:
 
 
 def bits_type(bits: int) -> PtxType:
-    """The untyped ``.bN`` type of a width."""
+    """The untyped ``.bN`` type of a width.
+
+    Examples:
+        >>> from jax_pyptx.types import bits_type
+        >>> bits_type(16), bits_type(64)
+        (b16, b64)
+    """
     return {8: b8, 16: b16, 32: b32, 64: b64, 128: b128}[bits]

@@ -9,6 +9,20 @@ lines naming the call::
 
 Nesting works (each call brackets its own instructions); the return value passes through.
 The comments change neither ptxas's output nor the interpreter's.
+
+Examples:
+    >>> from jax_pyptx import kernel, ptx, reg
+    >>> from jax_pyptx.dsl.intrinsic import intrinsic
+    >>> from jax_pyptx.types import u32
+    >>> @intrinsic
+    ... def zero(r):
+    ...     ptx.inst.mov.u32(r, 0)
+    >>> @kernel
+    ... def k():
+    ...     zero(reg.scalar(u32))
+    ...     ptx.ret()
+    >>> "// BEGIN zero" in k.ptx()
+    True
 """
 from __future__ import annotations
 
@@ -32,7 +46,22 @@ def _call_text(fn, args, kwargs) -> str:
 
 
 def intrinsic(fn):
-    """Decorator: mark the instructions ``fn`` emits with BEGIN/END comments."""
+    """Decorator: mark the instructions ``fn`` emits with BEGIN/END comments.
+
+    Examples:
+        >>> from jax_pyptx import intrinsic, kernel, ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> @intrinsic
+        ... def bump(r):
+        ...     ptx.inst.add.u32(r, r, 1)
+        >>> @kernel
+        ... def k():
+        ...     r = reg.scalar(u32, 0)
+        ...     bump(r)
+        ...     ptx.ret()
+        >>> [l.strip() for l in k.ptx().splitlines() if "bump" in l]
+        ['// BEGIN bump(%r0)', '// END bump']
+    """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

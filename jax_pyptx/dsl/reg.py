@@ -1,5 +1,16 @@
 """``reg``: allocate registers. ``reg.scalar(f32)``, ``reg.array(f32, 8)``,
-``reg.from_(ptx.special.tid.x(), u32)``, ``reg.imm(1.0, bf16)``, ``reg.cvt(x, s32)``."""
+``reg.from_(ptx.special.tid.x(), u32)``, ``reg.imm(1.0, bf16)``, ``reg.cvt(x, s32)``.
+
+Examples:
+    >>> from jax_pyptx import ptx, reg
+    >>> from jax_pyptx.types import f32, u32
+    >>> from jax_pyptx.dsl.trace_scope import trace_scope
+    >>> with trace_scope() as t:
+    ...     i = reg.from_(ptx.special.tid.x(), u32)
+    ...     acc = reg.scalar(f32, 0.0)
+    >>> t.lines()
+    ['mov.u32 %r0, %tid.x;', 'mov.f32 %f0, 0f00000000;']
+"""
 from __future__ import annotations
 
 from ..errors import PtxTypeError, PtxValueError
@@ -86,7 +97,17 @@ def _check_name(fn, name):
 
 def scalar(t, init=None, name: str | None = None) -> Register:
     """A new register of type ``t``; ``init`` (number or register) is moved into it.
-    ``name`` declares it under that name (``.reg .f32 acc;``) instead of a numbered one."""
+    ``name`` declares it under that name (``.reg .f32 acc;``) instead of a numbered one.
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     acc = reg.scalar(f32, 0.0, name="acc")
+        >>> t.lines()
+        ['mov.f32 acc, 0f00000000;']
+    """
     t = _type(t)
     tr = context.current("reg.scalar")
     if name is not None:
@@ -101,7 +122,18 @@ def scalar(t, init=None, name: str | None = None) -> Register:
 def array(t, n: int, init=None, name: str | None = None) -> RegArray:
     """``n`` registers of type ``t`` (a vector operand when passed whole). ``name`` (also
     accepted as the third positional argument, the documented order) declares them as
-    ``.reg .f32 name<n>;``: elements ``name0`` ... ``name{n-1}``."""
+    ``.reg .f32 name<n>;``: elements ``name0`` ... ``name{n-1}``.
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     acc = reg.array(f32, 4, init=0.0)
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
+        ['mov.f32 %f0, 0f00000000;', 'mov.f32 %f1, 0f00000000;', 'mov.f32 %f2, 0f00000000;',
+         'mov.f32 %f3, 0f00000000;']
+    """
     t = _type(t)
     if isinstance(init, str) and name is None:
         init, name = None, init
@@ -123,6 +155,15 @@ def from_(src, t) -> Register:
     """A new register of type ``t`` holding ``src`` (special register, register, number).
 
     Same-width sources are moved bit for bit; a different width needs ``reg.cvt``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     tid = reg.from_(ptx.special.tid.x(), u32)
+        >>> t.lines()
+        ['mov.u32 %r0, %tid.x;']
     """
     t = _type(t)
     tr = context.current("reg.from_")
@@ -140,13 +181,36 @@ def from_(src, t) -> Register:
 
 
 def imm(value, t) -> Immediate:
-    """A typed immediate; floats are exact bit patterns (``0f3F800000`` for 1.0 f32)."""
+    """A typed immediate; floats are exact bit patterns (``0f3F800000`` for 1.0 f32).
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import bf16, f32
+        >>> from jax_pyptx import ptx
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.inst.mov.f32(reg.scalar(f32), reg.imm(1.0, f32))
+        >>> t.lines()
+        ['mov.f32 %f0, 0f3F800000;']
+    """
     return Immediate(value, _type(t))
 
 
 def cvt(x, t, rnd: str | None = None, sat: bool = False, ftz: bool = False) -> Register:
     """``cvt`` to type ``t``. Default rounding: float->int ``.rzi`` (truncate, like C),
-    int->float and narrowing float->float ``.rn``; ``rnd`` overrides (``"rn"``, ``"rzi"``...)."""
+    int->float and narrowing float->float ``.rn``; ``rnd`` overrides (``"rn"``, ``"rzi"``...).
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import f32, s32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     x = reg.scalar(f32)
+        ...     i = reg.cvt(x, s32)
+        ...     y = reg.cvt(i, f32)
+        >>> t.lines()
+        ['cvt.rzi.s32.f32 %r0, %f0;', 'cvt.rn.f32.s32 %f1, %r0;']
+    """
     t = _type(t)
     tr = context.current("reg.cvt")
     loc = user_loc()
@@ -195,14 +259,32 @@ def _alloc_name(tr, t: PtxType, array: bool) -> str:
 
 
 def alloc(t) -> Register:
-    """A fresh register with its own ``.reg`` line, named by type (``%af0``, ``%au3``...)."""
+    """A fresh register with its own ``.reg`` line, named by type (``%af0``, ``%au3``...).
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     print(reg.alloc(f32).name)
+        %af0
+    """
     t = _type(t)
     tr = context.current("reg.alloc")
     return _declare(tr, t, names=(_alloc_name(tr, t, False),))[0]
 
 
 def alloc_array(t, count: int) -> RegArray:
-    """``count`` fresh registers declared as one ``.reg .f32 %afarr0_<count>;`` line."""
+    """``count`` fresh registers declared as one ``.reg .f32 %afarr0_<count>;`` line.
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     print(reg.alloc_array(f32, 4).count)
+        4
+    """
     t = _type(t)
     if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
         raise PtxValueError(f"reg.alloc_array: count must be a positive int, got {count!r}",
@@ -212,7 +294,16 @@ def alloc_array(t, count: int) -> RegArray:
 
 
 def wgmma_frag(*, m: int, n: int, dtype, name: str | None = None) -> RegArray:
-    """The accumulator fragment of an m x n wgmma for one thread: ``m*n/128`` registers."""
+    """The accumulator fragment of an m x n wgmma for one thread: ``m*n/128`` registers.
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     print(reg.wgmma_frag(m=64, n=128, dtype=f32).count)
+        64
+    """
     if not isinstance(m, int) or not isinstance(n, int) or m * n <= 0 or (m * n) % 128:
         raise PtxValueError(f"invalid WGMMA fragment shape m={m} n={n}: m*n must be a positive "
                             f"multiple of 128", loc=user_loc())

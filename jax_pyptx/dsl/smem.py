@@ -5,6 +5,17 @@ Allocations are laid out in order, each aligned. A kernel whose shared memory ex
 (or that sets ``extern_smem=True``) gets one ``.extern .shared`` array instead and every
 allocation becomes an offset into it; the kernel reports that many bytes of dynamic shared
 memory for the specialization. The choice is made per trace, when tracing ends.
+
+Examples:
+    >>> from jax_pyptx import kernel, ptx, smem
+    >>> from jax_pyptx.types import bf16
+    >>> @kernel
+    ... def k():
+    ...     a = smem.alloc(bf16, (2, 64, 64), align=1024, name="a")
+    ...     bar = smem.mbarrier(2)
+    ...     ptx.ret()
+    >>> [line.strip() for line in k.ptx().splitlines() if ".shared" in line]
+    ['.shared .align 1024 .b8 a[16384];', '.shared .align 8 .b8 mbar1[16];']
 """
 from __future__ import annotations
 
@@ -32,6 +43,15 @@ class SharedBuffer:
     stage). ``buf[i, j, ...]`` with ints is the address of that element; a 2-d
     ``buf[row, col]`` with a register index loads the element (``ld.shared``) and
     ``buf[row, col] = reg`` stores it (row-major, swizzle-unaware).
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     buf = smem.alloc(f32, (2, 32), name="buf")
+        ...     print(buf[1].byte_offset, buf.nbytes)
+        128 256
     """
 
     __slots__ = ("name", "dtype", "shape", "align", "offset", "view_offset", "trace", "swizzle",
@@ -47,12 +67,32 @@ class SharedBuffer:
 
     @property
     def byte_offset(self) -> int:
-        """Where this view starts in the kernel's shared memory, in bytes."""
+        """Where this view starts in the kernel's shared memory, in bytes.
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     buf = smem.alloc(f32, (4, 16))
+            ...     print(buf[2].byte_offset)
+            128
+        """
         return self.offset + self.view_offset
 
     @property
     def alloc(self) -> "SharedBuffer":
-        """The whole allocation this view is part of."""
+        """The whole allocation this view is part of.
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     buf = smem.alloc(f32, (4, 16))
+            ...     print(buf[2].alloc.nbytes, buf[2].nbytes)
+            256 64
+        """
         if not self.view_offset and self.stage_index is None:
             return self
         return SharedBuffer(self.name, self.dtype, self._root_shape, self.align, self.offset,
@@ -60,14 +100,32 @@ class SharedBuffer:
 
     @property
     def stage(self):
-        """``sA[i].stage`` is ``i``; ``sA.stage(i)`` the view of stage ``i``."""
+        """``sA[i].stage`` is ``i``; ``sA.stage(i)`` the view of stage ``i``.
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import bf16
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     sA = smem.alloc(bf16, (3, 64, 64))
+            ...     print(sA[2].stage, sA.stage(1).byte_offset)
+            2 8192
+        """
         if self.stage_index is not None:
             return self.stage_index
         return self._stage
 
     @property
     def count(self) -> int:
-        """Number of elements (barriers, for an mbarrier array)."""
+        """Number of elements (barriers, for an mbarrier array).
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print(smem.mbarrier(4).count)
+            4
+        """
         return math.prod(self.shape)
 
     def __repr__(self):
@@ -75,6 +133,17 @@ class SharedBuffer:
 
     @property
     def nbytes(self) -> int:
+        """Size of this buffer (or view) in bytes.
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import bf16
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     sA = smem.alloc(bf16, (2, 64, 64))
+            ...     print(sA.nbytes, sA[0].nbytes)
+            16384 8192
+        """
         return math.prod(self.shape) * self.dtype.nbytes
 
     def _elem_offset(self, index) -> int:
@@ -187,6 +256,18 @@ class SharedBuffer:
         return None
 
     def addr(self, byte_offset: int = 0) -> Addr:
+        """The address ``[name+offset]`` of this buffer (or view) plus ``byte_offset``.
+
+        Examples:
+            >>> from jax_pyptx import ptx, reg, smem
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope() as t:
+            ...     buf = smem.alloc(f32, (64,), name="buf")
+            ...     _ = ptx.inst.st.shared.f32(buf.addr(8), reg.scalar(f32))
+            >>> t.lines()
+            ['st.shared.f32 [buf+8], %f0;']
+        """
         return Addr(Sym(self.name), self.view_offset + int(byte_offset))
 
     def _stage(self, i: int) -> "SharedBuffer":
@@ -211,7 +292,17 @@ class SharedBuffer:
         return Sym(self.name, self.view_offset)
 
     def ptr(self):
-        """A u32 register holding this buffer's shared-window address."""
+        """A u32 register holding this buffer's shared-window address.
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope() as t:
+            ...     p = smem.alloc(f32, (64,), name="buf").ptr()
+            >>> t.lines()
+            ['mov.u32 %r0, buf;']
+        """
         from .values import Register
 
         tr = context.current("SharedBuffer.ptr")
@@ -238,7 +329,17 @@ MbarrierArray = SharedBuffer
 
 
 class SmemLayout:
-    """The shared memory of one trace."""
+    """The shared memory of one trace.
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = smem.alloc(f32, (64,))
+        >>> type(t.smem).__name__
+        'SmemLayout'
+    """
 
     def __init__(self):
         self.buffers: list = []
@@ -250,6 +351,19 @@ class SmemLayout:
         self.extra_symbols: set = set()     # symbols string operands may name (the extern one)
 
     def alloc(self, dtype, shape, align, name, trace) -> SharedBuffer:
+        """Place a buffer of ``shape`` ``dtype`` elements at the next ``align``-byte boundary
+        (``smem.alloc`` calls this on the trace's layout).
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope() as t:
+            ...     a = smem.alloc(f32, (10,))
+            ...     b = smem.alloc(f32, (4,), align=128)
+            >>> a.byte_offset, b.byte_offset
+            (0, 128)
+        """
         if isinstance(shape, int):
             shape = (shape,)
         shape = tuple(shape)
@@ -276,6 +390,16 @@ class SmemLayout:
         """Declarations for the buffers; rewrites operands when the layout is dynamic.
 
         Returns (function-scope decls, module-scope decls, dynamic bytes, static bytes).
+
+        Examples:
+            >>> from jax_pyptx import kernel, ptx, smem
+            >>> from jax_pyptx.types import f32
+            >>> @kernel
+            ... def k():
+            ...     _ = smem.alloc(f32, (16 * 1024,))      # 64 KB: more than 48 KB of static smem
+            ...     ptx.ret()
+            >>> [line.strip() for line in k.ptx().splitlines() if ".shared" in line]
+            ['.extern .shared .align 128 .b8 dyn_smem[];']
         """
         sym = self.extern_name
         extern = extern or self.uses_base
@@ -364,6 +488,15 @@ def alloc(dtype, shape, *args, swizzle=None, align=None, name: str | None = None
     the layout TMA writes into the buffer (for descriptors built from it) and aligns the
     buffer to the swizzle pattern (256/512/1024 bytes) unless ``align`` says otherwise; the
     default alignment is otherwise 128 bytes.
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.types import bf16
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     sA = smem.alloc(bf16, (2, 64, 64), swizzle="128B", align=1024, name="sA")
+        ...     print(sA.nbytes, sA[1].byte_offset)
+        16384 8192
     """
     given = {"swizzle": swizzle, "align": align, "name": name}
     order = ("swizzle", "align", "name") if args and (args[0] is None or
@@ -391,7 +524,17 @@ def _alloc(fn, dtype, shape, swizzle, align, name, gmma_layout=None, gmma_major=
 
 def alloc_with_layout(dtype, shape, swizzle=None, align=None, name=None, *, gmma_layout=None,
                       gmma_major=None) -> SharedBuffer:
-    """``alloc`` that also records the canonical GMMA layout the buffer holds."""
+    """``alloc`` that also records the canonical GMMA layout the buffer holds.
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.types import bf16
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     sB = smem.alloc_with_layout(bf16, (64, 64), swizzle="128B", align=1024)
+        ...     print(sB.nbytes)
+        8192
+    """
     return _alloc("smem.alloc_with_layout", dtype, shape, swizzle, align, name, gmma_layout,
                   gmma_major)
 
@@ -400,7 +543,17 @@ def wgmma_tile(dtype, shape, major="K", *, align=None, name=None) -> SharedBuffe
     """A buffer for one wgmma operand tile in its canonical layout: ``major="K"`` for an
     (M, K) A-style tile, ``"MN"`` for a (K, N) B-style tile (leading dims, e.g. pipeline
     stages, are allowed). The layout (``pyptx.wgmma_layout``) decides the swizzle, which
-    ``ptx.wgmma.mma_async(a=tile, ...)`` uses to build the descriptor."""
+    ``ptx.wgmma.mma_async(a=tile, ...)`` uses to build the descriptor.
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.types import bf16
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     sA = smem.wgmma_tile(bf16, (2, 64, 64), major="K")
+        ...     print(sA.nbytes, sA.swizzle)
+        16384 128B
+    """
     from .wgmma_layout import Major, pick_gmma_layout
 
     fn = "smem.wgmma_tile"
@@ -429,18 +582,16 @@ class MbarrierRef:
     ``[name+8*i]``; ``.array``, ``.idx``, ``.name`` (the array's symbol) and ``.byte_offset``
     (where it sits in the kernel's shared memory) serve manual address arithmetic.
 
-    ```python
-    from jax_pyptx import kernel, smem, ptx
-
-    @kernel(arch="sm_90a")
-    def k():
-        bar = smem.mbarrier(2)
-        ptx.mbarrier.init(bar[1], 1)     # mbarrier.init.shared::cta.b64 [mbar0+8], 1;
-        assert (bar[1].name, bar[1].byte_offset - bar[0].byte_offset) == ("mbar0", 8)
-        ptx.ret()
-
-    assert "[mbar0+8], 1;" in k.ptx()
-    ```
+    Examples:
+        >>> from jax_pyptx import ptx, smem
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     bar = smem.mbarrier(2)
+        ...     ptx.mbarrier.init(bar[1], 1)
+        ...     print(bar[1], bar[1].name, bar[1].byte_offset - bar[0].byte_offset)
+        MbarrierRef(mbar0[1]) mbar0 8
+        >>> t.lines()[-1]
+        'mbarrier.init.shared::cta.b64 [mbar0+8], 1;'
     """
 
     __slots__ = ("array", "idx")
@@ -465,7 +616,17 @@ class MbarrierRef:
 
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
     """An array of ``count`` 64-bit mbarrier objects (8-byte aligned): ``bar[i]`` is the
-    address of barrier ``i`` (``[mbar0+8*i]``)."""
+    address of barrier ``i`` (``[mbar0+8*i]``).
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> from jax_pyptx.text.printer import operand
+        >>> with trace_scope():
+        ...     bar = smem.mbarrier(2, name="bar")
+        ...     print(operand(bar[1]), bar.nbytes)
+        [bar+8] 16
+    """
     tr = _layout("smem.mbarrier")
     buf = tr.smem.alloc(b64, (count,), 8, name or f"mbar{len(tr.smem.buffers)}", tr)
     buf.is_mbarrier = True
@@ -477,7 +638,18 @@ def base(name: str | None = None):
     (``mov.u32 r, SYMBOL;``) for manual offset arithmetic. Without ``name`` the kernel's
     shared memory becomes one extern array (as with ``extern_smem=True``; size it with the
     kernel's ``smem=`` bytes) and the register points at its start; with ``name``, at that
-    declared symbol."""
+    declared symbol.
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = smem.alloc(f32, (64,), name="buf")
+        ...     p = smem.base("buf")
+        >>> t.lines()
+        ['mov.u32 %r0, buf;']
+    """
     from .values import Register, str_operand
 
     tr = _layout("smem.base")
@@ -519,7 +691,18 @@ _MOVE_AS = {"f16": ".b16", "bf16": ".b16", "f16x2": ".b32", "bf16x2": ".b32"}
 
 
 def load(dtype, address):
-    """``ld.shared.<type> r, [address];`` into a fresh register (f16/bf16 move as .b16)."""
+    """``ld.shared.<type> r, [address];`` into a fresh register (f16/bf16 move as .b16).
+
+    Examples:
+        >>> from jax_pyptx import smem
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     buf = smem.alloc(f32, (64,), name="buf")
+        ...     v = smem.load(f32, buf[3])
+        >>> t.lines()
+        ['ld.shared.f32 %f0, [buf+12];']
+    """
     from .values import Register
 
     t = _type(dtype)
@@ -531,7 +714,18 @@ def load(dtype, address):
 
 
 def store(dtype, address, value) -> None:
-    """``st.shared.<type> [address], value;`` (``value`` a register)."""
+    """``st.shared.<type> [address], value;`` (``value`` a register).
+
+    Examples:
+        >>> from jax_pyptx import reg, smem
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     buf = smem.alloc(f32, (64,), name="buf")
+        ...     smem.store(f32, buf[5], reg.scalar(f32, 1.0))
+        >>> t.lines()
+        ['mov.f32 %f0, 0f3F800000;', 'st.shared.f32 [buf+20], %f0;']
+    """
     from ..errors import PtxTypeError
     from .values import Register, as_operand
 
@@ -552,7 +746,17 @@ def apply_swizzle(offset, swizzle):
     """The swizzled byte offset of logical byte ``offset`` (a 32-bit register) inside a
     buffer TMA filled with ``swizzle``: bits [4:6] ^= bits [7:9] for 128B ([4:5]/[7:8] for
     64B, [4]/[7] for 32B), i.e. ``and.b32 t, x, MASK; shr.u32 t, t, 3; xor.b32 y, x, t;``.
-    ``None``/``"NONE"`` return ``offset`` unchanged."""
+    ``None``/``"NONE"`` return ``offset`` unchanged.
+
+    Examples:
+        >>> from jax_pyptx import reg, smem
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     y = smem.apply_swizzle(reg.scalar(u32), "128B")
+        >>> t.lines()
+        ['and.b32 %r1, %r0, 896;', 'shr.u32 %r1, %r1, 3;', 'xor.b32 %r2, %r0, %r1;']
+    """
     from ..errors import PtxTypeError
     from .values import Register
 

@@ -10,8 +10,9 @@ would refuse those too.
 ``validate_instruction("add.u32 %r1, %r2, 1;", "sm_90a")`` returns the issues of one
 instruction (an empty list when it is valid); ``validate_or_raise`` raises the first.
 
->>> validate_instruction("add.u32 %r1, %r2, 1;")
-[]
+Examples:
+    >>> validate_instruction("add.u32 %r1, %r2, 1;")
+    []
 """
 from __future__ import annotations
 
@@ -31,13 +32,38 @@ __all__ = ["PtxValidationError", "ValidationIssue", "ValidationError",
 
 
 class UnvalidatedInstructionWarning(UserWarning):
-    """An instruction that does not match the ISA table, emitted anyway (non-strict mode)."""
+    """An instruction that does not match the ISA table, emitted anyway (non-strict mode).
+
+    Examples:
+        >>> import warnings
+        >>> from jax_pyptx import kernel, ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.spec import UnvalidatedInstructionWarning, strict
+        >>> @kernel
+        ... def k():
+        ...     r = reg.scalar(u32)
+        ...     with strict(False):
+        ...         ptx.inst.add.bogus.u32(r, r, 1)     # no such modifier: a warning, not an error
+        ...     ptx.ret()
+        >>> with warnings.catch_warnings(record=True) as seen:
+        ...     warnings.simplefilter("always")
+        ...     text = k.ptx()
+        >>> "add.bogus.u32" in text, any(w.category is UnvalidatedInstructionWarning for w in seen)
+        (True, True)
+    """
 
 
 @dataclass(frozen=True)
 class ValidationIssue:
     """One problem with one instruction: what is wrong (``message``), of which kind
-    (``"isa"``, ``"type"`` or ``"arch"``), and the instruction as written."""
+    (``"isa"``, ``"type"`` or ``"arch"``), and the instruction as written.
+
+    Examples:
+        >>> from jax_pyptx.dsl.spec import ValidationError, validate_instruction
+        >>> [issue] = validate_instruction("add.u32 %r1, %r2;")
+        >>> isinstance(issue, ValidationError), issue.kind
+        (True, 'isa')
+    """
 
     instruction: str
     message: str
@@ -64,20 +90,45 @@ def _lenient_check(ins, target, version=None, kernel=""):
 def set_strict(on: bool) -> None:
     """Strict (the default): an instruction that matches no form of the ISA table raises
     ``PtxValidationError``. Not strict: it warns (``UnvalidatedInstructionWarning``) and is
-    emitted as written."""
+    emitted as written.
+
+    Examples:
+        >>> from jax_pyptx.dsl.spec import is_strict, set_strict
+        >>> set_strict(False); is_strict()
+        False
+        >>> set_strict(True); is_strict()
+        True
+    """
     global _strict
     _strict = bool(on)
     context.isa_check = _isa_check if _strict else _lenient_check
 
 
 def is_strict() -> bool:
-    """Whether ISA mismatches raise (see :func:`set_strict`)."""
+    """Whether ISA mismatches raise (see :func:`set_strict`).
+
+    Examples:
+        >>> from jax_pyptx.dsl.spec import is_strict, strict
+        >>> with strict(False):
+        ...     print(is_strict())
+        False
+        >>> is_strict()
+        True
+    """
     return _strict
 
 
 @contextlib.contextmanager
 def strict(on: bool = True):
-    """``with strict(False): ...`` sets the mode for the block and restores it after."""
+    """``with strict(False): ...`` sets the mode for the block and restores it after.
+
+    Examples:
+        >>> from jax_pyptx.dsl.spec import is_strict, strict
+        >>> with strict(False):
+        ...     inside = is_strict()
+        >>> inside, is_strict()
+        (False, True)
+    """
     before = _strict
     set_strict(on)
     try:
@@ -104,7 +155,15 @@ def _instruction(ins):
 
 def validate_instruction(ins, target: str = "sm_90a", version=None) -> list:
     """The issues of one instruction (PTX text such as ``"add.u32 %r1, %r2, 1;"`` or an IR
-    ``Instruction``) for ``target``: an empty list when the ISA table accepts it."""
+    ``Instruction``) for ``target``: an empty list when the ISA table accepts it.
+
+    Examples:
+        >>> from jax_pyptx.dsl.spec import validate_instruction
+        >>> validate_instruction("add.u32 %r1, %r2, 1;")
+        []
+        >>> [i.kind for i in validate_instruction("tcgen05.commit.cta_group::1.b64 [%rd1];", "sm_90a")]
+        ['arch']
+    """
     try:
         i = _instruction(ins)
     except PtxError as e:
@@ -124,7 +183,17 @@ def validate_instruction(ins, target: str = "sm_90a", version=None) -> list:
 
 
 def validate_or_raise(ins, target: str = "sm_90a", version=None) -> None:
-    """Raise ``PtxValidationError`` naming the instruction and every issue, if any."""
+    """Raise ``PtxValidationError`` naming the instruction and every issue, if any.
+
+    Examples:
+        >>> from jax_pyptx.dsl.spec import PtxValidationError, validate_or_raise
+        >>> validate_or_raise("mov.u32 %r1, %tid.x;")
+        >>> try:
+        ...     validate_or_raise("mov.u33 %r1, %tid.x;")
+        ... except PtxValidationError as e:
+        ...     print(isinstance(e, PtxValidationError), type(e).__name__)
+        True ValidationError
+    """
     issues = validate_instruction(ins, target, version)
     if issues:
         head = issues[0].instruction
@@ -133,7 +202,13 @@ def validate_or_raise(ins, target: str = "sm_90a", version=None) -> None:
 
 def get_specs(opcode: str | None = None):
     """The ISA table's forms of ``opcode`` (``"wgmma.mma_async"``), or the whole table
-    (instruction name -> forms) without an argument."""
+    (instruction name -> forms) without an argument.
+
+    Examples:
+        >>> from jax_pyptx.dsl.spec import get_specs
+        >>> len(get_specs("wgmma.mma_async")) > 0, "mma.sync" in get_specs()
+        (True, True)
+    """
     from ..isa import TABLE
 
     if opcode is None:
@@ -145,7 +220,17 @@ def register_overload(*args, **kwargs):
     """Not supported: jax-pyptx has one ISA table (``jax_pyptx.isa``), shared by the
     validator, the parser, the transpiler and the interpreter, so a form added for
     validation only would make them disagree. Emit an instruction the table lacks under
-    ``with strict(False):``, or add its form to the table."""
+    ``with strict(False):``, or add its form to the table.
+
+    Examples:
+        >>> from jax_pyptx.errors import NotSupportedError
+        >>> from jax_pyptx.dsl.spec import register_overload
+        >>> try:
+        ...     register_overload("myop", ["a", "b"])
+        ... except NotSupportedError as e:
+        ...     print("strict(False)" in str(e))
+        True
+    """
     raise NotSupportedError(
         "pyptx.spec.register_overload: jax-pyptx validates against its one ISA table "
         "(jax_pyptx.isa), which the parser, transpiler and interpreter share; add the form to "

@@ -84,7 +84,18 @@ _NUMPY_SCALARS = (np.integer, np.floating, np.bool_)
 
 
 class Register:
-    """A PTX register owned by one trace."""
+    """A PTX register owned by one trace.
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 3)
+        ...     s = r * 4 + 1
+        >>> r, t.lines()
+        (Reg(%r0, u32), ['mov.u32 %r0, 3;', 'mul.lo.u32 %r1, %r0, 4;', 'add.u32 %r2, %r1, 1;'])
+    """
 
     __slots__ = ("ir", "type", "trace")
     __array_priority__ = 1000
@@ -94,6 +105,16 @@ class Register:
 
     @property
     def name(self) -> str:
+        """The register's PTX name (``%r0``, ``%f3``, or the name it was declared with).
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print(reg.scalar(f32).name, reg.scalar(f32, name="acc").name)
+            %f0 acc
+        """
         return self.ir.name
 
     def __repr__(self):
@@ -159,24 +180,77 @@ class Register:
 
     @property
     def dtype(self) -> PtxType:
+        """The register's PTX type.
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import bf16
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print(reg.scalar(bf16).dtype)
+            bf16
+        """
         return self.type
 
     def max(self, o) -> "Register":
-        """``max.<type> r, self, o`` (a new register)."""
+        """``max.<type> r, self, o`` (a new register).
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope() as t:
+            ...     a, b = reg.scalar(f32), reg.scalar(f32)
+            ...     m = a.max(b)
+            >>> t.lines()
+            ['max.f32 %f2, %f0, %f1;']
+        """
         return _minmax("max", self, o)
 
     def min(self, o) -> "Register":
-        """``min.<type> r, self, o`` (a new register)."""
+        """``min.<type> r, self, o`` (a new register).
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import s32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope() as t:
+            ...     m = reg.scalar(s32).min(7)
+            >>> t.lines()
+            ['min.s32 %r1, %r0, 7;']
+        """
         return _minmax("min", self, o)
 
     def set(self, value) -> "Register":
-        """``mov`` ``value`` into this register (loop-carried updates)."""
+        """``mov`` ``value`` into this register (loop-carried updates).
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import u32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope() as t:
+            ...     i = reg.scalar(u32, 0)
+            ...     _ = i.set(i + 1)
+            >>> t.lines()
+            ['mov.u32 %r0, 0;', 'add.u32 %r1, %r0, 1;', 'mov.u32 %r0, %r1;']
+        """
         src = as_operand(value, self.type)
         _emit("mov", (_mov_type(self.type),), (self.ir, src))
         return self
 
     def addr(self, offset: int = 0) -> Addr:
-        """``[reg+offset]``: this register as a memory address."""
+        """``[reg+offset]``: this register as a memory address.
+
+        Examples:
+            >>> from jax_pyptx import ptx, reg
+            >>> from jax_pyptx.types import f32, u64
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope() as t:
+            ...     p, v = reg.scalar(u64), reg.scalar(f32)
+            ...     _ = ptx.inst.ld.global_.f32(v, p.addr(16))
+            >>> t.lines()
+            ['ld.global.f32 %f0, [%rd0+16];']
+        """
         return Addr(self.ir, int(offset))
 
 
@@ -195,7 +269,18 @@ class RegArray:
 
     ``RegArray(regs, dtype)`` wraps registers; the documented ``RegArray(base, count, dtype)``
     names registers ``base0`` ... ``base{count-1}`` of the current trace (declared elsewhere,
-    e.g. by ``reg.array``)."""
+    e.g. by ``reg.array``).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     v, p = reg.array(f32, 4), reg.scalar(u64)
+        ...     _ = ptx.inst.ld.global_.v4.f32(v, p.addr())
+        >>> t.lines()
+        ['ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd0];']
+    """
 
     __slots__ = ("regs", "type")
 
@@ -210,22 +295,60 @@ class RegArray:
 
     @property
     def dtype(self) -> PtxType:
+        """The element type.
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import f16
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print(reg.array(f16, 2).dtype)
+            f16
+        """
         return self.type
 
     @property
     def count(self) -> int:
+        """The number of registers.
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print(reg.array(f32, 8).count, len(reg.array(f32, 8)))
+            8 8
+        """
         return len(self.regs)
 
     @property
     def base(self) -> str:
-        """The common name prefix of the elements (``%f`` for ``%f0..%f3``)."""
+        """The common name prefix of the elements (``%f`` for ``%f0..%f3``).
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print(reg.array(f32, 4, name="acc").base)
+            acc
+        """
         import os
 
         return os.path.commonprefix([r.name for r in self.regs]).rstrip("0123456789") or \
             os.path.commonprefix([r.name for r in self.regs])
 
     def hw_order(self, *, reverse: bool = False) -> list:
-        """The registers in declaration order (reversed with ``reverse=True``)."""
+        """The registers in declaration order (reversed with ``reverse=True``).
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print([r.name for r in reg.array(f32, 3).hw_order(reverse=True)])
+            ['%f2', '%f1', '%f0']
+        """
         return list(reversed(self.regs)) if reverse else list(self.regs)
 
     def __setitem__(self, i, value):
@@ -533,20 +656,17 @@ class NotPred:
     code: a guard ``@!p``, or the source operand ``!p`` (ptxas takes a negated predicate for
     any predicate source: ``selp``, ``and.pred``, ``mov.pred``, ``setp``'s ``c``...).
 
-    ```python
-    from jax_pyptx import kernel, reg, ptx
-    from jax_pyptx.types import pred, u32
-
-    @kernel(arch="sm_90a")
-    def k():
-        p = reg.scalar(pred)
-        q = ~p                          # no instruction
-        r = reg.scalar(u32)
-        ptx.inst.selp.u32(r, 1, 2, q)   # selp.u32 %r0, 1, 2, !%p0;
-        ptx.ret()
-
-    assert "!%p0" in k.ptx()
-    ```
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 0)
+        ...     p = r < 4
+        ...     _ = ptx.inst.add.u32(r, r, 1, pred=~p)
+        ...     _ = ptx.inst.selp.u32(r, 1, 2, ~p)
+        >>> t.lines()[-2:]
+        ['@!%p0 add.u32 %r0, %r0, 1;', 'selp.u32 %r0, 1, 2, !%p0;']
     """
 
     __slots__ = ("reg",)
@@ -592,7 +712,18 @@ class NotPred:
 
 class PipeRef:
     """``a | p`` where one side is a predicate: the ``%r|%p`` operand (no code), e.g. the
-    destination pair of ``shfl.sync`` or ``elect.sync``."""
+    destination pair of ``shfl.sync`` or ``elect.sync``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import pred, u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     lane, leader = reg.scalar(u32), reg.scalar(pred)
+        ...     _ = ptx.inst.elect.sync(lane | leader, 0xFFFFFFFF)
+        >>> t.lines()
+        ['elect.sync %r0|%p0, 4294967295;']
+    """
 
     __slots__ = ("left", "right")
 

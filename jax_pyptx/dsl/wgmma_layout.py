@@ -8,6 +8,13 @@ or 128 and more bytes swizzled. Rows wider than 128 bytes are stored as 128-byte
 stripes one after the other (the rank-3 TMA convention), so LBO steps from stripe to stripe.
 
 Pure functions of their arguments: no trace needed.
+
+Examples:
+    >>> from jax_pyptx.dsl.wgmma_layout import layout_for_a
+    >>> from jax_pyptx.types import bf16
+    >>> lay = layout_for_a(dtype=bf16, m=64, k=64)           # 128-byte rows
+    >>> lay.layout_type, lay.tma_swizzle, lay.smem_swizzle
+    (<LayoutType.B128: 1>, '128B', '128B')
 """
 from __future__ import annotations
 
@@ -18,7 +25,13 @@ from ..errors import PtxValueError
 
 
 class LayoutType(enum.IntEnum):
-    """The swizzle family; the value is the wgmma descriptor's swizzle code (bits 62-63)."""
+    """The swizzle family; the value is the wgmma descriptor's swizzle code (bits 62-63).
+
+    Examples:
+        >>> from jax_pyptx.dsl.wgmma_layout import LayoutType
+        >>> LayoutType.B128.value, LayoutType.INTERLEAVE.value
+        (1, 0)
+    """
 
     INTERLEAVE = 0
     B128 = 1
@@ -27,7 +40,15 @@ class LayoutType(enum.IntEnum):
 
 
 class Major(enum.IntEnum):
-    """Which dimension is contiguous in shared memory."""
+    """Which dimension is contiguous in shared memory.
+
+    Examples:
+        >>> from jax_pyptx.dsl.wgmma_layout import Major, pick_gmma_layout
+        >>> [m.name for m in Major]
+        ['K', 'MN']
+        >>> pick_gmma_layout(elem_bytes=2, m_or_n=128, k=64, major=Major.MN).layout_type
+        <LayoutType.B128: 1>
+    """
 
     K = 0
     MN = 1
@@ -42,7 +63,14 @@ _FAMILY = {16: LayoutType.INTERLEAVE, 32: LayoutType.B32, 64: LayoutType.B64,
 @dataclass(frozen=True)
 class GmmaLayout:
     """A canonical layout: family, LBO/SBO in bytes, and the matching swizzle names for the
-    TMA descriptor (``"NONE"``...) and for ``smem.alloc(swizzle=)`` (``None``...)."""
+    TMA descriptor (``"NONE"``...) and for ``smem.alloc(swizzle=)`` (``None``...).
+
+    Examples:
+        >>> from jax_pyptx.dsl.wgmma_layout import GmmaLayout, pick_gmma_layout
+        >>> lay = pick_gmma_layout(elem_bytes=2, m_or_n=64, k=32, major="K")   # 64-byte rows
+        >>> isinstance(lay, GmmaLayout), lay.layout_type, lay.leading_byte_offset, lay.stride_byte_offset
+        (True, <LayoutType.B64: 2>, 16, 512)
+    """
 
     layout_type: LayoutType
     leading_byte_offset: int
@@ -52,6 +80,14 @@ class GmmaLayout:
 
     @property
     def swizzle_code(self) -> int:
+        """The wgmma descriptor's swizzle code (bits 62-63) of this layout's family.
+
+        Examples:
+            >>> from jax_pyptx.dsl.wgmma_layout import layout_for_b
+            >>> from jax_pyptx.types import bf16
+            >>> layout_for_b(dtype=bf16, k=64, n=128).swizzle_code
+            1
+        """
         return int(self.layout_type)
 
 
@@ -75,7 +111,18 @@ def _major(major) -> Major:
 
 def pick_gmma_layout(*, elem_bytes: int, m_or_n: int, k: int, major) -> GmmaLayout:
     """The canonical layout of an ``m_or_n`` x ``k`` operand tile (``PtxValueError``, a
-    ``ValueError``, for shapes no canonical layout covers)."""
+    ``ValueError``, for shapes no canonical layout covers).
+
+    Examples:
+        >>> from jax_pyptx.dsl.wgmma_layout import pick_gmma_layout
+        >>> pick_gmma_layout(elem_bytes=2, m_or_n=64, k=8, major="K").layout_type      # 16-byte rows
+        <LayoutType.INTERLEAVE: 0>
+        >>> try:
+        ...     pick_gmma_layout(elem_bytes=2, m_or_n=60, k=64, major="K")
+        ... except ValueError as e:
+        ...     print(type(e).__name__)
+        PtxValueError
+    """
     major = _major(major)
     for name, v in (("elem_bytes", elem_bytes), ("m_or_n", m_or_n), ("k", k)):
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
@@ -123,12 +170,27 @@ def _elem_bytes(dtype) -> int:
 
 
 def layout_for_a(*, dtype, m: int, k: int) -> GmmaLayout:
-    """The A operand (K-major ``m`` x ``k``)."""
+    """The A operand (K-major ``m`` x ``k``).
+
+    Examples:
+        >>> from jax_pyptx.dsl.wgmma_layout import layout_for_a
+        >>> from jax_pyptx.types import bf16
+        >>> layout_for_a(dtype=bf16, m=64, k=16).layout_type       # 32-byte rows
+        <LayoutType.B32: 3>
+    """
     return pick_gmma_layout(elem_bytes=_elem_bytes(dtype), m_or_n=m, k=k, major=Major.K)
 
 
 def layout_for_b(*, dtype, k: int, n: int) -> GmmaLayout:
-    """The B operand (MN-major ``k`` x ``n``)."""
+    """The B operand (MN-major ``k`` x ``n``).
+
+    Examples:
+        >>> from jax_pyptx.dsl.wgmma_layout import layout_for_b
+        >>> from jax_pyptx.types import bf16
+        >>> lay = layout_for_b(dtype=bf16, k=64, n=256)             # 512-byte rows: 128-byte stripes
+        >>> lay.layout_type, lay.leading_byte_offset
+        (<LayoutType.B128: 1>, 8192)
+    """
     return pick_gmma_layout(elem_bytes=_elem_bytes(dtype), m_or_n=n, k=k, major=Major.MN)
 
 

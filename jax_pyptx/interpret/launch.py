@@ -328,9 +328,30 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     named in ``outputs`` makes the array it describes an output. With ``sanitize=False``,
     ``outputs`` has no effect.
 
-    >>> import numpy as np
-    >>> y = np.zeros(32, np.uint32)
-    >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0, outputs=[0])   # doctest: +SKIP
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx.interpret import launch
+        >>> ptx_text = '''
+        ... .version 8.5
+        ... .target sm_90a
+        ... .address_size 64
+        ... .visible .entry k(.param .u64 Y)
+        ... {
+        ...     .reg .b32 %r<2>;
+        ...     .reg .b64 %rd<3>;
+        ...     ld.param.u64 %rd0, [Y];
+        ...     cvta.to.global.u64 %rd0, %rd0;
+        ...     mov.u32 %r0, %tid.x;
+        ...     mul.wide.u32 %rd1, %r0, 4;
+        ...     add.u64 %rd2, %rd0, %rd1;
+        ...     st.global.u32 [%rd2], %r0;
+        ...     ret;
+        ... }
+        ... '''
+        >>> y = np.zeros(32, np.uint32)
+        >>> launch(ptx_text, "k", [y], grid=1, block=32, timeout=10.0, outputs=[0])
+        >>> y[:5]
+        array([0, 1, 2, 3, 4], dtype=uint32)
     """
     t0 = time.perf_counter()
     tl_path = check_path(timeline)

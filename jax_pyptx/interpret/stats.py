@@ -37,6 +37,26 @@ What is counted, and where (for authors of interpreter handlers):
   ``m x n x k`` product is ``2*m*n*k``. ``mma.sync`` and ``wmma.mma`` do (per warp);
   ``wgmma.mma_async`` should count ``2*m*n*k`` per warpgroup and ``tcgen05.mma`` per issued
   instruction, with the input type name (``"bf16"``, ``"e4m3"``, ...) as ``input_type``.
+
+Examples:
+    >>> import numpy as np
+    >>> from jax_pyptx import Tile, kernel, ptx, reg
+    >>> from jax_pyptx.types import f32, u32, u64
+    >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+    ...         grid=lambda N: (N // 32, 1, 1))
+    ... def twice(X, Y):
+    ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+    ...     off = reg.cvt(i, u64) * 4
+    ...     v = reg.scalar(f32)
+    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+    ...     ptx.ret()
+    >>> from jax_pyptx.interpret import Stats, launch
+    >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    >>> st = Stats()
+    >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+    >>> st.global_load_bytes, st.global_store_bytes, st.ctas
+    (256, 256, 2)
 """
 from __future__ import annotations
 
@@ -49,7 +69,28 @@ _KINDS = {"load": 0, "store": 1, "atomic": 2}
 
 class BufferStats:
     """Traffic of one global allocation: requested ``load`` / ``store`` / ``atomic`` bytes and
-    the distinct bytes read (``unique_read``) and written (``unique_written``)."""
+    the distinct bytes read (``unique_read``) and written (``unique_written``).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.interpret import Stats, launch
+        >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+        >>> st = Stats()
+        >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+        >>> [(b.load, b.store, b.unique_read, b.unique_written) for b in st.buffers.values()]
+        [(256, 0, 256, 0), (0, 256, 0, 256)]
+    """
 
     __slots__ = ("name", "index", "load", "store", "atomic", "_read", "_written")
 
@@ -61,12 +102,54 @@ class BufferStats:
 
     @property
     def unique_read(self) -> int:
-        """Distinct bytes read (by loads and atomics)."""
+        """Distinct bytes read (by loads and atomics).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.interpret import Stats, launch
+            >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+            >>> st = Stats()
+            >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+            >>> [b.unique_read for b in st.buffers.values()]
+            [256, 0]
+        """
         return int(self._read.sum())
 
     @property
     def unique_written(self) -> int:
-        """Distinct bytes written (by stores and atomics)."""
+        """Distinct bytes written (by stores and atomics).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.interpret import Stats, launch
+            >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+            >>> st = Stats()
+            >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+            >>> [b.unique_written for b in st.buffers.values()]
+            [0, 256]
+        """
         return int(self._written.sum())
 
     def __repr__(self):
@@ -84,8 +167,9 @@ class Stats:
     (instructions dispatched to groups of threads), ``thread_instructions``, ``ctas``,
     ``launches``, ``seconds``.
 
-    >>> st = Stats(); st.add_flops("mma.sync", "bf16", 4096); st.tensor_flops
-    4096
+    Examples:
+        >>> st = Stats(); st.add_flops("mma.sync", "bf16", 4096); st.tensor_flops
+        4096
     """
 
     __slots__ = ("global_load_bytes", "global_store_bytes", "global_atomic_bytes",
@@ -111,7 +195,16 @@ class Stats:
     def global_access(self, kind: str, nbytes: int, parts=None, size: int = 0) -> None:
         """Count ``nbytes`` of global traffic of ``kind`` ("load", "store", "atomic") for the
         instruction executing now; ``parts`` (``[(allocation, positions, offsets)]``, each
-        access ``size`` bytes) places it in ``buffers``."""
+        access ``size`` bytes) places it in ``buffers``.
+
+        Examples:
+            >>> from jax_pyptx.interpret import Stats
+            >>> st = Stats()
+            >>> st.global_access("load", 128)
+            >>> st.global_access("store", 64)
+            >>> st.global_load_bytes, st.global_store_bytes, st.global_bytes
+            (128, 64, 192)
+        """
         k = _KINDS.get(kind)
         if k is None:
             raise ValueError(f"Stats.global_access: kind must be one of load, store, atomic; "
@@ -163,12 +256,28 @@ class Stats:
         return b
 
     def add_flops(self, op: str, input_type: str, flops: int) -> None:
-        """Count ``flops`` tensor-core FLOPs of instruction ``op`` on ``input_type`` inputs."""
+        """Count ``flops`` tensor-core FLOPs of instruction ``op`` on ``input_type`` inputs.
+
+        Examples:
+            >>> from jax_pyptx.interpret import Stats
+            >>> st = Stats()
+            >>> st.add_flops("wgmma.mma_async", "bf16", 2 * 64 * 128 * 16)
+            >>> st.flops
+            {('wgmma.mma_async', 'bf16'): 262144}
+        """
         key = (op, input_type)
         self.flops[key] = self.flops.get(key, 0) + int(flops)
 
     def update(self, instructions=0, thread_instructions=0, ctas=0, batches=0, seconds=0.0):
-        """Add a finished launch's run counters (``launch`` calls this)."""
+        """Add a finished launch's run counters (``launch`` calls this).
+
+        Examples:
+            >>> from jax_pyptx.interpret import Stats
+            >>> st = Stats()
+            >>> st.update(instructions=10, thread_instructions=320, ctas=1, seconds=0.5)
+            >>> st.instructions, st.ctas, st.launches
+            (10, 1, 1)
+        """
         self.instructions += instructions
         self.thread_instructions += thread_instructions
         self.ctas += ctas
@@ -180,28 +289,83 @@ class Stats:
     # ------------------------------------------------------------------ views
     @property
     def global_bytes(self) -> int:
-        """All requested global traffic: loads + stores + atomics."""
+        """All requested global traffic: loads + stores + atomics.
+
+        Examples:
+            >>> from jax_pyptx.interpret import Stats
+            >>> st = Stats()
+            >>> st.global_access("load", 128); st.global_access("atomic", 4)
+            >>> st.global_bytes
+            132
+        """
         return self.global_load_bytes + self.global_store_bytes + self.global_atomic_bytes
 
     @property
     def unique_bytes(self) -> int:
-        """Distinct bytes read plus distinct bytes written, over every buffer."""
+        """Distinct bytes read plus distinct bytes written, over every buffer.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.interpret import Stats, launch
+            >>> st = Stats()
+            >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+            >>> for _ in range(2):                      # counters accumulate over launches
+            ...     launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+            >>> st.global_bytes, st.unique_bytes
+            (1024, 512)
+        """
         return sum(b.unique_read + b.unique_written for b in self.buffers.values())
 
     @property
     def tensor_flops(self) -> int:
-        """Tensor-core FLOPs of every op and input type."""
+        """Tensor-core FLOPs of every op and input type.
+
+        Examples:
+            >>> from jax_pyptx.interpret import Stats
+            >>> st = Stats()
+            >>> st.add_flops("mma.sync", "bf16", 4096); st.add_flops("mma.sync", "f16", 4096)
+            >>> st.tensor_flops
+            8192
+        """
         return sum(self.flops.values())
 
     def flops_by_type(self) -> dict:
-        """Input type -> tensor-core FLOPs (summed over ops)."""
+        """Input type -> tensor-core FLOPs (summed over ops).
+
+        Examples:
+            >>> from jax_pyptx.interpret import Stats
+            >>> st = Stats()
+            >>> st.add_flops("mma.sync", "bf16", 4096); st.add_flops("wgmma.mma_async", "bf16", 8192)
+            >>> st.flops_by_type()
+            {'bf16': 12288}
+        """
         out: dict = {}
         for (_, t), n in self.flops.items():
             out[t] = out.get(t, 0) + n
         return out
 
     def as_dict(self) -> dict:
-        """Every counter in a plain dict."""
+        """Every counter in a plain dict.
+
+        Examples:
+            >>> from jax_pyptx.interpret import Stats
+            >>> st = Stats()
+            >>> st.add_flops("mma.sync", "bf16", 4096)
+            >>> d = st.as_dict()
+            >>> d["flops"], d["ctas"]
+            ({('mma.sync', 'bf16'): 4096}, 0)
+        """
         return {"global_load_bytes": self.global_load_bytes,
                 "global_store_bytes": self.global_store_bytes,
                 "global_atomic_bytes": self.global_atomic_bytes,

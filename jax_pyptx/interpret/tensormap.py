@@ -286,6 +286,13 @@ class TensorMap:
     consecutively (one per batch item). ``launch`` gives ``array`` its device address (the same
     allocation when the array, or an array sharing its memory, is also a pointer argument) and
     writes stores back into it.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx.interpret.tensormap import TensorMap, tensor_map
+        >>> tm = tensor_map(np.zeros((64, 32), np.float32), box=(32, 16))
+        >>> isinstance(tm, TensorMap), tm.offset
+        (True, 0)
     """
 
     __slots__ = ("array", "offset", "fields")
@@ -294,7 +301,15 @@ class TensorMap:
         self.array, self.offset, self.fields = array, offset, fields
 
     def encode(self, base_address: int) -> bytes:
-        """The 128 bytes of this map when ``array`` lives at ``base_address``."""
+        """The 128 bytes of this map when ``array`` lives at ``base_address``.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx.interpret import tensor_map
+            >>> blob = tensor_map(np.zeros((64, 32), np.float32), box=(32, 16)).encode(0x7F0000000000)
+            >>> len(blob)
+            128
+        """
         from dataclasses import replace
         f = replace(self.fields, address=int(base_address) + self.offset)
         align = 32 if f.interleave == 2 else 16
@@ -368,6 +383,14 @@ def tensor_map(array, box=None, *, dtype=None, dims=None, strides=None, element_
         jax_pyptx.interpret.launch(ptx, "kernel", [tm, out], block=128)
 
     Invalid combinations raise ``InterpreterError`` naming the field, as the driver would fail.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx.interpret import tensor_map
+        >>> A = np.zeros((128, 64), np.float16)
+        >>> tm = tensor_map(A, box=(64, 64), swizzle=128)
+        >>> tm.array is A, len(tm.encode(0x10000))
+        (True, 128)
     """
     if not isinstance(array, np.ndarray):
         raise InterpreterError(f"tensor_map: array must be a NumPy array, got {type(array).__name__}")

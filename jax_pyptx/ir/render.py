@@ -6,6 +6,15 @@ from .nodes import Addr, Imm, Instruction, ParenList, PredPair, Reg, Sink, Sym, 
 
 
 def operand(op) -> str:
+    """One operand as PTX text: a register, immediate, address ``[base+offset]``, vector, ...
+
+    Examples:
+        >>> from jax_pyptx.text.printer import operand
+        >>> from jax_pyptx.text.parser import parse_statements
+        >>> ins = parse_statements("ld.global.f32 %f1, [%rd1+16];")[0]
+        >>> [operand(o) for o in ins.operands]
+        ['%f1', '[%rd1+16]']
+    """
     t = type(op)
     if t is Reg:
         return "!" + op.name if op.neg else op.name
@@ -39,6 +48,14 @@ def address(a: Addr) -> str:
 
 
 def instruction(ins: Instruction) -> str:
+    """One instruction as PTX text, with its guard and ``;`` (no indentation).
+
+    Examples:
+        >>> from jax_pyptx.text.printer import instruction
+        >>> from jax_pyptx.text.parser import parse_statements
+        >>> print(instruction(parse_statements("@%p1 bra DONE;")[0]))  # doctest: +NORMALIZE_WHITESPACE
+        @%p1 bra DONE;
+    """
     g = ins.guard
     head = "" if g is None else ("@!" if g.negated else "@") + g.reg + " "
     text = head + ins.opcode + "".join(ins.modifiers)

@@ -24,7 +24,15 @@ _PLAIN_INT = frozenset(("i", "p", "pd", "pq", "l", "a", "_"))
 
 class Decoding:
     """One instruction's form and its chosen modifiers (group name -> option, e.g.
-    ``{"space": ".global", "vec": ".v4", "type": ".f32"}``). Shared and read-only."""
+    ``{"space": ".global", "vec": ".v4", "type": ".f32"}``). Shared and read-only.
+
+    Examples:
+        >>> from jax_pyptx.isa.decoding import Decoding, decode
+        >>> from jax_pyptx.text.parser import parse_statements
+        >>> d = decode(parse_statements("cvt.rn.f32.s32 %f0, %r0;")[0])
+        >>> isinstance(d, Decoding), d.modifiers
+        (True, ('.rn', '.f32', '.s32'))
+    """
 
     __slots__ = ("form", "chosen", "modifiers", "type", "types", "_imm_types")
 
@@ -45,6 +53,14 @@ class Decoding:
         * an operand with a ``:type``: that type (``mad.wide.s32``'s ``c`` is ``.s64``'s
           width, ``cvt.f32.s32``'s source ``.s32``);
         * an operand without one: the instruction's type (its last type modifier).
+
+        Examples:
+            >>> from jax_pyptx.isa.decoding import decode
+            >>> from jax_pyptx.text.parser import parse_statements
+            >>> decode(parse_statements("cvt.rn.f32.s32 %f0, 3;")[0]).imm_types()
+            (f32, s32)
+            >>> decode(parse_statements("shl.b64 %rd0, %rd0, 3;")[0]).imm_types()   # the count: u32
+            (b64, b64, u32)
         """
         got = self._imm_types
         if got is None:
@@ -59,14 +75,38 @@ class Decoding:
 
     @property
     def name(self) -> str:
+        """The name of the form in the ISA table (what the interpreter dispatches on).
+
+        Examples:
+            >>> from jax_pyptx.isa.decoding import decode
+            >>> from jax_pyptx.text.parser import parse_statements
+            >>> decode(parse_statements("add.u32 %r0, %r0, 1;")[0]).name
+            'add'
+        """
         return self.form.name
 
     def get(self, group: str, default=None):
-        """The option chosen for ``group`` (``".rn"``), or ``default``."""
+        """The option chosen for ``group`` (``".rn"``), or ``default``.
+
+        Examples:
+            >>> from jax_pyptx.isa.decoding import decode
+            >>> from jax_pyptx.text.parser import parse_statements
+            >>> d = decode(parse_statements("cvt.rn.f32.s32 %f0, %r0;")[0])
+            >>> d.get("frnd"), d.get("sat", "none")
+            ('.rn', 'none')
+        """
         return self.chosen.get(group, default)
 
     def has(self, option: str) -> bool:
-        """Whether ``option`` (``".cc"``) is among the chosen modifiers."""
+        """Whether ``option`` (``".cc"``) is among the chosen modifiers.
+
+        Examples:
+            >>> from jax_pyptx.isa.decoding import decode
+            >>> from jax_pyptx.text.parser import parse_statements
+            >>> d = decode(parse_statements("add.cc.u32 %r0, %r0, 1;")[0])
+            >>> d.has(".cc"), d.has(".sat")
+            (True, False)
+        """
         return option in self.modifiers
 
     def __repr__(self):
@@ -81,6 +121,13 @@ def decode(ins) -> Decoding:
 
     Raises ``ValidationError`` when the table does not know the instruction or no form takes
     its modifiers and operand count.
+
+    Examples:
+        >>> from jax_pyptx.isa.decoding import decode
+        >>> from jax_pyptx.text.parser import parse_statements
+        >>> d = decode(parse_statements("ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd0];")[0])
+        >>> d.name, d.get("space"), d.get("vec"), d.get("type")
+        ('ld', '.global', '.v4', '.f32')
     """
     key = (ins.opcode, ins.modifiers, len(ins.operands))
     got = _MEMO.get(key)

@@ -9,6 +9,11 @@ the interpreter's mma.sync / ldmatrix / stmatrix / movmatrix / wgmma / tcgen05 r
 Pure Python (no NumPy); every layout is a tuple, per lane, of (row, col) per element, memoised.
 
 Lane terms: ``groupID = lane >> 2``, ``threadID_in_group = lane % 4``.
+
+Examples:
+    >>> from jax_pyptx.isa.fragments import mma_fragment
+    >>> mma_fragment("m16n8k16", "c", 32)[5]           # lane 5's four accumulator elements
+    ((1, 2), (1, 3), (9, 2), (9, 3))
 """
 from __future__ import annotations
 
@@ -18,7 +23,13 @@ WARP = 32
 
 
 def mnk(shape: str) -> tuple:
-    """``"m16n8k16"`` (or ``".m16n8k16"``) -> (16, 8, 16)."""
+    """``"m16n8k16"`` (or ``".m16n8k16"``) -> (16, 8, 16).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import mnk
+        >>> mnk("m16n8k16"), mnk(".m64n256k16")
+        ((16, 8, 16), (64, 256, 16))
+    """
     s = shape.lstrip(".")
     if not s.startswith("m") or "n" not in s or "k" not in s:
         raise ValueError(f"shape {shape!r} is not of the form mMnNkK")
@@ -50,7 +61,13 @@ def _mma_element(which: str, M: int, K: int, elem_bits: int, g: int, t: int, i: 
 
 
 def mma_count(shape: str, which: str) -> int:
-    """Elements per lane of operand ``which`` ("a", "b", "c"/"d") of ``mma.sync`` ``shape``."""
+    """Elements per lane of operand ``which`` ("a", "b", "c"/"d") of ``mma.sync`` ``shape``.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import mma_count
+        >>> mma_count("m16n8k16", "a"), mma_count("m16n8k16", "b"), mma_count("m16n8k16", "c")
+        (8, 4, 4)
+    """
     M, N, K = mnk(shape)
     if which in ("c", "d"):
         return M * N // WARP
@@ -67,7 +84,13 @@ def mma_fragment(shape: str, which: str, elem_bits: int = 16) -> tuple:
     (m8n8k4 .f64, m8n8k16 8-bit, m8n8k32 4-bit, m8n8k128 .b1). Register r of A holds row
     ``groupID + 8 * (r & 1)``, K chunk ``r >> 1`` of ``4 * (32 / elem_bits)`` columns (one
     element per 64-bit register); register r of B holds K chunk r. The Volta m8n8k4 .f16 form
-    (four 8x8x4 products per warp, one per quad-pair) has no layout here."""
+    (four 8x8x4 products per warp, one per quad-pair) has no layout here.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import mma_fragment
+        >>> mma_fragment("m16n8k16", "a")[0]                # lane 0 of A (bf16/f16)
+        ((0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9))
+    """
     M, N, K = mnk(shape)
     if (M, N) not in ((16, 8), (8, 8)):
         raise ValueError(f"mma shape {shape!r} has no fragment layout here; allowed: m16n8kK, m8n8kK")
@@ -147,7 +170,13 @@ def mma_sp_metadata(shape: str, elem_bits: int, selector: int) -> tuple:
 # ----------------------------------------------------------------------------- ldmatrix
 def ldmatrix_row_lane(matrix: int, row: int) -> int:
     """The lane whose address operand gives row ``row`` of matrix ``matrix`` (ldmatrix /
-    stmatrix .m8n8: lanes 8i..8i+7 address the rows of matrix i)."""
+    stmatrix .m8n8: lanes 8i..8i+7 address the rows of matrix i).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import ldmatrix_row_lane
+        >>> ldmatrix_row_lane(0, 0), ldmatrix_row_lane(2, 5)
+        (0, 21)
+    """
     return 8 * matrix + row
 
 
@@ -155,7 +184,13 @@ def ldmatrix_row_lane(matrix: int, row: int) -> int:
 def ldmatrix_fragment() -> tuple:
     """Per lane, the (row, col) of the two b16 elements (low half first) a lane holds of each
     8x8 matrix of ``ldmatrix`` / ``stmatrix`` / ``movmatrix`` .m8n8.b16: row groupID, columns
-    2*threadID_in_group + {0, 1} (the mma m8n8 accumulator layout)."""
+    2*threadID_in_group + {0, 1} (the mma m8n8 accumulator layout).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import ldmatrix_fragment
+        >>> ldmatrix_fragment()[9]                          # lane 9: row 2, columns 2 and 3
+        ((2, 2), (2, 3))
+    """
     return tuple(((lane >> 2, 2 * (lane % 4)), (lane >> 2, 2 * (lane % 4) + 1))
                  for lane in range(WARP))
 
@@ -169,7 +204,13 @@ def stmatrix_fragment(shape: str = "m8n8") -> tuple:
       register (``e0`` in the low byte): row ``groupID + 8 * (i >> 1)``, column
       ``2 * threadID_in_group + (i & 1)`` (the mma m16n8 accumulator layout). With ``.trans``
       the matrix is stored column-major: row address ``c`` of the matrix (lane ``8m + c``)
-      receives column ``c``, 16 bytes."""
+      receives column ``c``, 16 bytes.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import stmatrix_fragment
+        >>> stmatrix_fragment()[4], stmatrix_fragment("m16n8")[4]
+        (((1, 0), (1, 1)), ((1, 0), (1, 1), (9, 0), (9, 1)))
+    """
     s = shape.lstrip(".")
     if s == "m8n8":
         return ldmatrix_fragment()
@@ -189,7 +230,13 @@ def wgmma_accumulator(n: int, thread: int, elem_bits: int = 32) -> list:
     """(row, col) of each accumulator element thread ``thread`` (0..127) of the warpgroup holds
     for ``wgmma .m64nN``: warp w covers rows 16w..16w+15; element i sits at row
     16w + lane/4 + 8*((i/2)%2), column 8*(i/4) + 2*(lane%4) + i%2 (N/2 elements per thread;
-    with ``.f16`` accumulators elements 2j and 2j+1 share register j)."""
+    with ``.f16`` accumulators elements 2j and 2j+1 share register j).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import wgmma_accumulator
+        >>> wgmma_accumulator(16, 37)                       # thread 37 of an m64n16 accumulator
+        [(17, 2), (17, 3), (25, 2), (25, 3), (17, 10), (17, 11), (25, 10), (25, 11)]
+    """
     w, lane = divmod(thread, WARP)
     return [(16 * w + lane // 4 + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * (lane % 4) + i % 2)
             for i in range(n // 2)]
@@ -198,7 +245,14 @@ def wgmma_accumulator(n: int, thread: int, elem_bits: int = 32) -> list:
 @lru_cache(maxsize=None)
 def wgmma_d_fragment(n: int) -> tuple:
     """Per thread of the warpgroup (128), the (row, col) of each of its N/2 accumulator
-    elements of ``wgmma .m64nN`` (PTX ISA "Register Fragments", matrix D)."""
+    elements of ``wgmma .m64nN`` (PTX ISA "Register Fragments", matrix D).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import wgmma_accumulator, wgmma_d_fragment
+        >>> d = wgmma_d_fragment(64)
+        >>> len(d), len(d[0]), list(d[37]) == wgmma_accumulator(64, 37)
+        (128, 32, True)
+    """
     return tuple(tuple(wgmma_accumulator(n, t)) for t in range(WARPGROUP))
 
 
@@ -207,7 +261,14 @@ def wgmma_a_fragment(atype: str) -> tuple:
     """Per thread of the warpgroup (128), the (row, col) of each element of matrix A (64 x K)
     that its four ``.b32`` A registers hold when A comes from registers (PTX ISA "Register
     Fragments", matrix A): warp w holds rows 16w..16w+15 in the layout of ``mma.m16n8kK``'s A
-    fragment (element i of register r = i // (32 / bits), low bits first)."""
+    fragment (element i of register r = i // (32 / bits), low bits first).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import wgmma_a_fragment
+        >>> frag = wgmma_a_fragment("bf16")
+        >>> len(frag), frag[32][0]                          # thread 32 (warp 1) starts at row 16
+        (128, (16, 0))
+    """
     bits = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "b1": 1}
     if atype not in bits:
         raise ValueError(f"wgmma A type {atype!r}: allowed: {', '.join(bits)}")
@@ -240,6 +301,12 @@ def smem_matrix_offsets(major: str, swizzle: str, mn: int, k: int, elem_bits: in
       16 bytes of MN SBO on, 8 K rows 16 bytes apart, the next 8 K rows LBO on;
     * MN-major, swizzled: ``((T,S/16,m),(8,k)):((1,T,LBO),(S/16*T,SBO))``: S bytes of MN per
       row, the next S bytes of MN LBO on, 8 K rows S bytes apart, the next 8 K rows SBO on.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import smem_matrix_offsets
+        >>> offs = smem_matrix_offsets("K", "none", 8, 8, 16, lbo=128, sbo=256)
+        >>> offs[:3], offs[8]                               # bits: element (0, 1) is 16 bits on
+        ((0, 16, 32), 128)
     """
     s = SWIZZLE_BYTES[swizzle]
     t = 128 // elem_bits
@@ -273,7 +340,13 @@ TMEM_LANES, TMEM_COLUMNS = 128, 512
 
 
 def tcgen05_ld_regs(shape: str, num: int) -> int:
-    """Registers per thread of ``tcgen05.ld/st .shape.x<num>``."""
+    """Registers per thread of ``tcgen05.ld/st .shape.x<num>``.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import tcgen05_ld_regs
+        >>> tcgen05_ld_regs("32x32b", 4), tcgen05_ld_regs("16x256b", 1)
+        (4, 4)
+    """
     return TCGEN05_LD_SHAPES[shape.lstrip(".")][0] * num
 
 
@@ -308,7 +381,13 @@ def tcgen05_ld_fragment(shape: str, num: int = 1, pack: bool = False) -> tuple:
     The shapes: ``.32x32b`` lane i holds TMEM lane i; ``.16x64b`` lanes 4g+{0,1} hold lane g,
     4g+{2,3} lane g+8 (columns 0/1 alternating); ``.16x128b`` lane 4g+t holds column t of
     lanes g and g+8; ``.16x256b`` is the ``mma.m16n8`` accumulator layout over 8 columns;
-    ``.16x32bx2`` lanes 0-15 and 16-31 read TMEM lanes 0-15 at two column bases."""
+    ``.16x32bx2`` lanes 0-15 and 16-31 read TMEM lanes 0-15 at two column bases.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import tcgen05_ld_fragment
+        >>> tcgen05_ld_fragment("32x32b", 2)[7]             # lane 7: TMEM lane 7, columns 0 and 1
+        ((7, 0, 0), (7, 1, 0))
+    """
     s = shape.lstrip(".")
     per, top = TCGEN05_LD_SHAPES[s]
     if num not in tuple(2 ** i for i in range(8) if 2 ** i <= top):
@@ -327,7 +406,13 @@ def tcgen05_ld_fragment(shape: str, num: int = 1, pack: bool = False) -> tuple:
 
 
 def tcgen05_lanes(shape: str) -> int:
-    """TMEM lanes a warp accesses with ``tcgen05.ld/st .shape`` (16 or 32)."""
+    """TMEM lanes a warp accesses with ``tcgen05.ld/st .shape`` (16 or 32).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import tcgen05_lanes
+        >>> tcgen05_lanes("32x32b"), tcgen05_lanes("16x256b")
+        (32, 16)
+    """
     return 32 if shape.lstrip(".") == "32x32b" else 16
 
 
@@ -344,6 +429,12 @@ def tcgen05_d_layout(m: int, n: int, cta_group: int = 1, ws: bool = False) -> tu
     * M=64 .ws and M=128 cta_group::2 (64 rows per CTA): "2x2": columns [0, N/2) in lanes 0-63,
       columns [N/2, N) in lanes 64-127 at columns 0..N/2-1;
     * M=32 .ws: "1x4": column quarter q in lanes 32q..32q+31.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import tcgen05_d_layout
+        >>> d = tcgen05_d_layout(128, 64)
+        >>> d[0], d[64 * 5 + 3]                             # row 5, column 3: lane 5, column 3
+        ((0, 0), (5, 3))
     """
     rows = m // cta_group
     out = []

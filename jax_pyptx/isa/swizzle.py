@@ -19,6 +19,11 @@ off an atom boundary names the row of the atom it starts at with its *base offse
 swizzling with 32-byte atomicity" (``"128B_base32B"``) permutes 32-byte units instead: the
 unit index (bits [5:6]) is XORed with bits [7:8], so the pattern repeats every 4 rows of 128 bytes. The one copy of this fact: the DSL, the
 interpreter and ``jax_pyptx.viz`` call :func:`swizzle`.
+
+Examples:
+    >>> from jax_pyptx.isa.swizzle import swizzle
+    >>> [swizzle(128 * row, "128B") for row in range(4)]   # chunk 0 of rows 0..3
+    [0, 144, 288, 432]
 """
 from __future__ import annotations
 
@@ -31,7 +36,13 @@ ATOM_BYTES = {"32B": 256, "64B": 512, "128B": 1024}
 
 
 def mode_name(mode) -> str | None:
-    """``None``/``"none"`` -> None, ``"128b"`` -> ``"128B"``; anything else is a ValueError."""
+    """``None``/``"none"`` -> None, ``"128b"`` -> ``"128B"``; anything else is a ValueError.
+
+    Examples:
+        >>> from jax_pyptx.isa.swizzle import mode_name
+        >>> mode_name("128b"), mode_name(None), mode_name("none")
+        ('128B', None, None)
+    """
     if mode is None:
         return None
     m = str(mode).upper()
@@ -47,7 +58,14 @@ def swizzle(addr, mode, base: int = 0):
     """The swizzled byte address of ``addr`` (an int or a NumPy integer array) under ``mode``
     (None, "32B", "64B", "128B" or "128B_base32B"): bits [4:4+k] XOR bits [7:7+k], k = 1, 2, 3
     (128B_base32B: bits [5:6] XOR [7:8]). ``base`` is a matrix descriptor's base offset: the
-    atom row of the address is ``((addr >> 7) - base) & 7``."""
+    atom row of the address is ``((addr >> 7) - base) & 7``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx.isa.swizzle import swizzle
+        >>> swizzle(0x90, "32B"), swizzle(np.arange(0, 64, 16) + 128, "64B")
+        (128, array([144, 128, 176, 160]))
+    """
     name = mode_name(mode)
     k = _BITS["128B_BASE32B" if name == "128B_base32B" else name]
     if k == 0:

@@ -13,6 +13,24 @@ a kernel are monomials when the small shape tiles evenly (a GEMM requests ``2 * 
 bn`` bytes of bf16 A, and reads ``2 * M * K`` distinct ones), so the scaling is exact there,
 and an idealised estimate (no tail padding) for shapes that do not: measure at a shape that
 is a whole number of tiles in every varied dim.
+
+Examples:
+    >>> import numpy as np
+    >>> from jax_pyptx import Tile, kernel, ptx, reg
+    >>> from jax_pyptx.types import f32, u32, u64
+    >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+    ...         grid=lambda N: (N // 32, 1, 1))
+    ... def twice(X, Y):
+    ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+    ...     off = reg.cvt(i, u64) * 4
+    ...     v = reg.scalar(f32)
+    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+    ...     ptx.ret()
+    >>> from jax_pyptx.perf.counts import fit
+    >>> s = fit(twice, np.ones(64, np.float32))
+    >>> s.law("0:load"), s.at({"N": 1024}).buffers[0].load
+    ('N^1', 4096.0)
 """
 from __future__ import annotations
 
@@ -35,7 +53,26 @@ _FIELDS = ("load", "store", "atomic", "unique_read", "unique_written")
 @dataclass(frozen=True)
 class BufferCounts:
     """Global traffic of one buffer (a kernel parameter): requested ``load`` / ``store`` /
-    ``atomic`` bytes and the distinct bytes read and written (``interpret.stats``)."""
+    ``atomic`` bytes and the distinct bytes read and written (``interpret.stats``).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf.counts import measure
+        >>> b = measure(twice, np.ones(64, np.float32)).buffers[1]
+        >>> b.name, b.load, b.store, b.unique_written
+        ('Y', 0, 256, 256)
+    """
 
     name: str
     load: float = 0
@@ -50,7 +87,26 @@ class Counts:
     """Global-memory traffic and tensor-core FLOPs of one launch (measured or scaled).
 
     ``buffers``: allocation index -> ``BufferCounts``; ``flops``: MMA input type -> FLOPs;
-    ``ctas``: CTAs launched."""
+    ``ctas``: CTAs launched.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf.counts import Counts, measure
+        >>> c = measure(twice, np.ones(64, np.float32))
+        >>> isinstance(c, Counts), c.ctas, c.load_bytes, c.store_bytes
+        (True, 2, 256.0, 256.0)
+    """
 
     buffers: dict = field(default_factory=dict)
     flops: dict = field(default_factory=dict)
@@ -58,38 +114,155 @@ class Counts:
 
     @property
     def load_bytes(self) -> float:
-        """Bytes requested by global loads."""
+        """Bytes requested by global loads.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import measure
+            >>> measure(twice, np.ones(64, np.float32)).load_bytes
+            256.0
+        """
         return float(sum(b.load for b in self.buffers.values()))
 
     @property
     def store_bytes(self) -> float:
-        """Bytes requested by global stores."""
+        """Bytes requested by global stores.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import measure
+            >>> measure(twice, np.ones(64, np.float32)).store_bytes
+            256.0
+        """
         return float(sum(b.store for b in self.buffers.values()))
 
     @property
     def atomic_bytes(self) -> float:
-        """Bytes updated by global atomics and reductions."""
+        """Bytes updated by global atomics and reductions.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import measure
+            >>> measure(twice, np.ones(64, np.float32)).atomic_bytes
+            0.0
+        """
         return float(sum(b.atomic for b in self.buffers.values()))
 
     @property
     def requested_bytes(self) -> float:
-        """What the kernel's global accesses ask for (the traffic into the caches)."""
+        """What the kernel's global accesses ask for (the traffic into the caches).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import measure
+            >>> measure(twice, np.ones(64, np.float32)).requested_bytes
+            512.0
+        """
         return self.load_bytes + self.store_bytes + self.atomic_bytes
 
     @property
     def unique_bytes(self) -> float:
         """Distinct bytes read plus distinct bytes written: the DRAM traffic if the caches
-        kept everything (the compulsory traffic)."""
+        kept everything (the compulsory traffic).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import measure
+            >>> measure(twice, np.ones(64, np.float32)).unique_bytes
+            512.0
+        """
         return float(sum(b.unique_read + b.unique_written for b in self.buffers.values()))
 
     @property
     def tensor_flops(self) -> float:
-        """Tensor-core FLOPs of every input type."""
+        """Tensor-core FLOPs of every input type.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import measure
+            >>> measure(twice, np.ones(64, np.float32)).tensor_flops
+            0.0
+        """
         return float(sum(self.flops.values()))
 
     @classmethod
     def from_stats(cls, st: Stats) -> "Counts":
-        """The counts of an ``interpret.Stats`` (buffers keyed by allocation index)."""
+        """The counts of an ``interpret.Stats`` (buffers keyed by allocation index).
+
+        Examples:
+            >>> from jax_pyptx.interpret.stats import Stats
+            >>> from jax_pyptx.perf.counts import Counts
+            >>> st = Stats()
+            >>> st.add_flops("wgmma.mma_async", "bf16", 2 * 64 * 64 * 16)
+            >>> Counts.from_stats(st).tensor_flops
+            131072.0
+        """
         bufs = {}
         for name, b in st.buffers.items():
             m = re.match(r"param '([^']+)'", name)
@@ -99,7 +272,26 @@ class Counts:
 
     def counters(self) -> dict:
         """Every counter by name: ``"<buffer index>:<field>"``, ``"flops:<type>"``,
-        ``"ctas"``."""
+        ``"ctas"``.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import measure
+            >>> c = measure(twice, np.ones(64, np.float32)).counters()
+            >>> c['0:load'], c['1:store'], c['ctas']
+            (256, 256, 2)
+        """
         out = {f"{i}:{f}": getattr(b, f) for i, b in self.buffers.items() for f in _FIELDS}
         out.update({f"flops:{t}": v for t, v in self.flops.items()})
         out["ctas"] = self.ctas
@@ -109,7 +301,25 @@ class Counts:
 def random_inputs(kernel, env: dict, like=(), seed: int = 0) -> list:
     """Inputs for ``kernel`` at shape variables ``env``: standard-normal arrays of each Tile
     spec's dtype (small integers for integer types); runtime scalars are taken from ``like``
-    (the inputs of another call), else 1."""
+    (the inputs of another call), else 1.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf.counts import random_inputs
+        >>> [(a.shape, a.dtype) for a in random_inputs(twice, {"N": 128})]
+        [((128,), dtype('float32'))]
+    """
     rng = np.random.default_rng(seed)
     out = []
     for i, spec in enumerate(kernel.in_specs):
@@ -135,7 +345,26 @@ def measure(kernel, *arrays, sanitize: bool = False, **kw) -> Counts:
     """Run ``kernel`` once on the interpreter with counting on; its ``Counts``.
 
     ``arrays`` and ``kw`` are as for ``kernel.interpret``. The sanitizer is off by default
-    (counting is about what the kernel moves; run ``kernel.interpret`` to check it)."""
+    (counting is about what the kernel moves; run ``kernel.interpret`` to check it).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf.counts import measure
+        >>> c = measure(twice, np.ones(64, np.float32))
+        >>> c.ctas, c.load_bytes, c.unique_bytes
+        (2, 256.0, 512.0)
+    """
     b = kernel.bind(*arrays, **kw)
     t = b.trace()
     tensors = [a for a, s in zip(arrays, kernel.in_specs) if isinstance(s, Tile)]
@@ -151,6 +380,24 @@ class Scaling:
 
     ``base_env`` / ``base``: the measured shape and its counts; ``exponents``: counter name
     (``Counts.counters``) -> {shape variable: exponent} for each varied variable.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf.counts import fit
+        >>> s = fit(twice, np.ones(64, np.float32))
+        >>> s.base_env, s.exponents['0:load']
+        ({'N': 64}, {'N': 1.0})
     """
 
     base_env: dict
@@ -165,7 +412,25 @@ class Scaling:
         return v
 
     def at(self, env: dict) -> Counts:
-        """The counts at shape variables ``env`` (variables not given stay at the base)."""
+        """The counts at shape variables ``env`` (variables not given stay at the base).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import fit
+            >>> fit(twice, np.ones(64, np.float32)).at({"N": 4096}).load_bytes
+            16384.0
+        """
         bufs = {i: BufferCounts(b.name, *(self._scaled(f"{i}:{f}", getattr(b, f), env)
                                           for f in _FIELDS))
                 for i, b in self.base.buffers.items()}
@@ -173,7 +438,25 @@ class Scaling:
         return Counts(bufs, flops, self._scaled("ctas", self.base.ctas, env))
 
     def law(self, name: str) -> str:
-        """The fitted law of one counter, e.g. ``"M^1 N^1 K^1"``."""
+        """The fitted law of one counter, e.g. ``"M^1 N^1 K^1"``.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf.counts import fit
+            >>> fit(twice, np.ones(64, np.float32)).law("0:load")      # buffer 0 (X), bytes loaded
+            'N^1'
+        """
         parts = [f"{v}^{_fmt(e)}" for v, e in self.exponents.get(name, {}).items() if e]
         return " ".join(parts) or "constant"
 
@@ -194,7 +477,26 @@ def fit(kernel, *arrays, vary=None, inputs=None, **kw) -> Scaling:
     shape variables) doubled; the power law of every counter of every buffer (module
     docstring). ``inputs``: a function of the shape variables returning the inputs at a
     doubled shape (default: ``random_inputs``), for kernels whose work depends on the data
-    (a grouped GEMM's group sizes)."""
+    (a grouped GEMM's group sizes).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf.counts import fit
+        >>> s = fit(twice, np.ones(64, np.float32), vary=("N",))
+        >>> s.at({"N": 1 << 20}).load_bytes
+        4194304.0
+    """
     b = kernel.bind(*arrays, **kw)
     env = dict(b.env)
     template = {k: v for k, v in kw.items() if k not in kernel.shape_vars}

@@ -20,6 +20,11 @@ figures below are halved accordingly):
 The tensor-core peaks are those of each generation's own MMA path: Hopper reaches its figure
 with ``wgmma``, Blackwell with ``tcgen05.mma``; a kernel on ``mma.sync`` (the Ampere path)
 runs on those GPUs below them.
+
+Examples:
+    >>> from jax_pyptx.perf.devices import DEVICES
+    >>> sorted(DEVICES)
+    ['A100', 'B200', 'H100']
 """
 from __future__ import annotations
 
@@ -34,6 +39,12 @@ class Device:
 
     ``tensor_tflops`` maps an MMA input type name (``"bf16"``, ``"f16"``, ``"tf32"``,
     ``"e4m3"``, ``"s8"``, ...) to dense tensor-core TFLOP/s.
+
+    Examples:
+        >>> from jax_pyptx.perf.devices import Device
+        >>> d = Device("my GPU", sms=100, hbm_gbs=2000.0, tensor_tflops={"bf16": 500.0})
+        >>> d.peak("bf16"), d.smem_per_sm
+        (500.0, 233472)
     """
 
     name: str
@@ -50,7 +61,13 @@ class Device:
 
     def peak(self, input_type: str) -> float:
         """Dense tensor TFLOP/s for MMA inputs of ``input_type``; KeyError naming the types
-        this device lists when it has none."""
+        this device lists when it has none.
+
+        Examples:
+            >>> from jax_pyptx.perf.devices import device
+            >>> device("H100").peak("bf16"), device("B200").peak("e4m3")
+            (989.4, 4500.0)
+        """
         try:
             return self.tensor_tflops[input_type]
         except KeyError:
@@ -87,7 +104,14 @@ DEVICES = {
 
 
 def device(d) -> Device:
-    """A ``Device`` from itself or a key of ``DEVICES`` ("H100", "B200", "A100")."""
+    """A ``Device`` from itself or a key of ``DEVICES`` ("H100", "B200", "A100").
+
+    Examples:
+        >>> from jax_pyptx.perf.devices import device
+        >>> d = device("H100")
+        >>> d.name, d.sms, d.hbm_gbs
+        ('H100 SXM5', 132, 3350.0)
+    """
     if isinstance(d, Device):
         return d
     try:

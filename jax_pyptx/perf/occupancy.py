@@ -3,6 +3,12 @@
 The rules of the CUDA occupancy calculator for sm_80 .. sm_100: registers are allocated per
 warp in units of 256 (``ceil(regs * 32 / 256) * 256``), shared memory per CTA in units of 128
 bytes plus the driver's 1 KB reservation, and an SM holds at most 2048 threads and 32 CTAs.
+
+Examples:
+    >>> from jax_pyptx.perf.occupancy import occupancy
+    >>> occ = occupancy("H100", 128, 64, 0)
+    >>> occ.ctas_per_sm, occ.limiter
+    (8, 'registers')
 """
 from __future__ import annotations
 
@@ -15,7 +21,14 @@ __all__ = ["Occupancy", "occupancy"]
 
 @dataclass(frozen=True)
 class Occupancy:
-    """CTAs of a kernel resident on one SM, and the resource that caps them."""
+    """CTAs of a kernel resident on one SM, and the resource that caps them.
+
+    Examples:
+        >>> from jax_pyptx.perf.occupancy import Occupancy, occupancy
+        >>> occ = occupancy("H100", 256, 128, 100 * 1024)
+        >>> isinstance(occ, Occupancy), occ.ctas_per_sm, occ.warps_per_sm, occ.limiter
+        (True, 2, 16, 'registers')
+    """
 
     ctas_per_sm: int
     warps_per_sm: int
@@ -24,7 +37,13 @@ class Occupancy:
 
     @property
     def fraction(self) -> float:
-        """Resident warps over the SM's maximum."""
+        """Resident warps over the SM's maximum.
+
+        Examples:
+            >>> from jax_pyptx.perf.occupancy import occupancy
+            >>> occupancy("H100", 256, 128, 100 * 1024).fraction
+            0.25
+        """
         return self.warps_per_sm / self.max_warps
 
     def __str__(self):
@@ -36,8 +55,9 @@ def occupancy(dev, threads: int, registers: int, smem_bytes: int) -> Occupancy:
     ``threads`` threads using ``registers`` registers per thread and ``smem_bytes`` of shared
     memory (static + dynamic).
 
-    >>> occupancy("H100", 256, 128, 48 * 1024).ctas_per_sm
-    2
+    Examples:
+        >>> occupancy("H100", 256, 128, 48 * 1024).ctas_per_sm
+        2
     """
     d: Device = _device(dev)
     max_warps = d.max_threads_per_sm // 32

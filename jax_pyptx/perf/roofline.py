@@ -18,6 +18,24 @@ works out occupancy, and estimates the time on each device:
   is the floor the kernel's traffic and MMA work allow, not a prediction of its speed.
 
 ``Roofline.table()`` prints one row per (kernel, device).
+
+Examples:
+    >>> import numpy as np
+    >>> from jax_pyptx import Tile, kernel, ptx, reg
+    >>> from jax_pyptx.types import f32, u32, u64
+    >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+    ...         grid=lambda N: (N // 32, 1, 1))
+    ... def twice(X, Y):
+    ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+    ...     off = reg.cvt(i, u64) * 4
+    ...     v = reg.scalar(f32)
+    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+    ...     ptx.ret()
+    >>> from jax_pyptx.perf.roofline import roofline
+    >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24})
+    >>> [(row.device.name, row.bound) for row in r.rows]
+    [('H100 SXM5', 'memory'), ('B200', 'memory')]
 """
 from __future__ import annotations
 
@@ -34,7 +52,27 @@ DEFAULT_DEVICES = ("H100", "B200")
 
 @dataclass(frozen=True)
 class RooflineRow:
-    """The estimate of one kernel at one shape on one device."""
+    """The estimate of one kernel at one shape on one device.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf import roofline
+        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+        >>> row = r.rows[0]
+        >>> row.kernel, row.shape, row.threads, row.bound
+        ('twice', {'N': 16777216}, 32, 'memory')
+    """
 
     kernel: str
     shape: dict
@@ -50,30 +88,130 @@ class RooflineRow:
 
     @property
     def time(self) -> float:
-        """The estimate, seconds: ``max(t_mem, t_tc)``."""
+        """The estimate, seconds: ``max(t_mem, t_tc)``.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf import roofline
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
+            >>> row.time == max(row.t_mem, row.t_tc)
+            True
+        """
         return max(self.t_mem, self.t_tc)
 
     @property
     def bound(self) -> str:
-        """``"memory"``, ``"tensor"``, or ``"does not fit"`` (no CTA fits an SM)."""
+        """``"memory"``, ``"tensor"``, or ``"does not fit"`` (no CTA fits an SM).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf import roofline
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
+            >>> row.bound
+            'memory'
+        """
         if self.occupancy.ctas_per_sm == 0:
             return "does not fit"
         return "tensor" if self.t_tc > self.t_mem else "memory"
 
     @property
     def intensity(self) -> float:
-        """Tensor FLOPs per byte of DRAM traffic (unique bytes)."""
+        """Tensor FLOPs per byte of DRAM traffic (unique bytes).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf import roofline
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
+            >>> row.intensity
+            0.0
+        """
         c = self.counts
         return c.tensor_flops / c.unique_bytes if c.unique_bytes else 0.0
 
     @property
     def tbs(self) -> float:
-        """DRAM traffic (unique bytes) over the estimated time, TB/s."""
+        """DRAM traffic (unique bytes) over the estimated time, TB/s.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf import roofline
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
+            >>> 0 < row.tbs <= row.device.hbm_gbs / 1000
+            True
+        """
         return self.counts.unique_bytes / self.time / 1e12 if self.time else 0.0
 
     @property
     def tflops(self) -> float:
-        """Tensor FLOPs over the estimated time, TFLOP/s."""
+        """Tensor FLOPs over the estimated time, TFLOP/s.
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf import roofline
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> row = r.rows[0]
+            >>> row.tflops
+            0.0
+        """
         return self.counts.tensor_flops / self.time / 1e12 if self.time else 0.0
 
 
@@ -96,7 +234,27 @@ def _cells(r: RooflineRow) -> tuple:
 
 
 def format_table(rows, markdown: bool = False) -> str:
-    """Rows as an aligned text table, or a Markdown table with ``markdown=True``."""
+    """Rows as an aligned text table, or a Markdown table with ``markdown=True``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf import roofline
+        >>> from jax_pyptx.perf.roofline import format_table
+        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+        >>> format_table(r.rows) == r.table()
+        True
+    """
     body = [_cells(r) for r in rows]
     if markdown:
         lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
@@ -112,13 +270,52 @@ def format_table(rows, markdown: bool = False) -> str:
 
 @dataclass(frozen=True)
 class Roofline:
-    """``roofline(...)``'s result: the fitted ``scaling``, and one ``RooflineRow`` per device."""
+    """``roofline(...)``'s result: the fitted ``scaling``, and one ``RooflineRow`` per device.
+
+    Examples:
+        >>> from jax_pyptx.perf.roofline import Roofline
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf import roofline
+        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("B200",))
+        >>> isinstance(r, Roofline), len(r.rows), r.scaling.law("1:store")
+        (True, 1, 'N^1')
+    """
 
     scaling: Scaling
     rows: tuple
 
     def table(self, markdown: bool = False) -> str:
-        """The rows as a text table (a Markdown one with ``markdown=True``)."""
+        """The rows as a text table (a Markdown one with ``markdown=True``).
+
+        Examples:
+            >>> import numpy as np
+            >>> from jax_pyptx import Tile, kernel, ptx, reg
+            >>> from jax_pyptx.types import f32, u32, u64
+            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+            ...         grid=lambda N: (N // 32, 1, 1))
+            ... def twice(X, Y):
+            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+            ...     off = reg.cvt(i, u64) * 4
+            ...     v = reg.scalar(f32)
+            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+            ...     ptx.ret()
+            >>> from jax_pyptx.perf import roofline
+            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> print(r.table(markdown=True).splitlines()[0].startswith("|"))
+            True
+        """
         return format_table(self.rows, markdown)
 
     def __str__(self):
@@ -127,7 +324,28 @@ class Roofline:
 
 def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, registers: int,
              smem: int) -> RooflineRow:
-    """The roofline row of a kernel whose work at ``shape`` is ``counts`` (module doc)."""
+    """The roofline row of a kernel whose work at ``shape`` is ``counts`` (module doc).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf.counts import measure
+        >>> from jax_pyptx.perf.roofline import estimate
+        >>> c = measure(twice, np.ones(64, np.float32))
+        >>> row = estimate("twice", {"N": 64}, c, "H100", threads=32, registers=16, smem=0)
+        >>> row.bound, row.occupancy.limiter
+        ('memory', 'CTAs')
+    """
     d = _device(dev)
     occ = occupancy(d, threads, registers, smem)
     ctas = max(1.0, float(counts.ctas))
@@ -154,6 +372,25 @@ def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, v
 
         from jax_pyptx.perf import roofline
         print(roofline(gemm, a, b, at={"M": 8192, "N": 8192, "K": 8192}))
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u32, u64
+        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
+        ...         grid=lambda N: (N // 32, 1, 1))
+        ... def twice(X, Y):
+        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
+        ...     off = reg.cvt(i, u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.perf import roofline
+        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+        >>> row = r.rows[0]
+        >>> row.bound, round(row.counts.requested_bytes / 2**20)
+        ('memory', 128)
     """
     from ..toolchain import compile_ptx
 

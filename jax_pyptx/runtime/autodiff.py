@@ -26,6 +26,23 @@ def with_backward(forward, backward, *, save_outputs: bool = False, **call_kw):
 
     ``forward`` / ``backward``: Kernels or JAX functions. ``call_kw`` (interpret, debug,
     template parameters, ...) is passed to kernel calls.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> import jax, jax.numpy as jnp
+        >>> from jax_pyptx import with_backward
+        >>> f = with_backward(twice, lambda x, g: (g * 2.0,), interpret=True)
+        >>> jax.grad(lambda x: f(x).sum())(jnp.ones(32, jnp.float32))[:3]
+        Array([2., 2., 2.], dtype=float32)
     """
     fwd_fn = as_callable(forward, **call_kw)
     bwd_fn = as_callable(backward, **call_kw)

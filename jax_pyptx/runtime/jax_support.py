@@ -20,6 +20,27 @@ record's ``LaunchPlan`` as attributes (the same C++ path as every kernel call, s
 is loaded per context, tensor maps are encoded from the live buffers, and ``jax.export``
 works), or on the CPU the interpreter. ``set_mock_ffi_callback`` has no meaning here (see its
 error); tests read the recording driver table instead.
+
+Examples:
+    >>> import numpy as np
+    >>> from jax_pyptx import Tile, kernel, ptx, reg
+    >>> from jax_pyptx.types import f32, u64
+    >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+    ... def twice(X, Y):
+    ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+    ...     v = reg.scalar(f32)
+    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+    ...     ptx.ret()
+    >>> import jax.numpy as jnp
+    >>> from jax_pyptx.runtime.jax_support import (call_kernel_via_ffi, compile_ptx_to_cubin,
+    ...                                            register_launch_config)
+    >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a", kernel_name="twice")
+    >>> register_launch_config(h, None, grid=(1, 1, 1), block=(32, 1, 1))
+    >>> y = call_kernel_via_ffi(jnp.ones(32, jnp.float32), cubin_handle=h, out_specs=(Tile(32, f32),),
+    ...                         out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1))
+    >>> y[:3]
+    Array([2., 2., 2.], dtype=float32)
 """
 from __future__ import annotations
 
@@ -85,6 +106,24 @@ def compile_ptx_to_cubin(ptx: str, arch: str, kernel_name: str = "",
     launcher looks for it (without a ptxas the launcher JIT-compiles the PTX);
     ``kernel_name`` defaults to the module's only ``.entry``; ``dynamic_smem_bytes`` is the
     least dynamic shared memory every launch gets.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.runtime.jax_support import compile_ptx_to_cubin
+        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> rec = get_cubin_registry().get(h)
+        >>> rec.kernel_name, rec.arch
+        ('twice', 'sm_90a')
     """
     from ..isa.model import parse_target
     from .launch_plan import ensure_cubin
@@ -119,7 +158,27 @@ def register_launch_config(handle, cu_function, grid, block, cluster=(1, 1, 1),
                            smem_bytes: int = 0) -> None:
     """Set ``handle``'s launch geometry and dynamic shared memory. ``cu_function`` (a
     ``CUfunction`` upstream) is kept but not used: the launcher loads the module itself,
-    once per CUDA context."""
+    once per CUDA context.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.runtime.jax_support import compile_ptx_to_cubin, register_launch_config
+        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> register_launch_config(h, None, grid=(4, 1, 1), block=(32, 1, 1), smem_bytes=1024)
+        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> rec = get_cubin_registry().get(h)
+        >>> rec.grid, rec.block, rec.smem_bytes
+        ((4, 1, 1), (32, 1, 1), 1024)
+    """
     rec = get_cubin_registry().get(handle)
     rec.cu_function = cu_function
     rec.grid, rec.block, rec.cluster = (tuple(grid), tuple(block), tuple(cluster))
@@ -128,7 +187,23 @@ def register_launch_config(handle, cu_function, grid, block, cluster=(1, 1, 1),
 
 def add_scalar_param_to_shim(handle, *, value_bits: int, size_bytes: int) -> None:
     """Append a scalar kernel parameter (after the buffers): ``size_bytes`` (1, 2, 4 or 8)
-    little-endian bytes of the integer ``value_bits`` (a float's IEEE bits)."""
+    little-endian bytes of the integer ``value_bits`` (a float's IEEE bits).
+
+    Examples:
+        >>> import struct
+        >>> from jax_pyptx import kernel, ptx
+        >>> from jax_pyptx.types import f32, u64
+        >>> from jax_pyptx.runtime.jax_support import add_scalar_param_to_shim, compile_ptx_to_cubin
+        >>> @kernel(raw_params=[("p", u64), ("alpha", f32)])
+        ... def k():
+        ...     ptx.ret()
+        >>> h = compile_ptx_to_cubin(k.ptx(), "sm_90a")
+        >>> bits = struct.unpack("<I", struct.pack("<f", 0.5))[0]     # a float's IEEE bits
+        >>> add_scalar_param_to_shim(h, value_bits=bits, size_bytes=4)
+        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> get_cubin_registry().get(h).scalars == [struct.pack("<f", 0.5)]
+        True
+    """
     rec = get_cubin_registry().get(handle)
     if size_bytes not in (1, 2, 4, 8):
         raise SpecializationError(f"add_scalar_param_to_shim: size_bytes must be 1, 2, 4 or "
@@ -142,7 +217,27 @@ def add_tma_spec_to_shim(handle, xla_arg_index: int, host_blob_ptr: int,
     """Append a tensor-map parameter (after the scalars) over buffer ``xla_arg_index``
     (inputs then outputs), with the geometry of the map synthesized at ``host_blob_ptr``.
     It is re-encoded from the buffer's address at every launch and passed as the u64
-    address of a descriptor in the launch's workspace; ``device_blob_ptr`` is not needed."""
+    address of a descriptor in the launch's workspace; ``device_blob_ptr`` is not needed.
+
+    Examples:
+        >>> from jax_pyptx import kernel, ptx
+        >>> from jax_pyptx.types import bf16, u64
+        >>> from jax_pyptx.runtime.jax_support import (add_tma_spec_to_shim, compile_ptx_to_cubin,
+        ...                                            synthesize_tma_descriptor)
+        >>> @kernel(raw_params=[("A", u64), ("A_map", u64)])
+        ... def k():
+        ...     ptx.ret()
+        >>> h = compile_ptx_to_cubin(k.ptx(), "sm_90a")
+        >>> from jax_pyptx import Layout
+        >>> from jax_pyptx.runtime import ffi_bridge
+        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> ffi_bridge.set_recording(True)          # encode with the recording driver table (no GPU)
+        >>> tmap, host_ptr, _ = synthesize_tma_descriptor((256, 64), bf16, Layout.TMA_128B)
+        >>> ffi_bridge.set_recording(False)
+        >>> add_tma_spec_to_shim(h, 0, host_ptr)
+        >>> len(get_cubin_registry().get(h).tma)
+        1
+    """
     rec = get_cubin_registry().get(handle)
     rec.tma.append((int(xla_arg_index), tensor_map_at(host_blob_ptr)))
 
@@ -150,7 +245,17 @@ def add_tma_spec_to_shim(handle, xla_arg_index: int, host_blob_ptr: int,
 def set_mock_ffi_callback(callback) -> None:
     """Not available: launches here go through the C++ launcher's driver table, never a
     Python callback. To see what would be launched without a GPU, use the recording table:
-    ``jax_pyptx.runtime.ffi_bridge.set_recording(True)`` then ``recorded_launches()``."""
+    ``jax_pyptx.runtime.ffi_bridge.set_recording(True)`` then ``recorded_launches()``.
+
+    Examples:
+        >>> from jax_pyptx.errors import NotSupportedError
+        >>> from jax_pyptx.runtime.jax_support import set_mock_ffi_callback
+        >>> try:
+        ...     set_mock_ffi_callback(print)
+        ... except NotSupportedError as e:
+        ...     print("set_recording" in str(e))
+        True
+    """
     raise NotSupportedError(
         "set_mock_ffi_callback: jax_pyptx launches through its C++ launcher, not a Python "
         "callback; to see launches without a GPU use the recording driver table "
@@ -164,7 +269,19 @@ def synthesize_tma_descriptor(shape, dtype, layout, box_shape=None, placeholder_
     ``placeholder_ptr``: global dims ``(cols, rows)``, box ``box_shape=(rows, cols)`` or the
     default (128 rows by one swizzle span), clamped; swizzle from ``layout``.
     ``host_tmap`` is a ``HostTensorMap`` (``.data``: its 128 bytes); the device blob holds
-    the same bytes."""
+    the same bytes.
+
+    Examples:
+        >>> from jax_pyptx.types import bf16
+        >>> from jax_pyptx.runtime.jax_support import synthesize_tma_descriptor
+        >>> from jax_pyptx import Layout
+        >>> from jax_pyptx.runtime import ffi_bridge
+        >>> ffi_bridge.set_recording(True)          # encode with the recording driver table (no GPU)
+        >>> tmap, host_ptr, device_ptr = synthesize_tma_descriptor((256, 64), bf16, Layout.TMA_128B)
+        >>> ffi_bridge.set_recording(False)
+        >>> len(tmap.data), host_ptr != 0
+        (128, True)
+    """
     m = synthesize_tensor_map(shape, dtype, layout, box_shape, placeholder_ptr)
     return m, m.host_ptr, m.device_ptr
 
@@ -173,7 +290,18 @@ def synthesize_tma_descriptor_3d(height, width, dtype, box_major, box_minor, *,
                                  swizzle_128b=True, padding=False, placeholder_ptr: int = 0):
     """``(host_tmap, host_blob_ptr, device_blob_ptr)`` of the rank-3 "64-column stripe" map
     of a ``(height, width)`` tensor: dims ``(64, height, width/64)``, box ``(64 or 72,
-    box_major, box_minor/64)``, 128-byte swizzle when ``swizzle_128b``."""
+    box_major, box_minor/64)``, 128-byte swizzle when ``swizzle_128b``.
+
+    Examples:
+        >>> from jax_pyptx.types import bf16
+        >>> from jax_pyptx.runtime.jax_support import synthesize_tma_descriptor_3d
+        >>> from jax_pyptx.runtime import ffi_bridge
+        >>> ffi_bridge.set_recording(True)          # encode with the recording driver table (no GPU)
+        >>> tmap, host_ptr, device_ptr = synthesize_tma_descriptor_3d(128, 256, bf16, 64, 128)
+        >>> ffi_bridge.set_recording(False)
+        >>> len(tmap.data)
+        128
+    """
     m = synthesize_tensor_map_3d(height, width, dtype, box_major, box_minor,
                                  swizzle_128b=swizzle_128b, padding=padding,
                                  placeholder_ptr=placeholder_ptr)
@@ -188,6 +316,25 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
 
     On CUDA: the launcher's custom call. On the CPU: the interpreter (``interpret=False``:
     the launcher with its recording driver table, which computes nothing).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> import jax, jax.numpy as jnp
+        >>> from jax_pyptx.runtime.jax_support import call_kernel_via_ffi, compile_ptx_to_cubin
+        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> f = jax.jit(lambda x: call_kernel_via_ffi(x, cubin_handle=h, out_specs=(Tile(32, f32),),
+        ...                                           out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1)))
+        >>> f(jnp.arange(32, dtype=jnp.float32))[:3]
+        Array([0., 2., 4.], dtype=float32)
     """
     import jax
     import jax.numpy as jnp

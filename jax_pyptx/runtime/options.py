@@ -27,7 +27,23 @@ def configure(kernel, **options):
     ``save_outputs=bool`` (the backward also receives the forward's outputs), ``interpret``,
     ``grid``, ``max_steps`` / ``timeout`` (the CPU interpreter's instruction and time limits;
     None: its defaults), ``timeline`` (a path: each interpreted call writes its Chrome /
-    Perfetto trace there, ``jax_pyptx.interpret.launch``)."""
+    Perfetto trace there, ``jax_pyptx.interpret.launch``).
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> import jax_pyptx
+        >>> jax_pyptx.configure(twice, interpret=True) is twice
+        True
+    """
     unknown = [k for k in options if k not in OPTIONS]
     if unknown:
         raise SpecializationError(f"configure(): unknown option {unknown[0]!r}; options: "

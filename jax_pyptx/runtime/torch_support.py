@@ -21,6 +21,25 @@ through the launcher; ``torch.compile`` sees one opaque op). ``call_kernel_via_t
 on tensors.
 
 Importing this module does not import torch (``is_torch_tensor`` is False until it is).
+
+Examples:
+    >>> import torch
+    >>> import numpy as np
+    >>> from jax_pyptx import Tile, kernel, ptx, reg
+    >>> from jax_pyptx.types import f32, u64
+    >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+    ... def twice(X, Y):
+    ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+    ...     v = reg.scalar(f32)
+    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+    ...     ptx.ret()
+    >>> from jax_pyptx.runtime.torch_support import differentiable_kernel
+    >>> op = differentiable_kernel(twice, lambda x, g: g * 2.0)
+    >>> x = torch.ones(32, requires_grad=True)
+    >>> op(x).sum().backward()
+    >>> x.grad[:3]
+    tensor([2., 2., 2.])
 """
 from __future__ import annotations
 
@@ -40,8 +59,9 @@ def extract_input_shapes(inputs) -> tuple:
     """``((shape, dtype name), ...)`` of tensors / arrays (numbers: ``((), type name)``),
     the ``input_shapes`` of a ``pyptx.cache.CacheKey``; dtypes by PTX name where there is one.
 
-    >>> extract_input_shapes([np.zeros((2, 3), np.float32), 1.5])
-    (((2, 3), 'f32'), ((), 'float'))
+    Examples:
+        >>> extract_input_shapes([np.zeros((2, 3), np.float32), 1.5])
+        (((2, 3), 'f32'), ((), 'float'))
     """
     from .callspec import dtype_name
 
@@ -62,7 +82,25 @@ def extract_input_shapes(inputs) -> tuple:
 def get_or_register_torch_op(kernel, **kw):
     """The ``torch.library`` op of ``kernel`` for template parameters / fixed shape
     variables / raw parameter values ``kw`` (``jax_pyptx.to_torch``): registered once,
-    callable on tensors."""
+    callable on tensors.
+
+    Examples:
+        >>> import torch
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.runtime.torch_support import get_or_register_torch_op
+        >>> op = get_or_register_torch_op(twice)
+        >>> op is get_or_register_torch_op(twice), op(torch.ones(32))[:2]
+        (True, tensor([2., 2.]))
+    """
     from .torch_op import to_torch
 
     return to_torch(kernel, **kw)
@@ -74,7 +112,27 @@ def call_kernel_via_torch(*inputs, cubin_handle, out_specs, out_shape_env, grid,
     """Launch the kernel of ``cubin_handle`` (``compile_ptx_to_cubin``) on tensors: one
     output tensor for a single out spec, else a tuple. CPU tensors run on the interpreter
     (``interpret=False``: the launcher, e.g. with the recording driver table); CUDA tensors
-    through the launcher on ``torch.cuda.current_stream()`` (or ``stream``)."""
+    through the launcher on ``torch.cuda.current_stream()`` (or ``stream``).
+
+    Examples:
+        >>> import torch
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.runtime.jax_support import compile_ptx_to_cubin
+        >>> from jax_pyptx.runtime.torch_support import call_kernel_via_torch
+        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> call_kernel_via_torch(torch.ones(32), cubin_handle=h, out_specs=(Tile(32, f32),),
+        ...                       out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1))[:3]
+        tensor([2., 2., 2.])
+    """
     from .torch_handles import launch_handle
 
     res = launch_handle(inputs, cubin_handle, out_specs, out_shape_env, grid, block, cluster,
@@ -85,7 +143,27 @@ def call_kernel_via_torch(*inputs, cubin_handle, out_specs, out_shape_env, grid,
 def call_kernel_via_torch_compile(*inputs, cubin_handle, out_specs, out_shape_env, grid,
                                   block, cluster=(1, 1, 1), smem_bytes: int = 0):
     """:func:`call_kernel_via_torch` through a ``torch.library`` op (one per launch
-    description, with a fake impl), so ``torch.compile`` traces it as one opaque op."""
+    description, with a fake impl), so ``torch.compile`` traces it as one opaque op.
+
+    Examples:
+        >>> import torch
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> from jax_pyptx.runtime.jax_support import compile_ptx_to_cubin
+        >>> from jax_pyptx.runtime.torch_support import call_kernel_via_torch_compile
+        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> call_kernel_via_torch_compile(torch.ones(32), cubin_handle=h, out_specs=(Tile(32, f32),),
+        ...                               out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1))[:3]
+        tensor([2., 2., 2.])
+    """
     from .torch_handles import call_handle_op
 
     return call_handle_op(inputs, cubin_handle, out_specs, out_shape_env, grid, block,
@@ -107,6 +185,23 @@ def differentiable_kernel(forward_kernel, backward_kernel, *, save_for_backward=
     ``no_grad``); on JAX arrays a ``jax.custom_vjp`` with the same contract.
 
     >>> op = differentiable_kernel(lambda x: x, lambda x, g: g)     # doctest: +SKIP
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+        ... def twice(X, Y):
+        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+        ...     v = reg.scalar(f32)
+        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+        ...     ptx.ret()
+        >>> import jax, jax.numpy as jnp
+        >>> from jax_pyptx import differentiable_kernel
+        >>> op = differentiable_kernel(twice, lambda x, g: g * 2.0)
+        >>> jax.grad(lambda x: op(x).sum())(jnp.ones(32, jnp.float32))[:3]
+        Array([2., 2., 2.], dtype=float32)
     """
     name = getattr(forward_kernel, "name", None) or getattr(forward_kernel, "__name__", "op")
     if save_for_backward is not None:

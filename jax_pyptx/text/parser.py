@@ -29,6 +29,12 @@ Design choices (documented here because the IR is shared with the DSL):
   function); everything else goes through the token-level parser, which also produces every
   error message. Any failure inside the parser surfaces as ``ParseError`` with line, column
   and the offending token: no other exception escapes.
+
+Examples:
+    >>> from jax_pyptx.text.parser import parse
+    >>> m = parse(".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }")
+    >>> m.version, [f.name for f in m.functions]
+    ((8, 5), ['k'])
 """
 from __future__ import annotations
 
@@ -50,7 +56,14 @@ __all__ = ["parse", "parse_statements", "KNOWN_INSTRUCTIONS"]
 
 
 def parse(text: str, source: str = "<ptx>") -> Module:
-    """Parse PTX ``text`` into a ``Module``. Raises only ``ParseError``."""
+    """Parse PTX ``text`` into a ``Module``. Raises only ``ParseError``.
+
+    Examples:
+        >>> from jax_pyptx.text.parser import parse
+        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }")
+        >>> m.functions[0].name
+        'k'
+    """
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
@@ -79,7 +92,13 @@ def parse_statements(text: str, source: str = "<ptx>", unknown_ok: bool = False)
     declarations, scopes) and return them. ``unknown_ok``: an instruction the ISA table does
     not know is kept as written (an ``Instruction`` with the opcode split at its dots) instead
     of being a ``ParseError``: ``ptx.raw`` uses it for the instructions the table lacks.
-    Raises only ``ParseError``."""
+    Raises only ``ParseError``.
+
+    Examples:
+        >>> from jax_pyptx.text.parser import parse_statements
+        >>> [ins.opcode for ins in parse_statements("add.u32 %r1, %r1, 4; ret;")]
+        ['add', 'ret']
+    """
     if not isinstance(text, str):
         raise ParseError(f"expected PTX text (str), got {type(text).__name__}", 1, 1, "", source)
     body = text + "\n}"

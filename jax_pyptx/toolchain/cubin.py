@@ -10,6 +10,16 @@ Cache entries (see ``cache.py`` for the directory, atomic writes and fallbacks):
   ``<path>.sha256``.
 
 Every read is verified against the recorded size and digest; anything else is a miss.
+
+Examples:
+    >>> from jax_pyptx.toolchain.cubin import compile_ptx
+    >>> from jax_pyptx import kernel, ptx
+    >>> @kernel
+    ... def k():
+    ...     ptx.ret()
+    >>> res = compile_ptx(k.ptx(), "sm_90a")         # needs ptxas
+    >>> res.cubin[1:4], res.report.registers >= 0
+    (b'ELF', True)
 """
 from __future__ import annotations
 
@@ -29,6 +39,19 @@ from .report import ResourceReport, parse_report
 
 @dataclass(frozen=True)
 class CompileResult:
+    """What ``compile_ptx`` returns: the cubin bytes, ptxas's ``ResourceReport``, whether it
+    came from the disk cache, and the cache file's path.
+
+    Examples:
+        >>> from jax_pyptx.toolchain.cubin import CompileResult, compile_ptx
+        >>> from jax_pyptx import kernel, ptx
+        >>> @kernel
+        ... def k():
+        ...     ptx.ret()
+        >>> res = compile_ptx(k.ptx(), "sm_90a")         # needs ptxas
+        >>> isinstance(res, CompileResult), compile_ptx(k.ptx(), "sm_90a").cached
+        (True, True)
+    """
     cubin: bytes
     report: ResourceReport
     cached: bool
@@ -57,6 +80,15 @@ def compile_ptx(ptx: str, arch: str, use_cache: bool = True, module=None) -> Com
 
     ``module`` (optional) is the IR module ``ptx`` was printed from: a ptxas error then names
     the user's Python line of the rejected instruction.
+
+    Examples:
+        >>> from jax_pyptx.toolchain.cubin import compile_ptx
+        >>> from jax_pyptx import kernel, ptx
+        >>> @kernel
+        ... def k():
+        ...     ptx.ret()
+        >>> compile_ptx(k.ptx(), "sm_90a").cubin[:4] == bytes([0x7F]) + b"ELF"   # needs ptxas
+        True
     """
     tool = find_tool("ptxas")
     key = hashlib.sha256(f"{arch}\0{tool.version_text}\0".encode() + ptx.encode()).hexdigest()
@@ -94,12 +126,38 @@ compile = compile_ptx  # noqa: A001 - the documented name: toolchain.compile(ptx
 
 
 def ptxas_check(ptx: str, arch: str, module=None) -> ResourceReport:
-    """Assemble without caching; raises ToolchainError with ptxas's message on rejection."""
+    """Assemble without caching; raises ToolchainError with ptxas's message on rejection.
+
+    Examples:
+        >>> from jax_pyptx.errors import ToolchainError
+        >>> from jax_pyptx.toolchain.cubin import ptxas_check
+        >>> from jax_pyptx import kernel, ptx
+        >>> @kernel
+        ... def k():
+        ...     ptx.ret()
+        >>> ptxas_check(k.ptx(), "sm_90a").spill_stores  # needs ptxas
+        0
+        >>> try:
+        ...     ptxas_check(k.ptx().replace("ret;", "bogus;"), "sm_90a")   # needs ptxas
+        ... except ToolchainError as e:
+        ...     print("ptxas" in str(e))
+        True
+    """
     return parse_report(_run_ptxas(ptx, arch, module=module)[1])
 
 
 def disassemble(ptx: str, arch: str, module=None) -> str:
-    """SASS text of the PTX (ptxas, then nvdisasm), memoised on disk."""
+    """SASS text of the PTX (ptxas, then nvdisasm), memoised on disk.
+
+    Examples:
+        >>> from jax_pyptx.toolchain.cubin import disassemble
+        >>> from jax_pyptx import kernel, ptx
+        >>> @kernel
+        ... def k():
+        ...     ptx.ret()
+        >>> "EXIT" in disassemble(k.ptx(), "sm_90a")     # needs nvdisasm
+        True
+    """
     res = compile_ptx(ptx, arch, module=module)
     tool = find_tool("nvdisasm")
     digest = hashlib.sha256(res.cubin).hexdigest()
@@ -127,12 +185,35 @@ def disassemble(ptx: str, arch: str, module=None) -> str:
 def publish_cubin(path: str, cubin: bytes) -> str:
     """Publish ``cubin`` at ``path`` (with its stamp ``<path>.sha256`` for the C++ launcher),
     unless a verified copy with the same bytes is already there. Returns the path written or
-    found, or "" when the cache could not take it (the launcher then JITs the PTX)."""
+    found, or "" when the cache could not take it (the launcher then JITs the PTX).
+
+    Examples:
+        >>> import os, tempfile
+        >>> from jax_pyptx.toolchain.cubin import publish_cubin, read_cubin
+        >>> path = os.path.join(tempfile.mkdtemp(), "k.cubin")
+        >>> publish_cubin(path, b"not really a cubin") == path
+        True
+        >>> read_cubin(path)
+        b'not really a cubin'
+    """
     if cache.read_stamped(path) == cubin:
         return path
     return cache.write_stamped(path, cubin)
 
 
 def read_cubin(path: str) -> bytes | None:
-    """A published cubin's bytes when they match their stamp; else None (rebuild it)."""
+    """A published cubin's bytes when they match their stamp; else None (rebuild it).
+
+    Examples:
+        >>> import os, tempfile
+        >>> from jax_pyptx.toolchain.cubin import publish_cubin, read_cubin
+        >>> path = os.path.join(tempfile.mkdtemp(), "k.cubin")
+        >>> read_cubin(path) is None                     # nothing published yet
+        True
+        >>> _ = publish_cubin(path, b"bytes")
+        >>> with open(path, "wb") as f:                  # altered after publishing
+        ...     _ = f.write(b"other")
+        >>> read_cubin(path) is None
+        True
+    """
     return cache.read_stamped(path)

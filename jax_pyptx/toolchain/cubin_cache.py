@@ -17,6 +17,15 @@ last, ``<digest>.json``: ``{"key": {...}, "metadata": {...}, "files": {...}}`` w
 ``files`` holds the size and SHA-256 of the other two, checked on read. The cache never makes
 a call fail: a directory that cannot be created or written leaves the cache in memory only,
 and an entry that is missing, unreadable, torn or for another key is a miss.
+
+Examples:
+    >>> import tempfile
+    >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+    >>> cache = CubinCache(tempfile.mkdtemp())
+    >>> key = CacheKey("my_module.gemm", (("BM", 128),), (((256, 256), "bf16"),), "sm_90a")
+    >>> cache.put(CacheEntry(key, ".version 8.5 ..."))
+    >>> CubinCache(cache.cache_dir).get(key).ptx_source        # a second cache reads it from disk
+    '.version 8.5 ...'
 """
 from __future__ import annotations
 
@@ -52,8 +61,9 @@ class CacheKey:
     ``template_kwargs``: ``((name, value), ...)``; ``input_shapes``: ``((shape, dtype
     name), ...)``.
 
-    >>> CacheKey("f", (("BM", 64),), (((128, 64), "f32"),), "sm_90a").hash()
-    '...'  # doctest: +SKIP
+    Examples:
+        >>> len(CacheKey("f", (("BM", 64),), (((128, 64), "f32"),), "sm_90a").hash())
+        32
     """
 
     fn_id: str
@@ -62,7 +72,14 @@ class CacheKey:
     arch: str
 
     def as_json(self) -> dict:
-        """The key as the JSON object that :meth:`hash` digests."""
+        """The key as the JSON object that :meth:`hash` digests.
+
+        Examples:
+            >>> from jax_pyptx.toolchain.cubin_cache import CacheKey
+            >>> CacheKey("f", (("BM", 64),), (((128, 64), "f32"),), "sm_90a").as_json()  # doctest: +NORMALIZE_WHITESPACE
+            {'fn_id': 'f', 'template_kwargs': [['BM', 64]], 'input_shapes': [[[128, 64],
+             'f32']], 'arch': 'sm_90a'}
+        """
         return {"fn_id": self.fn_id,
                 "template_kwargs": [[k, v] for k, v in self.template_kwargs],
                 "input_shapes": [[list(shape), dtype] for shape, dtype in self.input_shapes],
@@ -70,7 +87,14 @@ class CacheKey:
 
     def hash(self) -> str:
         """First 32 hex digits of the SHA-256 of the key's sorted-key JSON (``default=str``
-        for values JSON cannot hold)."""
+        for values JSON cannot hold).
+
+        Examples:
+            >>> from jax_pyptx.toolchain.cubin_cache import CacheKey
+            >>> a = CacheKey("f", (("BM", 64),), (), "sm_90a")
+            >>> a.hash() == CacheKey("f", (("BM", 64),), (), "sm_90a").hash() != CacheKey("f", (), (), "sm_90a").hash()
+            True
+        """
         text = json.dumps(self.as_json(), sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
@@ -79,8 +103,9 @@ class CacheKey:
 class CacheEntry:
     """One cached kernel: its key, PTX text, cubin (None when not compiled) and metadata.
 
-    >>> CacheEntry(CacheKey("f", (), (), "sm_80"), ".version 8.5 ...").cubin_bytes is None
-    True
+    Examples:
+        >>> CacheEntry(CacheKey("f", (), (), "sm_80"), ".version 8.5 ...").cubin_bytes is None
+        True
     """
 
     key: CacheKey
@@ -98,10 +123,11 @@ class CubinCache:
     """Entries in memory and, with ``enable_disk``, under ``cache_dir`` (default
     :data:`DEFAULT_CACHE_DIR`, created if needed). Thread-safe.
 
-    >>> cache = CubinCache(enable_disk=False)
-    >>> key = CacheKey("f", (), (), "sm_90a")
-    >>> cache.put(CacheEntry(key, "ptx")); key in cache, len(cache)
-    (True, 1)
+    Examples:
+        >>> cache = CubinCache(enable_disk=False)
+        >>> key = CacheKey("f", (), (), "sm_90a")
+        >>> cache.put(CacheEntry(key, "ptx")); key in cache, len(cache)
+        (True, 1)
     """
 
     def __init__(self, cache_dir=None, enable_disk: bool = True):
@@ -124,7 +150,18 @@ class CubinCache:
 
     # ------------------------------------------------------------------ reads
     def get(self, key: CacheKey) -> CacheEntry | None:
-        """The entry for ``key`` (memory, then disk), or None."""
+        """The entry for ``key`` (memory, then disk), or None.
+
+        Examples:
+            >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+            >>> cache = CubinCache(enable_disk=False)
+            >>> key = CacheKey("f", (), (), "sm_90a")
+            >>> cache.get(key) is None
+            True
+            >>> cache.put(CacheEntry(key, "ptx text"))
+            >>> cache.get(key).ptx_source
+            'ptx text'
+        """
         with self._lock:
             got = self._memory.get(key)
             if got is not None or not self.enable_disk:
@@ -171,7 +208,15 @@ class CubinCache:
 
     # ------------------------------------------------------------------ writes
     def put(self, entry: CacheEntry) -> None:
-        """Keep ``entry`` in memory and write it to disk (OS errors are ignored)."""
+        """Keep ``entry`` in memory and write it to disk (OS errors are ignored).
+
+        Examples:
+            >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+            >>> cache = CubinCache(enable_disk=False)
+            >>> cache.put(CacheEntry(CacheKey("f", (), (), "sm_90a"), "ptx text", b"cubin"))
+            >>> len(cache)
+            1
+        """
         with self._lock:
             self._memory[entry.key] = entry
             if not self.enable_disk:
@@ -193,7 +238,17 @@ class CubinCache:
 
     def clear(self, *, disk: bool = False) -> None:
         """Forget every entry; with ``disk``, also delete this cache's ``<digest>.json /
-        .ptx / .cubin`` files (other files in the directory are left alone)."""
+        .ptx / .cubin`` files (other files in the directory are left alone).
+
+        Examples:
+            >>> import os, tempfile
+            >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+            >>> cache = CubinCache(tempfile.mkdtemp())
+            >>> cache.put(CacheEntry(CacheKey("f", (), (), "sm_90a"), "ptx text"))
+            >>> cache.clear(disk=True)
+            >>> len(cache), os.listdir(cache.cache_dir)
+            (0, [])
+        """
         with self._lock:
             self._memory.clear()
             if not (disk and self.enable_disk):
@@ -216,7 +271,13 @@ _global_lock = threading.Lock()
 
 def get_global_cache() -> CubinCache:
     """The process-wide :class:`CubinCache` (created on first use, in
-    :data:`DEFAULT_CACHE_DIR`)."""
+    :data:`DEFAULT_CACHE_DIR`).
+
+    Examples:
+        >>> from jax_pyptx.toolchain.cubin_cache import CubinCache, get_global_cache
+        >>> isinstance(get_global_cache(), CubinCache), get_global_cache() is get_global_cache()
+        (True, True)
+    """
     with _global_lock:
         if not _global:
             _global.append(CubinCache())
@@ -224,7 +285,17 @@ def get_global_cache() -> CubinCache:
 
 
 def set_global_cache(cache: CubinCache) -> None:
-    """Replace the process-wide cache (``get_global_cache()`` returns ``cache``)."""
+    """Replace the process-wide cache (``get_global_cache()`` returns ``cache``).
+
+    Examples:
+        >>> from jax_pyptx.toolchain.cubin_cache import CubinCache, get_global_cache, set_global_cache
+        >>> old = get_global_cache()
+        >>> mine = CubinCache(enable_disk=False)
+        >>> set_global_cache(mine)
+        >>> get_global_cache() is mine
+        True
+        >>> set_global_cache(old)
+    """
     if not isinstance(cache, CubinCache):
         raise TypeError(f"set_global_cache() takes a CubinCache, got {cache!r}")
     with _global_lock:

@@ -1,4 +1,11 @@
-"""Locate CUDA tools and read their versions."""
+"""Locate CUDA tools and read their versions.
+
+Examples:
+    >>> from jax_pyptx.toolchain.find import find_tool
+    >>> tool = find_tool("ptxas")                    # needs ptxas
+    >>> tool.version >= (12, 0)
+    True
+"""
 from __future__ import annotations
 
 import functools
@@ -15,12 +22,27 @@ from ..errors import ToolchainError
 
 @dataclass(frozen=True)
 class Tool:
+    """A CUDA tool found on this machine: its name, path and version tuple.
+
+    Examples:
+        >>> from jax_pyptx.toolchain.find import Tool
+        >>> t = Tool("ptxas", "/usr/local/cuda/bin/ptxas", (12, 8, 93))
+        >>> t.version_text
+        '12.8.93'
+    """
     name: str
     path: str
     version: tuple     # (13, 0, 88)
 
     @property
     def version_text(self) -> str:
+        """The version as text, ``"12.8.93"``.
+
+        Examples:
+            >>> from jax_pyptx.toolchain.find import Tool
+            >>> Tool("nvdisasm", "/opt/cuda/bin/nvdisasm", (12, 4)).version_text
+            '12.4'
+        """
         return ".".join(map(str, self.version))
 
 
@@ -66,7 +88,13 @@ def _version(path: str) -> tuple | None:
 
 @functools.lru_cache(maxsize=None)
 def find_tool(name: str) -> Tool:
-    """The newest ``name`` (ptxas, nvdisasm) found; raises ToolchainError if none."""
+    """The newest ``name`` (ptxas, nvdisasm) found; raises ToolchainError if none.
+
+    Examples:
+        >>> from jax_pyptx.toolchain.find import find_tool
+        >>> find_tool("nvdisasm").name                   # needs nvdisasm
+        'nvdisasm'
+    """
     best = None
     for path in _candidates(name):
         v = _version(path)
@@ -80,7 +108,18 @@ def find_tool(name: str) -> Tool:
 
 
 def toolchain_info() -> dict:
-    """Which tools were picked: {name: (path, version)}."""
+    """Which tools were picked: ``{name: (path, version text)}``; a tool that was not found
+    has ``(None, the reason)``.
+
+    Examples:
+        >>> from jax_pyptx.toolchain.find import toolchain_info
+        >>> info = toolchain_info()
+        >>> sorted(info)
+        ['nvdisasm', 'ptxas']
+        >>> path, version = info["ptxas"]
+        >>> path.endswith("ptxas"), version.count(".") >= 1      # needs ptxas
+        (True, True)
+    """
     info = {}
     for name in ("ptxas", "nvdisasm"):
         try:

@@ -1,4 +1,11 @@
-"""Parse ``ptxas -v`` output into a resource report."""
+"""Parse ``ptxas -v`` output into a resource report.
+
+Examples:
+    >>> from jax_pyptx.toolchain.report import parse_report
+    >>> r = parse_report("ptxas info    : Used 40 registers, 8 bytes stack frame")
+    >>> r.registers, r.stack_frame
+    (40, 8)
+"""
 from __future__ import annotations
 
 import re
@@ -7,6 +14,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ResourceReport:
+    """ptxas's resource usage of one kernel: registers per thread, spill bytes, stack frame,
+    shared and constant memory, named barriers, and the report text.
+
+    Examples:
+        >>> from jax_pyptx.toolchain.report import ResourceReport
+        >>> r = ResourceReport(registers=32, smem=4096)
+        >>> r.registers, r.spill_stores
+        (32, 0)
+    """
     registers: int = 0
     spill_stores: int = 0
     spill_loads: int = 0
@@ -17,6 +33,13 @@ class ResourceReport:
     text: str = ""
 
     def line(self) -> str:
+        """The report on one line (registers, spills, stack, shared memory).
+
+        Examples:
+            >>> from jax_pyptx.toolchain.report import ResourceReport
+            >>> ResourceReport(registers=32, smem=4096).line()
+            'registers=32 spill_stores=0B spill_loads=0B stack=0B smem=4096B'
+        """
         return (f"registers={self.registers} spill_stores={self.spill_stores}B "
                 f"spill_loads={self.spill_loads}B stack={self.stack_frame}B smem={self.smem}B")
 
@@ -27,6 +50,16 @@ def _int(pat, text, default=0):
 
 
 def parse_report(text: str) -> ResourceReport:
+    """The ``ResourceReport`` in ``ptxas -v`` output ``text`` (fields it does not mention
+    are 0).
+
+    Examples:
+        >>> from jax_pyptx.toolchain.report import parse_report
+        >>> text = "ptxas info    : Used 168 registers, used 1 barriers, 8 bytes spill stores, 4 bytes spill loads"
+        >>> r = parse_report(text)
+        >>> r.registers, r.barriers, r.spill_stores, r.spill_loads
+        (168, 1, 8, 4)
+    """
     return ResourceReport(
         registers=_int(r"Used (\d+) registers", text),
         spill_stores=_int(r"(\d+) bytes spill stores", text),

@@ -18,6 +18,25 @@ Choices: ``.loc``/``.file``/DWARF sections are not carried over (the Python file
 source); module-scope variables and declarations stay PTX text in ``ITEMS``; names from the
 source (kernels, params, named registers, globals, labels that stay labels) are kept, the
 numbered registers of ``%r<N>`` declarations are indexed arrays.
+
+Examples:
+    >>> import numpy as np
+    >>> from jax_pyptx import Tile, kernel, ptx, reg
+    >>> from jax_pyptx.types import f32, u64
+    >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
+    ... def twice(X, Y):
+    ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
+    ...     v = reg.scalar(f32)
+    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
+    ...     ptx.ret()
+    >>> from jax_pyptx import parse
+    >>> from jax_pyptx.transpile import same_instructions, transpile
+    >>> source = transpile(twice.ptx())
+    >>> ns = {}
+    >>> exec(source, ns)
+    >>> same_instructions(parse(twice.ptx()).functions[0], parse(ns["twice"].ptx()).functions[0])
+    True
 """
 from __future__ import annotations
 
@@ -27,7 +46,20 @@ __all__ = ["transpile", "same_instructions", "instruction_stream"]
 
 
 def transpile(text_or_module, source: str = "<ptx>") -> str:
-    """Python source for PTX text or a parsed ``Module``."""
+    """Python source for PTX text or a parsed ``Module``.
+
+    Examples:
+        >>> from jax_pyptx.transpile import transpile
+        >>> text = ".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }"
+        >>> source = transpile(text)
+        >>> for line in source.splitlines():
+        ...     if line.startswith(("@kernel", "def ", "    ptx.")):
+        ...         print(line)
+        @kernel(arch='sm_90a', version=(8, 5))
+        def k():
+            ptx.ret()
+        def module():
+    """
     from .generate import Generator
 
     if isinstance(text_or_module, Module):
@@ -40,12 +72,37 @@ def transpile(text_or_module, source: str = "<ptx>") -> str:
 
 
 def same_instructions(a, b) -> bool:
+    """Whether IR functions a and b have the same instruction stream, up to register and label
+    names.
+
+    Examples:
+        >>> from jax_pyptx import parse
+        >>> from jax_pyptx.transpile import same_instructions
+        >>> head = ".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { .reg .b32 %r<9>; "
+        >>> a = parse(head + "mov.u32 %r1, %tid.x; add.u32 %r1, %r1, 1; ret; }").functions[0]
+        >>> b = parse(head + "mov.u32 %r7, %tid.x; add.u32 %r7, %r7, 1; ret; }").functions[0]
+        >>> c = parse(head + "mov.u32 %r7, %tid.x; add.u32 %r7, %r7, 2; ret; }").functions[0]
+        >>> same_instructions(a, b), same_instructions(a, c)
+        (True, False)
+    """
     from .compare import same_instructions as _s
 
     return _s(a, b)
 
 
 def instruction_stream(fn):
+    """The normalised instruction stream of fn (an IR function): registers and labels renamed by
+    first appearance (jax_pyptx.transpile.compare).
+
+    Examples:
+        >>> from jax_pyptx import parse
+        >>> from jax_pyptx.transpile import instruction_stream
+        >>> m = parse(".version 8.5 .target sm_90a .address_size 64 "
+        ...           ".visible .entry k() { .reg .b32 %r<3>; mov.u32 %r2, %tid.x; add.u32 %r1, %r2, 1; ret; }")
+        >>> [(ins.opcode, [getattr(o, "name", None) for o in ins.operands])
+        ...  for ins in instruction_stream(m.functions[0])]
+        [('mov', ['R0', '%tid.x']), ('add', ['R1', 'R0', None]), ('ret', [])]
+    """
     from .compare import instruction_stream as _i
 
     return _i(fn)

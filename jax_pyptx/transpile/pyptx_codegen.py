@@ -8,9 +8,10 @@ always uses the typed wrappers where one reproduces an instruction exactly.
 
 Command line: ``python -m pyptx.codegen kernel.ptx [--sugar] [--name N] [-o out.py]``.
 
->>> src = ".version 8.5\\n.target sm_80\\n.address_size 64\\n.visible .entry k()\\n{\\n\\tret;\\n}\\n"
->>> "def matmul_kernel" in ptx_to_python(src)
-True
+Examples:
+    >>> src = ".version 8.5\\n.target sm_80\\n.address_size 64\\n.visible .entry k()\\n{\\n\\tret;\\n}\\n"
+    >>> "def matmul_kernel" in ptx_to_python(src)
+    True
 """
 from __future__ import annotations
 
@@ -23,7 +24,15 @@ __all__ = ["ptx_to_python", "main"]
 
 def ptx_to_python(source, *, sugar: bool = False, kernel_name: str | None = "matmul_kernel"
                   ) -> str:
-    """Python source for PTX text (or a parsed ``Module``); see the module docstring."""
+    """Python source for PTX text (or a parsed ``Module``); see the module docstring.
+
+    Examples:
+        >>> from jax_pyptx.transpile.pyptx_codegen import ptx_to_python
+        >>> text = ".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }"
+        >>> source = ptx_to_python(text, kernel_name="my_kernel")
+        >>> "def my_kernel" in source
+        True
+    """
     from jax_pyptx.ir.nodes import Function, Module
     from jax_pyptx.text.parser import parse
     from jax_pyptx.transpile import transpile
@@ -44,7 +53,18 @@ def ptx_to_python(source, *, sugar: bool = False, kernel_name: str | None = "mat
 
 
 def main(argv=None) -> int:
-    """``python -m pyptx.codegen FILE.ptx [--sugar] [--name N] [-o OUT.py]``."""
+    """``python -m pyptx.codegen FILE.ptx [--sugar] [--name N] [-o OUT.py]``.
+
+    Examples:
+        >>> import pathlib
+        >>> from jax_pyptx.transpile.pyptx_codegen import main
+        >>> _ = pathlib.Path("k.ptx").write_text(
+        ...     ".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }")
+        >>> main(["k.ptx", "--name", "my_kernel", "-o", "k.py"])
+        0
+        >>> "def my_kernel" in pathlib.Path("k.py").read_text()
+        True
+    """
     ap = argparse.ArgumentParser(prog="python -m pyptx.codegen",
                                  description="PTX -> Python (a @kernel that re-traces to it)")
     ap.add_argument("file", help="PTX file ('-' for standard input)")

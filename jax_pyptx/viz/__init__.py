@@ -15,6 +15,13 @@ extra).
     from jax_pyptx.viz import mma_map, plot_fragment
     fig = plot_fragment(mma_map("m16n8k16", "a", "bf16"))
     fig.savefig("mma_a.png")
+
+Examples:
+    >>> from jax_pyptx.viz import fragment_map, swizzle_map
+    >>> fragment_map("mma", "m16n8k16", "a", "bf16").holder(0, 0)
+    (0, 0, 0)
+    >>> swizzle_map("128B").chunk[1].tolist()
+    [1, 0, 3, 2, 5, 4, 7, 6]
 """
 from .banks import BankReport, SwizzleMap, bank_conflicts, chunk_addresses, swizzle_map  # noqa: F401
 from .fragments import (  # noqa: F401

@@ -3,6 +3,12 @@ operand of a warp- or warpgroup-level matrix instruction.
 
 The layouts come from :mod:`jax_pyptx.isa.fragments` (the one copy, also read by the DSL and
 the interpreter); this module only arranges them as tables a figure, a test or a user can read.
+
+Examples:
+    >>> from jax_pyptx.viz.fragments import wgmma_map
+    >>> m = wgmma_map(64, "d", "f32")
+    >>> m.shape, m.holder(17, 3)
+    ((64, 64), (37, 1, 0))
 """
 from __future__ import annotations
 
@@ -28,6 +34,12 @@ class FragmentMap:
     ``thread[r, c]``: the thread (lane for warp-level ops, 0..127 for warpgroup ops; -1: none);
     ``reg[r, c]``: which of that thread's fragment registers; ``part[r, c]``: which packed
     element of the register (0 for 32-bit elements, 0/1 for 16-bit halves, low first).
+
+    Examples:
+        >>> from jax_pyptx.viz.fragments import FragmentMap, ldmatrix_map
+        >>> m = ldmatrix_map(1)
+        >>> isinstance(m, FragmentMap), int(m.thread[2, 4]), int(m.reg[2, 4]), int(m.part[2, 4])
+        (True, 10, 0, 0)
     """
 
     title: str
@@ -39,14 +51,33 @@ class FragmentMap:
 
     @property
     def shape(self) -> tuple:
+        """(rows, cols) of the operand.
+
+        Examples:
+            >>> from jax_pyptx.viz.fragments import mma_map
+            >>> mma_map("m16n8k16", "a", "bf16").shape, mma_map("m16n8k16", "b", "bf16").shape
+            ((16, 16), (16, 8))
+        """
         return self.thread.shape
 
     def holder(self, row: int, col: int) -> tuple:
-        """``(thread, register, part)`` of element ``(row, col)``."""
+        """``(thread, register, part)`` of element ``(row, col)``.
+
+        Examples:
+            >>> from jax_pyptx.viz.fragments import mma_map
+            >>> mma_map("m16n8k16", "c", "f32").holder(9, 3)        # lane 5, register 3
+            (5, 3, 0)
+        """
         return int(self.thread[row, col]), int(self.reg[row, col]), int(self.part[row, col])
 
     def elements_of(self, thread: int) -> list:
-        """``[(register, part, row, col), ...]`` that ``thread`` holds, in register order."""
+        """``[(register, part, row, col), ...]`` that ``thread`` holds, in register order.
+
+        Examples:
+            >>> from jax_pyptx.viz.fragments import mma_map
+            >>> mma_map("m16n8k16", "c", "f32").elements_of(5)
+            [(0, 0, 1, 2), (1, 0, 1, 3), (2, 0, 9, 2), (3, 0, 9, 3)]
+        """
         rr, cc = np.nonzero(self.thread == thread)
         out = [(int(self.reg[r, c]), int(self.part[r, c]), int(r), int(c)) for r, c in zip(rr, cc)]
         return sorted(out)
@@ -82,8 +113,9 @@ def mma_types() -> dict:
     """``{shape: {"a": types, "b": types, "c": accumulator types}}`` of every dense
     ``mma.sync`` form in the ISA table.
 
-    >>> mma_types().get("m16n8k8").get("a")
-    ('bf16', 'f16', 'f64', 'tf32')
+    Examples:
+        >>> mma_types().get("m16n8k8").get("a")
+        ('bf16', 'f16', 'f64', 'tf32')
     """
     out: dict = {}
     for form in forms_for("mma.sync"):
@@ -100,8 +132,9 @@ def wgmma_types() -> dict:
     """``{(accumulator type, A type): (N, ...)}`` of every dense ``wgmma.mma_async`` form in
     the ISA table (N = 8..256 step 8 for floating point, the ISA's subset for s8/u8/b1).
 
-    >>> 40 in wgmma_types().get(("s32", "s8"))      # integer N: the ISA's subset
-    False
+    Examples:
+        >>> 40 in wgmma_types().get(("s32", "s8"))      # integer N: the ISA's subset
+        False
     """
     out: dict = {}
     for form in forms_for("wgmma.mma_async"):
@@ -124,10 +157,11 @@ def mma_map(shape: str, operand: str, dtype="f16") -> FragmentMap:
     m8n8k16 (8-bit), m8n8k32 (4-bit), m8n8k128 (.b1). The Volta m8n8k4 ``.f16`` form, four 8x8
     products per warp, is not drawn.
 
-    >>> mma_map("m16n8k16", "a", "bf16").holder(0, 0)       # lane 0, register 0, low half
-    (0, 0, 0)
-    >>> mma_map("m16n8k64", "a", "s4").holder(9, 35)        # 8 elements per register
-    (4, 3, 3)
+    Examples:
+        >>> mma_map("m16n8k16", "a", "bf16").holder(0, 0)       # lane 0, register 0, low half
+        (0, 0, 0)
+        >>> mma_map("m16n8k64", "a", "s4").holder(9, 35)        # 8 elements per register
+        (4, 3, 3)
     """
     s = shape.lstrip(".")
     types = mma_types()
@@ -160,7 +194,14 @@ def mma_map(shape: str, operand: str, dtype="f16") -> FragmentMap:
 def ldmatrix_map(num: int = 4, trans: bool = False) -> FragmentMap:
     """``ldmatrix.sync.aligned.m8n8.x<num>[.trans].b16``: ``num`` 8x8 b16 matrices side by side
     (matrix i in columns 8i..8i+7); register i of each lane holds two elements of matrix i.
-    With ``.trans`` each matrix is read transposed (the lane holds (col, row))."""
+    With ``.trans`` each matrix is read transposed (the lane holds (col, row)).
+
+    Examples:
+        >>> from jax_pyptx.viz.fragments import ldmatrix_map
+        >>> m = ldmatrix_map(2, trans=True)
+        >>> m.shape, m.holder(0, 9)
+        ((8, 16), (4, 1, 0))
+    """
     if num not in (1, 2, 4):
         raise ValueError(f"ldmatrix .x{num}: allowed .x1, .x2, .x4")
     thread, reg, part = _empty(8, 8 * num)
@@ -182,8 +223,9 @@ def wgmma_map(n: int, operand: str = "d", dtype="f32") -> FragmentMap:
     like ``mma.sync`` m16n8kK's A over rows 16w..16w+15. ``n`` must be an N of the ISA table's
     forms for that type (``wgmma_types()``).
 
-    >>> wgmma_map(64, "d", "f16").holder(17, 3)              # thread 37, register 0, high half
-    (37, 0, 1)
+    Examples:
+        >>> wgmma_map(64, "d", "f16").holder(17, 3)              # thread 37, register 0, high half
+        (37, 0, 1)
     """
     name = _name(dtype)
     table = wgmma_types()
@@ -234,8 +276,9 @@ def tcgen05_ld_map(shape: str = "32x32b", num: int = 1, pack: bool = False,
     column t of TMEM lanes g and g+8; ``16x256b`` holds the mma m16n8 accumulator layout over
     8 columns.
 
-    >>> tcgen05_ld_map("16x64b").holder(8, 0)                # TMEM lane 8: warp lane 1
-    (1, 0, 0)
+    Examples:
+        >>> tcgen05_ld_map("16x64b").holder(8, 0)                # TMEM lane 8: warp lane 1
+        (1, 0, 0)
     """
     s = shape.lstrip(".")
     if s not in F.TCGEN05_LD_SHAPES:
@@ -267,7 +310,13 @@ def tcgen05_ld_map(shape: str = "32x32b", num: int = 1, pack: bool = False,
 def fragment_map(op: str, *args, **kw) -> FragmentMap:
     """Dispatch by instruction: ``fragment_map("mma", "m16n8k16", "a", "bf16")``,
     ``fragment_map("ldmatrix", 4)``, ``fragment_map("wgmma", 64, "d")``,
-    ``fragment_map("tcgen05.ld", "16x256b", 2)``."""
+    ``fragment_map("tcgen05.ld", "16x256b", 2)``.
+
+    Examples:
+        >>> from jax_pyptx.viz.fragments import fragment_map
+        >>> fragment_map("ldmatrix", 4).shape, fragment_map("tcgen05.ld", "16x256b", 2).title
+        ((8, 32), 'tcgen05.ld 16x256b.x2')
+    """
     table = {"mma": mma_map, "ldmatrix": ldmatrix_map, "wgmma": wgmma_map,
              "tcgen05.ld": tcgen05_ld_map}
     try:

@@ -1,5 +1,12 @@
 """Figures (matplotlib, the ``viz`` extra: ``pip install jax-pyptx[viz]``): each ``plot_*``
-takes the table its module computes and returns a ``matplotlib.figure.Figure``."""
+takes the table its module computes and returns a ``matplotlib.figure.Figure``.
+
+Examples:
+    >>> from jax_pyptx.viz import plot_swizzle, swizzle_map
+    >>> fig = plot_swizzle(swizzle_map("128B"))
+    >>> type(fig).__name__
+    'Figure'
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -36,8 +43,11 @@ def plot_fragment(fmap, *, ax=None):
     """A fragment map: each element coloured by the warp (or lane group) holding it, labelled
     ``T<thread>`` and ``r<register>[.<part>]``.
 
-    >>> from jax_pyptx.viz import mma_map, plot_fragment
-    >>> fig = plot_fragment(mma_map("m16n8k16", "c", "f32"))
+    Examples:
+        >>> from jax_pyptx.viz import mma_map, plot_fragment
+        >>> fig = plot_fragment(mma_map("m16n8k16", "c", "f32"))
+        >>> fig.axes[0].get_title()
+        'mma.sync m16n8k16 C (f32)'
     """
     plt = _plt()
     rows, cols = fmap.shape
@@ -66,8 +76,11 @@ def plot_swizzle(smap, *, ax=None):
     """A swizzle map: row r's logical chunks, each drawn where it lands and coloured by its
     bank group; a column of one colour is a conflict-free column read.
 
-    >>> from jax_pyptx.viz import swizzle_map, plot_swizzle
-    >>> fig = plot_swizzle(swizzle_map("128B"))
+    Examples:
+        >>> from jax_pyptx.viz import swizzle_map, plot_swizzle
+        >>> fig = plot_swizzle(swizzle_map("128B"))
+        >>> fig.axes[0].get_title()
+        'swizzle 128B: logical chunk c at its physical place (banks)'
     """
     plt = _plt()
     rows, cols = smap.chunk.shape
@@ -98,8 +111,11 @@ def plot_tma_box(bmap, *, ax=None):
     """The boxes of a TMA load over their tensor: in-bounds box cells, cells written with the
     fill value, and the tensor's outline.
 
-    >>> from jax_pyptx.viz import tma_box_map, plot_tma_box
-    >>> fig = plot_tma_box(tma_box_map((10, 12), (4, 8), [(0, 0), (8, 8)]))
+    Examples:
+        >>> from jax_pyptx.viz import tma_box_map, plot_tma_box
+        >>> fig = plot_tma_box(tma_box_map((10, 12), (4, 8), [(0, 0), (8, 8)]))
+        >>> fig.axes[0].get_title()
+        'TMA box (4, 8) over a (10, 12) tensor (orange: fill value)'
     """
     plt = _plt()
     from matplotlib.colors import ListedColormap

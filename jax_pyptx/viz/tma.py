@@ -5,6 +5,12 @@ A tensor map describes a tensor of ``dims`` (here in row-major order, outermost 
 ``cp.async.bulk.tensor`` load at coordinates ``coord`` (also outermost first here) copies the
 box whose corner is ``coord``. Box elements outside the tensor are not read: the shared-memory
 destination gets the fill value (zero, or NaN with the NaN fill mode) instead.
+
+Examples:
+    >>> from jax_pyptx.viz.tma import tma_box_map
+    >>> m = tma_box_map((16, 16), (8, 8), [(0, 0), (8, 8)])
+    >>> m.count(1), m.count(2)
+    (128, 0)
 """
 from __future__ import annotations
 
@@ -22,7 +28,14 @@ class BoxMap:
     """``cover`` over the tensor plus a margin: ``OUTSIDE`` (0) not in any box, ``INSIDE`` (1)
     in a box and in bounds, ``FILLED`` (2) in a box but out of bounds (written with the fill
     value). ``origin`` is the tensor's (0, 0) within ``cover``; ``box_of[r, c]`` is the index
-    of the box covering that cell (-1 none)."""
+    of the box covering that cell (-1 none).
+
+    Examples:
+        >>> from jax_pyptx.viz.tma import BoxMap, tma_box_map
+        >>> m = tma_box_map((4, 4), (2, 2), [(3, 3)])
+        >>> isinstance(m, BoxMap), m.count(1), m.count(2), m.origin
+        (True, 1, 3, (0, 0))
+    """
 
     dims: tuple
     box: tuple
@@ -32,6 +45,14 @@ class BoxMap:
     box_of: np.ndarray
 
     def count(self, what: int) -> int:
+        """How many cells of cover are what (OUTSIDE 0, INSIDE 1, FILLED 2).
+
+        Examples:
+            >>> from jax_pyptx.viz.tma import tma_box_map
+            >>> m = tma_box_map((10, 10), (4, 8), [(8, 4)])
+            >>> m.count(1), m.count(2)
+            (12, 20)
+        """
         return int((self.cover == what).sum())
 
 
@@ -40,9 +61,10 @@ def tma_box_map(dims, box, coords) -> BoxMap:
     (rows, cols) at each corner in ``coords`` (a list of (row, col), may be negative or past
     the end) cover.
 
-    >>> m = tma_box_map((10, 10), (4, 8), [(8, 4)])      # the box hangs over two edges
-    >>> m.count(1), m.count(2)
-    (12, 20)
+    Examples:
+        >>> m = tma_box_map((10, 10), (4, 8), [(8, 4)])      # the box hangs over two edges
+        >>> m.count(1), m.count(2)
+        (12, 20)
     """
     dims, box = tuple(int(d) for d in dims), tuple(int(b) for b in box)
     if len(dims) != 2 or len(box) != 2:

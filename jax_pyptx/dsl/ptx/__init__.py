@@ -3,6 +3,19 @@
 ``ptx.inst.<op>.<mods>(...)`` emits any instruction; ``ptx.special.*`` reads special
 registers; typed wrappers per instruction family live in submodules (``ptx.wgmma``,
 ``ptx.mbarrier``, ``ptx.cp``, ``ptx.tcgen05``, ...).
+
+Examples:
+    >>> from jax_pyptx import ptx, reg
+    >>> from jax_pyptx.types import u32
+    >>> from jax_pyptx.dsl.trace_scope import trace_scope
+    >>> with trace_scope() as t:
+    ...     r = reg.scalar(u32, 7)
+    ...     _ = ptx.inst.add.u32(r, r, ptx.special.tid.x())
+    ...     with ptx.if_(r > 32):
+    ...         _ = ptx.inst.mov.u32(r, 0)
+    >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
+    ['mov.u32 %r0, 7;', 'add.u32 %r0, %r0, %tid.x;', 'setp.gt.u32 %p0, %r0, 32;',
+     '@!%p0 bra $L_else_0;', 'mov.u32 %r0, 0;', '$L_else_0:']
 """
 from . import special  # noqa: F401
 from .control import (  # noqa: F401

@@ -81,6 +81,13 @@ def int_range(fn: str, param: str, value, lo: int, hi: int, multiple: int = 1):
 
 
 def dtype(t) -> PtxType:
+    """``t`` as a ``PtxType`` (a type, or its name such as ``"bf16"``).
+
+    Examples:
+        >>> from jax_pyptx.dsl.ptx.mma import dtype
+        >>> dtype("bf16"), dtype(dtype("f32"))
+        (bf16, f32)
+    """
     return t if isinstance(t, PtxType) else by_name(str(t))
 
 
@@ -143,6 +150,18 @@ def reg_addr(x, fn: str = "", param: str = "addr") -> Addr:
 
 
 def vec(items, t=None) -> Vec:
+    """A vector operand ``{a, b, ...}`` of ``items`` (numbers become immediates of type ``t``).
+
+    Examples:
+        >>> from jax_pyptx import reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.ptx.mem import vec
+        >>> from jax_pyptx.text.printer import operand
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     print(operand(vec([reg.scalar(f32), reg.scalar(f32)])))
+        {%f0, %f1}
+    """
     return Vec(tuple(as_operand(i, t) for i in items))
 
 

@@ -78,8 +78,9 @@ class NamedBarrier:
 def named_barrier(barrier_id, *, count=None) -> NamedBarrier:
     """A :class:`NamedBarrier` (id 0..15 or a register; ``count`` threads, a multiple of 32).
 
-    >>> named_barrier(1, count=128)
-    NamedBarrier(1, count=128)
+    Examples:
+        >>> named_barrier(1, count=128)
+        NamedBarrier(1, count=128)
     """
     from ...errors import PtxValueError
     from ..context import user_loc

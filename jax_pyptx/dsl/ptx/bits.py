@@ -50,7 +50,27 @@ def _simple(name, nsrc, kind="b", dest=None):
         return out
 
     fn.__name__ = name
+    fn.__doc__ = _simple_doc(name, nsrc, kind)
     return fn
+
+
+def _simple_doc(name: str, nsrc: int, kind: str) -> str:
+    """The generated docstring of ``ptx.bits.<name>``: the PTX it emits and an example."""
+    t = "u32" if kind == "us" else "b32"
+    srcs = ", ".join(["a"] * nsrc)
+    regs = ", ".join(["%r0"] * nsrc)
+    return (f"``{name}.<type> out, {', '.join('abcd'[:nsrc])};`` (the type from the first "
+            f"source, or ``type=``); returns ``out`` (a fresh register unless given).\n\n"
+            f"Examples:\n"
+            f"    >>> from jax_pyptx import ptx, reg\n"
+            f"    >>> from jax_pyptx.types import {t}\n"
+            f"    >>> from jax_pyptx.dsl.trace_scope import trace_scope\n"
+            f"    >>> with trace_scope() as t:\n"
+            f"    ...     a = reg.scalar({t})\n"
+            f"    ...     _ = ptx.bits.{name.rstrip('_')}{'_' if name in ('and', 'or', 'not') else ''}"
+            f"({srcs})\n"
+            f"    >>> t.lines()\n"
+            f"    ['{name}.{t[0] + '32'} %r1, {regs};']\n")
 
 
 and_ = _simple("and", 2)

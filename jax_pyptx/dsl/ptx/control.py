@@ -18,7 +18,16 @@ from ..values import NotPred, Register, Special, as_operand
 
 
 class LabelRef:
-    """A label created by ``ptx.label``; place it with ``ptx.place(lbl)``."""
+    """A label created by ``ptx.label``; place it with ``ptx.place(lbl)``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     done = ptx.label("done")
+        >>> done
+        Label($L_done_0)
+    """
 
     __slots__ = ("name", "loc", "trace", "here")
 
@@ -44,6 +53,15 @@ def label(name: str | None = None) -> LabelRef:
     - ``lbl = ptx.label("done")`` ... ``ptx.place(lbl)``: a fresh label ``$L_done_<n>`` placed
       where ``ptx.place`` runs (branch with ``ptx.bra(lbl)``). Placing it withdraws the
       ``done:`` of the first use unless something branched to ``"done"`` by name.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.label("top")
+        ...     ptx.bra("top")
+        >>> t.lines()
+        ['top:', 'bra top;']
     """
     tr = context.current("ptx.label")
     loc = user_loc()
@@ -60,6 +78,22 @@ def label(name: str | None = None) -> LabelRef:
 
 
 def place(lbl: LabelRef) -> None:
+    """Place a label made by ``ptx.label()`` here (branch to it with ``ptx.bra(lbl)``).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     done = ptx.label()
+        ...     r = reg.scalar(u32, 0)
+        ...     ptx.bra(done, pred=r == 0)
+        ...     _ = r.set(1)
+        ...     ptx.place(done)
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
+        ['mov.u32 %r0, 0;', 'setp.eq.u32 %p0, %r0, 0;', '@%p0 bra $L_L_0;', 'mov.u32 %r0, 1;',
+         '$L_L_0:']
+    """
     tr = context.current("ptx.place")
     here = lbl.here
     if here is not None:
@@ -80,7 +114,20 @@ def place(lbl: LabelRef) -> None:
 def loop(name, *, pred=None):
     """``with ptx.loop("k_loop", pred=p):`` places ``k_loop:``, the body, then
     ``@p bra k_loop;`` (without ``pred``: ``bra.uni k_loop;``, an endless loop the body leaves
-    with ``ptx.bra``). ``p`` is evaluated where you computed it."""
+    with ``ptx.bra``). ``p`` is evaluated where you computed it.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     i = reg.scalar(u32, 0)
+        ...     with ptx.loop("again", pred=i < 4):
+        ...         _ = i.set(i + 1)
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
+        ['mov.u32 %r0, 0;', 'setp.lt.u32 %p0, %r0, 4;', 'again:', 'add.u32 %r1, %r0, 1;',
+         'mov.u32 %r0, %r1;', '@%p0 bra again;']
+    """
     from .generic import guard_of
 
     tr = context.current("ptx.loop")
@@ -101,7 +148,18 @@ def loop(name, *, pred=None):
 def scope():
     """``with ptx.scope():`` a ``{ ... }`` block. Numbered registers are declared at the top
     of the function; registers given a name inside the block (``reg.scalar(b32,
-    name="tmp")``) are declared in it and visible until it closes."""
+    name="tmp")``) are declared in it and visible until it closes.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import b32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     with ptx.scope():
+        ...         tmp = reg.scalar(b32, 0, name="tmp")
+        >>> t.lines()
+        ['{', '.reg .b32 tmp;', 'mov.b32 tmp, 0;', '}']
+    """
     from ...ir.nodes import Block
 
     tr = context.current("ptx.scope")
@@ -128,7 +186,17 @@ def scope():
 
 
 def bra(target, pred=None, uni: bool = False) -> None:
-    """``@p bra target;``"""
+    """``@p bra target;``
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.label("top")
+        ...     ptx.bra("top")
+        >>> t.lines()
+        ['top:', 'bra top;']
+    """
     from .generic import guard_of
 
     tr = context.current("ptx.bra")
@@ -175,7 +243,20 @@ class _Chain:
 
 @contextmanager
 def if_(p):
-    """``with ptx.if_(tid < 32): ...`` (the body runs where ``p`` is true)."""
+    """``with ptx.if_(tid < 32): ...`` (the body runs where ``p`` is true).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 5)
+        ...     with ptx.if_(r < 8):
+        ...         _ = r.set(0)
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
+        ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 8;', '@!%p0 bra $L_else_0;',
+         'mov.u32 %r0, 0;', '$L_else_0:']
+    """
     tr = context.current("ptx.if_")
     loc = user_loc(3)
     p = _pred(p, "ptx.if_")
@@ -212,7 +293,32 @@ def _continue_chain(tr, what, allow_condition: bool):
 
 @contextmanager
 def elif_(p):
-    """``with ptx.elif_(cond):`` after an ``if_``/``elif_`` block."""
+    """``with ptx.elif_(cond):`` after an ``if_``/``elif_`` block.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 5)
+        ...     with ptx.if_(r < 2):
+        ...         _ = r.set(0)
+        ...     with ptx.elif_(r < 4):
+        ...         _ = r.set(1)
+        >>> for line in t.lines():
+        ...     print(line)
+        mov.u32 %r0, 5;
+        setp.lt.u32 %p0, %r0, 2;
+        @!%p0 bra $L_else_0;
+        mov.u32 %r0, 0;
+        bra $L_endif_0;
+        $L_else_0:
+        setp.lt.u32 %p1, %r0, 4;
+        @!%p1 bra $L_else_1;
+        mov.u32 %r0, 1;
+        $L_else_1:
+        $L_endif_0:
+    """
     tr = context.current("ptx.elif_")
     ch = _continue_chain(tr, "ptx.elif_", allow_condition=True)
     loc = user_loc(3)
@@ -227,7 +333,22 @@ def elif_(p):
 
 @contextmanager
 def else_():
-    """``with ptx.else_():`` after an ``if_``/``elif_`` block."""
+    """``with ptx.else_():`` after an ``if_``/``elif_`` block.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 5)
+        ...     with ptx.if_(r < 2):
+        ...         _ = r.set(0)
+        ...     with ptx.else_():
+        ...         _ = r.set(1)
+        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
+        ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 2;', '@!%p0 bra $L_else_0;',
+         'mov.u32 %r0, 0;', 'bra $L_endif_0;', '$L_else_0:', 'mov.u32 %r0, 1;', '$L_endif_0:']
+    """
     tr = context.current("ptx.else_")
     ch = _continue_chain(tr, "ptx.else_", allow_condition=False)
     yield
@@ -237,7 +358,27 @@ def else_():
 
 @contextmanager
 def while_(cond):
-    """``with ptx.while_(lambda: i < n): ...``; the condition is evaluated at the loop head."""
+    """``with ptx.while_(lambda: i < n): ...``; the condition is evaluated at the loop head.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     i = reg.scalar(u32, 0)
+        ...     with ptx.while_(lambda: i < 10):
+        ...         _ = i.set(i + 3)
+        >>> for line in t.lines():
+        ...     print(line)
+        mov.u32 %r0, 0;
+        $L_while_0:
+        setp.lt.u32 %p0, %r0, 10;
+        @!%p0 bra $L_endwhile_0;
+        add.u32 %r1, %r0, 3;
+        mov.u32 %r0, %r1;
+        bra $L_while_0;
+        $L_endwhile_0:
+    """
     tr = context.current("ptx.while_")
     loc = user_loc(3)
     if not callable(cond):
@@ -261,6 +402,28 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
 
     Bounds may be registers or ints; a register step must be positive. The body is traced
     once. The counter type is ``type``, else the type of a register bound, else s32.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     acc = reg.scalar(f32, 0.0)
+        ...     for i in ptx.range_(0, 16, 4):          # i is an s32 register; the body is traced once
+        ...         _ = acc.set(acc + 1.0)
+        >>> for line in t.lines():
+        ...     print(line)
+        mov.f32 %f0, 0f00000000;
+        mov.s32 %r0, 0;
+        $L_loop_0:
+        setp.ge.s32 %p0, %r0, 16;
+        @%p0 bra $L_endloop_0;
+        add.f32 %f1, %f0, 0f3F800000;
+        mov.f32 %f0, %f1;
+        $L_continue_0:
+        add.s32 %r0, %r0, 4;
+        bra $L_loop_0;
+        $L_endloop_0:
     """
     tr = context.current("ptx.range_")
     loc = user_loc(2)
@@ -297,7 +460,19 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
 
 
 def static_range(*args):
-    """A Python-unrolled loop: ``for k in ptx.static_range(4)`` traces the body 4 times."""
+    """A Python-unrolled loop: ``for k in ptx.static_range(4)`` traces the body 4 times.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     acc = reg.array(f32, 3)
+        ...     for k in ptx.static_range(3):
+        ...         _ = ptx.inst.mov.f32(acc[k], float(k))
+        >>> t.lines()
+        ['mov.f32 %f0, 0f00000000;', 'mov.f32 %f1, 0f3F800000;', 'mov.f32 %f2, 0f40000000;']
+    """
     for a in args:
         if not isinstance(a, int):
             raise TraceError(f"ptx.static_range takes Python ints, got {a!r}; use ptx.range_ "
@@ -313,6 +488,19 @@ def _loop(what):
 
 
 def break_(pred=None) -> None:
+    """Leave the innermost ``ptx.range_`` / ``ptx.while_`` loop (``bra`` to its end; with
+    ``pred``, only where ``pred`` holds).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import s32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     for i in ptx.range_(0, 8):
+        ...         ptx.break_(pred=i == 3)
+        >>> any(line.startswith("@%p") and " bra" in line for line in t.lines())
+        True
+    """
     from .generic import guard_of
 
     tr = _loop("ptx.break_")
@@ -321,6 +509,18 @@ def break_(pred=None) -> None:
 
 
 def continue_(pred=None) -> None:
+    """Go to the next trip of the innermost ``ptx.range_`` / ``ptx.while_`` loop (with
+    ``pred``, only where ``pred`` holds).
+
+    Examples:
+        >>> from jax_pyptx import ptx
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     for i in ptx.range_(0, 8):
+        ...         ptx.continue_(pred=i == 3)
+        >>> [line for line in t.lines() if "continue" in line]
+        ['@%p1 bra $L_continue_0;', '$L_continue_0:']
+    """
     from .generic import guard_of
 
     tr = _loop("ptx.continue_")
@@ -330,7 +530,19 @@ def continue_(pred=None) -> None:
 
 @contextmanager
 def predicated(p):
-    """Every instruction emitted in the block gets the guard ``@p``."""
+    """Every instruction emitted in the block gets the guard ``@p``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 0)
+        ...     with ptx.predicated(r == 0):
+        ...         _ = ptx.inst.add.u32(r, r, 1)
+        >>> t.lines()[-1]
+        '@%p0 add.u32 %r0, %r0, 1;'
+    """
     from .generic import guard_of
 
     tr = context.current("ptx.predicated")

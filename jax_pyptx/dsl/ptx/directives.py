@@ -22,7 +22,16 @@ __all__ = ["raw", "pragma", "loc", "file_"]
 
 
 def raw(text: str) -> None:
-    """Parse ``text`` as PTX statements and append them (see the module docstring)."""
+    """Parse ``text`` as PTX statements and append them (see the module docstring).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     ptx.raw("membar.gl;")
+        >>> t.lines()
+        ['membar.gl;']
+    """
     from ...text.parser import parse_statements
 
     tr = context.current("ptx.raw")
@@ -63,7 +72,16 @@ def _append(tr, stmts, where) -> None:
 
 
 def pragma(value: str) -> None:
-    """``.pragma "value";`` (e.g. ``"nounroll"``) at this point of the body."""
+    """``.pragma "value";`` (e.g. ``"nounroll"``) at this point of the body.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     ptx.pragma("nounroll")
+        >>> t.lines()
+        ['.pragma "nounroll";']
+    """
     tr = context.current("ptx.pragma")
     if not isinstance(value, str) or '"' in value:
         raise PtxValueError(f"ptx.pragma: expected a string without quotes, got {value!r}",
@@ -73,7 +91,18 @@ def pragma(value: str) -> None:
 
 def loc(file: int, line: int, col: int = 0) -> None:
     """``.loc file line col``: the source position of the instructions that follow (``file``
-    is an index declared with :func:`file_`)."""
+    is an index declared with :func:`file_`).
+
+    Examples:
+        >>> from jax_pyptx import kernel, ptx
+        >>> @kernel
+        ... def k():
+        ...     ptx.file_(1, "my_kernels.py")
+        ...     ptx.loc(1, 12)
+        ...     ptx.ret()
+        >>> [line.split() for line in k.ptx().splitlines() if ".loc" in line]
+        [['.loc', '1', '12', '0']]
+    """
     tr = context.current("ptx.loc")
     for name, v in (("file", file), ("line", line), ("col", col)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -84,7 +113,17 @@ def loc(file: int, line: int, col: int = 0) -> None:
 
 def file_(idx: int, name: str) -> None:
     """``.file idx "name"``: declares source file ``idx`` for :func:`loc` (a module-scope
-    directive: it is printed before the kernel, where ptxas requires it)."""
+    directive: it is printed before the kernel, where ptxas requires it).
+
+    Examples:
+        >>> from jax_pyptx import kernel, ptx
+        >>> @kernel
+        ... def k():
+        ...     ptx.file_(1, "my_kernels.py")
+        ...     ptx.ret()
+        >>> [line.strip() for line in k.ptx().splitlines() if line.startswith(".file")]
+        ['.file 1 "my_kernels.py"']
+    """
     tr = context.current("ptx.file_")
     if not isinstance(idx, int) or isinstance(idx, bool) or idx < 0 or \
             not isinstance(name, str) or '"' in name:

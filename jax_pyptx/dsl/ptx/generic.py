@@ -28,6 +28,15 @@ from ..values import NotPred, Register, Special, as_operand
 
 
 def unescape(attr: str) -> str:
+    """A Python attribute of ``ptx.inst`` as the PTX modifier it spells: a trailing ``_``
+    dropped (``global_``), a leading ``_`` before a digit dropped (``_16x256b``), ``__`` as
+    ``::``.
+
+    Examples:
+        >>> from jax_pyptx.dsl.ptx.generic import unescape
+        >>> unescape("global_"), unescape("_16x256b"), unescape("shared__cta")
+        ('global', '16x256b', 'shared::cta')
+    """
     if attr.endswith("_") and not attr.endswith("__"):
         attr = attr[:-1]
     if len(attr) > 1 and attr[0] == "_" and attr[1].isdigit():
@@ -38,7 +47,18 @@ def unescape(attr: str) -> str:
 def not_(*args, pred=None):
     """``ptx.not_(p)``: predicate ``p`` negated, as a guard (``pred=ptx.not_(p)`` is
     ``@!p``) or an operand (``!p``); no code. The documented instruction form
-    ``ptx.not_(dtype, dst, src)`` emits ``not.<type> dst, src;``."""
+    ``ptx.not_(dtype, dst, src)`` emits ``not.<type> dst, src;``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 0)
+        ...     _ = ptx.inst.add.u32(r, r, 1, pred=ptx.not_(r < 4))
+        >>> t.lines()[-1]
+        '@!%p0 add.u32 %r0, %r0, 1;'
+    """
     if len(args) == 1:
         return NotPred(args[0])
     if len(args) == 3:
@@ -52,6 +72,19 @@ def not_(*args, pred=None):
 
 
 def guard_of(pred) -> Guard | None:
+    """The IR guard of a ``pred=`` argument: ``@p`` for a predicate register, ``@!p`` for
+    ``ptx.not_(p)``, None for None (a ``PtxTypeError`` for anything else).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import pred
+        >>> from jax_pyptx.dsl.ptx.generic import guard_of
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     p = reg.scalar(pred)
+        ...     print(guard_of(p).negated, guard_of(ptx.not_(p)).negated, guard_of(None))
+        False True None
+    """
     if pred is None:
         return None
     neg = False
@@ -131,6 +164,21 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
 
 
 class _Chain:
+    """``ptx.inst.<opcode>.<modifiers>(*operands, pred=None)``: any PTX instruction, spelled
+    as in PTX (``global_`` for ``.global``, ``async_`` for ``.async``, ``__`` for ``::``);
+    validated against the ISA table when emitted.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     x = reg.scalar(f32)
+        ...     _ = ptx.inst.ex2.approx.ftz.f32(x, x)
+        ...     _ = ptx.inst.fence.proxy.async_.shared__cta()
+        >>> t.lines()
+        ['ex2.approx.ftz.f32 %f0, %f0;', 'fence.proxy.async.shared::cta;']
+    """
     __slots__ = ("_parts",)
 
     def __init__(self, parts=()):
@@ -160,7 +208,18 @@ inst = _Chain()
 
 def addr(base, offset: int = 0) -> Addr:
     """``[base+offset]`` for a register, a shared buffer, a tensor parameter (``[A]``), a
-    TMA descriptor handle, a param or a symbol name; ``ptx.addr(r, -8)`` is ``[r-8]``."""
+    TMA descriptor handle, a param or a symbol name; ``ptx.addr(r, -8)`` is ``[r-8]``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> from jax_pyptx.text.printer import operand
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope():
+        ...     p = reg.scalar(u64)
+        ...     print(operand(ptx.addr(p, 16)), operand(ptx.addr("X")))
+        [%rd0+16] [X]
+    """
     if isinstance(base, Register):
         return Addr(as_operand(base), int(offset))
     if isinstance(base, str):
@@ -184,24 +243,66 @@ def addr(base, offset: int = 0) -> Addr:
 
 
 def sym(name: str) -> Sym:
-    """A symbol operand by name (a label, a variable, a param, a function)."""
+    """A symbol operand by name (a label, a variable, a param, a function).
+
+    Examples:
+        >>> from jax_pyptx import ptx
+        >>> from jax_pyptx.text.printer import operand
+        >>> operand(ptx.sym("my_table"))
+        'my_table'
+    """
     return Sym(name)
 
 
 def raw_imm(text: str) -> Imm:
-    """An immediate spelled exactly as ``text``."""
+    """An immediate spelled exactly as ``text``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.inst.mov.f32(reg.scalar(f32), ptx.raw_imm("0f3F800000"))
+        >>> t.lines()
+        ['mov.f32 %f0, 0f3F800000;']
+    """
     return Imm(text)
 
 
 def ret(pred=None):
-    """``ret;``"""
+    """``ret;``
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.ret()
+        >>> t.lines()
+        ['ret;']
+    """
     return emit_inst("ret", (), pred, user_loc())
 
 
 def exit(pred=None):  # noqa: A001 - PTX's name
-    """``exit;``"""
+    """``exit;``
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.exit()
+        >>> t.lines()
+        ['exit;']
+    """
     return emit_inst("exit", (), pred, user_loc())
 
 
 def pred_reg(name: str):
+    """The IR predicate register named ``name`` (no declaration, no code).
+
+    Examples:
+        >>> from jax_pyptx.dsl.ptx.generic import pred_reg
+        >>> pred_reg("%p7")
+        Reg(name='%p7', type=pred, neg=False)
+    """
     return Reg(name, pred_t)

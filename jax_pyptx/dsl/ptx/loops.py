@@ -28,7 +28,18 @@ def kloop(total, *, unroll: int, body, loop_label: str = "kloop") -> None:
     """Call ``body()`` ``total`` times (see the module docstring). For a register ``total``:
     ``rem = total & (unroll-1)``, ``rounded = total - rem``; when ``total >= unroll`` a loop
     labelled ``loop_label`` runs ``unroll`` bodies per trip over ``rounded``; then nested
-    ``if``s run the ``rem`` remaining bodies."""
+    ``if``s run the ``rem`` remaining bodies.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     acc = reg.scalar(u32, 0)
+        ...     ptx.kloop(8, unroll=4, body=lambda: acc.set(acc + 1))
+        >>> sum(line.startswith("add.u32") for line in t.lines())
+        8
+    """
     fn = "ptx.kloop"
     if not isinstance(unroll, int) or isinstance(unroll, bool) or unroll <= 0 or \
             unroll & (unroll - 1):
@@ -110,7 +121,24 @@ class PipelineState:
 
 def pipeline(n_stages: int, *, cursor=None, phase=None) -> PipelineState:
     """A :class:`PipelineState` over ``n_stages`` stages; ``cursor`` and ``phase`` default to
-    new u32 registers set to 0."""
+    new u32 registers set to 0.
+
+    Examples:
+        >>> from jax_pyptx import ptx
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     ps = ptx.pipeline(3)            # stage cursor and phase bit, both 0
+        ...     _ = ps.advance()                # next stage; the phase flips after the last one
+        >>> for line in t.lines():
+        ...     print(line)
+        mov.u32 %r0, 0;
+        mov.u32 %r1, 0;
+        setp.eq.u32 %p0, %r0, 3;
+        selp.u32 %r2, 1, 0, %p0;
+        xor.b32 %r1, %r1, %r2;
+        selp.u32 %r3, 0, %r0, %p0;
+        add.s32 %r0, %r3, 1;
+    """
     from ..reg import scalar
 
     if not isinstance(n_stages, int) or isinstance(n_stages, bool) or n_stages <= 0:
@@ -158,13 +186,36 @@ class _Pipe:
 
 def pipe(src) -> _Pipe:
     """Start an instruction chain at ``src``: ``ptx.pipe(x).mul.lo.u32(t, 4).add.u32(t, 8)``
-    emits ``mul.lo.u32 t, x, 4; add.u32 t, t, 8;``."""
+    emits ``mul.lo.u32 t, x, 4; add.u32 t, t, 8;``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     x, s = reg.scalar(u32), reg.scalar(u32)
+        ...     _ = ptx.pipe(x).mul.lo.u32(s, 4).add.u32(s, 8)
+        >>> t.lines()
+        ['mul.lo.u32 %r1, %r0, 4;', 'add.u32 %r1, %r1, 8;']
+    """
     return _Pipe(src)
 
 
 @contextlib.contextmanager
 def expr():
     """``with ptx.expr():`` groups the instructions emitted inside (for readability); the PTX
-    is the same as without it."""
+    is the same as without it.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r = reg.scalar(u32, 1)
+        ...     with ptx.expr():
+        ...         s = r * 3 + 1
+        >>> t.lines()
+        ['mov.u32 %r0, 1;', 'mul.lo.u32 %r1, %r0, 3;', 'add.u32 %r2, %r1, 1;']
+    """
     context.current("ptx.expr")
     yield

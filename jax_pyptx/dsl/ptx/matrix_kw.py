@@ -41,7 +41,18 @@ def _layout(fn, layout, trans):
 
 def ldmatrix(*, dst, src, layout="x4", trans: bool = False, pred=None):
     """``ldmatrix.sync.aligned.<shape>.<xN>[.trans].shared.b16 {dst}, [src];`` (shape
-    ``m8n8`` unless ``layout`` names one, e.g. ``"m8n8.x4"``); returns ``dst``."""
+    ``m8n8`` unless ``layout`` names one, e.g. ``"m8n8.x4"``); returns ``dst``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import b32, u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     frag, a = reg.array(b32, 4), reg.scalar(u32)
+        ...     _ = ptx.ldmatrix(dst=frag, src=a, layout="x4")
+        >>> t.lines()
+        ['ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0, %r1, %r2, %r3}, [%r4];']
+    """
     fn = "ptx.ldmatrix"
     shape, num, trans = _layout(fn, layout, trans)
     regs = _regs(fn, "dst", dst)
@@ -52,7 +63,18 @@ def ldmatrix(*, dst, src, layout="x4", trans: bool = False, pred=None):
 
 def stmatrix(*, smem, regs, layout="x4", trans: bool = False, shape="m8n8", pred=None):
     """``stmatrix.sync.aligned.<shape>.<xN>[.trans].shared::cta.b16 [smem], {regs};``
-    (``layout="x4.trans"`` implies ``trans``)."""
+    (``layout="x4.trans"`` implies ``trans``).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import b32, u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     frag, a = reg.array(b32, 4), reg.scalar(u32)
+        ...     _ = ptx.stmatrix(smem=a, regs=frag, layout="x4")
+        >>> t.lines()
+        ['stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%r4], {%r0, %r1, %r2, %r3};']
+    """
     fn = "ptx.stmatrix"
     lshape, num, trans = _layout(fn, layout, trans)
     if lshape != "m8n8":
@@ -71,7 +93,18 @@ def stmatrix_x4_trans_f32_bf16(*, frag, smem_base, lane, row_stride: int, tmp_bf
     8*row_stride*(lane32>>4) + (lane32&8)`` (``lane32 = lane & 31``) gives the byte base
     ``smem_base + 2*o``; group ``g`` stores at ``base + 32*g*row_stride``. Each group
     converts its 8 values (``cvt.rn.bf16.f32``) into ``tmp_bf16`` (8 b16) and packs pairs into
-    ``tmp_pack`` (4 b32; ``mov.b32 p, {lo, hi};``); both default to fresh registers."""
+    ``tmp_pack`` (4 b32; ``mov.b32 p, {lo, hi};``); both default to fresh registers.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32, u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     frag, base, lane = reg.array(f32, 8), reg.scalar(u32), reg.scalar(u32)
+        ...     ptx.stmatrix_x4_trans_f32_bf16(frag=frag, smem_base=base, lane=lane, row_stride=64)
+        >>> sum(line.startswith("stmatrix") for line in t.lines())
+        1
+    """
     fn = "ptx.stmatrix_x4_trans_f32_bf16"
     f = _regs(fn, "frag", frag)
     if len(f) % 8:

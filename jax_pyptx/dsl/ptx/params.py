@@ -23,7 +23,18 @@ def param(*args, dst=None):
 
     ``ptx.param(dtype, "n", dst=None)`` (the documented form) loads it here:
     ``ld.param.<type> r, [n];`` (a byte-array parameter, ``.b8 n[128]``, gives its address:
-    ``mov.<type> r, n;``); returns the register (``dst`` or a fresh one)."""
+    ``mov.<type> r, n;``); returns the register (``dst`` or a fresh one).
+
+    Examples:
+        >>> from jax_pyptx import kernel, ptx
+        >>> from jax_pyptx.types import u32
+        >>> @kernel(raw_params=[("n", u32)])
+        ... def k():
+        ...     n = ptx.param(u32, "n")
+        ...     ptx.ret()
+        >>> [" ".join(line.split()) for line in k.ptx().splitlines() if "param" in line]
+        ['.param .u32 n', 'ld.param.u32 %r0, [n];']
+    """
     tr = context.current("ptx.param")
     if len(args) == 1 and dst is None:
         _find(tr, args[0])
@@ -46,7 +57,18 @@ def param(*args, dst=None):
 
 
 def param_value(name: str) -> Register:
-    """The parameter's value in a register (``ld.param`` emitted once, at the kernel's start)."""
+    """The parameter's value in a register (``ld.param`` emitted once, at the kernel's start).
+
+    Examples:
+        >>> from jax_pyptx import kernel, ptx
+        >>> from jax_pyptx.types import u32
+        >>> @kernel(raw_params=[("n", u32)])
+        ... def k():
+        ...     a, b = ptx.param_value("n"), ptx.param_value("n")   # loaded once
+        ...     ptx.ret()
+        >>> sum("ld.param" in line for line in k.ptx().splitlines())
+        1
+    """
     tr = context.current("ptx.param_value")
     p = _find(tr, name)
     if name in tr.param_loads:
@@ -64,7 +86,18 @@ def global_ptrs(*params) -> tuple:
     """The global addresses of pointer parameters, one u64 register each (always a tuple:
     ``(px,) = ptx.global_ptrs(X)``). A tensor parameter gives ``X.ptr()`` (loaded once per
     trace); a name (or anything with ``.name``) naming a 64-bit ``.param`` emits
-    ``ld.param.u64 r, [name];`` ``cvta.to.global.u64 g, r;`` (once per trace)."""
+    ``ld.param.u64 r, [name];`` ``cvta.to.global.u64 g, r;`` (once per trace).
+
+    Examples:
+        >>> from jax_pyptx import Tile, kernel, ptx
+        >>> from jax_pyptx.types import f32
+        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),))
+        ... def k(X, Y):
+        ...     px, py = ptx.global_ptrs(X, Y)
+        ...     ptx.ret()
+        >>> sum("cvta.to.global.u64" in line for line in k.ptx().splitlines())
+        2
+    """
     if not params:
         return ()
     tr = context.current("ptx.global_ptrs")

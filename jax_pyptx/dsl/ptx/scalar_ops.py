@@ -42,10 +42,34 @@ _BITS = {"f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32"}
 
 
 def mov(dtype, dst, src, *, pred=None):
-    """``mov.<type> dst, src;`` (f16/bf16 move as ``.b16``); returns ``dst``."""
+    """``mov.<type> dst, src;`` (f16/bf16 move as ``.b16``); returns ``dst``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.mov(u32, reg.scalar(u32), ptx.special.tid.x())
+        >>> t.lines()
+        ['mov.u32 %r0, %tid.x;']
+    """
     t = _t("ptx.mov", dtype)
     emit_inst(f"mov.{_BITS.get(t.name, t.name)}", (dst, src), pred, user_loc())
     return dst
+
+
+def _binop_example(op: str, name: str) -> str:
+    """The generated ``Examples:`` section of ``ptx.<name>`` (a ``_binop`` wrapper)."""
+    t = "b32" if op in ("and", "or", "xor", "shl") else "u32"
+    return (f"Examples:\n"
+            f"    >>> from jax_pyptx import ptx, reg\n"
+            f"    >>> from jax_pyptx.types import {t}\n"
+            f"    >>> from jax_pyptx.dsl.trace_scope import trace_scope\n"
+            f"    >>> with trace_scope() as t:\n"
+            f"    ...     a, d = reg.scalar({t}), reg.scalar({t})\n"
+            f"    ...     _ = ptx.{name}({t}, d, a, 2)\n"
+            f"    >>> t.lines()\n"
+            f"    ['{op}.{t} %r1, %r0, 2;']\n")
 
 
 def _binop(op):
@@ -58,7 +82,7 @@ def _binop(op):
         return dst
     fn.__name__ = op if op not in ("and", "or", "xor") else op + "_"
     fn.__doc__ = (f"``{op}.<type> dst, a, b;`` (returns ``dst``; ``and``/``or``/``xor``/``shl`` "
-                  f"use ``.b<bits>``).")
+                  f"use ``.b<bits>``).\n\n" + _binop_example(op, fn.__name__))
     return fn
 
 
@@ -73,7 +97,18 @@ xor_ = _binop("xor")
 
 def mul(dtype, dst, a, b, *, mode=None, pred=None):
     """``mul[.lo|.hi|.wide].<type> dst, a, b;`` (integers need a mode; ``wide`` doubles the
-    destination width)."""
+    destination width).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32, u64
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     a, w = reg.scalar(u32), reg.scalar(u64)
+        ...     _ = ptx.mul(u32, w, a, 4, mode="wide")
+        >>> t.lines()
+        ['mul.wide.u32 %rd0, %r0, 4;']
+    """
     t = _t("ptx.mul", dtype)
     if mode not in (None, "lo", "hi", "wide"):
         raise PtxValueError(f"ptx.mul: mode={mode!r} is not allowed; allowed: None, 'lo', 'hi', "
@@ -86,7 +121,18 @@ def mad(*args, mode="lo", pred=None):
     """``ptx.mad(dtype, dst, a, b, c, mode="lo")`` emits ``mad.<mode>.<type> dst, a, b, c;``
     (floats: ``mad.rn.<type>``); the expression form ``ptx.mad(a, b, c, mode="lo")`` takes
     the type from the first register (32-bit integers as ``.s32``), allocates the result and
-    returns it."""
+    returns it.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import s32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     a, b, c = reg.scalar(s32), reg.scalar(s32), reg.scalar(s32)
+        ...     d = ptx.mad(a, b, c)
+        >>> t.lines()
+        ['mad.lo.s32 %r3, %r0, %r1, %r2;']
+    """
     fn = "ptx.mad"
     if len(args) == 5 and is_type(args[0]):
         t = _t(fn, args[0])
@@ -126,7 +172,18 @@ _CMP = ("lt", "le", "gt", "ge", "eq", "ne")
 
 def setp(cmp_op, dtype, pred_out, a, b, *, pred_negate=None):
     """``setp.<cmp>.<type> pred_out, a, b;`` (cmp: lt, le, gt, ge, eq, ne; ``.b32`` compares
-    as ``.u32``); ``pred_negate`` is the guard (``@p`` / ``@!p`` with ``ptx.not_(p)``)."""
+    as ``.u32``); ``pred_negate`` is the guard (``@p`` / ``@!p`` with ``ptx.not_(p)``).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import pred, s32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     a, p = reg.scalar(s32), reg.scalar(pred)
+        ...     _ = ptx.setp("lt", s32, p, a, 10)
+        >>> t.lines()
+        ['setp.lt.s32 %p0, %r0, 10;']
+    """
     if cmp_op not in _CMP:
         raise PtxValueError(f"ptx.setp: cmp_op={cmp_op!r} is not allowed; allowed: "
                             f"{', '.join(_CMP)}", loc=user_loc())
@@ -137,7 +194,18 @@ def setp(cmp_op, dtype, pred_out, a, b, *, pred_negate=None):
 
 
 def selp(dtype, dst, true_val, false_val, pred_reg, *, pred=None):
-    """``selp.<type> dst, true_val, false_val, pred_reg;``."""
+    """``selp.<type> dst, true_val, false_val, pred_reg;``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     r, d = reg.scalar(u32, 3), reg.scalar(u32)
+        ...     _ = ptx.selp(u32, d, 1, 0, r > 2)
+        >>> t.lines()[-1]
+        'selp.u32 %r1, 1, 0, %p0;'
+    """
     t = _t("ptx.selp", dtype)
     emit_inst(f"selp.{t.name}", (dst, true_val, false_val, pred_reg), pred, user_loc())
     return dst
@@ -179,13 +247,36 @@ def _ldst(fn, op, dtype, space, cache):
 
 def ld(dtype, dst, addr, *, space="global", cache=None, pred=None):
     """``ld[.space][.cache].<type> dst, [addr];`` (``addr`` bracketed for you; ``space``:
-    global, shared, local, param, const or generic); returns ``dst``."""
+    global, shared, local, param, const or generic); returns ``dst``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     p, v = reg.scalar(u64), reg.scalar(f32)
+        ...     _ = ptx.ld(f32, v, p)
+        ...     _ = ptx.ld(f32, v, ptx.addr(p, 4), space="shared")
+        >>> t.lines()
+        ['ld.global.f32 %f0, [%rd0];', 'ld.shared.f32 %f0, [%rd0+4];']
+    """
     emit_inst(_ldst("ptx.ld", "ld", dtype, space, cache), (dst, _addr(addr)), pred, user_loc())
     return dst
 
 
 def st(dtype, addr, src, *, space="global", cache=None, pred=None):
-    """``st[.space][.cache].<type> [addr], src;``."""
+    """``st[.space][.cache].<type> [addr], src;``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32, u64
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     p, v = reg.scalar(u64), reg.scalar(f32)
+        ...     _ = ptx.st(f32, ptx.addr(p, 8), v)
+        >>> t.lines()
+        ['st.global.f32 [%rd0+8], %f0;']
+    """
     emit_inst(_ldst("ptx.st", "st", dtype, space, cache), (_addr(addr), src), pred, user_loc())
 
 
@@ -223,7 +314,18 @@ _VAR_SPACES = (".shared", ".local", ".global", ".const", ".shared::cta")
 def var(state_space, dtype, name: str, *, size=None, align=None, linking=None) -> str:
     """Declare a variable with the function's declarations:
     ``[.linking ].<space> [.align A ].<type> name[[size]];`` (``__`` in the space is ``::``);
-    returns ``name`` (usable as a string operand)."""
+    returns ``name`` (usable as a string operand).
+
+    Examples:
+        >>> from jax_pyptx import kernel, ptx
+        >>> from jax_pyptx.types import b8
+        >>> @kernel
+        ... def k():
+        ...     ptx.var("shared", b8, "scratch", size=256, align=16)
+        ...     ptx.ret()
+        >>> [line.strip() for line in k.ptx().splitlines() if "scratch" in line]
+        ['.shared .align 16 .b8 scratch[256];']
+    """
     fn = "ptx.var"
     import re
 
@@ -250,7 +352,17 @@ def var(state_space, dtype, name: str, *, size=None, align=None, linking=None) -
 
 def elect_sync(dst, pred_out, membermask=0xFFFFFFFF):
     """``elect.sync dst|pred_out, membermask;`` (``dst=None`` writes ``_``): one lane of the
-    mask is elected; ``pred_out`` is true in it. Returns ``pred_out``."""
+    mask is elected; ``pred_out`` is true in it. Returns ``pred_out``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import pred
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     leader = ptx.elect_sync(None, reg.scalar(pred))
+        >>> t.lines()
+        ['elect.sync _|%p0, 4294967295;']
+    """
     tr = context.current("ptx.elect_sync")
     d = Sink() if dst is None else as_operand(dst, None, tr)
     if not isinstance(pred_out, Register) or pred_out.type is not pred_t:
@@ -262,17 +374,45 @@ def elect_sync(dst, pred_out, membermask=0xFFFFFFFF):
 
 
 def setmaxnreg(count: int, *, inc: bool = True, pred=None):
-    """``setmaxnreg.inc|dec.sync.aligned.u32 count;`` (24..256, a multiple of 8; sm_90a)."""
+    """``setmaxnreg.inc|dec.sync.aligned.u32 count;`` (24..256, a multiple of 8; sm_90a).
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.setmaxnreg(240)
+        ...     _ = ptx.setmaxnreg(40, inc=False)
+        >>> t.lines()
+        ['setmaxnreg.inc.sync.aligned.u32 240;', 'setmaxnreg.dec.sync.aligned.u32 40;']
+    """
     from .misc import setmaxnreg as _s
 
     _s(count, inc=inc, pred=pred)
 
 
 def setmaxnreg_inc(count: int, *, pred=None):
-    """``setmaxnreg.inc.sync.aligned.u32 count;``."""
+    """``setmaxnreg.inc.sync.aligned.u32 count;``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.setmaxnreg_inc(232)
+        >>> t.lines()
+        ['setmaxnreg.inc.sync.aligned.u32 232;']
+    """
     setmaxnreg(count, inc=True, pred=pred)
 
 
 def setmaxnreg_dec(count: int, *, pred=None):
-    """``setmaxnreg.dec.sync.aligned.u32 count;``."""
+    """``setmaxnreg.dec.sync.aligned.u32 count;``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     _ = ptx.setmaxnreg_dec(40)
+        >>> t.lines()
+        ['setmaxnreg.dec.sync.aligned.u32 40;']
+    """
     setmaxnreg(count, inc=False, pred=pred)

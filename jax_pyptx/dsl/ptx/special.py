@@ -90,7 +90,17 @@ def sreg(name: str) -> Special:
     """Any special register by name: ``ptx.sreg("%cluster_ctarank")``,
     ``ptx.sreg("%clusterid.x")`` (the ``%`` is optional). 64-bit ones (``%clock64``,
     ``%globaltimer``, ``%gridid``, ``%pm<n>_64``) are u64, the rest u32. No code is emitted;
-    arithmetic on it first moves it into a register."""
+    arithmetic on it first moves it into a register.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     rank = reg.from_(ptx.sreg("%cluster_ctarank"), u32)
+        >>> t.lines()
+        ['mov.u32 %r0, %cluster_ctarank;']
+    """
     if not isinstance(name, str) or not name.lstrip("%"):
         from ...errors import PtxValueError
 
@@ -103,10 +113,30 @@ def sreg(name: str) -> Special:
 
 
 def ctaid_x() -> Special:
-    """``%ctaid.x``."""
+    """``%ctaid.x``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     b = reg.from_(ptx.ctaid_x(), u32)
+        >>> t.lines()
+        ['mov.u32 %r0, %ctaid.x;']
+    """
     return ctaid.x()
 
 
 def ctaid_y() -> Special:
-    """``%ctaid.y``."""
+    """``%ctaid.y``.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     b = reg.from_(ptx.ctaid_y(), u32)
+        >>> t.lines()
+        ['mov.u32 %r0, %ctaid.y;']
+    """
     return ctaid.y()

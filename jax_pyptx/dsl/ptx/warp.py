@@ -47,18 +47,66 @@ def shfl(mode, value, b, c=None, *, mask=FULL, width: int = 32, with_pred: bool 
 
 
 def shfl_up(value, delta, *, width=32, mask=FULL, pred=None):
+    """``shfl.sync.up.b32 d, value, delta, c, mask;``: each lane reads ``value`` from lane
+    ``- delta`` (within segments of ``width`` lanes); returns d.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     v = ptx.warp.shfl_up(reg.scalar(f32), 1)
+        >>> t.lines()
+        ['shfl.sync.up.b32 %f1, %f0, 1, 0, 4294967295;']
+    """
     return shfl("up", value, delta, width=width, mask=mask, pred=pred)
 
 
 def shfl_down(value, delta, *, width=32, mask=FULL, pred=None):
+    """``shfl.sync.down.b32 d, value, delta, c, mask;``: each lane reads ``value`` from lane
+    ``+ delta`` (within segments of ``width`` lanes); returns d.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     v = ptx.warp.shfl_down(reg.scalar(f32), 16)
+        >>> t.lines()
+        ['shfl.sync.down.b32 %f1, %f0, 16, 31, 4294967295;']
+    """
     return shfl("down", value, delta, width=width, mask=mask, pred=pred)
 
 
 def shfl_bfly(value, lane_mask, *, width=32, mask=FULL, pred=None):
+    """``shfl.sync.bfly.b32 d, value, lane_mask, c, mask;``: each lane reads ``value`` from lane
+    ``^ lane_mask`` (a butterfly, for reductions); returns d.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import f32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     v = ptx.warp.shfl_bfly(reg.scalar(f32), 8, width=16)
+        >>> t.lines()
+        ['shfl.sync.bfly.b32 %f1, %f0, 8, 4127, 4294967295;']
+    """
     return shfl("bfly", value, lane_mask, width=width, mask=mask, pred=pred)
 
 
 def shfl_idx(value, lane, *, width=32, mask=FULL, pred=None):
+    """``shfl.sync.idx.b32 d, value, lane, c, mask;``: every lane reads ``value`` from lane
+    ``lane`` (a broadcast); returns d.
+
+    Examples:
+        >>> from jax_pyptx import ptx, reg
+        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.dsl.trace_scope import trace_scope
+        >>> with trace_scope() as t:
+        ...     v = ptx.warp.shfl_idx(reg.scalar(u32), 0)
+        >>> t.lines()
+        ['shfl.sync.idx.b32 %r1, %r0, 0, 31, 4294967295;']
+    """
     return shfl("idx", value, lane, width=width, mask=mask, pred=pred)
 
 
