@@ -601,10 +601,30 @@ class MbarrierRef:
 
     @property
     def name(self) -> str:
+        """The symbol of the mbarrier array.
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print(smem.mbarrier(4, name="full")[3].name)
+            full
+        """
         return self.array.name
 
     @property
     def byte_offset(self) -> int:
+        """Where the barrier sits in the kernel's shared memory, in bytes.
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     _ = smem.alloc(f32, 32)
+            ...     print(smem.mbarrier(4)[3].byte_offset)
+            152
+        """
         return self.array.byte_offset + 8 * self.idx
 
     def __ptx_operand__(self) -> Addr:
@@ -615,16 +635,16 @@ class MbarrierRef:
 
 
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
-    """An array of ``count`` 64-bit mbarrier objects (8-byte aligned): ``bar[i]`` is the
-    address of barrier ``i`` (``[mbar0+8*i]``).
+    """An array of ``count`` 64-bit mbarrier objects (8-byte aligned): ``bar[i]`` is
+    barrier ``i``, an :class:`MbarrierRef` (the address ``[mbar0+8*i]``).
 
     Examples:
-        >>> from jax_pyptx import smem
+        >>> from jax_pyptx import ptx, smem
         >>> from jax_pyptx.dsl.trace_scope import trace_scope
         >>> from jax_pyptx.text.printer import operand
         >>> with trace_scope():
         ...     bar = smem.mbarrier(2, name="bar")
-        ...     print(operand(bar[1]), bar.nbytes)
+        ...     print(operand(ptx.addr(bar[1])), bar.nbytes)
         [bar+8] 16
     """
     tr = _layout("smem.mbarrier")

@@ -676,6 +676,16 @@ class NotPred:
 
     @property
     def type(self) -> PtxType:
+        """The negated register's type (``pred``); also ``.dtype``.
+
+        Examples:
+            >>> from jax_pyptx import reg
+            >>> from jax_pyptx.types import pred
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     print((~reg.scalar(pred)).type, (~reg.scalar(pred)).dtype)
+            pred pred
+        """
         return self.reg.type
 
     dtype = type

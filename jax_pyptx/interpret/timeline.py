@@ -33,6 +33,28 @@ What the trace holds (``ts`` / ``dur`` in clock units, which viewers show as mic
 Every slice's ``args`` hold the PTX line and text of its first instruction (``ptx_line``,
 ``ptx``), the number of warp instructions it covers, and ``src``, the user's ``file:line``
 when the kernel was written with the DSL.
+
+Examples:
+    >>> import json, os, tempfile
+    >>> import numpy as np
+    >>> from jax_pyptx.interpret import launch
+    >>> ptx_text = '''
+    ... .version 8.5
+    ... .target sm_90a
+    ... .address_size 64
+    ... .visible .entry k()
+    ... {
+    ...     bar.sync 0;
+    ...     ret;
+    ... }
+    ... '''
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.json")
+    >>> launch(ptx_text, "k", [], grid=1, block=64, timeline=path)
+    >>> events = json.load(open(path))["traceEvents"]
+    >>> [e["args"]["name"] for e in events if e["name"] in ("process_name", "thread_name")]
+    ['CTA (0,0,0)', 'warp 0', 'warp 1']
+    >>> [(e["tid"], e["name"], e["ts"], e["dur"]) for e in events if e["ph"] == "X"]
+    [(0, 'wait bar.sync', 0, 2), (1, 'wait bar.sync', 0, 2), (0, 'k+1', 2, 2), (1, 'k+1', 2, 2)]
 """
 from __future__ import annotations
 

@@ -124,7 +124,13 @@ def mma_sp_fragment(shape: str, which: str, elem_bits: int = 16) -> tuple:
       column each holds is given by the metadata (``mma_sp_metadata``);
     * ``"b"``: K x N, register r holding K rows ``[r * span, (r + 1) * span)`` as the dense
       layouts do (up to four registers: 512 bits of K per lane);
-    * ``"c"`` / ``"d"``: as the dense m16n8 accumulators."""
+    * ``"c"`` / ``"d"``: as the dense m16n8 accumulators.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import mma_sp_fragment
+        >>> mma_sp_fragment("m16n8k16", "a", 16)[0]      # lane 0: rows 0 and 8, kept cols 0-1
+        ((0, 0), (0, 1), (8, 0), (8, 1))
+    """
     M, N, K = mnk(shape)
     if M != 16 or N != 8 or elem_bits not in SP_CHUNK:
         raise ValueError(f"mma.sp shape {shape!r} with {elem_bits}-bit inputs has no fragment layout here")
@@ -143,7 +149,13 @@ def mma_sp_fragment(shape: str, which: str, elem_bits: int = 16) -> tuple:
 def mma_sp_threads(shape: str, elem_bits: int) -> int:
     """How many threads of each group of four hold metadata (1, 2 or 4): one 32-bit register
     covers 4 chunks of a row ``groupID`` (bits 0-15) and of row ``groupID + 8`` (bits 16-31).
-    The sparsity selector then takes the values ``0 .. 4 // threads - 1``."""
+    The sparsity selector then takes the values ``0 .. 4 // threads - 1``.
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import mma_sp_threads
+        >>> mma_sp_threads("m16n8k16", 16), mma_sp_threads("m16n8k32", 16)
+        (1, 2)
+    """
     M, N, K = mnk(shape)
     return K // SP_CHUNK[elem_bits] // 4
 
@@ -156,7 +168,14 @@ def mma_sp_metadata(shape: str, elem_bits: int, selector: int) -> tuple:
     thread j holds chunks ``4j .. 4j + 3`` of rows ``groupID`` (bits ``4 * (q % 4)``) and
     ``groupID + 8`` (bits ``16 + 4 * (q % 4)``). A field is two 2-bit indices, the low one for
     the first kept element (pair, for 4-bit types) of the chunk; for tf32 it is 0b0100 (the
-    element at position 0 is kept) or 0b1110 (position 1)."""
+    element at position 0 is kept) or 0b1110 (position 1).
+
+    Examples:
+        >>> from jax_pyptx.isa.fragments import mma_sp_metadata
+        >>> meta = mma_sp_metadata("m16n8k16", 16, 0)
+        >>> meta[0], meta[8]            # rows 0 and 8: lane 0, low and high half
+        (((0, 0), (0, 4), (0, 8), (0, 12)), ((0, 16), (0, 20), (0, 24), (0, 28)))
+    """
     M, N, K = mnk(shape)
     t = mma_sp_threads(shape, elem_bits)
     if not 0 <= selector < 4 // t:
