@@ -600,8 +600,65 @@ def _arith_mods(sym: str, t: PtxType) -> tuple:
     return name, (it.ptx,)
 
 
+_FAST_BIN: dict = {}    # (operator, type) -> (opcode, modifiers, type of a number operand)
+_NUMS: dict = {}        # (type, class, value) -> the Imm node of a Python number operand
+
+
+def _num_operand(o, t: PtxType, tr):
+    """``as_operand(o, t)`` for a Python int/float, memoised (0.0 is left out: -0.0 == 0.0)."""
+    key = (t, type(o), o)
+    got = _NUMS.get(key)
+    if got is None:
+        got = as_operand(o, t, tr)
+        if (o or type(o) is int) and len(_NUMS) < 65536:
+            _NUMS[key] = got
+    return got
+
+
+def _fast_binary(sym: str, t: PtxType):
+    """The (opcode, modifiers, number operand type) of ``t (sym) t`` where nothing but the type
+    decides the instruction (no widening, no mov of a constant first, no ``p | q`` pair), else
+    False. Memoised; an operator the type does not have is left to the full path (its error)."""
+    key = (sym, t)
+    got = _FAST_BIN.get(key)
+    if got is None:
+        got = False
+        if t.kind != "pred" and not no_immediates(t):
+            try:
+                name, mods = _arith_mods(sym, t)
+            except PtxTypeError:
+                pass
+            else:
+                got = (name, mods, u32 if name in ("shl", "shr") else t)
+        _FAST_BIN[key] = got
+    return got
+
+
 def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | None = None):
     co = type(o)
+    # fast path: register (op) same-typed register, or register (op) Python number
+    if co is Register and o.type is a.type and sym != "<<" and sym != ">>" or \
+            co is int or co is float:
+        got = _fast_binary(sym, a.type)
+        stack = context._state.stack
+        if got and stack:
+            tr = stack[-1]
+            if a.trace is tr and (co is not Register or o.trace is tr):
+                name, mods, nt = got
+                t = a.type
+                if co is Register:
+                    y, ys = o.ir, t
+                else:
+                    y = _num_operand(o, nt, tr)
+                    ys = y.text
+                dst = into if into is not None else Register(tr.new_reg(t), tr)
+                if reverse:
+                    tr.emit(name, mods, (dst.ir, y, a.ir), loc=user_loc(3),
+                            key=(name, mods, t, ys, t))
+                else:
+                    tr.emit(name, mods, (dst.ir, a.ir, y), loc=user_loc(3),
+                            key=(name, mods, t, t, ys))
+                return dst
     if co is Special:
         o, co = materialize(o), Register
     if co is Register:
@@ -677,7 +734,40 @@ _CMP_UNSIGNED = {"lt": "lo", "le": "ls", "gt": "hi", "ge": "hs"}
 _CMP_SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
+_FAST_CMP: dict = {}    # (comparison, type) -> setp modifiers, where the type alone decides
+
+
+def _fast_compare(cmp: str, t: PtxType):
+    key = (cmp, t)
+    got = _FAST_CMP.get(key)
+    if got is None:
+        got = False
+        if t.kind in ("signed", "unsigned") or t.name in ("f32", "f64"):
+            got = (f".{'neu' if cmp == 'ne' and t.kind == 'float' else cmp}", t.ptx)
+        elif t.kind == "bits":
+            got = (f".{cmp}", f".u{t.bits}")
+        _FAST_CMP[key] = got
+    return got
+
+
 def _compare(cmp: str, a: Register, o):
+    co = type(o)
+    if co is Register and o.type is a.type or co is int or co is float:
+        got = _fast_compare(cmp, a.type)
+        stack = context._state.stack
+        if got and stack:
+            tr = stack[-1]
+            if a.trace is tr and (co is not Register or o.trace is tr):
+                t = a.type
+                if co is Register:
+                    y, ys = o.ir, t
+                else:
+                    y = _num_operand(o, t, tr)
+                    ys = y.text
+                dst = Register(tr.new_reg(pred), tr)
+                tr.emit("setp", got, (dst.ir, a.ir, y), loc=user_loc(3),
+                        key=("setp", got, pred, t, ys))
+                return dst
     if type(o) is Special:
         o = materialize(o)
     if type(o) is Register and _widens(a.type, o.type):

@@ -16,7 +16,10 @@ def operand(op) -> str:
     if t is Addr:
         return address(op)
     if t is Vec:
-        return "{" + ", ".join(operand(i) for i in op.items) + "}"
+        got = op.text
+        if got is None:
+            got = op.text = "{" + ", ".join([operand(i) for i in op.items]) + "}"
+        return got
     if t is PredPair:
         return f"{operand(op.first)}|{operand(op.second)}"
     if t is Sink:
@@ -40,8 +43,19 @@ def address(a: Addr) -> str:
 
 def instruction(ins: Instruction) -> str:
     g = ins.guard
-    head = "" if g is None else ("@!" if g.negated else "@") + g.reg + " "
-    text = head + ins.opcode + "".join(ins.modifiers)
-    if ins.operands:
-        text += " \t" + ", ".join(operand(o) for o in ins.operands)
-    return text + ";"
+    text = ins.opcode + "".join(ins.modifiers)
+    if g is not None:
+        text = ("@!" if g.negated else "@") + g.reg + " " + text
+    ops = ins.operands
+    if not ops:
+        return text + ";"
+    parts = []
+    for o in ops:                        # registers and immediates inline: most operands
+        t = type(o)
+        if t is Reg and not o.neg:
+            parts.append(o.name)
+        elif t is Imm:
+            parts.append(o.text)
+        else:
+            parts.append(operand(o))
+    return text + " \t" + ", ".join(parts) + ";"

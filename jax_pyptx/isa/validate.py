@@ -364,11 +364,34 @@ def _candidates(ins, forms):
 _ACCEPTED: dict = {}   # operand signature -> Form, for instructions that passed before
 
 
+def op_sig(o):
+    """What validation reads of operand ``o`` (a hashable stand-in for it): a register's type
+    and negation (not its name), an immediate's text, a symbol's kind, an address's shape, a
+    vector's element signatures (kept on the Vec: a vector is immutable)."""
+    t = type(o)
+    if t is Reg:
+        return ("!", o.type) if o.neg else o.type
+    if t is Imm:
+        return o.text
+    if t is Vec:
+        got = o.sig
+        if got is None:
+            got = o.sig = (Vec, tuple([op_sig(i) for i in o.items]))
+        return got
+    if t is Addr:
+        return (Addr, type(o.base), bool(o.offset), tuple([op_sig(e) for e in o.extra]))
+    if t is PredPair:
+        return (PredPair, op_sig(o.first), op_sig(o.second))
+    if t is Sym or t is Sink or t is ParenList:
+        return t
+    return (t, o)
+
+
 def _signature(ins: Instruction, target: Target, version):
-    """What the verdict depends on: opcode, modifiers, target, version and each operand with
-    register names left out (registers matter only by type and negation)."""
+    """What the verdict depends on: opcode, modifiers, target, version and each operand's
+    signature (``op_sig``: registers matter only by type and negation)."""
     return (ins.opcode, ins.modifiers, target.name, version,
-            tuple((o.type, o.neg) if type(o) is Reg else o for o in ins.operands))
+            *[o.type if type(o) is Reg and not o.neg else op_sig(o) for o in ins.operands])
 
 
 def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "") -> Form:

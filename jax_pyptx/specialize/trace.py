@@ -163,6 +163,8 @@ def scan_reads(stmts, names: set, own_loads: set):
             operand(o.first, ins)
             operand(o.second, ins)
 
+    seen_vecs: set = set()           # id() of register-only vectors already scanned
+
     def walk(body):
         for st in body:
             c = type(st)
@@ -170,7 +172,21 @@ def scan_reads(stmts, names: set, own_loads: set):
                 walk(st.body)
             elif c is Instruction:
                 for o in st.operands:
-                    operand(o, st)
+                    c = type(o)
+                    if c is Reg:             # the common case, inline
+                        n = o.name
+                        sp = is_special.get(n)
+                        if sp is None:
+                            sp = is_special[n] = n.startswith("%") and not _GPR.match(n)
+                        if sp:
+                            specials.add(n)
+                    elif c is Vec and all(type(i) is Reg for i in o.items):
+                        # a vector of registers reads the same specials wherever it appears
+                        if id(o) not in seen_vecs:
+                            seen_vecs.add(id(o))
+                            operand(o, st)
+                    else:
+                        operand(o, st)
 
     walk(stmts)
     return specials, raw

@@ -124,22 +124,29 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
         elif len(_HINTS) < 65536:
             _HINTS[(full, n)] = got
     name, mods, hints = got
-    tr = context.current(f"ptx.inst.{full}")
+    stack = context._state.stack
+    tr = stack[-1] if stack else context.current(f"ptx.inst.{full}")
     loc = loc or user_loc(3)
-    ops = tuple(as_operand(o, h) for o, h in zip(operands, hints))
-    return tr.emit(name, mods, ops, guard_of(pred), loc, validate)
+    ops = tuple([o.ir if type(o) is Register and o.trace is tr else as_operand(o, h, tr)
+                 for o, h in zip(operands, hints)])
+    return tr.emit(name, mods, ops, None if pred is None else guard_of(pred), loc, validate)
 
 
 class _Chain:
-    __slots__ = ("_parts",)
+    """One link of ``ptx.inst.<word>.<word>...``. Each link is made once: it keeps its
+    children as instance attributes, so a chain seen before resolves by plain attribute
+    lookups, and it keeps its dotted opcode text."""
 
     def __init__(self, parts=()):
         self._parts = parts
+        self._full = ".".join(parts)
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Chain(self._parts + (unescape(attr),))
+        child = _Chain(self._parts + (unescape(attr),))
+        self.__dict__[attr] = child
+        return child
 
     def __call__(self, *operands, pred=None):
         """Emit the instruction; returns its first operand when that is a register (the
@@ -147,7 +154,7 @@ class _Chain:
         if not self._parts:
             raise TraceError("ptx.inst needs an opcode: ptx.inst.add.u32(d, a, b)",
                              loc=user_loc())
-        emit_inst(".".join(self._parts), operands, pred, user_loc())
+        emit_inst(self._full, operands, pred, user_loc())
         first = operands[0] if operands else None
         return first if type(first) is Register else None
 
