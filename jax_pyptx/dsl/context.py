@@ -104,6 +104,7 @@ class Trace:
         self.guard = None                  # Guard applied by ptx.predicated(...)
         self.pipe_pairs = None             # ``p | q`` results: name -> (or.pred, p, q)
         self._valid: dict = {}             # validation verdicts: operand signature -> Form
+        self.vecs: dict = {}               # register vectors: ids -> (registers, Vec)
 
     # ------------------------------------------------------------------ registers
     def new_reg(self, t: PtxType) -> Reg:
@@ -167,7 +168,7 @@ class Trace:
             except TypeError:            # an operand that cannot be hashed: no memo
                 key, form = None, _MISS
             if form is _MISS:
-                form = isa_check(ins, self.target, self.version, self.name)
+                form = isa_check(ins, self.target, self.version, self.name, key)
                 if key is not None:
                     self._valid[key] = form
             if form is not None and form.min_ptx > self.min_ptx:

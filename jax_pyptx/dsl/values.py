@@ -351,7 +351,7 @@ def as_operand(x, t: PtxType | None = None, tr=None):
                 f"created them", loc=user_loc(3))
         return x.ir
     if cls is RegArray:
-        return Vec(tuple(as_operand(r) for r in x.regs))
+        return _vec_of(x.regs, tr or context.current())
     if cls is Special:
         tr = context.current()
         if x.min_sm and tr.target.sm < x.min_sm:
@@ -383,6 +383,8 @@ def as_operand(x, t: PtxType | None = None, tr=None):
     if cls in _IR_OPERANDS or hasattr(x, "__ptx_operand__"):
         return x.__ptx_operand__() if hasattr(x, "__ptx_operand__") else x
     if isinstance(x, (list, tuple)):
+        if x and all(type(i) is Register for i in x):
+            return _vec_of(x, tr or context.current())
         return Vec(tuple(as_operand(i, t) for i in x))
     if cls is str:
         return str_operand(x, t)
@@ -391,6 +393,19 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return Sym(sym)
     raise PtxTypeError(f"cannot use {x!r} ({cls.__name__}) as a PTX operand; expected a "
                        f"register, immediate, address or label", loc=user_loc(3))
+
+
+def _vec_of(regs, tr) -> Vec:
+    """The ``{...}`` operand of registers ``regs``: one Vec per trace and register sequence
+    (keyed by the registers' identities), so a 64-register accumulator passed to every MMA is
+    converted, validated and printed once."""
+    key = tuple(map(id, regs))
+    got = tr.vecs.get(key)
+    if got is None:
+        v = Vec(tuple([as_operand(r, None, tr) for r in regs]))
+        tr.vecs[key] = (tuple(regs), v)      # the registers stay alive: their ids stay theirs
+        return v
+    return got[1]
 
 
 def declared_symbols(tr) -> dict:

@@ -394,9 +394,11 @@ def _signature(ins: Instruction, target: Target, version):
             *[o.type if type(o) is Reg and not o.neg else op_sig(o) for o in ins.operands])
 
 
-def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "") -> Form:
-    """The form ``ins`` matches; raises ValidationError / PtxTypeError / ArchError."""
-    key = _signature(ins, target, version)
+def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "",
+          sig: tuple | None = None) -> Form:
+    """The form ``ins`` matches; raises ValidationError / PtxTypeError / ArchError. ``sig``:
+    ``(opcode, modifiers, *map(op_sig, operands))`` when the caller has it."""
+    key = _signature(ins, target, version) if sig is None else (target.name, version, sig)
     try:
         got = _ACCEPTED.get(key)
     except TypeError:                    # an operand that cannot be hashed: no memo

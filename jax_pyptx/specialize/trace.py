@@ -180,10 +180,14 @@ def scan_reads(stmts, names: set, own_loads: set):
                             sp = is_special[n] = n.startswith("%") and not _GPR.match(n)
                         if sp:
                             specials.add(n)
-                    elif c is Vec and all(type(i) is Reg for i in o.items):
+                    elif c is Sym:
+                        if o.name in names and id(st) not in own_loads and o.name not in raw:
+                            raw.append(o.name)
+                    elif c is Vec:
                         # a vector of registers reads the same specials wherever it appears
                         if id(o) not in seen_vecs:
-                            seen_vecs.add(id(o))
+                            if all(type(i) is Reg for i in o.items):
+                                seen_vecs.add(id(o))
                             operand(o, st)
                     else:
                         operand(o, st)

@@ -138,7 +138,7 @@ def bra(target, pred=None, uni: bool = False) -> None:
     tr.emit("bra", (".uni",) if uni else (), (Sym(name),), guard_of(pred), loc)
 
 
-def _pred(p, what):
+def _pred(p, what, depth: int = 4):
     neg = False
     if type(p) is NotPred:
         p, neg = p.reg, True
@@ -146,7 +146,7 @@ def _pred(p, what):
         p = p.value()
     if not isinstance(p, Register) or p.type.kind != "pred":
         raise PtxTypeError(f"{what} needs a predicate (a comparison such as i < n), got {p!r}",
-                           loc=user_loc(4))
+                           loc=user_loc(depth))
     as_operand(p)
     return NotPred(p) if neg else p
 
@@ -173,21 +173,38 @@ class _Chain:
         self.label_index, self.body, self.end_label = label_index, body, end_label
 
 
-@contextmanager
+# if_ / elif_ / else_ are context-manager classes (not generators): entering and leaving one
+# is most of the cost of a traced branch. The work happens on entering, as ``with`` does it;
+# a body that raises leaves no label behind.
+class _If:
+    __slots__ = ("p", "tr", "nxt")
+
+    def __init__(self, p):
+        self.p = p
+
+    def __enter__(self):
+        tr = context.current("ptx.if_")
+        loc = user_loc(2)
+        p = _pred(self.p, "ptx.if_", 3)
+        nxt = tr.new_label("else")
+        _branch_unless(tr, p, nxt, loc)
+        tr.chain = None
+        self.tr, self.nxt = tr, nxt
+
+    def __exit__(self, et, ev, tb):
+        if et is None:
+            tr = self.tr
+            tr.place_label(self.nxt)
+            tr.chain = _Chain(len(tr.body) - 1, tr.body)
+        return False
+
+
 def if_(p):
     """``with ptx.if_(tid < 32): ...`` (the body runs where ``p`` is true)."""
-    tr = context.current("ptx.if_")
-    loc = user_loc(3)
-    p = _pred(p, "ptx.if_")
-    nxt = tr.new_label("else")
-    _branch_unless(tr, p, nxt, loc)
-    tr.chain = None
-    yield
-    tr.place_label(nxt)
-    tr.chain = _Chain(len(tr.body) - 1, tr.body)
+    return _If(p)
 
 
-def _continue_chain(tr, what, allow_condition: bool):
+def _continue_chain(tr, what, allow_condition: bool, depth: int = 3):
     ch = tr.chain
     body = tr.body
     ok = ch is not None and ch.body is body and ch.label_index < len(body)
@@ -195,44 +212,67 @@ def _continue_chain(tr, what, allow_condition: bool):
         first_tail = ch.label_index + 1 + (ch.end_label is not None)
         tail = body[first_tail:]
         ok = all(type(s) is Instruction for s in tail) and (allow_condition or not tail)
+    loc = user_loc(depth)
     if not ok:
-        raise TraceError(f"{what} must directly follow a ptx.if_ or ptx.elif_ block",
-                         loc=user_loc(4))
+        raise TraceError(f"{what} must directly follow a ptx.if_ or ptx.elif_ block", loc=loc)
     if ch.end_label is not None:
         del body[ch.label_index + 1]     # the end label moves to the end of this branch
         tr.labels_defined.discard(ch.end_label)
     else:
         ch.end_label = tr.new_label("endif")
-    tr.labels_used.setdefault(ch.end_label, user_loc(4))
-    body.insert(ch.label_index, Instruction("bra", (), (Sym(ch.end_label),), None,
-                                            user_loc(4)))
+    tr.labels_used.setdefault(ch.end_label, loc)
+    body.insert(ch.label_index, Instruction("bra", (), (Sym(ch.end_label),), None, loc))
     tr.chain = None
     return ch
 
 
-@contextmanager
+class _Elif:
+    __slots__ = ("p", "tr", "nxt", "ch")
+
+    def __init__(self, p):
+        self.p = p
+
+    def __enter__(self):
+        tr = context.current("ptx.elif_")
+        ch = _continue_chain(tr, "ptx.elif_", allow_condition=True)
+        loc = user_loc(2)
+        p = _pred(self.p, "ptx.elif_", 3)
+        nxt = tr.new_label("else")
+        _branch_unless(tr, p, nxt, loc)
+        self.tr, self.nxt, self.ch = tr, nxt, ch
+
+    def __exit__(self, et, ev, tb):
+        if et is None:
+            tr, ch = self.tr, self.ch
+            tr.place_label(self.nxt)
+            tr.place_label(ch.end_label)
+            tr.chain = _Chain(len(tr.body) - 2, tr.body, ch.end_label)
+        return False
+
+
 def elif_(p):
     """``with ptx.elif_(cond):`` after an ``if_``/``elif_`` block."""
-    tr = context.current("ptx.elif_")
-    ch = _continue_chain(tr, "ptx.elif_", allow_condition=True)
-    loc = user_loc(3)
-    p = _pred(p, "ptx.elif_")
-    nxt = tr.new_label("else")
-    _branch_unless(tr, p, nxt, loc)
-    yield
-    tr.place_label(nxt)
-    tr.place_label(ch.end_label)
-    tr.chain = _Chain(len(tr.body) - 2, tr.body, ch.end_label)
+    return _Elif(p)
 
 
-@contextmanager
+class _Else:
+    __slots__ = ("tr", "ch")
+
+    def __enter__(self):
+        tr = context.current("ptx.else_")
+        self.ch = _continue_chain(tr, "ptx.else_", allow_condition=False)
+        self.tr = tr
+
+    def __exit__(self, et, ev, tb):
+        if et is None:
+            self.tr.place_label(self.ch.end_label)
+            self.tr.chain = None
+        return False
+
+
 def else_():
     """``with ptx.else_():`` after an ``if_``/``elif_`` block."""
-    tr = context.current("ptx.else_")
-    ch = _continue_chain(tr, "ptx.else_", allow_condition=False)
-    yield
-    tr.place_label(ch.end_label)
-    tr.chain = None
+    return _Else()
 
 
 @contextmanager
