@@ -2,7 +2,10 @@
 parameters its ABI declares, and assemble the module (``Traced``)."""
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
+import threading
 
 from ..errors import ArchError, SpecializationError
 from ..ir.nodes import (Addr, Block, Function, Instruction, Module, ParenList, Param, PredPair,
@@ -31,8 +34,42 @@ def default_version(target) -> tuple:
     return (8, 5)
 
 
+_GC_LOCK = threading.Lock()
+_gc_pausers = 0              # traces running with the cyclic collector paused
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector while a kernel traces.
+
+    Tracing allocates many small, long-lived objects (IR nodes, registers) and almost no
+    garbage cycles; with the collector on, its full collections rescan the growing trace
+    again and again (most of the time of a 6000-instruction trace). Reference counting still
+    frees everything; the collector resumes (if it was on) when the last concurrent trace
+    ends, and collects whatever cycles a trace left then."""
+    global _gc_pausers, _gc_was_enabled
+    with _GC_LOCK:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) -> Traced:
     """Trace kernel ``k`` (its arch already resolved) for one specialization."""
+    with gc_paused():
+        return _trace_specialization(k, template, env, abi)
+
+
+def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced:
     target = parse_target(k.arch)
     tr = context.Trace(k.name, target, k.version)
     tr.smem = SmemLayout()
