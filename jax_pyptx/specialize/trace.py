@@ -153,18 +153,21 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
     module = Module(version, (target.name,), 64, mdecls + [fn])
     grid = abi.launch_grid(resolve_grid(k.grid, k.name, env, template))
     scalar_names = {i.name for i in scalars}
-    specials, raw = scan_reads(tr.prologue + tr.body, {t.name for t in inputs + outputs} |
-                               scalar_names, binder.own_loads)
+    tensor_names = {t.name for t in inputs + outputs}
+    stmts, own_loads = tr.prologue + tr.body, binder.own_loads
+
+    def reads():             # what the kernel reads: scanned when first asked for
+        specials, raw = scan_reads(stmts, tensor_names | scalar_names, own_loads)
+        return (frozenset(specials), tuple(n for n in raw if n not in scalar_names),
+                tuple(n for n in raw if n in scalar_names))
+
     return Traced(
         name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
         cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(infos),
         inputs=tuple(inputs), outputs=tuple(outputs), scalars=tuple(scalars), env=dict(env),
         template=dict(template), tma=tuple(tr.tma),
         instruction_count=tr.instruction_count + len(tr.prologue),
-        specials=frozenset(specials),
-        raw_tensor_params=tuple(n for n in raw if n not in scalar_names),
-        raw_scalar_params=tuple(n for n in raw if n in scalar_names),
-        abi=abi,
+        abi=abi, reads=reads,
     )
 
 

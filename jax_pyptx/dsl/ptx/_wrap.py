@@ -10,6 +10,7 @@ from ...errors import ArchError, PtxTypeError, PtxValueError
 from ...ir.nodes import Addr, Imm, PredPair, Reg, Sink, Sym, Vec
 from ...isa import forms_for
 from ...isa.opcodes import split_opcode
+from ...isa.validate import op_sig
 from ...types import PtxType, b32, b64, by_name, is_type_name
 from .. import context
 from ..context import user_loc
@@ -167,10 +168,22 @@ def emit(full: str, operands, pred=None, typed: bool = False):
     Python ints are plain integer immediates unless ``typed`` (then they take the instruction
     type, as arithmetic operands do)."""
     name, mods = split_opcode(full)
-    tr = context.current(f"ptx.{full}")
+    stack = context._state.stack
+    tr = stack[-1] if stack else context.current(f"ptx.{full}")
     hint = _hint_type(mods) if typed else None
-    ops = tuple(_op(o, hint) for o in operands)
-    return tr.emit(name, mods, ops, guard_of(pred), user_loc())
+    ops = []
+    key = [name, mods]
+    for o in operands:
+        t = type(o)
+        if t is Register and o.trace is tr:             # the common case, inline
+            ops.append(o.ir)
+            key.append(o.type)
+            continue
+        o = _op(o, hint)
+        ops.append(o)
+        key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
+    return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
+                   user_loc(), key=tuple(key))
 
 
 # ----------------------------------------------------------------------------- table-driven

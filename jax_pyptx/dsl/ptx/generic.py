@@ -20,6 +20,7 @@ from ...errors import PtxTypeError, TraceError, ValidationError
 from ...ir.nodes import Addr, Guard, Imm, Reg, Sym
 from ...isa import ALIASES, TABLE, decode_parts
 from ...isa.decoding import type_of
+from ...isa.validate import op_sig
 from ...isa.opcodes import INSTRUCTION_WORDS, split_opcode
 from ...types import pred as pred_t
 from .. import context
@@ -108,12 +109,8 @@ def _unknown_opcode(full: str, name: str, loc) -> ValidationError:
         f"instruction the table lacks as PTX text: ptx.raw(\"{full} ...;\")", loc=loc)
 
 
-def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
-    """Emit ``full`` (dotted opcode) with DSL operands; returns the IR instruction.
-
-    ``validate=False`` (the transpiler's ``flow.inst``) emits it exactly as written, known to
-    the table or not."""
-    n = len(operands)
+def _hints_for(full: str, n: int, validate: bool, loc):
+    """(name, modifiers, immediate type per operand) of ``full`` with ``n`` operands."""
     got = _HINTS.get((full, n))
     if got is None:
         got = _operand_hints(full, n)
@@ -123,13 +120,33 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
             got = split_opcode(full) + ((type_of(split_opcode(full)[1]),) * n,)
         elif len(_HINTS) < 65536:
             _HINTS[(full, n)] = got
+    return got
+
+
+def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
+    """Emit ``full`` (dotted opcode) with DSL operands; returns the IR instruction.
+
+    ``validate=False`` (the transpiler's ``flow.inst``) emits it exactly as written, known to
+    the table or not."""
+    got = _HINTS.get((full, len(operands)))
+    if got is None:
+        got = _hints_for(full, len(operands), validate, loc)
     name, mods, hints = got
     stack = context._state.stack
     tr = stack[-1] if stack else context.current(f"ptx.inst.{full}")
-    loc = loc or user_loc(3)
-    ops = tuple([o.ir if type(o) is Register and o.trace is tr else as_operand(o, h, tr)
-                 for o, h in zip(operands, hints)])
-    return tr.emit(name, mods, ops, None if pred is None else guard_of(pred), loc, validate)
+    # the IR operands and the validation signature, in one pass
+    ops = []
+    key = [name, mods]
+    for o, h in zip(operands, hints):
+        if type(o) is Register and o.trace is tr:      # the common case, inline
+            ops.append(o.ir)
+            key.append(o.type)
+        else:
+            o = as_operand(o, h, tr)
+            ops.append(o)
+            key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
+    return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
+                   loc or user_loc(2), validate, key=tuple(key))
 
 
 class _Chain:
@@ -154,7 +171,7 @@ class _Chain:
         if not self._parts:
             raise TraceError("ptx.inst needs an opcode: ptx.inst.add.u32(d, a, b)",
                              loc=user_loc())
-        emit_inst(self._full, operands, pred, user_loc())
+        emit_inst(self._full, operands, pred, None)
         first = operands[0] if operands else None
         return first if type(first) is Register else None
 
