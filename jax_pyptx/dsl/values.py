@@ -195,9 +195,10 @@ class RegArray:
     names registers ``base0`` ... ``base{count-1}`` of the current trace (declared elsewhere,
     e.g. by ``reg.array``)."""
 
-    __slots__ = ("regs", "type")
+    __slots__ = ("regs", "type", "_vec")
 
     def __init__(self, regs, t, dtype=None):
+        self._vec = None                    # (trace, registers, Vec): see ``_vec_of``
         if isinstance(regs, str):           # RegArray(base, count, dtype)
             base, count, t = regs, t, dtype
             if isinstance(t, str):
@@ -351,7 +352,14 @@ def as_operand(x, t: PtxType | None = None, tr=None):
                 f"created them", loc=user_loc(3))
         return x.ir
     if cls is RegArray:
-        return _vec_of(x.regs, tr or context.current())
+        if tr is None:
+            tr = context.current()
+        c = x._vec                          # the array's own last vector, if still current
+        if c is not None and c[0] is tr and c[1] == x.regs:
+            return c[2]
+        v = _vec_of(x.regs, tr)
+        x._vec = (tr, list(x.regs), v)
+        return v
     if cls is Special:
         tr = context.current()
         if x.min_sm and tr.target.sm < x.min_sm:

@@ -364,6 +364,9 @@ def _candidates(ins, forms):
 _ACCEPTED: dict = {}   # operand signature -> Form, for instructions that passed before
 
 
+_VEC_SIGS: dict = {}      # element signatures of a vector -> its interned signature
+
+
 def op_sig(o):
     """What validation reads of operand ``o`` (a hashable stand-in for it): a register's type
     and negation (not its name), an immediate's text, a symbol's kind, an address's shape, a
@@ -376,7 +379,13 @@ def op_sig(o):
     if t is Vec:
         got = o.sig
         if got is None:
-            got = o.sig = (Vec, tuple([op_sig(i) for i in o.items]))
+            # interned: equal vectors share one short signature, cheap to hash in a key
+            full = tuple([op_sig(i) for i in o.items])
+            got = _VEC_SIGS.get(full)
+            if got is None:
+                got = (Vec, len(_VEC_SIGS), full) if len(_VEC_SIGS) >= 65536 else \
+                    _VEC_SIGS.setdefault(full, (Vec, len(_VEC_SIGS)))
+            o.sig = got
         return got
     if t is Addr:
         return (Addr, type(o.base), bool(o.offset), tuple([op_sig(e) for e in o.extra]))

@@ -154,12 +154,21 @@ def sink() -> Sink:
 _PASS = (PredPair, Sink, Vec, Addr, Imm, Reg, Sym)
 
 
+_PLAIN_IMMS: dict = {}    # int -> its untyped Imm node (immutable: shared)
+
+
 def _op(o, hint):
     t = type(o)
     if t in _PASS:
         return o
     if hint is None and (t is int or t is bool):
-        return Imm(str(int(o)))
+        v = int(o)
+        got = _PLAIN_IMMS.get(v)
+        if got is None:
+            got = Imm(str(v))
+            if len(_PLAIN_IMMS) < 4096:
+                _PLAIN_IMMS[v] = got
+        return got
     return as_operand(o, hint)
 
 

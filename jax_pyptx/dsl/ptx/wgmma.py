@@ -59,7 +59,23 @@ def accumulator(n: int, thread: int, dtype="f32") -> list:
     return wgmma_accumulator(n, thread)
 
 
+_MODS: dict = {}     # _mods arguments -> modifiers (options that built before)
+
+
 def _mods(fn, name, n, dtype, atype, btype, satfinite, k=None):
+    try:
+        key = (fn, name, n, dtype, atype, btype, bool(satfinite), k)
+        got = _MODS.get(key)
+    except TypeError:                    # an unhashable option: the checks below say so
+        key, got = None, None
+    if got is None:
+        got = _build(fn, name, n, dtype, atype, btype, satfinite, k)
+        if key is not None and len(_MODS) < 4096:
+            _MODS[key] = got
+    return got
+
+
+def _build(fn, name, n, dtype, atype, btype, satfinite, k=None):
     at = _tn(atype)
     if at not in K_OF:
         raise PtxValueError(f"{fn}: atype={at!r} is not allowed; allowed: "
