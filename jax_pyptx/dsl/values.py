@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
 from ..ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sink, Sym, Vec
-from ..isa.validate import no_immediates
+from ..isa import TABLE
+from ..isa.validate import imm_text_matters, no_immediates
 from ..types import PtxType, by_name, pred, u32
 from . import context
 from .context import user_loc
@@ -652,7 +653,13 @@ def _fast_binary(sym: str, t: PtxType):
             except PtxTypeError:
                 pass
             else:
-                got = (name, mods, u32 if name in ("shl", "shr") else t)
+                # an immediate that fits the type passes validation whatever its value
+                # when no form of the instruction has a range or a predicate operand:
+                # then the validation key names its kind ("#"), not its text
+                forms = TABLE.get(name, ())
+                free = not imm_text_matters(name, forms, 1) and \
+                    not imm_text_matters(name, forms, 2)
+                got = (name, mods, u32 if name in ("shl", "shr") else t, free)
         _FAST_BIN[key] = got
     return got
 
@@ -667,13 +674,13 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
         if got and stack:
             tr = stack[-1]
             if a.trace is tr and (co is not Register or o.trace is tr):
-                name, mods, nt = got
+                name, mods, nt, free = got
                 t = a.type
                 if co is Register:
                     y, ys = o.ir, t
                 else:
                     y = _num_operand(o, nt, tr)
-                    ys = y.text
+                    ys = "#" if free else y.text
                 dst = into if into is not None else Register(tr.new_reg(t), tr)
                 if reverse:
                     tr.emit(name, mods, (dst.ir, y, a.ir), loc=user_loc(3),
@@ -769,6 +776,8 @@ def _fast_compare(cmp: str, t: PtxType):
             got = (f".{'neu' if cmp == 'ne' and t.kind == 'float' else cmp}", t.ptx)
         elif t.kind == "bits":
             got = (f".{cmp}", f".u{t.bits}")
+        if got:
+            got = (got, not imm_text_matters("setp", TABLE.get("setp", ()), 2))
         _FAST_CMP[key] = got
     return got
 
@@ -781,15 +790,16 @@ def _compare(cmp: str, a: Register, o):
         if got and stack:
             tr = stack[-1]
             if a.trace is tr and (co is not Register or o.trace is tr):
+                mods, free = got
                 t = a.type
                 if co is Register:
                     y, ys = o.ir, t
                 else:
                     y = _num_operand(o, t, tr)
-                    ys = y.text
+                    ys = "#" if free else y.text
                 dst = Register(tr.new_reg(pred), tr)
-                tr.emit("setp", got, (dst.ir, a.ir, y), loc=user_loc(3),
-                        key=("setp", got, pred, t, ys))
+                tr.emit("setp", mods, (dst.ir, a.ir, y), loc=user_loc(3),
+                        key=("setp", mods, pred, t, ys))
                 return dst
     if type(o) is Special:
         o = materialize(o)

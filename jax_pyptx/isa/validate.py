@@ -396,6 +396,28 @@ def op_sig(o):
     return (t, o)
 
 
+_IMM_TEXT_MATTERS: dict = {}
+
+
+def imm_text_matters(name: str, forms: list, index: int) -> bool:
+    """Whether validating instruction ``name`` can depend on the value of an immediate at
+    operand ``index`` beyond its fitting the instruction type: some form has a range there,
+    or an operand kind other than a register or a register-or-immediate. Where it cannot,
+    register operators key such immediates by kind only (one verdict for ``x ^ 1`` and
+    ``x ^ 2``)."""
+    key = (name, index)
+    got = _IMM_TEXT_MATTERS.get(key)
+    if got is None:
+        got = not forms
+        for f in forms:
+            sp = specs_of(f)
+            if index >= len(sp) or sp[index].range is not None or \
+                    sp[index].kind not in ("s", "r", "d"):
+                got = True
+        _IMM_TEXT_MATTERS[key] = got
+    return got
+
+
 def _signature(ins: Instruction, target: Target, version):
     """What the verdict depends on: opcode, modifiers, target, version and each operand's
     signature (``op_sig``: registers matter only by type and negation)."""
