@@ -17,8 +17,7 @@ Operators on registers emit one PTX instruction each. Promotion rules:
 from __future__ import annotations
 
 import struct
-
-import numpy as np
+import sys
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
 from ..ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sink, Sym, Vec
@@ -55,6 +54,8 @@ def _imm_text(value, t: PtxType) -> str:
         if isinstance(value, float) or t.np_dtype is not None and not isinstance(value, int):
             if t.np_dtype is None:
                 raise PtxTypeError(f"no immediate spelling for {value!r} as {t.name}")
+            import numpy as np
+
             bits = np.array(value, dtype=t.np_dtype).view(f"u{t.nbytes}").item()
             return "0x%0*X" % (t.nbytes * 2, bits)
         return "0x%0*X" % (t.nbytes * 2, int(value))
@@ -81,7 +82,11 @@ class Immediate:
 
 
 # ----------------------------------------------------------------------------- registers
-_NUMPY_SCALARS = (np.integer, np.floating, np.bool_)
+def _np_kind(x, kind: str) -> bool:
+    """Whether ``x`` is a NumPy scalar of ``kind`` ("integer", "floating", "bool_"). NumPy is
+    not imported for this: a program that never imported it has no NumPy scalars."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, getattr(np, kind))
 
 
 class Register:
@@ -249,7 +254,7 @@ class RegArray:
         if isinstance(i, slice):
             return RegArray(self.regs[i], self.type)
         if type(i) is not int:
-            if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            if (isinstance(i, int) or _np_kind(i, "integer")) and not isinstance(i, bool):
                 i = int(i)
             else:
                 raise PtxTypeError(f"RegArray index must be an int, got {i!r}",
@@ -371,9 +376,9 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return x.ir
     if cls is Immediate:
         return x.ir
-    if cls is bool or cls is np.bool_:
+    if cls is bool or _np_kind(x, "bool_"):
         return Imm("1" if x else "0", t)
-    if cls is int or isinstance(x, np.integer):
+    if cls is int or _np_kind(x, "integer"):
         if t is not None and t.kind == "float":
             return Imm(imm_text(float(x), t), t)
         return Imm(imm_text(int(x), t) if t is not None else str(int(x)), t)
@@ -383,7 +388,7 @@ def as_operand(x, t: PtxType | None = None, tr=None):
             got = _IMM_NODES[(t, x)] = Imm(imm_text(x, t), t)
         if got is not None:
             return got
-    if cls is float or isinstance(x, np.floating):
+    if cls is float or _np_kind(x, "floating"):
         if t is None or t.kind not in ("float", "packed"):
             raise PtxTypeError(
                 f"float literal {x!r} used where {t.name if t else 'an integer'} is expected; "
@@ -499,7 +504,8 @@ def _operand_pair(op, a: Register, o):
         o, co = materialize(o), Register
     if co is Register:
         return unify(a.type, o.type, op), o
-    if isinstance(o, (int, float, np.integer, np.floating, Immediate)):
+    if isinstance(o, (int, float, Immediate)) or _np_kind(o, "integer") or \
+            _np_kind(o, "floating"):
         return a.type, o
     raise PtxTypeError(f"operator '{op}' on {a.type.name} register and {type(o).__name__} "
                        f"{o!r}; expected a register or a Python number", loc=user_loc(4))
