@@ -169,7 +169,7 @@ class Trace:
                 key, form = None, _MISS
             if form is _MISS:
                 form = isa_check(ins, self.target, self.version, self.name, key)
-                if key is not None:
+                if key is not None and form is not None:    # (not a lenient-mode miss)
                     self._valid[key] = form
             if form is not None and form.min_ptx > self.min_ptx:
                 self.min_ptx = form.min_ptx
