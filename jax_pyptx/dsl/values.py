@@ -342,6 +342,7 @@ def _mov_type(t: PtxType) -> str:
 
 # ----------------------------------------------------------------------------- operands
 _IR_OPERANDS = (Reg, Imm, Sym, Addr, Vec, PredPair, Sink, ParenList)
+_IR_SET = frozenset(_IR_OPERANDS)
 _IMM_NODES: dict = {}   # (type, float value) -> Imm (0.0 is left out: -0.0 == 0.0)
 
 
@@ -376,9 +377,13 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return x.ir
     if cls is Immediate:
         return x.ir
-    if cls is bool or _np_kind(x, "bool_"):
+    if cls in _IR_SET:                   # already an IR operand
+        return x
+    # NumPy scalars count as numbers where NumPy is loaded (it is not imported for this)
+    np = None if cls is bool or cls is int or cls is float else sys.modules.get("numpy")
+    if cls is bool or np is not None and isinstance(x, np.bool_):
         return Imm("1" if x else "0", t)
-    if cls is int or _np_kind(x, "integer"):
+    if cls is int or np is not None and isinstance(x, np.integer):
         if t is not None and t.kind == "float":
             return Imm(imm_text(float(x), t), t)
         return Imm(imm_text(int(x), t) if t is not None else str(int(x)), t)
@@ -388,14 +393,14 @@ def as_operand(x, t: PtxType | None = None, tr=None):
             got = _IMM_NODES[(t, x)] = Imm(imm_text(x, t), t)
         if got is not None:
             return got
-    if cls is float or _np_kind(x, "floating"):
+    if cls is float or np is not None and isinstance(x, np.floating):
         if t is None or t.kind not in ("float", "packed"):
             raise PtxTypeError(
                 f"float literal {x!r} used where {t.name if t else 'an integer'} is expected; "
                 f"float literals need a float operand type", loc=user_loc(3))
         return Imm(imm_text(x, t), t)
-    if cls in _IR_OPERANDS or hasattr(x, "__ptx_operand__"):
-        return x.__ptx_operand__() if hasattr(x, "__ptx_operand__") else x
+    if hasattr(x, "__ptx_operand__"):
+        return x.__ptx_operand__()
     if isinstance(x, (list, tuple)):
         if x and all(type(i) is Register for i in x):
             return _vec_of(x, tr or context.current())

@@ -129,10 +129,13 @@ def _function(f: Function, out: list) -> None:
 
 
 def _body(stmts, out: list, indent: str) -> None:
+    app = out.append
     for s in stmts:
         t = type(s)
         if t is Instruction:
-            out.append(indent + instruction(s) + "\n")
+            app(indent)
+            app(instruction(s))
+            app("\n")
         elif t is Label:
             out.append(s.name + ":\n")
         elif t is RegDecl:
