@@ -14,6 +14,7 @@ from ...ir.nodes import Guard, Instruction, Sym
 from ...types import PtxType, s32
 from .. import context
 from ..context import user_loc
+from ..reg import scalar
 from ..values import NotPred, Register, Special, as_operand
 
 
@@ -315,8 +316,6 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
     t = t or s32
     if isinstance(step, int) and step == 0:
         raise TraceError("ptx.range_: step must not be zero", loc=loc)
-    from ..reg import scalar
-
     i = scalar(t, start)
     head, cont, end = tr.new_label("loop"), tr.new_label("continue"), tr.new_label("endloop")
     tr.place_label(head)
