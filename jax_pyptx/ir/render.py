@@ -18,7 +18,8 @@ def operand(op) -> str:
     if t is Vec:
         got = op.text
         if got is None:
-            got = op.text = "{" + ", ".join([operand(i) for i in op.items]) + "}"
+            got = op.text = "{" + ", ".join([i.name if type(i) is Reg and not i.neg
+                                             else operand(i) for i in op.items]) + "}"
         return got
     if t is PredPair:
         return f"{operand(op.first)}|{operand(op.second)}"
