@@ -134,6 +134,18 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
     name, mods, hints = got
     stack = context._state.stack
     tr = stack[-1] if stack else context.current(f"ptx.inst.{full}")
+    n = len(operands)
+    if n == 3 or n == 2:             # all registers of this trace (most instructions): direct
+        x, y = operands[0], operands[1]
+        z = operands[2] if n == 3 else x
+        if type(x) is Register and type(y) is Register and type(z) is Register and \
+                x.trace is tr and y.trace is tr and z.trace is tr:
+            if n == 3:
+                ops, key = (x.ir, y.ir, z.ir), (name, mods, x.type, y.type, z.type)
+            else:
+                ops, key = (x.ir, y.ir), (name, mods, x.type, y.type)
+            return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
+                           loc or user_loc(2), validate, key=key)
     # the IR operands and the validation signature, in one pass
     ops = []
     key = [name, mods]
@@ -171,7 +183,7 @@ class _Chain:
         if not self._parts:
             raise TraceError("ptx.inst needs an opcode: ptx.inst.add.u32(d, a, b)",
                              loc=user_loc())
-        emit_inst(self._full, operands, pred, None)
+        emit_inst(self._full, operands, pred, user_loc(2))
         first = operands[0] if operands else None
         return first if type(first) is Register else None
 
