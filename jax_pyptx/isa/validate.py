@@ -388,7 +388,8 @@ def op_sig(o):
             o.sig = got
         return got
     if t is Addr:
-        return (Addr, type(o.base), bool(o.offset), tuple([op_sig(e) for e in o.extra]))
+        return (Addr, type(o.base), bool(o.offset),
+                tuple([op_sig(e) for e in o.extra]) if o.extra else ())
     if t is PredPair:
         return (PredPair, op_sig(o.first), op_sig(o.second))
     if t is Sym or t is Sink or t is ParenList:

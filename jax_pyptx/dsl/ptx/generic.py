@@ -150,15 +150,29 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
     ops = []
     key = [name, mods]
     for o, h in zip(operands, hints):
-        if type(o) is Register and o.trace is tr:      # the common case, inline
+        c = type(o)
+        if c is Register and o.trace is tr:            # the common case, inline
             ops.append(o.ir)
             key.append(o.type)
-        else:
-            o = as_operand(o, h, tr)
-            ops.append(o)
-            key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
+            continue
+        if c is float or c is int:                     # a number: its immediate, memoised
+            k = (h, c, o)
+            got = _NUMS.get(k)
+            if got is None:
+                got = as_operand(o, h, tr)
+                if (o or c is int) and len(_NUMS) < 65536:     # (-0.0 == 0.0: not memoised)
+                    _NUMS[k] = got
+            ops.append(got)
+            key.append(got.text)
+            continue
+        o = as_operand(o, h, tr)
+        ops.append(o)
+        key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
     return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
                    loc or user_loc(2), validate, key=tuple(key))
+
+
+_NUMS: dict = {}     # (immediate type, class, value) -> Imm of a Python number operand
 
 
 class _Chain:
