@@ -31,10 +31,11 @@ def operand(op) -> str:
 
 
 def address(a: Addr) -> str:
-    if a.base is None:
+    b = a.base
+    if b is None:
         inner = str(a.offset)
     else:
-        inner = operand(a.base)
+        inner = b.name if type(b) is Reg and not b.neg else operand(b)
         if a.offset:
             inner += f"+{a.offset}"
     if a.extra:

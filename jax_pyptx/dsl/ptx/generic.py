@@ -165,7 +165,8 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
             ops.append(got)
             key.append(got.text)
             continue
-        o = as_operand(o, h, tr)
+        if c is not Addr:
+            o = as_operand(o, h, tr)
         ops.append(o)
         key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
     return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
@@ -211,6 +212,11 @@ inst = _Chain()
 def addr(base, offset: int = 0) -> Addr:
     """``[base+offset]`` for a register, a shared buffer, a tensor parameter (``[A]``), a
     TMA descriptor handle, a param or a symbol name; ``ptx.addr(r, -8)`` is ``[r-8]``."""
+    if type(base) is Register:
+        stack = context._state.stack
+        if stack and base.trace is stack[-1]:           # (else as_operand says what is wrong)
+            return Addr(base.ir, offset if type(offset) is int else int(offset))
+        return Addr(as_operand(base), int(offset))
     if isinstance(base, Register):
         return Addr(as_operand(base), int(offset))
     if isinstance(base, str):
