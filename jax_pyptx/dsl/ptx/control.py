@@ -140,6 +140,10 @@ def bra(target, pred=None, uni: bool = False) -> None:
 
 
 def _pred(p, what, depth: int = 4):
+    if type(p) is Register and p.type.kind == "pred":
+        stack = context._state.stack
+        if stack and p.trace is stack[-1]:       # a predicate of this trace (the usual case)
+            return p
     neg = False
     if type(p) is NotPred:
         p, neg = p.reg, True
@@ -155,9 +159,12 @@ def _pred(p, what, depth: int = 4):
 def _branch_unless(tr, p, target: str, loc):
     tr.labels_used.setdefault(target, loc)
     if type(p) is NotPred:          # if_(ptx.not_(q)): branch away when q holds
-        tr.emit("bra", (), (Sym(target),), Guard(p.reg.name, False), loc)
+        tr.emit("bra", (), (Sym(target),), Guard(p.reg.name, False), loc, key=_BRA_KEY)
         return
-    tr.emit("bra", (), (Sym(target),), Guard(p.name, True), loc)
+    tr.emit("bra", (), (Sym(target),), Guard(p.name, True), loc, key=_BRA_KEY)
+
+
+_BRA_KEY = ("bra", (), Sym)     # the validation signature of ``bra label`` (see Trace.emit)
 
 
 class _Chain:
@@ -212,7 +219,7 @@ def _continue_chain(tr, what, allow_condition: bool, depth: int = 3):
     if ok:
         first_tail = ch.label_index + 1 + (ch.end_label is not None)
         tail = body[first_tail:]
-        ok = all(type(s) is Instruction for s in tail) and (allow_condition or not tail)
+        ok = not tail or all(type(s) is Instruction for s in tail) and allow_condition
     loc = user_loc(depth)
     if not ok:
         raise TraceError(f"{what} must directly follow a ptx.if_ or ptx.elif_ block", loc=loc)
@@ -293,7 +300,7 @@ def while_(cond):
         yield
     finally:
         tr.loops.pop()
-    tr.emit("bra", (), (Sym(head),), None, loc)
+    tr.emit("bra", (), (Sym(head),), None, loc, key=_BRA_KEY)
     tr.place_label(end)
 
 
@@ -322,7 +329,7 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
     down = isinstance(step, int) and step < 0
     done = (i <= stop) if down else (i >= stop)
     tr.labels_used.setdefault(end, loc)
-    tr.emit("bra", (), (Sym(end),), Guard(done.name, False), loc)
+    tr.emit("bra", (), (Sym(end),), Guard(done.name, False), loc, key=_BRA_KEY)
     tr.loops.append((cont, end))
     try:
         yield i
@@ -330,7 +337,7 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
         tr.loops.pop()
     tr.place_label(cont)
     i += step
-    tr.emit("bra", (), (Sym(head),), None, loc)
+    tr.emit("bra", (), (Sym(head),), None, loc, key=_BRA_KEY)
     tr.place_label(end)
     tr.chain = None
 
@@ -356,7 +363,7 @@ def break_(pred=None) -> None:
 
     tr = _loop("ptx.break_")
     loc = user_loc()
-    tr.emit("bra", (), (Sym(tr.loops[-1][1]),), guard_of(pred), loc)
+    tr.emit("bra", (), (Sym(tr.loops[-1][1]),), guard_of(pred), loc, key=_BRA_KEY)
 
 
 def continue_(pred=None) -> None:
@@ -364,7 +371,7 @@ def continue_(pred=None) -> None:
 
     tr = _loop("ptx.continue_")
     loc = user_loc()
-    tr.emit("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc)
+    tr.emit("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc, key=_BRA_KEY)
 
 
 @contextmanager
