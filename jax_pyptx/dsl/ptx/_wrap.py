@@ -188,6 +188,13 @@ def emit(full: str, operands, pred=None, typed: bool = False):
             ops.append(o.ir)
             key.append(o.type)
             continue
+        if (t is int or t is bool) and hint is None:     # a plain integer immediate
+            got = _PLAIN_IMMS.get(o)
+            if got is None:
+                got = _op(o, None)
+            ops.append(got)
+            key.append(got.text)
+            continue
         o = _op(o, hint)
         ops.append(o)
         key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
