@@ -112,9 +112,11 @@ class Trace:
         if got is None:
             got = _PREFIXES[t] = prefix_for(t)
         prefix, decl = got
-        n = self._counts.get(prefix, 0)
-        self._counts[prefix] = n + 1
-        self._decl_types[prefix] = decl
+        counts = self._counts
+        n = counts.get(prefix, 0)
+        counts[prefix] = n + 1
+        if not n:
+            self._decl_types[prefix] = decl
         return Reg(f"{prefix}{n}", t)
 
     def reg_decls(self) -> list:

@@ -680,7 +680,9 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
     # fast path: register (op) same-typed register, or register (op) Python number
     if co is Register and o.type is a.type and sym != "<<" and sym != ">>" or \
             co is int or co is float:
-        got = _fast_binary(sym, a.type)
+        got = _FAST_BIN.get((sym, a.type))
+        if got is None:
+            got = _fast_binary(sym, a.type)
         stack = context._state.stack
         if got and stack:
             tr = stack[-1]
@@ -796,7 +798,9 @@ def _fast_compare(cmp: str, t: PtxType):
 def _compare(cmp: str, a: Register, o):
     co = type(o)
     if co is Register and o.type is a.type or co is int or co is float:
-        got = _fast_compare(cmp, a.type)
+        got = _FAST_CMP.get((cmp, a.type))
+        if got is None:
+            got = _fast_compare(cmp, a.type)
         stack = context._state.stack
         if got and stack:
             tr = stack[-1]
