@@ -146,6 +146,14 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
                 ops, key = (x.ir, y.ir), (name, mods, x.type, y.type)
             return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
                            loc or user_loc(2), validate, key=key)
+        if n == 2 and (type(x) is Addr and type(y) is Register and y.trace is tr or
+                       type(y) is Addr and type(x) is Register and x.trace is tr):
+            # a load or a store: a register and an address
+            ops = (x if type(x) is Addr else x.ir, y if type(y) is Addr else y.ir)
+            key = (name, mods, op_sig(x) if type(x) is Addr else x.type,
+                   op_sig(y) if type(y) is Addr else y.type)
+            return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
+                           loc or user_loc(2), validate, key=key)
     # the IR operands and the validation signature, in one pass
     ops = []
     key = [name, mods]
