@@ -11,7 +11,7 @@ import sys
 import threading
 
 from ..errors import SourceLoc, TraceError
-from ..ir.nodes import Guard, Instruction, Label, Reg
+from ..ir.nodes import Guard, Instruction, Label, PredPair, Reg
 from ..isa import check as isa_check
 from ..isa.validate import op_sig
 from ..isa.model import Target, target_min_ptx
@@ -154,7 +154,7 @@ class Trace:
                              f"{opcode}{''.join(modifiers)}", loc=loc)
         if guard is None:
             guard = self.guard
-        if self.pipe_pairs is not None and operands:
+        if self.pipe_pairs and operands:
             given, operands = operands, self._pipe_destination(operands)
             if operands is not given:
                 key = None
@@ -171,10 +171,12 @@ class Trace:
                 key, form = None, _MISS
             if form is _MISS:
                 form = isa_check(ins, self.target, self.version, self.name, key)
-                if key is not None and form is not None:    # (not a lenient-mode miss)
-                    self._valid[key] = form
-            if form is not None and form.min_ptx > self.min_ptx:
-                self.min_ptx = form.min_ptx
+                if form is not None:            # (None: unknown, or a lenient-mode miss)
+                    if key is not None:
+                        self._valid[key] = form
+                    # a memoised form's version is already in min_ptx (it only grows)
+                    if form.min_ptx > self.min_ptx:
+                        self.min_ptx = form.min_ptx
         if prologue:
             self.prologue.append(Instruction(opcode, modifiers, operands, None, loc))
             return self.prologue[-1]
@@ -186,8 +188,6 @@ class Trace:
         """``ptx.inst.setp.lt.u32(p | q, a, b)``: ``p | q`` computed ``or.pred t, p, q`` just
         before; writing ``t`` right after computing it means the ``p|q`` destination pair, so
         that ``or.pred`` is withdrawn and the pair written instead."""
-        from ..ir.nodes import PredPair
-
         first = operands[0]
         if type(first) is not Reg:
             return operands
