@@ -154,6 +154,21 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
                    op_sig(y) if type(y) is Addr else y.type)
             return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
                            loc or user_loc(2), validate, key=key)
+    elif n == 4:                     # fma / mad / selp: three registers, then a register or number
+        w, x, y, z = operands
+        if type(w) is Register and type(x) is Register and type(y) is Register and \
+                w.trace is tr and x.trace is tr and y.trace is tr:
+            c = type(z)
+            zo = None
+            if c is Register and z.trace is tr:
+                zo, zs = z.ir, z.type
+            elif c is float or c is int:
+                zo = _number(z, hints[3], c, tr)
+                zs = zo.text
+            if zo is not None:
+                return tr.emit(name, mods, (w.ir, x.ir, y.ir, zo),
+                               None if pred is None else guard_of(pred), loc or user_loc(2),
+                               validate, key=(name, mods, w.type, x.type, y.type, zs))
     # the IR operands and the validation signature, in one pass
     ops = []
     key = [name, mods]
@@ -164,12 +179,7 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
             key.append(o.type)
             continue
         if c is float or c is int:                     # a number: its immediate, memoised
-            k = (h, c, o)
-            got = _NUMS.get(k)
-            if got is None:
-                got = as_operand(o, h, tr)
-                if (o or c is int) and len(_NUMS) < 65536:     # (-0.0 == 0.0: not memoised)
-                    _NUMS[k] = got
+            got = _number(o, h, c, tr)
             ops.append(got)
             key.append(got.text)
             continue
@@ -182,6 +192,17 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
 
 
 _NUMS: dict = {}     # (immediate type, class, value) -> Imm of a Python number operand
+
+
+def _number(o, h, c, tr):
+    """The immediate of Python number ``o`` (class ``c``) typed ``h``, memoised."""
+    k = (h, c, o)
+    got = _NUMS.get(k)
+    if got is None:
+        got = as_operand(o, h, tr)
+        if (o or c is int) and len(_NUMS) < 65536:     # (-0.0 == 0.0: not memoised)
+            _NUMS[k] = got
+    return got
 
 
 class _Chain:
