@@ -105,3 +105,38 @@ def test_two_processes_with_different_hash_seeds_give_identical_text():
     here = {n: hashlib.sha256(t.encode()).hexdigest() for n, t in _library_texts(LIBRARY).items()}
     here["mixed"] = hashlib.sha256(mixed.ptx().encode()).hexdigest()
     assert one == [f"{n} {here[n]}" for n in sorted(here)] + [""]
+
+
+def test_memoised_verdicts_still_reject_what_differs_only_by_value():
+    """The validation memo keys registers by type, not name, and immediates by their text
+    (register operators: by kind, where no form ranges the value). An instruction accepted
+    before does not let a same-shaped one with an out-of-range immediate through."""
+    import pytest
+
+    from jax_pyptx.errors import PtxValueError
+
+    @kernel(arch="sm_90a")
+    def ranged():
+        a, b, c, d = (reg.scalar(b32, 0) for _ in range(4))
+        ptx.inst.lop3.b32(d, a, b, c, 0x96)
+        ptx.inst.lop3.b32(d, a, b, c, 0x96)       # memoised
+        ptx.inst.bar.sync(1)
+        ptx.inst.bar.sync(15)
+        ptx.inst.bar.sync(16)                     # same kinds as above, out of range
+        ptx.ret()
+
+    with pytest.raises(PtxValueError) as e:
+        ranged.ptx()
+    assert "bar.sync operand 1: immediate 16 is out of range; allowed: 0..15" in str(e.value)
+    assert "test_trace_determinism.py" in str(e.value)
+
+    @kernel(arch="sm_90a")
+    def lut():
+        a, b, c, d = (reg.scalar(b32, 0) for _ in range(4))
+        ptx.inst.lop3.b32(d, a, b, c, 0x96)
+        ptx.inst.lop3.b32(d, a, b, c, 256)
+        ptx.ret()
+
+    with pytest.raises(PtxValueError) as e:
+        lut.ptx()
+    assert "lop3.b32 operand 5: immediate 256 is out of range; allowed: 0..255" in str(e.value)
