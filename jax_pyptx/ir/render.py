@@ -58,6 +58,8 @@ def instruction(ins: Instruction) -> str:
             parts.append(o.name)
         elif t is Imm:
             parts.append(o.text)
+        elif t is Addr:
+            parts.append(address(o))
         else:
             parts.append(operand(o))
     return text + " \t" + ", ".join(parts) + ";"
