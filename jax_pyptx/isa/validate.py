@@ -367,6 +367,19 @@ _ACCEPTED: dict = {}   # operand signature -> Form, for instructions that passed
 _VEC_SIGS: dict = {}      # element signatures of a vector -> its interned signature
 
 
+class _VecSig:
+    """The interned signature of a vector's elements: one object per distinct element
+    signature tuple, hashed and compared by identity (cheap in a validation key)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __repr__(self):
+        return f"<vector of {self.n}>"
+
+
 def op_sig(o):
     """What validation reads of operand ``o`` (a hashable stand-in for it): a register's type
     and negation (not its name), an immediate's text, a symbol's kind, an address's shape, a
@@ -382,9 +395,9 @@ def op_sig(o):
             # interned: equal vectors share one short signature, cheap to hash in a key
             full = tuple([op_sig(i) for i in o.items])
             got = _VEC_SIGS.get(full)
-            if got is None:
-                got = (Vec, len(_VEC_SIGS), full) if len(_VEC_SIGS) >= 65536 else \
-                    _VEC_SIGS.setdefault(full, (Vec, len(_VEC_SIGS)))
+            if got is None:       # (setdefault: threads interning the same vector agree)
+                got = (Vec, full) if len(_VEC_SIGS) >= 65536 else \
+                    _VEC_SIGS.setdefault(full, _VecSig(len(full)))
             o.sig = got
         return got
     if t is Addr:
