@@ -1,4 +1,4 @@
-"""Peak memory of tracing a 30k-instruction kernel (target < 200 MB peak RSS).
+"""Peak memory of tracing a 30k-instruction kernel (target < 150 MB peak RSS; issue 14).
 
     python benchmarks/memory.py
 
@@ -45,7 +45,7 @@ def main():
     for count, base, peak, add, size in rows:
         print(f"{count:>12} {base:>20.1f} {peak:>12.1f} {add:>16.1f} {size:>8.2f}")
     at30 = [r for r in rows if 29_000 <= r[0] <= 31_000][0]
-    print(f"\n30k instructions: peak {at30[2]:.1f} MB (target < 200 MB: ratio {at30[2] / 200:.2f})")
+    print(f"\n30k instructions: peak {at30[2]:.1f} MB (target < 150 MB: ratio {at30[2] / 150:.2f})")
 
 
 if __name__ == "__main__":

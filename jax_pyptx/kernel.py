@@ -19,7 +19,6 @@ from .isa.model import parse_target
 from .specialize import PLAIN, ParamAbi
 from .specialize import binding as _binding
 from .specialize.dims import dim3, parse_version
-from .specialize.host import HostLaunch
 from .specialize.trace import trace_specialization
 from .specialize.traced import ParamInfo, Traced  # noqa: F401  (re-exported)
 from .specs import TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401 (documented here)
@@ -432,6 +431,8 @@ class Kernel:
         t = b.trace()
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
+        from .specialize.host import HostLaunch     # NumPy and the interpreter: on first use
+
         outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
                              max_steps=max_steps, timeout=timeout, timeline=timeline)
         return outs[0] if len(outs) == 1 else outs

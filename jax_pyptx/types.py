@@ -10,12 +10,29 @@ Examples:
 """
 from __future__ import annotations
 
-import numpy as np
 
-try:  # ml_dtypes gives NumPy dtypes for bf16 and the fp8/fp6/fp4 formats
-    import ml_dtypes as _mld
-except ImportError:  # pragma: no cover - a declared dependency
-    _mld = None
+# NumPy (and ml_dtypes, which gives NumPy dtypes for bf16 and the fp8/fp6/fp4 formats) load on
+# first use of a dtype, not at import: tracing a kernel needs neither. A type holds the name
+# of its dtype ("float32", or "ml_dtypes.bfloat16"); ``np_dtype`` resolves it once.
+_DTYPES: dict = {}
+
+
+def _dtype_of(spec):
+    got = _DTYPES.get(spec, _DTYPES)
+    if got is _DTYPES:
+        import numpy as np
+
+        if spec.startswith("ml_dtypes."):
+            try:
+                import ml_dtypes
+            except ImportError:  # pragma: no cover - a declared dependency
+                ml_dtypes = None
+            attr = getattr(ml_dtypes, spec.split(".", 1)[1], None) if ml_dtypes else None
+            got = None if attr is None else np.dtype(attr)
+        else:
+            got = np.dtype(spec)
+        _DTYPES[spec] = got
+    return got
 
 
 class PtxType:
@@ -76,7 +93,7 @@ class PtxType:
             >>> f32.np_dtype, bf16.np_dtype
             (dtype('float32'), dtype(bfloat16))
         """
-        return None if self._np is None else np.dtype(self._np)
+        return None if self._np is None else _dtype_of(self._np)
 
     @property
     def nbytes(self) -> int:
@@ -140,28 +157,28 @@ def _t(name, bits, kind, np_dtype=None, lanes=1, elem=None) -> PtxType:
 
 
 def _mdt(attr):
-    return getattr(_mld, attr) if _mld is not None and hasattr(_mld, attr) else None
+    return "ml_dtypes." + attr
 
 
-pred = _t("pred", 1, "pred", np.bool_)
-b8 = _t("b8", 8, "bits", np.uint8)
-b16 = _t("b16", 16, "bits", np.uint16)
-b32 = _t("b32", 32, "bits", np.uint32)
-b64 = _t("b64", 64, "bits", np.uint64)
+pred = _t("pred", 1, "pred", "bool")
+b8 = _t("b8", 8, "bits", "uint8")
+b16 = _t("b16", 16, "bits", "uint16")
+b32 = _t("b32", 32, "bits", "uint32")
+b64 = _t("b64", 64, "bits", "uint64")
 b128 = _t("b128", 128, "bits")
-u8 = _t("u8", 8, "unsigned", np.uint8)
-u16 = _t("u16", 16, "unsigned", np.uint16)
-u32 = _t("u32", 32, "unsigned", np.uint32)
-u64 = _t("u64", 64, "unsigned", np.uint64)
-s8 = _t("s8", 8, "signed", np.int8)
-s16 = _t("s16", 16, "signed", np.int16)
-s32 = _t("s32", 32, "signed", np.int32)
-s64 = _t("s64", 64, "signed", np.int64)
-f16 = _t("f16", 16, "float", np.float16)
+u8 = _t("u8", 8, "unsigned", "uint8")
+u16 = _t("u16", 16, "unsigned", "uint16")
+u32 = _t("u32", 32, "unsigned", "uint32")
+u64 = _t("u64", 64, "unsigned", "uint64")
+s8 = _t("s8", 8, "signed", "int8")
+s16 = _t("s16", 16, "signed", "int16")
+s32 = _t("s32", 32, "signed", "int32")
+s64 = _t("s64", 64, "signed", "int64")
+f16 = _t("f16", 16, "float", "float16")
 bf16 = _t("bf16", 16, "float", _mdt("bfloat16"))
-tf32 = _t("tf32", 32, "float", np.float32)
-f32 = _t("f32", 32, "float", np.float32)
-f64 = _t("f64", 64, "float", np.float64)
+tf32 = _t("tf32", 32, "float", "float32")
+f32 = _t("f32", 32, "float", "float32")
+f64 = _t("f64", 64, "float", "float64")
 e4m3 = _t("e4m3", 8, "float", _mdt("float8_e4m3fn"))
 e5m2 = _t("e5m2", 8, "float", _mdt("float8_e5m2"))
 e2m3 = _t("e2m3", 6, "float", _mdt("float6_e2m3fn"))
@@ -239,9 +256,11 @@ def from_numpy(dtype) -> PtxType:
         >>> from_numpy(np.float32), from_numpy(np.dtype("int8"))
         (f32, s8)
     """
+    import numpy as np
+
     dt = np.dtype(dtype)
     for t in (f32, f64, f16, bf16, s8, s16, s32, s64, u8, u16, u32, u64, pred, e4m3, e5m2):
-        if t._np is not None and np.dtype(t._np) == dt:
+        if t._np is not None and t.np_dtype is not None and t.np_dtype == dt:
             return t
     from .errors import PtxTypeError
 

@@ -11,8 +11,9 @@ import sys
 import threading
 
 from ..errors import SourceLoc, TraceError
-from ..ir.nodes import Guard, Instruction, Label, Reg
+from ..ir.nodes import Guard, Instruction, Label, PredPair, Reg
 from ..isa import check as isa_check
+from ..isa.validate import op_sig
 from ..isa.model import Target, target_min_ptx
 from ..types import PtxType
 
@@ -24,6 +25,9 @@ _PREFIX = {
     64: ("%rd", "b64"), 128: ("%rq", "b128"), "f32": ("%f", "f32"), "f64": ("%fd", "f64"),
     "f16": ("%h", "b16"), "bf16": ("%h", "b16"),
 }
+
+
+_PREFIXES: dict = {}     # type -> prefix_for(type)
 
 
 def prefix_for(t: PtxType) -> tuple:
@@ -42,12 +46,35 @@ def prefix_for(t: PtxType) -> tuple:
     return _PREFIX[max(t.bits, 8)]
 
 
+_CODES: dict = {}   # id(code) -> (code, belongs to this package, {line: SourceLoc})
+
+
 def user_loc(depth: int = 2) -> SourceLoc | None:
-    """The first stack frame outside this package: the user's file and line."""
+    """The first stack frame outside this package: the user's file and line.
+
+    One walk up the stack; whether a code object belongs to the package is decided once per
+    code object, and each (code, line) gets one shared ``SourceLoc``."""
     f = sys._getframe(depth)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    codes = _CODES
+    while f is not None:
+        c = f.f_code
+        got = codes.get(id(c))
+        if got is None or got[0] is not c:
+            if len(codes) >= 65536:
+                codes.clear()
+            got = codes[id(c)] = (c, c.co_filename.startswith(_PKG_DIR), {})
+        if not got[1]:
+            line = f.f_lineno
+            locs = got[2]
+            loc = locs.get(line)
+            if loc is None:
+                loc = locs[line] = SourceLoc(c.co_filename, line)
+            return loc
         f = f.f_back
-    return SourceLoc(f.f_code.co_filename, f.f_lineno) if f is not None else None
+    return None
+
+
+_MISS = object()
 
 
 class Trace:
@@ -76,13 +103,20 @@ class Trace:
         self.extra_params: list = []       # params appended after the declared ones
         self.guard = None                  # Guard applied by ptx.predicated(...)
         self.pipe_pairs = None             # ``p | q`` results: name -> (or.pred, p, q)
+        self._valid: dict = {}             # validation verdicts: operand signature -> Form
+        self.vecs: dict = {}               # register vectors: ids -> (registers, Vec)
 
     # ------------------------------------------------------------------ registers
     def new_reg(self, t: PtxType) -> Reg:
-        prefix, decl = prefix_for(t)
-        n = self._counts.get(prefix, 0)
-        self._counts[prefix] = n + 1
-        self._decl_types[prefix] = decl
+        got = _PREFIXES.get(t)
+        if got is None:
+            got = _PREFIXES[t] = prefix_for(t)
+        prefix, decl = got
+        counts = self._counts
+        n = counts.get(prefix, 0)
+        counts[prefix] = n + 1
+        if not n:
+            self._decl_types[prefix] = decl
         return Reg(f"{prefix}{n}", t)
 
     def reg_decls(self) -> list:
@@ -95,7 +129,7 @@ class Trace:
 
     @property
     def instruction_count(self) -> int:
-        return sum(1 for s in _walk(self.body) if type(s) is Instruction)
+        return _count(self.body)
 
     # ------------------------------------------------------------------ labels
     def new_label(self, hint: str) -> str:
@@ -112,19 +146,37 @@ class Trace:
     # ------------------------------------------------------------------ instructions
     def emit(self, opcode: str, modifiers: tuple, operands: tuple, guard: Guard | None = None,
              loc: SourceLoc | None = None, validate: bool = True,
-             prologue: bool = False) -> Instruction:
+             prologue: bool = False, key: tuple | None = None) -> Instruction:
+        """Append (and validate) one instruction. ``key``: the caller's precomputed validation
+        signature, ``(opcode, modifiers, *map(op_sig, operands))`` (fast paths that know it)."""
         if self.closed:
             raise TraceError(f"kernel {self.name!r} has finished tracing; cannot emit "
                              f"{opcode}{''.join(modifiers)}", loc=loc)
         if guard is None:
             guard = self.guard
-        if self.pipe_pairs is not None and operands:
-            operands = self._pipe_destination(operands)
+        if self.pipe_pairs and operands:
+            given, operands = operands, self._pipe_destination(operands)
+            if operands is not given:
+                key = None
         ins = Instruction(opcode, modifiers, operands, guard, loc)
         if validate:
-            form = isa_check(ins, self.target, self.version, self.name)
-            if form is not None and form.min_ptx > self.min_ptx:
-                self.min_ptx = form.min_ptx
+            # the verdict depends on the opcode and the operands' kinds and types only (the
+            # target and version are the trace's): memoised per trace
+            try:
+                if key is None:
+                    key = (opcode, modifiers, *[o.type if type(o) is Reg and not o.neg
+                                                else op_sig(o) for o in ins.operands])
+                form = self._valid.get(key, _MISS)
+            except TypeError:            # an operand that cannot be hashed: no memo
+                key, form = None, _MISS
+            if form is _MISS:
+                form = isa_check(ins, self.target, self.version, self.name, key)
+                if form is not None:            # (None: unknown, or a lenient-mode miss)
+                    if key is not None:
+                        self._valid[key] = form
+                    # a memoised form's version is already in min_ptx (it only grows)
+                    if form.min_ptx > self.min_ptx:
+                        self.min_ptx = form.min_ptx
         if prologue:
             self.prologue.append(Instruction(opcode, modifiers, operands, None, loc))
             return self.prologue[-1]
@@ -136,8 +188,6 @@ class Trace:
         """``ptx.inst.setp.lt.u32(p | q, a, b)``: ``p | q`` computed ``or.pred t, p, q`` just
         before; writing ``t`` right after computing it means the ``p|q`` destination pair, so
         that ``or.pred`` is withdrawn and the pair written instead."""
-        from ..ir.nodes import PredPair
-
         first = operands[0]
         if type(first) is not Reg:
             return operands
@@ -150,14 +200,18 @@ class Trace:
         return (PredPair(got[1], got[2]),) + tuple(operands[1:])
 
 
-def _walk(stmts):
+def _count(stmts) -> int:
+    """Instructions in ``stmts``, nested blocks included."""
     from ..ir.nodes import Block
 
+    n = 0
     for s in stmts:
-        if type(s) is Block:
-            yield from _walk(s.body)
-        else:
-            yield s
+        t = type(s)
+        if t is Instruction:
+            n += 1
+        elif t is Block:
+            n += _count(s.body)
+    return n
 
 
 class _TraceState(threading.local):

@@ -420,15 +420,29 @@ class SmemLayout:
         return [], [decl], -(-self.size // 16) * 16, 0
 
 
-def _rewrite(stmts, base: dict, sym: str = DYNAMIC_SYMBOL) -> None:
-    from ..ir.nodes import Block
+def _rewrite(stmts, base: dict, sym: str = DYNAMIC_SYMBOL, _clean=None) -> None:
+    from ..ir.nodes import Block, Reg
 
+    clean = set() if _clean is None else _clean   # id() of vectors that name no buffer
     for s in stmts:
-        if type(s) is Instruction:
-            if any(_mentions(o, base) for o in s.operands):
+        t = type(s)
+        if t is Instruction:
+            for o in s.operands:
+                c = type(o)
+                if c is Reg or c is Imm:
+                    continue
+                if c is Vec:                     # a register vector recurs: checked once
+                    if id(o) in clean:
+                        continue
+                    if not _mentions(o, base):
+                        clean.add(id(o))
+                        continue
+                elif not _mentions(o, base):
+                    continue
                 s.operands = tuple(_sub(o, base, sym) for o in s.operands)
-        elif type(s) is Block:
-            _rewrite(s.body, base, sym)
+                break
+        elif t is Block:
+            _rewrite(s.body, base, sym, clean)
 
 
 def _mentions(o, base) -> bool:

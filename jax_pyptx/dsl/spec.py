@@ -79,9 +79,9 @@ ValidationError = ValidationIssue
 _strict = True
 
 
-def _lenient_check(ins, target, version=None, kernel=""):
+def _lenient_check(ins, target, version=None, kernel="", sig=None):
     try:
-        return _isa_check(ins, target, version, kernel)
+        return _isa_check(ins, target, version, kernel, sig)
     except PtxValidationError as e:
         warnings.warn(UnvalidatedInstructionWarning(str(e)), stacklevel=4)
         return None

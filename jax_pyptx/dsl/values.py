@@ -17,12 +17,12 @@ Operators on registers emit one PTX instruction each. Promotion rules:
 from __future__ import annotations
 
 import struct
-
-import numpy as np
+import sys
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
 from ..ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sink, Sym, Vec
-from ..isa.validate import no_immediates
+from ..isa import TABLE
+from ..isa.validate import imm_text_matters, no_immediates
 from ..types import PtxType, by_name, pred, u32
 from . import context
 from .context import user_loc
@@ -54,6 +54,8 @@ def _imm_text(value, t: PtxType) -> str:
         if isinstance(value, float) or t.np_dtype is not None and not isinstance(value, int):
             if t.np_dtype is None:
                 raise PtxTypeError(f"no immediate spelling for {value!r} as {t.name}")
+            import numpy as np
+
             bits = np.array(value, dtype=t.np_dtype).view(f"u{t.nbytes}").item()
             return "0x%0*X" % (t.nbytes * 2, bits)
         return "0x%0*X" % (t.nbytes * 2, int(value))
@@ -80,7 +82,11 @@ class Immediate:
 
 
 # ----------------------------------------------------------------------------- registers
-_NUMPY_SCALARS = (np.integer, np.floating, np.bool_)
+def _np_kind(x, kind: str) -> bool:
+    """Whether ``x`` is a NumPy scalar of ``kind`` ("integer", "floating", "bool_"). NumPy is
+    not imported for this: a program that never imported it has no NumPy scalars."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, getattr(np, kind))
 
 
 class Register:
@@ -282,9 +288,10 @@ class RegArray:
         ['ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd0];']
     """
 
-    __slots__ = ("regs", "type")
+    __slots__ = ("regs", "type", "_vec")
 
     def __init__(self, regs, t, dtype=None):
+        self._vec = None                    # (trace, registers, Vec): see ``_vec_of``
         if isinstance(regs, str):           # RegArray(base, count, dtype)
             base, count, t = regs, t, dtype
             if isinstance(t, str):
@@ -372,7 +379,7 @@ class RegArray:
         if isinstance(i, slice):
             return RegArray(self.regs[i], self.type)
         if type(i) is not int:
-            if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            if (isinstance(i, int) or _np_kind(i, "integer")) and not isinstance(i, bool):
                 i = int(i)
             else:
                 raise PtxTypeError(f"RegArray index must be an int, got {i!r}",
@@ -460,6 +467,7 @@ def _mov_type(t: PtxType) -> str:
 
 # ----------------------------------------------------------------------------- operands
 _IR_OPERANDS = (Reg, Imm, Sym, Addr, Vec, PredPair, Sink, ParenList)
+_IR_SET = frozenset(_IR_OPERANDS)
 _IMM_NODES: dict = {}   # (type, float value) -> Imm (0.0 is left out: -0.0 == 0.0)
 
 
@@ -476,7 +484,14 @@ def as_operand(x, t: PtxType | None = None, tr=None):
                 f"created them", loc=user_loc(3))
         return x.ir
     if cls is RegArray:
-        return Vec(tuple(as_operand(r) for r in x.regs))
+        if tr is None:
+            tr = context.current()
+        c = x._vec                          # the array's own last vector, if still current
+        if c is not None and c[0] is tr and c[1] == x.regs:
+            return c[2]
+        v = _vec_of(x.regs, tr)
+        x._vec = (tr, list(x.regs), v)
+        return v
     if cls is Special:
         tr = context.current()
         if x.min_sm and tr.target.sm < x.min_sm:
@@ -487,9 +502,13 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return x.ir
     if cls is Immediate:
         return x.ir
-    if cls is bool or cls is np.bool_:
+    if cls in _IR_SET:                   # already an IR operand
+        return x
+    # NumPy scalars count as numbers where NumPy is loaded (it is not imported for this)
+    np = None if cls is bool or cls is int or cls is float else sys.modules.get("numpy")
+    if cls is bool or np is not None and isinstance(x, np.bool_):
         return Imm("1" if x else "0", t)
-    if cls is int or isinstance(x, np.integer):
+    if cls is int or np is not None and isinstance(x, np.integer):
         if t is not None and t.kind == "float":
             return Imm(imm_text(float(x), t), t)
         return Imm(imm_text(int(x), t) if t is not None else str(int(x)), t)
@@ -499,15 +518,17 @@ def as_operand(x, t: PtxType | None = None, tr=None):
             got = _IMM_NODES[(t, x)] = Imm(imm_text(x, t), t)
         if got is not None:
             return got
-    if cls is float or isinstance(x, np.floating):
+    if cls is float or np is not None and isinstance(x, np.floating):
         if t is None or t.kind not in ("float", "packed"):
             raise PtxTypeError(
                 f"float literal {x!r} used where {t.name if t else 'an integer'} is expected; "
                 f"float literals need a float operand type", loc=user_loc(3))
         return Imm(imm_text(x, t), t)
-    if cls in _IR_OPERANDS or hasattr(x, "__ptx_operand__"):
-        return x.__ptx_operand__() if hasattr(x, "__ptx_operand__") else x
+    if hasattr(x, "__ptx_operand__"):
+        return x.__ptx_operand__()
     if isinstance(x, (list, tuple)):
+        if x and all(type(i) is Register for i in x):
+            return _vec_of(x, tr or context.current())
         return Vec(tuple(as_operand(i, t) for i in x))
     if cls is str:
         return str_operand(x, t)
@@ -516,6 +537,19 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return Sym(sym)
     raise PtxTypeError(f"cannot use {x!r} ({cls.__name__}) as a PTX operand; expected a "
                        f"register, immediate, address or label", loc=user_loc(3))
+
+
+def _vec_of(regs, tr) -> Vec:
+    """The ``{...}`` operand of registers ``regs``: one Vec per trace and register sequence
+    (keyed by the registers' identities), so a 64-register accumulator passed to every MMA is
+    converted, validated and printed once."""
+    key = tuple(map(id, regs))
+    got = tr.vecs.get(key)
+    if got is None:
+        v = Vec(tuple([as_operand(r, None, tr) for r in regs]))
+        tr.vecs[key] = (tuple(regs), v)      # the registers stay alive: their ids stay theirs
+        return v
+    return got[1]
 
 
 def declared_symbols(tr) -> dict:
@@ -602,7 +636,8 @@ def _operand_pair(op, a: Register, o):
         return unify(a.type, o.type, op), o
     if co is NotPred and a.type.kind == "pred" == o.type.kind:
         return a.type, o                 # ``p & ~q``: the source ``!%q``
-    if isinstance(o, (int, float, np.integer, np.floating, Immediate)):
+    if isinstance(o, (int, float, Immediate)) or _np_kind(o, "integer") or \
+            _np_kind(o, "floating"):
         return a.type, o
     raise PtxTypeError(f"operator '{op}' on {a.type.name} register and {type(o).__name__} "
                        f"{o!r}; expected a register or a Python number", loc=user_loc(4))
@@ -787,8 +822,73 @@ def _arith_mods(sym: str, t: PtxType) -> tuple:
     return name, (it.ptx,)
 
 
+_FAST_BIN: dict = {}    # (operator, type) -> (opcode, modifiers, type of a number operand)
+_NUMS: dict = {}        # (type, class, value) -> the Imm node of a Python number operand
+
+
+def _num_operand(o, t: PtxType, tr):
+    """``as_operand(o, t)`` for a Python int/float, memoised (0.0 is left out: -0.0 == 0.0)."""
+    key = (t, type(o), o)
+    got = _NUMS.get(key)
+    if got is None:
+        got = as_operand(o, t, tr)
+        if (o or type(o) is int) and len(_NUMS) < 65536:
+            _NUMS[key] = got
+    return got
+
+
+def _fast_binary(sym: str, t: PtxType):
+    """The (opcode, modifiers, number operand type) of ``t (sym) t`` where nothing but the type
+    decides the instruction (no widening, no mov of a constant first, no ``p | q`` pair), else
+    False. Memoised; an operator the type does not have is left to the full path (its error)."""
+    key = (sym, t)
+    got = _FAST_BIN.get(key)
+    if got is None:
+        got = False
+        if t.kind != "pred" and not no_immediates(t):
+            try:
+                name, mods = _arith_mods(sym, t)
+            except PtxTypeError:
+                pass
+            else:
+                # an immediate that fits the type passes validation whatever its value
+                # when no form of the instruction has a range or a predicate operand:
+                # then the validation key names its kind ("#"), not its text
+                forms = TABLE.get(name, ())
+                free = not imm_text_matters(name, forms, 1) and \
+                    not imm_text_matters(name, forms, 2)
+                got = (name, mods, u32 if name in ("shl", "shr") else t, free)
+        _FAST_BIN[key] = got
+    return got
+
+
 def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | None = None):
     co = type(o)
+    # fast path: register (op) same-typed register, or register (op) Python number
+    if co is Register and o.type is a.type and sym != "<<" and sym != ">>" or \
+            co is int or co is float:
+        got = _FAST_BIN.get((sym, a.type))
+        if got is None:
+            got = _fast_binary(sym, a.type)
+        stack = context._state.stack
+        if got and stack:
+            tr = stack[-1]
+            if a.trace is tr and (co is not Register or o.trace is tr):
+                name, mods, nt, free = got
+                t = a.type
+                if co is Register:
+                    y, ys = o.ir, t
+                else:
+                    y = _num_operand(o, nt, tr)
+                    ys = "#" if free else y.text
+                dst = into if into is not None else Register(tr.new_reg(t), tr)
+                if reverse:
+                    tr.emit(name, mods, (dst.ir, y, a.ir), loc=user_loc(3),
+                            key=(name, mods, t, ys, t))
+                else:
+                    tr.emit(name, mods, (dst.ir, a.ir, y), loc=user_loc(3),
+                            key=(name, mods, t, t, ys))
+                return dst
     if co is Special:
         o, co = materialize(o), Register
     if co is Register:
@@ -864,7 +964,45 @@ _CMP_UNSIGNED = {"lt": "lo", "le": "ls", "gt": "hi", "ge": "hs"}
 _CMP_SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
+_FAST_CMP: dict = {}    # (comparison, type) -> setp modifiers, where the type alone decides
+
+
+def _fast_compare(cmp: str, t: PtxType):
+    key = (cmp, t)
+    got = _FAST_CMP.get(key)
+    if got is None:
+        got = False
+        if t.kind in ("signed", "unsigned") or t.name in ("f32", "f64"):
+            got = (f".{'neu' if cmp == 'ne' and t.kind == 'float' else cmp}", t.ptx)
+        elif t.kind == "bits":
+            got = (f".{cmp}", f".u{t.bits}")
+        if got:
+            got = (got, not imm_text_matters("setp", TABLE.get("setp", ()), 2))
+        _FAST_CMP[key] = got
+    return got
+
+
 def _compare(cmp: str, a: Register, o):
+    co = type(o)
+    if co is Register and o.type is a.type or co is int or co is float:
+        got = _FAST_CMP.get((cmp, a.type))
+        if got is None:
+            got = _fast_compare(cmp, a.type)
+        stack = context._state.stack
+        if got and stack:
+            tr = stack[-1]
+            if a.trace is tr and (co is not Register or o.trace is tr):
+                mods, free = got
+                t = a.type
+                if co is Register:
+                    y, ys = o.ir, t
+                else:
+                    y = _num_operand(o, t, tr)
+                    ys = "#" if free else y.text
+                dst = Register(tr.new_reg(pred), tr)
+                tr.emit("setp", mods, (dst.ir, a.ir, y), loc=user_loc(3),
+                        key=("setp", mods, pred, t, ys))
+                return dst
     if type(o) is Special:
         o = materialize(o)
     if type(o) is Register and _widens(a.type, o.type):

@@ -68,6 +68,9 @@ class Vec:
     """A vector operand ``{a, b, c, d}``."""
 
     items: tuple
+    # memoised by validation and the printer (not part of the value)
+    sig: object = field(default=None, compare=False, hash=False, repr=False)
+    text: object = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass(unsafe_hash=True, slots=True)

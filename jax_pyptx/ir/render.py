@@ -25,7 +25,11 @@ def operand(op) -> str:
     if t is Addr:
         return address(op)
     if t is Vec:
-        return "{" + ", ".join(operand(i) for i in op.items) + "}"
+        got = op.text
+        if got is None:
+            got = op.text = "{" + ", ".join([i.name if type(i) is Reg and not i.neg
+                                             else operand(i) for i in op.items]) + "}"
+        return got
     if t is PredPair:
         return f"{operand(op.first)}|{operand(op.second)}"
     if t is Sink:
@@ -36,10 +40,11 @@ def operand(op) -> str:
 
 
 def address(a: Addr) -> str:
-    if a.base is None:
+    b = a.base
+    if b is None:
         inner = str(a.offset)
     else:
-        inner = operand(a.base)
+        inner = b.name if type(b) is Reg and not b.neg else operand(b)
         if a.offset:
             inner += f"+{a.offset}"
     if a.extra:
@@ -57,8 +62,21 @@ def instruction(ins: Instruction) -> str:
         @%p1 bra DONE;
     """
     g = ins.guard
-    head = "" if g is None else ("@!" if g.negated else "@") + g.reg + " "
-    text = head + ins.opcode + "".join(ins.modifiers)
-    if ins.operands:
-        text += " \t" + ", ".join(operand(o) for o in ins.operands)
-    return text + ";"
+    text = ins.opcode + "".join(ins.modifiers)
+    if g is not None:
+        text = ("@!" if g.negated else "@") + g.reg + " " + text
+    ops = ins.operands
+    if not ops:
+        return text + ";"
+    parts = []
+    for o in ops:                        # registers and immediates inline: most operands
+        t = type(o)
+        if t is Reg and not o.neg:
+            parts.append(o.name)
+        elif t is Imm:
+            parts.append(o.text)
+        elif t is Addr:
+            parts.append(address(o))
+        else:
+            parts.append(operand(o))
+    return text + " \t" + ", ".join(parts) + ";"

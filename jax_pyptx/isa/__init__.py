@@ -21,7 +21,7 @@ def forms_for(name: str) -> list:
     return TABLE.get(name, [])
 
 
-def check(ins, target: Target, version=None, kernel: str = ""):
+def check(ins, target: Target, version=None, kernel: str = "", sig=None):
     """Validate ``ins``; returns its Form, or None for an instruction the table does not know."""
     forms = TABLE.get(ins.opcode)
     if not forms:
@@ -29,4 +29,4 @@ def check(ins, target: Target, version=None, kernel: str = ""):
         forms = TABLE.get(alias) if alias else None
         if not forms:
             return None
-    return _check(ins, target, forms, version=version, kernel=kernel)
+    return _check(ins, target, forms, version=version, kernel=kernel, sig=sig)

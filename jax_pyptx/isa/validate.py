@@ -369,16 +369,86 @@ def _candidates(ins, forms):
 _ACCEPTED: dict = {}   # operand signature -> Form, for instructions that passed before
 
 
+_VEC_SIGS: dict = {}      # element signatures of a vector -> its interned signature
+
+
+class _VecSig:
+    """The interned signature of a vector's elements: one object per distinct element
+    signature tuple, hashed and compared by identity (cheap in a validation key)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __repr__(self):
+        return f"<vector of {self.n}>"
+
+
+def op_sig(o):
+    """What validation reads of operand ``o`` (a hashable stand-in for it): a register's type
+    and negation (not its name), an immediate's text, a symbol's kind, an address's shape, a
+    vector's element signatures (kept on the Vec: a vector is immutable)."""
+    t = type(o)
+    if t is Reg:
+        return ("!", o.type) if o.neg else o.type
+    if t is Imm:
+        return o.text
+    if t is Vec:
+        got = o.sig
+        if got is None:
+            # interned: equal vectors share one short signature, cheap to hash in a key
+            full = tuple([op_sig(i) for i in o.items])
+            got = _VEC_SIGS.get(full)
+            if got is None:       # (setdefault: threads interning the same vector agree)
+                got = (Vec, full) if len(_VEC_SIGS) >= 65536 else \
+                    _VEC_SIGS.setdefault(full, _VecSig(len(full)))
+            o.sig = got
+        return got
+    if t is Addr:
+        return (Addr, type(o.base), bool(o.offset),
+                tuple([op_sig(e) for e in o.extra]) if o.extra else ())
+    if t is PredPair:
+        return (PredPair, op_sig(o.first), op_sig(o.second))
+    if t is Sym or t is Sink or t is ParenList:
+        return t
+    return (t, o)
+
+
+_IMM_TEXT_MATTERS: dict = {}
+
+
+def imm_text_matters(name: str, forms: list, index: int) -> bool:
+    """Whether validating instruction ``name`` can depend on the value of an immediate at
+    operand ``index`` beyond its fitting the instruction type: some form has a range there,
+    or an operand kind other than a register or a register-or-immediate. Where it cannot,
+    register operators key such immediates by kind only (one verdict for ``x ^ 1`` and
+    ``x ^ 2``)."""
+    key = (name, index)
+    got = _IMM_TEXT_MATTERS.get(key)
+    if got is None:
+        got = not forms
+        for f in forms:
+            sp = specs_of(f)
+            if index >= len(sp) or sp[index].range is not None or \
+                    sp[index].kind not in ("s", "r", "d"):
+                got = True
+        _IMM_TEXT_MATTERS[key] = got
+    return got
+
+
 def _signature(ins: Instruction, target: Target, version):
-    """What the verdict depends on: opcode, modifiers, target, version and each operand with
-    register names left out (registers matter only by type and negation)."""
+    """What the verdict depends on: opcode, modifiers, target, version and each operand's
+    signature (``op_sig``: registers matter only by type and negation)."""
     return (ins.opcode, ins.modifiers, target.name, version,
-            tuple((o.type, o.neg) if type(o) is Reg else o for o in ins.operands))
+            *[o.type if type(o) is Reg and not o.neg else op_sig(o) for o in ins.operands])
 
 
-def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "") -> Form:
-    """The form ``ins`` matches; raises ValidationError / PtxTypeError / ArchError."""
-    key = _signature(ins, target, version)
+def check(ins: Instruction, target: Target, forms: list, version=None, kernel: str = "",
+          sig: tuple | None = None) -> Form:
+    """The form ``ins`` matches; raises ValidationError / PtxTypeError / ArchError. ``sig``:
+    ``(opcode, modifiers, *map(op_sig, operands))`` when the caller has it."""
+    key = _signature(ins, target, version) if sig is None else (target.name, version, sig)
     try:
         got = _ACCEPTED.get(key)
     except TypeError:                    # an operand that cannot be hashed: no memo

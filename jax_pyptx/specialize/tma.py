@@ -10,15 +10,15 @@ The chain is one path: ``specs.Tile.tma_view`` gives a descriptor's shape, box a
 handle into the driver's innermost-first ``TmaSpec``; the stand-alone maps of
 ``pyptx.jax_support.synthesize_tma_descriptor(_3d)`` take the same two steps.
 
-This module depends only on the standard library, NumPy and the layers below.
+This module depends only on the standard library and the layers below (NumPy integers are
+accepted where NumPy is loaded).
 """
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from ..errors import NotSupportedError
 from ..specs import Layout, memory_shape
@@ -97,7 +97,9 @@ class TmaSpec:
             raise ValueError(f"TmaSpec: box and element_strides need {rank} entries, got {box}, {estr}")
         if isinstance(self.dtype, str) and self.dtype not in TENSORMAP_DTYPES:
             raise ValueError(f"TmaSpec: unknown dtype {self.dtype!r}; known: {sorted(TENSORMAP_DTYPES)}")
-        if isinstance(self.dtype, (int, np.integer)) and not 0 <= int(self.dtype) <= 15:
+        np = sys.modules.get("numpy")       # a NumPy integer only where NumPy is loaded
+        if (isinstance(self.dtype, int) or np is not None and isinstance(self.dtype, np.integer)) \
+                and not 0 <= int(self.dtype) <= 15:
             raise ValueError(f"TmaSpec: CUtensorMapDataType must be 0..15, got {self.dtype}")
         if self.mode not in _MODES:
             raise ValueError(f"TmaSpec: mode must be 'global' or 'by_value', got {self.mode!r}")

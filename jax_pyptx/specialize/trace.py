@@ -2,7 +2,10 @@
 parameters its ABI declares, and assemble the module (``Traced``)."""
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
+import threading
 
 from ..errors import ArchError, SpecializationError
 from ..ir.nodes import (Addr, Block, Function, Instruction, Module, ParenList, Param, PredPair,
@@ -31,8 +34,42 @@ def default_version(target) -> tuple:
     return (8, 5)
 
 
+_GC_LOCK = threading.Lock()
+_gc_pausers = 0              # traces running with the cyclic collector paused
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector while a kernel traces.
+
+    Tracing allocates many small, long-lived objects (IR nodes, registers) and almost no
+    garbage cycles; with the collector on, its full collections rescan the growing trace
+    again and again (most of the time of a 6000-instruction trace). Reference counting still
+    frees everything; the collector resumes (if it was on) when the last concurrent trace
+    ends, and collects whatever cycles a trace left then."""
+    global _gc_pausers, _gc_was_enabled
+    with _GC_LOCK:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) -> Traced:
     """Trace kernel ``k`` (its arch already resolved) for one specialization."""
+    with gc_paused():
+        return _trace_specialization(k, template, env, abi)
+
+
+def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced:
     target = parse_target(k.arch)
     tr = context.Trace(k.name, target, k.version)
     tr.smem = SmemLayout()
@@ -116,18 +153,21 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
     module = Module(version, (target.name,), 64, mdecls + [fn])
     grid = abi.launch_grid(resolve_grid(k.grid, k.name, env, template))
     scalar_names = {i.name for i in scalars}
-    specials, raw = scan_reads(tr.prologue + tr.body, {t.name for t in inputs + outputs} |
-                               scalar_names, binder.own_loads)
+    tensor_names = {t.name for t in inputs + outputs}
+    stmts, own_loads = tr.prologue + tr.body, binder.own_loads
+
+    def reads():             # what the kernel reads: scanned when first asked for
+        specials, raw = scan_reads(stmts, tensor_names | scalar_names, own_loads)
+        return (frozenset(specials), tuple(n for n in raw if n not in scalar_names),
+                tuple(n for n in raw if n in scalar_names))
+
     return Traced(
         name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
         cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(infos),
         inputs=tuple(inputs), outputs=tuple(outputs), scalars=tuple(scalars), env=dict(env),
         template=dict(template), tma=tuple(tr.tma),
         instruction_count=tr.instruction_count + len(tr.prologue),
-        specials=frozenset(specials),
-        raw_tensor_params=tuple(n for n in raw if n not in scalar_names),
-        raw_scalar_params=tuple(n for n in raw if n in scalar_names),
-        abi=abi,
+        abi=abi, reads=reads,
     )
 
 
@@ -163,6 +203,8 @@ def scan_reads(stmts, names: set, own_loads: set):
             operand(o.first, ins)
             operand(o.second, ins)
 
+    seen_vecs: set = set()           # id() of register-only vectors already scanned
+
     def walk(body):
         for st in body:
             c = type(st)
@@ -170,7 +212,25 @@ def scan_reads(stmts, names: set, own_loads: set):
                 walk(st.body)
             elif c is Instruction:
                 for o in st.operands:
-                    operand(o, st)
+                    c = type(o)
+                    if c is Reg:             # the common case, inline
+                        n = o.name
+                        sp = is_special.get(n)
+                        if sp is None:
+                            sp = is_special[n] = n.startswith("%") and not _GPR.match(n)
+                        if sp:
+                            specials.add(n)
+                    elif c is Sym:
+                        if o.name in names and id(st) not in own_loads and o.name not in raw:
+                            raw.append(o.name)
+                    elif c is Vec:
+                        # a vector of registers reads the same specials wherever it appears
+                        if id(o) not in seen_vecs:
+                            if all(type(i) is Reg for i in o.items):
+                                seen_vecs.add(id(o))
+                            operand(o, st)
+                    else:
+                        operand(o, st)
 
     walk(stmts)
     return specials, raw

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..ir.nodes import Module
@@ -47,10 +47,27 @@ class Traced:
     # what the kernel reads, for the batch-on-grid decision: special registers (e.g.
     # "%ctaid.z"), tensor params read other than through ``X.ptr()`` / ``X.tma_desc()``,
     # runtime scalars read other than as the kernel argument
-    specials: frozenset = frozenset()
-    raw_tensor_params: tuple = ()
-    raw_scalar_params: tuple = ()
+    # (computed on first use from ``reads``: a function returning the three)
     abi: object = None           # the ParamAbi this trace was made for
+    reads: object = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def _reads(self) -> tuple:
+        if self.reads is None:
+            return frozenset(), (), ()
+        return self.reads()
+
+    @property
+    def specials(self) -> frozenset:
+        return self._reads[0]
+
+    @property
+    def raw_tensor_params(self) -> tuple:
+        return self._reads[1]
+
+    @property
+    def raw_scalar_params(self) -> tuple:
+        return self._reads[2]
 
     @property
     def batch(self):

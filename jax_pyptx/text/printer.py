@@ -9,8 +9,8 @@ Examples:
 from __future__ import annotations
 
 from ..ir.nodes import (
-    Block, Function, Instruction, Label, Loc, Module, Param, Pragma, RawDirective, RegDecl,
-    Section, VarDecl,
+    Addr, Block, Function, Imm, Instruction, Label, Loc, Module, Param, Pragma, RawDirective,
+    Reg, RegDecl, Section, VarDecl,
 )
 from ..ir.render import address, instruction, operand  # noqa: F401 - part of the printer's API
 
@@ -181,10 +181,31 @@ def _function(f: Function, out: list) -> None:
 
 
 def _body(stmts, out: list, indent: str) -> None:
+    app = out.append
     for s in stmts:
         t = type(s)
         if t is Instruction:
-            out.append(indent + instruction(s) + "\n")
+            # ``render.instruction`` inline (the printer's hot loop): registers, immediates
+            # and addresses directly, anything else through ``render.operand``
+            g = s.guard
+            head = indent if g is None else \
+                indent + ("@!" if g.negated else "@") + g.reg + " "
+            ops = s.operands
+            if not ops:
+                app(head + s.opcode + "".join(s.modifiers) + ";\n")
+                continue
+            parts = []
+            for o in ops:
+                c = type(o)
+                if c is Reg and not o.neg:
+                    parts.append(o.name)
+                elif c is Imm:
+                    parts.append(o.text)
+                elif c is Addr:
+                    parts.append(address(o))
+                else:
+                    parts.append(operand(o))
+            app(head + s.opcode + "".join(s.modifiers) + " \t" + ", ".join(parts) + ";\n")
         elif t is Label:
             out.append(s.name + ":\n")
         elif t is RegDecl:

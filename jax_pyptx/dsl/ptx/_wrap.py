@@ -10,6 +10,7 @@ from ...errors import ArchError, PtxTypeError, PtxValueError
 from ...ir.nodes import Addr, Imm, PredPair, Reg, Sink, Sym, Vec
 from ...isa import forms_for
 from ...isa.opcodes import split_opcode
+from ...isa.validate import op_sig
 from ...types import PtxType, b32, b64, by_name, is_type_name
 from .. import context
 from ..context import user_loc
@@ -172,12 +173,21 @@ def sink() -> Sink:
 _PASS = (PredPair, Sink, Vec, Addr, Imm, Reg, Sym)
 
 
+_PLAIN_IMMS: dict = {}    # int -> its untyped Imm node (immutable: shared)
+
+
 def _op(o, hint):
     t = type(o)
     if t in _PASS:
         return o
     if hint is None and (t is int or t is bool):
-        return Imm(str(int(o)))
+        v = int(o)
+        got = _PLAIN_IMMS.get(v)
+        if got is None:
+            got = Imm(str(v))
+            if len(_PLAIN_IMMS) < 4096:
+                _PLAIN_IMMS[v] = got
+        return got
     return as_operand(o, hint)
 
 
@@ -186,10 +196,29 @@ def emit(full: str, operands, pred=None, typed: bool = False):
     Python ints are plain integer immediates unless ``typed`` (then they take the instruction
     type, as arithmetic operands do)."""
     name, mods = split_opcode(full)
-    tr = context.current(f"ptx.{full}")
+    stack = context._state.stack
+    tr = stack[-1] if stack else context.current(f"ptx.{full}")
     hint = _hint_type(mods) if typed else None
-    ops = tuple(_op(o, hint) for o in operands)
-    return tr.emit(name, mods, ops, guard_of(pred), user_loc())
+    ops = []
+    key = [name, mods]
+    for o in operands:
+        t = type(o)
+        if t is Register and o.trace is tr:             # the common case, inline
+            ops.append(o.ir)
+            key.append(o.type)
+            continue
+        if (t is int or t is bool) and hint is None:     # a plain integer immediate
+            got = _PLAIN_IMMS.get(o)
+            if got is None:
+                got = _op(o, None)
+            ops.append(got)
+            key.append(got.text)
+            continue
+        o = _op(o, hint)
+        ops.append(o)
+        key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
+    return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
+                   user_loc(), key=tuple(key))
 
 
 # ----------------------------------------------------------------------------- table-driven

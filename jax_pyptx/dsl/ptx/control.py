@@ -14,6 +14,7 @@ from ...ir.nodes import Guard, Instruction, Sym
 from ...types import PtxType, s32
 from .. import context
 from ..context import user_loc
+from ..reg import scalar
 from ..values import NotPred, Register, Special, as_operand
 
 
@@ -206,7 +207,11 @@ def bra(target, pred=None, uni: bool = False) -> None:
     tr.emit("bra", (".uni",) if uni else (), (Sym(name),), guard_of(pred), loc)
 
 
-def _pred(p, what):
+def _pred(p, what, depth: int = 4):
+    if type(p) is Register and p.type.kind == "pred":
+        stack = context._state.stack
+        if stack and p.trace is stack[-1]:       # a predicate of this trace (the usual case)
+            return p
     neg = False
     if type(p) is NotPred:
         p, neg = p.reg, True
@@ -214,7 +219,7 @@ def _pred(p, what):
         p = p.value()
     if not isinstance(p, Register) or p.type.kind != "pred":
         raise PtxTypeError(f"{what} needs a predicate (a comparison such as i < n), got {p!r}",
-                           loc=user_loc(4))
+                           loc=user_loc(depth))
     as_operand(p)
     return NotPred(p) if neg else p
 
@@ -222,9 +227,12 @@ def _pred(p, what):
 def _branch_unless(tr, p, target: str, loc):
     tr.labels_used.setdefault(target, loc)
     if type(p) is NotPred:          # if_(ptx.not_(q)): branch away when q holds
-        tr.emit("bra", (), (Sym(target),), Guard(p.reg.name, False), loc)
+        tr.emit("bra", (), (Sym(target),), Guard(p.reg.name, False), loc, key=_BRA_KEY)
         return
-    tr.emit("bra", (), (Sym(target),), Guard(p.name, True), loc)
+    tr.emit("bra", (), (Sym(target),), Guard(p.name, True), loc, key=_BRA_KEY)
+
+
+_BRA_KEY = ("bra", (), Sym)     # the validation signature of ``bra label`` (see Trace.emit)
 
 
 class _Chain:
@@ -241,7 +249,32 @@ class _Chain:
         self.label_index, self.body, self.end_label = label_index, body, end_label
 
 
-@contextmanager
+# if_ / elif_ / else_ are context-manager classes (not generators): entering and leaving one
+# is most of the cost of a traced branch. The work happens on entering, as ``with`` does it;
+# a body that raises leaves no label behind.
+class _If:
+    __slots__ = ("p", "tr", "nxt")
+
+    def __init__(self, p):
+        self.p = p
+
+    def __enter__(self):
+        tr = context.current("ptx.if_")
+        loc = user_loc(2)
+        p = _pred(self.p, "ptx.if_", 3)
+        nxt = tr.new_label("else")
+        _branch_unless(tr, p, nxt, loc)
+        tr.chain = None
+        self.tr, self.nxt = tr, nxt
+
+    def __exit__(self, et, ev, tb):
+        if et is None:
+            tr = self.tr
+            tr.place_label(self.nxt)
+            tr.chain = _Chain(len(tr.body) - 1, tr.body)
+        return False
+
+
 def if_(p):
     """``with ptx.if_(tid < 32): ...`` (the body runs where ``p`` is true).
 
@@ -257,41 +290,55 @@ def if_(p):
         ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 8;', '@!%p0 bra $L_else_0;',
          'mov.u32 %r0, 0;', '$L_else_0:']
     """
-    tr = context.current("ptx.if_")
-    loc = user_loc(3)
-    p = _pred(p, "ptx.if_")
-    nxt = tr.new_label("else")
-    _branch_unless(tr, p, nxt, loc)
-    tr.chain = None
-    yield
-    tr.place_label(nxt)
-    tr.chain = _Chain(len(tr.body) - 1, tr.body)
+    return _If(p)
 
 
-def _continue_chain(tr, what, allow_condition: bool):
+def _continue_chain(tr, what, allow_condition: bool, depth: int = 3):
     ch = tr.chain
     body = tr.body
     ok = ch is not None and ch.body is body and ch.label_index < len(body)
     if ok:
         first_tail = ch.label_index + 1 + (ch.end_label is not None)
         tail = body[first_tail:]
-        ok = all(type(s) is Instruction for s in tail) and (allow_condition or not tail)
+        ok = not tail or all(type(s) is Instruction for s in tail) and allow_condition
+    loc = user_loc(depth)
     if not ok:
-        raise TraceError(f"{what} must directly follow a ptx.if_ or ptx.elif_ block",
-                         loc=user_loc(4))
+        raise TraceError(f"{what} must directly follow a ptx.if_ or ptx.elif_ block", loc=loc)
     if ch.end_label is not None:
         del body[ch.label_index + 1]     # the end label moves to the end of this branch
         tr.labels_defined.discard(ch.end_label)
     else:
         ch.end_label = tr.new_label("endif")
-    tr.labels_used.setdefault(ch.end_label, user_loc(4))
-    body.insert(ch.label_index, Instruction("bra", (), (Sym(ch.end_label),), None,
-                                            user_loc(4)))
+    tr.labels_used.setdefault(ch.end_label, loc)
+    body.insert(ch.label_index, Instruction("bra", (), (Sym(ch.end_label),), None, loc))
     tr.chain = None
     return ch
 
 
-@contextmanager
+class _Elif:
+    __slots__ = ("p", "tr", "nxt", "ch")
+
+    def __init__(self, p):
+        self.p = p
+
+    def __enter__(self):
+        tr = context.current("ptx.elif_")
+        ch = _continue_chain(tr, "ptx.elif_", allow_condition=True)
+        loc = user_loc(2)
+        p = _pred(self.p, "ptx.elif_", 3)
+        nxt = tr.new_label("else")
+        _branch_unless(tr, p, nxt, loc)
+        self.tr, self.nxt, self.ch = tr, nxt, ch
+
+    def __exit__(self, et, ev, tb):
+        if et is None:
+            tr, ch = self.tr, self.ch
+            tr.place_label(self.nxt)
+            tr.place_label(ch.end_label)
+            tr.chain = _Chain(len(tr.body) - 2, tr.body, ch.end_label)
+        return False
+
+
 def elif_(p):
     """``with ptx.elif_(cond):`` after an ``if_``/``elif_`` block.
 
@@ -319,19 +366,24 @@ def elif_(p):
         $L_else_1:
         $L_endif_0:
     """
-    tr = context.current("ptx.elif_")
-    ch = _continue_chain(tr, "ptx.elif_", allow_condition=True)
-    loc = user_loc(3)
-    p = _pred(p, "ptx.elif_")
-    nxt = tr.new_label("else")
-    _branch_unless(tr, p, nxt, loc)
-    yield
-    tr.place_label(nxt)
-    tr.place_label(ch.end_label)
-    tr.chain = _Chain(len(tr.body) - 2, tr.body, ch.end_label)
+    return _Elif(p)
 
 
-@contextmanager
+class _Else:
+    __slots__ = ("tr", "ch")
+
+    def __enter__(self):
+        tr = context.current("ptx.else_")
+        self.ch = _continue_chain(tr, "ptx.else_", allow_condition=False)
+        self.tr = tr
+
+    def __exit__(self, et, ev, tb):
+        if et is None:
+            self.tr.place_label(self.ch.end_label)
+            self.tr.chain = None
+        return False
+
+
 def else_():
     """``with ptx.else_():`` after an ``if_``/``elif_`` block.
 
@@ -349,11 +401,7 @@ def else_():
         ['mov.u32 %r0, 5;', 'setp.lt.u32 %p0, %r0, 2;', '@!%p0 bra $L_else_0;',
          'mov.u32 %r0, 0;', 'bra $L_endif_0;', '$L_else_0:', 'mov.u32 %r0, 1;', '$L_endif_0:']
     """
-    tr = context.current("ptx.else_")
-    ch = _continue_chain(tr, "ptx.else_", allow_condition=False)
-    yield
-    tr.place_label(ch.end_label)
-    tr.chain = None
+    return _Else()
 
 
 @contextmanager
@@ -393,7 +441,7 @@ def while_(cond):
         yield
     finally:
         tr.loops.pop()
-    tr.emit("bra", (), (Sym(head),), None, loc)
+    tr.emit("bra", (), (Sym(head),), None, loc, key=_BRA_KEY)
     tr.place_label(end)
 
 
@@ -438,15 +486,13 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
     t = t or s32
     if isinstance(step, int) and step == 0:
         raise TraceError("ptx.range_: step must not be zero", loc=loc)
-    from ..reg import scalar
-
     i = scalar(t, start)
     head, cont, end = tr.new_label("loop"), tr.new_label("continue"), tr.new_label("endloop")
     tr.place_label(head)
     down = isinstance(step, int) and step < 0
     done = (i <= stop) if down else (i >= stop)
     tr.labels_used.setdefault(end, loc)
-    tr.emit("bra", (), (Sym(end),), Guard(done.name, False), loc)
+    tr.emit("bra", (), (Sym(end),), Guard(done.name, False), loc, key=_BRA_KEY)
     tr.loops.append((cont, end))
     try:
         yield i
@@ -454,7 +500,7 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
         tr.loops.pop()
     tr.place_label(cont)
     i += step
-    tr.emit("bra", (), (Sym(head),), None, loc)
+    tr.emit("bra", (), (Sym(head),), None, loc, key=_BRA_KEY)
     tr.place_label(end)
     tr.chain = None
 
@@ -505,7 +551,7 @@ def break_(pred=None) -> None:
 
     tr = _loop("ptx.break_")
     loc = user_loc()
-    tr.emit("bra", (), (Sym(tr.loops[-1][1]),), guard_of(pred), loc)
+    tr.emit("bra", (), (Sym(tr.loops[-1][1]),), guard_of(pred), loc, key=_BRA_KEY)
 
 
 def continue_(pred=None) -> None:
@@ -525,7 +571,7 @@ def continue_(pred=None) -> None:
 
     tr = _loop("ptx.continue_")
     loc = user_loc()
-    tr.emit("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc)
+    tr.emit("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc, key=_BRA_KEY)
 
 
 @contextmanager

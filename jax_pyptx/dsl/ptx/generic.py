@@ -20,6 +20,7 @@ from ...errors import PtxTypeError, TraceError, ValidationError
 from ...ir.nodes import Addr, Guard, Imm, Reg, Sym
 from ...isa import ALIASES, TABLE, decode_parts
 from ...isa.decoding import type_of
+from ...isa.validate import op_sig
 from ...isa.opcodes import INSTRUCTION_WORDS, split_opcode
 from ...types import pred as pred_t
 from .. import context
@@ -141,12 +142,8 @@ def _unknown_opcode(full: str, name: str, loc) -> ValidationError:
         f"instruction the table lacks as PTX text: ptx.raw(\"{full} ...;\")", loc=loc)
 
 
-def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
-    """Emit ``full`` (dotted opcode) with DSL operands; returns the IR instruction.
-
-    ``validate=False`` (the transpiler's ``flow.inst``) emits it exactly as written, known to
-    the table or not."""
-    n = len(operands)
+def _hints_for(full: str, n: int, validate: bool, loc):
+    """(name, modifiers, immediate type per operand) of ``full`` with ``n`` operands."""
     got = _HINTS.get((full, n))
     if got is None:
         got = _operand_hints(full, n)
@@ -156,11 +153,89 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
             got = split_opcode(full) + ((type_of(split_opcode(full)[1]),) * n,)
         elif len(_HINTS) < 65536:
             _HINTS[(full, n)] = got
+    return got
+
+
+def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
+    """Emit ``full`` (dotted opcode) with DSL operands; returns the IR instruction.
+
+    ``validate=False`` (the transpiler's ``flow.inst``) emits it exactly as written, known to
+    the table or not."""
+    got = _HINTS.get((full, len(operands)))
+    if got is None:
+        got = _hints_for(full, len(operands), validate, loc)
     name, mods, hints = got
-    tr = context.current(f"ptx.inst.{full}")
-    loc = loc or user_loc(3)
-    ops = tuple(as_operand(o, h) for o, h in zip(operands, hints))
-    return tr.emit(name, mods, ops, guard_of(pred), loc, validate)
+    stack = context._state.stack
+    tr = stack[-1] if stack else context.current(f"ptx.inst.{full}")
+    n = len(operands)
+    if n == 3 or n == 2:             # all registers of this trace (most instructions): direct
+        x, y = operands[0], operands[1]
+        z = operands[2] if n == 3 else x
+        if type(x) is Register and type(y) is Register and type(z) is Register and \
+                x.trace is tr and y.trace is tr and z.trace is tr:
+            if n == 3:
+                ops, key = (x.ir, y.ir, z.ir), (name, mods, x.type, y.type, z.type)
+            else:
+                ops, key = (x.ir, y.ir), (name, mods, x.type, y.type)
+            return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
+                           loc or user_loc(2), validate, key=key)
+        if n == 2 and (type(x) is Addr and type(y) is Register and y.trace is tr or
+                       type(y) is Addr and type(x) is Register and x.trace is tr):
+            # a load or a store: a register and an address
+            ops = (x if type(x) is Addr else x.ir, y if type(y) is Addr else y.ir)
+            key = (name, mods, op_sig(x) if type(x) is Addr else x.type,
+                   op_sig(y) if type(y) is Addr else y.type)
+            return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
+                           loc or user_loc(2), validate, key=key)
+    elif n == 4:                     # fma / mad / selp: three registers, then a register or number
+        w, x, y, z = operands
+        if type(w) is Register and type(x) is Register and type(y) is Register and \
+                w.trace is tr and x.trace is tr and y.trace is tr:
+            c = type(z)
+            zo = None
+            if c is Register and z.trace is tr:
+                zo, zs = z.ir, z.type
+            elif c is float or c is int:
+                zo = _number(z, hints[3], c, tr)
+                zs = zo.text
+            if zo is not None:
+                return tr.emit(name, mods, (w.ir, x.ir, y.ir, zo),
+                               None if pred is None else guard_of(pred), loc or user_loc(2),
+                               validate, key=(name, mods, w.type, x.type, y.type, zs))
+    # the IR operands and the validation signature, in one pass
+    ops = []
+    key = [name, mods]
+    for o, h in zip(operands, hints):
+        c = type(o)
+        if c is Register and o.trace is tr:            # the common case, inline
+            ops.append(o.ir)
+            key.append(o.type)
+            continue
+        if c is float or c is int:                     # a number: its immediate, memoised
+            got = _number(o, h, c, tr)
+            ops.append(got)
+            key.append(got.text)
+            continue
+        if c is not Addr:
+            o = as_operand(o, h, tr)
+        ops.append(o)
+        key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
+    return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
+                   loc or user_loc(2), validate, key=tuple(key))
+
+
+_NUMS: dict = {}     # (immediate type, class, value) -> Imm of a Python number operand
+
+
+def _number(o, h, c, tr):
+    """The immediate of Python number ``o`` (class ``c``) typed ``h``, memoised."""
+    k = (h, c, o)
+    got = _NUMS.get(k)
+    if got is None:
+        got = as_operand(o, h, tr)
+        if (o or c is int) and len(_NUMS) < 65536:     # (-0.0 == 0.0: not memoised)
+            _NUMS[k] = got
+    return got
 
 
 class _Chain:
@@ -179,15 +254,17 @@ class _Chain:
         >>> t.lines()
         ['ex2.approx.ftz.f32 %f0, %f0;', 'fence.proxy.async.shared::cta;']
     """
-    __slots__ = ("_parts",)
 
     def __init__(self, parts=()):
         self._parts = parts
+        self._full = ".".join(parts)
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Chain(self._parts + (unescape(attr),))
+        child = _Chain(self._parts + (unescape(attr),))
+        self.__dict__[attr] = child
+        return child
 
     def __call__(self, *operands, pred=None):
         """Emit the instruction; returns its first operand when that is a register (the
@@ -195,7 +272,7 @@ class _Chain:
         if not self._parts:
             raise TraceError("ptx.inst needs an opcode: ptx.inst.add.u32(d, a, b)",
                              loc=user_loc())
-        emit_inst(".".join(self._parts), operands, pred, user_loc())
+        emit_inst(self._full, operands, pred, user_loc(2))
         first = operands[0] if operands else None
         return first if type(first) is Register else None
 
@@ -220,6 +297,11 @@ def addr(base, offset: int = 0) -> Addr:
         ...     print(operand(ptx.addr(p, 16)), operand(ptx.addr("X")))
         [%rd0+16] [X]
     """
+    if type(base) is Register:
+        stack = context._state.stack
+        if stack and base.trace is stack[-1]:           # (else as_operand says what is wrong)
+            return Addr(base.ir, offset if type(offset) is int else int(offset))
+        return Addr(as_operand(base), int(offset))
     if isinstance(base, Register):
         return Addr(as_operand(base), int(offset))
     if isinstance(base, str):

@@ -140,9 +140,14 @@ def _shape(fn, shape, num):
         raise PtxValueError(f"{fn}: shape={shape!r} is not allowed; allowed: "
                             f"{', '.join(SHAPES)}", loc=user_loc())
     per, top = SHAPES[shape]
-    allowed = tuple(2 ** i for i in range(8) if 2 ** i <= top)
+    allowed = _ALLOWED_NUMS.get(top)
+    if allowed is None:
+        allowed = _ALLOWED_NUMS[top] = tuple(2 ** i for i in range(8) if 2 ** i <= top)
     int_choice(fn, "num", num, allowed)
     return per * num
+
+
+_ALLOWED_NUMS: dict = {}     # largest .num of a shape -> the allowed .num values
 
 
 def ld(taddr, shape="32x32b", num: int = 1, *, pack16: bool = False, half_splitoff=None,

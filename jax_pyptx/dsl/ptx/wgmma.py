@@ -59,7 +59,23 @@ def accumulator(n: int, thread: int, dtype="f32") -> list:
     return wgmma_accumulator(n, thread)
 
 
+_MODS: dict = {}     # _mods arguments -> modifiers (options that built before)
+
+
 def _mods(fn, name, n, dtype, atype, btype, satfinite, k=None):
+    try:
+        key = (fn, name, n, dtype, atype, btype, bool(satfinite), k)
+        got = _MODS.get(key)
+    except TypeError:                    # an unhashable option: the checks below say so
+        key, got = None, None
+    if got is None:
+        got = _build(fn, name, n, dtype, atype, btype, satfinite, k)
+        if key is not None and len(_MODS) < 4096:
+            _MODS[key] = got
+    return got
+
+
+def _build(fn, name, n, dtype, atype, btype, satfinite, k=None):
     at = _tn(atype)
     if at not in K_OF:
         raise PtxValueError(f"{fn}: atype={at!r} is not allowed; allowed: "
@@ -109,10 +125,13 @@ def _mma(fn, name, acc, a, b_desc, sp, n, dtype, atype, btype, scale_d, scale_a,
         n = len(acc) * (4 if _tn(dtype) == "f16" else 2)
     mods = _mods(fn, name, n, dtype, atype, btype, satfinite)
     at = _tn(atype)
-    int_choice(fn, "scale_a", scale_a, (1, -1))
-    int_choice(fn, "scale_b", scale_b, (1, -1))
-    int_choice(fn, "trans_a", trans_a, (0, 1))
-    int_choice(fn, "trans_b", trans_b, (0, 1))
+    if not (type(scale_a) is int and scale_a in (1, -1) and type(scale_b) is int and
+            scale_b in (1, -1) and type(trans_a) is int and trans_a in (0, 1) and
+            type(trans_b) is int and trans_b in (0, 1)):    # else: the first bad one's error
+        int_choice(fn, "scale_a", scale_a, (1, -1))
+        int_choice(fn, "scale_b", scale_b, (1, -1))
+        int_choice(fn, "trans_a", trans_a, (0, 1))
+        int_choice(fn, "trans_b", trans_b, (0, 1))
     ops = [acc, a, b_desc, *sp, scale_d]
     a_regs = isinstance(a, (RegArray, list, tuple))
     if at in ("f16", "bf16", "tf32", "e4m3", "e5m2"):
