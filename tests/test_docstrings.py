@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import inspect
 import pathlib
 import re
@@ -151,10 +152,19 @@ def _public_names() -> dict:
         add(f"jax_pyptx.{n}", obj)
     for n, (module, attr) in sorted(jax_pyptx._LAZY.items()):
         if attr is not None:
-            add(f"jax_pyptx.{n}", getattr(jax_pyptx, n))
+            try:
+                add(f"jax_pyptx.{n}", getattr(jax_pyptx, n))
+            except ModuleNotFoundError as e:      # torch's names, where torch is not installed
+                if e.name != "torch":
+                    raise
     # 2. the API reference pages
     for target, options in _api_targets():
-        obj = _import(target)
+        try:
+            obj = _import(target)
+        except ModuleNotFoundError as e:          # (checked where torch is installed)
+            if e.name != "torch":
+                raise
+            continue
         if isinstance(obj, types.ModuleType):
             listed = re.search(r"members: \[(.*)\]", options)
             only = [s.strip() for s in listed.group(1).split(",")] if listed else None
@@ -188,11 +198,13 @@ def test_public_names_are_collected():
     # the definition above picks up what the site and the package export (a guard against
     # the collector silently finding nothing)
     for must in ("jax_pyptx.kernel", "jax_pyptx.Kernel.ptx", "jax_pyptx.Tile",
-                 "jax_pyptx.dsl.ptx.if_", "jax_pyptx.dsl.ptx.inst", "jax_pyptx.to_torch",
+                 "jax_pyptx.dsl.ptx.if_", "jax_pyptx.dsl.ptx.inst",
                  "jax_pyptx.interpret.launch.launch", "jax_pyptx.perf.roofline.roofline",
                  "jax_pyptx.dsl.spec.strict"):
         assert must in NAMES, must
     assert len(NAMES) > 250
+    if importlib.util.find_spec("torch") is not None:
+        assert "jax_pyptx.to_torch" in NAMES
 
 
 def test_every_public_name_has_a_docstring_with_an_example():
@@ -228,7 +240,8 @@ def _have_tool(name: str) -> bool:
 
 def _run_examples(name: str, obj) -> None:
     doc = _doc(obj)
-    if re.search(r"^\s*>>> (import|from) torch\b", doc, re.M):
+    if re.search(r"^\s*>>> (import|from) torch\b", doc, re.M) or \
+            getattr(obj, "__module__", "").endswith(("torch_op", "torch_support")):
         pytest.importorskip("torch")
     if re.search(r"^\s*>>> .*\bplot_\w+\(", doc, re.M):
         pytest.importorskip("matplotlib")        # the viz extra
