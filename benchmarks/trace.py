@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import importlib
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -132,8 +133,32 @@ def loops(*, N=N):
     ptx.ret()
 
 
+def _unrolled_source(n: int) -> str:
+    """A kernel body written out, one instruction per source line (what the transpiler and
+    code generators produce): the user's line is found in a 3000-line function."""
+    body = "".join(f"    ptx.inst.add.f32(d, a, b)\n    a += {i % 7 + 0.5}\n"
+                   for i in range(n // 2))
+    return ("from jax_pyptx import kernel, ptx, reg\nfrom jax_pyptx.types import f32\n\n\n"
+            "@kernel(arch=\"sm_90a\")\ndef unrolled():\n"
+            "    \"\"\"3000 instructions, one per source line.\"\"\"\n"
+            "    a, b, d = reg.scalar(f32, 1.0), reg.scalar(f32, 2.0), reg.scalar(f32)\n"
+            f"{body}    ptx.ret()\n")
+
+
+def _load_unrolled(n: int = N):
+    path = os.path.join(tempfile.mkdtemp(prefix="jax-pyptx-bench-"), "unrolled_kernel.py")
+    with open(path, "w") as f:
+        f.write(_unrolled_source(n))
+    spec = importlib.util.spec_from_file_location("unrolled_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.unrolled
+
+
+unrolled = _load_unrolled()
+
 LINE_KERNELS = (inst_add, inst_fma, inst_ld_st, wrappers, operators, straight_line, compares,
-                branches, loops)
+                branches, loops, unrolled)
 
 
 # ----------------------------------------------------------------------------- vector operands

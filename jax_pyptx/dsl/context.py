@@ -46,14 +46,16 @@ def prefix_for(t: PtxType) -> tuple:
     return _PREFIX[max(t.bits, 8)]
 
 
-_CODES: dict = {}   # id(code) -> (code, belongs to this package, {line: SourceLoc})
+_CODES: dict = {}   # id(code) -> (code, belongs to this package, {f_lasti: SourceLoc})
 
 
 def user_loc(depth: int = 2) -> SourceLoc | None:
     """The first stack frame outside this package: the user's file and line.
 
     One walk up the stack; whether a code object belongs to the package is decided once per
-    code object, and each (code, line) gets one shared ``SourceLoc``."""
+    code object, and each (code, bytecode offset) gets one shared ``SourceLoc``. The offset
+    (``f_lasti``) is the key, not ``f_lineno``: CPython finds a frame's line by scanning the
+    code's line table from the start, which for a 3000-line kernel body costs 15 us a call."""
     f = sys._getframe(depth)
     codes = _CODES
     while f is not None:
@@ -64,11 +66,11 @@ def user_loc(depth: int = 2) -> SourceLoc | None:
                 codes.clear()
             got = codes[id(c)] = (c, c.co_filename.startswith(_PKG_DIR), {})
         if not got[1]:
-            line = f.f_lineno
+            at = f.f_lasti
             locs = got[2]
-            loc = locs.get(line)
+            loc = locs.get(at)
             if loc is None:
-                loc = locs[line] = SourceLoc(c.co_filename, line)
+                loc = locs[at] = SourceLoc(c.co_filename, f.f_lineno)
             return loc
         f = f.f_back
     return None
@@ -183,6 +185,22 @@ class Trace:
         self.body.append(ins)
         return ins
 
+    def emit_keyed(self, opcode: str, modifiers: tuple, operands: tuple, guard, loc,
+                   key: tuple) -> Instruction:
+        """``emit`` for the callers that know the validation signature ``key``: into the body,
+        validated. An instruction whose signature this trace has validated before is appended
+        directly; anything else (a first sighting, a closed trace, a pending ``p | q``
+        destination) takes ``emit``'s full path."""
+        try:
+            known = key in self._valid
+        except TypeError:                # an operand that cannot be hashed: emit says so
+            known = False
+        if known and not self.closed and not self.pipe_pairs:
+            ins = Instruction(opcode, modifiers, operands,
+                              self.guard if guard is None else guard, loc)
+            self.body.append(ins)
+            return ins
+        return self.emit(opcode, modifiers, operands, guard, loc, True, False, key)
 
     def _pipe_destination(self, operands):
         """``ptx.inst.setp.lt.u32(p | q, a, b)``: ``p | q`` computed ``or.pred t, p, q`` just

@@ -883,11 +883,11 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
                     ys = "#" if free else y.text
                 dst = into if into is not None else Register(tr.new_reg(t), tr)
                 if reverse:
-                    tr.emit(name, mods, (dst.ir, y, a.ir), loc=user_loc(3),
-                            key=(name, mods, t, ys, t))
+                    tr.emit_keyed(name, mods, (dst.ir, y, a.ir), None, user_loc(3),
+                                  (name, mods, t, ys, t))
                 else:
-                    tr.emit(name, mods, (dst.ir, a.ir, y), loc=user_loc(3),
-                            key=(name, mods, t, t, ys))
+                    tr.emit_keyed(name, mods, (dst.ir, a.ir, y), None, user_loc(3),
+                                  (name, mods, t, t, ys))
                 return dst
     if co is Special:
         o, co = materialize(o), Register
@@ -1000,8 +1000,8 @@ def _compare(cmp: str, a: Register, o):
                     y = _num_operand(o, t, tr)
                     ys = "#" if free else y.text
                 dst = Register(tr.new_reg(pred), tr)
-                tr.emit("setp", mods, (dst.ir, a.ir, y), loc=user_loc(3),
-                        key=("setp", mods, pred, t, ys))
+                tr.emit_keyed("setp", mods, (dst.ir, a.ir, y), None, user_loc(3),
+                              ("setp", mods, pred, t, ys))
                 return dst
     if type(o) is Special:
         o = materialize(o)

@@ -202,7 +202,14 @@ def _body(stmts, out: list, indent: str) -> None:
                 elif c is Imm:
                     parts.append(o.text)
                 elif c is Addr:
-                    parts.append(address(o))
+                    b = o.base
+                    if type(b) is Reg and not o.extra and not b.neg:    # [r], [r+off]
+                        off = o.offset
+                        # (a negative offset prints [r+-8]: ptxas rejects [r-8])
+                        parts.append("[" + b.name + "]" if not off else
+                                     "[" + b.name + "+" + str(off) + "]")
+                    else:
+                        parts.append(address(o))
                 else:
                     parts.append(operand(o))
             app(head + s.opcode + "".join(s.modifiers) + " \t" + ", ".join(parts) + ";\n")

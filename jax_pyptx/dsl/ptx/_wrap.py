@@ -217,8 +217,8 @@ def emit(full: str, operands, pred=None, typed: bool = False):
         o = _op(o, hint)
         ops.append(o)
         key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
-    return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
-                   user_loc(), key=tuple(key))
+    return tr.emit_keyed(name, mods, tuple(ops), None if pred is None else guard_of(pred),
+                         user_loc(), tuple(key))
 
 
 # ----------------------------------------------------------------------------- table-driven

@@ -227,9 +227,9 @@ def _pred(p, what, depth: int = 4):
 def _branch_unless(tr, p, target: str, loc):
     tr.labels_used.setdefault(target, loc)
     if type(p) is NotPred:          # if_(ptx.not_(q)): branch away when q holds
-        tr.emit("bra", (), (Sym(target),), Guard(p.reg.name, False), loc, key=_BRA_KEY)
+        tr.emit_keyed("bra", (), (Sym(target),), Guard(p.reg.name, False), loc, _BRA_KEY)
         return
-    tr.emit("bra", (), (Sym(target),), Guard(p.name, True), loc, key=_BRA_KEY)
+    tr.emit_keyed("bra", (), (Sym(target),), Guard(p.name, True), loc, _BRA_KEY)
 
 
 _BRA_KEY = ("bra", (), Sym)     # the validation signature of ``bra label`` (see Trace.emit)
@@ -441,7 +441,7 @@ def while_(cond):
         yield
     finally:
         tr.loops.pop()
-    tr.emit("bra", (), (Sym(head),), None, loc, key=_BRA_KEY)
+    tr.emit_keyed("bra", (), (Sym(head),), None, loc, _BRA_KEY)
     tr.place_label(end)
 
 
@@ -492,7 +492,7 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
     down = isinstance(step, int) and step < 0
     done = (i <= stop) if down else (i >= stop)
     tr.labels_used.setdefault(end, loc)
-    tr.emit("bra", (), (Sym(end),), Guard(done.name, False), loc, key=_BRA_KEY)
+    tr.emit_keyed("bra", (), (Sym(end),), Guard(done.name, False), loc, _BRA_KEY)
     tr.loops.append((cont, end))
     try:
         yield i
@@ -500,7 +500,7 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
         tr.loops.pop()
     tr.place_label(cont)
     i += step
-    tr.emit("bra", (), (Sym(head),), None, loc, key=_BRA_KEY)
+    tr.emit_keyed("bra", (), (Sym(head),), None, loc, _BRA_KEY)
     tr.place_label(end)
     tr.chain = None
 
@@ -551,7 +551,7 @@ def break_(pred=None) -> None:
 
     tr = _loop("ptx.break_")
     loc = user_loc()
-    tr.emit("bra", (), (Sym(tr.loops[-1][1]),), guard_of(pred), loc, key=_BRA_KEY)
+    tr.emit_keyed("bra", (), (Sym(tr.loops[-1][1]),), guard_of(pred), loc, _BRA_KEY)
 
 
 def continue_(pred=None) -> None:
@@ -571,7 +571,7 @@ def continue_(pred=None) -> None:
 
     tr = _loop("ptx.continue_")
     loc = user_loc()
-    tr.emit("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc, key=_BRA_KEY)
+    tr.emit_keyed("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc, _BRA_KEY)
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from ...isa.validate import op_sig
 from ...isa.opcodes import INSTRUCTION_WORDS, split_opcode
 from ...types import pred as pred_t
 from .. import context
-from ..context import user_loc
+from ..context import _state, user_loc
 from ..values import NotPred, Register, Special, as_operand
 
 
@@ -165,9 +165,13 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
     if got is None:
         got = _hints_for(full, len(operands), validate, loc)
     name, mods, hints = got
-    stack = context._state.stack
+    stack = _state.stack
     tr = stack[-1] if stack else context.current(f"ptx.inst.{full}")
     n = len(operands)
+    if not validate:
+        ops = tuple([as_operand(o, h, tr) for o, h in zip(operands, hints)])
+        return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
+                       loc or user_loc(2), False)
     if n == 3 or n == 2:             # all registers of this trace (most instructions): direct
         x, y = operands[0], operands[1]
         z = operands[2] if n == 3 else x
@@ -177,16 +181,21 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
                 ops, key = (x.ir, y.ir, z.ir), (name, mods, x.type, y.type, z.type)
             else:
                 ops, key = (x.ir, y.ir), (name, mods, x.type, y.type)
-            return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
-                           loc or user_loc(2), validate, key=key)
-        if n == 2 and (type(x) is Addr and type(y) is Register and y.trace is tr or
-                       type(y) is Addr and type(x) is Register and x.trace is tr):
-            # a load or a store: a register and an address
-            ops = (x if type(x) is Addr else x.ir, y if type(y) is Addr else y.ir)
-            key = (name, mods, op_sig(x) if type(x) is Addr else x.type,
-                   op_sig(y) if type(y) is Addr else y.type)
-            return tr.emit(name, mods, ops, None if pred is None else guard_of(pred),
-                           loc or user_loc(2), validate, key=key)
+            return tr.emit_keyed(name, mods, ops, None if pred is None else guard_of(pred),
+                                 loc or user_loc(2), key)
+        if n == 2:                   # a load or a store: a register and a register address
+            if type(y) is Addr and type(x) is Register and x.trace is tr:
+                s = _REG_ADDR_SIG[y.offset != 0] if type(y.base) is Reg and not y.extra \
+                    else op_sig(y)
+                return tr.emit_keyed(name, mods, (x.ir, y),
+                                     None if pred is None else guard_of(pred),
+                                     loc or user_loc(2), (name, mods, x.type, s))
+            if type(x) is Addr and type(y) is Register and y.trace is tr:
+                s = _REG_ADDR_SIG[x.offset != 0] if type(x.base) is Reg and not x.extra \
+                    else op_sig(x)
+                return tr.emit_keyed(name, mods, (x, y.ir),
+                                     None if pred is None else guard_of(pred),
+                                     loc or user_loc(2), (name, mods, s, y.type))
     elif n == 4:                     # fma / mad / selp: three registers, then a register or number
         w, x, y, z = operands
         if type(w) is Register and type(x) is Register and type(y) is Register and \
@@ -199,9 +208,9 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
                 zo = _number(z, hints[3], c, tr)
                 zs = zo.text
             if zo is not None:
-                return tr.emit(name, mods, (w.ir, x.ir, y.ir, zo),
-                               None if pred is None else guard_of(pred), loc or user_loc(2),
-                               validate, key=(name, mods, w.type, x.type, y.type, zs))
+                return tr.emit_keyed(name, mods, (w.ir, x.ir, y.ir, zo),
+                                     None if pred is None else guard_of(pred),
+                                     loc or user_loc(2), (name, mods, w.type, x.type, y.type, zs))
     # the IR operands and the validation signature, in one pass
     ops = []
     key = [name, mods]
@@ -220,8 +229,12 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
             o = as_operand(o, h, tr)
         ops.append(o)
         key.append(o.type if type(o) is Reg and not o.neg else op_sig(o))
-    return tr.emit(name, mods, tuple(ops), None if pred is None else guard_of(pred),
-                   loc or user_loc(2), validate, key=tuple(key))
+    return tr.emit_keyed(name, mods, tuple(ops), None if pred is None else guard_of(pred),
+                         loc or user_loc(2), tuple(key))
+
+
+# ``op_sig`` of ``[reg]`` and ``[reg+off]`` (the signature validation keys on)
+_REG_ADDR_SIG = (op_sig(Addr(Reg("%r0"))), op_sig(Addr(Reg("%r0"), 4)))
 
 
 _NUMS: dict = {}     # (immediate type, class, value) -> Imm of a Python number operand
@@ -285,7 +298,8 @@ inst = _Chain()
 
 def addr(base, offset: int = 0) -> Addr:
     """``[base+offset]`` for a register, a shared buffer, a tensor parameter (``[A]``), a
-    TMA descriptor handle, a param or a symbol name; ``ptx.addr(r, -8)`` is ``[r-8]``.
+    TMA descriptor handle, a param or a symbol name; ``ptx.addr(r, -8)`` prints ``[r+-8]``,
+    the spelling ptxas reads (it rejects ``[r-8]``).
 
     Examples:
         >>> from jax_pyptx import ptx, reg
@@ -298,7 +312,7 @@ def addr(base, offset: int = 0) -> Addr:
         [%rd0+16] [X]
     """
     if type(base) is Register:
-        stack = context._state.stack
+        stack = _state.stack
         if stack and base.trace is stack[-1]:           # (else as_operand says what is wrong)
             return Addr(base.ir, offset if type(offset) is int else int(offset))
         return Addr(as_operand(base), int(offset))
