@@ -106,7 +106,7 @@ def test_range_runtime_loop():
 
     assert body(k) == [
         "mov.s32 %r0, 0;", "mov.s32 %r1, 0;", "$L_loop_0:", "setp.ge.s32 %p0, %r1, 10;",
-        "@%p0 bra $L_endloop_0;", "add.s32 %r0, %r0, %r1;", "$L_continue_0:",
+        "@%p0 bra $L_endloop_0;", "add.s32 %r0, %r0, %r1;",
         "add.s32 %r1, %r1, 3;", "bra $L_loop_0;", "$L_endloop_0:", "ret;"]
     assemble(k)
 

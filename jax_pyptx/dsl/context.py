@@ -95,7 +95,7 @@ class Trace:
         self.labels_defined: set = set()
         self.labels_used: dict = {}        # name -> SourceLoc of first use
         self.chain = None                  # pending if_/elif_ chain (see control.py)
-        self.loops: list = []              # (continue label, break label) of open loops
+        self.loops: list = []              # [continue label, break label] of open loops
         self.closed = False
         self.smem = None                   # set by the kernel layer: dsl.smem.SmemLayout
         self.params: list = []             # ir Param records, in order

@@ -227,9 +227,9 @@ def _pred(p, what, depth: int = 4):
 def _branch_unless(tr, p, target: str, loc):
     tr.labels_used.setdefault(target, loc)
     if type(p) is NotPred:          # if_(ptx.not_(q)): branch away when q holds
-        tr.emit_keyed("bra", (), (Sym(target),), Guard(p.reg.name, False), loc, _BRA_KEY)
+        tr.emit_keyed("bra", (), (Sym(target),), Guard(p.reg.ir.name, False), loc, _BRA_KEY)
         return
-    tr.emit_keyed("bra", (), (Sym(target),), Guard(p.name, True), loc, _BRA_KEY)
+    tr.emit_keyed("bra", (), (Sym(target),), Guard(p.ir.name, True), loc, _BRA_KEY)
 
 
 _BRA_KEY = ("bra", (), Sym)     # the validation signature of ``bra label`` (see Trace.emit)
@@ -299,8 +299,8 @@ def _continue_chain(tr, what, allow_condition: bool, depth: int = 3):
     ok = ch is not None and ch.body is body and ch.label_index < len(body)
     if ok:
         first_tail = ch.label_index + 1 + (ch.end_label is not None)
-        tail = body[first_tail:]
-        ok = not tail or all(type(s) is Instruction for s in tail) and allow_condition
+        if first_tail < len(body):       # an elif_'s condition: instructions only
+            ok = allow_condition and all(type(s) is Instruction for s in body[first_tail:])
     loc = user_loc(depth)
     if not ok:
         raise TraceError(f"{what} must directly follow a ptx.if_ or ptx.elif_ block", loc=loc)
@@ -436,7 +436,7 @@ def while_(cond):
     tr.place_label(head)
     p = _pred(cond(), "ptx.while_")
     _branch_unless(tr, p, end, loc)
-    tr.loops.append((head, end))
+    tr.loops.append([head, end])
     try:
         yield
     finally:
@@ -468,7 +468,6 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
         @%p0 bra $L_endloop_0;
         add.f32 %f1, %f0, 0f3F800000;
         mov.f32 %f0, %f1;
-        $L_continue_0:
         add.s32 %r0, %r0, 4;
         bra $L_loop_0;
         $L_endloop_0:
@@ -478,27 +477,30 @@ def range_(start, stop=None, step=1, type: PtxType | None = None):
     if stop is None:
         start, stop = 0, start
     t = type
-    for b in (start, stop, step):
-        if isinstance(b, Special):
-            t = t or b.type
-        if isinstance(b, Register):
-            t = t or b.type
-    t = t or s32
+    if t is None:
+        for b in (start, stop, step):
+            if isinstance(b, (Register, Special)):
+                t = b.type
+                break
+        else:
+            t = s32
     if isinstance(step, int) and step == 0:
         raise TraceError("ptx.range_: step must not be zero", loc=loc)
     i = scalar(t, start)
-    head, cont, end = tr.new_label("loop"), tr.new_label("continue"), tr.new_label("endloop")
+    head, end = tr.new_label("loop"), tr.new_label("endloop")
     tr.place_label(head)
     down = isinstance(step, int) and step < 0
     done = (i <= stop) if down else (i >= stop)
     tr.labels_used.setdefault(end, loc)
     tr.emit_keyed("bra", (), (Sym(end),), Guard(done.name, False), loc, _BRA_KEY)
-    tr.loops.append((cont, end))
+    loop = [None, end]           # the continue label: made by the first ptx.continue_
+    tr.loops.append(loop)
     try:
         yield i
     finally:
         tr.loops.pop()
-    tr.place_label(cont)
+    if loop[0] is not None:
+        tr.place_label(loop[0])
     i += step
     tr.emit_keyed("bra", (), (Sym(head),), None, loc, _BRA_KEY)
     tr.place_label(end)
@@ -571,7 +573,10 @@ def continue_(pred=None) -> None:
 
     tr = _loop("ptx.continue_")
     loc = user_loc()
-    tr.emit_keyed("bra", (), (Sym(tr.loops[-1][0]),), guard_of(pred), loc, _BRA_KEY)
+    loop = tr.loops[-1]
+    if loop[0] is None:          # a range_ loop's step, labelled once something goes there
+        loop[0] = tr.new_label("continue")
+    tr.emit_keyed("bra", (), (Sym(loop[0]),), guard_of(pred), loc, _BRA_KEY)
 
 
 @contextmanager
