@@ -20,6 +20,7 @@ from pyptx.jax_support import (add_scalar_param_to_shim, add_tma_spec_to_shim,
                                synthesize_tma_descriptor_3d)
 from jax_pyptx import (Layout, NotSupportedError, PtxValueError, SpecializationError, Tile,
                        kernel, ptx, ptx_call, reg)
+from jax_pyptx.errors import UninitializedReadError
 from jax_pyptx.runtime import ffi_bridge as fb
 from jax_pyptx.types import bf16, f32, u32, u64
 
@@ -249,6 +250,35 @@ def test_compile_ptx_to_cubin_and_call_via_ffi_on_the_interpreter():
     np.testing.assert_array_equal(call_kernel_via_ffi(x, **kw), np.arange(128) * 2.5)
     np.testing.assert_array_equal(jax.jit(lambda x: call_kernel_via_ffi(x, **kw))(x),
                                   np.arange(128) * 2.5)
+
+
+@kernel(arch="sm_90a", in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(64, 1, 1),
+        grid=lambda N: (N // 64, 1, 1))
+def accumulate(X, Y):
+    """Y += X: reads its output before writing it (a bug: outputs start uninitialized)."""
+    i = reg.from_(ptx.special.ctaid.x(), u32) * 64 + reg.from_(ptx.special.tid.x(), u32)
+    off = reg.cvt(i, u64) * 4
+    v, w = reg.scalar(f32), reg.scalar(f32)
+    ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ptx.inst.ld.global_.f32(w, ptx.addr(Y.ptr() + off))
+    ptx.inst.add.f32(v, v, w)
+    ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v)
+    ptx.ret()
+
+
+def test_call_via_ffi_outputs_start_uninitialized():
+    # as on the JAX and torch paths: the handle's output buffer is not zeros to accumulate into
+    h = compile_ptx_to_cubin(accumulate.ptx(N=128), "sm_90a")
+    register_launch_config(h, None, grid=(2, 1, 1), block=(64, 1, 1))
+    x = jnp.ones(128, jnp.float32)
+    kw = dict(cubin_handle=h, out_specs=OUT, out_shape_env={"N": 128}, grid=(2, 1, 1),
+              block=(64, 1, 1))
+    with pytest.raises(UninitializedReadError, match=r"ld\.global\.f32 %f1, \[%rd\d+\]"):
+        call_kernel_via_ffi(x, **kw)                   # eager: the interpreter's own error
+    with pytest.raises(jax.errors.JaxRuntimeError) as e:
+        jax.jit(lambda x: call_kernel_via_ffi(x, **kw))(x)
+    # under jit, XLA's message carries the short form: no Python stack of the callback
+    assert "UninitializedReadError: <ptx>:" in str(e.value) and "pytest" not in str(e.value)
 
 
 def test_call_via_ffi_on_the_recording_launcher(recording):

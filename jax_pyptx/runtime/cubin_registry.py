@@ -294,7 +294,9 @@ def resolve_outputs(out_specs, out_shape_env) -> list:
 def run_on_host(rec: CubinRecord, inputs, outputs, grid=None, block=None, cluster=None,
                 smem_bytes=None, sanitize: bool = True) -> list:
     """Run ``rec`` on the CPU interpreter: ``inputs`` (NumPy arrays, copied), ``outputs``
-    (``[(shape, PtxType)]``, zero-filled). Returns the output arrays."""
+    (``[(shape, PtxType)]``: new arrays, uninitialized for the sanitizer as on the JAX and torch
+    paths, so a kernel that reads an output before writing it is reported). Returns the output
+    arrays."""
     from ..interpret import launch
     from ..interpret.launch import get_module
 
@@ -317,5 +319,6 @@ def run_on_host(rec: CubinRecord, inputs, outputs, grid=None, block=None, cluste
     launch(rec.ptx, rec.kernel_name, args, grid=_dim3(grid, rec.grid),
            block=_dim3(block, rec.block), cluster=_dim3(cluster, rec.cluster),
            smem=max(int(rec.smem_bytes if smem_bytes is None else smem_bytes),
-                    int(rec.dynamic_smem_bytes)), sanitize=sanitize)
+                    int(rec.dynamic_smem_bytes)), sanitize=sanitize,
+           outputs=list(range(len(bufs), n_buffers)))
     return outs

@@ -45,6 +45,7 @@ Examples:
 from __future__ import annotations
 
 import os
+from functools import partial
 from types import SimpleNamespace
 
 import numpy as np
@@ -339,6 +340,8 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
     import jax
     import jax.numpy as jnp
 
+    from .lowering_host import guarded_call, original_error
+
     rec = get_cubin_registry().get(cubin_handle)
     outs = resolve_outputs(out_specs, out_shape_env)
     if not outs:
@@ -362,12 +365,19 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
         def run(*host):
             return tuple(run_on_host(rec, [np.asarray(h) for h in host], outs, grid, block,
                                      cluster, smem_bytes))
-        return tuple(jax.pure_callback(run, tuple(results), *xs))
+        return tuple(jax.pure_callback(partial(guarded_call, rec.kernel_name, run),
+                                       tuple(results), *xs))
 
-    if interpret is True:
-        got = on_host(*arrays)
-    elif interpret is False:
-        got = on_device(*arrays)
-    else:
-        got = jax.lax.platform_dependent(*arrays, cpu=on_host, default=on_device)
+    try:
+        if interpret is True:
+            got = on_host(*arrays)
+        elif interpret is False:
+            got = on_device(*arrays)
+        else:
+            got = jax.lax.platform_dependent(*arrays, cpu=on_host, default=on_device)
+    except Exception as e:               # an eager call: the interpreter's own error
+        orig = original_error(e)
+        if orig is None:
+            raise
+        raise orig from None
     return got[0] if len(got) == 1 else tuple(got)

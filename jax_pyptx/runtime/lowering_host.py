@@ -30,11 +30,11 @@ import numpy as np
 import jax
 from jax.interpreters import mlir
 
-from ..errors import SourceLoc
 from .callspec import CallSpec
 from .host import host_launch
 
-__all__ = ["interpreter_lowering", "guarded_launch", "original_error", "CallbackError"]
+__all__ = ["interpreter_lowering", "guarded_launch", "guarded_call", "original_error",
+           "CallbackError"]
 
 
 def interpreter_lowering(ctx, args, spec: CallSpec):
@@ -70,6 +70,16 @@ def guarded_launch(spec: CallSpec, *arrays):
         raise _for_jax(e, spec.label) from None
 
 
+def guarded_call(label: str, fn, *args):
+    """``fn(*args)`` inside a JAX host callback, its error made short as
+    :func:`guarded_launch` makes an interpreter error (the paths that run the interpreter
+    without a ``CallSpec``: ``pyptx.jax_support.call_kernel_via_ffi``)."""
+    try:
+        return fn(*args)
+    except Exception as e:
+        raise _for_jax(e, label) from None
+
+
 def original_error(err: BaseException):
     """The interpreter error a JAX error (``JaxRuntimeError`` of a host callback) carries, or
     None. Removes it from the ones remembered."""
@@ -95,12 +105,17 @@ def _for_jax(e: Exception, label: str) -> Exception:
             "__module__": cls.__module__,
             "__doc__": f"{cls.__name__} raised inside a JAX host callback."})
     short = short_cls(msg)
+    # the frame shown is the user's line (a traced kernel) or the PTX text's (a kernel run
+    # from PTX: a ``TextLoc``); anything else gets a frame at line 4 of ``<ptx>``, so that no
+    # Python stack of the callback follows the message
     loc = getattr(e, "loc", None)
-    if isinstance(loc, SourceLoc) and isinstance(loc.line, int) and loc.line >= 4:
-        name = label if label.isidentifier() and not keyword.iskeyword(label) else "kernel"
-        tb = _traceback_at(short, str(loc.file), loc.line, name)
-        if tb is not None:
-            short = short.with_traceback(tb)
+    file, line = getattr(loc, "file", None), getattr(loc, "line", None)
+    if not (isinstance(file, str) and isinstance(line, int) and line >= 4):
+        file, line = "<ptx>", 4
+    name = label if label.isidentifier() and not keyword.iskeyword(label) else "kernel"
+    tb = _traceback_at(short, file, line, name)
+    if tb is not None:
+        short = short.with_traceback(tb)
     return short
 
 
