@@ -27,11 +27,8 @@ from ..types import b8, b64, u32
 from . import context
 from .context import user_loc
 from .reg import _type
-# loads, stores and swizzled offsets (smem_access) and mbarrier references (smem_barriers) live
-# in their own modules, below this one; the smem namespace re-exports them
-from .smem_access import apply_swizzle, load, store
 from .smem_access import element as _element
-from .smem_barriers import MbarrierRef
+# MbarrierRef, load, store and apply_swizzle are imported further down, where the page lists them
 
 STATIC_LIMIT = 48 * 1024
 DYNAMIC_SYMBOL = "dyn_smem"
@@ -531,6 +528,12 @@ def wgmma_tile(dtype, shape, major="K", *, align=None, name=None) -> SharedBuffe
                   max(SWIZZLE_ALIGN.get(lay.smem_swizzle, 128), 128), name, lay, mj)
 
 
+# barrier i of an mbarrier array, and below the loads, stores and swizzled offsets: each in its
+# own module under this one, re-exported here at the place the API page shows it (mkdocstrings
+# orders an imported name by its import line)
+from .smem_barriers import MbarrierRef  # noqa: E402
+
+
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
     """An array of ``count`` 64-bit mbarrier objects (8-byte aligned): ``bar[i]`` is
     barrier ``i``, an :class:`MbarrierRef` (the address ``[mbar0+8*i]``).
@@ -583,6 +586,9 @@ def base(name: str | None = None):
     tr.emit("mov", (".u32",), (r.ir, sym), loc=loc)
     return r
 
+
+from .smem_access import load, store  # noqa: E402
+from .smem_access import apply_swizzle  # noqa: E402
 
 __all__ = ["alloc", "mbarrier", "SharedBuffer", "STATIC_LIMIT", "alloc_with_layout",
            "wgmma_tile", "base", "load", "store", "apply_swizzle", "SharedAlloc", "SharedSlice",
