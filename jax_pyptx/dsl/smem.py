@@ -27,6 +27,8 @@ from ..types import b8, b64, u32
 from . import context
 from .context import user_loc
 from .reg import _type
+from .smem_access import element as _element
+# MbarrierRef, load, store and apply_swizzle are imported further down, where the page lists them
 
 STATIC_LIMIT = 48 * 1024
 DYNAMIC_SYMBOL = "dyn_smem"
@@ -54,6 +56,7 @@ class SharedBuffer:
         128 256
     """
 
+    _is_shared_buffer = True    # how smem_access knows a buffer (it cannot import this class)
     __slots__ = ("name", "dtype", "shape", "align", "offset", "view_offset", "trace", "swizzle",
                  "gmma_layout", "gmma_major", "is_mbarrier", "stage_index")
 
@@ -174,7 +177,7 @@ class SharedBuffer:
         if type(index) is tuple:
             if len(index) == 2 and len(self.shape) == 2 and \
                     any(not isinstance(i, int) for i in index):
-                return self._element("load", index)
+                return _element(self, "load", index)
             return Addr(Sym(self.name), self.view_offset + self._elem_offset(index))
         if len(self.shape) > 1:
             return self._stage(index)
@@ -196,64 +199,10 @@ class SharedBuffer:
                                f"of a 2-d buffer", loc=user_loc())
         if len(index) == 2 and len(self.shape) == 2 and \
                 any(not isinstance(i, int) for i in index):
-            self._element("store", index, value)
+            _element(self, "store", index, value)
             return
         store(self.dtype, Addr(Sym(self.name), self.view_offset + self._elem_offset(index)),
               value)
-
-    def _element(self, what, index, value=None):
-        """Load or store element ``[row, col]`` (register indices): index, byte offset and
-        address arithmetic in u32 registers, then ``ld.shared``/``st.shared``."""
-        from ..errors import PtxTypeError
-        from .values import Register, Special, materialize
-
-        fn = f"{self.name}[row, col]"
-        row, col = index
-        for v in (row, col):
-            if isinstance(v, Special):
-                continue
-            if not (isinstance(v, int) or isinstance(v, Register) and v.type.bits == 32 and
-                    v.type.kind in ("signed", "unsigned", "bits")):
-                raise PtxTypeError(f"{fn}: indices must be ints or 32-bit integer registers, "
-                                   f"got {v!r}", loc=user_loc(3))
-        if what == "store" and not isinstance(value, Register):
-            raise PtxTypeError(f"{fn} = ...: the value must be a register, got {value!r}",
-                               loc=user_loc(3))
-        row = materialize(row) if isinstance(row, Special) else row
-        col = materialize(col) if isinstance(col, Special) else col
-        tr = context.current(fn)
-        loc = user_loc(3)
-        cols = self.shape[1]
-        i = _new(tr, u32)
-        if isinstance(row, int):
-            if row * cols == 0:
-                tr.emit("mov", (".u32",), (i.ir, _op(col)), loc=loc)
-            else:
-                tr.emit("add", (".u32",), (i.ir, _op(col), Imm(str(row * cols), u32)), loc=loc)
-        else:
-            t = _new(tr, u32)
-            tr.emit("mul", (".lo", ".u32"), (t.ir, row.ir, Imm(str(cols), u32)), loc=loc)
-            tr.emit("add", (".u32",), (i.ir, t.ir, _op(col)), loc=loc)
-        size = self.dtype.nbytes
-        b = i
-        if size != 1:
-            b = _new(tr, u32)
-            if size & (size - 1) == 0:
-                tr.emit("shl", (".b32",), (b.ir, i.ir, Imm(str(size.bit_length() - 1), u32)),
-                        loc=loc)
-            else:
-                tr.emit("mul", (".lo", ".u32"), (b.ir, i.ir, Imm(str(size), u32)), loc=loc)
-        a = _new(tr, u32)
-        tr.emit("mov", (".b32",), (a.ir, Sym(self.name, self.view_offset)), loc=loc)
-        tr.emit("add", (".u32",), (a.ir, a.ir, b.ir), loc=loc)
-        if what == "load":
-            v = _new(tr, self.dtype)
-            tr.emit("ld", (".shared", _MOVE_AS.get(self.dtype.name, self.dtype.ptx)),
-                    (v.ir, Addr(a.ir, 0)), loc=loc)
-            return v
-        tr.emit("st", (".shared", _MOVE_AS.get(self.dtype.name, self.dtype.ptx)),
-                (Addr(a.ir, 0), value.ir), loc=loc)
-        return None
 
     def addr(self, byte_offset: int = 0) -> Addr:
         """The address ``[name+offset]`` of this buffer (or view) plus ``byte_offset``.
@@ -309,18 +258,6 @@ class SharedBuffer:
         r = Register(tr.new_reg(u32), tr)
         tr.emit("mov", (".u32",), (r.ir, Sym(self.name, self.view_offset)), loc=user_loc())
         return r
-
-
-def _new(tr, t):
-    from .values import Register
-
-    return Register(tr.new_reg(t), tr)
-
-
-def _op(x):
-    from .values import as_operand
-
-    return as_operand(x, u32)
 
 
 SharedAlloc = SharedBuffer      # the documented class names
@@ -591,61 +528,10 @@ def wgmma_tile(dtype, shape, major="K", *, align=None, name=None) -> SharedBuffe
                   max(SWIZZLE_ALIGN.get(lay.smem_swizzle, 128), 128), name, lay, mj)
 
 
-class MbarrierRef:
-    """``bar[i]`` of an ``smem.mbarrier`` array: barrier ``i``. Wherever an address goes it is
-    ``[name+8*i]``; ``.array``, ``.idx``, ``.name`` (the array's symbol) and ``.byte_offset``
-    (where it sits in the kernel's shared memory) serve manual address arithmetic.
-
-    Examples:
-        >>> from jax_pyptx import ptx, smem
-        >>> from jax_pyptx.dsl.trace_scope import trace_scope
-        >>> with trace_scope() as t:
-        ...     bar = smem.mbarrier(2)
-        ...     ptx.mbarrier.init(bar[1], 1)
-        ...     print(bar[1], bar[1].name, bar[1].byte_offset - bar[0].byte_offset)
-        MbarrierRef(mbar0[1]) mbar0 8
-        >>> t.lines()[-1]
-        'mbarrier.init.shared::cta.b64 [mbar0+8], 1;'
-    """
-
-    __slots__ = ("array", "idx")
-
-    def __init__(self, array: SharedBuffer, idx: int):
-        self.array, self.idx = array, idx
-
-    @property
-    def name(self) -> str:
-        """The symbol of the mbarrier array.
-
-        Examples:
-            >>> from jax_pyptx import smem
-            >>> from jax_pyptx.dsl.trace_scope import trace_scope
-            >>> with trace_scope():
-            ...     print(smem.mbarrier(4, name="full")[3].name)
-            full
-        """
-        return self.array.name
-
-    @property
-    def byte_offset(self) -> int:
-        """Where the barrier sits in the kernel's shared memory, in bytes.
-
-        Examples:
-            >>> from jax_pyptx import smem
-            >>> from jax_pyptx.types import f32
-            >>> from jax_pyptx.dsl.trace_scope import trace_scope
-            >>> with trace_scope():
-            ...     _ = smem.alloc(f32, 32)
-            ...     print(smem.mbarrier(4)[3].byte_offset)
-            152
-        """
-        return self.array.byte_offset + 8 * self.idx
-
-    def __ptx_operand__(self) -> Addr:
-        return Addr(Sym(self.array.name), self.array.view_offset + 8 * self.idx)
-
-    def __repr__(self):
-        return f"MbarrierRef({self.array.name}[{self.idx}])"
+# barrier i of an mbarrier array, and below the loads, stores and swizzled offsets: each in its
+# own module under this one, re-exported here at the place the API page shows it (mkdocstrings
+# orders an imported name by its import line)
+from .smem_barriers import MbarrierRef  # noqa: E402
 
 
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
@@ -701,119 +587,8 @@ def base(name: str | None = None):
     return r
 
 
-def _address(fn, address) -> Addr:
-    from ..errors import PtxTypeError
-    from .values import Register, str_operand
-
-    if isinstance(address, Addr):
-        return address
-    if isinstance(address, Register):
-        return Addr(address.ir, 0)
-    if isinstance(address, SharedBuffer):
-        return address.addr()
-    if isinstance(address, str):
-        op = str_operand(address)
-        if type(op) is Sym:
-            return Addr(op, 0)
-    raise PtxTypeError(f"{fn}: address must be ptx.addr(...), a register holding a shared "
-                       f"address, a shared buffer or a symbol name; got {address!r}",
-                       loc=user_loc(3))
-
-
-# ld/st have no .f16/.bf16 forms: half-precision values move as bits
-_MOVE_AS = {"f16": ".b16", "bf16": ".b16", "f16x2": ".b32", "bf16x2": ".b32"}
-
-
-def load(dtype, address):
-    """``ld.shared.<type> r, [address];`` into a fresh register (f16/bf16 move as .b16).
-
-    Examples:
-        >>> from jax_pyptx import smem
-        >>> from jax_pyptx.types import f32
-        >>> from jax_pyptx.dsl.trace_scope import trace_scope
-        >>> with trace_scope() as t:
-        ...     buf = smem.alloc(f32, (64,), name="buf")
-        ...     v = smem.load(f32, buf[3])
-        >>> t.lines()
-        ['ld.shared.f32 %f0, [buf+12];']
-    """
-    from .values import Register
-
-    t = _type(dtype)
-    tr = context.current("smem.load")
-    a = _address("smem.load", address)
-    r = Register(tr.new_reg(t), tr)
-    tr.emit("ld", (".shared", _MOVE_AS.get(t.name, t.ptx)), (r.ir, a), loc=user_loc())
-    return r
-
-
-def store(dtype, address, value) -> None:
-    """``st.shared.<type> [address], value;`` (``value`` a register).
-
-    Examples:
-        >>> from jax_pyptx import reg, smem
-        >>> from jax_pyptx.types import f32
-        >>> from jax_pyptx.dsl.trace_scope import trace_scope
-        >>> with trace_scope() as t:
-        ...     buf = smem.alloc(f32, (64,), name="buf")
-        ...     smem.store(f32, buf[5], reg.scalar(f32, 1.0))
-        >>> t.lines()
-        ['mov.f32 %f0, 0f3F800000;', 'st.shared.f32 [buf+20], %f0;']
-    """
-    from ..errors import PtxTypeError
-    from .values import Register, as_operand
-
-    t = _type(dtype)
-    tr = context.current("smem.store")
-    if not isinstance(value, Register):
-        raise PtxTypeError(f"smem.store: value must be a register, got {value!r}",
-                           loc=user_loc())
-    a = _address("smem.store", address)
-    tr.emit("st", (".shared", _MOVE_AS.get(t.name, t.ptx)), (a, as_operand(value)),
-            loc=user_loc())
-
-
-_SWIZZLE_MASK = {"32B": 0x80, "64B": 0x180, "128B": 0x380}
-
-
-def apply_swizzle(offset, swizzle):
-    """The swizzled byte offset of logical byte ``offset`` (a 32-bit register) inside a
-    buffer TMA filled with ``swizzle``: bits [4:6] ^= bits [7:9] for 128B ([4:5]/[7:8] for
-    64B, [4]/[7] for 32B), i.e. ``and.b32 t, x, MASK; shr.u32 t, t, 3; xor.b32 y, x, t;``.
-    ``None``/``"NONE"`` return ``offset`` unchanged.
-
-    Examples:
-        >>> from jax_pyptx import reg, smem
-        >>> from jax_pyptx.types import u32
-        >>> from jax_pyptx.dsl.trace_scope import trace_scope
-        >>> with trace_scope() as t:
-        ...     y = smem.apply_swizzle(reg.scalar(u32), "128B")
-        >>> t.lines()
-        ['and.b32 %r1, %r0, 896;', 'shr.u32 %r1, %r1, 3;', 'xor.b32 %r2, %r0, %r1;']
-    """
-    from ..errors import PtxTypeError
-    from .values import Register
-
-    fn = "smem.apply_swizzle"
-    if swizzle is None or (isinstance(swizzle, str) and swizzle.upper() == "NONE"):
-        return offset
-    sw = swizzle.upper() if isinstance(swizzle, str) else swizzle
-    if sw not in _SWIZZLE_MASK:
-        raise PtxValueError(f"{fn}: Unknown swizzle mode {swizzle!r}; allowed: None, 'NONE', "
-                            f"'32B', '64B', '128B'", loc=user_loc())
-    if not isinstance(offset, Register) or offset.type.bits != 32 or \
-            offset.type.kind not in ("unsigned", "signed", "bits"):
-        raise PtxTypeError(f"{fn}: offset must be a 32-bit integer register, got {offset!r}",
-                           loc=user_loc())
-    tr = context.current(fn)
-    loc = user_loc()
-    t = Register(tr.new_reg(u32), tr)
-    tr.emit("and", (".b32",), (t.ir, offset.ir, Imm(str(_SWIZZLE_MASK[sw]), u32)), loc=loc)
-    tr.emit("shr", (".u32",), (t.ir, t.ir, Imm("3", u32)), loc=loc)
-    out = Register(tr.new_reg(offset.type), tr)
-    tr.emit("xor", (".b32",), (out.ir, offset.ir, t.ir), loc=loc)
-    return out
-
+from .smem_access import load, store  # noqa: E402
+from .smem_access import apply_swizzle  # noqa: E402
 
 __all__ = ["alloc", "mbarrier", "SharedBuffer", "STATIC_LIMIT", "alloc_with_layout",
            "wgmma_tile", "base", "load", "store", "apply_swizzle", "SharedAlloc", "SharedSlice",
