@@ -108,6 +108,22 @@ class Trace:
         self._valid: dict = {}             # validation verdicts: operand signature -> Form
         self.vecs: dict = {}               # register vectors: ids -> (registers, Vec)
 
+    def release(self) -> None:
+        """After the trace, once its module is built: drop what this trace holds. Registers,
+        buffers, TMA handles and tensor specs point back at their trace; left in its
+        containers they would make every finished trace a reference cycle, which only
+        Python's cyclic collector frees (a third of the time of re-tracing a GEMM went to
+        it). What outlives the trace (its ``name``, ``target``, ``closed``, shape
+        environment) stays for the messages that still need it."""
+        self.body, self.prologue = [], []
+        self.vecs, self.param_loads, self.tma_regs, self.labels_used = {}, {}, {}, {}
+        self.tma, self.loops, self.extra_params = [], [], []
+        self.smem = self.chain = self.pipe_pairs = self.guard = None
+        self._valid = {}
+        for name in ("named_regs", "reg_scopes", "variables", "module_directives"):
+            if name in self.__dict__:
+                self.__dict__[name] = type(self.__dict__[name])()
+
     # ------------------------------------------------------------------ registers
     def new_reg(self, t: PtxType) -> Reg:
         got = _PREFIXES.get(t)

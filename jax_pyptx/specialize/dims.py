@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import weakref
 
 from ..errors import SpecializationError
 
@@ -99,6 +100,39 @@ def _callable_text(fn) -> str:
     return f"{text} ({', '.join(extra)})" if extra else text
 
 
+_PARAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _params_of(fn):
+    """The parameters of grid callable ``fn`` (None: it has no signature), found once per
+    callable: a kernel traced for many shapes asks again each time."""
+    try:
+        return _PARAMS[fn]
+    except (KeyError, TypeError):
+        pass
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):          # no signature: the documented call order
+        params = None
+    try:
+        _PARAMS[fn] = params
+    except TypeError:                        # not weakly referenceable: not memoised
+        pass
+    return params
+
+
+def _valid_grid(v):
+    """``v`` as a padded 3-tuple when it is a valid grid (1 to 3 positive ints within CUDA's
+    limits), else None (``dim3`` then says what is wrong, with the callable's text)."""
+    items = (v,) if _is_int(v) else v
+    if type(items) not in (tuple, list) or not 1 <= len(items) <= 3:
+        return None
+    for x, top in zip(items, GRID_LIMITS):
+        if not _is_int(x) or not 1 <= x <= top:
+            return None
+    return tuple(int(x) for x in items) + (1,) * (3 - len(items))
+
+
 def resolve_grid(grid, label: str, env: dict, template: dict) -> tuple:
     """The launch grid of kernel ``label``: ``grid`` is None (one block), a dim3, or a
     callable of shape variables and template parameters (by parameter name)."""
@@ -107,10 +141,7 @@ def resolve_grid(grid, label: str, env: dict, template: dict) -> tuple:
     what = f"kernel {label!r}: grid"
     if callable(grid):
         avail = {**env, **template}
-        try:
-            params = list(inspect.signature(grid).parameters.values())
-        except (TypeError, ValueError):          # no signature: the documented call order
-            params = None
+        params = _params_of(grid)
         if params is None:
             try:
                 got = grid(**env)
@@ -131,6 +162,9 @@ def resolve_grid(grid, label: str, env: dict, template: dict) -> tuple:
                         f"({', '.join(template) or 'none'})")
                 args = {n: avail[n] for n in names if n in avail}
             got = grid(**args)
+        ok = _valid_grid(got)               # the usual case: no message to build
+        if ok is not None:
+            return ok
         given = ", ".join(f"{n}={v!r}" for n, v in args.items()) or "no arguments"
         what = f"kernel {label!r}: grid {_callable_text(grid)} for {given}"
         try:

@@ -161,7 +161,7 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
         return (frozenset(specials), tuple(n for n in raw if n not in scalar_names),
                 tuple(n for n in raw if n in scalar_names))
 
-    return Traced(
+    traced = Traced(
         name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
         cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(infos),
         inputs=tuple(inputs), outputs=tuple(outputs), scalars=tuple(scalars), env=dict(env),
@@ -169,6 +169,8 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
         instruction_count=tr.instruction_count + len(tr.prologue),
         abi=abi, reads=reads,
     )
+    tr.release()                 # no reference cycles left: a dropped trace is freed at once
+    return traced
 
 
 _GPR = re.compile(r"^%(p|rs|h|r|rd|rq|f|fd)\d+$")
