@@ -1,11 +1,18 @@
 """Issue 15, scale-out across processes: two processes join a ``jax.distributed`` cluster on
 the CPU (4 devices each, an 8-device global mesh) and run the RMSNorm example under
 ``shard_map`` and under sharded ``jit``; each checks the values of its own shards
-(``tests/distributed_worker.py``)."""
+(``tests/distributed_worker.py``).
+
+An interpreter error inside a sharded ``jit`` call on 8 devices reaches the user as the short
+error of a one-device call, promptly, and the process exits normally: not after XLA's 40 s
+collective timeout with an abort (``tests/sharded_error_worker.py``)."""
 import os
 import socket
 import subprocess
 import sys
+import time
+
+from .test_runtime_errors import FIRST, WHERE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT = 120
@@ -44,3 +51,26 @@ def test_two_processes_shard_map_and_sharded_jit_over_a_global_mesh():
         assert rc == 0, f"process {i} exited {rc}:\n{out[-4000:]}"
         # 4 local shards x (shard_map, sharded jit), each compared with NumPy
         assert out.strip().splitlines()[-1] == f"OK {i} 8", out[-4000:]
+
+
+def test_an_interpreter_error_under_sharded_jit_is_raised_not_an_abort():
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "tests.sharded_error_worker"], cwd=ROOT, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=TIMEOUT)
+    took = time.monotonic() - start
+    assert p.returncode == 0, f"exited {p.returncode}:\n{p.stdout}\n{p.stderr[-4000:]}"
+    assert took < 30, took                  # XLA gives up on a stuck collective at 40 s
+    file, line = WHERE.rsplit(":", 1)
+    lines = p.stdout.splitlines()
+    assert lines[:4] == [
+        "ERROR JaxRuntimeError",
+        "INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):",
+        f'  File "{file}", line {line}, in oob',
+        lines[3]], p.stdout
+    assert lines[3].startswith(FIRST), lines[3]
+    assert lines[4:] == ["OK 128.0"], p.stdout
+    # no stuck collective, and the error is not printed again at exit
+    assert "rendezvous" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
+    assert "OutOfBoundsError" not in p.stderr, p.stderr

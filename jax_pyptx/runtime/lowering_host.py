@@ -19,6 +19,7 @@ primitive's impl).
 from __future__ import annotations
 
 import _thread
+import atexit
 import keyword
 import logging
 import threading
@@ -42,11 +43,79 @@ def interpreter_lowering(ctx, args, spec: CallSpec):
     if spec.host_callback is not None:
         return _prebound_callback(ctx, args, spec.host_callback)
     out_types = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in ctx.avals_out]
+    n = _auto_devices(ctx)
+    if n > 1:
+        return mlir.lower_fun(partial(_run_on_one_device, spec, out_types, n),
+                              multiple_results=True)(ctx, *args)
 
     def run(*xs):
         return list(jax.pure_callback(partial(guarded_launch, spec), out_types, *xs))
 
     return mlir.lower_fun(run, multiple_results=True)(ctx, *args)
+
+
+# ------------------------------------------------------- sharded jit, not partitioned
+def _auto_devices(ctx) -> int:
+    """The device count of an automatically partitioned (sharded ``jit``) lowering; 1 for
+    one device and inside ``shard_map``."""
+    from jax._src import sharding_impls as si
+
+    ac = ctx.module_context.axis_context
+    return ac.num_devices if isinstance(ac, si.ShardingContext) else 1
+
+
+_FAILED: "OrderedDict[int, tuple]" = OrderedDict()     # status -> (class, message, traceback)
+_next_status = [0]
+
+
+def _run_on_one_device(spec: CallSpec, out_types, n: int, *xs):
+    """The interpreter call of a sharded ``jit`` whose kernel is not partitioned.
+
+    JAX runs the callback on device 0 alone and XLA sends its results to the other devices
+    through a collective. An error raised there would stop device 0 short of that collective
+    while the others wait in it until XLA aborts the process (about 40 s). So the launch never
+    raises: it returns a status with its outputs, and a second callback, run on every device
+    once the status has reached it, raises the error everywhere at once; the outputs'
+    users wait for that check."""
+    from jax.sharding import AbstractMesh, PartitionSpec as P
+
+    status_type = jax.ShapeDtypeStruct((), np.int32)
+    *outs, status = jax.pure_callback(partial(_launch_with_status, spec, out_types),
+                                      [*out_types, status_type], *xs)
+    mesh = AbstractMesh((n,), ("_pyptx_devices",))
+    checked = jax.shard_map(
+        lambda s: jax.pure_callback(_raise_if_failed, status_type, s),
+        mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False)(status)
+    # a use XLA cannot drop (a pure callback's unused result is removed, barrier or not)
+    ok = checked == 0
+    return [jax.numpy.where(ok, o, jax.numpy.zeros((), o.dtype)) for o in outs]
+
+
+def _launch_with_status(spec: CallSpec, out_types, *arrays):
+    try:
+        return (*host_launch(spec, *arrays), np.int32(0))
+    except Exception as e:
+        short = _for_jax(e, spec.label)
+        with _lock:
+            _next_status[0] = _next_status[0] % (2 ** 31 - 1) + 1
+            status = _next_status[0]
+            _FAILED[status] = (type(short), str(short), short.__traceback__)
+            while len(_FAILED) > _RECENT_MAX:
+                _FAILED.popitem(last=False)
+        outs = [np.zeros(t.shape, t.dtype) for t in out_types]
+        return (*outs, np.int32(status))
+
+
+def _raise_if_failed(status):
+    status = int(status)
+    if status:
+        with _lock:
+            failed = _FAILED.get(status)
+        if failed is None:
+            raise RuntimeError(f"pyptx_call failed (error #{status} no longer recorded)")
+        cls, msg, tb = failed
+        raise cls(msg).with_traceback(tb)      # a fresh exception per device
+    return np.int32(0)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -136,6 +205,32 @@ class _DropOurLogRecords(logging.Filter):
 
 
 logging.getLogger("jax._src.callback").addFilter(_DropOurLogRecords())
+
+
+def _drop_reported_token_errors():
+    """At exit JAX waits on each device's last runtime token and prints the error of a
+    failed multi-device execution there once more ("Exception ignored in atexit callback",
+    twice). An interpreter error raised on every device (``_raise_if_failed``) has already
+    reached the user through the call's results: its tokens are dropped. Registered after
+    JAX's own exit handlers, so it runs before them."""
+    try:
+        from jax._src import dispatch
+
+        tokens = dispatch.runtime_tokens.output_runtime_tokens
+        with _lock:
+            ours = {m for _cls, m, _tb in _FAILED.values()}
+        for device, token in list(tokens.items()):
+            try:
+                token.block_until_ready()
+            except Exception as e:
+                text = str(e)
+                if "CpuCallback error" in text and any(m in text for m in ours):
+                    tokens.pop(device, None)
+    except Exception:       # a JAX without these internals: leave its report as it is
+        pass
+
+
+atexit.register(_drop_reported_token_errors)
 
 
 def _prebound_callback(ctx, args, index: int):
