@@ -53,7 +53,23 @@ def test_two_processes_shard_map_and_sharded_jit_over_a_global_mesh():
         assert out.strip().splitlines()[-1] == f"OK {i} 8", out[-4000:]
 
 
-def test_an_interpreter_error_under_sharded_jit_is_raised_not_an_abort():
+def _worker_line(marker: str) -> str:
+    path = os.path.join(ROOT, "tests", "sharded_error_worker.py")
+    with open(path) as f:
+        line = next(i for i, text in enumerate(f, 1) if marker in text)
+    return f"{path}:{line}"
+
+
+def _short_error(where: str, name: str, first: str) -> list:
+    file, line = where.rsplit(":", 1)
+    return ["JaxRuntimeError",
+            "INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):",
+            f'  File "{file}", line {line}, in {name}', first]
+
+
+def test_an_interpreter_error_on_8_devices_is_raised_not_an_abort():
+    """Device 0 alone (a call that is not partitioned) or device 3 alone (its shard) fails,
+    and a collective follows: every device raises the interpreter's error."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "tests.sharded_error_worker"], cwd=ROOT, env=env,
@@ -62,15 +78,20 @@ def test_an_interpreter_error_under_sharded_jit_is_raised_not_an_abort():
     took = time.monotonic() - start
     assert p.returncode == 0, f"exited {p.returncode}:\n{p.stdout}\n{p.stderr[-4000:]}"
     assert took < 30, took                  # XLA gives up on a stuck collective at 40 s
-    file, line = WHERE.rsplit(":", 1)
     lines = p.stdout.splitlines()
-    assert lines[:4] == [
-        "ERROR JaxRuntimeError",
-        "INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):",
-        f'  File "{file}", line {line}, in oob',
-        lines[3]], p.stdout
-    assert lines[3].startswith(FIRST), lines[3]
-    assert lines[4:] == ["OK 128.0"], p.stdout
+    assert len(lines) == 16, p.stdout
+    assert lines[0] == "== jit"
+    assert lines[1:5] == _short_error(WHERE, "oob", lines[4]), p.stdout
+    assert lines[4].startswith(FIRST), lines[4]
+    where = _worker_line("# out of bounds on shard 3")
+    first = (f"OutOfBoundsError: {where}: out-of-bounds global load ld.global.u32 %r1, "
+             f"[%rd5]; by thread (0,0,0) of CTA (0,0,0): address 0x7f0000000fa0 is 352 bytes "
+             f"before the start of allocation #1 (param 'Y' (uint32[8], an output), 32 bytes "
+             f"at 0x7f0000001100) [instruction #9 of gather_first]")
+    for at, case in ((5, "shard_map"), (10, "independent")):
+        assert lines[at] == f"== {case}", p.stdout
+        assert lines[at + 1:at + 5] == _short_error(where, "gather_first", first), p.stdout
+    assert lines[15] == "OK 128.0", p.stdout
     # no stuck collective, and the error is not printed again at exit
     assert "rendezvous" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
     assert "OutOfBoundsError" not in p.stderr, p.stderr

@@ -15,6 +15,11 @@ class name and message whose traceback is one frame at the user's line, so the m
 and JAX's log record of it is dropped (other callbacks' errors are logged as before). An eager
 call re-raises the original exception, type and traceback (:func:`original_error`, read by the
 primitive's impl).
+
+On several devices (sharded ``jit``, ``shard_map``, a partitioned call's shards) the error is
+raised on every device at once, whichever device's launch failed (see "several devices"
+below): an error on one device alone leaves the others stuck in their next collective until
+XLA aborts the process.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import _thread
 import atexit
 import keyword
 import logging
+import random
 import threading
 from collections import OrderedDict
 from functools import partial
@@ -47,6 +53,10 @@ def interpreter_lowering(ctx, args, spec: CallSpec):
     if n > 1:
         return mlir.lower_fun(partial(_run_on_one_device, spec, out_types, n),
                               multiple_results=True)(ctx, *args)
+    axes = _manual_axes(ctx)
+    if axes:
+        return mlir.lower_fun(partial(_run_on_each_device, spec, out_types, axes),
+                              multiple_results=True)(ctx, *args)
 
     def run(*xs):
         return list(jax.pure_callback(partial(guarded_launch, spec), out_types, *xs))
@@ -54,7 +64,22 @@ def interpreter_lowering(ctx, args, spec: CallSpec):
     return mlir.lower_fun(run, multiple_results=True)(ctx, *args)
 
 
-# ------------------------------------------------------- sharded jit, not partitioned
+# ----------------------------------------------------------------------- several devices
+# An error raised in one device's callback stops that device's program where it is, while
+# the other devices go on to their next collective and wait in it for the failed one until
+# XLA gives up and aborts the process (about 40 s, "Termination timeout for all reduce").
+# XLA cancels no collective when a participant fails, so on several devices the launch never
+# raises: it returns a status (0, or the number of its recorded error) along with its
+# outputs, every device learns the largest status of all, and a check callback on every
+# device raises that error at the same point of every program. The outputs' users wait for
+# the check (a ``where`` on its result: XLA drops the unused result of a pure callback).
+
+_FAILED: "OrderedDict[int, tuple]" = OrderedDict()     # status -> (class, message, traceback)
+# numbered from a random start: processes of a cluster share statuses through collectives
+_next_status = [random.randrange(1, 2 ** 30)]
+_STATUS = jax.ShapeDtypeStruct((), np.int32)
+
+
 def _auto_devices(ctx) -> int:
     """The device count of an automatically partitioned (sharded ``jit``) lowering; 1 for
     one device and inside ``shard_map``."""
@@ -64,36 +89,56 @@ def _auto_devices(ctx) -> int:
     return ac.num_devices if isinstance(ac, si.ShardingContext) else 1
 
 
-_FAILED: "OrderedDict[int, tuple]" = OrderedDict()     # status -> (class, message, traceback)
-_next_status = [0]
+def _manual_axes(ctx) -> tuple:
+    """The mesh axes ``(name, size)`` of a per-device lowering over more than one device
+    (``shard_map``, a partitioned call's shard); () otherwise."""
+    from jax._src import sharding_impls as si
+
+    ac = ctx.module_context.axis_context
+    if (isinstance(ac, si.SPMDAxisContext) and ac.mesh.size > 1
+            and set(ac.manual_axes) == set(ac.mesh.axis_names)):
+        return tuple(ac.mesh.shape.items())
+    return ()
 
 
 def _run_on_one_device(spec: CallSpec, out_types, n: int, *xs):
-    """The interpreter call of a sharded ``jit`` whose kernel is not partitioned.
-
-    JAX runs the callback on device 0 alone and XLA sends its results to the other devices
-    through a collective. An error raised there would stop device 0 short of that collective
-    while the others wait in it until XLA aborts the process (about 40 s). So the launch never
-    raises: it returns a status with its outputs, and a second callback, run on every device
-    once the status has reached it, raises the error everywhere at once; the outputs'
-    users wait for that check."""
+    """A sharded ``jit`` whose call is not partitioned: JAX runs the callback on device 0
+    alone and XLA sends its results to the other ``n - 1`` through a collective; the check
+    runs on all ``n`` (under a ``shard_map``: a callback under ``jit`` runs on device 0)."""
     from jax.sharding import AbstractMesh, PartitionSpec as P
 
-    status_type = jax.ShapeDtypeStruct((), np.int32)
-    *outs, status = jax.pure_callback(partial(_launch_with_status, spec, out_types),
-                                      [*out_types, status_type], *xs)
-    mesh = AbstractMesh((n,), ("_pyptx_devices",))
-    checked = jax.shard_map(
-        lambda s: jax.pure_callback(_raise_if_failed, status_type, s),
-        mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False)(status)
-    # a use XLA cannot drop (a pure callback's unused result is removed, barrier or not)
-    ok = checked == 0
+    *outs, status = jax.pure_callback(partial(_launch_with_status, spec),
+                                      [*out_types, _STATUS], *xs)
+    check = jax.shard_map(lambda s: jax.pure_callback(_raise_if_failed, _STATUS, s),
+                          mesh=AbstractMesh((n,), ("_pyptx_devices",)), in_specs=P(),
+                          out_specs=P(), check_vma=False)
+    return _checked(outs, status, (), check)
+
+
+def _run_on_each_device(spec: CallSpec, out_types, axes, *xs):
+    """``shard_map`` over several devices: each runs the callback on its own shard."""
+    *outs, status = jax.pure_callback(partial(_launch_with_status, spec),
+                                      [*out_types, _STATUS], *xs)
+    return _checked(outs, status, axes,
+                    lambda s: jax.pure_callback(_raise_if_failed, _STATUS, s))
+
+
+def _checked(outs, status, axes, check):
+    """``outs``, once ``check`` has seen the largest status over the mesh ``axes``."""
+    if axes:
+        from jax._src import core
+
+        with core.extend_axis_env_nd(axes):
+            status = jax.lax.pmax(status, tuple(name for name, _ in axes))
+    ok = check(status) == 0
     return [jax.numpy.where(ok, o, jax.numpy.zeros((), o.dtype)) for o in outs]
 
 
-def _launch_with_status(spec: CallSpec, out_types, *arrays):
+def _launch_with_status(spec: CallSpec, *arrays):
+    """``host_launch``'s outputs and status 0, or zeros and the status of the error it
+    raised (recorded for :func:`_raise_if_failed`). Never raises."""
     try:
-        return (*host_launch(spec, *arrays), np.int32(0))
+        return (*host_launch(spec, *arrays), np.asarray(0, np.int32))
     except Exception as e:
         short = _for_jax(e, spec.label)
         with _lock:
@@ -102,20 +147,23 @@ def _launch_with_status(spec: CallSpec, out_types, *arrays):
             _FAILED[status] = (type(short), str(short), short.__traceback__)
             while len(_FAILED) > _RECENT_MAX:
                 _FAILED.popitem(last=False)
-        outs = [np.zeros(t.shape, t.dtype) for t in out_types]
-        return (*outs, np.int32(status))
+        outs = [np.zeros(shape, dtype) for shape, dtype in spec.out_avals()]
+        return (*outs, np.asarray(status, np.int32))
 
 
 def _raise_if_failed(status):
+    """Raise the error recorded as ``status`` (a fresh exception per device, of the short
+    form); 0 when there is none."""
     status = int(status)
     if status:
         with _lock:
             failed = _FAILED.get(status)
         if failed is None:
-            raise RuntimeError(f"pyptx_call failed (error #{status} no longer recorded)")
+            raise RuntimeError(f"pyptx_call: the interpreter failed on a device of another "
+                               f"process (error #{status}); its output has the error")
         cls, msg, tb = failed
-        raise cls(msg).with_traceback(tb)      # a fresh exception per device
-    return np.int32(0)
+        raise cls(msg).with_traceback(tb)
+    return np.asarray(0, np.int32)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -239,11 +287,31 @@ def _prebound_callback(ctx, args, index: int):
     Per-shard modules built by custom_partitioning's partition step are compiled into the
     outer executable, which only carries the outer module's host callbacks; a callback
     registered while lowering the per-shard module would be lost. ``sharding`` registers the
-    callback on the outer module and the per-shard call refers to it by index.
+    callbacks on the outer module (:func:`prebound_callbacks`: the launch at ``index``, the
+    check at ``index + 1``) and the per-shard call refers to them by index.
     """
-    from jax import ffi
-
     platform = ctx.module_context.platforms[0]
     device = "gpu" if platform in ("cuda", "rocm") else "cpu"
-    rule = ffi.ffi_lowering(f"xla_ffi_python_{device}_callback", has_side_effect=False)
-    return rule(ctx, *args, index=np.uint64(index))
+    target = f"xla_ffi_python_{device}_callback"
+    out_types = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in ctx.avals_out]
+    axes = _manual_axes(ctx)
+
+    def run(*xs):
+        *outs, status = jax.ffi.ffi_call(target, [*out_types, _STATUS])(
+            *xs, index=np.uint64(index))
+        return _checked(outs, status, axes, lambda s: jax.ffi.ffi_call(target, [_STATUS])(
+            s, index=np.uint64(index + 1))[0])
+
+    return mlir.lower_fun(run, multiple_results=True)(ctx, *args)
+
+
+def prebound_callbacks(get_spec):
+    """The launch and check callbacks of a partitioned call, for the enclosing module to
+    register (in this order); ``get_spec()`` is the per-shard call, known once partitioned."""
+    def launch(*arrays):
+        return _launch_with_status(get_spec(), *arrays)
+
+    def check(status):
+        return (_raise_if_failed(status),)
+
+    return launch, check
