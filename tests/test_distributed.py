@@ -1,7 +1,7 @@
 """Issue 15, scale-out across processes: two processes join a ``jax.distributed`` cluster on
 the CPU (4 devices each, an 8-device global mesh) and run the RMSNorm example under
-``shard_map`` and under sharded ``jit``; each checks the values of its own shards
-(``tests/distributed_worker.py``).
+``shard_map`` and under sharded ``jit``; each checks the values of its own shards, then calls a
+kernel that fails on device 0: both processes raise (``tests/distributed_worker.py``).
 
 An interpreter error inside a sharded ``jit`` call on 8 devices reaches the user as the short
 error of a one-device call, promptly, and the process exits normally: not after XLA's 40 s
@@ -50,7 +50,14 @@ def test_two_processes_shard_map_and_sharded_jit_over_a_global_mesh():
     for i, (rc, out) in enumerate(outs):
         assert rc == 0, f"process {i} exited {rc}:\n{out[-4000:]}"
         # 4 local shards x (shard_map, sharded jit), each compared with NumPy
-        assert out.strip().splitlines()[-1] == f"OK {i} 8", out[-4000:]
+        lines = [s for s in out.splitlines() if s.startswith(("OK ", "ERROR "))]
+        assert lines[0] == f"OK {i} 8", out[-4000:]
+        # device 0's interpreter error: its own in process 0, a pointer to it in process 1
+        assert len(lines) == 2 and lines[1].startswith(
+            f"ERROR {i} JaxRuntimeError: {FIRST}" if i == 0 else
+            "ERROR 1 JaxRuntimeError: CallbackError: the interpreter failed on a device of "
+            "another process (error #"), out[-4000:]
+        assert "Exception ignored" not in out, out[-4000:]
 
 
 def _worker_line(marker: str) -> str:

@@ -76,7 +76,7 @@ def interpreter_lowering(ctx, args, spec: CallSpec):
 
 _FAILED: "OrderedDict[int, tuple]" = OrderedDict()     # status -> (class, message, traceback)
 # numbered from a random start: processes of a cluster share statuses through collectives
-_next_status = [random.randrange(1, 2 ** 30)]
+_next_status = [random.SystemRandom().randrange(1, 2 ** 30)]
 _STATUS = jax.ShapeDtypeStruct((), np.int32)
 
 
@@ -158,9 +158,10 @@ def _raise_if_failed(status):
     if status:
         with _lock:
             failed = _FAILED.get(status)
-        if failed is None:
-            raise RuntimeError(f"pyptx_call: the interpreter failed on a device of another "
-                               f"process (error #{status}); its output has the error")
+            if failed is None:      # recorded for this process's other devices (and exit)
+                failed = _FAILED[status] = (
+                    CallbackError, f"the interpreter failed on a device of another process "
+                                   f"(error #{status}): that process raised its error", None)
         cls, msg, tb = failed
         raise cls(msg).with_traceback(tb)
     return np.asarray(0, np.int32)
