@@ -1,5 +1,6 @@
 """Trace speed: the cost of each emitted PTX line, vector operands, a 30k-line kernel, the
-first import, and the example library's big kernels.
+first import, the example library's big kernels, and re-tracing in an edit loop (with the share
+of Python's cyclic collector).
 
     python benchmarks/trace.py            # the targets and the big kernels
     python benchmarks/trace.py --all      # also every module-level @kernel in examples/, tests/
@@ -359,6 +360,40 @@ def library_section(repeats: int = 3):
         print(f"  {name:<42} {lines:>7} {n:>7} {both * 1e3:>8.2f} {both / lines * 1e6:>8.2f}")
 
 
+def retrace_section(n: int = 100):
+    """An edit loop: the same kernel traced and printed again and again (a fresh ``Kernel``
+    each time, the previous one dropped), with the time Python's cyclic collector takes."""
+    import gc
+
+    from examples.library import get
+
+    print(f"\nre-tracing (an edit loop: {n} cold .ptx() in a row, wall clock)")
+    print(f"  {'kernel':<42} {'ms/trace':>9} {'in the cyclic collector':>24}")
+    spent = [0.0, 0.0]
+
+    def watch(phase, info):
+        if phase == "start":
+            spent[1] = time.perf_counter()
+        else:
+            spent[0] += time.perf_counter() - spent[1]
+
+    for name in ("blackwell/gemm-bf16", "hopper/attention-causal-bf16"):
+        e = get(name)
+        k = e.kernel()
+        fresh(k).ptx(**e.shape)
+        gc.collect()
+        spent[0] = 0.0
+        gc.callbacks.append(watch)
+        try:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fresh(k).ptx(**e.shape)
+            dt = time.perf_counter() - t0
+        finally:
+            gc.callbacks.remove(watch)
+        print(f"  {name:<42} {dt / n * 1e3:>9.2f} {spent[0] / dt * 100:>23.1f}%")
+
+
 # ----------------------------------------------------------------------------- every kernel
 def _module_kernels(path, modname):
     try:
@@ -409,6 +444,7 @@ def main(argv):
     big_section()
     import_section()
     library_section()
+    retrace_section()
     if "--all" in argv:
         all_section(3)
 
