@@ -419,6 +419,8 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return x.ir
     if cls in _IR_SET:                   # already an IR operand
         return x
+    if cls is list and x and all([type(i) is Register for i in x]):   # a vector of registers
+        return _vec_of(x, tr or context.current())
     # NumPy scalars count as numbers where NumPy is loaded (it is not imported for this)
     np = None if cls is bool or cls is int or cls is float else sys.modules.get("numpy")
     if cls is bool or np is not None and isinstance(x, np.bool_):
