@@ -26,7 +26,7 @@ from dataclasses import replace
 from jax.interpreters import mlir
 
 from .callspec import CallSpec
-from .lowering_host import prebound_callbacks
+from .lowering_host import guarded_launch
 from .shard_plan import (factors, local_spec, operand_pspecs, out_pspecs,  # noqa: F401
                          partition_plan)
 
@@ -141,6 +141,14 @@ def _make_partitioned(prim, spec: CallSpec, host_index=None, holder=None):
     return cp
 
 
+def _host_callback(holder):
+    """The interpreter callback of a partitioned call, run once per shard."""
+    def callback(*arrays):
+        return guarded_launch(holder["spec"], *arrays)      # short errors, as lowering_host
+
+    return callback
+
+
 def _num_devices(ctx) -> int:
     from jax._src import sharding_impls as si
 
@@ -169,9 +177,7 @@ def maybe_partitioned_lowering(prim, ctx, args, spec: CallSpec, host: bool):
     host_index, holder = None, None
     if host:
         holder = {}
-        launch, check = prebound_callbacks(lambda: holder["spec"])
-        ctx.module_context.add_host_callback(launch)     # run once per shard
+        ctx.module_context.add_host_callback(_host_callback(holder))
         host_index = len(ctx.module_context.host_callbacks) - 1
-        ctx.module_context.add_host_callback(check)      # at host_index + 1
     cp = _make_partitioned(prim, spec, host_index, holder)
     return mlir.lower_fun(lambda *xs: list(cp(*xs)), multiple_results=True)(ctx, *args)
