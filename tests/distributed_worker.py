@@ -70,6 +70,16 @@ def main():
     assert {s.device for s in outs["shard_map"].addressable_shards} == \
         set(jax.local_devices())
     print(f"OK {PID} {checks}", flush=True)
+    # an interpreter error on device 0 (a call that is not partitioned) reaches both processes
+    from tests.test_runtime_errors import oob
+
+    ones = jax.make_array_from_callback((8,), NamedSharding(mesh, P("d")),
+                                        lambda idx: np.ones(8, np.float32)[idx])
+    try:
+        jax.block_until_ready(jax.jit(lambda v: oob(v).sum())(ones))
+        print(f"NO ERROR {PID}", flush=True)
+    except Exception as e:
+        print(f"ERROR {PID} {type(e).__name__}: {str(e).splitlines()[-1]}", flush=True)
 
 
 if __name__ == "__main__":

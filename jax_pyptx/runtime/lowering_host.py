@@ -15,12 +15,20 @@ class name and message whose traceback is one frame at the user's line, so the m
 and JAX's log record of it is dropped (other callbacks' errors are logged as before). An eager
 call re-raises the original exception, type and traceback (:func:`original_error`, read by the
 primitive's impl).
+
+On several devices (sharded ``jit`` of a call that is not partitioned, ``shard_map``) the
+error is raised on every device at once, whichever device's launch failed (see "several
+devices" below): an error on one device alone leaves the others stuck in their next collective
+until XLA aborts the process. A partitioned call (``independent=``) still raises on the
+failing shards only.
 """
 from __future__ import annotations
 
 import _thread
+import atexit
 import keyword
 import logging
+import random
 import threading
 from collections import OrderedDict
 from functools import partial
@@ -42,11 +50,135 @@ def interpreter_lowering(ctx, args, spec: CallSpec):
     if spec.host_callback is not None:
         return _prebound_callback(ctx, args, spec.host_callback)
     out_types = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in ctx.avals_out]
+    n = _auto_devices(ctx)
+    if n > 1:
+        return mlir.lower_fun(partial(_run_on_one_device, spec, out_types, n),
+                              multiple_results=True)(ctx, *args)
+    axes = _manual_axes(ctx)
+    if axes:
+        return mlir.lower_fun(partial(_run_on_each_device, spec, out_types, axes),
+                              multiple_results=True)(ctx, *args)
 
     def run(*xs):
         return list(jax.pure_callback(partial(guarded_launch, spec), out_types, *xs))
 
     return mlir.lower_fun(run, multiple_results=True)(ctx, *args)
+
+
+# ----------------------------------------------------------------------- several devices
+# An error raised in one device's callback stops that device's program where it is, while
+# the other devices go on to their next collective and wait in it for the failed one until
+# XLA gives up and aborts the process (about 40 s, "Termination timeout for all reduce").
+# XLA cancels no collective when a participant fails, so on several devices the launch never
+# raises: it returns a status (0, or the number of its recorded error) along with its
+# outputs, every device learns the largest status of all, and a check callback on every
+# device raises that error at the same point of every program. The outputs pass through the
+# check (it returns them), so their users wait for it; no elementwise op ties them to it (XLA
+# drops a pure callback's unused result, and under an explicit mesh a ``where`` in a shard's
+# module brings a sharding annotation that the host backend cannot run).
+
+_FAILED: "OrderedDict[int, tuple]" = OrderedDict()     # status -> (class, message, traceback)
+# numbered from a random start: processes of a cluster share statuses through collectives
+_next_status = [random.SystemRandom().randrange(1, 2 ** 30)]
+_STATUS = jax.ShapeDtypeStruct((), np.int32)
+
+
+def _auto_devices(ctx) -> int:
+    """The device count of an automatically partitioned (sharded ``jit``) lowering; 1 for
+    one device and inside ``shard_map``."""
+    from jax._src import sharding_impls as si
+
+    ac = ctx.module_context.axis_context
+    return ac.num_devices if isinstance(ac, si.ShardingContext) else 1
+
+
+def _manual_axes(ctx) -> tuple:
+    """The mesh axes ``(name, size)`` of a per-device lowering over more than one device
+    (``shard_map``, a partitioned call's shard); () otherwise."""
+    from jax._src import sharding_impls as si
+
+    ac = ctx.module_context.axis_context
+    if (isinstance(ac, si.SPMDAxisContext) and ac.mesh.size > 1
+            and set(ac.manual_axes) == set(ac.mesh.axis_names)):
+        return tuple(ac.mesh.shape.items())
+    return ()
+
+
+def _run_on_one_device(spec: CallSpec, out_types, n: int, *xs):
+    """A sharded ``jit`` whose call is not partitioned: JAX runs the callback on device 0
+    alone and XLA sends its results to the other ``n - 1`` through a collective; the check
+    runs on all ``n`` (under a ``shard_map``: a callback under ``jit`` runs on device 0)."""
+    from jax.sharding import AbstractMesh, PartitionSpec as P
+
+    *outs, status = jax.pure_callback(partial(_launch_with_status, spec),
+                                      [*out_types, _STATUS], *xs)
+    from jax._src.mesh import get_abstract_mesh
+
+    mesh = get_abstract_mesh()           # the context mesh (``jax.set_mesh``) if there is one
+    if mesh.empty or mesh.size != n:
+        mesh = AbstractMesh((n,), ("_pyptx_devices",))
+    check = jax.shard_map(
+        lambda s, *o: jax.pure_callback(_pass_if_ok, list(out_types), s, *o),
+        mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False)
+    return _checked(outs, status, (), check)
+
+
+def _run_on_each_device(spec: CallSpec, out_types, axes, *xs):
+    """``shard_map`` over several devices: each runs the callback on its own shard."""
+    *outs, status = jax.pure_callback(partial(_launch_with_status, spec),
+                                      [*out_types, _STATUS], *xs)
+    return _checked(outs, status, axes,
+                    lambda s, *o: jax.pure_callback(_pass_if_ok, list(out_types), s, *o))
+
+
+def _checked(outs, status, axes, check):
+    """``check(status, *outs)`` (the outputs passed through, or the recorded error raised)
+    with the largest status over the mesh ``axes``."""
+    if axes:
+        from jax._src import core
+
+        with core.extend_axis_env_nd(axes):
+            status = jax.lax.pmax(status, tuple(name for name, _ in axes))
+    return list(check(status, *outs))
+
+
+def _launch_with_status(spec: CallSpec, *arrays):
+    """``host_launch``'s outputs and status 0, or zeros and the status of the error it
+    raised (recorded for :func:`_raise_if_failed`). Never raises."""
+    try:
+        return (*host_launch(spec, *arrays), np.asarray(0, np.int32))
+    except Exception as e:
+        short = _for_jax(e, spec.label)
+        with _lock:
+            _next_status[0] = _next_status[0] % (2 ** 31 - 1) + 1
+            status = _next_status[0]
+            _FAILED[status] = (type(short), str(short), short.__traceback__)
+            while len(_FAILED) > _RECENT_MAX:
+                _FAILED.popitem(last=False)
+        outs = [np.zeros(shape, dtype) for shape, dtype in spec.out_avals()]
+        return (*outs, np.asarray(status, np.int32))
+
+
+def _pass_if_ok(status, *outs):
+    """``outs`` when ``status`` is 0, else the recorded error raised (the check)."""
+    _raise_if_failed(status)
+    return outs
+
+
+def _raise_if_failed(status):
+    """Raise the error recorded as ``status`` (a fresh exception per device, of the short
+    form); 0 when there is none."""
+    status = int(status)
+    if status:
+        with _lock:
+            failed = _FAILED.get(status)
+            if failed is None:      # recorded for this process's other devices (and exit)
+                failed = _FAILED[status] = (
+                    CallbackError, f"the interpreter failed on a device of another process "
+                                   f"(error #{status}): that process raised its error", None)
+        cls, msg, tb = failed
+        raise cls(msg).with_traceback(tb)
+    return np.asarray(0, np.int32)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -153,13 +285,41 @@ class _DropOurLogRecords(logging.Filter):
 logging.getLogger("jax._src.callback").addFilter(_DropOurLogRecords())
 
 
+def _drop_reported_token_errors():
+    """At exit JAX waits on each device's last runtime token and prints the error of a
+    failed multi-device execution there once more ("Exception ignored in atexit callback",
+    twice). An interpreter error raised on every device (``_raise_if_failed``) has already
+    reached the user through the call's results: its tokens are dropped. Registered after
+    JAX's own exit handlers, so it runs before them."""
+    try:
+        from jax._src import dispatch
+
+        tokens = dispatch.runtime_tokens.output_runtime_tokens
+        with _lock:
+            ours = {m for _cls, m, _tb in _FAILED.values()}
+        for device, token in list(tokens.items()):
+            try:
+                token.block_until_ready()
+            except Exception as e:
+                text = str(e)
+                if "CpuCallback error" in text and any(m in text for m in ours):
+                    tokens.pop(device, None)
+    except Exception:       # a JAX without these internals: leave its report as it is
+        pass
+
+
+atexit.register(_drop_reported_token_errors)
+
+
 def _prebound_callback(ctx, args, index: int):
     """The host-callback custom call for a callback the *enclosing* module registered.
 
     Per-shard modules built by custom_partitioning's partition step are compiled into the
     outer executable, which only carries the outer module's host callbacks; a callback
     registered while lowering the per-shard module would be lost. ``sharding`` registers the
-    callback on the outer module and the per-shard call refers to it by index.
+    callback on the outer module and the per-shard call refers to it by index. (Each shard
+    raises its own error: a shard failing alone, followed by a collective, can still leave
+    the others waiting; see the module docstring.)
     """
     from jax import ffi
 
