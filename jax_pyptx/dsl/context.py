@@ -115,11 +115,9 @@ class Trace:
         Python's cyclic collector frees (a third of the time of re-tracing a GEMM went to
         it). What outlives the trace (its ``name``, ``target``, ``closed``, shape
         environment) stays for the messages that still need it."""
-        self.body, self.prologue = [], []
-        self.vecs, self.param_loads, self.tma_regs, self.labels_used = {}, {}, {}, {}
-        self.tma, self.loops, self.extra_params = [], [], []
-        self.smem = self.chain = self.pipe_pairs = self.guard = None
-        self._valid = {}
+        self.body, self.prologue, self.tma, self._valid = [], [], [], {}
+        self.vecs, self.param_loads, self.tma_regs = {}, {}, {}
+        self.smem = self.chain = None
         for name in ("named_regs", "reg_scopes", "variables", "module_directives"):
             if name in self.__dict__:
                 self.__dict__[name] = type(self.__dict__[name])()

@@ -490,7 +490,7 @@ class RegisterOperators:
 
 def _install(cls) -> None:
     for name, member in vars(RegisterOperators).items():
-        if callable(member) and name not in ("__init__", "__init_subclass__"):
+        if callable(member):             # (not __doc__, __module__, __hash__ = None, ...)
             setattr(cls, name, member)
 
 

@@ -107,44 +107,48 @@ def _manual_axes(ctx) -> tuple:
 def _run_on_one_device(spec: CallSpec, out_types, n: int, *xs):
     """A sharded ``jit`` whose call is not partitioned: JAX runs the callback on device 0
     alone and XLA sends its results to the other ``n - 1`` through a collective; the check
-    runs on all ``n`` (under a ``shard_map``: a callback under ``jit`` runs on device 0)."""
-    from jax.sharding import AbstractMesh, PartitionSpec as P
-
-    *outs, status = jax.pure_callback(partial(_launch_with_status, spec),
-                                      [*out_types, _STATUS], *xs)
+    runs on all ``n`` (under a ``shard_map``: a callback under ``jit`` runs on device 0), over
+    the context mesh (``jax.set_mesh``) if there is one."""
     from jax._src.mesh import get_abstract_mesh
+    from jax.sharding import AbstractMesh
 
-    mesh = get_abstract_mesh()           # the context mesh (``jax.set_mesh``) if there is one
+    mesh = get_abstract_mesh()
     if mesh.empty or mesh.size != n:
         mesh = AbstractMesh((n,), ("_pyptx_devices",))
-    check = jax.shard_map(
-        lambda s, *o: jax.pure_callback(_pass_if_ok, list(out_types), s, *o),
-        mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False)
-    return _checked(outs, status, (), check)
+    return _launch_and_check(spec, out_types, (), xs, check_over=mesh)
 
 
 def _run_on_each_device(spec: CallSpec, out_types, axes, *xs):
     """``shard_map`` over several devices: each runs the callback on its own shard."""
+    return _launch_and_check(spec, out_types, axes, xs)
+
+
+def _launch_and_check(spec: CallSpec, out_types, axes, xs, check_over=None):
+    """The launch, then the check (:func:`_pass_if_ok`) of the largest status over the mesh
+    ``axes``, its outputs passed through; ``check_over``: the mesh of a ``shard_map`` that runs
+    the check on every device."""
     *outs, status = jax.pure_callback(partial(_launch_with_status, spec),
                                       [*out_types, _STATUS], *xs)
-    return _checked(outs, status, axes,
-                    lambda s, *o: jax.pure_callback(_pass_if_ok, list(out_types), s, *o))
-
-
-def _checked(outs, status, axes, check):
-    """``check(status, *outs)`` (the outputs passed through, or the recorded error raised)
-    with the largest status over the mesh ``axes``."""
     if axes:
         from jax._src import core
 
         with core.extend_axis_env_nd(axes):
             status = jax.lax.pmax(status, tuple(name for name, _ in axes))
+
+    def check(s, *o):
+        return jax.pure_callback(_pass_if_ok, list(out_types), s, *o)
+
+    if check_over is not None:
+        from jax.sharding import PartitionSpec as P
+
+        check = jax.shard_map(check, mesh=check_over, in_specs=P(), out_specs=P(),
+                              check_vma=False)
     return list(check(status, *outs))
 
 
 def _launch_with_status(spec: CallSpec, *arrays):
     """``host_launch``'s outputs and status 0, or zeros and the status of the error it
-    raised (recorded for :func:`_raise_if_failed`). Never raises."""
+    raised (recorded for :func:`_pass_if_ok`). Never raises."""
     try:
         return (*host_launch(spec, *arrays), np.asarray(0, np.int32))
     except Exception as e:
@@ -160,14 +164,8 @@ def _launch_with_status(spec: CallSpec, *arrays):
 
 
 def _pass_if_ok(status, *outs):
-    """``outs`` when ``status`` is 0, else the recorded error raised (the check)."""
-    _raise_if_failed(status)
-    return outs
-
-
-def _raise_if_failed(status):
-    """Raise the error recorded as ``status`` (a fresh exception per device, of the short
-    form); 0 when there is none."""
+    """The check: ``outs`` when ``status`` is 0, else the error recorded as ``status`` raised
+    (a fresh exception per device, of the short form)."""
     status = int(status)
     if status:
         with _lock:
@@ -178,7 +176,7 @@ def _raise_if_failed(status):
                                    f"(error #{status}): that process raised its error", None)
         cls, msg, tb = failed
         raise cls(msg).with_traceback(tb)
-    return np.asarray(0, np.int32)
+    return outs
 
 
 # ----------------------------------------------------------------------------- errors
@@ -196,10 +194,7 @@ _lock = threading.Lock()
 def guarded_launch(spec: CallSpec, *arrays):
     """``host_launch`` for a JAX callback: an error comes out short (see the module
     docstring) and is remembered for an eager call to re-raise."""
-    try:
-        return host_launch(spec, *arrays)
-    except Exception as e:
-        raise _for_jax(e, spec.label) from None
+    return guarded_call(spec.label, host_launch, spec, *arrays)
 
 
 def guarded_call(label: str, fn, *args):
@@ -288,7 +283,7 @@ logging.getLogger("jax._src.callback").addFilter(_DropOurLogRecords())
 def _drop_reported_token_errors():
     """At exit JAX waits on each device's last runtime token and prints the error of a
     failed multi-device execution there once more ("Exception ignored in atexit callback",
-    twice). An interpreter error raised on every device (``_raise_if_failed``) has already
+    twice). An interpreter error raised on every device (``_pass_if_ok``) has already
     reached the user through the call's results: its tokens are dropped. Registered after
     JAX's own exit handlers, so it runs before them."""
     try:

@@ -121,18 +121,6 @@ def _params_of(fn):
     return params
 
 
-def _valid_grid(v):
-    """``v`` as a padded 3-tuple when it is a valid grid (1 to 3 positive ints within CUDA's
-    limits), else None (``dim3`` then says what is wrong, with the callable's text)."""
-    items = (v,) if _is_int(v) else v
-    if type(items) not in (tuple, list) or not 1 <= len(items) <= 3:
-        return None
-    for x, top in zip(items, GRID_LIMITS):
-        if not _is_int(x) or not 1 <= x <= top:
-            return None
-    return tuple(int(x) for x in items) + (1,) * (3 - len(items))
-
-
 def resolve_grid(grid, label: str, env: dict, template: dict) -> tuple:
     """The launch grid of kernel ``label``: ``grid`` is None (one block), a dim3, or a
     callable of shape variables and template parameters (by parameter name)."""
@@ -162,9 +150,10 @@ def resolve_grid(grid, label: str, env: dict, template: dict) -> tuple:
                         f"({', '.join(template) or 'none'})")
                 args = {n: avail[n] for n in names if n in avail}
             got = grid(**args)
-        ok = _valid_grid(got)               # the usual case: no message to build
-        if ok is not None:
-            return ok
+        try:                                # the usual case: no message to build
+            return dim3(got, "grid", GRID_LIMITS)
+        except SpecializationError:
+            pass                            # said again below, with the callable's text
         given = ", ".join(f"{n}={v!r}" for n, v in args.items()) or "no arguments"
         what = f"kernel {label!r}: grid {_callable_text(grid)} for {given}"
         try:
