@@ -419,10 +419,6 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return x.ir
     if cls in _IR_SET:                   # already an IR operand
         return x
-    if cls is list or cls is tuple or isinstance(x, (list, tuple)):   # a vector
-        if x and all([type(i) is Register for i in x]):
-            return _vec_of(x, tr or context.current())
-        return Vec(tuple(as_operand(i, t) for i in x))
     # NumPy scalars count as numbers where NumPy is loaded (it is not imported for this)
     np = None if cls is bool or cls is int or cls is float else sys.modules.get("numpy")
     if cls is bool or np is not None and isinstance(x, np.bool_):
@@ -445,6 +441,10 @@ def as_operand(x, t: PtxType | None = None, tr=None):
         return Imm(imm_text(x, t), t)
     if hasattr(x, "__ptx_operand__"):
         return x.__ptx_operand__()
+    if isinstance(x, (list, tuple)):
+        if x and all(type(i) is Register for i in x):
+            return _vec_of(x, tr or context.current())
+        return Vec(tuple(as_operand(i, t) for i in x))
     if cls is str:
         return str_operand(x, t)
     sym = getattr(x, "symbol", None)      # a TensorSpec or TMA descriptor handle: its name
