@@ -220,6 +220,28 @@ class SanitizerError(InterpreterError):
     """
 
 
+class SanitizerWarning(UserWarning):
+    """The sanitizer found PTX that breaks the letter of the ISA while hardware and ptxas give
+    the defined result (a ``tcgen05.ld`` destination read before ``tcgen05.wait::ld``, two warps
+    storing the same value to one shared byte with no barrier between): the run goes on with
+    the hardware's values. Issued once per PTX instruction and launch; ``launch(...,
+    sanitize="strict")`` raises ``error_class`` instead. ``loc`` is the user's source line when
+    the instruction has one, ``instruction`` the PTX text.
+
+    Examples:
+        >>> import warnings
+        >>> from jax_pyptx.errors import SanitizerWarning
+        >>> issubclass(SanitizerWarning, UserWarning)
+        True
+    """
+
+    def __init__(self, message: str, *, error_class=None, loc=None, instruction: str = ""):
+        self.error_class = error_class
+        self.loc = loc
+        self.instruction = instruction
+        super().__init__(message)
+
+
 class OutOfBoundsError(SanitizerError):
     """A global, shared, local, const or param access outside every allocation.
 

@@ -4,10 +4,12 @@ and tcgen05.mma for every kind against NumPy (A from shared memory and from TMEM
 .ws, cta_group::2 pairs, block-scaled kinds, transposes, negation, scale-input-d, lane masks)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import AsyncHazardError, InterpreterError, TensorMemoryError
+from jax_pyptx.errors import AsyncHazardError, InterpreterError, SanitizerWarning, TensorMemoryError
 from jax_pyptx.interpret import launch
 
 from .mma_util import (
@@ -113,14 +115,40 @@ def test_warp_may_only_reach_its_lane_quarter():
 
 
 def test_reading_tcgen05_ld_registers_before_wait_ld():
-    pre = ZERO_ALL + "\n  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%d0, %d1}, [%r7];\n  add.u32 %r11, %d1, 1;\n" \
-                     "  tcgen05.wait::ld.sync.aligned;"
+    # Triton's sm_100a code reads tcgen05.ld results before the tcgen05.wait::ld LLVM scheduled
+    # later; the hardware's scoreboard gives the loaded values: a warning, and the loaded value
+    pre = ZERO_ALL + "\n  mov.b32 %d1, 99;\n  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%d0, %d1}, [%r7];\n" \
+                     "  add.u32 %r11, %d1, 1;\n  tcgen05.wait::ld.sync.aligned;\n  st.global.u32 [%aux], %r11;"
     ptx = tc_kernel(pre=pre, dump=32)
-    with pytest.raises(AsyncHazardError, match=r"reads register %d1 while the asynchronous tcgen05.ld \(<ptx>:\d+: "
-                                               r"tcgen05.ld.sync.aligned.32x32b.x2.b32 \{%d0, %d1\}, \[%r7\];\) that "
-                                               r"writes it is in flight; tcgen05.wait::ld must retire it first"):
-        run_tc(ptx, dump=32)
-    run_tc(tc_kernel(pre=pre.replace("  add.u32 %r11, %d1, 1;\n", ""), dump=32))
+    msg = (r"reads register %d1 before tcgen05.wait::ld retires the tcgen05.ld \(<ptx>:\d+: "
+           r"tcgen05.ld.sync.aligned.32x32b.x2.b32 \{%d0, %d1\}, \[%r7\];\) that writes it \(the ISA requires "
+           r"the wait; the hardware's scoreboard gives the loaded value, so the run goes on with it\)")
+    for sanitize in (True, False):
+        aux = np.full(16, 7, np.uint32)
+        if sanitize:
+            with pytest.warns(SanitizerWarning, match=msg) as rec:
+                run_tc(ptx, dump=32, aux=aux)
+            assert len(rec) == 1 and rec[0].message.error_class is AsyncHazardError      # once per instruction
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                run_tc(ptx, dump=32, aux=aux, sanitize=False)
+        assert aux[0] == 1                         # the loaded 0, not the stale 99
+    with pytest.raises(AsyncHazardError, match=msg + r".*sanitize='strict'"):
+        run_tc(ptx, dump=32, sanitize="strict")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_tc(tc_kernel(pre=pre.replace("  add.u32 %r11, %d1, 1;\n", "").replace("%r11", "%d1"), dump=32),
+               sanitize="strict")
+
+
+def test_writing_tcgen05_ld_registers_before_wait_ld_warns():
+    pre = ZERO_ALL + "\n  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%d0, %d1}, [%r7];\n  mov.b32 %d1, 5;\n" \
+                     "  tcgen05.wait::ld.sync.aligned;\n  st.global.u32 [%aux], %d1;"
+    aux = np.zeros(16, np.uint32)
+    with pytest.warns(SanitizerWarning, match=r"writes register %d1 before tcgen05.wait::ld retires"):
+        run_tc(tc_kernel(pre=pre, dump=32), dump=32, aux=aux)
+    assert aux[0] == 5                             # in program order, as the scoreboard orders it
 
 
 # ----------------------------------------------------------------------------- ld / st shapes

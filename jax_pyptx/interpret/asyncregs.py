@@ -1,6 +1,6 @@
 """Registers written by asynchronous instructions: ``wgmma.mma_async`` accumulators (defined
 when the ``wgmma.wait_group`` that retires their group completes) and ``tcgen05.ld``
-destinations (defined at ``tcgen05.wait::ld``).
+destinations (defined at ``tcgen05.wait::ld`` by the ISA's letter).
 
 An ``AsyncWrites`` domain keeps, per register and thread slot, the value the operation will
 deliver and the tag of the group it belongs to; ``retire`` writes the values of every group up
@@ -8,6 +8,12 @@ to a tag into the registers. Until then the register keeps its old value, and wi
 on, any other instruction that reads or writes it is reported (``AsyncHazardError``) with both
 the offending instruction and the asynchronous one. Registers an in-flight operation only
 reads (wgmma's A fragment) may be read but not written.
+
+An ``early`` domain (``tcgen05.ld``) delivers its values when the instruction issues, as the
+hardware's register scoreboard does: a later instruction that touches the register waits for
+the load, so reading it before ``tcgen05.wait::ld`` (LLVM schedules Triton's Blackwell code this
+way) gives the loaded values. The sanitizer still tracks the registers until the wait, and a
+touch before it is a ``SanitizerWarning`` (``AsyncHazardError`` under ``sanitize="strict"``).
 """
 from __future__ import annotations
 
@@ -20,8 +26,9 @@ from .group import Group
 class AsyncWrites:
     """One kind of asynchronous register writer (``name``) retired by ``waiter``."""
 
-    def __init__(self, ctx, name: str, waiter: str):
+    def __init__(self, ctx, name: str, waiter: str, early: bool = False):
         self.name, self.waiter = name, waiter
+        self.early = early    # values delivered at issue; an early touch warns (module doc)
         self.N = ctx.N
         self.vals = {}        # key -> storage array (N,) of pending values
         self.tag = {}         # key -> int64 (N,): group tag, -1 = nothing pending
@@ -61,6 +68,20 @@ class AsyncWrites:
     def set(self, ctx, key, g, values, tag, d):
         """Make ``key`` pending for the threads of ``g`` with ``values`` (tag: their group)."""
         info = ctx.prog.regs[key]
+        if self.early:
+            hook = ctx.rhooks.pop(key, None)          # a second load into it before the wait
+            ctx.write(key, g, np.asarray(values).astype(info.sdt, copy=False) if info.bits != 1 else values)
+            if not self.sanitize:
+                return
+            if hook is not None:
+                ctx.rhooks[key] = hook
+            t = self.tag.get(key)
+            if t is None:
+                t = self.tag[key] = np.full(self.N, -1, np.int64)
+            t[g.idx] = tag
+            self.src[key] = d
+            ctx.rhooks[key] = self.hook
+            return
         v = self.vals.get(key)
         if v is None:
             v = self.vals[key] = np.zeros(self.N, info.sdt)
@@ -99,10 +120,12 @@ class AsyncWrites:
                 continue
             sel = idx[m]
             ctx.rhooks.pop(key, None)
-            ctx.write(key, Group(sel, 0, self.N), self.vals[key][sel])
+            if not self.early:
+                ctx.write(key, Group(sel, 0, self.N), self.vals[key][sel])
             t[sel] = -1
             if not (t >= 0).any():
-                del self.tag[key], self.vals[key]
+                del self.tag[key]
+                self.vals.pop(key, None)
                 self.src.pop(key, None)
         for key in list(self.rtag):
             t = self.rtag[key]
@@ -129,6 +152,9 @@ class AsyncWrites:
         if t is not None:
             busy = t[g.idx] >= 0
             if busy.any():
+                if self.early:
+                    self._early(ctx, key, g, busy, write)
+                    return
                 self._report(ctx, key, g, int(np.argmax(busy)), "writes" if write else "reads", "writes")
         if write:
             r = self.rtag.get(key)
@@ -137,14 +163,38 @@ class AsyncWrites:
                 if rb.any():
                     self._report(ctx, key, g, int(np.argmax(rb)), "writes", "reads")
 
+    def _early(self, ctx, key, g, busy, write):
+        """An instruction touches a register of an ``early`` domain before its wait: the hardware
+        gives the delivered value (a warning); the register stops being tracked for those
+        threads, so it is reported once."""
+        src = self.src.get(key)
+        ctx.warn(AsyncHazardError,
+                 f"this instruction {'writes' if write else 'reads'} register {_name(key)} before {self.waiter} "
+                 f"retires the {self.name}{_where(src)} that writes it (the ISA requires the wait; the "
+                 f"hardware's scoreboard gives the loaded value, so the run goes on with it)",
+                 g, int(np.argmax(busy)))
+        t = self.tag[key]
+        t[g.idx[busy]] = -1
+        if not (t >= 0).any():
+            del self.tag[key]
+            self.src.pop(key, None)
+            if key not in self.rtag:
+                ctx.rhooks.pop(key, None)
+
     def _report(self, ctx, key, g, lane, verb, owner_verb):
-        name = key.split("::")[-1].split("#")[0]
         src = (self.src if owner_verb == "writes" else self.rsrc).get(key)
-        where = ""
-        if src is not None:
-            loc = getattr(src.ins, "loc", None)
-            where = f" ({loc}: {src.text})" if loc is not None else f" ({src.text}, {src.where()})"
         raise ctx.error(
             AsyncHazardError,
-            f"this instruction {verb} register {name} while the asynchronous {self.name}{where} that "
+            f"this instruction {verb} register {_name(key)} while the asynchronous {self.name}{_where(src)} that "
             f"{owner_verb} it is in flight; {self.waiter} must retire it first", g, lane)
+
+
+def _name(key):
+    return key.split("::")[-1].split("#")[0]
+
+
+def _where(src):
+    if src is None:
+        return ""
+    loc = getattr(src.ins, "loc", None)
+    return f" ({loc}: {src.text})" if loc is not None else f" ({src.text}, {src.where()})"

@@ -13,6 +13,7 @@ from . import memory as M
 from .cluster import launch_shape
 from .decode import Program
 from .dispatch import decode_program
+from .severity import sanitize_mode
 from .machine import Context
 from .mbarrier import check_balanced
 from .ops_regs import check_at_exit as check_setmaxnreg
@@ -99,6 +100,7 @@ class LaunchState:
         self._clusters = [order[i:i + csize] for i in range(0, len(order), csize)]
         self._next = 0                     # clusters before this one have started or are cancelled
         self.cancelled = 0
+        self.warned = set()                # (error class, instruction) a SanitizerWarning named
 
     def start_clusters(self, n: int) -> list:
         """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""
@@ -289,7 +291,7 @@ def _start_outputs(mem, arrays, placed, homes):
 
 
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
-           smem: int = 0, sanitize: bool = True, max_steps: int | None = None, timeout: float | None = None,
+           smem: int = 0, sanitize: bool | str = True, max_steps: int | None = None, timeout: float | None = None,
            stats: dict | None = None, timeline=None, outputs=None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
@@ -297,9 +299,12 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     pointer parameter (it receives the array's device address; stores write into the array in
     place), a NumPy or Python scalar for a scalar parameter (converted to its type), ``bytes``
     of length N for a ``.b8 name[N]`` parameter, ``None`` for a null pointer. ``smem`` is the
-    dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize`` turns the checks
-    for uninitialized reads and divergent collectives on or off (bounds and alignment are always
-    checked). ``cluster``: the cluster shape (None: the kernel's ``.reqnctapercluster``, else
+    dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize``: ``True`` (the
+    default) raises an ``InterpreterError`` subclass for what would be wrong or undefined on a
+    GPU and warns (``SanitizerWarning``, once per instruction) for PTX that breaks the letter of
+    the ISA while hardware gives the defined result; ``"strict"`` raises for those too;
+    ``False`` turns every check off (bounds of memory outside every allocation, unknown
+    instructions and what cannot be executed still raise; ``severity``). ``cluster``: the cluster shape (None: the kernel's ``.reqnctapercluster``, else
     no clusters); all CTAs of a cluster run together. ``max_steps`` (default
     ``DEFAULT_MAX_STEPS``) bounds the instructions dispatched per batch of CTAs and ``timeout``
     (seconds, default none) the wall time of the launch: either raises
@@ -354,6 +359,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         array([0, 1, 2, 3, 4], dtype=uint32)
     """
     t0 = time.perf_counter()
+    sanitize = sanitize_mode(sanitize)
     tl_path = check_path(timeline)
     max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
     if max_steps < 1:

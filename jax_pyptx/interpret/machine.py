@@ -31,6 +31,7 @@ from ..errors import (
 from . import memory as M
 from . import stack
 from . import progress
+from . import severity
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
 from .cluster import ClusterMixin
 from .definedness import DefinednessMixin
@@ -51,7 +52,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         self.prog = prog
         self.code = prog.code
         self.launch = launch
-        self.sanitize = sanitize
+        self.strict = sanitize == "strict"        # SanitizerWarnings raise (severity)
+        self.sanitize = sanitize = bool(sanitize)
         bx, by, bz = launch.block
         self.T = bx * by * bz
         self.W = -(-self.T // 32)
@@ -86,7 +88,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
                                     track_init=sanitize, layout=prog.shared_layout(launch.smem))
         if sanitize and self.shared.size:
             from .sanitizer import RaceTracker
-            self.shared.race = RaceTracker(self.nctas, self.shared.stride)
+            self.shared.race = RaceTracker(self.nctas, self.shared.stride, self.shared.data)
+            if not self.strict:
+                self.shared.race.warn = self._race_warning
             self.shared.dirty = np.zeros_like(self.shared.init)     # async_proxy's fence rule
         self.warp_in_cta = (self.tid_lin // 32).astype(np.int64)
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
@@ -289,6 +293,21 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
             parts.append(f" [{d.where()}]")
         loc = getattr(d.ins, "loc", None) if d is not None else None
         return cls("".join(parts), loc=loc)
+
+    def warn(self, cls, message, g=None, lane=0, d=None):
+        """A breach of the ISA that hardware forgives: ``SanitizerWarning`` once per PTX
+        instruction, ``cls`` raised under ``sanitize="strict"`` (``severity``)."""
+        severity.warn(self, cls, message, g, lane, d)
+
+    def _race_warning(self, f, warp, bank):
+        """A same-value write-write race on shared memory (``sanitizer.RaceTracker.warn``)."""
+        from ..errors import RaceError
+        where = self.shared.describe_offset(f.address)
+        detail = f.detail.replace("{where}", f" ({where})" if where else "")
+        who = f"warp {warp} of CTA {self._cta_str(bank)}" if warp < 32 else f"CTA rank {warp - 32} of the cluster"
+        d = self.cur
+        severity.warn(self, RaceError, f"race on shared {d.noun or d.ins.opcode} {d.text} by {who}: {detail} "
+                                       f"[{d.where()}]", d=d, whole=True)
 
     def fault(self, f: M.MemoryFault, g, d):
         from ..errors import RaceError

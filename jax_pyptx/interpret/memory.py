@@ -326,9 +326,9 @@ class BankedSpace:
     def flat(self, banks, offs):
         return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
 
-    def _race(self, fn, banks, offs, nbytes, warps):
+    def _race(self, fn, banks, offs, nbytes, warps, *vals):
         try:
-            fn(banks, offs, nbytes, warps)
+            fn(banks, offs, nbytes, warps, *vals)
         except MemoryFault as f:
             where = self.describe_offset(f.address)
             f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
@@ -367,7 +367,7 @@ class BankedSpace:
         offs = np.asarray(offs, np.uint64)
         self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
-            self._race(self.race.on_store, banks, offs, esz * count, warps)
+            self._race(self.race.on_store, banks, offs, esz * count, warps, values)
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)

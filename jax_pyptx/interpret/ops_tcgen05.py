@@ -7,8 +7,10 @@ done, optionally multicast to the CTAs of a cluster). ``tcgen05.mma`` is in
 
 Execution model: ``mma``, ``cp``, ``shift`` and ``st`` take effect when issued (their
 asynchronous completion is then trivially before any ``commit`` / ``wait::st``); ``ld`` results
-are delivered to the registers at ``tcgen05.wait::ld`` (``asyncregs``), so a register read
-between the two is reported. Warp w of a CTA may only reach TMEM lanes 32*(w%4) ..
+are delivered to the registers when it issues, as the hardware's register scoreboard does, and
+the sanitizer tracks them until ``tcgen05.wait::ld`` (``asyncregs``): a register touched between
+the two is a ``SanitizerWarning`` (the ISA's letter asks for the wait; Triton's Blackwell code
+reads before it and runs right), an ``AsyncHazardError`` under ``sanitize="strict"``. Warp w of a CTA may only reach TMEM lanes 32*(w%4) ..
 32*(w%4)+31 with ``ld`` / ``st`` (PTX ISA "Access restrictions").
 
 Data-path facts the ISA gives only as figures follow CUTLASS's TMEM copy traits (which lane and
@@ -65,7 +67,7 @@ def warp_uniform(ctx, g, vals, what):
 def _ld_state(ctx) -> AsyncWrites:
     st = getattr(ctx, "tcgen05_ld", None)
     if st is None:
-        st = ctx.tcgen05_ld = AsyncWrites(ctx, "tcgen05.ld", "tcgen05.wait::ld")
+        st = ctx.tcgen05_ld = AsyncWrites(ctx, "tcgen05.ld", "tcgen05.wait::ld", early=True)
     return st
 
 

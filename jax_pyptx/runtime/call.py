@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import SpecializationError
+from ..interpret.severity import sanitize_mode
 from ..interpret.timeline import check_path
 from ..kernel import Kernel
 from ..specialize.binding import split_keywords, valid_names
@@ -152,7 +153,7 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         grid=norm_grid(grid), aliases=norm_aliases(input_output_aliases),
         static_scalars=tuple(statics), interpret=interpret, name=name, debug=bool(debug),
         independent=tuple(independent or ()), covers=norm_covers(kernel, covers),
-        sanitize=bool(sanitize), raw=tuple(b.raw_values().items()),
+        sanitize=sanitize_mode(sanitize), raw=tuple(b.raw_values().items()),
         max_steps=None if max_steps is None else int(max_steps),
         timeout=None if timeout is None else float(timeout), timeline=check_path(timeline))
     check_covers_shapes(spec)          # a shape too small for one block, before the grid

@@ -42,7 +42,7 @@ class CallSpec:
     debug: bool = False
     independent: tuple = ()         # shape variables the kernel treats independently
     covers: tuple = ()              # ((symbol, grid axis, elements per block), ...)
-    sanitize: bool = True           # the interpreter's sanitizer
+    sanitize: bool | str = True     # the interpreter's sanitizer: True, "strict" or False (interpret.severity)
     raw: tuple = ()                 # ((raw parameter name, NumPy scalar value), ...)
     max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
     timeout: float | None = None    # the interpreter's time limit in seconds (None: none)
