@@ -16,7 +16,6 @@ from .dispatch import decode_program
 from .severity import sanitize_mode
 from .machine import Context
 from .mbarrier import check_balanced
-from .ops_regs import check_at_exit as check_setmaxnreg
 from .stats import Stats
 from .timeline import Timeline, check_path
 from .traced import TracedContext
@@ -239,8 +238,6 @@ def _run_batch(ctx):
         check(ctx)
     if ctx.mbar:
         check_balanced(ctx)
-    if ctx.regfile is not None:
-        check_setmaxnreg(ctx)
     if ctx.cp_pending:
         from .machine import Group
         from .ops_mem import cp_complete
