@@ -66,8 +66,9 @@ while the others are parked (``progress``). Every report is an ``InterpreterErro
 naming the instruction, the
 thread and CTA, and the user's source line when the instruction carries one.
 """
+from ..errors import SanitizerWarning  # noqa: F401
 from .launch import launch  # noqa: F401
 from .stats import BufferStats, Stats  # noqa: F401
 from .tensormap import TensorMap, tensor_map  # noqa: F401
 
-__all__ = ["launch", "tensor_map", "TensorMap", "Stats", "BufferStats"]
+__all__ = ["launch", "tensor_map", "TensorMap", "Stats", "BufferStats", "SanitizerWarning"]
