@@ -152,7 +152,10 @@ def test_uninitialized_register():
         ret;
     }"""
     y = np.zeros(32, np.uint32)
-    with pytest.raises(UninitializedReadError, match=r"read of uninitialized register %r2: add.u32 %r3, %r2, %r1; "
+    # memcheck's rule: reported where the undefined bits reach memory, naming where they came from
+    with pytest.raises(UninitializedReadError, match=r"undefined bits of register %r3 \(bits 0-31, from uninitialized "
+                                                     r"register %r2 read by <ptx>:12: add.u32 %r3, %r2, %r1\) reach "
+                                                     r"memory or an address: st.global.u32 \[%rd3\], %r3; "
                                                      r"by thread \(16,0,0\) of CTA \(0,0,0\)"):
         launch(prog, "k", [y], block=32)
     # with the sanitizer off the kernel runs (the register reads as zero)

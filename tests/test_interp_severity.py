@@ -128,7 +128,7 @@ DIVERGENT_SHFL = HDR + """
 
 
 @pytest.mark.parametrize("ptx_text,block,err", [
-    (UNINIT_REG, 32, "read of uninitialized register %r1"),
+    (UNINIT_REG, 32, "from uninitialized register %r1 read by"),
     (UNINIT_SMEM, 32, "is read before any thread of this CTA wrote it"),
     (RACE, 64, "a different value, with no barrier between them"),
     (READ_OUTPUT, 1, "uninitialized"),
@@ -159,6 +159,7 @@ def test_sanitize_false_still_refuses_what_cannot_run():
         launch(DIVERGENT_SHFL, "k", [np.zeros(4, np.uint32)], block=32, sanitize=False)
 
 
-def test_uninitialized_read_error_is_unchanged_by_the_severity_split():
-    with pytest.raises(UninitializedReadError, match=r"^<ptx>:7: read of uninitialized register %r1"):
+def test_strict_keeps_errors_errors():
+    with pytest.raises(UninitializedReadError, match=r"^<ptx>:10: undefined bits of register %r2 \(bits 0-31, from "
+                                                     r"uninitialized register %r1 read by <ptx>:9: add.u32"):
         launch(UNINIT_REG, "k", [np.zeros(4, np.uint32)], block=1, sanitize="strict")

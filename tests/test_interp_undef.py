@@ -1,6 +1,7 @@
-"""LLVM ``undef`` halves: a register packed from an undefined and a defined half is tracked
-byte by byte; computing on it is fine, and only undefined bits that reach memory, an address, a
-branch or a predicate are reported (with the pack that left them undefined)."""
+"""LLVM ``undef`` values, memcheck's rule: a register packed from an undefined and a defined half
+(or converted from an undefined source) is tracked bit by bit; computing on it is fine, and only
+undefined bits that reach memory, an address, a branch or a predicate are reported (naming the
+register they came from and the instruction that read it)."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,26 +45,63 @@ def test_computing_on_a_half_undefined_register_and_storing_the_defined_half_is_
 
 
 @pytest.mark.parametrize("sink,reg,what", [
-    ("st.global.b16 [%rd1+2], %h2;", "%h2", "bytes 0-1"),
-    ("st.global.b32 [%rd1+4], %r2;", "%r2", "bytes 0-1"),
-    ("st.global.b16 [%rd1+2], %r2;", "%r2", "bytes 0-1"),
-    ("cvt.u64.u16 %rd2, %h2;\n  add.u64 %rd3, %rd1, %rd2;\n  st.global.b16 [%rd3], %h3;", "%rd3", "bytes 0-1"),
+    ("st.global.b16 [%rd1+2], %h2;", "%h2", "bits 0-15"),
+    ("st.global.b32 [%rd1+4], %r2;", "%r2", "bits 0-15"),
+    ("st.global.b16 [%rd1+2], %r2;", "%r2", "bits 0-15"),
+    ("cvt.u64.u16 %rd2, %h2;\n  add.u64 %rd3, %rd1, %rd2;\n  st.global.b16 [%rd3], %h3;", "%rd3", "bits 0-15"),
 ])
 def test_undefined_bits_reaching_memory_or_an_address(sink, reg, what):
     with pytest.raises(UninitializedReadError) as ei:
         run(sink)
     msg = str(ei.value)
-    assert f"undefined bits of register {reg} ({what}, left undefined by <ptx>:{PACK_LINE}: mov.b32 %r1, " \
-           f"{{%h0, %h1}}) reach memory or an address" in msg
+    assert f"undefined bits of register {reg} ({what}, from uninitialized register %h0 read by <ptx>:{PACK_LINE}: " \
+           f"mov.b32 %r1, {{%h0, %h1}}) reach memory or an address" in msg
 
 
 def test_undefined_bits_reaching_a_predicate_or_a_branch():
-    with pytest.raises(UninitializedReadError, match=r"a predicate \(%p1\) is computed from undefined bits, left "
-                                                     r"undefined by <ptx>:9: mov.b32 %r1, \{%h0, %h1\}"):
+    with pytest.raises(UninitializedReadError, match=r"a predicate \(%p1\) is computed from undefined bits, from "
+                                                     r"uninitialized register %h0 read by <ptx>:9: mov.b32 %r1, "
+                                                     r"\{%h0, %h1\}"):
         run("cvt.f32.f16 %f1, %h2;\n  setp.gt.f32 %p1, %f1, 0f00000000;")
     run("cvt.f32.f16 %f1, %h3;\n  setp.gt.f32 %p1, %f1, 0f00000000;")        # the defined half: clean
 
 
-def test_a_fully_uninitialized_register_is_still_reported_where_read():
-    with pytest.raises(UninitializedReadError, match="read of uninitialized register %h0"):
-        run("add.f16 %h4, %h0, %h1;")
+def test_a_fully_uninitialized_register_is_reported_where_its_bits_reach_memory():
+    run("add.f16 %h4, %h0, %h1;")              # computed on, never used: clean (memcheck)
+    with pytest.raises(UninitializedReadError, match=r"undefined bits of register %h4 \(bits 0-15, from uninitialized "
+                                                     r"register %h0 read by <ptx>:\d+: add.f16 %h4, %h0, %h1\) reach "
+                                                     r"memory or an address: st.global.b16 \[%rd1\+2\], %h4;"):
+        run("add.f16 %h4, %h0, %h1;\n  st.global.b16 [%rd1+2], %h4;")
+    # read directly by a sink: reported where read
+    with pytest.raises(UninitializedReadError, match=r"read of uninitialized register %h0: st.global.b16"):
+        run("st.global.b16 [%rd1+2], %h0;")
+
+
+# cvt.rn.satfinite.e4m3x2.f32 d, a, b: a -> the upper byte, b -> the lower. LLVM leaves a undef
+# when only one fp8 value is wanted, and the store writes only the lower byte.
+E4M3 = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .b16 %rs<3>; .reg .b32 %r<4>; .reg .u64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  mov.b32 %r2, 0f3FC00000;
+  cvt.rn.satfinite.e4m3x2.f32 %rs1, %r3, %r2;
+  SINK
+  ret;
+}
+"""
+
+
+def test_packed_conversion_of_an_undefined_source_leaves_only_its_element_undefined():
+    out = np.zeros(4, np.uint8)
+    launch(E4M3.replace("SINK", "st.global.b8 [%rd1], %rs1;"), "k", [out])
+    assert out[0] == 0x3C                       # 1.5 in e4m3 (0 0111 100)
+    with pytest.raises(UninitializedReadError, match=r"undefined bits of register %rs1 \(bits 8-15, from uninitialized "
+                                                     r"register %r3 read by <ptx>:9: cvt.rn.satfinite.e4m3x2.f32 %rs1, "
+                                                     r"%r3, %r2\) reach memory or an address: st.global.b16"):
+        launch(E4M3.replace("SINK", "st.global.b16 [%rd1], %rs1;"), "k", [out])
+    # the defined source in the upper element instead: the lower byte is the undefined one
+    with pytest.raises(UninitializedReadError, match=r"\(bits 0-7, from uninitialized register %r3"):
+        launch(E4M3.replace("%r3, %r2;", "%r2, %r3;").replace("SINK", "st.global.b8 [%rd1], %rs1;"), "k", [out])

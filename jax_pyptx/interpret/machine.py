@@ -135,7 +135,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         a = self.regs.get(key)
         if a is None:
             if self.sanitize:
-                if not self.lenient:
+                if not self.computes_here():
                     self._uninit_reg(key, g, None)
                 self._lenient_read(key, g, None)
                 return np.zeros(g.n, self.prog.regs[key].sdt)
@@ -144,7 +144,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
             m = self.pinit[key]
             ok = m if g.full else m[g.idx]
             if not ok.all():
-                if not self.lenient:
+                if not self.computes_here():
                     self._uninit_reg(key, g, ok)
                 self._lenient_read(key, g, ok)
         if self.undef and key in self.undef:

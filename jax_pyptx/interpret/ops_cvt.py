@@ -196,8 +196,17 @@ def _cvt_pack2(prog, d, ins, scope, dec, dt_t, st, mode, satf, relu):
     wide = np.dtype(UINT[dt_t.bits])
 
     def fn(ctx, g):
-        a = np.asarray(ga(ctx, g)).astype(np.float64)
-        b = np.asarray(gb(ctx, g)).astype(np.float64)
+        if ctx.sanitize:          # an undefined a (b) leaves the upper (lower) element undefined
+            try:
+                ctx.telem, ctx.tshift = eb, eb
+                a = np.asarray(ga(ctx, g)).astype(np.float64)
+                ctx.tshift = 0
+                b = np.asarray(gb(ctx, g)).astype(np.float64)
+            finally:
+                ctx.telem = ctx.tshift = 0
+        else:
+            a = np.asarray(ga(ctx, g)).astype(np.float64)
+            b = np.asarray(gb(ctx, g)).astype(np.float64)
         ra = fp.round_to(a, efmt, mode, sat=satf, relu=relu)
         rb = fp.round_to(b, efmt, mode, sat=satf, relu=relu)
         ea, eb_ = _enc_canon(ra, efmt), _enc_canon(rb, efmt)

@@ -369,10 +369,10 @@ def _mov_pack(prog, d, ins, scope, dec, t):
 
         def pack(ctx, g):
             r = np.zeros(g.n, wide)
-            ctx.lenient = ctx.sanitize         # an undefined element leaves undefined bytes (LLVM undef)
+            ctx.lenient = ctx.sanitize         # an undefined element leaves undefined bits (LLVM undef)
             try:
                 for i, f in enumerate(gets):
-                    ctx.tshift = i * w // 8
+                    ctx.tshift = i * w
                     v = np.asarray(f(ctx, g)).astype(wide)
                     r |= v << wide.type(i * w)
             finally:
@@ -391,7 +391,7 @@ def _mov_pack(prog, d, ins, scope, dec, t):
             v = np.broadcast_to(np.asarray(get(ctx, g)), (g.n,))
             try:
                 for i, p in enumerate(puts):
-                    ctx.tshift = i * w // 8         # destination i takes these bytes' definedness
+                    ctx.tshift = i * w              # destination i takes these bits' definedness
                     p(ctx, g, (v >> v.dtype.type(i * w)).astype(edt))
             finally:
                 ctx.tshift = 0
