@@ -29,7 +29,8 @@ Modules:
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks; ``stack`` /
   ``ops_stack``: the per-thread alloca stack (alloca, stacksave, stackrestore);
-* ``sanitizer``: shared-memory race detection;
+* ``sanitizer``: shared-memory race detection; ``severity``: errors, ``SanitizerWarning`` and
+  ``sanitize="strict"``;
 * ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
 * ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
   swizzle and out-of-bound fill; ``ops_bulk``: the bulk-copy / TMA / tensormap instructions;
@@ -42,8 +43,8 @@ Modules:
   ``ops_tcgen05_mma`` (Blackwell tcgen05: alloc, ld / st, cp, shift, commit, mma), ``tmem``
   (Tensor Memory and its allocation checks), ``smem_matrix`` (matrix descriptors and the
   swizzled canonical operand layouts), ``asyncregs`` (registers owned by an asynchronous
-  instruction until its wait), ``definedness`` (byte-level definedness for LLVM ``undef``
-  halves);
+  instruction until its wait), ``definedness`` (bit-level definedness of registers, as
+  memcheck keeps it);
 * ``snippet``: run a few instructions on per-thread inputs (``run_snippet``);
 * ``stats``: ``Stats``, opt-in counters of global-memory bytes and tensor-core FLOPs
   (``launch(..., stats=Stats())``; how handlers count their own ops is in its docstring).
@@ -52,19 +53,23 @@ Modules:
   the batch context whose scheduling loop feeds it (launches without a timeline never touch
   either).
 
-The sanitizer (``sanitize=True``, the default) reports reads of uninitialized registers and
-shared memory, reads (and atomics) of output buffers before the kernel wrote them (outputs
-start uninitialized, as on a GPU: ``launch(..., outputs=)``; the JAX, torch and
-``kernel.interpret`` paths mark every output that aliases no input), shared-memory races between
-warps with no barrier between them (read-write and write-write, the same value included),
-threads exiting without reaching an ``.aligned`` barrier other threads wait at, divergent
-``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators and tcgen05.ld registers
-touched before their wait, Tensor Memory used after ``tcgen05.dealloc`` or still allocated at
-exit, and undefined register bytes that reach memory, an address, a branch or a predicate;
+The sanitizer (``sanitize=True``, the default) reports uninitialized bits where they are used
+(memcheck's rule, ``definedness``: a store of the bytes holding them, an address, a branch, a
+predicate, a collective; reading a never-written register into arithmetic is not itself a bug)
+and reads of shared memory nothing wrote, reads (and atomics) of output buffers before the
+kernel wrote them (outputs start uninitialized, as on a GPU: ``launch(..., outputs=)``; the JAX,
+torch and ``kernel.interpret`` paths mark every output that aliases no input), shared-memory
+races between warps with no barrier between them (read-write, and write-write of different
+values), threads exiting without reaching an ``.aligned`` barrier other threads wait at,
+divergent ``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators touched before
+their wait, Tensor Memory used after ``tcgen05.dealloc`` or still allocated at exit;
 out-of-bounds and misaligned accesses are always errors, and so are warps spinning forever
 while the others are parked (``progress``). Every report is an ``InterpreterError`` subclass
-naming the instruction, the
-thread and CTA, and the user's source line when the instruction carries one.
+naming the instruction, the thread and CTA, and the user's source line when the instruction
+carries one. PTX that breaks the ISA's letter while hardware gives the defined result (the same
+value stored to a shared byte by two warps, a ``tcgen05.ld`` register read before
+``tcgen05.wait::ld``) is a ``SanitizerWarning`` instead, once per instruction; ``sanitize=
+"strict"`` raises those too and ``sanitize=False`` gives no verdict (``severity``).
 """
 from ..errors import SanitizerWarning  # noqa: F401
 from .launch import launch  # noqa: F401
