@@ -126,6 +126,7 @@ def test_the_drivers_rules_for_the_packed_types():
 # ----------------------------------------------------------------------------- loads
 @pytest.mark.parametrize("name, at", [
     ("b4x16_p64", (128, 1)), ("b6x16_p32", (0, 2)), ("b4x16", (64, 0)), ("b4x16", (192, 3)),
+    ("b6x16_p32", (8, 1)), ("b6x16_p32", (-4, 5)),       # groups that start inside a byte
 ])
 def test_load_puts_each_16_element_group_in_its_unit(name, at):
     code, bits, unit = TYPES[name]
@@ -137,8 +138,10 @@ def test_load_puts_each_16_element_group_in_its_unit(name, at):
     codes = unpack(G, bits)
     want_codes = np.zeros((4, 128), np.uint8)            # out-of-bound elements load as zeros
     c0, c1 = at
-    rows = codes[c1:c1 + 4, c0:c0 + 128]
-    want_codes[:rows.shape[0], :rows.shape[1]] = rows
+    for r in range(4):
+        for c in range(128):
+            if 0 <= c1 + r < codes.shape[0] and 0 <= c0 + c < codes.shape[1]:
+                want_codes[r, c] = codes[c1 + r, c0 + c]
     np.testing.assert_array_equal(got, smem_model(want_codes, bits, unit))
     if unit == 16:                                       # the gaps are there and zero
         gaps = got.reshape(-1, 16)[:, 2 * bits:]
