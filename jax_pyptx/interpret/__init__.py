@@ -3,8 +3,9 @@
 ``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True, max_steps=,
 timeout=, stats=, timeline=, outputs=)`` runs any
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
-pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` for
-``.b8 name[N]`` by-value params, and ``tensor_map(array, box=...)`` for TMA descriptor params
+pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` or a
+NumPy scalar / array whose bytes fill it exactly for ``.b8 name[N]`` by-value params (Triton's
+fp16 / bf16 scalars: ``np.float16(x)``), and ``tensor_map(array, box=...)`` for TMA descriptor params
 (a ``.b8[128]`` param by value or a ``.u64`` pointer to it). ``kernel.interpret(...)`` and the
 JAX / torch CPU paths run on it. Its sanitizer also checks the async proxy (``async_proxy``):
 generic writes read by TMA / wgmma / tcgen05 without ``fence.proxy.async``, copy destinations

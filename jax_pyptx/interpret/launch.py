@@ -174,6 +174,43 @@ def _scalar_bytes(value, p):
     return np.asarray(v, dtype=dt).tobytes()
 
 
+def _array_param_bytes(a, p, size: int) -> bytes:
+    """The bytes of argument ``a`` for the byte-array parameter ``p`` (``.param .b8 name[N]``
+    and other ``.param .T name[N]``, ``size`` bytes in all): ``bytes`` / ``bytearray`` /
+    ``memoryview``, or any NumPy scalar (``np.float16``, ``ml_dtypes.bfloat16``, ``np.uint16``,
+    ...) or array (C order) whose bytes fill the parameter exactly. Triton passes an fp16 / bf16
+    scalar as ``.param .b8 name[2]``, so ``np.float16(x)`` is the natural argument for it.
+
+    A Python ``int`` / ``float`` / ``bool`` (or a list) has no width of its own, so which bytes
+    it stands for is ambiguous (``1.5`` as f16, bf16 or f32?): it is refused, as is anything
+    whose byte count differs from the parameter's, with the parameter, its size and what was
+    given named."""
+    name = f"param {p.name!r}"
+    eg = {1: "np.uint8(x)", 2: "np.float16(x), ml_dtypes.bfloat16(x), np.uint16(x)",
+          4: "np.float32(x), np.uint32(x)", 8: "np.float64(x), np.uint64(x)"}.get(
+              size, f"a uint8 array of {size}")
+    tm_hint = ", or a tensor map (jax_pyptx.interpret.tensor_map)" if size == 128 else ""
+    allowed = (f"a .{p.type.name}[{p.array}] param takes a NumPy scalar or array of exactly {size} "
+               f"bytes (e.g. {eg}) or bytes of length {size}{tm_hint}")
+    if isinstance(a, (bytes, bytearray, memoryview)):
+        b, what = bytes(a), type(a).__name__
+    elif isinstance(a, (np.ndarray, np.generic)):
+        if a.dtype.kind in "OU":
+            raise InterpreterError(f"{name} takes {size} bytes, got NumPy data of dtype {a.dtype}, which "
+                                   f"has no fixed byte image; {allowed}")
+        b = a.tobytes()                 # C order for an array of any layout
+        what = (f"a {a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
+                else f"a {a.dtype} scalar")
+    elif isinstance(a, (bool, int, float, complex)):
+        raise InterpreterError(f"{name} takes {size} bytes, got the Python {type(a).__name__} {a!r}, "
+                               f"which has no width of its own; {allowed}")
+    else:
+        raise InterpreterError(f"{name} takes {size} bytes, got {type(a).__name__}; {allowed}")
+    if len(b) != size:
+        raise InterpreterError(f"{name} takes {size} bytes, got {len(b)} ({what}); {allowed}")
+    return b
+
+
 def _is_tensor_map(a) -> bool:
     from .tensormap import TensorMap
     return isinstance(a, TensorMap) or (isinstance(a, (list, tuple)) and bool(a)
@@ -294,14 +331,17 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
     pointer parameter (it receives the array's device address; stores write into the array in
-    place), a NumPy or Python scalar for a scalar parameter (converted to its type), ``bytes``
-    of length N for a ``.b8 name[N]`` parameter, ``None`` for a null pointer. ``smem`` is the
+    place), a NumPy or Python scalar for a scalar parameter (converted to its type), for a
+    byte-array parameter (``.b8 name[N]``, how Triton passes an fp16 / bf16 scalar) ``bytes`` or
+    any NumPy scalar or array whose bytes fill it exactly (``np.float16(x)`` for ``.b8 h[2]``; a
+    Python number, having no width, is refused), ``None`` for a null pointer. ``smem`` is the
     dynamic shared memory size for ``.extern .shared`` arrays. ``sanitize``: ``True`` (the
     default) raises an ``InterpreterError`` subclass for what would be wrong or undefined on a
     GPU and warns (``SanitizerWarning``, once per instruction) for PTX that breaks the letter of
     the ISA while hardware gives the defined result; ``"strict"`` raises for those too;
-    ``False`` turns every check off (bounds of memory outside every allocation, unknown
-    instructions and what cannot be executed still raise; ``severity``). ``cluster``: the cluster shape (None: the kernel's ``.reqnctapercluster``, else
+    ``False`` turns every check off (memory outside every allocation, unknown instructions and
+    what cannot be executed still raise; ``severity``). ``cluster``: the cluster shape (None:
+    the kernel's ``.reqnctapercluster``, else
     no clusters); all CTAs of a cluster run together. ``max_steps`` (default
     ``DEFAULT_MAX_STEPS``) bounds the instructions dispatched per batch of CTAs and ``timeout``
     (seconds, default none) the wall time of the launch: either raises
@@ -401,16 +441,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
             maps.append((p, off, size, a))
             continue
         if p.array is not None:
-            if isinstance(a, (bytes, bytearray, memoryview)):
-                b = bytes(a)
-            elif isinstance(a, np.ndarray):
-                b = a.tobytes()
-            else:
-                raise InterpreterError(f"param {p.name!r} is .b8[{p.array}]: pass bytes of length {p.array}"
-                                       f"{' or a tensor map (jax_pyptx.interpret.tensor_map)' if size == 128 else ''}")
-            if len(b) != size:
-                raise InterpreterError(f"param {p.name!r} takes {size} bytes, got {len(b)}")
-            pbuf[off:off + size] = np.frombuffer(b, np.uint8)
+            pbuf[off:off + size] = np.frombuffer(_array_param_bytes(a, p, size), np.uint8)
             continue
         if a is None:
             pbuf[off:off + size] = 0

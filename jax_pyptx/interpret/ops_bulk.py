@@ -130,6 +130,12 @@ def _check_rank(ctx, gj, f, dims, what):
         raise ctx.error(InterpreterError, f"{what}.{dims}d uses a tensor map of rank {f.rank}", gj)
 
 
+def _check_direction(ctx, gj, f, what):
+    bad = T.direction_problem(f, what)
+    if bad:
+        raise ctx.error(InterpreterError, bad, gj)
+
+
 def _tensor_load(prog, d, ins, scope, dec, dims, mode):
     d.noun = "TMA load"
     ops = list(ins.operands)
@@ -152,6 +158,7 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
             gj = _one(ctx, g, j)
             f = read_tensormap(ctx, gj, int(tma[j]), symspace)
             _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
+            _check_direction(ctx, gj, f, "load")
             box = T.make_box(f, mode, [int(c[j]) for c in cs], [int(o[j]) for o in io] if io else None)
             cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
             mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
@@ -236,6 +243,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
             gj = _one(ctx, g, j)
             f = read_tensormap(ctx, gj, int(tma[j]), symspace)
             _check_rank(ctx, gj, f, dims, what)
+            _check_direction(ctx, gj, f, "store" if op is None else op)
             box = T.make_box(f, mode, [int(c[j]) for c in cs], None)
             cta, off = _shared_at(ctx, gj, int(src[j]), 128, "the TMA source")
             if cta != int(ctx.slot_cta[gj.idx[0]]):
@@ -243,8 +251,13 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                                                   f"issuing CTA", gj)
             es = box.esz
             phys, contig = box_slots(f, off, box.n, es, ctx.shared.size)
-            vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
-                                     span=(off, off + box.nbytes) if contig else None)
+            need = T.store_units(box)
+            if need is None:
+                vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
+                                         span=(off, off + box.nbytes) if contig else None)
+            else:       # only what lands inside the tensor is read (and checked)
+                vals = np.zeros(box.n, _UINT[es])
+                vals[need] = read_shared_async(ctx, gj, cta, phys[need], es, f"the {d.noun}")
             tname = T.REDUCE_TYPES.get(f.elemtype) if op is not None else None
             T.scatter_global(ctx, f, box, vals, op, tname)
     d.fn = store

@@ -37,6 +37,35 @@ All zeros is the state ``tensormap.replace`` starts from in code that builds a m
 (Triton zero-fills 128 bytes of shared memory first); fields nobody set are then zero and a TMA
 that uses such a map reports which field is invalid.
 
+Packed sub-byte types (elemtypes 13..15; ``CUtensorMapDataType`` 13..15 of CUDA 12.8+ ``cuda.h``
+and its ``cuTensorMapEncodeTiled`` notes; PTX ISA "Tensors", "Sub-byte Types"): the fp4 / fp6
+operands of the block-scaled ``tcgen05.mma`` kinds. Global memory holds the elements packed with
+no gaps; the dimensions, coordinates and box sizes count elements (4- or 6-bit values), the
+strides bytes. A copy moves each group of 16 consecutive elements of a box row as one unit of
+shared memory (16 elements are 8 bytes at 4 bits, 12 at 6):
+
+=============  ==============  ====  ===============  ======================================
+elemtype       driver type     bits  shared per 16    what a load puts in shared memory
+=============  ==============  ====  ===============  ======================================
+13 .b4x16      16U4_ALIGN8B    4     8 bytes          the 8 packed bytes, no gap
+14 .b4x16_p64  16U4_ALIGN16B   4     16 bytes         the 8 packed bytes, then an 8-byte gap
+15 .b6x16_p32  16U6_ALIGN16B   6     16 bytes         the 12 packed bytes, then a 4-byte gap
+=============  ==============  ====  ===============  ======================================
+
+Within a group, element ``i`` takes bits ``[i * bits, (i + 1) * bits)`` counting from the low bit
+of its first byte (the documentation does not spell the order out; it is the one the
+interpreter's tcgen05 operand decoder reads, and only matters where a box starts or the tensor
+ends inside a group).
+
+The driver's extra rules, checked by ``problems``: ``global_dim[0]`` a multiple of 2 (13) or 128
+(14, 15); for 14 and 15 a 32-byte aligned address and strides, ``box_dim[0]`` (im2col: channels
+per pixel) exactly 128, and only the swizzles none, 128B and 128B with 32B atoms (14: loads only;
+15: loads and stores, plus 128B with 64B atoms for stores); 15 has no interleave; no NaN fill
+(they are not floating-point types). The inner box row must be a multiple of 16 bytes counted at
+the element size (``box_dim[0] * bits / 8``, as the driver computes it). The interpreter also
+refuses interleaved maps of 13 and 14 (not modelled), and reductions into any packed type (the
+ISA's reduction types do not include them). How the engine moves them is in ``tma``.
+
 Swizzle (``swizzle``): the TMA writes element bytes at shared address ``a`` to ``swizzle(a)``,
 a function of the address bits (PTX ISA "Tensor-map swizzling"; DESIGN.md "Facts";
 ``isa.swizzle``): 32B mode XORs bit 4 with bit 7, 64B bits [4:5] with [7:8], 128B bits [4:6]
@@ -56,13 +85,21 @@ from ..isa.swizzle import swizzle as _isa_swizzle
 
 SIZE = 128
 
-# elemtype code (tensormap.replace numbering) -> (name, bytes per element, is float)
+# elemtype code (tensormap.replace numbering) -> (name, bits per element, is float)
 ELEMTYPES = {
-    0: ("u8", 1, False), 1: ("u16", 2, False), 2: ("u32", 4, False), 3: ("s32", 4, False),
-    4: ("u64", 8, False), 5: ("s64", 8, False), 6: ("f16", 2, True), 7: ("f32", 4, True),
-    8: ("f32.ftz", 4, True), 9: ("f64", 8, True), 10: ("bf16", 2, True), 11: ("tf32", 4, True),
-    12: ("tf32.ftz", 4, True), 13: ("b4x16", 8, False), 14: ("b4x16_p64", 16, False),
-    15: ("b6x16_p32", 16, False),
+    0: ("u8", 8, False), 1: ("u16", 16, False), 2: ("u32", 32, False), 3: ("s32", 32, False),
+    4: ("u64", 64, False), 5: ("s64", 64, False), 6: ("f16", 16, True), 7: ("f32", 32, True),
+    8: ("f32.ftz", 32, True), 9: ("f64", 64, True), 10: ("bf16", 16, True), 11: ("tf32", 32, True),
+    12: ("tf32.ftz", 32, True), 13: ("b4x16", 4, False), 14: ("b4x16_p64", 4, False),
+    15: ("b6x16_p32", 6, False),
+}
+# the packed sub-byte types (see "Packed sub-byte types" in the module doc): elemtype code ->
+# (bits per element, shared-memory bytes per group of 16 elements, CUtensorMapDataType name)
+PACKED = {13: (4, 8, "16U4_ALIGN8B"), 14: (4, 16, "16U4_ALIGN16B"), 15: (6, 16, "16U6_ALIGN16B")}
+# (swizzle_mode, swizzle_atomicity) pairs the driver allows with a packed type, and for what
+PACKED_SWIZZLES = {
+    14: {(0, 0): "load", (3, 0): "load", (3, 1): "load"},
+    15: {(0, 0): "load and store", (3, 0): "load and store", (3, 1): "load and store", (3, 3): "store"},
 }
 # CUtensorMapDataType value -> elemtype code
 CU_DATA_TYPE = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 9, 9: 10, 10: 8, 11: 11, 12: 12,
@@ -71,7 +108,8 @@ CU_DATA_TYPE = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 9, 9: 10, 10:
 TYPE_NAMES = {"u8": 0, "s8": 0, "b8": 0, "e4m3": 0, "e5m2": 0, "e8m0": 0, "u16": 1, "s16": 1,
               "b16": 1, "u32": 2, "b32": 2, "s32": 3, "u64": 4, "b64": 4, "s64": 5, "f16": 6,
               "f32": 7, "f32_ftz": 8, "f32.ftz": 8, "f64": 9, "bf16": 10, "tf32": 11,
-              "tf32_ftz": 12, "tf32.ftz": 12}
+              "tf32_ftz": 12, "tf32.ftz": 12, "b4x16": 13, "16U4_ALIGN8B": 13, "b4x16_p64": 14,
+              "16U4_ALIGN16B": 14, "b6x16_p32": 15, "16U6_ALIGN16B": 15}
 # CUtensorMapSwizzle value -> (swizzle_mode, swizzle_atomicity)
 CU_SWIZZLE = {0: (0, 0), 1: (1, 0), 2: (2, 0), 3: (3, 0), 4: (3, 1), 5: (3, 2), 6: (3, 3)}
 SWIZZLE_NAMES = {"none": 0, "32B": 1, "64B": 2, "128B": 3, "128B_atom_32B": 4,
@@ -86,7 +124,8 @@ assert _LAYOUT.size == SIZE
 @dataclass(frozen=True)
 class TensorMapFields:
     """The decoded fields of a tensor map (per-dimension tuples innermost first, ``rank``
-    entries each; ``strides[0]`` is the element size)."""
+    entries each; ``strides[0]`` is the element size in bytes, 0 for the packed sub-byte types,
+    whose size is ``elem_bits``)."""
 
     address: int
     rank: int
@@ -107,8 +146,19 @@ class TensorMapFields:
     pixels: int = 0
 
     @property
-    def elem_size(self) -> int:
+    def elem_bits(self) -> int:
         return ELEMTYPES[self.elemtype][1] if self.elemtype in ELEMTYPES else 0
+
+    @property
+    def elem_size(self) -> int:
+        """Bytes per element; 0 for the packed sub-byte types (``elem_bits`` 4 or 6)."""
+        b = self.elem_bits
+        return b // 8 if b % 8 == 0 else 0
+
+    @property
+    def packed(self) -> bool:
+        """A packed sub-byte type (elemtype 13..15)."""
+        return self.elemtype in PACKED
 
     @property
     def is_float(self) -> bool:
@@ -164,7 +214,8 @@ def decode(b: bytes) -> TensorMapFields:
         return got
     r = unpack(b)
     rank = r["rank_m1"] + 1
-    es = ELEMTYPES.get(r["elemtype"], ("", 0))[1]
+    bits = ELEMTYPES.get(r["elemtype"], ("", 0))[1]
+    es = bits // 8 if bits % 8 == 0 else 0
     f = TensorMapFields(
         address=r["address"], rank=rank, elemtype=r["elemtype"], dims=tuple(r["dims"][:rank]),
         strides=(es,) + tuple(r["strides"][:max(rank - 1, 0)]), box=tuple(r["box"][:rank]),
@@ -189,15 +240,14 @@ def encode(f: TensorMapFields) -> bytes:
 
 def problems(f: TensorMapFields) -> list:
     """What makes ``f`` unusable by a TMA (empty when it is valid). The checks are those of
-    ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col``."""
+    ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col``, with the extra rules of the packed
+    sub-byte types (module doc)."""
     out = []
     r = f.rank
     if not 1 <= r <= 5:
         return [f"rank {r} (1..5)"]
     if f.elemtype not in ELEMTYPES:
         out.append(f"elemtype {f.elemtype} (0..15)")
-    elif f.elemtype >= 13:
-        out.append(f"elemtype {f.type_name}: packed sub-byte element types are not modelled")
     if f.mode not in (0, 1):
         out.append(f"mode {f.mode} (0 tiled, 1 im2col)")
     if f.mode == 1 and r < 3:
@@ -217,36 +267,83 @@ def problems(f: TensorMapFields) -> list:
         out.append(f"fill_mode {f.fill} (0..1)")
     if f.fill == 1 and f.elemtype in ELEMTYPES and not f.is_float:
         out.append(f"NaN fill for the non-floating-point elemtype {f.type_name}")
-    align = 32 if f.interleave == 2 else 16
+    wide = f.elemtype in (14, 15)                   # the 16-byte aligned packed types
+    align = alignment(f)
+    why = " (16-byte aligned packed type)" if wide and f.interleave != 2 else ""
     if f.address % align:
-        out.append(f"global_address {f.address:#x} is not {align}-byte aligned")
+        out.append(f"global_address {f.address:#x} is not {align}-byte aligned{why}")
     for i, d in enumerate(f.dims):
         if not 1 <= d < 1 << 32:
             out.append(f"global_dim[{i}] = {d} (1..2^32-1)")
     for i, s in enumerate(f.strides[1:], 1):
         if s % align or s >= 1 << 40:
-            out.append(f"global_stride[{i - 1}] = {s} (a multiple of {align} below 2^40)")
+            out.append(f"global_stride[{i - 1}] = {s} (a multiple of {align} below 2^40){why}")
     for i, e in enumerate(f.element_strides):
         if not 1 <= e <= 8:
             out.append(f"element_stride[{i}] = {e} (1..8)")
-    es = f.elem_size
+    if f.packed:
+        out += _packed_problems(f)
+    bits = f.elem_bits
     if f.mode == 0:
         for i, b in enumerate(f.box):
             if not 1 <= b <= 256:
                 out.append(f"box_dim[{i}] = {b} (1..256)")
-        inner = f.box[0] * es if f.box else 0
+        inner_bits = f.box[0] * bits if f.box else 0
     else:
         if not 1 <= f.channels <= 256:
             out.append(f"channels per pixel {f.channels} (1..256)")
         if not 1 <= f.pixels <= 1024:
             out.append(f"pixels per column {f.pixels} (1..1024)")
-        inner = f.channels * es
-    if es and f.interleave == 0 and inner % 16:
-        out.append(f"the inner box dimension is {inner} bytes (a multiple of 16)")
+        inner_bits = f.channels * bits
+    inner = inner_bits / 8
+    shown = f"{inner:g}"
+    if bits and f.interleave == 0 and inner_bits % 128:
+        out.append(f"the inner box dimension is {shown} bytes (a multiple of 16)")
     span = SWIZZLE_SPAN.get(f.swizzle, 0)
     if span and f.interleave == 0 and inner > span:
-        out.append(f"the inner box dimension is {inner} bytes, more than the {span}-byte swizzle span")
+        out.append(f"the inner box dimension is {shown} bytes, more than the {span}-byte swizzle span")
     return out
+
+
+def alignment(f: TensorMapFields) -> int:
+    """The alignment the driver requires of the global address and the byte strides: 32 with the
+    32B interleave or a 16-byte aligned packed type (``16U4_ALIGN16B``, ``16U6_ALIGN16B``), else
+    16."""
+    return 32 if f.interleave == 2 or f.elemtype in (14, 15) else 16
+
+
+def _packed_problems(f: TensorMapFields) -> list:
+    """The driver's rules for the packed sub-byte types (cuda.h, cuTensorMapEncodeTiled /
+    ``Im2col``), and what the interpreter does not model."""
+    out = []
+    name = f"{f.type_name} ({PACKED[f.elemtype][2]})"
+    if f.elemtype == 13:
+        if f.dims and f.dims[0] % 2:
+            out.append(f"global_dim[0] = {f.dims[0]}: {name} needs a multiple of 2")
+    else:
+        if f.dims and f.dims[0] % 128:
+            out.append(f"global_dim[0] = {f.dims[0]}: {name} needs a multiple of 128")
+        if f.mode == 0 and f.box and f.box[0] != 128:
+            out.append(f"box_dim[0] = {f.box[0]}: {name} needs 128")
+        if f.mode == 1 and f.channels != 128:
+            out.append(f"channels per pixel {f.channels}: {name} needs 128")
+        ok = PACKED_SWIZZLES[f.elemtype]
+        if (f.swizzle, f.atomicity) not in ok:
+            names = {(0, 0): "none", (3, 0): "128B", (3, 1): "128B_atom_32B", (3, 3): "128B_atom_64B"}
+            allowed = ", ".join(f"{names[k]} ({v})" for k, v in ok.items())
+            out.append(f"swizzle {_swizzle_name(f.swizzle, f.atomicity)} with {name} (allowed: {allowed})")
+    if f.interleave:
+        out.append(f"interleave_layout {f.interleave} with {name}: " +
+                   ("the driver requires none" if f.elemtype == 15 else
+                    "interleaved packed sub-byte tensors are not modelled by the interpreter"))
+    return out
+
+
+def _swizzle_name(mode: int, atomicity: int) -> str:
+    for name, cu in SWIZZLE_NAMES.items():
+        if CU_SWIZZLE.get(cu) == (mode, atomicity):
+            return name
+    return f"mode {mode} atomicity {atomicity}"
 
 
 def describe(f: TensorMapFields, address: bool = True) -> str:
@@ -254,7 +351,9 @@ def describe(f: TensorMapFields, address: bool = True) -> str:
     at = f" at {f.address:#x}" if address else ""
     shape = (f"box {f.box}" if f.mode == 0 else
              f"im2col corners {f.lower} / {f.upper}, {f.channels} channels x {f.pixels} pixels")
-    return (f"{f.type_name} rank {f.rank}{at}, dims {f.dims}, byte strides {f.strides}, {shape}, "
+    strides = (f"{f.elem_bits}-bit elements, byte strides {f.strides[1:]}" if f.packed else
+               f"byte strides {f.strides}")
+    return (f"{f.type_name} rank {f.rank}{at}, dims {f.dims}, {strides}, {shape}, "
             f"element strides {f.element_strides}")
 
 
@@ -312,7 +411,7 @@ class TensorMap:
         """
         from dataclasses import replace
         f = replace(self.fields, address=int(base_address) + self.offset)
-        align = 32 if f.interleave == 2 else 16
+        align = alignment(f)
         if f.address % align:
             raise InterpreterError(f"tensor_map: the tensor's device address {f.address:#x} is not "
                                    f"{align}-byte aligned (a view starting inside an element row?)")
@@ -363,10 +462,13 @@ def tensor_map(array, box=None, *, dtype=None, dims=None, strides=None, element_
     Every per-dimension tuple is innermost dimension first, as the driver takes them:
 
     * ``box``: the box size in elements per dimension (tiled mode);
-    * ``dtype``: a PTX type name (``"bf16"``, ``"f32"``, ``"u8"``...) or a CUtensorMapDataType
-      value; default: from ``array.dtype``;
-    * ``dims`` / ``strides``: the global dimensions in elements, and the byte strides of
-      dimensions 1..rank-1 (default: ``array``'s shape and strides, reversed);
+    * ``dtype``: a PTX type name (``"bf16"``, ``"f32"``, ``"u8"``...), a packed sub-byte type
+      (``"b4x16"`` / ``"16U4_ALIGN8B"``, ``"b4x16_p64"`` / ``"16U4_ALIGN16B"``, ``"b6x16_p32"`` /
+      ``"16U6_ALIGN16B"``; ``array`` then holds the packed bytes, e.g. as ``uint8``) or a
+      CUtensorMapDataType value; default: from ``array.dtype``;
+    * ``dims`` / ``strides``: the global dimensions in elements (4- or 6-bit values for the
+      packed types), and the byte strides of dimensions 1..rank-1 (default: ``array``'s shape
+      and strides, reversed; the last axis of a packed array holds its bytes);
     * ``element_strides``: traversal strides (default all 1);
     * ``interleave``: 0 none, 1 16B, 2 32B; ``swizzle``: a CUtensorMapSwizzle value (0 none,
       1 32B, 2 64B, 3 128B, 4 128B with 32B atoms, 5 the same with the 8B flip, 6 128B with
@@ -395,20 +497,28 @@ def tensor_map(array, box=None, *, dtype=None, dims=None, strides=None, element_
     if not isinstance(array, np.ndarray):
         raise InterpreterError(f"tensor_map: array must be a NumPy array, got {type(array).__name__}")
     code = _dtype_code(dtype, array)
-    es = ELEMTYPES[code][1]
+    bits = ELEMTYPES[code][1]
+    es = bits // 8 if bits % 8 == 0 else 0          # 0: a packed sub-byte type
     if dims is None:
         if not array.flags.c_contiguous:
             raise InterpreterError("tensor_map: a non-contiguous array needs dims= and strides=")
-        shape = array.shape if array.dtype.itemsize == es else \
-            array.shape[:-1] + (array.shape[-1] * array.dtype.itemsize // es,)
+        row_bits = (array.shape[-1] if array.ndim else 1) * array.dtype.itemsize * 8
+        if row_bits % bits:
+            raise InterpreterError(f"tensor_map: the array's rows ({row_bits // 8} bytes) do not hold a "
+                                   f"whole number of {bits}-bit {ELEMTYPES[code][0]} elements; pass dims=")
+        shape = array.shape if array.dtype.itemsize * 8 == bits else \
+            array.shape[:-1] + (row_bits // bits,)
         dims = tuple(reversed(shape)) or (1,)
     dims = tuple(int(d) for d in dims)
     rank = len(dims)
     if strides is None:
-        acc, st = es, []
-        for d in dims[:-1]:
-            acc *= d
+        if dims[0] * bits % 8:
+            raise InterpreterError(f"tensor_map: {dims[0]} {bits}-bit elements are not a whole number of "
+                                   f"bytes; pass strides=")
+        acc, st = dims[0] * bits // 8, []
+        for d in dims[1:]:
             st.append(acc)
+            acc *= d
         strides = tuple(st)
     strides = tuple(int(s) for s in strides)
     if len(strides) != rank - 1:
@@ -451,10 +561,10 @@ def tensor_map(array, box=None, *, dtype=None, dims=None, strides=None, element_
     bad = [p for p in problems(f) if "global_address" not in p]
     if bad:
         raise InterpreterError(f"tensor_map: invalid tensor map ({describe(f, False)}): " + "; ".join(bad))
-    if int(offset) % (32 if il == 2 else 16):
+    if int(offset) % alignment(f):
         raise InterpreterError(f"tensor_map: the tensor's start (offset {offset} into the array) is not "
-                               f"{32 if il == 2 else 16}-byte aligned")
-    span = int(offset) + sum((d - 1) * s for d, s in zip(dims, (es,) + strides)) + es
+                               f"{alignment(f)}-byte aligned")
+    span = int(offset) + sum((d - 1) * s for d, s in zip(dims[1:], strides)) + -(-dims[0] * bits // 8)
     if span > array.nbytes:
         raise InterpreterError(f"tensor_map: the tensor ({describe(f, False)}) spans {span} bytes from "
                                f"offset {offset}, but the array has {array.nbytes}")

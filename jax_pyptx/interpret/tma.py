@@ -7,7 +7,11 @@ Tiled mode (PTX ISA "Tensor Access Modes"): the box starts at the instruction's 
 (signed, innermost first) and covers ``ceil(box_dim[i] / element_stride[i])`` elements along
 dimension ``i``, ``element_stride[i]`` apart (dimension 0 ignores its element stride unless the
 map is interleaved). Elements outside ``[0, global_dim[i])`` are out of bounds: a load fills them
-with zeros (or NaN with the NaN fill), a store or reduction skips them.
+with zeros (or NaN with the NaN fill), a store or reduction skips them and does not read their
+shared-memory bytes either (``store_units``): a GEMM epilogue that keeps 72-element rows (64
+values and 8 of padding it never writes) and stores them with a 72-wide box over a 64-wide
+tensor stores clean, while an unwritten byte of an element inside the tensor is still an
+uninitialized read.
 
 im2col mode: dimension 0 is the channel, dimensions 1..rank-2 are spatial (W, H, D), dimension
 rank-1 the batch (N). The map's pixel box spans, along spatial dimension ``s``, the positions
@@ -17,6 +21,23 @@ next image N), starting at the position the instruction's spatial and batch coor
 each pixel is read at its position plus the instruction's im2col offsets (the filter tap), with
 ``channels`` channels from the channel coordinate. Shared memory holds ``pixels x channels``
 elements. ``.im2col_no_offs`` stores traverse the same way with zero offsets.
+
+Packed sub-byte types (``tensormap`` module doc; ``PackedBox``): the box's elements are the same
+as for any type (positions in elements), found at bit offsets of global memory (4 or 6 bits
+each, element ``i`` of a byte from its low bits, the order the tcgen05 operand decoder reads).
+In shared memory each box row (``box_dim[0]`` elements; im2col: ``channels``; gather4:
+``box_dim[0]``) is cut into groups of 16 elements, and group ``g`` of row ``r`` is the unit at
+byte ``(r * ceil(row / 16) + g) * unit`` of the box (``unit``: 8 bytes for ``.b4x16``, 16 for
+``.b4x16_p64`` and ``.b6x16_p32``), its elements packed from the unit's first bit. The swizzle
+then moves bytes as for any type. A load writes every byte of the box's shared footprint:
+out-of-bound elements as zero bits, and the gap after the packed bytes of each 16-byte unit as
+zero bytes (the documentation calls it empty space and gives it no value; the interpreter makes
+it zero and defined, so that an operand read of whole 16-byte units sees written bytes). The
+mbarrier's ``complete_tx`` counts that whole footprint, gaps included: the bytes the copy
+writes to shared memory, ``rows * ceil(row / 16) * unit`` (a box of 128 x 128 fp4 elements as
+``.b4x16_p64`` is 16384 bytes, as ``.b4x16`` 8192). A store reads only the shared bytes that
+hold an in-bound element's bits (never a gap) and writes those bits into global memory,
+leaving the other bits of each global byte as they were.
 """
 from __future__ import annotations
 
@@ -31,7 +52,8 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 class Box:
     """The elements a TMA operation covers: byte offsets from the tensor's global address and
-    which are in bounds (``valid``; None when all are)."""
+    which are in bounds (``valid``; None when all are). The units it moves to or from shared
+    memory are its ``n`` elements of ``esz`` bytes."""
 
     __slots__ = ("offs", "valid", "n", "esz")
 
@@ -42,6 +64,29 @@ class Box:
     @property
     def nbytes(self) -> int:
         return self.n * self.esz
+
+
+class PackedBox:
+    """A box of a packed sub-byte type (module doc): its ``count`` elements at global *bit*
+    offsets ``bitoffs`` from the tensor's address (``valid`` as for ``Box``), rows of ``inner``
+    elements. As ``Box``, it moves ``n`` units of ``esz`` bytes to or from shared memory: here
+    the ``n`` bytes of its shared footprint; ``sbits`` is each element's first bit in it."""
+
+    __slots__ = ("bitoffs", "valid", "count", "bits", "inner", "unit", "row_bytes", "n", "esz", "sbits")
+
+    def __init__(self, bitoffs, valid, bits: int, inner: int, unit: int):
+        self.bitoffs, self.valid, self.bits, self.inner, self.unit = bitoffs, valid, bits, inner, unit
+        self.count = len(bitoffs)
+        self.row_bytes = -(-inner // 16) * unit
+        rows = self.count // inner if inner else 0
+        self.n, self.esz = rows * self.row_bytes, 1
+        k = np.arange(self.count, dtype=np.int64)
+        i = k % inner
+        self.sbits = ((k // inner) * self.row_bytes + (i // 16) * unit) * 8 + (i % 16) * bits
+
+    @property
+    def nbytes(self) -> int:
+        return self.n
 
 
 def _dim_stride(f, i):
@@ -142,7 +187,28 @@ def im2col_box(f, coords, offsets) -> Box:
     return Box(offs.reshape(-1), valid.reshape(-1), f.elem_size)
 
 
-def make_box(f, mode: str, coords, offsets=None) -> Box:
+_BITF: dict = {}
+
+
+def make_box(f, mode: str, coords, offsets=None):
+    """The ``Box`` (a ``PackedBox`` for a packed sub-byte type) of a copy in ``mode`` ("tile",
+    "gather4", "im2col") at ``coords``."""
+    if not f.packed:
+        return _make_box(f, mode, coords, offsets)
+    bitf = _BITF.get(f)
+    if bitf is None:
+        from dataclasses import replace
+        bits = f.elem_bits          # the same box, its offsets counted in bits
+        bitf = replace(f, strides=(bits,) + tuple(8 * int(s) for s in f.strides[1:]))
+        if len(_BITF) > 256:
+            _BITF.clear()
+        _BITF[f] = bitf
+    b = _make_box(bitf, mode, coords, offsets)
+    inner = f.channels if mode == "im2col" else f.box[0]
+    return PackedBox(b.offs, b.valid, f.elem_bits, inner, TM.PACKED[f.elemtype][1])
+
+
+def _make_box(f, mode: str, coords, offsets=None) -> Box:
     if mode == "tile":
         if f.mode != 0:
             raise InterpreterError("a tiled-mode copy uses an im2col tensor map")
@@ -178,8 +244,11 @@ def fill_value(f) -> int:
     return 0
 
 
-def gather_global(ctx, f, box: Box):
-    """The box's element bits from global memory (out-of-bound ones filled)."""
+def gather_global(ctx, f, box):
+    """The box's element bits from global memory (out-of-bound ones filled); for a
+    ``PackedBox``, the bytes of its shared footprint (module doc)."""
+    if isinstance(box, PackedBox):
+        return _gather_packed(ctx, f, box)
     dt = np.dtype(_UINT[box.esz])
     v = box.valid
     try:
@@ -195,8 +264,12 @@ def gather_global(ctx, f, box: Box):
         raise
 
 
-def scatter_global(ctx, f, box: Box, vals, op=None, ptype=None):
-    """Write (or, with ``op``, reduce) the in-bound elements of the box into global memory."""
+def scatter_global(ctx, f, box, vals, op=None, ptype=None):
+    """Write (or, with ``op``, reduce) the in-bound elements of the box into global memory;
+    ``vals``: the box's units read from shared memory (only those ``store_units`` names need
+    hold the data)."""
+    if isinstance(box, PackedBox):
+        return _scatter_packed(ctx, f, box, vals)
     v = box.valid
     if v is not None and not v.any():
         return
@@ -208,6 +281,117 @@ def scatter_global(ctx, f, box: Box, vals, op=None, ptype=None):
             old = ctx.mem.gspace.load(addrs, new.dtype, 1)[:, 0]
             new = reduce_bits(op, ptype, old, new)
         ctx.mem.gspace.store(addrs, new[:, None])
+    except M.MemoryFault as e:
+        e.detail += f" (an element of the tensor map {TM.describe(f)})"
+        e.lane = 0
+        raise
+
+
+def store_units(box):
+    """The units of ``box`` (indices into its shared order) a store reads: the in-bound
+    elements of a ``Box`` (None: all of them), the shared bytes holding an in-bound element's
+    bits of a ``PackedBox``. The TMA drops what falls outside the tensor, so what shared memory
+    holds there (padding nobody wrote) is never read."""
+    v = box.valid
+    if not isinstance(box, PackedBox):
+        return None if v is None or v.all() else np.flatnonzero(v)
+    pos = box.sbits if v is None else box.sbits[v]
+    first = pos >> 3
+    over = (pos & 7) + box.bits > 8                 # a 6-bit field running into the next byte
+    return np.unique(np.concatenate([first, first[over] + 1]))
+
+
+def direction_problem(f, what: str):
+    """Why a tensor map of a packed sub-byte type cannot be used for ``what`` ("load", "store",
+    or a reduction's name), or None (the driver's per-direction swizzle rules; the ISA's
+    reduction types)."""
+    if not f.packed:
+        return None
+    name = f"{f.type_name} ({TM.PACKED[f.elemtype][2]})"
+    if what not in ("load", "store"):
+        return (f"a .{what} reduction into the packed sub-byte type {name}: tensor reductions take "
+                f"whole-byte element types only")
+    ok = TM.PACKED_SWIZZLES.get(f.elemtype)
+    if ok is not None and what not in ok.get((f.swizzle, f.atomicity), ""):
+        sw = TM._swizzle_name(f.swizzle, f.atomicity)
+        uses = ", ".join(f"{TM._swizzle_name(*k)} ({u})" for k, u in ok.items())
+        return f"a TMA {what} with a {name} map swizzled {sw}; the driver allows: {uses}"
+    return None
+
+
+def _fields(data, at, nxt, sh, bits: int):
+    """The ``bits``-wide fields of byte array ``data`` starting at bit ``sh`` of byte ``at``,
+    running into byte ``nxt`` where they do not fit."""
+    sh = sh.astype(np.uint16)
+    v = data[at].astype(np.uint16) >> sh
+    over = sh + bits > 8
+    if over.any():
+        hi = np.zeros(len(at), np.uint16)
+        hi[over] = data[nxt[over]]
+        v = v | (hi << (np.uint16(8) - sh))
+    return (v & np.uint16((1 << bits) - 1)).astype(np.uint8)
+
+
+def _put_fields(data, at, nxt, sh, codes, bits: int):
+    """OR the ``bits``-wide ``codes`` into byte array ``data`` (as ``_fields`` places them)."""
+    c = codes.astype(np.uint16) << sh.astype(np.uint16)
+    np.bitwise_or.at(data, at, (c & 0xFF).astype(np.uint8))
+    over = (c >> 8) != 0
+    if over.any():
+        np.bitwise_or.at(data, nxt[over], (c[over] >> 8).astype(np.uint8))
+
+
+def _dense(bitpos):
+    """(byte, next byte, bit shift) of fields at ``bitpos`` of a dense byte array."""
+    at = bitpos >> 3
+    return at, at + 1, bitpos & 7
+
+
+def _sparse(bitpos, bits: int):
+    """The distinct bytes fields at ``bitpos`` (from the tensor's address) touch, sorted, and
+    (index of the first, index of the next, bit shift) of each field in that list."""
+    first = bitpos >> 3
+    sh = bitpos & 7
+    over = sh + bits > 8
+    touched = np.unique(np.concatenate([first, first[over] + 1]))
+    at = np.searchsorted(touched, first)
+    return touched, at, np.minimum(at + 1, len(touched) - 1), sh
+
+
+def _gather_packed(ctx, f, box: PackedBox):
+    out = np.zeros(box.n, np.uint8)
+    v = box.valid
+    pos = box.bitoffs if v is None else box.bitoffs[v]
+    if not len(pos):
+        return out
+    touched, at, nxt, sh = _sparse(pos, box.bits)
+    try:
+        raw = ctx.mem.gspace.load(np.uint64(f.address) + touched.astype(np.uint64), np.uint8, 1)[:, 0]
+    except M.MemoryFault as e:
+        e.detail += f" (an element of the tensor map {TM.describe(f)})"
+        e.lane = 0
+        raise
+    codes = _fields(raw, at, nxt, sh, box.bits)
+    _put_fields(out, *_dense(box.sbits if v is None else box.sbits[v]), codes, box.bits)
+    return out
+
+
+def _scatter_packed(ctx, f, box: PackedBox, image):
+    v = box.valid
+    pos = box.bitoffs if v is None else box.bitoffs[v]
+    if not len(pos):
+        return
+    codes = _fields(np.asarray(image, np.uint8), *_dense(box.sbits if v is None else box.sbits[v]),
+                    box.bits)
+    touched, at, nxt, sh = _sparse(pos, box.bits)
+    new = np.zeros(len(touched), np.uint8)
+    mask = np.zeros(len(touched), np.uint8)
+    _put_fields(new, at, nxt, sh, codes, box.bits)
+    _put_fields(mask, at, nxt, sh, np.full(len(pos), (1 << box.bits) - 1, np.uint8), box.bits)
+    addrs = np.uint64(f.address) + touched.astype(np.uint64)
+    try:
+        old = ctx.mem.gspace.load(addrs, np.uint8, 1)[:, 0]
+        ctx.mem.gspace.store(addrs, ((old & ~mask) | new)[:, None])
     except M.MemoryFault as e:
         e.detail += f" (an element of the tensor map {TM.describe(f)})"
         e.lane = 0
