@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from jax_pyptx import kernel, parse, ptx, reg
+from jax_pyptx import emit, kernel, parse, ptx, reg
 from jax_pyptx.errors import PtxError, ValidationError
 from jax_pyptx.ir.nodes import Block, Instruction
 from jax_pyptx.isa import TABLE, check
@@ -161,11 +161,24 @@ def test_other_orders_are_accepted_but_the_dsl_emits_the_isa_order():
     target = parse_target("sm_90a")
     ins = [s for s in _walk(parse(_spelling_module()).items[-1].body)]
     triton = next(s for s in ins if s.opcode == "atom" and s.modifiers[:2] == (".global", ".gpu"))
-    assert check(triton, target).orders      # accepted through one of the form's other orders
-    # an order no compiler emits stays an error that names the ISA's order (ptxas takes it)
-    odd = parse(_spelling_module().replace("atom.global.gpu.acq_rel.add.u32",
-                                           "atom.u32.global.add")).items[-1]
-    bad = next(s for s in _walk(odd.body) if s.opcode == "atom" and s.modifiers[0] == ".u32")
-    with pytest.raises(ValidationError, match=r"atom\.u32\.global\.add: modifiers out of "
-                                              r"order; write atom\.global\.add\.u32"):
+    assert check(triton, target).name == "atom"
+    # any order ptxas takes is taken (tests/test_isa_orders.py), and printed as written
+    odd = _spelling_module().replace("atom.global.gpu.acq_rel.add.u32", "atom.u32.global.add")
+    bad = next(s for s in _walk(parse(odd).items[-1].body)
+               if s.opcode == "atom" and s.modifiers[0] == ".u32")
+    assert check(bad, target).name == "atom"
+    assert "\tatom.u32.global.add \t%r1, [%rd1], %r2;" in emit(parse(odd))
+    at = odd.split("\n").index("\tatom.u32.global.add.u32 %r1, [%rd1], %r2;".replace(
+        ".u32 %r1", " %r1")) + 1
+    errs = ptxas_errors(odd, "sm_90a", (8, 7))
+    assert errs and at not in errs and 0 not in errs       # ptxas takes the line as well
+    # an order ptxas refuses (it reads .expect_tx as part of the name) names the ISA's order
+    wrong = parse(".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry w()\n{\n"
+                  ".reg .b64 %rd<2>; .reg .b32 %r<2>;\n"
+                  "mbarrier.arrive.release.expect_tx.cta.shared.b64 %rd1, [%rd0], %r1;\n}\n")
+    bad = next(s for s in _walk(wrong.items[-1].body))
+    with pytest.raises(ValidationError, match=r"mbarrier\.arrive\.release\.expect_tx\.cta\."
+                                              r"shared\.b64: modifiers out of order; write "
+                                              r"mbarrier\.arrive\.expect_tx\.release\.cta"
+                                              r"\.shared\.b64"):
         check(bad, target)

@@ -6,8 +6,12 @@ This is the one reading of the table that every consumer shares: the validator c
 from ``Decoding.chosen``, the transpiler picks a wrapper from the form, and the parser knows
 an instruction when ``known(name)``. None of them keeps an opcode or modifier list of its own.
 
-``decode`` does not check operands or the target (``validate.check`` does): it answers "which
-form and which modifiers", memoised on (opcode, modifiers, operand count).
+``decode`` and the validator pick the form by one rule, ``validate.select``: the first form
+whose modifiers (in any order the form takes, :mod:`.orders`), operand count and operands fit.
+``decode`` does not check the target or raise for operands (``validate.check`` does): where no
+form's operands fit it reads the first form that takes the operand count, so the interpreter
+can still run what the validator would refuse. Memoised on (opcode, modifiers, each operand's
+signature: a register's type, an immediate's text, a vector's elements).
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from types import MappingProxyType
 from ..errors import ValidationError
 from ..types import PtxType, by_name, is_type_name
 from .model import Form
-from .validate import effective, match_modifiers, optype, specs_of
+from .validate import effective, match_modifiers, op_sig, optype, select, specs_of
 
 # operand kinds whose immediates are plain integers whatever the instruction's type
 _PLAIN_INT = frozenset(("i", "p", "pd", "pq", "l", "a", "_"))
@@ -117,7 +121,9 @@ _MEMO: dict = {}
 
 
 def decode(ins) -> Decoding:
-    """The form ``ins`` (an IR ``Instruction``) is and its chosen modifiers.
+    """The form ``ins`` (an IR ``Instruction``) is and its chosen modifiers: the form
+    ``validate.select`` picks (the validator's choice), else the first form that takes its
+    modifiers and operand count.
 
     Raises ``ValidationError`` when the table does not know the instruction or no form takes
     its modifiers and operand count.
@@ -128,17 +134,26 @@ def decode(ins) -> Decoding:
         >>> d = decode(parse_statements("ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd0];")[0])
         >>> d.name, d.get("space"), d.get("vec"), d.get("type")
         ('ld', '.global', '.v4', '.f32')
+        >>> d = decode(parse_statements("mov.b64 %rd0, {%r0, %r1};")[0])   # the pack form
+        >>> d.form.operands
+        ('d:type', 'v2:b32')
     """
-    key = (ins.opcode, ins.modifiers, len(ins.operands))
-    got = _MEMO.get(key)
+    try:
+        key = (ins.opcode, ins.modifiers, *[op_sig(o) for o in ins.operands])
+        got = _MEMO.get(key)
+    except TypeError:                    # an operand that cannot be hashed: no memo
+        return _decode(ins.opcode, ins.modifiers, len(ins.operands), ins)
     if got is None:
-        got = _MEMO[key] = _decode(ins.opcode, ins.modifiers, len(ins.operands), ins)
+        got = _decode(ins.opcode, ins.modifiers, len(ins.operands), ins)
+        if len(_MEMO) < 100_000:
+            _MEMO[key] = got
     return got
 
 
 def decode_parts(opcode: str, modifiers: tuple, n_operands: int | None = None) -> Decoding:
-    """``decode`` from an opcode and modifiers alone (``n_operands=None``: any count)."""
-    key = (opcode, modifiers, n_operands)
+    """``decode`` from an opcode and modifiers alone (``n_operands=None``: any count): the
+    first form that takes them (the operands, unknown, are taken to fit)."""
+    key = ("parts", opcode, modifiers, n_operands)
     got = _MEMO.get(key)
     if got is None:
         got = _MEMO[key] = _decode(opcode, modifiers, n_operands, None)
@@ -153,6 +168,15 @@ def _decode(opcode: str, modifiers: tuple, n, ins) -> Decoding:
     full = opcode + "".join(modifiers)
     if not forms:
         raise ValidationError(f"{full}: the ISA table has no instruction {opcode!r}", loc=loc)
+    if ins is not None:
+        sel = select(ins, forms)
+        c = sel.chosen or sel.sized
+        if c is not None:
+            return Decoding(c.form, c.chosen, modifiers)
+        if sel.cands:
+            raise ValidationError(
+                f"{full}: no form of {opcode} takes {n} operands with these modifiers", loc=loc)
+        raise ValidationError(f"{full}: no form of {opcode} takes these modifiers", loc=loc)
     first = None
     for f in forms:
         chosen = match_modifiers(f, modifiers)

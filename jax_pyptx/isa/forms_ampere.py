@@ -74,7 +74,8 @@ for shape, na, nb, nd, sm, ptx in ((".m8n8k128", 1, 1, 2, 75, (7, 0)),
                                    (".m16n8k256", 4, 2, 4, 80, (7, 0))):
     FORMS.append(_m([R("shape", shape), R("alayout", ".row"), R("blayout", ".col"),
                      R("dtype", ".s32"), R("atype", ".b1"), R("btype", ".b1"), R("ctype", ".s32"),
-                     R("bitop", ".xor", ".and", gate={".and": (80, (7, 1))}), R("popc", ".popc")],
+                     R("bitop", ".xor", ".and", gate={".and": (80, (7, 1))}, order="bop"),
+                     R("popc", ".popc", order="bop")],
                     (_v(nd, "s32"), _v(na), _v(nb), _v(nd, "s32")), sm, ptx,
                     doc=f"mma.sync.aligned{shape}.row.col.s32.b1.b1.s32.and|xor.popc"))
 # --------------------------------------------------------------------------- fp8

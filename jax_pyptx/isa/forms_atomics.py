@@ -29,24 +29,11 @@ def _lead(red, sems, hint=False):
             G("space", ".global") if hint else G("space", *SPACES, gate=SPACE_GATE)]
 
 
-def _orders(groups) -> tuple:
-    """The orders real compilers emit besides the ISA's ``{.sem}{.scope}{.space}.op...``
-    (ptxas takes any order): Triton's ``atom.global.gpu.acq_rel.add`` and
-    ``atom.global.acq_rel.gpu.cas``, nvcc's ``atom.global.cta.add`` and CUTLASS-style
-    ``red.global.gpu.add``, and CUDA's cooperative-groups ``atom.add.release.gpu``."""
-    names = [g.name for g in groups]
-    rest = [n for n in names if n not in ("sem", "scope", "space")]
-    no_op = [n for n in rest if n != "op"]
-    return (("space", "scope", "sem", *rest), ("space", "sem", "scope", *rest),
-            ("op", "sem", "scope", "space", *no_op))
-
-
 def _atom(name, groups, ops, **kw):
-    doc = kw.pop("doc", "")
-    return Form(name, tuple(groups), ops, orders=_orders(groups),
-                doc=(doc + "; " if doc else "") + "also taken in the orders "
-                "{.space}{.scope}{.sem}.op, {.space}{.sem}{.scope}.op, .op{.sem}{.scope}{.space} "
-                "(emitted by Triton, nvcc, CUDA headers)", **kw)
+    """A form of atom / red; ptxas takes its modifiers in any order (Triton's
+    ``atom.global.gpu.acq_rel.add``, nvcc's ``atom.global.cta.add``, CUDA's
+    ``atom.add.release.gpu``), as the table does (:mod:`.orders`)."""
+    return Form(name, tuple(groups), ops, **kw)
 
 
 def _forms(name, red):

@@ -21,7 +21,7 @@ FORMS = [
        ("d:type", "s:type", "s:u32"), doc="mapa{.shared::cluster}.type d, a, cta_rank"),
     _c("getctarank", [G("space", ".shared::cluster"), R("type", ".u32", ".u64")],
        ("d:u32", "s:type"), doc="getctarank{.shared::cluster}.type d, a"),
-    _c("clusterlaunchcontrol.try_cancel", [R("async", ".async"),
+    _c("clusterlaunchcontrol.try_cancel", [R("async", ".async", order="pin"),
                                            R("space", ".shared::cta"),
                                            R("completion", ".mbarrier::complete_tx::bytes"),
                                            G("multicast", ".multicast::cluster::all",

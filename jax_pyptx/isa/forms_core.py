@@ -13,7 +13,8 @@ FORMS = [
     Form("bra", (G("uni", ".uni"),), ("l",), family="control"),
     Form("ret", (G("uni", ".uni"),), (), family="control"),
     Form("exit", (), (), family="control"),
-    Form("brx", (R("idx", ".idx"), G("uni", ".uni")), ("r:u32", "l"), min_sm=30, min_ptx=(6, 0),
+    Form("brx", (R("idx", ".idx", order="pin"), G("uni", ".uni")), ("r:u32", "l"), min_sm=30,
+         min_ptx=(6, 0),
          family="control", doc="brx.idx{.uni} index, tlist (a .branchtargets label)"),
 ]
 # call (PTX ISA "call"): func; func, (params); (ret), func, (params); and the indirect forms

@@ -43,7 +43,7 @@ FORMS = [
     _b("popc", [R("type", ".b32", ".b64")], ("d:u32", "s:type")),
     _b("clz", [R("type", ".b32", ".b64")], ("d:u32", "s:type")),
     _b("brev", [R("type", ".b32", ".b64")], ("d:type", "s:type")),
-    _b("shf", [R("dir", ".l", ".r"), R("mode", *CLAMP), R("type", ".b32")],
+    _b("shf", [R("dir", ".l", ".r", order="pin"), R("mode", *CLAMP), R("type", ".b32")],
        ("d:type", "s:type", "s:type", "s:u32"), sm=32, ptx=(3, 1)),
     _b("fns", [R("type", ".b32")], ("d:type", "s:type", "s:u32", "s:s32"), sm=30, ptx=(6, 0)),
     _b("bmsk", [R("mode", *CLAMP), R("type", ".b32")], ("d:type", "s:u32", "s:u32"), sm=70,

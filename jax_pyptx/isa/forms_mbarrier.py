@@ -25,15 +25,17 @@ FORMS = [
     _m("mbarrier.inval", [SHARED, B64], ("m",)),
     _m("mbarrier.pending_count", [B64], ("d:u32", "r:b64")),
 ]
+# ptxas reads .expect_tx and .parity with the name: they stay first
+EXPECT_TX = R("expect_tx", ".expect_tx", order="pin")
 for name in ("mbarrier.arrive", "mbarrier.arrive_drop"):
     FORMS += [
         _m(name, [ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", "s:u32?=1..1048575"),
            doc=f"{name}{{.sem}}{{.scope}}{{.shared}}.b64 state, [a]{{, count}}"),
         _m(name, [ASEM, SCOPE, REMOTE, B64], ("_", "m", "s:u32?=1..1048575"), sm=90, ptx=(8, 0),
            doc=f"{name}{{.sem}}{{.scope}}.shared::cluster.b64 _, [a]{{, count}} (remote)"),
-        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", TX),
+        _m(name, [EXPECT_TX, ASEM, SCOPE, SHARED, B64], ("d_:b64", "m", TX),
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx... state, [a], tx_count"),
-        _m(name, [R("expect_tx", ".expect_tx"), ASEM, SCOPE, REMOTE, B64], ("_", "m", TX),
+        _m(name, [EXPECT_TX, ASEM, SCOPE, REMOTE, B64], ("_", "m", TX),
            sm=90, ptx=(8, 0), doc=f"{name}.expect_tx....shared::cluster.b64 _, [a], tx_count"),
         _m(name, [R("nocomplete", ".noComplete"),
                   G("sem", ".release", gate={".release": (90, (8, 0))}),
@@ -48,11 +50,11 @@ for name in ("mbarrier.expect_tx", "mbarrier.complete_tx"):
 FORMS += [
     _m("mbarrier.test_wait", [WSEM, SCOPE, SHARED, B64], ("pd", "m", "r:b64"),
        doc="mbarrier.test_wait.shared.b64 done, [a], state"),
-    _m("mbarrier.test_wait", [R("parity", ".parity"), WSEM, SCOPE, SHARED, B64],
+    _m("mbarrier.test_wait", [R("parity", ".parity", order="pin"), WSEM, SCOPE, SHARED, B64],
        ("pd", "m", "s:u32=0|1"), ptx=(7, 1), doc="mbarrier.test_wait.parity... done, [a], parity"),
     _m("mbarrier.try_wait", [WSEM, SCOPE, SHARED, B64], ("pd", "m", "r:b64", "s:u32?"), sm=90,
        ptx=(7, 8), doc="mbarrier.try_wait... done, [a], state{, suspendTimeHint}"),
-    _m("mbarrier.try_wait", [R("parity", ".parity"), WSEM, SCOPE, SHARED, B64],
+    _m("mbarrier.try_wait", [R("parity", ".parity", order="pin"), WSEM, SCOPE, SHARED, B64],
        ("pd", "m", "s:u32=0|1", "s:u32?"), sm=90, ptx=(7, 8),
        doc="mbarrier.try_wait.parity... done, [a], parity{, suspendTimeHint}"),
 ]

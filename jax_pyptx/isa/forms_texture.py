@@ -70,7 +70,7 @@ TAILS = (((".1d", ".2d", ".a1d", ".a2d"), (".f32",), ((E, F), ("r:f32",))),
          ((".3d",), (".f32",), ((E,),)), (PLAIN, (".s32",), ((E,),)),
          (CUBE, (".f32",), ((F,),)), (MS, (".s32",), ((E,),)))
 for mip, mops, sm, ptx in MIPS:
-    mgroup = [R("mip", mip)] if mip else []
+    mgroup = [R("mip", mip, order="pin")] if mip else []
     for geoms, ctypes, tails in TAILS:
         if mip in (".level", ".grad") and geoms == MS:
             continue            # no mipmaps for multi-sample textures
@@ -99,7 +99,7 @@ FORMS += [
                  gate={".array_size": (20, (4, 3)), ".num_mipmap_levels": (20, (4, 3)),
                        ".num_samples": (20, (4, 3))}),
                R("type", ".b32")], ("d:b32", "m"), ptx=(1, 5), doc="txq.tquery.b32 d, [a]"),
-    _f("txq", [R("level", ".level"), R("query", ".width", ".height", ".depth"),
+    _f("txq", [R("level", ".level", order="pin"), R("query", ".width", ".height", ".depth"),
                R("type", ".b32")], ("d:b32", "m", "s:s32"), ptx=(4, 3),
        doc="txq.level.tlquery.b32 d, [a], lod"),
     _f("txq", [R("query", ".force_unnormalized_coords", ".filter_mode", ".addr_mode_0",
@@ -120,16 +120,16 @@ for vec, types in SHAPES:
     v = [vec] if vec else []
     data = "v:type" if vec else "d:type"
     FORMS += [
-        _f("suld", [R("mode", ".b"), SGEOM, G("cop", ".ca", ".cg", ".cs", ".cv"), *v,
+        _f("suld", [R("mode", ".b", order="pin"), SGEOM, G("cop", ".ca", ".cg", ".cs", ".cv"), *v,
                     R("type", *types), CLAMP], (data, "t@coords:s32"), ptx=(1, 5), relaxed=True,
            doc="suld.b.geom{.cop}{.vec}.dtype.clamp d, [a, {coords}] (.b8 data in wider "
                "registers, as for ld)"),
-        _f("sust", [R("mode", ".b"), SGEOM, G("cop", ".wb", ".cg", ".cs", ".wt"), *v,
+        _f("sust", [R("mode", ".b", order="pin"), SGEOM, G("cop", ".wb", ".cg", ".cs", ".wt"), *v,
                     R("type", *types), CLAMP],
            ("t@coords:s32", "v:type" if vec else "r:type"), ptx=(1, 5), relaxed=True,
            doc="sust.b.geom{.cop}{.vec}.ctype.clamp [a, {coords}], c"),
     ]
-    FORMS.append(_f("sust", [R("mode", ".p"), SGEOM, *v, R("type", ".b32"), CLAMP],
+    FORMS.append(_f("sust", [R("mode", ".p", order="pin"), SGEOM, *v, R("type", ".b32"), CLAMP],
                     ("t@coords:s32", "v:type" if vec else "r:type"), ptx=(2, 0),
                     doc="sust.p.geom{.vec}.b32.clamp [a, {coords}], c (formatted)"))
 RGEOM = R("geom", ".1d", ".2d", ".3d")
@@ -138,10 +138,11 @@ for ops, types in (((".add",), (".u32", ".s32", ".u64")),
                    ((".min", ".max"), (".u32", ".s32", ".u64", ".s64")),
                    ((".and", ".or"), (".b32",))):
     gate = {t: (20, (8, 1)) for t in (".u64", ".s64")} if ops[0] == ".min" else None
-    FORMS.append(_f("sured", [R("mode", ".b"), R("op", *ops), RGEOM, R("type", *types, gate=gate),
-                              CLAMP],
+    FORMS.append(_f("sured", [R("mode", ".b", order="pin"), R("op", *ops), RGEOM,
+                              R("type", *types, gate=gate), CLAMP],
                     ("t@coords:s32", "r:type"), ptx=(2, 0),
                     doc="sured.b.op.geom.ctype.clamp [a, {coords}], c"))
-FORMS.append(_f("sured", [R("mode", ".p"), R("op", ".add", ".min", ".max", ".and", ".or"), RGEOM,
+FORMS.append(_f("sured", [R("mode", ".p", order="pin"),
+                          R("op", ".add", ".min", ".max", ".and", ".or"), RGEOM,
                           R("type", ".b32"), CLAMP], ("t@coords:s32", "r:type"), ptx=(2, 0),
                 doc="sured.p.op.geom.b32.clamp [a, {coords}], c"))

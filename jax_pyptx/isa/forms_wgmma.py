@@ -76,8 +76,8 @@ def _dense_and_sparse():
             for a_desc in (True, False):
                 out.append(_w(name, list(SYNC) + [R("shape", *shapes(64, 256, N_INT)),
                                                   R("dtype", ".s32"), R("atype", ".b1"),
-                                                  R("btype", ".b1"), R("op", ".and"),
-                                                  R("popc", ".popc")],
+                                                  R("btype", ".b1"), R("op", ".and", order="bop"),
+                                                  R("popc", ".popc", order="bop")],
                               ("v@acc:s32", "r:b64" if a_desc else "v4:b32", "r:b64", "p"),
                               "b1: wgmma.mma_async.sync.aligned.m64nNk256.s32.b1.b1.and.popc",
                               ptx=(8, 0)))

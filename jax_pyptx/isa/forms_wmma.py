@@ -76,12 +76,14 @@ LOADS = (
 for frags, shapes, types, layouts, sm, ptx in LOADS:
     shape = R("shape", *shapes, gate={s: g for s, g in SHAPE_GATE.items() if s in shapes})
     elem = _elem(types[0])
-    FORMS.append(_w("wmma.load", [R("frag", *frags), *SYNC, R("layout", *layouts), shape, SPACE,
+    FORMS.append(_w("wmma.load", [R("frag", *frags, order="pin"), *SYNC, R("layout", *layouts),
+                                  shape, SPACE,
                                   R("type", *types)], (f"v@frag:{elem}", "m", "s:u32?"), sm, ptx,
                     doc="wmma.load.frag.sync.aligned.layout.shape{.ss}.type r, [p]{, stride}",
                     counts=(("frag", _frag),)))
     if frags == (".c",):
-        FORMS.append(_w("wmma.store", [R("frag", ".d"), *SYNC, R("layout", *layouts), shape,
+        FORMS.append(_w("wmma.store", [R("frag", ".d", order="pin"), *SYNC,
+                                       R("layout", *layouts), shape,
                                        SPACE, R("type", *types)],
                         ("m", f"v@frag:{elem}", "s:u32?"), sm, ptx,
                         doc="wmma.store.d.sync.aligned.layout.shape{.ss}.type [p], r{, stride}",
@@ -130,7 +132,8 @@ FORMS += [
        doc="wmma.mma.sync.aligned.row.col.m8n8k32.s32.atype.btype.s32{.satfinite} (s4 or u4)")
     for t in (".s4", ".u4")
 ] + [
-    _w("wmma.mma", [R("op", ".xor", ".and", gate={".and": (80, (7, 1))}), R("popc", ".popc"),
+    _w("wmma.mma", [R("op", ".xor", ".and", gate={".and": (80, (7, 1))}, order="bop"),
+                    R("popc", ".popc", order="bop"),
                     *SYNC, *ROW_COL, R("shape", ".m8n8k128"), R("dtype", ".s32"),
                     R("atype", ".b1"), R("btype", ".b1"), R("ctype", ".s32")],
        ("v2:s32", "v1:b32", "v1:b32", "v2:s32"), 75, (6, 3),

@@ -57,9 +57,16 @@ a float type, and a bit-size type of its exact width (``0f`` 32 bits: ``mov.b32 
 0fFF800000``; ``0d`` 64 bits), as ptxas has it.
 
 Modifier order: the ISA's grammar gives one order, which ``groups`` keeps and the DSL emits.
-ptxas takes any order; where real compilers emit another (Triton's ``atom.global.gpu.acq_rel``),
-the form lists it in ``orders`` (tuples of group names, each a permutation of the groups), and
-the validator accepts it as written.
+ptxas takes the modifiers of an instruction in nearly any order (``atom.u32.global.add``,
+``add.s32.sat``, ``tcgen05.cp.cta_group::1.warpx4.32x128b``), and so does the table: a
+group's ``order`` (see :mod:`.orders`) says which other groups it must keep its canonical
+place against. By default a group's options decide it: type groups keep their order among
+themselves (``cvt.f32.s32`` is not ``cvt.s32.f32``), as do state spaces (a copy's destination
+and source), matrix layouts (``.row.col``) and groups sharing an option; a ``.vN`` group keeps
+its place against every group (ptxas: "Vector Type not specified properly"); every other
+group may stand anywhere. ``order="pin"`` keeps a group in place (the words ptxas reads as
+part of the instruction's name: ``mbarrier.arrive.expect_tx``, ``cvta.to``); another name
+makes an ordered class of the groups that carry it.
 
 Options may be *gated*: ``G("vec", ".v2", ".v4", ".v8", gate={".v8": (100, (8, 8))})`` makes
 ``.v8`` need sm_100 and PTX ISA 8.8 while the rest of the form keeps the form's minimum; a gate
@@ -78,12 +85,14 @@ class Group:
     """A modifier slot: at most one of ``options`` (or exactly one if ``required``).
 
     ``gates``: ``(option, min_sm, archs, min_ptx)`` for options that need more than the form.
+    ``order``: which groups it keeps its canonical place against (module docstring).
     """
 
     name: str
     options: tuple
     required: bool = False
     gates: tuple = ()
+    order: str = ""            # "" (from the options), "pin", "free" or an ordered class
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,7 +110,6 @@ class Form:
     vec_group: str = "vec"     # group giving the length of ``v`` operands
     relaxed: bool = False      # ld/st/cvt-style relaxed type checks: wider integer registers ok
     counts: tuple = ()         # (name, fn(chosen modifiers) -> int) for ``v@name`` operands
-    orders: tuple = ()         # other accepted group orders (tuples of group names)
     cpu: str = ""              # "nop": no effect a CPU interpreter can observe (fences,
                                # prefetches, scheduling hints); the interpreter skips it
 
@@ -208,13 +216,14 @@ def parse_range(text: str):
         raise ValueError(f"bad immediate range {text!r}") from None
 
 
-def G(name: str, *options: str, required: bool = False, gate=None) -> Group:
-    """Shorthand: ``G("type", ".u32", ".s32", required=True)``; ``gate={opt: (sm, (maj, min))}``."""
-    return Group(name, tuple(options), required, _gates(gate))
+def G(name: str, *options: str, required: bool = False, gate=None, order: str = "") -> Group:
+    """Shorthand: ``G("type", ".u32", ".s32", required=True)``; ``gate={opt: (sm, (maj, min))}``;
+    ``order``: see the module docstring."""
+    return Group(name, tuple(options), required, _gates(gate), order)
 
 
-def R(name: str, *options: str, gate=None) -> Group:
-    return Group(name, tuple(options), True, _gates(gate))
+def R(name: str, *options: str, gate=None, order: str = "") -> Group:
+    return Group(name, tuple(options), True, _gates(gate), order)
 
 
 # ----------------------------------------------------------------------------- targets

@@ -9,6 +9,7 @@ from ..ir.nodes import Addr, Imm, Instruction, ParenList, PredPair, Reg, Sink, S
 from ..ir.render import operand
 from ..types import PtxType, by_name, is_type_name
 from .model import Form, Target, parse_range
+from .orders import match_modifiers  # noqa: F401 - the one modifier rule, read here
 
 _SPEC_RE = re.compile(r"^(pd|pq|dp|tx|d\|p|[dsripmtavlx_])(\d*|@\w+)(_?)(?::([\w.:]+))?(\?)?$")
 
@@ -40,30 +41,6 @@ def specs_of(form: Form) -> list:
     if got is None:
         got = _SPECS[form] = [Spec(t) for t in form.operands]
     return got
-
-
-def _match(groups, mods: tuple):
-    i, n, chosen = 0, len(mods), {}
-    for g in groups:
-        if i < n and mods[i] in g.options:
-            chosen[g.name] = mods[i]
-            i += 1
-        elif g.required:
-            return None
-    return chosen if i == n else None
-
-
-def match_modifiers(form: Form, mods: tuple):
-    """Modifier -> group assignment if ``mods`` fit the form's groups in order (the canonical
-    order, or one of the form's other ``orders``), else None."""
-    chosen = _match(form.groups, mods)
-    if chosen is None and form.orders:
-        by_name = {g.name: g for g in form.groups}
-        for order in form.orders:
-            chosen = _match([by_name[n] for n in order], mods)
-            if chosen is not None:
-                break
-    return chosen
 
 
 # ----------------------------------------------------------------------------- types
@@ -485,6 +462,69 @@ def _unsupported(forms: list, target: Target):
     return got
 
 
+class Selection:
+    """What ``select`` found: ``cands`` (the forms whose modifiers match, as ``_Cand``),
+    ``chosen`` (the first of them whose operand count and operands fit, or None), ``sized``
+    (whether any takes the operand count) and ``error`` / ``ranged`` (the first operand
+    error of the others, and whether it is a value out of the ISA's range)."""
+
+    __slots__ = ("cands", "chosen", "sized", "error", "ranged")
+
+    def __init__(self, cands, chosen, sized, error, ranged):
+        self.cands, self.chosen, self.sized = cands, chosen, sized
+        self.error, self.ranged = error, ranged
+
+    def fallback(self):
+        """The form to read when none fits: the first that takes the operand count (else
+        the first whose modifiers match), or None."""
+        n = None
+        for c in self.cands:
+            if n is None:
+                n = c
+            if c.sized:
+                return c
+        return n
+
+
+def select(ins: Instruction, forms: list) -> Selection:
+    """The one rule that picks an instruction's form, read by the validator and by ``decode``
+    (interpreter, transpiler): the first form of the table, in table order, whose modifiers
+    match (in an order ``orders.match_modifiers`` takes), whose operand count fits, and whose
+    every operand fits its spec (kind, register type, immediate range). It does not depend on
+    the target: the validator then checks the chosen form's arch and PTX version (no two
+    forms that both fit one instruction differ in either: ``tests/test_isa_one_rule.py``)."""
+    cands = _candidates(ins, forms)
+    ops = ins.operands
+    n = len(ops)
+    error, ranged, sized = None, False, None
+    for c in cands:
+        if not c.lo <= n <= c.hi:
+            continue
+        if sized is None:
+            sized = c
+        err = None
+        for i, op in enumerate(ops):
+            err = _check_operand(op, c.specs[i], c.types[i], c.chosen, c.form)
+            if err:
+                if error is None:
+                    error = f"{ins.full_opcode} operand {i + 1}: {err}"
+                    ranged = type(err) is RangeMsg
+                break
+        if err is None:
+            return Selection(cands, c, sized, None, False)
+    return Selection(cands, None, sized, error, ranged)
+
+
+def fitting(ins: Instruction, forms: list) -> list:
+    """Every form (``_Cand``) whose modifiers, operand count and operands fit ``ins``, in
+    table order: ``select`` takes the first; the tests check that the others never ask for
+    another arch or PTX version."""
+    n = len(ins.operands)
+    return [c for c in _candidates(ins, forms) if c.lo <= n <= c.hi and not any(
+        _check_operand(op, c.specs[i], c.types[i], c.chosen, c.form)
+        for i, op in enumerate(ins.operands))]
+
+
 def _check(ins: Instruction, target: Target, forms: list, version, kernel: str) -> Form:
     cands = _candidates(ins, forms)
     if not cands:
@@ -495,45 +535,21 @@ def _check(ins: Instruction, target: Target, forms: list, version, kernel: str) 
     if not any(_supports(c, target) for c in cands):
         raise _arch_error(ins, min((c.form for c in cands),
                                    key=lambda f: (f.min_sm, f.min_ptx)), target, kernel)
-    ops = ins.operands
-    n = len(ops)
-    first_err = None
-    first_range = False
-    arch_miss = None
-    best = None
-    sized = False
-    for c in cands:
-        if not c.lo <= n <= c.hi:
-            continue
-        sized = True
-        err = None
-        for i, op in enumerate(ops):
-            err = _check_operand(op, c.specs[i], c.types[i], c.chosen, c.form)
-            if err:
-                ranged = type(err) is RangeMsg
-                err = f"{ins.full_opcode} operand {i + 1}: {err}"
-                break
-        if err is not None:
-            if first_err is None:
-                first_err, first_range = err, ranged
-            continue
-        sup = _supports(c, target)
-        if sup and (best is None or c.form.min_ptx < best.min_ptx):
-            best = c.form
-        elif not sup and arch_miss is None:
-            arch_miss = c             # operands fit, the target is too old: say so first
-    if not sized:
+    sel = select(ins, forms)
+    n = len(ins.operands)
+    if sel.sized is None:
         lo = min(c.lo for c in cands)
         hi = max(c.hi for c in cands)
         want = str(lo) if lo == hi else f"{lo} to {hi}"
         shapes = "; ".join(sorted({" ".join(c.form.operands) for c in cands}))
         raise ValidationError(f"{ins.full_opcode} takes {want} operands ({shapes}); got {n}",
                               loc=ins.loc)
-    if best is None:
-        if arch_miss is None:
-            cls = PtxValueError if first_range else PtxTypeError
-            raise cls(first_err, loc=ins.loc)
-        raise _arch_error(ins, arch_miss.form, target, kernel)
+    if sel.chosen is None:
+        cls = PtxValueError if sel.ranged else PtxTypeError
+        raise cls(sel.error, loc=ins.loc)
+    best = sel.chosen.form
+    if not _supports(sel.chosen, target):
+        raise _arch_error(ins, best, target, kernel)
     if version is not None and tuple(version) < best.min_ptx:
         raise ArchError(
             f"{ins.full_opcode} needs PTX ISA {best.min_ptx[0]}.{best.min_ptx[1]}; "
