@@ -40,6 +40,14 @@ tensor cores accumulate in fp32 (K <= 64 here: differences of order 1e-6 relativ
 relative: 2e-3); attention adds ``ex2.approx`` (2^-22 relative) and the rounding of P to fp16
 before the P V product (measured 3e-4 absolute at these shapes against the exact softmax;
 allowed 2e-3).
+
+fp8 and fp4 values decode exactly (ml_dtypes' ``float8_e4m3fn``, ``float8_e5m2``,
+``float4_e2m1fn``, ``float8_e8m0fnu``: see :func:`decode`), and their products with each other
+and with power-of-two (e8m0) or e4m3 scales are exact in fp32; the tensor cores add them in
+fp32. Over K <= 256 that leaves fp32 rounding of the sums (|c| up to 5e3 for the block-scaled
+products: allowed 1e-5 relative plus 1e-3 absolute; 1e-4 absolute for plain fp8 with
+|c| < 60). Conversions (fp32 -> fp8 with ``cvt.rn.satfinite``, fp8 -> fp32, an fp16 product)
+round once and are compared exactly.
 """
 from __future__ import annotations
 
@@ -465,7 +473,7 @@ def _mnk(m, n, k):
 
 _ABT = lambda a: {"c": _mm(a["a"], _f64(a["b"]).T)}          # noqa: E731
 _MM8 = (1e-5, 1e-4)     # fp8 x fp8 products are exact in fp32; fp32 sums over K = 128
-_BS = (1e-5, 1e-3)      # block-scaled: element x scale products exact; fp32 sums (|c| < 2e3)
+_BS = (1e-5, 1e-3)      # block-scaled: element x scale products exact; fp32 sums (|c| < 5e3)
 _E8M0 = ("randint", 0, 124, 131)            # scale codes 2^-3 .. 2^3
 _E4M3_SCALE = ("randint", 0, 0x30, 0x48)    # positive e4m3 scales 0.5 .. 3.75
 
@@ -535,14 +543,15 @@ TRITON39 = [
          notes="matmul_persistent_host with tensor maps made on the device (tensormap.replace, "
                "cp_fenceproxy into 384 scratch bytes per program)"),
     Case("matmul_ws_f16_sm90", "triton/matmul_ws_f16_sm90.ptx", "matmul_ws", "sm_90a",
-         grid=(1, 1, 1), block=(256, 1, 1), smem=32784, source="triton/kernels.py:matmul_ws",
-         params=(*_triton_desc("a_desc", "a", (128, 64), "FLOAT16", 2, (128, 32), "64B"),
+         grid=(2, 1, 1), block=(384, 1, 1), smem=69792, source="triton/kernels.py:matmul_ws",
+         params=(*_triton_desc("a_desc", "a", (128, 64), "FLOAT16", 2, (64, 32), "64B"),
                  *_triton_desc("b_desc", "b", (128, 64), "FLOAT16", 2, (128, 32), "64B"),
-                 *_triton_desc("c_desc", "c", (128, 128), "FLOAT16", 2, (128, 64), "128B"),
+                 *_triton_desc("c_desc", "c", (128, 128), "FLOAT16", 2, (64, 64), "128B"),
                  Scalar("K", "u32", 64), *_triton_scratch()),
          buffers=_abt(128, 128, 64, "float16", 34), reference=_ABT, tolerance={"c": _MM16},
-         notes="warp_specialize=True on the K loop, num_warps=8 (with 4 Triton 3.9 fails: "
-               "'descriptor block and tensor must have the same number of elements')"),
+         notes="warp_specialize=True on the K loop, BM=64 BN=128 BK=32, num_warps=4: 12 warps "
+               "(the default warpgroup, a TMA producer and an MMA consumer), setmaxnreg "
+               "dec/inc per partition"),
     Case("matmul_fp8_sm90", "triton/matmul_fp8_sm90.ptx", "matmul_tma_host_bt", "sm_90a",
          grid=(2, 1, 1), block=(128, 1, 1), smem=16400, source="triton/kernels.py:matmul_tma_host_bt",
          params=(*_triton_desc("a_desc", "a", (128, 128), "UINT8", 1, (64, 64), "64B"),

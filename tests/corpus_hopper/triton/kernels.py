@@ -1,7 +1,7 @@
-"""Triton kernels for the Hopper corpus (sm_90a), written for this project.
+"""Triton kernels for the Hopper / Blackwell corpus (sm_80 .. sm_100a), written for this project.
 
 Each is compiled without a GPU by ``tests/corpus_hopper/regenerate.py`` from the ``CONFIGS``
-list at the bottom: ``(name, jit_fn, signature, constexprs, capability, options)``. Shapes are
+list: ``(name, jit_fn, signature, constexprs, capability, options)``. Shapes are
 small (one or a few tiles) so that the CPU interpreter can run them; ``cases.py`` says how each
 is launched and what it must compute.
 
@@ -16,6 +16,21 @@ is launched and what it must compute.
   ``fence.proxy.tensormap``, then ``cp.async.bulk.tensor``).
 * ``attention_fwd``: flash attention forward, one (query block, head) per program: wgmma for
   Q K^T from shared memory, P V with P from registers, online softmax in base 2.
+
+For issue 22 (Triton 3.9 output that hardware runs right must run right in the interpreter)
+the same math for sm_80 (mma.sync) and sm_100a (tcgen05 / TMEM), and:
+
+* ``histogram`` (sm_80): ``tl.histogram`` into shared bins, atomics into the output;
+* ``scale_f16`` (sm_80): an fp16 scalar param (``.param .b8 name[2]``);
+* ``fp8_convert`` (sm_89): fp32 -> e4m3 / e5m2 and back, one element per thread;
+* ``matmul_tma_host_bt``: C = A @ B^T from host descriptors (the fp8 matmuls);
+* ``matmul_persistent_host`` / ``matmul_persistent_device``: a fixed number of programs walk
+  the output tiles, with host descriptors or ``tl.make_tensor_descriptor``;
+* ``matmul_ws``: the K loop with ``tl.range(..., warp_specialize=True)``;
+* ``matmul_block_scaled`` / ``matmul_block_scaled_tma``: ``tl.dot_scaled`` (mxfp8: e4m3 with
+  e8m0 scales per 32; nvfp4: e2m1 with e4m3 scales per 16; mixed e4m3 x e2m1), operands by
+  pointer loads or through host descriptors (the fp4 operand of the mixed product then has a
+  16U4_ALIGN16B map).
 """
 import triton
 import triton.language as tl
@@ -336,8 +351,11 @@ CONFIGS += [
     _tma_cfg("matmul_persistent_host_f16_sm90", matmul_persistent_host, "fp16", "fp16", "fp16",
              (64, 64, 32), 90, **_MM_PERSIST),
     _persistent_device("matmul_persistent_device_f16_sm90", "fp16", 90),
-    _tma_cfg("matmul_ws_f16_sm90", matmul_ws, "fp16", "fp16", "fp16", (128, 128, 32), 90,
-             options={"num_warps": 8, "num_stages": 2}),
+    # BM=64 with 4 warps: a producer warpgroup and consumers, 12 warps, setmaxnreg (BM=128 with 8
+    # warps compiles to a plain pipelined loop; BM=128 with 4 warps fails in Triton 3.9:
+    # "descriptor block and tensor must have the same number of elements")
+    _tma_cfg("matmul_ws_f16_sm90", matmul_ws, "fp16", "fp16", "fp16", (64, 128, 32), 90,
+             options={"num_warps": 4, "num_stages": 3}),
     _tma_cfg("matmul_fp8_sm90", matmul_tma_host_bt, "fp8e4nv", "fp8e4nv", "fp32", (64, 64, 64), 90),
     # sm_100a: tcgen05 / TMEM versions of all of them, and the block-scaled matmuls
     dict(name="matmul_ptr_f16_sm100", fn=matmul_ptr, signature=dict(
