@@ -83,7 +83,7 @@ _TRITON39_FILES = [
     "matmul_fp8_sm90", "matmul_ptr_f16_sm100", "matmul_tma_host_f16_sm100", "attention_fwd_f16_sm100",
     "matmul_persistent_host_f16_sm100", "matmul_persistent_device_f16_sm100", "matmul_ws_f16_sm100",
     "matmul_fp8_sm100", "matmul_mxfp8_sm100", "matmul_nvfp4_sm100", "matmul_mixed_fp8_fp4_sm100",
-    "matmul_mixed_fp8_fp4_tma_sm100", "matmul_nvfp4_tma_sm100"]
+    "matmul_mxfp8_tma_sm100", "matmul_nvfp4_tma_sm100", "matmul_mixed_fp8_fp4_tma_sm100"]
 
 
 def test_triton39_cases_are_the_new_files():
@@ -120,7 +120,19 @@ def test_ptxas_accepts_original_and_printed(rel):
     assert _judge(emit(module(rel)), arch) == (True, ())
 
 
-@pytest.mark.parametrize("rel", FILES)
+# issue 22, "modifier orders ptxas accepts": Triton 3.9 writes tcgen05.cp.cta_group::1.warpx4.32x128b
+# (multicast before the shape); ptxas takes it (test_ptxas_accepts_original_and_printed), the
+# validator and isa.decode do not. Strict: these fail with exactly that error until it is fixed.
+_ORDER = "tcgen05.cp.cta_group::1.warpx4.32x128b: modifiers out of order"
+_ORDER_FILES = {"triton/matmul_mxfp8_tma_sm100.ptx", "triton/matmul_nvfp4_tma_sm100.ptx",
+                "triton/matmul_mixed_fp8_fp4_tma_sm100.ptx"}
+
+
+@pytest.mark.parametrize("rel", [
+    pytest.param(r, marks=pytest.mark.xfail(strict=True, raises=AssertionError,
+                                            reason="issue 22: modifier orders ptxas accepts (tcgen05.cp "
+                                                   ".warpx4 before the shape)"))
+    if r in _ORDER_FILES else r for r in FILES])
 def test_every_instruction_validates(rel):
     text = read(rel)
     target = parse_target(_TARGET.search(text).group(1))
@@ -134,6 +146,8 @@ def test_every_instruction_validates(rel):
             check(s, target, version)
         except PtxError as e:
             errors.append(str(e))
+    if rel in _ORDER_FILES and [e for e in errors if _ORDER not in e]:
+        pytest.fail(f"{rel}: errors besides the known {_ORDER!r}: {[e for e in errors if _ORDER not in e]}")
     assert errors == []
     assert len(ins) > (15 if rel in ("triton/scale_f16_sm80.ptx",) else 30)
 
@@ -142,6 +156,9 @@ def test_every_instruction_validates(rel):
 _TCGEN05 = ["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
             "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
             "tcgen05.wait::ld.sync.aligned", "tcgen05.dealloc.cta_group::1.sync.aligned.b32"]
+_SCALES_TMA = ["cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes",
+               "cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes",
+               "tcgen05.cp.cta_group::1.warpx4.32x128b"]
 FEATURES = {
     "triton/matmul_ptr_bf16_sm90.ptx": [
         "wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
@@ -209,12 +226,12 @@ FEATURES = {
         "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.st.sync.aligned.32x32b.x8.b32"],
     "triton/matmul_mixed_fp8_fp4_sm100.ptx": _TCGEN05 + [
         "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"],
-    "triton/matmul_mixed_fp8_fp4_tma_sm100.ptx": _TCGEN05 + [
-        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32",
-        "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes"],
-    "triton/matmul_nvfp4_tma_sm100.ptx": _TCGEN05 + [
-        "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16",
-        "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes"],
+    "triton/matmul_mxfp8_tma_sm100.ptx": _TCGEN05 + _SCALES_TMA + [
+        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"],
+    "triton/matmul_nvfp4_tma_sm100.ptx": _TCGEN05 + _SCALES_TMA + [
+        "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"],
+    "triton/matmul_mixed_fp8_fp4_tma_sm100.ptx": _TCGEN05 + _SCALES_TMA + [
+        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"],
     "cuda/wgmma_gemm.sm90a.ptx": [
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "fence.proxy.async.shared::cta",
         "wgmma.fence.sync.aligned", "wgmma.wait_group.sync.aligned"],
@@ -384,7 +401,8 @@ def test_triton_case_agrees_with_compiled_metadata(name):
     expected = []
     for arg, ty in meta["signature"].items():
         if ty.startswith("tensordesc"):
-            expected += [arg, arg + ".shape0", arg + ".shape1", arg + ".stride0", arg + ".stride1"]
+            rank = ty.count(",") + 1
+            expected += [arg, *(f"{arg}.shape{i}" for i in range(rank)), *(f"{arg}.stride{i}" for i in range(rank))]
         elif ty != "constexpr":
             expected.append(arg[:-4] if arg.endswith("_ptr") else arg)
     assert [p.name for p in case.params[:-2]] == expected
@@ -395,15 +413,20 @@ def test_triton_case_agrees_with_compiled_metadata(name):
         assert p.data_type == _TMA_DTYPE_DEVICE_TO_HOST[d["elem_type"]]
         assert p.swizzle == d["swizzle"]
         assert p.box_dims == tuple(reversed(d["block_size"]))
-        # Triton's launcher: the shape it appends is the byte array's; an fp4-padded map counts
-        # the inner dimension in fp4 elements (twice the bytes), strides in bytes unchanged
-        inner = case.param(p.name + ".shape1").value
-        assert p.global_dims[0] == inner * (2 if d["fp4_padded"] else 1)
-        assert p.data_type == (C.TENSOR_MAP_DATA_TYPE["16U4_ALIGN16B"] if d["fp4_padded"] else p.data_type)
-        assert p.global_strides[0] == case.param(p.name + ".stride0").value * d["elem_size"]
-        assert (p.element_strides, p.interleave, p.l2_promotion, p.oob_fill) == ((1, 1), 0, 2, 0)
-        assert case.param(p.name + ".shape0").value == p.global_dims[1]
-        assert case.param(p.name + ".stride0").value == inner
+        # Triton's launcher: the shape and element strides it appends are the array's; the map
+        # has the dimensions innermost first (an fp4-padded map counts the inner one in fp4
+        # elements, twice the bytes) and byte strides elem_size x the element strides
+        rank = len(d["block_size"])
+        shape = [case.param(f"{p.name}.shape{i}").value for i in range(rank)]
+        strides = [case.param(f"{p.name}.stride{i}").value for i in range(rank)]
+        dims = list(reversed(shape))
+        if d["fp4_padded"]:
+            dims[0] *= 2
+            assert p.data_type == C.TENSOR_MAP_DATA_TYPE["16U4_ALIGN16B"]
+        assert p.global_dims == tuple(dims)
+        assert strides == [int(np.prod(shape[i + 1:])) for i in range(rank)]      # row-major
+        assert p.global_strides == tuple(strides[rank - 2 - j] * d["elem_size"] for j in range(rank - 1))
+        assert (p.element_strides, p.interleave, p.l2_promotion, p.oob_fill) == ((1,) * rank, 0, 2, 0)
 
 
 def test_every_entry_has_a_case():
@@ -424,7 +447,7 @@ def _triton_config_names() -> list:
         if fn == "dict":
             out += [kw.value.value for kw in node.keywords                  # not the helpers' own
                     if kw.arg == "name" and isinstance(kw.value, ast.Constant)]
-        elif fn in ("_tma_cfg", "_persistent_device", "_block_scaled"):     # name first
+        elif fn in ("_tma_cfg", "_persistent_device", "_block_scaled", "_block_scaled_tma"):  # name first
             out.append(node.args[0].value)
     return out
 

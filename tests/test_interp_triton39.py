@@ -35,6 +35,9 @@ _B8_PARAM = (InterpreterError, r"param 'scale_f16_param_2' is \.b8\[2\]: pass by
              "issue 22: byte-array parameters (an fp16 scalar is .param .b8 name[2])")
 _FP4_MAP = (InterpreterError, r"elemtype b4x16_p64: packed sub-byte element types are not modelled",
             "issue 22: tensor-map types (16U4_ALIGN16B refused and mis-sized)")
+_CP_ORDER = (InterpreterError, r"cannot decode this instruction: tcgen05\.cp\.cta_group::1\.warpx4\.32x128b: "
+                               r"no form of tcgen05\.cp takes these modifiers",
+             "issue 22: modifier orders ptxas accepts (tcgen05.cp .warpx4 before the shape)")
 
 # (case, sanitize) -> (exception class, message regex, reason): how each fails today
 EXPECTED = {
@@ -64,6 +67,10 @@ EXPECTED = {
         r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4 \(matrix B\) reads shared address 0x4008 .* "
         r"that no thread or copy of this CTA wrote",
         "tcgen05.mma kind::mxf8f6f4 checks the padding bytes of fp4 operands (hardware ignores them)"),
+    ("matmul_mxfp8_tma_sm100", True): _CP_ORDER,
+    ("matmul_mxfp8_tma_sm100", False): _CP_ORDER,
+    ("matmul_nvfp4_tma_sm100", True): _CP_ORDER,
+    ("matmul_nvfp4_tma_sm100", False): _CP_ORDER,
     ("matmul_mixed_fp8_fp4_tma_sm100", True): _FP4_MAP,
     ("matmul_mixed_fp8_fp4_tma_sm100", False): _FP4_MAP,
 }

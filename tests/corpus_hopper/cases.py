@@ -77,7 +77,8 @@ class Array:
     """A global-memory pointer param: a ``shape`` array of NumPy ``dtype`` (``"bfloat16"``,
     ``"float8_e4m3fn"``, ``"float8_e5m2"`` are ml_dtypes'). ``init``: ``("normal", seed,
     scale)`` or ``("randint", seed, lo, hi)`` (integers in [lo, hi): bin indices, packed fp4
-    bytes, e8m0 / e4m3 scale codes) for inputs, ``("zeros",)`` for outputs. ``output``: the kernel writes it and ``reference`` says what it must hold."""
+    bytes, e8m0 / e4m3 scale codes) for inputs, ``("zeros",)`` for outputs. ``output``: the
+    kernel writes it and ``reference`` says what it must hold."""
 
     name: str
     shape: tuple
@@ -457,6 +458,59 @@ def _triton_desc_fp4_padded(name, array, shape, box_rows_cols, swizzle):
             Scalar(name + ".stride0", "u64", cols), Scalar(name + ".stride1", "u64", 1))
 
 
+def _triton_desc_nd(name, array, shape, dtype, esize, block, swizzle="NONE"):
+    """A Triton host tensor descriptor of any rank over a row-major ``shape`` array: the map,
+    then the shape (rank x i32) and the strides in elements (rank x i64) Triton appends."""
+    rank = len(shape)
+    strides = [int(np.prod(shape[i + 1:])) for i in range(rank)]
+    return (TensorMap(name, array, _dt(dtype), tuple(reversed(shape)),
+                      tuple(strides[rank - 2 - j] * esize for j in range(rank - 1)), tuple(reversed(block)),
+                      (1,) * rank, swizzle=TENSOR_MAP_SWIZZLE[swizzle],
+                      l2_promotion=TENSOR_MAP_L2_PROMOTION["L2_128B"]),
+            *(Scalar(f"{name}.shape{i}", "u32", d) for i, d in enumerate(shape)),
+            *(Scalar(f"{name}.stride{i}", "u64", st) for i, st in enumerate(strides)))
+
+
+def unshuffle_scales(s5: np.ndarray) -> np.ndarray:
+    """[1, M / 128, G / 4, 2, 256] scales as ``matmul_block_scaled_tma`` reads them (the
+    scale of row m, group g at ``[0, m // 128, g // 4, (m % 32) * 16 + (m // 32 % 4) * 4 +
+    g % 4]``) -> [M, G]."""
+    _, mb, gb, _, _ = s5.shape
+    return s5.reshape(mb, gb, 32, 4, 4).transpose(0, 3, 2, 1, 4).reshape(mb * 128, gb * 4)
+
+
+def _bs_tma_case(name, a_fmt, b_fmt, scale_fmt, vec, smem, seed, notes, k=256):
+    """A ``matmul_block_scaled_tma`` case: M = N = 128, K = 256 in two BK = 128 steps."""
+    def operand(arr, fmt, s):
+        if fmt == "e2m1":
+            return Array(arr, (128, k // 2), "uint8", ("randint", s, 0, 256))
+        return Array(arr, (128, k), "float8_e4m3fn", ("normal", s, 1.0))
+
+    def desc(dname, arr, fmt):
+        if fmt == "e2m1" and a_fmt != b_fmt:                      # fp8 x fp4: padded in smem
+            return _triton_desc_fp4_padded(dname, arr, (128, k // 2), (128, 128), "128B")
+        cols = k // 2 if fmt == "e2m1" else k
+        return _triton_desc(dname, arr, (128, cols), "UINT8", 1, (128, cols // 2),
+                            "64B" if fmt == "e2m1" else "128B")
+
+    sk = 128 // vec // 4
+    s5 = (1, 1, k // vec // 4, 2, 256)
+    init = ("randint", 0, 124, 131) if scale_fmt == "e8m0" else ("randint", 0, 0x30, 0x48)
+    ref = _block_scaled(a_fmt, b_fmt, scale_fmt, vec)
+    return Case(name, f"triton/{name}.ptx", "matmul_block_scaled_tma", "sm_100a", grid=(1, 1, 1),
+                block=(128, 1, 1), smem=smem, source="triton/kernels.py:matmul_block_scaled_tma",
+                params=(*desc("a_desc", "a", a_fmt), *desc("b_desc", "b", b_fmt),
+                        *_triton_desc_nd("sa_desc", "sa", s5, "UINT8", 1, (1, 1, sk, 2, 256)),
+                        *_triton_desc_nd("sb_desc", "sb", s5, "UINT8", 1, (1, 1, sk, 2, 256)),
+                        Array("c", (128, 128), "float32", output=True), *_mnk(128, 128, k),
+                        *_triton_scratch()),
+                buffers=(operand("a", a_fmt, seed), operand("b", b_fmt, seed + 1),
+                         Array("sa", s5, "uint8", (init[0], seed + 2, *init[2:])),
+                         Array("sb", s5, "uint8", (init[0], seed + 3, *init[2:]))),
+                reference=lambda a: ref({**a, "sa": unshuffle_scales(a["sa"]), "sb": unshuffle_scales(a["sb"])}),
+                tolerance={"c": _BS}, notes=notes)
+
+
 def _qkv(seed):
     return tuple(Array(n, (2, 128, 64), "float16", ("normal", seed + i, 1.0)) for i, n in enumerate("qkv"))
 
@@ -639,31 +693,15 @@ TRITON39 = [
          reference=_block_scaled("e4m3", "e2m1", "e8m0", 32), tolerance={"c": _BS},
          notes="e4m3 x e2m1 with e8m0 scales: kind::mxf8f6f4.block_scale.block32 (fp4 unpacked "
                "to a byte per element in shared memory by the threads)"),
-    Case("matmul_mixed_fp8_fp4_tma_sm100", "triton/matmul_mixed_fp8_fp4_tma_sm100.ptx",
-         "matmul_block_scaled_tma", "sm_100a", grid=(1, 1, 1), block=(128, 1, 1), smem=33280,
-         source="triton/kernels.py:matmul_block_scaled_tma",
-         params=(*_triton_desc("a_desc", "a", (128, 256), "UINT8", 1, (128, 128), "128B"),
-                 *_triton_desc_fp4_padded("b_desc", "b", (128, 128), (128, 128), "128B"),
-                 Array("sa", (128, 8), "uint8", ("randint", 62, 124, 131)),
-                 Array("sb", (128, 8), "uint8", ("randint", 63, 124, 131)),
-                 Array("c", (128, 128), "float32", output=True), *_mnk(128, 128, 256), *_triton_scratch()),
-         buffers=(Array("a", (128, 256), "float8_e4m3fn", ("normal", 60, 1.0)),
-                  Array("b", (128, 128), "uint8", ("randint", 61, 0, 256))),
-         reference=_block_scaled("e4m3", "e2m1", "e8m0", 32), tolerance={"c": _BS},
-         notes="the mixed product with A and B^T through TMA: B's map is 16U4_ALIGN16B (each "
-               "8 bytes of packed fp4 land in 16 bytes of shared memory)"),
-    Case("matmul_nvfp4_tma_sm100", "triton/matmul_nvfp4_tma_sm100.ptx", "matmul_block_scaled_tma",
-         "sm_100a", grid=(1, 1, 1), block=(128, 1, 1), smem=17408,
-         source="triton/kernels.py:matmul_block_scaled_tma",
-         params=(*_triton_desc("a_desc", "a", (128, 128), "UINT8", 1, (128, 64), "64B"),
-                 *_triton_desc("b_desc", "b", (128, 128), "UINT8", 1, (128, 64), "64B"),
-                 Array("sa", (128, 16), "uint8", ("randint", 66, 0x30, 0x48)),
-                 Array("sb", (128, 16), "uint8", ("randint", 67, 0x30, 0x48)),
-                 Array("c", (128, 128), "float32", output=True), *_mnk(128, 128, 256), *_triton_scratch()),
-         buffers=(Array("a", (128, 128), "uint8", ("randint", 64, 0, 256)),
-                  Array("b", (128, 128), "uint8", ("randint", 65, 0, 256))),
-         reference=_block_scaled("e2m1", "e2m1", "e4m3", 16), tolerance={"c": _BS},
-         notes="nvfp4 with A and B^T through TMA (packed fp4 as UINT8 maps)"),
+    _bs_tma_case("matmul_mxfp8_tma_sm100", "e4m3", "e4m3", "e8m0", 32, 33800, 60,
+                 "mxfp8 through TMA: operands 128B-swizzled, scales by 5-D maps "
+                 "(cp.async.bulk.tensor.5d) and tcgen05.cp .warpx4.32x128b to TMEM"),
+    _bs_tma_case("matmul_nvfp4_tma_sm100", "e2m1", "e2m1", "e4m3", 16, 18440, 66,
+                 "nvfp4 through TMA: packed fp4 operands as UINT8 maps (64B swizzle), e4m3 "
+                 "scales by 5-D maps and tcgen05.cp"),
+    _bs_tma_case("matmul_mixed_fp8_fp4_tma_sm100", "e4m3", "e2m1", "e8m0", 32, 33800, 72,
+                 "e4m3 x e2m1 through TMA: B's map is 16U4_ALIGN16B (each 8 bytes of packed fp4 "
+                 "land in 16 bytes of shared memory), scales by 5-D maps and tcgen05.cp"),
 ]
 CASES += TRITON39
 

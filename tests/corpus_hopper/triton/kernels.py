@@ -28,8 +28,9 @@ the same math for sm_80 (mma.sync) and sm_100a (tcgen05 / TMEM), and:
   the output tiles, with host descriptors or ``tl.make_tensor_descriptor``;
 * ``matmul_ws``: the K loop with ``tl.range(..., warp_specialize=True)``;
 * ``matmul_block_scaled`` / ``matmul_block_scaled_tma``: ``tl.dot_scaled`` (mxfp8: e4m3 with
-  e8m0 scales per 32; nvfp4: e2m1 with e4m3 scales per 16; mixed e4m3 x e2m1), operands by
-  pointer loads or through host descriptors (the fp4 operand of the mixed product then has a
+  e8m0 scales per 32; nvfp4: e2m1 with e4m3 scales per 16; mixed e4m3 x e2m1), everything by
+  pointer loads (scales to TMEM with ``tcgen05.st``) or through host descriptors with the
+  scales pre-arranged for ``tcgen05.cp`` (the fp4 operand of the mixed product then has a
   16U4_ALIGN16B map).
 """
 import triton
@@ -268,27 +269,35 @@ def matmul_block_scaled(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
 
 
 @triton.jit
-def matmul_block_scaled_tma(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, A_FMT: tl.constexpr,
+def matmul_block_scaled_tma(a_desc, b_desc, sa_desc, sb_desc, c_ptr, M, N, K, A_FMT: tl.constexpr,
                             B_FMT: tl.constexpr, VEC: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                             BK: tl.constexpr):
-    """``matmul_block_scaled`` with A and B^T read through host tensor descriptors (an fp4
-    operand of an fp8 x fp4 product lands in shared memory padded to a byte per element: the
-    16U4_ALIGN16B tensor-map type); scales from plain loads."""
+    """``matmul_block_scaled`` with every operand through host tensor descriptors, the scales
+    laid out as the tcgen05 scale-factor layout wants them so that they go to TMEM by
+    ``tcgen05.cp`` (the scheme of Triton's block-scaled tutorial, our own code): the scale of
+    row ``m`` and K group ``g`` sits at ``[0, m // 128, g // 4, (m % 32) * 16 + (m // 32 % 4) * 4
+    + g % 4]`` of a [1, M / 128, K / VEC / 4, 512] array (the 512 as [2, 256]). An fp4
+    operand of the fp8 x fp4 product lands in shared memory padded to a byte per element
+    (its map is 16U4_ALIGN16B)."""
     A_DIV: tl.constexpr = 2 if A_FMT == "e2m1" else 1
     B_DIV: tl.constexpr = 2 if B_FMT == "e2m1" else 1
+    SK: tl.constexpr = BK // VEC // 4
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
-        rs = k // VEC + tl.arange(0, BK // VEC)
         a = a_desc.load([pid_m * BM, k // A_DIV])
         b = b_desc.load([pid_n * BN, k // B_DIV])
-        sa = tl.load(sa_ptr + rm[:, None] * (K // VEC) + rs[None, :])
-        sb = tl.load(sb_ptr + rn[:, None] * (K // VEC) + rs[None, :])
+        sa = sa_desc.load([0, pid_m * (BM // 128), k // VEC // 4, 0, 0])
+        sb = sb_desc.load([0, pid_n * (BN // 128), k // VEC // 4, 0, 0])
+        # [.., SK, 32, 4 (row block), 4 (group)] -> rows (row block, 32), groups (SK, 4)
+        sa = sa.reshape(BM // 128, SK, 32, 4, 4).trans(0, 3, 2, 1, 4).reshape(BM, BK // VEC)
+        sb = sb.reshape(BN // 128, SK, 32, 4, 4).trans(0, 3, 2, 1, 4).reshape(BN, BK // VEC)
         acc = tl.dot_scaled(a, sa, A_FMT, b.T, sb, B_FMT, acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
 
 def _tma_cfg(name, fn, a, b, c, blocks, capability, extra=(), options=None, **kw):
     """A config of a kernel whose A, B^T, C are host descriptors (``blocks``: BM, BN, BK)."""
@@ -322,6 +331,20 @@ def _block_scaled(name, a_fmt, b_fmt, scale, vec):
                 constexprs={"A_FMT": a_fmt, "B_FMT": b_fmt, "VEC": vec, "BM": 128, "BN": 128, "BK": 128},
                 divisible=_ALL16, capability=100, options={"num_warps": 4, "num_stages": 1})
 
+
+def _block_scaled_tma(name, a_fmt, b_fmt, scale, vec):
+    elem = {"e4m3": "fp8e4nv", "e2m1": "u8"}
+    div = {"e4m3": 1, "e2m1": 2}
+    sk = 128 // vec // 4
+    return dict(name=name, fn=matmul_block_scaled_tma,
+                signature={"a_desc": _desc(elem[a_fmt], (128, 128 // div[a_fmt])),
+                           "b_desc": _desc(elem[b_fmt], (128, 128 // div[b_fmt])),
+                           "sa_desc": f"tensordesc<{scale}[1, 1, {sk}, 2, 256]>",
+                           "sb_desc": f"tensordesc<{scale}[1, 1, {sk}, 2, 256]>", "c_ptr": "*fp32",
+                           "M": "i32", "N": "i32", "K": "i32", "A_FMT": "constexpr", "B_FMT": "constexpr",
+                           "VEC": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"},
+                constexprs={"A_FMT": a_fmt, "B_FMT": b_fmt, "VEC": vec, "BM": 128, "BN": 128, "BK": 128},
+                divisible=("c_ptr", "M", "N", "K"), capability=100, options={"num_warps": 4, "num_stages": 1})
 
 _ATTN_SIG = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "seq": "i32",
              "sm_scale": "fp32", "D": "constexpr", "BM": "constexpr", "BN": "constexpr"}
@@ -383,20 +406,7 @@ CONFIGS += [
 ]
 
 CONFIGS += [
-    dict(name="matmul_mixed_fp8_fp4_tma_sm100", fn=matmul_block_scaled_tma,
-         signature={"a_desc": _desc("fp8e4nv", (128, 128)), "b_desc": _desc("u8", (128, 64)), "sa_ptr": "*u8",
-                    "sb_ptr": "*u8", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
-                    "A_FMT": "constexpr", "B_FMT": "constexpr", "VEC": "constexpr", "BM": "constexpr",
-                    "BN": "constexpr", "BK": "constexpr"},
-         constexprs={"A_FMT": "e4m3", "B_FMT": "e2m1", "VEC": 32, "BM": 128, "BN": 128, "BK": 128},
-         divisible=("sa_ptr", "sb_ptr", "c_ptr", "M", "N", "K"), capability=100,
-         options={"num_warps": 4, "num_stages": 1}),
-    dict(name="matmul_nvfp4_tma_sm100", fn=matmul_block_scaled_tma,
-         signature={"a_desc": _desc("u8", (128, 64)), "b_desc": _desc("u8", (128, 64)), "sa_ptr": "*fp8e4nv",
-                    "sb_ptr": "*fp8e4nv", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
-                    "A_FMT": "constexpr", "B_FMT": "constexpr", "VEC": "constexpr", "BM": "constexpr",
-                    "BN": "constexpr", "BK": "constexpr"},
-         constexprs={"A_FMT": "e2m1", "B_FMT": "e2m1", "VEC": 16, "BM": 128, "BN": 128, "BK": 128},
-         divisible=("sa_ptr", "sb_ptr", "c_ptr", "M", "N", "K"), capability=100,
-         options={"num_warps": 4, "num_stages": 1}),
+    _block_scaled_tma("matmul_mxfp8_tma_sm100", "e4m3", "e4m3", "u8", 32),
+    _block_scaled_tma("matmul_nvfp4_tma_sm100", "e2m1", "e2m1", "fp8e4nv", 16),
+    _block_scaled_tma("matmul_mixed_fp8_fp4_tma_sm100", "e4m3", "e2m1", "u8", 32),
 ]
