@@ -29,13 +29,14 @@ def _ptx(rel):
         return f.read()
 
 
-@pytest.mark.parametrize("name", [c.name for c in C.CASES])
-def test_corpus_case_matches_numpy(name):
-    case = next(c for c in C.CASES if c.name == name)
+def run_case(case, sanitize=True):
+    """Launch ``case`` in the interpreter and compare every output with its NumPy reference
+    (``np.testing.assert_allclose`` within the case's tolerance; exact ones after rounding the
+    reference once to the output's type)."""
     arrays = C.make_arrays(case)
     args = C.param_values(case, arrays, host_tensor_map)
     launch(_ptx(case.ptx), case.entry, args, grid=case.grid, block=case.block, cluster=case.cluster,
-           smem=case.smem)
+           smem=case.smem, sanitize=sanitize)
     ref = case.reference(arrays)
     assert ref
     for out, want in ref.items():
@@ -43,4 +44,11 @@ def test_corpus_case_matches_numpy(name):
         got = np.asarray(arrays[out], np.float64)
         if rtol == atol == 0:       # exact: the reference rounded once to the output's type
             want = np.asarray(want, np.float64).astype(arrays[out].dtype).astype(np.float64)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{name}: {out}")
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{case.name}: {out}")
+
+
+# the Triton 3.9 cases of issue 22 run in test_interp_triton39.py (both sanitize modes, with
+# the failures of today marked there)
+@pytest.mark.parametrize("name", [c.name for c in C.CASES if c not in C.TRITON39])
+def test_corpus_case_matches_numpy(name):
+    run_case(C.CASE[name])

@@ -19,8 +19,21 @@ for Triton's own sources), so the output does not depend on the machine. ``--che
 into a temporary directory and lists the files whose content would change, writing nothing
 (exit status 1 when any would).
 
-Triton 3.9 writes ``.version 9.4``: only a ptxas from CUDA >= 13.1 takes it (the
-``nvidia-cuda-nvcc`` wheel's; ``jax_pyptx.toolchain`` picks the newest ptxas it finds).
+Triton 3.9 writes ``.version 9.4`` for sm_90a / sm_100a (``.version 8.8`` for sm_80 /
+sm_89): only a ptxas from CUDA >= 13.1 takes 9.4 (the ``nvidia-cuda-nvcc`` wheel's;
+``jax_pyptx.toolchain`` picks the newest ptxas it finds).
+
+Install Triton in a virtual environment of its own (it is no dependency of the project)::
+
+    python3 -m venv /tmp/tritonenv && /tmp/tritonenv/bin/pip install triton==3.9.0 numpy
+    /tmp/tritonenv/bin/python tests/corpus_hopper/regenerate.py --only triton
+
+What Triton 3.9 does not compile with no GPU (``GPUTarget``), noted in ``triton/kernels.py``
+beside the config that replaced it: ``warp_specialize=True`` on sm_90a with BM=128 and 4 warps
+("descriptor block and tensor must have the same number of elements"). The DWARF compile unit
+of each Triton file records the kernels' directory as ``.b8`` bytes of ``.debug_info`` (not a
+``.file`` path, so not made relative): ``--check`` from a checkout at another path reports
+those files as changed although their code is the same.
 """
 from __future__ import annotations
 
