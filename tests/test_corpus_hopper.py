@@ -120,19 +120,7 @@ def test_ptxas_accepts_original_and_printed(rel):
     assert _judge(emit(module(rel)), arch) == (True, ())
 
 
-# issue 22, "modifier orders ptxas accepts": Triton 3.9 writes tcgen05.cp.cta_group::1.warpx4.32x128b
-# (multicast before the shape); ptxas takes it (test_ptxas_accepts_original_and_printed), the
-# validator and isa.decode do not. Strict: these fail with exactly that error until it is fixed.
-_ORDER = "tcgen05.cp.cta_group::1.warpx4.32x128b: modifiers out of order"
-_ORDER_FILES = {"triton/matmul_mxfp8_tma_sm100.ptx", "triton/matmul_nvfp4_tma_sm100.ptx",
-                "triton/matmul_mixed_fp8_fp4_tma_sm100.ptx"}
-
-
-@pytest.mark.parametrize("rel", [
-    pytest.param(r, marks=pytest.mark.xfail(strict=True, raises=AssertionError,
-                                            reason="issue 22: modifier orders ptxas accepts (tcgen05.cp "
-                                                   ".warpx4 before the shape)"))
-    if r in _ORDER_FILES else r for r in FILES])
+@pytest.mark.parametrize("rel", FILES)
 def test_every_instruction_validates(rel):
     text = read(rel)
     target = parse_target(_TARGET.search(text).group(1))
@@ -146,8 +134,6 @@ def test_every_instruction_validates(rel):
             check(s, target, version)
         except PtxError as e:
             errors.append(str(e))
-    if rel in _ORDER_FILES and [e for e in errors if _ORDER not in e]:
-        pytest.fail(f"{rel}: errors besides the known {_ORDER!r}: {[e for e in errors if _ORDER not in e]}")
     assert errors == []
     assert len(ins) > (15 if rel in ("triton/scale_f16_sm80.ptx",) else 30)
 

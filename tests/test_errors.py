@@ -39,14 +39,16 @@ def test_illegal_modifier_and_order():
     @kernel(arch="sm_80")
     def k():
         a = reg.scalar(f32)
+        b = reg.scalar(u32)
         p = reg.scalar(u64)
-        ptx.inst.ld.f32.global_(a, ptx.addr(p))  # order
+        ptx.inst.ld.f32.global_(a, ptx.addr(p))      # ptxas takes this order: kept as written
+        ptx.inst.mul.u32.lo(b, b, b)  # order
         ptx.ret()
 
     with pytest.raises(ValidationError) as e:
         k.ptx()
-    assert str(e.value) == (f"{line_of(k.fn, '# order')}: ld.f32.global: modifiers out of "
-                            f"order; write ld.global.f32")
+    assert str(e.value) == (f"{line_of(k.fn, '# order')}: mul.u32.lo: modifiers out of "
+                            f"order; write mul.lo.u32")
 
     @kernel(arch="sm_80")
     def k2():

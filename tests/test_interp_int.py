@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.snippet import run_snippet as R
+from jax_pyptx.toolchain import ptxas_check
 
 U32 = 0xFFFFFFFF
 IMIN, IMAX = -2 ** 31, 2 ** 31 - 1
@@ -297,3 +299,44 @@ def test_bmsk_szext_fns():
     assert out["z"].tolist() == [0x80, 0xFF, 0xF]
     got = one("fns.b32 %d, %a, 0, 2;", {"a": ("b32", [0b101101, 0b1])}, "b32")
     assert got == [3, U32]
+
+
+def test_a_label_is_scoped_to_its_block():
+    """CUDA's inline asm repeats `waitLoop:` in a { } block per asm statement (Triton's
+    mbarrier waits): a branch goes to the label of its own block, or of an enclosing one."""
+    ptx = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 y)
+{
+  .reg .u32 %r<4>; .reg .u64 %rd1; .reg .pred %p1;
+  ld.param.u64 %rd1, [y];
+  mov.u32 %r1, 0;
+  mov.u32 %r2, 0;
+  mov.u32 %r3, 0;
+  {
+  L:
+    add.u32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, 3;
+    @%p1 bra.uni L;
+  }
+  {
+  L:
+    add.u32 %r2, %r2, 10;
+    setp.lt.u32 %p1, %r2, 50;
+    @%p1 bra.uni L;
+    {
+      add.u32 %r3, %r3, 1;
+      setp.lt.u32 %p1, %r3, 2;
+      @%p1 bra.uni L;
+    }
+  }
+  st.global.u32 [%rd1], %r1;
+  st.global.u32 [%rd1+4], %r2;
+  st.global.u32 [%rd1+8], %r3;
+  ret;
+}"""
+    y = np.zeros(3, np.uint32)
+    launch(ptx, "k", [y])
+    assert y.tolist() == [3, 60, 2]       # the inner block's branch goes to the enclosing block's L
+    ptxas_check(ptx, "sm_80")

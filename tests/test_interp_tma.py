@@ -40,7 +40,7 @@ def load_kernel(rank, mode="tile", by_value=True, offsets=0):
     hload = "".join(f"    ld.param.u16 %h{i}, [o{i}];\n" for i in range(offsets))
     hparams = "".join(f", .param .u16 o{i}" for i in range(offsets))
     text = HDR + f"""
-.visible .entry k({tparam}, .param .u64 out, .param .u32 nbytes{cparams}{hparams})
+.visible .entry k({tparam}, .param .u64 out, .param .u32 nbytes, .param .u32 ndump{cparams}{hparams})
 {{
     .reg .u32 %r<40>; .reg .u64 %rd<8>; .reg .pred %p<4>; .reg .b64 %st; .reg .b16 %h<4>;
     .shared .align 1024 .b8 buf[16384];
@@ -48,6 +48,7 @@ def load_kernel(rank, mode="tile", by_value=True, offsets=0):
     ld.param.u64 %rd1, [out];
     cvta.to.global.u64 %rd1, %rd1;
     ld.param.u32 %r20, [nbytes];
+    ld.param.u32 %r27, [ndump];
 {cload}{hload}{tmaddr}    mov.u32 %r1, %tid.x;
     mov.u32 %r2, bar;
     mov.u32 %r3, buf;
@@ -59,7 +60,7 @@ def load_kernel(rank, mode="tile", by_value=True, offsets=0):
 WAIT:
     mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
     @!%p2 bra WAIT;
-    shr.u32 %r21, %r20, 2;
+    shr.u32 %r21, %r27, 2;
     mov.u32 %r22, %r1;
     mov.u32 %r26, %ntid.x;
 LOOP:
@@ -83,15 +84,17 @@ END:
 _CHECKED = set()
 
 
-def tma_load(tm, coords, nbytes, rank=None, mode="tile", offsets=(), by_value=True):
-    """Run the load kernel; returns the shared buffer's first ``nbytes`` bytes."""
+def tma_load(tm, coords, nbytes, rank=None, mode="tile", offsets=(), by_value=True, dump=None):
+    """Run the load kernel (expect_tx ``nbytes``); returns the shared buffer's first ``dump``
+    (default ``nbytes``) bytes."""
     rank = rank or tm.fields.rank
     text = load_kernel(rank, mode, by_value, len(offsets))
     if text not in _CHECKED:
         ptxas_ok(text)
         _CHECKED.add(text)
-    out = np.zeros(nbytes // 4, np.uint32)
-    args = [tm, out, np.uint32(nbytes)] + [np.int32(c) for c in coords] + [np.uint16(o) for o in offsets]
+    dump = nbytes if dump is None else dump
+    out = np.zeros(dump // 4, np.uint32)
+    args = [tm, out, np.uint32(nbytes), np.uint32(dump)] + [np.int32(c) for c in coords] + [np.uint16(o) for o in offsets]
     launch(text, "k", args, block=128)
     return out.view(np.uint8)
 
@@ -257,7 +260,7 @@ def test_rank_mismatch_and_misaligned_destination():
     text = load_kernel(3)
     out = np.zeros(8, np.uint32)
     with pytest.raises(InterpreterError, match=r"cp.async.bulk.tensor.3d uses a tensor map of rank 2"):
-        launch(text, "k", [tm, out, np.uint32(32), np.int32(0), np.int32(0), np.int32(0)], block=32)
+        launch(text, "k", [tm, out, np.uint32(32), np.uint32(32), np.int32(0), np.int32(0), np.int32(0)], block=32)
 
 
 # ----------------------------------------------------------------------------- im2col

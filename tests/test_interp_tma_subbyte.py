@@ -133,8 +133,8 @@ def test_load_puts_each_16_element_group_in_its_unit(name, at):
     G = packed_array(6, 256, bits)
     box = (128, 4)
     tm = tensor_map(G, box=box, dtype=name)
-    nbytes = 4 * 128 // 16 * unit                        # the shared footprint: the expect_tx count
-    got = tma_load(tm, at, nbytes)
+    nbytes = 4 * 128 // 16 * unit                        # the shared footprint
+    got = tma_load(tm, at, 4 * 128 * bits // 8, dump=nbytes)     # expect_tx: the packed bytes
     codes = unpack(G, bits)
     want_codes = np.zeros((4, 128), np.uint8)            # out-of-bound elements load as zeros
     c0, c1 = at
@@ -160,7 +160,7 @@ def test_footprints_differ_by_the_padding():
 def test_128b_swizzled_fp6_load_moves_the_16_byte_units():
     G = packed_array(8, 128, 6)
     tm = tensor_map(G, box=(128, 8), dtype="b6x16_p32", swizzle=128)
-    got = tma_load(tm, (0, 0), 8 * 128)
+    got = tma_load(tm, (0, 0), 8 * 128 * 6 // 8, dump=8 * 128)
     dense = smem_model(unpack(G, 6), 6, 16)
     a = np.arange(8 * 128)
     want = np.empty_like(dense)
@@ -175,21 +175,24 @@ def test_im2col_fp6_load_of_128_channels_per_pixel():
     Gp[:, :96] = G
     tm = tensor_map(Gp, dtype="b6x16_p32", dims=(128, 6, 1), strides=(128, 768),
                     im2col=dict(lower=(0,), upper=(0,), channels=128, pixels=4))
-    got = tma_load(tm, (0, 1, 0), 4 * 128, mode="im2col", offsets=(1,))
+    got = tma_load(tm, (0, 1, 0), 4 * 128 * 6 // 8, mode="im2col", offsets=(1,), dump=4 * 128)
     want = unpack(G, 6)[[2, 3, 4, 5]]                     # pixels w = 1..4 read at w + 1
     np.testing.assert_array_equal(got, smem_model(want, 6, 16))
 
 
-def test_the_mbarrier_counts_the_shared_footprint():
-    """expect_tx of the packed size (4096 bytes for 128 x 64 fp4) with a .b4x16_p64 map, whose
-    load writes 8192 bytes of shared memory: the phase never completes."""
+def test_the_mbarrier_counts_the_packed_bytes():
+    """A 128 x 64 fp4 box with a .b4x16_p64 map writes 8192 bytes of shared memory (16-byte
+    units of 8 packed bytes) but completes 4096 transaction bytes, the packed size, as Triton's
+    block-scaled fp8 x fp4 matmul (run on B200s) announces with expect_tx; announcing the
+    footprint leaves the phase waiting forever."""
     G = packed_array(64, 128, 4)
     tm = tensor_map(G, box=(128, 64), dtype="b4x16_p64")
-    got = tma_load(tm, (0, 0), 8192)                    # balanced
+    assert T.make_box(tm.fields, "tile", (0, 0)).tx_bytes == 4096
+    got = tma_load(tm, (0, 0), 4096, dump=8192)           # balanced
     np.testing.assert_array_equal(got, smem_model(unpack(G, 4), 4, 16))
     with pytest.raises(DeadlockError) as e:
-        tma_load(tm, (0, 0), 4096)
-    assert ("(current phase 0, 0 of 1 arrivals pending, tx-count -4096)" in str(e.value))
+        tma_load(tm, (0, 0), 8192)
+    assert ("(current phase 0, 0 of 1 arrivals pending, tx-count 4096)" in str(e.value))
 
 
 @pytest.mark.parametrize("name, swizzle, what, allowed", [

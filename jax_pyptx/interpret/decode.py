@@ -279,7 +279,10 @@ class Program:
                             if isinstance(o, Sym):
                                 callees.append(o.name)
                 elif t is Label:
-                    labels[s.name] = len(self.code)
+                    # a label is visible in its block and the blocks inside it: CUDA's inline asm
+                    # repeats `waitLoop:` in a { } block per asm statement
+                    sc.names[s.name] = ("sym", ("label", len(self.code)))
+                    labels.setdefault(s.name, len(self.code))
                 elif t is RegDecl:
                     self._declare_regs(s, sc, prefix, depth, block_counter[0])
                 elif t is VarDecl:
@@ -378,7 +381,13 @@ class Program:
             return r
         return space, addr + offset
 
-    def label(self, fname, name):
+    def label(self, fname, name, scope=None):
+        """The pc of label ``name`` as seen from ``scope`` (the innermost block that declares it),
+        else the function's first label of that name."""
+        if scope is not None:
+            v = scope.get(name)
+            if v is not None and v[0] == "sym" and v[1][0] == "label":
+                return v[1][1]
         return self.labels.get(fname, {}).get(name)
 
     def shared_layout(self, dyn: int):

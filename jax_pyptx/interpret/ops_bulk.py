@@ -226,7 +226,7 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None):
             fb = ((base + phys)[:, None] + np.arange(es)).reshape(-1)
         mc = c if mbar_cta is None else mbar_cta
         landed = AP.track_inflight(ctx, fb, d, mc, mbar_off)
-        MB.defer_complete_tx(ctx, mc, mbar_off, box.nbytes, landed, gj)
+        MB.defer_complete_tx(ctx, mc, mbar_off, box.tx_bytes, landed, gj)
 
 
 def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):

@@ -20,7 +20,7 @@ def _bra(prog, d, ins, scope, dec):
     tgt = ins.operands[0]
     if not isinstance(tgt, Sym):
         raise InterpreterError("indirect branches are not supported")
-    pc = prog.label(d.func, tgt.name)
+    pc = prog.label(d.func, tgt.name, scope)
     if pc is None:
         raise InterpreterError(f"unknown label {tgt.name!r}")
     d.kind = K_BRA
@@ -38,7 +38,7 @@ def _brx(prog, d, ins, scope, dec):
         raise InterpreterError(f"no .branchtargets list labelled {tl.name!r}")
     pcs = []
     for nm in names:
-        pc = prog.label(d.func, nm)
+        pc = prog.label(d.func, nm, scope)
         if pc is None:
             raise InterpreterError(f"unknown label {nm!r} in .branchtargets {tl.name}")
         pcs.append(pc)

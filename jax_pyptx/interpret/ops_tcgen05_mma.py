@@ -146,7 +146,9 @@ def _operand(ctx, cta, desc, t, mn, k, major, kind, what, g=None, lane=0):
         if major != "K":
             raise InterpreterError(f"{what}: MN-major .{t} operands of .kind::{kind} are not supported "
                                    f"by the interpreter")
-        raw = SM.gather(ctx, [cta], [desc], "K", mn, k, 8, what, ctx.sanitize, g, lane)[0]
+        # 16-byte units of 8 (4-bit) or 12 (6-bit) packed bytes: the padding is never read
+        used = np.arange(k) % 16 < 16 * bits // 8
+        raw = SM.gather(ctx, [cta], [desc], "K", mn, k, 8, what, ctx.sanitize, g, lane, used)[0]
         raw = _unpack_padded(raw, t)
     else:
         raw = SM.gather(ctx, [cta], [desc], major, mn, k, bits, what, ctx.sanitize, g, lane)[0]

@@ -87,11 +87,12 @@ def swizzle(addr, mode: str, base: int):
     return addr if mode == "none" else _swizzle(addr, mode, base)
 
 
-def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0):
+def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None):
     """Raw element bits (len(descs), mn, k) of the operand each descriptor describes, read from
     the shared memory of CTA ``banks[i]`` through the async proxy (the sanitizer reports bytes
     the generic proxy wrote without a ``fence.proxy.async`` since, and bytes an asynchronous copy
-    is still writing). ``what`` names the operand in messages."""
+    is still writing). ``what`` names the operand in messages. ``used``: a bool (k,) mask of the
+    elements whose definedness is checked (padding the hardware ignores is not)."""
     sh = ctx.shared
     nm = len(descs)
     out = None
@@ -130,6 +131,8 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
             raw = (byte >> (bitaddr & 7).astype(np.uint8)) & np.uint8((1 << elem_bits) - 1)
         if check_init and sh.init is not None:
             ok = sh.init[flat]
+            if used is not None:
+                ok = ok | np.tile(~np.asarray(used, bool), mn)[None, :]
             if not ok.all():
                 j = np.argwhere(ok == 0)[0]
                 a = int(addr[j[0], j[1]])

@@ -33,9 +33,11 @@ then moves bytes as for any type. A load writes every byte of the box's shared f
 out-of-bound elements as zero bits, and the gap after the packed bytes of each 16-byte unit as
 zero bytes (the documentation calls it empty space and gives it no value; the interpreter makes
 it zero and defined, so that an operand read of whole 16-byte units sees written bytes). The
-mbarrier's ``complete_tx`` counts that whole footprint, gaps included: the bytes the copy
-writes to shared memory, ``rows * ceil(row / 16) * unit`` (a box of 128 x 128 fp4 elements as
-``.b4x16_p64`` is 16384 bytes, as ``.b4x16`` 8192). A store reads only the shared bytes that
+footprint is ``rows * ceil(row / 16) * unit`` bytes (a box of 128 x 128 fp4 elements as
+``.b4x16_p64`` is 16384 bytes, as ``.b4x16`` 8192), but the mbarrier's ``complete_tx`` counts
+the packed bytes the copy moves, ``elements * bits / 8`` (8192 for that box either way):
+Triton's block-scaled fp8 x fp4 matmul, run on B200s, announces ``expect_tx`` 8192 for a
+128 x 128 ``16U4_ALIGN16B`` box it lands in a 16384-byte buffer (``tx_bytes``). A store reads only the shared bytes that
 hold an in-bound element's bits (never a gap) and writes those bits into global memory,
 leaving the other bits of each global byte as they were.
 """
@@ -65,6 +67,11 @@ class Box:
     def nbytes(self) -> int:
         return self.n * self.esz
 
+    @property
+    def tx_bytes(self) -> int:
+        """The bytes an mbarrier's complete_tx counts for the copy."""
+        return self.n * self.esz
+
 
 class PackedBox:
     """A box of a packed sub-byte type (module doc): its ``count`` elements at global *bit*
@@ -87,6 +94,11 @@ class PackedBox:
     @property
     def nbytes(self) -> int:
         return self.n
+
+    @property
+    def tx_bytes(self) -> int:
+        """The bytes an mbarrier's complete_tx counts: the packed elements (module doc)."""
+        return -(-self.count * self.bits // 8)
 
 
 def _dim_stride(f, i):
