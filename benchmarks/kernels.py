@@ -232,7 +232,7 @@ def device_input_sets(entry, n_max: int = 8, seed: int = 0):
 
 
 # ----------------------------------------------------------------------------- timing
-def time_sets(fn, sets, max_reps: int = 20, seconds: float = 1.0) -> dict:
+def time_sets(fn, sets, max_reps: int = 10, seconds: float = 0.5) -> dict:
     """Seconds per call of ``fn`` over the input ``sets`` (one jitted call runs every set):
     median, min and max over the timed runs, after two warm-up runs."""
     import jax
@@ -279,15 +279,19 @@ def ceilings(dry: bool = False, n: int = 1 << 28, m: int = 8192) -> dict:
 
 
 # ----------------------------------------------------------------------------- GPU rows
-def measure_entry(entry, model: str, dry: bool = False) -> list:
+def measure_entry(entry, model: str, dry: bool = False, devices=None) -> list:
     """One dict per implementation (the kernel, then each baseline): unit, work, seconds,
-    rate, and for the kernel the ratios to the best baseline and to the roofline estimate.
-    An implementation that fails gets ``error``. On ``dry`` each is lowered for CUDA only."""
+    rate, and for the kernel the ratios to the best baseline and to the roofline estimate
+    for ``model`` (taken from the roofline over ``devices`` when given, which the tables
+    computed already). An implementation that fails gets ``error``. On ``dry`` each is
+    lowered for CUDA only."""
     import jax
 
     from examples.proof import counts_roofline
+    from jax_pyptx.perf import device
 
-    est = counts_roofline(entry, (model,)).rows[0]
+    rows_est = counts_roofline(entry, tuple(devices or (model,))).rows
+    est = next(r for r in rows_est if r.device.name == device(model).name)
     if entry.rate == "flops":
         work, unit, scale = est.counts.tensor_flops, "TFLOP/s", 1e12
     else:
@@ -476,7 +480,7 @@ def main(argv=None) -> int:
                                     "unit": "", "skipped": "budget"})
             continue
         try:
-            rows = measure_entry(e, model, dry=args.dry_run)
+            rows = measure_entry(e, model, dry=args.dry_run, devices=devices)
         except Exception as ex:  # noqa: BLE001 - reported, the run goes on
             rows = [{"entry": e.name, "impl": "kernel", "shape": dict(e.shape), "unit": "",
                      "error": f"{type(ex).__name__}: {ex}"[:2000]}]
