@@ -184,8 +184,8 @@ else
   EXTRA=()
   "$PY" -c "import xdist" 2>/dev/null && EXTRA+=(-n 4)
   "$PY" -c "import pytest_timeout" 2>/dev/null && EXTRA+=(--timeout=150)
-  step pytest 200 200 pytest_gpu.log env JAX_PLATFORMS=cuda,cpu "$PY" -m pytest -m gpu -q \
-    -rfEs -p no:cacheprovider --junitxml="$XML" "${EXTRA[@]}" tests/test_kernels_gpu.py
+  step pytest 200 200 pytest_gpu.log env JAX_PLATFORMS=cuda,cpu JAX_PYPTX_REQUIRE_GPU=1 "$PY" -m pytest -m gpu -q \
+    -rfEs -p no:cacheprovider --junitxml="$XML" ${EXTRA[@]+"${EXTRA[@]}"} tests/test_kernels_gpu.py
 fi
 
 # ---- the benchmark

@@ -207,3 +207,15 @@ def test_kernels_gpu_mode_without_a_gpu_is_an_error(capsys):
     with pytest.raises(SystemExit) as e:
         kernels.main(["--gpu", "--dry-run"])
     assert e.value.code == 2
+
+
+def test_gpu_tests_fail_where_a_gpu_is_required_and_absent():
+    """The GPU run sets JAX_PYPTX_REQUIRE_GPU=1: a JAX that sees no GPU there fails the
+    collection instead of skipping every test."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_PYPTX_REQUIRE_GPU="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "--collect-only", "-q",
+                        "-p", "no:cacheprovider", "tests/test_kernels_gpu.py"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert ("RuntimeError: JAX_PYPTX_REQUIRE_GPU=1 but JAX sees no CUDA device "
+            "(JAX_PLATFORMS='cpu'); its backends: ['cpu']") in r.stdout

@@ -15,7 +15,8 @@ same per-element bound as the interpreter's checks (``proof.allowed_error``):
 * ``jax.grad`` through the kernel with a backward kernel (``hopper/rms_norm``);
 * through PyTorch (``jax_pyptx.to_torch``, CUDA tensors) where torch sees a GPU.
 
-``JAX_PYPTX_GPU_TESTS_ON_CPU=1`` runs these tests on the CPU instead (the kernels through the
+``JAX_PYPTX_REQUIRE_GPU=1`` makes a missing GPU an error instead of a skip (the GPU run of
+``gpu_proof.sh``). ``JAX_PYPTX_GPU_TESTS_ON_CPU=1`` runs these tests on the CPU instead (the kernels through the
 interpreter, exports for the CPU platform): a check of the tests themselves before GPU time is
 spent on them (``tests/test_gpu_proof.py`` runs a few that way).
 """
@@ -49,6 +50,15 @@ def _gpus():
     except RuntimeError:
         return []
 
+
+if os.environ.get("JAX_PYPTX_REQUIRE_GPU") == "1" and not _gpus():
+    # benchmarks/gpu_proof.sh on the GPU machine: a JAX that sees no GPU is a failure there,
+    # not a reason to skip everything
+    import jax
+
+    raise RuntimeError(f"JAX_PYPTX_REQUIRE_GPU=1 but JAX sees no CUDA device (JAX_PLATFORMS="
+                       f"{os.environ.get('JAX_PLATFORMS')!r}); its backends: "
+                       f"{sorted({d.platform for d in jax.devices()})}")
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not _gpus(), reason="no CUDA device visible to JAX")]
