@@ -1,16 +1,18 @@
 """The Python side of ``benchmarks/gpu_proof.sh`` (its docstring says what the run does).
 
-    python benchmarks/gpu_proof.py ffi [--dry-run]            # the C++ launcher and libcuda
-    python benchmarks/gpu_proof.py sanitize NAME... [--dry-run]  # library calls, checked
-    python benchmarks/gpu_proof.py finalize STEPS OUT         # summary.txt, first_failure.log
+    python benchmarks/gpu_proof.py ffi [--dry-run]                # the launcher and libcuda
+    python benchmarks/gpu_proof.py sanitize NAME... [--dry-run]   # library calls, checked
+    python benchmarks/gpu_proof.py finalize STEPS OUT             # summary, first failure
 
 ``sanitize`` runs each entry ``NAME`` (``hopper/gemm-bf16``, ``hopper/attention-bf16``) once
 through ``jax.jit`` at its first interpreter case and compares with the reference: the
 program ``compute-sanitizer`` watches. With ``--dry-run`` it lowers the call for CUDA instead
-(no GPU). ``finalize`` reads the step table the script wrote (``name<TAB>status<TAB>seconds
-<TAB>log<TAB>output file``), writes ``OUT/summary.txt``, adds the steps to ``OUT/figures.json`` and copies
-the first failed step's full log (and, where pytest failed, the first failed test's full
-report from its junit XML) to ``OUT/first_failure.log``.
+(no GPU).
+
+``finalize`` reads the step table the script wrote (``name<TAB>status<TAB>seconds<TAB>log
+<TAB>output file``), writes ``OUT/summary.txt``, adds the steps to ``OUT/figures.json`` and
+copies the first failed step's full log (and, where pytest failed, the first failed test's
+full report from its junit XML) to ``OUT/first_failure.log``.
 """
 from __future__ import annotations
 

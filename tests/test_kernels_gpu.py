@@ -16,9 +16,10 @@ same per-element bound as the interpreter's checks (``proof.allowed_error``):
 * through PyTorch (``jax_pyptx.to_torch``, CUDA tensors) where torch sees a GPU.
 
 ``JAX_PYPTX_REQUIRE_GPU=1`` makes a missing GPU an error instead of a skip (the GPU run of
-``gpu_proof.sh``). ``JAX_PYPTX_GPU_TESTS_ON_CPU=1`` runs these tests on the CPU instead (the kernels through the
-interpreter, exports for the CPU platform): a check of the tests themselves before GPU time is
-spent on them (``tests/test_gpu_proof.py`` runs a few that way).
+``gpu_proof.sh``). ``JAX_PYPTX_GPU_TESTS_ON_CPU=1`` runs these tests on the CPU instead (the
+kernels through the interpreter; exports are made for CUDA and loaded back, not called): a
+check of the tests themselves before GPU time is spent on them (``tests/test_gpu_proof.py``
+runs a few that way).
 """
 from __future__ import annotations
 
@@ -232,7 +233,8 @@ def test_gpu_export_called_in_a_fresh_process(tmp_path):
                                      enumerate(inputs)},
              **{f"t{i}": np.array(np.asarray(a).dtype.name) for i, a in enumerate(inputs)})
     script = _FRESH.format(repo=REPO, npz=str(tmp_path / "in.npz"), n=len(inputs),
-                           blob=str(tmp_path / "f.bin"), res=str(tmp_path / "out.npy"), on_cpu=ON_CPU)
+                           blob=str(tmp_path / "f.bin"), res=str(tmp_path / "out.npy"),
+                           on_cpu=ON_CPU)
     env = dict(os.environ, PYTHONPATH=REPO, XLA_PYTHON_CLIENT_PREALLOCATE="false",
                JAX_PLATFORMS="cpu" if ON_CPU else "cuda,cpu")
     r = subprocess.run([sys.executable, "-c", "import ml_dtypes\n" + script], env=env,
