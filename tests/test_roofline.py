@@ -157,7 +157,7 @@ def test_device_figures_and_errors():
     assert (b.sms, b.hbm_gbs, b.peak("f16"), b.peak("e2m1")) == (148, 8000.0, 2250.0, 9000.0)
     with pytest.raises(KeyError, match="A100 SXM4 80GB lists no tensor-core rate for 'e4m3'"):
         DEVICES["A100"].peak("e4m3")
-    with pytest.raises(ValueError, match="unknown device 'V100'; known: H100, B200, A100"):
+    with pytest.raises(ValueError, match="unknown device 'V100'; known: H100, H200, B200, A100"):
         occupancy("V100", 32, 32, 0)
 
 

@@ -7,7 +7,7 @@
 * ``counts``: global bytes and tensor-core FLOPs counted by the interpreter
   (``interpret.Stats``) at a small shape, fitted as power laws of the shape variables;
 * ``occupancy``: resident CTAs per SM from registers, shared memory and threads;
-* ``devices``: NVIDIA's published peaks of H100, B200 and A100 (sources in the module);
+* ``devices``: NVIDIA's published peaks of H100, H200, B200 and A100 (sources in the module);
 * ``roofline``: the estimate and its table.
 
 No JAX is imported; the layer sits beside the runtimes (it reads kernels, the host launch,

@@ -8,6 +8,11 @@ figures below are halved accordingly):
   Architecture whitepaper): 132 SMs; HBM3 3.35 TB/s; dense tensor TFLOP/s: FP16 / BF16
   989.4, TF32 494.7, FP8 1978.9, INT8 1978.9 TOPS, FP64 66.9; 228 KB shared memory per SM
   (227 KB per CTA); 64K 32-bit registers, 2048 threads, 32 CTAs per SM.
+* **H200 SXM** (NVIDIA H200 Tensor Core GPU datasheet): the H100 SXM5's GH100 processor, with
+  the same SMs, clocks and tensor-core rates (the datasheet's compute rows equal the H100
+  SXM's, FP16 / BF16 1979 TFLOP/s with sparsity), and 141 GB of HBM3e at 4.8 TB/s. What
+  one reaches is lower: a device copy moves about 4.3 TB/s and an 8192^3 bf16 product
+  through cuBLAS runs at about 790 TFLOP/s (``benchmarks/kernels.py --gpu`` measures both).
 * **B200** (NVIDIA HGX B200 / DGX B200 datasheets, per GPU: the 8-GPU figures divided by
   8): 148 SMs; HBM3e 8 TB/s; dense tensor TFLOP/s: FP16 / BF16 2250, TF32 1100, FP8 / FP6
   4500, INT8 4500 TOPS, FP4 9000, FP64 37; per-SM limits as Hopper's (228 KB shared memory,
@@ -24,7 +29,7 @@ runs on those GPUs below them.
 Examples:
     >>> from jax_pyptx.perf.devices import DEVICES
     >>> sorted(DEVICES)
-    ['A100', 'B200', 'H100']
+    ['A100', 'B200', 'H100', 'H200']
 """
 from __future__ import annotations
 
@@ -94,6 +99,10 @@ DEVICES = {
                    tensor_tflops={k: v for k, v in _rates(989.4, 494.7, fp8=1978.9,
                                                           int8=1978.9, fp64=66.9).items()
                                   if k not in ("e2m3", "e3m2")}),
+    "H200": Device("H200 SXM", sms=132, hbm_gbs=4800.0,
+                   tensor_tflops={k: v for k, v in _rates(989.4, 494.7, fp8=1978.9,
+                                                          int8=1978.9, fp64=66.9).items()
+                                  if k not in ("e2m3", "e3m2")}),
     "B200": Device("B200", sms=148, hbm_gbs=8000.0,
                    tensor_tflops=_rates(2250.0, 1100.0, fp8=4500.0, int8=4500.0, fp4=9000.0,
                                         fp64=37.0)),
@@ -104,7 +113,7 @@ DEVICES = {
 
 
 def device(d) -> Device:
-    """A ``Device`` from itself or a key of ``DEVICES`` ("H100", "B200", "A100").
+    """A ``Device`` from itself or a key of ``DEVICES`` ("H100", "H200", "B200", "A100").
 
     Examples:
         >>> from jax_pyptx.perf.devices import device

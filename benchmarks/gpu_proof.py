@@ -1,0 +1,167 @@
+"""The Python side of ``benchmarks/gpu_proof.sh`` (its docstring says what the run does).
+
+    python benchmarks/gpu_proof.py ffi [--dry-run]                # the launcher and libcuda
+    python benchmarks/gpu_proof.py sanitize NAME... [--dry-run]   # library calls, checked
+    python benchmarks/gpu_proof.py finalize STEPS OUT             # summary, first failure
+
+``sanitize`` runs each entry ``NAME`` (``hopper/gemm-bf16``, ``hopper/attention-bf16``) once
+through ``jax.jit`` at its first interpreter case and compares with the reference: the
+program ``compute-sanitizer`` watches. With ``--dry-run`` it lowers the call for CUDA instead
+(no GPU).
+
+``finalize`` reads the step table the script wrote (``name<TAB>status<TAB>seconds<TAB>log
+<TAB>output file``), writes ``OUT/summary.txt``, adds the steps to ``OUT/figures.json`` and
+copies the first failed step's full log (and, where pytest failed, the first failed test's
+full report from its junit XML) to ``OUT/first_failure.log``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def ffi(dry: bool) -> int:
+    """Import the launcher, print where it was built and what the real driver table says;
+    on a GPU the table must load (libcuda.so.1 found and its functions resolved)."""
+    from jax_pyptx.runtime import ffi_bridge
+
+    ext = ffi_bridge.extension()
+    ok, why = ext.driver_status()
+    print(f"jax_pyptx._ffi: {ext.__file__}")
+    print(f"libcuda driver table: {'loaded' if ok else 'not loaded'} ({why})")
+    if dry:
+        print("dry run: a missing libcuda is expected here")
+        return 0
+    return 0 if ok else 1
+
+
+def sanitize(name: str, dry: bool) -> int:
+    """One call of the entry ``name`` (module docstring)."""
+    if dry:
+        os.environ["JAX_PLATFORMS"] = "cpu"
+    import jax
+    import numpy as np
+
+    from examples import proof
+    from examples.library import get
+
+    entry = get(name)
+    case = entry.cases[0]
+    k = entry.kernel(**case.build)
+    inputs = proof.make_inputs(entry, k, case.shape, seed=11)
+    if dry:
+        text = jax.jit(k).trace(*inputs).lower(lowering_platforms=("cuda",)).as_text()
+        n = text.count("stablehlo.custom_call @jax_pyptx_launch")
+        print(f"{name} {case.label}: lowered for CUDA ({n} launch)")
+        return 0 if n else 1
+    out = jax.block_until_ready(jax.jit(k)(*inputs))
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    ref = entry.reference(*inputs)
+    ref = ref[0] if isinstance(ref, tuple) else ref
+    o = np.asarray(out)
+    err, excess = proof.compare(o, ref, proof.allowed_error(entry, inputs, o, ref))
+    print(f"{name} {case.label}: max |err| {err:.3e}, {excess:.2f}x the allowed")
+    return 0 if excess <= 1.0 else 1
+
+
+def _first_failed_test(xml_path: str) -> str:
+    """The first failed or errored test case of a junit XML, with its full report."""
+    try:
+        root = ET.parse(xml_path).getroot()
+    except (OSError, ET.ParseError):
+        return ""
+    for tc in root.iter("testcase"):
+        for tag in ("failure", "error"):
+            el = tc.find(tag)
+            if el is not None:
+                head = f"{tc.get('classname')}::{tc.get('name')} ({tag})"
+                return f"{head}\n{el.get('message', '')}\n\n{el.text or ''}"
+    return ""
+
+
+def finalize(steps_path: str, out: str) -> int:
+    """summary.txt, figures.json's steps and first_failure.log (module docstring)."""
+    steps = []
+    with open(steps_path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 5:
+                steps.append({"step": parts[0], "status": parts[1],
+                              "seconds": float(parts[2]), "log": parts[3], "file": parts[4]})
+    env_path = os.path.join(os.path.dirname(steps_path), "env.txt")
+    env = open(env_path).read() if os.path.exists(env_path) else ""
+    figures_path = os.path.join(out, "figures.json")
+    figures = {}
+    if os.path.exists(figures_path):
+        try:
+            with open(figures_path) as f:
+                figures = json.load(f)
+        except json.JSONDecodeError as e:
+            figures = {"errors": [f"figures.json was not JSON: {e}"]}
+    figures["steps"] = [{k: v for k, v in s.items() if k != "log"} for s in steps]
+    figures["machine"] = env
+    with open(figures_path, "w") as f:
+        json.dump(figures, f, indent=1, default=str)
+
+    failed = [s for s in steps if s["status"] not in ("ok", "skipped", "refused")]
+    lines = ["gpu_proof summary", "", env.strip(), "",
+             f"{'step':<18}{'status':<22}{'seconds':>8}  output in"]
+    lines += [f"{s['step']:<18}{s['status']:<22}{s['seconds']:>8.1f}  {s['file']}"
+              for s in steps]
+    gpu = [r for r in figures.get("gpu", []) if "rate" in r or "error" in r]
+    if gpu:
+        lines += ["", "figures (figures.json has every one):"]
+        for r in gpu:
+            if "error" in r:
+                lines.append(f"  {r['entry']} {r['impl']}: ERROR {r['error'].splitlines()[0]}")
+                continue
+            extra = "".join(f", {k} {r[k]:.2f}" for k in ("vs_baseline", "vs_roofline") if k in r)
+            lines.append(f"  {r['entry']} {r['impl']}: {r['rate']:.1f} {r['unit']}, "
+                         f"{r['seconds'] * 1e6:.1f} us{extra}")
+    c = figures.get("ceilings") or {}
+    if c.get("copy_gbs"):
+        lines.append(f"  ceilings: copy {c['copy_gbs']:.0f} GB/s, bf16 jnp.dot "
+                     f"{c['bf16_dot_tflops']:.1f} TFLOP/s")
+    lines += ["", f"failed steps: {', '.join(s['step'] for s in failed) or 'none'}"]
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+    if failed:
+        first = failed[0]
+        text = f"first failed step: {first['step']} ({first['status']})\n"
+        if first["step"] == "pytest":
+            test = _first_failed_test(os.path.join(out, "pytest_gpu.xml"))
+            if test:
+                text += f"\n=== first failed test (junit)\n{test}\n"
+        log = first["log"]
+        if log and os.path.exists(log):
+            with open(log, errors="replace") as f:
+                text += f"\n=== full log of the step: {log}\n{f.read()}"
+        with open(os.path.join(out, "first_failure.log"), "w") as f:
+            f.write(text)
+    print("\n".join(lines))
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    """Dispatch the subcommands (module docstring)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    dry = "--dry-run" in argv
+    argv = [a for a in argv if a != "--dry-run"]
+    if argv[:1] == ["ffi"]:
+        return ffi(dry)
+    if argv[:1] == ["sanitize"] and len(argv) >= 2:
+        return max(sanitize(name, dry) for name in argv[1:])
+    if argv[:1] == ["finalize"] and len(argv) == 3:
+        return finalize(argv[1], argv[2])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,221 @@
+"""``benchmarks/gpu_proof.sh --dry-run`` (the GPU run's steps up to the first GPU call, on the
+CPU) and the pieces of ``benchmarks/kernels.py`` / ``benchmarks/gpu_proof.py`` it relies on,
+so that a broken script never costs GPU time.
+
+The dry run here skips the install (the package is installed already: the README's
+``pip install -e .``) and benchmarks three entries; its output folder must hold what the GPU
+run's does, within the device machine's limits (at most 8 files, flat, plain names).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "benchmarks", "gpu_proof.sh")
+BENCH = ("hopper/gemm-bf16-out-bf16", "hopper/attention-bf16", "ampere/rms_norm-f32")
+DRY_STEPS = ["env", "install", "ffi", "collect", "pytest", "pytest-cpu", "bench",
+             "sanitize-prog"]
+FILES = {"summary.txt", "figures.json", "setup.log", "pytest_gpu.xml", "pytest_gpu.log",
+         "bench.log", "sanitizer.log"}
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}",
+                                                  os.path.join(ROOT, "benchmarks", f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+kernels = _load("kernels")
+gpu_proof = _load("gpu_proof")
+
+
+def _ffi_built() -> bool:
+    from jax_pyptx.runtime import ffi_bridge
+
+    return ffi_bridge.available()
+
+
+@pytest.fixture(scope="module")
+def dry(tmp_path_factory):
+    """The dry run's output folder, exit status and printed output."""
+    if not (shutil.which("bash") and shutil.which("timeout")):
+        pytest.skip("bash and coreutils' timeout are needed")
+    if not _ffi_built():
+        pytest.skip("jax_pyptx._ffi is not built (pip install -e .)")
+    out = tmp_path_factory.mktemp("gpu_proof_out")
+    env = dict(os.environ, PYTHON=sys.executable)
+    env.pop("OUT", None)
+    r = subprocess.run(["bash", SCRIPT, "--dry-run", "--skip-install", "--out", str(out),
+                        "--bench", " ".join(BENCH), "--tests-k",
+                        "(hopper/rms_norm-f32 and (eager or vmap)) or grad"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+    return out, r.returncode, r.stdout + r.stderr
+
+
+def test_dry_run_passes_and_writes_the_files(dry):
+    out, rc, text = dry
+    assert rc == 0, text
+    names = set(os.listdir(out))
+    assert names == FILES, text                      # no first_failure.log: nothing failed
+    assert len(names) <= 8
+    for n in names:
+        p = out / n
+        assert p.is_file() and re.fullmatch(r"[A-Za-z0-9._-]+", n)
+        assert 0 < p.stat().st_size < 16 << 20
+
+
+def test_summary_lists_every_step(dry):
+    out, _, _ = dry
+    text = (out / "summary.txt").read_text()
+    assert "mode: dry-run" in text
+    rows = {m.group(1): m.group(2) for m in
+            re.finditer(r"^(\S+)\s+(ok|skipped|failed rc=\d+|timeout \d+s)\s+[\d.]+\s+\S+$",
+                        text, re.M)}
+    assert list(rows) == DRY_STEPS + ["sanitizer-version" if shutil.which("compute-sanitizer")
+                                      else "sanitizer"]
+    assert rows["install"] == "skipped"
+    assert all(rows[s] == "ok" for s in DRY_STEPS if s != "install")
+    assert text.rstrip().endswith("failed steps: none")
+
+
+def test_figures_json_has_the_roofline_and_every_lowering(dry):
+    out, _, _ = dry
+    fig = json.loads((out / "figures.json").read_text())
+    assert (fig["mode"], fig["gpu_model"]) == ("dry-run", "H200")
+    assert [s["step"] for s in fig["steps"]][:len(DRY_STEPS)] == DRY_STEPS
+    h200 = {r["entry"]: r for r in fig["roofline"] if r["device"] == "H200 SXM"}
+    assert set(h200) == set(BENCH)
+    rms = h200["ampere/rms_norm-f32"]                # memory-bound: unique bytes / 4.8 TB/s
+    assert rms["bound"] == "memory"
+    assert rms["t_mem_s"] == pytest.approx(rms["unique_bytes"] / 4800e9, rel=1e-3)
+    assert rms["unique_bytes"] >= 2 * 8192 * 8192 * 4      # x read once, y written once
+    rows = {(r["entry"], r["impl"]): r for r in fig["gpu"]}
+    for name in BENCH:
+        k = rows[(name, "kernel")]
+        assert k["lowered"] is True and k["custom_calls"] == 1, k
+        assert k["roofline_s"] == pytest.approx(h200[name]["time_s"])
+        assert "seconds" not in k                          # nothing timed in a dry run
+    assert rows[("hopper/gemm-bf16-out-bf16", "jnp_dot")]["lowered"] is True
+    assert rows[("hopper/attention-bf16", "dot_product_attention[xla]")]["lowered"] is True
+    assert {"dot_product_attention[cudnn]", "dot_product_attention[xla]"} <= {
+        impl for (e, impl) in rows if e == "hopper/attention-bf16"}
+    assert fig["ceilings"] == {"copy_gbs": None, "bf16_dot_tflops": None}
+
+
+def test_pytest_gpu_collects_and_skips_cleanly(dry):
+    out, _, _ = dry
+    suite = ET.parse(out / "pytest_gpu.xml").getroot().find("testsuite")
+    n = int(suite.get("tests"))
+    assert n > 100 and suite.get("failures") == "0" and suite.get("errors") == "0"
+    assert int(suite.get("skipped")) == n               # no GPU here: every one skips
+    log = (out / "pytest_gpu.log").read_text()
+    assert re.search(rf"^{n} tests collected", log, re.M), log[-2000:]
+    cpu = log[log.index("=== pytest-cpu"):]               # a few run on the CPU instead
+    m = re.search(r"(\d+) passed", cpu)
+    assert m and int(m.group(1)) >= 3 and " failed" not in cpu, cpu[-2000:]
+
+
+def test_setup_and_sanitizer_logs(dry):
+    out, _, _ = dry
+    setup = (out / "setup.log").read_text()
+    assert "jax_pyptx._ffi: " in setup and "libcuda driver table: " in setup
+    assert re.search(r"^jax: \d", setup, re.M)
+    san = (out / "sanitizer.log").read_text()
+    for name in ("hopper/gemm-bf16", "hopper/attention-bf16"):
+        assert re.search(rf"^{re.escape(name)} .*: lowered for CUDA \(1 launch\)$", san, re.M)
+
+
+# ----------------------------------------------------------------------------- pieces
+def test_finalize_reports_the_first_failure(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    work.mkdir(), out.mkdir()
+    (work / "env.txt").write_text("gpu: NVIDIA H200, 580.159.04\n")
+    (work / "pytest.log").write_text("1 failed, 3 passed\n")
+    (work / "bench.log").write_text("Traceback: boom\n")
+    (out / "pytest_gpu.xml").write_text(
+        '<testsuites><testsuite tests="2"><testcase classname="t" name="ok"/>'
+        '<testcase classname="tests.test_kernels_gpu" name="test_gpu_vmap[x]">'
+        '<failure message="AssertionError: 3.1x the allowed">full traceback</failure>'
+        '</testcase></testsuite></testsuites>')
+    (out / "figures.json").write_text(json.dumps({"gpu": [
+        {"entry": "hopper/gemm-bf16", "impl": "kernel", "unit": "TFLOP/s", "rate": 701.5,
+         "seconds": 1.567e-3, "vs_baseline": 0.93, "vs_roofline": 0.63}]}))
+    (work / "steps.tsv").write_text(
+        f"env\tok\t0.5\t{work}/env.log\tsetup.log\n"
+        f"pytest\tfailed rc=1\t100.0\t{work}/pytest.log\tpytest_gpu.log\n"
+        f"bench\ttimeout 130s\t130.0\t{work}/bench.log\tbench.log\n"
+        f"memcheck\trefused\t3.0\t{work}/m.log\tsanitizer.log\n")
+    assert gpu_proof.finalize(str(work / "steps.tsv"), str(out)) == 1
+    first = (out / "first_failure.log").read_text()
+    assert first.startswith("first failed step: pytest (failed rc=1)")
+    assert "tests.test_kernels_gpu::test_gpu_vmap[x] (failure)" in first
+    assert "AssertionError: 3.1x the allowed\n\nfull traceback" in first
+    assert "1 failed, 3 passed" in first and "boom" not in first
+    summary = (out / "summary.txt").read_text()
+    assert "gpu: NVIDIA H200, 580.159.04" in summary
+    assert "hopper/gemm-bf16 kernel: 701.5 TFLOP/s, 1567.0 us, vs_baseline 0.93, " \
+           "vs_roofline 0.63" in summary
+    assert summary.rstrip().endswith("failed steps: pytest, bench")   # refused is not failed
+    fig = json.loads((out / "figures.json").read_text())
+    assert [(s["step"], s["status"], s["file"]) for s in fig["steps"]][-1] == \
+        ("memcheck", "refused", "sanitizer.log")
+    assert fig["gpu"][0]["rate"] == 701.5
+
+
+def test_measure_entry_times_kernel_and_baseline_on_any_backend():
+    """The GPU run's timing path, on the CPU backend at a small shape (the interpreter runs
+    the kernel): figures are consistent with the counted work and each other."""
+    from examples.library import get
+
+    e = dataclasses.replace(get("hopper/rms_norm-f32"), shape={"M": 8})
+    kern, base = kernels.measure_entry(e, "H200")
+    assert (kern["impl"], base["impl"]) == ("kernel", "xla_rms_norm")
+    for r in (kern, base):
+        assert r["seconds"] > 0 and r["sets"] >= 2 and r["min_s"] <= r["seconds"] <= r["max_s"]
+        assert r["rate"] == pytest.approx(r["work"] / r["seconds"] / 1e9)
+    assert kern["work"] >= 2 * 8 * 1024 * 4                 # x in, y out, f32
+    assert kern["vs_baseline"] == pytest.approx(base["seconds"] / kern["seconds"])
+    assert kern["vs_roofline"] == pytest.approx(kern["roofline_s"] / kern["seconds"])
+    assert kern["best_baseline"] == "xla_rms_norm"
+
+
+def test_ceilings_and_gpu_model():
+    c = kernels.ceilings(n=1 << 16, m=128)
+    assert c["copy_gbs"] == pytest.approx(2 * 4 * (1 << 16) / c["copy_s"] / 1e9)
+    assert c["bf16_dot_tflops"] == pytest.approx(2 * 128 ** 3 / c["bf16_dot_s"] / 1e12)
+    assert kernels.gpu_model("NVIDIA H200") == "H200"
+    assert kernels.gpu_model("NVIDIA H100 80GB HBM3") == "H100"
+    assert kernels.gpu_model("NVIDIA A100-SXM4-80GB") == "A100"
+    assert kernels.gpu_model("Tesla T4") == "H100"
+
+
+def test_kernels_gpu_mode_without_a_gpu_is_an_error(capsys):
+    assert kernels.main(["--gpu", "--no-interpreter", "hopper/rms_norm-f32"]) == 2
+    assert "--gpu: JAX sees no CUDA device" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        kernels.main(["--gpu", "--dry-run"])
+    assert e.value.code == 2
+
+
+def test_gpu_tests_fail_where_a_gpu_is_required_and_absent():
+    """The GPU run sets JAX_PYPTX_REQUIRE_GPU=1: a JAX that sees no GPU there fails the
+    collection instead of skipping every test."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_PYPTX_REQUIRE_GPU="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "--collect-only", "-q",
+                        "-p", "no:cacheprovider", "tests/test_kernels_gpu.py"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert ("RuntimeError: JAX_PYPTX_REQUIRE_GPU=1 but JAX sees no CUDA device "
+            "(JAX_PLATFORMS='cpu'); its backends: ['cpu']") in r.stdout
