@@ -60,7 +60,8 @@ def test_spin_on_a_flag_nobody_sets_is_reported_like_a_deadlock():
     with pytest.raises(DeadlockError) as ei:
         launch(FLAG.replace("SET", ""), "k", [flag, y], block=128, stats=stats)
     msg = str(ei.value)
-    assert msg.startswith("<ptx>:16: no progress: the warps that can run spin in loops that can never exit (for ")
+    assert msg.startswith("<ptx>:16: no progress: the warps that can run spin in loops that can never exit (each "
+                          "went round its loop and came back to the same state, and for ")
     assert ("the loops only read memory that nothing running writes and every other warp is parked: a flag or "
             "mbarrier that is never set?)") in msg
     assert ("  CTA (0,0,0) warp 0 lanes 0-31: spins in the loop from <ptx>:14 (instruction #5 of k) "
@@ -296,23 +297,37 @@ L:
 
 
 # ----------------------------------------------------------------------------- limits
-COUNT_FOREVER = HDR + ".visible .entry k()\n{\n.reg .u32 %r1;\nmov.u32 %r1, 0;\nL:\n add.u32 %r1, %r1, 1;\n bra L;\n}"
+# counts to 2**32: bounded (the exit tests the counter), so only a limit stops it
+COUNT_FOREVER = HDR + """.visible .entry k()
+{
+.reg .u32 %r1; .reg .pred %p1;
+mov.u32 %r1, 1;
+L:
+ add.u32 %r1, %r1, 1;
+ setp.ne.u32 %p1, %r1, 0;
+ @%p1 bra L;
+}"""
 
 
 def test_max_steps_and_timeout_on_launch():
     with pytest.raises(InterpreterLimitError) as ei:
         launch(COUNT_FOREVER, "k", [], block=64, max_steps=5000)
     msg = str(ei.value)
-    assert msg.startswith("<ptx>:10: instruction limit of 5000 exceeded (an infinite loop?) at: bra L; "
-                          "[instruction #2 of k] (pass a larger max_steps= to launch / kernel.interpret / "
-                          "configure)\n")
+    assert msg.startswith("<ptx>:11: instruction limit of 5000 exceeded (an infinite loop?) at: @%p1 bra L; "
+                          "[instruction #3 of k] (the limit is 5000 instructions per batch of CTAs; raise it "
+                          "with max_steps=: an argument of jax_pyptx.interpret.launch and kernel.interpret, a "
+                          "call option of ptx_call, or configure(kernel, max_steps=...) for the JAX and "
+                          "PyTorch calls)\n")
     for w in (0, 1):
-        assert f"\n  CTA (0,0,0) warp {w} lanes 0-31: at <ptx>:10 (instruction #2 of k) `bra L;` runnable" in msg
+        assert f"\n  CTA (0,0,0) warp {w} lanes 0-31: at <ptx>:11 (instruction #3 of k) `@%p1 bra L;` runnable" in msg
     with pytest.raises(InterpreterLimitError, match=r"time limit of 0.2 s exceeded after \d+ instructions at: "
-                                                    r".*\(pass a larger timeout= to launch / kernel.interpret / "
-                                                    r"configure\)"):
+                                                    r".*\(the limit is 0.2 s, the default 300 s; raise it with "
+                                                    r"timeout= \(math.inf for none\): an argument of jax_pyptx.interpret.launch and "
+                                                    r"kernel.interpret, a call option of ptx_call, or "
+                                                    r"configure\(kernel, timeout=...\) for the JAX and PyTorch "
+                                                    r"calls\)"):
         launch(COUNT_FOREVER, "k", [], block=32, timeout=0.2)
-    with pytest.raises(InterpreterError, match="timeout must be a positive number of seconds, got -1.0"):
+    with pytest.raises(InterpreterError, match=r"timeout must be a positive number of seconds \(math.inf for none\), got -1.0"):
         launch(COUNT_FOREVER, "k", [], timeout=-1)
     with pytest.raises(InterpreterError, match="max_steps must be a positive number of instructions, got 0"):
         launch(COUNT_FOREVER, "k", [], max_steps=0)
