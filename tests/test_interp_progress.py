@@ -462,12 +462,13 @@ def test_max_steps_and_timeout_on_launch():
         assert f"\n  CTA (0,0,0) warp {w} lanes 0-31: at <ptx>:11 (instruction #3 of k) `@%p1 bra L;` runnable" in msg
     with pytest.raises(InterpreterLimitError, match=r"time limit of 0.2 s exceeded after \d+ instructions at: "
                                                     r".*\(the limit is 0.2 s, the default 300 s; raise it with "
-                                                    r"timeout= \(math.inf for none\): an argument of jax_pyptx.interpret.launch and "
-                                                    r"kernel.interpret, a call option of ptx_call, or "
-                                                    r"configure\(kernel, timeout=...\) for the JAX and PyTorch "
-                                                    r"calls\)"):
+                                                    r"timeout= \(math.inf for none\): an argument of "
+                                                    r"jax_pyptx.interpret.launch and kernel.interpret, a call "
+                                                    r"option of ptx_call, or configure\(kernel, timeout=...\) for "
+                                                    r"the JAX and PyTorch calls\)"):
         launch(COUNT_FOREVER, "k", [], block=32, timeout=0.2)
-    with pytest.raises(InterpreterError, match=r"timeout must be a positive number of seconds \(math.inf for none\), got -1.0"):
+    with pytest.raises(InterpreterError,
+                       match=r"timeout must be a positive number of seconds \(math.inf for none\), got -1.0"):
         launch(COUNT_FOREVER, "k", [], timeout=-1)
     with pytest.raises(InterpreterError, match="max_steps must be a positive number of instructions, got 0"):
         launch(COUNT_FOREVER, "k", [], max_steps=0)

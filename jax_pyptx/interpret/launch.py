@@ -348,11 +348,12 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     (seconds, default ``progress.DEFAULT_TIMEOUT``, 300; ``math.inf`` for none) the wall time
     of the launch: either raises ``InterpreterLimitError`` naming where every warp is and how
     to raise the limit. A launch running longer than a few seconds prints a progress line on
-    stderr now and then (instructions, rate, CTAs done; ``progress.PROGRESS_AFTER``). Warps spinning forever in a loop that
-    only reads memory while the others are parked are reported as a ``DeadlockError`` as soon
-    as that is certain (``progress``). ``stats``, when given, receives counters of the run: a
-    dict gets the instruction and CTA counts; a ``jax_pyptx.interpret.Stats`` also counts the
-    global-memory bytes and tensor-core FLOPs (``interpret/stats.py``). ``timeline``, a file
+    stderr now and then (instructions, rate, CTAs done; ``progress.PROGRESS_AFTER``). Warps
+    spinning forever in a loop that only reads memory while the others are parked are reported
+    as a ``DeadlockError`` as soon as that is certain (``progress``). ``stats``, when given,
+    receives counters of the run: a dict gets the instruction and CTA counts; a
+    ``jax_pyptx.interpret.Stats`` also counts the global-memory bytes and tensor-core FLOPs
+    (``interpret/stats.py``). ``timeline``, a file
     path (str or ``os.PathLike``), writes a Chrome / Perfetto trace of the run there (open it
     in https://ui.perfetto.dev or chrome://tracing): a process per CTA, a track per warp with
     its instruction runs and barrier / mbarrier waits, and tracks of asynchronous operations
