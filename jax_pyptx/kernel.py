@@ -400,8 +400,8 @@ class Kernel:
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
         scalars); ``kw``: template parameters, shape variables, raw parameter values.
-        ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds) stop a kernel
-        that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
+        ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds, default 300,
+        ``math.inf`` for none) stop a kernel that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
         Chrome / Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline");
         see ``jax_pyptx.interpret.launch``.
 

@@ -60,7 +60,8 @@ def test_spin_on_a_flag_nobody_sets_is_reported_like_a_deadlock():
     with pytest.raises(DeadlockError) as ei:
         launch(FLAG.replace("SET", ""), "k", [flag, y], block=128, stats=stats)
     msg = str(ei.value)
-    assert msg.startswith("<ptx>:16: no progress: the warps that can run spin in loops that can never exit (for ")
+    assert msg.startswith("<ptx>:16: no progress: the warps that can run spin in loops that can never exit (each "
+                          "went round its loop and came back to the same state, and for ")
     assert ("the loops only read memory that nothing running writes and every other warp is parked: a flag or "
             "mbarrier that is never set?)") in msg
     assert ("  CTA (0,0,0) warp 0 lanes 0-31: spins in the loop from <ptx>:14 (instruction #5 of k) "
@@ -295,24 +296,179 @@ L:
     assert y[0] == 15000
 
 
+# issue 23: warp 0 waits in a `while (flag == 0)` loop (the test at the head, a branch out of
+# the loop) for a flag warp 1 sets only after `bar.sync 1, 64`, which warp 0 never reaches.
+# ARRIVE: the fix, warp 0 arrives at barrier 1 first
+NAMED = HDR + """.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %p<4>;
+    .shared .align 4 .u32 flag;
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 st.shared.u32 [flag], 0;
+    bar.sync 0;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 bra PRODUCER;
+    ARRIVE
+WAIT:
+    ld.volatile.shared.u32 %r2, [flag];
+    setp.ne.u32 %p2, %r2, 0;
+    @%p2 bra DONE;
+    bra.uni WAIT;
+PRODUCER:
+    bar.sync 1, 64;
+    mov.u32 %r2, 7;
+    st.volatile.shared.u32 [flag], %r2;
+DONE:
+    ld.param.u64 %rd1, [y];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd1, %rd1, %rd2;
+    st.global.u32 [%rd1], %r2;
+    ret;
+}"""
+
+
+def test_spin_on_a_flag_set_after_a_named_barrier_the_spinner_never_reaches():
+    y = np.zeros(64, np.uint32)
+    # max_steps: reported long before a limit (it used to run to the instruction limit)
+    with pytest.raises(DeadlockError) as ei:
+        launch(NAMED.replace("ARRIVE", ""), "k", [y], block=64, max_steps=100_000)
+    msg = str(ei.value)
+    assert msg.startswith("<ptx>:19: no progress: the warps that can run spin in loops that can never exit")
+    assert "the loops only read memory that nothing running writes and every other warp is parked" in msg
+    assert msg.endswith(
+        "\n  CTA (0,0,0) warp 0 lanes 0-31: spins in the loop from <ptx>:16 (instruction #6 of k) "
+        "`ld.volatile.shared.u32 %r2, [flag];` to <ptx>:19 (instruction #9 of k) `bra.uni WAIT;`"
+        "\n  CTA (0,0,0) warp 1 lanes 0-31: at <ptx>:21 (instruction #10 of k) `bar.sync 1, 64;` waits on "
+        "barrier 1 (32 of 64 threads arrived)")
+    assert y.tolist() == [0] * 64
+    launch(NAMED.replace("ARRIVE", "bar.arrive 1, 64;"), "k", [y], block=64, max_steps=100_000)
+    assert y.tolist() == [7] * 64
+
+
+# issue 23: warp 0 counts its polls of a flag; SET: warp 1 sets it after some work (the fix),
+# or returns without setting it (the bug)
+COUNTED = HDR + """.visible .entry k(.param .u64 flag, .param .u64 y)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<6>; .reg .pred %p<4>;
+    ld.param.u64 %rd1, [flag];
+    ld.param.u64 %rd2, [y];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r3, 0;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 bra PRODUCER;
+SPIN:
+    add.u32 %r3, %r3, 1;
+    ld.volatile.global.u32 %r2, [%rd1];
+    setp.eq.u32 %p2, %r2, 0;
+    EXIT
+    @%p2 bra SPIN;
+    bra.uni OUT;
+PRODUCER:
+    mov.u32 %r4, 0;
+WORK:
+    add.u32 %r4, %r4, 1;
+    setp.lt.u32 %p3, %r4, 300;
+    @%p3 bra WORK;
+    setp.eq.u32 %p3, %r1, 32;
+    SET
+    mov.u32 %r3, %r4;
+OUT:
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r3;
+    ret;
+}"""
+
+
+def test_spin_that_counts_its_iterations_is_reported():
+    flag, y = np.zeros(1, np.uint32), np.zeros(64, np.uint32)
+    with pytest.raises(DeadlockError) as ei:
+        launch(COUNTED.replace("SET", "").replace("EXIT", ""), "k", [flag, y], block=64, max_steps=100_000)
+    msg = str(ei.value)
+    assert msg.startswith("<ptx>:18: no progress: the warps that can run spin in loops that can never exit")
+    assert "the loops only read memory that nothing running writes: a flag or mbarrier that is never set?)" in msg
+    assert msg.endswith("\n  CTA (0,0,0) warp 0 lanes 0-31: spins in the loop from <ptx>:14 (instruction #6 of k) "
+                        "`add.u32 %r3, %r3, 1;` to <ptx>:18 (instruction #9 of k) `@%p2 bra SPIN;`")
+    # the fix: warp 1 sets the flag after 300 iterations of work; warp 0 stores its poll count
+    launch(COUNTED.replace("SET", "@%p3 st.volatile.global.u32 [%rd1], 1;").replace("EXIT", ""), "k",
+           [flag, y], block=64)
+    assert flag[0] == 1 and y[32:].tolist() == [300] * 32
+    assert len(set(y[:32].tolist())) == 1 and y[0] >= 1
+    # a spin that gives up after 3000 polls (the exit tests the counter) is bounded: it runs out
+    flag[0] = 0
+    launch(COUNTED.replace("SET", "").replace("EXIT", "setp.lt.and.u32 %p2, %r3, 3000, %p2;"), "k",
+           [flag, y], block=64)
+    assert y.tolist() == [3000] * 32 + [300] * 32
+
+
+def test_inner_loop_whose_state_repeats_across_the_outer_loop_runs_to_the_end():
+    """The inner loop reads memory and comes back to the same registers in every iteration of
+    the outer loop, 251 backward branches apart: only the outer counter differs. Its state
+    repeats, but not from one iteration to the next: never reported."""
+    prog = HDR + """
+.visible .entry k(.param .u64 x, .param .u64 y)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %p<3>;
+    ld.param.u64 %rd1, [x];
+    mov.u32 %r1, 0;
+    mov.u32 %r5, 0;
+PRE:
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p1, %r5, 6;
+    @%p1 bra PRE;
+OUTER:
+    mov.u32 %r2, 0;
+INNER:
+    ld.global.u32 %r3, [%rd1];
+    add.u32 %r2, %r2, %r3;
+    setp.lt.u32 %p1, %r2, 251;
+    @%p1 bra INNER;
+    add.u32 %r1, %r1, 1;
+    setp.lt.u32 %p2, %r1, 40;
+    @%p2 bra OUTER;
+    ld.param.u64 %rd2, [y];
+    st.global.u32 [%rd2], %r1;
+    ret;
+}"""
+    y = np.zeros(1, np.uint32)
+    launch(prog, "k", [np.ones(1, np.uint32), y], block=32)
+    assert y[0] == 40
+
+
 # ----------------------------------------------------------------------------- limits
-COUNT_FOREVER = HDR + ".visible .entry k()\n{\n.reg .u32 %r1;\nmov.u32 %r1, 0;\nL:\n add.u32 %r1, %r1, 1;\n bra L;\n}"
+# counts to 2**32: bounded (the exit tests the counter), so only a limit stops it
+COUNT_FOREVER = HDR + """.visible .entry k()
+{
+.reg .u32 %r1; .reg .pred %p1;
+mov.u32 %r1, 1;
+L:
+ add.u32 %r1, %r1, 1;
+ setp.ne.u32 %p1, %r1, 0;
+ @%p1 bra L;
+}"""
 
 
 def test_max_steps_and_timeout_on_launch():
     with pytest.raises(InterpreterLimitError) as ei:
         launch(COUNT_FOREVER, "k", [], block=64, max_steps=5000)
     msg = str(ei.value)
-    assert msg.startswith("<ptx>:10: instruction limit of 5000 exceeded (an infinite loop?) at: bra L; "
-                          "[instruction #2 of k] (pass a larger max_steps= to launch / kernel.interpret / "
-                          "configure)\n")
+    assert msg.startswith("<ptx>:11: instruction limit of 5000 exceeded (an infinite loop?) at: @%p1 bra L; "
+                          "[instruction #3 of k] (the limit is 5000 instructions per batch of CTAs; raise it "
+                          "with max_steps=: an argument of jax_pyptx.interpret.launch and kernel.interpret, a "
+                          "call option of ptx_call, or configure(kernel, max_steps=...) for the JAX and "
+                          "PyTorch calls)\n")
     for w in (0, 1):
-        assert f"\n  CTA (0,0,0) warp {w} lanes 0-31: at <ptx>:10 (instruction #2 of k) `bra L;` runnable" in msg
+        assert f"\n  CTA (0,0,0) warp {w} lanes 0-31: at <ptx>:11 (instruction #3 of k) `@%p1 bra L;` runnable" in msg
     with pytest.raises(InterpreterLimitError, match=r"time limit of 0.2 s exceeded after \d+ instructions at: "
-                                                    r".*\(pass a larger timeout= to launch / kernel.interpret / "
-                                                    r"configure\)"):
+                                                    r".*\(the limit is 0.2 s, the default 300 s; raise it with "
+                                                    r"timeout= \(math.inf for none\): an argument of "
+                                                    r"jax_pyptx.interpret.launch and kernel.interpret, a call "
+                                                    r"option of ptx_call, or configure\(kernel, timeout=...\) for "
+                                                    r"the JAX and PyTorch calls\)"):
         launch(COUNT_FOREVER, "k", [], block=32, timeout=0.2)
-    with pytest.raises(InterpreterError, match="timeout must be a positive number of seconds, got -1.0"):
+    with pytest.raises(InterpreterError,
+                       match=r"timeout must be a positive number of seconds \(math.inf for none\), got -1.0"):
         launch(COUNT_FOREVER, "k", [], timeout=-1)
     with pytest.raises(InterpreterError, match="max_steps must be a positive number of instructions, got 0"):
         launch(COUNT_FOREVER, "k", [], max_steps=0)
@@ -339,6 +495,30 @@ def count_dsl(X, Out, *, n=10**9):
         acc += 3
     ptx.inst.st.global_.u32(ptx.addr(Out.ptr() + reg.cvt(tid, u64) * 4), acc)
     ptx.ret()
+
+
+@kernel(arch="sm_90a", in_specs=(Tile("N", u32),), out_specs=(Tile("N", u32),), block=(32, 1, 1),
+        grid=(1, 1, 1))
+def poll_dsl(Flag, Out):
+    tid = reg.from_(ptx.special.tid.x(), u32)
+    v = reg.scalar(u32, 0)
+    polls = reg.scalar(u32, 0)
+    with ptx.while_(lambda: v == 0):                               # POLL-LINE
+        ptx.inst.ld.volatile.global_.u32(v, ptx.addr(Flag.ptr()))
+        polls += 1
+    ptx.inst.st.global_.u32(ptx.addr(Out.ptr() + reg.cvt(tid, u64) * 4), polls)
+    ptx.ret()
+
+
+def test_dsl_while_loop_that_counts_its_polls_names_the_users_line():
+    """``ptx.while_`` tests at the head and branches out of the loop; the body counts polls."""
+    with pytest.raises(DeadlockError) as ei:
+        poll_dsl.interpret(np.zeros(32, np.uint32), max_steps=100_000)
+    where = line_of(poll_dsl.fn, "POLL-LINE")
+    msg = str(ei.value)
+    assert msg.startswith(f"{where}: no progress: ")
+    assert f"CTA (0,0,0) warp 0 lanes 0-31: spins in the loop from {where} (" in msg
+    assert poll_dsl.interpret(np.full(32, 5, np.uint32)).tolist() == [1] * 32
 
 
 def test_dsl_spin_names_the_users_line_and_limits_on_kernel_interpret():
@@ -397,3 +577,49 @@ def test_limits_through_torch():
             f(torch.zeros(32, dtype=torch.int32).to(torch.uint32))
     finally:
         configure(count_dsl, timeout=None)
+
+
+WIDE = HDR + """.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<4>; .reg .u64 %rd<4>; .reg .pred %p1;
+    mov.u32 %r1, 0;
+L:
+    add.u32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, 300;
+    @%p1 bra L;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r2, %r2, %r3, %tid.x;
+    ld.param.u64 %rd1, [y];
+    mul.wide.u32 %rd2, %r2, 4;
+    add.u64 %rd1, %rd1, %rd2;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}"""
+
+LINE = (r"jax_pyptx\.interpret: kernel 'k' running for \d+ s: [\d,]+ instructions \([\d,]+/s\), "
+        r"(\d+) of 32 CTAs done, 16 running; stops at ")
+
+
+def test_progress_line_on_stderr_for_a_long_launch(monkeypatch, capsys):
+    """A launch running past PROGRESS_AFTER seconds prints a line on stderr every PROGRESS_EVERY
+    seconds (lowered to 0 here): instructions, rate, CTAs done (two batches of 16 CTAs), and the
+    limits, the default timeout included."""
+    import math
+    import re
+
+    from jax_pyptx.interpret import progress
+    monkeypatch.setattr(progress, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr(progress, "TIME_CHECK_EVERY", 400)
+    y = np.zeros(32 * 1024, np.uint32)
+    launch(WIDE, "k", [y], grid=32, block=1024)
+    assert y.tolist() == [300] * (32 * 1024)
+    lines = capsys.readouterr().err.splitlines()
+    tail = r"300 s \(timeout=\) or 50,000,000 instructions per batch \(max_steps=\)"
+    done = [re.fullmatch(LINE + tail, s) for s in lines]
+    assert lines and all(done), lines
+    assert {m.group(1) for m in done} == {"0", "16"}
+    launch(WIDE, "k", [y], grid=32, block=1024, timeout=math.inf, max_steps=10**6)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(re.fullmatch(LINE + r"1,000,000 instructions per batch \(max_steps=\)", s) for s in lines)

@@ -328,8 +328,10 @@ def test_errors_carry_the_source_location():
 
 
 def test_infinite_loop_is_stopped():
-    # a counter changes every iteration, so this is not a no-progress spin (test_interp_progress)
-    prog = HDR + ".visible .entry k()\n{\n.reg .u32 %r1;\nmov.u32 %r1, 0;\nL:\n add.u32 %r1, %r1, 1;\n bra L;\n}"
+    # the exit tests a counter that changes every iteration (it would end after 2**32 of them),
+    # so this is not a no-progress spin (test_interp_progress)
+    prog = HDR + (".visible .entry k()\n{\n.reg .u32 %r1; .reg .pred %p1;\nmov.u32 %r1, 1;\nL:\n add.u32 %r1, %r1, 1;"
+                  "\n setp.ne.u32 %p1, %r1, 0;\n @%p1 bra L;\n}")
     with pytest.raises(InterpreterError, match="instruction limit of 10000 exceeded"):
         launch(prog, "k", [], block=32, max_steps=10000)
 

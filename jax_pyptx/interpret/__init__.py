@@ -25,7 +25,7 @@ Modules:
   ``barrier.cluster``); ``ops_cluster``: mapa, getctarank, barrier.cluster, st.async,
   red.async; ``ops_clc``: clusterlaunchcontrol.try_cancel / query_cancel (work stealing);
 * ``progress``: no-progress detection (spin loops that can never exit), ``max_steps`` and
-  ``timeout``;
+  ``timeout`` (default 300 s), the progress line on stderr of a long launch;
 * ``ops_regs``: setmaxnreg (per-warp register counts, the CTA's register pool);
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks; ``stack`` /

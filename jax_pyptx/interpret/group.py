@@ -5,7 +5,7 @@ import numpy as np
 
 
 class Group:
-    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "_wm", "_wl")
+    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -15,6 +15,8 @@ class Group:
         self.wait = None
         self.last = 0
         self.spin = None          # progress.epoch when found spinning in a loop that cannot exit
+        self.arm = None           # progress: its state at a backward branch, to compare at the next
+        self.cycle = None         # progress: (head, tail, epoch, step) of a loop it repeats forever
         self._wm = None
         self._wl = None
 

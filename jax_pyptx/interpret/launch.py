@@ -15,6 +15,7 @@ from .decode import Program
 from .dispatch import decode_program
 from .severity import sanitize_mode
 from .machine import Context
+from .progress import DEFAULT_TIMEOUT
 from .mbarrier import check_balanced
 from .stats import Stats
 from .timeline import Timeline, check_path
@@ -344,12 +345,15 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     the kernel's ``.reqnctapercluster``, else
     no clusters); all CTAs of a cluster run together. ``max_steps`` (default
     ``DEFAULT_MAX_STEPS``) bounds the instructions dispatched per batch of CTAs and ``timeout``
-    (seconds, default none) the wall time of the launch: either raises
-    ``InterpreterLimitError`` naming where every warp is. Warps spinning forever in a loop that
-    only reads memory while the others are parked are reported as a ``DeadlockError`` as soon
-    as that is certain (``progress``). ``stats``, when given, receives counters of the run: a
-    dict gets the instruction and CTA counts; a ``jax_pyptx.interpret.Stats`` also counts the
-    global-memory bytes and tensor-core FLOPs (``interpret/stats.py``). ``timeline``, a file
+    (seconds, default ``progress.DEFAULT_TIMEOUT``, 300; ``math.inf`` for none) the wall time
+    of the launch: either raises ``InterpreterLimitError`` naming where every warp is and how
+    to raise the limit. A launch running longer than a few seconds prints a progress line on
+    stderr now and then (instructions, rate, CTAs done; ``progress.PROGRESS_AFTER``). Warps
+    spinning forever in a loop that only reads memory while the others are parked are reported
+    as a ``DeadlockError`` as soon as that is certain (``progress``). ``stats``, when given,
+    receives counters of the run: a dict gets the instruction and CTA counts; a
+    ``jax_pyptx.interpret.Stats`` also counts the global-memory bytes and tensor-core FLOPs
+    (``interpret/stats.py``). ``timeline``, a file
     path (str or ``os.PathLike``), writes a Chrome / Perfetto trace of the run there (open it
     in https://ui.perfetto.dev or chrome://tracing): a process per CTA, a track per warp with
     its instruction runs and barrier / mbarrier waits, and tracks of asynchronous operations
@@ -401,10 +405,9 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
     if max_steps < 1:
         raise InterpreterError(f"max_steps must be a positive number of instructions, got {max_steps}")
-    if timeout is not None:
-        timeout = float(timeout)
-        if not timeout > 0:
-            raise InterpreterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+    if not timeout > 0:
+        raise InterpreterError(f"timeout must be a positive number of seconds (math.inf for none), got {timeout!r}")
     module = get_module(ptx_or_module)
     prog = get_program(module, entry)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")

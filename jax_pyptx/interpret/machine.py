@@ -122,7 +122,6 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
         self.regfile = None       # ops_regs.RegFile, made by the first setmaxnreg
         # no-progress detection and limits (progress)
-        self.spin_samples = {}
         self.spinning = False     # some group has Group.spin set
         self.backs = progress.CHECK_EVERY
         progress.start(self, launch)
@@ -562,9 +561,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
                         pc = d.target
                         if back:
                             self.backs -= 1
-                            if not self.backs:
+                            if not self.backs or g.arm is not None:
                                 # sample the loop for no-progress detection (progress)
-                                self.backs = progress.CHECK_EVERY
                                 self._count(n, tn)
                                 n = tn = 0
                                 g.pc = pc

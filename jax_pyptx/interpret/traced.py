@@ -97,8 +97,7 @@ class TracedContext(Context):
                         pc = d.target
                         if back:
                             self.backs -= 1
-                            if not self.backs:
-                                self.backs = progress.CHECK_EVERY
+                            if not self.backs or g.arm is not None:
                                 self._count(n, tn)
                                 n = tn = 0
                                 g.pc = pc

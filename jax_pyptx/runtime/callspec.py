@@ -45,7 +45,7 @@ class CallSpec:
     sanitize: bool | str = True     # the interpreter's sanitizer: True, "strict" or False (interpret.severity)
     raw: tuple = ()                 # ((raw parameter name, NumPy scalar value), ...)
     max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
-    timeout: float | None = None    # the interpreter's time limit in seconds (None: none)
+    timeout: float | None = None    # the interpreter's time limit in seconds (None: its default)
     timeline: str | None = None     # a path the interpreter writes its trace to (None: none)
     host_callback: object = None    # (internal) index of a host callback registered by the
                                     # enclosing module (partitioned interpreter calls)
