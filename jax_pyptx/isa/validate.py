@@ -285,6 +285,10 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
             v = imm_int(op.text)     # a predicate immediate: false or true
             return None if v in (0, 1) else \
                 RangeMsg(f"immediate {op.text} is out of range; allowed: 0 or 1")
+        if kind is Imm and literal_kind(op.text) == "int" and form.name != "cp.async":
+            # ptxas: any integer is a predicate value (0: false); cp.async's fourth operand
+            # as an immediate is its src-size, the other form
+            return None
         return f"expected a predicate, got {_describe(op)}"
     if k == "pd":
         if _is_pred(op):
