@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..errors import ArchError, ValidationError
 from ..ir.nodes import Addr, Block, Instruction, PredPair, Reg, Vec
-from .directives import special_need
+from .directives import SPECIAL_MIN, special_need
 from .model import Target, parse_target
 
 
@@ -91,6 +91,9 @@ def check_module(module) -> None:
     if target is None:
         return
     version = module.version
+    # (no special register needs more than sm_90 and PTX ISA 8.1: most modules skip the walk)
+    specials = any(not target.allows(sm, ()) or tuple(version) < ptx
+                   for sm, ptx in SPECIAL_MIN.values())
     for f in module.functions:
         if f.body is None:
             continue
@@ -98,4 +101,5 @@ def check_module(module) -> None:
             if check(ins, target, version, kernel=f.name) is None:
                 raise ValidationError(f"unknown instruction {ins.full_opcode}: the ISA table "
                                       f"has no instruction {ins.opcode}", loc=ins.loc)
-            check_specials(ins, target, version)
+            if specials:
+                check_specials(ins, target, version)
