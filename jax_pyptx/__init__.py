@@ -20,8 +20,12 @@ __version__ = "0.1.0"
 __all__ = ["kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout"]
 
 
-def parse(text: str, source: str = "<ptx>"):
-    """Parse PTX text into an IR ``Module`` (raises ``ParseError`` on bad input).
+def parse(text: str, source: str = "<ptx>", check: bool = True):
+    """Parse PTX text into an IR ``Module``, refusing what ptxas refuses: ``ParseError`` for
+    bad text, unknown directives, duplicate labels or definitions; the validator's error
+    (``ValidationError``, ``PtxTypeError``, ``PtxValueError``, ``ArchError``) for an
+    instruction the module's target and version do not take, naming its line.
+    ``check=False`` reads any syntactically valid PTX (``jax_pyptx.text.parser.parse``).
 
     Examples:
         >>> from jax_pyptx import parse
@@ -31,7 +35,7 @@ def parse(text: str, source: str = "<ptx>"):
     """
     from .text.parser import parse as _parse
 
-    return _parse(text, source=source)
+    return _parse(text, source=source, check=check)
 
 
 def _call_runtime(k, *arrays, **kw):

@@ -3,7 +3,8 @@
 Commands register themselves in ``COMMANDS`` (name -> (help, add_arguments, run)); this file
 stays a small dispatcher.
 
-* ``transpile FILE.ptx [-o OUT.py]``: PTX -> Python that re-traces to the same instructions.
+* ``transpile FILE.ptx [-o OUT.py]``: PTX -> Python that re-traces to the same instructions;
+  PTX that ptxas refuses (``parse``'s checks) exits 1 with the error, naming the line.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def _transpile_args(p: argparse.ArgumentParser) -> None:
 
 
 def _transpile_run(args) -> int:
-    from .errors import ParseError
+    from .errors import PtxError
     from .transpile import transpile
 
     if args.file == "-":
@@ -32,7 +33,7 @@ def _transpile_run(args) -> int:
         name = args.file
     try:
         src = transpile(text, source=name)
-    except ParseError as e:
+    except PtxError as e:      # bad text, or PTX ptxas refuses (``parse`` checks it)
         print(f"jax-pyptx transpile: {e}", file=sys.stderr)
         return 1
     if args.output:

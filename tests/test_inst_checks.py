@@ -254,11 +254,14 @@ def test_immediates_out_of_the_isa_range_are_refused(build, arch, message):
 def test_the_same_ranges_hold_for_parsed_ptx():
     text = (".version 8.0\n.target sm_90a\n.address_size 64\n.entry k()\n{\n"
             "\tbar.sync \t16;\n\tret;\n}\n")
-    ins = parse(text).items[0].body[0]
+    ins = parse(text, check=False).items[0].body[0]
     with pytest.raises(PtxValueError) as e:
         check(ins, parse_target("sm_90a"))
     assert str(e.value) == "<ptx>:6: bar.sync operand 1: immediate 16 is out of range; " \
         "allowed: 0..15"
+    with pytest.raises(PtxValueError) as e2:          # parse checks it too (ptxas refuses it)
+        parse(text)
+    assert str(e2.value) == str(e.value)
 
 
 # ----------------------------------------------------------------------------- arch first

@@ -8,7 +8,7 @@ import pytest
 
 from jax_pyptx.interpret import fp, launch
 
-HDR = ".version 8.0\n.target sm_90\n.address_size 64\n"
+HDR = ".version 8.4\n.target sm_90\n.address_size 64\n"   # (8.4: the fp8 mma)
 LANE = np.arange(32)
 G, T = LANE >> 2, LANE % 4
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import InterpreterError, MisalignedAccessError, OutOfBoundsError
+from jax_pyptx import parse
+from jax_pyptx.errors import (
+    InterpreterError, MisalignedAccessError, OutOfBoundsError, PtxValueError,
+)
 from jax_pyptx.interpret import launch
 from jax_pyptx.toolchain import ptxas_check
 
@@ -99,8 +102,12 @@ def test_st_bulk_past_the_end_of_shared_memory():
 
 def test_st_bulk_nonzero_initval_and_non_shared_generic_address():
     bad = KERNEL.replace("[%rd4+200], 24, 0;", "[%rd4+200], 24, 1;")
-    with pytest.raises(InterpreterError) as e:
+    with pytest.raises(PtxValueError) as e:       # ptxas refuses it too: refused before running
         run(bad)
+    assert str(e.value) == (f"<ptx>:{_line(bad, '24, 1;')}: st.bulk.weak operand 3: "
+                            "immediate 1 is out of range; allowed: 0")
+    with pytest.raises(InterpreterError) as e:    # the interpreter's own check, on a Module
+        run(parse(bad, check=False))
     assert "st.bulk: initval is 1; the ISA allows only 0" in str(e.value)
     glob = KERNEL.replace("@%p1 st.bulk.weak [%rd4+200]", "@%p1 st.bulk.weak [%rd1]")
     ptxas_check(glob, "sm_100a")

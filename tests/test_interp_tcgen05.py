@@ -9,7 +9,10 @@ import warnings
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import AsyncHazardError, InterpreterError, SanitizerWarning, TensorMemoryError
+from jax_pyptx import parse
+from jax_pyptx.errors import (
+    AsyncHazardError, InterpreterError, PtxValueError, SanitizerWarning, TensorMemoryError,
+)
 from jax_pyptx.interpret import launch
 
 from .mma_util import (
@@ -57,9 +60,15 @@ J:
 
 @pytest.mark.parametrize("ncols", [16, 48, 1024])
 def test_alloc_column_count_must_be_a_power_of_two_from_32_to_512(ncols):
+    text = tc_kernel(ncols=ncols)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "tcgen05.alloc" in t)
+    with pytest.raises(PtxValueError) as e:       # ptxas refuses it: refused before running
+        run_tc(text)
+    assert str(e.value) == (f"<ptx>:{line}: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 "
+                            f"operand 2: immediate {ncols} is out of range; allowed: 32, 64, 128, 256 or 512")
     with pytest.raises(InterpreterError, match=f"tcgen05.alloc of {ncols} columns: the count must be a power of 2 "
                                                f"from 32 to 512"):
-        run_tc(tc_kernel(ncols=ncols))
+        run_tc(parse(text, check=False))          # the interpreter's own check, on a Module
 
 
 def test_alloc_that_can_never_complete():

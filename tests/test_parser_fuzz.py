@@ -2,7 +2,8 @@
 
 Each example takes a corpus file and applies a few token- or character-level mutations
 (delete, duplicate, swap, insert). The parser must either succeed, in which case the module
-prints and re-parses to the same IR, or raise ``ParseError`` with a sane position. Nothing
+prints and re-parses to the same IR, or raise ``ParseError`` with a sane position, or (its
+checks of what ptxas refuses) the validator's ``PtxError`` naming a line of the text. Nothing
 else may escape.
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jax_pyptx import ParseError, emit, parse
+from jax_pyptx import ParseError, PtxError, emit, parse
 from jax_pyptx.text.lexer import tokenize
 
 from .corpus import corpus_files, read
@@ -79,6 +80,11 @@ def test_mutated_corpus_raises_only_parse_error(case):
         assert e.line >= 1 and e.column >= 1
         assert e.line <= text.count("\n") + 1
         assert str(e).startswith(f"{rel}:{e.line}:{e.column}:")
+        return
+    except PtxError as e:             # an instruction ptxas refuses: the validator's error
+        assert e.loc is not None and e.loc.file == rel
+        assert 1 <= e.loc.line <= text.count("\n") + 1
+        assert str(e).startswith(f"{rel}:{e.loc.line}: ")
         return
     printed = emit(m)
     assert parse(printed) == m

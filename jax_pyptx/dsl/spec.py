@@ -145,7 +145,7 @@ def _instruction(ins):
         if not text.endswith(";"):
             text += ";"
         m = parse(".version 9.0\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n"
-                  + text + "\n}\n", "<instruction>")
+                  + text + "\n}\n", "<instruction>", check=False)   # validated below
         stmts = [s for s in m.function("k").body if getattr(s, "opcode", None)]
         if len(stmts) != 1:
             raise PtxValidationError(f"expected one instruction, got {ins!r}")

@@ -177,7 +177,7 @@ def _ptx_lines(prog) -> list:
         from ..text.parser import parse
         from ..text.printer import emit
         from .decode import Program
-        again = Program(parse(emit(prog.module)), prog.name)
+        again = Program(parse(emit(prog.module), check=False), prog.name)
         if len(again.code) == len(code):
             for a, d in zip(again.code, code):
                 if a.ins.loc is not None and a.ins.opcode == d.ins.opcode:

@@ -52,9 +52,12 @@ may also be written as a one-element vector ``{x}``: ptxas takes ``ld.global.b32
 and ``st.global.b32 [a], {%r1}`` (Triton emits them), but no other instruction's scalar
 operand in braces.
 
-Immediates: an integer fits an integer or bit-size type of its width; a hex float literal fits
-a float type, and a bit-size type of its exact width (``0f`` 32 bits: ``mov.b32 %r,
-0fFF800000``; ``0d`` 64 bits), as ptxas has it.
+Immediates, as ptxas has them (``validate.imm_error``): an integer of up to 64 bits fits every
+integer, bit-size and predicate type whatever its width (ptxas keeps the low bits:
+``mov.u16 %rs, 70000`` is 4464); a float literal (decimal, ``0f``, ``0d``) fits ``.f32`` /
+``.f64`` and no integer fits those; of the integer types only ``.b32`` takes ``0f...`` and
+``.b64`` takes ``0d...`` or a decimal float. ``.f16`` / ``.bf16`` / packed operands take none.
+A ``p`` operand takes any integer (0: false), except cp.async's, where it is the src-size.
 
 Modifier order: the ISA's grammar gives one order, which ``groups`` keeps and the DSL emits.
 ptxas takes the modifiers of an instruction in nearly any order (``atom.u32.global.add``,

@@ -81,18 +81,73 @@ def no_immediates(t: PtxType) -> bool:
     return t.kind == "packed" or (t.kind == "float" and t.bits < 32)
 
 
-def _imm_fits(text: str, t: PtxType) -> bool:
-    if t.kind in ("float", "packed"):
-        return not no_immediates(t)
-    if text[:2] in ("0f", "0F", "0d", "0D"):
-        # a hex float literal: only a bit-size type of its exact width (ptxas: mov.b32 takes
-        # 0f..., mov.b64 0d..., integer types neither)
-        return t.kind == "bits" and t.bits == (32 if text[1] in "fF" else 64)
-    try:
-        v = int(text.rstrip("Uu"), 0)
-    except ValueError:
-        return False
-    return -(1 << (t.bits - 1)) <= v < (1 << t.bits)
+_INT_LIT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?\Z")
+_HEX_F32 = re.compile(r"0[fF][0-9a-fA-F]{8}\Z")
+_HEX_F64 = re.compile(r"0[dD][0-9a-fA-F]{16}\Z")
+_DEC_FLOAT = re.compile(r"[-+]?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)\Z")
+_EXPR_FLOAT = re.compile(r"(?<![\w.])(?:\d+\.\d*|\d+[eE][+-]?\d+|0[fFdD][0-9a-fA-F]{8,16})")
+_EXPR_OK = re.compile(r"[-+~!()<>=&|^*/%?:\s\w.]*\Z")
+_LIMIT = 1 << 64
+
+
+def literal_kind(text: str) -> str:
+    """What an immediate's text spells (PTX ISA "Constants"): ``"int"`` (an integer literal,
+    or a constant expression of integers), ``"f32"`` (a ``0f`` hex float), ``"f64"`` (a ``0d``
+    hex float), ``"float"`` (a decimal float literal, or an expression with one: a double),
+    ``"big"`` (an integer literal of more than 64 bits) or ``"bad"`` (a negated hex float,
+    which ptxas refuses as a syntax error, or anything else)."""
+    if _INT_LIT.match(text):
+        v = imm_int(text)
+        return "int" if v is not None and -_LIMIT < v < _LIMIT else "big"
+    if _HEX_F32.match(text):
+        return "f32"
+    if _HEX_F64.match(text):
+        return "f64"
+    if _DEC_FLOAT.match(text):
+        return "float"
+    if _EXPR_OK.match(text) and any(c.isdigit() for c in text):
+        if re.search(r"[-+~!]0[fFdD][0-9a-fA-F]", text):
+            return "bad"
+        return "float" if _EXPR_FLOAT.search(text) else "int"
+    return "bad"
+
+
+def imm_error(text: str, t: PtxType) -> str | None:
+    """Why immediate ``text`` cannot be an operand of type ``t`` (None: it can), by ptxas's
+    rule (CUDA 13.0, checked by ``tests/test_parse_rejects.py``):
+
+    * an integer (or an integer constant expression) is taken by every integer, bit-size and
+      predicate type, whatever its value: ptxas keeps its low bits (``mov.u16 %rs, 70000``
+      is 4464), but a literal of more than 64 bits is refused (PTX integer constants are
+      64-bit; ptxas says "Constant overflow" beyond a few more bits and truncates below);
+    * a float literal is taken by ``.f32`` / ``.f64`` (a decimal one, ``0f...`` or
+      ``0d...``); of the integer types, ``.b32`` takes ``0f...`` and ``.b64`` takes ``0d...``
+      or a decimal float (its double bits); no other integer type takes a float, and no float
+      type takes an integer;
+    * ``.f16``, ``.bf16``, the 8-bit and narrower floats and the packed types take no
+      immediate (``no_immediates``)."""
+    if no_immediates(t):
+        return (f"a .{t.name} operand cannot be an immediate (got {text}); put the value "
+                f"in a register first (mov.b{t.bits})")
+    k = literal_kind(text)
+    if k == "big":
+        return f"integer literal {text} does not fit 64 bits (PTX integer constants are 64-bit)"
+    if k == "bad":
+        return f"immediate {text} is not a PTX constant"
+    if t.kind == "float":
+        if k == "int":
+            return (f"immediate {text} does not fit .{t.name}: an integer for a float type "
+                    f"(write a float literal such as 1.0 or 0f3F800000)")
+        return None
+    if k == "int":
+        return None
+    if t.kind == "bits" and ((t.bits == 32 and k == "f32") or
+                             (t.bits == 64 and k in ("f64", "float"))):
+        return None
+    allowed = ("an integer or a 0f... literal" if t.kind == "bits" and t.bits == 32 else
+               "an integer, a 0d... or a decimal float literal"
+               if t.kind == "bits" and t.bits == 64 else "an integer")
+    return f"immediate {text} does not fit .{t.name}: a float literal; allowed: {allowed}"
 
 
 def imm_int(text: str):
@@ -177,9 +232,10 @@ def _items_error(items, t, form, what: str = "vector element") -> str | None:
         if ti is Reg and t is not None and item.type is not None and not compatible(
                 item.type, t, form.relaxed):
             return f"{what} {item.name} has type {item.type.name}; expected {_allowed(t)}"
-        if ti is Imm and t is not None and what != "vector element" and \
-                not _imm_fits(item.text, t):
-            return f"{what} {item.text} does not fit .{t.name}"
+        if ti is Imm and t is not None and what != "vector element":
+            err = imm_error(item.text, t)
+            if err:
+                return f"{what} {item.text}: {err}"
     return None
 
 
@@ -205,11 +261,10 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
                     return None
             return _reg_error(op, t, form)
         if kind is Imm and k == "s":
-            if t is not None and not _imm_fits(op.text, t):
-                if no_immediates(t):
-                    return (f"a .{t.name} operand cannot be an immediate (got {op.text}); put "
-                            f"the value in a register first (mov.b{t.bits})")
-                return f"immediate {op.text} does not fit .{t.name}"
+            if t is not None:
+                err = imm_error(op.text, t)
+                if err:
+                    return err
             return None if spec.range is None else _range_error(op, spec, chosen)
         if kind is Sym and k == "s":
             return None   # address of a variable
@@ -230,6 +285,10 @@ def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
             v = imm_int(op.text)     # a predicate immediate: false or true
             return None if v in (0, 1) else \
                 RangeMsg(f"immediate {op.text} is out of range; allowed: 0 or 1")
+        if kind is Imm and literal_kind(op.text) == "int" and form.name != "cp.async":
+            # ptxas: any integer is a predicate value (0: false); cp.async's fourth operand
+            # as an immediate is its src-size, the other form
+            return None
         return f"expected a predicate, got {_describe(op)}"
     if k == "pd":
         if _is_pred(op):

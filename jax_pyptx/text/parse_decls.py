@@ -64,6 +64,7 @@ class DeclParser:
         if nt.kind != "name" or "." in nt.text or "::" in nt.text:
             raise self.error("expected a variable name", nt)
         self.advance()
+        self._def_pos = nt.start
         dims = []
         while self.accept("["):
             if self.accept("]"):

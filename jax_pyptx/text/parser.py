@@ -41,8 +41,14 @@ from __future__ import annotations
 import gc
 import re
 
-from ..errors import ParseError
-from ..ir.nodes import Block, Function, Label, Loc, Module, Pragma, RawDirective, Section
+from ..errors import ArchError, ParseError, PtxError
+from ..ir.nodes import (
+    Block, Function, Label, Loc, Module, Pragma, RawDirective, Section, VarDecl,
+)
+from ..isa.directives import (
+    BODY_STATEMENTS, FUNCTION_DIRECTIVES, FUNCTION_DIRECTIVE_MIN_SM, MODULE_STATEMENTS,
+)
+from ..isa.model import parse_target, target_min_ptx
 from .lexer import TextLoc, EOF, next_token, SKIP_RE, Source, Token
 from .parse_decls import DeclParser
 from .parse_instructions import InstructionParser
@@ -55,8 +61,22 @@ from .parser_base import (
 __all__ = ["parse", "parse_statements", "KNOWN_INSTRUCTIONS"]
 
 
-def parse(text: str, source: str = "<ptx>") -> Module:
-    """Parse PTX ``text`` into a ``Module``. Raises only ``ParseError``.
+def parse(text: str, source: str = "<ptx>", check: bool = True) -> Module:
+    """Parse PTX ``text`` into a ``Module``, refusing what ptxas refuses.
+
+    With ``check`` (the default) the module is checked as ptxas checks it before assembling:
+    the header (a known ``sm_`` target, a ``.version`` that has it), every directive known
+    where it stands (module scope, function header, body) and available on the target, no
+    label defined twice in one scope, no function or module variable defined twice, and every
+    instruction valid for the module's target and version (``isa.module_check``: operand
+    count, kinds and types, immediates by ptxas's rule, ranges, arch and PTX version, special
+    registers). ``check=False`` reads any syntactically valid text (tools that print PTX
+    back as it was written, or check it themselves).
+
+    Raises ``ParseError`` (syntax, directives, labels, duplicate definitions, the header; with
+    line and column) or, for an instruction, the validator's ``ValidationError`` /
+    ``PtxTypeError`` / ``PtxValueError`` / ``ArchError`` naming the PTX line (``source:line``);
+    all are ``PtxError``.
 
     Examples:
         >>> from jax_pyptx.text.parser import parse
@@ -72,11 +92,17 @@ def parse(text: str, source: str = "<ptx>") -> Module:
     if not isinstance(text, str):
         raise ParseError(f"expected PTX text (str), got {type(text).__name__}", 1, 1, "", source)
     p = _Parser(text, source)
+    p.check = check
     gc_was_on = gc.isenabled()
     gc.disable()          # the IR is acyclic; collection passes while building it are waste
     try:
-        return p.module()
-    except ParseError:
+        m = p.module()
+        if check:
+            from ..isa.module_check import check_module
+
+            check_module(m)
+        return m
+    except PtxError:
         raise
     except RecursionError:
         raise p.src.error("nesting too deep", p.pos, p._tok_text()) from None
@@ -120,6 +146,8 @@ def parse_statements(text: str, source: str = "<ptx>", unknown_ok: bool = False)
 
 class _Parser(DeclParser, InstructionParser):
     unknown_ok = False        # parse_statements(..., unknown_ok=True)
+    check = False             # parse(..., check=True): refuse what ptxas refuses
+    target = None             # the module's sm_ Target (with check)
 
     def __init__(self, text: str, source: str):
         self.src = Source(text, source)
@@ -199,9 +227,12 @@ class _Parser(DeclParser, InstructionParser):
             raise self.error("expected a PTX ISA version such as 8.0", t)
         version = (int(m.group(1)), int(m.group(2)))
         self.expect(".target", ".target after .version")
-        targets = [self.expect_kind("name", "a target such as sm_90a").text]
+        ttoks = [self.expect_kind("name", "a target such as sm_90a")]
         while self.accept(","):
-            targets.append(self.expect_kind("name", "a target such as sm_90a").text)
+            ttoks.append(self.expect_kind("name", "a target such as sm_90a"))
+        targets = [t.text for t in ttoks]
+        if self.check:
+            self._check_header(version, ttoks)
         address_size = 32
         if self.accept(".address_size"):
             address_size = self.expect_int("32 or 64")
@@ -209,6 +240,7 @@ class _Parser(DeclParser, InstructionParser):
                 raise self.error("address size must be 32 or 64", self._last_tok())
         mod = Module(version=version, target=tuple(targets), address_size=address_size, items=[])
         items = mod.items
+        defined: dict = {}            # name -> (what, a definition?, line) (with check)
         while True:
             t = self.peek()
             if t.kind == EOF:
@@ -226,8 +258,12 @@ class _Parser(DeclParser, InstructionParser):
                     raise self.error(f"expected .entry, .func or a variable after {linkage}", t)
             if d in (".entry", ".func"):
                 items.append(self.function(linkage))
+                if self.check:
+                    self._check_defined(items[-1], defined)
             elif d in _VAR_SPACES:
                 items.append(self.var_decl(linkage))
+                if self.check:
+                    self._check_defined(items[-1], defined)
             elif linkage:
                 raise self.error(f"expected .entry, .func or a variable after {linkage}", t)
             elif d == ".file":
@@ -239,7 +275,80 @@ class _Parser(DeclParser, InstructionParser):
             elif d in (".reg", ".loc"):
                 raise self.error(f"{d} is not allowed at module scope", t)
             else:
+                if self.check and d not in MODULE_STATEMENTS:
+                    raise self._unknown_directive(t, "at module scope", MODULE_STATEMENTS)
                 items.append(self.raw_statement())
+
+    # ------------------------------------------------------------------ checks (check=True)
+    _OTHER_TARGETS = ("texmode_unified", "texmode_independent", "debug", "map_f64_to_f32")
+
+    def _check_header(self, version: tuple, ttoks: list) -> None:
+        """ptxas: an unknown target is refused, and so is a .version older than the
+        target."""
+        for t in ttoks:
+            if t.text in self._OTHER_TARGETS:
+                continue
+            try:
+                target = parse_target(t.text)
+            except ArchError as e:
+                raise self.error(f"unknown .target: {e.message.split('; ', 1)[-1]}", t) from None
+            if self.target is None:
+                self.target = target
+            need = target_min_ptx(target)
+            if version < need:
+                raise self.error(f".version {version[0]}.{version[1]} does not support .target "
+                                 f"{target.name}; it needs .version {need[0]}.{need[1]} or "
+                                 "later", t)
+
+    def _unknown_directive(self, t: Token, where: str, allowed) -> ParseError:
+        return self.error(f"unknown directive {t.text} {where}; allowed here: "
+                          f"{', '.join(sorted(allowed))}", t)
+
+    def _check_defined(self, item, defined: dict) -> None:
+        """ptxas: a function or module variable is defined once; a name is a function or a
+        variable, an entry or a .func, not two of them (a prototype or an ``.extern``
+        declaration may precede the definition)."""
+        if isinstance(item, Function):
+            what, name = item.kind[1:], item.name
+            is_def = item.body is not None
+        elif isinstance(item, VarDecl):
+            what, name = "variable", item.name
+            is_def = item.linkage != ".extern"
+        else:
+            return
+        at = self._def_pos
+        line = self.src.line_col(at)[0]
+        prev = defined.get(name)
+        if prev is None:
+            defined[name] = (what, is_def, line)
+            return
+        pwhat, pdef, pline = prev
+        kind = {"entry": "entry", "func": "function", "variable": "variable"}
+        if pwhat != what:
+            raise self.src.error(f"{name!r} is defined as {_a(kind[what])} here and as "
+                                 f"{_a(kind[pwhat])} at line {pline}", at, name)
+        if is_def and pdef:
+            raise self.src.error(f"duplicate definition of {kind[what]} {name!r} (first "
+                                 f"defined at line {pline})", at, name)
+        if is_def:
+            defined[name] = (what, True, line)
+
+    def _check_label(self, name: str, pos: int, labels: dict) -> None:
+        first = labels.get(name)
+        if first is not None:
+            raise self.src.error(f"duplicate label {name!r} in this scope (first defined at "
+                                 f"line {self.src.line_col(first)[0]})", pos, name)
+        labels[name] = pos
+
+    def _check_function_directive(self, t: Token) -> None:
+        if t.text not in FUNCTION_DIRECTIVES:
+            raise self._unknown_directive(t, "in a function header", FUNCTION_DIRECTIVES)
+        sm = FUNCTION_DIRECTIVE_MIN_SM.get(t.text)
+        if sm is not None and self.target is not None and not self.target.allows(sm, ()):
+            from .lexer import TextLoc
+
+            raise ArchError(f"{t.text} needs sm_{sm} or higher; the module targets "
+                            f"{self.target.name}", loc=TextLoc(self.src, t.start))
 
     def _last_tok(self) -> Token:
         return Token("num", "", self.pos, self.pos)
@@ -357,6 +466,7 @@ class _Parser(DeclParser, InstructionParser):
         if nt.kind != "name" or nt.text[0] == "%" or "." in nt.text or "::" in nt.text:
             raise self.error("expected a function name", nt)
         self.advance()
+        self._def_pos = nt.start
         f = Function(name=nt.text, kind=kind, linkage=linkage, params=[], ret_params=ret,
                      directives=[], body=[])
         if self.peek().text == "(" and self.peek().kind == "punct":
@@ -365,6 +475,8 @@ class _Parser(DeclParser, InstructionParser):
             t = self.peek()
             if t.kind != "dir":
                 break
+            if self.check:
+                self._check_function_directive(t)
             self.advance()
             if t.text == ".noreturn":
                 f.noreturn = True
@@ -394,6 +506,8 @@ class _Parser(DeclParser, InstructionParser):
         n = len(text)
         stmts: list = []
         append = stmts.append
+        labels: dict = {}             # label -> its offset, in this scope (with check)
+        check = self.check
         fast = _FAST_RE.match
         fast_ws = _FAST_WS_RE.match
         skip = SKIP_RE.match
@@ -433,6 +547,8 @@ class _Parser(DeclParser, InstructionParser):
                     continue
             m = _LABEL_RE.match(text, pos)
             if m is not None:
+                if check:
+                    self._check_label(m.group(1), pos, labels)
                 append(Label(m.group(1)))
                 self.pos = m.end()
                 continue
@@ -471,6 +587,13 @@ class _Parser(DeclParser, InstructionParser):
         elif d in (".entry", ".func", ".version", ".target", ".address_size", ".section", ".file"):
             raise self.error(f"{d} is not allowed inside a function body", t)
         else:
+            if self.check and d not in BODY_STATEMENTS:
+                raise self._unknown_directive(t, "in a function body", BODY_STATEMENTS | {
+                    ".reg", ".loc", ".pragma", *_VAR_SPACES})
             stmts.append(self.raw_statement())
 
     # ------------------------------------------------------------------ instructions
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun

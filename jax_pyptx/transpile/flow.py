@@ -269,7 +269,7 @@ def _parse_stmts(text: str) -> tuple:
     src = text.strip()
     if not src.endswith(";"):
         src += ";"
-    m = parse(_HEAD + ".func _flow_decl()\n{\n" + src + "\n}\n", "<flow.decl>")
+    m = parse(_HEAD + ".func _flow_decl()\n{\n" + src + "\n}\n", "<flow.decl>", check=False)
     return tuple(m.functions[0].body)
 
 
@@ -394,7 +394,7 @@ def assemble(items, *, version, target, address_size: int = 64, linkage=None) ->
 
     for it in items:
         if isinstance(it, str):
-            for x in parse(_HEAD + it, "<flow.assemble>").items:
+            for x in parse(_HEAD + it, "<flow.assemble>", check=False).items:
                 add(x)
         elif isinstance(it, Kernel):
             for x in it.module().items:
