@@ -76,6 +76,10 @@ class Tile:
     descriptor ``(64, rows, cols/64)`` that ``ptx.tma.load_3d`` addresses (``tma_box``
     required; ``tma_padding=True`` makes the innermost box 72).
 
+    ``partial=True`` on an output says the kernel writes only part of it (a triangle, a padded
+    tail): the interpreter's sanitizer then does not report its unwritten elements
+    (``UnwrittenOutputError``); those hold garbage on a GPU.
+
     Examples:
         >>> from jax_pyptx.types import bf16
         >>> Tile("M", 16, bf16).symbolic_dims
@@ -88,9 +92,10 @@ class Tile:
     tma_box: tuple | None = None
     tma_rank: int = 2
     tma_padding: bool = False
+    partial: bool = False
 
     def __init__(self, *dims_and_dtype, dtype=None, layout=None, tma_box=None, tma_rank=2,
-                 tma_padding=False):
+                 tma_padding=False, partial=False):
         from .errors import PtxValueError
 
         dims = []
@@ -146,6 +151,9 @@ class Tile:
         set_(self, "tma_box", tma_box)
         set_(self, "tma_rank", tma_rank)
         set_(self, "tma_padding", bool(tma_padding))
+        if not isinstance(partial, bool):
+            raise SpecializationError(f"{what}: partial must be True or False, got {partial!r}")
+        set_(self, "partial", partial)
 
     def __str__(self):
         """The short spelling used in error messages: ``Tile('M', 'N', f32)``."""
