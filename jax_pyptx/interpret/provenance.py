@@ -10,8 +10,9 @@ key -> int32 per slot, 0 for none, else the global allocation's index + 1):
 * an instruction that moves or offsets a pointer (``add``, ``sub``, ``mad``, ``mov``, ``cvta``,
   ``cvt``, ``and``, ``or``, ``selp``, ``min``, ``max``) gives its 64-bit destination the tag of
   its tagged sources; two different tags (``ptrA - ptrB``, ``selp`` between two buffers) give
-  none, so nothing is ever checked against the wrong buffer; any other instruction, and every
-  destination narrower than 64 bits, clears the tag;
+  the *mixed* tag, which stays mixed through later arithmetic (``x + (w - x)`` is never checked
+  against ``x``), so nothing is ever checked against the wrong buffer; any other instruction,
+  and every destination narrower than 64 bits, clears the tag;
 * ``ld`` / ``st`` / ``atom`` / ``red`` / ``cp.async`` (global or generic) through a tagged
   register check that every accessed byte lies in that allocation. An address in another
   allocation is a ``ProvenanceError`` naming both buffers; one outside every allocation is left
@@ -57,9 +58,10 @@ class ProvenanceMixin:
     """Pointer tags for ``machine.Context`` (see the module doc)."""
 
     def _init_provenance(self):
-        self.ptag = {}            # register key -> int32 (N,): allocation index + 1, 0: none
+        self.ptag = {}            # register key -> int32 (N,): allocation index + 1, 0: none,
+        #                           -1: mixed (derived from two buffers: never checked)
         self._pt_d = None         # Decoded whose tagged sources are in _pt (reset per instruction)
-        self._pt = None           # int32 (N,): the sources' tag (-1: two different ones)
+        self._pt = None           # int32 (N,): the sources' tag, combined
         self._pt_pcs = _ptr_pcs(self.prog)
 
     def _pt_read(self, key, g):
@@ -81,7 +83,6 @@ class ProvenanceMixin:
         """Register ``key`` is written for ``g``: it takes the sources' tag or loses its own."""
         if self._pt_d is self.cur and self.prog.regs[key].bits == 64:
             tg = self._pt[g.idx]
-            tg = np.where(tg < 0, 0, tg)
             if tg.any():
                 a = self.ptag.get(key)
                 if a is None:
