@@ -78,7 +78,8 @@ class Tile:
 
     ``partial=True`` on an output says the kernel writes only part of it (a triangle, a padded
     tail): the interpreter's sanitizer then does not report its unwritten elements
-    (``UnwrittenOutputError``); those hold garbage on a GPU.
+    (``UnwrittenOutputError``); those hold garbage on a GPU. It is an attribute, not one of
+    the dataclass fields, and takes no part in equality.
 
     Examples:
         >>> from jax_pyptx.types import bf16
@@ -92,7 +93,9 @@ class Tile:
     tma_box: tuple | None = None
     tma_rank: int = 2
     tma_padding: bool = False
-    partial: bool = False
+    # not a dataclass field (the fields are the documented API's): set by __init__; the
+    # sanitizer's concern only, so it takes no part in equality or hashing
+    partial = False
 
     def __init__(self, *dims_and_dtype, dtype=None, layout=None, tma_box=None, tma_rank=2,
                  tma_padding=False, partial=False):
@@ -159,7 +162,8 @@ class Tile:
         """The short spelling used in error messages: ``Tile('M', 'N', f32)``."""
         inner = ", ".join(repr(d) for d in self.shape)
         lay = "" if self.layout is Layout.ROW else f", Layout.{self.layout.name}"
-        return f"Tile({inner}, {self.dtype.name}{lay})"
+        part = ", partial=True" if self.partial else ""
+        return f"Tile({inner}, {self.dtype.name}{lay}{part})"
 
     # ---- dims
     @property

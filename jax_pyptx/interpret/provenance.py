@@ -61,7 +61,8 @@ class ProvenanceMixin:
         self.ptag = {}            # register key -> int32 (N,): allocation index + 1, 0: none,
         #                           -1: mixed (derived from two buffers: never checked)
         self._pt_d = None         # Decoded whose tagged sources are in _pt (reset per instruction)
-        self._pt = None           # int32 (N,): the sources' tag, combined
+        self._pt_g = None         # the group they were read for
+        self._pt = None           # int32 (g.n,): the sources' tag, combined
         self._pt_pcs = _ptr_pcs(self.prog)
 
     def _pt_read(self, key, g):
@@ -71,19 +72,20 @@ class ProvenanceMixin:
             return
         t = self.ptag[key]
         tg = t if g.full else t[g.idx]
-        if self._pt_d is not d:
-            self._pt_d = d
-            self._pt = np.zeros(self.N, np.int32)
-            self._pt[g.idx] = tg
+        if self._pt_d is not d or self._pt_g is not g:
+            self._pt_d, self._pt_g, self._pt = d, g, tg
             return
-        cur = self._pt[g.idx]
-        self._pt[g.idx] = np.where(cur == 0, tg, np.where((tg == 0) | (tg == cur), cur, -1))
+        cur = self._pt
+        self._pt = np.where(cur == 0, tg, np.where((tg == 0) | (tg == cur), cur, -1))
 
     def _pt_write(self, key, g):
         """Register ``key`` is written for ``g``: it takes the sources' tag or loses its own."""
-        if self._pt_d is self.cur and self.prog.regs[key].bits == 64:
-            tg = self._pt[g.idx]
+        if self._pt_d is self.cur and self._pt_g is g and self.prog.regs[key].bits == 64:
+            tg = self._pt
             if tg.any():
+                if g.full:
+                    self.ptag[key] = tg.copy()
+                    return
                 a = self.ptag.get(key)
                 if a is None:
                     a = self.ptag[key] = np.zeros(self.N, np.int32)
@@ -103,6 +105,16 @@ class ProvenanceMixin:
         if not gs.allocs:
             return
         v = np.asarray(values).view(np.uint64)
+        v0 = int(v[0])
+        if (v == v0).all():           # a kernel parameter: one value for every thread
+            al = gs.find(v0)
+            if al is None:
+                return
+            a = self.ptag.get(key)
+            if a is None:
+                a = self.ptag[key] = np.zeros(self.N, np.int32)
+            a[g.idx] = al.index + 1
+            return
         k = np.searchsorted(gs._bases, v, "right").astype(np.int64) - 1
         kk = np.maximum(k, 0)
         ok = (k >= 0) & (v < gs._ends[kk])
@@ -121,10 +133,18 @@ def check(ctx, g, key, addrs, nbytes, write=False):
     if t is None:
         return
     tg = t if g.full else t[g.idx]
+    gs = ctx.mem.gspace
+    t0 = int(tg[0])
+    if t0 > 0 and (gs.item_mask is None or not gs.item_mask[t0 - 1]) and (tg == t0).all():
+        # one buffer for every thread (the common case): two reductions
+        al = gs.allocs[t0 - 1]
+        if write:
+            al.last_store = ctx.cur
+        if int(addrs.min()) >= al.base and int(addrs.max()) + int(np.max(nbytes)) <= al.end:
+            return
     sel = tg > 0
     if not sel.any():
         return
-    gs = ctx.mem.gspace
     k = np.where(sel, tg - 1, 0)
     lo = gs._bases[k]
     hi = gs._ends[k]

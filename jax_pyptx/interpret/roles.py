@@ -21,6 +21,8 @@ _NOUN = {"outputs": "an output", "partial_outputs": "an output", "inputs": "an i
 
 
 def is_tensor_map(a) -> bool:
+    if isinstance(a, (np.ndarray, np.generic, int, float)) or a is None:
+        return False
     from .tensormap import TensorMap
     return isinstance(a, TensorMap) or (isinstance(a, (list, tuple)) and bool(a)
                                         and all(isinstance(x, TensorMap) for x in a))
