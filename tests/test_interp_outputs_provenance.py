@@ -163,6 +163,7 @@ def test_unwritten_outputs_on_the_jax_path():
     with pytest.raises(UnwrittenOutputError, match="left 32 of the 64 elements of output 'Y'"):
         one_block(jnp.asarray(x))
     np.testing.assert_array_equal(np.asarray(one_block_partial(jnp.asarray(x)))[:32], x[:32])
+    np.testing.assert_array_equal(np.asarray(one_block(jnp.asarray(x), partial_outputs="Y"))[:32], x[:32])
 
 
 # ----------------------------------------------------------------------------- stores into inputs
