@@ -464,3 +464,43 @@ class TensorMemoryError(SanitizerError):
         >>> issubclass(TensorMemoryError, SanitizerError)
         True
     """
+
+
+class ProvenanceError(OutOfBoundsError):
+    """An access through a pointer lands outside the buffer the pointer was derived from: an
+    address computed from parameter ``X`` that falls inside parameter ``W``'s buffer (both are
+    named), or, under ``jax.vmap`` batched on the grid, a CTA of one batch item reaching into
+    another item's part of a tensor (each item is its own buffer). A subclass of
+    ``OutOfBoundsError``: the access is out of bounds of its own buffer.
+
+    Examples:
+        >>> from jax_pyptx.errors import OutOfBoundsError, ProvenanceError
+        >>> issubclass(ProvenanceError, OutOfBoundsError)
+        True
+    """
+
+
+class UnwrittenOutputError(SanitizerError):
+    """A launch ended with elements of an output buffer that no thread wrote (a grid one block
+    short): on a GPU they hold whatever the buffer held before. The message names the output,
+    the first unwritten element ranges and their count; an output that a kernel writes only
+    in part is declared so (``launch(..., partial_outputs=...)``, ``kernel.interpret(...,
+    partial_outputs=...)`` or ``Tile(..., partial=True)``).
+
+    Examples:
+        >>> from jax_pyptx.errors import SanitizerError, UnwrittenOutputError
+        >>> issubclass(UnwrittenOutputError, SanitizerError)
+        True
+    """
+
+
+class InputWriteError(SanitizerError):
+    """A store (or atomic) into a tensor that is an input of the call and not an aliased
+    output: under ``jax.jit`` on a GPU it would write into a buffer XLA owns (and may share
+    with other computations).
+
+    Examples:
+        >>> from jax_pyptx.errors import InputWriteError, SanitizerError
+        >>> issubclass(InputWriteError, SanitizerError)
+        True
+    """

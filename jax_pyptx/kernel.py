@@ -395,7 +395,7 @@ class Kernel:
 
     # ------------------------------------------------------------------ running
     def interpret(self, *arrays, sanitize: bool = True, max_steps: int | None = None,
-                  timeout: float | None = None, timeline=None, **kw):
+                  timeout: float | None = None, timeline=None, partial_outputs=(), **kw):
         """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
@@ -403,7 +403,11 @@ class Kernel:
         ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds, default 300,
         ``math.inf`` for none) stop a kernel that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
         Chrome / Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline");
-        see ``jax_pyptx.interpret.launch``.
+        see ``jax_pyptx.interpret.launch``. Under the sanitizer, output elements the kernel
+        never wrote are an ``UnwrittenOutputError``; ``partial_outputs`` (output names, or
+        indices into ``out_specs``) names outputs it means to write only in part (or say
+        ``Tile(..., partial=True)`` in the spec). A store into an input is an
+        ``InputWriteError``.
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
 
@@ -433,9 +437,29 @@ class Kernel:
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
         from .specialize.host import HostLaunch     # NumPy and the interpreter: on first use
 
+        partial = self._output_indices(partial_outputs)
         outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
-                             max_steps=max_steps, timeout=timeout, timeline=timeline)
+                             max_steps=max_steps, timeout=timeout, timeline=timeline,
+                             partial=partial)
         return outs[0] if len(outs) == 1 else outs
+
+    def _output_indices(self, sel) -> tuple:
+        """Indices into ``out_specs`` of ``sel`` (output names or indices), checked."""
+        if isinstance(sel, (str, int)):
+            sel = (sel,)
+        names = self._names[len(self.in_specs):len(self.in_specs) + len(self.out_specs)]
+        out = []
+        for o in sel:
+            if isinstance(o, str) and o in names:
+                out.append(names.index(o))
+            elif isinstance(o, int) and not isinstance(o, bool) and 0 <= o < len(names):
+                out.append(o)
+            else:
+                raise SpecializationError(
+                    f"kernel {self.name!r}: partial_outputs takes output names "
+                    f"({', '.join(map(repr, names)) or 'none'}) or indices into out_specs "
+                    f"(0 to {len(names) - 1}), got {o!r}")
+        return tuple(out)
 
     def __call__(self, *arrays, **kw):
         """Run the kernel: its outputs, one array or a tuple.

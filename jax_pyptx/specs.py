@@ -76,6 +76,11 @@ class Tile:
     descriptor ``(64, rows, cols/64)`` that ``ptx.tma.load_3d`` addresses (``tma_box``
     required; ``tma_padding=True`` makes the innermost box 72).
 
+    ``partial=True`` on an output says the kernel writes only part of it (a triangle, a padded
+    tail): the interpreter's sanitizer then does not report its unwritten elements
+    (``UnwrittenOutputError``); those hold garbage on a GPU. It is an attribute, not one of
+    the dataclass fields, and takes no part in equality.
+
     Examples:
         >>> from jax_pyptx.types import bf16
         >>> Tile("M", 16, bf16).symbolic_dims
@@ -88,9 +93,12 @@ class Tile:
     tma_box: tuple | None = None
     tma_rank: int = 2
     tma_padding: bool = False
+    # not a dataclass field (the fields are the documented API's): set by __init__; the
+    # sanitizer's concern only, so it takes no part in equality or hashing
+    partial = False
 
     def __init__(self, *dims_and_dtype, dtype=None, layout=None, tma_box=None, tma_rank=2,
-                 tma_padding=False):
+                 tma_padding=False, partial=False):
         from .errors import PtxValueError
 
         dims = []
@@ -146,12 +154,16 @@ class Tile:
         set_(self, "tma_box", tma_box)
         set_(self, "tma_rank", tma_rank)
         set_(self, "tma_padding", bool(tma_padding))
+        if not isinstance(partial, bool):
+            raise SpecializationError(f"{what}: partial must be True or False, got {partial!r}")
+        set_(self, "partial", partial)
 
     def __str__(self):
         """The short spelling used in error messages: ``Tile('M', 'N', f32)``."""
         inner = ", ".join(repr(d) for d in self.shape)
         lay = "" if self.layout is Layout.ROW else f", Layout.{self.layout.name}"
-        return f"Tile({inner}, {self.dtype.name}{lay})"
+        part = ", partial=True" if self.partial else ""
+        return f"Tile({inner}, {self.dtype.name}{lay}{part})"
 
     # ---- dims
     @property

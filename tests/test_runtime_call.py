@@ -113,7 +113,9 @@ class PtxCallTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_grid_override(self):
         x, w = _rand(3, 40), _rand(40, seed=1)
-        half = self.variant(ptx_call(axpy, grid=(3, 1)))(x, w, 2.0)   # only columns 0..31
+        with pytest.raises(Exception, match="left 24 of the 120 elements of output 'Y'"):
+            self.variant(ptx_call(axpy, grid=(3, 1)))(x, w, 2.0)   # reported: columns 32.. unwritten
+        half = self.variant(ptx_call(axpy, grid=(3, 1), partial_outputs="Y"))(x, w, 2.0)   # only 0..31
         np.testing.assert_allclose(half[:, :32], 2.0 * x[:, :32] + w[:32], rtol=1e-6)
         np.testing.assert_array_equal(half[:, 32:], 0.0)
 
@@ -203,7 +205,7 @@ def test_other_errors():
             "kernel 'rms_norm': unknown argument 'foo'; valid: template parameters (none), "
             "shape variables (M) and the call options out_shape, grid, interpret, "
             "input_output_aliases, name, debug, independent, covers, backward, max_steps, timeout, "
-            "timeline")
+            "timeline, partial_outputs")
     _raises(lambda: axpy(X8, W64, jnp.ones(2)),
             "kernel 'axpy': parameter alpha is a runtime scalar (f32); got an array of shape "
             "(2,)")

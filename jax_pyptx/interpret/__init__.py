@@ -1,7 +1,7 @@
 """CPU interpreter for PTX, with a sanitizer.
 
 ``launch(ptx_or_module, entry, args, grid=, block=, cluster=, smem=, sanitize=True, max_steps=,
-timeout=, stats=, timeline=, outputs=)`` runs any
+timeout=, stats=, timeline=, outputs=, partial_outputs=, inputs=, batch_items=)`` runs any
 PTX entry the parser reads on NumPy arrays the way a driver launch would: arrays stand for
 pointer params and are written in place, NumPy/Python scalars for scalar params, ``bytes`` or a
 NumPy scalar / array whose bytes fill it exactly for ``.b8 name[N]`` by-value params (Triton's
@@ -14,6 +14,10 @@ expect_tx byte counts that never balance.
 
 Modules:
 
+* ``roles``: what the array arguments are to the sanitizer (outputs that start uninitialized
+  and are checked for unwritten elements at the end, inputs that refuse stores, ``jax.vmap``
+  batch items); ``provenance``: the buffer each 64-bit register's pointer came from, checked
+  at every global access;
 * ``launch``: argument marshalling, CTA batches (clusters start batch by batch; one not started
   yet can be cancelled by ``clusterlaunchcontrol.try_cancel``, ``ops_clc``), caches of parsed
   modules and decoded programs;
@@ -59,7 +63,11 @@ The sanitizer (``sanitize=True``, the default) reports uninitialized bits where 
 predicate, a collective; reading a never-written register into arithmetic is not itself a bug)
 and reads of shared memory nothing wrote, reads (and atomics) of output buffers before the
 kernel wrote them (outputs start uninitialized, as on a GPU: ``launch(..., outputs=)``; the JAX,
-torch and ``kernel.interpret`` paths mark every output that aliases no input), shared-memory
+torch and ``kernel.interpret`` paths mark every output that aliases no input) and output elements
+still unwritten when the launch ends (``partial_outputs=`` / ``Tile(..., partial=True)`` opt
+out), stores into inputs that alias no output (``inputs=``), accesses through a pointer that
+leave the buffer it was derived from (into another buffer, or another ``jax.vmap`` batch item:
+``provenance``), shared-memory
 races between warps with no barrier between them (read-write, and write-write of different
 values), threads exiting without reaching an ``.aligned`` barrier other threads wait at,
 divergent ``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators touched before

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir.nodes import Module
 from . import memory as M
+from . import roles as R
 from .cluster import launch_shape
 from .decode import Program
 from .dispatch import decode_program
@@ -212,10 +213,7 @@ def _array_param_bytes(a, p, size: int) -> bytes:
     return b
 
 
-def _is_tensor_map(a) -> bool:
-    from .tensormap import TensorMap
-    return isinstance(a, TensorMap) or (isinstance(a, (list, tuple)) and bool(a)
-                                        and all(isinstance(x, TensorMap) for x in a))
+_is_tensor_map = R.is_tensor_map
 
 
 def _place(mem, arr, desc, placed, copy_back):
@@ -282,52 +280,10 @@ def _run_batch(ctx):
         cp_complete(ctx, Group(np.arange(ctx.N), 0, ctx.N), None)
 
 
-def _output_args(outputs, args, params, entry):
-    """The argument indices ``outputs`` names (indices or parameter names), checked."""
-    if outputs is None:
-        return []
-    if isinstance(outputs, (int, str, np.integer)):
-        outputs = [outputs]
-    names = [p.name for p, _, _ in params]
-    out = []
-    for o in outputs:
-        if isinstance(o, str):
-            if o not in names:
-                raise InterpreterError(f"outputs names parameter {o!r}, but kernel {entry!r} has parameters "
-                                       f"{', '.join(map(repr, names)) or 'none'}")
-            i = names.index(o)
-        elif isinstance(o, (int, np.integer)) and not isinstance(o, bool) and 0 <= int(o) < len(args):
-            i = int(o)
-        else:
-            raise InterpreterError(f"outputs takes argument indices (0 to {len(args) - 1}) or parameter "
-                                   f"names of kernel {entry!r}, got {o!r}")
-        a = args[i]
-        if not (isinstance(a, np.ndarray) and a.ndim > 0) and not _is_tensor_map(a):
-            raise InterpreterError(f"outputs names argument {i} (param {names[i]!r}), which is "
-                                   f"{type(a).__name__}: only an array (or a tensor map over one) passed "
-                                   f"to a pointer parameter can be an output")
-        out.append(i)
-    return out
-
-
-def _start_outputs(mem, arrays, placed, homes):
-    """The allocations (or the byte ranges of them) of the output arrays start uninitialized."""
-    for arr in arrays:
-        al = homes.get(id(arr))
-        if al is not None:
-            al.start_uninitialized()
-            continue
-        start = arr.__array_interface__["data"][0]
-        for lo, hi, a in placed:
-            if lo <= start and start + arr.nbytes <= hi:
-                a.start_uninitialized(start - lo, start - lo + arr.nbytes)
-                break
-    mem.gspace.tracks_init = True
-
-
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
            smem: int = 0, sanitize: bool | str = True, max_steps: int | None = None, timeout: float | None = None,
-           stats: dict | None = None, timeline=None, outputs=None) -> None:
+           stats: dict | None = None, timeline=None, outputs=None, partial_outputs=None, inputs=None,
+           batch_items=None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -371,8 +327,22 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     writing ``out[i]`` first). The array's contents are not changed; bytes the kernel never
     writes come back as they were. Arguments not named (inputs, and buffers updated in place,
     like an input-output alias) keep their contents as defined values. A tensor map argument
-    named in ``outputs`` makes the array it describes an output. With ``sanitize=False``,
-    ``outputs`` has no effect.
+    named in ``outputs`` makes the array it describes an output. When the launch ends, the
+    elements of an output that no thread wrote are an ``UnwrittenOutputError`` (the first
+    ranges, their count, the first element's index): on a GPU they would hold garbage.
+    ``partial_outputs`` (the same spelling, a subset of ``outputs``) names the outputs a kernel
+    means to write only in part; they are not reported.
+
+    ``inputs`` names the arguments that are inputs only (a buffer XLA owns, under ``jax.jit``
+    on a GPU): a store or atomic into one is an ``InputWriteError`` naming the instruction and
+    the thread. ``batch_items`` splits array arguments into the items of a ``jax.vmap``
+    batched on the grid: ``{argument: item_of_z}``, ``item_of_z`` the item (0, 1, ...) each
+    value of ``%ctaid.z`` works on; the array is that many equal items, and an access through
+    a pointer of it that leaves the CTA's item is a ``ProvenanceError``. Every access through
+    a pointer loaded from a parameter is checked against the buffer the pointer came from: an
+    address computed from ``X`` that lands in ``W`` is a ``ProvenanceError`` naming both
+    (``interpret/provenance.py``). With ``sanitize=False``, ``outputs``,
+    ``partial_outputs``, ``inputs`` and ``batch_items`` have no effect.
 
     Examples:
         >>> import numpy as np
@@ -431,13 +401,23 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         names = ", ".join(f"{p.name} (.{p.type.name}{f'[{p.array}]' if p.array else ''})" for p, _, _ in params)
         raise InterpreterError(f"kernel {entry!r} takes {len(params)} arguments ({names}), got {len(args)}")
 
-    out_idx = _output_args(outputs, args, params, entry)
+    out_idx = R.arg_indices("outputs", outputs, args, params, entry)
+    partial_idx = R.arg_indices("partial_outputs", partial_outputs, args, params, entry)
+    in_idx = R.arg_indices("inputs", inputs, args, params, entry)
+    for i in partial_idx:
+        if i not in out_idx:
+            raise InterpreterError(f"partial_outputs names argument {i} (param {params[i][0].name!r}), "
+                                   f"which is not in outputs: only an output can be written in part")
+    for i in in_idx:
+        if i in out_idx:
+            raise InterpreterError(f"argument {i} (param {params[i][0].name!r}) is named in both inputs "
+                                   f"and outputs")
 
     mem = LaunchMemory(prog)
     pbuf = np.zeros(max(prog.param_size, 1), np.uint8)
     copy_back = []
     placed = []                 # (first byte, end, allocation) of arrays given device addresses
-    homes = {}                  # id(array) -> its allocation
+    homes = {}                  # argument index -> the allocation of its array
     maps = []
     for i, ((p, off, size), a) in enumerate(zip(params, args)):
         if _is_tensor_map(a):
@@ -458,22 +438,19 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                     f"param (.u64/.b64)")
             desc = f"param {p.name!r} ({a.dtype}{list(a.shape)}{', an output' if i in out_idx else ''})"
             al = _place(mem, a, desc, placed, copy_back)
-            homes[id(args[i])] = al
+            homes[i] = al
             pbuf[off:off + 8] = np.frombuffer(np.uint64(al.base).tobytes(), np.uint8)
             continue
         pbuf[off:off + size] = np.frombuffer(_scalar_bytes(a, p), np.uint8)
     for p, off, size, a in maps:
         pbuf[off:off + size] = np.frombuffer(_tensor_map_param(mem, p, size, a, placed, copy_back), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
-    if sanitize and out_idx:
-        outs = []
-        for i in out_idx:
-            a = args[i]
-            if _is_tensor_map(a):
-                outs.extend(tm.array for tm in ([a] if not isinstance(a, (list, tuple)) else a))
-            else:
-                outs.append(a)
-        _start_outputs(mem, outs, placed, homes)
+    unwritten = []             # outputs whose unwritten elements the end of the launch reports
+    if sanitize:
+        if out_idx:
+            unwritten = R.start_outputs(mem, args, out_idx, partial_idx, params, placed, homes)
+        R.mark_inputs(args, in_idx, params, placed, homes)
+        R.mark_items(mem, batch_items, args, params, entry, grid, homes)
 
     counters = stats if isinstance(stats, Stats) else None
     if counters is not None:
@@ -520,4 +497,6 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         stats.update(instructions=steps, thread_instructions=tsteps,
                      ctas=len(order) - state.cancelled * csize,          # cancelled clusters never ran
                      batches=batches, seconds=time.perf_counter() - t0)
+    if unwritten:
+        R.check_written(unwritten, entry)
     return None

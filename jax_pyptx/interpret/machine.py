@@ -35,12 +35,13 @@ from . import severity
 from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
 from .cluster import ClusterMixin
 from .definedness import DefinednessMixin
+from .provenance import ProvenanceMixin
 from .mbarrier import wake_on_starvation
 from .registry import K_BRA, K_EXIT, K_NOP, K_OP
 from .sync import SyncMixin, _lanes
 
 
-class Context(SyncMixin, ClusterMixin, DefinednessMixin):
+class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
@@ -81,6 +82,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
         self.pinit = {}
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
         self._init_definedness()
+        self._init_provenance()
         self.at_exit = []         # checks run when the batch has finished (ctx) -> None
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
@@ -148,6 +150,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
                 self._lenient_read(key, g, ok)
         if self.undef and key in self.undef:
             self._undef_read(key, g, nbytes)
+        if self.ptag and key in self.ptag:
+            self._pt_read(key, g)
         return a if g.full else a[g.idx]
 
     def write(self, key, g, v):
@@ -155,6 +159,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
             self.rhooks[key](self, key, g, True)
         if self._taint_d is not None or self.undef:
             self._undef_write(key, g)
+        if self.ptag and (self._pt_d is not None or key in self.ptag):
+            self._pt_write(key, g)
         if g.full:
             self.regs[key] = v
             if self.pinit:
@@ -309,13 +315,15 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
                                        f"[{d.where()}]", d=d, whole=True)
 
     def fault(self, f: M.MemoryFault, g, d):
-        from ..errors import RaceError
+        from ..errors import InputWriteError, ProvenanceError, RaceError
         cls = {"out-of-bounds": OutOfBoundsError, "misaligned": MisalignedAccessError,
-               "uninitialized": UninitializedReadError, "race": RaceError}.get(f.kind, OutOfBoundsError)
+               "uninitialized": UninitializedReadError, "race": RaceError, "provenance": ProvenanceError,
+               "input": InputWriteError}.get(f.kind, OutOfBoundsError)
         kind = d.noun or d.ins.opcode
         what = {"out-of-bounds": "out-of-bounds", "misaligned": "misaligned",
                 "uninitialized": "uninitialized", "read-only": "write to read-only memory in",
-                "race": "race on"}.get(f.kind, f.kind)
+                "race": "race on", "provenance": "wrong-buffer",
+                "input": "write into an input:"}.get(f.kind, f.kind)
         space = f.space or ""
         lane = min(f.lane, g.n - 1) if g.n else 0
         msg = f"{what} {space} {kind} {d.text} by {self.who(int(g.idx[lane]))}: {f.detail} [{d.where()}]"
@@ -523,6 +531,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin):
                 self.cur = d
                 if self._taint_d is not None:
                     self._taint_d = None
+                if self._pt_d is not None:
+                    self._pt_d = None
                 sub = g
                 gk = d.guard
                 p = None

@@ -4,7 +4,10 @@
   Every access is resolved to one allocation and bounds- and alignment-checked; a miss names
   the allocation it was nearest to. An output buffer (``launch(..., outputs=...)``) starts
   uninitialized, as on a GPU: its allocation tracks which bytes were written and a load (or an
-  atomic) of a byte nothing wrote is reported.
+  atomic) of a byte nothing wrote is reported; at the end of the launch the bytes still unwritten
+  are reported too (``launch``). An input buffer (``launch(..., inputs=...)``) refuses stores
+  and atomics (``Allocation.input``). A tensor batched on the grid by ``jax.vmap`` splits into
+  per-item parts (``Allocation.items``) that ``provenance`` checks one by one.
 * ``BankedSpace``: one bank per CTA (shared) or per thread (local); an address is an offset
   into the bank of the accessing thread. Shared memory tracks which bytes were written so a read
   of uninitialized shared memory is reported.
@@ -44,7 +47,8 @@ class MemoryFault(Exception):
 
 
 class Allocation:
-    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly", "init")
+    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly", "init", "input",
+                 "items", "last_store")
 
     def __init__(self, index, base, size, name, data, readonly=False):
         self.index, self.base, self.size, self.name = index, base, size, name
@@ -52,6 +56,9 @@ class Allocation:
         self._views = {}
         self.readonly = readonly
         self.init = None                  # uint8 per byte (1: written) of an output; None: all defined
+        self.input = None                 # the argument it is an input of (stores refused); None: any
+        self.items = None                 # (item bytes, item per %ctaid.z): vmap items (provenance)
+        self.last_store = None            # Decoded of the last store traced to it (provenance)
 
     def start_uninitialized(self, lo: int = 0, hi: int | None = None):
         """Bytes ``[lo, hi)`` hold no value until a store writes them (an output buffer, as on
@@ -86,8 +93,10 @@ class FlatSpace:
         self.version = 0                  # writes so far (see the module docstring)
         self._next = base
         self._bases = np.zeros(0, np.uint64)
+        self._ends = np.zeros(0, np.uint64)
         self.counter = None         # Stats.global_access of an opted-in launch (stats.py)
         self.tracks_init = False    # some allocation starts uninitialized (Allocation.init)
+        self.item_mask = None       # bool per allocation: split into vmap items (Allocation.items)
 
     def add(self, data: np.ndarray, name: str, align: int = 256, readonly=False) -> Allocation:
         """Register ``data`` (uint8, modified in place by stores) and give it an address."""
@@ -98,6 +107,7 @@ class FlatSpace:
         # keep a guard gap after every allocation so a small overrun is never another's byte
         self._next = base + max(size, 1) + 4096
         self._bases = np.array([x.base for x in self.allocs], np.uint64)
+        self._ends = np.array([x.end for x in self.allocs], np.uint64)
         return a
 
     def find(self, addr: int):
@@ -175,6 +185,13 @@ class FlatSpace:
         if write and al.readonly:
             a = int(addrs[0])
             raise MemoryFault("read-only", lane, a, f"address {a:#x} is in read-only {al.describe()}", self.kind)
+        if write and al.input is not None:
+            a = int(addrs[0])
+            raise MemoryFault("input", lane, a,
+                              f"address {a:#x} (byte {a - al.base} of {al.describe()}) is in {al.input}, an "
+                              f"input that is not an aliased output: under jax.jit on a GPU this writes a "
+                              f"buffer XLA owns; write an output instead, or alias the input to an output "
+                              f"(input_output_aliases) to update it in place", self.kind)
 
     def _check_init(self, parts, nbytes, what="is read"):
         """Uninitialized bytes of outputs (``Allocation.init``) among the accessed ones."""

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
 from . import memory as M
+from . import provenance
 from . import stack
 from .cluster import shared_target
 from .decode import addr_parts
@@ -191,11 +192,15 @@ def _ld(prog, d, ins, scope, dec):
     getaddr, symspace = address_getter(prog, ins.operands[1], scope)
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
+    pk = provenance.addr_key(prog, ins.operands[1], scope) if space in ("global", "generic") else None
     if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
         put128 = b128_writer(prog, dsts[0], scope)
 
         def ld128(ctx, g):
-            put128(ctx, g, space_load(ctx, g, space, getaddr(ctx, g), np.uint64, 2, race))
+            a = getaddr(ctx, g)
+            if pk is not None and ctx.ptag:
+                provenance.check(ctx, g, pk, a, 16)
+            put128(ctx, g, space_load(ctx, g, space, a, np.uint64, 2, race))
         d.fn = ld128
         return
     count = vec
@@ -203,18 +208,30 @@ def _ld(prog, d, ins, scope, dec):
         raise InterpreterError(f"{ins.full_opcode} needs {vec} destinations, got {len(dsts)}")
     puts = [writer(prog, o, t, scope) for o in dsts]
     dt = mem_dtype(t)
+    nbytes = dt.itemsize * count
 
     if count == 1:
         put = puts[0]
+        from ..ir.nodes import Reg
+        tag_key = None             # a 64-bit ld.param: a pointer parameter (provenance)
+        if space == "param" and t.bits == 64 and isinstance(dsts[0], Reg):
+            tag_key = prog.reg(dsts[0].name, scope).key
 
         def ld1(ctx, g):
             a = getaddr(ctx, g)
-            put(ctx, g, space_load(ctx, g, space, a, dt, 1, race)[:, 0])
+            if pk is not None and ctx.ptag:
+                provenance.check(ctx, g, pk, a, nbytes)
+            v = space_load(ctx, g, space, a, dt, 1, race)[:, 0]
+            put(ctx, g, v)
+            if tag_key is not None and ctx.sanitize:
+                ctx.tag_loaded(tag_key, g, v)
         d.fn = ld1
         return
 
     def ldv(ctx, g):
         a = getaddr(ctx, g)
+        if pk is not None and ctx.ptag:
+            provenance.check(ctx, g, pk, a, nbytes)
         v = space_load(ctx, g, space, a, dt, count, race)
         for i, p in enumerate(puts):
             p(ctx, g, np.ascontiguousarray(v[:, i]))
@@ -231,18 +248,25 @@ def _st(prog, d, ins, scope, dec):
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
     srcs_ops = items(ins.operands[1])
+    pk = provenance.addr_key(prog, ins.operands[0], scope) if space in ("global", "generic") else None
     if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
         get128 = b128_reader(prog, srcs_ops[0], scope)
 
         def st128(ctx, g):
-            space_store(ctx, g, space, getaddr(ctx, g), np.ascontiguousarray(get128(ctx, g)), race)
+            a = getaddr(ctx, g)
+            if pk is not None and ctx.ptag:
+                provenance.check(ctx, g, pk, a, 16, True)
+            space_store(ctx, g, space, a, np.ascontiguousarray(get128(ctx, g)), race)
         d.fn = st128
         return
     gets = [reader(prog, o, t, scope) for o in srcs_ops]
     dt = mem_dtype(t)
+    nbytes = dt.itemsize * len(gets)
 
     def st(ctx, g):
         a = getaddr(ctx, g)
+        if pk is not None and ctx.ptag:
+            provenance.check(ctx, g, pk, a, nbytes, True)
         cols = []
         for f in gets:
             v = np.asarray(f(ctx, g))
@@ -359,7 +383,9 @@ def _atomic(prog, d, ins, scope, dec, has_dst):
     space = mem_space(dec)
     ops = list(ins.operands)
     put = writer(prog, ops.pop(0), t, scope) if has_dst else None
-    getaddr, _s = address_getter(prog, ops.pop(0), scope)
+    aop = ops.pop(0)
+    getaddr, _s = address_getter(prog, aop, scope)
+    pk = provenance.addr_key(prog, aop, scope) if space in ("global", "generic") else None
     gb = reader(prog, ops[0], t, scope)
     gc = reader(prog, ops[1], t, scope) if op == "cas" else None
     esz = max(1, t.bits // 8)
@@ -368,6 +394,8 @@ def _atomic(prog, d, ins, scope, dec, has_dst):
 
     def atomic(ctx, g):
         addrs = getaddr(ctx, g)
+        if pk is not None and ctx.ptag:
+            provenance.check(ctx, g, pk, addrs, esz, True)
         b = np.broadcast_to(np.asarray(gb(ctx, g), cdt), (g.n,))
         c = np.broadcast_to(np.asarray(gc(ctx, g), cdt), (g.n,)) if gc is not None else None
         old_all = np.empty(g.n, cdt)
@@ -453,6 +481,7 @@ def _cp_async(prog, d, ins, scope, dec):
     ops = list(ins.operands)
     gdst, _ = address_getter(prog, ops[0], scope)
     gsrc, _ = address_getter(prog, ops[1], scope)
+    pk = provenance.addr_key(prog, ops[1], scope)
     size_get = reader(prog, ops[2], u32, scope)
     src_size = None
     ignore = None
@@ -479,6 +508,18 @@ def _cp_async(prog, d, ins, scope, dec):
             ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
         banks, offs = _shared_banks(ctx, g, dst)
         ctx.shared._check(offs, size)
+        if pk is not None and ctx.ptag:
+            live = ss > 0                # src-size 0 (or ignore-src) reads nothing
+            if live.all():
+                provenance.check(ctx, g, pk, src, np.minimum(ss, size).astype(np.uint64))
+            elif live.any():
+                from .group import Group
+                sub = Group(g.idx[live], g.pc, ctx.N)
+                try:
+                    provenance.check(ctx, sub, pk, src[live], np.minimum(ss[live], size).astype(np.uint64))
+                except M.MemoryFault as f:
+                    f.lane = int(np.nonzero(live)[0][f.lane])
+                    raise
         data = np.zeros((g.n, size), np.uint8)
         full = ss >= size
         if full.all():

@@ -57,6 +57,8 @@ class TracedContext(Context):
                 self.cur = d
                 if self._taint_d is not None:
                     self._taint_d = None
+                if self._pt_d is not None:
+                    self._pt_d = None
                 sub = g
                 gk = d.guard
                 p = None

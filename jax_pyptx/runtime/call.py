@@ -15,7 +15,9 @@ input positions to output indices (the output is written in place of the input);
 ``max_steps`` / ``timeout`` bound an interpreted call (instructions per batch of CTAs, seconds);
 ``timeline="run.json"`` makes an interpreted call write its Chrome / Perfetto trace there (each
 time it runs: eagerly, or each execution of a jit-ed function on the CPU;
-``jax_pyptx.interpret.launch``).
+``jax_pyptx.interpret.launch``); ``partial_outputs`` (output names or indices) names outputs the
+kernel writes only in part, whose unwritten elements an interpreted call does not report
+(``UnwrittenOutputError``; ``Tile(..., partial=True)`` says it in the spec).
 Runtime scalars (a kernel parameter whose spec is a PTX type) are operands: changing their
 value never re-traces the kernel.
 
@@ -46,7 +48,8 @@ __all__ = ["call_kernel", "ptx_call", "configure", "runtime_options", "export_di
            "as_callable"]
 
 _CALL_OPTIONS = ("out_shape", "grid", "interpret", "input_output_aliases", "name", "debug",
-                 "independent", "covers", "backward", "max_steps", "timeout", "timeline")
+                 "independent", "covers", "backward", "max_steps", "timeout", "timeline",
+                 "partial_outputs")
 
 
 def export_disabled_checks() -> list:
@@ -84,7 +87,7 @@ def _static_scalar(v):
 def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
                 input_output_aliases=None, name=None, debug=False, independent=None,
                 covers=None, backward=None, save_outputs=None, sanitize=True, max_steps=None,
-                timeout=None, timeline=None, **kw):
+                timeout=None, timeline=None, partial_outputs=(), **kw):
     """Call ``kernel`` on JAX arrays; returns its outputs (one array or a tuple).
 
     ``kw``: template parameters and shape variables by name. Other keywords: see
@@ -103,7 +106,8 @@ def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
     call_kw = dict(out_shape=out_shape, grid=grid, interpret=interpret,
                    input_output_aliases=input_output_aliases, name=name, debug=debug,
                    independent=independent, covers=covers, sanitize=sanitize,
-                   max_steps=max_steps, timeout=timeout, timeline=timeline, **kw)
+                   max_steps=max_steps, timeout=timeout, timeline=timeline,
+                   partial_outputs=partial_outputs, **kw)
     if backward is not None:
         fwd = lambda *a: _call(kernel, a, **call_kw)  # noqa: E731
         bwd = as_callable(backward, interpret=interpret, debug=debug, sanitize=sanitize)
@@ -112,7 +116,8 @@ def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
 
 
 def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, name, debug,
-          independent, covers, sanitize, max_steps=None, timeout=None, timeline=None, **kw):
+          independent, covers, sanitize, max_steps=None, timeout=None, timeline=None,
+          partial_outputs=(), **kw):
     label = name or kernel.name
     names = kernel.param_names
     n_in = len(kernel.in_specs)
@@ -155,7 +160,8 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         independent=tuple(independent or ()), covers=norm_covers(kernel, covers),
         sanitize=sanitize_mode(sanitize), raw=tuple(b.raw_values().items()),
         max_steps=None if max_steps is None else int(max_steps),
-        timeout=None if timeout is None else float(timeout), timeline=check_path(timeline))
+        timeout=None if timeout is None else float(timeout), timeline=check_path(timeline),
+        partial=kernel._output_indices(partial_outputs or ()))
     check_covers_shapes(spec)          # a shape too small for one block, before the grid
     traced = spec.traced()             # trace errors surface here, at the call site
     check_grid_covers(spec, traced)
@@ -191,7 +197,8 @@ def _out_shape_list(out_shape):
 
 def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_aliases=None,
              name=None, debug=False, independent=None, covers=None, backward=None,
-             save_outputs=None, max_steps=None, timeout=None, timeline=None, **kw):
+             save_outputs=None, max_steps=None, timeout=None, timeline=None, partial_outputs=(),
+             **kw):
     """Pallas-style: ``ptx_call(kernel, out_shape=..., grid=..., ...)(*inputs)``.
 
     See the module docstring. ``kw``: template parameters and shape variables.
@@ -221,7 +228,8 @@ def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_
                            interpret=interpret, input_output_aliases=input_output_aliases,
                            name=name, debug=debug, independent=independent, covers=covers,
                            backward=backward, save_outputs=save_outputs, max_steps=max_steps,
-                           timeout=timeout, timeline=timeline, **kw)
+                           timeout=timeout, timeline=timeline, partial_outputs=partial_outputs,
+                           **kw)
 
     call.__name__ = name or kernel.name
     call.__doc__ = f"ptx_call of kernel {kernel.name!r}"

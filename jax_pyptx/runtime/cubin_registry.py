@@ -295,8 +295,8 @@ def run_on_host(rec: CubinRecord, inputs, outputs, grid=None, block=None, cluste
                 smem_bytes=None, sanitize: bool = True) -> list:
     """Run ``rec`` on the CPU interpreter: ``inputs`` (NumPy arrays, copied), ``outputs``
     (``[(shape, PtxType)]``: new arrays, uninitialized for the sanitizer as on the JAX and torch
-    paths, so a kernel that reads an output before writing it is reported). Returns the output
-    arrays."""
+    paths, so a kernel that reads an output before writing it, or leaves part of it unwritten,
+    is reported; a store into an input is too). Returns the output arrays."""
     from ..interpret import launch
     from ..interpret.launch import get_module
 
@@ -320,5 +320,5 @@ def run_on_host(rec: CubinRecord, inputs, outputs, grid=None, block=None, cluste
            block=_dim3(block, rec.block), cluster=_dim3(cluster, rec.cluster),
            smem=max(int(rec.smem_bytes if smem_bytes is None else smem_bytes),
                     int(rec.dynamic_smem_bytes)), sanitize=sanitize,
-           outputs=list(range(len(bufs), n_buffers)))
+           outputs=list(range(len(bufs), n_buffers)), inputs=list(range(len(bufs))))
     return outs

@@ -11,8 +11,13 @@ before the launch and outputs read back from it; every path gives the same answe
 
 Outputs that alias no input are ``launch(..., outputs=...)`` buffers: under the sanitizer they
 start uninitialized, as XLA's and PyTorch's fresh output buffers are on a GPU, so a kernel that
-reads one before writing it is reported; an input-output alias keeps the input's contents.
-Bytes a kernel never writes read back as zeros.
+reads one before writing it is reported, and so are the elements it never wrote when the launch
+ends (``UnwrittenOutputError``) unless the output's ``Tile`` says ``partial=True`` or the call
+names it in ``partial``; an input-output alias keeps the input's contents. Bytes a kernel never
+writes read back as zeros. Tensor inputs that alias no output (and runtime scalars passed by
+pointer) are ``launch(..., inputs=...)``: a store into one is an ``InputWriteError``, as it
+would write a buffer XLA owns. A call batched on the grid by ``jax.vmap`` passes
+``batch_items``: each batch item of a tensor is its own buffer to the sanitizer.
 """
 from __future__ import annotations
 
@@ -71,7 +76,7 @@ class HostLaunch:
     """
 
     __slots__ = ("traced", "grid", "label", "_out_src", "_params", "_in_layouts",
-                 "_out_layouts", "_out_bufs")
+                 "_out_layouts", "_out_bufs", "_aliased", "_partial", "_items")
 
     def __init__(self, traced, grid=None, aliases=(), label=None, out_shapes=None):
         self.traced = t = traced
@@ -81,6 +86,9 @@ class HostLaunch:
         self._in_layouts = [s.layout for s in t.inputs]
         self._out_layouts = [s.layout for s in t.outputs]
         self._out_src = [alias.get(j) for j in range(len(t.outputs))]
+        self._aliased = set(alias.values())           # tensor inputs written as outputs
+        self._partial = {j for j, o in enumerate(t.outputs) if getattr(o.tile, "partial", False)}
+        self._items = _batch_items(t, self.grid)
         shapes = out_shapes if out_shapes is not None else [o.shape for o in t.outputs]
         self._out_bufs = [(memory_shape(tuple(shape), o.layout), o.dtype.np_dtype)
                           for shape, o in zip(shapes, t.outputs)]
@@ -98,16 +106,19 @@ class HostLaunch:
                 self._params.append(("raw", info.name, info))
 
     def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True, max_steps=None,
-                 timeout=None, stats=None, timeline=None) -> tuple:
+                 timeout=None, stats=None, timeline=None, partial=()) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
         values by name). ``max_steps`` / ``timeout``: the interpreter's limits (None: its
         defaults); ``stats`` (an ``interpret.Stats``) counts the launch's global bytes and
         tensor-core FLOPs; ``timeline``: a path the launch's trace is written to
-        (``interpret.launch``)."""
+        (``interpret.launch``); ``partial``: indices of outputs the kernel may write only in
+        part (with those whose Tile says ``partial=True``, never reported unwritten)."""
         from ..interpret import launch
 
         t = self.traced
+        n_in = len(t.inputs)
+        partial = self._partial | set(partial)
         bufs = [to_memory(np.asarray(a), lay) for a, lay in zip(tensors, self._in_layouts)]
         outs = []
         fresh = set()             # buffer indices of outputs that alias no input
@@ -119,9 +130,19 @@ class HostLaunch:
             outs.append(buf)
         args = []
         out_args = []             # launch(outputs=): they start uninitialized, as on a GPU
+        part_args = []            # launch(partial_outputs=)
+        in_args = []              # launch(inputs=): buffers XLA owns
+        items = {}                # launch(batch_items=)
         for kind, where, info in self._params:
-            if (kind == "tensor" and where in fresh) or (kind == "tma" and where.operand in fresh):
+            buf = where if kind == "tensor" else where.operand if kind == "tma" else None
+            if buf in fresh:
                 out_args.append(len(args))
+                if buf - n_in in partial:
+                    part_args.append(len(args))
+            elif (buf is not None and buf < n_in and buf not in self._aliased) or kind == "scalar_ptr":
+                in_args.append(len(args))
+            if kind == "tensor" and where in self._items:
+                items[len(args)] = self._items[where]
             if kind == "tensor":
                 args.append(bufs[where])
             elif kind == "scalar":
@@ -145,7 +166,8 @@ class HostLaunch:
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
                smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
-               stats=stats, timeline=timeline, outputs=out_args)
+               stats=stats, timeline=timeline, outputs=out_args, partial_outputs=part_args,
+               inputs=in_args, batch_items=items or None)
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1
@@ -166,3 +188,21 @@ class HostLaunch:
                            offset=i * ts.batch_stride)
                 for i in range(ts.batch)]
         return maps[0] if ts.mode == "by_value" else maps
+
+
+def _batch_items(t, grid) -> dict:
+    """{tensor index: the batch item of each %ctaid.z} of a trace batched on the grid by
+    ``jax.vmap`` (``specialize.abi``: z is the linear batch index, outermost level first; a
+    tensor carries the levels of its mask)."""
+    abi = t.abi
+    if abi is None or not abi.batch or grid[2] != abi.batch_size:
+        return {}
+    levels = np.unravel_index(np.arange(abi.batch_size), abi.batch)
+    out = {}
+    for k in range(len(t.inputs) + len(t.outputs)):
+        mask = abi.mask(k)
+        lv = [lvl for lvl, m in enumerate(mask) if m]
+        if not lv:
+            continue
+        out[k] = np.ravel_multi_index([levels[lvl] for lvl in lv], [abi.batch[lvl] for lvl in lv])
+    return out
