@@ -394,8 +394,9 @@ class Kernel:
         return compile_ptx(t.ptx, t.arch, module=t.module).report
 
     # ------------------------------------------------------------------ running
-    def interpret(self, *arrays, sanitize: bool = True, max_steps: int | None = None,
-                  timeout: float | None = None, timeline=None, **kw):
+    def interpret(self, *arrays, sanitize: bool | str = True, max_steps: int | None = None,
+                  timeout: float | None = None, timeline=None, schedule: str = "eager",
+                  seed: int | None = None, **kw):
         """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
@@ -403,7 +404,8 @@ class Kernel:
         ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds, default 300,
         ``math.inf`` for none) stop a kernel that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
         Chrome / Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline");
-        see ``jax_pyptx.interpret.launch``.
+        ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and ``seed`` choose when
+        asynchronous work completes; see ``jax_pyptx.interpret.launch``.
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
 
@@ -434,7 +436,8 @@ class Kernel:
         from .specialize.host import HostLaunch     # NumPy and the interpreter: on first use
 
         outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
-                             max_steps=max_steps, timeout=timeout, timeline=timeline)
+                             max_steps=max_steps, timeout=timeout, timeline=timeline,
+                             schedule=schedule, seed=seed)
         return outs[0] if len(outs) == 1 else outs
 
     def __call__(self, *arrays, **kw):

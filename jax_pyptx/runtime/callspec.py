@@ -47,6 +47,8 @@ class CallSpec:
     max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
     timeout: float | None = None    # the interpreter's time limit in seconds (None: its default)
     timeline: str | None = None     # a path the interpreter writes its trace to (None: none)
+    schedule: str = "eager"         # the interpreter's schedule (interpret.schedule)
+    seed: int | None = None         # its seed for schedule="random"
     host_callback: object = None    # (internal) index of a host callback registered by the
                                     # enclosing module (partitioned interpreter calls)
 

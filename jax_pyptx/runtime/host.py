@@ -40,4 +40,5 @@ def host_launch(spec: CallSpec, *arrays) -> tuple:
     tensors = [arrays[i] for i in spec.tensor_inputs]
     scalars = [arrays[i] for i in spec.scalar_inputs]
     return plan(tensors, scalars, dict(spec.raw), sanitize=spec.sanitize,
-                max_steps=spec.max_steps, timeout=spec.timeout, timeline=spec.timeline)
+                max_steps=spec.max_steps, timeout=spec.timeout, timeline=spec.timeline,
+                schedule=spec.schedule, seed=spec.seed)

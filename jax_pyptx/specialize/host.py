@@ -98,13 +98,13 @@ class HostLaunch:
                 self._params.append(("raw", info.name, info))
 
     def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True, max_steps=None,
-                 timeout=None, stats=None, timeline=None) -> tuple:
+                 timeout=None, stats=None, timeline=None, schedule="eager", seed=None) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
         values by name). ``max_steps`` / ``timeout``: the interpreter's limits (None: its
         defaults); ``stats`` (an ``interpret.Stats``) counts the launch's global bytes and
-        tensor-core FLOPs; ``timeline``: a path the launch's trace is written to
-        (``interpret.launch``)."""
+        tensor-core FLOPs; ``timeline``: a path the launch's trace is written to;
+        ``schedule`` / ``seed``: when asynchronous work completes (``interpret.launch``)."""
         from ..interpret import launch
 
         t = self.traced
@@ -145,7 +145,7 @@ class HostLaunch:
         t0 = time.perf_counter()
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
                smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
-               stats=stats, timeline=timeline, outputs=out_args)
+               stats=stats, timeline=timeline, outputs=out_args, schedule=schedule, seed=seed)
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1
