@@ -122,3 +122,30 @@ def test_the_jax_path_takes_the_schedule_from_configure():
     inputs = proof.make_inputs(entry, k, entry.cases[0].shape, seed=1)
     out = np.asarray(ptx_call(k, interpret=True)(*inputs))
     np.testing.assert_array_equal(out, k.interpret(*inputs))
+
+
+def test_a_wgmma_operand_overwritten_before_its_wait_is_caught_late():
+    """The stage a wgmma reads is refilled before the wait_group that retires it: right when
+    the wgmma reads at issue (eager), wrong when it reads at its wait (late): on hardware the
+    tensor core may still be reading."""
+    from .mma_util import acc_matrix, rand, run_wgmma, wgmma_kernel
+    from .test_interp_wgmma import kmajor_image, mma_line, ref_mma
+
+    rng = np.random.default_rng(7)
+    A, B = rand(rng, (64, 16), "f16"), rand(rng, (16, 8), "f16")
+    img, da, db = kmajor_image(A, B, "f16", "f16")
+    line = mma_line(8, "f32", "f16", "f16", scale_d="0")
+    early, wait = line.rsplit("\n", 1)
+    refill = ("\n  mov.u32 %r5, sm;\n  mul.lo.u32 %r6, %r1, 16;\n  add.u32 %r5, %r5, %r6;\n"
+              "  mov.b32 %v0, 0;\n  st.shared.v4.b32 [%r5], {%v0, %v0, %v0, %v0};\n")  # A's 2048 bytes
+    bad = wgmma_kernel(early + refill + wait, 4)
+    good = wgmma_kernel(line + refill, 4)
+    want = ref_mma(A, B, "f16")
+    for ptx_text in (good, bad):
+        np.testing.assert_allclose(acc_matrix(run_wgmma(ptx_text, img, 4, da, db, sanitize=False), 8), want,
+                                   rtol=1e-6)                                 # eager: right
+    np.testing.assert_allclose(acc_matrix(run_wgmma(good, img, 4, da, db, schedule="late"), 8), want, rtol=1e-6)
+    assert not np.allclose(acc_matrix(run_wgmma(bad, img, 4, da, db, sanitize=False, schedule="late"), 8),
+                           want)                                                # late: the refill is read
+    with pytest.raises(AsyncProxyError, match=r"wgmma.*\[under schedule='late': replay with these arguments\]$"):
+        run_wgmma(bad, img, 4, da, db, schedule="late")
