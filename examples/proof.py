@@ -189,12 +189,13 @@ def allowed_error(entry, inputs, out, ref):
     return rtol * np.abs(np.asarray(ref, np.float64)) + atol
 
 
-def run_case(entry, case, seed: int = 0) -> CaseResult:
-    """Run ``case`` on the interpreter (sanitizer on) and compare with the reference."""
+def run_case(entry, case, seed: int = 0, **interpret_kw) -> CaseResult:
+    """Run ``case`` on the interpreter (sanitizer on; ``interpret_kw``: more options of
+    ``kernel.interpret``, e.g. ``schedule=``) and compare with the reference."""
     k = entry.kernel(**case.build)
     inputs = make_inputs(entry, k, case.shape, seed)
     t0 = time.perf_counter()
-    outs = k.interpret(*inputs)
+    outs = k.interpret(*inputs, **interpret_kw)
     dt = time.perf_counter() - t0
     refs = entry.reference(*inputs)
     if not isinstance(outs, tuple):

@@ -394,8 +394,9 @@ class Kernel:
         return compile_ptx(t.ptx, t.arch, module=t.module).report
 
     # ------------------------------------------------------------------ running
-    def interpret(self, *arrays, sanitize: bool = True, max_steps: int | None = None,
-                  timeout: float | None = None, timeline=None, partial_outputs=(), **kw):
+    def interpret(self, *arrays, sanitize: bool | str = True, max_steps: int | None = None,
+                  timeout: float | None = None, timeline=None, partial_outputs=(), schedule: str = "eager",
+                  seed: int | None = None, **kw):
         """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
@@ -408,6 +409,8 @@ class Kernel:
         indices into ``out_specs``) names outputs it means to write only in part (or say
         ``Tile(..., partial=True)`` in the spec). A store into an input is an
         ``InputWriteError``.
+        ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and ``seed`` choose when
+        asynchronous work completes.
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
 
@@ -440,7 +443,7 @@ class Kernel:
         partial = self._output_indices(partial_outputs)
         outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
                              max_steps=max_steps, timeout=timeout, timeline=timeline,
-                             partial=partial)
+                             partial=partial, schedule=schedule, seed=seed)
         return outs[0] if len(outs) == 1 else outs
 
     def _output_indices(self, sel) -> tuple:

@@ -14,6 +14,7 @@ from . import roles as R
 from .cluster import launch_shape
 from .decode import Program
 from .dispatch import decode_program
+from .schedule import EAGER, make_schedule, name_schedule
 from .severity import sanitize_mode
 from .machine import Context
 from .progress import DEFAULT_TIMEOUT
@@ -102,6 +103,7 @@ class LaunchState:
         self._next = 0                     # clusters before this one have started or are cancelled
         self.cancelled = 0
         self.warned = set()                # (error class, instruction) a SanitizerWarning named
+        self.schedule = EAGER              # schedule.Schedule of the launch
 
     def start_clusters(self, n: int) -> list:
         """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""
@@ -283,7 +285,7 @@ def _run_batch(ctx):
 def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), cluster=None,
            smem: int = 0, sanitize: bool | str = True, max_steps: int | None = None, timeout: float | None = None,
            stats: dict | None = None, timeline=None, outputs=None, partial_outputs=None, inputs=None,
-           batch_items=None) -> None:
+           batch_items=None, schedule: str = "eager", seed: int | None = None) -> None:
     """Run kernel ``entry`` of ``ptx_or_module`` (PTX text or a ``Module``) on the CPU.
 
     ``args`` follow the entry's parameters in order: a NumPy array for a ``.u64``/``.b64``
@@ -318,6 +320,13 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     (``interpret/timeline.py``). The file is written atomically when the launch ends, also
     when the kernel fails (up to the failure, the error in ``otherData``); None (the default)
     records nothing and costs nothing.
+
+    ``schedule`` chooses when asynchronous work completes and which warps run next:
+    ``"eager"`` (the default: as early as allowed), ``"late"`` (a TMA / bulk copy lands when a
+    wait needs its mbarrier phase, a wgmma reads its operands at its wait_group) or
+    ``"random"`` (either, and warps in random order, reproducibly from ``seed``): a kernel
+    missing a wait computes right under one and wrong under another (``interpret/schedule.py``).
+    A report under ``"late"`` or ``"random"`` names the schedule and seed that showed it.
 
     ``outputs`` names the arguments that are output buffers, by index into ``args`` or by
     parameter name (an int, a name, or a sequence of them). On a GPU an output buffer holds
@@ -371,6 +380,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     """
     t0 = time.perf_counter()
     sanitize = sanitize_mode(sanitize)
+    sched = make_schedule(schedule, seed)
     tl_path = check_path(timeline)
     max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
     if max_steps < 1:
@@ -456,6 +466,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     if counters is not None:
         mem.gspace.counter = counters.global_access
     state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit, timeout)
+    state.schedule = sched
     order = state.cta_order()
     csize = cluster[0] * cluster[1] * cluster[2]
     slots_per_cta = -(-nthreads // 32) * 32
@@ -480,6 +491,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
             try:
                 _run_batch(ctx)
             except InterpreterError as e:
+                name_schedule(e, sched)
                 if tl is not None:      # the trace up to the failure, then the error
                     tl.end_batch(ctx)
                     tl.error = f"{type(e).__name__}: {e}"

@@ -54,6 +54,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.code = prog.code
         self.launch = launch
         self.strict = sanitize == "strict"        # SanitizerWarnings raise (severity)
+        self.schedule = launch.schedule           # schedule.Schedule: eager, late or random
+        self.random = launch.schedule.mode == "random"
         self.sanitize = sanitize = bool(sanitize)
         bx, by, bz = launch.block
         self.T = bx * by * bz
@@ -448,7 +450,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                     continue
                 raise self.deadlock()
             self.tick += 1
-            g = min(runnable, key=_pc_key)
+            g = self.schedule.pick(runnable) if self.random else None
+            if g is None:
+                g = min(runnable, key=_pc_key)
             if self.spinning and g.spin is not None and len(runnable) > 1:
                 # g spins on memory nothing changed since (progress): run another group
                 ep = progress.epoch(self)

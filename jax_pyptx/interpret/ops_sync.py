@@ -117,13 +117,21 @@ def _wait_factory(blocking):
 
         def wait(ctx, sub, g):
             ctas, offs = MB.locate(ctx, sub, getaddr(ctx, sub), space)
-            if ctx.mbar_deferred:
+            # eager: copies counted on the mbarrier land before it is tested; late (schedule):
+            # only when the phase is not done without them (a wait on the wrong parity, which
+            # the phase already satisfies, pulls nothing in)
+            late = ctx.mbar_deferred and ctx.schedule.late()
+            if ctx.mbar_deferred and not late:
                 MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
             s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.uint64), (sub.n,))
             done = np.zeros(sub.n, bool)
             for j in range(sub.n):
                 st = MB._get(ctx, ctas[j], offs[j], sub, j, "waited on")
                 done[j] = MB.phase_done(st, s[j], parity)
+            if late and not done.all():
+                MB.flush(ctx, set(zip(ctas[~done].tolist(), offs[~done].tolist())))
+                for j in np.nonzero(~done)[0]:
+                    done[j] = MB.phase_done(MB._get(ctx, ctas[j], offs[j], sub, j, "waited on"), s[j], parity)
             if done.all():
                 put(ctx, sub, done)
                 return None

@@ -44,6 +44,18 @@ class WgmmaState:
     def __init__(self, ctx):
         self.regs = AsyncWrites(ctx, "wgmma.mma_async", "wgmma.wait_group")
         self.open = np.zeros(ctx.N, np.int64)       # tag of the group being built, per slot
+        self.deferred = []      # (tag, slots, finish): operations that read their operands late
+
+    def run_deferred(self, ctx, idx, limit):
+        """Complete, in issue order, the late operations of the slots ``idx`` whose group tag is
+        at most ``limit`` (a ``wgmma.wait_group`` retiring them: ``schedule``)."""
+        keep = []
+        for tag, slots, finish in self.deferred:
+            if tag <= limit and np.isin(slots, idx).any():
+                finish(ctx)
+            else:
+                keep.append((tag, slots, finish))
+        self.deferred = keep
 
 
 def state(ctx) -> WgmmaState:
@@ -171,8 +183,7 @@ def _mma_async(prog, d, ins, scope, dec):
         st = state(ctx)
         W, banks = warpgroups(ctx, g)
         bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_b(ctx, g), W, "b-desc", g)]
-        B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if tb else "K", N, K, abits,
-                                f"{name} (matrix B)", ctx.sanitize, g), bt)        # (W, N, K)
+        A = adesc = None
         if a_regs:
             raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in get_a], axis=1)   # (n, 4)
             per = 32 // abits
@@ -184,6 +195,27 @@ def _mma_async(prog, d, ins, scope, dec):
                 st.regs.reading(ctx, k_, g, st.open[g.idx], d)
         else:
             adesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_a(ctx, g), W, "a-desc", g)]
+        scale = np.asarray(get_scale(ctx, g))
+        sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
+        tag = st.open[g.idx]
+        if st.deferred or ctx.schedule.late():
+            # late (schedule): shared-memory operands are read at the wait_group that retires
+            # it. The accumulators are owned from now on (their hazards are reported as usual),
+            # holding what the operation accumulates onto (read and checked now)
+            for k_ in keys:
+                st.regs.set(ctx, k_, g, _accumulated(ctx, st, k_, g, sd, W), tag, d)
+            st.deferred.append((int(tag.max()), g.idx, lambda ctx: finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
+        else:
+            finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
+        if ctx.timeline is not None:        # in flight until the wait_group retiring it
+            ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
+
+    def finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag):
+        """Read the shared-memory operands, multiply, and make the accumulators pending."""
+        st = state(ctx)
+        B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if tb else "K", N, K, abits,
+                                f"{name} (matrix B)", ctx.sanitize, g), bt)        # (W, N, K)
+        if adesc is not None:
             A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, Ka, abits,
                                     f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, Ka)
         if sp is not None:
@@ -193,9 +225,6 @@ def _mma_async(prog, d, ins, scope, dec):
             ctx.stats.add_flops(dec.form.name, at, 2 * M * N * K * W)
         if sa * sb < 0:
             prod = -prod
-        scale = np.asarray(get_scale(ctx, g))
-        sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
-        tag = st.open[g.idx]
         out = prod
         if sd.any():
             sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
@@ -206,10 +235,23 @@ def _mma_async(prog, d, ins, scope, dec):
         res = out.reshape(W, -1)[:, d_pos].reshape(g.n, -1)                     # (n, N/2)
         regs_out = _round(res, dt, sat)
         for j, k_ in enumerate(keys):
-            st.regs.set(ctx, k_, g, regs_out[:, j], tag, d)
-        if ctx.timeline is not None:        # in flight until the wait_group retiring it
-            ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
+            owner = st.regs.tag.get(k_)          # a later group issued since keeps ownership (late)
+            st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
     d.fn = mma
+
+
+def _accumulated(ctx, st, key, g, sd, W):
+    """Accumulator ``key``'s value that a late wgmma of ``g`` accumulates onto (zeros where
+    scale-d is false): read (and checked) at issue, as an eager one reads it."""
+    if not sd.any():
+        return np.zeros(g.n, np.uint32)
+    sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
+    v = np.asarray(st.regs.read_now(ctx, key, sub))
+    if sd.all():
+        return v
+    out = np.zeros(g.n, v.dtype)
+    out[np.repeat(sd, WG)] = v
+    return out
 
 
 def _sparse(prog, ins, meta_op, sel_op, scope, K, at):
@@ -275,6 +317,8 @@ def _wait(prog, d, ins, scope, dec):
             return
         if ctx.timeline is not None:
             ctx.timeline.retire(ctx, "wgmma", g, st.open - n, 4)
+        if st.deferred:
+            st.run_deferred(ctx, g.idx, int((st.open[g.idx] - 1 - n).max()))
         if not st.regs.busy():
             return
         st.regs.retire(ctx, g.idx, st.open[g.idx] - 1 - n)

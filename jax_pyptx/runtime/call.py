@@ -153,6 +153,7 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         raise SpecializationError(
             f"kernel {label!r}: shape variable {', '.join(b.missing)} appears only in outputs; "
             f"pass out_shape=... or {b.missing[0]}=...")
+    opts = runtime_options(kernel)
     spec = CallSpec(
         kernel=kernel, template=b.template_key, env=b.env_key,
         grid=norm_grid(grid), aliases=norm_aliases(input_output_aliases),
@@ -161,7 +162,8 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         sanitize=sanitize_mode(sanitize), raw=tuple(b.raw_values().items()),
         max_steps=None if max_steps is None else int(max_steps),
         timeout=None if timeout is None else float(timeout), timeline=check_path(timeline),
-        partial=kernel._output_indices(partial_outputs or ()))
+        partial=kernel._output_indices(partial_outputs or ()),
+        schedule=opts.get("schedule", "eager"), seed=opts.get("seed"))
     check_covers_shapes(spec)          # a shape too small for one block, before the grid
     traced = spec.traced()             # trace errors surface here, at the call site
     check_grid_covers(spec, traced)

@@ -48,6 +48,8 @@ class CallSpec:
     timeout: float | None = None    # the interpreter's time limit in seconds (None: its default)
     timeline: str | None = None     # a path the interpreter writes its trace to (None: none)
     partial: tuple = ()             # output indices written only in part (not reported unwritten)
+    schedule: str = "eager"         # the interpreter's schedule (interpret.schedule)
+    seed: int | None = None         # its seed for schedule="random"
     host_callback: object = None    # (internal) index of a host callback registered by the
                                     # enclosing module (partitioned interpreter calls)
 

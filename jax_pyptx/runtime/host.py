@@ -41,4 +41,4 @@ def host_launch(spec: CallSpec, *arrays) -> tuple:
     scalars = [arrays[i] for i in spec.scalar_inputs]
     return plan(tensors, scalars, dict(spec.raw), sanitize=spec.sanitize,
                 max_steps=spec.max_steps, timeout=spec.timeout, timeline=spec.timeline,
-                partial=spec.partial)
+                partial=spec.partial, schedule=spec.schedule, seed=spec.seed)

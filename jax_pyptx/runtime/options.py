@@ -16,7 +16,7 @@ __all__ = ["configure", "runtime_options", "check_independent", "norm_covers", "
            "norm_aliases", "OPTIONS"]
 
 OPTIONS = ("independent", "covers", "backward", "save_outputs", "interpret", "grid", "max_steps",
-           "timeout", "timeline")
+           "timeout", "timeline", "schedule", "seed")
 _options: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
@@ -27,7 +27,9 @@ def configure(kernel, **options):
     ``save_outputs=bool`` (the backward also receives the forward's outputs), ``interpret``,
     ``grid``, ``max_steps`` / ``timeout`` (the CPU interpreter's instruction and time limits;
     None: its defaults), ``timeline`` (a path: each interpreted call writes its Chrome /
-    Perfetto trace there, ``jax_pyptx.interpret.launch``).
+    Perfetto trace there, ``jax_pyptx.interpret.launch``), ``schedule`` / ``seed`` (when the
+    CPU interpreter completes asynchronous work: ``"eager"``, ``"late"`` or ``"random"`` with a
+    seed, ``jax_pyptx.interpret.launch``).
 
     Examples:
         >>> import numpy as np
@@ -56,6 +58,9 @@ def configure(kernel, **options):
     with _lock:
         opts = dict(_options.get(kernel, {}))
         opts.update(options)
+        if "schedule" in options or "seed" in options:
+            from ..interpret.schedule import make_schedule
+            make_schedule(opts.get("schedule", "eager"), opts.get("seed"))
         _options[kernel] = opts
     return kernel
 

@@ -262,6 +262,7 @@ class TorchKernel:
                         grid=norm_grid(opts.get("grid")), static_scalars=tuple(statics),
                         covers=norm_covers(k, opts.get("covers")), raw=tuple(raw.items()),
                         max_steps=opts.get("max_steps"), timeout=opts.get("timeout"),
+                        schedule=opts.get("schedule", "eager"), seed=opts.get("seed"),
                         timeline=opts.get("timeline"))
 
     def _cpu_impl(self, *args):

@@ -106,14 +106,15 @@ class HostLaunch:
                 self._params.append(("raw", info.name, info))
 
     def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True, max_steps=None,
-                 timeout=None, stats=None, timeline=None, partial=()) -> tuple:
+                 timeout=None, stats=None, timeline=None, partial=(), schedule="eager", seed=None) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
         values by name). ``max_steps`` / ``timeout``: the interpreter's limits (None: its
         defaults); ``stats`` (an ``interpret.Stats``) counts the launch's global bytes and
         tensor-core FLOPs; ``timeline``: a path the launch's trace is written to
         (``interpret.launch``); ``partial``: indices of outputs the kernel may write only in
-        part (with those whose Tile says ``partial=True``, never reported unwritten)."""
+        part (with those whose Tile says ``partial=True``, never reported unwritten);
+        ``schedule`` / ``seed``: when asynchronous work completes (``interpret.launch``)."""
         from ..interpret import launch
 
         t = self.traced
@@ -167,7 +168,7 @@ class HostLaunch:
         launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
                smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
                stats=stats, timeline=timeline, outputs=out_args, partial_outputs=part_args,
-               inputs=in_args, batch_items=items or None)
+               inputs=in_args, batch_items=items or None, schedule=schedule, seed=seed)
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1
