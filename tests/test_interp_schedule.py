@@ -107,10 +107,23 @@ ASYNC = [e for e in entries() if e.name in ("ampere/gemm-bf16", "hopper/gemm-bf1
 
 @pytest.mark.parametrize("schedule,seed", [("late", None)] + [("random", s) for s in range(5)])
 @pytest.mark.parametrize("entry", ASYNC, ids=[e.name for e in ASYNC])
-def test_the_library_runs_clean_under_every_schedule(entry, schedule, seed):
+def test_the_async_library_kernels_run_clean_under_every_schedule(entry, schedule, seed):
     case = entry.cases[0]
     r = proof.run_case(entry, case, schedule=schedule, seed=seed)
     assert r.ok, f"{entry.name} {case.label} under {schedule} {seed}: {r.excess:.2f}x the allowed error"
+
+
+LIB = entries()
+
+
+@pytest.mark.parametrize("i", range(len(LIB)), ids=[e.name for e in LIB])
+def test_the_whole_library_runs_clean_late_and_at_a_random_seed(i):
+    """Every kernel under "late" and under one of 5 seeds (kernel i gets seed i % 5)."""
+    entry = LIB[i]
+    case = entry.cases[0]
+    for schedule, seed in (("late", None), ("random", i % 5)):
+        r = proof.run_case(entry, case, schedule=schedule, seed=seed)
+        assert r.ok, f"{entry.name} {case.label} under {schedule} {seed}: {r.excess:.2f}x the allowed error"
 
 
 def test_the_jax_path_takes_the_schedule_from_configure():
