@@ -10,7 +10,7 @@ import pytest
 from examples import proof
 from examples.library import entries
 from jax_pyptx import configure, ptx_call
-from jax_pyptx.errors import AsyncProxyError, PtxValueError
+from jax_pyptx.errors import AsyncProxyError, PtxValueError, TensorMemoryError
 from jax_pyptx.interpret import launch
 
 # thread 0 copies 128 bytes of x into shared memory with a bulk copy counted on an mbarrier;
@@ -162,3 +162,29 @@ def test_a_wgmma_operand_overwritten_before_its_wait_is_caught_late():
                            want)                                                # late: the refill is read
     with pytest.raises(AsyncProxyError, match=r"wgmma.*\[under schedule='late': replay with these arguments\]$"):
         run_wgmma(bad, img, 4, da, db, schedule="late")
+
+
+def test_a_tcgen05_accumulator_read_without_waiting_is_caught_late():
+    """Every warp reads D with tcgen05.ld without waiting on the mbarrier the commit arrives
+    on: right when the mma runs at issue (eager); late, it runs when its commit arrives, which
+    nothing waits for: after the kernel read D and deallocated the columns."""
+    from .mma_util import idesc, run_tc, tc_kernel
+    from .test_interp_tcgen05 import MMA, d_matrix, mma_image, rand, ref
+
+    rng = np.random.default_rng(20)
+    A, B = rand(rng, (128, 16), "f16"), rand(rng, (16, 32), "f16")
+    img, da, db = mma_image(A, B, "f16", "f16")
+    good = tc_kernel(issue=MMA.format(kind="f16", en=0))
+    bad = good.replace("WAIT:\n  mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;\n  @!%p3 bra WAIT;\n",
+                       "WAIT:\n")
+    assert bad != good
+    want = ref(A, B, "f16")
+    args = (da, db, idesc("f16", 128, 32, "f32", "f16", "f16"))
+    for schedule in ("eager", "late"):
+        got = d_matrix(run_tc(good, img, *args, schedule=schedule), 128, 32)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(d_matrix(run_tc(bad, img, *args), 128, 32), want, rtol=1e-6, atol=1e-5)
+    # late: the mma, still in flight when the kernel deallocates its columns, lands after that
+    with pytest.raises(TensorMemoryError, match=r"tcgen05.mma.* uses TMEM column 0 after it was deallocated .*"
+                                                r"\[under schedule='late': replay with these arguments\]$"):
+        run_tc(bad, img, *args, schedule="late")

@@ -323,7 +323,8 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
 
     ``schedule`` chooses when asynchronous work completes and which warps run next:
     ``"eager"`` (the default: as early as allowed), ``"late"`` (a TMA / bulk copy lands when a
-    wait needs its mbarrier phase, a wgmma reads its operands at its wait_group) or
+    wait needs its mbarrier phase, a wgmma reads its operands at its wait_group, a tcgen05.mma
+    runs when its commit arrives) or
     ``"random"`` (either, and warps in random order, reproducibly from ``seed``): a kernel
     missing a wait computes right under one and wrong under another (``interpret/schedule.py``).
     A report under ``"late"`` or ``"random"`` names the schedule and seed that showed it.

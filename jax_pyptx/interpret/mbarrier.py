@@ -213,6 +213,21 @@ def defer_complete_tx(ctx, cta, addr, nbytes, on_complete=None, g=None, lane=0):
     ctx.mbar_deferred.setdefault((int(cta), int(addr)), []).append((int(nbytes), on_complete, ctx.cur, g))
 
 
+def defer_action(ctx, keys, fn, g=None):
+    """Run ``fn(ctx)`` (an arrival and what precedes it: a ``tcgen05.commit`` under a late
+    schedule) when a thread next needs one of the mbarriers ``keys`` (``(cta, offset)``) flushed,
+    once, with the issuing instruction current."""
+    once = [False]
+
+    def run(ctx_):
+        if not once[0]:
+            once[0] = True
+            fn(ctx_)
+    for cta, off in keys:
+        _get(ctx, cta, off, g, 0, "arrived on")
+        ctx.mbar_deferred.setdefault((int(cta), int(off)), []).append((None, run, ctx.cur, g))
+
+
 def flush(ctx, keys=None) -> bool:
     """Apply the deferred complete-tx operations of the mbarriers ``keys`` (all when None);
     True when there were any."""
@@ -226,6 +241,14 @@ def flush(ctx, keys=None) -> bool:
         if items and ctx.timeline is not None:
             ctx.timeline.copy_done(k)
         for nbytes, cb, d, g in items:
+            if nbytes is None:          # a deferred action (defer_action)
+                cur, ctx.cur = ctx.cur, d
+                try:
+                    cb(ctx)
+                finally:
+                    ctx.cur = cur
+                done = True
+                continue
             st = ctx.mbar.get(k)
             if st is None:
                 continue

@@ -330,21 +330,34 @@ def _commit(prog, d, ins, scope, dec):
     getmask = reader(prog, ins.operands[1], u16, scope) if len(ins.operands) > 1 else None
 
     def commit(ctx, g):
-        from .mbarrier import arrive_threads, locate
+        from .mbarrier import arrive_threads, defer_action, locate
+        from .ops_tcgen05_mma import run_late
         if ctx.timeline is not None:
             for s in g.idx.tolist():
                 ctx.timeline.end("tcgen05.mma", (int(ctx.slot_cta[s]), s))
         ctas, offs = locate(ctx, g, getaddr(ctx, g), space)
         if getmask is None:
-            arrive_threads(ctx, ctas, offs, np.ones(g.n, np.int64), g=g)
-            return
-        mask = np.broadcast_to(np.asarray(getmask(ctx, g)).astype(np.int64), (g.n,))
-        for j in range(g.n):
-            try:
-                banks = ctx.masked_banks(int(ctx.slot_cta[g.idx[j]]), int(mask[j]))
-            except InterpreterError as e:
-                raise ctx.error(InterpreterError, f"tcgen05.commit: {e.message}", g, j) from None
-            if banks:
-                arrive_threads(ctx, np.array(banks), np.full(len(banks), offs[j]), np.ones(len(banks), np.int64),
-                               g=g, lane0=j)
+            targets = [(ctas, offs, np.ones(g.n, np.int64), 0)]
+        else:
+            mask = np.broadcast_to(np.asarray(getmask(ctx, g)).astype(np.int64), (g.n,))
+            targets = []
+            for j in range(g.n):
+                try:
+                    banks = ctx.masked_banks(int(ctx.slot_cta[g.idx[j]]), int(mask[j]))
+                except InterpreterError as e:
+                    raise ctx.error(InterpreterError, f"tcgen05.commit: {e.message}", g, j) from None
+                if banks:
+                    targets.append((np.array(banks), np.full(len(banks), offs[j]), np.ones(len(banks), np.int64), j))
+
+        def arrive(ctx):
+            run_late(ctx, g.idx)            # the operations it tracks complete first
+            for c, o, n, j in targets:
+                arrive_threads(ctx, c, o, n, g=g, lane0=j)
+        if ctx.tcgen05_late and any(int(s) in ctx.tcgen05_late for s in g.idx):
+            # late (schedule): the tracked operations run, and the arrival happens, when a thread
+            # needs one of these mbarriers
+            keys = {(int(c), int(o)) for cs, os_, _, _ in targets for c, o in zip(cs, os_)}
+            defer_action(ctx, sorted(keys), arrive, g)
+        else:
+            arrive(ctx)
     d.fn = commit

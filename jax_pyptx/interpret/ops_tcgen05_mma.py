@@ -203,6 +203,26 @@ def _scale_values(ctx, tm, cta, addr, rows, nsf, sf_id, ue8m0, what, g, j, two_b
     return SM.values(codes.astype(np.uint8), "ue4m3")
 
 
+def _has_late(ctx, g) -> bool:
+    """Some thread of ``g`` has tcgen05.mma operations waiting for their commit (schedule):
+    later ones wait too, in order."""
+    late = ctx.tcgen05_late
+    return bool(late) and any(int(s) in late for s in g.idx)
+
+
+def run_late(ctx, idx):
+    """Execute, in issue order, the late tcgen05.mma operations of the threads ``idx`` (their
+    commit arrives)."""
+    late = ctx.tcgen05_late
+    for s in idx:
+        for d, fn in late.pop(int(s), ()):
+            cur, ctx.cur = ctx.cur, d
+            try:
+                fn(ctx)
+            finally:
+                ctx.cur = cur
+
+
 @register("tcgen05.mma", "tcgen05.mma.ws")
 def _mma(prog, d, ins, scope, dec):
     name = dec.form.name
@@ -244,7 +264,7 @@ def _mma(prog, d, ins, scope, dec):
     what = f"{name}{dec.get('cta_group', '')}.kind::{kind}"
 
     def mma(ctx, g):
-        tm = tmem(ctx)
+        tmem(ctx)
         dad = np.asarray(get_d(ctx, g))
         aad = np.asarray(get_a(ctx, g))
         bds = np.asarray(get_b(ctx, g))
@@ -260,20 +280,32 @@ def _mma(prog, d, ins, scope, dec):
         if ctx.timeline is not None:        # in flight until the issuing thread's commit
             for s in g.idx.tolist():
                 ctx.timeline.begin(ctx, "tcgen05.mma", (int(ctx.slot_cta[s]), s), 0, int(ctx.slot_cta[s]))
+        if ctx.schedule.late() or _has_late(ctx, g):
+            # late (schedule): it reads its operands and writes D when the commit that tracks it
+            # arrives, and that arrival waits for a thread that needs its mbarrier
+            late = ctx.tcgen05_late
+            for j in range(g.n):
+                late.setdefault(int(g.idx[j]), []).append(
+                    (d, lambda ctx_, j=j: run(ctx_, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off)))
+            return
         for j in range(g.n):
-            cta = int(ctx.slot_cta[g.idx[j]])
-            try:
-                idesc = decode_idesc(int(ids[j]), kind, ws, cg)
-            except InterpreterError as e:
-                raise ctx.error(InterpreterError, e.message, g, j) from None
-            if zcm is not None:
-                z = int(zcm[j])
-                if (z >> 39) & 1 or (z >> 56) & 0x3F:
-                    raise ctx.error(InterpreterError, "a non-zero zero-column-mask descriptor is not "
-                                    "supported by the interpreter", g, j)
-            _one(ctx, tm, g, j, cta, idesc, int(dad[j]), int(aad[j]), int(bds[j]), bool(ens[j]),
-                 None if sfas is None else (int(sfas[j]), int(sfbs[j])),
-                 None if lanes_off is None else lanes_off[j])
+            run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off)
+
+    def run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off):
+        """Execute thread ``j``'s operation: read the operands, accumulate into D."""
+        cta = int(ctx.slot_cta[g.idx[j]])
+        try:
+            idesc = decode_idesc(int(ids[j]), kind, ws, cg)
+        except InterpreterError as e:
+            raise ctx.error(InterpreterError, e.message, g, j) from None
+        if zcm is not None:
+            z = int(zcm[j])
+            if (z >> 39) & 1 or (z >> 56) & 0x3F:
+                raise ctx.error(InterpreterError, "a non-zero zero-column-mask descriptor is not "
+                                "supported by the interpreter", g, j)
+        _one(ctx, tmem(ctx), g, j, cta, idesc, int(dad[j]), int(aad[j]), int(bds[j]), bool(ens[j]),
+             None if sfas is None else (int(sfas[j]), int(sfbs[j])),
+             None if lanes_off is None else lanes_off[j])
 
     def _one(ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
         M, N, K = idesc.m, idesc.n, idesc.k
