@@ -32,6 +32,12 @@ def _cta(fn, cta_group):
 
 def _taddr(x, fn, param="taddr"):
     if isinstance(x, Register):
+        if x.type.bits != 32 or x.type.kind == "float":
+            from ...errors import PtxTypeError
+
+            raise PtxTypeError(f"{fn}: {param} {x.name} is {x.type.name}; a tensor-memory "
+                               f"address is a 32-bit register (ptxas rejects a 64-bit one)",
+                               loc=user_loc(3))
         return Addr(as_operand(x), 0)
     return _addr(x, fn, param)
 
