@@ -1,7 +1,8 @@
 """Loads, stores and addresses in shared memory: ``smem.load``, ``smem.store``,
 ``smem.apply_swizzle``, and the ``buf[row, col]`` element access of a 2-d ``smem.alloc``
-buffer (a read is a value: a fresh register loaded where it is written). Re-exported by :mod:`jax_pyptx.dsl.smem`, which this module does not
-import (a buffer is known by its ``_is_shared_buffer`` class attribute).
+buffer (a read is a value: a fresh register loaded where it is written). Re-exported by
+:mod:`jax_pyptx.dsl.smem`, which this module does not import (a buffer is known by its
+``_is_shared_buffer`` class attribute).
 
 Examples:
     >>> from jax_pyptx import reg, smem
