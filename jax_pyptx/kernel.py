@@ -574,8 +574,10 @@ def kernel(fn=None, **options):
       PTX type: a runtime scalar); without specs the parameters are raw ``.u64`` pointers;
     - ``grid`` (a tuple, or a function of the shape variables and template parameters),
       ``block`` (at most 1024 threads), ``cluster``: launch geometry;
-    - ``smem``: bytes of dynamic shared memory; ``extern_smem``: one ``.extern .shared``
-      window (``True``, or its name) instead of static allocations;
+    - ``smem``: bytes of dynamic shared memory; ``extern_smem``: one ``.extern .shared
+      .align 128 .b8 NAME[];`` window (``True``: ``dyn_smem``, or a name such as ``"smem"``)
+      instead of static allocations; the body may name it (``reg.from_("smem", u32)``,
+      ``ptx.inst.mov.u32(r, "smem")``, ``smem.base()``);
     - ``raw_params``: extra ``.param`` entries (``("n", u32)``, ``("u32", "n")``, ...);
       ``reqntid``: emit ``.reqntid`` (``True``: the block); ``raw_directives``: extra entry
       directives (``".maxnreg 128"`` or ``("maxntid", (384, 1, 1))``).

@@ -157,7 +157,7 @@ INST = [
     ("ptx.inst.mov.f32", "f0, 1.0", "mov.f32 %f0, 0f3F800000;"),
     ("ptx.inst.shr.u32", "r0, r1, 3", "shr.u32 %r0, %r1, 3;"),
     ("ptx.inst.mbarrier.try_wait.parity.shared__cta.b64", "p0, addr(smem.mbarrier(2)[1]), 0",
-     "mbarrier.try_wait.parity.shared::cta.b64 %p0, [mbar0+8], 0;"),
+     "mbarrier.try_wait.parity.shared::cta.b64 %p0, [mbar_0+8], 0;"),
     ("ptx.inst.mov.b32", "w0, r1", "mov.b32 %r5, %r1;"),
     ("ptx.inst.add.f32", "f0, f1, f2", "add.f32 %f0, %f1, %f2;"),
     ("ptx.inst.mul.f32", "f0, f1, 0.5", "mul.f32 %f0, %f1, 0f3F000000;"),

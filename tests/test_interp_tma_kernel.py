@@ -119,7 +119,7 @@ def test_missing_proxy_fence_is_reported_at_the_users_line():
     assert msg.startswith(line_of(_body, "# TMA STORE") + ": the TMA store reads shared address 0x0")
     assert "but the generic proxy wrote it (st.shared, cp.async, stmatrix, ...) with no " \
            "fence.proxy.async since" in msg
-    assert ": cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd1, {%r2, %r4}], [smem0];" in msg
+    assert ": cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd1, {%r2, %r4}], [smem_0];" in msg
 
 
 def test_reading_the_tma_destination_before_the_wait_is_reported():
@@ -128,7 +128,7 @@ def test_reading_the_tma_destination_before_the_wait_is_reported():
     msg = str(e.value)
     assert msg.startswith(line_of(_body, "# READ TILE") + ": the load reads shared address 0x")
     assert ("that `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            f"[smem0], [%rd0, {{%r2, %r4}}], [mbar1];` ({line_of(_body, '# TMA LOAD')} ") in msg
+            f"[smem_0], [%rd0, {{%r2, %r4}}], [mbar_0];` ({line_of(_body, '# TMA LOAD')} ") in msg
     assert "its mbarrier at shared 0x800 (phase 0: 0 of 1 arrivals pending, tx-count 2048)" in msg
     assert "has not completed the phase that tracks it; wait on it (mbarrier.try_wait) before " \
            "touching the bytes" in msg

@@ -201,7 +201,7 @@ def test_a_miscounted_stage_deadlocks_in_the_interpreter(monkeypatch):
     msg = str(err.value)
     assert msg.startswith("deadlock: every warp is parked and none can make progress")
     assert "32768 bytes expected by expect_tx never completed" in msg
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" \
         in msg
 
 

@@ -338,7 +338,7 @@ def _smem(e):
     v = smem.load(u32, ptx.addr(base, 4))
     smem.load(f32, sB)
     assert str(v.dtype) == "u32"
-    return ["mov.u32 %r6, smem0;", "ld.shared.u32 %r7, [%r6+4];", "ld.shared.f32 %f4, [smem1];"]
+    return ["mov.u32 %r6, smem_0;", "ld.shared.u32 %r7, [%r6+4];", "ld.shared.f32 %f4, [smem_1];"]
 
 
 @check("smem.base", see="test_pyptx_kernel_api.py::test_extern_smem_names_the_window_and_smem_base_uses_it")
@@ -368,18 +368,18 @@ def _apply_swizzle(e):
       "ptx.mbarrier.wait", see="test_pyptx_ptx_async.py::test_mbarrier_wrappers")
 def _mbarrier(e):
     bar = smem.mbarrier(2)
-    assert (bar.name, bar.count) == ("mbar0", 2)
+    assert (bar.name, bar.count) == ("mbar_0", 2)
     ptx.mbarrier.init(bar[0], 1)
     ptx.mbarrier.init(bar[1], 128)
     ptx.mbarrier.arrive(bar[1])
     ptx.mbarrier.arrive_expect_tx(bar[0], 16384)
     ptx.mbarrier.wait(bar[0], e.r0)
-    return ["mbarrier.init.shared::cta.b64 [mbar0], 1;",
-            "mbarrier.init.shared::cta.b64 [mbar0+8], 128;",
-            "mbarrier.arrive.shared.b64 %rd2, [mbar0+8];",
-            "mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [mbar0], 16384;",
+    return ["mbarrier.init.shared::cta.b64 [mbar_0], 1;",
+            "mbarrier.init.shared::cta.b64 [mbar_0+8], 128;",
+            "mbarrier.arrive.shared.b64 %rd2, [mbar_0+8];",
+            "mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [mbar_0], 16384;",
             # try_wait spells .shared::cta (porting.md, "same computation")
-            "$L_mbar_wait_0:", "mbarrier.try_wait.parity.shared::cta.b64 %p2, [mbar0], %r0;",
+            "$L_mbar_wait_0:", "mbarrier.try_wait.parity.shared::cta.b64 %p2, [mbar_0], %r0;",
             "@!%p2 bra $L_mbar_wait_0;"]
 
 
@@ -424,9 +424,9 @@ def _wgmma(e):
             f"wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {acc8}, %rd0, %rd1, %p0, 1, 1, 0, 1;",
             # descriptors: A first, then B, each from its tile's layout (constant fields ORed
             # as an immediate: porting.md); scale_d=True passes the flag as an immediate
-            "mov.u64 %rd2, smem0;", "add.s64 %rd3, %rd2, 32;", "shr.u64 %rd4, %rd3, 4;",
+            "mov.u64 %rd2, smem_0;", "add.s64 %rd3, %rd2, 32;", "shr.u64 %rd4, %rd3, 4;",
             "and.b64 %rd4, %rd4, 16383;", f"or.b64 %rd4, %rd4, {lbo_sbo_a};",
-            "mov.u64 %rd5, smem1;", "add.s64 %rd6, %rd5, 2048;", "shr.u64 %rd7, %rd6, 4;",
+            "mov.u64 %rd5, smem_1;", "add.s64 %rd6, %rd5, 2048;", "shr.u64 %rd7, %rd6, 4;",
             "and.b64 %rd7, %rd7, 16383;", f"or.b64 %rd7, %rd7, {lbo_sbo_b};",
             f"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {acc64}, %rd4, %rd7, 1, 1, 1, 0, 1;",
             "wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 0;"]
@@ -469,12 +469,12 @@ def _tensor_2d(e):
                                                         coord=(0, 0), mbar=bar[0])
     ptx.fence.proxy_async_shared_cta()
     return ["ld.param.u64 %rd2, [A_tma_desc];",
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[smem0], [%rd2, {%r0, %r1}], [mbar1];",
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[smem0+8192], [%rd2, {64, %r1}], [mbar1+8];",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "[smem_0], [%rd2, {%r0, %r1}], [mbar_0];",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "[smem_0+8192], [%rd2, {64, %r1}], [mbar_0+8];",
             "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes "
-            "[smem0], [%rd2, {0, 0}], [mbar1];",
+            "[smem_0], [%rd2, {0, 0}], [mbar_0];",
             "fence.proxy.async.shared::cta;"]
 
 
@@ -489,10 +489,10 @@ def _tma_3d(e):
     ptx.tma.store_3d(desc, sB, row=e.r0, col=64)
     return ["ld.param.u64 %rd2, [B_tma_desc];", "shr.u32 %r6, %r1, 6;",
             "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[smem0], [%rd2, {0, %r0, %r6}], [mbar1];",
+            "[smem_0], [%rd2, {0, %r0, %r6}], [mbar_0];",
             "@%p0 cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-            ".multicast::cluster [smem0], [%rd2, {0, 0, 2}], [mbar1], %rs1;",
-            "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%rd2, {0, %r0, 1}], [smem0];"]
+            ".multicast::cluster [smem_0], [%rd2, {0, 0, 2}], [mbar_0], %rs1;",
+            "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%rd2, {0, %r0, 1}], [smem_0];"]
 
 
 @case("ptx.fence.proxy_async_generic_acquire_shared_cluster", "ptx.cluster.sync",
@@ -584,15 +584,15 @@ def _tcgen05(e):
     ptx.tcgen05.dealloc(e.r0, 128)
     ptx.tcgen05.relinquish_alloc_permit()
     v = "{%r6, %r7, %r8, %r9}"
-    return ["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [smem0], 128;",
+    return ["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [smem_0], 128;",
             "tcgen05.fence::before_thread_sync;", "tcgen05.fence::after_thread_sync;",
             f"tcgen05.ld.sync.aligned.32x32b.x4.b32 {v}, [%r0];", "tcgen05.wait::ld.sync.aligned;",
             f"tcgen05.st.sync.aligned.32x32b.x4.b32 [%r0], {v};", "tcgen05.wait::st.sync.aligned;",
             "tcgen05.shift.cta_group::1.down [%r0];",
             # space="cta": the generic address form (porting.md: ptxas refuses .shared::cta)
-            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [mbar1];",
-            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 "
-            "[mbar1], %rs1;",
+            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [mbar_0];",
+            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster.shared::cluster.b64 "
+            "[mbar_0], %rs1;",
             "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r0, 128;",
             "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;"]
 
@@ -613,7 +613,7 @@ def _tcgen05_mma(e):
     const = (1 << 16) | (64 << 32) | (1 << 46) | (2 << 61)
     return ["mov.b32 %r6, 136316048;",
             # the descriptor is the masked register itself (pyptx copies it: mov.b64)
-            "mov.u32 %r7, smem0;", "and.b32 %r8, %r7, 262128;", "shr.u32 %r8, %r8, 4;",
+            "mov.u32 %r7, smem_0;", "and.b32 %r8, %r7, 262128;", "shr.u32 %r8, %r8, 4;",
             "cvt.u64.u32 %rd2, %r8;", f"or.b64 %rd2, %rd2, {const};",
             "and.b32 %r9, %r1, 262128;", "shr.u32 %r9, %r9, 4;",
             "cvt.u64.u32 %rd3, %r9;", f"or.b64 %rd3, %rd3, {0x4000404000010000};",

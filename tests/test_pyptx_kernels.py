@@ -189,7 +189,7 @@ def test_hopper_tma_wgmma_gemm_assembles_without_spills():
     text = hopper_gemm.ptx(M=128, N=256, K=128)
     assert text.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 8
     # per K tile: A, and B as two 64-column stripes
-    assert text.count("cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+    assert text.count("cp.async.bulk.tensor.2d.shared::cluster.global"
                       ".mbarrier::complete_tx::bytes") == 6
     rep = assemble(hopper_gemm, M=128, N=256, K=128)
     assert (rep.spill_stores, rep.spill_loads, rep.stack_frame) == (0, 0, 0)

@@ -33,10 +33,10 @@ def test_cluster_helpers():
         "barrier.cluster.arrive;", "barrier.cluster.wait;", "barrier.cluster.arrive.aligned;",
         "barrier.cluster.wait.aligned;", "barrier.cluster.arrive.release;",
         "mov.u32 %r0, %cluster_ctarank;", "setp.eq.u32 %p0, %r0, 0;",
-        "mov.u32 %r2, 1;", "mapa.shared::cluster.u32 %r1, mbar0, %r2;",
+        "mov.u32 %r2, 1;", "mapa.shared::cluster.u32 %r1, mbar_0, %r2;",
         "mov.u32 %r3, %cluster_ctarank;",
-        "@%p0 mapa.shared::cluster.u32 %r4, mbar0, %r3;",
-        "mapa.shared::cluster.u32 %r5, mbar0, %r3;",
+        "@%p0 mapa.shared::cluster.u32 %r4, mbar_0, %r3;",
+        "mapa.shared::cluster.u32 %r5, mbar_0, %r3;",
         "mbarrier.arrive.shared::cluster.b64 _, [%r5], 2;", "ret;"]
     assemble(k)
 

@@ -56,15 +56,15 @@ def test_mbarrier_wrappers():
         ptx.ret()
 
     assert body(k) == [
-        "mbarrier.init.shared::cta.b64 [mbar0], 1;",
-        "mbarrier.arrive.shared.b64 %rd0, [mbar0];",
-        "mbarrier.arrive.expect_tx.shared::cta.b64 %rd1, [mbar0+8], 4096;",
-        "mbarrier.expect_tx.shared.b64 [mbar0+8], 1024;", "mov.u32 %r0, 0;",
-        "mbarrier.try_wait.parity.shared::cta.b64 %p0, [mbar0], %r0;",
-        "mbarrier.try_wait.shared::cta.b64 %p1, [mbar0], %rd0;",
-        "mbarrier.try_wait.shared::cta.b64 %p2, [mbar0], %rd0;",
-        "$L_mbar_wait_0:", "@%p0 mbarrier.try_wait.parity.shared::cta.b64 %p3, [mbar0+8], %r0;",
-        "@!%p3 bra $L_mbar_wait_0;", "mbarrier.inval.shared.b64 [mbar0+8];", "ret;"]
+        "mbarrier.init.shared::cta.b64 [mbar_0], 1;",
+        "mbarrier.arrive.shared.b64 %rd0, [mbar_0];",
+        "mbarrier.arrive.expect_tx.shared::cta.b64 %rd1, [mbar_0+8], 4096;",
+        "mbarrier.expect_tx.shared.b64 [mbar_0+8], 1024;", "mov.u32 %r0, 0;",
+        "mbarrier.try_wait.parity.shared::cta.b64 %p0, [mbar_0], %r0;",
+        "mbarrier.try_wait.shared::cta.b64 %p1, [mbar_0], %rd0;",
+        "mbarrier.try_wait.shared::cta.b64 %p2, [mbar_0], %rd0;",
+        "$L_mbar_wait_0:", "@%p0 mbarrier.try_wait.parity.shared::cta.b64 %p3, [mbar_0+8], %r0;",
+        "@!%p3 bra $L_mbar_wait_0;", "mbarrier.inval.shared.b64 [mbar_0+8];", "ret;"]
     assemble(k)
 
 
@@ -118,7 +118,7 @@ def test_mbarrier_array():
     with pytest.raises(PtxIndexError) as e:
         oob.ptx()
     assert str(e.value) == (f"{line_of(oob.fn, '# oob')}: Mbarrier index 2 out of range for "
-                            f"mbarrier.array(smem0+0, 2)")
+                            f"mbarrier.array(smem_0+0, 2)")
 
 
 def test_cp_async():
@@ -133,8 +133,8 @@ def test_cp_async():
         ptx.cp.async_.wait_all()
         ptx.ret()
 
-    assert body(k)[1:] == ["cp.async.cg.shared.global [smem0], [%rd0], 16;",
-                           "cp.async.ca.shared.global [smem0+16], [%rd0+16], 8;",
+    assert body(k)[1:] == ["cp.async.cg.shared.global [smem_0], [%rd0], 16;",
+                           "cp.async.ca.shared.global [smem_0+16], [%rd0+16], 8;",
                            "cp.async.commit_group;", "cp.async.wait_group 1;",
                            "cp.async.wait_all;", "ret;"]
     assemble(k)
@@ -159,12 +159,12 @@ def test_bulk_tensor_keyword_forms():
         ptx.ret()
 
     assert body(k)[4:] == [
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-        "[smem0], [%rd0, {%r0, 0}], [mbar1];",
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        ".multicast::cluster [smem0+1024], [%rd1, {0, %r0, 1}], [mbar1], %rs0;",
-        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd0, {%r0, %r0}], "
-        "[smem0+1024];",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+        "[smem_0], [%rd0, {%r0, 0}], [mbar_0];",
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [smem_0+1024], [%rd1, {0, %r0, 1}], [mbar_0], %rs0;",
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd0, {%r0, %r0}], "
+        "[smem_0+1024];",
         "cp.async.bulk.commit_group;", "cp.async.bulk.wait_group.read 0;",
         "cp.async.bulk.wait_group 0;", "ret;"]
     assemble(k)
@@ -191,18 +191,18 @@ def test_bulk_tensor_blackwell_forms_and_positional_object():
 
     assert body(k)[3:] == [
         "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes"
-        ".cta_group::2 [smem0], [%rd0, {%r0, 0}], [mbar1];",
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        ".cta_group::2 [smem0], [%rd0, {%r0, 0}], [mbar1];",
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-        "[smem0+1024], [%rd0, {%r0, 8}], [mbar1];",
-        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd0, {%r0, 8}], "
-        "[smem0+1024];",
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx"
-        "::bytes [smem0], [%rd0, {0, %r0, %r0, %r0, %r0}], [mbar1];",
+        ".cta_group::2 [smem_0], [%rd0, {%r0, 0}], [mbar_0];",
+        "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [smem_0], [%rd0, {%r0, 0}], [mbar_0];",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+        "[smem_0+1024], [%rd0, {%r0, 8}], [mbar_0];",
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd0, {%r0, 8}], "
+        "[smem_0+1024];",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.tile::gather4"
+        " [smem_0], [%rd0, {0, %r0, %r0, %r0, %r0}], [mbar_0];",
         "mov.u16 %rs0, 0;", "mov.u16 %rs1, 0;",
-        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
-        "[smem0], [%rd1, {0, 0, %r0, 0}], [mbar1], {%rs0, %rs1};", "ret;"]
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.im2col "
+        "[smem_0], [%rd1, {0, 0, %r0, 0}], [mbar_0], {%rs0, %rs1};", "ret;"]
     assemble(k)
 
 
@@ -247,17 +247,17 @@ def test_tma_rank3_helpers():
     assert body(k)[3:] == [
         "shr.u32 %r2, %r1, 6;",
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-        "[smem0], [%rd0, {0, %r0, %r2}], [mbar1];",
+        "[smem_0], [%rd0, {0, %r0, %r2}], [mbar_0];",
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-        "[smem0+8192], [%rd0, {0, 0, 3}], [mbar1];",
+        "[smem_0+8192], [%rd0, {0, 0, 3}], [mbar_0];",
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-        "[smem0+8192], [%rd0, {0, %r0, 1}], [mbar1];",
+        "[smem_0+8192], [%rd0, {0, %r0, 1}], [mbar_0];",
         "mov.u16 %rs0, 3;", "mov.u32 %r3, %cluster_ctarank;", "setp.eq.u32 %p0, %r3, 0;",
         "@%p0 cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        ".multicast::cluster [smem0], [%rd0, {0, %r0, 1}], [mbar1], %rs0;",
+        ".multicast::cluster [smem_0], [%rd0, {0, %r0, 1}], [mbar_0], %rs0;",
         "shr.u32 %r4, %r1, 6;",
         "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%rd0, {0, %r0, %r4}], "
-        "[smem0];", "ret;"]
+        "[smem_0];", "ret;"]
     assemble(k)
 
     @kernel(arch="sm_90a", in_specs=(Tile(128, 256, bf16),))

@@ -54,7 +54,7 @@ def test_inst_spelling_operands_and_return_value():
     assert body(ok) == ["ld.param.u64 %rd0, [p];",
                         "ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd0];",
                         "mov.u32 %r0, 0x10;",
-                        "mbarrier.try_wait.parity.shared::cta.b64 %p0, [mbar0], 0;",
+                        "mbarrier.try_wait.parity.shared::cta.b64 %p0, [mbar_0], 0;",
                         "setp.lt.and.u32 %p0, %r0, 4, %p0;", "ret;"]
     assemble(ok)
 

@@ -90,7 +90,7 @@ def test_wgmma_keyword_form_with_stage_views_registers_and_predicates():
 
     acc = ", ".join(f"%f{i}" for i in range(32))
     lines = body(k)
-    assert "mov.u64 %rd0, smem0+2048;" in lines and "mov.u64 %rd2, smem1+2048;" in lines
+    assert "mov.u64 %rd0, smem_0+2048;" in lines and "mov.u64 %rd2, smem_1+2048;" in lines
     assert (f"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{acc}}}, %rd1, %rd3, %p0,"
             f" 1, 1, 0, 1;") in lines
     assert (f"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{acc}}}, {{%r1, %r2, %r3, "
@@ -112,10 +112,10 @@ def test_ldmatrix_stmatrix_keyword_forms():
         ptx.ret()
 
     assert body(k) == [
-        "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0, %r1, %r2, %r3}, [smem0];",
-        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r0, %r1}, [smem0];",
-        "stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 [smem0], {%r0, %r1, %r2, %r3};",
-        "stmatrix.sync.aligned.m8n8.x1.shared::cta.b16 [smem0], {%r0};", "ret;"]
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0, %r1, %r2, %r3}, [smem_0];",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r0, %r1}, [smem_0];",
+        "stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 [smem_0], {%r0, %r1, %r2, %r3};",
+        "stmatrix.sync.aligned.m8n8.x1.shared::cta.b16 [smem_0], {%r0};", "ret;"]
     assemble(k)
 
     @kernel(arch="sm_90a")
@@ -209,7 +209,7 @@ def test_tcgen05_keyword_forms():
         ptx.ret()
 
     lines = body(k)
-    assert lines[1:7] == ["ld.shared.u32 %r0, [smem0];", "mov.u32 %r1, smem2;",
+    assert lines[1:7] == ["ld.shared.u32 %r0, [smem_0];", "mov.u32 %r1, smem_1;",
                           "and.b32 %r2, %r1, 262128;", "shr.u32 %r2, %r2, 4;",
                           "cvt.u64.u32 %rd0, %r2;",
                           f"or.b64 %rd0, %rd0, {6 << 61 | 1 << 46 | 64 << 32 | 1 << 16};"]
@@ -220,10 +220,10 @@ def test_tcgen05_keyword_forms():
         "tcgen05.mma.cta_group::1.kind::f16 [%r0], [%r0], %rd1, %r6, %p0;",
         "tcgen05.cp.cta_group::1.128x256b [%r0], %rd0;",
         "tcgen05.shift.cta_group::1.down [%r0];",
-        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [mbar1];",
+        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [mbar_0];",
         "mov.u16 %rs0, 3;",
-        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster"
-        ".b64 [mbar1], %rs0;", "ret;"]
+        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster.shared::cluster"
+        ".b64 [mbar_0], %rs0;", "ret;"]
     assemble(k)
 
 

@@ -64,8 +64,8 @@ def test_upstream_style_spellings_and_the_seed_tma_call():
     k = _run(UPSTREAM_SPELLINGS)["seed"]
     t = k.trace(M=256, N=512, K=64)
     assert t.grid == (2, 2, 1)
-    assert ("\tcp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "\t[smem0], [%rd0, {%r1, %r2}], [mbar1];") in t.ptx
+    assert ("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "\t[smem_0], [%rd0, {%r1, %r2}], [mbar_0];") in t.ptx
     assert [p.name for p in t.params] == ["A", "B", "C", "A_tma_desc"]
     ptxas_check(t.ptx, "sm_90a")
 
@@ -114,8 +114,8 @@ def seed_widen(A, C):
 def test_the_seed_tma_call_runs_on_the_interpreter():
     t = seed_widen.trace(M=256, K=128)
     assert t.grid == (2, 2, 1)
-    assert ("\tcp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "\t[smem0+8192], [%rd1, {%r2, %r5}], [mbar1+8];") in t.ptx
+    assert ("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "\t[smem_0+8192], [%rd1, {%r2, %r5}], [mbar_0+8];") in t.ptx
     (m,) = t.tma
     assert (m.shape, m.box, m.swizzle) == ((256, 128), (64, 64), 128)
     ptxas_check(t.ptx, "sm_90a")

@@ -18,16 +18,16 @@ def test_alloc_names_alignment_and_views():
         b = smem.alloc(f32, 16)
         bars = smem.mbarrier(2)
         assert isinstance(a, smem.SharedAlloc) and smem.SharedSlice is smem.SharedAlloc
-        assert repr(a) == "SharedAlloc('smem0', bf16, (2, 64, 64))"
+        assert repr(a) == "SharedAlloc('smem_0', bf16, (2, 64, 64))"
         assert (a.swizzle, a.align, a.byte_offset, b.align, b.byte_offset) == (
             "128B", 1024, 0, 128, 16384)
         s1 = a[1]
         assert (s1.name, s1.stage, s1.alloc.shape, s1.shape, s1.byte_offset) == (
-            "smem0", 1, (2, 64, 64), (64, 64), 8192)
+            "smem_0", 1, (2, 64, 64), (64, 64), 8192)
         assert bars.byte_offset == 16448 and bars.count == 2
         b1 = bars[1]
-        assert isinstance(b1, smem.MbarrierRef) and repr(b1) == "MbarrierRef(mbar2[1])"
-        assert (b1.name, b1.idx, b1.array is bars, b1.byte_offset) == ("mbar2", 1, True, 16456)
+        assert isinstance(b1, smem.MbarrierRef) and repr(b1) == "MbarrierRef(mbar_0[1])"
+        assert (b1.name, b1.idx, b1.array is bars, b1.byte_offset) == ("mbar_0", 1, True, 16456)
         assert ptx.addr(b1) == ptx.addr(bars[1])
         ptx.inst.st.shared.b64(bars[1], reg.scalar(b64, 0))
         ptx.inst.st.shared.f32(b[3], reg.scalar(f32, 0.0))
@@ -35,13 +35,13 @@ def test_alloc_names_alignment_and_views():
                                      mbar=bars[0])
         ptx.ret()
 
-    assert decls(k)[-3:] == [".shared .align 1024 .b8 smem0[16384];",
-                             ".shared .align 128 .b8 smem1[64];",
-                             ".shared .align 8 .b8 mbar2[16];"]
+    assert decls(k)[-3:] == [".shared .align 1024 .b8 smem_0[16384];",
+                             ".shared .align 128 .b8 smem_1[64];",
+                             ".shared .align 8 .b64 mbar_0[2];"]
     lines = body(k)
-    assert "st.shared.b64 [mbar2+8], %rd0;" in lines and "st.shared.f32 [smem1+12], %f0;" in lines
-    assert ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[smem0+8192], [%rd1, {0, 0}], [mbar2];") in lines
+    assert "st.shared.b64 [mbar_0+8], %rd0;" in lines and "st.shared.f32 [smem_1+12], %f0;" in lines
+    assert ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "[smem_0+8192], [%rd1, {0, 0}], [mbar_0];") in lines
     assemble(k)
 
 
@@ -55,7 +55,7 @@ def test_mbarrier_index_error():
     with pytest.raises(PtxIndexError) as e:
         k.ptx()
     assert isinstance(e.value, IndexError)
-    assert str(e.value) == f"{line_of(k.fn, '# oob')}: Mbarrier index 2 out of range for mbar0[2]"
+    assert str(e.value) == f"{line_of(k.fn, '# oob')}: Mbarrier index 2 out of range for mbar_0[2]"
 
 
 def test_2d_element_access_with_register_indices():
@@ -114,7 +114,7 @@ def test_2d_access_errors():
 
     with pytest.raises(PtxTypeError) as e:
         bad_value.ptx()
-    assert str(e.value) == (f"{line_of(bad_value.fn, '# not a register')}: smem0[row, col] = "
+    assert str(e.value) == (f"{line_of(bad_value.fn, '# not a register')}: smem_0[row, col] = "
                             f"...: the value must be a register, got 5")
 
     @kernel(arch="sm_80")
@@ -125,7 +125,7 @@ def test_2d_access_errors():
 
     with pytest.raises(PtxTypeError) as e:
         not_tuple.ptx()
-    assert str(e.value) == (f"{line_of(not_tuple.fn, '# one index')}: smem0[0] = ...: stores "
+    assert str(e.value) == (f"{line_of(not_tuple.fn, '# one index')}: smem_0[0] = ...: stores "
                             f"take a (row, col) index of a 2-d buffer")
 
 

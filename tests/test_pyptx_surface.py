@@ -269,7 +269,7 @@ def test_smem_helpers():
         smem.apply_swizzle(x, "64b")
         ptx.ret()
 
-    assert body(k) == ["ld.shared.f32 %f0, [smem0];", "st.shared.f32 [smem0+4], %f0;",
+    assert body(k) == ["ld.shared.f32 %f0, [smem_0];", "st.shared.f32 [smem_0+4], %f0;",
                        "mov.u32 %r0, 5;", "and.b32 %r1, %r0, 384;", "shr.u32 %r1, %r1, 3;",
                        "xor.b32 %r2, %r0, %r1;", "ret;"]
     assemble(k)
@@ -401,9 +401,9 @@ def test_wgmma_keyword_form_and_descriptors():
     acc = ", ".join(f"%f{i}" for i in range(32))
     assert body(k) == [
         "wgmma.fence.sync.aligned;",
-        "mov.u64 %rd0, smem0;", "shr.u64 %rd1, %rd0, 4;", "and.b64 %rd1, %rd1, 16383;",
+        "mov.u64 %rd0, smem_0;", "shr.u64 %rd1, %rd0, 4;", "and.b64 %rd1, %rd1, 16383;",
         f"or.b64 %rd1, %rd1, {3 << 62 | 16 << 32 | 1 << 16};",
-        "mov.u64 %rd2, smem1;", "shr.u64 %rd3, %rd2, 4;", "and.b64 %rd3, %rd3, 16383;",
+        "mov.u64 %rd2, smem_1;", "shr.u64 %rd3, %rd2, 4;", "and.b64 %rd3, %rd3, 16383;",
         f"or.b64 %rd3, %rd3, {1 << 62 | 64 << 32 | 1 << 16};",
         f"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{acc}}}, %rd1, %rd3, 0, 1, "
         f"1, 0, 1;",
@@ -442,10 +442,10 @@ def test_tma_seed_spelling():
         ptx.ret()
 
     lines = body(k)
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "\
-           "[smem0], [%rd0, {%r0, 0}], [mbar1];" in lines
-    assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd0, {%r0, %r0}], "\
-           "[smem0+8192];" in lines
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "\
+           "[smem_0], [%rd0, {%r0, 0}], [mbar_0];" in lines
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd0, {%r0, %r0}], "\
+           "[smem_0+8192];" in lines
     assemble(k)
 
     @kernel(arch="sm_90a", in_specs=(Tile(64, 64, bf16),))

@@ -14,7 +14,7 @@ def staged(*, STAGES=2, TILE=64):
     bars = smem.mbarrier(STAGES, name="bars")
     t = reg.from_(ptx.special.tid.x(), u32)
     for s in ptx.static_range(STAGES):
-        ptx.inst.st.shared.b16(a.stage(s)[1, 2], reg.scalar("b16", 0))
+        ptx.inst.st.shared.b16(a.stage(s)[1][2], reg.scalar("b16", 0))
         ptx.inst.st.shared.u64(bars[s], reg.scalar("u64", 0))
     p = a.stage(STAGES - 1).ptr()
     ptx.inst.st.shared.u32(ptx.addr(p, 4), t)
@@ -25,7 +25,7 @@ def test_static_layout_and_addresses():
     t = staged.trace(STAGES=2, TILE=64)
     text = t.ptx
     assert ".shared .align 1024 .b8 a[16384];" in text
-    assert ".shared .align 8 .b8 bars[16];" in text
+    assert ".shared .align 8 .b64 bars[2];" in text
     # stage 1 of a (8192 bytes per stage) element [1, 2]: (64 + 2) * 2 = 132
     assert "st.shared.b16 \t[a+132]," in text and "st.shared.b16 \t[a+8324]," in text
     assert "st.shared.u64 \t[bars+8]," in text
@@ -53,7 +53,7 @@ def test_extern_smem_option_and_user_dynamic_size():
     @kernel(arch="sm_90a", extern_smem=True, smem=4096)
     def k():
         buf = smem.alloc(f32, (8, 4), name="buf")
-        ptx.inst.st.shared.f32(buf[2, 1], reg.scalar(f32, 1.0))
+        ptx.inst.st.shared.f32(buf[2][1], reg.scalar(f32, 1.0))
         ptx.ret()
 
     t = k.trace()
@@ -81,7 +81,7 @@ def test_smem_errors():
 
     with pytest.raises(PtxValueError) as e:
         bad_index.ptx()
-    assert str(e.value) == (f"{line_of(bad_index.fn, '# oob')}: smem0: index 4 out of range "
+    assert str(e.value) == (f"{line_of(bad_index.fn, '# oob')}: smem_0: index 4 out of range "
                             f"for dimension 0 of size 4")
 
     @kernel(arch="sm_80")

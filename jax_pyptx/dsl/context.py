@@ -107,6 +107,7 @@ class Trace:
         self.pipe_pairs = None             # ``p | q`` results: name -> (or.pred, p, q)
         self._valid: dict = {}             # validation verdicts: operand signature -> Form
         self.vecs: dict = {}               # register vectors: ids -> (registers, Vec)
+        self.cluster = (1, 1, 1)           # the kernel's cluster shape (set by the kernel layer)
 
     def release(self) -> None:
         """After the trace, once its module is built: drop what this trace holds. Registers,

@@ -15,7 +15,12 @@ Examples:
     ...     bar = smem.mbarrier(2)
     ...     ptx.ret()
     >>> [line.strip() for line in k.ptx().splitlines() if ".shared" in line]
-    ['.shared .align 1024 .b8 a[16384];', '.shared .align 8 .b8 mbar1[16];']
+    ['.shared .align 1024 .b8 a[16384];', '.shared .align 8 .b64 mbar_0[2];']
+
+Unnamed buffers are ``smem_0, smem_1, ...`` and mbarrier arrays ``mbar_0, mbar_1, ...``,
+numbered per trace (the documented names; the same kernel gives the same names in every
+process). ``smem.base()``, ``extern_smem="name"`` and a string operand naming the extern
+array (``reg.from_("dyn_smem", u32)``) address the whole window.
 """
 from __future__ import annotations
 
@@ -42,18 +47,24 @@ class SharedBuffer:
 
     Indexing: ``buf[i]`` of a 1-d buffer is the address ``[name+offset]`` of element ``i``;
     of a multi-dimensional buffer the view of slice ``i`` along the first dimension (its
-    stage). ``buf[i, j, ...]`` with ints is the address of that element; a 2-d
-    ``buf[row, col]`` with a register index loads the element (``ld.shared``) and
-    ``buf[row, col] = reg`` stores it (row-major, swizzle-unaware).
+    stage). ``buf[row, col]`` of a 2-d buffer (or a 2-d stage view) is the element's *value*:
+    it loads it into a fresh register (``ld.shared``) where it is written, so it can be an
+    operand anywhere (``ptx.inst.add.f32(acc, acc, partials[i, 0])``); ``buf[row, col] =
+    reg`` stores it (row-major, swizzle-unaware; indices are ints or 32-bit registers). The
+    address of element ``(i, j)`` is ``buf[i][j]``; ``buf[i, j, k]`` of a 3-d or larger
+    buffer with ints is the address of that element.
 
     Examples:
         >>> from jax_pyptx import smem
         >>> from jax_pyptx.types import f32
         >>> from jax_pyptx.dsl.trace_scope import trace_scope
-        >>> with trace_scope():
+        >>> with trace_scope() as t:
         ...     buf = smem.alloc(f32, (2, 32), name="buf")
         ...     print(buf[1].byte_offset, buf.nbytes)
+        ...     v = buf[1, 2]
         128 256
+        >>> t.lines()
+        ['ld.shared.f32 %f0, [buf+136];']
     """
 
     _is_shared_buffer = True    # how smem_access knows a buffer (it cannot import this class)
@@ -175,8 +186,7 @@ class SharedBuffer:
     def __getitem__(self, index):
         """See the class docstring."""
         if type(index) is tuple:
-            if len(index) == 2 and len(self.shape) == 2 and \
-                    any(not isinstance(i, int) for i in index):
+            if len(index) == 2 and len(self.shape) == 2 and not self.is_mbarrier:
                 return _element(self, "load", index)
             return Addr(Sym(self.name), self.view_offset + self._elem_offset(index))
         if len(self.shape) > 1:
@@ -286,6 +296,26 @@ class SmemLayout:
         self.uses_base = False              # smem.base(): the kernel addresses the window itself
         self.extern_name = DYNAMIC_SYMBOL   # the extern array's symbol
         self.extra_symbols: set = set()     # symbols string operands may name (the extern one)
+        self._counts = {"smem_": 0, "mbar_": 0}   # unnamed buffers: smem_<n>, mbar_<n>
+
+    def auto_name(self, prefix: str) -> str:
+        """The next free ``smem_<n>`` / ``mbar_<n>`` name of this trace (names a buffer
+        was given explicitly are skipped).
+
+        Examples:
+            >>> from jax_pyptx import smem
+            >>> from jax_pyptx.types import f32
+            >>> from jax_pyptx.dsl.trace_scope import trace_scope
+            >>> with trace_scope():
+            ...     a = smem.alloc(f32, 4, name="smem_0")
+            ...     print(smem.alloc(f32, 4).name, smem.mbarrier(1).name)
+            smem_1 mbar_0
+        """
+        while True:
+            name = f"{prefix}{self._counts[prefix]}"
+            self._counts[prefix] += 1
+            if name not in self._names and name != self.extern_name:
+                return name
 
     def alloc(self, dtype, shape, align, name, trace) -> SharedBuffer:
         """Place a buffer of ``shape`` ``dtype`` elements at the next ``align``-byte boundary
@@ -311,8 +341,8 @@ class SmemLayout:
             raise PtxValueError(f"smem.alloc: align must be a power of two, got {align}",
                                 loc=user_loc(3))
         if name is None:
-            name = f"smem{len(self.buffers)}"
-        if name in self._names or name == DYNAMIC_SYMBOL:
+            name = self.auto_name("smem_")
+        if name in self._names or name in (DYNAMIC_SYMBOL, self.extern_name):
             raise TraceError(f"smem.alloc: name {name!r} is already used in this kernel",
                              loc=user_loc(3))
         self._names.add(name)
@@ -340,20 +370,20 @@ class SmemLayout:
         """
         sym = self.extern_name
         extern = extern or self.uses_base
+        # the documented declaration: .extern .shared .align 128 .b8 NAME[]; (more when a
+        # buffer in it needs more, e.g. a 128B-swizzled tile: 1024)
+        decl = VarDecl(".shared", b8, sym, align=max(self.max_align, 128), dims=(None,),
+                       linkage=".extern")
         if not self.buffers:
-            if extern:
-                align = max(self.max_align, 128) if self.uses_base else self.max_align
-                return [], [VarDecl(".shared", b8, sym, align=align, dims=(None,),
-                                    linkage=".extern")], 0, 0
-            return [], [], 0, 0
+            return ([], [decl], 0, 0) if extern else ([], [], 0, 0)
         if not extern and self.size <= STATIC_LIMIT:
-            decls = [VarDecl(".shared", b8, b.name, align=b.align, dims=(b.nbytes,))
+            decls = [VarDecl(".shared", b64, b.name, align=b.align, dims=(b.count,))
+                     if b.is_mbarrier else
+                     VarDecl(".shared", b8, b.name, align=b.align, dims=(b.nbytes,))
                      for b in self.buffers]
             return decls, [], 0, self.size
         base = {b.name: b.offset for b in self.buffers}
         _rewrite(body, base, sym)
-        decl = VarDecl(".shared", b8, sym, align=max(self.max_align, 128) if self.uses_base
-                       else self.max_align, dims=(None,), linkage=".extern")
         return [], [decl], -(-self.size // 16) * 16, 0
 
 
@@ -535,8 +565,9 @@ from .smem_barriers import MbarrierRef  # noqa: E402
 
 
 def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
-    """An array of ``count`` 64-bit mbarrier objects (8-byte aligned): ``bar[i]`` is
-    barrier ``i``, an :class:`MbarrierRef` (the address ``[mbar0+8*i]``).
+    """An array of ``count`` 64-bit mbarrier objects (8-byte aligned, declared
+    ``.shared .align 8 .b64 mbar_<n>[count];``): ``bar[i]`` is barrier ``i``, an
+    :class:`MbarrierRef` (the address ``[mbar_<n>+8*i]``).
 
     Examples:
         >>> from jax_pyptx import ptx, smem
@@ -548,7 +579,7 @@ def mbarrier(count: int = 1, name: str | None = None) -> SharedBuffer:
         [bar+8] 16
     """
     tr = _layout("smem.mbarrier")
-    buf = tr.smem.alloc(b64, (count,), 8, name or f"mbar{len(tr.smem.buffers)}", tr)
+    buf = tr.smem.alloc(b64, (count,), 8, name or tr.smem.auto_name("mbar_"), tr)
     buf.is_mbarrier = True
     return buf
 

@@ -1,7 +1,8 @@
 """Loads, stores and addresses in shared memory: ``smem.load``, ``smem.store``,
-``smem.apply_swizzle``, and the register-indexed ``buf[row, col]`` element access of a 2-d
-``smem.alloc`` buffer. Re-exported by :mod:`jax_pyptx.dsl.smem`, which this module does not
-import (a buffer is known by its ``_is_shared_buffer`` class attribute).
+``smem.apply_swizzle``, and the ``buf[row, col]`` element access of a 2-d ``smem.alloc``
+buffer (a read is a value: a fresh register loaded where it is written). Re-exported by
+:mod:`jax_pyptx.dsl.smem`, which this module does not import (a buffer is known by its
+``_is_shared_buffer`` class attribute).
 
 Examples:
     >>> from jax_pyptx import reg, smem
@@ -96,8 +97,10 @@ def store(dtype, address, value) -> None:
 
 
 def element(buf, what, index, value=None):
-    """Load or store element ``[row, col]`` (register indices): index, byte offset and
-    address arithmetic in u32 registers, then ``ld.shared``/``st.shared``."""
+    """Load or store element ``[row, col]`` of a 2-d buffer: with two ints straight from
+    ``[name+offset]``; with a register index, index, byte offset and address arithmetic in
+    u32 registers first; then ``ld.shared`` into a fresh register (returned) or
+    ``st.shared``."""
     from ..errors import PtxTypeError
     from .values import Register, Special, materialize
 
@@ -117,6 +120,15 @@ def element(buf, what, index, value=None):
     col = materialize(col) if isinstance(col, Special) else col
     tr = context.current(fn)
     loc = user_loc(3)
+    mv = _MOVE_AS.get(buf.dtype.name, buf.dtype.ptx)
+    if isinstance(row, int) and isinstance(col, int):    # a constant address: [name+off]
+        a = Addr(Sym(buf.name), buf.view_offset + buf._elem_offset((row, col)))
+        if what == "load":
+            v = _new(tr, buf.dtype)
+            tr.emit("ld", (".shared", mv), (v.ir, a), loc=loc)
+            return v
+        tr.emit("st", (".shared", mv), (a, value.ir), loc=loc)
+        return None
     cols = buf.shape[1]
     i = _new(tr, u32)
     if isinstance(row, int):

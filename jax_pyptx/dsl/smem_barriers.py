@@ -28,9 +28,9 @@ class MbarrierRef:
         ...     bar = smem.mbarrier(2)
         ...     ptx.mbarrier.init(bar[1], 1)
         ...     print(bar[1], bar[1].name, bar[1].byte_offset - bar[0].byte_offset)
-        MbarrierRef(mbar0[1]) mbar0 8
+        MbarrierRef(mbar_0[1]) mbar_0 8
         >>> t.lines()[-1]
-        'mbarrier.init.shared::cta.b64 [mbar0+8], 1;'
+        'mbarrier.init.shared::cta.b64 [mbar_0+8], 1;'
     """
 
     __slots__ = ("array", "idx")

@@ -493,7 +493,8 @@ def str_operand(text: str, t: PtxType | None = None):
     """A string operand: an immediate spelled as written when it starts with a digit or a
     sign (``"0x3F"``, ``"-1"``), a special register (``"%tid.x"``), else the name of a
     symbol the kernel declares (a param, a shared buffer, a label, a named register, a
-    ``ptx.var``)."""
+    ``ptx.var``, the extern shared array: ``extern_smem="smem"``'s ``smem``, else
+    ``dyn_smem``)."""
     if not text:
         raise PtxValueError("an empty string is not a PTX operand", loc=user_loc(4))
     c = text[0]
@@ -506,6 +507,11 @@ def str_operand(text: str, t: PtxType | None = None):
     kind = names.get(text)
     if kind == "register":
         return tr.named_regs[text].ir
+    if kind is None and tr.smem is not None and text == tr.smem.extern_name:
+        # the kernel's extern shared array (extern_smem="name", or dyn_smem): naming it makes
+        # the kernel's shared memory that one window, as smem.base() does
+        tr.smem.uses_base = True
+        return Sym(text)
     if kind is None:
         shown = ", ".join(sorted(names)) or "none"
         raise PtxValueError(f"operand {text!r} names no symbol kernel {tr.name!r} declares; "

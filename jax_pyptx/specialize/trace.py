@@ -78,6 +78,7 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
                        if isinstance(v, int) and not isinstance(v, bool)}, **env}
     if isinstance(k.extern_smem, str):
         tr.smem.extern_name = k.extern_smem
+    tr.cluster = tuple(k.cluster)
     binder = abi.binder(tr)
     names = k.param_names
     args, params, infos, inputs, outputs, scalars = [], [], [], [], [], []

@@ -118,7 +118,8 @@ def operand_type(x):
 
 
 def addr(x, fn: str = "", param: str = "addr") -> Addr:
-    """A memory operand from an Addr, a register (address in it), a shared buffer or symbol."""
+    """A memory operand from an Addr, a register (address in it), a shared buffer, a symbol
+    or the name of one (``"mbar_0"``)."""
     if isinstance(x, Addr):
         return x
     if isinstance(x, Special):
@@ -133,8 +134,15 @@ def addr(x, fn: str = "", param: str = "addr") -> Addr:
             return op
     if isinstance(x, Sym):
         return Addr(Sym(x.name), x.offset)
+    if isinstance(x, str) and x and not (x[0].isdigit() or x[0] in "+-%"):
+        from ..values import str_operand
+
+        op = str_operand(x)                  # a symbol the kernel declares, by name
+        if type(op) is Sym:
+            return Addr(op, 0)
     raise PtxTypeError(f"{fn}: {param} must be an address (ptx.addr(...), a register holding an "
-                       f"address, or a shared buffer), got {x!r}", loc=user_loc())
+                       f"address, a shared buffer or a symbol's name), got {x!r}",
+                       loc=user_loc())
 
 
 def reg_addr(x, fn: str = "", param: str = "addr") -> Addr:

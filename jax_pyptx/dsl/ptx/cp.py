@@ -72,8 +72,13 @@ class _Tensor:
 
         Keyword spelling of the documented surface: ``tensor_2d(dst=sA[0], src=A.tma_desc(),
         coord=(x, y), mbar=bar[0], multicast_mask=m, cta_group=2)`` (``src`` is the tensor
-        map, ``coord`` the coordinates; ``cta_group=1`` adds no modifier)."""
+        map, ``coord`` the coordinates; ``cta_group=1`` adds no modifier) prints the
+        documented text: ``cp.async.bulk.tensor.2d[.cta_group::2].shared::cluster.global
+        .mbarrier::complete_tx::bytes[.multicast::cluster] [dst], [src, {x, y}], [mbar]``
+        (no ``.tile``, the default mode; ptxas takes this order)."""
         fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d"
+        documented = (src is not None or coord is not None) and mode == "tile" and \
+            im2col is None and policy is None and dst_space == "shared::cluster"
         tmap, coords, multicast, cta_group = _spelled(fn, tmap, src, "tmap", "src", coords,
                                                       coord, multicast, multicast_mask,
                                                       cta_group)
@@ -83,6 +88,9 @@ class _Tensor:
             raise PtxValueError(f"{fn}: missing {', '.join(missing)}; a tensor load completes "
                                 f"on an mbarrier: tensor_{self.dim}d(dst=smem, src=desc, "
                                 f"coord=(...), mbar=bar)", loc=user_loc())
+        if documented:
+            return _documented_load(fn, self.dim, "tile", dst, tmap, coords, mbar, cta_group,
+                                    multicast, None, None, pred)
         m = choice(fn, "mode", mode, (".tile", ".tile::gather4", ".im2col", ".im2col::w",
                                       ".im2col::w::128"))
         kw = {"dim": f".{self.dim}d", "dst": dst_space, "src": ".global",
@@ -113,13 +121,18 @@ class _Tensor:
               policy=None, pred=None):
         """``cp.async.bulk.tensor.Nd.global.shared::cta{.mode}.bulk_group{.L2::cache_hint}
         [tmap, {coords}], [src]{, policy}``. Keyword spelling: ``store(dst=desc, src=smem,
-        coord=(...))``."""
+        coord=(...))``, printed as documented: ``cp.async.bulk.tensor.Nd.global.shared::cta
+        .bulk_group [dst, {...}], [src]``."""
         fn = f"ptx.cp.async_.bulk.tensor_{self.dim}d.store"
+        documented = (dst is not None or coord is not None) and mode == "tile" and \
+            policy is None
         tmap, coords, _, _ = _spelled(fn, tmap, dst, "tmap", "dst", coords, coord, None, None,
                                       None)
         if tmap is None or coords is None or src is None:
             raise PtxValueError(f"{fn}: needs dst (the tensor map), src (shared memory) and "
                                 f"coord", loc=user_loc())
+        if documented:
+            return _documented_store(fn, self.dim, "tile", tmap, coords, src, None, pred)
         m = choice(fn, "mode", mode, (".tile", ".tile::scatter4", ".im2col_no_offs"))
         mods = build_mods(fn, "cp.async.bulk.tensor", {
             "dim": f".{self.dim}d", "dst": ".global", "src": ".shared::cta", "mode": m,
@@ -178,22 +191,61 @@ def _spelled(fn, tmap, src, tname, sname, coords, coord, multicast, multicast_ma
             multicast if multicast is not None else multicast_mask, cta_group)
 
 
+def _documented_load(fn, dim, mode, dst, tmap, coords, mbar, cta_group, multicast, policy,
+                     offsets, pred):
+    """A tensor load in the documented text: ``cp.async.bulk.tensor.Nd[.cta_group::2]
+    .shared::cluster.global.mbarrier::complete_tx::bytes[.im2col|.tile::gather4]
+    [.multicast::cluster][.L2::cache_hint] [dst], [tmap, {coords}], [mbar][, {offsets}]
+    [, mask][, policy]`` (no ``.tile``: the default load mode). ptxas reads these modifiers in
+    any order; the ISA table takes this one."""
+    if mbar is None:
+        raise PtxValueError(f"{fn}: mbar is required: a tensor load completes on an mbarrier "
+                            f"(without one ptxas rejects the instruction: \"Arguments "
+                            f"mismatch\")", loc=user_loc(3))
+    if cta_group is not None:
+        int_choice(fn, "cta_group", cta_group, (1, 2))
+    m = {"tile": "", "im2col": ".im2col", "tile::gather4": ".tile::gather4"}[mode]
+    extra = []
+    if mode == "im2col":
+        if offsets is None or len(offsets) != dim - 2:
+            raise PtxValueError(f"{fn}: im2col needs {dim - 2} u16 offsets (offsets=(...)), "
+                                f"got {'none' if offsets is None else len(offsets)}; without "
+                                f"them ptxas rejects the instruction (\"Arguments mismatch\")",
+                                loc=user_loc(3))
+        extra.append(vec(offsets))
+    name = (f"cp.async.bulk.tensor.{dim}d{'.cta_group::2' if cta_group == 2 else ''}"
+            f".shared::cluster.global.mbarrier::complete_tx::bytes{m}"
+            f"{'.multicast::cluster' if multicast is not None else ''}"
+            f"{'.L2::cache_hint' if policy is not None else ''}")
+    mode_mod = ".tile::gather4" if mode == "tile::gather4" else ".tile"
+    ops = [_addr(dst, fn, "dst"), _tmap(fn, tmap, coords, dim, mode_mod), _addr(mbar, fn, "mbar")]
+    ops += extra + ([multicast] if multicast is not None else []) + \
+        ([policy] if policy is not None else [])
+    emit(name, ops, pred)
+
+
+def _documented_store(fn, dim, mode, tmap, coords, src, policy, pred):
+    """A tensor store in the documented text, with the completion ptxas requires:
+    ``cp.async.bulk.tensor.Nd.global.shared::cta[.tile::scatter4].bulk_group
+    [.L2::cache_hint] [tmap, {coords}], [src][, policy]``."""
+    m = ".tile::scatter4" if mode == "tile::scatter4" else ""
+    name = (f"cp.async.bulk.tensor.{dim}d.global.shared::cta{m}.bulk_group"
+            f"{'.L2::cache_hint' if policy is not None else ''}")
+    emit(name, [_tmap(fn, tmap, coords, dim, m or ".tile"), _addr(src, fn, "src")] +
+         ([policy] if policy is not None else []), pred)
+
+
 class _TensorOps:
     """``ptx.cp.async_.bulk.tensor``: the positional spelling, one method per mode and rank
     (the form the transpiler of the documented surface writes): ``tile_2d(dst, src, coord,
     mbar=bar)`` loads (``dst`` shared memory, ``src`` the tensor map, coordinates with the
     tensor map), ``store_2d(dst, src, coord)`` stores (``dst`` the tensor map), plus
-    ``im2col_3d..5d(dst, src, coord, offsets, mbar=)``, ``gather4_2d`` and
-    ``scatter4_2d``."""
-
-    def _load(self, dim, mode, dst, src, coord, mbar, cache_hint, multicast_mask, cta_group,
-              im2col, pred):
-        return _Tensor(dim)(dst, src, coord, mbar, mode=mode, im2col=im2col,
-                            multicast=multicast_mask, cta_group=None if cta_group == 1 else
-                            cta_group, policy=cache_hint, pred=pred)
-
-    def _store(self, dim, mode, dst, src, coord, cache_hint, pred):
-        return _Tensor(dim).store(dst, coord, src, mode=mode, policy=cache_hint, pred=pred)
+    ``im2col_3d..5d(dst, src, coord, offsets, mbar=)``, ``gather4_2d(dst, src, (col, r0, r1,
+    r2, r3), mbar=)`` and ``scatter4_2d(dst, src, (col, r0, r1, r2, r3))``. The text is the
+    documented one (modifier order included) with the parts ptxas requires: loads
+    ``cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [dst],
+    [src, {c0, c1}], [mbar];``, stores ``cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+    [dst, {c0, c1}], [src];``."""
 
     def __getattr__(self, name):
         import re
@@ -206,22 +258,43 @@ class _TensorOps:
         kind, dim = m.group(1), int(m.group(2))
         if kind in ("im2col",) and dim < 3 or kind in ("gather4", "scatter4") and dim != 2:
             raise AttributeError(f"ptx.cp.async_.bulk.tensor has no {name!r}")
-        if kind in ("store", "scatter4"):
-            mode = "tile" if kind == "store" else "tile::scatter4"
-
+        fn = f"ptx.cp.async_.bulk.tensor.{name}"
+        if kind == "store":
             def store(dst, src, coord, *, cache_hint=None, pred=None):
                 """Shared -> global through tensor map ``dst`` at ``coord``."""
-                return self._store(dim, mode, dst, src, coord, cache_hint, pred)
+                return _documented_store(fn, dim, "tile", dst, coord, src, cache_hint, pred)
             store.__name__ = name
             return store
+        if kind == "scatter4":
+            def scatter4(dst, src, coord, *, mbar=None, cache_hint=None, pred=None):
+                """Shared -> global: the four rows ``coord[1:]`` at column ``coord[0]`` of
+                tensor map ``dst`` (a store: it completes through the bulk group, so
+                ``mbar`` must stay None)."""
+                if mbar is not None:
+                    raise PtxValueError(
+                        f"{fn}: mbar={mbar!r}: a tensor store completes through the bulk "
+                        f"group (cp.async.bulk.commit_group / wait_group), not on an "
+                        f"mbarrier; ptxas rejects the mbarrier operand (\"Arguments "
+                        f"mismatch\")", loc=user_loc())
+                return _documented_store(fn, dim, "tile::scatter4", dst, coord, src,
+                                         cache_hint, pred)
+            scatter4.__name__ = name
+            return scatter4
         mode = {"tile": "tile", "gather4": "tile::gather4", "im2col": "im2col"}[kind]
 
         def load(dst, src, coord, offsets=None, *, mbar=None, cache_hint=None,
-                 multicast_mask=None, cta_group=1, pred=None):
+                 multicast_mask=None, cta_group=1, im2col_offsets=None, pred=None):
             """Global -> shared through tensor map ``src`` at ``coord``, completing on
-            ``mbar`` (im2col: ``offsets``)."""
-            return self._load(dim, mode, dst, src, coord, mbar, cache_hint, multicast_mask,
-                              cta_group, offsets, pred)
+            ``mbar`` (im2col: ``offsets``, or ``im2col_offsets=``; gather4: ``coord`` is the
+            column, then the four rows)."""
+            if offsets is not None and im2col_offsets is not None:
+                raise PtxValueError(f"{fn}: give offsets or im2col_offsets, not both",
+                                    loc=user_loc())
+            offs = offsets if offsets is not None else im2col_offsets
+            if offs is not None and mode != "im2col":
+                raise PtxValueError(f"{fn}: offsets are for the im2col loads", loc=user_loc())
+            return _documented_load(fn, dim, mode, dst, src, coord, mbar, cta_group,
+                                    multicast_mask, cache_hint, offs, pred)
         load.__name__ = name
         return load
 

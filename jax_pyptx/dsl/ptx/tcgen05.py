@@ -32,6 +32,12 @@ def _cta(fn, cta_group):
 
 def _taddr(x, fn, param="taddr"):
     if isinstance(x, Register):
+        if x.type.bits != 32 or x.type.kind == "float":
+            from ...errors import PtxTypeError
+
+            raise PtxTypeError(f"{fn}: {param} {x.name} is {x.type.name}; a tensor-memory "
+                               f"address is a 32-bit register (ptxas rejects a 64-bit one)",
+                               loc=user_loc(3))
         return Addr(as_operand(x), 0)
     return _addr(x, fn, param)
 
@@ -182,10 +188,18 @@ def cp(taddr, s_desc, shape="128x256b", *, cta_group: int = 1, multicast=None, s
     """``tcgen05.cp.cta_group.shape{.multicast}{.b8x16.src_fmt} [taddr], s-desc``: shared
     memory -> TMEM (shapes 128x256b, 4x256b, 128x128b, 64x128b with warpx2::02_13|01_23,
     32x128b with warpx4; src_fmt b6x16_p32 / b4x16_p64 decompress fp6/fp4). ``size=`` is the
-    documented name of ``shape``; ``src_is_addr=True`` brackets ``s_desc`` (an address)."""
+    documented name of ``shape``, and may carry the multicast (``"64x128b.warpx2::02_13"``,
+    ``"32x128b.warpx4"``); ``src_is_addr=True`` brackets ``s_desc`` (an address)."""
     fn = "ptx.tcgen05.cp"
     if size is not None:
         shape = size
+    shape = str(shape).lstrip(".")
+    if "." in shape:                 # "64x128b.warpx2::02_13", "32x128b.warpx4": the
+        shape, mc = shape.split(".", 1)     # documented spelling of shape + multicast
+        if multicast is not None and multicast.lstrip(".") != mc:
+            raise PtxValueError(f"{fn}: shape {shape}.{mc} and multicast={multicast!r} "
+                                f"disagree", loc=user_loc())
+        multicast = mc
     if src_is_addr:
         s_desc = _addr(s_desc, fn, "src")
     kw = {"cta_group": _cta(fn, cta_group), "shape": "." + shape,
@@ -275,11 +289,14 @@ def st(*args, **kw):  # noqa: F811
 
 
 def commit(*args, **kw):  # noqa: F811
-    """``commit(mbar, multicast=mask, cluster=False)`` (ours) or the documented
-    ``commit(mbar, multicast=False, multicast_mask=None, space="cluster")``."""
-    if "space" in kw or "multicast_mask" in kw or isinstance(kw.get("multicast"), bool):
-        return _kw.commit(sys.modules[__name__], *args, **kw)
-    return _commit_positional(*args, **kw)
+    """``commit(mbar, multicast=mask_register, cluster=False)`` (ours: the generic address
+    form unless ``cluster=True``) or the documented ``commit(mbar, multicast=False,
+    multicast_mask=None, space="cluster")`` (``tcgen05_kw.commit``), which a call with
+    neither ``cluster=`` nor a register ``multicast=`` is: ``commit(bar)`` prints
+    ``.shared::cluster``."""
+    if "cluster" in kw or not isinstance(kw.get("multicast", False), bool):
+        return _commit_positional(*args, **kw)
+    return _kw.commit(sys.modules[__name__], *args, **kw)
 
 
 def mma(*args, **kw):  # noqa: F811

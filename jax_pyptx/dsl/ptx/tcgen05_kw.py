@@ -138,17 +138,33 @@ def st(_t, taddr, src_regs, *, shape="16x128b", count: int = 1, dtype="b32",
 
 def commit(_t, mbar, *, cta_group: int = 1, multicast: bool = False, multicast_mask=None,
            space="cluster", pred=None):
-    """``tcgen05.commit.cta_group::N.mbarrier::arrive::one{.shared::cluster}
-    {.multicast::cluster}.b64 [mbar]{, mask}`` (``space="cta"``: the generic address form;
-    a multicast needs ``multicast_mask``)."""
+    """``tcgen05.commit.cta_group::N.mbarrier::arrive::one[.multicast::cluster]
+    [.shared::cluster].b64 [mbar][, mask]``, the modifiers in the documented order (ptxas
+    takes it). ``multicast_mask`` (a 16-bit register) implies ``multicast``;
+    ``multicast=True`` without a mask signals every CTA of the kernel's cluster (a fresh u16
+    holding ``(1 << cluster size) - 1``: ptxas needs the mask operand). ``space="cta"``: the
+    generic address form (ptxas takes no ``.shared::cta``)."""
+    from ...types import u16
+    from ..context import current
+    from ._wrap import new
+
     fn = "ptx.tcgen05.commit"
     if space not in ("cta", "cluster"):
         _err(fn, "space", space, "cta, cluster")
+    cg = _t._cta(fn, cta_group)
     if multicast and multicast_mask is None:
-        raise PtxValueError(f"{fn}: multicast=True needs multicast_mask (the CTAs to "
-                            f"signal)", loc=user_loc())
-    return _t._commit_positional(mbar, cta_group=cta_group, multicast=multicast_mask,
-                                 cluster=space == "cluster", pred=pred)
+        size = 1
+        for n in current(fn).cluster:
+            size *= n
+        multicast_mask = new(u16)
+        emit("mov.u16", (multicast_mask, (1 << size) - 1))
+    if multicast_mask is None:
+        sp = ".shared::cluster" if space == "cluster" else ""
+        emit(f"tcgen05.commit{cg}.mbarrier::arrive::one{sp}.b64",
+             [_t._addr(mbar, fn, "mbar")], pred)
+        return
+    emit(f"tcgen05.commit{cg}.mbarrier::arrive::one.multicast::cluster.shared::cluster.b64",
+         [_t._addr(mbar, fn, "mbar"), multicast_mask], pred)
 
 
 _COLLECTORS = ("discard", "lastuse", "fill", "use")
