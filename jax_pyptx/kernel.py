@@ -418,7 +418,8 @@ class Kernel:
         ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds, default 300,
         ``math.inf`` for none) stop a kernel that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
         Chrome / Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline");
-        see ``jax_pyptx.interpret.launch``.
+        see ``jax_pyptx.interpret.launch``. An empty input (a shape variable bound to 0) gives
+        empty outputs without running anything (``jax_pyptx.specialize.empty``).
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
 
@@ -443,6 +444,14 @@ class Kernel:
                 f"kernel {self.name!r} takes {n_in} inputs "
                 f"({', '.join(self._names[:n_in])}); got {len(arrays)}")
         b = self.bind(*arrays, **kw)
+        from .specialize.empty import empty_outputs
+
+        empty = empty_outputs(self, b.env)      # an empty input: empty outputs, no launch
+        if empty is not None:
+            import numpy as np
+
+            outs = [np.zeros(shape, dtype) for shape, dtype in empty]
+            return outs[0] if len(outs) == 1 else tuple(outs)
         t = b.trace()
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
