@@ -450,8 +450,8 @@ class Kernel:
         if empty is not None:
             import numpy as np
 
-            outs = [np.zeros(shape, dtype) for shape, dtype in empty]
-            return outs[0] if len(outs) == 1 else tuple(outs)
+            zeros = [np.zeros(shape, dtype) for shape, dtype in empty]
+            return zeros[0] if len(zeros) == 1 else tuple(zeros)
         t = b.trace()
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
