@@ -5,11 +5,16 @@ stays a small dispatcher.
 
 * ``transpile FILE.ptx [-o OUT.py]``: PTX -> Python that re-traces to the same instructions;
   PTX that ptxas refuses (``parse``'s checks) exits 1 with the error, naming the line.
+* ``ptx | sass | resources | run | timeline FILE.py:NAME [--arg K=V ...]``: a kernel of a
+  Python file traced, disassembled, compiled, interpreted (against the file's reference), or
+  interpreted to a timeline (``jax_pyptx/cli.py``).
 """
 from __future__ import annotations
 
 import argparse
 import sys
+
+from .cli import COMMANDS as _KERNEL_COMMANDS
 
 
 def _transpile_args(p: argparse.ArgumentParser) -> None:
@@ -48,10 +53,12 @@ COMMANDS = {
     "transpile": ("PTX -> Python (@kernel functions that re-trace to the same PTX)",
                   _transpile_args, _transpile_run),
 }
+COMMANDS.update(_KERNEL_COMMANDS)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="jax-pyptx", description="jax-pyptx command line tools")
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="jax-pyptx", description="jax-pyptx command line tools",
+                                 epilog="`jax-pyptx COMMAND --help` describes a command.")
     sub = ap.add_subparsers(dest="command", metavar="command")
     for name, (help_, add, _) in COMMANDS.items():
         add(sub.add_parser(name, help=help_, description=help_))

@@ -12,6 +12,7 @@ import functools
 import inspect
 import math
 import threading
+from typing import Any, Callable, Never, Sequence, Union, overload
 
 from .errors import SpecializationError
 from .ir.nodes import Module, Param
@@ -23,6 +24,20 @@ from .specialize.trace import trace_specialization
 from .specialize.traced import ParamInfo, Traced  # noqa: F401  (re-exported)
 from .specs import TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401 (documented here)
 from .types import PtxType, by_name, u64
+
+# The types of ``kernel()``'s options (what an IDE or a type checker shows).
+Dim3 = Union[int, Sequence[int]]
+"""``block`` / ``cluster`` / ``reqntid``: an int or 1 to 3 positive ints."""
+GridOption = Union[Dim3, Callable[..., Dim3]]
+"""``grid``: a dim3, or a function of the shape variables and template parameters."""
+SpecOption = Union[Tile, PtxType]
+"""An ``in_specs`` entry: a ``Tile`` (a tensor) or a PTX type (a runtime scalar)."""
+RawParamOption = Union[Param, Sequence[Any]]
+"""A ``raw_params`` entry: ``("u32", "n")``, ``("n", u32)``, ``("desc", b8, 128)``, a Param."""
+DirectiveOption = Union[str, Sequence[Any]]
+"""A ``raw_directives`` entry: ``".maxnreg 128"`` or ``("maxntid", (384, 1, 1))``."""
+VersionOption = Union[str, float, Sequence[int], None]
+"""``version``: ``"8.3"``, ``8.3``, ``(8, 3)`` or None (what the instructions need)."""
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
@@ -411,6 +426,8 @@ class Kernel:
         ``InputWriteError``.
         ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and ``seed`` choose when
         asynchronous work completes.
+        An empty input (a shape variable bound to 0) gives empty outputs without running anything
+        (``jax_pyptx.specialize.empty``).
 
         >>> y = my_kernel.interpret(x, timeout=30.0)      # doctest: +SKIP
 
@@ -435,6 +452,14 @@ class Kernel:
                 f"kernel {self.name!r} takes {n_in} inputs "
                 f"({', '.join(self._names[:n_in])}); got {len(arrays)}")
         b = self.bind(*arrays, **kw)
+        from .specialize.empty import empty_outputs
+
+        empty = empty_outputs(self, b.env)      # an empty input: empty outputs, no launch
+        if empty is not None:
+            import numpy as np
+
+            zeros = [np.zeros(shape, dtype) for shape, dtype in empty]
+            return zeros[0] if len(zeros) == 1 else tuple(zeros)
         t = b.trace()
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
         scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
@@ -559,7 +584,35 @@ def _raw_directive(d):
                               f"('.maxnreg 128') or (name, values) (('maxntid', (128, 1, 1)))")
 
 
-def kernel(fn=None, **options):
+@overload
+def kernel(fn: Callable[..., Any], *, arch: str = "sm_90a", version: VersionOption = None,
+           in_specs: Sequence[SpecOption] | None = None,
+           out_specs: Sequence[Tile] | None = None, grid: GridOption | None = None,
+           block: Dim3 = (1, 1, 1), cluster: Dim3 = (1, 1, 1), smem: int = 0,
+           raw_params: Sequence[RawParamOption] | None = None, extern_smem: bool | str = False,
+           reqntid: bool | Dim3 | None = None,
+           raw_directives: Sequence[DirectiveOption] | None = None) -> Kernel: ...
+
+
+@overload
+def kernel(fn: None = None, *, arch: str = "sm_90a", version: VersionOption = None,
+           in_specs: Sequence[SpecOption] | None = None,
+           out_specs: Sequence[Tile] | None = None, grid: GridOption | None = None,
+           block: Dim3 = (1, 1, 1), cluster: Dim3 = (1, 1, 1), smem: int = 0,
+           raw_params: Sequence[RawParamOption] | None = None, extern_smem: bool | str = False,
+           reqntid: bool | Dim3 | None = None,
+           raw_directives: Sequence[DirectiveOption] | None = None,
+           ) -> Callable[[Callable[..., Any]], Kernel]: ...
+
+
+def kernel(fn: Callable[..., Any] | None = None, *, arch: str = "sm_90a",
+           version: VersionOption = None, in_specs: Sequence[SpecOption] | None = None,
+           out_specs: Sequence[Tile] | None = None, grid: GridOption | None = None,
+           block: Dim3 = (1, 1, 1), cluster: Dim3 = (1, 1, 1), smem: int = 0,
+           raw_params: Sequence[RawParamOption] | None = None, extern_smem: bool | str = False,
+           reqntid: bool | Dim3 | None = None,
+           raw_directives: Sequence[DirectiveOption] | None = None,
+           **unknown: Never) -> Kernel | Callable[[Callable[..., Any]], Kernel]:
     """Decorator: ``@kernel`` or ``@kernel(arch="sm_90a", block=(128, 1, 1), ...)``.
 
     The function's positional parameters are its tensors (and runtime scalars), its
@@ -596,10 +649,12 @@ def kernel(fn=None, **options):
         >>> twice.interpret(np.arange(32, dtype=np.float32))[:4]
         array([0., 2., 4., 6.], dtype=float32)
     """
-    unknown = [k for k in options if k not in _KERNEL_OPTIONS]
     if unknown:
-        raise SpecializationError(f"kernel(): unknown option {unknown[0]!r}; options: "
+        raise SpecializationError(f"kernel(): unknown option {next(iter(unknown))!r}; options: "
                                   f"{', '.join(_KERNEL_OPTIONS)}")
+    options = dict(arch=arch, version=version, in_specs=in_specs, out_specs=out_specs, grid=grid,
+                   block=block, cluster=cluster, smem=smem, raw_params=raw_params,
+                   extern_smem=extern_smem, reqntid=reqntid, raw_directives=raw_directives)
     if fn is None:
         return lambda f: Kernel(f, **options)
     if not callable(fn):

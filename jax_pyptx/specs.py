@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import Union
+from typing import Union, cast
 
 from .errors import SpecializationError, TraceError
 from .types import PtxType, by_name, is_type_name
@@ -479,7 +479,7 @@ class TmaDescriptorHandle:
             >>> TmaDescriptorHandle("B").name
             'B_tma_desc'
         """
-        return self.param
+        return cast(str, self.param)        # set by __post_init__
 
     def __repr__(self):
         return f"TmaDescriptorHandle({self.param!r})"
@@ -496,7 +496,7 @@ class TmaDescriptorHandle:
             >>> h.symbol, operand(ptx.addr(h))
             ('B_tma_desc', '[B_tma_desc]')
         """
-        return self.param
+        return cast(str, self.param)
 
 
 class TensorSpec:
@@ -524,6 +524,13 @@ class TensorSpec:
         self.index, self.trace, self.output = index, trace, output
         self._access = access
         self.tile = None            # the Tile it was made from (its TMA box and rank)
+
+    def _shape(self, what: str) -> tuple:
+        if self.shape is None:
+            raise SpecializationError(f"TensorSpec {self.name!r}.{what}: the tensor has no shape "
+                                      f"(a raw pointer parameter: give the kernel in_specs / "
+                                      f"out_specs, or TensorSpec(name, shape=...))")
+        return self.shape
 
     def __repr__(self):
         extra = ""
@@ -554,7 +561,7 @@ class TensorSpec:
             >>> TensorSpec("A", shape=(64, 32), dtype=bf16).ndim
             2
         """
-        return len(self.shape)
+        return len(self._shape("ndim"))
 
     @property
     def size(self) -> int:
@@ -566,7 +573,7 @@ class TensorSpec:
             >>> TensorSpec("A", shape=(64, 32), dtype=bf16).size
             2048
         """
-        return math.prod(self.shape)
+        return math.prod(self._shape("size"))
 
     @property
     def nbytes(self) -> int:
@@ -578,6 +585,8 @@ class TensorSpec:
             >>> TensorSpec("A", shape=(64, 32), dtype=bf16).nbytes
             4096
         """
+        if self.dtype is None:
+            raise SpecializationError(f"TensorSpec {self.name!r}.nbytes: the tensor has no dtype")
         return self.size * self.dtype.nbytes
 
     @property
@@ -590,7 +599,7 @@ class TensorSpec:
             >>> TensorSpec("B", shape=(64, 32), dtype=f32, layout=Layout.COL).memory_shape
             (32, 64)
         """
-        return memory_shape(self.shape, self.layout)
+        return memory_shape(self._shape("memory_shape"), self.layout or Layout.ROW)
 
     @property
     def strides(self) -> tuple:
@@ -604,7 +613,7 @@ class TensorSpec:
             >>> TensorSpec("B", shape=(64, 32), dtype=f32, layout=Layout.COL).strides
             (1, 64)
         """
-        shape = list(self.shape)
+        shape = list(self._shape("strides"))
         order = list(range(len(shape)))
         if self.layout is Layout.COL and len(shape) >= 2:
             order[-1], order[-2] = order[-2], order[-1]

@@ -1,5 +1,15 @@
-"""Shared test setup. 8 host devices for the sharding tests (set before jax is imported)."""
+"""Shared test setup. 8 host devices for the sharding tests (set before jax is imported).
+
+The editable install exposes only ``jax_pyptx`` and ``pyptx``; the tests import ``examples``
+(and ``tests``) from the repository root, which is put on ``sys.path`` here, for the test
+session only (subprocesses that need it set ``PYTHONPATH`` themselves).
+"""
 import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

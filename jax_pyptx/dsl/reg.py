@@ -152,18 +152,24 @@ def array(t, n: int, init=None, name: str | None = None) -> RegArray:
 
 
 def from_(src, t) -> Register:
-    """A new register of type ``t`` holding ``src`` (special register, register, number).
+    """Reinterpret ``src``'s bits as a new register of type ``t`` (a ``mov``, no conversion).
 
-    Same-width sources are moved bit for bit; a different width needs ``reg.cvt``.
+    ``src`` is a special register, a register or a number. A register of the same width is
+    copied bit for bit: ``reg.from_(ptx.special.tid.x(), f32)`` makes thread 1's value
+    ``1.4e-45`` (the bits ``0x00000001``), not ``1.0``. To convert a value between types or
+    widths (``cvt``), use ``reg.cvt(src, t)``; a different-width register here is an error that
+    says so.
 
     Examples:
         >>> from jax_pyptx import ptx, reg
-        >>> from jax_pyptx.types import u32
+        >>> from jax_pyptx.types import f32, u32
         >>> from jax_pyptx.dsl.trace_scope import trace_scope
         >>> with trace_scope() as t:
         ...     tid = reg.from_(ptx.special.tid.x(), u32)
+        ...     bits = reg.from_(ptx.special.tid.x(), f32)    # the same bits, typed f32
+        ...     value = reg.cvt(tid, f32)                     # the number, converted
         >>> t.lines()
-        ['mov.u32 %r0, %tid.x;']
+        ['mov.u32 %r0, %tid.x;', 'mov.b32 %f0, %tid.x;', 'cvt.rn.f32.u32 %f1, %r0;']
     """
     t = _type(t)
     tr = context.current("reg.from_")

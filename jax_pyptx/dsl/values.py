@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 import sys
+from typing import cast
 
 from ..errors import PtxTypeError, PtxValueError, TraceError
 from ..ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sink, Sym, Vec
@@ -93,7 +94,8 @@ class Register:
     __array_priority__ = 1000
 
     def __init__(self, ir: Reg, trace):
-        self.ir, self.type, self.trace = ir, ir.type, trace
+        self.ir, self.trace = ir, trace
+        self.type: PtxType = cast(PtxType, ir.type)     # the DSL's registers are always typed
 
     @property
     def name(self) -> str:

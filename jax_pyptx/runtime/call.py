@@ -37,6 +37,7 @@ from ..interpret.severity import sanitize_mode
 from ..interpret.timeline import check_path
 from ..kernel import Kernel
 from ..specialize.binding import split_keywords, valid_names
+from ..specialize.empty import empty_outputs
 from ..types import PtxType
 from .ad import vjp_pair
 from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers
@@ -153,6 +154,9 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
         raise SpecializationError(
             f"kernel {label!r}: shape variable {', '.join(b.missing)} appears only in outputs; "
             f"pass out_shape=... or {b.missing[0]}=...")
+    empty = empty_outputs(kernel, b.env)    # an empty input: empty outputs, no launch
+    if empty is not None:
+        return _structured([jnp.zeros(shape, dtype) for shape, dtype in empty], out_shape)
     opts = runtime_options(kernel)
     spec = CallSpec(
         kernel=kernel, template=b.template_key, env=b.env_key,
@@ -179,7 +183,12 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
     if debug:
         print(f"[jax_pyptx] call {label}: env={b.env} grid={spec.launch_grid(traced)} "
               f"block={traced.block} sha256={traced.sha256[:16]}")
-    outs = bind(spec, *operands)
+    return _structured(bind(spec, *operands), out_shape)
+
+
+def _structured(outs, out_shape):
+    """The outputs as the call returns them: like ``out_shape`` (one, a tuple or a list),
+    else one array or a tuple."""
     if out_shape is not None and not isinstance(out_shape, (tuple, list)):
         return outs[0]
     if isinstance(out_shape, list):

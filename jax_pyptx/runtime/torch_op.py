@@ -50,6 +50,7 @@ import numpy as np
 import torch
 
 from ..errors import SpecializationError
+from ..specialize.empty import empty_outputs
 from ..specs import Layout, Tile
 from ..types import PtxType
 
@@ -270,6 +271,8 @@ class TorchKernel:
         from .host import host_launch
 
         env, _ = self._bind(args)
+        if empty_outputs(self.kernel, env) is not None:     # an empty input: no launch
+            return self._fake_impl(*args)
         spec = self._call_spec(env)
         check_grid_covers(spec, spec.traced())
         k = self.kernel
@@ -291,6 +294,8 @@ class TorchKernel:
     # ------------------------------------------------------------------ CUDA
     def _cuda_impl(self, *args):
         env, device = self._bind(args)
+        if empty_outputs(self.kernel, env) is not None:     # an empty input: no launch
+            return self._fake_impl(*args)
         if device.type != "cuda":   # CPU tensors with a CUDA 0-d scalar dispatch here
             return self._cpu_impl(*args)
         return self._ret(self._launch(env, device, args, None, None))

@@ -115,19 +115,30 @@ def place(lbl: LabelRef) -> None:
 def loop(name, *, pred=None):
     """``with ptx.loop("k_loop", pred=p):`` places ``k_loop:``, the body, then
     ``@p bra k_loop;`` (without ``pred``: ``bra.uni k_loop;``, an endless loop the body leaves
-    with ``ptx.bra``). ``p`` is evaluated where you computed it.
+    with ``ptx.bra``).
+
+    The branch reads ``p`` as it is at the end of the body: a predicate computed once before the
+    loop (``pred=i < 4``) never changes and the loop never ends. Give a predicate register and
+    update it in the body, as here.
 
     Examples:
-        >>> from jax_pyptx import ptx, reg
-        >>> from jax_pyptx.types import u32
-        >>> from jax_pyptx.dsl.trace_scope import trace_scope
-        >>> with trace_scope() as t:
+        >>> from jax_pyptx import Tile, kernel, ptx, reg
+        >>> from jax_pyptx.types import pred, u32
+        >>> @kernel(out_specs=(Tile(1, u32),))
+        ... def count(out):
         ...     i = reg.scalar(u32, 0)
-        ...     with ptx.loop("again", pred=i < 4):
+        ...     more = reg.scalar(pred)
+        ...     with ptx.loop("again", pred=more):
         ...         _ = i.set(i + 1)
-        >>> t.lines()  # doctest: +NORMALIZE_WHITESPACE
-        ['mov.u32 %r0, 0;', 'setp.lt.u32 %p0, %r0, 4;', 'again:', 'add.u32 %r1, %r0, 1;',
-         'mov.u32 %r0, %r1;', '@%p0 bra again;']
+        ...         _ = more.set(i < 4)       # recomputed on every pass
+        ...     ptx.inst.st.global_.u32(ptx.addr(out.ptr()), i)
+        ...     ptx.ret()
+        >>> count.interpret()
+        array([4], dtype=uint32)
+        >>> text = [" ".join(ln.split()) for ln in count.ptx().splitlines()]
+        >>> text[text.index("again:"):]  # doctest: +NORMALIZE_WHITESPACE
+        ['again:', 'add.u32 %r1, %r0, 1;', 'mov.u32 %r0, %r1;', 'setp.lt.u32 %p1, %r0, 4;',
+         'mov.pred %p0, %p1;', '@%p0 bra again;', 'st.global.u32 [%rd1], %r0;', 'ret;', '}']
     """
     from .generic import guard_of
 
