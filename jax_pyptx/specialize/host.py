@@ -105,7 +105,7 @@ class HostLaunch:
             else:
                 self._params.append(("raw", info.name, info))
 
-    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool = True, max_steps=None,
+    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool | str = True, max_steps=None,
                  timeout=None, stats=None, timeline=None, partial=(), schedule="eager", seed=None) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
