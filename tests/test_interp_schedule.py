@@ -188,3 +188,27 @@ def test_a_tcgen05_accumulator_read_without_waiting_is_caught_late():
     with pytest.raises(TensorMemoryError, match=r"tcgen05.mma.* uses TMEM column 0 after it was deallocated .*"
                                                 r"\[under schedule='late': replay with these arguments\]$"):
         run_tc(bad, img, *args, schedule="late")
+
+
+def test_a_tcgen05_st_read_back_before_its_wait_st_is_caught_late():
+    """A warp stores a TMEM cell and loads it back with no tcgen05.wait::st between: it sees
+    its store when the store lands at issue (eager), not when it lands at its wait (late)."""
+    from jax_pyptx.errors import UninitializedReadError
+
+    from .mma_util import run_tc, tc_kernel
+
+    pre = ("  mov.b32 %d0, 7;\n  tcgen05.st.sync.aligned.32x32b.x1.b32 [%r7], {%d0};\n"
+           "  tcgen05.ld.sync.aligned.32x32b.x1.b32 {%d1}, [%r7];\n  tcgen05.wait::ld.sync.aligned;\n"
+           "  st.global.u32 [%aux], %d1;")
+    ptx_text = tc_kernel(pre=pre, dump=32)
+    for schedule, sanitize, want in (("eager", True, 7), ("late", False, 0)):
+        aux = np.zeros(16, np.uint32)
+        run_tc(ptx_text, dump=32, aux=aux, schedule=schedule, sanitize=sanitize)
+        assert aux[0] == want, (schedule, aux[0])
+    with pytest.raises(UninitializedReadError, match=r"tcgen05.ld.* reads TMEM lane 0 column 0, which no .*"
+                                                     r"\[under schedule='late': replay with these arguments\]$"):
+        run_tc(ptx_text, dump=32, schedule="late")
+    fixed = tc_kernel(pre=pre.replace("  tcgen05.ld.", "  tcgen05.wait::st.sync.aligned;\n  tcgen05.ld."), dump=32)
+    aux = np.zeros(16, np.uint32)
+    run_tc(fixed, dump=32, aux=aux, schedule="late")
+    assert aux[0] == 7

@@ -113,7 +113,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.cp_committed = None
         self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
         self.mbar_deferred = {}   # (cta, offset) -> copy completions not yet applied
-        self.tcgen05_late = {}    # slot -> [(Decoded, run)]: tcgen05.mma waiting for its commit (schedule)
+        self.tcgen05_late = {}    # slot -> [(Decoded, run)]: tcgen05.mma / cp waiting for its commit (schedule)
+        self.tcgen05_st_late = {}  # slot -> [(Decoded, run)]: tcgen05.st waiting for its wait::st (schedule)
         self.mbar_version = 0     # bumped on every mbarrier state change (starvation wake-ups)
         self.mbar_timeout = None  # per slot: a parked try_wait's time limit expired
         self.mbar_starved = None

@@ -211,9 +211,19 @@ def _st(prog, d, ins, scope, dec):
     d.sync = "aligned"
 
     def st(ctx, g):
-        tm = tmem(ctx)
         ctas, lanes, cols = _cells(ctx, g, getaddr, shape, frag, split_off, what)
         v = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in gets], axis=1)
+        late = ctx.tcgen05_st_late
+        if ctx.schedule.late() or (late and any(int(s) in late for s in g.idx)):
+            # late (schedule): each thread's cells are written at its tcgen05.wait::st
+            for j, s in enumerate(g.idx):
+                late.setdefault(int(s), []).append(
+                    (d, lambda ctx_, j=j: write(ctx_, g, ctas[j:j + 1], lanes[j:j + 1], cols[j:j + 1], v[j:j + 1])))
+            return
+        write(ctx, g, ctas, lanes, cols, v)
+
+    def write(ctx, g, ctas, lanes, cols, v):
+        tm = tmem(ctx)
         if pack:
             tm.write(ctx, ctas, lanes, cols, v & np.uint32(0xFFFF), what, g)
             tm.write(ctx, ctas, lanes, cols + 1, v >> np.uint32(16), what, g)
@@ -236,7 +246,19 @@ def _wait_ld(prog, d, ins, scope, dec):
 @register("tcgen05.wait::st")
 def _wait_st(prog, d, ins, scope, dec):
     d.sync = "aligned"
-    d.fn = lambda ctx, g: None
+
+    def wait(ctx, g):
+        late = ctx.tcgen05_st_late
+        if not late:
+            return
+        for s in g.idx:                     # late stores of these threads land (schedule)
+            for sd, fn in late.pop(int(s), ()):
+                cur, ctx.cur = ctx.cur, sd
+                try:
+                    fn(ctx)
+                finally:
+                    ctx.cur = cur
+    d.fn = wait
 
 
 # ----------------------------------------------------------------------------- cp / shift
@@ -260,30 +282,36 @@ def _cp(prog, d, ins, scope, dec):
     what = f"tcgen05.cp.{shape}"
 
     def cp(ctx, g):
-        tm = tmem(ctx)
+        from .ops_tcgen05_mma import defer_late
         addrs = getaddr(ctx, g)
         descs = np.asarray(getdesc(ctx, g))
-        for j in range(g.n):
-            slot = int(g.idx[j])
-            cta = int(ctx.slot_cta[slot])
-            lane0, col0 = split(int(addrs[j]))
-            desc = SM.decode_tcgen05(int(descs[j]), f"{what} source descriptor")
-            raw = SM.gather(ctx, [cta], [desc], "K", nl, 16 * chunks, 8, what, ctx.sanitize, g, j)[0]   # (nl, bytes)
-            words = np.ascontiguousarray(raw).view(np.uint32)                               # (nl, 4*chunks)
-            ncol = words.shape[1]
-            if multicast == ".warpx4":            # 32 rows to each of the four lane quarters
-                dst = [(q * 32 + np.arange(32), words) for q in range(4)]
-            elif multicast == ".warpx2::02_13":   # rows 0-31 to quarters 0 and 2, 32-63 to 1 and 3
-                dst = [(q * 32 + np.arange(32), words[32 * (q % 2):32 * (q % 2) + 32]) for q in range(4)]
-            elif multicast == ".warpx2::01_23":   # rows 0-31 to quarters 0 and 1, 32-63 to 2 and 3
-                dst = [(q * 32 + np.arange(32), words[32 * (q // 2):32 * (q // 2) + 32]) for q in range(4)]
-            else:
-                dst = [(lane0 + np.arange(nl), words)]
-            targets = [cta] if cg == 1 else _pair(ctx, cta, g, j)
-            for c in targets:
-                for lanes, w in dst:
-                    tm.write(ctx, c, lanes[:, None], col0 + np.arange(ncol)[None, :], w, what,
-                             g, lambda _j, jj=j: jj)
+        if not defer_late(ctx, g, d, lambda ctx_, j: run(ctx_, g, j, addrs, descs)):
+            for j in range(g.n):
+                run(ctx, g, j, addrs, descs)
+
+    def run(ctx, g, j, addrs, descs):
+        """Thread ``j``'s copy: read the shared-memory rows, write the TMEM cells."""
+        tm = tmem(ctx)
+        slot = int(g.idx[j])
+        cta = int(ctx.slot_cta[slot])
+        lane0, col0 = split(int(addrs[j]))
+        desc = SM.decode_tcgen05(int(descs[j]), f"{what} source descriptor")
+        raw = SM.gather(ctx, [cta], [desc], "K", nl, 16 * chunks, 8, what, ctx.sanitize, g, j)[0]   # (nl, bytes)
+        words = np.ascontiguousarray(raw).view(np.uint32)                               # (nl, 4*chunks)
+        ncol = words.shape[1]
+        if multicast == ".warpx4":            # 32 rows to each of the four lane quarters
+            dst = [(q * 32 + np.arange(32), words) for q in range(4)]
+        elif multicast == ".warpx2::02_13":   # rows 0-31 to quarters 0 and 2, 32-63 to 1 and 3
+            dst = [(q * 32 + np.arange(32), words[32 * (q % 2):32 * (q % 2) + 32]) for q in range(4)]
+        elif multicast == ".warpx2::01_23":   # rows 0-31 to quarters 0 and 1, 32-63 to 2 and 3
+            dst = [(q * 32 + np.arange(32), words[32 * (q // 2):32 * (q // 2) + 32]) for q in range(4)]
+        else:
+            dst = [(lane0 + np.arange(nl), words)]
+        targets = [cta] if cg == 1 else _pair(ctx, cta, g, j)
+        for c in targets:
+            for lanes, w in dst:
+                tm.write(ctx, c, lanes[:, None], col0 + np.arange(ncol)[None, :], w, what,
+                         g, lambda _j, jj=j: jj)
     d.fn = cp
 
 

@@ -210,6 +210,18 @@ def _has_late(ctx, g) -> bool:
     return bool(late) and any(int(s) in late for s in g.idx)
 
 
+def defer_late(ctx, g, d, run) -> bool:
+    """Under a late schedule (or behind a late operation of the same thread), queue the
+    asynchronous tcgen05 operation ``run(ctx, j)`` of each thread ``j`` of ``g`` for the commit
+    that tracks it (``run_late``); False: run it now."""
+    if not (ctx.schedule.late() or _has_late(ctx, g)):
+        return False
+    late = ctx.tcgen05_late
+    for j in range(g.n):
+        late.setdefault(int(g.idx[j]), []).append((d, lambda ctx_, j=j: run(ctx_, j)))
+    return True
+
+
 def run_late(ctx, idx):
     """Execute, in issue order, the late tcgen05.mma operations of the threads ``idx`` (their
     commit arrives)."""
@@ -280,16 +292,12 @@ def _mma(prog, d, ins, scope, dec):
         if ctx.timeline is not None:        # in flight until the issuing thread's commit
             for s in g.idx.tolist():
                 ctx.timeline.begin(ctx, "tcgen05.mma", (int(ctx.slot_cta[s]), s), 0, int(ctx.slot_cta[s]))
-        if ctx.schedule.late() or _has_late(ctx, g):
-            # late (schedule): it reads its operands and writes D when the commit that tracks it
-            # arrives, and that arrival waits for a thread that needs its mbarrier
-            late = ctx.tcgen05_late
+        # late (schedule): it reads its operands and writes D when the commit that tracks it
+        # arrives, and that arrival waits for a thread that needs its mbarrier
+        if not defer_late(ctx, g, d, lambda ctx_, j: run(ctx_, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs,
+                                                           lanes_off)):
             for j in range(g.n):
-                late.setdefault(int(g.idx[j]), []).append(
-                    (d, lambda ctx_, j=j: run(ctx_, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off)))
-            return
-        for j in range(g.n):
-            run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off)
+                run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off)
 
     def run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off):
         """Execute thread ``j``'s operation: read the operands, accumulate into D."""

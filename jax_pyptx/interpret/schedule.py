@@ -14,15 +14,17 @@ later. The interpreter can run three schedules:
   shared memory lands when the mbarrier phase that counts its bytes completes, and that phase
   is only completed by a wait that needs it (a wait that the phase's parity already satisfies,
   e.g. one on the wrong parity, does not pull it in); a ``wgmma.mma_async`` reads its operands
-  when the ``wgmma.wait_group`` that retires it executes; a ``tcgen05.mma`` reads its operands
-  and writes its accumulator when the ``tcgen05.commit`` that tracks it arrives, and that
-  arrival too waits for a thread that needs its mbarrier;
+  when the ``wgmma.wait_group`` that retires it executes; a ``tcgen05.mma`` or ``tcgen05.cp``
+  reads its operands and writes Tensor Memory when the ``tcgen05.commit`` that tracks it
+  arrives, and that arrival too waits for a thread that needs its mbarrier; a ``tcgen05.st``
+  writes its cells at the thread's ``tcgen05.wait::st``;
 * ``"random"``: each such operation is eager or late at random, and the scheduler picks the next
   group of threads at random, from ``numpy.random.default_rng(seed)``: reproducible, so a run
   that fails can be replayed with the same ``seed``.
 
-``cp.async`` (Ampere) already completes at its wait in every schedule; ``tcgen05.ld`` / ``st`` /
-``cp``, ``st.async`` and bulk stores complete at issue in every schedule. A report raised under a
+``cp.async`` (Ampere) already completes at its wait in every schedule; ``tcgen05.ld`` delivers
+at issue (the register scoreboard: ``asyncregs``), and ``st.async`` and bulk stores complete at
+issue in every schedule. A report raised under a
 schedule other than ``"eager"`` names it (and the seed) so that it can be replayed.
 """
 from __future__ import annotations
