@@ -1,0 +1,179 @@
+"""Issue 23, sanitizer recall: each planted bug is reported with the PTX line (and the user's
+line for a kernel of our DSL), and its fixed twin runs clean.
+
+* a missing ``wgmma.fence`` (registers of an ``mma_async`` written by ordinary instructions
+  since the last fence; no fence before the first ``mma_async``): ptxas repairs it, so it is a
+  SanitizerWarning, an AsyncHazardError under ``sanitize="strict"``;
+* lanes of one warp exchanging shared memory with no ``bar.warp.sync`` between;
+* ``shfl.sync`` reading a lane that does not take part, ``bar.warp.sync`` naming exited lanes;
+* plain stores and loads of one global word by different CTAs of a launch."""
+from __future__ import annotations
+
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from jax_pyptx import Tile, kernel, ptx, reg, smem
+from jax_pyptx.errors import AsyncHazardError, SanitizerWarning
+from jax_pyptx.types import bf16, f32, u32, u64
+
+from .helpers import line_of
+from .mma_util import acc_matrix, run_wgmma, wgmma_kernel
+from .test_interp_mma_dsl import _copy_k_major
+from .test_interp_wgmma import kmajor_image, mma_line
+
+
+def clean(fn, *a, **kw):
+    """Run ``fn`` with every SanitizerWarning an error: the fixed twins warn about nothing."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SanitizerWarning)
+        return fn(*a, **kw)
+
+
+# ----------------------------------------------------------------------------- wgmma.fence
+def _operands(seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-3, 4, (64, 16)).astype(ml_dtypes.bfloat16)
+    B = rng.integers(-3, 4, (16, 8)).astype(ml_dtypes.bfloat16)
+    img, da, db = kmajor_image(A, B, "bf16", "bf16")
+    return A.astype(np.float64) @ B.astype(np.float64), img, da, db
+
+
+def _rescale_kernel(fence: str) -> str:
+    """mma (scale-d 0), wait, double the accumulator (a flash-attention rescale), FENCE, mma
+    accumulating: 3 * A @ B."""
+    rescale = "\n".join(f"  add.f32 %c{i}, %c{i}, %c{i};" for i in range(4))
+    body = (mma_line(8, "f32", "bf16", "bf16", scale_d="0") + "\n" + rescale + "\n" + fence + "\n"
+            + mma_line(8, "f32", "bf16", "bf16", scale_d="1"))
+    return wgmma_kernel(body, 4, "f32")
+
+
+def _line(ptx_text, needle, nth=1):
+    lines = [i + 1 for i, t in enumerate(ptx_text.splitlines()) if needle in t]
+    return lines[nth - 1]
+
+
+def test_accumulator_rescaled_without_a_wgmma_fence_is_reported():
+    ref, img, da, db = _operands()
+    bad = _rescale_kernel("")
+    at = _line(bad, "wgmma.mma_async", 2)
+    add = _line(bad, "add.f32 %c3")
+    with pytest.raises(AsyncHazardError) as ei:
+        run_wgmma(bad, img, 4, da, db, sanitize="strict")
+    assert str(ei.value).startswith(
+        f"<ptx>:{at}: this wgmma.mma_async reads accumulator register %c0, which `add.f32 %c0, %c0, %c0;` "
+        f"(<ptx>:{add - 3}) wrote after the warpgroup's last wgmma.fence: the PTX ISA requires a "
+        f"wgmma.fence between a register access and a wgmma.mma_async that accesses the same register; "
+        f"ptxas repairs it by injecting a warpgroup.arrive (info C7519")
+    assert "(put a wgmma.fence after the last write instead) (a SanitizerWarning raised as an error" in str(ei.value)
+    # default: a warning, once, and the run goes on with the hardware's values
+    with pytest.warns(SanitizerWarning, match=r"reads accumulator register %c0, which `add.f32") as rec:
+        out = run_wgmma(bad, img, 4, da, db)
+    assert len([w for w in rec if issubclass(w.category, SanitizerWarning)]) == 1
+    assert rec[0].message.error_class is AsyncHazardError
+    np.testing.assert_array_equal(acc_matrix(out, 8, "f32"), 3 * ref)
+    # fixed: a wgmma.fence after the rescale
+    out = clean(run_wgmma, _rescale_kernel("  wgmma.fence.sync.aligned;"), img, 4, da, db, sanitize="strict")
+    np.testing.assert_array_equal(acc_matrix(out, 8, "f32"), 3 * ref)
+
+
+def test_first_mma_async_without_any_wgmma_fence_is_reported():
+    ref, img, da, db = _operands(1)
+    good = wgmma_kernel(mma_line(8, "f32", "bf16", "bf16", scale_d="0"), 4, "f32")
+    bad = good.replace("  wgmma.fence.sync.aligned;\n", "", 1)
+    at = _line(bad, "wgmma.mma_async")
+    with pytest.raises(AsyncHazardError) as ei:
+        run_wgmma(bad, img, 4, da, db, sanitize="strict")
+    assert str(ei.value).startswith(
+        f"<ptx>:{at}: no wgmma.fence before this warpgroup's first wgmma.mma_async: the PTX ISA requires "
+        f"one (it orders the earlier register writes before the tensor core reads them); ptxas repairs it")
+    with pytest.warns(SanitizerWarning, match="no wgmma.fence before this warpgroup's first"):
+        out = run_wgmma(bad, img, 4, da, db)
+    np.testing.assert_array_equal(acc_matrix(out, 8, "f32"), ref)
+    out = clean(run_wgmma, good, img, 4, da, db, sanitize="strict")
+    np.testing.assert_array_equal(acc_matrix(out, 8, "f32"), ref)
+
+
+def test_a_fragment_registers_written_after_the_fence_are_reported():
+    """A from registers loaded after the fence (nvcc places such loads inside the k loop, after
+    the loop's one fence: ptxas injects a warpgroup.arrive for each)."""
+    rng = np.random.default_rng(2)
+    B = rng.integers(-3, 4, (16, 8)).astype(ml_dtypes.bfloat16)
+    img, _, db = kmajor_image(np.zeros((64, 16), ml_dtypes.bfloat16), B, "bf16", "bf16")
+    areg = rng.integers(0, 1 << 16, (128, 4)).astype(np.uint32) & 0x3F803F80    # bf16 pairs of 0 / +-1
+    line = mma_line(8, "f32", "bf16", "bf16", a="{%a0, %a1, %a2, %a3}", scale_d="0")
+    good = wgmma_kernel(line, 4, "f32", aregs=True)
+    load = "\n".join(f"  ld.global.b32 %a{i}, [%rd8+{4 * i}];" for i in range(4))
+    bad = good.replace(load + "\n  wgmma.fence.sync.aligned;", "  wgmma.fence.sync.aligned;\n" + load)
+    assert bad != good
+    with pytest.raises(AsyncHazardError, match=r"reads A-fragment register %a0, which `ld.global.b32 %a0, "):
+        run_wgmma(bad, img, 4, 0, db, areg=areg, sanitize="strict")
+    want = clean(run_wgmma, good, img, 4, 0, db, areg=areg, sanitize="strict")
+    with pytest.warns(SanitizerWarning, match="A-fragment register %a0"):
+        got = run_wgmma(bad, img, 4, 0, db, areg=areg)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_zeroed_accumulator_with_scale_d_false_needs_no_fence():
+    """nvcc zeroes ``float d[N] = {}`` after the inline-asm fence; an mma_async with scale-d
+    false does not read it (ptxas injects nothing), and the next mma_async of the chain reads the
+    first one's result, ordered by default."""
+    ref, img, da, db = _operands(3)
+    zero = "\n".join(f"  mov.f32 %c{i}, 0f00000000;" for i in range(4))
+    body = (zero + "\n" + mma_line(8, "f32", "bf16", "bf16", scale_d="0").split("\n")[0] + "\n"
+            + mma_line(8, "f32", "bf16", "bf16", scale_d="1"))
+    out = clean(run_wgmma, wgmma_kernel(body, 4, "f32"), img, 4, da, db, sanitize="strict")
+    np.testing.assert_array_equal(acc_matrix(out, 8, "f32"), 2 * ref)
+
+
+N = 64
+
+
+def build_rescale(fence_after_rescale: bool):
+    @kernel(arch="sm_90a", in_specs=(Tile(64, 16, bf16), Tile(N, 16, bf16)), out_specs=(Tile(64, N, f32),),
+            block=(128, 1, 1), grid=(1, 1, 1))
+    def rescale(A, Bt, C):
+        sa = smem.alloc(bf16, (64, 16), align=128, name="sa")
+        sb = smem.alloc(bf16, (N, 16), align=128, name="sb")
+        tid = reg.from_(ptx.special.tid.x(), u32)
+        _copy_k_major(A, sa, 64, tid, 1024)
+        _copy_k_major(Bt, sb, N, tid, (N // 8) * 128)
+        ptx.inst.fence.proxy.async_.shared__cta()
+        ptx.bar.sync(0)
+        da = ptx.wgmma.desc_reg(sa, 1024, 128, swizzle="none")
+        db = ptx.wgmma.desc_reg(sb, (N // 8) * 128, 128, swizzle="none")
+        acc = ptx.wgmma.zero_acc(N)
+        ptx.wgmma.fence()
+        ptx.wgmma.mma_async(acc, da, db, n=N, atype=bf16, scale_d=0)
+        ptx.wgmma.commit_group()
+        ptx.wgmma.wait_group(0)
+        for i in range(N // 2):
+            acc[i] += acc[i]                                             # the rescale
+        if fence_after_rescale:
+            ptx.wgmma.fence()
+        ptx.wgmma.mma_async(acc, da, db, n=N, atype=bf16, scale_d=1)   # the second mma
+        ptx.wgmma.commit_group()
+        ptx.wgmma.wait_group(0)
+        lane = tid & 31
+        rowbase = (tid >> 5) * 16 + (lane >> 2)
+        base = C.ptr() + reg.cvt((rowbase * N + (lane & 3) * 2) * 4, u64)
+        for i in range(N // 2):
+            ptx.inst.st.global_.f32(ptx.addr(base, (8 * ((i // 2) % 2) * N + 8 * (i // 4) + i % 2) * 4), acc[i])
+        ptx.ret()
+    return rescale
+
+
+def test_missing_wgmma_fence_names_the_users_lines():
+    rng = np.random.default_rng(4)
+    A = rng.integers(-3, 4, (64, 16)).astype(ml_dtypes.bfloat16)
+    Bt = rng.integers(-3, 4, (N, 16)).astype(ml_dtypes.bfloat16)
+    ref = 3 * (A.astype(np.float64) @ Bt.astype(np.float64).T)
+    with pytest.raises(AsyncHazardError) as ei:
+        build_rescale(False).interpret(A, Bt, sanitize="strict")
+    msg = str(ei.value)
+    assert msg.startswith(line_of(build_rescale, "# the second mma") + ": this wgmma.mma_async reads "
+                          "accumulator register ")
+    assert f"({line_of(build_rescale, '# the rescale')}) wrote after the warpgroup's last wgmma.fence" in msg
+    np.testing.assert_array_equal(clean(build_rescale(True).interpret, A, Bt, sanitize="strict"), ref)
