@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from jax_pyptx import Tile, kernel, ptx, reg, smem
-from jax_pyptx.errors import AsyncHazardError, SanitizerWarning
+from jax_pyptx.errors import AsyncHazardError, RaceError, SanitizerWarning
+from jax_pyptx.interpret import launch
 from jax_pyptx.types import bf16, f32, u32, u64
 
 from .helpers import line_of
@@ -177,3 +178,179 @@ def test_missing_wgmma_fence_names_the_users_lines():
                           "accumulator register ")
     assert f"({line_of(build_rescale, '# the rescale')}) wrote after the warpgroup's last wgmma.fence" in msg
     np.testing.assert_array_equal(clean(build_rescale(True).interpret, A, Bt, sanitize="strict"), ref)
+
+
+# ----------------------------------------------------------------------------- lanes of one warp
+HDR80 = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+# each lane stores its value to tile[lane], then reads its neighbour's (lane ^ 1): BETWEEN decides
+# whether the lanes synchronize in between
+EXCHANGE = HDR80 + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>;
+    .shared .align 4 .b8 tile[256];
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, tile;
+    add.u32 %r4, %r3, %r2;
+    mul.lo.u32 %r5, %r1, 10;
+    st.shared.u32 [%r4], %r5;
+    BETWEEN
+    xor.b32 %r6, %r2, 4;
+    add.u32 %r6, %r3, %r6;
+    ld.shared.u32 %r7, [%r6];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r7;
+    ret;
+}
+"""
+WANT = [(i ^ 1) * 10 for i in range(32)]
+
+
+def test_lanes_of_one_warp_exchanging_shared_memory_without_a_warp_sync_race():
+    y = np.zeros(32, np.uint32)
+    bad = EXCHANGE.replace("BETWEEN", "")
+    with pytest.raises(RaceError) as ei:
+        launch(bad, "k", [y], block=32)
+    assert str(ei.value) == (
+        "<ptx>:19: race on shared load ld.shared.u32 %r7, [%r6]; by thread (0,0,0) of CTA (0,0,0): it "
+        "reads shared address 0x4 ('tile' (+4)) that lane 1 of the same warp stored since the warp last "
+        "synchronized: since independent thread scheduling (sm_70) the lanes of a warp are not in lock "
+        "step, so a bar.warp.sync (__syncwarp) is missing between the store and this load "
+        "[instruction #9 of k]")
+    # fixed: bar.warp.sync, or a .sync collective of the warp, or a CTA barrier between
+    for sync in ("bar.warp.sync -1;", "shfl.sync.idx.b32 %r7, %r5, 0, 31, -1;", "bar.sync 0;"):
+        y[:] = 0
+        clean(launch, EXCHANGE.replace("BETWEEN", sync), "k", [y], block=32, sanitize="strict")
+        assert y.tolist() == WANT
+    # lanes of different warps keep their own rule (a CTA barrier), lanes of one warp theirs
+    y = np.zeros(64, np.uint32)
+    clean(launch, EXCHANGE.replace("BETWEEN", "bar.warp.sync -1;"), "k", [y], block=64)
+    assert y.tolist() == [(i ^ 1) * 10 for i in range(64)]
+
+
+def test_write_after_read_between_lanes_of_one_warp():
+    """Shift left in place: lane i reads tile[i + 1], then stores tile[i]; lane i + 1 may not
+    have read its word yet."""
+    shift = HDR80 + """
+    .visible .entry k(.param .u64 y)
+    {
+        .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %p1;
+        .shared .align 4 .b8 tile[132];
+        ld.param.u64 %rd1, [y];
+        mov.u32 %r1, %tid.x;
+        shl.b32 %r2, %r1, 2;
+        mov.u32 %r3, tile;
+        add.u32 %r4, %r3, %r2;
+        st.shared.u32 [%r4], %r1;
+        setp.eq.u32 %p1, %r1, 0;
+        @%p1 st.shared.u32 [tile+128], 32;
+        bar.warp.sync -1;
+        ld.shared.u32 %r5, [%r4+4];
+        BETWEEN
+        st.shared.u32 [%r4], %r5;
+        bar.warp.sync -1;
+        ld.shared.u32 %r6, [%r4];
+        mul.wide.u32 %rd2, %r1, 4;
+        add.u64 %rd3, %rd1, %rd2;
+        st.global.u32 [%rd3], %r6;
+        ret;
+    }"""
+    y = np.zeros(32, np.uint32)
+    with pytest.raises(RaceError) as ei:
+        launch(shift.replace("BETWEEN", ""), "k", [y], block=32)
+    assert str(ei.value) == (
+        "<ptx>:20: race on shared store st.shared.u32 [%r4], %r5; by thread (1,0,0) of CTA (0,0,0): it "
+        "overwrites shared address 0x4 ('tile' (+4)) that lane 0 of the same warp loaded since the warp "
+        "last synchronized: since independent thread scheduling (sm_70) the lanes of a warp are not in "
+        "lock step, so a bar.warp.sync (__syncwarp) is missing between that load and this store "
+        "[instruction #10 of k]")
+    clean(launch, shift.replace("BETWEEN", "bar.warp.sync -1;"), "k", [y], block=32, sanitize="strict")
+    assert y.tolist() == list(range(1, 33))
+
+
+WAW = HDR80 + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<4>; .reg .u64 %rd1; .reg .pred %p<3>;
+    .shared .align 4 .b32 flag;
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    setp.eq.u32 %p2, %r1, 1;
+    @%p1 st.shared.u32 [flag], 7;
+    BETWEEN
+    @%p2 st.shared.u32 [flag], VALUE;
+    bar.sync 0;
+    ld.shared.u32 %r2, [flag];
+    @%p1 st.global.u32 [%rd1], %r2;
+    ret;
+}
+"""
+
+
+def test_write_write_between_lanes_of_one_warp():
+    y = np.zeros(1, np.uint32)
+    with pytest.raises(RaceError) as ei:
+        launch(WAW.replace("BETWEEN", "").replace("VALUE", "8"), "k", [y], block=32)
+    assert str(ei.value) == (
+        "<ptx>:15: race on shared store @%p2 st.shared.u32 [flag], 8; by thread (1,0,0) of CTA (0,0,0): it "
+        "stores to shared address 0x0 ('flag' (+0)) that lane 0 of the same warp also stored since the "
+        "warp last synchronized, a different value: which one the byte keeps is undefined (since "
+        "independent thread scheduling (sm_70) the lanes of a warp are not in lock step, so a "
+        "bar.warp.sync (__syncwarp) is missing between the two stores, or let one lane write it) "
+        "[instruction #5 of k]")
+    # the same value: every order leaves the same bytes, a warning (an error under strict)
+    same = WAW.replace("BETWEEN", "").replace("VALUE", "7")
+    with pytest.warns(SanitizerWarning, match="the value that lane 0 of the same warp also stored") as rec:
+        launch(same, "k", [y], block=32)
+    assert y[0] == 7 and rec[0].message.error_class is RaceError
+    assert "by warp 0 of CTA (0,0,0)" in str(rec[0].message)
+    with pytest.raises(RaceError, match="the value that lane 0 of the same warp also stored"):
+        launch(same, "k", [y], block=32, sanitize="strict")
+    clean(launch, WAW.replace("BETWEEN", "bar.warp.sync -1;").replace("VALUE", "8"), "k", [y], block=32,
+          sanitize="strict")
+    assert y[0] == 8
+    # lanes of one warp storing to one word in one instruction: not a race (one value lands)
+    one = WAW.replace("BETWEEN", "").replace("@%p1 st.shared.u32 [flag], 7;", "").replace(
+        "@%p2 st.shared.u32 [flag], VALUE;", "st.shared.u32 [flag], %r1;")
+    clean(launch, one, "k", [y], block=32, sanitize="strict")
+    assert y[0] in range(32)
+
+
+@kernel(in_specs=(Tile(32, u32),), out_specs=(Tile(32, u32),), block=(32, 1, 1), grid=(1, 1, 1))
+def neighbours(X, Y):
+    s = smem.alloc(u32, (32,))
+    t = reg.from_(ptx.special.tid.x(), u32)
+    v = reg.scalar(u32)
+    ptx.inst.ld.global_.u32(v, ptx.addr(X.ptr() + reg.cvt(t, u64) * 4))
+    ptx.inst.st.shared.u32(ptx.addr(s.ptr() + t * 4), v)
+    ptx.inst.ld.shared.u32(v, ptx.addr(s.ptr() + (t ^ 1) * 4))         # LOAD
+    ptx.inst.st.global_.u32(ptx.addr(Y.ptr() + reg.cvt(t, u64) * 4), v)
+    ptx.ret()
+
+
+@kernel(in_specs=(Tile(32, u32),), out_specs=(Tile(32, u32),), block=(32, 1, 1), grid=(1, 1, 1))
+def neighbours_fixed(X, Y):
+    s = smem.alloc(u32, (32,))
+    t = reg.from_(ptx.special.tid.x(), u32)
+    v = reg.scalar(u32)
+    ptx.inst.ld.global_.u32(v, ptx.addr(X.ptr() + reg.cvt(t, u64) * 4))
+    ptx.inst.st.shared.u32(ptx.addr(s.ptr() + t * 4), v)
+    ptx.bar.warp_sync()
+    ptx.inst.ld.shared.u32(v, ptx.addr(s.ptr() + (t ^ 1) * 4))
+    ptx.inst.st.global_.u32(ptx.addr(Y.ptr() + reg.cvt(t, u64) * 4), v)
+    ptx.ret()
+
+
+def test_race_between_lanes_of_one_warp_names_the_users_line():
+    x = np.arange(32, dtype=np.uint32) * 3
+    with pytest.raises(RaceError) as ei:
+        neighbours.interpret(x)
+    msg = str(ei.value)
+    assert msg.startswith(line_of(neighbours.fn, "# LOAD") + ": race on shared load ld.shared.u32 ")
+    assert "that lane 1 of the same warp stored since the warp last synchronized" in msg
+    np.testing.assert_array_equal(clean(neighbours_fixed.interpret, x, sanitize="strict"), x[np.arange(32) ^ 1])

@@ -12,6 +12,7 @@ from ..types import u32
 from .group import Group
 from .operands import reader, writer
 from .registry import K_BRA, K_CTRL, K_EXIT, K_OP, register
+from .sanitizer import warp_synced
 
 
 # ----------------------------------------------------------------------------- branches
@@ -416,4 +417,7 @@ def _bar_warp(prog, d, ins, scope, dec):
     mask = reader(prog, ins.operands[0], u32, scope)
     d.kind = K_OP
     d.sync = lambda ctx, g: mask(ctx, g)
-    d.fn = lambda ctx, sub: None
+
+    def warp_sync(ctx, sub):
+        warp_synced(ctx, sub)           # orders the lanes' shared accesses (sanitizer)
+    d.fn = warp_sync

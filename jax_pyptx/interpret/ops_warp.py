@@ -12,6 +12,7 @@ from ..ir.nodes import PredPair
 from ..types import b32, pred, u32
 from .registry import register
 from .operands import np_dtype, reader, writer
+from .sanitizer import warp_synced
 
 
 def _full(ctx, g, vals, dtype):
@@ -80,6 +81,7 @@ def _shfl(prog, d, ins, scope, dec):
         put(ctx, g, np.ascontiguousarray(vals, np.uint32))
         if putp is not None:
             putp(ctx, g, np.broadcast_to(ok, (g.n,)).copy())
+        warp_synced(ctx, g)
     d.fn = shfl
 
 
@@ -117,6 +119,7 @@ def _vote(prog, d, ins, scope, dec):
             put(ctx, g, ball != 0)
         else:
             put(ctx, g, (ball == 0) | (ball == mask))
+        warp_synced(ctx, g)
     d.fn = vote
 
 
@@ -156,6 +159,7 @@ def _redux(prog, d, ins, scope, dec):
                 sel = (inv == inv[j]) & ((mask[j] >> (g.idx & 31).astype(np.uint64)) & np.uint64(1)).astype(bool)
                 out[j] = f.reduce(a[sel])
         put(ctx, g, np.ascontiguousarray(out, dt))
+        warp_synced(ctx, g)
     d.fn = redux
 
 
@@ -189,6 +193,7 @@ def _match(prog, d, ins, scope, dec):
             put(ctx, g, np.where(allm, mask & present, 0).astype(np.uint32))
             if putp is not None:
                 putp(ctx, g, allm)
+        warp_synced(ctx, g)
     d.fn = match
 
 
@@ -209,6 +214,7 @@ def _elect(prog, d, ins, scope, dec):
         put(ctx, g, leader)
         if putp is not None:
             putp(ctx, g, (ctx.lane[g.idx] == leader) & (m != 0))
+        warp_synced(ctx, g)
     d.fn = elect
 
 
