@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from jax_pyptx import Tile, kernel, ptx, reg, smem
-from jax_pyptx.errors import AsyncHazardError, RaceError, SanitizerWarning
+from jax_pyptx.errors import (AsyncHazardError, DivergenceError, RaceError, SanitizerWarning,
+                              UninitializedReadError)
 from jax_pyptx.interpret import launch
 from jax_pyptx.types import bf16, f32, u32, u64
 
@@ -354,3 +355,121 @@ def test_race_between_lanes_of_one_warp_names_the_users_line():
     assert msg.startswith(line_of(neighbours.fn, "# LOAD") + ": race on shared load ld.shared.u32 ")
     assert "that lane 1 of the same warp stored since the warp last synchronized" in msg
     np.testing.assert_array_equal(clean(neighbours_fixed.interpret, x, sanitize="strict"), x[np.arange(32) ^ 1])
+
+
+# ----------------------------------------------------------------------------- warp collectives
+# a warp-sum by shfl.down over 16 lanes: each lane adds the value of lane + 16, + 8, ... + 1
+REDUCE = HDR80 + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<6>; .reg .u64 %rd<3>; .reg .pred %p1;
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    add.u32 %r2, %r1, 1;
+    START
+    shfl.sync.down.b32 %r3, %r2, 8, 31, MASK;
+    add.u32 %r2, %r2, %r3;
+    shfl.sync.down.b32 %r3, %r2, 4, 31, MASK;
+    add.u32 %r2, %r2, %r3;
+    shfl.sync.down.b32 %r3, %r2, 2, 31, MASK;
+    add.u32 %r2, %r2, %r3;
+    shfl.sync.down.b32 %r3, %r2, 1, 31, MASK;
+    add.u32 %r2, %r2, %r3;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 st.global.u32 [%rd1], %r2;
+    ret;
+}
+"""
+START16 = "shfl.sync.down.b32 %r3, %r2, 16, 31, MASK;\n    add.u32 %r2, %r2, %r3;"
+
+
+def test_shfl_reading_a_lane_past_a_partial_warp_leaves_undefined_bits():
+    """16 threads, a 32-lane reduction with the full mask: lane 0 adds lane 16's value, which does
+    not exist. The wait is defined (non-exited lanes only); the value read is not."""
+    y = np.zeros(1, np.uint32)
+    bad = REDUCE.replace("START", START16).replace("MASK", "-1")
+    with pytest.raises(UninitializedReadError) as ei:
+        launch(bad, "k", [y], block=16)
+    assert str(ei.value) == (
+        "<ptx>:22: undefined bits of register %r2 (bits 0-31, left undefined by <ptx>:11: shfl.sync.down.b32 "
+        "%r3, %r2, 16, 31, -1) reach memory or an address: @%p1 st.global.u32 [%rd1], %r2; by thread "
+        "(0,0,0) of CTA (0,0,0) [instruction #14 of k]")
+    # fixed: a 16-lane reduction (the lanes that exist), with the mask of those lanes
+    clean(launch, REDUCE.replace("START", "").replace("MASK", "0xffff"), "k", [y], block=16, sanitize="strict")
+    assert y[0] == sum(range(1, 17))
+    # a full warp: the full reduction is defined
+    clean(launch, REDUCE.replace("START", START16).replace("MASK", "-1"), "k", [y], block=32, sanitize="strict")
+    assert y[0] == sum(range(1, 33))
+
+
+def test_shfl_reading_an_exited_lane_leaves_undefined_bits():
+    y = np.zeros(1, np.uint32)
+    early = "setp.ge.u32 %p1, %r1, 24;\n    @%p1 exit;"
+    bad = REDUCE.replace("START", early + "\n    " + START16).replace("MASK", "-1")
+    # lane 0 reads lane 16 (there), but lane 16 read lane 32 (out of range: its own value) and
+    # lane 8 read lane 24 (exited): lane 0's sum takes lane 8's next, and the undefined bits travel
+    # through the adds and shfls to the store
+    with pytest.raises(UninitializedReadError) as ei:
+        launch(bad, "k", [y], block=32)
+    assert str(ei.value).startswith(
+        "<ptx>:24: undefined bits of register %r2 (bits 0-31, left undefined by <ptx>:13: shfl.sync.down.b32 "
+        "%r3, %r2, 16, 31, -1) reach memory or an address: @%p1 st.global.u32 [%rd1], %r2;")
+    # fixed: name and read only the 24 lanes that stay (a 32-wide tree over a 0-padded copy)
+    fixed = bad.replace("@%p1 exit;", "@%p1 mov.u32 %r2, 0;")
+    clean(launch, fixed, "k", [y], block=32, sanitize="strict")
+    assert y[0] == sum(range(1, 25))
+    # exited lanes in a vote / redux membermask are defined (non-exited lanes take part): clean
+    vote = HDR80 + """
+    .visible .entry k(.param .u64 y)
+    {
+        .reg .u32 %r<4>; .reg .u64 %rd1; .reg .pred %p<3>;
+        ld.param.u64 %rd1, [y];
+        mov.u32 %r1, %tid.x;
+        setp.ge.u32 %p1, %r1, 24;
+        @%p1 exit;
+        redux.sync.add.u32 %r2, %r1, -1;
+        setp.lt.u32 %p2, %r1, 100;
+        vote.sync.ballot.b32 %r3, %p2, -1;
+        setp.eq.u32 %p1, %r1, 0;
+        @%p1 st.global.v2.u32 [%rd1], {%r2, %r3};
+        ret;
+    }"""
+    y = np.zeros(2, np.uint32)
+    clean(launch, vote, "k", [y], block=32, sanitize="strict")
+    assert y.tolist() == [sum(range(24)), 0xFFFFFF]
+
+
+def test_bar_warp_sync_naming_lanes_that_never_arrive_warns():
+    sync = HDR80 + """
+    .visible .entry k(.param .u64 y)
+    {
+        .reg .u32 %r<3>; .reg .u64 %rd<3>; .reg .pred %p1;
+        ld.param.u64 %rd1, [y];
+        mov.u32 %r1, %tid.x;
+        setp.ge.u32 %p1, %r1, LIMIT;
+        @%p1 exit;
+        bar.warp.sync MASK;
+        mul.wide.u32 %rd2, %r1, 4;
+        add.u64 %rd2, %rd1, %rd2;
+        st.global.u32 [%rd2], %r1;
+        ret;
+    }"""
+    y = np.zeros(48, np.uint32)
+    bad = sync.replace("LIMIT", "40").replace("MASK", "-1")
+    with pytest.raises(DivergenceError) as ei:
+        launch(bad, "k", [y], block=48, sanitize="strict")
+    assert str(ei.value).startswith(
+        "<ptx>:12: membermask 0xffffffff names lanes that will never arrive: lanes 8-15 have exited and "
+        "lanes 16-31 do not exist (warp 1 of a 48-thread CTA is partial); the PTX ISA has bar.warp.sync "
+        "wait for every thread of its membermask, GPUs release it without them (name only the lanes that "
+        "take part, e.g. from activemask or a vote) (a SanitizerWarning raised as an error by sanitize='strict'; "
+        "hardware gives the defined result): bar.warp.sync -1; by thread (32,0,0) of CTA (0,0,0)")
+    with pytest.warns(SanitizerWarning, match="names lanes that will never arrive") as rec:
+        launch(bad, "k", [y], block=48)
+    assert rec[0].message.error_class is DivergenceError
+    assert y[:40].tolist() == list(range(40))
+    # fixed: the mask of the lanes still there
+    fixed = sync.replace("LIMIT", "40").replace("bar.warp.sync MASK;", "activemask.b32 %r2;\n        bar.warp.sync %r2;")
+    y[:] = 0
+    clean(launch, fixed, "k", [y], block=48, sanitize="strict")
+    assert y[:40].tolist() == list(range(40))

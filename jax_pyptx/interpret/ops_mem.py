@@ -70,11 +70,11 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True):
         return ctx.mem.gspace.load(addrs, dt, count)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
+        if ctx.async_proxy is not None:
+            on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
         if race and warps is not None:
             _race(ctx, g, banks, offs, np.dtype(dt).itemsize * count, warps)
         warps = None                                   # checked
-        if ctx.async_proxy is not None:
-            on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
         try:
             return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
         except M.MemoryFault as f:
@@ -106,10 +106,10 @@ def space_store(ctx, g, space, addrs, vals, race=True):
         return ctx.mem.gspace.store(addrs, vals)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
-        if race and warps is not None:
-            _race(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1], warps, vals)
         if ctx.async_proxy is not None:
             on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
+        if race and warps is not None:
+            _race(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1], warps, vals)
         return ctx.shared.store(banks, offs, vals)          # race: checked above
     if space in ("local", "plocal"):
         if ctx.stack_sp is not None:
