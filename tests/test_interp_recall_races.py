@@ -473,3 +473,147 @@ def test_bar_warp_sync_naming_lanes_that_never_arrive_warns():
     y[:] = 0
     clean(launch, fixed, "k", [y], block=48, sanitize="strict")
     assert y[:40].tolist() == list(range(40))
+
+
+# ----------------------------------------------------------------------------- CTAs of a grid
+# thread 0 of every CTA adds its CTA number + 1 to y[0] with a plain load and store
+RMW = HDR80 + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<4>; .reg .u64 %rd1; .reg .pred %p1;
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    mov.u32 %r3, %ctaid.x;
+    add.u32 %r3, %r3, 1;
+    UPDATE
+DONE:
+    ret;
+}
+"""
+PLAIN = "ld.global.u32 %r2, [%rd1];\n    add.u32 %r2, %r2, %r3;\n    st.global.u32 [%rd1], %r2;"
+
+
+def test_plain_read_modify_write_of_one_word_by_several_ctas_races():
+    y = np.zeros(1, np.uint32)
+    with pytest.raises(RaceError) as ei:                 # the CTAs of one batch: one store instruction
+        launch(RMW.replace("UPDATE", PLAIN), "k", [y], block=32, grid=4)
+    msg = str(ei.value)
+    assert msg.startswith(
+        "<ptx>:16: race on global store st.global.u32 [%rd1], %r2; by thread (0,0,0) of CTA (0,0,0): it "
+        "stores to global address 0x7f0000000000 (byte 0 of allocation #0 (param 'y' (uint32[1]), 4 bytes at "
+        "0x7f0000000000)) that CTA (3,0,0) also stored in this same instruction, a different value: CTAs of a "
+        "grid run concurrently and in any order, so which value it keeps is undefined")
+    # CTAs of different batches (512-thread CTAs, 32 of them a batch): the load of a later one
+    with pytest.raises(RaceError) as ei:
+        launch(RMW.replace("UPDATE", PLAIN), "k", [y], block=512, grid=(2, 40))
+    assert "race on global" in str(ei.value) and "that CTA (" in str(ei.value)
+    # fixed: an atomic add (not tracked), or one CTA owning the word
+    y[:] = 0
+    clean(launch, RMW.replace("UPDATE", "red.global.add.u32 [%rd1], %r3;"), "k", [y], block=32, grid=4,
+          sanitize="strict")
+    assert y[0] == 1 + 2 + 3 + 4
+    y = np.zeros(4, np.uint32)
+    own = PLAIN.replace("[%rd1]", "[%rd2]")
+    k = RMW.replace("UPDATE", "mul.wide.u32 %rd2, %r3, 4;\n    add.u64 %rd2, %rd1, %rd2;\n    " + own).replace(
+        ".reg .u64 %rd1;", ".reg .u64 %rd<3>;")
+    clean(launch, k, "k", [np.zeros(5, np.uint32)], block=32, grid=4, sanitize="strict")
+
+
+def test_reading_a_word_another_cta_stored_races():
+    """CTA c stores y[c], then reads y[c - 1] (its neighbour's) with no synchronization."""
+    nb = HDR80 + """
+    .visible .entry k(.param .u64 y, .param .u64 z)
+    {
+        .reg .u32 %r<5>; .reg .u64 %rd<6>; .reg .pred %p1;
+        ld.param.u64 %rd1, [y];
+        ld.param.u64 %rd2, [z];
+        mov.u32 %r1, %ctaid.x;
+        add.u32 %r2, %r1, 100;
+        mul.wide.u32 %rd3, %r1, 4;
+        add.u64 %rd4, %rd1, %rd3;
+        st.global.u32 [%rd4], %r2;
+        NEIGHBOUR
+        ld.global.u32 %r3, [%rd5];
+        add.u64 %rd3, %rd2, %rd3;
+        st.global.u32 [%rd3], %r3;
+        ret;
+    }"""
+    y, z = np.zeros(4, np.uint32), np.zeros(4, np.uint32)
+    bad = nb.replace("NEIGHBOUR", "setp.eq.u32 %p1, %r1, 0;\n        add.u64 %rd5, %rd4, -4;\n        "
+                                  "@%p1 add.u64 %rd5, %rd4, 0;")
+    with pytest.raises(RaceError) as ei:
+        launch(bad, "k", [y, z], block=1, grid=4)
+    assert str(ei.value) == (
+        "<ptx>:18: race on global load ld.global.u32 %r3, [%rd5]; by thread (0,0,0) of CTA (1,0,0): it reads "
+        "global address 0x7f0000000000 (byte 0 of allocation #0 (param 'y' (uint32[4]), 16 bytes at "
+        "0x7f0000000000)) that CTA (0,0,0) stored earlier in this launch with a plain store: CTAs of a grid "
+        "run concurrently and in any order, so whether this load sees the old or the new value is undefined "
+        "(let one CTA own each word, combine the CTAs' values with atom / red, or order the CTAs with a "
+        "release / acquire pair) [instruction #10 of k]")
+    # the same value as was there: either order reads it, a warning
+    y = np.full(4, 100, np.uint32)
+    with pytest.warns(SanitizerWarning, match="left its value as it was"):
+        launch(bad.replace("add.u32 %r2, %r1, 100;", "mov.u32 %r2, 100;"), "k", [y, z], block=1, grid=4)
+    # fixed: each CTA reads its own word
+    clean(launch, nb.replace("NEIGHBOUR", "add.u64 %rd5, %rd4, 0;"), "k", [y, z], block=1, grid=4,
+          sanitize="strict")
+    assert z.tolist() == [100, 101, 102, 103]
+    # a program that orders its CTAs (here a release store and an acquire load of a flag) is not
+    # checked: the release / acquire pair may order the data
+    flagged = bad.replace("ld.global.u32 %r3, [%rd5];", "ld.acquire.gpu.global.u32 %r4, [%rd2];\n"
+                          "        ld.global.u32 %r3, [%rd5];")
+    launch(flagged, "k", [np.zeros(4, np.uint32), z], block=1, grid=4)
+
+
+def test_same_value_from_several_ctas_warns():
+    one = RMW.replace("UPDATE", "st.global.u32 [%rd1], 7;")
+    y = np.zeros(1, np.uint32)
+    with pytest.warns(SanitizerWarning, match=r"the value that CTA \(3,0,0\) also stored in this same instruction"):
+        launch(one, "k", [y], block=32, grid=4)
+    assert y[0] == 7
+    with pytest.raises(RaceError, match="every order leaves the same bytes"):
+        launch(one, "k", [y], block=32, grid=4, sanitize="strict")
+    clean(launch, one, "k", [y], block=32, grid=1, sanitize="strict")      # one CTA
+
+
+@kernel(in_specs=(Tile(4, u32),), out_specs=(Tile(1, u32),), block=(32, 1, 1), grid=(4, 1, 1))
+def total(X, Y):
+    t = reg.from_(ptx.special.tid.x(), u32)
+    c = reg.from_(ptx.special.ctaid.x(), u32)
+    with ptx.if_(t == 0):
+        v = reg.scalar(u32)
+        s = reg.scalar(u32)
+        ptx.inst.ld.global_.u32(v, ptx.addr(X.ptr() + reg.cvt(c, u64) * 4))
+        with ptx.if_(c == 0):
+            ptx.inst.st.global_.u32(ptx.addr(Y.ptr()), v)
+        with ptx.if_(c != 0):                                           # CTA 0 wrote it "before"
+            ptx.inst.ld.global_.u32(s, ptx.addr(Y.ptr()))                # READ Y
+            ptx.inst.st.global_.u32(ptx.addr(Y.ptr()), s + v)
+    ptx.ret()
+
+
+@kernel(in_specs=(Tile(4, u32),), out_specs=(Tile(1, u32),), block=(32, 1, 1), grid=(4, 1, 1))
+def total_fixed(X, Y):
+    t = reg.from_(ptx.special.tid.x(), u32)
+    c = reg.from_(ptx.special.ctaid.x(), u32)
+    with ptx.if_(t == 0):
+        with ptx.if_(c == 0):                                           # one CTA owns Y
+            s = reg.scalar(u32, 0)
+            v = reg.scalar(u32)
+            for i in range(4):
+                ptx.inst.ld.global_.u32(v, ptx.addr(X.ptr(), 4 * i))
+                s += v
+            ptx.inst.st.global_.u32(ptx.addr(Y.ptr()), s)
+    ptx.ret()
+
+
+def test_cross_cta_race_names_the_users_line():
+    x = np.arange(1, 5, dtype=np.uint32)
+    with pytest.raises(RaceError) as ei:
+        total.interpret(x)
+    msg = str(ei.value)
+    assert msg.startswith(line_of(total.fn, "# READ Y") + ": race on global load ld.global.u32 ")
+    assert "that CTA (0,0,0) stored earlier in this launch with a plain store" in msg
+    assert clean(total_fixed.interpret, x, sanitize="strict").tolist() == [10]

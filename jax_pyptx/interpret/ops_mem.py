@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
+from . import global_races
 from . import memory as M
 from . import stack
 from .cluster import shared_target
@@ -67,7 +68,12 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True):
     """Load ``count`` elements of ``dt`` at each address of ``space``; ``race=False`` for
     strong (volatile / relaxed / acquire) loads, which never race."""
     if space == "global":
-        return ctx.mem.gspace.load(addrs, dt, count)
+        out = ctx.mem.gspace.load(addrs, dt, count)
+        if race and ctx.sanitize:
+            gr = global_races.tracker(ctx)
+            if gr is not None:
+                gr.on_load(ctx, g, addrs, np.dtype(dt).itemsize, count)
+        return out
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         if ctx.async_proxy is not None:
@@ -103,7 +109,12 @@ def space_store(ctx, g, space, addrs, vals, race=True):
     """Store ``vals`` (n, count) at each address of ``space``; ``race=False`` for strong
     (volatile / relaxed / release) stores, which never race."""
     if space == "global":
-        return ctx.mem.gspace.store(addrs, vals)
+        gr = global_races.tracker(ctx) if race and ctx.sanitize else None
+        if gr is None:
+            return ctx.mem.gspace.store(addrs, vals)
+        work = gr.before_store(ctx, g, addrs, vals)
+        ctx.mem.gspace.store(addrs, vals)
+        return gr.after_store(ctx, g, work)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         if ctx.async_proxy is not None:
