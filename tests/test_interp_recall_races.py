@@ -617,3 +617,22 @@ def test_cross_cta_race_names_the_users_line():
     assert msg.startswith(line_of(total.fn, "# READ Y") + ": race on global load ld.global.u32 ")
     assert "that CTA (0,0,0) stored earlier in this launch with a plain store" in msg
     assert clean(total_fixed.interpret, x, sanitize="strict").tolist() == [10]
+
+
+def test_which_instructions_switch_the_cross_cta_check_off():
+    """Only what could order the accesses of different CTAs: atomics and reductions on global
+    memory, strong accesses, memory fences (not proxy fences), membar, cluster barriers."""
+    import jax_pyptx
+    from jax_pyptx.interpret.global_races import _synchronizes
+
+    body = """fence.proxy.async.shared::cta; fence.acq_rel.gpu; membar.gl; red.global.add.u32 [%rd1], 1;
+    redux.sync.add.u32 %r1, %r2, -1; atom.shared.add.u32 %r1, [%r2], 1; ld.acquire.gpu.global.u32 %r1, [%rd1];
+    ld.global.nc.u32 %r1, [%rd1]; st.volatile.global.u32 [%rd1], %r1; barrier.cluster.arrive;
+    mbarrier.arrive.shared.b64 %s, [%r1]; bar.sync 0; shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;"""
+    m = jax_pyptx.parse(".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 y)"
+                        "{ .reg .u32 %r<4>; .reg .u64 %rd<3>; .reg .b64 %s;\n" + body + "\nret; }")
+    got = [(i.opcode, _synchronizes(i)) for i in m.functions[0].body if hasattr(i, "opcode")]
+    assert got == [("fence.proxy", False), ("fence", True), ("membar", True), ("red", True),
+                   ("redux.sync", False), ("atom", False), ("ld", True), ("ld", False), ("st", True),
+                   ("barrier.cluster.arrive", True), ("mbarrier.arrive", False), ("bar.sync", False),
+                   ("shfl.sync", False), ("ret", False)]

@@ -33,19 +33,21 @@ from . import memory as M
 
 LIMIT = 1 << 24
 _STRONG = frozenset({".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".acq_rel", ".sc"})
-_SYNC_OPCODES = ("atom", "red", "multimem", "cp.reduce", "membar", "barrier.cluster", "griddepcontrol",
-                 "clusterlaunchcontrol", "st.async", "mbarrier")
+_SYNC_FIRST = frozenset({"atom", "red", "multimem", "membar", "griddepcontrol", "clusterlaunchcontrol"})
+_SYNC_OPCODES = ("cp.reduce", "barrier.cluster", "st.async")
 _MISSING = object()
 
 
 def _synchronizes(ins) -> bool:
     """Whether ``ins`` could order the memory accesses of different CTAs."""
     op = ins.opcode
-    if op.startswith(_SYNC_OPCODES):
-        if op.startswith(("atom", "red")) and any(m.startswith(".shared") for m in ins.modifiers):
+    first = op.split(".", 1)[0]
+    if first in _SYNC_FIRST:
+        if first in ("atom", "red") and op in ("atom", "red") and any(m.startswith(".shared")
+                                                                      for m in ins.modifiers):
             return False                # a CTA's own shared memory
-        if op.startswith("mbarrier"):   # CTA-local unless the cluster has several CTAs (not checked then)
-            return False
+        return True
+    if op.startswith(_SYNC_OPCODES):
         return True
     if op == "fence":
         return not any(m.startswith((".proxy", ".mbarrier_init")) for m in ins.modifiers)
