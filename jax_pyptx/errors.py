@@ -445,7 +445,9 @@ class SourceLoc:
 class AsyncHazardError(SanitizerError):
     """A register an asynchronous operation owns (a ``wgmma.mma_async`` accumulator before the
     ``wgmma.wait_group`` that retires it, a ``tcgen05.ld`` destination before
-    ``tcgen05.wait::ld``) is read or written by another instruction.
+    ``tcgen05.wait::ld``) is read or written by another instruction; also (a
+    ``SanitizerWarning`` unless ``sanitize="strict"``) a ``wgmma.mma_async`` reading registers
+    written since the warpgroup's last ``wgmma.fence``, or run with no fence before it.
 
     Examples:
         >>> from jax_pyptx.errors import AsyncHazardError, SanitizerError

@@ -34,8 +34,9 @@ Modules:
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks; ``stack`` /
   ``ops_stack``: the per-thread alloca stack (alloca, stacksave, stackrestore);
-* ``sanitizer``: shared-memory race detection; ``severity``: errors, ``SanitizerWarning`` and
-  ``sanitize="strict"``;
+* ``sanitizer``: shared-memory race detection (between warps, and between lanes of one warp);
+  ``global_races``: plain accesses of one global element by different CTAs; ``wgfence``: the
+  ``wgmma.fence`` rule; ``severity``: errors, ``SanitizerWarning`` and ``sanitize="strict"``;
 * ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
 * ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
   swizzle and out-of-bound fill; ``ops_bulk``: the bulk-copy / TMA / tensormap instructions;
@@ -69,7 +70,9 @@ out), stores into inputs that alias no output (``inputs=``), accesses through a 
 leave the buffer it was derived from (into another buffer, or another ``jax.vmap`` batch item:
 ``provenance``), shared-memory
 races between warps with no barrier between them (read-write, and write-write of different
-values), threads exiting without reaching an ``.aligned`` barrier other threads wait at,
+values) and between lanes of one warp with no ``bar.warp.sync`` between them, plain accesses of
+one global element by different CTAs of a launch that cannot order them, values a ``shfl``
+reads from a lane that does not execute it, threads exiting without reaching an ``.aligned`` barrier other threads wait at,
 divergent ``.sync``/``.aligned`` collectives and deadlocks, wgmma accumulators touched before
 their wait, Tensor Memory used after ``tcgen05.dealloc`` or still allocated at exit;
 out-of-bounds and misaligned accesses are always errors, and so are warps spinning forever
@@ -77,7 +80,8 @@ while the others are parked (``progress``). Every report is an ``InterpreterErro
 naming the instruction, the thread and CTA, and the user's source line when the instruction
 carries one. PTX that breaks the ISA's letter while hardware gives the defined result (the same
 value stored to a shared byte by two warps, a ``tcgen05.ld`` register read before
-``tcgen05.wait::ld``) is a ``SanitizerWarning`` instead, once per instruction; ``sanitize=
+``tcgen05.wait::ld``, a missing ``wgmma.fence`` that ptxas repairs, a ``bar.warp.sync`` naming
+exited lanes) is a ``SanitizerWarning`` instead, once per instruction; ``sanitize=
 "strict"`` raises those too and ``sanitize=False`` gives no verdict (``severity``).
 """
 from ..errors import SanitizerWarning  # noqa: F401

@@ -46,6 +46,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
 
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
     timeline = None             # interpret.timeline.Timeline of a launch with a timeline (traced)
+    wgfence = None              # wgfence.FenceState once a wgmma.fence / mma_async ran (sanitizer)
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
     STARVE = 64                 # consecutive picks of the lowest PC before others get a turn
 
@@ -161,6 +162,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     def write(self, key, g, v):
         if self.rhooks and key in self.rhooks:
             self.rhooks[key](self, key, g, True)
+        if self.wgfence is not None and key in self.wgfence.keys:
+            self.wgfence.wrote(self, key, g)
         if self._taint_d is not None or self.undef:
             self._undef_write(key, g)
         if self.ptag and (self._pt_d is not None or key in self.ptag):

@@ -6,12 +6,14 @@ import sys
 
 import numpy as np
 
-from ..errors import InterpreterError, KernelTrapError
+from ..errors import DivergenceError, InterpreterError, KernelTrapError
 from ..ir.nodes import ParenList, Reg, Sym
 from ..types import u32
 from .group import Group
 from .operands import reader, writer
 from .registry import K_BRA, K_CTRL, K_EXIT, K_OP, register
+from .sanitizer import warp_synced
+from .sync import _lanes
 
 
 # ----------------------------------------------------------------------------- branches
@@ -416,4 +418,33 @@ def _bar_warp(prog, d, ins, scope, dec):
     mask = reader(prog, ins.operands[0], u32, scope)
     d.kind = K_OP
     d.sync = lambda ctx, g: mask(ctx, g)
-    d.fn = lambda ctx, sub: None
+
+    def warp_sync(ctx, sub):
+        if ctx.sanitize:
+            _gone_lanes(ctx, sub, mask(ctx, sub))
+        warp_synced(ctx, sub)           # orders the lanes' shared accesses (sanitizer)
+    d.fn = warp_sync
+
+
+def _gone_lanes(ctx, g, mask):
+    """``bar.warp.sync`` naming lanes that exited or do not exist (past a partial warp's end):
+    the PTX ISA waits for *all* threads of the membermask; GPUs (and CUDA's ``__syncwarp``, which
+    asks only for the non-exited ones) release the barrier without them. A warning."""
+    m = np.broadcast_to(np.asarray(mask).astype(np.uint64), (g.n,)) & np.uint64(0xFFFFFFFF)
+    gone = m & ~ctx.live_mask[g.idx >> 5]
+    if not gone.any():
+        return
+    j = int(np.argmax(gone != 0))
+    w = int(g.idx[j]) >> 5
+    wl = w % ctx.W
+    exist = (1 << min(32, ctx.T - wl * 32)) - 1
+    lost = int(gone[j])
+    parts = []
+    if lost & exist:
+        parts.append(f"lanes {_lanes(lost & exist)} have exited")
+    if lost & ~exist:
+        parts.append(f"lanes {_lanes(lost & ~exist)} do not exist (warp {wl} of a {ctx.T}-thread CTA is partial)")
+    ctx.warn(DivergenceError,
+             f"membermask {int(m[j]):#010x} names lanes that will never arrive: {' and '.join(parts)}; the PTX "
+             f"ISA has bar.warp.sync wait for every thread of its membermask, GPUs release it without them "
+             f"(name only the lanes that take part, e.g. from activemask or a vote)", g, j)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..types import b64, pred, u32, u64
+from . import global_races
 from . import memory as M
 from . import provenance
 from . import stack
@@ -68,13 +69,19 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True):
     """Load ``count`` elements of ``dt`` at each address of ``space``; ``race=False`` for
     strong (volatile / relaxed / acquire) loads, which never race."""
     if space == "global":
-        return ctx.mem.gspace.load(addrs, dt, count)
+        out = ctx.mem.gspace.load(addrs, dt, count)
+        if race and ctx.sanitize:
+            gr = global_races.tracker(ctx)
+            if gr is not None:
+                gr.on_load(ctx, g, addrs, np.dtype(dt).itemsize, count)
+        return out
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
-        if not race:
-            warps = None
         if ctx.async_proxy is not None:
             on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
+        if race and warps is not None:
+            _race(ctx, g, banks, offs, np.dtype(dt).itemsize * count, warps)
+        warps = None                                   # checked
         try:
             return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
         except M.MemoryFault as f:
@@ -103,12 +110,19 @@ def space_store(ctx, g, space, addrs, vals, race=True):
     """Store ``vals`` (n, count) at each address of ``space``; ``race=False`` for strong
     (volatile / relaxed / release) stores, which never race."""
     if space == "global":
-        return ctx.mem.gspace.store(addrs, vals)
+        gr = global_races.tracker(ctx) if race and ctx.sanitize else None
+        if gr is None:
+            return ctx.mem.gspace.store(addrs, vals)
+        work = gr.before_store(ctx, g, addrs, vals)
+        ctx.mem.gspace.store(addrs, vals)
+        return gr.after_store(ctx, g, work)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         if ctx.async_proxy is not None:
             on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
-        return ctx.shared.store(banks, offs, vals, warps=warps if race else None)
+        if race and warps is not None:
+            _race(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1], warps, vals)
+        return ctx.shared.store(banks, offs, vals)          # race: checked above
     if space in ("local", "plocal"):
         if ctx.stack_sp is not None:
             stack.check_access(ctx, g, addrs, vals.dtype.itemsize * vals.shape[1])
@@ -119,6 +133,40 @@ def space_store(ctx, g, space, addrs, vals, race=True):
         raise M.MemoryFault("read-only", 0, int(addrs[0]) if len(addrs) else 0,
                             "the const state space is read-only", "const")
     return generic_store(ctx, g, addrs, vals, race)
+
+
+def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
+    """The sanitizer's race checks of an ``ld`` / ``st`` of shared memory, between warps
+    (``RaceTracker.on_load`` / ``on_store``) and between lanes of one warp (``intra_load`` /
+    ``intra_store``, for accesses of the executing CTA's own shared memory), on one computation
+    of the bytes accessed. Bounds and alignment are checked first."""
+    race = ctx.shared.race
+    pos = None
+    try:
+        ctx.shared._check(offs, nbytes)
+        idx = race._bytes(banks, offs, nbytes)
+        if vals is None:
+            race.on_load(banks, offs, nbytes, warps, idx=idx)
+        else:
+            race.on_store(banks, offs, nbytes, warps, vals, idx=idx)
+        slots = g.idx
+        if len(warps) and warps.max() >= 32:         # distributed shared memory: not one warp's
+            keep = np.nonzero(warps < 32)[0]
+            if not len(keep):
+                return
+            banks, offs, slots, idx = banks[keep], offs[keep], slots[keep], idx[keep]
+            vals = None if vals is None else vals[keep]
+            pos = keep
+        if vals is None:
+            race.intra_load(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, idx=idx)
+        else:
+            race.intra_store(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, vals, idx=idx)
+    except M.MemoryFault as f:
+        where = ctx.shared.describe_offset(f.address)
+        f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
+        if pos is not None:                          # an index into the CTA's own accesses
+            f.lane = int(pos[f.lane])
+        raise
 
 
 def classify(addrs):

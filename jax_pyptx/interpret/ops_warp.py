@@ -3,15 +3,24 @@
 All run vectorized over every warp of the executing group. The scheduler guarantees (through
 ``Decoded.sync``) that every live lane named in the membermask executes the instruction
 together; lanes of the warp outside the group keep their values.
+
+Exited lanes (and lanes past the end of a partial warp) named in a membermask: the PTX ISA has
+``shfl`` / ``vote`` / ``redux`` / ``match`` wait for, and combine, the *non-exited* threads of
+the membermask, so naming them is defined and not reported. A ``shfl`` that *reads* a lane not
+executing it gets an unpredictable value (the ISA's shfl semantics): under the sanitizer the
+destination's bits are undefined for that lane, reported where they reach memory, an address,
+a branch or a predicate (``definedness``). Each of these instructions orders the shared-memory
+accesses of its warp's lanes for the race checker (``sanitizer.warp_synced``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir.nodes import PredPair
+from ..ir.nodes import PredPair, Reg
 from ..types import b32, pred, u32
 from .registry import register
 from .operands import np_dtype, reader, writer
+from .sanitizer import warp_synced
 
 
 def _full(ctx, g, vals, dtype):
@@ -45,6 +54,8 @@ def _shfl(prog, d, ins, scope, dec):
     gc = reader(prog, ins.operands[3], u32, scope)
     gm = _mask_reader(prog, ins, scope, 4)
     d.sync = gm
+    a_op = ins.operands[1]
+    a_key = prog.reg(a_op.name, scope).key if isinstance(a_op, Reg) else None
 
     def shfl(ctx, g):
         lane = ctx.lane[g.idx].astype(np.int64)
@@ -68,19 +79,47 @@ def _shfl(prog, d, ins, scope, dec):
             ok = j <= maxl
         j = np.where(ok, j, lane)
         src = (g.idx & ~31) + j
-        a = np.asarray(ga(ctx, g))
+        ua = ctx.undef.pop(a_key, None) if ctx.undef and a_key is not None else None
+        try:
+            a = np.asarray(ga(ctx, g))
+        finally:
+            if ua is not None:
+                ctx.undef[a_key] = ua
         if g.full:
             vals = np.broadcast_to(a, (g.n,))[src]
+            srcv, here = src, None
         else:
             full = _full(ctx, g, a, np.uint32)
             active = np.zeros(ctx.N, bool)
             active[g.idx] = True
-            srcv = np.where(active[src], src, g.idx)       # inactive source: own value
+            here = active[src]
+            srcv = np.where(here, src, g.idx)       # inactive source: own value
             vals = full[srcv]
+        if ctx.sanitize:
+            _undefined_sources(ctx, g, srcv, here, ua, a_key)
         put(ctx, g, np.ascontiguousarray(vals, np.uint32))
+        ctx._taint_d = None                         # the predicate (source lane in range) is defined
         if putp is not None:
             putp(ctx, g, np.broadcast_to(ok, (g.n,)).copy())
+        warp_synced(ctx, g)
     d.fn = shfl
+
+
+def _undefined_sources(ctx, g, srcv, here, ua, a_key):
+    """Definedness through a ``shfl``: each destination takes the undefined bits of the value it
+    reads (``ua``: those of operand a), and all of them where the source lane does not execute
+    this ``shfl`` (exited, past a partial warp's end, predicated off, at another instruction: the
+    ISA makes that value unpredictable)."""
+    t = ua[srcv] if ua is not None else None
+    if here is not None and not here.all():
+        t = np.zeros(g.n, np.uint64) if t is None else t.copy()
+        t[~here] = np.uint64(0xFFFFFFFF)
+        src = (ctx.cur, None)
+    elif t is not None and t.any():
+        src = ctx.undef_src.get(a_key)
+    else:
+        return
+    ctx._taint_add(g.idx, t, src)
 
 
 # ----------------------------------------------------------------------------- vote
@@ -117,6 +156,7 @@ def _vote(prog, d, ins, scope, dec):
             put(ctx, g, ball != 0)
         else:
             put(ctx, g, (ball == 0) | (ball == mask))
+        warp_synced(ctx, g)
     d.fn = vote
 
 
@@ -156,6 +196,7 @@ def _redux(prog, d, ins, scope, dec):
                 sel = (inv == inv[j]) & ((mask[j] >> (g.idx & 31).astype(np.uint64)) & np.uint64(1)).astype(bool)
                 out[j] = f.reduce(a[sel])
         put(ctx, g, np.ascontiguousarray(out, dt))
+        warp_synced(ctx, g)
     d.fn = redux
 
 
@@ -189,6 +230,7 @@ def _match(prog, d, ins, scope, dec):
             put(ctx, g, np.where(allm, mask & present, 0).astype(np.uint32))
             if putp is not None:
                 putp(ctx, g, allm)
+        warp_synced(ctx, g)
     d.fn = match
 
 
@@ -209,6 +251,7 @@ def _elect(prog, d, ins, scope, dec):
         put(ctx, g, leader)
         if putp is not None:
             putp(ctx, g, (ctx.lane[g.idx] == leader) & (m != 0))
+        warp_synced(ctx, g)
     d.fn = elect
 
 

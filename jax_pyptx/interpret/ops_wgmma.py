@@ -11,7 +11,9 @@ in one batched matmul, and rounded once to the accumulator type. The result is *
 accumulator registers keep their old values until the ``wgmma.wait_group`` that retires the
 instruction's group (``asyncregs``); a later ``mma_async`` on the same accumulator chains on
 the pending value, as the hardware does. With the sanitizer on, any other instruction that
-touches an accumulator (or writes an A register) of an in-flight ``mma_async`` is reported.
+touches an accumulator (or writes an A register) of an in-flight ``mma_async`` is reported, and
+so is an ``mma_async`` reading a register an ordinary instruction wrote since the warpgroup's
+last ``wgmma.fence``, or run with no ``wgmma.fence`` before it (``wgfence``).
 
 Precision: products are exact and the sum is accumulated in float64, then rounded to .f32 /
 .f16 (the ISA allows any order and at least single / half precision; the hardware's .e4m3 /
@@ -29,6 +31,7 @@ from ..isa.fragments import mnk, wgmma_a_fragment, wgmma_d_fragment
 from ..types import b32, b64, pred
 from . import fp
 from . import smem_matrix as SM
+from . import wgfence
 from .asyncregs import AsyncWrites
 from .group import Group
 from .operands import items, reader
@@ -178,9 +181,13 @@ def _mma_async(prog, d, ins, scope, dec):
     name = f"{dec.form.name}{shape}.{dt}.{at}.{bt}"
     d.sync = "warpgroup"
     d.noun = "wgmma shared-memory operand read"
+    wgfence.watched(prog).update(keys + a_keys)
 
     def mma(ctx, g):
         st = state(ctx)
+        fs = wgfence.state(ctx)
+        if fs is not None:
+            fs.check(ctx, g, (), a_keys)
         W, banks = warpgroups(ctx, g)
         bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_b(ctx, g), W, "b-desc", g)]
         A = adesc = None
@@ -198,6 +205,8 @@ def _mma_async(prog, d, ins, scope, dec):
         scale = np.asarray(get_scale(ctx, g))
         sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
         tag = st.open[g.idx]
+        if fs is not None and sd.any():     # the accumulator is read (scale-d): ordinary writes need a fence
+            fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N), keys, ())
         if st.deferred or ctx.schedule.late():
             # late (schedule): shared-memory operands are read at the wait_group that retires
             # it. The accumulators are owned from now on (their hazards are reported as usual),
@@ -207,6 +216,8 @@ def _mma_async(prog, d, ins, scope, dec):
             st.deferred.append((int(tag.max()), g.idx, lambda ctx: finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
         else:
             finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
+        if fs is not None:           # the accumulator now holds this mma's (chained) value
+            fs.clean(g, keys)
         if ctx.timeline is not None:        # in flight until the wait_group retiring it
             ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
 
@@ -295,6 +306,17 @@ def _round(res, dt, sat):
         return res.astype(np.float32).view(np.uint32)
     h = fp.encode(fp.round_to(res, fp.F16, "rn"), fp.F16).astype(np.uint32)          # (n, N/2)
     return h[:, 0::2] | (h[:, 1::2] << np.uint32(16))
+
+
+@register("wgmma.fence")
+def _fence(prog, d, ins, scope, dec):
+    d.sync = "aligned"
+
+    def fence(ctx, g):
+        fs = wgfence.state(ctx)
+        if fs is not None:
+            fs.fence(g)
+    d.fn = fence
 
 
 @register("wgmma.commit_group")

@@ -17,12 +17,23 @@ phase or a cluster barrier completes. Then
   prologues and histograms zero shared words from every warp), so it is a
   ``SanitizerWarning`` (``RaceTracker.warn``), a ``RaceError`` under ``sanitize="strict"``.
 
-Accesses by the lanes of one warp never race with each other (warps execute in program order;
-lanes of one warp storing to one byte in one instruction is the ISA's unspecified-winner
-store, not a race between warps),
-and atomics and strong loads / stores (``.volatile``, ``.relaxed``, ``.acquire``, ``.release``:
-flags that threads poll) are not tracked. Byte granularity: neighbouring bytes owned by different warps never
-conflict.
+Lanes of one warp (``intra_load`` / ``intra_store``, for ``ld`` / ``st``): since independent
+thread scheduling (sm_70) the lanes of a warp are not in lock step, so lanes exchanging shared
+memory need a ``bar.warp.sync`` (``__syncwarp``) between the store and the load. Every warp has
+a *sync interval* id that changes whenever the warp executes ``bar.warp.sync`` or a ``.sync``
+collective (``shfl`` / ``vote`` / ``match`` / ``redux`` / ``elect``: ``warp_synced``) and
+whenever its CTA passes a barrier (``advance``); every byte remembers the lane and interval of
+its last store, and the interval of the last warp that read it with the lane that read it (or
+"several lanes").
+Then, within one interval of one warp, a load of a byte another lane stored is a
+read-after-write race, a store to a byte another lane loaded a write-after-read race, and a
+store to a byte another lane stored a write-write race (a ``SanitizerWarning`` when both store
+the same value, as between warps). Lanes of one warp in *one* instruction never race (one of
+the stored values lands, the ISA's unspecified winner).
+
+Atomics and strong loads / stores (``.volatile``, ``.relaxed``, ``.acquire``, ``.release``:
+flags that threads poll) are not tracked. Byte granularity: neighbouring bytes owned by
+different warps never conflict.
 
 Distributed shared memory: an access of another CTA of the cluster (through a
 ``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
@@ -54,20 +65,141 @@ class RaceTracker:
         self.epoch = np.zeros(nbanks, np.int32)
         self._scratch = np.full(n, -1, np.int16)    # per byte: a writer of the current store
         self._bscratch = None                       # per byte: the value it stores (made on first use)
+        self.iv = None                              # lanes of one warp: made by the first intra_* call
 
     def advance(self, banks):
         """The CTAs ``banks`` passed a synchronization point."""
         self.epoch[banks] += 1
+        if self.iv is not None:
+            W = len(self.iv) // len(self.epoch)
+            b = np.asarray(banks, np.int64).reshape(-1)
+            self._renew((b[:, None] * W + np.arange(W)).reshape(-1))
 
     def advance_all(self):
         self.epoch += 1
+        if self.iv is not None:
+            self._renew(np.arange(len(self.iv)))
+
+    # ------------------------------------------------------------------ lanes of one warp
+    def warp_synced(self, gwarps):
+        """The warps ``gwarps`` (slot // 32 in the batch) executed a warp-synchronizing
+        instruction: their lanes' earlier shared accesses are ordered before their later ones."""
+        if self.iv is not None:
+            self._renew(np.unique(gwarps))
+
+    def _renew(self, gw):
+        if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
+            self.w_tag.fill(-1)
+            self.r_tag.fill(-1)
+            self._iv_next = len(self.iv)
+            self.iv[:] = np.arange(len(self.iv))
+        self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
+        self._iv_next += len(gw)
+        self.iv_st[gw] = False
+        self.iv_ld[gw] = False
+
+    def _intra_state(self, nwarps):
+        if self.iv is None:
+            n = len(self.wwarp)
+            self.iv = np.arange(nwarps, dtype=np.int32)     # per warp of the batch: its interval id
+            self._iv_next = nwarps
+            self.w_tag = np.full(n, -1, np.int32)           # per byte: interval * 32 + lane of its last store
+            self.r_tag = np.full(n, -1, np.int32)           # interval * 64 + lane of its readers (MULTI: several)
+            self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
+            self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
+
+    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None):
+        """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
+        (``_bytes``) when the caller has them."""
+        self._intra_state(nwarps)
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
+        iv = self.iv[gwarps]
+        lanes = lanes.astype(np.int32)
+        if self.iv_st[gwarps].any():
+            wt = self.w_tag[idx]
+            bad = ((wt >> 5) == iv[:, None]) & ((wt & 31) != lanes[:, None])
+        else:
+            bad = None
+        if bad is not None and bad.any():
+            lane, k = np.argwhere(bad)[0]
+            addr = int(offs[lane]) + int(k)
+            raise RaceFault("race", int(lane), addr,
+                            f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of the "
+                            f"same warp stored since the warp last synchronized: {_MISSING_WARP} between the "
+                            f"store and this load", "shared")
+        flat = idx.reshape(-1)
+        mine = np.repeat(iv * 64 + lanes, nbytes)          # this warp's interval and the reading lane
+        if self.iv_ld[gwarps].any():
+            old = self.r_tag[flat]
+            other = ((old >> 6) == (mine >> 6)) & (old != mine)  # another lane read it in this interval
+            tag = np.where(other, (mine & ~63) | _MULTI, mine)
+        else:
+            tag = mine
+        self.r_tag[flat] = tag
+        self.iv_ld[gwarps] = True
+        now = self.r_tag[flat]
+        dup = ((now >> 6) == (mine >> 6)) & (now != tag)     # lanes of this warp in this instruction
+        if dup.any():
+            self.r_tag[flat[dup]] = (mine[dup] & ~63) | _MULTI
+
+    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None):
+        """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``."""
+        self._intra_state(nwarps)
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
+        iv = self.iv[gwarps][:, None]
+        lanes = lanes.astype(np.int32)[:, None]
+        if self.iv_ld[gwarps].any():
+            rt = self.r_tag[idx]
+            war = ((rt >> 6) == iv) & ((rt & 63) != lanes)
+        else:
+            war = None
+        if war is not None and war.any():
+            lane, k = np.argwhere(war)[0]
+            addr = int(offs[lane]) + int(k)
+            r = int(rt[lane, k]) & 63
+            who = "other lanes" if r == _MULTI else f"lane {r}"
+            raise RaceFault("race", int(lane), addr,
+                            f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
+                            f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
+                            f"this store", "shared")
+        if self.iv_st[gwarps].any():
+            wt = self.w_tag[idx]
+            bad = ((wt >> 5) == iv) & ((wt & 31) != lanes)
+        else:
+            bad = None
+        if bad is not None and bad.any():
+            new = self._new_bytes(vals, idx.shape)
+            diff = bad if new is None else bad & (self.data[idx] != new)
+            lane, k = np.argwhere(diff if diff.any() else bad)[0]
+            addr = int(offs[lane]) + int(k)
+            other = int(wt[lane, k]) & 31
+            if not diff.any():
+                f = RaceFault("race", int(lane), addr,
+                              f"it stores to shared address {addr:#x}{{where}} the value that lane {other} of the "
+                              f"same warp also stored since the warp last synchronized: a data race by the PTX "
+                              f"memory model, but every order leaves the same bytes ({_MISSING_WARP} between "
+                              f"the two stores, or let one lane write it)", "shared")
+                if self.warn is None:
+                    raise f
+                self.warn(f, int(gwarps[lane]) % (nwarps // len(self.epoch)), int(banks[lane]))
+            else:
+                raise RaceFault("race", int(lane), addr,
+                                f"it stores to shared address {addr:#x}{{where}} that lane {other} of the same "
+                                f"warp also stored since the warp last synchronized, a different value: which "
+                                f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
+                                f"let one lane write it)", "shared")
+        self.w_tag[idx] = np.broadcast_to(iv * 32 + lanes, idx.shape)
+        self.iv_st[gwarps] = True
 
     def _bytes(self, banks, offs, nbytes):
         base = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         return base[:, None] + np.arange(nbytes)
 
-    def on_load(self, banks, offs, nbytes, warps):
-        idx = self._bytes(banks, offs, nbytes)                          # (n, nbytes)
+    def on_load(self, banks, offs, nbytes, warps, idx=None):
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)                      # (n, nbytes)
         cur = self.epoch[banks][:, None]
         ww = self.wwarp[idx]
         bad = (ww >= 0) & (ww != warps[:, None]) & (self.wepoch[idx] == cur)
@@ -86,10 +218,11 @@ class RaceTracker:
         bits = np.repeat(np.left_shift(np.uint64(1), warps.astype(np.uint64)), nbytes)
         np.bitwise_or.at(self.rmask, flat, bits)
 
-    def on_store(self, banks, offs, nbytes, warps, vals=None):
+    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
-        (None: every write-write race is an error)."""
-        idx = self._bytes(banks, offs, nbytes)
+        (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
         cur = self.epoch[banks][:, None]
         mine = np.left_shift(np.uint64(1), warps.astype(np.uint64))[:, None]
         readers = np.where(self.repoch[idx] == cur, self.rmask[idx], np.uint64(0)) & ~mine
@@ -157,6 +290,20 @@ class RaceTracker:
                         f"it stores to shared address {addr:#x}{{where}} that {_who(w, me)} also stored "
                         f"{when}, a different value, with no barrier between them: which one the byte "
                         f"keeps is undefined ({fix})", "shared")
+
+
+_IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
+_MULTI = 32                              # read tag lane field: several lanes read the byte
+_MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "
+                 "so a bar.warp.sync (__syncwarp) is missing")
+
+
+def warp_synced(ctx, g) -> None:
+    """The threads of ``g`` executed ``bar.warp.sync`` or a ``.sync`` warp collective: their
+    warps' shared accesses before it are ordered before those after it (module doc)."""
+    race = ctx.shared.race
+    if race is not None and race.iv is not None:
+        race.warp_synced(g.idx >> 5)
 
 
 def _who(w: int, me: int) -> str:

@@ -39,7 +39,7 @@ COMBOS = (
 )
 
 FORMS = [
-    _w("wgmma.fence", SYNC, (), "wgmma.fence.sync.aligned", cpu="nop"),
+    _w("wgmma.fence", SYNC, (), "wgmma.fence.sync.aligned"),
     _w("wgmma.commit_group", SYNC, (), "wgmma.commit_group.sync.aligned"),
     _w("wgmma.wait_group", SYNC, ("i",), "wgmma.wait_group.sync.aligned N"),
 ]
