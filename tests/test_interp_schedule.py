@@ -212,3 +212,28 @@ def test_a_tcgen05_st_read_back_before_its_wait_st_is_caught_late():
     aux = np.zeros(16, np.uint32)
     run_tc(fixed, dump=32, aux=aux, schedule="late")
     assert aux[0] == 7
+
+
+def test_an_st_async_destination_read_without_waiting_is_caught_late():
+    """Each CTA st.asyncs into its right neighbour, which reads the words without waiting on
+    the mbarrier that counts them: right when the stores land at issue (eager), stale when they
+    land as a wait needs the phase (late)."""
+    from .test_interp_cluster_async import ST_ASYNC, WAIT, entry, store_words
+
+    store = "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r8], %r10, [%r9];"
+    body = (ST_ASYNC.replace("STORE", store).replace("BYTES", "128").replace("SHIFT", "4")
+            .replace("barrier.cluster.arrive.relaxed.aligned;", "barrier.cluster.arrive.aligned;"))
+    init = ("    mov.u32 %r20, buf;\n    shl.b32 %r21, %r1, 4;\n    add.u32 %r20, %r20, %r21;\n"
+            "    st.shared.v4.u32 [%r20], {%r3, %r3, %r3, %r3};\n")
+
+    def run_it(wait, **kw):
+        prog = entry(init + body.replace("WAIT_FOR_DATA", wait) + store_words(["%r14"]),
+                     decls=".shared .align 16 .b32 buf[128];")
+        y = np.zeros((4, 32), np.uint32)
+        launch(prog, "k", [y], grid=4, block=32, cluster=4, **kw)
+        return y
+
+    want = np.array([[((c - 1) % 4) * 1000 + t for t in range(32)] for c in range(4)], np.uint32)
+    np.testing.assert_array_equal(run_it(WAIT, schedule="late"), want)          # fixed: right late too
+    np.testing.assert_array_equal(run_it("", sanitize=False), want)              # eager: right by luck
+    assert (run_it("", sanitize=False, schedule="late") == 4).all()               # late: not landed yet

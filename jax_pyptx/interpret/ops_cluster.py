@@ -146,9 +146,26 @@ def _st_async(prog, d, ins, scope, dec):
             v = np.broadcast_to(np.asarray(f(ctx, g)), (g.n,))
             cols.append(v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt))
         vals = np.ascontiguousarray(np.stack(cols, axis=1))
+        if ctx.schedule.late():
+            _land_late(ctx, g, banks, offs, vals, mo, nbytes)
+            return
         ctx.shared.store(banks, offs, vals, warps=warps)
         _complete(ctx, g, banks, mo, nbytes)
     d.fn = st_async
+
+
+def _land_late(ctx, g, banks, offs, vals, moffs, nbytes):
+    """st.async under a late schedule: the stores counted on each mbarrier land when a thread
+    needs its phase (``mbarrier.defer_complete_tx``), not attributed to a warp for race tracking
+    (the phase orders them)."""
+    keys = banks.astype(np.int64) * (1 << 32) + moffs.astype(np.int64)
+    uk, first = np.unique(keys, return_index=True)
+    for k in uk[np.argsort(first)]:
+        sel = np.nonzero(keys == k)[0]
+
+        def land(ctx_, cta, off, sel=sel):
+            ctx_.shared.store(banks[sel], offs[sel], vals[sel], warps=None)
+        MB.defer_complete_tx(ctx, int(k) >> 32, int(k) & 0xFFFFFFFF, nbytes * len(sel), land, g, int(sel[0]))
 
 
 @register("red.async")

@@ -17,14 +17,16 @@ later. The interpreter can run three schedules:
   when the ``wgmma.wait_group`` that retires it executes; a ``tcgen05.mma`` or ``tcgen05.cp``
   reads its operands and writes Tensor Memory when the ``tcgen05.commit`` that tracks it
   arrives, and that arrival too waits for a thread that needs its mbarrier; a ``tcgen05.st``
-  writes its cells at the thread's ``tcgen05.wait::st``;
+  writes its cells at the thread's ``tcgen05.wait::st``; an ``st.async`` lands, as a copy does,
+  when a wait needs the phase of the mbarrier that counts it;
 * ``"random"``: each such operation is eager or late at random, and the scheduler picks the next
   group of threads at random, from ``numpy.random.default_rng(seed)``: reproducible, so a run
   that fails can be replayed with the same ``seed``.
 
 ``cp.async`` (Ampere) already completes at its wait in every schedule; ``tcgen05.ld`` delivers
-at issue (the register scoreboard: ``asyncregs``), and ``st.async`` and bulk stores complete at
-issue in every schedule. A report raised under a
+at issue (the register scoreboard: ``asyncregs``), and bulk stores (shared to global) read their
+source at issue in every schedule: the sanitizer reports a source overwritten before
+``cp.async.bulk.wait_group.read`` in any schedule. A report raised under a
 schedule other than ``"eager"`` names it (and the seed) so that it can be replayed.
 """
 from __future__ import annotations
