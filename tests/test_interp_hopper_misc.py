@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import DeadlockError, DivergenceError, InterpreterError
+from jax_pyptx import parse
+from jax_pyptx.errors import DeadlockError, DivergenceError, InterpreterError, PtxValueError
 from jax_pyptx.interpret import launch
 from jax_pyptx.isa.fragments import stmatrix_fragment
 from jax_pyptx.toolchain import ptxas_check
@@ -166,8 +167,11 @@ OUT:
     launch(skip, "k", [None], block=128)
     launch(skip.replace("@%p1 bra OUT;", ""), "k", [None], block=128)
     # what the hardware does not forgive stays an error: a count out of range, and .dec raising it
+    with pytest.raises(PtxValueError, match=r"setmaxnreg.dec.sync.aligned.u32 operand 1: immediate 100 is out of "
+                                            r"range; allowed: 24..256, a multiple of 8"):
+        launch(skip.replace("96;", "100;"), "k", [None], block=128)       # parse refuses it, as ptxas
     with pytest.raises(InterpreterError, match=r"setmaxnreg count 100 is not allowed: 24..256 in steps of 8"):
-        launch(skip.replace("96;", "100;"), "k", [None], block=128, sanitize=False)
+        launch(parse(skip.replace("96;", "100;"), check=False), "k", [None], block=128, sanitize=False)
     with pytest.raises(InterpreterError, match=r"setmaxnreg.dec to 136 but warp 0 of CTA \(0,0,0\) holds 128 "
                                                r"registers per thread"):
         launch(skip.replace("96;", "136;"), "k", [None], block=128)

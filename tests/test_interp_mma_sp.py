@@ -8,7 +8,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import InterpreterError
+from jax_pyptx import parse
+from jax_pyptx.errors import InterpreterError, PtxValueError
 from jax_pyptx.interpret import launch
 from jax_pyptx.toolchain import ptxas_check
 
@@ -229,6 +230,9 @@ def test_bad_tf32_field_and_bad_selector():
         run(text, (a, b, c, bad), 4)
     assert "a tf32 field must be 0b0100 or 0b1110" in str(ei.value)
     text2, regs, _, _ = build(*CASES[2])                           # m16n8k32 f16: selector 0..1
-    with pytest.raises(InterpreterError) as ei:
-        run(text2.replace(", %e0, 1;", ", %e0, 2;"), regs, 2)
+    bad_sel = text2.replace(", %e0, 1;", ", %e0, 2;")
+    with pytest.raises(PtxValueError, match=r"operand 6: immediate 2 is out of range; allowed: 0..1"):
+        run(bad_sel, regs, 2)                                        # parse refuses it, as ptxas does
+    with pytest.raises(InterpreterError) as ei:                      # and so does the interpreter
+        run(parse(bad_sel, check=False), regs, 2)
     assert "sparsity selector 2 of mma.sp m16n8k32 with 16-bit inputs: allowed: 0..1" in str(ei.value)

@@ -71,6 +71,39 @@ def _ld_state(ctx) -> AsyncWrites:
     return st
 
 
+# ----------------------------------------------------------------------------- late operations (schedule)
+def _has_late(ctx, g) -> bool:
+    """Some thread of ``g`` has tcgen05.mma operations waiting for their commit (schedule):
+    later ones wait too, in order."""
+    late = ctx.tcgen05_late
+    return bool(late) and any(int(s) in late for s in g.idx)
+
+
+def defer_late(ctx, g, d, run) -> bool:
+    """Under a late schedule (or behind a late operation of the same thread), queue the
+    asynchronous tcgen05 operation ``run(ctx, j)`` of each thread ``j`` of ``g`` for the commit
+    that tracks it (``run_late``); False: run it now."""
+    if not (ctx.schedule.late() or _has_late(ctx, g)):
+        return False
+    late = ctx.tcgen05_late
+    for j in range(g.n):
+        late.setdefault(int(g.idx[j]), []).append((d, lambda ctx_, j=j: run(ctx_, j)))
+    return True
+
+
+def run_late(ctx, idx):
+    """Execute, in issue order, the late tcgen05.mma operations of the threads ``idx`` (their
+    commit arrives)."""
+    late = ctx.tcgen05_late
+    for s in idx:
+        for d, fn in late.pop(int(s), ()):
+            cur, ctx.cur = ctx.cur, d
+            try:
+                fn(ctx)
+            finally:
+                ctx.cur = cur
+
+
 # ----------------------------------------------------------------------------- alloc / dealloc
 @register("tcgen05.alloc")
 def _alloc(prog, d, ins, scope, dec):
@@ -282,7 +315,6 @@ def _cp(prog, d, ins, scope, dec):
     what = f"tcgen05.cp.{shape}"
 
     def cp(ctx, g):
-        from .ops_tcgen05_mma import defer_late
         addrs = getaddr(ctx, g)
         descs = np.asarray(getdesc(ctx, g))
         if not defer_late(ctx, g, d, lambda ctx_, j: run(ctx_, g, j, addrs, descs)):
@@ -359,7 +391,6 @@ def _commit(prog, d, ins, scope, dec):
 
     def commit(ctx, g):
         from .mbarrier import arrive_threads, defer_action, locate
-        from .ops_tcgen05_mma import run_late
         if ctx.timeline is not None:
             for s in g.idx.tolist():
                 ctx.timeline.end("tcgen05.mma", (int(ctx.slot_cta[s]), s))

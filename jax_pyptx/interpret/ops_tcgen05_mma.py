@@ -36,7 +36,7 @@ from . import fp
 from . import smem_matrix as SM
 from .operands import items, parse_int, reader
 from .ops_mem import address_getter
-from .ops_tcgen05 import _pair
+from .ops_tcgen05 import _pair, defer_late
 from .registry import register
 from .tmem import split, tmem
 
@@ -201,38 +201,6 @@ def _scale_values(ctx, tm, cta, addr, rows, nsf, sf_id, ue8m0, what, g, j, two_b
         e = codes.astype(np.int64)
         return np.where(e == 255, np.nan, np.ldexp(1.0, e - 127))
     return SM.values(codes.astype(np.uint8), "ue4m3")
-
-
-def _has_late(ctx, g) -> bool:
-    """Some thread of ``g`` has tcgen05.mma operations waiting for their commit (schedule):
-    later ones wait too, in order."""
-    late = ctx.tcgen05_late
-    return bool(late) and any(int(s) in late for s in g.idx)
-
-
-def defer_late(ctx, g, d, run) -> bool:
-    """Under a late schedule (or behind a late operation of the same thread), queue the
-    asynchronous tcgen05 operation ``run(ctx, j)`` of each thread ``j`` of ``g`` for the commit
-    that tracks it (``run_late``); False: run it now."""
-    if not (ctx.schedule.late() or _has_late(ctx, g)):
-        return False
-    late = ctx.tcgen05_late
-    for j in range(g.n):
-        late.setdefault(int(g.idx[j]), []).append((d, lambda ctx_, j=j: run(ctx_, j)))
-    return True
-
-
-def run_late(ctx, idx):
-    """Execute, in issue order, the late tcgen05.mma operations of the threads ``idx`` (their
-    commit arrives)."""
-    late = ctx.tcgen05_late
-    for s in idx:
-        for d, fn in late.pop(int(s), ()):
-            cur, ctx.cur = ctx.cur, d
-            try:
-                fn(ctx)
-            finally:
-                ctx.cur = cur
 
 
 @register("tcgen05.mma", "tcgen05.mma.ws")
