@@ -19,6 +19,7 @@ from .isa.model import parse_target
 from .specialize import PLAIN, ParamAbi
 from .specialize import binding as _binding
 from .specialize.dims import dim3, parse_version
+from .specialize.keys import exact_items, exact_key
 from .specialize.trace import trace_specialization
 from .specialize.traced import ParamInfo, Traced  # noqa: F401  (re-exported)
 from .specs import TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401 (documented here)
@@ -210,19 +211,9 @@ class Kernel:
                 f"kernel {self.name!r}: missing shape variable{'s' if len(missing) > 1 else ''}"
                 f" {', '.join(missing)}; pass them by keyword (.ptx({missing[0]}=...)) or call "
                 f"the kernel with arrays")
-        env = {}
-        for s in self._symbols:
-            v = kw[s]
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise SpecializationError(f"kernel {self.name!r}: shape variable {s} must be a "
-                                          f"positive int, got {v!r}")
-            env[s] = v
-        try:
-            key = (tuple(sorted(template.items())), tuple(env.items()))
-            hash(key)
-        except TypeError:             # unhashable values (a list...): keyed by their repr
-            key = (tuple(sorted((n, _key_of(v)) for n, v in template.items())),
-                   tuple(env.items()))
+        env = {s: _binding.shape_value(self, s, kw[s]) for s in self._symbols}
+        # keyed by type and exact value: 1, 1.0 and True, or 0.0 and -0.0, trace apart
+        key = (exact_items(template), tuple(env.items()))
         return key, template, env
 
     def bind(self, *arrays, **kw) -> _binding.Binding:
@@ -288,19 +279,16 @@ class Kernel:
             >>> k.trace_for(None) is k.trace()
             True
         """
-        try:                        # warm path: the same keywords as a previous call
-            fast = (abi, tuple(kw.items()))
-            got = self._fast.get(fast)
-        except TypeError:           # an unhashable value: the checks below say so
-            fast, got = None, None
+        # warm path: the same keywords as a previous call (by type and exact value)
+        fast = (abi, tuple((n, exact_key(v)) for n, v in kw.items()))
+        got = self._fast.get(fast)
         if got is not None:
             return got
         key, template, env = self._specialize(kw)
         key = (key, abi or PLAIN)
         got = self._cache.get(key)
         if got is not None:
-            if fast is not None:
-                self._fast[fast] = got
+            self._fast[fast] = got
             return got
         with self._lock:
             got = self._cache.get(key)
@@ -310,8 +298,7 @@ class Kernel:
                     parse_target(self._resolved_arch)
                 got = trace_specialization(self, template, env, abi or PLAIN)
                 self._cache[key] = got
-            if fast is not None:
-                self._fast[fast] = got
+            self._fast[fast] = got
         return got
 
     def ptx(self, **kw) -> str:
@@ -450,14 +437,6 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: no runtime is installed to call "
                                       f"it (import jax_pyptx)")
         return _call_handler(self, *arrays, **kw)
-
-
-def _key_of(v):
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return ("<repr>", type(v).__name__, repr(v))
 
 
 def _raw_param(p) -> Param:

@@ -143,36 +143,39 @@ class LaunchState:
 
 
 def _scalar_bytes(value, p):
+    """The bytes of ``value`` for scalar parameter ``p``: a number converted only when nothing
+    is lost (``specialize.scalars``: an integer type takes an exact integer in range, a
+    ``.bN`` either signedness, a float type any real number within its range, never a
+    string); a typed NumPy float for a ``.bN`` of its width passes its bits."""
     t = p.type
     if isinstance(value, np.ndarray) and value.ndim > 0:
         raise InterpreterError(
             f"param {p.name!r} is a .{t.name} scalar but got an array of shape {value.shape}; "
             f"arrays go to .u64/.b64 pointer params")
-    if t.kind == "pred":
-        return np.array([bool(value)], np.uint8).tobytes()
     from .operands import np_dtype
     dt = np_dtype(t)
-    v = np.asarray(value)
+    v = np.asarray(value) if isinstance(value, (np.generic, np.ndarray)) else None
     if t.kind == "bits" and isinstance(value, np.generic) and v.dtype.kind not in "uib" \
             and v.dtype.itemsize == dt.itemsize:
         # a typed float scalar (np.float16, ml_dtypes.bfloat16, np.float32, ...) for a .bN
         # param: its bits, as a kernel that moves halves in .b16 registers expects
         return v.tobytes()
-    if dt.kind in "ui" and v.dtype.kind in "ui":
-        iv = int(v) & ((1 << (8 * dt.itemsize)) - 1)
-        return iv.to_bytes(dt.itemsize, "little")
-    if dt.kind in "ui" and v.dtype.kind == "b":
-        return int(bool(v)).to_bytes(dt.itemsize, "little")
-    if dt.kind in "ui":
-        if float(v) != int(float(v)):
-            hint = ""
-            if t.kind == "bits":
-                hint = (f"; a .{t.name} param takes an int, or a typed NumPy float of {t.bits} bits "
-                        f"(np.float16, ml_dtypes.bfloat16, np.float32, ...) whose bits it gets")
-            raise InterpreterError(f"param {p.name!r} is .{t.name} but got non-integer value {value!r}{hint}")
-        iv = int(float(v)) & ((1 << (8 * dt.itemsize)) - 1)
-        return iv.to_bytes(dt.itemsize, "little")
-    return np.asarray(v, dtype=dt).tobytes()
+    from ..specialize.scalars import scalar_value
+    try:
+        got = scalar_value(t, value, f"param {p.name!r}", InterpreterError)
+    except InterpreterError as e:
+        if t.kind == "bits" and isinstance(value, (float, np.floating)):
+            raise InterpreterError(
+                f"{e.message}, or a typed NumPy float of {t.bits} bits (np.float16, "
+                f"ml_dtypes.bfloat16, np.float32, ...) whose bits it gets") from None
+        raise
+    if t.kind == "pred":
+        return np.array([bool(got)], np.uint8).tobytes()
+    if isinstance(got, int):                   # .b128: no NumPy type
+        return got.to_bytes(t.bits // 8, "little")
+    if t.is_float:                             # its own bytes (tf32: an f32's)
+        return np.asarray(got).tobytes()
+    return np.asarray(got).astype(dt, copy=False).tobytes()
 
 
 def _array_param_bytes(a, p, size: int) -> bytes:

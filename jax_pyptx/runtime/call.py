@@ -35,6 +35,7 @@ from ..interpret.severity import sanitize_mode
 from ..interpret.timeline import check_path
 from ..kernel import Kernel
 from ..specialize.binding import split_keywords, valid_names
+from ..specialize.scalars import check_dtype, scalar_value
 from ..types import PtxType
 from .ad import vjp_pair
 from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers
@@ -66,18 +67,6 @@ def as_callable(f, **call_kw):
 
 def _is_tracer(x) -> bool:
     return isinstance(x, jax.core.Tracer)
-
-
-def _static_scalar(v):
-    if _is_tracer(v):
-        return None
-    try:
-        a = np.asarray(v)
-    except Exception:
-        return None
-    if a.shape != ():
-        return None
-    return a.item()
 
 
 # ----------------------------------------------------------------------------- the call
@@ -131,11 +120,21 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
     # CUDA passes it by value; eager calls keep none, so one executable serves every value.
     eager = not any(_is_tracer(a) for a in arrays)
     operands, statics = [], []
-    for a, s in zip(arrays, kernel.in_specs):
+    for pname, a, s in zip(names, arrays, kernel.in_specs):
         if isinstance(s, PtxType):
-            if np.ndim(a) == 0:
-                statics.append(None if eager else _static_scalar(a))
-                a = jnp.asarray(a, dtype=s.np_dtype)
+            what = f"kernel {label!r}: runtime scalar {pname}"
+            if _is_tracer(a):            # its value is known when the kernel runs: by dtype
+                check_dtype(s, a.dtype, what, noun="traced value", fix=f"; cast it explicitly "
+                            f"(x.astype(jnp.{np.dtype(s.np_dtype).name}))")
+                if np.ndim(a) == 0:
+                    statics.append(None)
+                    a = jnp.asarray(a, dtype=s.np_dtype)
+            elif isinstance(a, str) or np.ndim(a) == 0:
+                v = scalar_value(s, a, what)      # refused when lossy or out of range
+                statics.append(None if eager else v)
+                a = jnp.asarray(v, dtype=s.np_dtype)
+            elif not hasattr(a, "shape"):
+                a = jnp.asarray(a)           # binding names its shape in the error
             elif not hasattr(a, "shape"):
                 a = jnp.asarray(a)           # binding names its shape in the error
         elif not hasattr(a, "shape") or not hasattr(a, "dtype"):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InterpreterError, SpecializationError
 from ..specs import Layout, memory_shape
+from .scalars import scalar_value
 from .tma import tma_spec
 
 __all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory"]
@@ -125,9 +126,10 @@ class HostLaunch:
             if kind == "tensor":
                 args.append(bufs[where])
             elif kind == "scalar":
-                args.append(np.asarray(scalars[where], dtype=info.type.np_dtype)[()])
+                args.append(self._scalar(scalars[where], info))
             elif kind == "scalar_ptr":
-                args.append(np.asarray([scalars[where]], dtype=info.type.np_dtype))
+                args.append(np.asarray([self._scalar(scalars[where], info)],
+                                       dtype=info.type.np_dtype))
             elif kind == "tma":
                 try:
                     args.append(self.tensor_maps(where, bufs))
@@ -151,6 +153,11 @@ class HostLaunch:
             interpreter_stats["launches"] += 1
             interpreter_stats["seconds"] += dt
         return tuple(from_memory(o, lay) for o, lay in zip(outs, self._out_layouts))
+
+    def _scalar(self, v, info):
+        """Runtime scalar ``info`` as a NumPy scalar of its type (``specialize.scalars``:
+        refused when it would be truncated, wrapped or overflow)."""
+        return scalar_value(info.type, v, f"kernel {self.label!r}: runtime scalar {info.name}")
 
     @staticmethod
     def tensor_maps(ts, bufs):
