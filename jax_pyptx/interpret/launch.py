@@ -272,6 +272,26 @@ def _tensor_map_param(mem, p, size, a, placed, copy_back) -> bytes:
     return np.uint64(al.base).tobytes()
 
 
+def _counting_program(module, entry, ops: dict) -> Program:
+    """A private (uncached) program of ``entry`` whose non-control instructions add the
+    number of threads executing them to ``ops[opcode]`` (``Stats(count_ops=True)``)."""
+    from .registry import K_OP
+
+    prog = Program(module, entry)
+    decode_program(prog)
+
+    def counted(fn, key):
+        def run(ctx, sub):
+            ops[key] = ops.get(key, 0) + sub.n
+            return fn(ctx, sub)
+        return run
+
+    for d in prog.code:
+        if d.kind == K_OP and d.fn is not None:
+            d.fn = counted(d.fn, d.ins.full_opcode)
+    return prog
+
+
 def _run_batch(ctx):
     """Run one batch of CTAs and the checks made when it has finished."""
     ctx.run()
@@ -412,7 +432,10 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     if not timeout > 0:
         raise InterpreterError(f"timeout must be a positive number of seconds (math.inf for none), got {timeout!r}")
     module = get_module(ptx_or_module)
-    prog = get_program(module, entry)
+    if isinstance(stats, Stats) and stats.count_ops:
+        prog = _counting_program(module, entry, stats.thread_ops)
+    else:
+        prog = get_program(module, entry)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:

@@ -13,11 +13,24 @@ works out occupancy, and estimates the time on each device:
 * ``t_tc = sum over input types of FLOPs / (dense tensor peak * wave efficiency)``, with wave
   efficiency ``CTAs / (waves * SMs * CTAs per SM)`` (a partial last wave leaves tensor cores
   idle);
-* the estimate is ``max(t_mem, t_tc)`` and the kernel is **memory**-bound or **tensor**-bound
-  by which term wins. Non-tensor arithmetic, latency and the L2 are not modelled: the figure
-  is the floor the kernel's traffic and MMA work allow, not a prediction of its speed.
+* ``t_core = max over fp32, fp16, fp64, int and SFU of operations / (peak * min(1, CTAs /
+  SMs))``: the arithmetic the threads execute outside the tensor cores (``Counts.core``,
+  ``perf.ops``), each pipe at its published rate and the pipes side by side (the
+  schedulers' issue limit is not modelled); as for memory, a grid smaller than the GPU
+  cannot use every SM. The counts are of PTX instructions: integer
+  address arithmetic that ptxas folds into addressing modes is counted too;
+* the estimate is ``max(t_mem, t_tc, t_core)`` and the kernel is **memory**-, **tensor**-,
+  **cuda-core**- or **sfu**-bound by which term wins. Latency and the L2 are not modelled:
+  the figure is the floor the kernel's traffic and arithmetic allow, not a prediction of its
+  speed.
 
-``Roofline.table()`` prints one row per (kernel, device).
+Each counter is fitted against three sizes of every varied shape variable as a fixed part
+plus a power law (``perf.counts.fit``): a lookup table read once per launch is not scaled
+with the shape, and ``Roofline.notes()`` lists such fixed terms. When a measurement the fit
+did not use disagrees with it by more than ``UNCERTAIN`` (5%), the rows say so: their
+``bound`` cell reads ``memory (uncertain)`` and ``RooflineRow.uncertain`` is True.
+
+``Roofline.table()`` prints one row per (kernel, device), then the notes.
 
 Examples:
     >>> import numpy as np
@@ -41,7 +54,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .counts import Counts, Scaling, fit
+from .counts import UNCERTAIN, Counts, Scaling, fit
 from .devices import Device, device as _device
 from .occupancy import Occupancy, occupancy
 
@@ -85,10 +98,18 @@ class RooflineRow:
     waves: int
     t_mem: float                 # seconds
     t_tc: float                  # seconds
+    t_core: float = 0.0          # seconds: CUDA cores and SFU
+    fit_error: float = 0.0       # the fit's check error (``Scaling.error``)
+    core_bound: str = "cuda-core"   # which of the CUDA-core pipes and the SFU sets t_core
+
+    @property
+    def uncertain(self) -> bool:
+        """Whether the counts come from a poor fit (``fit_error`` past ``UNCERTAIN``)."""
+        return self.fit_error > UNCERTAIN
 
     @property
     def time(self) -> float:
-        """The estimate, seconds: ``max(t_mem, t_tc)``.
+        """The estimate, seconds: ``max(t_mem, t_tc, t_core)``.
 
         Examples:
             >>> import numpy as np
@@ -106,14 +127,15 @@ class RooflineRow:
             >>> from jax_pyptx.perf import roofline
             >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> row = r.rows[0]
-            >>> row.time == max(row.t_mem, row.t_tc)
+            >>> row.time == max(row.t_mem, row.t_tc, row.t_core)
             True
         """
-        return max(self.t_mem, self.t_tc)
+        return max(self.t_mem, self.t_tc, self.t_core)
 
     @property
     def bound(self) -> str:
-        """``"memory"``, ``"tensor"``, or ``"does not fit"`` (no CTA fits an SM).
+        """``"memory"``, ``"tensor"``, ``"cuda-core"``, ``"sfu"`` (the term that sets the
+        time), or ``"does not fit"`` (no CTA fits an SM).
 
         Examples:
             >>> import numpy as np
@@ -136,6 +158,8 @@ class RooflineRow:
         """
         if self.occupancy.ctas_per_sm == 0:
             return "does not fit"
+        if self.t_core > max(self.t_mem, self.t_tc):
+            return self.core_bound
         return "tensor" if self.t_tc > self.t_mem else "memory"
 
     @property
@@ -216,7 +240,8 @@ class RooflineRow:
 
 
 _COLUMNS = ("kernel", "shape", "device", "CTAs", "occupancy", "waves", "DRAM MB", "reuse",
-            "GFLOP", "FLOP/B", "t_mem us", "t_tc us", "est us", "bound", "TB/s", "TFLOP/s")
+            "GFLOP", "FLOP/B", "core GOP", "t_mem us", "t_tc us", "t_core us", "est us",
+            "bound", "TB/s", "TFLOP/s")
 
 
 def _shape_text(shape: dict) -> str:
@@ -229,7 +254,9 @@ def _cells(r: RooflineRow) -> tuple:
     return (r.kernel, _shape_text(r.shape), r.device.name, f"{c.ctas:.0f}",
             str(r.occupancy), str(r.waves), f"{c.unique_bytes / 1e6:.1f}", f"{reuse:.1f}x",
             f"{c.tensor_flops / 1e9:.1f}", f"{r.intensity:.1f}",
-            f"{r.t_mem * 1e6:.1f}", f"{r.t_tc * 1e6:.1f}", f"{r.time * 1e6:.1f}", r.bound,
+            f"{sum(c.core.values()) / 1e9:.1f}",
+            f"{r.t_mem * 1e6:.1f}", f"{r.t_tc * 1e6:.1f}", f"{r.t_core * 1e6:.1f}",
+            f"{r.time * 1e6:.1f}", r.bound + (" (uncertain)" if r.uncertain else ""),
             f"{r.tbs:.2f}", f"{r.tflops:.0f}")
 
 
@@ -316,14 +343,43 @@ class Roofline:
             >>> print(r.table(markdown=True).splitlines()[0].startswith("|"))
             True
         """
-        return format_table(self.rows, markdown)
+        notes = self.notes()
+        return format_table(self.rows, markdown) + "".join(f"{n}\n" for n in notes)
+
+    def notes(self) -> list:
+        """Lines on the fit: the fixed terms (``Scaling.fixed_terms``: bytes the estimate
+        does not scale) and, when the fit is poor, how far off its check was.
+
+        Examples:
+            >>> from jax_pyptx.perf.counts import BufferCounts, Counts, Scaling
+            >>> from jax_pyptx.perf.roofline import Roofline
+            >>> s = Scaling({"N": 64}, Counts({0: BufferCounts("T", load=4352)}),
+            ...             {"0:load": {"N": 1.0}}, fixed={"0:load": 4096.0})
+            >>> Roofline(s, ()).notes()
+            ['fixed: T load 4096 bytes (does not grow with N)']
+        """
+        s = self.scaling
+        varied = ", ".join(v for v in s.base_env if any(
+            v in e for e in s.exponents.values()))
+        out = [f"fixed: {name} {f} {v:.0f} bytes (does not grow with {varied})"
+               for name, f, v in s.fixed_terms()]
+        for row in self.rows[:1]:
+            out += [f"fixed: {name} {f} {v:.0f} bytes (the whole buffer at "
+                    f"{_shape_text(row.shape)}; its fitted law would pass it)"
+                    for name, f, v in s.capped(row.shape)]
+        if s.uncertain:
+            shape = " ".join(f"{k}={v}" for k, v in s.check_env.items())
+            out.append(f"uncertain: the fitted counts are {s.error:.0%} off a measurement at "
+                       f"{shape}; measure at a shape that tiles evenly, or pass inputs= for "
+                       f"data-dependent work")
+        return out
 
     def __str__(self):
         return self.table()
 
 
 def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, registers: int,
-             smem: int) -> RooflineRow:
+             smem: int, fit_error: float = 0.0) -> RooflineRow:
     """The roofline row of a kernel whose work at ``shape`` is ``counts`` (module doc).
 
     Examples:
@@ -354,8 +410,12 @@ def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, register
     wave_eff = ctas / (waves * per_wave)
     t_mem = counts.unique_bytes / (d.hbm_gbs * 1e9 * min(1.0, ctas / d.sms))
     t_tc = sum(f / (d.peak(t) * 1e12 * wave_eff) for t, f in counts.flops.items() if f)
+    pipes = {c: v / (d.core_peak(c) * 1e12 * min(1.0, ctas / d.sms))
+             for c, v in counts.core.items() if v}
+    top = max(pipes, key=pipes.get, default=None)
     return RooflineRow(name, dict(shape), d, counts, registers, smem, threads, occ, waves,
-                       t_mem, t_tc)
+                       t_mem, t_tc, pipes.get(top, 0.0), fit_error,
+                       "sfu" if top == "sfu" else "cuda-core")
 
 
 def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, vary=None,
@@ -410,7 +470,9 @@ def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, v
     rep = compile_ptx(t.ptx, t.arch).report
     threads = t.block[0] * t.block[1] * t.block[2]
     smem = rep.smem + t.dynamic_smem
-    counts = Counts(counts.buffers, counts.flops, t.grid[0] * t.grid[1] * t.grid[2])
-    rows = tuple(estimate(name or kernel.name, at, counts, d, threads, rep.registers, smem)
+    counts = Counts(counts.buffers, counts.flops, t.grid[0] * t.grid[1] * t.grid[2],
+                    counts.core)
+    rows = tuple(estimate(name or kernel.name, at, counts, d, threads, rep.registers, smem,
+                          scaling.error)
                  for d in devices)
     return Roofline(scaling, rows)
