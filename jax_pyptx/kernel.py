@@ -27,6 +27,7 @@ from .types import PtxType, by_name, u64
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
+_INTERPRET_OPTIONS = ("sanitize", "max_steps", "timeout", "timeline")
 
 # How ``Kernel.__call__`` reaches a runtime: a function ``(kernel, *arrays, **kw)`` that the
 # package installs (``jax_pyptx/__init__``: the JAX runtime, imported on the first call).
@@ -81,6 +82,16 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: *args/**kwargs are not allowed; "
                                       f"positional params are tensors, keyword-only params "
                                       f"are template parameters")
+        for what, specs in (("in_specs", in_specs), ("out_specs", out_specs)):
+            if isinstance(specs, (Tile, PtxType)) or (
+                    specs is not None and not isinstance(specs, (tuple, list))):
+                one = str(specs) if isinstance(specs, Tile) else repr(specs)
+                raise SpecializationError(
+                    f"kernel {self.name!r}: {what} must be a tuple of specs, one per "
+                    f"parameter; got a single {type(specs).__name__}, {one}"
+                    + (f" (a one-element tuple needs a trailing comma: {what}=({one},))"
+                       if isinstance(specs, (Tile, PtxType)) else ""),
+                    loc=_def_loc(fn))
         if in_specs is None and out_specs is None:
             ann = [sig.parameters[n].annotation for n in self._names]
             in_specs = tuple(a for a in ann if isinstance(a, (Tile, PtxType)))
@@ -414,6 +425,8 @@ class Kernel:
             raise SpecializationError(
                 f"kernel {self.name!r} takes {n_in} inputs "
                 f"({', '.join(self._names[:n_in])}); got {len(arrays)}")
+        _binding.unknown_argument(self, kw, allowed=[p.name for p in self.raw_params],
+                                  options=_INTERPRET_OPTIONS, what="the interpret options")
         b = self.bind(*arrays, **kw)
         t = b.trace()
         tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
@@ -437,6 +450,14 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: no runtime is installed to call "
                                       f"it (import jax_pyptx)")
         return _call_handler(self, *arrays, **kw)
+
+
+def _def_loc(fn):
+    """The ``SourceLoc`` of ``fn``'s ``def`` line (None for a callable without code)."""
+    from .errors import SourceLoc
+
+    code = getattr(fn, "__code__", None)
+    return SourceLoc(code.co_filename, code.co_firstlineno) if code is not None else None
 
 
 def _raw_param(p) -> Param:
@@ -548,8 +569,10 @@ def kernel(fn=None, **options):
     """
     unknown = [k for k in options if k not in _KERNEL_OPTIONS]
     if unknown:
-        raise SpecializationError(f"kernel(): unknown option {unknown[0]!r}; options: "
-                                  f"{', '.join(_KERNEL_OPTIONS)}")
+        raise SpecializationError(
+            f"kernel(): unknown option {unknown[0]!r}"
+            f"{_binding.did_you_mean(unknown[0], _KERNEL_OPTIONS)}; options: "
+            f"{', '.join(_KERNEL_OPTIONS)}")
     if fn is None:
         return lambda f: Kernel(f, **options)
     if not callable(fn):

@@ -22,6 +22,29 @@ from .timeline import Timeline, check_path
 from .traced import TracedContext
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
+# shared memory one CTA may use (static + dynamic, with the opt-in), by SM version: CUDA C++
+# Programming Guide, "Technical Specifications per Compute Capability"
+SHARED_LIMITS = {50: 49152, 52: 49152, 53: 49152, 60: 49152, 61: 49152, 62: 49152, 70: 98304,
+                 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376,
+                 90: 232448, 100: 232448, 101: 232448, 103: 232448, 110: 232448, 120: 101376,
+                 121: 101376}
+
+
+def shared_limit(target) -> tuple:
+    """``(bytes, arch)``: the shared memory one CTA may use on ``target`` (``"sm_90a"``, a
+    module's ``.target`` tuple; ``MAX_SHARED`` for one this table does not know).
+
+    Examples:
+        >>> from jax_pyptx.interpret.launch import shared_limit
+        >>> shared_limit("sm_80"), shared_limit(("sm_90a",))
+        ((166912, 'sm_80'), (232448, 'sm_90a'))
+    """
+    names = (target,) if isinstance(target, str) else tuple(target or ())
+    for name in names:
+        digits = "".join(c for c in str(name).removeprefix("sm_") if c.isdigit())
+        if str(name).startswith("sm_") and digits and int(digits) in SHARED_LIMITS:
+            return SHARED_LIMITS[int(digits)], str(name)
+    return MAX_SHARED, (names[0] if names else "sm_90a")
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
 DEFAULT_MAX_STEPS = 50_000_000   # instructions dispatched per batch before InterpreterLimitError
 
@@ -160,6 +183,12 @@ def _scalar_bytes(value, p):
         # a typed float scalar (np.float16, ml_dtypes.bfloat16, np.float32, ...) for a .bN
         # param: its bits, as a kernel that moves halves in .b16 registers expects
         return v.tobytes()
+    if t.bits == 64 and t.kind in ("unsigned", "signed", "bits") and \
+            isinstance(value, (float, np.floating)):
+        raise InterpreterError(
+            f"param {p.name!r} (.{t.name}) got {value!r} ({type(value).__name__}): a 64-bit "
+            f"integer parameter takes a pointer (a NumPy array, whose address it gets; None "
+            f"for a null pointer) or an integer, never a float")
     from ..specialize.scalars import scalar_value
     try:
         got = scalar_value(t, value, f"param {p.name!r}", InterpreterError)
@@ -444,13 +473,16 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     smem = int(smem)
     if smem < 0:
         raise InterpreterError(f"smem must be >= 0, got {smem}")
-    if smem and not prog.extern_shared:
-        pass        # allowed: dynamic shared memory nobody declares is simply unused
-    total_shared = (prog.dynamic_shared_offset + smem) if prog.extern_shared else prog.static_shared_size
-    if total_shared > MAX_SHARED:
+    # dynamic shared memory nobody declares is unused, but the driver refuses a launch whose
+    # static + dynamic size passes the architecture's limit all the same
+    total_shared = (prog.dynamic_shared_offset if prog.extern_shared else
+                    prog.static_shared_size) + smem
+    limit, arch = shared_limit(module.target)
+    if total_shared > limit:
         raise InterpreterError(
             f"kernel {entry!r} needs {total_shared} bytes of shared memory "
-            f"({prog.static_shared_size} static + {smem} dynamic); the limit is {MAX_SHARED}")
+            f"({prog.static_shared_size} static + {smem} dynamic); {arch} allows at most "
+            f"{limit} bytes per CTA, so no GPU could launch it")
     args = list(args)
     params = prog.param_layout
     if len(args) != len(params):

@@ -398,8 +398,10 @@ class Scaling:
     exponent}; ``fixed``: counter name -> its fixed part (counters with none are left out);
     ``error``: the largest relative error of the fitted totals (unique and requested bytes,
     FLOPs and CUDA-core operations per type) against a measurement the fit did not use
-    (``check_env``); past ``UNCERTAIN`` the fit is poor and estimates from it are
-    ``uncertain``; ``poor``: the counters whose measurements no such law explains.
+    (``check``, at ``check_env``); past ``UNCERTAIN`` the fit is poor (``uncertain``; the
+    roofline judges its rows by the error of the estimated time instead, a total that does
+    not set the time mattering less); ``poor``: the counters whose measurements no such law
+    explains.
 
     Examples:
         >>> import numpy as np
@@ -428,6 +430,7 @@ class Scaling:
     check_env: dict = field(default_factory=dict)
     poor: tuple = ()
     sizes: tuple = ()       # (buffer index, dims, bits per element) of the kernel's tensors
+    check: Counts | None = None    # what was measured at ``check_env``
 
     def size(self, i: int, env: dict):
         """Bytes of buffer ``i`` at shape variables ``env`` (None when unknown): the most
@@ -649,10 +652,11 @@ def fit(kernel, *arrays, vary=None, inputs=None, **kw) -> Scaling:
         return s
     check = {v: 2 * env[v] for v in vary} if len(vary) > 1 else {vary[0]: 8 * env[vary[0]]}
     check_env = dict(env, **check)
-    got, want = _totals(s.at(check_env)), _totals(at(check_env))
+    measured = at(check_env)
+    got, want = _totals(s.at(check_env)), _totals(measured)
     error = max((abs(got.get(k, 0.0) - v) / v for k, v in want.items() if v), default=0.0)
     return Scaling(env, base, exps, fixed, float(error), check_env,
-                   tuple(sorted(n for n in poor if n in c0)), s.sizes)
+                   tuple(sorted(n for n in poor if n in c0)), s.sizes, measured)
 
 
 def _sizes(kernel, counts: Counts) -> tuple:

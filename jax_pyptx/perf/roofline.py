@@ -27,8 +27,9 @@ works out occupancy, and estimates the time on each device:
 Each counter is fitted against three sizes of every varied shape variable as a fixed part
 plus a power law (``perf.counts.fit``): a lookup table read once per launch is not scaled
 with the shape, and ``Roofline.notes()`` lists such fixed terms. When a measurement the fit
-did not use disagrees with it by more than ``UNCERTAIN`` (5%), the rows say so: their
-``bound`` cell reads ``memory (uncertain)`` and ``RooflineRow.uncertain`` is True.
+did not use gives an estimated time more than ``UNCERTAIN`` (5%) from the fitted counts' on
+a device, its row says so: the ``bound`` cell reads ``memory (uncertain)`` and
+``RooflineRow.uncertain`` is True.
 
 ``Roofline.table()`` prints one row per (kernel, device), then the notes.
 
@@ -99,7 +100,7 @@ class RooflineRow:
     t_mem: float                 # seconds
     t_tc: float                  # seconds
     t_core: float = 0.0          # seconds: CUDA cores and SFU
-    fit_error: float = 0.0       # the fit's check error (``Scaling.error``)
+    fit_error: float = 0.0       # the estimated time's error at the fit's check shape
     core_bound: str = "cuda-core"   # which of the CUDA-core pipes and the SFU sets t_core
 
     @property
@@ -367,11 +368,13 @@ class Roofline:
             out += [f"fixed: {name} {f} {v:.0f} bytes (the whole buffer at "
                     f"{_shape_text(row.shape)}; its fitted law would pass it)"
                     for name, f, v in s.capped(row.shape)]
-        if s.uncertain:
+        bad = [r for r in self.rows if r.uncertain]
+        if bad:
             shape = " ".join(f"{k}={v}" for k, v in s.check_env.items())
-            out.append(f"uncertain: the fitted counts are {s.error:.0%} off a measurement at "
-                       f"{shape}; measure at a shape that tiles evenly, or pass inputs= for "
-                       f"data-dependent work")
+            worst = max(r.fit_error for r in bad)
+            out.append(f"uncertain: the time estimated from the fitted counts is {worst:.0%} "
+                       f"off the one from a measurement at {shape}; measure at a shape that "
+                       f"tiles evenly, or pass inputs= for data-dependent work")
         return out
 
     def __str__(self):
@@ -416,6 +419,20 @@ def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, register
     return RooflineRow(name, dict(shape), d, counts, registers, smem, threads, occ, waves,
                        t_mem, t_tc, pipes.get(top, 0.0), fit_error,
                        "sfu" if top == "sfu" else "cuda-core")
+
+
+def _time_error(scaling: Scaling, label: str, dev, threads: int, registers: int,
+                smem: int) -> float:
+    """How far the estimate from the fitted counts is from the one from the counts measured
+    at the fit's check shape (relative): the fit's error where it matters."""
+    if scaling.check is None:
+        return 0.0
+    env = scaling.check_env
+    f = scaling.at(env)            # the launch's CTAs are known (its grid), not fitted
+    f = Counts(f.buffers, f.flops, scaling.check.ctas, f.core)
+    fitted = estimate(label, env, f, dev, threads, registers, smem).time
+    measured = estimate(label, env, scaling.check, dev, threads, registers, smem).time
+    return abs(fitted - measured) / measured if measured else 0.0
 
 
 def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, vary=None,
@@ -472,7 +489,8 @@ def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, v
     smem = rep.smem + t.dynamic_smem
     counts = Counts(counts.buffers, counts.flops, t.grid[0] * t.grid[1] * t.grid[2],
                     counts.core)
-    rows = tuple(estimate(name or kernel.name, at, counts, d, threads, rep.registers, smem,
-                          scaling.error)
+    label = name or kernel.name
+    rows = tuple(estimate(label, at, counts, d, threads, rep.registers, smem,
+                          _time_error(scaling, label, d, threads, rep.registers, smem))
                  for d in devices)
     return Roofline(scaling, rows)

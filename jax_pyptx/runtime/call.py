@@ -34,7 +34,7 @@ from ..errors import SpecializationError
 from ..interpret.severity import sanitize_mode
 from ..interpret.timeline import check_path
 from ..kernel import Kernel
-from ..specialize.binding import split_keywords, valid_names
+from ..specialize.binding import did_you_mean, split_keywords, valid_names
 from ..specialize.scalars import check_dtype, scalar_value
 from ..types import PtxType
 from .ad import vjp_pair
@@ -47,7 +47,8 @@ __all__ = ["call_kernel", "ptx_call", "configure", "runtime_options", "export_di
            "as_callable"]
 
 _CALL_OPTIONS = ("out_shape", "grid", "interpret", "input_output_aliases", "name", "debug",
-                 "independent", "covers", "backward", "max_steps", "timeout", "timeline")
+                 "independent", "covers", "backward", "save_outputs", "sanitize", "max_steps",
+                 "timeout", "timeline")
 
 
 def export_disabled_checks() -> list:
@@ -111,8 +112,11 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
             f"got {len(arrays)}")
     _, _, unknown = split_keywords(kernel, kw)
     if unknown:
+        names = [*kernel.template_params, *kernel.shape_vars, *_CALL_OPTIONS,
+                 *(p.name for p in kernel.raw_params)]
         raise SpecializationError(
-            f"kernel {label!r}: unknown argument {unknown[0]!r}; valid: "
+            f"kernel {label!r}: unknown argument {unknown[0]!r}"
+            f"{did_you_mean(unknown[0], names)}; valid: "
             f"{valid_names(kernel, 'the call options ' + ', '.join(_CALL_OPTIONS))}")
     check_independent(kernel, independent)
     # operands: tensors as they are (jnp arrays or tracers), scalars as 0-d arrays. A scalar

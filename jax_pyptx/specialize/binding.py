@@ -108,14 +108,35 @@ def template_values(k, kw: dict) -> dict:
     return template
 
 
-def unknown_argument(k, kw: dict, allowed=()) -> None:
-    """Raise for the first keyword that is neither a template parameter, a shape variable
-    nor in ``allowed``."""
+def did_you_mean(name: str, candidates) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``candidates`` to a misspelled ``name``,
+    or ``""``.
+
+    Examples:
+        >>> from jax_pyptx.specialize.binding import did_you_mean
+        >>> did_you_mean("sanitise", ["sanitize", "timeout"])
+        " (did you mean 'sanitize'?)"
+    """
+    import difflib
+
+    best = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=1, cutoff=0.6)
+    return f" (did you mean {best[0]!r}?)" if best else ""
+
+
+def unknown_argument(k, kw: dict, allowed=(), options=(), what: str = "the options") -> None:
+    """Raise for the first keyword that is neither a template parameter, a shape variable,
+    in ``allowed`` nor in ``options`` (listed as ``what``: a call's options), naming what is
+    valid and the closest valid name."""
     tp, sv = k.template_params, k.shape_vars
-    unknown = [n for n in kw if n not in tp and n not in sv and n not in allowed]
+    unknown = [n for n in kw if n not in tp and n not in sv and n not in allowed and
+               n not in options]
     if unknown:
-        raise SpecializationError(f"kernel {k.name!r}: unknown argument {unknown[0]!r}; "
-                                  f"valid: {valid_names(k)}")
+        n = unknown[0]
+        raw = [p.name for p in k.raw_params]
+        hint = did_you_mean(n, [*tp, *sv, *raw, *allowed, *options])
+        extra = f"{what} {', '.join(options)}" if options else ""
+        raise SpecializationError(f"kernel {k.name!r}: unknown argument {n!r}{hint}; "
+                                  f"valid: {valid_names(k, extra)}")
 
 
 def valid_names(k, extra: str = "") -> str:
