@@ -142,9 +142,8 @@ def test_a_poor_fit_is_called_uncertain():
     assert row.uncertain and row.bound == "memory"
     assert "memory (uncertain)" in r.table()
     assert r.notes()[-1] == (
-        "uncertain: the time estimated from the fitted counts is 300% off the one from a "
-        "measurement at N=512; measure at a shape that tiles evenly, or pass inputs= for "
-        "data-dependent work")
+        "uncertain: the fitted counts that set the time are 300% off a measurement at N=512; "
+        "measure at a shape that tiles evenly, or pass inputs= for data-dependent work")
     assert row.fit_error == 3.0             # fitted: 4x the traffic of 128 elements
     good = roofline(fma256, np.ones(256, np.float32), at={"N": 4096}, devices=("H100",))
     assert good.scaling.error == 0.0 and not good.rows[0].uncertain

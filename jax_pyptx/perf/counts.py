@@ -434,7 +434,14 @@ class Scaling:
 
     def size(self, i: int, env: dict):
         """Bytes of buffer ``i`` at shape variables ``env`` (None when unknown): the most
-        distinct bytes a launch can read or write in it."""
+        distinct bytes a launch can read or write in it.
+
+        Examples:
+            >>> from jax_pyptx.perf.counts import Counts, Scaling
+            >>> s = Scaling({"N": 64}, Counts(), {}, sizes=((0, ("N", 4), 32),))
+            >>> s.size(0, {"N": 1024}), s.size(1, {"N": 1024})
+            (16384.0, None)
+        """
         for j, dims, bits in self.sizes:
             if j == i:
                 n = 1
@@ -446,7 +453,15 @@ class Scaling:
     def capped(self, env: dict) -> list:
         """``(buffer name, field, bytes)`` of the distinct-byte counters whose law would pass
         the buffer's size at ``env`` (a table indexed by ``i % size``: fitted at a small
-        shape it looks as if it grew): ``at`` gives them the buffer's size."""
+        shape it looks as if it grew): ``at`` gives them the buffer's size.
+
+        Examples:
+            >>> from jax_pyptx.perf.counts import BufferCounts, Counts, Scaling
+            >>> s = Scaling({"N": 64}, Counts({1: BufferCounts("T", unique_read=256)}),
+            ...             {"1:unique_read": {"N": 1.0}}, sizes=((1, (1024,), 32),))
+            >>> s.capped({"N": 1 << 20}), s.at({"N": 1 << 20}).buffers[1].unique_read
+            ([('T', 'unique_read', 4096.0)], 4096.0)
+        """
         out = []
         for i, b in self.base.buffers.items():
             size = self.size(i, env)
@@ -458,7 +473,13 @@ class Scaling:
     @property
     def uncertain(self) -> bool:
         """Whether the fit is poor: its check measurement is off by more than
-        ``UNCERTAIN``."""
+        ``UNCERTAIN``.
+
+        Examples:
+            >>> from jax_pyptx.perf.counts import Counts, Scaling
+            >>> Scaling({"N": 64}, Counts(), {}, error=0.2).uncertain
+            True
+        """
         return self.error > UNCERTAIN
 
     def _scaled(self, name: str, value: float, env: dict) -> float:
@@ -571,7 +592,9 @@ def _law(c0: float, c1: float, c2: float):
             fixed = c0 - grow
             if abs(fixed) <= 1e-6 * max(abs(c0), 1.0):
                 fixed = 0.0
-            return e, fixed, fixed >= -1e-6 * max(abs(c0), 1.0)
+            if fixed >= 0:
+                return e, fixed, True
+            # a negative fixed part explains nothing: the plain power law through x, 2x
     if c0 > 0 and c1 > 0:                       # shrinking, or not a power law: c0 -> c1
         return _snap(math.log2(c1 / c0)), 0.0, False
     return 0.0, 0.0, False

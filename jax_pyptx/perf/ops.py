@@ -75,7 +75,13 @@ def classify(opcode: str):
 
 def core_ops(thread_ops: dict) -> dict:
     """Operations per class (``CORE_CLASSES``) of per-opcode thread counts; classes with
-    none are left out."""
+    none are left out.
+
+    Examples:
+        >>> from jax_pyptx.perf.ops import core_ops
+        >>> core_ops({"fma.rn.f16x2": 32, "mad.lo.s32": 32})
+        {'fp16': 128, 'int': 64}
+    """
     out: dict = {}
     for opcode, threads in thread_ops.items():
         c = classify(opcode)

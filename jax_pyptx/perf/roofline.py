@@ -27,8 +27,9 @@ works out occupancy, and estimates the time on each device:
 Each counter is fitted against three sizes of every varied shape variable as a fixed part
 plus a power law (``perf.counts.fit``): a lookup table read once per launch is not scaled
 with the shape, and ``Roofline.notes()`` lists such fixed terms. When a measurement the fit
-did not use gives an estimated time more than ``UNCERTAIN`` (5%) from the fitted counts' on
-a device, its row says so: the ``bound`` cell reads ``memory (uncertain)`` and
+did not use is more than ``UNCERTAIN`` (5%) off the fitted value of a total that sets a
+row's time (unique bytes, FLOPs or a pipe's operations whose term is at least half the
+estimate), the row says so: the ``bound`` cell reads ``memory (uncertain)`` and
 ``RooflineRow.uncertain`` is True.
 
 ``Roofline.table()`` prints one row per (kernel, device), then the notes.
@@ -53,9 +54,9 @@ Examples:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .counts import UNCERTAIN, Counts, Scaling, fit
+from .counts import UNCERTAIN, Counts, Scaling, _totals, fit
 from .devices import Device, device as _device
 from .occupancy import Occupancy, occupancy
 
@@ -100,12 +101,22 @@ class RooflineRow:
     t_mem: float                 # seconds
     t_tc: float                  # seconds
     t_core: float = 0.0          # seconds: CUDA cores and SFU
-    fit_error: float = 0.0       # the estimated time's error at the fit's check shape
+    fit_error: float = 0.0       # the fit's error on the totals that set the time
     core_bound: str = "cuda-core"   # which of the CUDA-core pipes and the SFU sets t_core
 
     @property
     def uncertain(self) -> bool:
-        """Whether the counts come from a poor fit (``fit_error`` past ``UNCERTAIN``)."""
+        """Whether the counts come from a poor fit (``fit_error`` past ``UNCERTAIN``).
+
+        Examples:
+            >>> from dataclasses import replace
+            >>> from jax_pyptx.perf.counts import BufferCounts, Counts
+            >>> from jax_pyptx.perf.roofline import estimate
+            >>> c = Counts({0: BufferCounts("X", unique_read=1e9)}, ctas=1000)
+            >>> row = estimate("k", {}, c, "H100", threads=128, registers=32, smem=0)
+            >>> row.uncertain, replace(row, fit_error=0.3).uncertain
+            (False, True)
+        """
         return self.fit_error > UNCERTAIN
 
     @property
@@ -372,9 +383,9 @@ class Roofline:
         if bad:
             shape = " ".join(f"{k}={v}" for k, v in s.check_env.items())
             worst = max(r.fit_error for r in bad)
-            out.append(f"uncertain: the time estimated from the fitted counts is {worst:.0%} "
-                       f"off the one from a measurement at {shape}; measure at a shape that "
-                       f"tiles evenly, or pass inputs= for data-dependent work")
+            out.append(f"uncertain: the fitted counts that set the time are {worst:.0%} off "
+                       f"a measurement at {shape}; measure at a shape that tiles evenly, or "
+                       f"pass inputs= for data-dependent work")
         return out
 
     def __str__(self):
@@ -421,18 +432,25 @@ def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, register
                        "sfu" if top == "sfu" else "cuda-core")
 
 
-def _time_error(scaling: Scaling, label: str, dev, threads: int, registers: int,
-                smem: int) -> float:
-    """How far the estimate from the fitted counts is from the one from the counts measured
-    at the fit's check shape (relative): the fit's error where it matters."""
-    if scaling.check is None:
+def _fit_error(scaling: Scaling, row: RooflineRow) -> float:
+    """The fit's error where it matters for ``row``: the largest relative error, at the fit's
+    check shape, of a total whose term at the row's shape is at least half the estimate
+    (unique bytes for ``t_mem``, each input type's FLOPs for ``t_tc``, each pipe's operations
+    for ``t_core``). A total that does not set the time does not make it uncertain."""
+    if scaling.check is None or not row.time:
         return 0.0
-    env = scaling.check_env
-    f = scaling.at(env)            # the launch's CTAs are known (its grid), not fitted
-    f = Counts(f.buffers, f.flops, scaling.check.ctas, f.core)
-    fitted = estimate(label, env, f, dev, threads, registers, smem).time
-    measured = estimate(label, env, scaling.check, dev, threads, registers, smem).time
-    return abs(fitted - measured) / measured if measured else 0.0
+    got, want = _totals(scaling.at(scaling.check_env)), _totals(scaling.check)
+    c, d = row.counts, row.device
+    full = min(1.0, max(1.0, float(c.ctas)) / d.sms)
+    terms = {"unique bytes": row.t_mem}
+    tc = sum(f / d.peak(t) for t, f in c.flops.items() if f)
+    terms.update({f"{t} FLOPs": row.t_tc * (f / d.peak(t)) / tc
+                  for t, f in c.flops.items() if f})
+    terms.update({f"{k} operations": v / (d.core_peak(k) * 1e12 * full)
+                  for k, v in c.core.items() if v})
+    errs = [abs(got.get(k, 0.0) - want[k]) / want[k] for k, t in terms.items()
+            if t >= 0.5 * row.time and want.get(k)]
+    return max(errs, default=0.0)
 
 
 def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, vary=None,
@@ -490,7 +508,9 @@ def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, v
     counts = Counts(counts.buffers, counts.flops, t.grid[0] * t.grid[1] * t.grid[2],
                     counts.core)
     label = name or kernel.name
-    rows = tuple(estimate(label, at, counts, d, threads, rep.registers, smem,
-                          _time_error(scaling, label, d, threads, rep.registers, smem))
-                 for d in devices)
+    rows = []
+    for d in devices:
+        row = estimate(label, at, counts, d, threads, rep.registers, smem)
+        rows.append(replace(row, fit_error=_fit_error(scaling, row)))
+    rows = tuple(rows)
     return Roofline(scaling, rows)
