@@ -167,7 +167,7 @@ class LaunchState:
 
 def _scalar_bytes(value, p):
     """The bytes of ``value`` for scalar parameter ``p``: a number converted only when nothing
-    is lost (``specialize.scalars``: an integer type takes an exact integer in range, a
+    is lost (``jax_pyptx.scalars``: an integer type takes an exact integer in range, a
     ``.bN`` either signedness, a float type any real number within its range, never a
     string); a typed NumPy float for a ``.bN`` of its width passes its bits."""
     t = p.type
@@ -189,7 +189,7 @@ def _scalar_bytes(value, p):
             f"param {p.name!r} (.{t.name}) got {value!r} ({type(value).__name__}): a 64-bit "
             f"integer parameter takes a pointer (a NumPy array, whose address it gets; None "
             f"for a null pointer) or an integer, never a float")
-    from ..specialize.scalars import scalar_value
+    from ..scalars import scalar_value
     try:
         got = scalar_value(t, value, f"param {p.name!r}", InterpreterError)
     except InterpreterError as e:

@@ -35,7 +35,7 @@ from ..interpret.severity import sanitize_mode
 from ..interpret.timeline import check_path
 from ..kernel import Kernel
 from ..specialize.binding import did_you_mean, split_keywords, valid_names
-from ..specialize.scalars import check_dtype, scalar_value
+from ..scalars import check_dtype, scalar_value
 from ..types import PtxType
 from .ad import vjp_pair
 from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers

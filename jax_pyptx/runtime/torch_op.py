@@ -53,7 +53,7 @@ from ..errors import SpecializationError
 from ..specs import Layout, Tile
 from ..types import PtxType
 from ..specialize.keys import exact_key
-from ..specialize.scalars import check_dtype, number_value, scalar_value
+from ..scalars import check_dtype, number_value, scalar_value
 
 __all__ = ["NAMESPACE", "TorchKernel", "to_torch", "family", "split_kw", "torch_dtype",
            "scalar_number_dtype"]
@@ -194,7 +194,7 @@ class TorchKernel:
         ops = []
         for name, a, s in zip(k.param_names, args, k.in_specs):
             if isinstance(s, PtxType) and not isinstance(a, torch.Tensor):
-                # refused when lossy or out of range (specialize.scalars), never a string
+                # refused when lossy or out of range (jax_pyptx.scalars), never a string
                 v = number_value(s, a, f"kernel {k.name!r}: runtime scalar {name}")
                 a = torch.tensor(v, dtype=scalar_number_dtype(s))
             ops.append(a)

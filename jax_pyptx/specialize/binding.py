@@ -261,10 +261,10 @@ def raw_values(k, given: dict, env: dict, template: dict, host: bool = False) ->
 
 def scalar_value(k, name: str, t, v, where: str = "given"):
     """``v`` as a NumPy scalar holding PTX type ``t`` for raw parameter ``name``: the rules
-    of ``specialize.scalars`` (an integer type takes an exact integer in range, a ``.bN``
+    of ``jax_pyptx.scalars`` (an integer type takes an exact integer in range, a ``.bN``
     either signedness; a float type any real number within its range; ``pred`` a bool or
     0/1; never a string)."""
-    from .scalars import scalar_value as _checked
+    from ..scalars import scalar_value as _checked
 
     return _checked(t, v, f"kernel {k.name!r}: raw parameter {name!r}")
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import DeadlockError, InterpreterError, SpecializationError
 from ..specs import Layout, memory_shape
 from .dims import check_cluster_grid
-from .scalars import scalar_value
+from ..scalars import scalar_value
 from .tma import tma_spec
 
 __all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory"]
@@ -192,7 +192,7 @@ class HostLaunch:
         return tuple(from_memory(o, lay) for o, lay in zip(outs, self._out_layouts))
 
     def _scalar(self, v, info):
-        """Runtime scalar ``info`` as a NumPy scalar of its type (``specialize.scalars``:
+        """Runtime scalar ``info`` as a NumPy scalar of its type (``jax_pyptx.scalars``:
         refused when it would be truncated, wrapped or overflow)."""
         return scalar_value(info.type, v, f"kernel {self.label!r}: runtime scalar {info.name}")
 

@@ -22,7 +22,7 @@ Errors name the parameter, its PTX type, the value given and what the type takes
 
 Examples:
     >>> import numpy as np
-    >>> from jax_pyptx.specialize.scalars import scalar_value
+    >>> from jax_pyptx.scalars import scalar_value
     >>> from jax_pyptx.types import u32, f32
     >>> scalar_value(u32, 7.0, "runtime scalar n")
     np.uint32(7)
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import SpecializationError
+from .errors import SpecializationError
 
 __all__ = ["scalar_value", "number_value", "check_dtype", "allowed_text"]
 
