@@ -26,6 +26,16 @@ def _transpile_run(args) -> int:
     from .errors import PtxError
     from .transpile import transpile
 
+    if args.output:           # checked first: no work is lost to a path that cannot be written
+        import os
+
+        folder = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(folder) or os.path.isdir(args.output):
+            why = (f"{args.output!r} is a directory" if os.path.isdir(args.output) else
+                   f"its directory {folder!r} does not exist")
+            print(f"jax-pyptx transpile: -o {args.output}: {why}; give a file path in an "
+                  f"existing directory", file=sys.stderr)
+            return 2
     if args.file == "-":
         text, name = sys.stdin.read(), "<stdin>"
     else:
@@ -42,8 +52,12 @@ def _transpile_run(args) -> int:
         print(f"jax-pyptx transpile: {e}", file=sys.stderr)
         return 1
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(src)
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(src)
+        except OSError as e:
+            print(f"jax-pyptx transpile: cannot write {args.output}: {e}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(src)
     return 0

@@ -20,6 +20,7 @@ from .isa.model import parse_target
 from .specialize import PLAIN, ParamAbi
 from .specialize import binding as _binding
 from .specialize.dims import dim3, parse_version
+from .specialize.keys import exact_items, exact_key
 from .specialize.trace import trace_specialization
 from .specialize.traced import ParamInfo, Traced  # noqa: F401  (re-exported)
 from .specs import TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401 (documented here)
@@ -41,6 +42,7 @@ VersionOption = Union[str, float, Sequence[int], None]
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
+_INTERPRET_OPTIONS = ("sanitize", "max_steps", "timeout", "timeline")
 
 # How ``Kernel.__call__`` reaches a runtime: a function ``(kernel, *arrays, **kw)`` that the
 # package installs (``jax_pyptx/__init__``: the JAX runtime, imported on the first call).
@@ -95,6 +97,16 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: *args/**kwargs are not allowed; "
                                       f"positional params are tensors, keyword-only params "
                                       f"are template parameters")
+        for what, specs in (("in_specs", in_specs), ("out_specs", out_specs)):
+            if isinstance(specs, (Tile, PtxType)) or (
+                    specs is not None and not isinstance(specs, (tuple, list))):
+                one = str(specs) if isinstance(specs, Tile) else repr(specs)
+                raise SpecializationError(
+                    f"kernel {self.name!r}: {what} must be a tuple of specs, one per "
+                    f"parameter; got a single {type(specs).__name__}, {one}"
+                    + (f" (a one-element tuple needs a trailing comma: {what}=({one},))"
+                       if isinstance(specs, (Tile, PtxType)) else ""),
+                    loc=_def_loc(fn))
         if in_specs is None and out_specs is None:
             ann = [sig.parameters[n].annotation for n in self._names]
             in_specs = tuple(a for a in ann if isinstance(a, (Tile, PtxType)))
@@ -225,19 +237,9 @@ class Kernel:
                 f"kernel {self.name!r}: missing shape variable{'s' if len(missing) > 1 else ''}"
                 f" {', '.join(missing)}; pass them by keyword (.ptx({missing[0]}=...)) or call "
                 f"the kernel with arrays")
-        env = {}
-        for s in self._symbols:
-            v = kw[s]
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise SpecializationError(f"kernel {self.name!r}: shape variable {s} must be a "
-                                          f"positive int, got {v!r}")
-            env[s] = v
-        try:
-            key = (tuple(sorted(template.items())), tuple(env.items()))
-            hash(key)
-        except TypeError:             # unhashable values (a list...): keyed by their repr
-            key = (tuple(sorted((n, _key_of(v)) for n, v in template.items())),
-                   tuple(env.items()))
+        env = {s: _binding.shape_value(self, s, kw[s]) for s in self._symbols}
+        # keyed by type and exact value: 1, 1.0 and True, or 0.0 and -0.0, trace apart
+        key = (exact_items(template), tuple(env.items()))
         return key, template, env
 
     def bind(self, *arrays, **kw) -> _binding.Binding:
@@ -303,19 +305,16 @@ class Kernel:
             >>> k.trace_for(None) is k.trace()
             True
         """
-        try:                        # warm path: the same keywords as a previous call
-            fast = (abi, tuple(kw.items()))
-            got = self._fast.get(fast)
-        except TypeError:           # an unhashable value: the checks below say so
-            fast, got = None, None
+        # warm path: the same keywords as a previous call (by type and exact value)
+        fast = (abi, tuple((n, exact_key(v)) for n, v in kw.items()))
+        got = self._fast.get(fast)
         if got is not None:
             return got
         key, template, env = self._specialize(kw)
         key = (key, abi or PLAIN)
         got = self._cache.get(key)
         if got is not None:
-            if fast is not None:
-                self._fast[fast] = got
+            self._fast[fast] = got
             return got
         with self._lock:
             got = self._cache.get(key)
@@ -325,8 +324,7 @@ class Kernel:
                     parse_target(self._resolved_arch)
                 got = trace_specialization(self, template, env, abi or PLAIN)
                 self._cache[key] = got
-            if fast is not None:
-                self._fast[fast] = got
+            self._fast[fast] = got
         return got
 
     def ptx(self, **kw) -> str:
@@ -451,6 +449,8 @@ class Kernel:
             raise SpecializationError(
                 f"kernel {self.name!r} takes {n_in} inputs "
                 f"({', '.join(self._names[:n_in])}); got {len(arrays)}")
+        _binding.unknown_argument(self, kw, allowed=[p.name for p in self.raw_params],
+                                  options=_INTERPRET_OPTIONS, what="the interpret options")
         b = self.bind(*arrays, **kw)
         from .specialize.empty import empty_outputs
 
@@ -504,12 +504,12 @@ class Kernel:
         return _call_handler(self, *arrays, **kw)
 
 
-def _key_of(v):
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return ("<repr>", type(v).__name__, repr(v))
+def _def_loc(fn):
+    """The ``SourceLoc`` of ``fn``'s ``def`` line (None for a callable without code)."""
+    from .errors import SourceLoc
+
+    code = getattr(fn, "__code__", None)
+    return SourceLoc(code.co_filename, code.co_firstlineno) if code is not None else None
 
 
 def _raw_param(p) -> Param:
@@ -650,8 +650,11 @@ def kernel(fn: Callable[..., Any] | None = None, *, arch: str = "sm_90a",
         array([0., 2., 4., 6.], dtype=float32)
     """
     if unknown:
-        raise SpecializationError(f"kernel(): unknown option {next(iter(unknown))!r}; options: "
-                                  f"{', '.join(_KERNEL_OPTIONS)}")
+        name = next(iter(unknown))
+        raise SpecializationError(
+            f"kernel(): unknown option {name!r}"
+            f"{_binding.did_you_mean(name, _KERNEL_OPTIONS)}; options: "
+            f"{', '.join(_KERNEL_OPTIONS)}")
     options = dict(arch=arch, version=version, in_specs=in_specs, out_specs=out_specs, grid=grid,
                    block=block, cluster=cluster, smem=smem, raw_params=raw_params,
                    extern_smem=extern_smem, reqntid=reqntid, raw_directives=raw_directives)

@@ -499,6 +499,42 @@ class TmaDescriptorHandle:
         return cast(str, self.param)
 
 
+class Shape(tuple):
+    """A tensor parameter's shape (``X.shape``): a tuple whose out-of-range index is a
+    ``PtxIndexError`` (an ``IndexError``) naming the tensor, its rank and the user's line.
+
+    Examples:
+        >>> from jax_pyptx.specs import Shape
+        >>> s = Shape((64, 32), "X")
+        >>> s[1], s == (64, 32)
+        (32, True)
+    """
+
+    def __new__(cls, dims, name: str = "tensor"):
+        self = super().__new__(cls, dims)
+        self.name = name
+        return self
+
+    def __getitem__(self, i):
+        try:
+            return tuple.__getitem__(self, i)
+        except IndexError:
+            import sys
+
+            from .errors import PtxIndexError, SourceLoc
+
+            f = sys._getframe(1)
+            n = len(self)
+            dims = ("it has none" if not n else f"index 0 .. {n - 1} (or -{n} .. -1)")
+            raise PtxIndexError(
+                f"{self.name}.shape[{i}]: {self.name} has rank {n} (shape {tuple(self)}); "
+                f"its dims are {dims}", loc=SourceLoc(f.f_code.co_filename, f.f_lineno)
+            ) from None
+
+    def __reduce__(self):
+        return (Shape, (tuple(self), self.name))
+
+
 class TensorSpec:
     """A tensor parameter: ``TensorSpec(name, shape=None, dtype=None, layout=None)``.
 
@@ -520,7 +556,7 @@ class TensorSpec:
                  layout: Layout | None = None, index: int = 0, trace=None,
                  output: bool = False, access=None):
         self.name, self.dtype, self.layout = name, dtype, layout
-        self.shape = None if shape is None else tuple(shape)
+        self.shape = None if shape is None else Shape(shape, name)
         self.index, self.trace, self.output = index, trace, output
         self._access = access
         self.tile = None            # the Tile it was made from (its TMA box and rank)

@@ -157,15 +157,19 @@ def test_params_scalars_bytes_and_conversions():
         ret;""", ".param .u64 y, .param .f32 a, .param .u32 b, .param .align 8 .b8 s[16]",
                   TID + ".reg .f32 %f1; .reg .u32 %r1; .reg .u16 %rs1; .reg .f64 %d<5>;")
     blob = bytes([0, 0, 0, 9, 0, 0, 0, 0]) + np.float64(6.25).tobytes()
-    launch(prog, "k", [y, 1.5, -1, blob], block=1)
+    launch(prog, "k", [y, 1.5, 2 ** 32 - 1, blob], block=1)
     assert y.tolist() == [1.5, 2.0 ** 32 - 1, 9.0, 6.25]
+    with pytest.raises(InterpreterError) as e:         # issue 26: -1 is not a .u32
+        launch(prog, "k", [y, 1.5, -1, blob], block=1)
+    assert str(e.value) == ("param 'b' (.u32) got -1 (int): out of range; a .u32 takes an "
+                            "integer in [0, 4294967295]")
     with pytest.raises(InterpreterError, match=r"param 's' takes 16 bytes, got 3"):
         launch(prog, "k", [y, 1.5, 1, b"abc"], block=1)
     with pytest.raises(InterpreterError, match=r"takes 4 arguments \(y \(.u64\), a \(.f32\), b \(.u32\), s \(.b8\[16\]\)\), got 2"):
         launch(prog, "k", [y, 1.5], block=1)
     with pytest.raises(InterpreterError, match="an array can only be passed to a 64-bit pointer param"):
         launch(prog, "k", [y, y, 1, blob], block=1)
-    with pytest.raises(InterpreterError, match="non-integer value"):
+    with pytest.raises(InterpreterError, match="not an integer"):
         launch(prog, "k", [y, 1.5, 2.5, blob], block=1)
 
 

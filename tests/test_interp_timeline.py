@@ -305,9 +305,10 @@ def test_the_file_is_replaced_atomically(tmp_path, monkeypatch):
     assert path.read_text() == "old"
     assert os.listdir(tmp_path) == ["run.json"]             # no temporary file left
     monkeypatch.undo()
-    with pytest.raises(FileNotFoundError):
-        launch(BARRIER, "k", [np.zeros(64, np.uint32)], block=64,
-               timeline=tmp_path / "missing" / "run.json")
+    y = np.zeros(64, np.uint32)
+    with pytest.raises(InterpreterError, match="does not exist"):   # issue 26: before the run
+        launch(BARRIER, "k", [y], block=64, timeline=tmp_path / "missing" / "run.json")
+    assert not y.any()
 
 
 def test_runtime_paths_take_the_timeline(tmp_path):

@@ -436,7 +436,8 @@ def test_half_precision_scalars_for_b16_params():
     assert [hex(v) for v in o] == ["0x3e00", "0x3f80", "0x7", "0x3c00"]
     with pytest.raises(InterpreterError) as e:
         launch(text, "k", [o, 1.5, 2.5, 7, 0], block=1)
-    assert str(e.value) == ("param 'b' is .b16 but got non-integer value 2.5; a .b16 param takes an int, or a "
+    assert str(e.value) == ("param 'b' (.b16) got 2.5 (float): not an integer (it would be truncated); a .b16 "
+                            "takes an integer in [-32768, 65535] (either signedness: its bits are passed), or a "
                             "typed NumPy float of 16 bits (np.float16, ml_dtypes.bfloat16, np.float32, ...) "
                             "whose bits it gets")
 

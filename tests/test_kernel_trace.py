@@ -123,7 +123,8 @@ def test_conflicting_shape_bindings():
 def test_bad_kernel_options():
     with pytest.raises(SpecializationError) as e:
         kernel(lambda: None, archh="sm_90a")
-    assert "unknown option 'archh'; options: arch, version, in_specs" in str(e.value)
+    assert ("unknown option 'archh' (did you mean 'arch'?); options: arch, version, in_specs"
+            in str(e.value))
     with pytest.raises(jax_pyptx.ArchError) as e:
         kernel(arch="sm_91x")(lambda: None)
     assert str(e.value).startswith("unknown arch 'sm_91x'; allowed: sm_80, sm_86")

@@ -157,7 +157,8 @@ def test_device_figures_and_errors():
     assert (b.sms, b.hbm_gbs, b.peak("f16"), b.peak("e2m1")) == (148, 8000.0, 2250.0, 9000.0)
     with pytest.raises(KeyError, match="A100 SXM4 80GB lists no tensor-core rate for 'e4m3'"):
         DEVICES["A100"].peak("e4m3")
-    with pytest.raises(ValueError, match="unknown device 'V100'; known: H100, H200, B200, A100"):
+    with pytest.raises(ValueError, match="unknown device 'V100'; known: H100, H100-PCIe, "
+                                         "H100-NVL, H200, H200-NVL, GH200, B200, GB200, A100"):
         occupancy("V100", 32, 32, 0)
 
 
@@ -173,7 +174,8 @@ def test_estimate_terms():
     text = format_table([r, r2])
     assert text.splitlines()[0].split() == [
         "kernel", "shape", "device", "CTAs", "occupancy", "waves", "DRAM", "MB", "reuse",
-        "GFLOP", "FLOP/B", "t_mem", "us", "t_tc", "us", "est", "us", "bound", "TB/s", "TFLOP/s"]
+        "GFLOP", "FLOP/B", "core", "GOP", "t_mem", "us", "t_tc", "us", "t_core", "us", "est",
+        "us", "bound", "TB/s", "TFLOP/s"]
     assert "| k | M=1 | H100 SXM5 | 264 | 2 CTA/SM (16 warps, registers) | 1 |" in \
         format_table([r], markdown=True)
 

@@ -76,10 +76,16 @@ def test_grad_without_backward_errors():
     sm = build_softmax(4, 64)
     with pytest.raises(NotSupportedError) as e:
         jax.grad(lambda x: jnp.sum(sm(x)))(jnp.ones((4, 64)))
-    assert str(e.value) == (
-        "kernel 'softmax' has no backward: jax_pyptx kernels are opaque to autodiff. Pair it "
-        "with a backward kernel: jax_pyptx.runtime.autodiff.with_backward(fwd, bwd) or "
-        "jax_pyptx.runtime.call.configure(kernel, backward=bwd)")
+    assert str(e.value) == JVP_MESSAGE
+
+
+JVP_MESSAGE = (
+    "kernel 'softmax' has no derivative: jax_pyptx kernels are opaque to autodiff. Reverse "
+    "mode (jax.grad, jax.vjp) needs a backward kernel paired with it: "
+    "jax_pyptx.runtime.autodiff.with_backward(fwd, bwd) or jax_pyptx.configure(kernel, "
+    "backward=bwd). Forward mode (jax.jvp, jax.jacfwd) needs a JVP, which a backward kernel "
+    "does not give: wrap the call in jax.custom_jvp and compute the tangent yourself (with "
+    "another kernel or jax.numpy)")
 
 
 def test_backward_with_wrong_gradient_count():

@@ -69,14 +69,34 @@ def _space_of(space: str) -> str:
     return space.split("::")[0].lstrip(".")
 
 
-class Scope:
-    """Names visible at a point of a function: registers and symbols, chained to the outer scope."""
+# a ``.reg .T %r<N>`` declaration of more registers than this is resolved name by name when
+# an instruction names one (``Scope.ranges``, ``Registers``), not declared up front: PTX
+# registers are virtual, and ``%r<100000000>`` is legal PTX that costs nothing until used
+EAGER_REGISTERS = 4096
+MAX_LOCAL_BYTES = 512 * 1024     # local memory per thread (CUDA: 512 KB, sm_20 and later)
 
-    __slots__ = ("names", "parent")
+
+def _range_index(name: str, prefix: str, count: int):
+    """``i`` when ``name`` is ``prefix`` followed by ``i`` in ``0 .. count-1`` (no leading
+    zeros), else None."""
+    digits = name[len(prefix):]
+    if not name.startswith(prefix) or not digits.isdigit() or (len(digits) > 1 and
+                                                                digits[0] == "0"):
+        return None
+    i = int(digits)
+    return i if i < count else None
+
+
+class Scope:
+    """Names visible at a point of a function: registers and symbols, chained to the outer scope.
+    ``ranges``: large ``%r<N>`` declarations, ``(prefix, count, key prefix, key suffix)``."""
+
+    __slots__ = ("names", "parent", "ranges")
 
     def __init__(self, parent=None):
         self.names = {}
         self.parent = parent
+        self.ranges = ()
 
     def get(self, name):
         s = self
@@ -84,8 +104,45 @@ class Scope:
             v = s.names.get(name)
             if v is not None:
                 return v
+            for prefix, count, kp, suffix in s.ranges:
+                if _range_index(name, prefix, count) is not None:
+                    return ("reg", kp + name + suffix)
             s = s.parent
         return None
+
+
+class Registers(dict):
+    """``Program.regs``: register key -> ``RegInfo``; the registers of a large ``%r<N>``
+    declaration get their entry when first named (``EAGER_REGISTERS``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lazy = []              # (key prefix + register prefix, count, suffix, type)
+
+    def _lazy(self, key):
+        if isinstance(key, str):
+            for head, count, suffix, t in self.lazy:
+                if suffix and not key.endswith(suffix):
+                    continue
+                if _range_index(key[:len(key) - len(suffix)] if suffix else key, head,
+                                count) is not None:
+                    info = RegInfo(key, t)
+                    dict.__setitem__(self, key, info)
+                    return info
+        return None
+
+    def __missing__(self, key):
+        info = self._lazy(key)
+        if info is None:
+            raise KeyError(key)
+        return info
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or self._lazy(key) is not None
+
+    def get(self, key, default=None):
+        v = dict.get(self, key)
+        return v if v is not None else (self._lazy(key) or default)
 
 
 class Program:
@@ -102,7 +159,7 @@ class Program:
             raise InterpreterError(f"function {entry!r} is only declared, it has no body")
         self.entry = fn
         self.name = entry
-        self.regs: dict[str, RegInfo] = {}
+        self.regs: dict[str, RegInfo] = Registers()
         self.code: list[Decoded] = []
         self.funcs: dict[str, tuple] = {}        # name -> (start pc, Function, Scope)
         self.shared_vars: list[Var] = []
@@ -312,6 +369,11 @@ class Program:
             self._flatten_function(callee, is_entry=False)
 
     def _declare_regs(self, d: RegDecl, sc: Scope, prefix: str, depth: int, block: int):
+        if d.count and d.count > EAGER_REGISTERS and not d.vector:
+            suffix = f"#{block}" if depth > 0 else ""
+            sc.ranges = sc.ranges + ((d.prefix, d.count, prefix, suffix),)
+            self.regs.lazy.append((prefix + d.prefix, d.count, suffix, d.type))
+            return
         if d.count:
             names = [f"{d.prefix}{i}" for i in range(d.count)]
         else:
@@ -325,9 +387,15 @@ class Program:
             self.regs[key] = RegInfo(key, d.type)
             sc.names[nm] = ("reg", key)
 
-    def _alloc_local(self, size, align):
+    def _alloc_local(self, size, align, what: str = "a .local variable"):
         align = max(align, 1)
         off = -(-self.local_size // align) * align
+        if off + size > MAX_LOCAL_BYTES:
+            raise InterpreterError(
+                f"{what} of {size} bytes takes the local memory of function {self.name!r} to "
+                f"{off + size} bytes per thread; CUDA allows at most {MAX_LOCAL_BYTES} bytes "
+                f"(512 KB) of local memory per thread on every target: keep large arrays in "
+                f"global or shared memory")
         self.local_size = off + size
         return off
 
@@ -337,7 +405,8 @@ class Program:
             v = self._add_shared(d)
             sc.names[d.name] = ("var", v)
         elif sp in ("local", "param"):
-            off = self._alloc_local(_var_size(d), max(d.align, d.type.nbytes))
+            off = self._alloc_local(_var_size(d), max(d.align, d.type.nbytes),
+                                    f".{sp} variable {d.name!r}")
             v = Var(d.name, "local" if sp == "local" else "plocal", off, _var_size(d), d.align, d)
             self.local_vars.append(v)
             sc.names[d.name] = ("sym", (v.space, off))

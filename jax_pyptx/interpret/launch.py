@@ -24,6 +24,29 @@ from .timeline import Timeline, check_path
 from .traced import TracedContext
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
+# shared memory one CTA may use (static + dynamic, with the opt-in), by SM version: CUDA C++
+# Programming Guide, "Technical Specifications per Compute Capability"
+SHARED_LIMITS = {50: 49152, 52: 49152, 53: 49152, 60: 49152, 61: 49152, 62: 49152, 70: 98304,
+                 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376,
+                 90: 232448, 100: 232448, 101: 232448, 103: 232448, 110: 232448, 120: 101376,
+                 121: 101376}
+
+
+def shared_limit(target) -> tuple:
+    """``(bytes, arch)``: the shared memory one CTA may use on ``target`` (``"sm_90a"``, a
+    module's ``.target`` tuple; ``MAX_SHARED`` for one this table does not know).
+
+    Examples:
+        >>> from jax_pyptx.interpret.launch import shared_limit
+        >>> shared_limit("sm_80"), shared_limit(("sm_90a",))
+        ((166912, 'sm_80'), (232448, 'sm_90a'))
+    """
+    names = (target,) if isinstance(target, str) else tuple(target or ())
+    for name in names:
+        digits = "".join(c for c in str(name).removeprefix("sm_") if c.isdigit())
+        if str(name).startswith("sm_") and digits and int(digits) in SHARED_LIMITS:
+            return SHARED_LIMITS[int(digits)], str(name)
+    return MAX_SHARED, (names[0] if names else "sm_90a")
 MAX_BATCH_SLOTS = 16384      # threads interpreted together (whole CTAs / clusters)
 DEFAULT_MAX_STEPS = 50_000_000   # instructions dispatched per batch before InterpreterLimitError
 
@@ -146,36 +169,45 @@ class LaunchState:
 
 
 def _scalar_bytes(value, p):
+    """The bytes of ``value`` for scalar parameter ``p``: a number converted only when nothing
+    is lost (``jax_pyptx.scalars``: an integer type takes an exact integer in range, a
+    ``.bN`` either signedness, a float type any real number within its range, never a
+    string); a typed NumPy float for a ``.bN`` of its width passes its bits."""
     t = p.type
     if isinstance(value, np.ndarray) and value.ndim > 0:
         raise InterpreterError(
             f"param {p.name!r} is a .{t.name} scalar but got an array of shape {value.shape}; "
             f"arrays go to .u64/.b64 pointer params")
-    if t.kind == "pred":
-        return np.array([bool(value)], np.uint8).tobytes()
     from .operands import np_dtype
     dt = np_dtype(t)
-    v = np.asarray(value)
+    v = np.asarray(value) if isinstance(value, (np.generic, np.ndarray)) else None
     if t.kind == "bits" and isinstance(value, np.generic) and v.dtype.kind not in "uib" \
             and v.dtype.itemsize == dt.itemsize:
         # a typed float scalar (np.float16, ml_dtypes.bfloat16, np.float32, ...) for a .bN
         # param: its bits, as a kernel that moves halves in .b16 registers expects
         return v.tobytes()
-    if dt.kind in "ui" and v.dtype.kind in "ui":
-        iv = int(v) & ((1 << (8 * dt.itemsize)) - 1)
-        return iv.to_bytes(dt.itemsize, "little")
-    if dt.kind in "ui" and v.dtype.kind == "b":
-        return int(bool(v)).to_bytes(dt.itemsize, "little")
-    if dt.kind in "ui":
-        if float(v) != int(float(v)):
-            hint = ""
-            if t.kind == "bits":
-                hint = (f"; a .{t.name} param takes an int, or a typed NumPy float of {t.bits} bits "
-                        f"(np.float16, ml_dtypes.bfloat16, np.float32, ...) whose bits it gets")
-            raise InterpreterError(f"param {p.name!r} is .{t.name} but got non-integer value {value!r}{hint}")
-        iv = int(float(v)) & ((1 << (8 * dt.itemsize)) - 1)
-        return iv.to_bytes(dt.itemsize, "little")
-    return np.asarray(v, dtype=dt).tobytes()
+    if t.bits == 64 and t.kind in ("unsigned", "signed", "bits") and \
+            isinstance(value, (float, np.floating)):
+        raise InterpreterError(
+            f"param {p.name!r} (.{t.name}) got {value!r} ({type(value).__name__}): a 64-bit "
+            f"integer parameter takes a pointer (a NumPy array, whose address it gets; None "
+            f"for a null pointer) or an integer, never a float")
+    from ..scalars import scalar_value
+    try:
+        got = scalar_value(t, value, f"param {p.name!r}", InterpreterError)
+    except InterpreterError as e:
+        if t.kind == "bits" and isinstance(value, (float, np.floating)):
+            raise InterpreterError(
+                f"{e.message}, or a typed NumPy float of {t.bits} bits (np.float16, "
+                f"ml_dtypes.bfloat16, np.float32, ...) whose bits it gets") from None
+        raise
+    if t.kind == "pred":
+        return np.array([bool(got)], np.uint8).tobytes()
+    if isinstance(got, int):                   # .b128: no NumPy type
+        return got.to_bytes(t.bits // 8, "little")
+    if t.is_float:                             # its own bytes (tf32: an f32's)
+        return np.asarray(got).tobytes()
+    return np.asarray(got).astype(dt, copy=False).tobytes()
 
 
 def _array_param_bytes(a, p, size: int) -> bytes:
@@ -267,6 +299,26 @@ def _tensor_map_param(mem, p, size, a, placed, copy_back) -> bytes:
     data = np.frombuffer(b"".join(raw), np.uint8).copy()
     al = mem.gspace.add(data, f"tensor map{'s' if len(raw) > 1 else ''} of param {p.name!r}", align=128)
     return np.uint64(al.base).tobytes()
+
+
+def _counting_program(module, entry, ops: dict) -> Program:
+    """A private (uncached) program of ``entry`` whose non-control instructions add the
+    number of threads executing them to ``ops[opcode]`` (``Stats(count_ops=True)``)."""
+    from .registry import K_OP
+
+    prog = Program(module, entry)
+    decode_program(prog)
+
+    def counted(fn, key):
+        def run(ctx, sub):
+            ops[key] = ops.get(key, 0) + sub.n
+            return fn(ctx, sub)
+        return run
+
+    for d in prog.code:
+        if d.kind == K_OP and d.fn is not None:
+            d.fn = counted(d.fn, d.ins.full_opcode)
+    return prog
 
 
 def _run_batch(ctx):
@@ -390,7 +442,10 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     if not timeout > 0:
         raise InterpreterError(f"timeout must be a positive number of seconds (math.inf for none), got {timeout!r}")
     module = get_module(ptx_or_module)
-    prog = get_program(module, entry)
+    if isinstance(stats, Stats) and stats.count_ops:
+        prog = _counting_program(module, entry, stats.thread_ops)
+    else:
+        prog = get_program(module, entry)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
@@ -399,13 +454,16 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     smem = int(smem)
     if smem < 0:
         raise InterpreterError(f"smem must be >= 0, got {smem}")
-    if smem and not prog.extern_shared:
-        pass        # allowed: dynamic shared memory nobody declares is simply unused
-    total_shared = (prog.dynamic_shared_offset + smem) if prog.extern_shared else prog.static_shared_size
-    if total_shared > MAX_SHARED:
+    # dynamic shared memory nobody declares is unused, but the driver refuses a launch whose
+    # static + dynamic size passes the architecture's limit all the same
+    total_shared = (prog.dynamic_shared_offset if prog.extern_shared else
+                    prog.static_shared_size) + smem
+    limit, arch = shared_limit(module.target)
+    if total_shared > limit:
         raise InterpreterError(
             f"kernel {entry!r} needs {total_shared} bytes of shared memory "
-            f"({prog.static_shared_size} static + {smem} dynamic); the limit is {MAX_SHARED}")
+            f"({prog.static_shared_size} static + {smem} dynamic); {arch} allows at most "
+            f"{limit} bytes per CTA, so no GPU could launch it")
     args = list(args)
     params = prog.param_layout
     if len(args) != len(params):

@@ -174,9 +174,9 @@ class Stats:
 
     __slots__ = ("global_load_bytes", "global_store_bytes", "global_atomic_bytes",
                  "bytes_by_op", "buffers", "flops", "instructions", "thread_instructions",
-                 "ctas", "launches", "seconds", "_ctx", "_by_alloc")
+                 "ctas", "launches", "seconds", "_ctx", "_by_alloc", "count_ops", "thread_ops")
 
-    def __init__(self):
+    def __init__(self, count_ops: bool = False):
         self.global_load_bytes = 0
         self.global_store_bytes = 0
         self.global_atomic_bytes = 0
@@ -190,6 +190,11 @@ class Stats:
         self.seconds = 0.0
         self._ctx = None            # the batch of CTAs running now (for opcode attribution)
         self._by_alloc: dict = {}   # id(allocation) -> BufferStats, for the current launch
+        # count_ops=True: thread_ops counts, per opcode (``fma.rn.f32``), the threads that
+        # executed it (guarded-off threads excluded); the launch runs a private copy of the
+        # program whose handlers count, so launches without it pay nothing (perf.counts)
+        self.count_ops = bool(count_ops)
+        self.thread_ops: dict = {}
 
     # ------------------------------------------------------------------ hooks
     def global_access(self, kind: str, nbytes: int, parts=None, size: int = 0) -> None:

@@ -73,12 +73,20 @@ ASYNC_TID = 1000                 # async tracks of a CTA: tids from here on
 
 
 def check_path(timeline, what: str = "timeline"):
-    """``timeline`` as a path string (None stays None); anything else is an error."""
+    """``timeline`` as a path string (None stays None); anything else, or a path whose
+    directory does not exist (checked before the run, so that no result is lost to it), is
+    an error."""
     if timeline is None:
         return None
     if isinstance(timeline, (str, os.PathLike)):
         p = os.fspath(timeline)
         if isinstance(p, str) and p:
+            folder = os.path.dirname(os.path.abspath(p))
+            if not os.path.isdir(folder) or os.path.isdir(p):
+                why = (f"{p!r} is a directory" if os.path.isdir(p) else
+                       f"its directory {folder!r} does not exist")
+                raise InterpreterError(f"{what}={p!r}: {why}; pass a file path in an existing "
+                                       f"directory (create it first: os.makedirs)")
             return p
     raise InterpreterError(f"{what} must be a file path (str or os.PathLike) for the trace JSON, "
                            f"or None; got {timeline!r} ({type(timeline).__name__})")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .devices import Device, device as _device
 
 __all__ = ["Occupancy", "occupancy"]
@@ -60,6 +62,11 @@ def occupancy(dev, threads: int, registers: int, smem_bytes: int) -> Occupancy:
         2
     """
     d: Device = _device(dev)
+    for name, v, lo in (("threads", threads, 1), ("registers", registers, 0),
+                        ("smem_bytes", smem_bytes, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"occupancy: {name} must be an int >= {lo} ({name} per CTA"
+                             f"{' per thread' if name == 'registers' else ''}), got {v!r}")
     max_warps = d.max_threads_per_sm // 32
     warps = -(-threads // 32)
     if threads > 1024 or registers > d.max_regs_per_thread or smem_bytes > d.smem_per_cta:

@@ -13,11 +13,26 @@ works out occupancy, and estimates the time on each device:
 * ``t_tc = sum over input types of FLOPs / (dense tensor peak * wave efficiency)``, with wave
   efficiency ``CTAs / (waves * SMs * CTAs per SM)`` (a partial last wave leaves tensor cores
   idle);
-* the estimate is ``max(t_mem, t_tc)`` and the kernel is **memory**-bound or **tensor**-bound
-  by which term wins. Non-tensor arithmetic, latency and the L2 are not modelled: the figure
-  is the floor the kernel's traffic and MMA work allow, not a prediction of its speed.
+* ``t_core = max over fp32, fp16, fp64, int and SFU of operations / (peak * min(1, CTAs /
+  SMs))``: the arithmetic the threads execute outside the tensor cores (``Counts.core``,
+  ``perf.ops``), each pipe at its published rate and the pipes side by side (the
+  schedulers' issue limit is not modelled); as for memory, a grid smaller than the GPU
+  cannot use every SM. The counts are of PTX instructions: integer
+  address arithmetic that ptxas folds into addressing modes is counted too;
+* the estimate is ``max(t_mem, t_tc, t_core)`` and the kernel is **memory**-, **tensor**-,
+  **cuda-core**- or **sfu**-bound by which term wins. Latency and the L2 are not modelled:
+  the figure is the floor the kernel's traffic and arithmetic allow, not a prediction of its
+  speed.
 
-``Roofline.table()`` prints one row per (kernel, device).
+Each counter is fitted against three sizes of every varied shape variable as a fixed part
+plus a power law (``perf.counts.fit``): a lookup table read once per launch is not scaled
+with the shape, and ``Roofline.notes()`` lists such fixed terms. When a measurement the fit
+did not use is more than ``UNCERTAIN`` (5%) off the fitted value of a total that sets a
+row's time (unique bytes, FLOPs or a pipe's operations whose term is at least half the
+estimate), the row says so: the ``bound`` cell reads ``memory (uncertain)`` and
+``RooflineRow.uncertain`` is True.
+
+``Roofline.table()`` prints one row per (kernel, device), then the notes.
 
 Examples:
     >>> import numpy as np
@@ -39,9 +54,9 @@ Examples:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .counts import Counts, Scaling, fit
+from .counts import UNCERTAIN, Counts, Scaling, _totals, fit
 from .devices import Device, device as _device
 from .occupancy import Occupancy, occupancy
 
@@ -85,10 +100,28 @@ class RooflineRow:
     waves: int
     t_mem: float                 # seconds
     t_tc: float                  # seconds
+    t_core: float = 0.0          # seconds: CUDA cores and SFU
+    fit_error: float = 0.0       # the fit's error on the totals that set the time
+    core_bound: str = "cuda-core"   # which of the CUDA-core pipes and the SFU sets t_core
+
+    @property
+    def uncertain(self) -> bool:
+        """Whether the counts come from a poor fit (``fit_error`` past ``UNCERTAIN``).
+
+        Examples:
+            >>> from dataclasses import replace
+            >>> from jax_pyptx.perf.counts import BufferCounts, Counts
+            >>> from jax_pyptx.perf.roofline import estimate
+            >>> c = Counts({0: BufferCounts("X", unique_read=1e9)}, ctas=1000)
+            >>> row = estimate("k", {}, c, "H100", threads=128, registers=32, smem=0)
+            >>> row.uncertain, replace(row, fit_error=0.3).uncertain
+            (False, True)
+        """
+        return self.fit_error > UNCERTAIN
 
     @property
     def time(self) -> float:
-        """The estimate, seconds: ``max(t_mem, t_tc)``.
+        """The estimate, seconds: ``max(t_mem, t_tc, t_core)``.
 
         Examples:
             >>> import numpy as np
@@ -106,14 +139,15 @@ class RooflineRow:
             >>> from jax_pyptx.perf import roofline
             >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> row = r.rows[0]
-            >>> row.time == max(row.t_mem, row.t_tc)
+            >>> row.time == max(row.t_mem, row.t_tc, row.t_core)
             True
         """
-        return max(self.t_mem, self.t_tc)
+        return max(self.t_mem, self.t_tc, self.t_core)
 
     @property
     def bound(self) -> str:
-        """``"memory"``, ``"tensor"``, or ``"does not fit"`` (no CTA fits an SM).
+        """``"memory"``, ``"tensor"``, ``"cuda-core"``, ``"sfu"`` (the term that sets the
+        time), or ``"does not fit"`` (no CTA fits an SM).
 
         Examples:
             >>> import numpy as np
@@ -136,6 +170,8 @@ class RooflineRow:
         """
         if self.occupancy.ctas_per_sm == 0:
             return "does not fit"
+        if self.t_core > max(self.t_mem, self.t_tc):
+            return self.core_bound
         return "tensor" if self.t_tc > self.t_mem else "memory"
 
     @property
@@ -216,7 +252,8 @@ class RooflineRow:
 
 
 _COLUMNS = ("kernel", "shape", "device", "CTAs", "occupancy", "waves", "DRAM MB", "reuse",
-            "GFLOP", "FLOP/B", "t_mem us", "t_tc us", "est us", "bound", "TB/s", "TFLOP/s")
+            "GFLOP", "FLOP/B", "core GOP", "t_mem us", "t_tc us", "t_core us", "est us",
+            "bound", "TB/s", "TFLOP/s")
 
 
 def _shape_text(shape: dict) -> str:
@@ -229,7 +266,9 @@ def _cells(r: RooflineRow) -> tuple:
     return (r.kernel, _shape_text(r.shape), r.device.name, f"{c.ctas:.0f}",
             str(r.occupancy), str(r.waves), f"{c.unique_bytes / 1e6:.1f}", f"{reuse:.1f}x",
             f"{c.tensor_flops / 1e9:.1f}", f"{r.intensity:.1f}",
-            f"{r.t_mem * 1e6:.1f}", f"{r.t_tc * 1e6:.1f}", f"{r.time * 1e6:.1f}", r.bound,
+            f"{sum(c.core.values()) / 1e9:.1f}",
+            f"{r.t_mem * 1e6:.1f}", f"{r.t_tc * 1e6:.1f}", f"{r.t_core * 1e6:.1f}",
+            f"{r.time * 1e6:.1f}", r.bound + (" (uncertain)" if r.uncertain else ""),
             f"{r.tbs:.2f}", f"{r.tflops:.0f}")
 
 
@@ -316,14 +355,45 @@ class Roofline:
             >>> print(r.table(markdown=True).splitlines()[0].startswith("|"))
             True
         """
-        return format_table(self.rows, markdown)
+        notes = self.notes()
+        return format_table(self.rows, markdown) + "".join(f"{n}\n" for n in notes)
+
+    def notes(self) -> list:
+        """Lines on the fit: the fixed terms (``Scaling.fixed_terms``: bytes the estimate
+        does not scale) and, when the fit is poor, how far off its check was.
+
+        Examples:
+            >>> from jax_pyptx.perf.counts import BufferCounts, Counts, Scaling
+            >>> from jax_pyptx.perf.roofline import Roofline
+            >>> s = Scaling({"N": 64}, Counts({0: BufferCounts("T", load=4352)}),
+            ...             {"0:load": {"N": 1.0}}, fixed={"0:load": 4096.0})
+            >>> Roofline(s, ()).notes()
+            ['fixed: T load 4096 bytes (does not grow with N)']
+        """
+        s = self.scaling
+        varied = ", ".join(v for v in s.base_env if any(
+            v in e for e in s.exponents.values()))
+        out = [f"fixed: {name} {f} {v:.0f} bytes (does not grow with {varied})"
+               for name, f, v in s.fixed_terms()]
+        for row in self.rows[:1]:
+            out += [f"fixed: {name} {f} {v:.0f} bytes (the whole buffer at "
+                    f"{_shape_text(row.shape)}; its fitted law would pass it)"
+                    for name, f, v in s.capped(row.shape)]
+        bad = [r for r in self.rows if r.uncertain]
+        if bad:
+            shape = " ".join(f"{k}={v}" for k, v in s.check_env.items())
+            worst = max(r.fit_error for r in bad)
+            out.append(f"uncertain: the fitted counts that set the time are {worst:.0%} off "
+                       f"a measurement at {shape}; measure at a shape that tiles evenly, or "
+                       f"pass inputs= for data-dependent work")
+        return out
 
     def __str__(self):
         return self.table()
 
 
 def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, registers: int,
-             smem: int) -> RooflineRow:
+             smem: int, fit_error: float = 0.0) -> RooflineRow:
     """The roofline row of a kernel whose work at ``shape`` is ``counts`` (module doc).
 
     Examples:
@@ -354,8 +424,33 @@ def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, register
     wave_eff = ctas / (waves * per_wave)
     t_mem = counts.unique_bytes / (d.hbm_gbs * 1e9 * min(1.0, ctas / d.sms))
     t_tc = sum(f / (d.peak(t) * 1e12 * wave_eff) for t, f in counts.flops.items() if f)
+    pipes = {c: v / (d.core_peak(c) * 1e12 * min(1.0, ctas / d.sms))
+             for c, v in counts.core.items() if v}
+    top = max(pipes, key=pipes.get, default=None)
     return RooflineRow(name, dict(shape), d, counts, registers, smem, threads, occ, waves,
-                       t_mem, t_tc)
+                       t_mem, t_tc, pipes.get(top, 0.0), fit_error,
+                       "sfu" if top == "sfu" else "cuda-core")
+
+
+def _fit_error(scaling: Scaling, row: RooflineRow) -> float:
+    """The fit's error where it matters for ``row``: the largest relative error, at the fit's
+    check shape, of a total whose term at the row's shape is at least half the estimate
+    (unique bytes for ``t_mem``, each input type's FLOPs for ``t_tc``, each pipe's operations
+    for ``t_core``). A total that does not set the time does not make it uncertain."""
+    if scaling.check is None or not row.time:
+        return 0.0
+    got, want = _totals(scaling.at(scaling.check_env)), _totals(scaling.check)
+    c, d = row.counts, row.device
+    full = min(1.0, max(1.0, float(c.ctas)) / d.sms)
+    terms = {"unique bytes": row.t_mem}
+    tc = sum(f / d.peak(t) for t, f in c.flops.items() if f)
+    terms.update({f"{t} FLOPs": row.t_tc * (f / d.peak(t)) / tc
+                  for t, f in c.flops.items() if f})
+    terms.update({f"{k} operations": v / (d.core_peak(k) * 1e12 * full)
+                  for k, v in c.core.items() if v})
+    errs = [abs(got.get(k, 0.0) - want[k]) / want[k] for k, t in terms.items()
+            if t >= 0.5 * row.time and want.get(k)]
+    return max(errs, default=0.0)
 
 
 def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, vary=None,
@@ -410,7 +505,12 @@ def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, v
     rep = compile_ptx(t.ptx, t.arch).report
     threads = t.block[0] * t.block[1] * t.block[2]
     smem = rep.smem + t.dynamic_smem
-    counts = Counts(counts.buffers, counts.flops, t.grid[0] * t.grid[1] * t.grid[2])
-    rows = tuple(estimate(name or kernel.name, at, counts, d, threads, rep.registers, smem)
-                 for d in devices)
+    counts = Counts(counts.buffers, counts.flops, t.grid[0] * t.grid[1] * t.grid[2],
+                    counts.core)
+    label = name or kernel.name
+    rows = []
+    for d in devices:
+        row = estimate(label, at, counts, d, threads, rep.registers, smem)
+        rows.append(replace(row, fit_error=_fit_error(scaling, row)))
+    rows = tuple(rows)
     return Roofline(scaling, rows)

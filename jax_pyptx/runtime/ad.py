@@ -17,11 +17,15 @@ __all__ = ["no_jvp", "vjp_pair"]
 
 
 def no_jvp(prim, primals, tangents, *, spec: CallSpec):
-    """The JVP rule of ``prim``: kernels are opaque to autodiff."""
+    """The JVP rule of ``prim``: kernels are opaque to autodiff. JAX asks for it in both
+    modes (``jax.grad`` linearizes through it too), so the message says what each needs."""
     raise NotSupportedError(
-        f"kernel {spec.label!r} has no backward: jax_pyptx kernels are opaque to autodiff. "
-        f"Pair it with a backward kernel: jax_pyptx.runtime.autodiff.with_backward(fwd, bwd) "
-        f"or jax_pyptx.runtime.call.configure(kernel, backward=bwd)")
+        f"kernel {spec.label!r} has no derivative: jax_pyptx kernels are opaque to autodiff. "
+        f"Reverse mode (jax.grad, jax.vjp) needs a backward kernel paired with it: "
+        f"jax_pyptx.runtime.autodiff.with_backward(fwd, bwd) or "
+        f"jax_pyptx.configure(kernel, backward=bwd). Forward mode (jax.jvp, jax.jacfwd) needs "
+        f"a JVP, which a backward kernel does not give: wrap the call in jax.custom_jvp and "
+        f"compute the tangent yourself (with another kernel or jax.numpy)")
 
 
 def vjp_pair(fwd_fn, bwd_fn, save_outputs: bool, label: str):

@@ -36,8 +36,9 @@ from ..errors import SpecializationError
 from ..interpret.severity import sanitize_mode
 from ..interpret.timeline import check_path
 from ..kernel import Kernel
-from ..specialize.binding import split_keywords, valid_names
+from ..specialize.binding import did_you_mean, split_keywords, valid_names
 from ..specialize.empty import empty_outputs
+from ..scalars import check_dtype, scalar_value
 from ..types import PtxType
 from .ad import vjp_pair
 from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers
@@ -49,8 +50,8 @@ __all__ = ["call_kernel", "ptx_call", "configure", "runtime_options", "export_di
            "as_callable"]
 
 _CALL_OPTIONS = ("out_shape", "grid", "interpret", "input_output_aliases", "name", "debug",
-                 "independent", "covers", "backward", "max_steps", "timeout", "timeline",
-                 "partial_outputs")
+                 "independent", "covers", "backward", "save_outputs", "sanitize", "max_steps",
+                 "timeout", "timeline", "partial_outputs")
 
 
 def export_disabled_checks() -> list:
@@ -70,18 +71,6 @@ def as_callable(f, **call_kw):
 
 def _is_tracer(x) -> bool:
     return isinstance(x, jax.core.Tracer)
-
-
-def _static_scalar(v):
-    if _is_tracer(v):
-        return None
-    try:
-        a = np.asarray(v)
-    except Exception:
-        return None
-    if a.shape != ():
-        return None
-    return a.item()
 
 
 # ----------------------------------------------------------------------------- the call
@@ -128,8 +117,11 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
             f"got {len(arrays)}")
     _, _, unknown = split_keywords(kernel, kw)
     if unknown:
+        names = [*kernel.template_params, *kernel.shape_vars, *_CALL_OPTIONS,
+                 *(p.name for p in kernel.raw_params)]
         raise SpecializationError(
-            f"kernel {label!r}: unknown argument {unknown[0]!r}; valid: "
+            f"kernel {label!r}: unknown argument {unknown[0]!r}"
+            f"{did_you_mean(unknown[0], names)}; valid: "
             f"{valid_names(kernel, 'the call options ' + ', '.join(_CALL_OPTIONS))}")
     check_independent(kernel, independent)
     # operands: tensors as they are (jnp arrays or tracers), scalars as 0-d arrays. A scalar
@@ -137,11 +129,21 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
     # CUDA passes it by value; eager calls keep none, so one executable serves every value.
     eager = not any(_is_tracer(a) for a in arrays)
     operands, statics = [], []
-    for a, s in zip(arrays, kernel.in_specs):
+    for pname, a, s in zip(names, arrays, kernel.in_specs):
         if isinstance(s, PtxType):
-            if np.ndim(a) == 0:
-                statics.append(None if eager else _static_scalar(a))
-                a = jnp.asarray(a, dtype=s.np_dtype)
+            what = f"kernel {label!r}: runtime scalar {pname}"
+            if _is_tracer(a):            # its value is known when the kernel runs: by dtype
+                check_dtype(s, a.dtype, what, noun="traced value", fix=f"; cast it explicitly "
+                            f"(x.astype(jnp.{np.dtype(s.np_dtype).name}))")
+                if np.ndim(a) == 0:
+                    statics.append(None)
+                    a = jnp.asarray(a, dtype=s.np_dtype)
+            elif isinstance(a, str) or np.ndim(a) == 0:
+                v = scalar_value(s, a, what)      # refused when lossy or out of range
+                statics.append(None if eager else v)
+                a = jnp.asarray(v, dtype=s.np_dtype)
+            elif not hasattr(a, "shape"):
+                a = jnp.asarray(a)           # binding names its shape in the error
             elif not hasattr(a, "shape"):
                 a = jnp.asarray(a)           # binding names its shape in the error
         elif not hasattr(a, "shape") or not hasattr(a, "dtype"):

@@ -8,13 +8,14 @@ vmapped over, aliasing and the Pallas-style options.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import SpecializationError
 from ..specialize import ParamAbi
 from ..specialize.dims import resolve_grid
+from ..specialize.keys import exact_key
 from ..specs import Tile
 from ..types import PtxType
 
@@ -29,13 +30,16 @@ class CallSpec:
     """Static description of one call (the primitive's only parameter; hashable)."""
 
     kernel: object                  # jax_pyptx.Kernel (hashed by identity)
-    template: tuple                 # sorted (name, value) template parameters
+    # template, static_scalars and raw compare by type and exact value (``exact``): JAX
+    # caches executables by this spec, and 1 == True, 0.0 == -0.0 must not share one
+    template: tuple = field(compare=False)  # sorted (name, value) template parameters
     env: tuple                      # (symbol, value) shape variables, per batch item
     batch: tuple = ()               # leading batch sizes, outermost first (vmap on the grid)
     masks: tuple = ()               # per tensor (inputs then outputs): bool per batch level
     grid: object = None             # launch-grid override (tuple or callable of shape vars)
     aliases: tuple = ()             # ((input position, output index), ...)
-    static_scalars: tuple = ()      # per runtime scalar input: its value when known, else None
+    static_scalars: tuple = field(default=(), compare=False)   # per runtime scalar input:
+                                    # its value when known, else None
     interpret: object = None        # None: by platform; True: interpreter everywhere;
                                     # False on CPU: the C++ launcher (recording table)
     name: str | None = None
@@ -43,7 +47,7 @@ class CallSpec:
     independent: tuple = ()         # shape variables the kernel treats independently
     covers: tuple = ()              # ((symbol, grid axis, elements per block), ...)
     sanitize: bool | str = True     # the interpreter's sanitizer: True, "strict" or False (interpret.severity)
-    raw: tuple = ()                 # ((raw parameter name, NumPy scalar value), ...)
+    raw: tuple = field(default=(), compare=False)   # ((raw parameter name, NumPy scalar), ...)
     max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
     timeout: float | None = None    # the interpreter's time limit in seconds (None: its default)
     timeline: str | None = None     # a path the interpreter writes its trace to (None: none)
@@ -52,6 +56,11 @@ class CallSpec:
     seed: int | None = None         # its seed for schedule="random"
     host_callback: object = None    # (internal) index of a host callback registered by the
                                     # enclosing module (partitioned interpreter calls)
+    exact: tuple = field(init=False, repr=False)   # exact keys of template / scalars / raw
+
+    def __post_init__(self):
+        object.__setattr__(self, "exact", (exact_key(self.template),
+                                           exact_key(self.static_scalars), exact_key(self.raw)))
 
     def __repr__(self):
         parts = [f"{k}={v}" for k, v in self.env] + [f"{k}={v!r}" for k, v in self.template]

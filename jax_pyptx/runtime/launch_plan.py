@@ -15,6 +15,7 @@ import threading
 from dataclasses import replace
 
 from ..errors import SpecializationError, ToolchainError
+from ..specialize.dims import check_cluster_grid
 from ..specialize.tma import tma_spec as _tma_spec
 from .callspec import CallSpec
 from .ffi_plan import LaunchPlan, ParamSlot
@@ -67,6 +68,7 @@ def build_plan(spec: CallSpec, traced=None) -> LaunchPlan:
                     f"it by keyword to the call ({info.name}=...)")
             v = raw[info.name]
             params.append(ParamSlot.scalar(v, getattr(v, "dtype", None)))
+    check_cluster_grid(spec.label, spec.launch_grid(t), t.cluster)
     return LaunchPlan(kernel_name=t.name, ptx=t.ptx, ptx_sha256=t.sha256, arch=t.arch,
                       grid=spec.launch_grid(t), block=t.block, cluster=t.cluster,
                       smem_bytes=t.dynamic_smem, params=tuple(params), tma=tuple(tma))

@@ -151,8 +151,8 @@ def _launch_with_status(spec: CallSpec, *arrays):
     raised (recorded for :func:`_pass_if_ok`). Never raises."""
     try:
         return (*host_launch(spec, *arrays), np.asarray(0, np.int32))
-    except Exception as e:
-        short = _for_jax(e, spec.label)
+    except (Exception, KeyboardInterrupt) as e:
+        short = _for_jax(_interrupted(e, spec.label), spec.label)
         with _lock:
             _next_status[0] = _next_status[0] % (2 ** 31 - 1) + 1
             status = _next_status[0]
@@ -203,8 +203,18 @@ def guarded_call(label: str, fn, *args):
     without a ``CallSpec``: ``pyptx.jax_support.call_kernel_via_ffi``)."""
     try:
         return fn(*args)
-    except Exception as e:
-        raise _for_jax(e, label) from None
+    except (Exception, KeyboardInterrupt) as e:
+        raise _for_jax(_interrupted(e, label), label) from None
+
+
+def _interrupted(e: BaseException, label: str) -> BaseException:
+    """A ``KeyboardInterrupt`` (Ctrl-C while the interpreter runs inside the callback) with
+    a message saying where; XLA turns what the callback raises into its own error, and an
+    eager call re-raises the original (``primitive._impl``): a ``KeyboardInterrupt``."""
+    if isinstance(e, KeyboardInterrupt):
+        return KeyboardInterrupt(f"interrupted (Ctrl-C) while the interpreter ran kernel "
+                                 f"{label!r}")
+    return e
 
 
 def original_error(err: BaseException):
@@ -218,7 +228,7 @@ def original_error(err: BaseException):
     return None
 
 
-def _for_jax(e: Exception, label: str) -> Exception:
+def _for_jax(e: BaseException, label: str) -> Exception:
     msg = str(e)
     with _lock:
         _RECENT[msg] = e

@@ -48,7 +48,10 @@ def configure(kernel, **options):
     """
     unknown = [k for k in options if k not in OPTIONS]
     if unknown:
-        raise SpecializationError(f"configure(): unknown option {unknown[0]!r}; options: "
+        from ..specialize.binding import did_you_mean
+
+        raise SpecializationError(f"configure(): unknown option {unknown[0]!r}"
+                                  f"{did_you_mean(unknown[0], OPTIONS)}; options: "
                                   f"{', '.join(OPTIONS)}")
     if "independent" in options:
         check_independent(kernel, options["independent"])

@@ -57,7 +57,7 @@ def _impl(prim, *args, spec: CallSpec):
         except ImportError:  # pragma: no cover - an older/newer JAX layout
             return jax.jit(lambda *xs: prim.bind(*xs, spec=spec))(*args)
         return dispatch.apply_primitive(prim, *args, spec=spec)
-    except Exception as e:
+    except Exception as e:      # a Ctrl-C in the callback comes back as KeyboardInterrupt
         # an eager call raises the interpreter's own error (type and traceback), not the
         # JaxRuntimeError its host callback became
         orig = original_error(e)

@@ -53,6 +53,8 @@ from ..errors import SpecializationError
 from ..specialize.empty import empty_outputs
 from ..specs import Layout, Tile
 from ..types import PtxType
+from ..specialize.keys import exact_key
+from ..scalars import check_dtype, number_value, scalar_value
 
 __all__ = ["NAMESPACE", "TorchKernel", "to_torch", "family", "split_kw", "torch_dtype",
            "scalar_number_dtype"]
@@ -191,9 +193,11 @@ class TorchKernel:
                 f"kernel {k.name!r} takes {self._n_in} inputs "
                 f"({', '.join(k.param_names[:self._n_in])}); got {len(args)}")
         ops = []
-        for a, s in zip(args, k.in_specs):
+        for name, a, s in zip(k.param_names, args, k.in_specs):
             if isinstance(s, PtxType) and not isinstance(a, torch.Tensor):
-                a = torch.tensor(a, dtype=scalar_number_dtype(s))
+                # refused when lossy or out of range (jax_pyptx.scalars), never a string
+                v = number_value(s, a, f"kernel {k.name!r}: runtime scalar {name}")
+                a = torch.tensor(v, dtype=scalar_number_dtype(s))
             ops.append(a)
         return self._overload(*ops)
 
@@ -212,6 +216,8 @@ class TorchKernel:
                     raise SpecializationError(
                         f"kernel {k.name!r}: parameter {names[i]} is a runtime scalar "
                         f"({s.name}); got a tensor of shape {tuple(a.shape)}")
+                check_dtype(s, a.dtype, f"kernel {k.name!r}: runtime scalar {names[i]}",
+                            noun="tensor", fix="; cast it explicitly (t.to(torch.int64))")
                 continue
             if device is None:
                 device, where = a.device, names[i]
@@ -326,9 +332,10 @@ class TorchKernel:
         statics, n = [], 0
         for i, s in enumerate(k.in_specs):
             if isinstance(s, PtxType):
-                statics.append(None if want_ptr[n] else args[i].item())
+                statics.append(None if want_ptr[n] else scalar_value(
+                    s, args[i].item(), f"kernel {k.name!r}: runtime scalar {names[i]}"))
                 n += 1
-        key = (tuple(sorted(env.items())), tuple(statics))
+        key = (tuple(sorted(env.items())), exact_key(tuple(statics)))
         got = self._plans.get(key)
         if got is None:
             from .callspec import check_grid_covers
@@ -390,16 +397,14 @@ def split_kw(kernel, kw: dict, unknown_error=None):
     """``(template with defaults, fixed shape variables, raw values, family key)`` of the
     keywords ``kw`` (a name is a shape variable, else a template parameter, else a raw
     parameter). ``unknown_error(names)``: the error for names that are none of those."""
-    from ..specialize.binding import valid_names
+    from ..specialize.binding import shape_value, valid_names
+    from ..specialize.keys import exact_items
 
     template, fixed, raw, unknown = {}, {}, {}, []
     raw_names = {p.name for p in kernel.raw_params}
     for name, v in kw.items():
         if name in kernel.shape_vars:
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise SpecializationError(f"kernel {kernel.name!r}: shape variable {name} "
-                                          f"must be a positive int, got {v!r}")
-            fixed[name] = v
+            fixed[name] = shape_value(kernel, name, v)
         elif name in kernel.template_params:
             template[name] = v
         elif name in raw_names:
@@ -417,14 +422,10 @@ def split_kw(kernel, kw: dict, unknown_error=None):
                 raise SpecializationError(f"kernel {kernel.name!r}: template parameter "
                                           f"{name!r} has no default; pass {name}=...")
             template[name] = default
-    key = (tuple(sorted(template.items())), tuple(sorted(fixed.items())))
+    # by type and exact value: alpha=1 and alpha=True, 0.0 and -0.0 are different ops
+    key = (exact_items(template), tuple(sorted(fixed.items())))
     if raw:
-        key += (tuple(sorted(raw.items())),)
-    try:
-        hash(key)
-    except TypeError:
-        raise SpecializationError(f"kernel {kernel.name!r}: template parameter values must "
-                                  f"be hashable, got {template!r}") from None
+        key += (exact_items(raw),)
     return template, fixed, raw, key
 
 

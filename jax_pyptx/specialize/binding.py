@@ -8,6 +8,7 @@ its spec and what was passed) and fills in the template parameters. Nothing here
 from __future__ import annotations
 
 import inspect
+import operator
 from dataclasses import dataclass, field
 
 from ..errors import NotSupportedError, SpecializationError
@@ -71,6 +72,28 @@ def _static_value(k, name: str, v):
     return v                         # unhashable values (a list...) are keyed by their repr
 
 
+def shape_value(k, name: str, v) -> int:
+    """Shape variable ``name``'s value as an ``int``: a positive Python or NumPy integer
+    (``7``, ``np.int64(7)``, anything with ``__index__``); a bool, a float, a string or a
+    traced value is refused, naming the variable, the value and its type."""
+    tracer = _is_traced(v) and "Tracer" in type(v).__name__
+    if not isinstance(v, (bool, float, str, bytes)) and type(v).__name__ != "bool_" \
+            and not tracer:
+        try:
+            n = operator.index(v)
+        except TypeError:
+            n = None
+        if n is not None and n > 0:
+            return n
+        if n is not None:
+            raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be a "
+                                      f"positive integer, got {v!r}")
+    what = (f"a JAX value ({v.dtype}{list(v.shape)}): shape variables are static; pass a "
+            f"Python int" if tracer else f"{v!r} ({type(v).__name__})")
+    raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be a positive "
+                              f"integer (an int or a NumPy integer), got {what}")
+
+
 def template_values(k, kw: dict) -> dict:
     """Template parameters from ``kw``, defaults filled in (errors name the missing one)."""
     template = {}
@@ -85,14 +108,35 @@ def template_values(k, kw: dict) -> dict:
     return template
 
 
-def unknown_argument(k, kw: dict, allowed=()) -> None:
-    """Raise for the first keyword that is neither a template parameter, a shape variable
-    nor in ``allowed``."""
+def did_you_mean(name: str, candidates) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``candidates`` to a misspelled ``name``,
+    or ``""``.
+
+    Examples:
+        >>> from jax_pyptx.specialize.binding import did_you_mean
+        >>> did_you_mean("sanitise", ["sanitize", "timeout"])
+        " (did you mean 'sanitize'?)"
+    """
+    import difflib
+
+    best = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=1, cutoff=0.6)
+    return f" (did you mean {best[0]!r}?)" if best else ""
+
+
+def unknown_argument(k, kw: dict, allowed=(), options=(), what: str = "the options") -> None:
+    """Raise for the first keyword that is neither a template parameter, a shape variable,
+    in ``allowed`` nor in ``options`` (listed as ``what``: a call's options), naming what is
+    valid and the closest valid name."""
     tp, sv = k.template_params, k.shape_vars
-    unknown = [n for n in kw if n not in tp and n not in sv and n not in allowed]
+    unknown = [n for n in kw if n not in tp and n not in sv and n not in allowed and
+               n not in options]
     if unknown:
-        raise SpecializationError(f"kernel {k.name!r}: unknown argument {unknown[0]!r}; "
-                                  f"valid: {valid_names(k)}")
+        n = unknown[0]
+        raw = [p.name for p in k.raw_params]
+        hint = did_you_mean(n, [*tp, *sv, *raw, *allowed, *options])
+        extra = f"{what} {', '.join(options)}" if options else ""
+        raise SpecializationError(f"kernel {k.name!r}: unknown argument {n!r}{hint}; "
+                                  f"valid: {valid_names(k, extra)}")
 
 
 def valid_names(k, extra: str = "") -> str:
@@ -216,40 +260,13 @@ def raw_values(k, given: dict, env: dict, template: dict, host: bool = False) ->
 
 
 def scalar_value(k, name: str, t, v, where: str = "given"):
-    """``v`` as a NumPy scalar holding PTX type ``t``: floats take any real number; integer
-    and bit types an integer in range (a ``.bN`` takes either signedness, kept as its bits);
-    ``pred`` a bool or 0/1."""
-    import numpy as np
+    """``v`` as a NumPy scalar holding PTX type ``t`` for raw parameter ``name``: the rules
+    of ``jax_pyptx.scalars`` (an integer type takes an exact integer in range, a ``.bN``
+    either signedness; a float type any real number within its range; ``pred`` a bool or
+    0/1; never a string)."""
+    from ..scalars import scalar_value as _checked
 
-    if hasattr(v, "shape") and tuple(getattr(v, "shape", ())) == () and hasattr(v, "item"):
-        try:
-            v = v.item()
-        except Exception:  # noqa: BLE001 - e.g. a traced value: reported below
-            pass
-    if not isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)):
-        raise SpecializationError(
-            f"kernel {k.name!r}: raw parameter {name!r} ({t.name}) must be a Python or NumPy "
-            f"number known when the kernel is called ({where}: {v!r})")
-    if t.kind == "pred":
-        if v not in (0, 1):
-            raise SpecializationError(f"kernel {k.name!r}: raw parameter {name!r} (pred) "
-                                      f"takes True/False, got {v!r}")
-        return np.bool_(bool(v))
-    if t.is_float:
-        return np.dtype(t.np_dtype).type(float(v))
-    if isinstance(v, (float, np.floating)) and not float(v).is_integer():
-        raise SpecializationError(f"kernel {k.name!r}: raw parameter {name!r} ({t.name}) "
-                                  f"takes an integer, got {v!r}")
-    bits = t.bits
-    lo = -(2 ** (bits - 1)) if t.kind in ("signed", "bits", "packed") else 0
-    hi = 2 ** (bits - 1) - 1 if t.kind == "signed" else 2 ** bits - 1
-    v = int(v)
-    if not lo <= v <= hi:
-        raise SpecializationError(f"kernel {k.name!r}: raw parameter {name!r} ({t.name}) "
-                                  f"must be in [{lo}, {hi}], got {v}")
-    if t.kind == "signed":
-        return np.dtype(f"i{bits // 8}").type(v)
-    return np.dtype(f"u{bits // 8}").type(v & (2 ** bits - 1))
+    return _checked(t, v, f"kernel {k.name!r}: raw parameter {name!r}")
 
 
 def bind(k, arrays, kw: dict) -> Binding:
@@ -262,7 +279,7 @@ def bind(k, arrays, kw: dict) -> Binding:
     env = shapes_env(k, arrays)
     for s in k.shape_vars:
         if s in kw:
-            v = kw[s]
+            v = shape_value(k, s, kw[s])
             if s in env and env[s] != v:
                 raise SpecializationError(f"kernel {k.name!r}: shape variable {s}={v} "
                                           f"conflicts with {env[s]} from the arrays")

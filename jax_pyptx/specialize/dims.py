@@ -13,7 +13,8 @@ import weakref
 
 from ..errors import SpecializationError
 
-__all__ = ["dim3", "resolve_grid", "parse_version", "GRID_LIMITS", "BLOCK_LIMITS"]
+__all__ = ["dim3", "resolve_grid", "parse_version", "check_cluster_grid", "GRID_LIMITS",
+           "BLOCK_LIMITS"]
 
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 BLOCK_LIMITS = (1024, 1024, 64)
@@ -168,6 +169,29 @@ def resolve_grid(grid, label: str, env: dict, template: dict) -> tuple:
                 f"grid dim must be at least 1 ({given} is too small for this grid)")
         grid = got
     return dim3(grid, what, GRID_LIMITS)
+
+
+def check_cluster_grid(label: str, grid: tuple, cluster: tuple, loc=None) -> None:
+    """A grid that is not a whole number of clusters along every axis cannot be launched:
+    a ``SpecializationError`` naming the kernel (and its ``def`` line, ``loc``), both shapes,
+    the axes that do not divide and the nearest grids that do.
+
+    Examples:
+        >>> from jax_pyptx.specialize.dims import check_cluster_grid
+        >>> check_cluster_grid("k", (4, 2, 1), (2, 1, 1)) is None
+        True
+    """
+    bad = [i for i, (g, c) in enumerate(zip(grid, cluster)) if g % c]
+    if not bad:
+        return
+    from ..errors import SpecializationError
+
+    axes = ", ".join(f"{'xyz'[i]}: {grid[i]} is not a multiple of {cluster[i]}" for i in bad)
+    fix = tuple(-(-g // c) * c for g, c in zip(grid, cluster))
+    raise SpecializationError(
+        f"kernel {label!r}: grid {tuple(grid)} is not a whole number of clusters "
+        f"{tuple(cluster)} ({axes}); launch a grid that is a multiple of the cluster along "
+        f"every axis, e.g. {fix}", loc=loc)
 
 
 def parse_version(v):

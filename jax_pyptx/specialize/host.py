@@ -21,13 +21,16 @@ would write a buffer XLA owns. A call batched on the grid by ``jax.vmap`` passes
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 
 import numpy as np
 
-from ..errors import InterpreterError, SpecializationError
+from ..errors import DeadlockError, InterpreterError, SpecializationError
 from ..specs import Layout, memory_shape
+from .dims import check_cluster_grid
+from ..scalars import scalar_value
 from .tma import tma_spec
 
 __all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory"]
@@ -50,6 +53,33 @@ def from_memory(buf: np.ndarray, layout) -> np.ndarray:
     if layout is Layout.COL and buf.ndim >= 2:
         return np.ascontiguousarray(np.swapaxes(buf, -1, -2))
     return buf
+
+
+def clamped_boxes(traced) -> list:
+    """Notes on the TMA descriptors of ``traced`` whose explicit ``tma_box`` was clamped to a
+    smaller tensor (``specs.Tile.tma_box_shape``): a kernel that waits for the bytes of the
+    box it asked for (``mbarrier.expect_tx``) waits forever, so a deadlock report names
+    them."""
+    tensors = list(traced.inputs) + list(traced.outputs)
+    env = {**{k: v for k, v in traced.template.items() if isinstance(v, int)}, **traced.env}
+    out = []
+    for h in traced.tma:
+        spec = tensors[h.index] if h.index < len(tensors) else None
+        tile = getattr(spec, "tile", None)
+        if tile is None or tile.tma_box is None or tile.tma_rank != 2:
+            continue
+        try:
+            want = tuple(env[b] if isinstance(b, str) else b for b in tile.tma_box)
+        except KeyError:
+            continue
+        if len(want) == len(h.box) and tuple(h.box) != want:
+            nbytes = lambda box: math.prod(box) * h.dtype.nbytes  # noqa: E731
+            out.append(f"TMA descriptor {h.param!r}: tma_box={want} was clamped to "
+                       f"{tuple(h.box)} by the tensor's shape {tuple(h.shape)}, so each load "
+                       f"brings {nbytes(h.box)} bytes, not {nbytes(want)}: an mbarrier "
+                       f"expecting {nbytes(want)} (expect_tx) never completes; expect the "
+                       f"clamped box's bytes or pass a tensor at least as large as the box")
+    return out
 
 
 class _TmaSource:
@@ -82,6 +112,7 @@ class HostLaunch:
         self.traced = t = traced
         self.grid = tuple(grid) if grid is not None else t.grid
         self.label = label or t.name
+        check_cluster_grid(self.label, self.grid, t.cluster)
         alias = {o: i for i, o in aliases}
         self._in_layouts = [s.layout for s in t.inputs]
         self._out_layouts = [s.layout for s in t.outputs]
@@ -147,9 +178,10 @@ class HostLaunch:
             if kind == "tensor":
                 args.append(bufs[where])
             elif kind == "scalar":
-                args.append(np.asarray(scalars[where], dtype=info.type.np_dtype)[()])
+                args.append(self._scalar(scalars[where], info))
             elif kind == "scalar_ptr":
-                args.append(np.asarray([scalars[where]], dtype=info.type.np_dtype))
+                args.append(np.asarray([self._scalar(scalars[where], info)],
+                                       dtype=info.type.np_dtype))
             elif kind == "tma":
                 try:
                     args.append(self.tensor_maps(where, bufs))
@@ -165,15 +197,27 @@ class HostLaunch:
                     f"by keyword (kernel(..., {where}=...), kernel.interpret(..., {where}=...))"
                     f" or name it like a shape variable or template parameter")
         t0 = time.perf_counter()
-        launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
-               smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
-               stats=stats, timeline=timeline, outputs=out_args, partial_outputs=part_args,
-               inputs=in_args, batch_items=items or None, schedule=schedule, seed=seed)
+        try:
+            launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
+                   smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
+                   stats=stats, timeline=timeline, outputs=out_args, partial_outputs=part_args,
+                   inputs=in_args, batch_items=items or None, schedule=schedule, seed=seed)
+        except DeadlockError as e:
+            notes = clamped_boxes(t)
+            if notes:                  # the likely cause: a kernel expecting the full box
+                e.message += "; " + "; ".join(notes)
+                e.args = ((f"{e.loc}: " if e.loc is not None else "") + e.message,)
+            raise
         dt = time.perf_counter() - t0
         with _stats_lock:
             interpreter_stats["launches"] += 1
             interpreter_stats["seconds"] += dt
         return tuple(from_memory(o, lay) for o, lay in zip(outs, self._out_layouts))
+
+    def _scalar(self, v, info):
+        """Runtime scalar ``info`` as a NumPy scalar of its type (``jax_pyptx.scalars``:
+        refused when it would be truncated, wrapped or overflow)."""
+        return scalar_value(info.type, v, f"kernel {self.label!r}: runtime scalar {info.name}")
 
     @staticmethod
     def tensor_maps(ts, bufs):

@@ -17,7 +17,7 @@ from ..dsl import context
 from ..dsl.ptx.control import check_labels
 from ..dsl.smem import STATIC_LIMIT, SmemLayout
 from .abi import PLAIN, ParamAbi
-from .dims import resolve_grid
+from .dims import check_cluster_grid, resolve_grid
 from .traced import ParamInfo, Traced
 
 __all__ = ["trace_specialization", "default_version"]
@@ -61,6 +61,29 @@ def gc_paused():
             _gc_pausers -= 1
             if _gc_pausers == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+def kernel_loc(k):
+    """The ``SourceLoc`` of kernel ``k``'s ``def`` line (None when it has none)."""
+    from ..errors import SourceLoc
+
+    code = getattr(k.fn, "__code__", None)
+    return SourceLoc(code.co_filename, code.co_firstlineno) if code is not None else None
+
+
+def _check_shared(k, arch: str, static: int, dyn: int) -> None:
+    """Static + dynamic shared memory against ``arch``'s per-CTA limit (the driver refuses a
+    launch past it, so every path does: ``.ptx()``, the interpreter, JAX, PyTorch)."""
+    if static + dyn <= 48 * 1024:          # below every architecture's limit
+        return
+    from ..interpret.launch import shared_limit
+
+    limit, _ = shared_limit(arch)
+    if static + dyn > limit:
+        raise SpecializationError(
+            f"kernel {k.name!r} needs {static + dyn} bytes of shared memory ({static} static + "
+            f"{dyn} dynamic, smem={k.smem}); {arch} allows at most {limit} bytes per CTA, so no "
+            f"GPU could launch it", loc=kernel_loc(k))
 
 
 def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) -> Traced:
@@ -152,7 +175,10 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
                         f"PTX ISA {tr.min_ptx[0]}.{tr.min_ptx[1]}, which target "
                         f"{target.name} and the instructions used need")
     module = Module(version, (target.name,), 64, mdecls + [fn])
+    _check_shared(k, target.name, static, dyn)
     grid = abi.launch_grid(resolve_grid(k.grid, k.name, env, template))
+    if k.grid is not None:        # (no grid: the call gives one; checked when launched)
+        check_cluster_grid(k.name, grid, k.cluster, kernel_loc(k))
     scalar_names = {i.name for i in scalars}
     tensor_names = {t.name for t in inputs + outputs}
     stmts, own_loads = tr.prologue + tr.body, binder.own_loads

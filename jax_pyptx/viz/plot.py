@@ -74,7 +74,9 @@ def plot_fragment(fmap, *, ax=None):
 
 def plot_swizzle(smap, *, ax=None):
     """A swizzle map: row r's logical chunks, each drawn where it lands and coloured by its
-    bank group; a column of one colour is a conflict-free column read.
+    bank group; a column of one colour is a conflict-free column read. ``smap``: a
+    ``swizzle_map(...)``, or a swizzle mode (``"128B"``, ``"64B"``, ``"32B"``, None, ...) to
+    draw ``swizzle_map(mode)`` of.
 
     Examples:
         >>> from jax_pyptx.viz import swizzle_map, plot_swizzle
@@ -82,6 +84,13 @@ def plot_swizzle(smap, *, ax=None):
         >>> fig.axes[0].get_title()
         'swizzle 128B: logical chunk c at its physical place (banks)'
     """
+    from .banks import SwizzleMap, swizzle_map
+
+    if smap is None or isinstance(smap, (str, int)):
+        smap = swizzle_map(smap)            # its error names the modes
+    elif not isinstance(smap, SwizzleMap):
+        raise TypeError(f"plot_swizzle takes a swizzle_map(...) or a swizzle mode ('128B', "
+                        f"'64B', '32B', None), got {type(smap).__name__} {smap!r}")
     plt = _plt()
     rows, cols = smap.chunk.shape
     if ax is None:
