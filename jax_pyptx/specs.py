@@ -510,6 +510,8 @@ class Shape(tuple):
         (32, True)
     """
 
+    name: str
+
     def __new__(cls, dims, name: str = "tensor"):
         self = super().__new__(cls, dims)
         self.name = name

@@ -264,7 +264,7 @@ def test_launch_scalars_convert_only_exactly():
 
 
 def test_raw_params_follow_the_same_rules():
-    @kernel(in_specs=(Tile(4, f32),), out_specs=(Tile(4, f32),), raw_params=[("k", s32)])
+    @kernel(in_specs=(Tile(4, f32),), out_specs=(Tile(4, f32, partial=True),), raw_params=[("k", s32)])
     def with_raw(X, Y):
         ptx.ret()
 
