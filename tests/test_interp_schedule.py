@@ -237,3 +237,46 @@ def test_an_st_async_destination_read_without_waiting_is_caught_late():
     np.testing.assert_array_equal(run_it(WAIT, schedule="late"), want)          # fixed: right late too
     np.testing.assert_array_equal(run_it("", sanitize=False), want)              # eager: right by luck
     assert (run_it("", sanitize=False, schedule="late") == 4).all()               # late: not landed yet
+
+
+def test_a_bulk_store_source_overwritten_before_its_wait_is_caught_late():
+    """Thread 0 stores a shared buffer to global memory with a bulk copy; every thread then
+    overwrites the buffer before cp.async.bulk.wait_group.read: the copy still reads it on a
+    GPU. Eagerly the copy read it at issue; late, it reads at the wait."""
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 y)
+{
+  .reg .u32 %r<8>; .reg .u64 %rd<6>; .reg .pred %p<3>;
+  .shared .align 128 .b8 buf[128];
+  ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd2, [y];
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  shl.b32 %r3, %r1, 2;
+  mov.u32 %r4, buf;
+  add.u32 %r4, %r4, %r3;
+  st.shared.u32 [%r4], %r2;
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+  @%p1 cp.async.bulk.global.shared::cta.bulk_group [%rd2], [buf], 128;
+  @%p1 cp.async.bulk.commit_group;
+  bar.sync 0;
+  st.shared.u32 [%r4], 0;
+  @%p1 cp.async.bulk.wait_group.read 0;
+  ret;
+}"""
+
+    def run_it(**kw):
+        y = np.zeros(32, np.uint32)
+        launch(text, "k", [X, y], block=32, **kw)
+        return y
+
+    np.testing.assert_array_equal(run_it(sanitize=False), X)                    # eager: read at issue
+    assert not run_it(sanitize=False, schedule="late").any()                     # late: reads the zeros
+    with pytest.raises(AsyncProxyError, match=r"\[under schedule='late': replay with these arguments\]$"):
+        run_it(schedule="late")

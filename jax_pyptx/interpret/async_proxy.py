@@ -344,11 +344,44 @@ def bulk_commit(ctx, g):
     st.committed[g.idx] += 1
 
 
+def defer_bulk(ctx, gj, fn):
+    """A bulk store (shared to global) of the one thread of ``gj`` under a late schedule: it
+    reads its source and writes global memory, ``fn(ctx)``, when ``cp.async.bulk.wait_group``
+    retires its bulk async-group (``run_bulk``)."""
+    slot = int(gj.idx[0])
+    ctx.bulk_late.append((slot, int(state(ctx).committed[slot]), ctx.cur, fn))
+
+
+def run_bulk(ctx, idx=None, lim=None):
+    """Run, in issue order, the late bulk stores of the threads ``idx`` whose group is below
+    ``lim`` (per slot; all of them when ``idx`` is None: the batch ended)."""
+    keep = []
+    st = state(ctx)
+    for slot, seq, d, fn in ctx.bulk_late:
+        if idx is None or (lim[slot] > seq and slot in idx):
+            # as issued: its group is the one it was issued in (the source read it registers is
+            # retired with that group)
+            cur, ctx.cur = ctx.cur, d
+            now, st.committed[slot] = st.committed[slot], seq
+            try:
+                fn(ctx)
+            finally:
+                ctx.cur = cur
+                st.committed[slot] = now
+        else:
+            keep.append((slot, seq, d, fn))
+    ctx.bulk_late = keep
+
+
 def bulk_wait(ctx, g, n):
     """cp.async.bulk.wait_group{.read} n: retire all but the n most recent groups of each thread."""
     st = ctx.async_proxy
     if st is not None and ctx.timeline is not None:
         ctx.timeline.retire(ctx, "bulk group", g, st.committed - int(n), 1)
+    if ctx.bulk_late:
+        lim = np.full(ctx.N, -1, np.int64)
+        lim[g.idx] = st.committed[g.idx] - int(n)
+        run_bulk(ctx, set(int(s) for s in g.idx), lim)
     if st is None or not st.reads:
         return
     lim = np.full(ctx.N, -1, np.int64)

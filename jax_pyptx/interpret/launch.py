@@ -324,6 +324,9 @@ def _counting_program(module, entry, ops: dict) -> Program:
 def _run_batch(ctx):
     """Run one batch of CTAs and the checks made when it has finished."""
     ctx.run()
+    if ctx.bulk_late:                   # bulk stores never waited for land as the CTAs exit
+        from .async_proxy import run_bulk
+        run_bulk(ctx)
     for check in ctx.at_exit:
         check(ctx)
     if ctx.mbar:

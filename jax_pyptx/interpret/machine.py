@@ -115,6 +115,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
         self.mbar_deferred = {}   # (cta, offset) -> copy completions not yet applied
         self.tcgen05_late = {}    # slot -> [(Decoded, run)]: tcgen05.mma / cp waiting for its commit (schedule)
+        self.bulk_late = []       # [(slot, bulk group, Decoded, run)]: bulk stores at their wait (schedule)
         self.tcgen05_st_late = {}  # slot -> [(Decoded, run)]: tcgen05.st waiting for its wait::st (schedule)
         self.mbar_version = 0     # bumped on every mbarrier state change (starvation wake-ups)
         self.mbar_timeout = None  # per slot: a parked try_wait's time limit expired

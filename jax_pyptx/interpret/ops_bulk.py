@@ -261,17 +261,25 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
             if cta != int(ctx.slot_cta[gj.idx[0]]):
                 raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
                                                   f"issuing CTA", gj)
-            es = box.esz
-            phys, contig = box_slots(f, off, box.n, es, ctx.shared.size)
-            need = T.store_units(box)
-            if need is None:
-                vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
-                                         span=(off, off + box.nbytes) if contig else None)
-            else:       # only what lands inside the tensor is read (and checked)
-                vals = np.zeros(box.n, _UINT[es])
-                vals[need] = read_shared_async(ctx, gj, cta, phys[need], es, f"the {d.noun}")
-            tname = T.REDUCE_TYPES.get(f.elemtype) if op is not None else None
-            T.scatter_global(ctx, f, box, vals, op, tname)
+            if ctx.schedule.late():         # reads its source at its bulk wait_group (schedule)
+                AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
+                              put(ctx_, gj, f, box, cta, off))
+            else:
+                put(ctx, gj, f, box, cta, off)
+
+    def put(ctx, gj, f, box, cta, off):
+        """Read the box from shared memory and write (or reduce) it into the tensor."""
+        es = box.esz
+        phys, contig = box_slots(f, off, box.n, es, ctx.shared.size)
+        need = T.store_units(box)
+        if need is None:
+            vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
+                                     span=(off, off + box.nbytes) if contig else None)
+        else:       # only what lands inside the tensor is read (and checked)
+            vals = np.zeros(box.n, _UINT[es])
+            vals[need] = read_shared_async(ctx, gj, cta, phys[need], es, f"the {d.noun}")
+        tname = T.REDUCE_TYPES.get(f.elemtype) if op is not None else None
+        T.scatter_global(ctx, f, box, vals, op, tname)
     d.fn = store
 
 
@@ -337,17 +345,22 @@ def _bulk(prog, d, ins, scope, dec):
                 n = int(sz[j])
                 _bulk_size(ctx, gj, n, "cp.async.bulk")
                 cta, off = _shared_at(ctx, gj, int(sa[j]), 16, "the bulk copy source")
-                data = read_shared_async(ctx, gj, cta, off + np.arange(n), 1, "the bulk store",
-                                         span=(off, off + n))
-                addrs = np.uint64(int(da[j])) + np.arange(n, dtype=np.uint64)
                 if int(da[j]) % 16:
                     raise ctx.error(MisalignedAccessError,
                                     f"the bulk copy destination {int(da[j]):#x} is not 16-byte aligned", gj)
-                if bm is not None:
-                    keep = ((int(bm[j]) >> (np.arange(n) % 16)) & 1).astype(bool)
-                    addrs, data = addrs[keep], data[keep]
-                if len(addrs):
-                    ctx.mem.gspace.store(addrs, data[:, None])
+                keep = None if bm is None else ((int(bm[j]) >> (np.arange(n) % 16)) & 1).astype(bool)
+                if ctx.schedule.late():     # reads its source at its bulk wait_group (schedule)
+                    AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, a=(cta, off, n, int(da[j]), keep): put(ctx_, gj, *a))
+                else:
+                    put(ctx, gj, cta, off, n, int(da[j]), keep)
+
+        def put(ctx, gj, cta, off, n, dst, keep):
+            data = read_shared_async(ctx, gj, cta, off + np.arange(n), 1, "the bulk store", span=(off, off + n))
+            addrs = np.uint64(dst) + np.arange(n, dtype=np.uint64)
+            if keep is not None:
+                addrs, data = addrs[keep], data[keep]
+            if len(addrs):
+                ctx.mem.gspace.store(addrs, data[:, None])
         d.fn = s2g
         return
     d.noun = "bulk load" if src == ".global" else "bulk copy"

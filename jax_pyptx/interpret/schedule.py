@@ -18,15 +18,15 @@ later. The interpreter can run three schedules:
   reads its operands and writes Tensor Memory when the ``tcgen05.commit`` that tracks it
   arrives, and that arrival too waits for a thread that needs its mbarrier; a ``tcgen05.st``
   writes its cells at the thread's ``tcgen05.wait::st``; an ``st.async`` lands, as a copy does,
-  when a wait needs the phase of the mbarrier that counts it;
+  when a wait needs the phase of the mbarrier that counts it; a bulk or TMA store (shared to
+  global) reads its source when ``cp.async.bulk.wait_group`` retires its bulk async-group;
 * ``"random"``: each such operation is eager or late at random, and the scheduler picks the next
   group of threads at random, from ``numpy.random.default_rng(seed)``: reproducible, so a run
   that fails can be replayed with the same ``seed``.
 
-``cp.async`` (Ampere) already completes at its wait in every schedule; ``tcgen05.ld`` delivers
-at issue (the register scoreboard: ``asyncregs``), and bulk stores (shared to global) read their
-source at issue in every schedule: the sanitizer reports a source overwritten before
-``cp.async.bulk.wait_group.read`` in any schedule. A report raised under a
+``cp.async`` (Ampere) already completes at its wait in every schedule, and ``tcgen05.ld``
+delivers at issue in every schedule (the register scoreboard makes a reader wait for it on
+hardware: ``asyncregs``). A report raised under a
 schedule other than ``"eager"`` names it (and the seed) so that it can be replayed.
 """
 from __future__ import annotations
