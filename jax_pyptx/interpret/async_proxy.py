@@ -361,12 +361,10 @@ def run_bulk(ctx, idx=None, lim=None):
         if idx is None or (lim[slot] > seq and slot in idx):
             # as issued: its group is the one it was issued in (the source read it registers is
             # retired with that group)
-            cur, ctx.cur = ctx.cur, d
             now, st.committed[slot] = st.committed[slot], seq
             try:
-                fn(ctx)
+                ctx.as_issued(d, fn)
             finally:
-                ctx.cur = cur
                 st.committed[slot] = now
         else:
             keep.append((slot, seq, d, fn))

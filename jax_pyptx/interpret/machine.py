@@ -307,6 +307,15 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         loc = getattr(d.ins, "loc", None) if d is not None else None
         return cls("".join(parts), loc=loc)
 
+    def as_issued(self, d, fn, *args):
+        """``fn(self, *args)`` with ``d`` (the instruction that issued deferred work) as the
+        current instruction, so that its reports name it."""
+        cur, self.cur = self.cur, d
+        try:
+            return fn(self, *args)
+        finally:
+            self.cur = cur
+
     def warn(self, cls, message, g=None, lane=0, d=None):
         """A breach of the ISA that hardware forgives: ``SanitizerWarning`` once per PTX
         instruction, ``cls`` raised under ``sanitize="strict"`` (``severity``)."""

@@ -242,11 +242,7 @@ def flush(ctx, keys=None) -> bool:
             ctx.timeline.copy_done(k)
         for nbytes, cb, d, g in items:
             if nbytes is None:          # a deferred action (defer_action)
-                cur, ctx.cur = ctx.cur, d
-                try:
-                    cb(ctx)
-                finally:
-                    ctx.cur = cur
+                ctx.as_issued(d, cb)
                 done = True
                 continue
             st = ctx.mbar.get(k)
@@ -254,11 +250,7 @@ def flush(ctx, keys=None) -> bool:
                 continue
             if cb is not None:
                 st.on_complete.append(cb)
-            cur, ctx.cur = ctx.cur, d
-            try:
-                _tx_change(ctx, k[0], k[1], nbytes, -1, g)
-            finally:
-                ctx.cur = cur
+            ctx.as_issued(d, _tx_change, k[0], k[1], nbytes, -1, g)
             done = True
     return done
 

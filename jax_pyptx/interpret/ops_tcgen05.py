@@ -91,17 +91,13 @@ def defer_late(ctx, g, d, run) -> bool:
     return True
 
 
-def run_late(ctx, idx):
-    """Execute, in issue order, the late tcgen05.mma operations of the threads ``idx`` (their
-    commit arrives)."""
-    late = ctx.tcgen05_late
+def run_late(ctx, idx, late=None):
+    """Execute, in issue order, the late operations of the threads ``idx`` queued in ``late``
+    (default ``ctx.tcgen05_late``: the mma / cp a commit tracks, run as it arrives)."""
+    late = ctx.tcgen05_late if late is None else late
     for s in idx:
         for d, fn in late.pop(int(s), ()):
-            cur, ctx.cur = ctx.cur, d
-            try:
-                fn(ctx)
-            finally:
-                ctx.cur = cur
+            ctx.as_issued(d, fn)
 
 
 # ----------------------------------------------------------------------------- alloc / dealloc
@@ -281,16 +277,8 @@ def _wait_st(prog, d, ins, scope, dec):
     d.sync = "aligned"
 
     def wait(ctx, g):
-        late = ctx.tcgen05_st_late
-        if not late:
-            return
-        for s in g.idx:                     # late stores of these threads land (schedule)
-            for sd, fn in late.pop(int(s), ()):
-                cur, ctx.cur = ctx.cur, sd
-                try:
-                    fn(ctx)
-                finally:
-                    ctx.cur = cur
+        if ctx.tcgen05_st_late:             # late stores of these threads land (schedule)
+            run_late(ctx, g.idx, ctx.tcgen05_st_late)
     d.fn = wait
 
 
