@@ -31,10 +31,15 @@ transpose (0 for mxf4*), 17-22 N >> 3, 23 scale type (ue4m3 0, ue8m0 1), **27-28
 from __future__ import annotations
 
 from ...errors import PtxValueError
+from ...isa.descriptors import (
+    IDESC_D_TYPE_CODES, IDESC_TYPE_CODES, MAX_SHIFT_CODES, TCGEN05_IDESC,
+    TCGEN05_IDESC_BLOCK_SCALED, TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, WGMMA_SMEM,
+    WGMMA_SWIZZLE_CODES, address_field, encode,
+)
 from ..context import user_loc
 
-WGMMA_SWIZZLE = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
-TCGEN05_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}
+WGMMA_SWIZZLE = {v: k for k, v in WGMMA_SWIZZLE_CODES.items()}
+TCGEN05_SWIZZLE = {v: k for k, v in TCGEN05_SWIZZLE_CODES.items()}
 SWIZZLE_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}
 # where a swizzle's repeating pattern starts (the base offset is 0 there)
 PATTERN_BYTES = {"32B": 256, "64B": 512, "128B": 1024, "128B_base32B": 1024}
@@ -48,7 +53,7 @@ def _err(fn, param, value, allowed):
 def _field(fn, param, value):
     if not isinstance(value, int) or value < 0 or value >= 1 << 18 or value % 16:
         _err(fn, param, value, "a multiple of 16 below 2**18 (bytes)")
-    return value >> 4
+    return address_field(value)
 
 
 def _swz(fn, swizzle, table):
@@ -77,9 +82,9 @@ def matrix_base_offset(pattern_start: int, swizzle: str = "128B") -> int:
 def wgmma_desc(start: int, lbo: int, sbo: int, swizzle: str = "128B", base_offset: int = 0) -> int:
     """The 64-bit wgmma matrix descriptor for a shared-memory address ``start`` (bytes)."""
     fn = "ptx.wgmma.desc"
-    return (_field(fn, "start", start) | _field(fn, "lbo", lbo) << 16 |
-            _field(fn, "sbo", sbo) << 32 | _base(fn, base_offset, swizzle) << 49 |
-            _swz(fn, swizzle, WGMMA_SWIZZLE) << 62)
+    return encode(WGMMA_SMEM, start=_field(fn, "start", start), lbo=_field(fn, "lbo", lbo),
+                  sbo=_field(fn, "sbo", sbo), base_offset=_base(fn, base_offset, swizzle),
+                  swizzle=_swz(fn, swizzle, WGMMA_SWIZZLE))
 
 
 def tcgen05_smem_desc(start: int, lbo: int, sbo: int, swizzle: str = "128B",
@@ -94,9 +99,9 @@ def tcgen05_smem_desc(start: int, lbo: int, sbo: int, swizzle: str = "128B",
         _err(fn, "swizzle", swizzle, "128B with lbo_absolute=True")
     if lbo_absolute and base_offset:
         _err(fn, "base_offset", base_offset, "0 with lbo_absolute=True")
-    return (_field(fn, "start", start) | _field(fn, "lbo", lbo) << 16 |
-            _field(fn, "sbo", sbo) << 32 | 1 << 46 | base_offset << 49 |
-            int(bool(lbo_absolute)) << 52 | sw << 61)
+    return encode(TCGEN05_SMEM, start=_field(fn, "start", start), lbo=_field(fn, "lbo", lbo),
+                  sbo=_field(fn, "sbo", sbo), base_offset=base_offset,
+                  lbo_mode=int(bool(lbo_absolute)), swizzle=sw)
 
 
 def canonical_strides(major: str, swizzle: str, mn: int, k: int, elem_bits: int) -> tuple:
@@ -134,14 +139,9 @@ def canonical_strides(major: str, swizzle: str, mn: int, k: int, elem_bits: int)
 
 
 # ----------------------------------------------------------------------------- tcgen05 idesc
-_KIND_TYPES = {
-    "f16": {"f16": 0, "bf16": 1}, "tf32": {"tf32": 2},
-    "f8f6f4": {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
-    "i8": {"u8": 0, "s8": 1},
-    "mxf8f6f4": {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
-    "mxf4": {"e2m1": 1}, "mxf4nvf4": {"e2m1": 1},
-}
-_D_TYPES = {"f16": 0, "f32": 1, "s32": 2}
+_KIND_TYPES = {kind: {t: c for c, t in codes.items()} for kind, codes in IDESC_TYPE_CODES.items()}
+_D_TYPES = {t: c for c, t in IDESC_D_TYPE_CODES.items()}
+_SHIFT_CODE = {v: c for c, v in MAX_SHIFT_CODES.items()}
 
 
 def _name(t):
@@ -207,10 +207,10 @@ def tcgen05_instr_desc(kind: str, m: int, n: int, dtype, atype, btype=None, *, a
         _err(fn, "max_shift", max_shift, "0, 8, 16, 32 (non-zero with ws=True only)")
     if sparse_id2 not in (0, 1, 2, 3) or (sparse_id2 and not sparse):
         _err(fn, "sparse_id2", sparse_id2, "0..3 (non-zero with sparse=True only)")
-    return (sparse_id2 | int(sparse) << 2 | int(saturate) << 3 | _D_TYPES[d] << 4 |
-            ta << 7 | tb << 10 | int(neg_a) << 13 | int(neg_b) << 14 |
-            int(a_major == "MN") << 15 | int(b_major == "MN") << 16 | (n >> 3) << 17 |
-            (m >> 4) << 24 | {0: 0, 8: 1, 16: 2, 32: 3}[max_shift] << 30)
+    return encode(TCGEN05_IDESC, sparse_id2=sparse_id2, sparse=int(sparse),
+                  saturate=int(saturate), d_type=_D_TYPES[d], a_type=ta, b_type=tb,
+                  neg_a=int(neg_a), neg_b=int(neg_b), a_mn=int(a_major == "MN"),
+                  b_mn=int(b_major == "MN"), n=n, m=m, max_shift=_SHIFT_CODE[max_shift])
 
 
 def tcgen05_instr_desc_block_scaled(kind: str, m: int, n: int, atype, btype=None, *,
@@ -243,10 +243,10 @@ def tcgen05_instr_desc_block_scaled(kind: str, m: int, n: int, atype, btype=None
     _check_mn(fn, m, n, ms, _allowed_n(kind, cta_group, False, sparse))
     if k96 and (not fp4 or sparse or cta_group != 2):
         _err(fn, "k96", k96, "True only for dense mxf4/mxf4nvf4 with cta_group=2, M=256")
-    return (int(sparse) << 2 | b_sf_id << 4 | ta << 7 | tb << 10 | int(neg_a) << 13 |
-            int(neg_b) << 14 | int(a_major == "MN") << 15 | int(b_major == "MN") << 16 |
-            (n >> 3) << 17 | int(st == "ue8m0") << 23 | (m >> 7) << 27 | a_sf_id << 29 |
-            int(k96) << 31)
+    return encode(TCGEN05_IDESC_BLOCK_SCALED, sparse=int(sparse), b_sf_id=b_sf_id, a_type=ta,
+                  b_type=tb, neg_a=int(neg_a), neg_b=int(neg_b), a_mn=int(a_major == "MN"),
+                  b_mn=int(b_major == "MN"), n=n, ue8m0=int(st == "ue8m0"), m=m,
+                  a_sf_id=a_sf_id, k96=int(k96))
 
 
 # ----------------------------------------------------------------------------- trace time
