@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import jax
-import jax.numpy as jnp
 
 from pyptx.jax_support import (add_scalar_param_to_shim, call_kernel_via_ffi,
                                compile_ptx_to_cubin, register_launch_config)

@@ -5,10 +5,11 @@ call these, and a launch runs as a kernel of the runtime (``record_kernel``).
 A :class:`CubinRecord` is one PTX entry compiled for an arch (``compile_ptx_to_cubin``:
 ptxas through the toolchain's disk cache, the cubin published where the C++ launcher looks
 for it) plus what a launch needs that the PTX does not say: grid / block / cluster / shared
-memory, extra scalar parameters (raw bytes) and tensor maps over buffer operands. Its
-:meth:`~CubinRecord.plan` is the C++ launcher's ``LaunchPlan`` (parameters in the order
-pyptx passes them: input buffers, output buffers, scalars, tensor maps) for the PyTorch path,
-and :func:`run_on_host` runs it on the CPU interpreter (the one host launch).
+memory, extra scalar parameters (raw bytes) and tensor maps over buffer operands. A launch
+of it is a kernel of the runtime (``record_kernel.record_kernel``; parameters in the order
+pyptx passes them: input buffers, output buffers, scalars, tensor maps): the launcher's
+``LaunchPlan`` comes from ``runtime.launch_plan.build_plan`` as for any kernel, and
+:func:`run_on_host` runs it on the CPU interpreter (the one host launch).
 
 A :class:`HostTensorMap` is one tensor map encoded by the launcher's driver table
 (``cuTensorMapEncodeTiled`` of libcuda, or of the recording table under
@@ -30,8 +31,8 @@ from ..specialize.host import HostLaunch
 from ..specialize.tma import map_spec
 from ..specs import Layout, Tile, TmaDescriptorHandle
 from ..types import PtxType, by_name
-from ..runtime.ffi_plan import TENSORMAP_DTYPES, LaunchPlan, ParamSlot, TmaSpec, ptx_sha256
-from .record_kernel import dim3, record_kernel
+from ..runtime.ffi_plan import TENSORMAP_DTYPES, TmaSpec
+from .record_kernel import record_kernel
 
 __all__ = ["CubinRecord", "CubinRegistry", "get_cubin_registry", "HostTensorMap",
            "synthesize_tensor_map", "synthesize_tensor_map_3d", "tensor_map_at",
@@ -201,28 +202,6 @@ class CubinRecord:
     smem_bytes: int = 0
     scalars: list = field(default_factory=list)   # little-endian bytes, in order
     tma: list = field(default_factory=list)       # (buffer operand, HostTensorMap)
-
-    def plan(self, n_buffers: int, grid=None, block=None, cluster=None,
-             smem_bytes=None) -> LaunchPlan:
-        """The launcher's plan: buffers ``0..n_buffers-1`` (inputs then outputs), the
-        scalars, then one global-mode tensor map per ``tma`` entry."""
-        params = [ParamSlot.buffer(i) for i in range(n_buffers)]
-        params += [ParamSlot("scalar", 0, b) for b in self.scalars]
-        tma = []
-        for operand, m in self.tma:
-            if not 0 <= operand < n_buffers:
-                raise SpecializationError(
-                    f"kernel {self.kernel_name!r}: a tensor map covers buffer {operand}, but "
-                    f"the call has {n_buffers} buffers (inputs then outputs)")
-            tma.append(m.tma_spec(operand))
-            params.append(ParamSlot.tma_param(len(tma) - 1))
-        smem = self.smem_bytes if smem_bytes is None else smem_bytes
-        return LaunchPlan(kernel_name=self.kernel_name, ptx=self.ptx,
-                          ptx_sha256=ptx_sha256(self.ptx), arch=self.arch,
-                          grid=dim3(grid, self.grid), block=dim3(block, self.block),
-                          cluster=dim3(cluster, self.cluster),
-                          smem_bytes=max(int(smem), int(self.dynamic_smem_bytes)),
-                          params=tuple(params), tma=tuple(tma), cubin_path=self.cubin_path)
 
 
 class CubinRegistry:

@@ -39,10 +39,17 @@ def launch_handle(inputs, cubin_handle, out_specs, out_shape_env, grid, block, c
         got = run_on_host(rec, arrays, outs, grid, block, cluster, smem_bytes)
         return [_from_numpy(a, torch_dtype(t)) for a, (_, t) in zip(got, outs)]
     from ..runtime import ffi_bridge
+    from ..runtime.callspec import CallSpec
+    from ..runtime.launch_plan import build_plan
+    from .cubin_registry import as_ptx_type
+    from .record_kernel import record_kernel
 
     bufs = [t.contiguous() for t in inputs]
     res = [_torch_out(shape, t, device) for shape, t in outs]
-    plan = rec.plan(len(bufs) + len(res), grid, block, cluster, smem_bytes)
+    k = record_kernel(rec, [(tuple(t.shape), as_ptx_type(t.dtype)) for t in bufs], outs, grid,
+                      block, cluster, smem_bytes)
+    spec = CallSpec(kernel=k, template=(), env=(), raw=tuple(k.raw_values().items()))
+    plan = build_plan(spec, k.trace_for())        # the plan the JAX CUDA lowering emits
     allb = bufs + res
     if plan.workspace_bytes:
         allb.append(torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=device))
