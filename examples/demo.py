@@ -2,8 +2,8 @@
 
     python examples/demo.py
 """
-from pyptx import Tile, kernel, ptx, reg
-from pyptx.types import f32, u32, u64
+from jax_pyptx import Tile, kernel, ptx, reg
+from jax_pyptx.types import f32, u32, u64
 
 
 @kernel(arch="sm_90a", in_specs=(Tile("N", f32), Tile("N", f32)), out_specs=(Tile("N", f32),),

@@ -1,6 +1,10 @@
 """jax-pyptx: write NVIDIA PTX kernels in Python, read the PTX, run it on the CPU, call it from JAX.
 
-    from pyptx import kernel, reg, smem, ptx, Tile, Layout     # alias of jax_pyptx
+    from jax_pyptx import kernel, reg, smem, ptx, Tile, Layout
+    from pyptx import kernel, reg, smem, ptx, Tile, Layout     # the same objects: pyptx's spelling
+
+``__all__`` is the public surface. The ``pyptx`` alias (``pyptx/``) adds pyptx's own names
+(``jax_pyptx.compat``).
 """
 from . import types  # noqa: F401
 from .errors import (  # noqa: F401
@@ -16,8 +20,42 @@ from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401
 from .text.printer import emit  # noqa: F401
 
 __version__ = "0.1.0"
-# the documented ``from pyptx import *`` names (the runtime helpers add theirs)
-__all__ = ["kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout"]
+
+# lazily imported entry points: name -> (module, attribute or None for the module itself)
+_LAZY = {
+    "interpret": ("jax_pyptx.interpret", None),
+    "runtime": ("jax_pyptx.runtime", None),
+    "transpile": ("jax_pyptx.transpile", None),
+    "toolchain": ("jax_pyptx.toolchain", None),
+    "isa": ("jax_pyptx.isa", None),
+    "ir": ("jax_pyptx.ir", None),
+    "perf": ("jax_pyptx.perf", None),
+    "viz": ("jax_pyptx.viz", None),
+    "ptx_call": ("jax_pyptx.runtime.call", "ptx_call"),
+    "configure": ("jax_pyptx.runtime.options", "configure"),
+    "to_torch": ("jax_pyptx.runtime.torch_op", "to_torch"),
+    "with_backward": ("jax_pyptx.runtime.autodiff", "with_backward"),
+    "differentiable_kernel": ("jax_pyptx.runtime.differentiable", "differentiable_kernel"),
+}
+
+# the public surface: everything above and below, the lazily loaded entry points included
+# (``from jax_pyptx import *`` therefore loads them: JAX, and torch for ``to_torch``). pyptx's
+# own names (``pyptx.spec``, ``pyptx.cache``, ...) are on the ``pyptx`` alias only
+# (``jax_pyptx.compat``).
+__all__ = [
+    # authoring
+    "kernel", "Kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout", "TensorSpec",
+    "TmaDescriptorHandle", "types",
+    # text, devices
+    "parse", "emit", "detect_arch",
+    # errors
+    "PtxError", "ArchError", "InterpreterError", "NotSupportedError", "ParseError",
+    "PtxTypeError", "PtxValueError", "SpecializationError", "ToolchainError", "TraceError",
+    "ValidationError",
+    # loaded on first use (``_LAZY``)
+    "interpret", "runtime", "transpile", "toolchain", "isa", "ir", "perf", "viz", "ptx_call",
+    "configure", "to_torch", "with_backward", "differentiable_kernel",
+]
 
 
 def parse(text: str, source: str = "<ptx>", check: bool = True):
@@ -48,26 +86,6 @@ def _call_runtime(k, *arrays, **kw):
 
 _set_call_handler(_call_runtime)
 
-# lazily imported attributes: name -> (module, attribute or None for the module itself)
-_LAZY = {
-    "interpret": ("jax_pyptx.interpret", None),
-    "runtime": ("jax_pyptx.runtime", None),
-    "transpile": ("jax_pyptx.transpile", None),
-    "toolchain": ("jax_pyptx.toolchain", None),
-    "isa": ("jax_pyptx.isa", None),
-    "ir": ("jax_pyptx.ir", None),
-    "perf": ("jax_pyptx.perf", None),
-    "cache": ("jax_pyptx.toolchain.cubin_cache", None),
-    "jax_support": ("jax_pyptx.runtime.jax_support", None),
-    "torch_support": ("jax_pyptx.runtime.torch_support", None),
-    "ptx_call": ("jax_pyptx.runtime.call", "ptx_call"),
-    "configure": ("jax_pyptx.runtime.options", "configure"),
-    "to_torch": ("jax_pyptx.runtime.torch_op", "to_torch"),
-    "with_backward": ("jax_pyptx.runtime.autodiff", "with_backward"),
-    "differentiable_kernel": ("jax_pyptx.runtime.torch_support", "differentiable_kernel"),
-}
-
-
 def detect_arch() -> str:
     """The PTX target of CUDA device 0 (``"sm_90a"`` on an H100), cached; raises a
     ``RuntimeError`` (``NotSupportedError``) suggesting an explicit arch when no GPU is
@@ -87,12 +105,6 @@ def detect_arch() -> str:
     return _detect()
 
 
-# the documented ``pyptx.<name>`` modules that live elsewhere here (``from pyptx import spec``)
-_DOCUMENTED_MODULES = {"spec": "dsl.spec", "wgmma_layout": "dsl.wgmma_layout",
-                       "codegen": "transpile.pyptx_codegen", "parser": "text.parser",
-                       "emitter": "text.printer", "_trace": "dsl.trace_scope"}
-
-
 def __getattr__(name):
     # heavier layers load on first use, never at import
     if name in _LAZY:
@@ -101,8 +113,4 @@ def __getattr__(name):
         module, attr = _LAZY[name]
         got = importlib.import_module(module)
         return got if attr is None else getattr(got, attr)
-    if name in _DOCUMENTED_MODULES:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{_DOCUMENTED_MODULES[name]}")
     raise AttributeError(f"module 'jax_pyptx' has no attribute {name!r}")

@@ -155,10 +155,12 @@ class NotSupportedError(PtxError, NotImplementedError):
     piece to write.
 
     Examples:
-        >>> from jax_pyptx import NotSupportedError
-        >>> from jax_pyptx.dsl.spec import register_overload
+        >>> from jax_pyptx import NotSupportedError, kernel, ptx
+        >>> @kernel
+        ... def k():                  # no in_specs: it has PTX but cannot be called on arrays
+        ...     ptx.ret()
         >>> try:
-        ...     register_overload("myop", ["a", "b"])
+        ...     k()
         ... except NotImplementedError as e:                 # NotSupportedError is one
         ...     print(type(e).__name__, isinstance(e, NotSupportedError))
         NotSupportedError True

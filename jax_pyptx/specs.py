@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Union, cast
 
 from .errors import SpecializationError, TraceError
-from .types import PtxType, by_name, is_type_name
+from .types import PtxType, by_name
 
 
 class Layout(enum.Enum):
@@ -226,69 +226,6 @@ class Tile:
         """
         return tuple(env[d] if isinstance(d, str) else d for d in self.shape)
 
-    def resolve_shape(self, env: dict) -> tuple:
-        """The shape with every symbol looked up in ``env`` (``KeyError`` for an unbound
-        one).
-
-        Examples:
-            >>> from jax_pyptx import Tile
-            >>> from jax_pyptx.types import f32
-            >>> Tile("M", "N", f32).resolve_shape({"M": 2, "N": 3})
-            (2, 3)
-        """
-        return self.resolve(env)
-
-    def extract_env(self, array_shape) -> dict:
-        """``{symbol: size}`` bound by an array of shape ``array_shape`` (``ValueError`` on
-        a rank or fixed-dimension mismatch, or one symbol bound to two sizes).
-
-        Examples:
-            >>> from jax_pyptx import Tile
-            >>> from jax_pyptx.types import f32
-            >>> Tile("M", 4, f32).extract_env((16, 4))
-            {'M': 16}
-        """
-        from .errors import PtxValueError
-
-        shape = tuple(array_shape)
-        if len(shape) != len(self.shape):
-            raise PtxValueError(f"{self}: expects rank {len(self.shape)}, got shape {shape}")
-        env: dict = {}
-        for axis, (d, n) in enumerate(zip(self.shape, shape)):
-            if isinstance(d, str):
-                if env.setdefault(d, int(n)) != int(n):
-                    raise PtxValueError(f"{self}: {d} bound to {env[d]} and {n} in shape "
-                                        f"{shape}")
-            elif d != n:
-                raise PtxValueError(f"{self}: dim {axis} must be {d}, got shape {shape}")
-        return env
-
-    def matches(self, shape, dtype_name) -> bool:
-        """Whether an array of ``shape`` and dtype ``dtype_name`` (a PTX type name such as
-        ``"f32"``, a PtxType, or a NumPy dtype) fits this spec.
-
-        Examples:
-            >>> from jax_pyptx import Tile
-            >>> from jax_pyptx.types import f32
-            >>> t = Tile("M", 4, f32)
-            >>> t.matches((16, 4), "f32"), t.matches((16, 5), "f32"), t.matches((16, 4), "f16")
-            (True, False, False)
-        """
-        try:
-            self.extract_env(shape)
-        except ValueError:
-            return False
-        if isinstance(dtype_name, PtxType):
-            return dtype_name is self.dtype
-        if isinstance(dtype_name, str) and is_type_name(dtype_name):
-            return by_name(dtype_name) is self.dtype
-        try:
-            from .types import from_numpy
-
-            return from_numpy(dtype_name) is self.dtype
-        except (TypeError, ValueError):
-            return False
-
     # ---- TMA: the one derivation of the tensor map ``X.tma_desc()`` builds from a Tile (the
     # DSL's descriptor handle, and through it the CUDA launch plan and the interpreter, and
     # ``pyptx.jax_support.synthesize_tma_descriptor(_3d)`` all read it)
@@ -417,22 +354,6 @@ def _gmma_layout(fn: str, inner, dtype) -> Layout:
         raise PtxValueError(f"pyptx: {fn}({inner}, {t.name}) has row width {row} bytes, which "
                             f"is not one of the canonical GMMA widths {{16, 32, 64, 128}}.")
     return got
-
-
-def unify_envs(envs) -> dict:
-    """Merge shape-variable bindings; a symbol bound to two sizes raises ``ValueError``.
-
-    >>> unify_envs([{"M": 4}, {"M": 4, "N": 2}])
-    {'M': 4, 'N': 2}
-    """
-    from .errors import PtxValueError
-
-    out: dict = {}
-    for env in envs:
-        for k, v in env.items():
-            if out.setdefault(k, v) != v:
-                raise PtxValueError(f"shape variable {k} bound to {out[k]} and {v}")
-    return out
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,14 @@
 """The documented spelling: ``from pyptx import kernel, reg, ptx``.
 
-``pyptx`` and every ``pyptx.<sub>`` module *are* the ``jax_pyptx`` modules (same objects),
-so ``pyptx.types.f32 is jax_pyptx.types.f32``. The documented module map (``pyptx.ptx``,
-``pyptx.reg``, ``pyptx.smem``, ``pyptx.wgmma_layout``, ``pyptx.intrinsic``, ``pyptx.parser``,
-``pyptx.emitter``, ...) resolves to where each lives here (``jax_pyptx.dsl.ptx``, ...).
+``pyptx`` is an alias of ``jax_pyptx``: ``pyptx.<name>`` (attribute or submodule) is the object
+``jax_pyptx`` has under that name, except the pyptx-only names of
+``jax_pyptx.compat.MODULES`` (``pyptx.spec``, ``pyptx.specs``, ``pyptx.codegen``,
+``pyptx.cache``, ``pyptx.jax_support``, ``pyptx.torch_support``, ``pyptx.parser``,
+``pyptx.emitter``, ``pyptx._trace``, ...), which resolve to their modules there; so
+``pyptx.types.f32 is jax_pyptx.types.f32`` and ``pyptx.ptx is jax_pyptx.ptx``. The table and the
+pyptx-only pieces live in ``jax_pyptx.compat`` (its docstring is the map); this file only wires
+them in. It also attaches pyptx's ``Tile`` methods (``resolve_shape``, ``extract_env``,
+``matches``: ``jax_pyptx.compat.specs``) to ``Tile``.
 
 Two package attributes are functions that share a submodule's name: ``pyptx.kernel`` (the
 decorator; the module ``pyptx.kernel`` holds ``Kernel``, ``TensorSpec``, ...) and
@@ -17,32 +22,19 @@ import importlib.util
 import sys
 
 import jax_pyptx as _impl
+from jax_pyptx import Layout, Tile, intrinsic, kernel, ptx, reg, smem  # noqa: F401
+from jax_pyptx.compat import ALL as __all__  # noqa: F401
+from jax_pyptx.compat import MODULES as _MODULES
+from jax_pyptx.compat import SHADOWED as _SHADOWED
 
-# pyptx.<name> -> the module that implements it, where it is not jax_pyptx.<name>
-_ALIASES = {
-    "ptx": "jax_pyptx.dsl.ptx",
-    "reg": "jax_pyptx.dsl.reg",
-    "smem": "jax_pyptx.dsl.smem",
-    "wgmma_layout": "jax_pyptx.dsl.wgmma_layout",
-    "intrinsic": "jax_pyptx.dsl.intrinsic",
-    "parser": "jax_pyptx.text.parser",
-    "emitter": "jax_pyptx.text.printer",
-    "spec": "jax_pyptx.dsl.spec",
-    "codegen": "jax_pyptx.transpile.pyptx_codegen",
-    "_trace": "jax_pyptx.dsl.trace_scope",
-    "cache": "jax_pyptx.toolchain.cubin_cache",
-    "jax_support": "jax_pyptx.runtime.jax_support",
-    "torch_support": "jax_pyptx.runtime.torch_support",
-}
-# package attributes that are functions named like a submodule
-_SHADOWED = ("kernel", "intrinsic")
+__version__ = _impl.__version__
 
 
 def _real_name(fullname: str) -> str:
     rest = fullname[len("pyptx."):]
     head, dot, tail = rest.partition(".")
-    if head in _ALIASES:
-        return _ALIASES[head] + dot + tail
+    if head in _MODULES:
+        return _MODULES[head] + dot + tail
     return "jax_pyptx." + rest
 
 
@@ -83,4 +75,28 @@ if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
 for _name in _SHADOWED:
     sys.modules.setdefault("pyptx." + _name, importlib.import_module(_real_name("pyptx." + _name)))
 
-sys.modules[__name__] = _impl
+
+def _attach_tile_methods():
+    from jax_pyptx.compat.specs import TILE_METHODS
+
+    for name, fn in TILE_METHODS.items():
+        setattr(Tile, name, fn)
+
+
+_attach_tile_methods()
+
+
+def __getattr__(name):
+    # pyptx's own modules load on first use; every other name is jax_pyptx's
+    if name in _MODULES and name not in _SHADOWED:
+        return importlib.import_module("pyptx." + name)
+    if name.startswith("__"):
+        raise AttributeError(f"module 'pyptx' has no attribute {name!r}")
+    try:
+        return getattr(_impl, name)
+    except AttributeError:
+        raise AttributeError(f"module 'pyptx' has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_impl.__all__) | set(_MODULES))

@@ -1,8 +1,7 @@
-# Static view of ``pyptx`` for type checkers and IDEs: at run time the package *is* jax_pyptx
-# (pyptx/__init__.py), so its names are jax_pyptx's.
+# Static view of ``pyptx`` for type checkers and IDEs: ``pyptx`` is an alias whose attributes
+# are jax_pyptx's (pyptx/__init__.py), plus pyptx's own modules (jax_pyptx.compat.MODULES).
 from typing import Any
 
-from jax_pyptx import *  # noqa: F403
 from jax_pyptx import (
     ArchError as ArchError,
     InterpreterError as InterpreterError,
@@ -31,5 +30,7 @@ from jax_pyptx import (
     smem as smem,
     types as types,
 )
+
+__all__ = ["kernel", "reg", "smem", "ptx", "intrinsic", "Tile", "Layout"]
 
 def __getattr__(name: str) -> Any: ...

@@ -2,19 +2,19 @@
 
 **Public names** (what ``_public_names()`` collects):
 
-1. the package's exports: every name of ``jax_pyptx.__all__`` and every other attribute of the
-   ``jax_pyptx`` package not starting with ``_`` (``Kernel``, ``parse``, ``emit``,
-   ``detect_arch``, the error classes, ...), plus the lazily imported entry points of
-   ``jax_pyptx._LAZY`` that are not modules (``to_torch``, ``ptx_call``, ``configure``, ...);
+1. the package's public surface: every name of ``jax_pyptx.__all__`` that is not a module
+   (``kernel``, ``Kernel``, ``parse``, ``emit``, ``detect_arch``, the error classes, and the
+   lazily imported entry points ``to_torch``, ``ptx_call``, ``configure``, ...);
 2. the API reference: every ``::: target`` of ``docs/api/*.md``. A function or class target is
    one name; a module target is the module itself (its docstring heads the page) and, unless
    the page says ``members: false``, its members as the page renders them: the ``members:
    [...]`` list where the page gives one, else the names not starting with ``_`` that the module
    defines (``__module__`` is the module, or for a package one of its submodules) or lists in
    ``__all__``;
-3. the ``pyptx.<name>`` alias modules of ``pyptx/__init__.py`` that are not already covered
-   (``pyptx.spec``, ``pyptx.wgmma_layout``, ``pyptx.codegen``, ``pyptx.parser``,
-   ``pyptx.emitter``, ``pyptx._trace``, ...): their names by the same module rule;
+3. the ``pyptx.<name>`` modules of the alias table (``jax_pyptx.compat.MODULES``) that are not
+   already covered (``pyptx.spec``, ``pyptx.specs``, ``pyptx.wgmma_layout``, ``pyptx.codegen``,
+   ``pyptx.parser``, ``pyptx.emitter``, ``pyptx._trace``, ...): their names by the same module
+   rule;
 4. for each class above: the public methods and properties its own body defines (no inherited
    ones, nothing starting with ``_``), e.g. ``Kernel.ptx``, ``Kernel.trace``,
    ``Kernel.interpret``, ``Kernel.sass``, ``Kernel.resources``.
@@ -110,15 +110,10 @@ def _api_targets():
 
 
 def _pyptx_aliases() -> dict:
-    """``pyptx/__init__.py``'s ``_ALIASES`` (the ``pyptx`` package replaces itself with
-    ``jax_pyptx`` on import, so the table is read from the source)."""
-    import ast
+    """The alias table: ``pyptx.<name>`` -> the module that implements it."""
+    from jax_pyptx.compat import MODULES
 
-    tree = ast.parse((ROOT / "pyptx" / "__init__.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_ALIASES":
-            return ast.literal_eval(node.value)
-    raise AssertionError("pyptx/__init__.py has no _ALIASES table")
+    return dict(MODULES)
 
 
 def _public_names() -> dict:
@@ -142,21 +137,16 @@ def _public_names() -> dict:
             for n, obj in _module_members(module, only):
                 add(f"{module.__name__}.{n}", obj)
 
-    # 1. the package's exports
-    for n in list(jax_pyptx.__all__) + sorted(vars(jax_pyptx)):
-        if n.startswith("_"):
+    # 1. the package's public surface
+    for n in jax_pyptx.__all__:
+        try:
+            obj = getattr(jax_pyptx, n)
+        except ModuleNotFoundError as e:          # torch's names, where torch is not installed
+            if e.name != "torch":
+                raise
             continue
-        obj = getattr(jax_pyptx, n)
-        if isinstance(obj, types.ModuleType):
-            continue
-        add(f"jax_pyptx.{n}", obj)
-    for n, (module, attr) in sorted(jax_pyptx._LAZY.items()):
-        if attr is not None:
-            try:
-                add(f"jax_pyptx.{n}", getattr(jax_pyptx, n))
-            except ModuleNotFoundError as e:      # torch's names, where torch is not installed
-                if e.name != "torch":
-                    raise
+        if not isinstance(obj, types.ModuleType):
+            add(f"jax_pyptx.{n}", obj)
     # 2. the API reference pages
     for target, options in _api_targets():
         try:
@@ -200,11 +190,30 @@ def test_public_names_are_collected():
     for must in ("jax_pyptx.kernel", "jax_pyptx.Kernel.ptx", "jax_pyptx.Tile",
                  "jax_pyptx.dsl.ptx.if_", "jax_pyptx.dsl.ptx.inst",
                  "jax_pyptx.interpret.launch.launch", "jax_pyptx.perf.roofline.roofline",
-                 "jax_pyptx.dsl.spec.strict"):
+                 "jax_pyptx.dsl.validation.strict", "jax_pyptx.compat.spec.get_specs"):
         assert must in NAMES, must
     assert len(NAMES) > 250
     if importlib.util.find_spec("torch") is not None:
         assert "jax_pyptx.to_torch" in NAMES
+
+
+def test_all_is_the_public_surface():
+    """``jax_pyptx.__all__`` lists every public name once, each resolves, the lazily loaded
+    entry points are among them, and pyptx's own module names are not (they are the alias's:
+    ``jax_pyptx.compat.MODULES``)."""
+    import jax_pyptx
+    from jax_pyptx.compat import MODULES
+
+    surface = jax_pyptx.__all__
+    assert len(surface) == len(set(surface))
+    assert set(jax_pyptx._LAZY) <= set(surface)
+    for n in surface:
+        if n != "to_torch" or importlib.util.find_spec("torch") is not None:
+            assert getattr(jax_pyptx, n) is not None, n
+    upstream = {"spec", "wgmma_layout", "codegen", "parser", "emitter", "_trace", "cache",
+                "jax_support", "torch_support"}
+    assert upstream <= set(MODULES)
+    assert [n for n in upstream if n in surface or hasattr(jax_pyptx, n)] == []
 
 
 def test_every_public_name_has_a_docstring_with_an_example():

@@ -48,8 +48,10 @@ def test_pyptx_alias_is_same_modules():
     from pyptx import kernel as k2
     from pyptx.types import f32 as f32_alias
 
-    assert pyptx is jax_pyptx
-    assert pyptx.types is jax_pyptx.types
+    # an alias: every name of pyptx's __all__, and every other jax_pyptx name, is the same object
+    assert all(getattr(pyptx, n) is getattr(jax_pyptx, n) for n in pyptx.__all__)
+    assert pyptx.types is jax_pyptx.types and pyptx.Kernel is jax_pyptx.Kernel
+    assert pyptx.parse is jax_pyptx.parse
     assert f32_alias is f32 and k2 is kernel
     assert pyptx.types.__spec__.name == "jax_pyptx.types"
 

@@ -1,8 +1,10 @@
 """The layers of DESIGN.md, checked: the import contracts in pyproject.toml hold (import-linter),
-every subpackage is placed in a layer, and jax_pyptx has no import cycle (imports inside
-functions count)."""
+every subpackage is placed in a layer, jax_pyptx has no import cycle (imports inside
+functions count), and the compatibility layer (``jax_pyptx.compat``, which the ``pyptx`` alias
+maps into) may import the core while the core never imports it."""
 from __future__ import annotations
 
+import ast
 import pathlib
 import re
 import subprocess
@@ -20,6 +22,11 @@ def _config():
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
 
 
+def _placed() -> list:
+    layers = next(c for c in _config()["contracts"] if c["type"] == "layers")["layers"]
+    return [name.strip() for line in layers for name in line.split("|")]
+
+
 def test_import_contracts_hold():
     lint = pathlib.Path(sys.executable).with_name("lint-imports")
     r = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
@@ -28,8 +35,7 @@ def test_import_contracts_hold():
 
 
 def test_every_subpackage_has_a_layer():
-    layers = next(c for c in _config()["contracts"] if c["type"] == "layers")["layers"]
-    placed = {name.strip() for line in layers for name in line.split("|")}
+    placed = set(_placed())
     tops = {f"jax_pyptx.{p.stem}" for p in PKG.iterdir()
             if (p.suffix == ".py" and p.stem != "__init__")
             or (p.is_dir() and (p / "__init__.py").exists())}
@@ -83,8 +89,53 @@ def test_no_import_cycles():
     assert _cycles(graph) == []
 
 
+def _names_compat(path: pathlib.Path) -> list:
+    """Lines of ``path`` that import ``pyptx`` or ``jax_pyptx.compat``, or name them in a
+    string (a lazy import table), docstrings aside."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)}
+    hits = []
+    for n in ast.walk(tree):
+        names = []
+        if isinstance(n, ast.Import):
+            names = [a.name for a in n.names]
+        elif isinstance(n, ast.ImportFrom) and n.level == 0:
+            names = [n.module or ""]
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            names = [n.value]
+        if any(re.match(r"(jax_pyptx\.compat|pyptx)(\.|$)", x) for x in names):
+            hits.append(n.lineno)
+    return hits
+
+
+def test_compat_may_import_the_core_and_the_core_never_imports_compat():
+    """compat is the top layer (it may import anything below), and a forbidden contract keeps
+    every other module, and the package's own ``__init__``, from importing it or ``pyptx``."""
+    layers = next(c for c in _config()["contracts"] if c["type"] == "layers")["layers"]
+    assert layers[0] == "jax_pyptx.compat"
+    forbidden = next(c for c in _config()["contracts"]
+                     if c["type"] == "forbidden" and "jax_pyptx.compat" in c["forbidden_modules"])
+    assert sorted(forbidden["forbidden_modules"]) == ["jax_pyptx.compat", "pyptx"]
+    assert sorted(forbidden["source_modules"]) == sorted(set(_placed()) - {"jax_pyptx.compat"})
+    # the root package is in no contract: checked here, its imports and lazy import strings
+    graph = grimp.build_graph("jax_pyptx", cache_dir=None)
+    compat = {m for m in graph.modules if m == "jax_pyptx.compat" or
+              m.startswith("jax_pyptx.compat.")}
+    assert graph.find_modules_directly_imported_by("jax_pyptx") & compat == set()
+    core = [p for p in PKG.rglob("*.py") if "compat" not in p.relative_to(PKG).parts]
+    named = [f"{p.relative_to(ROOT)}:{line}" for p in core for line in _names_compat(p)]
+    assert named == []
+    # and compat does import the core (the direction the layer allows)
+    assert any(not m.startswith("jax_pyptx.compat")
+               for m in graph.find_modules_directly_imported_by("jax_pyptx.compat.jax_support"))
+
+
 @pytest.mark.parametrize("lower, upper", [("jax_pyptx.isa", "jax_pyptx.text"),
-                                          ("jax_pyptx.dsl", "jax_pyptx.kernel")])
+                                          ("jax_pyptx.dsl", "jax_pyptx.kernel"),
+                                          ("jax_pyptx.runtime", "jax_pyptx.compat")])
 def test_contract_would_catch_an_upward_import(tmp_path, lower, upper):
     """The layers contract is not vacuous: an upward import planted in a copy is reported."""
     import shutil

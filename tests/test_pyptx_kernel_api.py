@@ -24,10 +24,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_every_documented_module_imports():
     names = {"kernel": "jax_pyptx.kernel", "reg": "jax_pyptx.dsl.reg",
              "smem": "jax_pyptx.dsl.smem", "ptx": "jax_pyptx.dsl.ptx",
-             "specs": "jax_pyptx.specs", "types": "jax_pyptx.types",
-             "wgmma_layout": "jax_pyptx.dsl.wgmma_layout", "spec": "jax_pyptx.dsl.spec",
+             "specs": "jax_pyptx.compat.specs", "types": "jax_pyptx.types",
+             "wgmma_layout": "jax_pyptx.dsl.wgmma_layout", "spec": "jax_pyptx.compat.spec",
              "ir": "jax_pyptx.ir", "parser": "jax_pyptx.text.parser",
-             "emitter": "jax_pyptx.text.printer", "codegen": "jax_pyptx.transpile.pyptx_codegen",
+             "emitter": "jax_pyptx.text.printer", "codegen": "jax_pyptx.compat.codegen",
              "_trace": "jax_pyptx.dsl.trace_scope"}
     for short, real in names.items():
         m = importlib.import_module("pyptx." + short)

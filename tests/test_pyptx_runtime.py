@@ -424,9 +424,9 @@ def test_differentiable_kernel_on_jax_arrays():
 def test_runtime_module_map():
     import importlib
 
-    for name, real in [("cache", "jax_pyptx.toolchain.cubin_cache"),
-                       ("jax_support", "jax_pyptx.runtime.jax_support"),
-                       ("torch_support", "jax_pyptx.runtime.torch_support")]:
+    for name, real in [("cache", "jax_pyptx.compat.cache"),
+                       ("jax_support", "jax_pyptx.compat.jax_support"),
+                       ("torch_support", "jax_pyptx.compat.torch_support")]:
         assert importlib.import_module("pyptx." + name) is sys.modules[real], name
         assert getattr(pyptx, name) is sys.modules[real], name
     from pyptx.jax_support import call_kernel_via_ffi  # noqa: F401

@@ -28,7 +28,7 @@ def test_module_map_imports_and_kernel_stays_the_decorator():
 
     assert m is pyptx.kernel and callable(pyptx.kernel)
     for name, real in [("ptx", "jax_pyptx.dsl.ptx"), ("reg", "jax_pyptx.dsl.reg"),
-                       ("smem", "jax_pyptx.dsl.smem"), ("specs", "jax_pyptx.specs"),
+                       ("smem", "jax_pyptx.dsl.smem"), ("specs", "jax_pyptx.compat.specs"),
                        ("types", "jax_pyptx.types"),
                        ("wgmma_layout", "jax_pyptx.dsl.wgmma_layout"),
                        ("parser", "jax_pyptx.text.parser"),

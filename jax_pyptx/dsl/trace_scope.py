@@ -1,4 +1,4 @@
-"""``pyptx._trace.trace_scope``: a bare trace, outside any ``@kernel``.
+"""A bare trace, outside any ``@kernel`` (pyptx spells it ``pyptx._trace.trace_scope``).
 
 Inside ``with trace_scope() as t:`` every ``reg.*`` / ``smem.*`` / ``ptx.*`` call appends to
 ``t`` exactly as it would in a kernel body; ``t.lines()`` gives the emitted statements as PTX

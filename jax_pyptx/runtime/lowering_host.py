@@ -198,9 +198,8 @@ def guarded_launch(spec: CallSpec, *arrays):
 
 
 def guarded_call(label: str, fn, *args):
-    """``fn(*args)`` inside a JAX host callback, its error made short as
-    :func:`guarded_launch` makes an interpreter error (the paths that run the interpreter
-    without a ``CallSpec``: ``pyptx.jax_support.call_kernel_via_ffi``)."""
+    """``fn(*args)`` inside a JAX host callback, its error made short (see the module
+    docstring) and remembered for an eager call to re-raise (:func:`original_error`)."""
     try:
         return fn(*args)
     except (Exception, KeyboardInterrupt) as e:

@@ -15,16 +15,18 @@ calls it through XLA's FFI:
                             out_shape_env={"N": 512}, grid=(4, 1, 1), block=(128, 1, 1))
 
 Here a handle is a :class:`CubinRecord` of ``cubin_registry`` (PTX, cubin, launch
-configuration); a call is the launcher's XLA custom call ``jax_pyptx_launch`` with the
-record's ``LaunchPlan`` as attributes (the same C++ path as every kernel call, so the module
-is loaded per context, tensor maps are encoded from the live buffers, and ``jax.export``
-works), or on the CPU the interpreter. ``set_mock_ffi_callback`` has no meaning here (see its
-error); tests read the recording driver table instead.
+configuration). A call binds the ``pyptx_call`` primitive like every kernel call, with a
+``CallSpec`` whose kernel is the record's launch description (``record_kernel``): the
+launcher's XLA custom call ``jax_pyptx_launch`` with the record's ``LaunchPlan`` on CUDA (the
+module loaded per context, tensor maps encoded from the live buffers, ``jax.export`` works),
+the interpreter on the CPU, and the primitive's vmap (one launch per item: hand-written PTX
+reads its own buffer parameters) and sharding rules. ``set_mock_ffi_callback`` has no meaning
+here (see its error); tests read the recording driver table instead.
 
 Examples:
     >>> import numpy as np
-    >>> from jax_pyptx import Tile, kernel, ptx, reg
-    >>> from jax_pyptx.types import f32, u64
+    >>> from pyptx import Tile, kernel, ptx, reg
+    >>> from pyptx.types import f32, u64
     >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
     ... def twice(X, Y):
     ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
@@ -33,8 +35,8 @@ Examples:
     ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
     ...     ptx.ret()
     >>> import jax.numpy as jnp
-    >>> from jax_pyptx.runtime.jax_support import (call_kernel_via_ffi, compile_ptx_to_cubin,
-    ...                                            register_launch_config)
+    >>> from pyptx.jax_support import (call_kernel_via_ffi, compile_ptx_to_cubin,
+    ...                                 register_launch_config)
     >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a", kernel_name="twice")
     >>> register_launch_config(h, None, grid=(1, 1, 1), block=(32, 1, 1))
     >>> y = call_kernel_via_ffi(jnp.ones(32, jnp.float32), cubin_handle=h, out_specs=(Tile(32, f32),),
@@ -45,16 +47,14 @@ Examples:
 from __future__ import annotations
 
 import os
-from functools import partial
 from types import SimpleNamespace
 
-import numpy as np
-
 from ..errors import NotSupportedError, SpecializationError
-from .cubin_registry import (CubinRecord, CubinRegistry, get_cubin_registry,  # noqa: F401
-                             resolve_outputs, run_on_host, synthesize_tensor_map,
+from ..runtime.ffi_plan import ptx_sha256
+from .cubin_registry import (CubinRecord, CubinRegistry, as_ptx_type,  # noqa: F401
+                             get_cubin_registry, resolve_outputs, synthesize_tensor_map,
                              synthesize_tensor_map_3d, tensor_map_at)
-from .ffi_plan import FFI_TARGET, plan_to_attrs, ptx_sha256
+from .record_kernel import parsed, record_kernel
 
 __all__ = ["CubinRecord", "CubinRegistry", "get_cubin_registry", "shim_is_available",
            "shim_load_error", "compile_ptx_to_cubin", "register_launch_config",
@@ -69,14 +69,14 @@ def shim_is_available() -> bool:
     >>> isinstance(shim_is_available(), bool)
     True
     """
-    from .ffi_bridge import available
+    from ..runtime.ffi_bridge import available
 
     return available()
 
 
 def shim_load_error() -> str | None:
     """Why the C++ launcher cannot be imported (None when it can)."""
-    from .ffi_bridge import extension
+    from ..runtime.ffi_bridge import extension
 
     try:
         extension()
@@ -88,15 +88,13 @@ def shim_load_error() -> str | None:
 def ensure_ffi_registered() -> None:
     """Register the launcher's XLA FFI target ``jax_pyptx_launch`` (CUDA and the recording
     CPU handler); idempotent. Kernel calls do this themselves."""
-    from .ffi_bridge import ensure_registered
+    from ..runtime.ffi_bridge import ensure_registered
 
     ensure_registered()
 
 
 def _entry_names(ptx: str) -> list:
-    from ..interpret.launch import get_module
-
-    return [f.name for f in get_module(ptx).functions if f.kind == ".entry"]
+    return [f.name for f in parsed(ptx).functions if f.kind == ".entry"]
 
 
 def compile_ptx_to_cubin(ptx: str, arch: str, kernel_name: str = "",
@@ -110,8 +108,8 @@ def compile_ptx_to_cubin(ptx: str, arch: str, kernel_name: str = "",
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u64
+        >>> from pyptx import Tile, kernel, ptx, reg
+        >>> from pyptx.types import f32, u64
         >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
         ... def twice(X, Y):
         ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
@@ -119,15 +117,15 @@ def compile_ptx_to_cubin(ptx: str, arch: str, kernel_name: str = "",
         ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
         ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
         ...     ptx.ret()
-        >>> from jax_pyptx.runtime.jax_support import compile_ptx_to_cubin
+        >>> from pyptx.jax_support import compile_ptx_to_cubin
         >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
-        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> from pyptx.jax_support import get_cubin_registry
         >>> rec = get_cubin_registry().get(h)
         >>> rec.kernel_name, rec.arch
         ('twice', 'sm_90a')
     """
     from ..isa.model import parse_target
-    from .launch_plan import ensure_cubin
+    from ..runtime.launch_plan import ensure_cubin
 
     parse_target(arch)
     entries = _entry_names(ptx)
@@ -163,8 +161,8 @@ def register_launch_config(handle, cu_function, grid, block, cluster=(1, 1, 1),
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u64
+        >>> from pyptx import Tile, kernel, ptx, reg
+        >>> from pyptx.types import f32, u64
         >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
         ... def twice(X, Y):
         ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
@@ -172,10 +170,10 @@ def register_launch_config(handle, cu_function, grid, block, cluster=(1, 1, 1),
         ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
         ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
         ...     ptx.ret()
-        >>> from jax_pyptx.runtime.jax_support import compile_ptx_to_cubin, register_launch_config
+        >>> from pyptx.jax_support import compile_ptx_to_cubin, register_launch_config
         >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
         >>> register_launch_config(h, None, grid=(4, 1, 1), block=(32, 1, 1), smem_bytes=1024)
-        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> from pyptx.jax_support import get_cubin_registry
         >>> rec = get_cubin_registry().get(h)
         >>> rec.grid, rec.block, rec.smem_bytes
         ((4, 1, 1), (32, 1, 1), 1024)
@@ -192,16 +190,16 @@ def add_scalar_param_to_shim(handle, *, value_bits: int, size_bytes: int) -> Non
 
     Examples:
         >>> import struct
-        >>> from jax_pyptx import kernel, ptx
-        >>> from jax_pyptx.types import f32, u64
-        >>> from jax_pyptx.runtime.jax_support import add_scalar_param_to_shim, compile_ptx_to_cubin
+        >>> from pyptx import kernel, ptx
+        >>> from pyptx.types import f32, u64
+        >>> from pyptx.jax_support import add_scalar_param_to_shim, compile_ptx_to_cubin
         >>> @kernel(raw_params=[("p", u64), ("alpha", f32)])
         ... def k():
         ...     ptx.ret()
         >>> h = compile_ptx_to_cubin(k.ptx(), "sm_90a")
         >>> bits = struct.unpack("<I", struct.pack("<f", 0.5))[0]     # a float's IEEE bits
         >>> add_scalar_param_to_shim(h, value_bits=bits, size_bytes=4)
-        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> from pyptx.jax_support import get_cubin_registry
         >>> get_cubin_registry().get(h).scalars == [struct.pack("<f", 0.5)]
         True
     """
@@ -221,17 +219,17 @@ def add_tma_spec_to_shim(handle, xla_arg_index: int, host_blob_ptr: int,
     address of a descriptor in the launch's workspace; ``device_blob_ptr`` is not needed.
 
     Examples:
-        >>> from jax_pyptx import kernel, ptx
-        >>> from jax_pyptx.types import bf16, u64
-        >>> from jax_pyptx.runtime.jax_support import (add_tma_spec_to_shim, compile_ptx_to_cubin,
-        ...                                            synthesize_tma_descriptor)
+        >>> from pyptx import kernel, ptx
+        >>> from pyptx.types import bf16, u64
+        >>> from pyptx.jax_support import (add_tma_spec_to_shim, compile_ptx_to_cubin,
+        ...                                 synthesize_tma_descriptor)
         >>> @kernel(raw_params=[("A", u64), ("A_map", u64)])
         ... def k():
         ...     ptx.ret()
         >>> h = compile_ptx_to_cubin(k.ptx(), "sm_90a")
-        >>> from jax_pyptx import Layout
+        >>> from pyptx import Layout
         >>> from jax_pyptx.runtime import ffi_bridge
-        >>> from jax_pyptx.runtime.cubin_registry import get_cubin_registry
+        >>> from pyptx.jax_support import get_cubin_registry
         >>> ffi_bridge.set_recording(True)          # encode with the recording driver table (no GPU)
         >>> tmap, host_ptr, _ = synthesize_tma_descriptor((256, 64), bf16, Layout.TMA_128B)
         >>> ffi_bridge.set_recording(False)
@@ -250,7 +248,7 @@ def set_mock_ffi_callback(callback) -> None:
 
     Examples:
         >>> from jax_pyptx.errors import NotSupportedError
-        >>> from jax_pyptx.runtime.jax_support import set_mock_ffi_callback
+        >>> from pyptx.jax_support import set_mock_ffi_callback
         >>> try:
         ...     set_mock_ffi_callback(print)
         ... except NotSupportedError as e:
@@ -273,9 +271,9 @@ def synthesize_tma_descriptor(shape, dtype, layout, box_shape=None, placeholder_
     the same bytes.
 
     Examples:
-        >>> from jax_pyptx.types import bf16
-        >>> from jax_pyptx.runtime.jax_support import synthesize_tma_descriptor
-        >>> from jax_pyptx import Layout
+        >>> from pyptx.types import bf16
+        >>> from pyptx.jax_support import synthesize_tma_descriptor
+        >>> from pyptx import Layout
         >>> from jax_pyptx.runtime import ffi_bridge
         >>> ffi_bridge.set_recording(True)          # encode with the recording driver table (no GPU)
         >>> tmap, host_ptr, device_ptr = synthesize_tma_descriptor((256, 64), bf16, Layout.TMA_128B)
@@ -294,8 +292,8 @@ def synthesize_tma_descriptor_3d(height, width, dtype, box_major, box_minor, *,
     box_major, box_minor/64)``, 128-byte swizzle when ``swizzle_128b``.
 
     Examples:
-        >>> from jax_pyptx.types import bf16
-        >>> from jax_pyptx.runtime.jax_support import synthesize_tma_descriptor_3d
+        >>> from pyptx.types import bf16
+        >>> from pyptx.jax_support import synthesize_tma_descriptor_3d
         >>> from jax_pyptx.runtime import ffi_bridge
         >>> ffi_bridge.set_recording(True)          # encode with the recording driver table (no GPU)
         >>> tmap, host_ptr, device_ptr = synthesize_tma_descriptor_3d(128, 256, bf16, 64, 128)
@@ -315,13 +313,15 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
     ``jit``): one output for a single out spec, else a tuple. Outputs get their shapes from
     ``out_specs`` (Tiles) under ``out_shape_env``.
 
-    On CUDA: the launcher's custom call. On the CPU: the interpreter (``interpret=False``:
-    the launcher with its recording driver table, which computes nothing).
+    It binds the ``pyptx_call`` primitive (see the module docstring): on CUDA the launcher's
+    custom call, on the CPU the interpreter (``interpret=False``: the launcher with its
+    recording driver table, which computes nothing; ``interpret=True``: the interpreter on
+    any platform); ``jax.vmap`` runs one launch per item.
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u64
+        >>> from pyptx import Tile, kernel, ptx, reg
+        >>> from pyptx.types import f32, u64
         >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
         ... def twice(X, Y):
         ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
@@ -330,17 +330,17 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
         ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
         ...     ptx.ret()
         >>> import jax, jax.numpy as jnp
-        >>> from jax_pyptx.runtime.jax_support import call_kernel_via_ffi, compile_ptx_to_cubin
+        >>> from pyptx.jax_support import call_kernel_via_ffi, compile_ptx_to_cubin
         >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
         >>> f = jax.jit(lambda x: call_kernel_via_ffi(x, cubin_handle=h, out_specs=(Tile(32, f32),),
         ...                                           out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1)))
         >>> f(jnp.arange(32, dtype=jnp.float32))[:3]
         Array([0., 2., 4.], dtype=float32)
     """
-    import jax
     import jax.numpy as jnp
 
-    from .lowering_host import guarded_call, original_error
+    from ..runtime.callspec import CallSpec
+    from ..runtime.primitive import bind
 
     rec = get_cubin_registry().get(cubin_handle)
     outs = resolve_outputs(out_specs, out_shape_env)
@@ -348,36 +348,10 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
         raise SpecializationError("call_kernel_via_ffi: out_specs is empty; a call returns "
                                   "the outputs the kernel writes")
     arrays = [jnp.asarray(a) for a in inputs]
-    n_buffers = len(arrays) + len(outs)
-    plan = rec.plan(n_buffers, grid, block, cluster, smem_bytes)
-    results = [jax.ShapeDtypeStruct(shape, t.np_dtype) for shape, t in outs]
-
-    def on_device(*xs):
-        if shim_is_available():          # else XLA reports the unknown target when it runs
-            ensure_ffi_registered()
-        res = list(results)
-        if plan.workspace_bytes:
-            res.append(jax.ShapeDtypeStruct((plan.workspace_bytes,), np.uint8))
-        got = jax.ffi.ffi_call(FFI_TARGET, res)(*xs, **plan_to_attrs(plan))
-        return tuple(got[:len(results)])
-
-    def on_host(*xs):
-        def run(*host):
-            return tuple(run_on_host(rec, [np.asarray(h) for h in host], outs, grid, block,
-                                     cluster, smem_bytes))
-        return tuple(jax.pure_callback(partial(guarded_call, rec.kernel_name, run),
-                                       tuple(results), *xs))
-
-    try:
-        if interpret is True:
-            got = on_host(*arrays)
-        elif interpret is False:
-            got = on_device(*arrays)
-        else:
-            got = jax.lax.platform_dependent(*arrays, cpu=on_host, default=on_device)
-    except Exception as e:               # an eager call: the interpreter's own error
-        orig = original_error(e)
-        if orig is None:
-            raise
-        raise orig from None
+    k = record_kernel(rec, [(a.shape, as_ptx_type(a.dtype)) for a in arrays], outs, grid,
+                      block, cluster, smem_bytes)
+    spec = CallSpec(kernel=k, template=(), env=(), interpret=interpret,
+                    raw=tuple(k.raw_values().items()))
+    got = bind(spec, *(a.reshape(t.shape) for a, t in zip(arrays, k.in_specs)))
+    got = [g.reshape(shape) for g, (shape, _) in zip(got, outs)]
     return got[0] if len(got) == 1 else tuple(got)

@@ -20,7 +20,7 @@ and an entry that is missing, unreadable, torn or for another key is a miss.
 
 Examples:
     >>> import tempfile
-    >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+    >>> from pyptx.cache import CacheEntry, CacheKey, CubinCache
     >>> cache = CubinCache(tempfile.mkdtemp())
     >>> key = CacheKey("my_module.gemm", (("BM", 128),), (((256, 256), "bf16"),), "sm_90a")
     >>> cache.put(CacheEntry(key, ".version 8.5 ..."))
@@ -37,7 +37,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache import atomic_write, matches, read_bytes, stamp
+from ..toolchain.cache import atomic_write, matches, read_bytes, stamp
 
 __all__ = ["DEFAULT_CACHE_DIR", "CacheKey", "CacheEntry", "CubinCache", "get_global_cache",
            "set_global_cache"]
@@ -75,7 +75,7 @@ class CacheKey:
         """The key as the JSON object that :meth:`hash` digests.
 
         Examples:
-            >>> from jax_pyptx.toolchain.cubin_cache import CacheKey
+            >>> from pyptx.cache import CacheKey
             >>> CacheKey("f", (("BM", 64),), (((128, 64), "f32"),), "sm_90a").as_json()  # doctest: +NORMALIZE_WHITESPACE
             {'fn_id': 'f', 'template_kwargs': [['BM', 64]], 'input_shapes': [[[128, 64],
              'f32']], 'arch': 'sm_90a'}
@@ -90,7 +90,7 @@ class CacheKey:
         for values JSON cannot hold).
 
         Examples:
-            >>> from jax_pyptx.toolchain.cubin_cache import CacheKey
+            >>> from pyptx.cache import CacheKey
             >>> a = CacheKey("f", (("BM", 64),), (), "sm_90a")
             >>> a.hash() == CacheKey("f", (("BM", 64),), (), "sm_90a").hash() != CacheKey("f", (), (), "sm_90a").hash()
             True
@@ -153,7 +153,7 @@ class CubinCache:
         """The entry for ``key`` (memory, then disk), or None.
 
         Examples:
-            >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+            >>> from pyptx.cache import CacheEntry, CacheKey, CubinCache
             >>> cache = CubinCache(enable_disk=False)
             >>> key = CacheKey("f", (), (), "sm_90a")
             >>> cache.get(key) is None
@@ -211,7 +211,7 @@ class CubinCache:
         """Keep ``entry`` in memory and write it to disk (OS errors are ignored).
 
         Examples:
-            >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+            >>> from pyptx.cache import CacheEntry, CacheKey, CubinCache
             >>> cache = CubinCache(enable_disk=False)
             >>> cache.put(CacheEntry(CacheKey("f", (), (), "sm_90a"), "ptx text", b"cubin"))
             >>> len(cache)
@@ -242,7 +242,7 @@ class CubinCache:
 
         Examples:
             >>> import os, tempfile
-            >>> from jax_pyptx.toolchain.cubin_cache import CacheEntry, CacheKey, CubinCache
+            >>> from pyptx.cache import CacheEntry, CacheKey, CubinCache
             >>> cache = CubinCache(tempfile.mkdtemp())
             >>> cache.put(CacheEntry(CacheKey("f", (), (), "sm_90a"), "ptx text"))
             >>> cache.clear(disk=True)
@@ -274,7 +274,7 @@ def get_global_cache() -> CubinCache:
     :data:`DEFAULT_CACHE_DIR`).
 
     Examples:
-        >>> from jax_pyptx.toolchain.cubin_cache import CubinCache, get_global_cache
+        >>> from pyptx.cache import CubinCache, get_global_cache
         >>> isinstance(get_global_cache(), CubinCache), get_global_cache() is get_global_cache()
         (True, True)
     """
@@ -288,7 +288,7 @@ def set_global_cache(cache: CubinCache) -> None:
     """Replace the process-wide cache (``get_global_cache()`` returns ``cache``).
 
     Examples:
-        >>> from jax_pyptx.toolchain.cubin_cache import CubinCache, get_global_cache, set_global_cache
+        >>> from pyptx.cache import CubinCache, get_global_cache, set_global_cache
         >>> old = get_global_cache()
         >>> mine = CubinCache(enable_disk=False)
         >>> set_global_cache(mine)

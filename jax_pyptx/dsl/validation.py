@@ -1,14 +1,16 @@
-"""``pyptx.spec``: validation of instructions against the ISA table (``jax_pyptx.isa``).
+"""Validation of traced instructions against the ISA table (``jax_pyptx.isa``): strict mode
+and the verdict on one instruction.
 
 Every instruction a kernel emits, through a typed wrapper or ``ptx.inst``, is checked against
-the table while it is traced; a mismatch raises (``PtxValidationError``, ``PtxTypeError`` or
+the table while it is traced; a mismatch raises (``ValidationError``, ``PtxTypeError`` or
 ``ArchError``, each naming the user's line). ``set_strict(False)`` (or ``with strict(False):``)
-turns ISA mismatches (``PtxValidationError``) into ``UnvalidatedInstructionWarning`` warnings
+turns ISA mismatches (``ValidationError``) into ``UnvalidatedInstructionWarning`` warnings
 and lets the instruction through as written; type and arch errors still raise, since ptxas
 would refuse those too.
 
 ``validate_instruction("add.u32 %r1, %r2, 1;", "sm_90a")`` returns the issues of one
 instruction (an empty list when it is valid); ``validate_or_raise`` raises the first.
+(``pyptx.spec`` is this module under pyptx's names: ``jax_pyptx.compat.spec``.)
 
 Examples:
     >>> validate_instruction("add.u32 %r1, %r2, 1;")
@@ -20,15 +22,13 @@ import contextlib
 import warnings
 from dataclasses import dataclass
 
-from ..errors import ArchError, NotSupportedError, PtxError, PtxTypeError
-from ..errors import ValidationError as PtxValidationError
+from ..errors import ArchError, PtxError, PtxTypeError, ValidationError
 from ..isa import check as _isa_check
 from ..isa import forms_for, parse_target
 from . import context
 
-__all__ = ["PtxValidationError", "ValidationIssue", "ValidationError",
-           "UnvalidatedInstructionWarning", "set_strict", "is_strict", "strict",
-           "validate_instruction", "validate_or_raise", "register_overload", "get_specs"]
+__all__ = ["ValidationIssue", "UnvalidatedInstructionWarning", "set_strict", "is_strict",
+           "strict", "validate_instruction", "validate_or_raise"]
 
 
 class UnvalidatedInstructionWarning(UserWarning):
@@ -38,7 +38,7 @@ class UnvalidatedInstructionWarning(UserWarning):
         >>> import warnings
         >>> from jax_pyptx import kernel, ptx, reg
         >>> from jax_pyptx.types import u32
-        >>> from jax_pyptx.dsl.spec import UnvalidatedInstructionWarning, strict
+        >>> from jax_pyptx.dsl.validation import UnvalidatedInstructionWarning, strict
         >>> @kernel
         ... def k():
         ...     r = reg.scalar(u32)
@@ -59,9 +59,9 @@ class ValidationIssue:
     (``"isa"``, ``"type"`` or ``"arch"``), and the instruction as written.
 
     Examples:
-        >>> from jax_pyptx.dsl.spec import ValidationError, validate_instruction
+        >>> from jax_pyptx.dsl.validation import ValidationIssue, validate_instruction
         >>> [issue] = validate_instruction("add.u32 %r1, %r2;")
-        >>> isinstance(issue, ValidationError), issue.kind
+        >>> isinstance(issue, ValidationIssue), issue.kind
         (True, 'isa')
     """
 
@@ -73,27 +73,24 @@ class ValidationIssue:
         return self.message
 
 
-ValidationError = ValidationIssue
-
-
 _strict = True
 
 
 def _lenient_check(ins, target, version=None, kernel="", sig=None):
     try:
         return _isa_check(ins, target, version, kernel, sig)
-    except PtxValidationError as e:
+    except ValidationError as e:
         warnings.warn(UnvalidatedInstructionWarning(str(e)), stacklevel=4)
         return None
 
 
 def set_strict(on: bool) -> None:
     """Strict (the default): an instruction that matches no form of the ISA table raises
-    ``PtxValidationError``. Not strict: it warns (``UnvalidatedInstructionWarning``) and is
+    ``ValidationError``. Not strict: it warns (``UnvalidatedInstructionWarning``) and is
     emitted as written.
 
     Examples:
-        >>> from jax_pyptx.dsl.spec import is_strict, set_strict
+        >>> from jax_pyptx.dsl.validation import is_strict, set_strict
         >>> set_strict(False); is_strict()
         False
         >>> set_strict(True); is_strict()
@@ -108,7 +105,7 @@ def is_strict() -> bool:
     """Whether ISA mismatches raise (see :func:`set_strict`).
 
     Examples:
-        >>> from jax_pyptx.dsl.spec import is_strict, strict
+        >>> from jax_pyptx.dsl.validation import is_strict, strict
         >>> with strict(False):
         ...     print(is_strict())
         False
@@ -123,7 +120,7 @@ def strict(on: bool = True):
     """``with strict(False): ...`` sets the mode for the block and restores it after.
 
     Examples:
-        >>> from jax_pyptx.dsl.spec import is_strict, strict
+        >>> from jax_pyptx.dsl.validation import is_strict, strict
         >>> with strict(False):
         ...     inside = is_strict()
         >>> inside, is_strict()
@@ -148,7 +145,7 @@ def _instruction(ins):
                   + text + "\n}\n", "<instruction>", check=False)   # validated below
         stmts = [s for s in m.function("k").body if getattr(s, "opcode", None)]
         if len(stmts) != 1:
-            raise PtxValidationError(f"expected one instruction, got {ins!r}")
+            raise ValidationError(f"expected one instruction, got {ins!r}")
         return stmts[0]
     return ins
 
@@ -158,7 +155,7 @@ def validate_instruction(ins, target: str = "sm_90a", version=None) -> list:
     ``Instruction``) for ``target``: an empty list when the ISA table accepts it.
 
     Examples:
-        >>> from jax_pyptx.dsl.spec import validate_instruction
+        >>> from jax_pyptx.dsl.validation import validate_instruction
         >>> validate_instruction("add.u32 %r1, %r2, 1;")
         []
         >>> [i.kind for i in validate_instruction("tcgen05.commit.cta_group::1.b64 [%rd1];", "sm_90a")]
@@ -173,7 +170,7 @@ def validate_instruction(ins, target: str = "sm_90a", version=None) -> list:
         return [ValidationIssue(text, f"unknown instruction {i.opcode!r}", "isa")]
     try:
         _isa_check(i, parse_target(target), version)
-    except PtxValidationError as e:
+    except ValidationError as e:
         return [ValidationIssue(text, e.message, "isa")]
     except PtxTypeError as e:
         return [ValidationIssue(text, e.message, "type")]
@@ -183,56 +180,20 @@ def validate_instruction(ins, target: str = "sm_90a", version=None) -> list:
 
 
 def validate_or_raise(ins, target: str = "sm_90a", version=None) -> None:
-    """Raise ``PtxValidationError`` naming the instruction and every issue, if any.
+    """Raise ``jax_pyptx.errors.ValidationError`` naming the instruction and every issue, if
+    any.
 
     Examples:
-        >>> from jax_pyptx.dsl.spec import PtxValidationError, validate_or_raise
+        >>> from jax_pyptx.errors import ValidationError
+        >>> from jax_pyptx.dsl.validation import validate_or_raise
         >>> validate_or_raise("mov.u32 %r1, %tid.x;")
         >>> try:
         ...     validate_or_raise("mov.u33 %r1, %tid.x;")
-        ... except PtxValidationError as e:
-        ...     print(isinstance(e, PtxValidationError), type(e).__name__)
-        True ValidationError
+        ... except ValidationError as e:
+        ...     print(type(e).__name__)
+        ValidationError
     """
     issues = validate_instruction(ins, target, version)
     if issues:
         head = issues[0].instruction
-        raise PtxValidationError(head + "\n" + "\n".join(f"    {i.message}" for i in issues))
-
-
-def get_specs(opcode: str | None = None):
-    """The ISA table's forms of ``opcode`` (``"wgmma.mma_async"``), or the whole table
-    (instruction name -> forms) without an argument.
-
-    Examples:
-        >>> from jax_pyptx.dsl.spec import get_specs
-        >>> len(get_specs("wgmma.mma_async")) > 0, "mma.sync" in get_specs()
-        (True, True)
-    """
-    from ..isa import TABLE
-
-    if opcode is None:
-        return dict(TABLE)
-    return list(forms_for(opcode))
-
-
-def register_overload(*args, **kwargs):
-    """Not supported: jax-pyptx has one ISA table (``jax_pyptx.isa``), shared by the
-    validator, the parser, the transpiler and the interpreter, so a form added for
-    validation only would make them disagree. Emit an instruction the table lacks under
-    ``with strict(False):``, or add its form to the table.
-
-    Examples:
-        >>> from jax_pyptx.errors import NotSupportedError
-        >>> from jax_pyptx.dsl.spec import register_overload
-        >>> try:
-        ...     register_overload("myop", ["a", "b"])
-        ... except NotSupportedError as e:
-        ...     print("strict(False)" in str(e))
-        True
-    """
-    raise NotSupportedError(
-        "pyptx.spec.register_overload: jax-pyptx validates against its one ISA table "
-        "(jax_pyptx.isa), which the parser, transpiler and interpreter share; add the form to "
-        "the table (jax_pyptx/isa/forms_*.py), or emit the instruction under "
-        "pyptx.spec.strict(False)")
+        raise ValidationError(head + "\n" + "\n".join(f"    {i.message}" for i in issues))

@@ -1,14 +1,15 @@
 """Hand-assembled launches of PTX text (the low-level half of ``pyptx.jax_support``), and
 stand-alone TMA tensor maps. No JAX or torch here: ``jax_support`` and ``torch_support``
-call these.
+call these, and a launch runs as a kernel of the runtime (``record_kernel``).
 
 A :class:`CubinRecord` is one PTX entry compiled for an arch (``compile_ptx_to_cubin``:
 ptxas through the toolchain's disk cache, the cubin published where the C++ launcher looks
 for it) plus what a launch needs that the PTX does not say: grid / block / cluster / shared
-memory, extra scalar parameters (raw bytes) and tensor maps over buffer operands. Its
-:meth:`~CubinRecord.plan` is the C++ launcher's ``LaunchPlan`` (parameters in the order
-pyptx passes them: input buffers, output buffers, scalars, tensor maps), and
-:func:`run_on_host` runs it on the CPU interpreter.
+memory, extra scalar parameters (raw bytes) and tensor maps over buffer operands. A launch
+of it is a kernel of the runtime (``record_kernel.record_kernel``; parameters in the order
+pyptx passes them: input buffers, output buffers, scalars, tensor maps): the launcher's
+``LaunchPlan`` comes from ``runtime.launch_plan.build_plan`` as for any kernel, and
+:func:`run_on_host` runs it on the CPU interpreter (the one host launch).
 
 A :class:`HostTensorMap` is one tensor map encoded by the launcher's driver table
 (``cuTensorMapEncodeTiled`` of libcuda, or of the recording table under
@@ -30,7 +31,8 @@ from ..specialize.host import HostLaunch
 from ..specialize.tma import map_spec
 from ..specs import Layout, Tile, TmaDescriptorHandle
 from ..types import PtxType, by_name
-from .ffi_plan import TENSORMAP_DTYPES, LaunchPlan, ParamSlot, TmaSpec, ptx_sha256
+from ..runtime.ffi_plan import TENSORMAP_DTYPES, TmaSpec
+from .record_kernel import record_kernel
 
 __all__ = ["CubinRecord", "CubinRegistry", "get_cubin_registry", "HostTensorMap",
            "synthesize_tensor_map", "synthesize_tensor_map_3d", "tensor_map_at",
@@ -45,7 +47,7 @@ def as_ptx_type(dtype) -> PtxType:
             return by_name(dtype)
         except Exception:  # noqa: BLE001 - maybe a NumPy name ("float32")
             pass
-    from .callspec import dtype_name
+    from ..runtime.callspec import dtype_name
 
     name = str(dtype).removeprefix("torch.")
     try:
@@ -90,7 +92,7 @@ _maps_lock = threading.Lock()
 
 
 def _driver_call(what: str, fn, *args):
-    from . import ffi_bridge
+    from ..runtime import ffi_bridge
 
     try:
         ext = ffi_bridge.extension()
@@ -201,37 +203,6 @@ class CubinRecord:
     scalars: list = field(default_factory=list)   # little-endian bytes, in order
     tma: list = field(default_factory=list)       # (buffer operand, HostTensorMap)
 
-    def plan(self, n_buffers: int, grid=None, block=None, cluster=None,
-             smem_bytes=None) -> LaunchPlan:
-        """The launcher's plan: buffers ``0..n_buffers-1`` (inputs then outputs), the
-        scalars, then one global-mode tensor map per ``tma`` entry."""
-        params = [ParamSlot.buffer(i) for i in range(n_buffers)]
-        params += [ParamSlot("scalar", 0, b) for b in self.scalars]
-        tma = []
-        for operand, m in self.tma:
-            if not 0 <= operand < n_buffers:
-                raise SpecializationError(
-                    f"kernel {self.kernel_name!r}: a tensor map covers buffer {operand}, but "
-                    f"the call has {n_buffers} buffers (inputs then outputs)")
-            tma.append(m.tma_spec(operand))
-            params.append(ParamSlot.tma_param(len(tma) - 1))
-        smem = self.smem_bytes if smem_bytes is None else smem_bytes
-        return LaunchPlan(kernel_name=self.kernel_name, ptx=self.ptx,
-                          ptx_sha256=ptx_sha256(self.ptx), arch=self.arch,
-                          grid=_dim3(grid, self.grid), block=_dim3(block, self.block),
-                          cluster=_dim3(cluster, self.cluster),
-                          smem_bytes=max(int(smem), int(self.dynamic_smem_bytes)),
-                          params=tuple(params), tma=tuple(tma), cubin_path=self.cubin_path)
-
-
-def _dim3(v, default) -> tuple:
-    if v is None:
-        return tuple(default)
-    if isinstance(v, int):
-        return (v, 1, 1)
-    v = tuple(int(x) for x in v)
-    return (v + (1, 1, 1))[:3]
-
 
 class CubinRegistry:
     """Records by handle (ints from 1), thread-safe."""
@@ -293,32 +264,16 @@ def resolve_outputs(out_specs, out_shape_env) -> list:
 
 def run_on_host(rec: CubinRecord, inputs, outputs, grid=None, block=None, cluster=None,
                 smem_bytes=None, sanitize: bool = True) -> list:
-    """Run ``rec`` on the CPU interpreter: ``inputs`` (NumPy arrays, copied), ``outputs``
-    (``[(shape, PtxType)]``: new arrays, uninitialized for the sanitizer as on the JAX and torch
-    paths, so a kernel that reads an output before writing it, or leaves part of it unwritten,
-    is reported; a store into an input is too). Returns the output arrays."""
-    from ..interpret import launch
-    from ..interpret.launch import get_module
-
-    bufs = [np.array(a, order="C", copy=True) for a in inputs]
-    outs = [np.zeros(shape, dtype=t.np_dtype) for shape, t in outputs]
-    params = get_module(rec.ptx).function(rec.kernel_name).params
-    args = bufs + outs
-    for p, raw in zip(params[len(args):], rec.scalars):
-        npd = p.type.np_dtype
-        if npd is None or np.dtype(npd).itemsize != len(raw):
-            npd = np.dtype(f"u{len(raw)}")
-        args.append(np.frombuffer(raw, dtype=np.dtype(npd).newbyteorder("<"))[0])
-    n_buffers = len(bufs) + len(outs)
-    for operand, m in rec.tma:           # the interpreter's maps over the live buffers
-        if not 0 <= operand < n_buffers:
-            raise SpecializationError(
-                f"kernel {rec.kernel_name!r}: a tensor map covers buffer {operand}, but the "
-                f"call has {n_buffers} buffers (inputs then outputs)")
-        args.append(HostLaunch.tensor_maps(m.tma_spec(operand), args))
-    launch(rec.ptx, rec.kernel_name, args, grid=_dim3(grid, rec.grid),
-           block=_dim3(block, rec.block), cluster=_dim3(cluster, rec.cluster),
-           smem=max(int(rec.smem_bytes if smem_bytes is None else smem_bytes),
-                    int(rec.dynamic_smem_bytes)), sanitize=sanitize,
-           outputs=list(range(len(bufs), n_buffers)), inputs=list(range(len(bufs))))
-    return outs
+    """Run ``rec`` on the CPU interpreter through the one host launch (``HostLaunch`` of its
+    :func:`~jax_pyptx.compat.record_kernel.record_kernel`): ``inputs`` (NumPy arrays,
+    copied), ``outputs`` (``[(shape, PtxType)]``: new arrays, uninitialized for the sanitizer
+    as on the JAX and torch paths, so a kernel that reads an output before writing it, or
+    leaves part of it unwritten, is reported; a store into an input is too). Returns the
+    output arrays."""
+    arrays = [np.asarray(a) for a in inputs]
+    k = record_kernel(rec, [(a.shape, as_ptx_type(a.dtype)) for a in arrays], outputs, grid,
+                      block, cluster, smem_bytes)
+    launch = HostLaunch(k.trace_for(), label=rec.kernel_name)
+    got = launch([a.reshape(t.shape) for a, t in zip(arrays, k.in_specs)], (), k.raw_values(),
+                 sanitize=sanitize)
+    return [g.reshape(shape) for g, (shape, _) in zip(got, outputs)]

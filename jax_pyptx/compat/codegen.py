@@ -27,7 +27,7 @@ def ptx_to_python(source, *, sugar: bool = False, kernel_name: str | None = "mat
     """Python source for PTX text (or a parsed ``Module``); see the module docstring.
 
     Examples:
-        >>> from jax_pyptx.transpile.pyptx_codegen import ptx_to_python
+        >>> from pyptx.codegen import ptx_to_python
         >>> text = ".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }"
         >>> source = ptx_to_python(text, kernel_name="my_kernel")
         >>> "def my_kernel" in source
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
 
     Examples:
         >>> import pathlib
-        >>> from jax_pyptx.transpile.pyptx_codegen import main
+        >>> from pyptx.codegen import main
         >>> _ = pathlib.Path("k.ptx").write_text(
         ...     ".version 8.5 .target sm_90a .address_size 64 .visible .entry k() { ret; }")
         >>> main(["k.ptx", "--name", "my_kernel", "-o", "k.py"])

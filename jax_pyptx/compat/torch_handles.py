@@ -14,7 +14,7 @@ __all__ = ["launch_handle", "handle_op_name", "call_handle_op"]
 
 
 def _torch_out(shape, t, device):
-    from .torch_op import torch_dtype
+    from ..runtime.torch_op import torch_dtype
 
     dt = torch_dtype(t)
     if dt is None:
@@ -26,7 +26,7 @@ def launch_handle(inputs, cubin_handle, out_specs, out_shape_env, grid, block, c
                   smem_bytes, interpret=None, stream=None) -> list:
     """The outputs (a list of tensors) of one launch of ``cubin_handle`` on ``inputs``."""
     from .cubin_registry import get_cubin_registry, resolve_outputs, run_on_host
-    from .torch_op import _from_numpy, _numpy_view, torch_dtype
+    from ..runtime.torch_op import _from_numpy, _numpy_view, torch_dtype
 
     rec = get_cubin_registry().get(cubin_handle)
     outs = resolve_outputs(out_specs, out_shape_env)
@@ -38,11 +38,18 @@ def launch_handle(inputs, cubin_handle, out_specs, out_shape_env, grid, block, c
         arrays = [_numpy_view(t.contiguous(), _numpy_dtype(t.dtype)) for t in inputs]
         got = run_on_host(rec, arrays, outs, grid, block, cluster, smem_bytes)
         return [_from_numpy(a, torch_dtype(t)) for a, (_, t) in zip(got, outs)]
-    from . import ffi_bridge
+    from ..runtime import ffi_bridge
+    from ..runtime.callspec import CallSpec
+    from ..runtime.launch_plan import build_plan
+    from .cubin_registry import as_ptx_type
+    from .record_kernel import record_kernel
 
     bufs = [t.contiguous() for t in inputs]
     res = [_torch_out(shape, t, device) for shape, t in outs]
-    plan = rec.plan(len(bufs) + len(res), grid, block, cluster, smem_bytes)
+    k = record_kernel(rec, [(tuple(t.shape), as_ptx_type(t.dtype)) for t in bufs], outs, grid,
+                      block, cluster, smem_bytes)
+    spec = CallSpec(kernel=k, template=(), env=(), raw=tuple(k.raw_values().items()))
+    plan = build_plan(spec, k.trace_for())        # the plan the JAX CUDA lowering emits
     allb = bufs + res
     if plan.workspace_bytes:
         allb.append(torch.empty(plan.workspace_bytes, dtype=torch.uint8, device=device))
@@ -57,7 +64,7 @@ def launch_handle(inputs, cubin_handle, out_specs, out_shape_env, grid, block, c
 def _numpy_dtype(dtype):
     """The NumPy dtype of a torch dtype (bf16 / fp8 through ml_dtypes)."""
     from ..types import ALL_TYPES
-    from .torch_op import torch_dtype
+    from ..runtime.torch_op import torch_dtype
 
     for t in ALL_TYPES:
         if t.np_dtype is not None and torch_dtype(t) == dtype:
