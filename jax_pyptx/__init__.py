@@ -39,7 +39,8 @@ _LAZY = {
 }
 
 # the public surface: everything above and below, the lazily loaded entry points included
-# (``from jax_pyptx import *`` therefore loads them: JAX, and torch for ``to_torch``). pyptx's
+# (``from jax_pyptx import *`` therefore loads them: JAX, and torch for ``to_torch`` where it is
+# installed). pyptx's
 # own names (``pyptx.spec``, ``pyptx.cache``, ...) are on the ``pyptx`` alias only
 # (``jax_pyptx.compat``).
 __all__ = [
@@ -109,8 +110,17 @@ def __getattr__(name):
     # heavier layers load on first use, never at import
     if name in _LAZY:
         import importlib
+        import importlib.util
 
+        if name == "to_torch" and importlib.util.find_spec("torch") is None:
+            return _to_torch_without_torch          # ``import *`` works without PyTorch
         module, attr = _LAZY[name]
         got = importlib.import_module(module)
         return got if attr is None else getattr(got, attr)
     raise AttributeError(f"module 'jax_pyptx' has no attribute {name!r}")
+
+
+def _to_torch_without_torch(kernel, **template):
+    """``jax_pyptx.to_torch`` where PyTorch is not installed: says so when called."""
+    raise ModuleNotFoundError("jax_pyptx.to_torch needs PyTorch, which is not installed: "
+                              "pip install 'jax-pyptx[torch]' (or torch)", name="torch")

@@ -208,12 +208,25 @@ def test_all_is_the_public_surface():
     assert len(surface) == len(set(surface))
     assert set(jax_pyptx._LAZY) <= set(surface)
     for n in surface:
-        if n != "to_torch" or importlib.util.find_spec("torch") is not None:
-            assert getattr(jax_pyptx, n) is not None, n
+        assert getattr(jax_pyptx, n) is not None, n
     upstream = {"spec", "wgmma_layout", "codegen", "parser", "emitter", "_trace", "cache",
                 "jax_support", "torch_support"}
     assert upstream <= set(MODULES)
     assert [n for n in upstream if n in surface or hasattr(jax_pyptx, n)] == []
+
+
+def test_star_import_works_without_pytorch_and_to_torch_says_what_is_missing(monkeypatch):
+    import jax_pyptx
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    ns: dict = {}
+    exec("from jax_pyptx import *", ns)
+    assert set(jax_pyptx.__all__) <= set(ns)
+    with pytest.raises(ModuleNotFoundError, match=r"jax_pyptx.to_torch needs PyTorch, which is not "
+                                                  r"installed: pip install 'jax-pyptx\[torch\]'"):
+        ns["to_torch"](jax_pyptx.Kernel)
 
 
 def test_every_public_name_has_a_docstring_with_an_example():
