@@ -22,10 +22,14 @@ thread-instructions per second, Triton's interpreter (``TRITON_INTERPRET=1``, in
 with DIR on its path: Triton never loads into this process) and Pallas ``interpret=True``
 (this Python's jax), each result checked against NumPy once, and the ratios ours (sanitizer
 on) / Triton, ours / Pallas, ours on / off. Every measuring process runs with BLAS, OpenMP and
-XLA pinned to one thread (``interpret_peers.spec.PINNED_ENV``, set here before numpy loads).
+XLA pinned to one thread (``interpret_peers.pinning.PINNED_ENV``, set here before numpy loads).
 Triton's interpreter needs torch, importable from this Python; the peers are never project
 dependencies. A peer that cannot be imported reads "not installed" and the rest still prints.
-``--json PATH`` writes every figure. ``--only axpb,gemm`` limits the workloads.
+``--json PATH`` writes every figure. ``--only axpb,gemm`` limits the workloads. Both peers
+run the same blocks per program, by default the tilings their GPU kernels would use (1024
+elements, one row, 128 x 128 x 64 GEMM tiles, 128 x 128 attention blocks); their interpreters'
+times depend strongly on them (a program costs a fixed overhead, and Pallas copies the
+output buffer per program), so ``--peer-blocks rows=64,axpb=65536`` shows the other side.
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 if __name__ == "__main__" and {"--peers", "--install-peers", "--smoke"} & {a.split("=")[0] for a in sys.argv}:
-    from benchmarks.interpret_peers.spec import pin_threads  # NumPy loads after the pinning
+    from benchmarks.interpret_peers.pinning import pin_threads  # NumPy loads after the pinning
 
     pin_threads()
 
@@ -331,6 +335,9 @@ def parse_args(argv=None):
                                                        "1 with --smoke)")
     p.add_argument("--smoke", action="store_true", help="the peer table at tiny shapes; implies "
                                                         "--peers")
+    p.add_argument("--peer-blocks", metavar="SPEC", help="the peers' blocks per program, e.g. "
+                                                       "rows=64,axpb=65536,gemm=128x128x64,"
+                                                       "attention=128x128 (default: the GPU tilings)")
     p.add_argument("--only", metavar="KEYS", help="comma-separated workloads: axpb, rms_norm, "
                                                   "softmax, gemm, attention")
     a = p.parse_args(argv)
@@ -348,8 +355,9 @@ def main(argv=None):
         from benchmarks.interpret_peers import table
 
         return table.main(args)
-    if args.json or args.peers_dir or args.only or args.no_triton or args.reps:
-        raise SystemExit("--json, --peers-dir, --only, --no-triton and --reps go with --peers")
+    if args.json or args.peers_dir or args.only or args.no_triton or args.reps or args.peer_blocks:
+        raise SystemExit("--json, --peers-dir, --only, --no-triton, --reps and --peer-blocks go "
+                         "with --peers")
     print("interpreter throughput")
     print(f"{'code':<44}{'instr/s':>12}{'warp-instr/s':>15}{'wall':>10}")
     for name, ptx, entry, threads, ctas, iters, dt in [

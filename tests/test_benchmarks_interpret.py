@@ -96,3 +96,27 @@ def test_cli_options_conflict(capsys):
     assert "give --peers-dir or --install-peers, not both" in capsys.readouterr().err
     a = interpret.parse_args(["--smoke"])
     assert a.peers and a.smoke
+
+
+def test_peer_blocks_parse_and_divide():
+    b = spec.parse_blocks("rows=64, gemm=64x64x32")
+    assert b == {"axpb": 1024, "rows": 64, "gemm": (64, 64, 32), "attention": (128, 128)}
+    assert spec.blocks_for("softmax", {"M": 4096, "cols": 1024}, b) == (64,)
+    assert spec.blocks_for("gemm", {"M": 128, "N": 32, "K": 64}, b) == (64, 32, 32)
+    with pytest.raises(ValueError, match=r"^--peer-blocks: unknown block 'row' in 'row=4'; "
+                                         r"known: axpb, rows, gemm, attention$"):
+        spec.parse_blocks("row=4")
+    with pytest.raises(ValueError, match=r"^--peer-blocks: attention takes 2 positive "
+                                         r"integer\(s\) as NxN, got '128'$"):
+        spec.parse_blocks("attention=128")
+    with pytest.raises(ValueError, match=r"^peer block 3 does not divide M=8 of rms_norm$"):
+        spec.blocks_for("rms_norm", {"M": 8, "cols": 64}, spec.parse_blocks("rows=3"))
+
+
+@pytest.mark.skipif(pallas_peer.available() is not None, reason="Pallas does not import")
+def test_pallas_other_blocks_same_math():
+    """Several rows / elements per program: still checked against NumPy inside ``measure``."""
+    b = spec.parse_blocks("rows=4,axpb=2048")
+    for key in ("axpb", "softmax"):
+        r = pallas_peer.measure(key, spec.shape_of(key, smoke=True), 1, b)
+        assert r["max_err"] < 1e-6

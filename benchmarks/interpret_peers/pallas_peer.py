@@ -1,11 +1,11 @@
 """Pallas (``pl.pallas_call(..., interpret=True)``, the running environment's jax) side of the
 peer comparison: the workloads of ``spec`` as Pallas kernels, jitted, timed warm.
 
-Blocks (``spec.PEER_BLOCKS``, the tilings a GPU kernel would use): ``y = x*2+1`` 1024 elements per
-program; RMSNorm and softmax one row per program; GEMM 128 x 128 output tiles stepping K by
-64 into an f32 accumulator (the output block); attention one program per head and 128 query
-rows, looping over 128-key blocks with an online softmax (f32), P rounded to bf16 for
-``P V`` as the library kernel does. Blocks shrink to the dimension at smoke shapes.
+Blocks (``spec.PEER_BLOCKS`` by default, the tilings a GPU kernel would use): ``y = x*2+1``
+1024 elements per program; RMSNorm and softmax one row per program; GEMM 128 x 128 output
+tiles stepping K by 64 into an f32 accumulator (the output block); attention one program per
+head and 128 query rows, looping over 128-key blocks with an online softmax (f32), P rounded
+to bf16 for ``P V`` as the library kernel does.
 """
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ import math
 import numpy as np
 
 from . import spec
-
-BLOCKS = spec.PEER_BLOCKS
 
 
 def available() -> str | None:
@@ -27,30 +25,30 @@ def available() -> str | None:
     return None
 
 
-def _axpb(shape):
+def _axpb(shape, blocks):
     import jax
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
 
     n = shape["n"]
-    b = min(BLOCKS["axpb"], n)
+    (b,) = spec.blocks_for("axpb", shape, blocks)
 
     def body(x_ref, y_ref):
         y_ref[...] = x_ref[...] * 2.0 + 1.0
 
     spec_ = pl.BlockSpec((b,), lambda i: (i,))
     return jax.jit(pl.pallas_call(body, out_shape=jax.ShapeDtypeStruct((n,), jnp.float32),
-                                  grid=(pl.cdiv(n, b),), in_specs=[spec_], out_specs=spec_,
+                                  grid=(n // b,), in_specs=[spec_], out_specs=spec_,
                                   interpret=True))
 
 
-def _rows(key, shape):
+def _rows(key, shape, blocks):
     import jax
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
 
     M, cols = shape["M"], shape["cols"]
-    r = min(BLOCKS["rows"], M)
+    (r,) = spec.blocks_for(key, shape, blocks)
     row = pl.BlockSpec((r, cols), lambda i: (i, 0))
     out = jax.ShapeDtypeStruct((M, cols), jnp.float32)
 
@@ -68,17 +66,17 @@ def _rows(key, shape):
             y_ref[...] = e / jnp.sum(e, axis=-1, keepdims=True)
 
         in_specs = [row]
-    return jax.jit(pl.pallas_call(body, out_shape=out, grid=(pl.cdiv(M, r),),
+    return jax.jit(pl.pallas_call(body, out_shape=out, grid=(M // r,),
                                   in_specs=in_specs, out_specs=row, interpret=True))
 
 
-def _gemm(shape):
+def _gemm(shape, blocks):
     import jax
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
 
     M, N, K = shape["M"], shape["N"], shape["K"]
-    bm, bn, bk = (min(b, d) for b, d in zip(BLOCKS["gemm"], (M, N, K)))
+    bm, bn, bk = spec.blocks_for("gemm", shape, blocks)
 
     def body(a_ref, b_ref, c_ref):
         @pl.when(pl.program_id(2) == 0)
@@ -94,13 +92,13 @@ def _gemm(shape):
         out_specs=pl.BlockSpec((bm, bn), lambda i, j, k: (i, j)), interpret=True))
 
 
-def _attention(shape):
+def _attention(shape, blocks):
     import jax
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
 
     H, S, L, D = shape["H"], shape["S"], shape["L"], shape["D"]
-    bq, bk = min(BLOCKS["attention"][0], S), min(BLOCKS["attention"][1], L)
+    bq, bk = spec.blocks_for("attention", shape, blocks)
     scale = 1.0 / math.sqrt(D)
 
     def body(q_ref, k_ref, v_ref, o_ref):
@@ -132,29 +130,30 @@ def _attention(shape):
         out_specs=pl.BlockSpec((1, bq, D), lambda h, i: (h, i, 0)), interpret=True))
 
 
-def build(key: str, shape: dict):
-    """``(jitted function, jax inputs)`` for the workload at ``shape``."""
+def build(key: str, shape: dict, blocks: dict | None = None):
+    """``(jitted function, jax inputs)`` for the workload at ``shape`` (``blocks``: the
+    peers' blocks, default ``spec.PEER_BLOCKS``)."""
     import jax.numpy as jnp
 
     ins = spec.inputs(key, shape)
     if key == "axpb":
-        fn = _axpb(shape)
+        fn = _axpb(shape, blocks)
     elif key in ("rms_norm", "softmax"):
-        fn = _rows(key, shape)
+        fn = _rows(key, shape, blocks)
     elif key == "gemm":
-        fn = _gemm(shape)
+        fn = _gemm(shape, blocks)
     elif key == "attention":
-        fn = _attention(shape)
+        fn = _attention(shape, blocks)
     else:
         raise KeyError(f"unknown workload {key!r}")
     dt = jnp.bfloat16 if key in ("gemm", "attention") else jnp.float32
     return fn, [jnp.asarray(a, dt) for a in ins]
 
 
-def measure(key: str, shape: dict, reps: int) -> dict:
-    """Warm seconds (best of ``reps`` after the compiling call) and max |err| (checked)."""
-    fn, xs = build(key, shape)
+def measure(key: str, shape: dict, reps: int, blocks: dict | None = None) -> dict:
+    """Warm seconds (best of ``reps`` after the compiling, checked call) and max |err|."""
+    fn, xs = build(key, shape, blocks)
     out = np.asarray(fn(*xs).block_until_ready(), np.float32)
     err = spec.check(key, out, spec.inputs(key, shape), "Pallas interpret")
-    t = spec.best_of(lambda: fn(*xs).block_until_ready(), reps)
+    t = spec.best_of(lambda: fn(*xs).block_until_ready(), reps, warmup=False)
     return {"workload": key, "shape": shape, "seconds": t, "max_err": err}

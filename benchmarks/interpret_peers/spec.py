@@ -9,26 +9,11 @@ exactly (``to_bf16_values``), so each side converts them to its own bf16 type lo
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import numpy as np
 
-# BLAS, OpenMP and XLA on one thread: set in every measuring process before numpy / jax load
-PINNED_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-              "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
-
-
-def pin_threads(env=None) -> dict:
-    """``env`` (default ``os.environ``) with ``PINNED_ENV`` set (XLA_FLAGS appended to)."""
-    env = os.environ if env is None else env
-    for k, v in PINNED_ENV.items():
-        if k != "XLA_FLAGS" or not env.get(k):
-            env[k] = v
-        elif v not in env[k]:
-            env[k] = env[k] + " " + v
-    return env
-
+from .pinning import PINNED_ENV, pin_threads  # noqa: F401 (re-exported)
 
 # key -> (label, full shape, smoke shape). Shape variables: n (elements), M / cols (rows and
 # row length), M / N / K (GEMM), H / S / L / D (heads, query rows, key rows, head dim).
@@ -42,10 +27,46 @@ WORKLOADS = {
 }
 
 
-# the peers' blocks (elements, rows, output tiles and K step, query x key blocks per program):
-# the tilings their GPU kernels would use, the same for Triton and Pallas; they shrink to the
-# dimension at smoke shapes
+# the peers' blocks per program (elements; rows; BM x BN x BK; queries x keys): by default the
+# tilings their GPU kernels would use, the same for Triton and Pallas. Both interpreters'
+# times depend strongly on them (per-program overhead): ``--peer-blocks`` overrides them.
 PEER_BLOCKS = {"axpb": 1024, "rows": 1, "gemm": (128, 128, 64), "attention": (128, 128)}
+_BLOCK_DIMS = {"axpb": ("n",), "rows": ("M",), "gemm": ("M", "N", "K"), "attention": ("S", "L")}
+
+
+def parse_blocks(text: str) -> dict:
+    """``PEER_BLOCKS`` updated by ``"rows=64,axpb=65536,gemm=128x128x64,attention=128x128"``."""
+    out = dict(PEER_BLOCKS)
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        name, _, val = item.partition("=")
+        if name not in PEER_BLOCKS:
+            raise ValueError(f"--peer-blocks: unknown block {name!r} in {item!r}; known: "
+                             f"{', '.join(PEER_BLOCKS)}")
+        want = len(_BLOCK_DIMS[name])
+        try:
+            nums = tuple(int(v) for v in val.split("x"))
+        except ValueError:
+            nums = ()
+        if len(nums) != want or min(nums) < 1:
+            form = "x".join(["N"] * want)
+            raise ValueError(f"--peer-blocks: {name} takes {want} positive integer(s) as {form}, "
+                             f"got {val!r}")
+        out[name] = nums[0] if want == 1 else nums
+    return out
+
+
+def blocks_for(key: str, shape: dict, blocks: dict | None = None) -> tuple:
+    """The workload's peer blocks at ``shape`` (each shrunk to its dimension); each must
+    divide its dimension."""
+    name = "rows" if key in ("rms_norm", "softmax") else key
+    b = (blocks or PEER_BLOCKS)[name]
+    b = b if isinstance(b, (tuple, list)) else (b,)
+    dims = _BLOCK_DIMS[name]
+    out = tuple(min(v, shape[d]) for v, d in zip(b, dims))
+    for v, d in zip(out, dims):
+        if shape[d] % v:
+            raise ValueError(f"peer block {v} does not divide {d}={shape[d]} of {key}")
+    return out
 
 
 def shape_of(key: str, smoke: bool = False) -> dict:
@@ -127,9 +148,11 @@ def check(key: str, out, ins: list, who: str) -> float:
     return float(err.max()) if err.size else 0.0
 
 
-def best_of(fn, reps: int) -> float:
-    """Seconds: the best of ``reps`` calls of ``fn`` after one warm-up call."""
-    fn()
+def best_of(fn, reps: int, warmup: bool = True) -> float:
+    """Seconds: the best of ``reps`` calls of ``fn``, after one warm-up call unless ``warmup``
+    is False (the caller's checked call was the warm-up)."""
+    if warmup:
+        fn()
     best = math.inf
     for _ in range(reps):
         t0 = time.perf_counter()

@@ -12,7 +12,7 @@ import platform
 import subprocess
 import sys
 
-from . import ours, pallas_peer, spec
+from . import ours, pallas_peer, pinning, spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOT_INSTALLED = "not installed"
@@ -41,7 +41,7 @@ def install_triton(target: str) -> str:
     return target
 
 
-def run_triton(keys, smoke: bool, reps: int, peers_dir: str | None) -> tuple:
+def run_triton(keys, smoke: bool, reps: int, peers_dir: str | None, blocks=None) -> tuple:
     """``(status, why, {workload: result})`` from the Triton subprocess; status is ``"ok"``,
     ``NOT_INSTALLED`` (triton or torch cannot be imported there: ``why`` says which) or
     ``"failed"`` (``why``: the error)."""
@@ -51,6 +51,8 @@ def run_triton(keys, smoke: bool, reps: int, peers_dir: str | None) -> tuple:
     env["PYTHONPATH"] = os.pathsep.join(path)
     cmd = [sys.executable, "-m", "benchmarks.interpret_peers.triton_peer", "--reps", str(reps),
            "--only", ",".join(keys)] + (["--smoke"] if smoke else [])
+    if blocks is not None:
+        cmd += ["--blocks", json.dumps(blocks)]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     results = {}
     for line in r.stdout.splitlines():
@@ -67,12 +69,15 @@ def run_triton(keys, smoke: bool, reps: int, peers_dir: str | None) -> tuple:
 
 # ----------------------------------------------------------------------------- measuring
 def measure(keys=None, smoke: bool = False, reps: int = 3, triton: bool = True,
-            peers_dir: str | None = None, progress=None) -> dict:
+            peers_dir: str | None = None, blocks: dict | None = None, progress=None) -> dict:
     """Every figure of the table: ``{"rows": [...], "peers": {...}, "env": {...}}``.
     ``keys``: workloads (default all); ``smoke``: the tiny shapes; ``triton``: run the Triton
-    subprocess (with ``peers_dir`` on its path); ``progress``: a callable given a line per
-    step."""
+    subprocess (with ``peers_dir`` on its path); ``blocks``: the peers' blocks (default
+    ``spec.PEER_BLOCKS``); ``progress``: a callable given a line per step."""
     keys = list(keys or spec.WORKLOADS)
+    blocks = dict(blocks or spec.PEER_BLOCKS)
+    for key in keys:                    # blocks that do not divide fail before any timing
+        spec.blocks_for(key, spec.shape_of(key, smoke), blocks)
     say = progress or (lambda s: None)
     rows = []
     for label, key, entry in ours.ROWS:
@@ -85,17 +90,16 @@ def measure(keys=None, smoke: bool = False, reps: int = 3, triton: bool = True,
     if why is None:
         import jax
 
-        peers["pallas"] = {"status": "ok", "version": f"jax {jax.__version__}",
-                           "blocks": pallas_peer.BLOCKS}
+        peers["pallas"] = {"status": "ok", "version": f"jax {jax.__version__}"}
         for key in keys:
             say(f"Pallas interpret: {key}")
-            pallas[key] = pallas_peer.measure(key, spec.shape_of(key, smoke), reps)
+            pallas[key] = pallas_peer.measure(key, spec.shape_of(key, smoke), reps, blocks)
     else:
         peers["pallas"] = {"status": NOT_INSTALLED, "why": why}
     tri = {}
     if triton:
         say("Triton interpreter (subprocess): " + ", ".join(keys))
-        status, why, tri = run_triton(keys, smoke, reps, peers_dir)
+        status, why, tri = run_triton(keys, smoke, reps, peers_dir, blocks)
         version = next((f"triton {r['triton']}" for r in tri.values()), None)
         peers["triton"] = {"status": status, "why": why, "version": version,
                            "peers_dir": peers_dir}
@@ -111,11 +115,12 @@ def measure(keys=None, smoke: bool = False, reps: int = 3, triton: bool = True,
             r[f"{name}_s"] = p["seconds"] if p else None
             r[f"{name}_max_err"] = p["max_err"] if p else None
             r[f"ours_over_{name}"] = on / p["seconds"] if p else None
-    return {"rows": rows, "peers": peers, "reps": reps, "smoke": smoke, "env": _env()}
+    return {"rows": rows, "peers": peers, "blocks": blocks, "reps": reps, "smoke": smoke,
+            "env": _env()}
 
 
 def _env() -> dict:
-    pinned = all(os.environ.get(k, "").find(v) >= 0 for k, v in spec.PINNED_ENV.items())
+    pinned = pinning.pinned_in_time()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return {"pinned_threads": pinned, **{k: os.environ.get(k) for k in spec.PINNED_ENV},
             "python": platform.python_version(), "machine": platform.machine(),
@@ -152,9 +157,10 @@ def format_table(res: dict) -> str:
               f"< 1 mean ours is faster; thr-instr/s: our thread-instructions per second "
               f"(sanitizer on)",
               f"Triton: {tri.get('version') or tri['status']}; Pallas: "
-              f"{pal.get('version') or pal['status']}; blocks (both peers): "
-              f"{_blocks()}",
-              f"threads pinned: {e['pinned_threads']}; {e['cpus']} CPUs, load average "
+              f"{pal.get('version') or pal['status']}; blocks per program (both peers): "
+              f"{_blocks(res['blocks'])}",
+              f"threads pinned: {e['pinned_threads'] or 'NO (NumPy or jax loaded before the pinning)'}; "
+              f"{e['cpus']} CPUs, load average "
               f"{', '.join(f'{x:.2f}' for x in e['loadavg']) if e['loadavg'] else '?'}"]
     for name, p in (("Triton", tri), ("Pallas", pal)):
         if p["status"] != "ok":
@@ -162,11 +168,10 @@ def format_table(res: dict) -> str:
     return "\n".join(lines)
 
 
-def _blocks() -> str:
-    b = spec.PEER_BLOCKS
-    return (f"y = x*2+1 {b['axpb']} elements, rows 1 row, GEMM {'x'.join(map(str, b['gemm']))} "
-            f"(BM x BN x BK), attention {'x'.join(map(str, b['attention']))} (queries x keys) "
-            f"per program")
+def _blocks(b: dict) -> str:
+    return (f"y = x*2+1 {b['axpb']} elements, RMSNorm / softmax {b['rows']} row(s), GEMM "
+            f"{'x'.join(map(str, b['gemm']))} (BM x BN x BK), attention "
+            f"{'x'.join(map(str, b['attention']))} (queries x keys)")
 
 
 def main(args) -> int:
@@ -179,8 +184,15 @@ def main(args) -> int:
         if k not in spec.WORKLOADS:
             raise SystemExit(f"--only: unknown workload {k!r}; known: {', '.join(spec.WORKLOADS)}")
     reps = args.reps if args.reps else (1 if args.smoke else 3)
+    try:
+        blocks = spec.parse_blocks(args.peer_blocks or "")
+        for key in keys or spec.WORKLOADS:
+            spec.blocks_for(key, spec.shape_of(key, args.smoke), blocks)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
     res = measure(keys, smoke=args.smoke, reps=reps, triton=not args.no_triton,
-                  peers_dir=peers_dir, progress=lambda s: print(s, file=sys.stderr, flush=True))
+                  peers_dir=peers_dir, blocks=blocks,
+                  progress=lambda s: print(s, file=sys.stderr, flush=True))
     print(format_table(res))
     if args.json:
         with open(args.json, "w") as f:

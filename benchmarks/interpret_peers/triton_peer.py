@@ -2,17 +2,18 @@
 process so Triton never loads into ours:
 
     TRITON_INTERPRET=1 PYTHONPATH=<peers dir>:<repo> python -m benchmarks.interpret_peers.triton_peer \
-        --reps 3 [--smoke] [--only gemm,attention]
+        --reps 3 [--smoke] [--only gemm,attention] [--blocks JSON]
 
 prints one JSON object per workload (``{"workload", "shape", "seconds", "max_err"}``), or
 ``{"missing": "torch" | "triton", "error": ...}`` when one cannot be imported. Imports only ``spec`` (NumPy),
 torch and triton; never jax_pyptx.
 
-Blocks (``spec.PEER_BLOCKS``, the tilings a GPU kernel would use): ``y = x*2+1`` 1024 elements per
-program; RMSNorm and softmax one row per program; GEMM 128 x 128 output tiles stepping K by
-64 with ``tl.dot`` into an f32 accumulator; attention one program per head and 128 query
+Blocks (``spec.PEER_BLOCKS`` by default, the tilings a GPU kernel would use; ``--blocks``: a
+JSON object overriding them): ``y = x*2+1`` 1024 elements per program; RMSNorm and softmax
+one row per program (a ``[rows, row length]`` block); GEMM 128 x 128 output tiles stepping K
+by 64 with ``tl.dot`` into an f32 accumulator; attention one program per head and 128 query
 rows, looping over 128-key blocks with an online softmax (f32), P rounded to bf16 for
-``P V``. Blocks shrink to the dimension at smoke shapes.
+``P V``.
 
 bf16 tiles are converted to f32 after ``tl.load`` and the products use ``input_precision=
 "ieee"``: Triton's interpreter does no arithmetic on bf16 (it keeps the bits as uint16, and a
@@ -34,8 +35,6 @@ if __package__ in (None, ""):          # run as a file
 
 from . import spec  # noqa: E402
 
-BLOCKS = spec.PEER_BLOCKS          # the rows kernels are one row per program (BLOCKS["rows"] == 1)
-
 
 def _kernels():
     import triton
@@ -48,22 +47,25 @@ def _kernels():
         tl.store(Y + i, tl.load(X + i, mask=m) * 2.0 + 1.0, mask=m)
 
     @triton.jit
-    def rms_norm(X, W, Y, cols, eps, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
+    def rms_norm(X, W, Y, cols, eps, R: tl.constexpr, BLOCK: tl.constexpr):
+        rows = tl.program_id(0) * R + tl.arange(0, R)
         c = tl.arange(0, BLOCK)
-        m = c < cols
-        x = tl.load(X + row * cols + c, mask=m, other=0.0)
-        r = tl.rsqrt(tl.sum(x * x, axis=0) / cols + eps)
-        tl.store(Y + row * cols + c, x * r * tl.load(W + c, mask=m), mask=m)
+        m = c[None, :] < cols
+        at = rows[:, None] * cols + c[None, :]
+        x = tl.load(X + at, mask=m, other=0.0)
+        r = tl.rsqrt(tl.sum(x * x, axis=1) / cols + eps)
+        w = tl.load(W + c, mask=c < cols)
+        tl.store(Y + at, x * r[:, None] * w[None, :], mask=m)
 
     @triton.jit
-    def softmax(X, Y, cols, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
+    def softmax(X, Y, cols, R: tl.constexpr, BLOCK: tl.constexpr):
+        rows = tl.program_id(0) * R + tl.arange(0, R)
         c = tl.arange(0, BLOCK)
-        m = c < cols
-        x = tl.load(X + row * cols + c, mask=m, other=-float("inf"))
-        e = tl.exp(x - tl.max(x, axis=0))
-        tl.store(Y + row * cols + c, e / tl.sum(e, axis=0), mask=m)
+        m = c[None, :] < cols
+        at = rows[:, None] * cols + c[None, :]
+        x = tl.load(X + at, mask=m, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=1)[:, None])
+        tl.store(Y + at, e / tl.sum(e, axis=1)[:, None], mask=m)
 
     @triton.jit
     def gemm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
@@ -104,36 +106,38 @@ def _kernels():
             "attention": attention}
 
 
-def build(key: str, shape: dict, K=None):
-    """A no-argument launch of the workload and a function returning its output (NumPy)."""
+def build(key: str, shape: dict, K=None, blocks: dict | None = None):
+    """A no-argument launch of the workload, a function returning its output (NumPy), and
+    the inputs (``blocks``: the peers' blocks, default ``spec.PEER_BLOCKS``)."""
     import torch
 
     K = K or _kernels()
     ins = spec.inputs(key, shape)
+    bl = spec.blocks_for(key, shape, blocks)
     if key == "axpb":
         x = torch.from_numpy(ins[0])
         y = torch.empty_like(x)
-        n, b = x.numel(), min(BLOCKS["axpb"], x.numel())
-        run = lambda: K["axpb"][(-(-n // b),)](x, y, n, BLOCK=b)              # noqa: E731
+        n, (b,) = x.numel(), bl
+        run = lambda: K["axpb"][(n // b,)](x, y, n, BLOCK=b)                 # noqa: E731
     elif key in ("rms_norm", "softmax"):
-        M, cols = shape["M"], shape["cols"]
+        M, cols, (r,) = shape["M"], shape["cols"], bl
         x = torch.from_numpy(ins[0])
         y = torch.empty_like(x)
         b = 1 << (cols - 1).bit_length()
         if key == "rms_norm":
             w = torch.from_numpy(ins[1])
-            run = lambda: K["rms_norm"][(M,)](x, w, y, cols, 1e-6, BLOCK=b)   # noqa: E731
+            run = lambda: K["rms_norm"][(M // r,)](x, w, y, cols, 1e-6, R=r, BLOCK=b)  # noqa: E731
         else:
-            run = lambda: K["softmax"][(M,)](x, y, cols, BLOCK=b)             # noqa: E731
+            run = lambda: K["softmax"][(M // r,)](x, y, cols, R=r, BLOCK=b)  # noqa: E731
     elif key == "gemm":
         M, N, Kd = shape["M"], shape["N"], shape["K"]
-        bm, bn, bk = (min(b, d) for b, d in zip(BLOCKS["gemm"], (M, N, Kd)))
+        bm, bn, bk = bl
         a, bb = (torch.from_numpy(t).to(torch.bfloat16) for t in ins)
         y = torch.empty((M, N), dtype=torch.float32)
         run = lambda: K["gemm"][(M // bm, N // bn)](a, bb, y, M, N, Kd, BM=bm, BN=bn, BK=bk)  # noqa: E731
     elif key == "attention":
         H, S, L, D = shape["H"], shape["S"], shape["L"], shape["D"]
-        bq, bk = min(BLOCKS["attention"][0], S), min(BLOCKS["attention"][1], L)
+        bq, bk = bl
         q, k, v = (torch.from_numpy(t).to(torch.bfloat16) for t in ins)
         y = torch.empty((H, S, D), dtype=torch.bfloat16)
         run = lambda: K["attention"][(S // bq, H)](q, k, v, y, S, L, 1.0 / math.sqrt(D),  # noqa: E731
@@ -143,12 +147,12 @@ def build(key: str, shape: dict, K=None):
     return run, lambda: y.float().numpy(), ins
 
 
-def measure(key: str, shape: dict, reps: int, K=None) -> dict:
-    """Warm seconds (best of ``reps`` after the first launch) and max |err| (checked)."""
-    run, result, ins = build(key, shape, K)
+def measure(key: str, shape: dict, reps: int, K=None, blocks: dict | None = None) -> dict:
+    """Warm seconds (best of ``reps`` after the first, checked launch) and max |err|."""
+    run, result, ins = build(key, shape, K, blocks)
     run()
     err = spec.check(key, result(), ins, "Triton interpreter")
-    t = spec.best_of(run, reps)
+    t = spec.best_of(run, reps, warmup=False)
     return {"workload": key, "shape": shape, "seconds": t, "max_err": err}
 
 
@@ -157,6 +161,7 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--only", default=",".join(spec.WORKLOADS))
+    p.add_argument("--blocks", default=None, help="JSON: the peers' blocks (spec.PEER_BLOCKS)")
     a = p.parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -175,8 +180,9 @@ def main(argv=None) -> int:
         return 0
     torch.set_num_threads(1)
     K = _kernels()
+    blocks = json.loads(a.blocks) if a.blocks else None
     for key in a.only.split(","):
-        r = measure(key, spec.shape_of(key, a.smoke), a.reps, K)
+        r = measure(key, spec.shape_of(key, a.smoke), a.reps, K, blocks)
         r["triton"] = triton.__version__
         print(json.dumps(r), flush=True)
     return 0
