@@ -120,3 +120,19 @@ def test_pallas_other_blocks_same_math():
     for key in ("axpb", "softmax"):
         r = pallas_peer.measure(key, spec.shape_of(key, smoke=True), 1, b)
         assert r["max_err"] < 1e-6
+
+
+def test_kernel_interpret_stats():
+    """``Kernel.interpret(..., stats=)`` fills launch's counters: 4 CTAs of 256 threads; with
+    1024 elements every thread runs the same instructions, with 1000 the last 24 threads skip
+    the same body."""
+    k = ours.axpb_kernel()
+    full, part = {}, {}
+    x = np.arange(1024, dtype=np.float32)
+    np.testing.assert_array_equal(k.interpret(x, stats=full), x * 2 + 1)
+    np.testing.assert_array_equal(k.interpret(x[:1000], stats=part), x[:1000] * 2 + 1)
+    assert full["ctas"] == part["ctas"] == 4
+    assert 0 < full["instructions"] <= full["thread_instructions"]
+    assert full["thread_instructions"] % 1024 == 0
+    skipped = full["thread_instructions"] - part["thread_instructions"]
+    assert skipped > 0 and skipped % 24 == 0
