@@ -1,5 +1,6 @@
 """Interpreter speed: instructions per second (converged and divergent code) and the wall time
-of every test kernel at its test shape.
+of every test kernel at its test shape; with ``--peers``, the comparison with Triton's
+interpreter and Pallas ``interpret=True`` (issue 24's table).
 
     PYTHONPATH=. python3 benchmarks/interpret.py
 
@@ -7,17 +8,45 @@ of every test kernel at its test shape.
 CTA or batch of CTAs is one dispatch); "warp-instr/s" counts what a GPU would issue (one per
 warp per instruction, i.e. thread-instructions / 32). Wall times: "cold" is the first launch
 in the process (parse + decode, and tracing for DSL kernels), "warm" the best of 5 launches.
+
+Peers (``benchmarks/interpret_peers/``):
+
+    python benchmarks/interpret.py --peers --peers-dir DIR [--json PATH] [--reps N]
+    python benchmarks/interpret.py --peers --install-peers DIR      # pip install --target DIR triton
+    python benchmarks/interpret.py --peers --smoke                   # tiny shapes, one rep
+
+prints, for y = x*2+1 (1M f32), RMSNorm and softmax (4096 x 1024 f32), the bf16 -> f32 GEMM at
+512^3 (the Ampere, Hopper and Blackwell library kernels) and attention forward (bf16, 2 heads,
+256 queries and keys, head dim 64): our warm time with the sanitizer on and off, our
+thread-instructions per second, Triton's interpreter (``TRITON_INTERPRET=1``, in a subprocess
+with DIR on its path: Triton never loads into this process) and Pallas ``interpret=True``
+(this Python's jax), each result checked against NumPy once, and the ratios ours (sanitizer
+on) / Triton, ours / Pallas, ours on / off. Every measuring process runs with BLAS, OpenMP and
+XLA pinned to one thread (``interpret_peers.pinning.PINNED_ENV``, set here before numpy loads).
+Triton's interpreter needs torch, importable from this Python; the peers are never project
+dependencies. A peer that cannot be imported reads "not installed" and the rest still prints.
+``--json PATH`` writes every figure. ``--only axpb,gemm`` limits the workloads. Both peers
+run the same blocks per program, by default the tilings their GPU kernels would use (1024
+elements, one row, 128 x 128 x 64 GEMM tiles, 128 x 128 attention blocks); their interpreters'
+times depend strongly on them (a program costs a fixed overhead, and Pallas copies the
+output buffer per program), so ``--peer-blocks rows=64,axpb=65536`` shows the other side.
 """
 from __future__ import annotations
 
 import pathlib
 import sys
-import time
-
-import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+if __name__ == "__main__" and {"--peers", "--install-peers", "--smoke"} & {a.split("=")[0] for a in sys.argv}:
+    from benchmarks.interpret_peers.pinning import pin_threads  # NumPy loads after the pinning
+
+    pin_threads()
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 from jax_pyptx.interpret import launch  # noqa: E402
 
@@ -290,7 +319,45 @@ def mma_kernels():
     return out
 
 
-def main():
+def parse_args(argv=None):
+    import argparse
+
+    p = argparse.ArgumentParser(description="interpreter speed; --peers: against Triton's "
+                                            "interpreter and Pallas interpret=True")
+    p.add_argument("--peers", action="store_true", help="print the peer table (module docstring)")
+    p.add_argument("--peers-dir", metavar="DIR", help="a directory holding triton (PYTHONPATH of "
+                                                      "the Triton subprocess)")
+    p.add_argument("--install-peers", metavar="DIR", help="pip install --target DIR triton (unless "
+                                                          "there), then use it; implies --peers")
+    p.add_argument("--no-triton", action="store_true", help="skip Triton's interpreter")
+    p.add_argument("--json", metavar="PATH", help="write every figure of the peer table to PATH")
+    p.add_argument("--reps", type=int, default=0, help="timed runs after the warm-up (default 3; "
+                                                       "1 with --smoke)")
+    p.add_argument("--smoke", action="store_true", help="the peer table at tiny shapes; implies "
+                                                        "--peers")
+    p.add_argument("--peer-blocks", metavar="SPEC", help="the peers' blocks per program, e.g. "
+                                                       "rows=64,axpb=65536,gemm=128x128x64,"
+                                                       "attention=128x128 (default: the GPU tilings)")
+    p.add_argument("--only", metavar="KEYS", help="comma-separated workloads: axpb, rms_norm, "
+                                                  "softmax, gemm, attention")
+    a = p.parse_args(argv)
+    if a.peers_dir and a.install_peers:
+        p.error("give --peers-dir or --install-peers, not both")
+    if a.reps < 0:
+        p.error(f"--reps must be >= 1, got {a.reps}")
+    a.peers = a.peers or a.smoke or bool(a.install_peers)
+    return a
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.peers:
+        from benchmarks.interpret_peers import table
+
+        return table.main(args)
+    if args.json or args.peers_dir or args.only or args.no_triton or args.reps or args.peer_blocks:
+        raise SystemExit("--json, --peers-dir, --only, --no-triton, --reps and --peer-blocks go "
+                         "with --peers")
     print("interpreter throughput")
     print(f"{'code':<44}{'instr/s':>12}{'warp-instr/s':>15}{'wall':>10}")
     for name, ptx, entry, threads, ctas, iters, dt in [
@@ -316,4 +383,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

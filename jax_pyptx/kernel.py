@@ -409,7 +409,7 @@ class Kernel:
     # ------------------------------------------------------------------ running
     def interpret(self, *arrays, sanitize: bool | str = True, max_steps: int | None = None,
                   timeout: float | None = None, timeline=None, partial_outputs=(), schedule: str = "eager",
-                  seed: int | None = None, **kw):
+                  seed: int | None = None, stats: dict | None = None, **kw):
         """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
@@ -423,7 +423,9 @@ class Kernel:
         ``Tile(..., partial=True)`` in the spec). A store into an input is an
         ``InputWriteError``.
         ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and ``seed`` choose when
-        asynchronous work completes.
+        asynchronous work completes. ``stats`` (a dict, or an ``interpret.Stats``) receives
+        the launch's counts, as ``jax_pyptx.interpret.launch``'s: ``stats["instructions"]``
+        (dispatches) and ``stats["thread_instructions"]`` (one per thread per instruction).
         An empty input (a shape variable bound to 0) gives empty outputs without running anything
         (``jax_pyptx.specialize.empty``).
 
@@ -468,7 +470,7 @@ class Kernel:
         partial = self._output_indices(partial_outputs)
         outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
                              max_steps=max_steps, timeout=timeout, timeline=timeline,
-                             partial=partial, schedule=schedule, seed=seed)
+                             partial=partial, schedule=schedule, seed=seed, stats=stats)
         return outs[0] if len(outs) == 1 else outs
 
     def _output_indices(self, sel) -> tuple:

@@ -1,0 +1,138 @@
+"""``benchmarks/interpret.py --peers`` (``benchmarks/interpret_peers/``) at its smoke shapes:
+every workload of the peer table runs for ours (sanitizer on and off, checked against NumPy)
+and for Pallas ``interpret=True`` when it imports; the table prints; a Triton that cannot be
+imported reads "not installed". Nothing here is timed: the figures are only checked to exist.
+Triton itself is never run here (it is no project dependency)."""
+import importlib.util
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from benchmarks.interpret_peers import ours, pallas_peer, spec, table
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return table.measure(smoke=True, reps=1, triton=False)
+
+
+def test_every_row_runs_ours_and_pallas(smoke):
+    rows = smoke["rows"]
+    assert [r["row"] for r in rows] == [label for label, _, _ in ours.ROWS]
+    for r in rows:
+        assert r["shape"] == spec.shape_of(r["workload"], smoke=True)
+        assert r["san_on_s"] > 0 and r["san_off_s"] > 0
+        assert r["thread_instructions"] >= r["instructions"] > 0
+        assert r["thread_instr_per_s_on"] == r["thread_instructions"] / r["san_on_s"]
+        assert r["triton_s"] is None and r["ours_over_triton"] is None
+    if pallas_peer.available() is None:
+        assert smoke["peers"]["pallas"]["status"] == "ok"
+        for r in rows:
+            assert r["ours_over_pallas"] == r["san_on_s"] / r["pallas_s"]
+    assert smoke["peers"]["triton"] == {"status": table.NOT_RUN, "why": "--no-triton"}
+
+
+def test_table_prints_every_row(smoke):
+    text = table.format_table(smoke)
+    lines = text.splitlines()
+    assert lines[0].split()[:2] == ["workload", "shape"]
+    for (label, _, _), line in zip(ours.ROWS, lines[1:]):
+        assert line.startswith(label) and "not run" in line
+    assert "Triton not run: --no-triton" in text
+    json.dumps(smoke)                       # --json writes exactly this
+
+
+def test_triton_missing_reads_not_installed(tmp_path):
+    """A peers dir without triton (and no triton in this Python): the Triton columns say
+    "not installed", with why."""
+    if importlib.util.find_spec("triton") is not None:
+        pytest.skip("triton is importable from this Python")
+    status, why, results = table.run_triton(["axpb"], smoke=True, reps=1, peers_dir=str(tmp_path))
+    assert status == table.NOT_INSTALLED and results == {}
+    assert ("triton is not importable" in why or "needs torch" in why), why
+
+
+def test_checks_catch_wrong_math():
+    """The NumPy check the peers and ours pass through rejects a wrong result."""
+    ins = spec.inputs("softmax", spec.shape_of("softmax", smoke=True))
+    good = spec.reference("softmax", ins).astype(np.float32)
+    assert spec.check("softmax", good, ins, "x") < 1e-7
+    bad = good.copy()
+    bad[3, 5] += 1e-3
+    with pytest.raises(AssertionError, match=r"x softmax: 1 of 512 elements differ from NumPy "
+                                             r"\(worst at \(np.int64\(3\), np.int64\(5\)\)"):
+        spec.check("softmax", bad, ins, "x")
+
+
+def test_bf16_values_match_ml_dtypes():
+    import ml_dtypes
+
+    x = np.random.default_rng(1).standard_normal(4096).astype(np.float32)
+    x[:3] = (1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, -0.0)      # ties to even, signed zero
+    want = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    got = spec.to_bf16_values(x)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_pinning_env():
+    env = spec.pin_threads({"XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
+    assert env["XLA_FLAGS"] == ("--xla_force_host_platform_device_count=8 "
+                                "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    assert spec.pin_threads(dict(env)) == env                          # idempotent
+
+
+def test_cli_options_conflict(capsys):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks"))
+    try:
+        import interpret
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(SystemExit):
+        interpret.parse_args(["--peers-dir", "a", "--install-peers", "b"])
+    assert "give --peers-dir or --install-peers, not both" in capsys.readouterr().err
+    a = interpret.parse_args(["--smoke"])
+    assert a.peers and a.smoke
+
+
+def test_peer_blocks_parse_and_divide():
+    b = spec.parse_blocks("rows=64, gemm=64x64x32")
+    assert b == {"axpb": 1024, "rows": 64, "gemm": (64, 64, 32), "attention": (128, 128)}
+    assert spec.blocks_for("softmax", {"M": 4096, "cols": 1024}, b) == (64,)
+    assert spec.blocks_for("gemm", {"M": 128, "N": 32, "K": 64}, b) == (64, 32, 32)
+    with pytest.raises(ValueError, match=r"^--peer-blocks: unknown block 'row' in 'row=4'; "
+                                         r"known: axpb, rows, gemm, attention$"):
+        spec.parse_blocks("row=4")
+    with pytest.raises(ValueError, match=r"^--peer-blocks: attention takes 2 positive "
+                                         r"integer\(s\) as NxN, got '128'$"):
+        spec.parse_blocks("attention=128")
+    with pytest.raises(ValueError, match=r"^peer block 3 does not divide M=8 of rms_norm$"):
+        spec.blocks_for("rms_norm", {"M": 8, "cols": 64}, spec.parse_blocks("rows=3"))
+
+
+@pytest.mark.skipif(pallas_peer.available() is not None, reason="Pallas does not import")
+def test_pallas_other_blocks_same_math():
+    """Several rows / elements per program: still checked against NumPy inside ``measure``."""
+    b = spec.parse_blocks("rows=4,axpb=2048")
+    for key in ("axpb", "softmax"):
+        r = pallas_peer.measure(key, spec.shape_of(key, smoke=True), 1, b)
+        assert r["max_err"] < 1e-6
+
+
+def test_kernel_interpret_stats():
+    """``Kernel.interpret(..., stats=)`` fills launch's counters: 4 CTAs of 256 threads; with
+    1024 elements every thread runs the same instructions, with 1000 the last 24 threads skip
+    the same body."""
+    k = ours.axpb_kernel()
+    full, part = {}, {}
+    x = np.arange(1024, dtype=np.float32)
+    np.testing.assert_array_equal(k.interpret(x, stats=full), x * 2 + 1)
+    np.testing.assert_array_equal(k.interpret(x[:1000], stats=part), x[:1000] * 2 + 1)
+    assert full["ctas"] == part["ctas"] == 4
+    assert 0 < full["instructions"] <= full["thread_instructions"]
+    assert full["thread_instructions"] % 1024 == 0
+    skipped = full["thread_instructions"] - part["thread_instructions"]
+    assert skipped > 0 and skipped % 24 == 0
