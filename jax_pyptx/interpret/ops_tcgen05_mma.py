@@ -21,6 +21,11 @@ B's columns N/2.. in lanes 64.. at column ``sfb + (n - N/2) // 32``). .ue8m0 fac
 2^(e-127), .ue4m3 by their E4M3 value.
 
 Precision as wgmma: exact products, float64 sums, one rounding to the D type.
+
+Threads of distinct CTAs that issue the same operation together (one elected thread per CTA)
+have their shared-memory operands gathered at once; each thread's product and its accumulation
+into D then run in issue order, as for one thread. D is read and written in TMEM as the few
+rectangles its data-path layout is made of (``tmem.rects``).
 """
 from __future__ import annotations
 

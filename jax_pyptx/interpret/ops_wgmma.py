@@ -10,7 +10,9 @@ float64 (int64 for the integer and .b1 types; the products of the input types ar
 in one batched matmul, and rounded once to the accumulator type. The result is *pending*: the
 accumulator registers keep their old values until the ``wgmma.wait_group`` that retires the
 instruction's group (``asyncregs``); a later ``mma_async`` on the same accumulator chains on
-the pending value, as the hardware does. With the sanitizer on, any other instruction that
+the pending value, as the hardware does; the pending accumulator is kept as its 64 x N tile
+(``asyncregs`` tile blocks, ``_d_layout``), so a chain of ``mma_async`` never spreads it into
+registers, which get their values from the tile when the wait_group retires it. With the sanitizer on, any other instruction that
 touches an accumulator (or writes an A register) of an in-flight ``mma_async`` is reported, and
 so is an ``mma_async`` reading a register an ordinary instruction wrote since the warpgroup's
 last ``wgmma.fence``, or run with no ``wgmma.fence`` before it (``wgfence``).
