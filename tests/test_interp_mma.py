@@ -299,3 +299,61 @@ def test_wmma_bf16_tf32_s8():
     C32 = np.zeros((16, 16), np.int32)
     launch(_wmma_ptx(), "wmma_s8", [A8, B8, C32], block=32)
     assert (C32 == A8.astype(np.int64) @ B8.astype(np.int64).T + 7).all()
+
+
+# ----------------------------------------------------------------------------- fragments kept as matrices
+FRAG_CHAIN = """mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {D}, {A}, {B}, {C};
+mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {D}, {A}, {B}, {D};
+add.f32 %d1, %d1, 0f3F800000;
+mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {D}, {A}, {B}, {D};
+mov.b32 %a2, %a0;
+setp.lt.u32 %q, %l, 16;
+@%q mov.b32 %b1, %b0;
+mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {D}, {A}, {B}, {D};
+setp.ge.u32 %q, %t, 32;
+@%q bra SKIP;
+mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {D}, {A}, {B}, {D};
+SKIP:"""
+
+
+def test_fragments_between_mmas_follow_every_register_write():
+    """Two warps run a chain of mma.sync on one accumulator, A and B loaded once: an ordinary
+    add on one D register, an ordinary write of one A register, a predicated write of a B
+    register by half the lanes, and a last mma by warp 0 alone (a partial group) all show in
+    the results, which match NumPy step by step."""
+    rng = np.random.default_rng(50)
+    (ar, ac), (br, bc), (cr, cc) = layouts("m16n8k16", "bf16")
+    bf = ml_dtypes.bfloat16
+    As = [rng.standard_normal((16, 16)).astype(bf).astype(np.float64) for _ in range(2)]
+    Bs = [rng.standard_normal((16, 8)).astype(bf).astype(np.float64) for _ in range(2)]
+    Cs = [rng.standard_normal((16, 8)).astype(np.float32).astype(np.float64) for _ in range(2)]
+    fa = np.concatenate([pack(A[ar, ac], bf) for A in As])
+    fb = np.concatenate([pack(B[br, bc], bf) for B in Bs])
+    fc = np.concatenate([pack(C[cr, cc], np.float32) for C in Cs])
+    fd = np.zeros((64, 4), np.uint32)
+    regs = lambda p, n: "{" + ", ".join(f"%{p}{k}" for k in range(n)) + "}"
+    body = FRAG_CHAIN.replace("{D}", regs("d", 4)).replace("{A}", regs("a", 4)).replace(
+        "{B}", regs("b", 2)).replace("{C}", regs("c", 4))
+    ptx = mma_kernel("m16n8k16.row.col.f32.bf16.bf16.f32", 4, 2, 4, 4, 32)
+    mma_line = next(ln for ln in ptx.splitlines() if ln.startswith("mma.sync"))
+    ptx = ptx.replace(mma_line, body).replace(".reg .u32 %t;", ".reg .u32 %t, %l; .reg .pred %q;").replace(
+        "mov.u32 %t, %tid.x;", "mov.u32 %t, %tid.x; and.b32 %l, %t, 31;")
+    launch(ptx, "k", [fa, fb, fc, fd], block=64)
+    f32 = lambda X: X.astype(np.float32).astype(np.float64)
+    one = np.zeros((16, 8))
+    one[cr[:, 1], cc[:, 1]] = 1.0                   # register d1 of every lane
+    for w in range(2):
+        A, B, C = As[w], Bs[w], Cs[w]
+        D = f32(A @ B + C)
+        D = f32(A @ B + D)
+        D = f32(A @ B + f32(D + one))
+        A2, B2 = A.copy(), B.copy()
+        A2[ar[:, 4:6], ac[:, 4:6]] = A[ar[:, 0:2], ac[:, 0:2]]          # a2 := a0 (elements 4, 5 := 0, 1)
+        low = np.arange(32) < 16
+        B2[br[low, 2:4], bc[low, 2:4]] = B[br[low, 0:2], bc[low, 0:2]]  # b1 := b0 in lanes 0..15
+        D = f32(A2 @ B2 + D)
+        if w == 0:
+            D = f32(A2 @ B2 + D)
+        got = np.zeros((16, 8))
+        got[cr, cc] = fd[32 * w:32 * (w + 1)].view(np.float32)
+        np.testing.assert_array_equal(got, D)

@@ -680,3 +680,50 @@ def test_block_scaled_ue4m3_scales():
                  tcgen05_desc(16384, (n // 8) * 128, 128), z, aux=aux)
     want = (A.astype(np.float64) * np.repeat(sa, 16, axis=1)) @ (B.astype(np.float64) * np.repeat(sb, 16, axis=0))
     np.testing.assert_allclose(d_matrix(out, 128, n), want, rtol=1e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- one issuing thread per CTA
+def _per_cta(ptx, dump):
+    """Each CTA dumps its TMEM to its own rows of params.out (CTA c: rows 128c..)."""
+    return ptx.replace("  add.u64 %rd5, %rd1, %rd2;",
+                       f"  add.u64 %rd5, %rd1, %rd2;\n  mov.u32 %r13, %ctaid.x;\n"
+                       f"  mul.wide.u32 %rd9, %r13, {128 * dump * 4};\n  add.u64 %rd5, %rd5, %rd9;")
+
+
+# CTA c's B descriptor starts STEP * 16 bytes further per CTA rank
+PER_CTA_B = ("  mov.u32 %r12, %ctaid.x;\n  mul.wide.u32 %rd10, %r12, STEP;\n  add.u64 %y, %y, %rd10;")
+
+
+def test_mma_issued_by_one_thread_of_each_cta_together():
+    """Three CTAs' issuing threads run tcgen05.mma together (one operation per CTA, each on its
+    own B, two accumulating steps): every CTA's D is its own 2 * A @ B_c."""
+    rng = np.random.default_rng(40)
+    n = 32
+    A = rand(rng, (128, 16), "bf16")
+    Bs = [rand(rng, (16, n), "bf16") for _ in range(3)]
+    img, da, db = mma_image(A, Bs[0], "bf16", "bf16")
+    for c in (1, 2):
+        place(img, 16384 + 4096 * c, Bs[c].T, "bf16", "K", "none", (n // 8) * 128, 128)
+    issue = MMA.format(kind="f16", en=0) + "\n" + MMA.format(kind="f16", en=1)
+    ptx = _per_cta(tc_kernel(issue=issue, pre=PER_CTA_B.replace("STEP", str(4096 >> 4))), 128)
+    out = np.zeros((3 * 128, 128), np.uint32)
+    launch(ptx, "k", [img, out, np.uint64(da), np.uint64(db), np.uint32(idesc("f16", 128, n, "f32", "bf16", "bf16")),
+                      np.zeros(16, np.uint32)], grid=3, block=128)
+    for c in range(3):
+        np.testing.assert_allclose(d_matrix(out[128 * c:128 * (c + 1)], 128, n), 2 * ref(A, Bs[c], "bf16"),
+                                   rtol=1e-6, atol=1e-5)
+
+
+def test_mma_of_several_ctas_reports_the_cta_whose_operand_is_bad():
+    """Issued together by CTAs 0 and 1, the operation of CTA 1 reads B past shared memory: the
+    report names CTA 1's thread (CTA 0's operation is fine)."""
+    rng = np.random.default_rng(41)
+    A, B = rand(rng, (128, 16), "f16"), rand(rng, (16, 16), "f16")
+    img, da, db = mma_image(A, B, "f16", "f16")
+    ptx = _per_cta(tc_kernel(issue=MMA.format(kind="f16", en=0), pre=PER_CTA_B.replace("STEP", str(0x10000 >> 4))),
+                   128)
+    out = np.zeros((2 * 128, 128), np.uint32)
+    with pytest.raises(InterpreterError, match=r"\(matrix B\): the matrix \(Desc\(start=0x14000, .* reaches shared "
+                                               r"address 0x141fe, past the \d+ bytes of shared memory of this CTA"):
+        launch(ptx, "k", [img, out, np.uint64(da), np.uint64(db), np.uint32(idesc("f16", 128, 16, "f32", "f16", "f16")),
+                          np.zeros(16, np.uint32)], grid=2, block=128)

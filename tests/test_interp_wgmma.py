@@ -418,3 +418,66 @@ def test_generic_writes_read_by_wgmma_without_a_proxy_fence():
         f"through the async proxy, but the generic proxy wrote it")
     out = run_wgmma(ptx, img, 4, da, db)
     np.testing.assert_allclose(acc_matrix(out, 8), ref_mma(A, B, "f16"), rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- the pending tile
+@pytest.mark.parametrize("dt,at", [("f32", "f16"), ("f16", "f16"), ("s32", "s8")])
+def test_chain_of_three_on_the_pending_tile_every_accumulator_type(dt, at):
+    """Three mma_async in flight on one accumulator (the second and third chain on the pending
+    tile, with no register between them), then an ordinary instruction reads it after the
+    wait: the registers hold 3 * A @ B in the accumulator layout."""
+    rng = np.random.default_rng(30)
+    k = K_OF[at]
+    A, B = rand(rng, (64, k), at), rand(rng, (k, 16), at)
+    img, da, db = kmajor_image(A, B, at, at)
+    tail = "" if at == "s8" else ", 1, 1, 0, 0"
+    mma = f"  wgmma.mma_async.sync.aligned.m64n16k{k}.{dt}.{at}.{at} {{acc}}, %da, %db, SD{tail};\n"
+    body = (mma.replace("SD", "0") + "  wgmma.commit_group.sync.aligned;\n" + mma.replace("SD", "1") +
+            "  wgmma.commit_group.sync.aligned;\n" + mma.replace("SD", "1") +
+            "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 1;\n"
+            "  wgmma.wait_group.sync.aligned 0;")
+    n = nacc(16, dt)
+    out = run_wgmma(wgmma_kernel(body, n, acc_type=dt), img, n, da, db)
+    want = 3 * ref_mma(A, B, at)
+    got = acc_matrix(out, 16, dt)
+    if dt == "s32":
+        np.testing.assert_array_equal(got, want)
+    elif dt == "f16":
+        np.testing.assert_allclose(got, want, rtol=4e-3, atol=4e-3)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+OVERLAP = """  wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %da, %db, 0, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%c0, %c1, %c2, %c3}, %da, %db, 1, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;"""
+
+
+def test_a_narrower_mma_on_part_of_a_pending_accumulator():
+    """An m64n8 mma_async chains on the first four registers of an m64n16 accumulator still in
+    flight (registers of one tile, now written apart): the first 8 columns hold 2 * A @ B[:, :8],
+    the rest A @ B[:, 8:]."""
+    rng = np.random.default_rng(31)
+    A, B = rand(rng, (64, 16), "f16"), rand(rng, (16, 16), "f16")
+    img, da, db = kmajor_image(A, B, "f16", "f16")
+    out = run_wgmma(wgmma_kernel(OVERLAP, 8), img, 8, da, db)
+    D = ref_mma(A, B, "f16")
+    got = acc_matrix(out, 16)
+    np.testing.assert_allclose(got[:, 8:], D[:, 8:], rtol=1e-6)
+    # the m64n8 accumulator's registers c0..c3 hold columns 0..7 in the n8 layout
+    got8 = acc_matrix(out.reshape(128, 8)[:, :4].reshape(-1), 8)
+    np.testing.assert_allclose(got8, D[:, :8] + D[:, :8], rtol=1e-6)
+
+
+def test_reading_one_register_of_a_pending_tile_names_it():
+    """An ordinary read of one register of a chained (tile) accumulator before the wait is
+    reported for that register, as for any pending register."""
+    rng = np.random.default_rng(32)
+    A, B = rand(rng, (64, 16), "f16"), rand(rng, (16, 8), "f16")
+    img, da, db = kmajor_image(A, B, "f16", "f16")
+    body = CHAIN.replace("  wgmma.wait_group.sync.aligned 0;", "  mov.f32 %c0, %c2;\n  wgmma.wait_group.sync.aligned 0;")
+    with pytest.raises(AsyncHazardError, match="this instruction reads register %c2 while the asynchronous "
+                                               "wgmma.mma_async"):
+        run_wgmma(wgmma_kernel(body, 4), img, 4, da, db)

@@ -14,6 +14,16 @@ hardware's register scoreboard does: a later instruction that touches the regist
 the load, so reading it before ``tcgen05.wait::ld`` (LLVM schedules Triton's Blackwell code this
 way) gives the loaded values. The sanitizer still tracks the registers until the wait, and a
 touch before it is a ``SanitizerWarning`` (``AsyncHazardError`` under ``sanitize="strict"``).
+
+A register group that an operation always writes whole (a wgmma accumulator) keeps its pending
+values as one *tile block* (``tile_set`` / ``tile_read``): the matrix itself, ``rows`` x
+``cols`` elements per warp, and one tag array shared by its registers, so that chaining
+``mma_async`` on the same accumulator reads and writes the tile with no register permutation.
+Per-thread register values are made from the tile (``TileLayout.regs``) only where a register
+is delivered (``retire``) or looked at on its own (``pending``); every register of a block is
+still tracked as itself (``tag[key]`` is the shared tag array), so hooks and reports see exactly
+what they would see for registers set one by one. A register set on its own leaves its block,
+which then dissolves into per-register arrays.
 """
 from __future__ import annotations
 
@@ -35,6 +45,8 @@ class AsyncWrites:
         self.rtag = {}        # key -> int64 (N,): read by an in-flight operation (write hazard)
         self.src = {}         # key -> Decoded of the last instruction that made it pending
         self.rsrc = {}        # key -> Decoded of the last in-flight instruction reading it
+        self.blocks = {}      # tuple of keys -> _Block (module doc)
+        self.member = {}      # key -> the tuple of keys of its block
         self.sanitize = ctx.sanitize
 
     # ------------------------------------------------------------------ issue
@@ -46,6 +58,10 @@ class AsyncWrites:
         m = t[idx] >= 0
         if not m.any():
             return None
+        keys = self.member.get(key)
+        if keys is not None:
+            b = self.blocks[keys]
+            return m, self._block_regs(b, np.asarray(idx))[:, keys.index(key)]
         return m, self.vals[key][idx]
 
     def read_now(self, ctx, key, g):
@@ -65,8 +81,58 @@ class AsyncWrites:
             if hook is not None:
                 ctx.rhooks[key] = hook
 
+    def tile_read(self, keys, g, warps):
+        """The pending tile (len(warps), rows, cols) of block ``keys`` for the whole warps
+        ``warps`` that ``g`` is made of, if every thread of ``g`` has its value pending there;
+        else None (read the registers: ``read_now``)."""
+        b = self.blocks.get(keys)
+        if b is None or not (b.tag[g.idx] >= 0).all():
+            return None
+        return b.tile[warps]
+
+    def tile_set(self, ctx, keys, g, warps, tile, tag, d, layout):
+        """Make the registers ``keys`` pending for the threads of ``g`` (the whole warps
+        ``warps``) with the values ``tile`` (len(warps), rows, cols) holds in ``layout``."""
+        b = self.blocks.get(keys)
+        if b is None and not self.early and not any(k in self.tag for k in keys):
+            b = self.blocks[keys] = _Block(layout, np.zeros((self.N // 32,) + tile.shape[1:], tile.dtype),
+                                           np.full(self.N, -1, np.int64))
+            for k in keys:
+                self.member[k] = keys
+                self.tag[k] = b.tag
+        if b is None or b.layout is not layout:
+            vals = layout.regs(tile, np.arange(32 * len(warps)) % 32, np.repeat(np.arange(len(warps)), 32))
+            for j, k in enumerate(keys):
+                self.set(ctx, k, g, vals[:, j], tag, d)
+            return
+        b.tile[warps] = tile
+        b.tag[g.idx] = tag
+        for k in keys:
+            self.src[k] = d
+        if self.sanitize:
+            hook = self.hook
+            for k in keys:
+                ctx.rhooks[k] = hook
+
+    def _block_regs(self, b, slots):
+        """(len(slots), k) register values of block ``b`` at ``slots``."""
+        return b.layout.regs(b.tile, slots % 32, slots // 32)
+
+    def _dissolve(self, keys):
+        """Give every register of block ``keys`` its own arrays (one of them is set alone)."""
+        b = self.blocks.pop(keys)
+        live = np.nonzero(b.tag >= 0)[0]
+        vals = np.zeros((self.N, len(keys)), b.layout.sdt)
+        vals[live] = self._block_regs(b, live)
+        for j, k in enumerate(keys):
+            del self.member[k]
+            self.vals[k] = vals[:, j].copy()
+            self.tag[k] = b.tag.copy()
+
     def set(self, ctx, key, g, values, tag, d):
         """Make ``key`` pending for the threads of ``g`` with ``values`` (tag: their group)."""
+        if key in self.member:
+            self._dissolve(self.member[key])
         info = ctx.prog.regs[key]
         if self.early:
             hook = ctx.rhooks.pop(key, None)          # a second load into it before the wait
@@ -113,7 +179,25 @@ class AsyncWrites:
             tt = t[idx]
             return tt >= 0 if lim is None else (tt >= 0) & (tt <= lim)
 
+        for keys, b in list(self.blocks.items()):
+            m = due(b.tag)
+            if not m.any():
+                continue
+            sel = idx[m]
+            cols = np.ascontiguousarray(self._block_regs(b, sel).T)
+            gs = Group(sel, 0, self.N)
+            for j, key in enumerate(keys):
+                ctx.rhooks.pop(key, None)
+                ctx.write(key, gs, cols[j])
+            b.tag[sel] = -1
+            if not (b.tag >= 0).any():
+                del self.blocks[keys]
+                for key in keys:
+                    del self.member[key], self.tag[key]
+                    self.src.pop(key, None)
         for key in list(self.tag):
+            if key in self.member:
+                continue
             t = self.tag[key]
             m = due(t)
             if not m.any():
@@ -187,6 +271,30 @@ class AsyncWrites:
             AsyncHazardError,
             f"this instruction {verb} register {_name(key)} while the asynchronous {self.name}{_where(src)} that "
             f"{owner_verb} it is in flight; {self.waiter} must retire it first", g, lane)
+
+
+class _Block:
+    __slots__ = ("layout", "tile", "tag")
+
+    def __init__(self, layout, tile, tag):
+        self.layout, self.tile, self.tag = layout, tile, tag
+
+
+class TileLayout:
+    """How a register group holds a tile of ``rows`` x ``cols`` elements per warp: lane ``l``'s
+    register ``j`` holds element ``e`` at (``row[l, j, e]``, ``col[l, j, e]``); ``encode``
+    turns (..., per) element values into register bits of storage type ``sdt``."""
+
+    def __init__(self, row, col, encode, sdt):
+        self.row, self.col = np.asarray(row, np.int64), np.asarray(col, np.int64)
+        self.encode, self.sdt = encode, sdt
+
+    def regs(self, tile, lanes, warps):
+        """(n, k) register bits of the threads (lane ``lanes[i]`` of warp ``warps[i]``) from
+        ``tile`` (warps, rows, cols)."""
+        w = np.asarray(warps)[:, None, None]
+        lanes = np.asarray(lanes)
+        return self.encode(tile[w, self.row[lanes], self.col[lanes]])
 
 
 def _name(key):

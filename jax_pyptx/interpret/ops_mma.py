@@ -5,6 +5,15 @@ laneid % 4``). Every warp of the executing group is handled in one batched NumPy
 fragments are scattered into (warps, M, K) / (warps, K, N) matrices, multiplied in float64
 (int64 for integer types; products of f16/bf16/tf32/fp8 values are exact there) and the result
 is rounded once to the accumulator type.
+
+Fragments stay matrices between instructions (``_frags``): an A or B matrix made from registers,
+and the D tile an ``mma.sync`` writes, are kept with the register arrays they correspond to, and
+a later ``mma.sync`` whose operand registers still hold those very arrays uses the matrix
+without regathering (registers are written by replacing their array, never in place). The
+registers are always written and always read (the sanitizer sees every access), so ordinary
+instructions in between, the epilogue included, see and change ordinary registers. ``ldmatrix``
+of whole warps hands each matrix's rows to the registers as they are (lane ``l``'s register is
+row ``l / 4``, columns ``2 (l % 4)``, ``+1``: the matrix in row-major order).
 """
 from __future__ import annotations
 
@@ -13,6 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import InterpreterError
+from ..ir.nodes import Reg
 from ..isa.fragments import ldmatrix_fragment, ldmatrix_row_lane, mma_fragment, mnk, stmatrix_fragment
 from ..types import b32, b64
 from . import fp
@@ -85,6 +95,11 @@ def _mma(prog, d, ins, scope, dec):
     gc = [reader(prog, o, ct_reg, scope) for o in cops]
     dt_reg = b32 if dt_.name == "f16" else dt_
     pd = [writer(prog, o, dt_reg, scope) for o in dops]
+    a_keys, b_keys, c_keys, d_keys = (_keys(prog, ops, scope) for ops in (aops, bops, cops, dops))
+    # fragment cache keys (``_frags``): the role, the shape and type, the registers
+    a_t, b_t = (("a", shape, at.name, a_keys), ("b", shape, bt.name, b_keys))
+    c_t = ("c", shape, ct.name, c_keys)
+    d_t = ("c", shape, dt_.name, d_keys) if d_keys is not None and dt_.name == ct.name else None
     integer = at.name in ("s8", "u8")
     d.sync = "aligned"
     # fast path for groups of whole warps: fragments <-> matrices are fixed permutations
@@ -96,35 +111,52 @@ def _mma(prog, d, ins, scope, dec):
     cdt_fast = {"f32": np.float32, "s32": np.int32, "f64": np.float64}.get(ct.name)
     rdt = np.uint64 if at.bits == 64 else np.uint32
 
-    def cols(fs, ctx, g, dt):
-        out = np.empty((g.n, len(fs)), dt)
-        for i, f in enumerate(fs):
-            out[:, i] = f(ctx, g)
-        return out
+    ebits = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}.get(at.bits)
 
-    def elems(r):
+    def values(bits):
+        """Element bits -> their exact values (float64, int64 for the integer types)."""
         if at.name == "tf32":
-            return (r & np.uint32(0xFFFFE000)).view(np.float32)
+            return (bits & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
         if at.name == "bf16":          # bf16 bits are the high half of an f32
-            return (r.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
-        return r.view(edt)
+            return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        return bits.view(edt).astype(np.int64 if integer else np.float64)
+
+    def operand(ctx, g, W, fs, keys, key_t, rdt_, build):
+        """An operand matrix: ``build`` of its registers, or, on a full group whose registers
+        are the very arrays an earlier mma.sync made it from (``_frags``), that matrix again.
+        The registers are read either way (the sanitizer's checks)."""
+        vals = [f(ctx, g) for f in fs]
+        cache = _frags(ctx) if g.full and keys is not None else None
+        if cache is not None:
+            hit = cache.get(key_t)
+            now = [ctx.regs.get(k) for k in keys]
+            if hit is not None and all(a is b for a, b in zip(hit[0], now)):
+                return hit[1]
+            m = build(_columns(vals, rdt_, g.n))
+            cache[key_t] = (now, m)
+            return m
+        return build(_columns(vals, rdt_, g.n))
 
     def mma_fast(ctx, g, W):
-        wt = np.int64 if integer else np.float64
-        ea = elems(cols(ga, ctx, g, rdt)).reshape(W, -1)[:, gA]
-        eb = elems(cols(gb, ctx, g, rdt)).reshape(W, -1)[:, gB]
-        Am = ea.astype(wt).reshape(W, M, K)
-        Bm = eb.astype(wt).reshape(W, K, N)
-        Cm = cols(gc, ctx, g, cdt_fast).reshape(W, -1)[:, gC].astype(wt).reshape(W, M, N)
-        out = (np.matmul(Am, Bm) + Cm).reshape(W, M * N)[:, sD].reshape(g.n, -1)
+        # registers -> element bits in lane order, permuted into row-major matrices per warp
+        Am = operand(ctx, g, W, ga, a_keys, a_t, rdt,
+                     lambda r: values(np.take(r.view(ebits).reshape(W, -1), gA, axis=1)).reshape(W, M, K))
+        Bm = operand(ctx, g, W, gb, b_keys, b_t, rdt,
+                     lambda r: values(np.take(r.view(ebits).reshape(W, -1), gB, axis=1)).reshape(W, K, N))
+        Cm = operand(ctx, g, W, gc, c_keys, c_t, cdt_fast,
+                     lambda r: np.take(r.reshape(W, -1), gC, axis=1).reshape(W, M, N))
+        out = (np.matmul(Am, Bm) + Cm.astype(np.int64 if integer else np.float64)).reshape(W, M * N)
         if integer:
             if satf:
                 out = np.clip(out, -2 ** 31, 2 ** 31 - 1)
             res = (out & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
         else:
             res = out.astype(cdt_fast)
+        regs = np.take(res, sD, axis=1).reshape(g.n, -1)
         for i, p in enumerate(pd):
-            p(ctx, g, np.ascontiguousarray(res[:, i]))
+            p(ctx, g, np.ascontiguousarray(regs[:, i]))
+        if g.full and d_t is not None:              # D is the next mma's C: keep the tile
+            _frags(ctx)[d_t] = ([ctx.regs.get(k) for k in d_keys], res.reshape(W, M, N))
 
     def mma(ctx, g):
         if ctx.stats is not None:       # 2*M*N*K FLOPs per warp (stats.py)
@@ -178,6 +210,37 @@ def _mma(prog, d, ins, scope, dec):
     d.fn = mma
 
 
+def _columns(vals, dt, n):
+    """Per-thread register values (a list of (n,) arrays) -> (n, len(vals)) of type ``dt``."""
+    out = np.empty((n, len(vals)), dt)
+    for i, v in enumerate(vals):
+        out[:, i] = v
+    return out
+
+
+def _keys(prog, ops, scope):
+    """The register keys of a fragment's operands (a tuple), or None when one is not a plain
+    register."""
+    out = []
+    for o in ops:
+        if not isinstance(o, Reg) or o.neg or not prog.has_reg(o.name, scope):
+            return None
+        out.append(prog.reg(o.name, scope).key)
+    return tuple(out)
+
+
+def _frags(ctx) -> dict:
+    """The batch's fragment matrices: (role, shape, type, register keys) -> (the register arrays
+    it was made from, the matrix). ``Context.write`` replaces a register's array whenever it is
+    written (never in place), so a matrix is current exactly while every array is the one the
+    register holds: fragments stay matrices from one mma.sync to the next (an A or B loaded
+    once and used by several, an accumulator chained through a loop)."""
+    f = getattr(ctx, "mma_frags", None)
+    if f is None:
+        f = ctx.mma_frags = {}
+    return f
+
+
 def _gather(rows, cols, ncols):
     """Index that reorders lane-major fragment elements into a row-major matrix."""
     pos = (rows * ncols + cols).reshape(-1)
@@ -191,6 +254,8 @@ def _gather(rows, cols, ncols):
 _LDF = np.array(ldmatrix_fragment(), np.int64)                  # [32, 2 halves, (row, col)]
 _LD_ROW, _LD_C0, _LD_C1 = _LDF[:, 0, 0], _LDF[:, 0, 1], _LDF[:, 1, 1]
 _ROW_LANES = np.array([[ldmatrix_row_lane(i, r) for r in range(8)] for i in range(4)])
+_LANES = np.arange(32)
+assert (_LD_ROW == _LANES // 4).all() and (_LD_C0 == 2 * (_LANES % 4)).all() and (_LD_C1 == _LD_C0 + 1).all()
 
 
 def _row_addresses(ctx, g, addrs, nm):
@@ -237,6 +302,14 @@ def _ldmatrix(prog, d, ins, scope, dec):
         mats = vals.reshape(W, nm, 8, 8)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
+        if g.n == 32 * W and (lane.reshape(W, 32) == _LANES).all():
+            # whole warps, lanes in order: lane l's register i is row l // 4, columns
+            # 2 (l % 4) and 2 (l % 4) + 1 of matrix i, i.e. matrix i's 64 halves in row-major
+            # order read as 32 words
+            regs = np.ascontiguousarray(mats.transpose(1, 0, 2, 3)).view(np.uint32).reshape(nm, g.n)
+            for i, p in enumerate(puts):
+                p(ctx, g, regs[i])
+            return
         r, c0, c1 = _LD_ROW[lane], _LD_C0[lane], _LD_C1[lane]
         for i, p in enumerate(puts):
             m = mats[inv, i]                                     # (n, 8, 8)

@@ -21,6 +21,11 @@ B's columns N/2.. in lanes 64.. at column ``sfb + (n - N/2) // 32``). .ue8m0 fac
 2^(e-127), .ue4m3 by their E4M3 value.
 
 Precision as wgmma: exact products, float64 sums, one rounding to the D type.
+
+Threads of distinct CTAs that issue the same operation together (one elected thread per CTA)
+have their shared-memory operands gathered at once; each thread's product and its accumulation
+into D then run in issue order, as for one thread. D is read and written in TMEM as the few
+rectangles its data-path layout is made of (``tmem.rects``).
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ import functools
 
 import numpy as np
 
-from ..errors import InterpreterError, TensorMemoryError
+from ..errors import InterpreterError, PtxError, TensorMemoryError
 from ..ir.nodes import Addr, Imm, Vec
 from ..isa.fragments import tcgen05_d_layout
 from ..types import b32, b64, pred
@@ -38,7 +43,7 @@ from .operands import items, parse_int, reader
 from .ops_mem import address_getter
 from .ops_tcgen05 import _pair, defer_late
 from .registry import register
-from .tmem import split, tmem
+from .tmem import read_rects, rects, split, tmem, write_rects
 
 _TYPES = {
     "f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"},
@@ -139,8 +144,9 @@ def _unpack_padded(raw, t):
     return out.reshape(sh)
 
 
-def _operand(ctx, cta, desc, t, mn, k, major, kind, what, g=None, lane=0):
-    """(mn, k) float64 / int64 values of a shared-memory operand."""
+def _operand(ctx, ctas, descs, t, mn, k, major, kind, what, g=None, lane=0):
+    """(len(descs), mn, k) float64 / int64 values of shared-memory operands, descriptor i in the
+    shared memory of CTA ``ctas[i]``."""
     bits = _elem_bits(t)
     if kind in ("f8f6f4", "mxf8f6f4") and bits < 8:
         if major != "K":
@@ -148,10 +154,10 @@ def _operand(ctx, cta, desc, t, mn, k, major, kind, what, g=None, lane=0):
                                    f"by the interpreter")
         # 16-byte units of 8 (4-bit) or 12 (6-bit) packed bytes: the padding is never read
         used = np.arange(k) % 16 < 16 * bits // 8
-        raw = SM.gather(ctx, [cta], [desc], "K", mn, k, 8, what, ctx.sanitize, g, lane, used)[0]
+        raw = SM.gather(ctx, ctas, descs, "K", mn, k, 8, what, ctx.sanitize, g, lane, used)
         raw = _unpack_padded(raw, t)
     else:
-        raw = SM.gather(ctx, [cta], [desc], major, mn, k, bits, what, ctx.sanitize, g, lane)[0]
+        raw = SM.gather(ctx, ctas, descs, major, mn, k, bits, what, ctx.sanitize, g, lane)
     return SM.values(raw, t)
 
 
@@ -173,9 +179,11 @@ def _a_from_tmem(ctx, tm, cta, lane0, col0, rows_lanes, k, t, what, g, j):
 
 @functools.lru_cache(maxsize=128)
 def _layout_arrays(m, n, cta_group, ws):
+    """(lane offsets, column offsets, ``tmem.rects`` or None) of D's rows x N cells."""
     lay = np.array(tcgen05_d_layout(m, n, cta_group, ws), np.int64)
     rows = m // cta_group
-    return lay[:, 0].reshape(rows, n), lay[:, 1].reshape(rows, n)
+    lane_of, col_of = lay[:, 0].reshape(rows, n), lay[:, 1].reshape(rows, n)
+    return lane_of, col_of, rects(lane_of, col_of)
 
 
 def _scale_values(ctx, tm, cta, addr, rows, nsf, sf_id, ue8m0, what, g, j, two_by_two_n=None):
@@ -264,8 +272,40 @@ def _mma(prog, d, ins, scope, dec):
         # arrives, and that arrival waits for a thread that needs its mbarrier
         if not defer_late(ctx, g, d, lambda ctx_, j: run(ctx_, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs,
                                                            lanes_off)):
+            if g.n > 1 and batched(ctx, g, ids, zcm, dad, aad, bds, ens, sfas, lanes_off):
+                return
             for j in range(g.n):
                 run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off)
+
+    def batched(ctx, g, ids, zcm, dad, aad, bds, ens, sfas, lanes_off):
+        """Threads of distinct CTAs issuing the same operation (one per CTA, the usual case):
+        their operands are gathered and multiplied at once, then each thread accumulates into
+        its D in order, as ``run`` does. Where a gather reports a problem, nothing has happened
+        yet and False lets ``run`` give the report of the first thread that has one."""
+        if cg != 1 or a_tmem or sfas is not None or lanes_off is not None or zcm is not None:
+            return False
+        ctas = ctx.slot_cta[g.idx]
+        if len(np.unique(ctas)) != g.n or (ids != ids[0]).any():
+            return False
+        try:
+            idesc = decode_idesc(int(ids[0]), kind, ws, cg)
+            bd = [SM.decode_tcgen05(int(v), f"{what} b-desc") for v in bds]
+            ad = [SM.decode_tcgen05(int(v), f"{what} a-desc") for v in aad]
+            M, N, K = idesc.m, idesc.n, idesc.k
+            B = _operand(ctx, ctas, bd, idesc.btype, N, K, "MN" if idesc.tb else "K", kind,
+                         f"{what} (matrix B)", g)                                           # (n, N, K)
+            A = _operand(ctx, ctas, ad, idesc.atype, M, K, "MN" if idesc.ta else "K", kind,
+                         f"{what} (matrix A)", g)                                           # (n, M, K)
+        except PtxError:
+            return False
+        tm = tmem(ctx)
+        for j in range(g.n):
+            if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
+                ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
+            _check_d(ctx, g, j, M, int(dad[j]))
+            # one 2-D product per thread, as ``_one`` makes it (the same BLAS call: the same sums)
+            _accumulate(ctx, tm, g, j, int(ctas[j]), idesc, int(dad[j]), A[j] @ B[j].T, bool(ens[j]), None, 0)
+        return True
 
     def run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off):
         """Execute thread ``j``'s operation: read the operands, accumulate into D."""
@@ -283,21 +323,24 @@ def _mma(prog, d, ins, scope, dec):
              None if sfas is None else (int(sfas[j]), int(sfbs[j])),
              None if lanes_off is None else lanes_off[j])
 
-    def _one(ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
-        M, N, K = idesc.m, idesc.n, idesc.k
-        if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
-            ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
-        ctas = [cta] if cg == 1 else _pair(ctx, cta, g, j)
-        rows = M // cg
-        lane_of, col_of = _layout_arrays(M, N, cg, ws)
-        d_lane0, d_col0 = split(daddr)
-        if rows == 64 and not ws and cg == 1:
+    def _check_d(ctx, g, j, M, daddr):
+        d_lane0 = split(daddr)[0]
+        if M // cg == 64 and not ws and cg == 1:
             if d_lane0 not in (0, 16):
                 raise ctx.error(TensorMemoryError, f"{what}: M=64 D must start at TMEM lane 0 or 16, "
                                 f"got {int(d_lane0)}", g, j)
         elif d_lane0:
             raise ctx.error(TensorMemoryError, f"{what}: D must start at TMEM lane 0 for M={M}, got "
                             f"{int(d_lane0)}", g, j)
+
+    def _one(ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
+        M, N, K = idesc.m, idesc.n, idesc.k
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
+            ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
+        ctas = [cta] if cg == 1 else _pair(ctx, cta, g, j)
+        rows = M // cg
+        lane_of, col_of, _ = _layout_arrays(M, N, cg, ws)
+        _check_d(ctx, g, j, M, daddr)
         try:
             bd = SM.decode_tcgen05(bdesc, f"{what} b-desc")
             ad = None if a_tmem else SM.decode_tcgen05(aval, f"{what} a-desc")
@@ -305,8 +348,8 @@ def _mma(prog, d, ins, scope, dec):
             raise ctx.error(InterpreterError, e.message, g, j) from None
         kb = K
         # B: N/cg columns per CTA (N x K operand, K-major unless transposed)
-        B = np.concatenate([_operand(ctx, c, bd, idesc.btype, N // cg, kb, "MN" if idesc.tb else "K",
-                                     kind, f"{what} (matrix B)", g, j) for c in ctas], axis=0)     # (N, K)
+        B = np.concatenate([_operand(ctx, [c], [bd], idesc.btype, N // cg, kb, "MN" if idesc.tb else "K",
+                                     kind, f"{what} (matrix B)", g, j)[0] for c in ctas], axis=0)  # (N, K)
         As = []
         for c in ctas:
             if a_tmem:
@@ -314,8 +357,8 @@ def _mma(prog, d, ins, scope, dec):
                 As.append(_a_from_tmem(ctx, tm, c, a_lane0, a_col0, lane_of[:, 0], K, idesc.atype,
                                        f"{what} (matrix A in TMEM)", g, j))
             else:
-                As.append(_operand(ctx, c, ad, idesc.atype, rows, K, "MN" if idesc.ta else "K", kind,
-                                   f"{what} (matrix A)", g, j))
+                As.append(_operand(ctx, [c], [ad], idesc.atype, rows, K, "MN" if idesc.ta else "K", kind,
+                                   f"{what} (matrix A)", g, j)[0])
         if sf is not None:
             nsf = {".scale_vec::1X": 1, ".scale_vec::2X": 2, ".scale_vec::4X": 4}.get(sv)
             if sv in (None, ".block32"):
@@ -332,27 +375,41 @@ def _mma(prog, d, ins, scope, dec):
                                              f"{what} (scale B)", g, j,
                                              two_by_two_n=N if (cg == 2 and M == 128) else None))
             B = B * np.repeat(sfb_all[0], blk, axis=1)
-        integer = kind == "i8"
         for i, c in enumerate(ctas):
-            A = As[i]
-            P = A @ B.T                                               # (rows, N)
-            if idesc.neg_a ^ idesc.neg_b:
-                P = -P
-            lanes = d_lane0 + lane_of
-            cols = d_col0 + col_of
-            if enable:
-                old = tm.read(ctx, c, lanes, cols, f"{what} (accumulator D)", g, lambda _i: j)
-                Dold = _from_cells(old, idesc.dtype)
-                if scale_in:
-                    Dold = Dold * 2.0 ** -scale_in
-                P = P + Dold
-            cells = _to_cells(P, idesc.dtype, idesc.sat and integer)
-            if disable is not None:
-                regs = disable[4 * i:4 * i + 4] if cg == 2 else disable
-                bit = (regs[(lanes // 32) % 4] >> (lanes % 32).astype(np.uint32)) & np.uint32(1)
-                keep = bit == 0
-                lanes, cols, cells = lanes[keep], cols[keep], cells[keep]
-            tm.write(ctx, c, lanes, cols, cells, f"{what} (accumulator D)", g, lambda _i: j)
+            _accumulate(ctx, tm, g, j, c, idesc, daddr, As[i] @ B.T, enable, disable, i)
+
+    def _accumulate(ctx, tm, g, j, c, idesc, daddr, P, enable, disable, i):
+        """D (in CTA ``c``'s TMEM at ``daddr``) = ``P`` (the product, rows x N) + D if ``enable``."""
+        M, N = idesc.m, idesc.n
+        lane_of, col_of, pieces = _layout_arrays(M, N, cg, ws)
+        d_lane0, d_col0 = split(daddr)
+        d_lane0, d_col0 = int(d_lane0), int(d_col0)
+        if idesc.neg_a ^ idesc.neg_b:
+            P = -P
+        lanes = d_lane0 + lane_of
+        cols = d_col0 + col_of
+        lane_j = lambda _i: j      # noqa: E731  (the thread that reports)
+        if enable:
+            if pieces is not None:
+                old = read_rects(tm, ctx, c, d_lane0, d_col0, pieces, P.shape, lanes, cols,
+                                 f"{what} (accumulator D)", g, lane_j)
+            else:
+                old = tm.read(ctx, c, lanes, cols, f"{what} (accumulator D)", g, lane_j)
+            Dold = _from_cells(old, idesc.dtype)
+            if scale_in:
+                Dold = Dold * 2.0 ** -scale_in
+            P = P + Dold
+        cells = _to_cells(P, idesc.dtype, idesc.sat and kind == "i8")
+        if disable is not None:
+            regs = disable[4 * i:4 * i + 4] if cg == 2 else disable
+            bit = (regs[(lanes // 32) % 4] >> (lanes % 32).astype(np.uint32)) & np.uint32(1)
+            keep = bit == 0
+            tm.write(ctx, c, lanes[keep], cols[keep], cells[keep], f"{what} (accumulator D)", g, lane_j)
+        elif pieces is not None:
+            write_rects(tm, ctx, c, d_lane0, d_col0, pieces, cells, lanes, cols, f"{what} (accumulator D)", g,
+                        lane_j)
+        else:
+            tm.write(ctx, c, lanes, cols, cells, f"{what} (accumulator D)", g, lane_j)
 
     d.fn = mma
 

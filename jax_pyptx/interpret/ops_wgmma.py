@@ -10,7 +10,9 @@ float64 (int64 for the integer and .b1 types; the products of the input types ar
 in one batched matmul, and rounded once to the accumulator type. The result is *pending*: the
 accumulator registers keep their old values until the ``wgmma.wait_group`` that retires the
 instruction's group (``asyncregs``); a later ``mma_async`` on the same accumulator chains on
-the pending value, as the hardware does. With the sanitizer on, any other instruction that
+the pending value, as the hardware does; the pending accumulator is kept as its 64 x N tile
+(``asyncregs`` tile blocks, ``_d_layout``), so a chain of ``mma_async`` never spreads it into
+registers, which get their values from the tile when the wait_group retires it. With the sanitizer on, any other instruction that
 touches an accumulator (or writes an A register) of an in-flight ``mma_async`` is reported, and
 so is an ``mma_async`` reading a register an ordinary instruction wrote since the warpgroup's
 last ``wgmma.fence``, or run with no ``wgmma.fence`` before it (``wgfence``).
@@ -32,7 +34,7 @@ from ..types import b32, b64, pred
 from . import fp
 from . import smem_matrix as SM
 from . import wgfence
-from .asyncregs import AsyncWrites
+from .asyncregs import AsyncWrites, TileLayout
 from .group import Group
 from .operands import items, reader
 from .registry import register
@@ -151,6 +153,7 @@ def _mma_async(prog, d, ins, scope, dec):
     keys = [prog.reg(o.name, scope).key for o in d_ops]
     if len(set(keys)) != len(keys):
         raise InterpreterError("wgmma.mma_async: an accumulator register appears twice")
+    keys_t = tuple(keys)
     get_b = reader(prog, ops[2], b64, scope)
     get_a = None
     a_keys = []
@@ -176,6 +179,7 @@ def _mma_async(prog, d, ins, scope, dec):
     d_pos = _perm([[rc[0] for rc in t] for t in dfrag], [[rc[1] for rc in t] for t in dfrag], N)
     d_inv = np.empty(M * N, np.int64)
     d_inv[d_pos] = np.arange(M * N)
+    layout = _d_layout(N, dt)
     sat = dec.has(".satfinite")
     abits = _A_BITS[at]
     name = f"{dec.form.name}{shape}.{dt}.{at}.{bt}"
@@ -237,16 +241,31 @@ def _mma_async(prog, d, ins, scope, dec):
         if sa * sb < 0:
             prod = -prod
         out = prod
+        warps = g.idx[::32] // 32
         if sd.any():
-            sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
-            cur = np.stack([_acc_values(st.regs.read_now(ctx, k_, sub), dt) for k_ in keys], axis=1)
-            C = cur.reshape(int(sd.sum()), -1)[:, d_inv].reshape(-1, M, N)
-            out = prod.copy() if not sd.all() else prod
-            out[sd] += C
-        res = out.reshape(W, -1)[:, d_pos].reshape(g.n, -1)                     # (n, N/2)
-        regs_out = _round(res, dt, sat)
+            C = None
+            if sd.all():        # the accumulator chains on a pending tile: no registers involved
+                t_ = st.regs.tile_read(keys_t, g, warps)
+                if t_ is not None:
+                    C = _tile_values(t_.reshape(W, M, N), dt)
+            if C is None:
+                sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
+                cur = _acc_values(np.stack([np.asarray(st.regs.read_now(ctx, k_, sub)) for k_ in keys], axis=1), dt)
+                C = cur.reshape(int(sd.sum()), -1)[:, d_inv].reshape(-1, M, N)
+            if sd.all():
+                out = prod + C
+            else:
+                out = prod.copy()
+                out[sd] += C
+        bits = _tile_bits(out, dt, sat).reshape(W * 4, M // 4, N)
+        owners = [st.regs.tag.get(k_) for k_ in keys]   # a later group issued since keeps ownership (late)
+        if all(o is owners[0] for o in owners):
+            o = owners[0]
+            st.regs.tile_set(ctx, keys_t, g, warps, bits, tag if o is None else np.maximum(tag, o[g.idx]), d, layout)
+            return
+        regs_out = layout.regs(bits, g.idx % 32, np.repeat(np.arange(W * 4), 32))
         for j, k_ in enumerate(keys):
-            owner = st.regs.tag.get(k_)          # a later group issued since keeps ownership (late)
+            owner = owners[j]
             st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
     d.fn = mma
 
@@ -285,18 +304,21 @@ def _sparse(prog, ins, meta_op, sel_op, scope, K, at):
 
 
 def _acc_values(r, dt):
-    """Register bits/values -> accumulator element values: (n,) or (n, 2) for packed .f16."""
+    """Register bits/values (n, nregs) -> accumulator element values (n, N/2): a packed .f16
+    register holds two elements, its low half first."""
     r = np.asarray(r)
     if dt == "f16":
         u = r.astype(np.uint32)
-        return np.stack([fp.decode(u & np.uint32(0xFFFF), fp.F16), fp.decode(u >> np.uint32(16), fp.F16)], axis=1)
+        return np.stack([fp.decode(u & np.uint32(0xFFFF), fp.F16), fp.decode(u >> np.uint32(16), fp.F16)],
+                        axis=-1).reshape(r.shape[0], -1)
     if dt == "s32":
         return r.view(np.int32).astype(np.int64) if r.dtype != np.int32 else r.astype(np.int64)
     return r.view(np.float32).astype(np.float64) if r.dtype != np.float32 else r.astype(np.float64)
 
 
-def _round(res, dt, sat):
-    """(n, N/2) element values -> (n, nregs) register bit patterns of the accumulator type."""
+def _tile_bits(res, dt, sat):
+    """Accumulator element values -> the bits the accumulator tile keeps: .f32 / .s32 as 32-bit
+    words, .f16 as 16-bit codes (rounded once, saturating .s32 with ``.satfinite``)."""
     if dt == "s32":
         v = np.asarray(res, np.int64)
         if sat:
@@ -304,8 +326,38 @@ def _round(res, dt, sat):
         return (v & 0xFFFFFFFF).astype(np.uint32)
     if dt == "f32":
         return res.astype(np.float32).view(np.uint32)
-    h = fp.encode(fp.round_to(res, fp.F16, "rn"), fp.F16).astype(np.uint32)          # (n, N/2)
-    return h[:, 0::2] | (h[:, 1::2] << np.uint32(16))
+    return fp.encode(fp.round_to(res, fp.F16, "rn"), fp.F16).astype(np.uint16)
+
+
+def _tile_values(bits, dt):
+    """The inverse of ``_tile_bits``: float64 (int64 for .s32) element values."""
+    if dt == "f16":
+        return fp.decode(bits, fp.F16)
+    if dt == "s32":
+        return bits.view(np.int32).astype(np.int64)
+    return bits.view(np.float32).astype(np.float64)
+
+
+_LAYOUTS: dict = {}
+
+
+def _d_layout(n, dt):
+    """The accumulator of ``.m64nN`` as a tile of 16 rows x N per warp (``asyncregs``): lane l's
+    register j holds the element(s) at the rows / columns of ``wgmma_d_fragment`` (warp 0)."""
+    lay = _LAYOUTS.get((n, dt))
+    if lay is None:
+        per = 2 if dt == "f16" else 1
+        fr = np.array(wgmma_d_fragment(n), np.int64)[:32]              # (32, N/2, 2)
+        row = fr[:, :, 0].reshape(32, -1, per)
+        col = fr[:, :, 1].reshape(32, -1, per)
+        if dt == "f16":
+            def encode(x):
+                return x[..., 0].astype(np.uint32) | (x[..., 1].astype(np.uint32) << np.uint32(16))
+        else:
+            def encode(x):
+                return x[..., 0]
+        lay = _LAYOUTS[(n, dt)] = TileLayout(row, col, encode, np.dtype(np.uint32))
+    return lay
 
 
 @register("wgmma.fence")

@@ -7,6 +7,10 @@ a power-of-two number of columns (32 .. 512), aligned to its size, and writes th
 ``tcgen05.dealloc`` before the kernel exits. The sanitizer reports accesses to columns the CTA
 does not hold (naming the ``dealloc`` that freed them when there was one), reads of cells no
 instruction wrote, and allocations still held at exit.
+
+``read_rects`` / ``write_rects`` access a matrix that sits in TMEM as a few rectangles (a
+tcgen05.mma accumulator: ``rects``) with slices; on any problem they defer to ``read`` /
+``write``, which give the report.
 """
 from __future__ import annotations
 
@@ -150,6 +154,78 @@ class TensorMemory:
         self.data[ctas, lanes, cols] = values
         if self.defined is not None:
             self.defined[ctas, lanes, cols] = True
+
+
+def rects(lane_of, col_of):
+    """The rectangles a matrix laid out in TMEM at (``lane_of[r, c]``, ``col_of[r, c]``) offsets
+    is made of: a list of (r0, r1, c0, c1, lane, col), rows r0..r1-1 and columns c0..c1-1 at
+    lanes lane.. and columns col..; None when the layout has no such form (blocks of 16 rows x
+    a quarter of the columns, merged where they continue each other)."""
+    lane_of, col_of = np.asarray(lane_of), np.asarray(col_of)
+    R, C = lane_of.shape
+    if R % 16 or C % 4:
+        return None
+    bc = C // 4
+    grid = []
+    for r0 in range(0, R, 16):
+        row = []
+        for c0 in range(0, C, bc):
+            lb, cb = lane_of[r0:r0 + 16, c0:c0 + bc], col_of[r0:r0 + 16, c0:c0 + bc]
+            l, c = int(lb[0, 0]), int(cb[0, 0])
+            if not ((lb == l + np.arange(16)[:, None]).all() and (cb == c + np.arange(bc)[None, :]).all()):
+                return None
+            if row and row[-1][4] == l and row[-1][5] + row[-1][3] - row[-1][2] == c:
+                row[-1][3] = c0 + bc
+            else:
+                row.append([r0, r0 + 16, c0, c0 + bc, l, c])
+        grid.append(row)
+    out = []
+    for row in grid:
+        for p in row:
+            q = next((q for q in out if q[1] == p[0] and q[2:4] == p[2:4] and q[5] == p[5]
+                      and q[4] + q[1] - q[0] == p[4]), None)
+            if q is not None:
+                q[1] = p[1]
+            else:
+                out.append(p)
+    return [tuple(p) for p in out]
+
+
+def _rect_ok(tm, cta, lane0, col0, pieces, defined):
+    """Every cell of the rectangles is in TMEM, allocated (and written, with ``defined``)."""
+    for r0, r1, c0, c1, l, c in pieces:
+        la, ca = lane0 + l, col0 + c
+        lb, cb = la + r1 - r0, ca + c1 - c0
+        if la < 0 or ca < 0 or lb > TMEM_LANES or cb > TMEM_COLUMNS:
+            return False
+        if not (tm.owner[cta, ca:cb] >= 0).all():
+            return False
+        if defined and tm.defined is not None and not tm.defined[cta, la:lb, ca:cb].all():
+            return False
+    return True
+
+
+def read_rects(tm, ctx, cta, lane0, col0, pieces, shape, lanes, cols, what, g, lane_of=None):
+    """``tm.read(ctx, cta, lanes, cols, ...)`` of a (rows, cols) matrix that ``pieces`` (``rects``)
+    describe at TMEM (lane0, col0), with slices."""
+    if not _rect_ok(tm, cta, lane0, col0, pieces, True):
+        return tm.read(ctx, cta, lanes, cols, what, g, lane_of)
+    out = np.empty(shape, np.uint32)
+    d = tm.data[cta]
+    for r0, r1, c0, c1, l, c in pieces:
+        out[r0:r1, c0:c1] = d[lane0 + l:lane0 + l + r1 - r0, col0 + c:col0 + c + c1 - c0]
+    return out
+
+
+def write_rects(tm, ctx, cta, lane0, col0, pieces, values, lanes, cols, what, g, lane_of=None):
+    """``tm.write`` of the (rows, cols) matrix ``values`` that ``pieces`` describe, with slices."""
+    if not _rect_ok(tm, cta, lane0, col0, pieces, False):
+        return tm.write(ctx, cta, lanes, cols, values, what, g, lane_of)
+    for r0, r1, c0, c1, l, c in pieces:
+        sl = (cta, slice(lane0 + l, lane0 + l + r1 - r0), slice(col0 + c, col0 + c + c1 - c0))
+        tm.data[sl] = values[r0:r1, c0:c1]
+        if tm.defined is not None:
+            tm.defined[sl] = True
 
 
 def tmem(ctx) -> TensorMemory:
