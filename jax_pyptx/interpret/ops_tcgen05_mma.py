@@ -35,6 +35,9 @@ import numpy as np
 
 from ..errors import InterpreterError, PtxError, TensorMemoryError
 from ..ir.nodes import Addr, Imm, Vec
+from ..isa.descriptors import (
+    IDESC_D_TYPE_CODES, IDESC_TYPE_CODES, TCGEN05_IDESC, TCGEN05_IDESC_BLOCK_SCALED, decode,
+)
 from ..isa.fragments import tcgen05_d_layout
 from ..types import b32, b64, pred
 from . import fp
@@ -45,14 +48,8 @@ from .ops_tcgen05 import _pair, defer_late
 from .registry import register
 from .tmem import read_rects, rects, split, tmem, write_rects
 
-_TYPES = {
-    "f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"},
-    "f8f6f4": {0: "e4m3", 1: "e5m2", 3: "e2m3", 4: "e3m2", 5: "e2m1"}, "i8": {0: "u8", 1: "s8"},
-    "mxf8f6f4": {0: "e4m3", 1: "e5m2", 3: "e2m3", 4: "e3m2", 5: "e2m1"},
-    "mxf4": {1: "e2m1"}, "mxf4nvf4": {1: "e2m1"},
-}
-_K_BYTES = 32          # every kind reads 32 bytes of K per row (K=96 of mxf4*: 48)
-_D_TYPES = {0: "f16", 1: "f32", 2: "s32"}
+_TYPES = IDESC_TYPE_CODES
+_D_TYPES = IDESC_D_TYPE_CODES
 
 
 class IDesc:
@@ -66,12 +63,13 @@ def decode_idesc(v: int, kind: str, ws: bool, cta_group: int) -> IDesc:
     d = IDesc()
     d.raw = v
     bs = kind.startswith("mx")
-    d.sparse = (v >> 2) & 1
-    d.neg_a, d.neg_b = (v >> 13) & 1, (v >> 14) & 1
-    d.ta, d.tb = (v >> 15) & 1, (v >> 16) & 1
-    d.n = ((v >> 17) & 0x3F) << 3
-    ta_code = (v >> 7) & 7
-    tb_code = (v >> 10) & (3 if kind in ("mxf4", "mxf4nvf4") else 7)
+    f = decode(TCGEN05_IDESC_BLOCK_SCALED if bs else TCGEN05_IDESC, v)
+    d.sparse = f["sparse"]
+    d.neg_a, d.neg_b = f["neg_a"], f["neg_b"]
+    d.ta, d.tb = f["a_mn"], f["b_mn"]
+    d.n = f["n"]
+    ta_code = f["a_type"]
+    tb_code = f["b_type"] & (3 if kind in ("mxf4", "mxf4nvf4") else 7)   # mxf4*: bits 10-11
     types = _TYPES[kind]
     if ta_code not in types or tb_code not in types:
         bad = ta_code if ta_code not in types else tb_code
@@ -81,19 +79,16 @@ def decode_idesc(v: int, kind: str, ws: bool, cta_group: int) -> IDesc:
     if bs:
         d.dtype = "f32"
         d.sat = 0
-        d.sfb_id = (v >> 4) & 3
-        d.sfa_id = (v >> 29) & 3
-        d.ue8m0 = (v >> 23) & 1
-        d.m = ((v >> 27) & 3) << 7
-        k96 = kind != "mxf8f6f4" and (v >> 31) & 1
+        d.sfb_id, d.sfa_id, d.ue8m0, d.m = f["b_sf_id"], f["a_sf_id"], f["ue8m0"], f["m"]
+        k96 = kind != "mxf8f6f4" and f["k96"]
         d.k = {"mxf8f6f4": 32}.get(kind, 96 if k96 else 64)
     else:
-        d.sat = (v >> 3) & 1
-        code = (v >> 4) & 3
+        d.sat = f["saturate"]
+        code = f["d_type"]
         if code not in _D_TYPES:
             raise InterpreterError(f"instruction descriptor {v:#010x}: D type code {code} is invalid")
         d.dtype = _D_TYPES[code]
-        d.m = ((v >> 24) & 0x1F) << 4
+        d.m = f["m"]
         d.sfa_id = d.sfb_id = d.ue8m0 = 0
         d.k = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32}[kind]
     allowed_d = {"f16": ("f16", "f32"), "tf32": ("f32",), "f8f6f4": ("f16", "f32"), "i8": ("s32",)}

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, UninitializedReadError
-from ..isa.fragments import TCGEN05_SWIZZLE_CODES, WGMMA_SWIZZLE_CODES, smem_matrix_offsets
+from ..isa.descriptors import TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, WGMMA_SMEM, WGMMA_SWIZZLE_CODES, decode
+from ..isa.fragments import smem_matrix_offsets
 from ..isa.swizzle import swizzle as _swizzle
 from . import fp
 from .async_proxy import check_async_read
@@ -38,33 +39,28 @@ class Desc:
                 f"swizzle={self.swizzle})")
 
 
-def _field(v, lo):
-    return ((v >> lo) & 0x3FFF) << 4
-
-
 def decode_wgmma(v: int) -> Desc:
-    """The wgmma descriptor fields: bits 0-13 start >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4,
-    49-51 base offset, 62-63 swizzle (0 none, 1 128B, 2 64B, 3 32B)."""
+    """The wgmma descriptor's fields (``isa.descriptors.WGMMA_SMEM``)."""
     v = int(v)
-    return Desc(_field(v, 0), _field(v, 16), _field(v, 32), (v >> 49) & 7,
-                WGMMA_SWIZZLE_CODES[(v >> 62) & 3], 0, v)
+    f = decode(WGMMA_SMEM, v)
+    return Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"], WGMMA_SWIZZLE_CODES[f["swizzle"]], 0, v)
 
 
 def decode_tcgen05(v: int, what: str = "shared memory descriptor") -> Desc:
-    """The tcgen05 shared memory descriptor: bits 0-13 start >> 4, 16-29 LBO >> 4 (or the
-    absolute address >> 4 with bit 52 set), 32-45 SBO >> 4, 46-48 the fixed 0b001, 49-51 base
-    offset, 61-63 swizzle (0 none, 1 128B with 32B atomicity, 2 128B, 4 64B, 6 32B)."""
+    """The tcgen05 shared memory descriptor's fields (``isa.descriptors.TCGEN05_SMEM``); the
+    version must be the fixed 0b001 and the swizzle code one of the ISA's."""
     v = int(v)
-    if (v >> 46) & 7 != 1:
+    f = decode(TCGEN05_SMEM, v)
+    if f["version"] != 1:
         raise InterpreterError(
             f"{what} {v:#018x}: bits 46-48 must hold the fixed value 0b001 (the sm_100 descriptor "
-            f"version), got {(v >> 46) & 7:#05b}")
-    code = (v >> 61) & 7
+            f"version), got {f['version']:#05b}")
+    code = f["swizzle"]
     if code not in TCGEN05_SWIZZLE_CODES:
         raise InterpreterError(f"{what} {v:#018x}: swizzle mode {code} (bits 61-63) is invalid; "
                                f"allowed: 0 none, 1 128B with 32B atomicity, 2 128B, 4 64B, 6 32B")
-    return Desc(_field(v, 0), _field(v, 16), _field(v, 32), (v >> 49) & 7,
-                TCGEN05_SWIZZLE_CODES[code], (v >> 52) & 1, v)
+    return Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"], TCGEN05_SWIZZLE_CODES[code],
+                f["lbo_mode"], v)
 
 
 _OFFS: dict = {}

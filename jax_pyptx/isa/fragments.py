@@ -299,9 +299,6 @@ def wgmma_a_fragment(atype: str) -> tuple:
 # ----------------------------------------------------------------------------- smem layouts
 #: swizzle width in bytes of each mode name (the repeating pattern is 8 rows of this width)
 SWIZZLE_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}
-#: wgmma matrix-descriptor swizzle codes (bits 62-63) and tcgen05 ones (bits 61-63)
-WGMMA_SWIZZLE_CODES = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
-TCGEN05_SWIZZLE_CODES = {0: "none", 1: "128B_base32B", 2: "128B", 4: "64B", 6: "32B"}
 
 
 @lru_cache(maxsize=256)

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 from ...errors import PtxTypeError, PtxValueError
 from ...ir.nodes import Addr
+from ...isa.descriptors import (
+    IDESC_TYPE_CODES, TCGEN05_IDESC, TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, encode,
+)
 from ..context import user_loc
 from ..values import Register, as_operand
 from ._wrap import emit
 from .wgmma_kw import as_reg_array, masked_address, predicate
 
 BLACKWELL_MASKED_DESC_B128 = 0x4000404000010000
-SWIZZLE_CODES = {"NONE": 0, "128B_BASE32B": 1, "128B": 2, "64B": 4, "32B": 6}
-_AB = {"f16": 0, "bf16": 1, "tf32": 2}
+SWIZZLE_CODES = {name.upper(): code for code, name in TCGEN05_SWIZZLE_CODES.items()}
+_AB = {t: c for kind in ("f16", "tf32") for c, t in IDESC_TYPE_CODES[kind].items()}
 
 
 def _err(fn, name, v, allowed):
@@ -59,9 +62,9 @@ def make_instr_desc_f16bf16_f32(*, m: int = 128, n: int = 256, ab_dtype="bf16", 
     if max_shift not in (0, 1, 2, 3):
         _err(fn, "max_shift", max_shift, "0..3")
     f = _AB[ab]
-    return (int(bool(sparse)) << 2 | int(bool(saturate)) << 3 | 1 << 4 | f << 7 | f << 10 |
-            int(scale_a == -1) << 13 | int(scale_b == -1) << 14 | majors[0] << 15 |
-            majors[1] << 16 | (n >> 3) << 17 | (m >> 4) << 24 | max_shift << 30)
+    return encode(TCGEN05_IDESC, sparse=int(bool(sparse)), saturate=int(bool(saturate)), d_type=1,
+                  a_type=f, b_type=f, neg_a=int(scale_a == -1), neg_b=int(scale_b == -1),
+                  a_mn=majors[0], b_mn=majors[1], n=n, m=m, max_shift=max_shift)
 
 
 def descriptor_bits(*, stride_bytes: int, leading_bytes: int = 16, swizzle="128B",
@@ -80,8 +83,8 @@ def descriptor_bits(*, stride_bytes: int, leading_bytes: int = 16, swizzle="128B
         _err(fn, "base_offset", base_offset, "0..7")
     if lbo_mode not in (0, 1):
         _err(fn, "lbo_mode", lbo_mode, "0, 1")
-    return ((leading_bytes >> 4) << 16 | (stride_bytes >> 4) << 32 | version << 46 |
-            base_offset << 49 | lbo_mode << 52 | SWIZZLE_CODES[sw] << 61)
+    return encode(TCGEN05_SMEM, lbo=leading_bytes, sbo=stride_bytes, version=version,
+                  base_offset=base_offset, lbo_mode=lbo_mode, swizzle=SWIZZLE_CODES[sw])
 
 
 def descriptor(smem_addr, *, byte_offset=0, stride_bytes: int, leading_bytes: int = 16,

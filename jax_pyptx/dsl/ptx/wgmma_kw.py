@@ -12,6 +12,7 @@ import re
 
 from ...errors import PtxTypeError, PtxValueError
 from ...ir.nodes import Sym
+from ...isa.descriptors import WGMMA_SMEM, address_field, encode
 from ...types import b64, pred as pred_t, u32, u64
 from ..context import user_loc
 from ..values import Register, RegArray, as_operand, str_operand
@@ -60,9 +61,9 @@ def _address64(fn, base) -> Register:
 def descriptor_bits(leading_byte_offset: int, stride_byte_offset: int, swizzle: int = 0,
                     base_offset: int = 0) -> int:
     """The constant (non-address) fields of a wgmma descriptor."""
-    return (((leading_byte_offset >> 4) & 0x3FFF) << 16 |
-            ((stride_byte_offset >> 4) & 0x3FFF) << 32 | (base_offset & 7) << 49 |
-            (swizzle & 3) << 62)
+    return encode(WGMMA_SMEM, lbo=address_field(leading_byte_offset),
+                  sbo=address_field(stride_byte_offset), base_offset=base_offset & 7,
+                  swizzle=swizzle & 3)
 
 
 def make_descriptor(smem_base, *, leading_byte_offset: int, stride_byte_offset: int,
