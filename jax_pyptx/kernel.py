@@ -42,7 +42,6 @@ VersionOption = Union[str, float, Sequence[int], None]
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
-_INTERPRET_OPTIONS = ("sanitize", "max_steps", "timeout", "timeline")
 
 # How ``Kernel.__call__`` reaches a runtime: a function ``(kernel, *arrays, **kw)`` that the
 # package installs (``jax_pyptx/__init__``: the JAX runtime, imported on the first call).
@@ -407,23 +406,22 @@ class Kernel:
         return compile_ptx(t.ptx, t.arch, module=t.module).report
 
     # ------------------------------------------------------------------ running
-    def interpret(self, *arrays, sanitize: bool | str = True, max_steps: int | None = None,
-                  timeout: float | None = None, timeline=None, partial_outputs=(), schedule: str = "eager",
-                  seed: int | None = None, **kw):
+    def interpret(self, *arrays, **kw):
         """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
-        scalars); ``kw``: template parameters, shape variables, raw parameter values.
-        ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds, default 300,
-        ``math.inf`` for none) stop a kernel that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
-        Chrome / Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline");
-        see ``jax_pyptx.interpret.launch``. Under the sanitizer, output elements the kernel
+        scalars); ``kw``: template parameters, shape variables, raw parameter values and the
+        interpret options (``jax_pyptx.specialize.options.CallOptions``): ``sanitize``
+        (True, ``"strict"`` or False); ``max_steps`` (instructions per batch of CTAs) and
+        ``timeout`` (seconds, default 300, ``math.inf`` for none) stop a kernel that runs too
+        long (``InterpreterLimitError``); ``timeline`` (a file path) writes a Chrome /
+        Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline"; see
+        ``jax_pyptx.interpret.launch``). Under the sanitizer, output elements the kernel
         never wrote are an ``UnwrittenOutputError``; ``partial_outputs`` (output names, or
         indices into ``out_specs``) names outputs it means to write only in part (or say
         ``Tile(..., partial=True)`` in the spec). A store into an input is an
-        ``InputWriteError``.
-        ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and ``seed`` choose when
-        asynchronous work completes.
+        ``InputWriteError``. ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and
+        ``seed`` choose when asynchronous work completes.
         An empty input (a shape variable bound to 0) gives empty outputs without running anything
         (``jax_pyptx.specialize.empty``).
 
@@ -444,31 +442,9 @@ class Kernel:
             >>> neg.interpret(np.ones(32, np.float32))[:3]
             array([-1., -1., -1.], dtype=float32)
         """
-        n_in = len(self.in_specs)
-        if len(arrays) != n_in:
-            raise SpecializationError(
-                f"kernel {self.name!r} takes {n_in} inputs "
-                f"({', '.join(self._names[:n_in])}); got {len(arrays)}")
-        _binding.unknown_argument(self, kw, allowed=[p.name for p in self.raw_params],
-                                  options=_INTERPRET_OPTIONS, what="the interpret options")
-        b = self.bind(*arrays, **kw)
-        from .specialize.empty import empty_outputs
+        from .specialize.host import run_on_host    # NumPy and the interpreter: on first use
 
-        empty = empty_outputs(self, b.env)      # an empty input: empty outputs, no launch
-        if empty is not None:
-            import numpy as np
-
-            zeros = [np.zeros(shape, dtype) for shape, dtype in empty]
-            return zeros[0] if len(zeros) == 1 else tuple(zeros)
-        t = b.trace()
-        tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
-        scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
-        from .specialize.host import HostLaunch     # NumPy and the interpreter: on first use
-
-        partial = self._output_indices(partial_outputs)
-        outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
-                             max_steps=max_steps, timeout=timeout, timeline=timeline,
-                             partial=partial, schedule=schedule, seed=seed)
+        outs = run_on_host(self, arrays, kw)
         return outs[0] if len(outs) == 1 else outs
 
     def _output_indices(self, sel) -> tuple:

@@ -205,7 +205,7 @@ def test_other_errors():
             "kernel 'rms_norm': unknown argument 'foo'; valid: template parameters (none), "
             "shape variables (M) and the call options out_shape, grid, interpret, "
             "input_output_aliases, name, debug, independent, covers, backward, save_outputs, "
-            "sanitize, max_steps, timeout, timeline, partial_outputs")
+            "sanitize, max_steps, timeout, timeline, partial_outputs, schedule, seed")
     _raises(lambda: axpy(X8, W64, jnp.ones(2)),
             "kernel 'axpy': parameter alpha is a runtime scalar (f32); got an array of shape "
             "(2,)")
