@@ -165,8 +165,8 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
         name, _, rest = text.rstrip(";").partition(" ")
         directives.append(RawDirective(name, (rest.strip(),) if rest.strip() else (),
                                        terminated=text.endswith(";")))
-    variables = list(getattr(tr, "variables", {}).values())     # ptx.var
-    mdecls = list(getattr(tr, "module_directives", ())) + mdecls  # ptx.file_
+    variables = list(tr.variables.values())     # ptx.var
+    mdecls = list(tr.module_directives) + mdecls  # ptx.file_
     body = tr.reg_decls() + fdecls + variables + tr.prologue + tr.body
     fn = Function(k.name, ".entry", ".visible", tr.params, [], directives, body)
     version = k.version or max(tr.min_ptx, default_version(target))
