@@ -96,56 +96,18 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: *args/**kwargs are not allowed; "
                                       f"positional params are tensors, keyword-only params "
                                       f"are template parameters")
-        for what, specs in (("in_specs", in_specs), ("out_specs", out_specs)):
-            if isinstance(specs, (Tile, PtxType)) or (
-                    specs is not None and not isinstance(specs, (tuple, list))):
-                one = str(specs) if isinstance(specs, Tile) else repr(specs)
-                raise SpecializationError(
-                    f"kernel {self.name!r}: {what} must be a tuple of specs, one per "
-                    f"parameter; got a single {type(specs).__name__}, {one}"
-                    + (f" (a one-element tuple needs a trailing comma: {what}=({one},))"
-                       if isinstance(specs, (Tile, PtxType)) else ""),
-                    loc=_def_loc(fn))
-        if in_specs is None and out_specs is None:
-            ann = [sig.parameters[n].annotation for n in self._names]
-            in_specs = tuple(a for a in ann if isinstance(a, (Tile, PtxType)))
-            if len(in_specs) != len(self._names):
-                in_specs = None
-        self.in_specs = tuple(in_specs or ())
-        self.out_specs = tuple(out_specs or ())
+        self.in_specs, self.out_specs = self._specs(sig, in_specs, out_specs)
         # no specs at all: positional parameters are raw pointers (``.param .u64 NAME``,
         # before the raw_params); the body gets a bare TensorSpec(name) for each
-        pointer_params = () if self.in_specs or self.out_specs else tuple(
+        self.pointer_params = () if self.in_specs or self.out_specs else tuple(
             Param(n, u64) for n in self._names)
-        for i, s in enumerate(self.in_specs + self.out_specs):
-            if not isinstance(s, (Tile, PtxType)) or (isinstance(s, PtxType) and
-                                                      i >= len(self.in_specs)):
-                raise SpecializationError(
-                    f"kernel {self.name!r}: spec {i} is {s!r}; in_specs entries are Tile(...) "
-                    f"or a PTX type (runtime scalar), out_specs entries are Tile(...)")
-        n_specs = len(self.in_specs) + len(self.out_specs)
-        if n_specs != len(self._names) and not pointer_params:
-            raise SpecializationError(
-                f"kernel {self.name!r} has {len(self._names)} positional parameters "
-                f"({', '.join(self._names) or 'none'}) but {len(self.in_specs)} in_specs "
-                f"+ {len(self.out_specs)} out_specs; give one spec per tensor parameter")
-        self.grid = grid
-        self.block = dim3(block, "block")
-        if math.prod(self.block) > 1024:
-            raise SpecializationError(f"block {self.block} has {math.prod(self.block)} threads;"
-                                      f" at most 1024")
-        self.cluster = dim3(cluster, "cluster")
-        if not isinstance(smem, int) or smem < 0:
-            raise SpecializationError(f"smem must be a non-negative int (bytes), got {smem!r}")
-        self.smem = smem
-        self.pointer_params = pointer_params
-        self.raw_params = pointer_params + tuple(_raw_param(p) for p in (raw_params or ()))
+        self._check_specs()
+        self._geometry(grid, block, cluster, smem, reqntid)
+        self.raw_params = self.pointer_params + tuple(_raw_param(p) for p in (raw_params or ()))
         if isinstance(extern_smem, str) and not extern_smem.isidentifier():
             raise SpecializationError(f"kernel {self.name!r}: extern_smem={extern_smem!r} is "
                                       f"not a symbol name")
         self.extern_smem = extern_smem if isinstance(extern_smem, str) else bool(extern_smem)
-        self.reqntid = None if reqntid in (None, False) else (
-            self.block if reqntid is True else dim3(reqntid, "reqntid"))
         self.raw_directives = tuple(_raw_directive(d) for d in (raw_directives or ()))
         self._symbols = []
         for s in self.in_specs + self.out_specs:
@@ -162,6 +124,56 @@ class Kernel:
         self._lock = threading.Lock()
         self._resolved_arch = None
         functools.update_wrapper(self, fn, updated=())
+
+    def _specs(self, sig, in_specs, out_specs) -> tuple:
+        """``(in_specs, out_specs)`` as tuples: as given, else from the parameters'
+        annotations when every positional parameter has a spec there."""
+        for what, specs in (("in_specs", in_specs), ("out_specs", out_specs)):
+            if isinstance(specs, (Tile, PtxType)) or (
+                    specs is not None and not isinstance(specs, (tuple, list))):
+                one = str(specs) if isinstance(specs, Tile) else repr(specs)
+                raise SpecializationError(
+                    f"kernel {self.name!r}: {what} must be a tuple of specs, one per "
+                    f"parameter; got a single {type(specs).__name__}, {one}"
+                    + (f" (a one-element tuple needs a trailing comma: {what}=({one},))"
+                       if isinstance(specs, (Tile, PtxType)) else ""),
+                    loc=_def_loc(self.fn))
+        if in_specs is None and out_specs is None:
+            ann = [sig.parameters[n].annotation for n in self._names]
+            in_specs = tuple(a for a in ann if isinstance(a, (Tile, PtxType)))
+            if len(in_specs) != len(self._names):
+                in_specs = None
+        return tuple(in_specs or ()), tuple(out_specs or ())
+
+    def _check_specs(self) -> None:
+        """Each spec a Tile (or, for an input, a PTX type), one per positional parameter."""
+        for i, s in enumerate(self.in_specs + self.out_specs):
+            if not isinstance(s, (Tile, PtxType)) or (isinstance(s, PtxType) and
+                                                      i >= len(self.in_specs)):
+                raise SpecializationError(
+                    f"kernel {self.name!r}: spec {i} is {s!r}; in_specs entries are Tile(...) "
+                    f"or a PTX type (runtime scalar), out_specs entries are Tile(...)")
+        n_specs = len(self.in_specs) + len(self.out_specs)
+        if n_specs != len(self._names) and not self.pointer_params:
+            raise SpecializationError(
+                f"kernel {self.name!r} has {len(self._names)} positional parameters "
+                f"({', '.join(self._names) or 'none'}) but {len(self.in_specs)} in_specs "
+                f"+ {len(self.out_specs)} out_specs; give one spec per tensor parameter")
+
+    def _geometry(self, grid, block, cluster, smem, reqntid) -> None:
+        """The launch geometry, checked: grid, block (at most 1024 threads), cluster,
+        dynamic shared memory and ``.reqntid``."""
+        self.grid = grid
+        self.block = dim3(block, "block")
+        if math.prod(self.block) > 1024:
+            raise SpecializationError(f"block {self.block} has {math.prod(self.block)} threads;"
+                                      f" at most 1024")
+        self.cluster = dim3(cluster, "cluster")
+        if not isinstance(smem, int) or smem < 0:
+            raise SpecializationError(f"smem must be a non-negative int (bytes), got {smem!r}")
+        self.smem = smem
+        self.reqntid = None if reqntid in (None, False) else (
+            self.block if reqntid is True else dim3(reqntid, "reqntid"))
 
     # ------------------------------------------------------------------ properties
     @property

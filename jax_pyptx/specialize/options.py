@@ -28,6 +28,13 @@ option                   takes it   what                            checked / no
 C: ``configure(kernel, ...)`` (JAX and PyTorch calls read it), J: a JAX call (``kernel(*arrays,
 ...)``, ``ptx_call``), I: ``kernel.interpret``. A call's option given as None is not given: the
 configured value (else the default) applies.
+
+Examples:
+    >>> from jax_pyptx.specialize.options import merge_options, option_names
+    >>> "schedule" in option_names("interpret"), "covers" in option_names("interpret")
+    (True, False)
+    >>> merge_options({"max_steps": 100}, {"sanitize": "strict"}).max_steps
+    100
 """
 from __future__ import annotations
 
@@ -103,8 +110,6 @@ class CallOptions:
         >>> from jax_pyptx.specialize.options import CallOptions
         >>> CallOptions().sanitize, CallOptions().schedule
         (True, 'eager')
-        >>> CallOptions(max_steps=1000).interpreter_kw()["max_steps"]
-        1000
     """
 
     grid: object = _opt(None, "CJ", _grid)          # dim3, or a callable of the shape vars
@@ -126,7 +131,13 @@ class CallOptions:
 
     def interpreter_kw(self) -> dict:
         """The keywords of ``interpret.launch`` these options set (``partial_outputs`` is
-        the host launch's to translate into buffer positions)."""
+        the host launch's to translate into buffer positions).
+
+        Examples:
+            >>> from jax_pyptx.specialize.options import CallOptions
+            >>> sorted(CallOptions(timeout=5.0).interpreter_kw().items())[-1]
+            ('timeout', 5.0)
+        """
         return dict(sanitize=self.sanitize, max_steps=self.max_steps, timeout=self.timeout,
                     timeline=self.timeline, schedule=self.schedule, seed=self.seed)
 
