@@ -106,13 +106,6 @@ class CallSpec:
         """Input position -> index among the kernel's tensors (inputs then outputs)."""
         return self.tensor_inputs.index(i)
 
-    def spec_position(self, tensor_index: int) -> int:
-        """Tensor index (inputs then outputs) -> position in in_specs + out_specs."""
-        n_tin = len(self.tensor_inputs)
-        if tensor_index < n_tin:
-            return self.tensor_inputs[tensor_index]
-        return self.n_in + tensor_index - n_tin
-
     @property
     def tensor_tiles(self) -> list:
         """The Tile of each tensor (inputs then outputs)."""
