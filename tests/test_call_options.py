@@ -8,7 +8,8 @@ import pytest
 import jax.numpy as jnp
 
 from jax_pyptx import SpecializationError, Tile, configure, kernel, ptx, ptx_call, reg
-from jax_pyptx.errors import InputWriteError, InterpreterError, PtxValueError
+from jax_pyptx.errors import (InputWriteError, InterpreterError, PtxValueError,
+                              UnwrittenOutputError)
 from jax_pyptx.specialize.options import CallOptions, merge_options, option_names
 from jax_pyptx.types import f32, u32, u64
 
@@ -99,3 +100,23 @@ def test_configure_checks_when_attached_and_the_call_overrides(tmp_path):
         k(jnp.asarray(X))                       # the configured limit stops it
     out = k(jnp.asarray(X), max_steps=10_000)   # the call's own limit wins
     np.testing.assert_array_equal(np.asarray(out), 2 * X)
+
+
+@kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(16, 1, 1))
+def half(X, Y):
+    """Writes the first 16 elements of Y only."""
+    off = reg.cvt(ptx.special.tid.x(), u64) * 4
+    v = reg.scalar(f32)
+    ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+    ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v)
+    ptx.ret()
+
+
+def test_partial_outputs_by_index_0_on_every_path():
+    want = np.concatenate([X32[:16], np.zeros(16, np.float32)])
+    for run in (lambda **kw: half.interpret(X32, **kw),
+                lambda **kw: np.asarray(half(jnp.asarray(X32), interpret=True, **kw))):
+        with pytest.raises(UnwrittenOutputError):
+            run()
+        np.testing.assert_array_equal(run(partial_outputs=0), want)
+        np.testing.assert_array_equal(run(partial_outputs="Y"), want)

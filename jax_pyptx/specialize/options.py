@@ -93,7 +93,7 @@ def _timeline(kernel, path):
 
 
 def _partial(kernel, sel) -> tuple:
-    return kernel._output_indices(sel or ())
+    return kernel._output_indices(sel)         # (0 is output 0, not "none")
 
 
 def _opt(default, takes: str, check=None):
