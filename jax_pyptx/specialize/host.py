@@ -5,9 +5,10 @@ from the Tile specs by ``specialize.tma.tma_spec`` exactly as the CUDA launch pl
 maps the C++ launcher encodes.
 
 ``kernel.interpret`` and ``perf.counts.measure`` (through :func:`run_on_host`), the JAX
-runtime's CPU lowering (a host callback) and the PyTorch CPU impl all come here. Arrays are in their logical layout: a ``Layout.COL`` tensor's buffer is
-its last two dims swapped in memory (``docs/runtime.md``), so inputs are laid out that way
-before the launch and outputs read back from it; every path gives the same answer.
+runtime's CPU lowering (a host callback) and the PyTorch CPU impl all come here. Arrays are in
+their logical layout: a ``Layout.COL`` tensor's buffer is its last two dims swapped in memory
+(``docs/runtime.md``), so inputs are laid out that way before the launch and outputs read back
+from it; every path gives the same answer.
 
 Outputs that alias no input are ``launch(..., outputs=...)`` buffers: under the sanitizer they
 start uninitialized, as XLA's and PyTorch's fresh output buffers are on a GPU, so a kernel that

@@ -3,31 +3,12 @@ which entry point takes which (:func:`option_names`), their checks (:func:`check
 the one merge of a call's options over those ``configure()`` attached (:func:`merge_options`).
 No JAX here: ``Kernel.interpret``, the JAX runtime and the PyTorch runtime all read it.
 
-=======================  =========  ==============================  =========================
-option                   takes it   what                            checked / normalized
-=======================  =========  ==============================  =========================
-``grid``                 C, J       launch-grid override            a dim3 or a callable
-``interpret``            C, J       None: by platform; True: the    as given
-                                    interpreter on any platform;
-                                    False on CPU: the C++ launcher
-``input_output_aliases`` J          ``{input: output}``             sorted ``((i, o), ...)``
-``name``                 J          names the call                  as given
-``debug``                J          prints the launch               ``bool``
-``independent``          C, J       shape variables split freely    shape variables, a tuple
-``covers``               C, J       ``{symbol: (axis, per)}``       ``((sym, axis, per), ...)``
-``backward``             C, J       a Kernel or function (autodiff) as given
-``save_outputs``         C, J       the backward gets the outputs   ``bool``
-``sanitize``             J, I       True, ``"strict"`` or False     ``interpret.severity``
-``max_steps``            C, J, I    instructions per batch of CTAs  ``int`` (None: default)
-``timeout``              C, J, I    seconds                         ``float`` (None: default)
-``timeline``             C, J, I    a path for the run's trace      ``interpret.timeline``
-``partial_outputs``      J, I       outputs written only in part    output indices, a tuple
-``schedule``, ``seed``   C, J, I    when async work completes       ``interpret.schedule``
-=======================  =========  ==============================  =========================
-
-C: ``configure(kernel, ...)`` (JAX and PyTorch calls read it), J: a JAX call (``kernel(*arrays,
-...)``, ``ptx_call``), I: ``kernel.interpret``. A call's option given as None is not given: the
-configured value (else the default) applies.
+The body of :class:`CallOptions` is the table: one line per option with its default, the entry
+points that take it and its check (``_opt(default, takes, check)``), and a comment saying what
+it is. ``takes`` is a string of letters: C for ``configure(kernel, ...)`` (JAX and PyTorch
+calls read it), J for a JAX call (``kernel(*arrays, ...)``, ``ptx_call``), I for
+``kernel.interpret``. A call's option given as None is not given: the configured value (else
+the default) applies.
 
 Examples:
     >>> from jax_pyptx.specialize.options import merge_options, option_names
@@ -43,8 +24,8 @@ from dataclasses import dataclass, field, fields
 from ..errors import SpecializationError
 from .dims import dim3
 
-__all__ = ["CallOptions", "DEFAULT", "option_names", "split_options", "check_options", "check_schedule", "merge_options",
-           "check_independent", "AXES"]
+__all__ = ["CallOptions", "DEFAULT", "option_names", "split_options", "check_options",
+           "check_schedule", "merge_options", "check_independent", "AXES"]
 
 AXES = "xyz"
 
@@ -113,7 +94,10 @@ class CallOptions:
     """
 
     grid: object = _opt(None, "CJ", _grid)          # dim3, or a callable of the shape vars
-    interpret: bool | None = _opt(None, "CJ")       # None: by platform (see the module doc)
+    interpret: bool | None = _opt(None, "CJ")       # None: by platform (CUDA launches, CPU
+                                                    # interprets); True: the interpreter on
+                                                    # any platform; False on CPU: the C++
+                                                    # launcher (its recording driver table)
     input_output_aliases: tuple = _opt((), "J", _aliases)   # ((input position, output), ...)
     name: str | None = _opt(None, "J")              # names the call in jaxprs and errors
     debug: bool = _opt(False, "J", lambda k, v: bool(v))   # print the specialization, launch
