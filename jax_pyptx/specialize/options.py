@@ -77,10 +77,10 @@ def _partial(kernel, sel) -> tuple:
     return kernel._output_indices(sel)         # (0 is output 0, not "none")
 
 
-def _opt(default, takes: str, check=None):
+def _opt(default, takes: str, check=None, compare: bool = True):
     """One option: its default, the entry points that take it (``C``, ``J``, ``I``: see the
     module docstring) and its check (``(kernel, value) -> normalized value``)."""
-    return field(default=default, metadata={"takes": takes, "check": check})
+    return field(default=default, compare=compare, metadata={"takes": takes, "check": check})
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,9 @@ class CallOptions:
     debug: bool = _opt(False, "J", lambda k, v: bool(v))   # print the specialization, launch
     independent: tuple = _opt((), "CJ", check_independent)  # shape vars split across devices
     covers: tuple = _opt((), "CJ", _covers)         # ((symbol, grid axis, per block), ...)
-    backward: object = _opt(None, "CJ")             # the backward Kernel or function
+    backward: object = _opt(None, "CJ", compare=False)   # the backward Kernel or function
+                                                    # (the autodiff wrapper's, not the
+                                                    # launch's: not hashed, any callable)
     save_outputs: bool = _opt(False, "CJ", lambda k, v: bool(v))   # backward gets outputs
     sanitize: bool | str = _opt(True, "JI", _sanitize)   # the interpreter's sanitizer mode
     max_steps: int | None = _opt(None, "CJI", lambda k, v: int(v))  # instructions per batch
