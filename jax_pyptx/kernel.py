@@ -42,7 +42,6 @@ VersionOption = Union[str, float, Sequence[int], None]
 
 _KERNEL_OPTIONS = ("arch", "version", "in_specs", "out_specs", "grid", "block", "cluster",
                    "smem", "raw_params", "extern_smem", "reqntid", "raw_directives")
-_INTERPRET_OPTIONS = ("sanitize", "max_steps", "timeout", "timeline")
 
 # How ``Kernel.__call__`` reaches a runtime: a function ``(kernel, *arrays, **kw)`` that the
 # package installs (``jax_pyptx/__init__``: the JAX runtime, imported on the first call).
@@ -97,56 +96,18 @@ class Kernel:
             raise SpecializationError(f"kernel {self.name!r}: *args/**kwargs are not allowed; "
                                       f"positional params are tensors, keyword-only params "
                                       f"are template parameters")
-        for what, specs in (("in_specs", in_specs), ("out_specs", out_specs)):
-            if isinstance(specs, (Tile, PtxType)) or (
-                    specs is not None and not isinstance(specs, (tuple, list))):
-                one = str(specs) if isinstance(specs, Tile) else repr(specs)
-                raise SpecializationError(
-                    f"kernel {self.name!r}: {what} must be a tuple of specs, one per "
-                    f"parameter; got a single {type(specs).__name__}, {one}"
-                    + (f" (a one-element tuple needs a trailing comma: {what}=({one},))"
-                       if isinstance(specs, (Tile, PtxType)) else ""),
-                    loc=_def_loc(fn))
-        if in_specs is None and out_specs is None:
-            ann = [sig.parameters[n].annotation for n in self._names]
-            in_specs = tuple(a for a in ann if isinstance(a, (Tile, PtxType)))
-            if len(in_specs) != len(self._names):
-                in_specs = None
-        self.in_specs = tuple(in_specs or ())
-        self.out_specs = tuple(out_specs or ())
+        self.in_specs, self.out_specs = self._specs(sig, in_specs, out_specs)
         # no specs at all: positional parameters are raw pointers (``.param .u64 NAME``,
         # before the raw_params); the body gets a bare TensorSpec(name) for each
-        pointer_params = () if self.in_specs or self.out_specs else tuple(
+        self.pointer_params = () if self.in_specs or self.out_specs else tuple(
             Param(n, u64) for n in self._names)
-        for i, s in enumerate(self.in_specs + self.out_specs):
-            if not isinstance(s, (Tile, PtxType)) or (isinstance(s, PtxType) and
-                                                      i >= len(self.in_specs)):
-                raise SpecializationError(
-                    f"kernel {self.name!r}: spec {i} is {s!r}; in_specs entries are Tile(...) "
-                    f"or a PTX type (runtime scalar), out_specs entries are Tile(...)")
-        n_specs = len(self.in_specs) + len(self.out_specs)
-        if n_specs != len(self._names) and not pointer_params:
-            raise SpecializationError(
-                f"kernel {self.name!r} has {len(self._names)} positional parameters "
-                f"({', '.join(self._names) or 'none'}) but {len(self.in_specs)} in_specs "
-                f"+ {len(self.out_specs)} out_specs; give one spec per tensor parameter")
-        self.grid = grid
-        self.block = dim3(block, "block")
-        if math.prod(self.block) > 1024:
-            raise SpecializationError(f"block {self.block} has {math.prod(self.block)} threads;"
-                                      f" at most 1024")
-        self.cluster = dim3(cluster, "cluster")
-        if not isinstance(smem, int) or smem < 0:
-            raise SpecializationError(f"smem must be a non-negative int (bytes), got {smem!r}")
-        self.smem = smem
-        self.pointer_params = pointer_params
-        self.raw_params = pointer_params + tuple(_raw_param(p) for p in (raw_params or ()))
+        self._check_specs()
+        self._geometry(grid, block, cluster, smem, reqntid)
+        self.raw_params = self.pointer_params + tuple(_raw_param(p) for p in (raw_params or ()))
         if isinstance(extern_smem, str) and not extern_smem.isidentifier():
             raise SpecializationError(f"kernel {self.name!r}: extern_smem={extern_smem!r} is "
                                       f"not a symbol name")
         self.extern_smem = extern_smem if isinstance(extern_smem, str) else bool(extern_smem)
-        self.reqntid = None if reqntid in (None, False) else (
-            self.block if reqntid is True else dim3(reqntid, "reqntid"))
         self.raw_directives = tuple(_raw_directive(d) for d in (raw_directives or ()))
         self._symbols = []
         for s in self.in_specs + self.out_specs:
@@ -163,6 +124,56 @@ class Kernel:
         self._lock = threading.Lock()
         self._resolved_arch = None
         functools.update_wrapper(self, fn, updated=())
+
+    def _specs(self, sig, in_specs, out_specs) -> tuple:
+        """``(in_specs, out_specs)`` as tuples: as given, else from the parameters'
+        annotations when every positional parameter has a spec there."""
+        for what, specs in (("in_specs", in_specs), ("out_specs", out_specs)):
+            if isinstance(specs, (Tile, PtxType)) or (
+                    specs is not None and not isinstance(specs, (tuple, list))):
+                one = str(specs) if isinstance(specs, Tile) else repr(specs)
+                raise SpecializationError(
+                    f"kernel {self.name!r}: {what} must be a tuple of specs, one per "
+                    f"parameter; got a single {type(specs).__name__}, {one}"
+                    + (f" (a one-element tuple needs a trailing comma: {what}=({one},))"
+                       if isinstance(specs, (Tile, PtxType)) else ""),
+                    loc=_def_loc(self.fn))
+        if in_specs is None and out_specs is None:
+            ann = [sig.parameters[n].annotation for n in self._names]
+            in_specs = tuple(a for a in ann if isinstance(a, (Tile, PtxType)))
+            if len(in_specs) != len(self._names):
+                in_specs = None
+        return tuple(in_specs or ()), tuple(out_specs or ())
+
+    def _check_specs(self) -> None:
+        """Each spec a Tile (or, for an input, a PTX type), one per positional parameter."""
+        for i, s in enumerate(self.in_specs + self.out_specs):
+            if not isinstance(s, (Tile, PtxType)) or (isinstance(s, PtxType) and
+                                                      i >= len(self.in_specs)):
+                raise SpecializationError(
+                    f"kernel {self.name!r}: spec {i} is {s!r}; in_specs entries are Tile(...) "
+                    f"or a PTX type (runtime scalar), out_specs entries are Tile(...)")
+        n_specs = len(self.in_specs) + len(self.out_specs)
+        if n_specs != len(self._names) and not self.pointer_params:
+            raise SpecializationError(
+                f"kernel {self.name!r} has {len(self._names)} positional parameters "
+                f"({', '.join(self._names) or 'none'}) but {len(self.in_specs)} in_specs "
+                f"+ {len(self.out_specs)} out_specs; give one spec per tensor parameter")
+
+    def _geometry(self, grid, block, cluster, smem, reqntid) -> None:
+        """The launch geometry, checked: grid, block (at most 1024 threads), cluster,
+        dynamic shared memory and ``.reqntid``."""
+        self.grid = grid
+        self.block = dim3(block, "block")
+        if math.prod(self.block) > 1024:
+            raise SpecializationError(f"block {self.block} has {math.prod(self.block)} threads;"
+                                      f" at most 1024")
+        self.cluster = dim3(cluster, "cluster")
+        if not isinstance(smem, int) or smem < 0:
+            raise SpecializationError(f"smem must be a non-negative int (bytes), got {smem!r}")
+        self.smem = smem
+        self.reqntid = None if reqntid in (None, False) else (
+            self.block if reqntid is True else dim3(reqntid, "reqntid"))
 
     # ------------------------------------------------------------------ properties
     @property
@@ -407,25 +418,25 @@ class Kernel:
         return compile_ptx(t.ptx, t.arch, module=t.module).report
 
     # ------------------------------------------------------------------ running
-    def interpret(self, *arrays, sanitize: bool | str = True, max_steps: int | None = None,
-                  timeout: float | None = None, timeline=None, partial_outputs=(), schedule: str = "eager",
-                  seed: int | None = None, stats: dict | None = None, **kw):
+    def interpret(self, *arrays, stats: dict | None = None, **kw):
         """Run on the CPU interpreter; returns the outputs (one array or a tuple).
 
         ``arrays``: the inputs (NumPy arrays in their logical layout, numbers for runtime
-        scalars); ``kw``: template parameters, shape variables, raw parameter values.
-        ``max_steps`` (instructions per batch of CTAs) and ``timeout`` (seconds, default 300,
-        ``math.inf`` for none) stop a kernel that runs too long (``InterpreterLimitError``); ``timeline`` (a file path) writes a
-        Chrome / Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline");
-        see ``jax_pyptx.interpret.launch``. Under the sanitizer, output elements the kernel
+        scalars); ``kw``: template parameters, shape variables, raw parameter values and the
+        interpret options (``jax_pyptx.specialize.options.CallOptions``): ``sanitize``
+        (True, ``"strict"`` or False); ``max_steps`` (instructions per batch of CTAs) and
+        ``timeout`` (seconds, default 300, ``math.inf`` for none) stop a kernel that runs too
+        long (``InterpreterLimitError``); ``timeline`` (a file path) writes a Chrome /
+        Perfetto trace of the run there (``docs/guides/interpreter.md``, "Timeline"; see
+        ``jax_pyptx.interpret.launch``). Under the sanitizer, output elements the kernel
         never wrote are an ``UnwrittenOutputError``; ``partial_outputs`` (output names, or
         indices into ``out_specs``) names outputs it means to write only in part (or say
         ``Tile(..., partial=True)`` in the spec). A store into an input is an
-        ``InputWriteError``.
-        ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and ``seed`` choose when
-        asynchronous work completes. ``stats`` (a dict, or an ``interpret.Stats``) receives
-        the launch's counts, as ``jax_pyptx.interpret.launch``'s: ``stats["instructions"]``
-        (dispatches) and ``stats["thread_instructions"]`` (one per thread per instruction).
+        ``InputWriteError``. ``schedule`` (``"eager"``, ``"late"``, ``"random"``) and
+        ``seed`` choose when asynchronous work completes. ``stats`` (a dict, or an
+        ``interpret.Stats``) receives the launch's counts, as ``jax_pyptx.interpret.launch``'s:
+        ``stats["instructions"]`` (dispatches) and ``stats["thread_instructions"]`` (one per
+        thread per instruction).
         An empty input (a shape variable bound to 0) gives empty outputs without running anything
         (``jax_pyptx.specialize.empty``).
 
@@ -446,31 +457,9 @@ class Kernel:
             >>> neg.interpret(np.ones(32, np.float32))[:3]
             array([-1., -1., -1.], dtype=float32)
         """
-        n_in = len(self.in_specs)
-        if len(arrays) != n_in:
-            raise SpecializationError(
-                f"kernel {self.name!r} takes {n_in} inputs "
-                f"({', '.join(self._names[:n_in])}); got {len(arrays)}")
-        _binding.unknown_argument(self, kw, allowed=[p.name for p in self.raw_params],
-                                  options=_INTERPRET_OPTIONS, what="the interpret options")
-        b = self.bind(*arrays, **kw)
-        from .specialize.empty import empty_outputs
+        from .specialize.host import run_on_host    # NumPy and the interpreter: on first use
 
-        empty = empty_outputs(self, b.env)      # an empty input: empty outputs, no launch
-        if empty is not None:
-            import numpy as np
-
-            zeros = [np.zeros(shape, dtype) for shape, dtype in empty]
-            return zeros[0] if len(zeros) == 1 else tuple(zeros)
-        t = b.trace()
-        tensors = [a for a, s in zip(arrays, self.in_specs) if isinstance(s, Tile)]
-        scalars = [a for a, s in zip(arrays, self.in_specs) if not isinstance(s, Tile)]
-        from .specialize.host import HostLaunch     # NumPy and the interpreter: on first use
-
-        partial = self._output_indices(partial_outputs)
-        outs = HostLaunch(t)(tensors, scalars, b.raw_values(host=True), sanitize=sanitize,
-                             max_steps=max_steps, timeout=timeout, timeline=timeline,
-                             partial=partial, schedule=schedule, seed=seed, stats=stats)
+        outs = run_on_host(self, arrays, kw, stats=stats)
         return outs[0] if len(outs) == 1 else outs
 
     def _output_indices(self, sel) -> tuple:

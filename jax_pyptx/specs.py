@@ -52,12 +52,6 @@ Dim = Union[int, str]
 """A tensor dimension: an int, or a symbol (a shape variable) such as ``"M"``."""
 
 
-def _dim_error(what, dims, msg):
-    from .errors import PtxValueError
-
-    return PtxValueError(f"{what}: {msg}")
-
-
 @dataclass(frozen=True, init=False)
 class Tile:
     """The spec of one tensor parameter: dims (ints or symbol names), dtype, layout, and the
@@ -634,7 +628,3 @@ def memory_shape(shape: tuple, layout: Layout) -> tuple:
     if layout is Layout.COL and len(shape) >= 2:
         return shape[:-2] + (shape[-1], shape[-2])
     return shape
-
-
-def as_dtype(t) -> PtxType:
-    return t if isinstance(t, PtxType) else by_name(t)

@@ -1,9 +1,31 @@
 """Helpers for the ISA family tests: assemble, which table forms a kernel used, and ptxas's
 per-line errors for a kernel's text re-targeted / re-versioned (the version and arch probes)."""
+from jax_pyptx import ptx
 from jax_pyptx.ir.nodes import Block, Instruction
 from jax_pyptx.isa import check
 from jax_pyptx.isa.model import parse_target
 from jax_pyptx.toolchain import ptxas_check
+
+
+def inst(full: str, operands=(), pred=None):
+    """``ptx.inst`` spelled from a dotted opcode (``inst("ld.global.v4.f32", ops)`` is
+    ``ptx.inst.ld.global_.v4.f32(*ops)``): table-validated, as a kernel writes it."""
+    chain = ptx.inst
+    for part in full.split("."):
+        chain = getattr(chain, part)
+    return chain(*operands, pred=pred)
+
+
+def coord_count(spec, chosen: dict, form) -> int:
+    """The coordinates a tensor operand (``[tmap, {c0, ...}]``) of ``form`` takes with the
+    modifiers ``chosen``: the operand's rule or count, else N of the ``.Nd`` dimension
+    modifier (0: any)."""
+    if spec.rule:
+        return form.count_rule(spec.rule)(chosen)
+    if spec.count:
+        return spec.count
+    dim = chosen.get("dim") or ""
+    return int(dim[1]) if dim[1:2].isdigit() else 0
 
 
 def assemble(k, **kw):

@@ -233,12 +233,13 @@ def test_timeline_changes_nothing_but_writes_the_trace(tmp_path):
     k = e.kernel(cluster=1)
     a, b = proof.make_inputs(e, k, {"M": 128, "N": 128, "K": 256})
     from jax_pyptx.specialize.host import HostLaunch
+    from jax_pyptx.specialize.options import CallOptions
 
     t = k.bind(a, b).trace()
     counts, outs = [], []
     for tl in (None, str(tmp_path / "t.json")):
         st = {}
-        outs.append(HostLaunch(t)([a, b], stats=st, timeline=tl)[0])
+        outs.append(HostLaunch(t)([a, b], options=CallOptions(timeline=tl), stats=st)[0])
         counts.append(st["instructions"])
     assert counts[0] == counts[1]
     np.testing.assert_array_equal(outs[0], outs[1])

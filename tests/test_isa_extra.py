@@ -8,12 +8,11 @@ import itertools
 import pytest
 
 from jax_pyptx import kernel, ptx, reg, smem
-from jax_pyptx.dsl.ptx._wrap import emit
 from jax_pyptx.errors import PtxTypeError
 from jax_pyptx.ir.nodes import Addr, Vec
 from jax_pyptx.types import b16, b32, f16, f32, f64, s32, u32, u64
 
-from .isa_util import assemble, forms_used, missing
+from .isa_util import assemble, forms_used, inst, missing
 
 F16S = ("m16n16k16", "m8n32k16", "m32n8k16")
 # PTX ISA "Matrix fragments for WMMA": registers per fragment, by type, fragment and shape
@@ -48,33 +47,33 @@ def wmma_body(addr, smem_addr, stride):
                 sp = next(spaces)
                 a = smem_addr if sp.startswith(".shared") else addr
                 tail = (stride,) if sp != ".shared" else ()
-                emit(f"wmma.load.{frag}.sync.aligned.{layout}.{shape}{sp}.{t}",
+                inst(f"wmma.load.{frag}.sync.aligned.{layout}.{shape}{sp}.{t}",
                      (_frag(t, n), a) + tail)
                 if frag == "c":
-                    emit(f"wmma.store.d.sync.aligned.{layout}.{shape}{sp}.{t}",
+                    inst(f"wmma.store.d.sync.aligned.{layout}.{shape}{sp}.{t}",
                          (a, _frag(t, n)) + tail)
     # mma: d, a, b, c with each fragment's count for the shape
     for i, (shape, dt, ct) in enumerate(itertools.product(F16S, ("f16", "f32"), ("f16", "f32"))):
         lay = ("row", "col", "row", "col")[i % 4] + "." + ("col", "col", "row", "row")[i % 4]
         n = {"f16": 4, "f32": 8}
-        emit(f"wmma.mma.sync.aligned.{lay}.{shape}.{dt}.{ct}",
+        inst(f"wmma.mma.sync.aligned.{lay}.{shape}.{dt}.{ct}",
              (_frag(dt, n[dt]), _frag("f16", 8), _frag("f16", 8), _frag(ct, n[ct])))
     for i, (shape, t) in enumerate(itertools.product(F16S, ("s8", "u8", "bf16"))):
         acc = "f32" if t == "bf16" else "s32"
         sat = ".satfinite" if t != "bf16" and i % 2 else ""
-        emit(f"wmma.mma.sync.aligned.col.row.{shape}.{acc}.{t}.{t}.{acc}{sat}",
+        inst(f"wmma.mma.sync.aligned.col.row.{shape}.{acc}.{t}.{t}.{acc}{sat}",
              (_frag(acc, 8), _frag(t, FRAGS[t]["a"][shape]), _frag(t, FRAGS[t]["b"][shape]),
               _frag(acc, 8)))
-    emit("wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32",
+    inst("wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32",
          (_frag("f32", 8), _frag("tf32", 4), _frag("tf32", 4), _frag("f32", 8)))
     for rnd in ("", ".rn", ".rz"):
-        emit(f"wmma.mma.sync.aligned.row.col.m8n8k4{rnd}.f64.f64.f64.f64",
+        inst(f"wmma.mma.sync.aligned.row.col.m8n8k4{rnd}.f64.f64.f64.f64",
              (_frag("f64", 2), _frag("f64", 1), _frag("f64", 1), _frag("f64", 2)))
     for t, sat in (("s4", ""), ("u4", ".satfinite")):
-        emit(f"wmma.mma.sync.aligned.row.col.m8n8k32.s32.{t}.{t}.s32{sat}",
+        inst(f"wmma.mma.sync.aligned.row.col.m8n8k32.s32.{t}.{t}.s32{sat}",
              (_frag("s32", 2), _frag(t, 1), _frag(t, 1), _frag("s32", 2)))
     for op in ("xor", "and"):
-        emit(f"wmma.mma.{op}.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32",
+        inst(f"wmma.mma.{op}.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32",
              (_frag("s32", 2), _frag("b1", 1), _frag("b1", 1), _frag("s32", 2)))
 
 
@@ -119,27 +118,27 @@ def texture_body(handle, sampler):
                 # an explicit sampler (independent texture mode): ptxas takes it in the default
                 # unified mode for the plain geometries only
                 smp = sampler if dtype == "f16x2" and geom in ("1d", "2d") else None
-                emit(full, (d, _coords(handle, geom, ctype, smp)) + extra)
+                inst(full, (d, _coords(handle, geom, ctype, smp)) + extra)
                 if geom in OFFS:
-                    emit(full, (d, _coords(handle, geom, ctype)) + extra +
+                    inst(full, (d, _coords(handle, geom, ctype)) + extra +
                          (reg.array(s32, OFFS[geom]),))
                 if ctype == "f32" and geom != "3d":
-                    emit(full, (d, _coords(handle, geom, ctype)) + extra + (reg.scalar(f32),))
+                    inst(full, (d, _coords(handle, geom, ctype)) + extra + (reg.scalar(f32),))
                     if geom in OFFS:
-                        emit(full, (d, _coords(handle, geom, ctype)) + extra +
+                        inst(full, (d, _coords(handle, geom, ctype)) + extra +
                              (reg.array(s32, OFFS[geom]), reg.scalar(f32)))
     for geom, comp, dtype in (("2d", "r", "f32"), ("a2d", "a", "s32")):
         full = f"tld4.{comp}.{geom}.v4.{dtype}.f32"
         d = _result(dtype)[1]
         # (ptxas 13.5 crashes on tld4.a2d with an explicit sampler in unified mode)
-        emit(full, (d, _coords(handle, geom, "f32", sampler if geom == "2d" else None)))
-        emit(full, (d, _coords(handle, geom, "f32"), reg.array(s32, 2), reg.scalar(f32)))
-        emit(full, (d, _coords(handle, geom, "f32"), reg.scalar(f32)))
+        inst(full, (d, _coords(handle, geom, "f32", sampler if geom == "2d" else None)))
+        inst(full, (d, _coords(handle, geom, "f32"), reg.array(s32, 2), reg.scalar(f32)))
+        inst(full, (d, _coords(handle, geom, "f32"), reg.scalar(f32)))
     a = ptx.addr(handle)
-    emit("txq.width.b32", (reg.scalar(b32), a))
-    emit("txq.level.height.b32", (reg.scalar(b32), a, reg.scalar(s32)))
-    emit("txq.filter_mode.b32", (reg.scalar(b32), a))
-    emit("suq.memory_layout.b32", (reg.scalar(b32), a))
+    inst("txq.width.b32", (reg.scalar(b32), a))
+    inst("txq.level.height.b32", (reg.scalar(b32), a, reg.scalar(s32)))
+    inst("txq.filter_mode.b32", (reg.scalar(b32), a))
+    inst("suq.memory_layout.b32", (reg.scalar(b32), a))
     # surfaces: scalar, .v2 and .v4 (at most 128 bits); .b8 data in 16-bit registers
     geoms = itertools.cycle(("1d", "2d", "3d", "a1d", "a2d"))
     for vec, t in (("", "b8"), (".v2", "b64"), (".v4", "b16"), ("", "b32")):
@@ -148,14 +147,14 @@ def texture_body(handle, sampler):
         rt = {"b8": b16, "b16": b16, "b32": b32, "b64": u64}[t]
         data = reg.array(rt, n) if n else reg.scalar(rt)
         c = _coords_s(handle, g)
-        emit(f"suld.b.{g}.cg{vec}.{t}.trap", (data, c))
-        emit(f"sust.b.{g}.wt{vec}.{t}.clamp", (c, data))
+        inst(f"suld.b.{g}.cg{vec}.{t}.trap", (data, c))
+        inst(f"sust.b.{g}.wt{vec}.{t}.clamp", (c, data))
         pdata = reg.array(b32, n) if n else reg.scalar(b32)
-        emit(f"sust.p.{g}{vec}.b32.zero", (c, pdata))
+        inst(f"sust.p.{g}{vec}.b32.zero", (c, pdata))
     for op, t, data in (("add", "u64", reg.scalar(u64)), ("min", "s32", reg.scalar(s32)),
                         ("max", "u64", reg.scalar(u64)), ("or", "b32", reg.scalar(b32))):
-        emit(f"sured.b.{op}.2d.{t}.trap", (_coords_s(handle, "2d"), data))
-    emit("sured.p.and.3d.b32.clamp", (_coords_s(handle, "3d"), reg.scalar(b32)))
+        inst(f"sured.b.{op}.2d.{t}.trap", (_coords_s(handle, "2d"), data))
+    inst("sured.p.and.3d.b32.clamp", (_coords_s(handle, "3d"), reg.scalar(b32)))
 
 
 def _coords_s(handle, geom):
@@ -175,14 +174,14 @@ def tensormap_body(sm100: bool):
     p = reg.from_(ptx.special.globaltimer(), u64)
     buf = smem.alloc(b32, (32,), name="tmap", align=128)
     g, s = ptx.addr(p), buf[0]
-    emit("tensormap.replace.tile.global_address.shared::cta.b1024.b64", (s, p))
-    emit("tensormap.replace.tile.rank.global.b1024.b32", (g, reg.scalar(b32, 1)))
-    emit("tensormap.replace.tile.box_dim.b1024.b32", (g, 1, reg.scalar(b32, 64)))
-    emit("tensormap.replace.tile.global_stride.shared::cta.b1024.b64", (s, 0, p))
-    emit("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32", (s, 3))
+    inst("tensormap.replace.tile.global_address.shared::cta.b1024.b64", (s, p))
+    inst("tensormap.replace.tile.rank.global.b1024.b32", (g, reg.scalar(b32, 1)))
+    inst("tensormap.replace.tile.box_dim.b1024.b32", (g, 1, reg.scalar(b32, 64)))
+    inst("tensormap.replace.tile.global_stride.shared::cta.b1024.b64", (s, 0, p))
+    inst("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32", (s, 3))
     if sm100:
-        emit("tensormap.replace.tile.swizzle_atomicity.global.b1024.b32", (g, 0))
-    emit("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned",
+        inst("tensormap.replace.tile.swizzle_atomicity.global.b1024.b32", (g, 0))
+    inst("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned",
          (g, s, 128))
     ptx.ret()
 
@@ -223,14 +222,14 @@ def multimem_sm90():
         for op, cases in MM_LOAD.items():
             for t, n in cases:
                 vec = f".v{n}" if n and f"v{n}" not in t else ""
-                emit(f"multimem.ld_reduce{lead}.global.{op}{vec}.{t}", (_mm(t, n), a))
+                inst(f"multimem.ld_reduce{lead}.global.{op}{vec}.{t}", (_mm(t, n), a))
     for lead in (".weak", ".release.sys"):
         for t, n in MM_STORE:
-            emit(f"multimem.st{lead}{'.v%d' % n if n else ''}.{t}", (a, _mm(t, n)))
+            inst(f"multimem.st{lead}{'.v%d' % n if n else ''}.{t}", (a, _mm(t, n)))
     for lead in ("", ".relaxed.cluster"):
         for op, cases in MM_RED.items():
             for t, n in cases:
-                emit(f"multimem.red{lead}.global.{op}{'.v%d' % n if n else ''}.{t}",
+                inst(f"multimem.red{lead}.global.{op}{'.v%d' % n if n else ''}.{t}",
                      (a, _mm(t, n)))
     ptx.ret()
 
@@ -266,7 +265,7 @@ def test_fragment_and_coordinate_counts_are_checked():
     @kernel(arch="sm_80")
     def short_fragment():
         p = reg.from_(ptx.special.globaltimer(), u64)
-        emit("wmma.load.a.sync.aligned.row.m8n32k16.bf16", (reg.array(b32, 4), ptx.addr(p)))
+        inst("wmma.load.a.sync.aligned.row.m8n32k16.bf16", (reg.array(b32, 4), ptx.addr(p)))
         ptx.ret()
 
     with pytest.raises(PtxTypeError, match=r"wmma.load.a.sync.aligned.row.m8n32k16.bf16 operand "
@@ -276,7 +275,7 @@ def test_fragment_and_coordinate_counts_are_checked():
     @kernel(arch="sm_80")
     def float_index():
         p = reg.from_(ptx.special.globaltimer(), u64)
-        emit("tex.a2d.v4.f32.f32", (reg.array(f32, 4), _coords(p, "2d", "f32")))
+        inst("tex.a2d.v4.f32.f32", (reg.array(f32, 4), _coords(p, "2d", "f32")))
         ptx.ret()
 
     with pytest.raises(PtxTypeError, match=r"operand 2: expected 4 coordinates in \{\.\.\.\}, "

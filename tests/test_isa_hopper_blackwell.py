@@ -12,11 +12,10 @@ from jax_pyptx.errors import PtxTypeError, PtxValueError
 from jax_pyptx.types import (b16, b32, b64, b128, bf16, f16, f32, f64, pred, s32, s64, u16,
                              u32, u64)
 
-from jax_pyptx.dsl.ptx._wrap import emit
 from jax_pyptx.ir.nodes import Sink
 
 from .helpers import line_of
-from .isa_util import assemble, forms_used, missing
+from .isa_util import assemble, forms_used, inst, missing
 
 
 RED_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -24,7 +23,7 @@ RED_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
 def _ins(full, *ops):
     """One table-validated instruction from its full opcode (the ``ptx.inst`` path)."""
-    return emit(full, ops)
+    return inst(full, ops)
 
 
 def _tma(sa, tmap, bar, full: int):

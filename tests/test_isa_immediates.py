@@ -19,10 +19,10 @@ from jax_pyptx import kernel, ptx, reg
 from jax_pyptx.ir.nodes import Addr, PredPair, Sink, Vec
 from jax_pyptx.isa import TABLE
 from jax_pyptx.isa.model import ChosenRange, parse_target
-from jax_pyptx.isa.validate import _count, effective, no_immediates, specs_of
+from jax_pyptx.isa.validate import effective, no_immediates, specs_of
 from jax_pyptx.types import b32, by_name, e4m3, is_type_name, pred, u32, u64
 
-from .isa_util import ptxas_errors
+from .isa_util import coord_count, ptxas_errors
 from .test_isa_options import _reg_type, _type, instances
 
 # forms whose operands the generic builder cannot make (labels, call lists, free-form)
@@ -81,7 +81,7 @@ def _imm_operands(form, chosen, address):
         elif sp.kind == "m":
             ops.append(ptx.addr(address))
         elif sp.kind in ("t", "tx"):
-            n = _count(sp, chosen, form, "dim")
+            n = coord_count(sp, chosen, form)
             items = [reg.scalar(_reg_type(t)).ir for _ in range(n)]
             if sp.kind == "tx" and chosen.get("geom", "").startswith(".a"):
                 items[0] = reg.scalar(u32).ir

@@ -7,9 +7,8 @@ import re
 from jax_pyptx import kernel, ptx, reg, smem
 from jax_pyptx.types import b32, b64, bf16, f16, f32, f64, s32, u16, u32, u64
 
-from jax_pyptx.dsl.ptx._wrap import emit
 
-from .isa_util import assemble, forms_used, missing
+from .isa_util import assemble, forms_used, inst, missing
 
 # (shape, A regs, B regs) of mma.sync, per family of multiplicand types (PTX ISA "Matrix shape")
 F16_SHAPES = (("m8n8k4", 2, 2), ("m16n8k8", 2, 1), ("m16n8k16", 4, 2))
@@ -48,7 +47,7 @@ def _sparse(sm: int):
                         reg.array(s32 if dt == "s32" else f32, 4)
                     sat = ".satfinite" if dt == "s32" and i else ""
                     bt = {"e4m3": "e5m2", "s8": "s8", "u4": "u4"}.get(t, t)
-                    emit(f"{name}.sync.aligned.{shape}.row.col{sat}.{dt}.{t}.{bt}.{ct}",
+                    inst(f"{name}.sync.aligned.{shape}.row.col{sat}.{dt}.{t}.{bt}.{ct}",
                          (acc, reg.array(b32, n), reg.array(b32, n), acc, e, 0))
 
 

@@ -59,13 +59,28 @@ def test_parser_knows_exactly_the_first_words_of_the_table():
     assert "unknown instruction 'vadd'" in str(e.value)
 
 
-def test_last_type_modifier_rule_lives_in_the_isa_layer_only():
-    from jax_pyptx.dsl.ptx import generic
-    from jax_pyptx.transpile import codegen
+def test_an_immediate_takes_the_instruction_type_by_the_isa_rule():
+    """The last type modifier types an instruction (``isa.type_of``): the DSL prints an
+    immediate by it, and the transpiler writes a Python int only for an immediate that
+    re-traces to the same text under it."""
+    from jax_pyptx import kernel, ptx, reg
+    from jax_pyptx.transpile import transpile
+    from jax_pyptx.types import f32, u16
 
-    assert generic._hint_type is isa.type_of
-    assert codegen.type_of is isa.type_of
     assert isa.type_of((".rn", ".f16", ".f32")).name == "f32"
+
+    @kernel(arch="sm_90a")
+    def k():
+        f, h = reg.scalar(f32), reg.scalar(u16)
+        ptx.inst.add.rn.f32(f, f, 1)      # an int for an f32 instruction
+        ptx.inst.add.u16(h, h, 65535)
+        ptx.ret()
+
+    text = k.ptx()
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    assert "add.rn.f32 %f0, %f0, 0f3F800000;" in lines and "add.u16 %rs0, %rs0, 65535;" in lines
+    src = transpile(text)
+    assert "ptx.raw_imm('0f3F800000')" in src and ", 65535)" in src
 
 
 # ----------------------------------------------------------------------------- no own tables

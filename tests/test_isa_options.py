@@ -11,16 +11,15 @@ rounding rules, which the table does not encode, and are swept by ``test_isa_ari
 import pytest
 
 from jax_pyptx import kernel, ptx, reg
-from jax_pyptx.dsl.ptx._wrap import emit
 from jax_pyptx.ir.nodes import Addr, PredPair, Sink, Vec
 from jax_pyptx.isa import TABLE
 from jax_pyptx.isa.model import parse_target
-from jax_pyptx.isa.validate import _count, effective, match_modifiers, specs_of
+from jax_pyptx.isa.validate import effective, match_modifiers, specs_of
 from jax_pyptx.types import b16, b32, b64, by_name, e4m3, is_type_name, pred, s16, u16, u32, u64
 
 from . import (test_isa_arith, test_isa_hopper_blackwell, test_isa_memory, test_isa_mma,
                test_isa_extra)
-from .isa_util import _walk, assemble, functions, ptxas_errors
+from .isa_util import _walk, assemble, coord_count, functions, inst, ptxas_errors
 
 BY_KERNEL = {"wgmma", "tcgen05", "tma", "mbarrier", "cvt"}
 # operands the generic builder cannot make: a .param::func address needs a .func parameter
@@ -72,7 +71,7 @@ def _operands(form, chosen, address):
         elif sp.kind == "m":
             ops.append(ptx.addr(address))
         elif sp.kind in ("t", "tx"):      # [a, {coords}]: a 64-bit handle and the coordinates
-            n = _count(sp, chosen, form, "dim")
+            n = coord_count(sp, chosen, form)
             items = [reg.scalar(_reg_type(t)).ir for _ in range(n)]
             if sp.kind == "tx" and chosen.get("geom", "").startswith(".a"):
                 items[0] = reg.scalar(u32).ir          # the array index
@@ -125,7 +124,7 @@ def _sweep(arch):
                 continue
             ops = _operands(f, chosen, address)
             if ops is not None:
-                emit(f.name + "".join(mods), ops)
+                inst(f.name + "".join(mods), ops)
     ptx.ret()
 
 

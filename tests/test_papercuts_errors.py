@@ -163,7 +163,7 @@ def test_misspelled_options_name_the_valid_ones():
     assert str(e.value) == (
         "kernel 'copy4': unknown argument 'sanitise' (did you mean 'sanitize'?); valid: "
         "template parameters (scale), shape variables (none) and the interpret options "
-        "sanitize, max_steps, timeout, timeline")
+        "sanitize, max_steps, timeout, timeline, partial_outputs, schedule, seed")
     with pytest.raises(SpecializationError) as e:
         copy4(jnp.asarray(X4), sanitise=False)
     assert str(e.value).startswith(

@@ -170,3 +170,29 @@ def test_device_table_has_the_hopper_and_blackwell_parts():
         DEVICES["H100"].core_peak("fp8")
     assert str(e.value) == ("\"H100 SXM5 lists no CUDA-core rate for 'fp8'; it has fp16, "
                             "fp32, fp64, int, sfu\"")
+
+
+# ----------------------------------------------------------------------------- one host run
+@kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), raw_params=[("N", u32)],
+        block=(32, 1, 1), grid=lambda N: ((N + 31) // 32, 1, 1))
+def bounded(X, Y):
+    """Y[i] = 3 X[i] for i < N, the raw parameter N being the shape variable's value."""
+    i = _index(32)
+    with ptx.if_(i < ptx.param_value("N")):
+        off = reg.cvt(i, u64) * 4
+        v = reg.scalar(f32)
+        ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
+        ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 3.0)
+    ptx.ret()
+
+
+def test_measure_runs_what_interpret_runs_a_raw_param_named_like_a_shape_variable():
+    x = np.arange(40, dtype=np.float32)
+    np.testing.assert_array_equal(bounded.interpret(x), 3 * x)
+    c = measure(bounded, x)             # the raw N takes the bound N, as in kernel.interpret
+    assert (c.ctas, c.load_bytes, c.store_bytes) == (2, 160.0, 160.0)
+    s = fit(bounded, x, vary=("N",))
+    assert s.at({"N": 4000}).load_bytes == 16000.0
+    with pytest.raises(Exception) as e:
+        measure(bounded)
+    assert str(e.value) == "kernel 'bounded' takes 1 inputs (X); got 0"

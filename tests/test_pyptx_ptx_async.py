@@ -121,6 +121,23 @@ def test_mbarrier_array():
                             f"mbarrier.array(smem_0+0, 2)")
 
 
+def test_mbarrier_array_address_operand_and_arrive_remote_all():
+    @kernel(arch="sm_90a", block=(128, 1, 1), cluster=(2, 1, 1), smem=1024)
+    def k():
+        bars = ptx.mbarrier.array(smem.base(), 0, 2)
+        ptx.inst.mbarrier.init.shared__cta.b64(bars[1].address_operand(), 1)
+        bars.arrive_remote_all(1, 2)        # each barrier, in CTA 1 of the cluster
+        ptx.ret()
+
+    assert body(k) == [
+        "mov.u32 %r0, dyn_smem;", "mbarrier.init.shared::cta.b64 [%r0+8], 1;",
+        "mov.u32 %r2, 1;", "mapa.shared::cluster.u32 %r1, %r0, %r2;",
+        "mbarrier.arrive.shared::cluster.b64 _, [%r1], 2;",
+        "add.u32 %r3, %r0, 8;", "mov.u32 %r5, 1;", "mapa.shared::cluster.u32 %r4, %r3, %r5;",
+        "mbarrier.arrive.shared::cluster.b64 _, [%r4], 2;", "ret;"]
+    assemble(k)
+
+
 def test_cp_async():
     @kernel(arch="sm_80")
     def k():

@@ -256,7 +256,7 @@ def test_unknown_keyword_in_a_jax_call_lists_raw_params_too():
         "kernel 'affine': unknown argument 'bogus'; valid: template parameters (shift), shape "
         "variables (N), raw parameters (scale, N, shift) and the call options out_shape, grid, "
         "interpret, input_output_aliases, name, debug, independent, covers, backward, "
-        "save_outputs, sanitize, max_steps, timeout, timeline, partial_outputs")
+        "save_outputs, sanitize, max_steps, timeout, timeline, partial_outputs, schedule, seed")
 
 
 @needs_torch

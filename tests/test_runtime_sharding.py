@@ -13,6 +13,7 @@ from examples.hopper.rms_norm import build_rms_norm, reference as rms_ref
 from examples.hopper.softmax import build_softmax, reference as sm_ref
 from jax_pyptx import ptx_call
 from jax_pyptx.runtime.primitive import CallSpec
+from jax_pyptx.specialize.options import CallOptions
 from jax_pyptx.runtime.sharding import local_spec, partition_plan
 
 from .test_runtime_kernels import accumulate
@@ -114,7 +115,8 @@ def test_cuda_lowering_sharded_jit():
     assert "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [k])->([i, l])" in text
     assert "need_replication={j, k, l}" in text
     # the per-shard call: the partition step's spec, lowered for CUDA
-    spec = CallSpec(kernel=RMS, template=(), env=(("M", 32),), independent=("M",))
+    spec = CallSpec(kernel=RMS, template=(), env=(("M", 32),),
+                    options=CallOptions(independent=("M",)))
     chosen = partition_plan(spec, mesh, [("d",), ()])
     local = local_spec(spec, mesh, chosen)
     assert chosen == {("s", "M"): ("d",)} and local.env == (("M", 4),)
@@ -155,11 +157,11 @@ def test_export_sharded_for_cuda():
 
 def test_shards_the_grid_cannot_cover_are_not_split():
     mesh = _mesh()
-    spec = CallSpec(kernel=RMS, template=(), env=(("M", 16),), independent=("M",),
-                    covers=(("M", 0, 4),))
+    spec = CallSpec(kernel=RMS, template=(), env=(("M", 16),),
+                    options=CallOptions(independent=("M",), covers=(("M", 0, 4),)))
     assert partition_plan(spec, mesh, [("d",), ()]) == {}        # 2 rows per shard < 4
-    spec32 = CallSpec(kernel=RMS, template=(), env=(("M", 32),), independent=("M",),
-                      covers=(("M", 0, 4),))
+    spec32 = CallSpec(kernel=RMS, template=(), env=(("M", 32),),
+                      options=CallOptions(independent=("M",), covers=(("M", 0, 4),)))
     assert partition_plan(spec32, mesh, [("d",), ()]) == {("s", "M"): ("d",)}
     x, w = _rand(16, 64), _rand(64, seed=1)
     xs = jax.device_put(x, NamedSharding(mesh, P("d")))
@@ -177,8 +179,8 @@ def test_one_sharding_decision(rows, split):
     mesh = _mesh(AxisType.Explicit)
     x, w = _rand(rows, 64), _rand(64, seed=1)
     xs = jax.device_put(x, NamedSharding(mesh, P("d")))
-    spec = CallSpec(kernel=RMS, template=(), env=(("M", rows),), independent=("M",),
-                    covers=(("M", 0, 4),))
+    spec = CallSpec(kernel=RMS, template=(), env=(("M", rows),),
+                    options=CallOptions(independent=("M",), covers=(("M", 0, 4),)))
     chosen = partition_plan(spec, mesh, [("d",), ()])
     assert chosen == ({("s", "M"): ("d",)} if split else {})
     assert out_pspecs(spec, chosen) == [("d", None) if split else (None, None)]

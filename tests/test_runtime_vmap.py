@@ -142,6 +142,7 @@ def test_loop_fallback_is_explained(capsys):
 
 def test_grid_batch_blockers():
     from jax_pyptx.runtime.primitive import CallSpec
+    from jax_pyptx.specialize.options import CallOptions
 
     spec = CallSpec(kernel=z_rows, template=(), env=(("M", 5),))
     assert grid_batch_blocker(spec) == "its grid (1, 1, 5) already uses z"
@@ -152,7 +153,8 @@ def test_grid_batch_blockers():
     assert grid_batch_blocker(spec, [2]) == "runtime scalar alpha is batched"
     assert grid_batch_blocker(spec, [0], 70000) == \
         "the batch (70000) exceeds the grid's z limit (65535)"
-    g = CallSpec(kernel=axpy, template=(), env=(("M", 4), ("N", 40)), grid=(4, 2, 2))
+    g = CallSpec(kernel=axpy, template=(), env=(("M", 4), ("N", 40)),
+                 options=CallOptions(grid=(4, 2, 2)))
     assert grid_batch_blocker(g) == "its grid (4, 2, 2) already uses z"
 
 

@@ -62,3 +62,31 @@ def test_the_check_sees_a_cycle():
         return t
 
     assert _cyclic_garbage(make)["Register"] >= 1
+
+
+def test_every_field_of_a_trace_is_declared_and_release_clears_the_named_state():
+    from jax_pyptx import kernel, ptx, reg
+    from jax_pyptx.dsl.context import Trace
+    from jax_pyptx.isa.model import parse_target
+    from jax_pyptx.types import u32
+
+    tr = Trace("k", parse_target("sm_90a"))
+    with pytest.raises(AttributeError):
+        tr.named_registers = {}          # a module cannot add state of its own
+
+    def make():
+        @kernel
+        def k():
+            ptx.file_(1, "k.py")
+            ptx.var("shared", u32, "flag")
+            with ptx.scope():
+                reg.scalar(u32, 1, name="tmp")
+            reg.alloc(u32)
+            ptx.ret()
+
+        lines = [line.strip() for line in k.ptx().splitlines()]
+        assert {'.file 1 "k.py"', ".shared .u32 flag;", ".reg .u32 \ttmp;",
+                ".reg .u32 \t%au0;"} <= set(lines)
+        return k
+
+    assert _cyclic_garbage(make) == {}

@@ -341,6 +341,7 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
 
     from ..runtime.callspec import CallSpec
     from ..runtime.primitive import bind
+    from ..specialize.options import merge_options
 
     rec = get_cubin_registry().get(cubin_handle)
     outs = resolve_outputs(out_specs, out_shape_env)
@@ -350,8 +351,8 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
     arrays = [jnp.asarray(a) for a in inputs]
     k = record_kernel(rec, [(a.shape, as_ptx_type(a.dtype)) for a in arrays], outs, grid,
                       block, cluster, smem_bytes)
-    spec = CallSpec(kernel=k, template=(), env=(), interpret=interpret,
-                    raw=tuple(k.raw_values().items()))
+    spec = CallSpec(kernel=k, template=(), env=(), raw=tuple(k.raw_values().items()),
+                    options=merge_options({}, {"interpret": interpret}))
     got = bind(spec, *(a.reshape(t.shape) for a, t in zip(arrays, k.in_specs)))
     got = [g.reshape(shape) for g, (shape, _) in zip(got, outs)]
     return got[0] if len(got) == 1 else tuple(got)

@@ -80,7 +80,17 @@ _MISS = object()
 
 
 class Trace:
-    """The state of one kernel specialization being traced."""
+    """The state of one kernel specialization being traced. Every field is declared here
+    (``__slots__``): the modules that keep state on the trace (``reg``, ``ptx.scope``,
+    ``ptx.var``, ``ptx.file_``, the kernel layer, the transpiler) use these fields, and no
+    module adds one of its own."""
+
+    __slots__ = ("name", "target", "version", "min_ptx", "body", "prologue", "_counts",
+                 "_decl_types", "_label_counts", "labels_defined", "labels_used", "chain",
+                 "loops", "closed", "smem", "params", "param_loads", "tma", "tma_regs",
+                 "extra_params", "guard", "pipe_pairs", "_valid", "vecs", "cluster",
+                 "shape_env", "named_regs", "reg_scopes", "alloc_counts", "variables",
+                 "module_directives", "flow_last_if")
 
     def __init__(self, name: str, target: Target, version=None):
         self.name = name
@@ -108,6 +118,17 @@ class Trace:
         self._valid: dict = {}             # validation verdicts: operand signature -> Form
         self.vecs: dict = {}               # register vectors: ids -> (registers, Vec)
         self.cluster = (1, 1, 1)           # the kernel's cluster shape (set by the kernel layer)
+        self.shape_env: dict = {}          # shape variables and int template parameters, by
+                                           # name (set by the kernel layer; X.shape reads it)
+        # registers declared by name (reg.scalar(name=...), reg.array(names=...)) and reg.alloc
+        self.named_regs: dict = {}         # name -> Register
+        self.reg_scopes: list = []         # open ptx.scope() blocks: (block body, {name:
+                                           # the Register it shadows, or None})
+        self.alloc_counts: dict = {}       # reg.alloc name family -> next index
+        self.variables: dict = {}          # ptx.var declarations: name -> ir VarDecl
+        self.module_directives: list = []  # module-level directives (ptx.file_)
+        self.flow_last_if = None           # transpile.flow: (body, index, end label) of the
+                                           # last if_ block, which an else_ may extend
 
     def release(self) -> None:
         """After the trace, once its module is built: drop what this trace holds. Registers,
@@ -118,10 +139,9 @@ class Trace:
         environment) stays for the messages that still need it."""
         self.body, self.prologue, self.tma, self._valid = [], [], [], {}
         self.vecs, self.param_loads, self.tma_regs = {}, {}, {}
-        self.smem = self.chain = None
-        for name in ("named_regs", "reg_scopes", "variables", "module_directives"):
-            if name in self.__dict__:
-                self.__dict__[name] = type(self.__dict__[name])()
+        self.named_regs, self.reg_scopes, self.variables = {}, [], {}
+        self.module_directives = []
+        self.smem = self.chain = self.flow_last_if = None
 
     # ------------------------------------------------------------------ registers
     def new_reg(self, t: PtxType) -> Reg:

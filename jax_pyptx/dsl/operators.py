@@ -269,7 +269,7 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
         dst = Register(tr.new_reg(t), tr)
     ins = tr.emit(name, mods, (dst.ir, x, y), loc=user_loc(3))
     if sym == "|" and t.kind == "pred":
-        pairs = getattr(tr, "pipe_pairs", None)
+        pairs = tr.pipe_pairs
         if pairs is None:
             pairs = tr.pipe_pairs = {}
         pairs[dst.ir.name] = (ins, x, y)

@@ -55,10 +55,8 @@ def _declare(tr, t: PtxType, names=(), prefix: str = "", count: int = 0):
     from ..errors import TraceError
     from ..ir.nodes import Reg, RegDecl
 
-    regs = getattr(tr, "named_regs", None)
-    if regs is None:
-        regs = tr.named_regs = {}
-    scopes = getattr(tr, "reg_scopes", None)
+    regs = tr.named_regs
+    scopes = tr.reg_scopes
     scope = scopes[-1] if scopes and scopes[-1][0] is tr.body else None
     new = list(names) or [f"{prefix}{i}" for i in range(count)]
     for n in new:
@@ -255,9 +253,7 @@ _ALLOC_PREFIX = {
 
 
 def _alloc_name(tr, t: PtxType, array: bool) -> str:
-    counts = getattr(tr, "alloc_counts", None)
-    if counts is None:
-        counts = tr.alloc_counts = {}
+    counts = tr.alloc_counts
     base = _ALLOC_PREFIX.get(t.name, "%ax") + ("arr" if array else "")
     n = counts.get(base, 0)
     counts[base] = n + 1

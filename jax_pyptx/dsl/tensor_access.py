@@ -121,7 +121,7 @@ def declare_tma_desc(tr, spec, box=None, swizzle: int | None = None, *, element_
     if pname in tr.tma_regs:
         return tr.tma_regs[pname], None, True
     tile = getattr(spec, "tile", None)
-    env = getattr(tr, "shape_env", {}) or {}
+    env = tr.shape_env
     shape, strides = spec.shape, ()
     if swizzle is None:
         swizzle = tile.tma_swizzle if tile is not None else 0

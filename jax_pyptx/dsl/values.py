@@ -484,9 +484,9 @@ def declared_symbols(tr) -> dict:
         names[n] = "label"
     for n in tr.labels_used:
         names.setdefault(n, "label")
-    for n in getattr(tr, "named_regs", {}):
+    for n in tr.named_regs:
         names[n] = "register"
-    for n in getattr(tr, "variables", {}):
+    for n in tr.variables:
         names[n] = "variable"
     return names
 

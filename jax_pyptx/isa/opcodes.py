@@ -73,8 +73,3 @@ def split_opcode(full: str) -> tuple[str, tuple[str, ...]]:
 def table_name(name: str) -> str:
     """The table's name for instruction ``name`` (``barrier.cta.sync`` -> ``barrier.sync``)."""
     return ALIASES.get(name, name)
-
-
-def is_instruction_word(word: str) -> bool:
-    """Whether ``word`` (``ld``, ``tcgen05``) starts some instruction of the table."""
-    return word in INSTRUCTION_WORDS

@@ -49,7 +49,7 @@ import numpy as np
 
 from ..errors import SpecializationError
 from ..interpret.stats import Stats
-from ..specialize.host import HostLaunch
+from ..specialize.host import run_on_host
 from ..specs import Tile
 from .ops import core_ops
 
@@ -354,8 +354,9 @@ def random_inputs(kernel, env: dict, like=(), seed: int = 0) -> list:
 def measure(kernel, *arrays, sanitize: bool = False, **kw) -> Counts:
     """Run ``kernel`` once on the interpreter with counting on; its ``Counts``.
 
-    ``arrays`` and ``kw`` are as for ``kernel.interpret``. The sanitizer is off by default
-    (counting is about what the kernel moves; run ``kernel.interpret`` to check it).
+    ``arrays`` and ``kw`` are as for ``kernel.interpret`` (the same host run,
+    ``specialize.host.run_on_host``). The sanitizer is off by default (counting is about what
+    the kernel moves; run ``kernel.interpret`` to check it).
 
     Examples:
         >>> import numpy as np
@@ -375,12 +376,8 @@ def measure(kernel, *arrays, sanitize: bool = False, **kw) -> Counts:
         >>> c.ctas, c.load_bytes, c.unique_bytes
         (2, 256.0, 512.0)
     """
-    b = kernel.bind(*arrays, **kw)
-    t = b.trace()
-    tensors = [a for a, s in zip(arrays, kernel.in_specs) if isinstance(s, Tile)]
-    scalars = [a for a, s in zip(arrays, kernel.in_specs) if not isinstance(s, Tile)]
     st = Stats(count_ops=True)
-    HostLaunch(t)(tensors, scalars, b.raw, sanitize=sanitize, stats=st)
+    run_on_host(kernel, arrays, dict(kw, sanitize=sanitize), stats=st)
     return Counts.from_stats(st)
 
 

@@ -81,13 +81,13 @@ def batch_rule(prim, args, dims, *, spec: CallSpec):
     why = grid_batch_blocker(spec, batched_inputs, size)
     n_out = spec.n_out
     if why is not None:
-        if spec.debug:
+        if spec.options.debug:
             print(f"[jax_pyptx] vmap of {spec.label}: sequential loop because {why}")
         return _loop(prim, args, dims, spec), [0] * n_out
     sizes = (size,) + tuple(spec.batch)
     t = spec.unbatched().traced()
     tma_tensors = {h.index for h in t.tma}
-    aliased = {spec.tensor_index(i) for i, _ in spec.aliases}
+    aliased = {spec.tensor_index(i) for i, _ in spec.options.input_output_aliases}
     new_args, masks = [], []
     for i, (a, d) in enumerate(zip(args, dims)):
         if spec.is_scalar(i):

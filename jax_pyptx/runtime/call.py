@@ -33,25 +33,22 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import SpecializationError
-from ..interpret.severity import sanitize_mode
-from ..interpret.timeline import check_path
 from ..kernel import Kernel
-from ..specialize.binding import did_you_mean, split_keywords, valid_names
+from ..specialize.binding import check_inputs, unknown_argument
 from ..specialize.empty import empty_outputs
 from ..scalars import check_dtype, scalar_value
 from ..types import PtxType
 from .ad import vjp_pair
 from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers
-from .options import (check_independent, configure, norm_aliases, norm_covers,  # noqa: F401
-                      norm_grid, runtime_options)
+from ..specialize.options import (CallOptions, check_options, merge_options, option_names,
+                                  split_options)
+from .options import configure, runtime_options  # noqa: F401  (re-exported)
 from .primitive import bind
 
 __all__ = ["call_kernel", "ptx_call", "configure", "runtime_options", "export_disabled_checks",
            "as_callable"]
 
-_CALL_OPTIONS = ("out_shape", "grid", "interpret", "input_output_aliases", "name", "debug",
-                 "independent", "covers", "backward", "save_outputs", "sanitize", "max_steps",
-                 "timeout", "timeline", "partial_outputs")
+CALL_OPTIONS = ("out_shape",) + option_names("call")     # out_shape is the call's own
 
 
 def export_disabled_checks() -> list:
@@ -74,56 +71,30 @@ def _is_tracer(x) -> bool:
 
 
 # ----------------------------------------------------------------------------- the call
-def call_kernel(kernel, *arrays, out_shape=None, grid=None, interpret=None,
-                input_output_aliases=None, name=None, debug=False, independent=None,
-                covers=None, backward=None, save_outputs=None, sanitize=True, max_steps=None,
-                timeout=None, timeline=None, partial_outputs=(), **kw):
+def call_kernel(kernel, *arrays, out_shape=None, **kw):
     """Call ``kernel`` on JAX arrays; returns its outputs (one array or a tuple).
 
-    ``kw``: template parameters and shape variables by name. Other keywords: see
-    :func:`ptx_call`. Options left out come from :func:`configure`.
+    ``kw``: template parameters, shape variables and raw parameter values by name, and the
+    call options (``CallOptions``; see :func:`ptx_call`). Options left out (or None) come
+    from :func:`configure`.
     """
-    opts = runtime_options(kernel)
-    independent = opts.get("independent", ()) if independent is None else independent
-    covers = opts.get("covers") if covers is None else covers
-    backward = opts.get("backward") if backward is None else backward
-    save_outputs = opts.get("save_outputs", False) if save_outputs is None else save_outputs
-    interpret = opts.get("interpret") if interpret is None else interpret
-    grid = opts.get("grid") if grid is None else grid
-    max_steps = opts.get("max_steps") if max_steps is None else max_steps
-    timeout = opts.get("timeout") if timeout is None else timeout
-    timeline = opts.get("timeline") if timeline is None else timeline
-    call_kw = dict(out_shape=out_shape, grid=grid, interpret=interpret,
-                   input_output_aliases=input_output_aliases, name=name, debug=debug,
-                   independent=independent, covers=covers, sanitize=sanitize,
-                   max_steps=max_steps, timeout=timeout, timeline=timeline,
-                   partial_outputs=partial_outputs, **kw)
-    if backward is not None:
-        fwd = lambda *a: _call(kernel, a, **call_kw)  # noqa: E731
-        bwd = as_callable(backward, interpret=interpret, debug=debug, sanitize=sanitize)
-        return vjp_pair(fwd, bwd, bool(save_outputs), name or kernel.name)(*arrays)
-    return _call(kernel, arrays, **call_kw)
+    given, kw = split_options(kw, "call")
+    check_inputs(kernel, len(arrays), label=given.get("name"))
+    unknown_argument(kernel, kw, allowed=[p.name for p in kernel.raw_params],
+                     options=CALL_OPTIONS, what="the call options", label=given.get("name"))
+    options = merge_options(runtime_options(kernel), check_options(kernel, given))
+    if options.backward is not None:
+        fwd = lambda *a: _call(kernel, a, out_shape, options, kw)  # noqa: E731
+        bwd = as_callable(options.backward, interpret=options.interpret, debug=options.debug,
+                          sanitize=options.sanitize)
+        return vjp_pair(fwd, bwd, options.save_outputs, options.name or kernel.name)(*arrays)
+    return _call(kernel, arrays, out_shape, options, kw)
 
 
-def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, name, debug,
-          independent, covers, sanitize, max_steps=None, timeout=None, timeline=None,
-          partial_outputs=(), **kw):
-    label = name or kernel.name
+def _call(kernel, arrays, out_shape, options: CallOptions, kw: dict):
+    label = options.name or kernel.name
     names = kernel.param_names
     n_in = len(kernel.in_specs)
-    if len(arrays) != n_in:
-        raise SpecializationError(
-            f"kernel {label!r} takes {n_in} inputs ({', '.join(names[:n_in])}); "
-            f"got {len(arrays)}")
-    _, _, unknown = split_keywords(kernel, kw)
-    if unknown:
-        names = [*kernel.template_params, *kernel.shape_vars, *_CALL_OPTIONS,
-                 *(p.name for p in kernel.raw_params)]
-        raise SpecializationError(
-            f"kernel {label!r}: unknown argument {unknown[0]!r}"
-            f"{did_you_mean(unknown[0], names)}; valid: "
-            f"{valid_names(kernel, 'the call options ' + ', '.join(_CALL_OPTIONS))}")
-    check_independent(kernel, independent)
     # operands: tensors as they are (jnp arrays or tracers), scalars as 0-d arrays. A scalar
     # known while tracing (a constant of a jit-ed function) is also kept as a static value, so
     # CUDA passes it by value; eager calls keep none, so one executable serves every value.
@@ -144,8 +115,6 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
                 a = jnp.asarray(v, dtype=s.np_dtype)
             elif not hasattr(a, "shape"):
                 a = jnp.asarray(a)           # binding names its shape in the error
-            elif not hasattr(a, "shape"):
-                a = jnp.asarray(a)           # binding names its shape in the error
         elif not hasattr(a, "shape") or not hasattr(a, "dtype"):
             a = jnp.asarray(a)
         operands.append(a)
@@ -159,17 +128,9 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
     empty = empty_outputs(kernel, b.env)    # an empty input: empty outputs, no launch
     if empty is not None:
         return _structured([jnp.zeros(shape, dtype) for shape, dtype in empty], out_shape)
-    opts = runtime_options(kernel)
-    spec = CallSpec(
-        kernel=kernel, template=b.template_key, env=b.env_key,
-        grid=norm_grid(grid), aliases=norm_aliases(input_output_aliases),
-        static_scalars=tuple(statics), interpret=interpret, name=name, debug=bool(debug),
-        independent=tuple(independent or ()), covers=norm_covers(kernel, covers),
-        sanitize=sanitize_mode(sanitize), raw=tuple(b.raw_values().items()),
-        max_steps=None if max_steps is None else int(max_steps),
-        timeout=None if timeout is None else float(timeout), timeline=check_path(timeline),
-        partial=kernel._output_indices(partial_outputs or ()),
-        schedule=opts.get("schedule", "eager"), seed=opts.get("seed"))
+    spec = CallSpec(kernel=kernel, template=b.template_key, env=b.env_key,
+                    static_scalars=tuple(statics), raw=tuple(b.raw_values().items()),
+                    options=options)
     check_covers_shapes(spec)          # a shape too small for one block, before the grid
     traced = spec.traced()             # trace errors surface here, at the call site
     check_grid_covers(spec, traced)
@@ -182,7 +143,7 @@ def _call(kernel, arrays, *, out_shape, grid, interpret, input_output_aliases, n
                     f"kernel {label!r}: out_shape[{j}] is {np.dtype(sds.dtype)}"
                     f"{list(sds.shape)} but output {names[n_in + j]} "
                     f"({kernel.out_specs[j]!r}) is {np.dtype(dtype)}{list(shape)}")
-    if debug:
+    if options.debug:
         print(f"[jax_pyptx] call {label}: env={b.env} grid={spec.launch_grid(traced)} "
               f"block={traced.block} sha256={traced.sha256[:16]}")
     return _structured(bind(spec, *operands), out_shape)
@@ -208,13 +169,11 @@ def _out_shape_list(out_shape):
     return [out_shape]
 
 
-def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_aliases=None,
-             name=None, debug=False, independent=None, covers=None, backward=None,
-             save_outputs=None, max_steps=None, timeout=None, timeline=None, partial_outputs=(),
-             **kw):
+def ptx_call(kernel, out_shape=None, **kw):
     """Pallas-style: ``ptx_call(kernel, out_shape=..., grid=..., ...)(*inputs)``.
 
-    See the module docstring. ``kw``: template parameters and shape variables.
+    See the module docstring. ``kw``: the call options (``CallOptions``) and template
+    parameters, shape variables and raw parameter values.
 
     Examples:
         >>> import numpy as np
@@ -233,17 +192,12 @@ def ptx_call(kernel, out_shape=None, *, grid=None, interpret=None, input_output_
     """
     if not isinstance(kernel, Kernel):
         raise SpecializationError(f"ptx_call: expected a @kernel, got {kernel!r}")
-    if independent is not None:
-        check_independent(kernel, independent)
+    given, _ = split_options(kw, "call")
+    check_options(kernel, given)          # bad options fail here, not at the first call
 
     def call(*inputs):
-        return call_kernel(kernel, *inputs, out_shape=out_shape, grid=grid,
-                           interpret=interpret, input_output_aliases=input_output_aliases,
-                           name=name, debug=debug, independent=independent, covers=covers,
-                           backward=backward, save_outputs=save_outputs, max_steps=max_steps,
-                           timeout=timeout, timeline=timeline, partial_outputs=partial_outputs,
-                           **kw)
+        return call_kernel(kernel, *inputs, out_shape=out_shape, **kw)
 
-    call.__name__ = name or kernel.name
+    call.__name__ = given.get("name") or kernel.name
     call.__doc__ = f"ptx_call of kernel {kernel.name!r}"
     return call

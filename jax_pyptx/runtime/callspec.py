@@ -3,7 +3,8 @@ arithmetic and checks. No JAX here: the PyTorch runtime uses it too.
 
 A ``CallSpec`` is the JAX primitive's only parameter (hashable): the kernel, its template
 parameters, the shape variables bound from the (per-item) shapes, the batch the call was
-vmapped over, aliasing and the Pallas-style options.
+vmapped over and the call's options (``CallOptions``: aliasing, grid, the interpreter's
+options, ...).
 """
 from __future__ import annotations
 
@@ -14,16 +15,15 @@ import numpy as np
 
 from ..errors import SpecializationError
 from ..specialize import ParamAbi
+from ..specialize.binding import check_inputs
 from ..specialize.dims import resolve_grid
 from ..specialize.keys import exact_key
+from ..specialize.options import AXES, DEFAULT, CallOptions
 from ..specs import Tile
 from ..types import PtxType
 
 __all__ = ["CallSpec", "check_operands", "check_covers_shapes", "check_grid_covers",
            "check_aliases", "dtype_name", "AXES"]
-
-AXES = "xyz"
-
 
 @dataclass(frozen=True)
 class CallSpec:
@@ -36,24 +36,10 @@ class CallSpec:
     env: tuple                      # (symbol, value) shape variables, per batch item
     batch: tuple = ()               # leading batch sizes, outermost first (vmap on the grid)
     masks: tuple = ()               # per tensor (inputs then outputs): bool per batch level
-    grid: object = None             # launch-grid override (tuple or callable of shape vars)
-    aliases: tuple = ()             # ((input position, output index), ...)
     static_scalars: tuple = field(default=(), compare=False)   # per runtime scalar input:
                                     # its value when known, else None
-    interpret: object = None        # None: by platform; True: interpreter everywhere;
-                                    # False on CPU: the C++ launcher (recording table)
-    name: str | None = None
-    debug: bool = False
-    independent: tuple = ()         # shape variables the kernel treats independently
-    covers: tuple = ()              # ((symbol, grid axis, elements per block), ...)
-    sanitize: bool | str = True     # the interpreter's sanitizer: True, "strict" or False (interpret.severity)
     raw: tuple = field(default=(), compare=False)   # ((raw parameter name, NumPy scalar), ...)
-    max_steps: int | None = None    # the interpreter's instruction limit (None: its default)
-    timeout: float | None = None    # the interpreter's time limit in seconds (None: its default)
-    timeline: str | None = None     # a path the interpreter writes its trace to (None: none)
-    partial: tuple = ()             # output indices written only in part (not reported unwritten)
-    schedule: str = "eager"         # the interpreter's schedule (interpret.schedule)
-    seed: int | None = None         # its seed for schedule="random"
+    options: CallOptions = DEFAULT  # the call's options, checked (specialize.options)
     host_callback: object = None    # (internal) index of a host callback registered by the
                                     # enclosing module (partitioned interpreter calls)
     exact: tuple = field(init=False, repr=False)   # exact keys of template / scalars / raw
@@ -68,10 +54,12 @@ class CallSpec:
             parts.append(f"batch={self.batch}")
             parts.append("masks=" + ",".join("".join("1" if b else "0" for b in m)
                                              for m in self.masks))
-        for f in ("grid", "aliases", "interpret", "independent", "name"):
-            v = getattr(self, f)
+        for f, shown in (("grid", "grid"), ("input_output_aliases", "aliases"),
+                         ("interpret", "interpret"), ("independent", "independent"),
+                         ("name", "name")):
+            v = getattr(self.options, f)
             if v not in (None, ()):
-                parts.append(f"{f}={v!r}")
+                parts.append(f"{shown}={v!r}")
         if any(v is not None for v in self.static_scalars):
             parts.append(f"scalars={self.static_scalars}")
         if self.raw:
@@ -83,7 +71,7 @@ class CallSpec:
     # -- names
     @property
     def label(self) -> str:
-        return self.name or self.kernel.name
+        return self.options.name or self.kernel.name
 
     @property
     def env_dict(self) -> dict:
@@ -117,13 +105,6 @@ class CallSpec:
     def tensor_index(self, i: int) -> int:
         """Input position -> index among the kernel's tensors (inputs then outputs)."""
         return self.tensor_inputs.index(i)
-
-    def spec_position(self, tensor_index: int) -> int:
-        """Tensor index (inputs then outputs) -> position in in_specs + out_specs."""
-        n_tin = len(self.tensor_inputs)
-        if tensor_index < n_tin:
-            return self.tensor_inputs[tensor_index]
-        return self.n_in + tensor_index - n_tin
 
     @property
     def tensor_tiles(self) -> list:
@@ -184,9 +165,10 @@ class CallSpec:
 
     def item_grid(self, traced=None) -> tuple:
         """The grid of one batch item (the kernel's, or the ``grid=`` override)."""
-        if self.grid is None:
+        grid = self.options.grid
+        if grid is None:
             return (traced or self.unbatched().traced()).grid
-        return resolve_grid(self.grid, self.label, self.env_dict, dict(self.template))
+        return resolve_grid(grid, self.label, self.env_dict, dict(self.template))
 
     def launch_grid(self, traced=None) -> tuple:
         g = self.item_grid(None if self.batch else traced)
@@ -200,10 +182,7 @@ def check_operands(spec: CallSpec, avals) -> None:
     """Rank, shape and dtype of each operand against the specs (errors name the parameter)."""
     k = spec.kernel
     names = spec.param_names
-    if len(avals) != spec.n_in:
-        raise SpecializationError(
-            f"kernel {spec.label!r} takes {spec.n_in} inputs ({', '.join(names[:spec.n_in])});"
-            f" got {len(avals)}")
+    check_inputs(k, len(avals), label=spec.label)
     for i, ((shape, dtype), a) in enumerate(zip(spec.in_avals(), avals)):
         s = k.in_specs[i]
         got_shape, got_dtype = tuple(a.shape), np.dtype(a.dtype)
@@ -249,7 +228,7 @@ def check_covers_shapes(spec: CallSpec) -> None:
     """Before tracing: a shape variable smaller than one block's share of a ``covers``
     declaration leaves the grid empty along that axis; say so in the declaration's terms."""
     env = spec.env_dict
-    for sym, axis, per in spec.covers:
+    for sym, axis, per in spec.options.covers:
         n = env.get(sym)
         if n is not None and n < per:
             raise SpecializationError(
@@ -262,11 +241,11 @@ def check_covers_shapes(spec: CallSpec) -> None:
 def check_grid_covers(spec: CallSpec, traced=None) -> None:
     """``covers`` declarations: each block along a grid axis handles a fixed number of
     elements of a shape variable; the shape must be a multiple and the grid must reach it."""
-    if not spec.covers:
+    if not spec.options.covers:
         return
     grid = spec.item_grid(traced)
     env = spec.env_dict
-    for sym, axis, per in spec.covers:
+    for sym, axis, per in spec.options.covers:
         n = env[sym]
         g = grid[axis]
         if n % per:
@@ -286,7 +265,7 @@ def check_aliases(spec: CallSpec) -> None:
     ins = spec.in_avals()
     outs = spec.out_avals()
     seen = set()
-    for i, o in spec.aliases:
+    for i, o in spec.options.input_output_aliases:
         if not 0 <= i < spec.n_in:
             raise SpecializationError(
                 f"kernel {spec.label!r}: input_output_aliases {{{i}: {o}}}: there is no input "

@@ -53,65 +53,14 @@ def differentiable_kernel(forward_kernel, backward_kernel, *, save_for_backward=
         Array([2., 2., 2.], dtype=float32)
     """
     name = getattr(forward_kernel, "name", None) or getattr(forward_kernel, "__name__", "op")
-    if save_for_backward is not None:
-        save_for_backward = tuple(int(i) for i in save_for_backward)
-    if num_grad_inputs is not None and int(num_grad_inputs) < 0:
-        raise SpecializationError(f"differentiable_kernel: num_grad_inputs must be >= 0, got "
-                                  f"{num_grad_inputs!r}")
+    grads = _GradContract(name, save_for_backward, num_grad_inputs)
     state = {}
-
-    def saved_of(inputs):
-        idx = range(len(inputs)) if save_for_backward is None else save_for_backward
-        for i in idx:
-            if not -len(inputs) <= i < len(inputs):
-                raise SpecializationError(
-                    f"differentiable_kernel({name}): save_for_backward index {i} is out of "
-                    f"range for {len(inputs)} inputs")
-        return [inputs[i] for i in idx]
-
-    def grads_of(res, n_inputs):
-        if not isinstance(res, (tuple, list)):
-            res = (res,)
-        n = n_inputs if num_grad_inputs is None else int(num_grad_inputs)
-        res = (tuple(res) + (None,) * n)[:n]
-        return (res + (None,) * n_inputs)[:n_inputs]
 
     def torch_function():
         fn = state.get("torch")
         if fn is None:
-            import torch
-
-            class Function(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, *inputs):
-                    saved = saved_of(inputs)
-                    is_t = [isinstance(s, torch.Tensor) for s in saved]
-                    ctx.save_for_backward(*[s for s, t in zip(saved, is_t) if t])
-                    ctx.others = [None if t else s for s, t in zip(saved, is_t)]
-                    ctx.n_inputs = len(inputs)
-                    with torch.no_grad():
-                        return forward_kernel(*inputs)
-
-                @staticmethod
-                def backward(ctx, *grads):
-                    tensors = iter(ctx.saved_tensors)
-                    saved = [next(tensors) if o is None else o for o in ctx.others]
-                    return grads_of(backward_kernel(*saved, *grads), ctx.n_inputs)
-
-            Function.__name__ = Function.__qualname__ = f"{name}_autograd"
-            fn = state["torch"] = Function
+            fn = state["torch"] = _torch_autograd(forward_kernel, backward_kernel, grads)
         return fn
-
-    def jax_function(inputs):
-        from .ad import vjp_pair
-        from .call import as_callable
-
-        n = len(inputs)
-
-        def bwd(*args):
-            return grads_of(backward_kernel(*saved_of(args[:n]), *args[n:]), n)
-
-        return vjp_pair(as_callable(forward_kernel), bwd, False, name)(*inputs)
 
     if "torch" in sys.modules:          # build it now: torch.compile cannot trace a class
         torch_function()                 # statement, in case the first call is compiled
@@ -119,7 +68,7 @@ def differentiable_kernel(forward_kernel, backward_kernel, *, save_for_backward=
     def op(*inputs):
         if any_torch_tensors(inputs):
             return torch_function().apply(*inputs)
-        return jax_function(inputs)
+        return _jax_vjp(forward_kernel, backward_kernel, grads, inputs)
 
     op.__name__ = op.__qualname__ = str(name)
     op.__doc__ = (f"{name} with autograd: forward {name}, backward "
@@ -128,3 +77,75 @@ def differentiable_kernel(forward_kernel, backward_kernel, *, save_for_backward=
     op.forward_kernel = forward_kernel
     op.backward_kernel = backward_kernel
     return op
+
+
+class _GradContract:
+    """``differentiable_kernel``'s contract with its backward: which inputs it saves, how
+    many gradients it returns."""
+
+    def __init__(self, name, save_for_backward, num_grad_inputs):
+        if save_for_backward is not None:
+            save_for_backward = tuple(int(i) for i in save_for_backward)
+        if num_grad_inputs is not None and int(num_grad_inputs) < 0:
+            raise SpecializationError(f"differentiable_kernel: num_grad_inputs must be >= 0, "
+                                      f"got {num_grad_inputs!r}")
+        self.name = name
+        self.save_for_backward = save_for_backward
+        self.num_grad_inputs = num_grad_inputs
+
+    def saved_of(self, inputs) -> list:
+        """The inputs the backward receives (all, or those at ``save_for_backward``)."""
+        idx = range(len(inputs)) if self.save_for_backward is None else self.save_for_backward
+        for i in idx:
+            if not -len(inputs) <= i < len(inputs):
+                raise SpecializationError(
+                    f"differentiable_kernel({self.name}): save_for_backward index {i} is out "
+                    f"of range for {len(inputs)} inputs")
+        return [inputs[i] for i in idx]
+
+    def grads_of(self, res, n_inputs: int) -> tuple:
+        """The backward's result as one gradient (or None) per input."""
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        n = n_inputs if self.num_grad_inputs is None else int(self.num_grad_inputs)
+        res = (tuple(res) + (None,) * n)[:n]
+        return (res + (None,) * n_inputs)[:n_inputs]
+
+
+def _torch_autograd(forward_kernel, backward_kernel, grads: _GradContract):
+    """The ``torch.autograd.Function`` of a ``differentiable_kernel`` (forward under
+    ``no_grad``; non-tensor saved inputs kept on the context as they are)."""
+    import torch
+
+    class Function(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            saved = grads.saved_of(inputs)
+            is_t = [isinstance(s, torch.Tensor) for s in saved]
+            ctx.save_for_backward(*[s for s, t in zip(saved, is_t) if t])
+            ctx.others = [None if t else s for s, t in zip(saved, is_t)]
+            ctx.n_inputs = len(inputs)
+            with torch.no_grad():
+                return forward_kernel(*inputs)
+
+        @staticmethod
+        def backward(ctx, *grad_outputs):
+            tensors = iter(ctx.saved_tensors)
+            saved = [next(tensors) if o is None else o for o in ctx.others]
+            return grads.grads_of(backward_kernel(*saved, *grad_outputs), ctx.n_inputs)
+
+    Function.__name__ = Function.__qualname__ = f"{grads.name}_autograd"
+    return Function
+
+
+def _jax_vjp(forward_kernel, backward_kernel, grads: _GradContract, inputs):
+    """``differentiable_kernel`` on JAX arrays: a ``jax.custom_vjp`` of the pair."""
+    from .ad import vjp_pair
+    from .call import as_callable
+
+    n = len(inputs)
+
+    def bwd(*args):
+        return grads.grads_of(backward_kernel(*grads.saved_of(args[:n]), *args[n:]), n)
+
+    return vjp_pair(as_callable(forward_kernel), bwd, False, grads.name)(*inputs)

@@ -19,7 +19,7 @@ def _plan(spec: CallSpec) -> HostLaunch:
     plan = _host_plans.get(spec)
     if plan is None:
         t = spec.traced()
-        aliases = [(spec.tensor_index(i), o) for i, o in spec.aliases]
+        aliases = [(spec.tensor_index(i), o) for i, o in spec.options.input_output_aliases]
         plan = HostLaunch(t, grid=spec.launch_grid(t), aliases=aliases, label=spec.label,
                           out_shapes=[shape for shape, _ in spec.out_avals()])
         with _lock:
@@ -34,11 +34,9 @@ def host_launch(spec: CallSpec, *arrays) -> tuple:
     layout, runtime scalars) in, the outputs (NumPy) out."""
     plan = _plan(spec)
     t = plan.traced
-    if spec.debug:
+    if spec.options.debug:
         print(f"[jax_pyptx] interpret {spec.label}: grid={plan.grid} block={t.block} "
               f"cluster={t.cluster} smem={t.dynamic_smem} batch={spec.batch}")
     tensors = [arrays[i] for i in spec.tensor_inputs]
     scalars = [arrays[i] for i in spec.scalar_inputs]
-    return plan(tensors, scalars, dict(spec.raw), sanitize=spec.sanitize,
-                max_steps=spec.max_steps, timeout=spec.timeout, timeline=spec.timeline,
-                partial=spec.partial, schedule=spec.schedule, seed=spec.seed)
+    return plan(tensors, scalars, dict(spec.raw), spec.options)

@@ -28,12 +28,12 @@ __all__ = ["lower"]
 
 def lower(prim, platform, ctx, *args, spec: CallSpec):
     """Lower one ``prim`` call for ``platform`` ("cuda", "cpu" or None: any other)."""
-    if spec.interpret:
+    if spec.options.interpret:
         how = "host"
     elif platform == "cuda":
         how = "ffi"
     elif platform == "cpu":
-        how = "ffi" if spec.interpret is False else "host"
+        how = "ffi" if spec.options.interpret is False else "host"
     else:
         platforms = ", ".join(ctx.module_context.platforms)
         raise NotSupportedError(

@@ -94,8 +94,8 @@ def ffi_lowering(ctx, args, spec: CallSpec, register: bool = False):
     out_layouts = [_layout(a.shape, s.layout) for a, s in zip(out_avals, k.out_specs)]
     if plan.workspace_bytes:
         out_layouts.append(None)
-    aliases = {spec.tensor_index(i): j for i, j in spec.aliases}
-    if spec.debug:
+    aliases = {spec.tensor_index(i): j for i, j in spec.options.input_output_aliases}
+    if spec.options.debug:
         print(f"[jax_pyptx] lower {spec.label} for CUDA: grid={plan.grid} block={plan.block} "
               f"cluster={plan.cluster} smem={plan.smem_bytes} params={len(plan.params)} "
               f"tma={len(plan.tma)} workspace={plan.workspace_bytes} sha256={plan.ptx_sha256}")

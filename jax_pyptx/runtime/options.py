@@ -1,5 +1,6 @@
-"""Runtime options attached to a kernel once (:func:`configure`), and their normalization.
-No JAX here (the PyTorch runtime reads them too).
+"""Runtime options attached to a kernel once (:func:`configure`). No JAX here (the PyTorch
+runtime reads them too). The options themselves, their checks and how a call's options merge
+over these are ``jax_pyptx.specialize.options`` (``CallOptions``).
 
 The options live in a registry keyed by the kernel (weakly), not on the kernel object.
 """
@@ -9,14 +10,12 @@ import threading
 import weakref
 
 from ..errors import SpecializationError
-from ..specialize.dims import dim3
-from .callspec import AXES
+from ..specialize.binding import did_you_mean
+from ..specialize.options import check_options, check_schedule, option_names
 
-__all__ = ["configure", "runtime_options", "check_independent", "norm_covers", "norm_grid",
-           "norm_aliases", "OPTIONS"]
+__all__ = ["configure", "runtime_options", "OPTIONS"]
 
-OPTIONS = ("independent", "covers", "backward", "save_outputs", "interpret", "grid", "max_steps",
-           "timeout", "timeline", "schedule", "seed")
+OPTIONS = option_names("configure")
 _options: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
@@ -29,7 +28,8 @@ def configure(kernel, **options):
     None: its defaults), ``timeline`` (a path: each interpreted call writes its Chrome /
     Perfetto trace there, ``jax_pyptx.interpret.launch``), ``schedule`` / ``seed`` (when the
     CPU interpreter completes asynchronous work: ``"eager"``, ``"late"`` or ``"random"`` with a
-    seed, ``jax_pyptx.interpret.launch``).
+    seed, ``jax_pyptx.interpret.launch``). Each is checked here (``CallOptions``); a call's
+    own options override them.
 
     Examples:
         >>> import numpy as np
@@ -48,60 +48,18 @@ def configure(kernel, **options):
     """
     unknown = [k for k in options if k not in OPTIONS]
     if unknown:
-        from ..specialize.binding import did_you_mean
-
         raise SpecializationError(f"configure(): unknown option {unknown[0]!r}"
                                   f"{did_you_mean(unknown[0], OPTIONS)}; options: "
                                   f"{', '.join(OPTIONS)}")
-    if "independent" in options:
-        check_independent(kernel, options["independent"])
-    if "timeline" in options:
-        from ..interpret.timeline import check_path
-        options = dict(options, timeline=check_path(options["timeline"]))
+    checked = check_options(kernel, options)
     with _lock:
         opts = dict(_options.get(kernel, {}))
-        opts.update(options)
-        if "schedule" in options or "seed" in options:
-            from ..interpret.schedule import make_schedule
-            make_schedule(opts.get("schedule", "eager"), opts.get("seed"))
-        _options[kernel] = opts
+        opts.update(checked)
+        check_schedule(opts)        # with what was attached before
+        _options[kernel] = {n: v for n, v in opts.items() if v is not None}
     return kernel
 
 
 def runtime_options(kernel) -> dict:
-    """The options :func:`configure` attached to ``kernel`` (a copy)."""
+    """The options :func:`configure` attached to ``kernel``, checked (a copy)."""
     return dict(_options.get(kernel, {}))
-
-
-def check_independent(kernel, independent) -> None:
-    for s in independent or ():
-        if s not in kernel.shape_vars:
-            raise SpecializationError(
-                f"kernel {kernel.name!r}: independent dim {s!r} is not a shape variable; "
-                f"shape variables: {', '.join(kernel.shape_vars) or 'none'}")
-
-
-def norm_covers(kernel, covers) -> tuple:
-    if not covers:
-        return ()
-    out = []
-    for sym, v in dict(covers).items():
-        if sym not in kernel.shape_vars:
-            raise SpecializationError(f"kernel {kernel.name!r}: covers names {sym!r}, not a "
-                                      f"shape variable ({', '.join(kernel.shape_vars)})")
-        axis, per = v
-        axis = AXES.index(axis) if isinstance(axis, str) else int(axis)
-        out.append((sym, axis, int(per)))
-    return tuple(out)
-
-
-def norm_grid(grid):
-    if grid is None or callable(grid):
-        return grid
-    return dim3(grid, "ptx_call grid")
-
-
-def norm_aliases(aliases) -> tuple:
-    if not aliases:
-        return ()
-    return tuple(sorted((int(i), int(o)) for i, o in dict(aliases).items()))

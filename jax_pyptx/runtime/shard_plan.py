@@ -32,7 +32,7 @@ def factors(spec: CallSpec):
             f.append(("s", dim) if isinstance(dim, str) else ("c", t, d))
         out.append(f)
     indep = {("b", level) for level in range(len(spec.batch))}
-    indep |= {("s", s) for s in spec.independent}
+    indep |= {("s", s) for s in spec.options.independent}
     return out, indep
 
 
@@ -60,7 +60,7 @@ def partition_plan(spec: CallSpec, mesh, operand_specs) -> dict:
     """
     per_tensor, indep = factors(spec)
     sizes = _factor_sizes(spec, per_tensor)
-    per_block = {("s", sym): per for sym, _axis, per in spec.covers}
+    per_block = {("s", sym): per for sym, _axis, per in spec.options.covers}
     axis_size = dict(mesh.shape)
     chosen, used_axes = {}, set()
     t = 0
@@ -126,4 +126,5 @@ def local_spec(spec: CallSpec, mesh, chosen: dict) -> CallSpec:
             env[f[1]] //= n
         else:
             batch[f[1]] //= n
-    return replace(spec, env=tuple(env.items()), batch=tuple(batch), independent=())
+    return replace(spec, env=tuple(env.items()), batch=tuple(batch),
+                   options=replace(spec.options, independent=()))

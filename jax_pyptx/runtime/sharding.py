@@ -109,7 +109,7 @@ def _pspec_of(sharding):
 def _make_partitioned(prim, spec: CallSpec, host_index=None, holder=None):
     from jax.experimental.custom_partitioning import custom_partitioning
 
-    inner = replace(spec, independent=())
+    inner = replace(spec, options=replace(spec.options, independent=()))
 
     def call(*xs):
         return tuple(prim.bind(*xs, spec=inner))
@@ -123,7 +123,7 @@ def _make_partitioned(prim, spec: CallSpec, host_index=None, holder=None):
             holder["spec"] = local
             local = replace(local, host_callback=host_index)
         args, outs = _shardings(spec, mesh, chosen)
-        if spec.debug:
+        if spec.options.debug:
             print(f"[jax_pyptx] partition {spec.label}: {chosen} -> env {dict(local.env)} "
                   f"batch {local.batch}")
 
@@ -165,7 +165,7 @@ def _num_devices(ctx) -> int:
 def maybe_partitioned_lowering(prim, ctx, args, spec: CallSpec, host: bool):
     """The custom_partitioning lowering when it applies, else None. ``host``: the call runs
     on the interpreter (each shard's callback is registered on the enclosing module)."""
-    if not spec.independent and not spec.batch:
+    if not spec.options.independent and not spec.batch:
         return None
     if getattr(ctx.module_context.lowering_parameters, "for_export", False):
         return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from ..errors import SpecializationError
+from ..specialize.binding import check_inputs
 from ..types import PtxType
 from .torch_op import family, scalar_number_dtype
 
@@ -47,12 +48,7 @@ def op_name(kernel, kw_items: tuple) -> str:
 def call_torch(kernel, *args, **kw):
     """Run ``kernel`` on torch tensors (runtime scalars as numbers or 0-d tensors): its
     outputs, one tensor or a tuple."""
-    n_in = len(kernel.in_specs)
-    if len(args) != n_in:
-        names = kernel.param_names
-        raise SpecializationError(
-            f"kernel {kernel.name!r} takes {n_in} inputs ({', '.join(names[:n_in])}); got "
-            f"{len(args)}")
+    check_inputs(kernel, len(args))
     items = tuple(kw.items())
     op = None
     if not torch.compiler.is_compiling():       # eager: the op of a previous call

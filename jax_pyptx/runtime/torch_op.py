@@ -50,6 +50,7 @@ import numpy as np
 import torch
 
 from ..errors import SpecializationError
+from ..specialize.binding import check_inputs
 from ..specialize.empty import empty_outputs
 from ..specs import Layout, Tile
 from ..types import PtxType
@@ -188,10 +189,7 @@ class TorchKernel:
     def __call__(self, *args):
         """Outputs of the kernel on ``args`` (one tensor, or a tuple for several outputs)."""
         k = self.kernel
-        if len(args) != self._n_in:
-            raise SpecializationError(
-                f"kernel {k.name!r} takes {self._n_in} inputs "
-                f"({', '.join(k.param_names[:self._n_in])}); got {len(args)}")
+        check_inputs(k, len(args))
         ops = []
         for name, a, s in zip(k.param_names, args, k.in_specs):
             if isinstance(s, PtxType) and not isinstance(a, torch.Tensor):
@@ -257,20 +255,17 @@ class TorchKernel:
     def _call_spec(self, env: dict, statics: tuple = ()):
         """The JAX runtime's CallSpec of this call (no JAX objects in it)."""
         from .callspec import CallSpec
-        from .options import norm_covers, norm_grid, runtime_options
+        from .options import runtime_options
 
         from ..specialize.binding import raw_values
+        from ..specialize.options import merge_options
 
         k = self.kernel
-        opts = runtime_options(k)
         raw = raw_values(k, self.raw, env, self.template) if k.raw_params else {}
         return CallSpec(kernel=k, template=self._template_key,
                         env=tuple((s, int(env[s])) for s in k.shape_vars),
-                        grid=norm_grid(opts.get("grid")), static_scalars=tuple(statics),
-                        covers=norm_covers(k, opts.get("covers")), raw=tuple(raw.items()),
-                        max_steps=opts.get("max_steps"), timeout=opts.get("timeout"),
-                        schedule=opts.get("schedule", "eager"), seed=opts.get("seed"),
-                        timeline=opts.get("timeline"))
+                        static_scalars=tuple(statics), raw=tuple(raw.items()),
+                        options=merge_options(runtime_options(k), {}))
 
     def _cpu_impl(self, *args):
         from .callspec import check_grid_covers

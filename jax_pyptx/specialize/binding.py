@@ -123,10 +123,11 @@ def did_you_mean(name: str, candidates) -> str:
     return f" (did you mean {best[0]!r}?)" if best else ""
 
 
-def unknown_argument(k, kw: dict, allowed=(), options=(), what: str = "the options") -> None:
+def unknown_argument(k, kw: dict, allowed=(), options=(), what: str = "the options",
+                     label: str | None = None) -> None:
     """Raise for the first keyword that is neither a template parameter, a shape variable,
     in ``allowed`` nor in ``options`` (listed as ``what``: a call's options), naming what is
-    valid and the closest valid name."""
+    valid and the closest valid name (``label``: the call's name, default the kernel's)."""
     tp, sv = k.template_params, k.shape_vars
     unknown = [n for n in kw if n not in tp and n not in sv and n not in allowed and
                n not in options]
@@ -135,8 +136,20 @@ def unknown_argument(k, kw: dict, allowed=(), options=(), what: str = "the optio
         raw = [p.name for p in k.raw_params]
         hint = did_you_mean(n, [*tp, *sv, *raw, *allowed, *options])
         extra = f"{what} {', '.join(options)}" if options else ""
-        raise SpecializationError(f"kernel {k.name!r}: unknown argument {n!r}{hint}; "
+        raise SpecializationError(f"kernel {label or k.name!r}: unknown argument {n!r}{hint}; "
                                   f"valid: {valid_names(k, extra)}")
+
+
+def check_inputs(k, n: int, label: str | None = None, outputs_ok: bool = False) -> None:
+    """A call passed ``n`` arrays: it must be ``k``'s number of inputs (``outputs_ok``:
+    optionally followed by its outputs); the error names the inputs. ``label``: the call's
+    name (default: the kernel's)."""
+    n_in = len(k.in_specs)
+    if n == n_in or (outputs_ok and n_in <= n <= n_in + len(k.out_specs)):
+        return
+    raise SpecializationError(
+        f"kernel {label or k.name!r} takes {n_in} inputs ({', '.join(k.param_names[:n_in])}); "
+        f"got {n}")
 
 
 def valid_names(k, extra: str = "") -> str:
@@ -155,11 +168,7 @@ def shapes_env(k, arrays) -> dict:
     """Shape variables bound by ``arrays`` (inputs, optionally followed by outputs)."""
     specs = k.in_specs + k.out_specs
     names = k.param_names
-    n_in = len(k.in_specs)
-    if not n_in <= len(arrays) <= len(specs):
-        raise SpecializationError(
-            f"kernel {k.name!r} takes {n_in} inputs ({', '.join(names[:n_in])}); got "
-            f"{len(arrays)}")
+    check_inputs(k, len(arrays), outputs_ok=True)
     env, where = {}, {}
     for i, (spec, a) in enumerate(zip(specs, arrays)):
         pname = names[i]

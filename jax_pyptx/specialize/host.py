@@ -4,10 +4,11 @@ TMA descriptor parameters get the interpreter's tensor maps (``interpret.tensor_
 from the Tile specs by ``specialize.tma.tma_spec`` exactly as the CUDA launch plan derives the
 maps the C++ launcher encodes.
 
-``kernel.interpret``, the JAX runtime's CPU lowering (a host callback) and the PyTorch CPU
-impl all come here. Arrays are in their logical layout: a ``Layout.COL`` tensor's buffer is
-its last two dims swapped in memory (``docs/runtime.md``), so inputs are laid out that way
-before the launch and outputs read back from it; every path gives the same answer.
+``kernel.interpret`` and ``perf.counts.measure`` (through :func:`run_on_host`), the JAX
+runtime's CPU lowering (a host callback) and the PyTorch CPU impl all come here. Arrays are in
+their logical layout: a ``Layout.COL`` tensor's buffer is its last two dims swapped in memory
+(``docs/runtime.md``), so inputs are laid out that way before the launch and outputs read back
+from it; every path gives the same answer.
 
 Outputs that alias no input are ``launch(..., outputs=...)`` buffers: under the sanitizer they
 start uninitialized, as XLA's and PyTorch's fresh output buffers are on a GPU, so a kernel that
@@ -29,11 +30,16 @@ import numpy as np
 
 from ..errors import DeadlockError, InterpreterError, SpecializationError
 from ..specs import Layout, memory_shape
+from ..types import PtxType
+from .binding import check_inputs, unknown_argument
 from .dims import check_cluster_grid
+from .empty import empty_outputs
+from .options import (DEFAULT, CallOptions, check_options, merge_options, option_names,
+                      split_options)
 from ..scalars import scalar_value
 from .tma import tma_spec
 
-__all__ = ["HostLaunch", "interpreter_stats", "to_memory", "from_memory"]
+__all__ = ["HostLaunch", "run_on_host", "interpreter_stats", "to_memory", "from_memory"]
 
 # launches run and seconds spent inside the interpreter (benchmarks subtract it)
 interpreter_stats = {"launches": 0, "seconds": 0.0}
@@ -136,21 +142,20 @@ class HostLaunch:
             else:
                 self._params.append(("raw", info.name, info))
 
-    def __call__(self, tensors, scalars=(), raw=None, sanitize: bool | str = True, max_steps=None,
-                 timeout=None, stats=None, timeline=None, partial=(), schedule="eager", seed=None) -> tuple:
+    def __call__(self, tensors, scalars=(), raw=None, options: CallOptions = DEFAULT,
+                 stats=None) -> tuple:
         """Outputs (NumPy, logical layout) of one launch on ``tensors`` (the tensor inputs,
         in order), ``scalars`` (the runtime scalars, in order) and ``raw`` (raw_params
-        values by name). ``max_steps`` / ``timeout``: the interpreter's limits (None: its
-        defaults); ``stats`` (an ``interpret.Stats``) counts the launch's global bytes and
-        tensor-core FLOPs; ``timeline``: a path the launch's trace is written to
-        (``interpret.launch``); ``partial``: indices of outputs the kernel may write only in
-        part (with those whose Tile says ``partial=True``, never reported unwritten);
-        ``schedule`` / ``seed``: when asynchronous work completes (``interpret.launch``)."""
+        values by name). ``options``: the interpreter's (``sanitize``, ``max_steps``,
+        ``timeout``, ``timeline``, ``schedule``, ``seed``: ``interpret.launch``) and
+        ``partial_outputs`` (indices of outputs the kernel may write only in part: with those
+        whose Tile says ``partial=True``, never reported unwritten); ``stats`` (an
+        ``interpret.Stats``) counts the launch's global bytes and tensor-core FLOPs."""
         from ..interpret import launch
 
         t = self.traced
         n_in = len(t.inputs)
-        partial = self._partial | set(partial)
+        partial = self._partial | set(options.partial_outputs)
         bufs = [to_memory(np.asarray(a), lay) for a, lay in zip(tensors, self._in_layouts)]
         outs = []
         fresh = set()             # buffer indices of outputs that alias no input
@@ -199,9 +204,8 @@ class HostLaunch:
         t0 = time.perf_counter()
         try:
             launch(t.module, t.name, args, grid=self.grid, block=t.block, cluster=t.cluster,
-                   smem=t.dynamic_smem, sanitize=sanitize, max_steps=max_steps, timeout=timeout,
-                   stats=stats, timeline=timeline, outputs=out_args, partial_outputs=part_args,
-                   inputs=in_args, batch_items=items or None, schedule=schedule, seed=seed)
+                   smem=t.dynamic_smem, stats=stats, outputs=out_args, partial_outputs=part_args,
+                   inputs=in_args, batch_items=items or None, **options.interpreter_kw())
         except DeadlockError as e:
             notes = clamped_boxes(t)
             if notes:                  # the likely cause: a kernel expecting the full box
@@ -251,3 +255,25 @@ def _batch_items(t, grid) -> dict:
             continue
         out[k] = np.ravel_multi_index([levels[lvl] for lvl in lv], [abi.batch[lvl] for lvl in lv])
     return out
+
+
+def run_on_host(kernel, arrays, kw: dict, stats=None) -> tuple:
+    """``kernel.interpret(*arrays, **kw)``'s outputs (a tuple; ``perf.counts.measure`` passes
+    ``stats``): the inputs counted, ``kw`` split into the interpret options
+    (``CallOptions``) and template parameters, shape variables and raw parameter values
+    (an unknown name is an error listing the valid ones), the call bound, an empty input
+    answered with empty outputs, the specialization traced and launched on host arrays."""
+    check_inputs(kernel, len(arrays))
+    given, kw = split_options(kw, "interpret")
+    unknown_argument(kernel, kw, allowed=[p.name for p in kernel.raw_params],
+                     options=option_names("interpret"), what="the interpret options")
+    options = merge_options({}, check_options(kernel, given))
+    b = kernel.bind(*arrays, **kw)
+    empty = empty_outputs(kernel, b.env)        # an empty input: empty outputs, no launch
+    if empty is not None:
+        return tuple(np.zeros(shape, dtype) for shape, dtype in empty)
+    specs = kernel.in_specs
+    tensors = [a for a, s in zip(arrays, specs) if not isinstance(s, PtxType)]
+    scalars = [a for a, s in zip(arrays, specs) if isinstance(s, PtxType)]
+    return HostLaunch(b.trace())(tensors, scalars, b.raw_values(host=True), options,
+                                 stats=stats)

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import re
 import threading
+from dataclasses import dataclass, field
 
 from ..errors import ArchError, SpecializationError
 from ..ir.nodes import (Addr, Block, Function, Instruction, Module, ParenList, Param, PredPair,
@@ -93,7 +94,39 @@ def trace_specialization(k, template: dict, env: dict, abi: ParamAbi = PLAIN) ->
 
 
 def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced:
+    """The five jobs of a trace, in order: the parameters, the body, shared memory, the
+    entry's directives, the module; then what a launch needs (``Traced``)."""
     target = parse_target(k.arch)
+    tr = _new_trace(k, target, template, env)
+    binder = abi.binder(tr)
+    ps = _declare_params(k, tr, env, abi, binder)
+    _run_body(k, tr, ps.args, binder, template)
+    for p in tr.extra_params:
+        ps.infos.append(ParamInfo(p.name, "tma", p.type, array=p.array))
+    extern = bool(k.extern_smem) or k.smem > STATIC_LIMIT
+    fdecls, mdecls, dyn, static = tr.smem.finalize(extern, tr.body)
+    dyn = max(dyn, k.smem)
+    directives = _entry_directives(k, tr)
+    module = _module(k, tr, target, directives, fdecls, mdecls)
+    _check_shared(k, target.name, static, dyn)
+    grid = abi.launch_grid(resolve_grid(k.grid, k.name, env, template))
+    if k.grid is not None:        # (no grid: the call gives one; checked when launched)
+        check_cluster_grid(k.name, grid, k.cluster, kernel_loc(k))
+    traced = Traced(
+        name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
+        cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(ps.infos),
+        inputs=tuple(ps.inputs), outputs=tuple(ps.outputs), scalars=tuple(ps.scalars),
+        env=dict(env), template=dict(template), tma=tuple(tr.tma),
+        instruction_count=tr.instruction_count + len(tr.prologue),
+        abi=abi, reads=_reads(tr, ps, binder.own_loads),
+    )
+    tr.release()                 # no reference cycles left: a dropped trace is freed at once
+    return traced
+
+
+def _new_trace(k, target, template: dict, env: dict):
+    """A fresh Trace for kernel ``k``: its shared-memory layout, shape environment and
+    cluster."""
     tr = context.Trace(k.name, target, k.version)
     tr.smem = SmemLayout()
     # TMA boxes name shape variables, or int template parameters (BM=128)
@@ -102,9 +135,27 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
     if isinstance(k.extern_smem, str):
         tr.smem.extern_name = k.extern_smem
     tr.cluster = tuple(k.cluster)
-    binder = abi.binder(tr)
+    return tr
+
+
+@dataclass
+class _Params:
+    """The parameters of one trace: the body's arguments, the ``.param`` entries, what a
+    launch needs to know of each, and the tensor / scalar specs."""
+
+    args: list = field(default_factory=list)      # the body's positional arguments
+    params: list = field(default_factory=list)    # ir Params, in order
+    infos: list = field(default_factory=list)     # ParamInfo per param
+    inputs: list = field(default_factory=list)    # TensorSpec per input tensor
+    outputs: list = field(default_factory=list)   # TensorSpec per output tensor
+    scalars: list = field(default_factory=list)   # ParamInfo per runtime scalar
+
+
+def _declare_params(k, tr, env: dict, abi: ParamAbi, binder) -> _Params:
+    """The parameters ``k``'s specs and ABI declare (set on ``tr``), and the body's
+    arguments (runtime scalars left None: loaded by :func:`_run_body`)."""
+    ps = _Params()
     names = k.param_names
-    args, params, infos, inputs, outputs, scalars = [], [], [], [], [], []
     n_in = len(k.in_specs)
     tensor_index = 0
     for i, (pname, spec) in enumerate(zip(names, k.in_specs + k.out_specs)):
@@ -113,41 +164,47 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
                             output=i >= n_in, access=binder)
             ts.tile = spec
             tensor_index += 1
-            (outputs if i >= n_in else inputs).append(ts)
-            params.append(Param(pname, u64))
-            infos.append(ParamInfo(pname, "tensor", u64, ts.index))
-            args.append(ts)
+            (ps.outputs if i >= n_in else ps.inputs).append(ts)
+            ps.params.append(Param(pname, u64))
+            ps.infos.append(ParamInfo(pname, "tensor", u64, ts.index))
+            ps.args.append(ts)
         else:
             p, kind = abi.scalar_param(pname, spec)
-            params.append(p)
+            ps.params.append(p)
             info = ParamInfo(pname, kind, spec)
-            infos.append(info)
-            scalars.append(info)
-            args.append(None)           # loaded below, once the params exist
+            ps.infos.append(info)
+            ps.scalars.append(info)
+            ps.args.append(None)        # loaded by _run_body, once the params exist
     for p in k.raw_params:
-        params.append(p)
-        infos.append(ParamInfo(p.name, "raw", p.type, array=p.array))
+        ps.params.append(p)
+        ps.infos.append(ParamInfo(p.name, "raw", p.type, array=p.array))
     for p in k.pointer_params:          # no specs: raw pointers (shape and dtype unknown)
-        args.append(TensorSpec(p.name, trace=tr, access=binder))
-    pnames = [p.name for p in params]
+        ps.args.append(TensorSpec(p.name, trace=tr, access=binder))
+    pnames = [p.name for p in ps.params]
     if len(set(pnames)) != len(pnames):
         raise SpecializationError(f"kernel {k.name!r}: duplicate parameter names {pnames}")
-    tr.params = list(params)
+    tr.params = list(ps.params)
+    return ps
+
+
+def _run_body(k, tr, args: list, binder, template: dict) -> None:
+    """Run ``k``'s Python body on ``tr`` (the runtime scalars loaded first); the trace is
+    closed afterwards, whatever happened."""
     context.push(tr)
     try:
         for i, spec in enumerate(k.in_specs):
             if isinstance(spec, PtxType):
-                args[i] = binder.scalar(names[i], spec)
+                args[i] = binder.scalar(k.param_names[i], spec)
         k.fn(*args, **template)
         check_labels(tr)
     finally:
         context.pop()
         tr.closed = True
-    for p in tr.extra_params:
-        infos.append(ParamInfo(p.name, "tma", p.type, array=p.array))
-    extern = bool(k.extern_smem) or k.smem > STATIC_LIMIT
-    fdecls, mdecls, dyn, static = tr.smem.finalize(extern, tr.body)
-    dyn = max(dyn, k.smem)
+
+
+def _entry_directives(k, tr) -> list:
+    """The entry's performance directives: ``.reqntid``, the cluster's, then the kernel's
+    ``raw_directives`` as written (one it gives replaces the derived one of that name)."""
     directives = []
     given = {d.strip().split(" ", 1)[0].rstrip(";") for d in k.raw_directives}
     if k.reqntid is not None and ".reqntid" not in given:
@@ -165,8 +222,15 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
         name, _, rest = text.rstrip(";").partition(" ")
         directives.append(RawDirective(name, (rest.strip(),) if rest.strip() else (),
                                        terminated=text.endswith(";")))
-    variables = list(getattr(tr, "variables", {}).values())     # ptx.var
-    mdecls = list(getattr(tr, "module_directives", ())) + mdecls  # ptx.file_
+    return directives
+
+
+def _module(k, tr, target, directives: list, fdecls: list, mdecls: list) -> Module:
+    """The module: the entry (declarations, ``ptx.var``s, prologue, body) after the
+    module-level declarations and directives, at the version ``k`` asks for or its
+    instructions need."""
+    variables = list(tr.variables.values())     # ptx.var
+    mdecls = list(tr.module_directives) + mdecls  # ptx.file_
     body = tr.reg_decls() + fdecls + variables + tr.prologue + tr.body
     fn = Function(k.name, ".entry", ".visible", tr.params, [], directives, body)
     version = k.version or max(tr.min_ptx, default_version(target))
@@ -174,30 +238,22 @@ def _trace_specialization(k, template: dict, env: dict, abi: ParamAbi) -> Traced
         raise ArchError(f"kernel {k.name!r}: version={k.version[0]}.{k.version[1]} is below "
                         f"PTX ISA {tr.min_ptx[0]}.{tr.min_ptx[1]}, which target "
                         f"{target.name} and the instructions used need")
-    module = Module(version, (target.name,), 64, mdecls + [fn])
-    _check_shared(k, target.name, static, dyn)
-    grid = abi.launch_grid(resolve_grid(k.grid, k.name, env, template))
-    if k.grid is not None:        # (no grid: the call gives one; checked when launched)
-        check_cluster_grid(k.name, grid, k.cluster, kernel_loc(k))
-    scalar_names = {i.name for i in scalars}
-    tensor_names = {t.name for t in inputs + outputs}
-    stmts, own_loads = tr.prologue + tr.body, binder.own_loads
+    return Module(version, (target.name,), 64, mdecls + [fn])
 
-    def reads():             # what the kernel reads: scanned when first asked for
+
+def _reads(tr, ps: _Params, own_loads):
+    """What the kernel reads (special registers, parameters read directly), scanned when
+    first asked for: a function for ``Traced.reads``."""
+    scalar_names = {i.name for i in ps.scalars}
+    tensor_names = {t.name for t in ps.inputs + ps.outputs}
+    stmts = tr.prologue + tr.body
+
+    def reads():
         specials, raw = scan_reads(stmts, tensor_names | scalar_names, own_loads)
         return (frozenset(specials), tuple(n for n in raw if n not in scalar_names),
                 tuple(n for n in raw if n in scalar_names))
 
-    traced = Traced(
-        name=k.name, arch=target.name, module=module, grid=grid, block=k.block,
-        cluster=k.cluster, dynamic_smem=dyn, static_smem=static, params=tuple(infos),
-        inputs=tuple(inputs), outputs=tuple(outputs), scalars=tuple(scalars), env=dict(env),
-        template=dict(template), tma=tuple(tr.tma),
-        instruction_count=tr.instruction_count + len(tr.prologue),
-        abi=abi, reads=reads,
-    )
-    tr.release()                 # no reference cycles left: a dropped trace is freed at once
-    return traced
+    return reads
 
 
 _GPR = re.compile(r"^%(p|rs|h|r|rd|rq|f|fd)\d+$")

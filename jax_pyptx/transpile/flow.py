@@ -183,7 +183,7 @@ def if_(cond, uni: bool = False):
     region = Region(end, tr)
     yield region
     tr.place_label(end, loc)
-    tr._flow_last_if = (tr.body, len(tr.body) - 1, end)
+    tr.flow_last_if = (tr.body, len(tr.body) - 1, end)
 
 
 @contextmanager
@@ -191,7 +191,7 @@ def else_(uni: bool = False):
     """The else-part of the ``if_`` just closed: its then-part gains ``bra[.uni] END2``."""
     tr = _tr("flow.else_")
     loc = user_loc(3)
-    last = getattr(tr, "_flow_last_if", None)
+    last = tr.flow_last_if
     if last is None or last[0] is not tr.body or last[1] != len(tr.body) - 1 or \
             type(tr.body[-1]) is not Label or tr.body[-1].name != last[2]:
         raise TraceError("flow.else_ must directly follow a flow.if_ block", loc=loc)
@@ -201,7 +201,7 @@ def else_(uni: bool = False):
     end = tr.new_label("endif")
     _bra(tr, end, None, uni, loc)
     tr.place_label(else_label, loc)
-    tr._flow_last_if = None
+    tr.flow_last_if = None
     region = Region(end, tr)
     yield region
     tr.place_label(end, loc)

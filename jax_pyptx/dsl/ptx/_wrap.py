@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from ...errors import ArchError, PtxTypeError, PtxValueError
 from ...ir.nodes import Addr, Imm, PredPair, Reg, Sink, Sym, Vec
-from ...isa import forms_for
+from ...isa import forms_for, type_of
 from ...isa.opcodes import split_opcode
 from ...isa.validate import op_sig
 from ...types import PtxType, b32, b64, by_name, is_type_name
 from .. import context
 from ..context import user_loc
 from ..values import Immediate, Register, RegArray, Special, as_operand, materialize
-from .generic import _hint_type, guard_of
+from .generic import guard_of
 
 
 def norm(value) -> str:
@@ -206,7 +206,7 @@ def emit(full: str, operands, pred=None, typed: bool = False):
     name, mods = split_opcode(full)
     stack = context._state.stack
     tr = stack[-1] if stack else context.current(f"ptx.{full}")
-    hint = _hint_type(mods) if typed else None
+    hint = type_of(mods) if typed else None
     ops = []
     key = [name, mods]
     for o in operands:

@@ -180,9 +180,7 @@ def scope():
     outer.append(blk)
     tr.body = blk.body
     tr.chain = None
-    scopes = getattr(tr, "reg_scopes", None)
-    if scopes is None:
-        scopes = tr.reg_scopes = []
+    scopes = tr.reg_scopes
     scopes.append((blk.body, {}))
     try:
         yield

@@ -129,7 +129,4 @@ def file_(idx: int, name: str) -> None:
             not isinstance(name, str) or '"' in name:
         raise PtxValueError(f"ptx.file_: expected (index >= 0, file name), got ({idx!r}, "
                             f"{name!r})", loc=user_loc())
-    files = getattr(tr, "module_directives", None)
-    if files is None:
-        files = tr.module_directives = []
-    files.append(RawDirective(".file", (str(idx), f'"{name}"')))
+    tr.module_directives.append(RawDirective(".file", (str(idx), f'"{name}"')))

@@ -100,10 +100,6 @@ def guard_of(pred) -> Guard | None:
     return Guard(pred.name, neg)
 
 
-# the instruction's type (the last type modifier): the ISA layer's one rule
-_hint_type = type_of
-
-
 _HINTS: dict = {}      # (opcode text, operand count) -> (name, modifiers, type per operand)
 
 

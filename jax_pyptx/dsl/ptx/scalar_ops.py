@@ -336,9 +336,7 @@ def var(state_space, dtype, name: str, *, size=None, align=None, linking=None) -
                             f"{', '.join(s[1:] for s in _VAR_SPACES)}", loc=user_loc())
     if not isinstance(name, str) or not re.match(r"^[A-Za-z_$][A-Za-z0-9_$]*$", name):
         raise PtxValueError(f"{fn}: name={name!r} is not a PTX identifier", loc=user_loc())
-    variables = getattr(tr, "variables", None)
-    if variables is None:
-        variables = tr.variables = {}
+    variables = tr.variables
     if name in variables or (tr.smem is not None and any(b.name == name
                                                           for b in tr.smem.buffers)):
         raise PtxValueError(f"{fn}: {name!r} is already declared in kernel {tr.name!r}",

@@ -66,13 +66,6 @@ def relinquish_alloc_permit(*, cta_group: int = 1, pred=None):
          f".sync.aligned", (), pred)
 
 
-def _a(a, fn):
-    """A operand: a b64 descriptor register, or a TMEM address ``[a_tmem]``."""
-    if isinstance(a, Addr):
-        return a
-    return a
-
-
 def mma(d_tmem, a, b_desc, idesc, enable_input_d=0, *, kind="f16", cta_group: int = 1,
         disable_output_lane=None, scale_input_d=None, collector=None, ashift: bool = False,
         sparse_meta=None, pred=None):
