@@ -548,7 +548,7 @@ def test_128b_swizzle_with_32_byte_atoms_is_tcgen05_swizzle_code_1():
     swizzle code 1 ("128B_base32B") reads: 32-byte unit u of 128-byte row r lands at unit
     u ^ (r % 4), bytes within a unit stay in place."""
     from jax_pyptx.interpret.tensormap import swizzle as tma_swizzle
-    from jax_pyptx.isa.fragments import TCGEN05_SWIZZLE_CODES
+    from jax_pyptx.isa.descriptors import TCGEN05_SWIZZLE_CODES
     from jax_pyptx.isa.swizzle import swizzle as isa_swizzle
     addr = np.arange(2048)
     want = (addr & ~0x60) | ((((addr >> 5) & 3) ^ ((addr >> 7) & 3)) << 5)

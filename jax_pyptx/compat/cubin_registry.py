@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import NotSupportedError, PtxValueError, SpecializationError
 from ..specialize.host import HostLaunch
+from ..specialize.options import merge_options
 from ..specialize.tma import map_spec
 from ..specs import Layout, Tile, TmaDescriptorHandle
 from ..types import PtxType, by_name
@@ -275,5 +276,5 @@ def run_on_host(rec: CubinRecord, inputs, outputs, grid=None, block=None, cluste
                       block, cluster, smem_bytes)
     launch = HostLaunch(k.trace_for(), label=rec.kernel_name)
     got = launch([a.reshape(t.shape) for a, t in zip(arrays, k.in_specs)], (), k.raw_values(),
-                 sanitize=sanitize)
+                 merge_options({}, {"sanitize": sanitize}))
     return [g.reshape(shape) for g, (shape, _) in zip(got, outputs)]

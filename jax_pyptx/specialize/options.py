@@ -155,12 +155,15 @@ def split_options(kw: dict, entry: str) -> tuple:
 
 
 def check_options(kernel, given: dict) -> dict:
-    """``given`` options (names known), each checked and normalized; None stays None (not
-    given). ``schedule`` and ``seed`` are checked together by :func:`check_schedule`."""
+    """``given`` options (names known), each checked and normalized. None stays None (not
+    given) for an option whose default is None; for the others (``sanitize=None``) it is
+    checked like any value. ``schedule`` and ``seed`` are checked together by
+    :func:`check_schedule`."""
     out = {}
     for n, v in given.items():
-        check = _FIELDS[n].metadata["check"]
-        out[n] = v if v is None or check is None else check(kernel, v)
+        f = _FIELDS[n]
+        check = f.metadata["check"]
+        out[n] = v if check is None or (v is None and f.default is None) else check(kernel, v)
     return out
 
 
