@@ -348,7 +348,7 @@ class FlatSpace:
                     self._check_init(parts, nb)
                 if self.counter is not None:
                     self.counter("load", n * nb, parts, nb)
-            return np.array(_nest_view(al.view(dt), esz, first - al.base, shape, strides, count)).reshape(n, count)
+            return np.array(_nest_view(al.view(dt), esz, first - al.base, shape, strides, count), order="C").reshape(n, count)
         parts = self._resolve(addrs, nb, False, align)
         if self.tracks_init:
             self._check_init(parts, nb)
