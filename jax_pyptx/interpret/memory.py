@@ -528,20 +528,20 @@ class BankedSpace:
     def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None):
         dt = np.dtype(dtype)
         esz = dt.itemsize
-        nb = esz * count
         offs = np.asarray(offs, np.uint64)
-        self._check(offs, nb, align)
+        self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
-            self._race(self.race.on_load, banks, offs, nb, warps)
-        if self._vec(nb, count, align):
+            self._race(self.race.on_load, banks, offs, esz * count, warps)
+        if self._vec(esz * count, count, align):
+            # a vector per lane: one element of its size (init compared as words; a miss is
+            # reported element by element below)
+            nb = esz * count
             view, idx = _vector(self.view, nb, self.flat(banks, offs))
             out = view[idx].view(dt).reshape(-1, count)
-            if check_init and self.init is not None:
-                unit = min(nb, 8)
-                iv = self.init.view(view.dtype)[idx].view(_UINT[unit])
-                if (iv != _ONES[unit]).any():
-                    self._uninit(offs, self.flat(banks, offs) // esz, esz, count)
-            return out
+            if not (check_init and self.init is not None):
+                return out
+            if (self.init.view(view.dtype)[idx].view(_UINT[min(nb, 8)]) == _ONES[min(nb, 8)]).all():
+                return out
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)
@@ -549,34 +549,30 @@ class BankedSpace:
             f = f[:, None]
         out = self.view(dt)[f]
         if check_init and self.init is not None:
-            self._uninit(offs, f, esz, count)
+            iv = self.iview(esz)[f]
+            bad = iv != _ONES[esz]
+            if bad.any():
+                lane, k = np.argwhere(bad)[0]
+                a = int(offs[lane]) + int(k) * esz
+                where = self.describe_offset(a)
+                raise MemoryFault("uninitialized", int(lane), a,
+                                  f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
+                                  f"thread of this CTA wrote it", self.kind)
         return out
-
-    def _uninit(self, offs, f, esz, count):
-        """Report the first element of the load at element indices ``f`` that no store wrote."""
-        if f.ndim == 1:
-            f = f[:, None] + np.arange(count)
-        iv = self.iview(esz)[f]
-        bad = iv != _ONES[esz]
-        if bad.any():
-            lane, k = np.argwhere(bad)[0]
-            a = int(offs[lane]) + int(k) * esz
-            where = self.describe_offset(a)
-            raise MemoryFault("uninitialized", int(lane), a,
-                              f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
-                              f"thread of this CTA wrote it", self.kind)
 
     def store(self, banks, offs, values, align=None, warps=None):
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
-        nb = esz * count
         offs = np.asarray(offs, np.uint64)
-        self._check(offs, nb, align)
+        self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
-            self._race(self.race.on_store, banks, offs, nb, warps, values)
-        if self._vec(nb, count, align):
+            self._race(self.race.on_store, banks, offs, esz * count, warps, values)
+        if self._vec(esz * count, count, align):
+            # a vector per lane: one element of its size (aligned vectors coincide or are
+            # disjoint, so the last lane storing one wins, as element by element)
+            nb = esz * count
             view, idx = _vector(self.view, nb, self.flat(banks, offs))
             view[idx] = np.ascontiguousarray(values).view(view.dtype).reshape(-1)
             if self.init is not None:
