@@ -358,13 +358,20 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         if self.exit_pc is not None:
             self.exited = True
             self.exit_pc[idx] = self.cur.pc if self.cur is not None else -1
-        self.live[idx] = False
+        if g.n == self.nlive:
+            # every live thread exits (a converged batch): no per-thread bookkeeping
+            ctas = np.flatnonzero(self.live_count)
+            self.live[:] = False
+            self.live_count[:] = 0
+            self.live_mask[:] = 0
+        else:
+            self.live[idx] = False
+            cnt = np.bincount(self.slot_cta[idx], minlength=self.nctas)
+            self.live_count -= cnt
+            ctas = np.flatnonzero(cnt)
+            uw, m = g.warp_masks()
+            self.live_mask[uw] &= ~m
         self.nlive -= g.n
-        cnt = np.bincount(self.slot_cta[idx], minlength=self.nctas)
-        self.live_count -= cnt
-        ctas = np.flatnonzero(cnt)
-        uw, m = g.warp_masks()
-        self.live_mask[uw] &= ~m
         if self.bar_pending:
             for (c, b), st in list(self.bars.items()):
                 if st.arrived and st.aligned_pc is not None and c in ctas:
