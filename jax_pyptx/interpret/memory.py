@@ -333,8 +333,9 @@ class FlatSpace:
     def load(self, addrs, dtype, count=1, align=None):
         """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count).
         Addresses forming an affine nest in one allocation (``nest``) are read as a strided
-        slice, vectors aligned to their size as one element each; the checks and their
-        reports are those of ``_resolve``."""
+        slice (an output's written-byte flags checked over the same slice), vectors aligned to
+        their size as one element each; the checks and their reports are those of
+        ``_resolve`` and ``_check_init``."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
         nb = esz * count
@@ -342,12 +343,11 @@ class FlatSpace:
         fast = self._fast(addrs, nb, esz, False, align)
         if fast is not None:
             al, (first, shape, strides, _) = fast
-            if self.tracks_init or self.counter is not None:
-                parts = [(al, None, addrs - np.uint64(al.base))]
-                if self.tracks_init:
-                    self._check_init(parts, nb)
-                if self.counter is not None:
-                    self.counter("load", n * nb, parts, nb)
+            if self.tracks_init and al.init is not None and \
+                    not _nest_view(al.init, 1, first - al.base, shape, strides, nb).all():
+                self._check_init([(al, None, addrs - np.uint64(al.base))], nb)     # the report
+            if self.counter is not None:
+                self.counter("load", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
             return np.array(_nest_view(al.view(dt), esz, first - al.base, shape, strides, count), order="C").reshape(n, count)
         parts = self._resolve(addrs, nb, False, align)
         if self.tracks_init:
@@ -379,7 +379,8 @@ class FlatSpace:
 
     def store(self, addrs, values):
         """Scatter ``values`` of shape (n, count) to the addresses (a strided slice when they
-        form a nest of disjoint elements in one allocation, ``load``)."""
+        form a nest of disjoint elements in one allocation, ``load``; an output's written-byte
+        flags set over the same slice)."""
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
@@ -389,12 +390,10 @@ class FlatSpace:
         fast = self._fast(addrs, nb, esz, True)
         if fast is not None and disjoint(fast[1][1], fast[1][2], nb):
             al, (first, shape, strides, _) = fast
-            if self.tracks_init or self.counter is not None:
-                parts = [(al, None, addrs - np.uint64(al.base))]
-                if self.counter is not None:
-                    self.counter("store", n * nb, parts, nb)
-                if self.tracks_init:
-                    self._mark_init(parts, nb)
+            if self.counter is not None:
+                self.counter("store", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
+            if self.tracks_init and al.init is not None:     # the bytes written, as _mark_init
+                _nest_view(al.init, 1, first - al.base, shape, strides, nb)[...] = 1
             _nest_view(al.view(dt), esz, first - al.base, shape, strides, count)[...] = \
                 values.reshape(*shape, count)
             return

@@ -172,6 +172,9 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
 def classify(addrs):
     """Generic addresses -> array of space codes: 0 global, 1 shared, 2 local, 3 const, 4 param."""
     a = addrs
+    c = _one_space(a) if a.size else None
+    if c is not None:
+        return np.full(a.shape, c, np.int8)
     code = np.zeros(a.shape, np.int8)
     code[(a >= np.uint64(M.SHARED_WINDOW)) & (a < np.uint64(M.SHARED_WINDOW + M.WINDOW_SIZE))] = 1
     code[(a >= np.uint64(M.LOCAL_WINDOW)) & (a < np.uint64(M.LOCAL_WINDOW + M.WINDOW_SIZE))] = 2
