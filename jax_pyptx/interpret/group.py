@@ -28,10 +28,20 @@ class Group:
         return Group(self.idx[keep], self.pc, N)
 
     def warp_masks(self):
-        """(warp indices touched, lane bitmask of this group in each) - cached."""
+        """(warp indices touched, lane bitmask of this group in each) - cached. ``_wl``: the
+        position in the first array of each thread's warp."""
         if self._wm is None:
             w = self.idx >> 5
             lanes = np.left_shift(np.uint64(1), (self.idx & 31).astype(np.uint64))
+            if len(w) and (w[1:] >= w[:-1]).all():
+                # threads in slot order (as groups hold them): warps are runs, no sort needed
+                new = np.empty(len(w), bool)
+                new[0] = True
+                np.not_equal(w[1:], w[:-1], out=new[1:])
+                start = np.flatnonzero(new)
+                self._wm = (w[start], np.bitwise_or.reduceat(lanes, start))
+                self._wl = np.cumsum(new) - 1
+                return self._wm
             uw, inv = np.unique(w, return_inverse=True)
             m = np.bincount(inv, weights=lanes.astype(np.float64), minlength=len(uw)).astype(np.uint64)
             self._wm = (uw, m)

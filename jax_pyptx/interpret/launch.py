@@ -121,8 +121,9 @@ class LaunchState:
         cx, cy, cz = cluster
         self._ncx, self._ncy = gx // cx, gy // cy
         csize = cx * cy * cz
-        order = self.cta_order()
+        self.order = order = self.cta_order()
         self._clusters = [order[i:i + csize] for i in range(0, len(order), csize)]
+        self.special_cache = {}            # (name, slots) -> special register (Context.special)
         self._next = 0                     # clusters before this one have started or are cancelled
         self.cancelled = 0
         self.warned = set()                # (error class, instruction) a SanitizerWarning named
@@ -156,16 +157,12 @@ class LaunchState:
         """CTA linear ids ordered cluster by cluster (ranks contiguous)."""
         gx, gy, gz = self.grid
         cx, cy, cz = self.cluster
-        out = []
-        for kz in range(gz // cz):
-            for ky in range(gy // cy):
-                for kx in range(gx // cx):
-                    for rz in range(cz):
-                        for ry in range(cy):
-                            for rx in range(cx):
-                                x, y, z = kx * cx + rx, ky * cy + ry, kz * cz + rz
-                                out.append(x + gx * (y + gy * z))
-        return out
+        # nested loops kz, ky, kx (clusters) then rz, ry, rx (ranks), innermost last
+        kz, ky, kx, rz, ry, rx = np.meshgrid(np.arange(gz // cz), np.arange(gy // cy), np.arange(gx // cx),
+                                             np.arange(cz), np.arange(cy), np.arange(cx), indexing="ij",
+                                             sparse=True)
+        x, y, z = kx * cx + rx, ky * cy + ry, kz * cz + rz
+        return (x + gx * (y + gy * z)).reshape(-1).tolist()
 
 
 def _scalar_bytes(value, p):
@@ -529,7 +526,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         mem.gspace.counter = counters.global_access
     state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit, timeout)
     state.schedule = sched
-    order = state.cta_order()
+    order = state.order
     csize = cluster[0] * cluster[1] * cluster[2]
     slots_per_cta = -(-nthreads // 32) * 32
     per_batch = max(csize, (MAX_BATCH_SLOTS // max(slots_per_cta, 1)) // csize * csize)

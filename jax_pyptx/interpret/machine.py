@@ -65,20 +65,12 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.cta_ids = np.asarray(cta_ids, np.int64)
         self.nctas = len(cta_ids)
         self.N = N = self.nctas * self.S
-        slots = np.arange(N, dtype=np.int64)
-        self.slot_cta = slots // self.S
-        self.tid_lin = slots % self.S
-        self.valid = self.tid_lin < self.T
-        self.lane = (slots & 31).astype(np.uint32)
-        self.live = self.valid.copy()
-        self.nlive = int(self.live.sum())
+        geo = _geometry(launch, self.nctas, self.S, self.T)
+        self.slot_cta, self.tid_lin, self.valid, self.lane, self.warp_in_cta = geo[:5]
+        self.live = geo[5].copy()
+        self.live_mask = geo[6].copy()
+        self.nlive = self.nctas * self.T
         self.live_count = np.full(self.nctas, self.T, np.int64)
-        nw = N // 32
-        lm = np.zeros(nw, np.uint64)
-        for w in range(self.W):
-            k = min(32, self.T - w * 32)
-            lm[w::self.W] = np.uint64((1 << k) - 1)
-        self.live_mask = lm
         self.exited = False       # some thread exited (sync: .aligned barriers it skipped)
         self.exit_pc = np.full(N, -1, np.int64) if sanitize else None
         self.regs = {}
@@ -97,7 +89,6 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             if not self.strict:
                 self.shared.race.warn = self._race_warning
             self.shared.dirty = np.zeros_like(self.shared.init)     # async_proxy's fence rule
-        self.warp_in_cta = (self.tid_lin // 32).astype(np.int64)
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}
@@ -197,33 +188,57 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
 
     # ------------------------------------------------------------------ special registers
     def special(self, name):
+        """Special register ``name`` over all slots. Those that depend only on the launch
+        shape are made once per launch and batch size (read-only: a register holding one is
+        copied before a partial write, ``write``), those of the CTA once per CTA."""
         a = self._special.get(name)
         if a is None:
-            a = self._special[name] = self._make_special(name)
-        if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
-            self._special.pop(name)
+            if name in _TIMERS:
+                return self._make_special(name)
+            base = name.partition(".")[0]
+            if base in _PER_CTA:
+                a = self._make_special(name)
+            else:
+                cache = getattr(self.launch, "special_cache", None)
+                key = (name, self.N)
+                a = None if cache is None else cache.get(key)
+                if a is None:
+                    a = self._make_special(name)
+                    if cache is not None:
+                        a.flags.writeable = False
+                        cache[key] = a
+            self._special[name] = a
         return a
 
     def _make_special(self, name):
         L = self.launch
         N = self.N
         bx, by, bz = L.block
-        gx, gy, gz = L.grid
         cx, cy, cz = L.cluster
-        t = self.tid_lin
-        cl = self.cta_ids[self.slot_cta]
-        ctaid = (cl % gx, (cl // gx) % gy, cl // (gx * gy))
-        tid = (t % bx, (t // bx) % by, t // (bx * by))
         u32 = np.uint32
         comp = {"x": 0, "y": 1, "z": 2}
         base, _, c = name.partition(".")
         k = comp.get(c)
+        if base in _PER_CTA:          # one value per CTA of the batch, repeated over its slots
+            gx, gy, gz = L.grid
+            cl = self.cta_ids
+            ctaid = (cl % gx, (cl // gx) % gy, cl // (gx * gy))
+            if base == "%ctaid":
+                v = ctaid[k]
+            elif name == "%smid":
+                v = cl % 132
+            elif base == "%cluster_ctaid":
+                v = ctaid[k] % L.cluster[k]
+            elif base == "%clusterid":
+                v = ctaid[k] // L.cluster[k]
+            else:                     # %cluster_ctarank
+                v = (ctaid[0] % cx) + cx * ((ctaid[1] % cy) + cy * (ctaid[2] % cz))
+            return np.repeat(v.astype(u32), self.S)
+        t = self.tid_lin
         if base == "%tid":
-            return tid[k].astype(u32)
+            return (t % bx if k == 0 else (t // bx) % by if k == 1 else t // (bx * by)).astype(u32)
         if base == "%ntid":
             return np.full(N, L.block[k], u32)
-        if base == "%ctaid":
-            return ctaid[k].astype(u32)
         if base == "%nctaid":
             return np.full(N, L.grid[k], u32)
         if name == "%laneid":
@@ -232,8 +247,6 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             return (t // 32).astype(u32)
         if name == "%nwarpid":
             return np.full(N, self.W, u32)
-        if name == "%smid":
-            return (cl % 132).astype(u32)
         if name == "%nsmid":
             return np.full(N, 132, u32)
         if name == "%gridid":
@@ -258,17 +271,10 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             if name.endswith("_hi"):
                 return (v >> np.uint64(32)).astype(u32)
             return v
-        if base == "%cluster_ctaid":
-            return (ctaid[k] % L.cluster[k]).astype(u32)
         if base == "%cluster_nctaid":
             return np.full(N, L.cluster[k], u32)
-        if base == "%clusterid":
-            return (ctaid[k] // L.cluster[k]).astype(u32)
         if base == "%nclusterid":
             return np.full(N, L.grid[k] // L.cluster[k], u32)
-        if name == "%cluster_ctarank":
-            r = (ctaid[0] % cx) + cx * ((ctaid[1] % cy) + cy * (ctaid[2] % cz))
-            return r.astype(u32)
         if name == "%cluster_nctarank":
             return np.full(N, cx * cy * cz, u32)
         if name == "%is_explicit_cluster":
@@ -352,12 +358,20 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         if self.exit_pc is not None:
             self.exited = True
             self.exit_pc[idx] = self.cur.pc if self.cur is not None else -1
-        self.live[idx] = False
+        if g.n == self.nlive:
+            # every live thread exits (a converged batch): no per-thread bookkeeping
+            ctas = np.flatnonzero(self.live_count)
+            self.live[:] = False
+            self.live_count[:] = 0
+            self.live_mask[:] = 0
+        else:
+            self.live[idx] = False
+            cnt = np.bincount(self.slot_cta[idx], minlength=self.nctas)
+            self.live_count -= cnt
+            ctas = np.flatnonzero(cnt)
+            uw, m = g.warp_masks()
+            self.live_mask[uw] &= ~m
         self.nlive -= g.n
-        ctas, cnt = np.unique(self.slot_cta[idx], return_counts=True)
-        self.live_count[ctas] -= cnt
-        uw, m = g.warp_masks()
-        self.live_mask[uw] &= ~m
         if self.bar_pending:
             for (c, b), st in list(self.bars.items()):
                 if st.arrived and st.aligned_pc is not None and c in ctas:
@@ -557,15 +571,18 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 p = None
                 if gk is not None:
                     p = self.read(gk, g)
+                    c = np.count_nonzero(p)           # threads whose guard holds
                     if d.gneg:
-                        p = ~p
-                    if p.all():
+                        c = g.n - c
+                    if c == g.n:
                         p = None
-                    elif not p.any():
+                    elif not c:
                         pc += 1
                         n += 1
                         continue
                     else:
+                        if d.gneg:
+                            p = ~p
                         sub = Group(g.idx[p], pc, N)
                 k = d.kind
                 n += 1
@@ -641,6 +658,37 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.tsteps += tn
         if self.steps > self.limit_at:
             progress.limits(self)       # raises at max_steps / the timeout
+
+def _geometry(launch, nctas, S, T):
+    """Slot arrays of a batch of ``nctas`` CTAs of ``S`` slots (``T`` threads) each: slot's
+    CTA, linear thread id, valid, lane, warp in its CTA (read-only, shared by the batches of a
+    launch), and the initial live flags and per-warp live lane masks (to copy)."""
+    cache = getattr(launch, "special_cache", None)
+    key = ("geometry", nctas)
+    got = None if cache is None else cache.get(key)
+    if got is not None:
+        return got
+    N = nctas * S
+    slots = np.arange(N, dtype=np.int64)
+    tid_lin = slots % S
+    valid = tid_lin < T
+    W = S // 32
+    lm = np.zeros(N // 32, np.uint64)
+    for w in range(W):
+        k = min(32, T - w * 32)
+        lm[w::W] = np.uint64((1 << k) - 1)
+    got = (slots // S, tid_lin, valid, (slots & 31).astype(np.uint32), (tid_lin // 32).astype(np.int64),
+           valid, lm)
+    for a in got[:5]:
+        a.flags.writeable = False
+    if cache is not None:
+        cache[key] = got
+    return got
+
+
+_TIMERS = frozenset({"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"})
+_PER_CTA = frozenset({"%ctaid", "%smid", "%cluster_ctaid", "%clusterid", "%cluster_ctarank"})
+
 
 def _pc_key(g):
     return g.pc

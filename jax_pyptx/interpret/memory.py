@@ -22,6 +22,7 @@ knows from it that no memory changed while a loop went round.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
@@ -35,6 +36,94 @@ WINDOW_SIZE = 1 << 32          # size of the shared / local windows in the gener
 M_WINDOW_HINT = 1 << 32
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
+FAST_MIN = 32                  # accesses by fewer threads always take the general path
+_U64 = 1 << 64
+_NEST_DEPTH = 6
+
+
+def nest(addrs):
+    """The addresses of an access as an affine nest, or None when they are scattered.
+
+    Returns ``(first, shape, strides, last)``: ``addrs[i] == first + sum(k[j] * strides[j])``
+    where ``k`` is ``i``'s C-order index over ``shape`` (outermost first), every stride is >= 0
+    (0 repeats an address) and ``last`` is the largest address (the nest never wraps past
+    2**64). Found from the runs of equal differences, innermost first, at most six deep: a warp
+    reading 16 consecutive bytes per lane, rows of a tile, the CTAs of a batch.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx.interpret.memory import nest
+        >>> rows = np.arange(3, dtype=np.uint64)[:, None] * np.uint64(4096)
+        >>> nest((np.uint64(256) + rows + np.arange(4, dtype=np.uint64) * np.uint64(16)).ravel())
+        (256, [3, 4], [4096, 16], 8496)
+        >>> nest(np.array([0, 16, 48], np.uint64)) is None
+        True
+    """
+    n = len(addrs)
+    if n < 2:
+        return None
+    cur = addrs.view(np.int64)
+    shape, strides = [], []
+    for _ in range(_NEST_DEPTH):
+        d = np.diff(cur)                    # wraps modulo 2**64, as the addresses do
+        s = int(d[0])
+        if s < 0:
+            return None
+        brk = np.flatnonzero(d != s)
+        if not len(brk):
+            shape.append(len(cur))
+            strides.append(s)
+            break
+        p = int(brk[0]) + 1                 # the first run: p addresses s apart
+        if len(cur) % p or ((brk + 1) % p).any():
+            return None
+        shape.append(p)
+        strides.append(s)
+        cur = cur[::p]
+    else:
+        return None
+    first = int(addrs[0])
+    last = first + sum((c - 1) * s for c, s in zip(shape, strides))
+    if last >= _U64:
+        return None
+    return first, shape[::-1], strides[::-1], last
+
+
+def disjoint(shape, strides, nbytes) -> bool:
+    """Whether the ``nbytes``-byte elements of a nest (``nest``) never overlap: each stride,
+    smallest first, at least the span of the dimensions inside it."""
+    span = nbytes
+    for c, s in sorted(zip(shape, strides), key=lambda cs: cs[1]):
+        if c == 1:
+            continue
+        if s < span:
+            return False
+        span = s * (c - 1) + span
+    return True
+
+
+def _nest_view(view, esz, off, shape, strides, count):
+    """The elements of a nest (byte offset ``off`` of its first address into ``view``'s
+    memory) as a strided view of shape ``(*shape, count)``."""
+    return as_strided(view[off // esz:], shape=(*shape, count), strides=(*strides, esz))
+
+
+def _vector(view_of, nb, off):
+    """A gather index for ``nb``-byte vectors at byte offsets ``off`` (all multiples of
+    ``nb``) into ``view_of(void nb)``: one element per vector, where indexing ``count``
+    elements per lane costs a 2-D gather."""
+    return view_of(np.dtype((np.void, nb))), (off // nb).astype(np.int64, copy=False)
+
+
+def _pow2(x):
+    return x & (x - 1) == 0
+
+
+def _misaligned(addrs, align):
+    """Bool per address: not a multiple of ``align``."""
+    if _pow2(align):
+        return (addrs & np.uint64(align - 1)) != 0
+    return (addrs % np.uint64(align)) != 0
 
 
 class MemoryFault(Exception):
@@ -146,7 +235,7 @@ class FlatSpace:
             return []
         align = nbytes if align is None else align
         if align > 1:
-            mis = (addrs % np.uint64(align)) != 0
+            mis = _misaligned(addrs, align)
             if mis.any():
                 lane = int(np.argmax(mis))
                 a = int(addrs[lane])
@@ -216,18 +305,61 @@ class FlatSpace:
             if al.init is not None:
                 al.init[off.astype(np.int64)[:, None] + np.arange(nbytes)] = 1
 
+    def _fast(self, addrs, nbytes, esz, write, align=None):
+        """``(allocation, nest)`` of an access whose addresses form an affine nest (``nest``)
+        inside one allocation, aligned and allowed: every check of ``_resolve`` passes, so the
+        access is a strided slice of the allocation. None when ``_resolve`` must decide (and
+        report the first failing lane)."""
+        if len(addrs) < FAST_MIN:
+            return None
+        ns = nest(addrs)
+        if ns is None:
+            return None
+        first, shape, strides, last = ns
+        align = nbytes if align is None else align
+        unit = align if align % esz == 0 else esz * align      # every address a multiple of esz too
+        if unit > 1 and (first % unit or any(s % unit for s in strides)):
+            return None
+        k = int(np.searchsorted(self._bases, np.uint64(first), "right")) - 1
+        if k < 0:
+            return None
+        al = self.allocs[k]
+        if first < al.base or last + nbytes > al.end or (al.base % esz):
+            return None
+        if write and (al.readonly or al.input is not None):
+            return None
+        return al, ns
+
     def load(self, addrs, dtype, count=1, align=None):
-        """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count)."""
+        """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count).
+        Addresses forming an affine nest in one allocation (``nest``) are read as a strided
+        slice (an output's written-byte flags checked over the same slice), vectors aligned to
+        their size as one element each; the checks and their reports are those of
+        ``_resolve`` and ``_check_init``."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
-        parts = self._resolve(addrs, esz * count, False, align)
+        nb = esz * count
         n = len(addrs)
+        fast = self._fast(addrs, nb, esz, False, align)
+        if fast is not None:
+            al, (first, shape, strides, _) = fast
+            if self.tracks_init and al.init is not None and \
+                    not _nest_view(al.init, 1, first - al.base, shape, strides, nb).all():
+                self._check_init([(al, None, addrs - np.uint64(al.base))], nb)     # the report
+            if self.counter is not None:
+                self.counter("load", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
+            return np.array(_nest_view(al.view(dt), esz, first - al.base, shape, strides, count), order="C").reshape(n, count)
+        parts = self._resolve(addrs, nb, False, align)
         if self.tracks_init:
-            self._check_init(parts, esz * count)
+            self._check_init(parts, nb)
         if self.counter is not None:
-            self.counter("load", n * esz * count, parts, esz * count)
+            self.counter("load", n * nb, parts, nb)
+        vec = count > 1 and _pow2(nb) and (align is None or align % nb == 0)
         if len(parts) == 1 and parts[0][1] is None:
             al, _, off = parts[0]
+            if vec and al.base % nb == 0:
+                view, idx = _vector(al.view, nb, off)
+                return view[idx].view(dt).reshape(n, count)
             idx = (off // np.uint64(esz)).astype(np.int64)
             v = al.view(dt)
             if count == 1:
@@ -235,27 +367,50 @@ class FlatSpace:
             return v[idx[:, None] + np.arange(count)]
         out = np.empty((n, count), dt)
         for al, pos, off in parts:
+            sel = np.arange(n) if pos is None else pos
+            if vec and al.base % nb == 0:
+                view, idx = _vector(al.view, nb, off)
+                out[sel] = view[idx].view(dt).reshape(-1, count)
+                continue
             idx = (off // np.uint64(esz)).astype(np.int64)
             v = al.view(dt)
-            sel = np.arange(n) if pos is None else pos
             out[sel] = v[idx[:, None] + np.arange(count)]
         return out
 
     def store(self, addrs, values):
-        """Scatter ``values`` of shape (n, count) to the addresses."""
+        """Scatter ``values`` of shape (n, count) to the addresses (a strided slice when they
+        form a nest of disjoint elements in one allocation, ``load``; an output's written-byte
+        flags set over the same slice)."""
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
-        parts = self._resolve(addrs, esz * count, True)
+        nb = esz * count
+        n = len(addrs)
+        fast = self._fast(addrs, nb, esz, True)
+        if fast is not None and disjoint(fast[1][1], fast[1][2], nb):
+            al, (first, shape, strides, _) = fast
+            if self.counter is not None:
+                self.counter("store", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
+            if self.tracks_init and al.init is not None:     # the bytes written, as _mark_init
+                _nest_view(al.init, 1, first - al.base, shape, strides, nb)[...] = 1
+            _nest_view(al.view(dt), esz, first - al.base, shape, strides, count)[...] = \
+                values.reshape(*shape, count)
+            return
+        parts = self._resolve(addrs, nb, True)
         if self.counter is not None:
-            self.counter("store", len(addrs) * esz * count, parts, esz * count)
+            self.counter("store", n * nb, parts, nb)
         if self.tracks_init:
-            self._mark_init(parts, esz * count)
+            self._mark_init(parts, nb)
+        vec = count > 1 and _pow2(nb)
         for al, pos, off in parts:
+            vals = values if pos is None else values[pos]
+            if vec and al.base % nb == 0:
+                view, idx = _vector(al.view, nb, off)
+                view[idx] = np.ascontiguousarray(vals).view(view.dtype).reshape(-1)
+                continue
             idx = (off // np.uint64(esz)).astype(np.int64)
             v = al.view(dt)
-            vals = values if pos is None else values[pos]
             if count == 1:
                 v[idx] = vals[:, 0]
             else:
@@ -271,6 +426,17 @@ class FlatSpace:
             self._check_init(parts, nbytes, "is updated atomically")
             self._mark_init(parts, nbytes)
         return parts
+
+
+_ONES_VOID = {}
+
+
+def _ones_void(nb):
+    """An ``nb``-byte void element of bytes 1 (written, in ``init`` / ``dirty``)."""
+    v = _ONES_VOID.get(nb)
+    if v is None:
+        v = _ONES_VOID[nb] = np.frombuffer(b"\x01" * nb, np.dtype((np.void, nb)))
+    return v
 
 
 def _within(al, a):
@@ -316,12 +482,14 @@ class BankedSpace:
     def _check(self, offs, nbytes, align=None):
         align = nbytes if align is None else align
         if align > 1:
-            mis = (offs % np.uint64(align)) != 0
+            mis = _misaligned(offs, align)
             if mis.any():
                 lane = int(np.argmax(mis))
                 a = int(offs[lane])
                 raise MemoryFault("misaligned", lane, a,
                                   f"{self.kind} address {a:#x} is not aligned to {align} bytes", self.kind)
+        if len(offs) and int(offs.max()) + nbytes <= self.size:
+            return
         over = offs + np.uint64(nbytes) > np.uint64(self.size)
         if over.any():
             lane = int(np.argmax(over))
@@ -351,6 +519,11 @@ class BankedSpace:
             f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
             raise
 
+    def _vec(self, nb, count, align):
+        """Whether ``count`` elements of ``nb`` bytes in all move as one ``nb``-byte element
+        (``_vector``): the offsets are checked multiples of ``nb``, as is a bank's stride."""
+        return count > 1 and _pow2(nb) and self.stride % nb == 0 and (align is None or align % nb == 0)
+
     def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None):
         dt = np.dtype(dtype)
         esz = dt.itemsize
@@ -358,6 +531,16 @@ class BankedSpace:
         self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
             self._race(self.race.on_load, banks, offs, esz * count, warps)
+        if self._vec(esz * count, count, align):
+            # a vector per lane: one element of its size (init compared as words; a miss is
+            # reported element by element below)
+            nb = esz * count
+            view, idx = _vector(self.view, nb, self.flat(banks, offs))
+            out = view[idx].view(dt).reshape(-1, count)
+            if not (check_init and self.init is not None):
+                return out
+            if (self.init.view(view.dtype)[idx].view(_UINT[min(nb, 8)]) == _ONES[min(nb, 8)]).all():
+                return out
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)
@@ -385,6 +568,17 @@ class BankedSpace:
         self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
             self._race(self.race.on_store, banks, offs, esz * count, warps, values)
+        if self._vec(esz * count, count, align):
+            # a vector per lane: one element of its size (aligned vectors coincide or are
+            # disjoint, so the last lane storing one wins, as element by element)
+            nb = esz * count
+            view, idx = _vector(self.view, nb, self.flat(banks, offs))
+            view[idx] = np.ascontiguousarray(values).view(view.dtype).reshape(-1)
+            if self.init is not None:
+                self.init.view(view.dtype)[idx] = _ones_void(nb)
+            if self.dirty is not None:
+                self.dirty.view(view.dtype)[idx] = _ones_void(nb)
+            return
         f = self.flat(banks, offs) // esz
         if count > 1:
             f = f[:, None] + np.arange(count)

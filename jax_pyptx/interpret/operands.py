@@ -224,11 +224,16 @@ def writer(prog, op, t: PtxType, scope=None):
         raise InterpreterError(f"destination must be a register, got {op!r}")
     info = prog.reg(op.name, scope)
     key, rbits, sdt = info.key, info.bits, info.sdt
+    ndarray = np.ndarray
 
     def put(ctx, g, v):
-        if not isinstance(v, np.ndarray) or v.ndim == 0:
-            v = np.full(g.n, v, dtype=np.asarray(v).dtype)
-        ctx.write(key, g, _convert_write(v, rbits, t, sdt))
+        if type(v) is not ndarray or v.ndim == 0:
+            if not isinstance(v, ndarray) or v.ndim == 0:
+                v = np.full(g.n, v, dtype=np.asarray(v).dtype)
+        if v.dtype is sdt:                   # already the register's storage type
+            ctx.write(key, g, v)
+        else:
+            ctx.write(key, g, _convert_write(v, rbits, t, sdt))
     return put
 
 

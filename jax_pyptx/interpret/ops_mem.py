@@ -172,6 +172,9 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
 def classify(addrs):
     """Generic addresses -> array of space codes: 0 global, 1 shared, 2 local, 3 const, 4 param."""
     a = addrs
+    c = _one_space(a) if a.size else None
+    if c is not None:
+        return np.full(a.shape, c, np.int8)
     code = np.zeros(a.shape, np.int8)
     code[(a >= np.uint64(M.SHARED_WINDOW)) & (a < np.uint64(M.SHARED_WINDOW + M.WINDOW_SIZE))] = 1
     code[(a >= np.uint64(M.LOCAL_WINDOW)) & (a < np.uint64(M.LOCAL_WINDOW + M.WINDOW_SIZE))] = 2
@@ -184,7 +187,28 @@ _CODE_SPACE = {0: "global", 1: "shared::cluster", 2: "local", 3: "const", 4: "pa
 _WIN = {1: M.SHARED_WINDOW, 2: M.LOCAL_WINDOW}
 
 
+_WINDOWS = ((1, M.SHARED_WINDOW, M.SHARED_WINDOW + M.WINDOW_SIZE),
+            (2, M.LOCAL_WINDOW, M.LOCAL_WINDOW + M.WINDOW_SIZE),
+            (3, M.CONST_BASE, M.CONST_BASE + M.CONST_SIZE),
+            (4, M.PARAM_BASE, M.PARAM_BASE + M.PARAM_SIZE))
+
+
+def _one_space(addrs):
+    """The space code (``classify``) every address has, from the smallest and largest (the
+    windows are intervals); None when they may differ."""
+    lo, hi = int(addrs.min()), int(addrs.max())
+    for c, start, end in _WINDOWS:
+        if start <= lo < end:
+            return c if hi < end else None
+        if lo < start <= hi:
+            return None
+    return 0
+
+
 def _split_generic(ctx, g, addrs):
+    c = _one_space(addrs) if len(addrs) else 0
+    if c is not None:
+        return [(c, None, g, addrs - np.uint64(_WIN[c]) if c in _WIN else addrs)]
     code = classify(addrs)
     if (code == code[0]).all() if len(code) else True:
         c = int(code[0]) if len(code) else 0

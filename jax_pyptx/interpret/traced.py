@@ -8,6 +8,8 @@ tests compare step counts and results).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import memory as M
 from . import progress
 from .group import Group
@@ -64,15 +66,18 @@ class TracedContext(Context):
                 p = None
                 if gk is not None:
                     p = self.read(gk, g)
+                    c = np.count_nonzero(p)           # threads whose guard holds
                     if d.gneg:
-                        p = ~p
-                    if p.all():
+                        c = g.n - c
+                    if c == g.n:
                         p = None
-                    elif not p.any():
+                    elif not c:
                         pc += 1
                         n += 1
                         continue
                     else:
+                        if d.gneg:
+                            p = ~p
                         sub = Group(g.idx[p], pc, N)
                 k = d.kind
                 n += 1
