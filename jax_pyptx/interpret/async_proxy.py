@@ -178,45 +178,44 @@ def fence_async(ctx, ctas):
 
 
 # ----------------------------------------------------------------------------- race tracking
-# A copy's whole box at once, by the issuing thread's warp, on ``sanitizer.RaceTracker``'s arrays
-# (byte ranges: slices instead of per-byte index arrays).
+# A copy's whole box at once, by the issuing thread's warp, on ``sanitizer.RaceTracker``'s state:
+# one recorded range; its per-byte arrays (slices) are read only when a chunk of the range was
+# accessed in the current epoch (``RaceTracker.range_hit``).
 def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
     """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
-    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-    cur = race.epoch[bank]
-    t = race.rmask.dtype.type
-    readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
-    if readers.any():
-        k = int(np.argmax(readers != 0))
-        other = int(readers[k])
-        w = (other & -other).bit_length() - 1
-        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-        raise M.MemoryFault("race", 0, lo + k,
-                            f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
-                            f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
-                            f"missing between that load and this copy", "shared")
-    race.wwarp[sl] = warp
-    race.wepoch[sl] = cur
+    if race.range_hit("r", bank, lo, hi):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        t = race.rmask.dtype.type
+        readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
+        if readers.any():
+            k = int(np.argmax(readers != 0))
+            other = int(readers[k])
+            w = (other & -other).bit_length() - 1
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
+                                f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
+                                f"missing between that load and this copy", "shared")
+    race.record_range("w", bank, lo, hi, warp)
 
 
 def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
     """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
-    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-    cur = race.epoch[bank]
-    ww = race.wwarp[sl]
-    bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
-    if bad.any():
-        k = int(np.argmax(bad))
-        w = int(ww[k])
-        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-        raise M.MemoryFault("race", 0, lo + k,
-                            f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
-                            f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
-                            f"this copy", "shared")
-    t = race.rmask.dtype.type
-    stale = race.repoch[sl] != cur
-    race.rmask[sl] = np.where(stale, t(0), race.rmask[sl]) | t(1 << int(warp))
-    race.repoch[sl] = cur
+    if race.range_hit("w", bank, lo, hi):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        ww = race.wwarp[sl]
+        bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
+        if bad.any():
+            k = int(np.argmax(bad))
+            w = int(ww[k])
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
+                                f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
+                                f"this copy", "shared")
+    race.record_range("r", bank, lo, hi, warp)
 
 
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
