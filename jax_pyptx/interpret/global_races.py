@@ -89,7 +89,8 @@ class GlobalRaces:
 
     def __init__(self, launch):
         self.grid = launch.grid
-        self.tags = {}            # allocation index -> (element size, int32 per element: 2 * CTA + changed)
+        self.tags = {}            # allocation index -> (element size, int32 per element:
+                                  # 2 * (CTA + 1) + changed; 0: no plain store yet)
         self.ranges = []          # (base, end) of tracked allocations
 
     def _cta(self, c: int) -> str:
@@ -102,7 +103,7 @@ class GlobalRaces:
         if e is None:
             if not create or al.size > LIMIT:
                 return None
-            e = self.tags[al.index] = (esz, np.full(al.size // esz, -1, np.int32))
+            e = self.tags[al.index] = (esz, np.zeros(al.size // esz, np.int32))     # zeroed pages
             self.ranges.append((al.base, al.end))
         gran, t = e
         if esz % gran:
@@ -126,28 +127,38 @@ class GlobalRaces:
             if got is None:
                 continue
             t, gran, e = got
-            c = (ctas if pos is None else ctas[pos])[:, None]
+            c = (ctas if pos is None else ctas[pos])[:, None] + 1
             v = vals if pos is None else vals[pos]
             new = np.ascontiguousarray(v).view(_UINT[gran]).reshape(e.shape)
             old = al.view(_UINT[gran])[e]
             tg = t[e]
-            prior = (tg >= 0) & ((tg >> 1) != c)
-            if prior.any():
-                diff = prior & (old != new)
-                j, k = np.argwhere(diff if diff.any() else prior)[0]
-                self._store_race(ctx, g, al, e, gran, pos, j, k, int(tg[j, k]) >> 1, not diff.any(), False)
+            if tg.any():                      # else no element was stored before
+                prior = (tg != 0) & ((tg >> 1) != c)
+                if prior.any():
+                    diff = prior & (old != new)
+                    j, k = np.argwhere(diff if diff.any() else prior)[0]
+                    self._store_race(ctx, g, al, e, gran, pos, j, k, (int(tg[j, k]) >> 1) - 1, not diff.any(),
+                                     False)
             work.append((t, e, gran, c, new, old, al, pos))
         return work
 
     def after_store(self, ctx, g, work):
         for t, e, gran, c, new, old, al, pos in work:
             t[e] = (c * 2 + (old != new)).astype(np.int32)
+            if len(c) < 2 or c.min() == c.max():
+                continue                      # one CTA: no other stored in this instruction
+            per = e.shape[1]
+            first = e[:, 0]
+            if per & (per - 1) == 0 and not (first & (per - 1)).any():
+                # rows aligned to their power-of-two size overlap only when they start together
+                if not ((t[first] >> 1) != c[:, 0]).any():
+                    continue
             back = t[e] >> 1
             other = back != c                 # another CTA stored the element in this same instruction
             if other.any():
                 diff = other & (al.view(_UINT[gran])[e] != new)
                 j, k = np.argwhere(diff if diff.any() else other)[0]
-                self._store_race(ctx, g, al, e, gran, pos, j, k, int(back[j, k]), not diff.any(), True)
+                self._store_race(ctx, g, al, e, gran, pos, j, k, int(back[j, k]) - 1, not diff.any(), True)
 
     def _store_race(self, ctx, g, al, e, gran, pos, j, k, other, same, now):
         lane = int(j) if pos is None else int(pos[j])
@@ -182,16 +193,18 @@ class GlobalRaces:
             if got is None:
                 continue
             t, gran, e = got
-            c = (ctas if pos is None else ctas[pos])[:, None]
+            c = (ctas if pos is None else ctas[pos])[:, None] + 1
             tg = t[e]
-            bad = (tg >= 0) & ((tg >> 1) != c)
+            if not tg.any():
+                continue
+            bad = (tg != 0) & ((tg >> 1) != c)
             if not bad.any():
                 continue
             changed = bad & ((tg & 1) == 1)
             j, k = np.argwhere(changed if changed.any() else bad)[0]
             lane = int(j) if pos is None else int(pos[j])
             o = int(e[j, k]) * gran
-            other = self._cta(int(tg[j, k]) >> 1)
+            other = self._cta((int(tg[j, k]) >> 1) - 1)
             where = f"global address {al.base + o:#x} (byte {o} of {al.describe()})"
             if not changed.any():
                 ctx.warn(RaceError,
