@@ -98,7 +98,7 @@ class GlobalRaces:
         return f"({c % gx},{(c // gx) % gy},{c // (gx * gy)})"
 
     def _elements(self, al, off, esz, count, create):
-        """(tags, element size, element indices (n, k)) of an access, or None (not tracked)."""
+        """(tags, element size, ``_Elems`` of the access) or None (not tracked)."""
         e = self.tags.get(al.index)
         if e is None:
             if not create or al.size > LIMIT:
@@ -108,11 +108,7 @@ class GlobalRaces:
         gran, t = e
         if esz % gran:
             return None
-        per = esz // gran * count
-        first = off // np.uint64(gran)
-        if per == 1:
-            return t, gran, first.astype(np.int64)[:, None]
-        return t, gran, first.astype(np.int64)[:, None] + np.arange(per)
+        return t, gran, _Elems((off // np.uint64(gran)).astype(np.int64), esz // gran * count)
 
     # ------------------------------------------------------------------ stores
     def before_store(self, ctx, g, addrs, vals):
@@ -130,8 +126,8 @@ class GlobalRaces:
             c = (ctas if pos is None else ctas[pos])[:, None] + 1
             v = vals if pos is None else vals[pos]
             new = np.ascontiguousarray(v).view(_UINT[gran]).reshape(e.shape)
-            old = al.view(_UINT[gran])[e]
-            tg = t[e]
+            old = e.take(al.view(_UINT[gran]))
+            tg = e.take(t)
             if tg.any():                      # else no element was stored before
                 prior = (tg != 0) & ((tg >> 1) != c)
                 if prior.any():
@@ -144,19 +140,17 @@ class GlobalRaces:
 
     def after_store(self, ctx, g, work):
         for t, e, gran, c, new, old, al, pos in work:
-            t[e] = (c * 2 + (old != new)).astype(np.int32)
+            e.put(t, (c.astype(np.int32) * 2 + (old != new)).astype(np.int32))
             if len(c) < 2 or c.min() == c.max():
                 continue                      # one CTA: no other stored in this instruction
-            per = e.shape[1]
-            first = e[:, 0]
-            if per & (per - 1) == 0 and not (first & (per - 1)).any():
+            if e.aligned:
                 # rows aligned to their power-of-two size overlap only when they start together
-                if not ((t[first] >> 1) != c[:, 0]).any():
+                if not ((t[e.first] >> 1) != c[:, 0]).any():
                     continue
-            back = t[e] >> 1
+            back = e.take(t) >> 1
             other = back != c                 # another CTA stored the element in this same instruction
             if other.any():
-                diff = other & (al.view(_UINT[gran])[e] != new)
+                diff = other & (e.take(al.view(_UINT[gran])) != new)
                 j, k = np.argwhere(diff if diff.any() else other)[0]
                 self._store_race(ctx, g, al, e, gran, pos, j, k, int(back[j, k]) - 1, not diff.any(), True)
 
@@ -194,7 +188,7 @@ class GlobalRaces:
                 continue
             t, gran, e = got
             c = (ctas if pos is None else ctas[pos])[:, None] + 1
-            tg = t[e]
+            tg = e.take(t)
             if not tg.any():
                 continue
             bad = (tg != 0) & ((tg >> 1) != c)
@@ -222,3 +216,49 @@ class GlobalRaces:
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class _Elems:
+    """The elements ``first + [0, per)`` of each access (n rows of ``per`` elements). Rows
+    aligned to their power-of-two size are read and written whole, through a view of ``per``
+    elements as one item (one index per row, not per element)."""
+    __slots__ = ("first", "per", "aligned", "_idx")
+
+    def __init__(self, first, per):
+        self.first, self.per, self._idx = first, per, None
+        self.aligned = per & (per - 1) == 0 and not (first & (per - 1)).any()
+
+    @property
+    def shape(self):
+        return (len(self.first), self.per)
+
+    def __getitem__(self, jk):
+        """Element index of row j, element k (messages)."""
+        j, k = jk
+        return self.first[j] + k
+
+    def _rows(self, arr):
+        if self.per == 1:
+            return arr, self.first
+        if self.aligned and len(arr) % self.per == 0 and arr.flags.c_contiguous:
+            return arr.view(np.dtype((np.void, self.per * arr.itemsize))), self.first // self.per
+        return None, None
+
+    def take(self, arr):
+        """``arr`` at the elements: (n, per)."""
+        v, q = self._rows(arr)
+        if v is None:
+            return arr[self.index()]
+        return v[q].view(arr.dtype).reshape(self.shape)
+
+    def put(self, arr, vals):
+        v, q = self._rows(arr)
+        if v is None:
+            arr[self.index()] = vals
+        else:
+            v[q] = np.ascontiguousarray(vals).view(v.dtype).reshape(-1)
+
+    def index(self):
+        if self._idx is None:
+            self._idx = self.first[:, None] + np.arange(self.per)
+        return self._idx

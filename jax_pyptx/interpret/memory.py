@@ -56,7 +56,7 @@ class Allocation:
         self._views = {}
         self.readonly = readonly
         self.init = None                  # uint8 per byte (1: written) of an output; None: all defined
-        self._ibuf = None                 # init's buffer, padded to 8 bytes (wide views: _rows_set)
+        self._ibuf = None                 # init's buffer, padded to 64 bytes (wide views: _rows_set)
         self.input = None                 # the argument it is an input of (stores refused); None: any
         self.items = None                 # (item bytes, item per %ctaid.z): vmap items (provenance)
         self.last_store = None            # Decoded of the last store traced to it (provenance)
@@ -68,7 +68,7 @@ class Allocation:
         if self.init is None:
             # the whole buffer at once: zeroed pages (calloc), no pass over the bytes
             whole = lo <= 0 and hi >= self.size
-            self._ibuf = (np.zeros if whole else np.ones)(-(-self.size // 8) * 8, np.uint8)
+            self._ibuf = (np.zeros if whole else np.ones)(-(-self.size // 64) * 64, np.uint8)
             self.init = self._ibuf[:self.size]
             if whole:
                 return
@@ -439,26 +439,33 @@ class BankedSpace:
 
 
 def _unit(buf, starts, nbytes):
-    """The widest word (8, 4, 2 or 1 bytes) that rows ``[start, start + nbytes)`` of the uint8
-    array ``buf`` are made of (both ``nbytes`` and every start a multiple of it)."""
-    for u in (8, 4, 2):
-        if nbytes % u == 0 and len(buf) % u == 0 and not (starts & (u - 1)).any():
-            return u
-    return 1
+    """The widest item (a power of two of bytes, up to 64) that rows ``[start, start +
+    nbytes)`` of the uint8 array ``buf`` are made of: it divides ``nbytes``, every start and the
+    length of ``buf``."""
+    u = 64
+    while u > 1 and (nbytes % u or len(buf) % u):
+        u >>= 1
+    while u > 1 and (starts & (u - 1)).any():
+        u >>= 1
+    return u
 
 
 def _words(buf, starts, nbytes):
-    """(word view of ``buf``, word indices of the rows, a word of 0x01 bytes)."""
+    """(view of ``buf`` with items of the rows' unit, item indices of the rows: (n,) when a row
+    is one item, a filled item)."""
     u = _unit(buf, starts, nbytes)
-    v = buf.view(_UINT[u]) if u > 1 else buf
-    q = starts // u if u > 1 else starts
+    if u == 1:
+        v, q = buf, starts
+    else:
+        v = buf.view(_ITEM[u])
+        q = starts >> (u.bit_length() - 1)
     k = nbytes // u
-    return v, (q if k == 1 else q[:, None] + np.arange(k)), _ONES[u]
+    return v, (q if k == 1 else q[:, None] + np.arange(k)), _FILL[u]
 
 
 def _rows_set(buf, starts, nbytes):
     """Set bytes ``[start, start + nbytes)`` of the per-byte flag array ``buf`` (uint8, 0 / 1)
-    to 1, a word at a time where the rows allow."""
+    to 1, an item of up to 64 bytes at a time where the rows allow."""
     if not len(starts):
         return
     v, idx, one = _words(buf, starts, int(nbytes))
@@ -469,5 +476,14 @@ def _rows_defined(buf, starts, nbytes) -> bool:
     """Whether every byte of rows ``[start, start + nbytes)`` of ``buf`` is 1."""
     if not len(starts):
         return True
-    v, idx, one = _words(buf, starts, int(nbytes))
-    return bool((v[idx] == one).all())
+    v, idx, _ = _words(buf, starts, int(nbytes))
+    got = v[idx]
+    if got.dtype.kind == "V":
+        return bool((got.view(np.uint64) == _ONES[8]).all())
+    return bool((got == _ONES[got.dtype.itemsize]).all())
+
+
+_ITEM = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64),
+         16: np.dtype((np.void, 16)), 32: np.dtype((np.void, 32)), 64: np.dtype((np.void, 64))}
+_FILL = {1: 1, 2: _ONES[2], 4: _ONES[4], 8: _ONES[8],
+         **{u: np.frombuffer(b"\x01" * u, _ITEM[u])[0] for u in (16, 32, 64)}}
