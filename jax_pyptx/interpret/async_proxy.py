@@ -186,7 +186,7 @@ def fence_async(ctx, ctas):
 # accessed in the current epoch (``RaceTracker.range_hit``).
 def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
     """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
-    if race.range_hit("r", bank, lo, hi):
+    if race.range_hit("r", bank, lo, hi, warp):
         sl = slice(bank * race.stride + lo, bank * race.stride + hi)
         cur = race.epoch[bank]
         t = race.rmask.dtype.type
@@ -205,7 +205,7 @@ def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
 
 def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
     """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
-    if race.range_hit("w", bank, lo, hi):
+    if race.range_hit("w", bank, lo, hi, warp):
         sl = slice(bank * race.stride + lo, bank * race.stride + hi)
         cur = race.epoch[bank]
         ww = race.wwarp[sl]

@@ -37,10 +37,11 @@ different warps never conflict.
 
 Bookkeeping (between warps). The verdicts are those of per-byte state, but the state is kept
 per access where that is exact: every 16-byte chunk of shared memory remembers the epoch of its
-CTA in which it was last stored and last loaded (``c_wep`` / ``c_rep``), and an access is only
-*recorded* (a pending row list: row starts, size, warps, epochs), not spread over its bytes. A
-load needs the per-byte writer state only when a chunk it reads was stored in the current epoch,
-a store needs the per-byte reader (writer) state only when a chunk it writes was loaded (stored)
+CTA in which it was last stored and last loaded (``c_wep`` / ``c_rep``) and the warp that did
+(``c_ww`` / ``c_rw``, or "several"), and an access is only *recorded* (a pending row list: row
+starts, size, warps, epochs), not spread over its bytes. A load needs the per-byte writer state
+only when a chunk it reads was stored by another warp in the current epoch, a store needs the
+per-byte reader (writer) state only when a chunk it writes was loaded (stored) by another warp
 in it; only then are the pending rows of that kind applied to the per-byte arrays
 (``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
 byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
@@ -71,17 +72,20 @@ class RaceTracker:
         self.data = data                            # the space's bytes (same-value stores)
         self.warn = None                            # (RaceFault, warp, bank) -> None: same-value
                                                     # write-write races warn instead of raising
-        self.wwarp = np.full(n, -1, np.int16)       # last writer warp (within its CTA)
-        self.wepoch = np.full(n, -1, np.int32)
+        # epochs count from 1, so every array starts as zeroed pages (0: no access yet)
+        self.wwarp = np.zeros(n, np.int16)          # last writer warp (within its CTA)
+        self.wepoch = np.zeros(n, np.int32)
         self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
-        self.repoch = np.full(n, -1, np.int32)
-        self.epoch = np.zeros(nbanks, np.int32)
-        self.c_wep = np.full(n // 16, -1, np.int32)   # per 16-byte chunk: epoch of its last store
-        self.c_rep = np.full(n // 16, -1, np.int32)   # ... of its last load
+        self.repoch = np.zeros(n, np.int32)
+        self.epoch = np.ones(nbanks, np.int32)
+        self.c_wep = np.zeros(n // 16, np.int32)    # per 16-byte chunk: epoch of its last store
+        self.c_rep = np.zeros(n // 16, np.int32)    # ... of its last load
+        self.c_ww = np.zeros(n // 16, np.int16)     # the warp that stored it in c_wep (_SEVERAL: more)
+        self.c_rw = np.zeros(n // 16, np.int16)     # the warp that loaded it in c_rep (_SEVERAL: more)
         self._pl = []                               # pending loads, stores (module doc)
         self._ps = []
         self._npend = 0                             # rows pending in both
-        self._scratch = np.full(n, -1, np.int16)    # per byte: a writer of the current store
+        self._scratch = np.zeros(n, np.int16)       # per byte: a writer of the current store
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
 
@@ -110,10 +114,10 @@ class RaceTracker:
 
     def _renew(self, gw):
         if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
-            self.w_tag.fill(-1)
-            self.r_tag.fill(-1)
-            self._iv_next = len(self.iv)
-            self.iv[:] = np.arange(len(self.iv))
+            self.w_tag.fill(0)
+            self.r_tag.fill(0)
+            self._iv_next = len(self.iv) + 1
+            self.iv[:] = np.arange(1, len(self.iv) + 1)
         self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
         self._iv_next += len(gw)
         self.iv_st[gw] = False
@@ -122,10 +126,11 @@ class RaceTracker:
     def _intra_state(self, nwarps):
         if self.iv is None:
             n = len(self.wwarp)
-            self.iv = np.arange(nwarps, dtype=np.int32)     # per warp of the batch: its interval id
-            self._iv_next = nwarps
-            self.w_tag = np.full(n, -1, np.int32)           # per byte: interval * 32 + lane of its last store
-            self.r_tag = np.full(n, -1, np.int32)           # interval * 64 + lane of its readers (MULTI: several)
+            # interval ids count from 1: a tag of 0 (zeroed pages) is no access
+            self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
+            self._iv_next = nwarps + 1
+            self.w_tag = np.zeros(n, np.int32)              # per byte: interval * 32 + lane of its last store
+            self.r_tag = np.zeros(n, np.int32)              # interval * 64 + lane of its readers (MULTI: several)
             self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
             self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
 
@@ -286,23 +291,39 @@ class RaceTracker:
         self._flush_loads()
         self._flush_stores()
 
-    def _hits(self, arr, ch, ep):
-        """Rows whose chunks ``arr`` (``c_wep`` / ``c_rep``) stamped in the current epoch."""
-        hit = arr[ch] == (ep if ch.ndim == 1 else ep[:, None])
+    def _hits(self, arr, who, ch, ep, w):
+        """Rows of warps ``w`` whose chunks another warp accessed in the current epoch
+        (``arr`` / ``who``: ``c_wep`` / ``c_ww`` or ``c_rep`` / ``c_rw``), or None."""
+        if ch.ndim == 2:
+            ep, w = ep[:, None], w[:, None]
+        hit = arr[ch] == ep
+        if not hit.any():
+            return None
+        hit &= who[ch] != w
         if not hit.any():
             return None
         return np.flatnonzero(hit if hit.ndim == 1 else hit.any(axis=1))
 
-    def _stamp(self, arr, ch, ep):
-        arr[ch] = ep if ch.ndim == 1 else ep[:, None]
+    def _stamp(self, arr, who, ch, ep, w):
+        """Chunks ``ch`` accessed by warps ``w`` in epochs ``ep`` (the current ones)."""
+        if ch.ndim == 2:
+            ep, w = ep[:, None], w[:, None]
+        w = np.asarray(w, np.int16)
+        new = np.where((arr[ch] != ep) | (who[ch] == w), w, np.int16(_SEVERAL))
+        arr[ch] = ep
+        who[ch] = new
+        mixed = who[ch] != new          # another row of this access, of another warp, in the chunk
+        if mixed.any():
+            who[ch[mixed]] = _SEVERAL
 
-    def range_hit(self, kind: str, bank: int, lo: int, hi: int) -> bool:
+    def range_hit(self, kind: str, bank: int, lo: int, hi: int, warp: int) -> bool:
         """Whether a chunk of CTA ``bank``'s bytes ``[lo, hi)`` was loaded (``kind`` "r") or
-        stored ("w") in its current epoch; the per-byte state of that kind is then brought up to
-        date (``async_proxy``'s range checks read it)."""
+        stored ("w") in its current epoch by a warp other than ``warp``; the per-byte state of
+        that kind is then brought up to date (``async_proxy``'s range checks read it)."""
         b = bank * self.stride
-        arr = self.c_rep if kind == "r" else self.c_wep
-        if not (arr[(b + lo) >> 4:((b + hi - 1) >> 4) + 1] == self.epoch[bank]).any():
+        arr, who = (self.c_rep, self.c_rw) if kind == "r" else (self.c_wep, self.c_ww)
+        sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
+        if not ((arr[sl] == self.epoch[bank]) & (who[sl] != warp)).any():
             return False
         self._flush_loads() if kind == "r" else self._flush_stores()
         return True
@@ -311,8 +332,10 @@ class RaceTracker:
         """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
         b = bank * self.stride
         ep = self.epoch[bank]
-        arr = self.c_rep if kind == "r" else self.c_wep
-        arr[(b + lo) >> 4:((b + hi - 1) >> 4) + 1] = ep
+        arr, who = (self.c_rep, self.c_rw) if kind == "r" else (self.c_wep, self.c_ww)
+        sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
+        who[sl] = np.where((arr[sl] != ep) | (who[sl] == warp), np.int16(warp), np.int16(_SEVERAL))
+        arr[sl] = ep
         self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
                    np.array([warp], np.int64), np.array([ep], np.int32))
 
@@ -322,7 +345,7 @@ class RaceTracker:
         starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         ch = self._chunks(starts, nbytes)
         ep = self.epoch[banks]
-        sel = self._hits(self.c_wep, ch, ep)
+        sel = self._hits(self.c_wep, self.c_ww, ch, ep, warps)
         if sel is not None:
             self._flush_stores()
             idx = (idx if idx is not None else self._bytes(banks, offs, nbytes))[sel]
@@ -337,7 +360,7 @@ class RaceTracker:
                                 f"it reads shared address {addr:#x}{{where}} that {_who(int(ww[j, k]), int(warps[lane]))} "
                                 f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                                 f"between the store and this load", "shared")
-        self._stamp(self.c_rep, ch, ep)
+        self._stamp(self.c_rep, self.c_rw, ch, ep, warps)
         self._pend(self._pl, starts, nbytes, warps, ep)
 
     def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
@@ -346,7 +369,7 @@ class RaceTracker:
         starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         ch = self._chunks(starts, nbytes)
         ep = self.epoch[banks]
-        sel = self._hits(self.c_rep, ch, ep)
+        sel = self._hits(self.c_rep, self.c_rw, ch, ep, warps)
         if sel is not None:
             self._flush_loads()
             if idx is None:
@@ -364,7 +387,7 @@ class RaceTracker:
                                 f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
                                 f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
                                 f"this store", "shared")
-        sel = self._hits(self.c_wep, ch, ep)
+        sel = self._hits(self.c_wep, self.c_ww, ch, ep, warps)
         if sel is not None:
             self._flush_stores()
             if idx is None:
@@ -380,7 +403,7 @@ class RaceTracker:
                 self._ww(offs, lane, k, int(ww[j, k]), int(warps[lane]), value=not diff.any(), bank=banks[lane])
         if len(warps) > 1 and warps.min() != warps.max():
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
-        self._stamp(self.c_wep, ch, ep)
+        self._stamp(self.c_wep, self.c_ww, ch, ep, warps)
         self._pend(self._ps, starts, nbytes, warps, ep)
 
     def _same_instruction(self, banks, offs, nbytes, warps, vals, idx, starts):
@@ -439,6 +462,7 @@ class RaceTracker:
                         f"keeps is undefined ({fix})", "shared")
 
 
+_SEVERAL = -1                            # c_ww / c_rw: several warps accessed the chunk
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
 _IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
 _MULTI = 32                              # read tag lane field: several lanes read the byte
