@@ -92,11 +92,10 @@ def _has(flat, f: int) -> bool:
     return bool((flat == f).any())
 
 
-def _flat(ctx, ctas, offs, nbytes):
+def _starts(ctx, ctas, offs):
+    """Flat first bytes of accesses at (cta, shared offset)."""
     offs = np.atleast_1d(np.asarray(offs, np.int64))
-    ctas = np.broadcast_to(np.asarray(ctas, np.int64), offs.shape)
-    base = ctas * ctx.shared.stride + offs
-    return (base[:, None] + np.arange(int(nbytes))).reshape(-1)
+    return np.asarray(ctas, np.int64) * ctx.shared.stride + offs
 
 
 def _where(ctx, flat):
@@ -151,8 +150,15 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
     name (default: the one executing)."""
     if not ctx.sanitize:
         return
-    flat = _flat(ctx, ctas, offs, nbytes)
-    _check_flat_read(ctx, flat, what, g, lane, d)
+    sh, st = ctx.shared, ctx.async_proxy
+    inflight = st is not None and st.n_inflight
+    if sh.dirty is None and not inflight:
+        return
+    starts = _starts(ctx, ctas, offs)
+    if (sh.dirty is None or not M.take_rows(sh.dirty, starts, nbytes).any()) and \
+            (not inflight or not M.take_rows(st.inflight, starts, nbytes).any()):
+        return                  # (rows compared whole; the byte is found below)
+    _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
 
 
 def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
@@ -430,7 +436,10 @@ def on_generic_load(ctx, g, banks, offs, nbytes):
     if st is None or not st.n_inflight:
         return
     ctx.shared._check(offs, nbytes)
-    flat = _flat(ctx, banks, offs, nbytes)
+    starts = _starts(ctx, banks, offs)
+    if not M.take_rows(st.inflight, starts, nbytes).any():
+        return
+    flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
     bad = st.inflight[flat]
     if bad.any():
         k = int(np.argmax(bad))
@@ -449,7 +458,11 @@ def on_generic_store(ctx, g, banks, offs, nbytes):
     if st is None or not (st.n_inflight or st.reads):
         return
     ctx.shared._check(offs, nbytes)
-    flat = _flat(ctx, banks, offs, nbytes)
+    starts = _starts(ctx, banks, offs)
+    if not ((st.n_inflight and M.take_rows(st.inflight, starts, nbytes).any())
+            or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
+        return
+    flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
     if st.n_inflight:
         bad = st.inflight[flat]
         if bad.any():

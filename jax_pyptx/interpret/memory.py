@@ -483,6 +483,40 @@ def _rows_defined(buf, starts, nbytes) -> bool:
     return bool((got == _ONES[got.dtype.itemsize]).all())
 
 
+def row_view(arr, starts, nbytes):
+    """``(view, item indices)``: the 1-D per-byte array ``arr`` (any dtype: one entry per byte)
+    seen as one item per row ``[start, start + nbytes)``, when every row is aligned to its
+    power-of-two size; else None."""
+    if nbytes & (nbytes - 1) or len(arr) % nbytes or (nbytes > 1 and (starts & (nbytes - 1)).any()):
+        return None
+    if nbytes == 1:
+        return arr, starts
+    return arr.view(np.dtype((np.void, nbytes * arr.itemsize))), starts >> (nbytes.bit_length() - 1)
+
+
+def take_rows(arr, starts, nbytes):
+    """``arr[starts[:, None] + arange(nbytes)]`` (one index per row when ``row_view`` allows)."""
+    nbytes = int(nbytes)
+    r = row_view(arr, starts, nbytes)
+    if r is None:
+        return arr[starts[:, None] + np.arange(nbytes)]
+    v, q = r
+    return v[q].view(arr.dtype).reshape(len(q), nbytes)
+
+
+def put_rows(arr, starts, nbytes, vals):
+    """``arr[starts[:, None] + arange(nbytes)] = vals`` (``vals`` broadcast to (n, nbytes); a
+    row written twice keeps the later row, as a fancy-index assignment does)."""
+    nbytes = int(nbytes)
+    r = row_view(arr, starts, nbytes)
+    if r is None:
+        arr[starts[:, None] + np.arange(nbytes)] = vals
+        return
+    v, q = r
+    rows = np.ascontiguousarray(np.broadcast_to(vals, (len(q), nbytes)), arr.dtype)
+    v[q] = rows.view(v.dtype).reshape(len(q))
+
+
 _ITEM = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64),
          16: np.dtype((np.void, 16)), 32: np.dtype((np.void, 32)), 64: np.dtype((np.void, 64))}
 _FILL = {1: 1, 2: _ONES[2], 4: _ONES[4], 8: _ONES[8],

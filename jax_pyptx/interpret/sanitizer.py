@@ -138,12 +138,11 @@ class RaceTracker:
         """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
         (``_bytes``) when the caller has them."""
         self._intra_state(nwarps)
-        if idx is None:
-            idx = self._bytes(banks, offs, nbytes)
+        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         iv = self.iv[gwarps]
         lanes = lanes.astype(np.int32)
         if self.iv_st[gwarps].any():
-            wt = self.w_tag[idx]
+            wt = M.take_rows(self.w_tag, starts, nbytes)
             bad = ((wt >> 5) == iv[:, None]) & ((wt & 31) != lanes[:, None])
         else:
             bad = None
@@ -154,30 +153,29 @@ class RaceTracker:
                             f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of the "
                             f"same warp stored since the warp last synchronized: {_MISSING_WARP} between the "
                             f"store and this load", "shared")
-        flat = idx.reshape(-1)
         mine = np.repeat(iv * 64 + lanes, nbytes)          # this warp's interval and the reading lane
         if self.iv_ld[gwarps].any():
-            old = self.r_tag[flat]
+            old = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
             other = ((old >> 6) == (mine >> 6)) & (old != mine)  # another lane read it in this interval
             tag = np.where(other, (mine & ~63) | _MULTI, mine)
         else:
             tag = mine
-        self.r_tag[flat] = tag
+        M.put_rows(self.r_tag, starts, nbytes, tag.reshape(-1, nbytes))
         self.iv_ld[gwarps] = True
-        now = self.r_tag[flat]
+        now = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
         dup = ((now >> 6) == (mine >> 6)) & (now != tag)     # lanes of this warp in this instruction
         if dup.any():
+            flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
             self.r_tag[flat[dup]] = (mine[dup] & ~63) | _MULTI
 
     def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None):
         """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``."""
         self._intra_state(nwarps)
-        if idx is None:
-            idx = self._bytes(banks, offs, nbytes)
+        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         iv = self.iv[gwarps][:, None]
         lanes = lanes.astype(np.int32)[:, None]
         if self.iv_ld[gwarps].any():
-            rt = self.r_tag[idx]
+            rt = M.take_rows(self.r_tag, starts, nbytes)
             war = ((rt >> 6) == iv) & ((rt & 63) != lanes)
         else:
             war = None
@@ -191,11 +189,13 @@ class RaceTracker:
                             f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
                             f"this store", "shared")
         if self.iv_st[gwarps].any():
-            wt = self.w_tag[idx]
+            wt = M.take_rows(self.w_tag, starts, nbytes)
             bad = ((wt >> 5) == iv) & ((wt & 31) != lanes)
         else:
             bad = None
         if bad is not None and bad.any():
+            if idx is None:
+                idx = self._bytes(banks, offs, nbytes)
             new = self._new_bytes(vals, idx.shape)
             diff = bad if new is None else bad & (self.data[idx] != new)
             lane, k = np.argwhere(diff if diff.any() else bad)[0]
@@ -216,7 +216,7 @@ class RaceTracker:
                                 f"warp also stored since the warp last synchronized, a different value: which "
                                 f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
                                 f"let one lane write it)", "shared")
-        self.w_tag[idx] = np.broadcast_to(iv * 32 + lanes, idx.shape)
+        M.put_rows(self.w_tag, starts, nbytes, iv * 32 + lanes)
         self.iv_st[gwarps] = True
 
     def _bytes(self, banks, offs, nbytes):
