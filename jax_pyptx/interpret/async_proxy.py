@@ -92,6 +92,18 @@ def _has(flat, f: int) -> bool:
     return bool((flat == f).any())
 
 
+def _clear(arr, starts, nbytes) -> bool:
+    """Whether ``arr`` (one entry per byte) is 0 at every byte of rows ``[start, start +
+    nbytes)``: the span the rows lie in, when it is not much larger than they are (an operand
+    tile: one contiguous pass), else row by row (``memory.take_rows``)."""
+    if not len(starts):
+        return True
+    lo, hi = int(starts.min()), int(starts.max()) + int(nbytes)
+    if hi - lo <= 4 * len(starts) * int(nbytes) and not arr[lo:hi].any():
+        return True
+    return not M.take_rows(arr, starts, nbytes).any()
+
+
 def _starts(ctx, ctas, offs):
     """Flat first bytes of accesses at (cta, shared offset)."""
     offs = np.atleast_1d(np.asarray(offs, np.int64))
@@ -155,9 +167,9 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
     if sh.dirty is None and not inflight:
         return
     starts = _starts(ctx, ctas, offs)
-    if (sh.dirty is None or not M.take_rows(sh.dirty, starts, nbytes).any()) and \
-            (not inflight or not M.take_rows(st.inflight, starts, nbytes).any()):
-        return                  # (rows compared whole; the byte is found below)
+    if (sh.dirty is None or _clear(sh.dirty, starts, nbytes)) and \
+            (not inflight or _clear(st.inflight, starts, nbytes)):
+        return                  # (the byte is found below)
     _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
 
 
