@@ -92,14 +92,18 @@ def _has(flat, f: int) -> bool:
     return bool((flat == f).any())
 
 
-def _clear(arr, starts, nbytes) -> bool:
+def _clear(arr, starts, nbytes, stride, ctas, offs) -> bool:
     """Whether ``arr`` (one entry per byte) is 0 at every byte of rows ``[start, start +
-    nbytes)``: the span the rows lie in, when it is not much larger than they are (an operand
-    tile: one contiguous pass), else row by row (``memory.take_rows``)."""
+    nbytes)`` (rows at shared offsets ``offs`` of CTAs ``ctas``): the span of offsets the rows
+    lie in, in each CTA from the lowest to the highest, when it is not much larger than the rows
+    (an operand tile: one contiguous pass per CTA), else row by row (``memory.take_rows``)."""
     if not len(starts):
         return True
-    lo, hi = int(starts.min()), int(starts.max()) + int(nbytes)
-    if hi - lo <= 4 * len(starts) * int(nbytes) and not arr[lo:hi].any():
+    nbytes = int(nbytes)
+    lo, hi = int(offs.min()), int(offs.max()) + nbytes
+    c0, c1 = int(np.min(ctas)), int(np.max(ctas))
+    if (hi - lo) * (c1 - c0 + 1) <= 4 * len(starts) * nbytes and \
+            not any(arr[c * stride + lo:c * stride + hi].any() for c in range(c0, c1 + 1)):
         return True
     return not M.take_rows(arr, starts, nbytes).any()
 
@@ -166,9 +170,10 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
     inflight = st is not None and st.n_inflight
     if sh.dirty is None and not inflight:
         return
+    offs = np.atleast_1d(np.asarray(offs, np.int64))
     starts = _starts(ctx, ctas, offs)
-    if (sh.dirty is None or _clear(sh.dirty, starts, nbytes)) and \
-            (not inflight or _clear(st.inflight, starts, nbytes)):
+    if (sh.dirty is None or _clear(sh.dirty, starts, nbytes, sh.stride, ctas, offs)) and \
+            (not inflight or _clear(st.inflight, starts, nbytes, sh.stride, ctas, offs)):
         return                  # (the byte is found below)
     _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
 
