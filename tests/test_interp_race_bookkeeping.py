@@ -246,6 +246,40 @@ def test_cp_async_in_flight_counts(starts, size):
     assert (st.inflight == want2).all()
 
 
+def _ctx():
+    from types import SimpleNamespace
+    return SimpleNamespace(sanitize=True, async_proxy=None, N=4,
+                           shared=SimpleNamespace(data=np.zeros(128, np.uint8), stride=64))
+
+
+@pytest.mark.parametrize("check_first", [True, False])
+def test_cp_async_counted_when_first_read(check_first):
+    ctx = _ctx()
+    tracked = AP.track_cp_async(ctx, _i(0, 0, 1), _u(0, 16, 0), 16, None)
+    st = ctx.async_proxy
+    assert not st.inflight.any() and st.n_inflight == 1          # recorded, not yet counted
+    if check_first:
+        assert AP._counts(st)[:32].tolist() == [1] * 32 and st.inflight[64:80].tolist() == [1] * 16
+    AP.cp_async_landed(ctx, tracked, np.array([True, False, False]), 2)   # row 0 lands
+    tracked = (tracked[0][1:], tracked[1])
+    want = np.zeros(128, np.int64)
+    want[16:32] = want[64:80] = 1
+    assert (AP._counts(st) == want).all() and st.n_inflight == 1
+    assert AP._record_of(ctx, 20) is tracked[1] and AP._record_of(ctx, 5) is tracked[1]
+    AP.cp_async_landed(ctx, tracked, np.array([True, True]), 0)
+    assert not st.inflight.any() and st.n_inflight == 0 and AP._record_of(ctx, 20) is None
+
+
+def test_cp_async_landed_uncounted_never_touches_the_counts():
+    ctx = _ctx()
+    for _ in range(100):                  # more records than are kept before pruning
+        tracked = AP.track_cp_async(ctx, _i(0), _u(32), 8, None)
+        AP.cp_async_landed(ctx, tracked, np.array([True]), 0)
+    st = ctx.async_proxy
+    assert st.n_inflight == 0 and len(st.uncounted) < 64
+    assert not AP._counts(st).any()
+
+
 # ----------------------------------------------------------------------------- row views
 @pytest.mark.parametrize("starts, nbytes", [((0, 16, 32), 16), ((0, 64), 64), ((3, 7), 4),
                                             ((8, 8, 24), 8), ((1, 2), 1), ((0, 12), 12)])

@@ -44,10 +44,12 @@ __all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shar
 
 
 class _Write:
-    __slots__ = ("flat", "d", "cta", "off", "live")
+    __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted")
 
     def __init__(self, flat, d, cta, off):
         self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
+        self.rows = None          # a cp.async: the row starts still in flight
+        self.counted = True       # a cp.async: its rows are in ``inflight`` (``_counts``)
 
 
 class _Read:
@@ -69,6 +71,7 @@ class AsyncState:
         self.n_inflight = 0
         self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
+        self.uncounted = []                        # cp.async records not yet in ``inflight``
         self.tmaps = {}                            # global address -> Decoded that modified it
 
 
@@ -173,9 +176,22 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
     offs = np.atleast_1d(np.asarray(offs, np.int64))
     starts = _starts(ctx, ctas, offs)
     if (sh.dirty is None or _clear(sh.dirty, starts, nbytes, sh.stride, ctas, offs)) and \
-            (not inflight or _clear(st.inflight, starts, nbytes, sh.stride, ctas, offs)):
+            (not inflight or _clear(_counts(st), starts, nbytes, sh.stride, ctas, offs)):
         return                  # (the byte is found below)
     _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
+
+
+def _counts(st):
+    """``st.inflight`` with every cp.async in flight counted: a cp.async is only recorded when
+    issued and is added to the per-byte counts when something first reads them (a copy that
+    lands before any check never touches them)."""
+    if st.uncounted:
+        for rec in st.uncounted:
+            if rec.live and len(rec.rows):
+                _bump(st, rec.rows, rec.flat.size, 1)
+            rec.counted = True
+        st.uncounted = []
+    return st.inflight
 
 
 def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
@@ -187,7 +203,7 @@ def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
             raise ctx.error(AsyncProxyError, _dirty_msg(ctx, _at(flat, int(np.argmax(bad))), what), g, lane, d)
     st = ctx.async_proxy
     if st is not None and st.n_inflight:
-        bad = st.inflight[flat]
+        bad = _counts(st)[flat]
         if bad.any():
             f = _at(flat, int(np.argmax(bad)))
             raise ctx.error(AsyncProxyError, _inflight_msg(ctx, f, f"{what} reads"), g, lane, d)
@@ -350,15 +366,19 @@ def track_cp_async(ctx, banks, offs, size: int, d):
     offset), one per thread) are in flight until ``cp.async.wait_group`` / ``wait_all`` (or
     ``cp.async.mbarrier.arrive``) completes them: a generic load or store of those bytes before
     that is reported. Returns ``(starts, record)``: the (threads,) flat first bytes and the
-    record to hand to :func:`cp_async_landed`, or None when the sanitizer is off."""
+    record to hand to :func:`cp_async_landed`, or None when the sanitizer is off. The rows are
+    counted in ``inflight`` only when a check first reads it (``_counts``)."""
     if not ctx.sanitize:
         return None
     st = state(ctx)
     starts = np.broadcast_to(np.asarray(banks, np.int64), np.shape(offs)) * ctx.shared.stride \
         + np.asarray(offs, np.int64)
     size = int(size)
-    _bump(st, starts, size, 1)
     rec = _Write(_Rows(starts, size), d, None, None)
+    rec.rows, rec.counted = starts, False
+    if len(st.uncounted) >= 64:
+        st.uncounted = [r for r in st.uncounted if r.live]
+    st.uncounted.append(rec)
     st.writes.append(rec)
     st.n_inflight += 1
     return starts, rec
@@ -371,7 +391,9 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
     if st is None or tracked is None:
         return
     starts, rec = tracked
-    _bump(st, starts[done], rec.flat.size, -1)
+    if rec.counted:
+        _bump(st, starts[done], rec.flat.size, -1)
+    rec.rows = starts[~done]
     if remaining == 0 and rec.live:
         rec.live = False
         st.n_inflight -= 1
@@ -454,7 +476,7 @@ def on_generic_load(ctx, g, banks, offs, nbytes):
         return
     ctx.shared._check(offs, nbytes)
     starts = _starts(ctx, banks, offs)
-    if not M.take_rows(st.inflight, starts, nbytes).any():
+    if not M.take_rows(_counts(st), starts, nbytes).any():
         return
     flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
     bad = st.inflight[flat]
@@ -476,7 +498,7 @@ def on_generic_store(ctx, g, banks, offs, nbytes):
         return
     ctx.shared._check(offs, nbytes)
     starts = _starts(ctx, banks, offs)
-    if not ((st.n_inflight and M.take_rows(st.inflight, starts, nbytes).any())
+    if not ((st.n_inflight and M.take_rows(_counts(st), starts, nbytes).any())
             or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
         return
     flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
