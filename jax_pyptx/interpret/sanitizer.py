@@ -37,8 +37,8 @@ different warps never conflict.
 
 Bookkeeping (between warps). The verdicts are those of per-byte state, but the state is kept
 per access where that is exact: every 16-byte chunk of shared memory remembers the epoch of its
-CTA in which it was last stored and last loaded (``c_wep`` / ``c_rep``) and the warp that did
-(``c_ww`` / ``c_rw``, or "several"), and an access is only *recorded* (a pending row list: row
+CTA in which it was last stored and last loaded, with the warp that did or "several" (one stamp
+each: ``c_w`` / ``c_r``), and an access is only *recorded* (a pending row list: row
 starts, size, warps, epochs), not spread over its bytes. A load needs the per-byte writer state
 only when a chunk it reads was stored by another warp in the current epoch, a store needs the
 per-byte reader (writer) state only when a chunk it writes was loaded (stored) by another warp
@@ -78,10 +78,10 @@ class RaceTracker:
         self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
         self.repoch = np.zeros(n, np.int32)
         self.epoch = np.ones(nbanks, np.int32)
-        self.c_wep = np.zeros(n // 16, np.int32)    # per 16-byte chunk: epoch of its last store
-        self.c_rep = np.zeros(n // 16, np.int32)    # ... of its last load
-        self.c_ww = np.zeros(n // 16, np.int16)     # the warp that stored it in c_wep (_SEVERAL: more)
-        self.c_rw = np.zeros(n // 16, np.int16)     # the warp that loaded it in c_rep (_SEVERAL: more)
+        # per 16-byte chunk: epoch << _CODE | (warp + 1) of its last store / load; the warp part
+        # _SEVERAL when several warps accessed it in that epoch
+        self.c_w = np.zeros(n // 16, np.int64)
+        self.c_r = np.zeros(n // 16, np.int64)
         self._pl = []                               # pending loads, stores (module doc)
         self._ps = []
         self._npend = 0                             # rows pending in both
@@ -291,39 +291,44 @@ class RaceTracker:
         self._flush_loads()
         self._flush_stores()
 
-    def _hits(self, arr, who, ch, ep, w):
-        """Rows of warps ``w`` whose chunks another warp accessed in the current epoch
-        (``arr`` / ``who``: ``c_wep`` / ``c_ww`` or ``c_rep`` / ``c_rw``), or None."""
-        if ch.ndim == 2:
-            ep, w = ep[:, None], w[:, None]
-        hit = arr[ch] == ep
-        if not hit.any():
-            return None
-        hit &= who[ch] != w
-        if not hit.any():
-            return None
-        return np.flatnonzero(hit if hit.ndim == 1 else hit.any(axis=1))
+    @staticmethod
+    def _mine(ch, ep, w):
+        """The chunk stamps of accesses by warps ``w`` in epochs ``ep`` (shaped like ``ch``)."""
+        m = (ep.astype(np.int64) << _CODE) | (w + 1)
+        return m if ch.ndim == 1 else m[:, None]
 
-    def _stamp(self, arr, who, ch, ep, w):
-        """Chunks ``ch`` accessed by warps ``w`` in epochs ``ep`` (the current ones)."""
-        if ch.ndim == 2:
-            ep, w = ep[:, None], w[:, None]
-        w = np.asarray(w, np.int16)
-        new = np.where((arr[ch] != ep) | (who[ch] == w), w, np.int16(_SEVERAL))
-        arr[ch] = ep
-        who[ch] = new
-        mixed = who[ch] != new          # another row of this access, of another warp, in the chunk
+    @staticmethod
+    def _other(v, mine):
+        """Chunk stamps ``v`` of the current epoch left by another warp (or several)."""
+        return ((v >> _CODE) == (mine >> _CODE)) & (v != mine)
+
+    def _hits(self, arr, ch, mine):
+        """(rows whose chunks another warp accessed in the current epoch (``arr``: ``c_w`` or
+        ``c_r``) or None, the per-chunk mask)."""
+        hit = self._other(arr[ch], mine)
+        if not hit.any():
+            return None, hit
+        return np.flatnonzero(hit if hit.ndim == 1 else hit.any(axis=1)), hit
+
+    def _stamp(self, arr, ch, mine, hit=None):
+        """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
+        when the caller has it."""
+        if hit is None:
+            hit = self._other(arr[ch], mine)
+        new = np.where(hit, mine | _SEVERAL, mine)
+        arr[ch] = new
+        mixed = arr[ch] != new          # another row of this access, of another warp, in the chunk
         if mixed.any():
-            who[ch[mixed]] = _SEVERAL
+            arr[ch[mixed]] |= _SEVERAL
 
     def range_hit(self, kind: str, bank: int, lo: int, hi: int, warp: int) -> bool:
         """Whether a chunk of CTA ``bank``'s bytes ``[lo, hi)`` was loaded (``kind`` "r") or
         stored ("w") in its current epoch by a warp other than ``warp``; the per-byte state of
         that kind is then brought up to date (``async_proxy``'s range checks read it)."""
         b = bank * self.stride
-        arr, who = (self.c_rep, self.c_rw) if kind == "r" else (self.c_wep, self.c_ww)
+        arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        if not ((arr[sl] == self.epoch[bank]) & (who[sl] != warp)).any():
+        if not self._other(arr[sl], (int(self.epoch[bank]) << _CODE) | (warp + 1)).any():
             return False
         self._flush_loads() if kind == "r" else self._flush_stores()
         return True
@@ -332,10 +337,10 @@ class RaceTracker:
         """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
         b = bank * self.stride
         ep = self.epoch[bank]
-        arr, who = (self.c_rep, self.c_rw) if kind == "r" else (self.c_wep, self.c_ww)
+        arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        who[sl] = np.where((arr[sl] != ep) | (who[sl] == warp), np.int16(warp), np.int16(_SEVERAL))
-        arr[sl] = ep
+        mine = (int(ep) << _CODE) | (warp + 1)
+        arr[sl] = np.where(self._other(arr[sl], mine), mine | _SEVERAL, mine)
         self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
                    np.array([warp], np.int64), np.array([ep], np.int32))
 
@@ -345,7 +350,7 @@ class RaceTracker:
         starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         ch = self._chunks(starts, nbytes)
         ep = self.epoch[banks]
-        sel = self._hits(self.c_wep, self.c_ww, ch, ep, warps)
+        sel, _ = self._hits(self.c_w, ch, self._mine(ch, ep, warps))
         if sel is not None:
             self._flush_stores()
             idx = (idx if idx is not None else self._bytes(banks, offs, nbytes))[sel]
@@ -360,7 +365,7 @@ class RaceTracker:
                                 f"it reads shared address {addr:#x}{{where}} that {_who(int(ww[j, k]), int(warps[lane]))} "
                                 f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                                 f"between the store and this load", "shared")
-        self._stamp(self.c_rep, self.c_rw, ch, ep, warps)
+        self._stamp(self.c_r, ch, self._mine(ch, ep, warps))
         self._pend(self._pl, starts, nbytes, warps, ep)
 
     def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
@@ -369,7 +374,8 @@ class RaceTracker:
         starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         ch = self._chunks(starts, nbytes)
         ep = self.epoch[banks]
-        sel = self._hits(self.c_rep, self.c_rw, ch, ep, warps)
+        stamp = self._mine(ch, ep, warps)
+        sel, _ = self._hits(self.c_r, ch, stamp)
         if sel is not None:
             self._flush_loads()
             if idx is None:
@@ -387,7 +393,7 @@ class RaceTracker:
                                 f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
                                 f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
                                 f"this store", "shared")
-        sel = self._hits(self.c_wep, self.c_ww, ch, ep, warps)
+        sel, whit = self._hits(self.c_w, ch, stamp)
         if sel is not None:
             self._flush_stores()
             if idx is None:
@@ -403,7 +409,7 @@ class RaceTracker:
                 self._ww(offs, lane, k, int(ww[j, k]), int(warps[lane]), value=not diff.any(), bank=banks[lane])
         if len(warps) > 1 and warps.min() != warps.max():
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
-        self._stamp(self.c_wep, self.c_ww, ch, ep, warps)
+        self._stamp(self.c_w, ch, stamp, whit)
         self._pend(self._ps, starts, nbytes, warps, ep)
 
     def _same_instruction(self, banks, offs, nbytes, warps, vals, idx, starts):
@@ -462,7 +468,8 @@ class RaceTracker:
                         f"keeps is undefined ({fix})", "shared")
 
 
-_SEVERAL = -1                            # c_ww / c_rw: several warps accessed the chunk
+_CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
+_SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
 _IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
 _MULTI = 32                              # read tag lane field: several lanes read the byte
