@@ -44,10 +44,12 @@ __all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shar
 
 
 class _Write:
-    __slots__ = ("flat", "d", "cta", "off", "live")
+    __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted")
 
     def __init__(self, flat, d, cta, off):
         self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
+        self.rows = None          # a cp.async: the row starts still in flight
+        self.counted = True       # a cp.async: its rows are in ``inflight`` (``_counts``)
 
 
 class _Read:
@@ -68,6 +70,8 @@ class AsyncState:
         self.reads: list[_Read] = []
         self.n_inflight = 0
         self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
+        self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
+        self.uncounted = []                        # cp.async records not yet in ``inflight``
         self.tmaps = {}                            # global address -> Decoded that modified it
 
 
@@ -86,14 +90,31 @@ def _at(flat, k: int) -> int:
 def _has(flat, f: int) -> bool:
     if isinstance(flat, slice):
         return flat.start <= f < flat.stop
+    if isinstance(flat, _Rows):
+        return bool(((flat.starts <= f) & (f < flat.starts + flat.size)).any())
     return bool((flat == f).any())
 
 
-def _flat(ctx, ctas, offs, nbytes):
+def _clear(arr, starts, nbytes, stride, ctas, offs) -> bool:
+    """Whether ``arr`` (one entry per byte) is 0 at every byte of rows ``[start, start +
+    nbytes)`` (rows at shared offsets ``offs`` of CTAs ``ctas``): the span of offsets the rows
+    lie in, in each CTA from the lowest to the highest, when it is not much larger than the rows
+    (an operand tile: one contiguous pass per CTA), else row by row (``memory.take_rows``)."""
+    if not len(starts):
+        return True
+    nbytes = int(nbytes)
+    lo, hi = int(offs.min()), int(offs.max()) + nbytes
+    c0, c1 = int(np.min(ctas)), int(np.max(ctas))
+    if (hi - lo) * (c1 - c0 + 1) <= 4 * len(starts) * nbytes and \
+            not any(arr[c * stride + lo:c * stride + hi].any() for c in range(c0, c1 + 1)):
+        return True
+    return not M.take_rows(arr, starts, nbytes).any()
+
+
+def _starts(ctx, ctas, offs):
+    """Flat first bytes of accesses at (cta, shared offset)."""
     offs = np.atleast_1d(np.asarray(offs, np.int64))
-    ctas = np.broadcast_to(np.asarray(ctas, np.int64), offs.shape)
-    base = ctas * ctx.shared.stride + offs
-    return (base[:, None] + np.arange(int(nbytes))).reshape(-1)
+    return np.asarray(ctas, np.int64) * ctx.shared.stride + offs
 
 
 def _where(ctx, flat):
@@ -148,8 +169,29 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
     name (default: the one executing)."""
     if not ctx.sanitize:
         return
-    flat = _flat(ctx, ctas, offs, nbytes)
-    _check_flat_read(ctx, flat, what, g, lane, d)
+    sh, st = ctx.shared, ctx.async_proxy
+    inflight = st is not None and st.n_inflight
+    if sh.dirty is None and not inflight:
+        return
+    offs = np.atleast_1d(np.asarray(offs, np.int64))
+    starts = _starts(ctx, ctas, offs)
+    if (sh.dirty is None or _clear(sh.dirty, starts, nbytes, sh.stride, ctas, offs)) and \
+            (not inflight or _clear(_counts(st), starts, nbytes, sh.stride, ctas, offs)):
+        return                  # (the byte is found below)
+    _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
+
+
+def _counts(st):
+    """``st.inflight`` with every cp.async in flight counted: a cp.async is only recorded when
+    issued and is added to the per-byte counts when something first reads them (a copy that
+    lands before any check never touches them)."""
+    if st.uncounted:
+        for rec in st.uncounted:
+            if rec.live and len(rec.rows):
+                _bump(st, rec.rows, rec.flat.size, 1)
+            rec.counted = True
+        st.uncounted = []
+    return st.inflight
 
 
 def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
@@ -161,7 +203,7 @@ def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
             raise ctx.error(AsyncProxyError, _dirty_msg(ctx, _at(flat, int(np.argmax(bad))), what), g, lane, d)
     st = ctx.async_proxy
     if st is not None and st.n_inflight:
-        bad = st.inflight[flat]
+        bad = _counts(st)[flat]
         if bad.any():
             f = _at(flat, int(np.argmax(bad)))
             raise ctx.error(AsyncProxyError, _inflight_msg(ctx, f, f"{what} reads"), g, lane, d)
@@ -178,45 +220,44 @@ def fence_async(ctx, ctas):
 
 
 # ----------------------------------------------------------------------------- race tracking
-# A copy's whole box at once, by the issuing thread's warp, on ``sanitizer.RaceTracker``'s arrays
-# (byte ranges: slices instead of per-byte index arrays).
+# A copy's whole box at once, by the issuing thread's warp, on ``sanitizer.RaceTracker``'s state:
+# one recorded range; its per-byte arrays (slices) are read only when a chunk of the range was
+# accessed in the current epoch (``RaceTracker.range_hit``).
 def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
     """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
-    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-    cur = race.epoch[bank]
-    t = race.rmask.dtype.type
-    readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
-    if readers.any():
-        k = int(np.argmax(readers != 0))
-        other = int(readers[k])
-        w = (other & -other).bit_length() - 1
-        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-        raise M.MemoryFault("race", 0, lo + k,
-                            f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
-                            f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
-                            f"missing between that load and this copy", "shared")
-    race.wwarp[sl] = warp
-    race.wepoch[sl] = cur
+    if race.range_hit("r", bank, lo, hi, warp):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        t = race.rmask.dtype.type
+        readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
+        if readers.any():
+            k = int(np.argmax(readers != 0))
+            other = int(readers[k])
+            w = (other & -other).bit_length() - 1
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
+                                f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
+                                f"missing between that load and this copy", "shared")
+    race.record_range("w", bank, lo, hi, warp)
 
 
 def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
     """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
-    sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-    cur = race.epoch[bank]
-    ww = race.wwarp[sl]
-    bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
-    if bad.any():
-        k = int(np.argmax(bad))
-        w = int(ww[k])
-        who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-        raise M.MemoryFault("race", 0, lo + k,
-                            f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
-                            f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
-                            f"this copy", "shared")
-    t = race.rmask.dtype.type
-    stale = race.repoch[sl] != cur
-    race.rmask[sl] = np.where(stale, t(0), race.rmask[sl]) | t(1 << int(warp))
-    race.repoch[sl] = cur
+    if race.range_hit("w", bank, lo, hi, warp):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        ww = race.wwarp[sl]
+        bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
+        if bad.any():
+            k = int(np.argmax(bad))
+            w = int(ww[k])
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
+                                f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
+                                f"this copy", "shared")
+    race.record_range("r", bank, lo, hi, warp)
 
 
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
@@ -277,17 +318,44 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
     return landed
 
 
-def _bump(counts, rows, by: int):
-    """``counts[rows] += by`` for (threads, size) byte rows: a fancy-index add when the rows
-    do not overlap (aligned copies to distinct addresses, the usual case), else ``np.add.at``."""
-    starts = rows[:, 0]
-    flat = rows.reshape(-1)
-    if len(starts) < 2 or np.unique(starts).size == len(starts):
-        if by > 0:
-            counts[flat] += np.uint16(by)
-        else:
-            counts[flat] -= np.uint16(-by)
-    elif by > 0:
+class _Rows:
+    """Byte rows ``[start, start + size)`` (one per thread) of a ``cp.async``: a byte set for
+    ``_has`` without spreading the rows over their bytes."""
+    __slots__ = ("starts", "size")
+
+    def __init__(self, starts, size):
+        self.starts, self.size = starts, size
+
+
+def _bump(st, starts, size: int, by: int):
+    """``st.inflight`` of the bytes of rows ``[start, start + size)`` += ``by``. Rows aligned to
+    their power-of-two size of at least 4 bytes (every ``cp.async``) overlap only when they start
+    together: when no two do (found on one scratch index, no sort), the four uint16 counters of
+    each 4 bytes move at once (a uint64 view); else ``np.add.at`` byte by byte."""
+    n = len(starts)
+    if not n:
+        return
+    counts = st.inflight
+    if size >= 4 and size & (size - 1) == 0 and not (starts & (size - 1)).any():
+        q = starts >> 2
+        distinct = True
+        if n > 1:
+            sc = st.scratch
+            if sc is None:
+                sc = st.scratch = np.zeros(len(counts) // 4, np.int32)
+            ar = np.arange(n, dtype=np.int32)
+            sc[q] = ar
+            distinct = not (sc[q] != ar).any()
+        if distinct:
+            w = counts.view(np.uint64)
+            e = q if size == 4 else (q[:, None] + np.arange(size // 4)).reshape(-1)
+            if by > 0:
+                w[e] += np.uint64(0x0001000100010001 * by)
+            else:
+                w[e] -= np.uint64(0x0001000100010001 * -by)
+            return
+    flat = (starts[:, None] + np.arange(size)).reshape(-1)
+    if by > 0:
         np.add.at(counts, flat, np.uint16(by))
     else:
         np.subtract.at(counts, flat, np.uint16(-by))
@@ -297,17 +365,23 @@ def track_cp_async(ctx, banks, offs, size: int, d):
     """The shared-memory destinations of one ``cp.async`` (``size`` bytes at each (bank,
     offset), one per thread) are in flight until ``cp.async.wait_group`` / ``wait_all`` (or
     ``cp.async.mbarrier.arrive``) completes them: a generic load or store of those bytes before
-    that is reported. Returns ``(flat, record)``: the (threads, size) flat byte indices and the
-    record to hand to :func:`cp_async_landed`, or None when the sanitizer is off."""
+    that is reported. Returns ``(starts, record)``: the (threads,) flat first bytes and the
+    record to hand to :func:`cp_async_landed`, or None when the sanitizer is off. The rows are
+    counted in ``inflight`` only when a check first reads it (``_counts``)."""
     if not ctx.sanitize:
         return None
     st = state(ctx)
-    flat = _flat(ctx, banks, offs, size).reshape(-1, int(size))
-    _bump(st.inflight, flat, 1)
-    rec = _Write(flat.reshape(-1), d, None, None)
+    starts = np.broadcast_to(np.asarray(banks, np.int64), np.shape(offs)) * ctx.shared.stride \
+        + np.asarray(offs, np.int64)
+    size = int(size)
+    rec = _Write(_Rows(starts, size), d, None, None)
+    rec.rows, rec.counted = starts, False
+    if len(st.uncounted) >= 64:
+        st.uncounted = [r for r in st.uncounted if r.live]
+    st.uncounted.append(rec)
     st.writes.append(rec)
     st.n_inflight += 1
-    return flat, rec
+    return starts, rec
 
 
 def cp_async_landed(ctx, tracked, done, remaining: int):
@@ -316,8 +390,10 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
     st = ctx.async_proxy
     if st is None or tracked is None:
         return
-    flat, rec = tracked
-    _bump(st.inflight, flat[done], -1)
+    starts, rec = tracked
+    if rec.counted:
+        _bump(st, starts[done], rec.flat.size, -1)
+    rec.rows = starts[~done]
     if remaining == 0 and rec.live:
         rec.live = False
         st.n_inflight -= 1
@@ -399,7 +475,10 @@ def on_generic_load(ctx, g, banks, offs, nbytes):
     if st is None or not st.n_inflight:
         return
     ctx.shared._check(offs, nbytes)
-    flat = _flat(ctx, banks, offs, nbytes)
+    starts = _starts(ctx, banks, offs)
+    if not M.take_rows(_counts(st), starts, nbytes).any():
+        return
+    flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
     bad = st.inflight[flat]
     if bad.any():
         k = int(np.argmax(bad))
@@ -418,7 +497,11 @@ def on_generic_store(ctx, g, banks, offs, nbytes):
     if st is None or not (st.n_inflight or st.reads):
         return
     ctx.shared._check(offs, nbytes)
-    flat = _flat(ctx, banks, offs, nbytes)
+    starts = _starts(ctx, banks, offs)
+    if not ((st.n_inflight and M.take_rows(_counts(st), starts, nbytes).any())
+            or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
+        return
+    flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
     if st.n_inflight:
         bad = st.inflight[flat]
         if bad.any():

@@ -89,7 +89,8 @@ class GlobalRaces:
 
     def __init__(self, launch):
         self.grid = launch.grid
-        self.tags = {}            # allocation index -> (element size, int32 per element: 2 * CTA + changed)
+        self.tags = {}            # allocation index -> (element size, int32 per element:
+                                  # 2 * (CTA + 1) + changed; 0: no plain store yet)
         self.ranges = []          # (base, end) of tracked allocations
 
     def _cta(self, c: int) -> str:
@@ -97,21 +98,17 @@ class GlobalRaces:
         return f"({c % gx},{(c // gx) % gy},{c // (gx * gy)})"
 
     def _elements(self, al, off, esz, count, create):
-        """(tags, element size, element indices (n, k)) of an access, or None (not tracked)."""
+        """(tags, element size, ``_Elems`` of the access) or None (not tracked)."""
         e = self.tags.get(al.index)
         if e is None:
             if not create or al.size > LIMIT:
                 return None
-            e = self.tags[al.index] = (esz, np.full(al.size // esz, -1, np.int32))
+            e = self.tags[al.index] = (esz, np.zeros(al.size // esz, np.int32))     # zeroed pages
             self.ranges.append((al.base, al.end))
         gran, t = e
         if esz % gran:
             return None
-        per = esz // gran * count
-        first = off // np.uint64(gran)
-        if per == 1:
-            return t, gran, first.astype(np.int64)[:, None]
-        return t, gran, first.astype(np.int64)[:, None] + np.arange(per)
+        return t, gran, _Elems((off // np.uint64(gran)).astype(np.int64), esz // gran * count)
 
     # ------------------------------------------------------------------ stores
     def before_store(self, ctx, g, addrs, vals):
@@ -126,28 +123,36 @@ class GlobalRaces:
             if got is None:
                 continue
             t, gran, e = got
-            c = (ctas if pos is None else ctas[pos])[:, None]
+            c = (ctas if pos is None else ctas[pos])[:, None] + 1
             v = vals if pos is None else vals[pos]
             new = np.ascontiguousarray(v).view(_UINT[gran]).reshape(e.shape)
-            old = al.view(_UINT[gran])[e]
-            tg = t[e]
-            prior = (tg >= 0) & ((tg >> 1) != c)
-            if prior.any():
-                diff = prior & (old != new)
-                j, k = np.argwhere(diff if diff.any() else prior)[0]
-                self._store_race(ctx, g, al, e, gran, pos, j, k, int(tg[j, k]) >> 1, not diff.any(), False)
+            old = e.take(al.view(_UINT[gran]))
+            tg = e.take(t)
+            if tg.any():                      # else no element was stored before
+                prior = (tg != 0) & ((tg >> 1) != c)
+                if prior.any():
+                    diff = prior & (old != new)
+                    j, k = np.argwhere(diff if diff.any() else prior)[0]
+                    self._store_race(ctx, g, al, e, gran, pos, j, k, (int(tg[j, k]) >> 1) - 1, not diff.any(),
+                                     False)
             work.append((t, e, gran, c, new, old, al, pos))
         return work
 
     def after_store(self, ctx, g, work):
         for t, e, gran, c, new, old, al, pos in work:
-            t[e] = (c * 2 + (old != new)).astype(np.int32)
-            back = t[e] >> 1
+            e.put(t, (c.astype(np.int32) * 2 + (old != new)).astype(np.int32))
+            if len(c) < 2 or c.min() == c.max():
+                continue                      # one CTA: no other stored in this instruction
+            if e.aligned:
+                # rows aligned to their power-of-two size overlap only when they start together
+                if not ((t[e.first] >> 1) != c[:, 0]).any():
+                    continue
+            back = e.take(t) >> 1
             other = back != c                 # another CTA stored the element in this same instruction
             if other.any():
-                diff = other & (al.view(_UINT[gran])[e] != new)
+                diff = other & (e.take(al.view(_UINT[gran])) != new)
                 j, k = np.argwhere(diff if diff.any() else other)[0]
-                self._store_race(ctx, g, al, e, gran, pos, j, k, int(back[j, k]), not diff.any(), True)
+                self._store_race(ctx, g, al, e, gran, pos, j, k, int(back[j, k]) - 1, not diff.any(), True)
 
     def _store_race(self, ctx, g, al, e, gran, pos, j, k, other, same, now):
         lane = int(j) if pos is None else int(pos[j])
@@ -182,16 +187,18 @@ class GlobalRaces:
             if got is None:
                 continue
             t, gran, e = got
-            c = (ctas if pos is None else ctas[pos])[:, None]
-            tg = t[e]
-            bad = (tg >= 0) & ((tg >> 1) != c)
+            c = (ctas if pos is None else ctas[pos])[:, None] + 1
+            tg = e.take(t)
+            if not tg.any():
+                continue
+            bad = (tg != 0) & ((tg >> 1) != c)
             if not bad.any():
                 continue
             changed = bad & ((tg & 1) == 1)
             j, k = np.argwhere(changed if changed.any() else bad)[0]
             lane = int(j) if pos is None else int(pos[j])
             o = int(e[j, k]) * gran
-            other = self._cta(int(tg[j, k]) >> 1)
+            other = self._cta((int(tg[j, k]) >> 1) - 1)
             where = f"global address {al.base + o:#x} (byte {o} of {al.describe()})"
             if not changed.any():
                 ctx.warn(RaceError,
@@ -209,3 +216,49 @@ class GlobalRaces:
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class _Elems:
+    """The elements ``first + [0, per)`` of each access (n rows of ``per`` elements). Rows
+    aligned to their power-of-two size are read and written whole, through a view of ``per``
+    elements as one item (one index per row, not per element)."""
+    __slots__ = ("first", "per", "aligned", "_idx")
+
+    def __init__(self, first, per):
+        self.first, self.per, self._idx = first, per, None
+        self.aligned = per & (per - 1) == 0 and not (first & (per - 1)).any()
+
+    @property
+    def shape(self):
+        return (len(self.first), self.per)
+
+    def __getitem__(self, jk):
+        """Element index of row j, element k (messages)."""
+        j, k = jk
+        return self.first[j] + k
+
+    def _rows(self, arr):
+        if self.per == 1:
+            return arr, self.first
+        if self.aligned and len(arr) % self.per == 0 and arr.flags.c_contiguous:
+            return arr.view(np.dtype((np.void, self.per * arr.itemsize))), self.first // self.per
+        return None, None
+
+    def take(self, arr):
+        """``arr`` at the elements: (n, per)."""
+        v, q = self._rows(arr)
+        if v is None:
+            return arr[self.index()]
+        return v[q].view(arr.dtype).reshape(self.shape)
+
+    def put(self, arr, vals):
+        v, q = self._rows(arr)
+        if v is None:
+            arr[self.index()] = vals
+        else:
+            v[q] = np.ascontiguousarray(vals).view(v.dtype).reshape(-1)
+
+    def index(self):
+        if self._idx is None:
+            self._idx = self.first[:, None] + np.arange(self.per)
+        return self._idx

@@ -137,7 +137,7 @@ class MemoryFault(Exception):
 
 class Allocation:
     __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly", "init", "input",
-                 "items", "last_store")
+                 "items", "last_store", "_ibuf")
 
     def __init__(self, index, base, size, name, data, readonly=False):
         self.index, self.base, self.size, self.name = index, base, size, name
@@ -145,6 +145,7 @@ class Allocation:
         self._views = {}
         self.readonly = readonly
         self.init = None                  # uint8 per byte (1: written) of an output; None: all defined
+        self._ibuf = None                 # init's buffer, padded to 64 bytes (wide views: _rows_set)
         self.input = None                 # the argument it is an input of (stores refused); None: any
         self.items = None                 # (item bytes, item per %ctaid.z): vmap items (provenance)
         self.last_store = None            # Decoded of the last store traced to it (provenance)
@@ -152,9 +153,15 @@ class Allocation:
     def start_uninitialized(self, lo: int = 0, hi: int | None = None):
         """Bytes ``[lo, hi)`` hold no value until a store writes them (an output buffer, as on
         a GPU): a load of them is an uninitialized read (``FlatSpace``)."""
+        hi = self.size if hi is None else hi
         if self.init is None:
-            self.init = np.ones(self.size, np.uint8)
-        self.init[lo:self.size if hi is None else hi] = 0
+            # the whole buffer at once: zeroed pages (calloc), no pass over the bytes
+            whole = lo <= 0 and hi >= self.size
+            self._ibuf = (np.zeros if whole else np.ones)(-(-self.size // 64) * 64, np.uint8)
+            self.init = self._ibuf[:self.size]
+            if whole:
+                return
+        self.init[lo:hi] = 0
 
     @property
     def end(self):
@@ -283,11 +290,16 @@ class FlatSpace:
                               f"(input_output_aliases) to update it in place", self.kind)
 
     def _check_init(self, parts, nbytes, what="is read"):
-        """Uninitialized bytes of outputs (``Allocation.init``) among the accessed ones."""
+        """Uninitialized bytes of outputs (``Allocation.init``) among the accessed ones (the rows
+        are compared a word at a time, ``_rows_defined``; a row with an unwritten byte is then
+        found byte by byte)."""
         for al, pos, off in parts:
             if al.init is None:
                 continue
-            b = off.astype(np.int64)[:, None] + np.arange(nbytes)
+            o = off.astype(np.int64)
+            if _rows_defined(al.init if al._ibuf is None else al._ibuf, o, nbytes):
+                continue
+            b = o[:, None] + np.arange(nbytes)
             bad = al.init[b] == 0
             if bad.any():
                 j, k = np.argwhere(bad)[0]
@@ -303,7 +315,7 @@ class FlatSpace:
     def _mark_init(parts, nbytes):
         for al, pos, off in parts:
             if al.init is not None:
-                al.init[off.astype(np.int64)[:, None] + np.arange(nbytes)] = 1
+                _rows_set(al.init if al._ibuf is None else al._ibuf, off.astype(np.int64), nbytes)
 
     def _fast(self, addrs, nbytes, esz, write, align=None):
         """``(allocation, nest)`` of an access whose addresses form an affine nest (``nest``)
@@ -548,16 +560,25 @@ class BankedSpace:
             f = f[:, None]
         out = self.view(dt)[f]
         if check_init and self.init is not None:
-            iv = self.iview(esz)[f]
-            bad = iv != _ONES[esz]
-            if bad.any():
-                lane, k = np.argwhere(bad)[0]
-                a = int(offs[lane]) + int(k) * esz
-                where = self.describe_offset(a)
-                raise MemoryFault("uninitialized", int(lane), a,
-                                  f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
-                                  f"thread of this CTA wrote it", self.kind)
+            self.check_init(banks, offs, esz, count)
         return out
+
+    def check_init(self, banks, offs, esz, count=1):
+        """Report the first element (``esz`` bytes, ``count`` per row) of the rows at (bank,
+        offset) that holds a byte no thread wrote (rows compared a word at a time first)."""
+        starts = self.flat(banks, offs)
+        if _rows_defined(self.init, starts, esz * count):
+            return
+        f = starts // esz
+        f = f[:, None] + np.arange(count) if count > 1 else f[:, None]
+        bad = self.iview(esz)[f] != _ONES[esz]
+        if bad.any():
+            lane, k = np.argwhere(bad)[0]
+            a = int(offs[lane]) + int(k) * esz
+            where = self.describe_offset(a)
+            raise MemoryFault("uninitialized", int(lane), a,
+                              f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
+                              f"thread of this CTA wrote it", self.kind)
 
     def store(self, banks, offs, values, align=None, warps=None):
         self.version += 1
@@ -585,10 +606,7 @@ class BankedSpace:
             self.view(dt)[f] = values
         else:
             self.view(dt)[f] = values[:, 0]
-        if self.init is not None:
-            self.iview(esz)[f if count > 1 else f] = _ONES[esz]
-        if self.dirty is not None:
-            self.dview(esz)[f] = _ONES[esz]
+        self.mark_written(banks, offs, esz * count)
 
     def dview(self, isz):
         v = self._dviews.get(isz)
@@ -596,9 +614,104 @@ class BankedSpace:
             v = self._dviews[isz] = self.dirty.view(_UINT[isz])
         return v
 
+    def mark_written(self, banks, offs, nbytes):
+        """A generic-proxy store of ``nbytes`` at each (bank, offset): the bytes are initialized
+        and (shared, sanitized) written since their CTA's last fence.proxy.async (``dirty``)."""
+        if self.init is None and self.dirty is None:
+            return
+        starts = self.flat(banks, offs)
+        if self.init is not None:
+            _rows_set(self.init, starts, nbytes)
+        if self.dirty is not None:
+            _rows_set(self.dirty, starts, nbytes)
+
     def mark_init(self, banks, offs, nbytes):
         self.version += 1
         if self.init is None:
             return
-        f = self.flat(banks, np.asarray(offs, np.uint64))
-        self.init[f[:, None] + np.arange(nbytes)] = 1
+        _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
+
+
+def _unit(buf, starts, nbytes):
+    """The widest item (a power of two of bytes, up to 64) that rows ``[start, start +
+    nbytes)`` of the uint8 array ``buf`` are made of: it divides ``nbytes``, every start and the
+    length of ``buf``."""
+    u = 64
+    while u > 1 and (nbytes % u or len(buf) % u):
+        u >>= 1
+    while u > 1 and (starts & (u - 1)).any():
+        u >>= 1
+    return u
+
+
+def _words(buf, starts, nbytes):
+    """(view of ``buf`` with items of the rows' unit, item indices of the rows: (n,) when a row
+    is one item, a filled item)."""
+    u = _unit(buf, starts, nbytes)
+    if u == 1:
+        v, q = buf, starts
+    else:
+        v = buf.view(_ITEM[u])
+        q = starts >> (u.bit_length() - 1)
+    k = nbytes // u
+    return v, (q if k == 1 else q[:, None] + np.arange(k)), _FILL[u]
+
+
+def _rows_set(buf, starts, nbytes):
+    """Set bytes ``[start, start + nbytes)`` of the per-byte flag array ``buf`` (uint8, 0 / 1)
+    to 1, an item of up to 64 bytes at a time where the rows allow."""
+    if not len(starts):
+        return
+    v, idx, one = _words(buf, starts, int(nbytes))
+    v[idx] = one
+
+
+def _rows_defined(buf, starts, nbytes) -> bool:
+    """Whether every byte of rows ``[start, start + nbytes)`` of ``buf`` is 1."""
+    if not len(starts):
+        return True
+    v, idx, _ = _words(buf, starts, int(nbytes))
+    got = v[idx]
+    if got.dtype.kind == "V":
+        return bool((got.view(np.uint64) == _ONES[8]).all())
+    return bool((got == _ONES[got.dtype.itemsize]).all())
+
+
+def row_view(arr, starts, nbytes):
+    """``(view, item indices)``: the 1-D per-byte array ``arr`` (any dtype: one entry per byte)
+    seen as one item per row ``[start, start + nbytes)``, when every row is aligned to its
+    power-of-two size; else None."""
+    if nbytes & (nbytes - 1) or len(arr) % nbytes or (nbytes > 1 and (starts & (nbytes - 1)).any()):
+        return None
+    if nbytes == 1:
+        return arr, starts
+    return arr.view(np.dtype((np.void, nbytes * arr.itemsize))), starts >> (nbytes.bit_length() - 1)
+
+
+def take_rows(arr, starts, nbytes):
+    """``arr[starts[:, None] + arange(nbytes)]`` (one index per row when ``row_view`` allows)."""
+    nbytes = int(nbytes)
+    r = row_view(arr, starts, nbytes)
+    if r is None:
+        return arr[starts[:, None] + np.arange(nbytes)]
+    v, q = r
+    return v[q].view(arr.dtype).reshape(len(q), nbytes)
+
+
+def put_rows(arr, starts, nbytes, vals):
+    """``arr[starts[:, None] + arange(nbytes)] = vals`` (``vals`` broadcast to (n, nbytes); a
+    row written twice keeps the later row, as a fancy-index assignment does)."""
+    nbytes = int(nbytes)
+    r = row_view(arr, starts, nbytes)
+    if r is None:
+        arr[starts[:, None] + np.arange(nbytes)] = vals
+        return
+    v, q = r
+    rows = np.ascontiguousarray(np.broadcast_to(vals, (len(q), nbytes)), arr.dtype)
+    v[q] = rows.view(v.dtype).reshape(len(q))
+
+
+_ITEM = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64),
+         16: np.dtype((np.void, 16)), 32: np.dtype((np.void, 32)), 64: np.dtype((np.void, 64))}
+_FILL = {1: 1, 2: _ONES[2], 4: _ONES[4], 8: _ONES[8],
+         **{u: np.frombuffer(b"\x01" * u, _ITEM[u])[0] for u in (16, 32, 64)}}
