@@ -259,8 +259,8 @@ def ceilings(dry: bool = False, n: int = 1 << 28, m: int = 8192) -> dict:
     import jax
     import jax.numpy as jnp
 
-    copy = lambda x: x * 2.0                        # noqa: E731
-    dot = lambda a, b: jnp.dot(a, b)                # noqa: E731
+    copy = lambda x: x * 2.0
+    dot = lambda a, b: jnp.dot(a, b)
     if dry:
         for f, args in ((copy, (jax.ShapeDtypeStruct((n,), jnp.float32),)),
                         (dot, (jax.ShapeDtypeStruct((m, m), jnp.bfloat16),) * 2)):
@@ -309,7 +309,7 @@ def measure_entry(entry, model: str, dry: bool = False, devices=None) -> list:
                 row["lowered"] = True
                 if fn is None:
                     row["custom_calls"] = text.count("stablehlo.custom_call @jax_pyptx_launch")
-            except Exception as e:  # noqa: BLE001 - reported, the run goes on
+            except Exception as e:
                 row["lowered"] = False
                 # a kernel that does not lower is an error; a baseline may need what only a
                 # GPU jaxlib has (cuDNN's attention): noted
@@ -323,7 +323,7 @@ def measure_entry(entry, model: str, dry: bool = False, devices=None) -> list:
         try:
             row.update(time_sets(fn or k, sets))
             row["rate"] = work / row["seconds"] / scale
-        except Exception as e:  # noqa: BLE001 - reported, the run goes on
+        except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"[:2000]
         rows.append(row)
     del sets
@@ -384,7 +384,7 @@ def environment() -> dict:
         from examples.proof import ptxas_info
 
         env["ptxas"] = ptxas_info()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         env["ptxas"] = f"not found: {e}"
     return env
 
@@ -467,7 +467,7 @@ def main(argv=None) -> int:
               f"capability {cc}; nothing timed)\n")
     try:
         fig.data["ceilings"] = ceilings(dry=args.dry_run)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         fig.data["errors"].append(f"ceilings: {type(e).__name__}: {e}"[:2000])
     fig.write()
     for e in _ordered(lib):
@@ -481,7 +481,7 @@ def main(argv=None) -> int:
             continue
         try:
             rows = measure_entry(e, model, dry=args.dry_run, devices=devices)
-        except Exception as ex:  # noqa: BLE001 - reported, the run goes on
+        except Exception as ex:
             rows = [{"entry": e.name, "impl": "kernel", "shape": dict(e.shape), "unit": "",
                      "error": f"{type(ex).__name__}: {ex}"[:2000]}]
         failed |= "error" in rows[0]

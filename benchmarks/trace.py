@@ -206,7 +206,7 @@ def cold_ptx(k: Kernel, kw: dict, repeats: int):
         t0 = time.process_time()
         tr = f.trace(**kw)
         t1 = time.process_time()
-        tr.ptx                                              # noqa: B018 - prints the module
+        tr.ptx
         both.append(time.process_time() - t0)
         alone.append(t1 - t0)
     return n, statistics.median(both), statistics.median(alone)
@@ -339,7 +339,7 @@ def library_section(repeats: int = 3):
         k = e.kernel()
         try:
             n, both, _ = cold_ptx(k, e.shape, repeats)
-        except Exception as ex:  # noqa: BLE001 - report, do not stop the benchmark
+        except Exception as ex:
             print(f"  {e.name:<42} skipped: {str(ex)[:60]}")
             continue
         lines = k.ptx(**e.shape).count("\n")
@@ -350,7 +350,7 @@ def library_section(repeats: int = 3):
         k = e.kernel(**over)
         try:
             n, both, _ = cold_ptx(k, e.shape, repeats)
-        except Exception as ex:  # noqa: BLE001 - report, do not stop the benchmark
+        except Exception as ex:
             print(f"  {name} {over} skipped: {str(ex)[:60]}")
             continue
         label = name + " " + " ".join(f"{a}={b}" for a, b in over.items())
@@ -398,7 +398,7 @@ def retrace_section(n: int = 100):
 def _module_kernels(path, modname):
     try:
         mod = importlib.import_module(modname)
-    except Exception:  # noqa: BLE001 - a module that needs more than an import
+    except Exception:
         return []
     return [(os.path.relpath(path, ROOT), attr, v, {s: 64 for s in v.shape_vars})
             for attr, v in vars(mod).items() if isinstance(v, Kernel)]
@@ -415,7 +415,7 @@ def all_section(repeats):
             for where, name, k, kw in _module_kernels(path, rel):
                 try:
                     n, both, _ = cold_ptx(k, kw, repeats)
-                except Exception:  # noqa: BLE001 - needs shape variables we cannot guess
+                except Exception:
                     continue
                 print(f"  {where:<34} {name:<22} {n:>7} {both / max(n, 1) * 1e6:>14.2f}")
 

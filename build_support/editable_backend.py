@@ -14,7 +14,7 @@ import os
 
 from pth_filter import strip_editable_paths
 from scikit_build_core import build as _skb
-from scikit_build_core.build import *  # noqa: F401,F403  (the other PEP 517 hooks)
+from scikit_build_core.build import *  # noqa: F403  (the other PEP 517 hooks)
 
 __all__ = list(_skb.__all__)
 

@@ -6,18 +6,18 @@
 ``__all__`` is the public surface. The ``pyptx`` alias (``pyptx/``) adds pyptx's own names
 (``jax_pyptx.compat``).
 """
-from . import types  # noqa: F401
-from .errors import (  # noqa: F401
+from . import types
+from .errors import (
     ArchError, InterpreterError, NotSupportedError, ParseError, PtxError, PtxTypeError, PtxValueError,
     SpecializationError, ToolchainError, TraceError, ValidationError,
 )
-from .dsl import reg, smem  # noqa: F401
-from .dsl import ptx  # noqa: F401
-from .dsl.intrinsic import intrinsic  # noqa: F401
-from .kernel import Kernel, kernel  # noqa: F401
+from .dsl import reg, smem
+from .dsl import ptx
+from .dsl.intrinsic import intrinsic
+from .kernel import Kernel, kernel
 from .kernel import set_call_handler as _set_call_handler
-from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401
-from .text.printer import emit  # noqa: F401
+from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle
+from .text.printer import emit
 
 __version__ = "0.1.0"
 

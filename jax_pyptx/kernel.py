@@ -22,8 +22,8 @@ from .specialize import binding as _binding
 from .specialize.dims import dim3, parse_version
 from .specialize.keys import exact_items, exact_key
 from .specialize.trace import trace_specialization
-from .specialize.traced import ParamInfo, Traced  # noqa: F401  (re-exported)
-from .specs import TensorSpec, Tile, TmaDescriptorHandle  # noqa: F401 (documented here)
+from .specialize.traced import ParamInfo, Traced
+from .specs import TensorSpec, Tile, TmaDescriptorHandle
 from .types import PtxType, by_name, u64
 
 # The types of ``kernel()``'s options (what an IDE or a type checker shows).

@@ -96,7 +96,7 @@ def number_value(t, v, what: str, error=SpecializationError):
         if hasattr(v, "item"):          # NumPy scalars, 0-d arrays, JAX / torch scalars
             try:
                 v = v.item()
-            except Exception:  # noqa: BLE001 - a traced value: its value is not known here
+            except Exception:
                 raise error(f"{what} (.{t.name}) must be a number known when the kernel is "
                             f"called; got {type(v).__name__} (a value traced by jit?)") from None
         if isinstance(v, bool):

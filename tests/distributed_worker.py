@@ -10,7 +10,7 @@ import sys
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
 
-import jax  # noqa: E402
+import jax
 
 PORT, PID = int(sys.argv[1]), int(sys.argv[2])
 try:
@@ -20,7 +20,6 @@ except Exception:   # newer JAX: gloo is the default and the option may be gone
 jax.distributed.initialize(coordinator_address=f"127.0.0.1:{PORT}", num_processes=2,
                            process_id=PID, initialization_timeout=60)
 
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 

@@ -17,7 +17,6 @@ means ptxas guessed, as with ``ld.v2.global.u32``: "Vector Type not specified pr
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
 import subprocess
@@ -68,7 +67,7 @@ def examples(per_form: int = 4) -> tuple:
     out = []
     for _, items in sorted(by_form.items(), key=lambda kv: kv[0][0]):
         items.sort(key=lambda it: -len(it[2].modifiers))
-        seen_groups, seen_mods, kept = set(), set(), []
+        seen_mods, kept = set(), []
         for it in items:
             mods = it[2].modifiers
             new = set(mods) - seen_mods

@@ -19,15 +19,15 @@ import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ["JAX_PLATFORMS"] = "cpu"
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from jax_pyptx import Tile, kernel, ptx, ptx_call, reg  # noqa: E402
-from jax_pyptx.types import u32, u64  # noqa: E402
-from tests.test_runtime_errors import oob  # noqa: E402
-from tests.test_runtime_kernels import accumulate  # noqa: E402
+from jax_pyptx import Tile, kernel, ptx, ptx_call, reg
+from jax_pyptx.types import u32, u64
+from tests.test_runtime_errors import oob
+from tests.test_runtime_kernels import accumulate
 
 
 @kernel(arch="sm_80", in_specs=(Tile("M", u32),), out_specs=(Tile("M", u32, partial=True),), block=(1, 1, 1))

@@ -116,7 +116,7 @@ def test_plan_validation():
 
 
 def test_plans_are_hashable_values():
-    mk = lambda: LaunchPlan.from_ptx("k", PTX, "sm_90a", grid=[1, 1, 1], block=[32, 1, 1],  # noqa: E731
+    mk = lambda: LaunchPlan.from_ptx("k", PTX, "sm_90a", grid=[1, 1, 1], block=[32, 1, 1],
                                      params=[ParamSlot.buffer(0)])
     assert mk() == mk() and hash(mk()) == hash(mk())
     assert mk().grid == (1, 1, 1)

@@ -74,7 +74,7 @@ def test_triton_tensor_descriptor_copy_with_host_maps():
     X = np.random.default_rng(2).random((M, N)).astype(np.float32)
     Y = np.zeros_like(X)
     maps = [tensor_map(a, box=(32, 64), swizzle=128) for a in (X, Y)]
-    desc = lambda m: [m, np.int32(M), np.int32(N), np.int64(N), np.int64(1)]    # noqa: E731
+    desc = lambda m: [m, np.int32(M), np.int32(N), np.int64(N), np.int64(1)]
     launch(ptx, "tma_copy_2d", desc(maps[0]) + desc(maps[1]) + SCRATCH, grid=(2, 3, 1), block=128,
            smem=65536 + 1024)
     np.testing.assert_array_equal(Y, 2 * X)

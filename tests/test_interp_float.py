@@ -270,7 +270,7 @@ def test_f16_scalar_and_packed():
     np.testing.assert_array_equal(got, np.clip((a.astype(np.float64) * b), 0, 1).astype(np.float16))
     got = run("neg.f16x2 %d, %a;", "b32", a=("b32", h2([1.0], [-0.0])))
     lo, hi = un2(got)
-    assert bits(lo.astype(np.float32)) == bits([-1.0]) and np.signbit(hi[0]) == False
+    assert bits(lo.astype(np.float32)) == bits([-1.0]) and not np.signbit(hi[0])
 
 
 def test_f16_nan_canonical_and_minmax():

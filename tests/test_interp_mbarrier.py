@@ -66,7 +66,7 @@ def test_phase_parity_wraps_around_every_two_phases():
                  f"    mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r2], {(i + 1) & 1};\n"
                  f"    selp.u64 %rd2, 1, 0, %p1;\n    selp.u64 %rd3, 2, 0, %p2;\n"
                  f"    or.b64 %rd2, %rd2, %rd3;\n" + store(2 * i, "%rd2") +
-                 f"    shr.u64 %rd4, %st1, 32;\n" + store(2 * i + 1, "%rd4"))
+                 "    shr.u64 %rd4, %st1, 32;\n" + store(2 * i + 1, "%rd4"))
     out = run(body)
     # after arrival i the phase with parity i&1 is complete, the current one (parity (i+1)&1)
     # is not; the token carries the phase the thread arrived in: 0, 1, 2, 3, 4

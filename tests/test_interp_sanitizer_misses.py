@@ -16,7 +16,7 @@ from jax_pyptx import Tile, kernel, ptx, reg, smem
 from jax_pyptx.errors import (DivergenceError, InterpreterError, RaceError, SanitizerWarning,
                               UninitializedReadError)
 from jax_pyptx.interpret import launch
-from jax_pyptx.types import f32, u32, u64
+from jax_pyptx.types import u32, u64
 
 from .helpers import line_of
 

@@ -2,8 +2,7 @@
 those families traced (sm_100a, with an sm_90a kernel for the Hopper-only forms) and
 assembled by ptxas for the target."""
 from jax_pyptx import kernel, ptx, reg, smem
-from jax_pyptx.types import (b16, b32, b64, b128, bf16, bf16x2, e4m3, f16, f16x2, f32, f64, pred,
-                             s32, s64, u16, u32, u64)
+from jax_pyptx.types import (b16, b32, b64, b128, bf16, bf16x2, e4m3, f16, f16x2, f32, f64, s32, s64, u16, u32, u64)
 
 from .isa_util import TextKernel, assemble, forms_used, missing
 

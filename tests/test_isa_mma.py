@@ -5,7 +5,7 @@ Blackwell 8-bit ldmatrix/stmatrix)."""
 import re
 
 from jax_pyptx import kernel, ptx, reg, smem
-from jax_pyptx.types import b32, b64, bf16, f16, f32, f64, s32, u16, u32, u64
+from jax_pyptx.types import b32, bf16, f16, f32, f64, s32, u32, u64
 
 
 from .isa_util import assemble, forms_used, inst, missing

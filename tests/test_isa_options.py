@@ -15,7 +15,7 @@ from jax_pyptx.ir.nodes import Addr, PredPair, Sink, Vec
 from jax_pyptx.isa import TABLE
 from jax_pyptx.isa.model import parse_target
 from jax_pyptx.isa.validate import effective, match_modifiers, specs_of
-from jax_pyptx.types import b16, b32, b64, by_name, e4m3, is_type_name, pred, s16, u16, u32, u64
+from jax_pyptx.types import b16, b32, by_name, e4m3, is_type_name, pred, s16, u16, u32, u64
 
 from . import (test_isa_arith, test_isa_hopper_blackwell, test_isa_memory, test_isa_mma,
                test_isa_extra)

@@ -12,7 +12,7 @@ from jax_pyptx.errors import ToolchainError, ValidationError
 from jax_pyptx.isa import check, decode
 from jax_pyptx.isa.model import parse_target
 from jax_pyptx.isa.orders import PIN, _Rule, assignment, order_class
-from jax_pyptx.types import b16, b64, u32, u64
+from jax_pyptx.types import b16, u32, u64
 
 from . import isa_orders as O
 from .isa_util import ptxas_errors

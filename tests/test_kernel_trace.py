@@ -6,9 +6,9 @@ import textwrap
 import pytest
 
 import jax_pyptx
-from jax_pyptx import Layout, Tile, kernel, ptx, reg, smem
+from jax_pyptx import Layout, Tile, kernel, ptx, reg
 from jax_pyptx.errors import SpecializationError
-from jax_pyptx.types import bf16, f32, u32, u64
+from jax_pyptx.types import bf16, f32, u32
 
 from .helpers import assemble
 

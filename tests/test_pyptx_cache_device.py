@@ -139,7 +139,7 @@ def test_concurrent_puts_and_gets(tmp_path):
                 key = CacheKey(f"f{t}", (("i", i),), (), "sm_90a")
                 cache.put(CacheEntry(key, f"ptx {t} {i}", bytes([t, i])))
                 assert cache.get(key).ptx_source == f"ptx {t} {i}"
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(t,)) for t in range(6)]

@@ -4,7 +4,7 @@ hand-laid mbarrier arrays), cp.async, bulk tensor copies (keyword, ``.store``,
 import pytest
 
 from pyptx import Layout, Tile, kernel, ptx, reg, smem
-from pyptx.types import b64, bf16, f32, pred, u16, u32, u64  # noqa: F401
+from pyptx.types import b64, bf16, f32, pred, u16, u32, u64
 from jax_pyptx.errors import NotSupportedError, PtxIndexError, PtxValueError
 
 from .helpers import assemble, line_of

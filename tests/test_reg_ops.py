@@ -4,7 +4,7 @@ import pytest
 
 from jax_pyptx import kernel, ptx, reg
 from jax_pyptx.errors import PtxTypeError, PtxValueError
-from jax_pyptx.types import (b32, bf16, f16, f32, f64, pred, s16, s32, s64, u8, u16, u32,
+from jax_pyptx.types import (b32, bf16, f16, f32, f64, pred, s16, s32, u8, u16, u32,
                              u64)
 
 from .helpers import assemble, line_of

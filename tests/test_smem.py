@@ -3,7 +3,7 @@ import pytest
 
 from jax_pyptx import kernel, ptx, reg, smem
 from jax_pyptx.errors import PtxValueError, TraceError
-from jax_pyptx.types import b64, bf16, f32, u32
+from jax_pyptx.types import bf16, f32, u32
 
 from .helpers import assemble, line_of
 

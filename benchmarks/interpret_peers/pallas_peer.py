@@ -20,7 +20,7 @@ def available() -> str | None:
     """None when Pallas imports, else why not."""
     try:
         from jax.experimental import pallas  # noqa: F401
-    except Exception as e:          # noqa: BLE001 - any import failure means "not installed"
+    except Exception as e:
         return f"{type(e).__name__}: {e}"
     return None
 

@@ -89,7 +89,7 @@ def to_bf16_values(a) -> np.ndarray:
 def inputs(key: str, shape: dict, seed: int = 0) -> list:
     """The workload's inputs (float32 arrays; bf16 values for the bf16 workloads)."""
     rng = np.random.default_rng(seed)
-    normal = lambda *s: rng.standard_normal(s).astype(np.float32)       # noqa: E731
+    normal = lambda *s: rng.standard_normal(s).astype(np.float32)
     if key == "axpb":
         return [normal(shape["n"])]
     if key == "rms_norm":

@@ -33,7 +33,7 @@ if __package__ in (None, ""):          # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     __package__ = "benchmarks.interpret_peers"
 
-from . import spec  # noqa: E402
+from . import spec
 
 
 def _kernels():
@@ -118,7 +118,7 @@ def build(key: str, shape: dict, K=None, blocks: dict | None = None):
         x = torch.from_numpy(ins[0])
         y = torch.empty_like(x)
         n, (b,) = x.numel(), bl
-        run = lambda: K["axpb"][(n // b,)](x, y, n, BLOCK=b)                 # noqa: E731
+        run = lambda: K["axpb"][(n // b,)](x, y, n, BLOCK=b)
     elif key in ("rms_norm", "softmax"):
         M, cols, (r,) = shape["M"], shape["cols"], bl
         x = torch.from_numpy(ins[0])
@@ -126,21 +126,21 @@ def build(key: str, shape: dict, K=None, blocks: dict | None = None):
         b = 1 << (cols - 1).bit_length()
         if key == "rms_norm":
             w = torch.from_numpy(ins[1])
-            run = lambda: K["rms_norm"][(M // r,)](x, w, y, cols, 1e-6, R=r, BLOCK=b)  # noqa: E731
+            run = lambda: K["rms_norm"][(M // r,)](x, w, y, cols, 1e-6, R=r, BLOCK=b)
         else:
-            run = lambda: K["softmax"][(M // r,)](x, y, cols, R=r, BLOCK=b)  # noqa: E731
+            run = lambda: K["softmax"][(M // r,)](x, y, cols, R=r, BLOCK=b)
     elif key == "gemm":
         M, N, Kd = shape["M"], shape["N"], shape["K"]
         bm, bn, bk = bl
         a, bb = (torch.from_numpy(t).to(torch.bfloat16) for t in ins)
         y = torch.empty((M, N), dtype=torch.float32)
-        run = lambda: K["gemm"][(M // bm, N // bn)](a, bb, y, M, N, Kd, BM=bm, BN=bn, BK=bk)  # noqa: E731
+        run = lambda: K["gemm"][(M // bm, N // bn)](a, bb, y, M, N, Kd, BM=bm, BN=bn, BK=bk)
     elif key == "attention":
         H, S, L, D = shape["H"], shape["S"], shape["L"], shape["D"]
         bq, bk = bl
         q, k, v = (torch.from_numpy(t).to(torch.bfloat16) for t in ins)
         y = torch.empty((H, S, D), dtype=torch.bfloat16)
-        run = lambda: K["attention"][(S // bq, H)](q, k, v, y, S, L, 1.0 / math.sqrt(D),  # noqa: E731
+        run = lambda: K["attention"][(S // bq, H)](q, k, v, y, S, L, 1.0 / math.sqrt(D),
                                                    D=D, BQ=bq, BK=bk)
     else:
         raise KeyError(f"unknown workload {key!r}")
@@ -164,13 +164,13 @@ def main(argv=None) -> int:
     p.add_argument("--blocks", default=None, help="JSON: the peers' blocks (spec.PEER_BLOCKS)")
     a = p.parse_args(argv)
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError as e:
         print(json.dumps({"missing": "torch", "error": f"Triton's interpreter needs torch, which "
                           f"{sys.executable} cannot import ({e}); install torch into this Python"}))
         return 0
     try:
-        import triton  # noqa: F401
+        import triton
     except ImportError as e:
         print(json.dumps({"missing": "triton", "error": f"triton is not importable ({e}); "
                                                         f"--install-peers DIR installs it"}))

@@ -115,7 +115,7 @@ def main():
     ref = reference(x, w)
     out = k(x, w)
     jitted = jax.jit(k)(x, w)
-    loss = lambda f: (lambda x, w: jnp.sum(f(x, w) * jnp.cos(x)))  # noqa: E731
+    loss = lambda f: (lambda x, w: jnp.sum(f(x, w) * jnp.cos(x)))
     g = jax.grad(loss(k), argnums=(0, 1))(x, w)
     g_ref = jax.grad(loss(reference), argnums=(0, 1))(x, w)
     errs = {"eager": float(jnp.max(jnp.abs(out - ref))),

@@ -46,7 +46,7 @@ def as_ptx_type(dtype) -> PtxType:
     if isinstance(dtype, str):
         try:
             return by_name(dtype)
-        except Exception:  # noqa: BLE001 - maybe a NumPy name ("float32")
+        except Exception:
             pass
     from ..runtime.callspec import dtype_name
 

@@ -51,7 +51,7 @@ from types import SimpleNamespace
 
 from ..errors import NotSupportedError, SpecializationError
 from ..runtime.ffi_plan import ptx_sha256
-from .cubin_registry import (CubinRecord, CubinRegistry, as_ptx_type,  # noqa: F401
+from .cubin_registry import (CubinRecord, CubinRegistry, as_ptx_type,
                              get_cubin_registry, resolve_outputs, synthesize_tensor_map,
                              synthesize_tensor_map_3d, tensor_map_at)
 from .record_kernel import parsed, record_kernel

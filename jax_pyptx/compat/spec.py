@@ -23,7 +23,7 @@ Examples:
 """
 from __future__ import annotations
 
-from ..dsl.validation import (  # noqa: F401  (pyptx.spec's names)
+from ..dsl.validation import (
     UnvalidatedInstructionWarning, ValidationIssue, is_strict, set_strict, strict,
     validate_instruction, validate_or_raise,
 )

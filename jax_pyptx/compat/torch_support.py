@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.differentiable import differentiable_kernel  # noqa: F401  (documented here too)
+from ..runtime.differentiable import differentiable_kernel
 from ..runtime.dispatch import any_torch_tensors, is_torch_tensor
 
 __all__ = ["is_torch_tensor", "any_torch_tensors", "extract_input_shapes",

@@ -13,7 +13,12 @@ Examples:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir.nodes import Addr, Sym
+
+if TYPE_CHECKING:
+    from .smem import SharedBuffer
 
 
 class MbarrierRef:

@@ -84,9 +84,9 @@ value stored to a shared byte by two warps, a ``tcgen05.ld`` register read befor
 exited lanes) is a ``SanitizerWarning`` instead, once per instruction; ``sanitize=
 "strict"`` raises those too and ``sanitize=False`` gives no verdict (``severity``).
 """
-from ..errors import SanitizerWarning  # noqa: F401
-from .launch import launch  # noqa: F401
-from .stats import BufferStats, Stats  # noqa: F401
-from .tensormap import TensorMap, tensor_map  # noqa: F401
+from ..errors import SanitizerWarning
+from .launch import launch
+from .stats import BufferStats, Stats
+from .tensormap import TensorMap, tensor_map
 
 __all__ = ["launch", "tensor_map", "TensorMap", "Stats", "BufferStats", "SanitizerWarning"]

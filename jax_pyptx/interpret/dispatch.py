@@ -13,7 +13,7 @@ from ..isa import decode, decode_parts
 from .registry import HANDLERS, K_CTRL, K_NOP
 
 # the instruction families register their handlers on import
-from . import (ops_bits, ops_bulk, ops_clc, ops_cluster, ops_control, ops_cvt, ops_float,  # noqa: F401,E402,I001
+from . import (ops_bits, ops_bulk, ops_clc, ops_cluster, ops_control, ops_cvt, ops_float,  # noqa: F401
                ops_int, ops_mem, ops_mma, ops_mma_sp, ops_regs, ops_stack, ops_sync, ops_tcgen05, ops_tcgen05_mma,
                ops_warp, ops_wgmma, ops_wmma)
 

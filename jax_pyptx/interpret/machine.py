@@ -32,7 +32,7 @@ from . import memory as M
 from . import stack
 from . import progress
 from . import severity
-from .group import Group, merge  # noqa: F401  (Group is part of this module's API)
+from .group import Group, merge
 from .cluster import ClusterMixin
 from .definedness import DefinednessMixin
 from .provenance import ProvenanceMixin

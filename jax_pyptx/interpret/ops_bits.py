@@ -7,7 +7,7 @@ import numpy as np
 from ..types import by_name, u32
 from .registry import register
 from .operands import SINT, UINT, np_dtype, reader, writer
-from .ops_int import U, _dst, _simple, _bits_type  # noqa: F401
+from .ops_int import U, _dst, _simple, _bits_type
 
 
 # ----------------------------------------------------------------------------- bit ops

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError
-from ..types import b64, pred, u32, u64
+from ..types import b64, pred, u32
 from . import global_races
 from . import memory as M
 from . import provenance

@@ -383,7 +383,7 @@ def _mma(prog, d, ins, scope, dec):
             P = -P
         lanes = d_lane0 + lane_of
         cols = d_col0 + col_of
-        lane_j = lambda _i: j      # noqa: E731  (the thread that reports)
+        lane_j = lambda _i: j
         if enable:
             if pieces is not None:
                 old = read_rects(tm, ctx, c, d_lane0, d_col0, pieces, P.shape, lanes, cols,

@@ -172,7 +172,6 @@ def _mma_async(prog, d, ins, scope, dec):
         get_a = reader(prog, ops[1], b64, scope)
     scale_op = ops[3]
     get_scale = reader(prog, scale_op, pred, scope)
-    integer = at in ("s8", "u8", "b1")
     if at == "b1" and dec.get("op") != ".and":
         raise InterpreterError(f"wgmma .b1 with {dec.get('op')}: the ISA defines .and.popc only")
     dfrag = wgmma_d_fragment(N)

@@ -190,7 +190,7 @@ def _ptx_lines(prog) -> list:
             for a, d in zip(again.code, code):
                 if a.ins.loc is not None and a.ins.opcode == d.ins.opcode:
                     lines[d.pc] = a.ins.loc.line
-    except Exception:           # noqa: BLE001 - line numbers are a nicety; the trace goes on
+    except Exception:
         pass
     return lines
 

@@ -12,8 +12,8 @@ from .opcodes import (  # noqa: F401
     ALIASES, COMPOUND_NAMES, INSTRUCTION_WORDS, split_opcode, table_name,
 )
 
-from .validate import check as _check  # noqa: E402 - after the table (validate reads model)
-from .decoding import Decoding, decode, decode_parts, type_of  # noqa: E402,F401
+from .validate import check as _check
+from .decoding import Decoding, decode, decode_parts, type_of  # noqa: F401
 
 
 def forms_for(name: str) -> list:

@@ -9,7 +9,7 @@ from ..ir.nodes import Addr, Imm, Instruction, ParenList, PredPair, Reg, Sink, S
 from ..ir.render import operand
 from ..types import PtxType, by_name, is_type_name
 from .model import Form, Target, parse_range
-from .orders import match_modifiers  # noqa: F401 - the one modifier rule, read here
+from .orders import match_modifiers
 
 _SPEC_RE = re.compile(r"^(pd|pq|dp|tx|d\|p|[dsripmtavlx_])(\d*|@\w+)(_?)(?::([\w.:]+))?(\?)?$")
 

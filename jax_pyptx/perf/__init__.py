@@ -31,10 +31,10 @@ Examples:
     >>> r.rows[0].bound
     'memory'
 """
-from .counts import BufferCounts, Counts, Scaling, fit, measure, random_inputs  # noqa: F401
-from .devices import DEVICES, Device, device  # noqa: F401
-from .occupancy import Occupancy, occupancy  # noqa: F401
-from .roofline import (  # noqa: F401
+from .counts import BufferCounts, Counts, Scaling, fit, measure, random_inputs
+from .devices import DEVICES, Device, device
+from .occupancy import Occupancy, occupancy
+from .roofline import (
     DEFAULT_DEVICES, Roofline, RooflineRow, estimate, format_table, roofline,
 )
 

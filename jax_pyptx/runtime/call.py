@@ -42,7 +42,7 @@ from .ad import vjp_pair
 from .callspec import CallSpec, check_aliases, check_covers_shapes, check_grid_covers
 from ..specialize.options import (CallOptions, check_options, merge_options, option_names,
                                   split_options)
-from .options import configure, runtime_options  # noqa: F401  (re-exported)
+from .options import configure, runtime_options
 from .primitive import bind
 
 __all__ = ["call_kernel", "ptx_call", "configure", "runtime_options", "export_disabled_checks",
@@ -84,7 +84,7 @@ def call_kernel(kernel, *arrays, out_shape=None, **kw):
                      options=CALL_OPTIONS, what="the call options", label=given.get("name"))
     options = merge_options(runtime_options(kernel), check_options(kernel, given))
     if options.backward is not None:
-        fwd = lambda *a: _call(kernel, a, out_shape, options, kw)  # noqa: E731
+        fwd = lambda *a: _call(kernel, a, out_shape, options, kw)
         bwd = as_callable(options.backward, interpret=options.interpret, debug=options.debug,
                           sanitize=options.sanitize)
         return vjp_pair(fwd, bwd, options.save_outputs, options.name or kernel.name)(*arrays)

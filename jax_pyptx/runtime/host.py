@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from ..specialize.host import HostLaunch, interpreter_stats  # noqa: F401  (re-exported)
+from ..specialize.host import HostLaunch, interpreter_stats
 from .callspec import CallSpec
 
 __all__ = ["host_launch", "interpreter_stats"]

@@ -23,7 +23,7 @@ from jax.interpreters import mlir
 from ..specs import Layout
 from .callspec import CallSpec
 from .ffi_plan import FFI_TARGET, plan_to_attrs
-from .launch_plan import (build_plan, compile_log, ensure_cubin, plan_for,  # noqa: F401
+from .launch_plan import (build_plan, compile_log, ensure_cubin, plan_for,
                           traced_for_cuda)
 
 __all__ = ["ffi_lowering", "has_cuda_backend", "build_plan", "plan_for", "traced_for_cuda",

@@ -27,7 +27,7 @@ from jax.interpreters import mlir
 
 from .callspec import CallSpec
 from .lowering_host import guarded_launch
-from .shard_plan import (factors, local_spec, operand_pspecs, out_pspecs,  # noqa: F401
+from .shard_plan import (factors, local_spec, operand_pspecs, out_pspecs,
                          partition_plan)
 
 __all__ = ["maybe_partitioned_lowering", "factors", "partition_plan", "local_spec",

@@ -79,7 +79,7 @@ def clamped_boxes(traced) -> list:
         except KeyError:
             continue
         if len(want) == len(h.box) and tuple(h.box) != want:
-            nbytes = lambda box: math.prod(box) * h.dtype.nbytes  # noqa: E731
+            nbytes = lambda box: math.prod(box) * h.dtype.nbytes
             out.append(f"TMA descriptor {h.param!r}: tma_box={want} was clamped to "
                        f"{tuple(h.box)} by the tensor's shape {tuple(h.shape)}, so each load "
                        f"brings {nbytes(h.box)} bytes, not {nbytes(want)}: an mbarrier "

@@ -15,7 +15,7 @@ Examples:
     0
 """
 from .find import Tool, find_tool, toolchain_info  # noqa: F401
-from .cubin import (  # noqa: F401,A004
+from .cubin import (  # noqa: F401
     CompileResult, cache_dir, compile, compile_ptx, disassemble, ptxas_check, publish_cubin,
     read_cubin,
 )

@@ -122,7 +122,7 @@ def _read_entry(cub: str, rep: str):
     return cubin, report
 
 
-compile = compile_ptx  # noqa: A001 - the documented name: toolchain.compile(ptx, arch)
+compile = compile_ptx
 
 
 def ptxas_check(ptx: str, arch: str, module=None) -> ResourceReport:

@@ -56,7 +56,7 @@ def _from_torch():
             return None
         major, minor = torch.cuda.get_device_capability(0)
         return int(major), int(minor)
-    except Exception:  # noqa: BLE001 - any failure means "torch cannot tell"
+    except Exception:
         return None
 
 
@@ -80,7 +80,7 @@ def _from_cuda_python():
         if int(err) or int(err2):
             return None
         return int(major), int(minor)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
 
 
@@ -113,7 +113,7 @@ def _from_libcuda():
             return None
         major, minor = _attribute(lib, dev, _ATTR_CC_MAJOR), _attribute(lib, dev, _ATTR_CC_MINOR)
         return None if major is None or minor is None else (major, minor)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
 
 
@@ -198,7 +198,7 @@ def sm_count():
     try:
         if torch is not None and torch.cuda.is_available():
             return int(torch.cuda.get_device_properties(0).multi_processor_count)
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     try:
         from cuda.bindings import driver  # type: ignore
@@ -209,10 +209,10 @@ def sm_count():
             driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)
         if not int(err):
             return int(n)
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     try:
         lib, dev = _libcuda()
         return None if lib is None else _attribute(lib, dev, _ATTR_SM_COUNT)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None

@@ -38,7 +38,7 @@ def instruction_lines(ptx: str, module) -> dict:
             break
         try:
             text = render(insts[i])
-        except Exception:  # noqa: BLE001 - an unprintable instruction cannot be matched
+        except Exception:
             i += 1
             continue
         if line.strip() == text.strip():

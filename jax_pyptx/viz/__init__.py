@@ -23,13 +23,13 @@ Examples:
     >>> swizzle_map("128B").chunk[1].tolist()
     [1, 0, 3, 2, 5, 4, 7, 6]
 """
-from .banks import BankReport, SwizzleMap, bank_conflicts, chunk_addresses, swizzle_map  # noqa: F401
-from .fragments import (  # noqa: F401
+from .banks import BankReport, SwizzleMap, bank_conflicts, chunk_addresses, swizzle_map
+from .fragments import (
     FragmentMap, fragment_map, ldmatrix_map, mma_map, mma_types, tcgen05_ld_map, wgmma_map,
     wgmma_types,
 )
-from .plot import plot_fragment, plot_swizzle, plot_tma_box  # noqa: F401
-from .tma import BoxMap, tma_box_map  # noqa: F401
+from .plot import plot_fragment, plot_swizzle, plot_tma_box
+from .tma import BoxMap, tma_box_map
 
 __all__ = ["FragmentMap", "fragment_map", "mma_map", "ldmatrix_map", "wgmma_map",
            "tcgen05_ld_map", "mma_types", "wgmma_types", "SwizzleMap",

@@ -25,14 +25,14 @@ from .control import (  # noqa: F401
 from .generic import addr, exit, inst, not_, raw_imm, ret, sym  # noqa: F401
 from .params import global_ptrs, param, param_value  # noqa: F401
 from .special import ctaid_x, ctaid_y, sreg  # noqa: F401
-from . import atomic, bar, bits, cmp, cvt, fence, math, mem, misc, warp  # noqa: F401,E402
-from . import cluster, cp, descriptors, mbarrier, mma, tcgen05, wgmma  # noqa: F401,E402
-from . import tma  # noqa: F401,E402
-from .bar import named_barrier  # noqa: F401,E402
-from .directives import file_, loc, pragma, raw  # noqa: F401,E402
-from .loops import expr, kloop, pipe, pipeline  # noqa: F401,E402
-from .matrix_kw import ldmatrix, stmatrix, stmatrix_x4_trans_f32_bf16  # noqa: F401,E402
-from .scalar_ops import (  # noqa: F401,E402
+from . import atomic, bar, bits, cmp, cvt, fence, math, mem, misc, warp  # noqa: F401
+from . import cluster, cp, descriptors, mbarrier, mma, tcgen05, wgmma  # noqa: F401
+from . import tma  # noqa: F401
+from .bar import named_barrier  # noqa: F401
+from .directives import file_, loc, pragma, raw  # noqa: F401
+from .loops import expr, kloop, pipe, pipeline  # noqa: F401
+from .matrix_kw import ldmatrix, stmatrix, stmatrix_x4_trans_f32_bf16  # noqa: F401
+from .scalar_ops import (  # noqa: F401
     add, and_, cvta, elect_sync, ld, mad, mov, mul, or_, selp, setmaxnreg, setmaxnreg_dec,
     setmaxnreg_inc, setp, shl, shr, st, sub, var, xor_,
 )

@@ -123,7 +123,7 @@ def prmt(a, b, c, *, mode=None, out=None, pred=None):
     return out
 
 
-def shf(a, b, c, *, dir: str = "l", mode: str = "clamp", out=None, pred=None):  # noqa: A002
+def shf(a, b, c, *, dir: str = "l", mode: str = "clamp", out=None, pred=None):
     """``shf.l|r.clamp|wrap.b32 d, a, b, c``: funnel shift of the pair b:a by c."""
     mods = build_mods("ptx.bits.shf", "shf", {"dir": dir, "mode": mode, "type": ".b32"})
     out = out or new(b32)

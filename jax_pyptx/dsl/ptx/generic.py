@@ -376,7 +376,7 @@ def ret(pred=None):
     return emit_inst("ret", (), pred, user_loc())
 
 
-def exit(pred=None):  # noqa: A001 - PTX's name
+def exit(pred=None):
     """``exit;``
 
     Examples:

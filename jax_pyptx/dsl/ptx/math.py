@@ -83,11 +83,11 @@ sad = _op("sad", 3)
 fma = _op("fma", 3, doc="``fma.rnd{.ftz}{.sat}.type`` (rnd required; .relu/.oob for f16/bf16)")
 div = _op("div", 2, doc="integer ``div.type``; float ``div.approx|full|rnd{.ftz}.f32``")
 rem = _op("rem", 2)
-abs = _op("abs", 1)  # noqa: A001 - PTX's name
+abs = _op("abs", 1)
 neg = _op("neg", 1)
 min = _op("min", 2, doc="``min{.relu}{.ftz}{.NaN}{.xorsign.abs}.type`` (three f32 sources "
-                        "with min3)")  # noqa: A001
-max = _op("max", 2)  # noqa: A001
+                        "with min3)")
+max = _op("max", 2)
 min3 = _op("min", 3, doc="``min{.ftz}{.NaN}{.abs}.f32 d, a, b, c`` (sm_100)")
 max3 = _op("max", 3, doc="``max{.ftz}{.NaN}{.abs}.f32 d, a, b, c`` (sm_100)")
 copysign = _op("copysign", 2)

@@ -135,7 +135,7 @@ def _sync_keywords(*, shape, dtype_d, dtype_a, dtype_b, dtype_c, d, a, b, c, a_l
                             pred=pred)
 
 
-def sync(*args, **kw):  # noqa: F811 - one name, both spellings
+def sync(*args, **kw):
     """``sync(d, a, b, c, shape=, dtype=, atype=, ...)`` (ours) or the documented keyword
     form ``sync(shape="m16n8k16", dtype_d=f32, dtype_a=bf16, dtype_b=bf16, dtype_c=f32,
     d=..., a=..., b=..., c=..., a_layout="row", b_layout="col")``: ``mma.sync.aligned.shape

@@ -256,7 +256,7 @@ __all__ = ["alloc", "dealloc", "relinquish_alloc_permit", "mma", "mma_block_scal
 import sys  # noqa: E402
 
 from . import tcgen05_kw as _kw  # noqa: E402
-from .tcgen05_kw import (  # noqa: E402,F401
+from .tcgen05_kw import (  # noqa: E402
     BLACKWELL_MASKED_DESC_B128, descriptor, make_instr_desc_f16bf16_f32, masked_descriptor,
 )
 
@@ -265,7 +265,7 @@ _MMA_DOCUMENTED = {"scale_d", "sparse", "collector_a", "a_is_tmem", "sparse_meta
                    "pred_operand", "scale_c"}
 
 
-def ld(*args, **kw):  # noqa: F811 - one name, both spellings
+def ld(*args, **kw):
     """``ld(taddr, shape, num)`` (ours, returns new registers) or the documented
     ``ld(dst_regs, taddr, shape=, count=, dtype="b32", pack=False)``."""
     if args and isinstance(args[0], (RegArray, list, tuple)):
@@ -273,7 +273,7 @@ def ld(*args, **kw):  # noqa: F811 - one name, both spellings
     return _ld_positional(*args, **kw)
 
 
-def st(*args, **kw):  # noqa: F811
+def st(*args, **kw):
     """``st(taddr, regs, shape)`` (ours: x-count from ``len(regs)``) or the documented
     ``st(taddr, src_regs, shape=, count=, dtype="b32", unpack=False)``."""
     if {"count", "dtype", "unpack"} & kw.keys():
@@ -281,7 +281,7 @@ def st(*args, **kw):  # noqa: F811
     return _st_positional(*args, **kw)
 
 
-def commit(*args, **kw):  # noqa: F811
+def commit(*args, **kw):
     """``commit(mbar, multicast=mask_register, cluster=False)`` (ours: the generic address
     form unless ``cluster=True``) or the documented ``commit(mbar, multicast=False,
     multicast_mask=None, space="cluster")`` (``tcgen05_kw.commit``), which a call with
@@ -292,7 +292,7 @@ def commit(*args, **kw):  # noqa: F811
     return _kw.commit(sys.modules[__name__], *args, **kw)
 
 
-def mma(*args, **kw):  # noqa: F811
+def mma(*args, **kw):
     """``mma(d, a, b, idesc, enable_input_d=1, ...)`` (ours: accumulates by default) or the
     documented keyword form with ``scale_d=`` / ``pred_operand=`` / ``collector_a=`` /
     ``a_is_tmem=`` / ``sparse_metadata=`` / ``scale_c=`` (``tcgen05_kw.mma``)."""

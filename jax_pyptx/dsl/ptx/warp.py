@@ -147,7 +147,7 @@ def match_all(x, *, mask=FULL, with_pred: bool = True, pred=None):
     return d, p
 
 
-def redux(op, x, *, mask=FULL, abs: bool = False, nan: bool = False, type=None, out=None,  # noqa: A002
+def redux(op, x, *, mask=FULL, abs: bool = False, nan: bool = False, type=None, out=None,
           pred=None):
     """``redux.sync.op{.abs}{.NaN}.type d, a, membermask`` (add/min/max u32|s32, and/or/xor
     b32; min/max f32 on sm_100a)."""

@@ -15,7 +15,7 @@ from ...isa.fragments import wgmma_accumulator
 from ..context import user_loc
 from ..values import RegArray
 from ._wrap import build_mods, emit, int_choice, new_array
-from .descriptors import (  # noqa: F401
+from .descriptors import (
     WGMMA_SWIZZLE, canonical_strides, desc_advance, desc_from_address, matrix_base_offset,
     wgmma_desc as desc,
 )
@@ -167,7 +167,7 @@ __all__ = ["fence", "commit_group", "wait_group", "mma_async", "mma_async_sp", "
 
 # --- the documented keyword forms (pyptx surface): see wgmma_kw.py -------------------------
 from . import wgmma_kw as _kw  # noqa: E402
-from .wgmma_kw import (  # noqa: E402,F401
+from .wgmma_kw import (  # noqa: E402
     MASKED_DESC_B128, SWIZZLE_128B, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_NONE, auto_descriptor,
     make_descriptor, masked_descriptor,
 )
@@ -175,7 +175,7 @@ from .wgmma_kw import (  # noqa: E402,F401
 _mma_async_positional = mma_async
 
 
-def mma_async(*args, **kw):  # noqa: F811 - one name, both spellings
+def mma_async(*args, **kw):
     """``mma_async(acc, a_desc, b_desc, n=..., dtype=..., atype=...)`` (ours), or the
     documented keyword form ``mma_async(shape="m64n128k16", dtype_d=f32, dtype_a=bf16,
     dtype_b=bf16, d=acc, a=..., b=..., scale_d=...)`` (``wgmma_kw.mma_async``)."""

@@ -15,7 +15,7 @@ from ...ir.nodes import Sym
 from ...isa.descriptors import WGMMA_SMEM, address_field, encode
 from ...types import b64, pred as pred_t, u32, u64
 from ..context import user_loc
-from ..values import Register, RegArray, as_operand, str_operand
+from ..values import Register, RegArray, str_operand
 from ._wrap import emit, new
 
 SWIZZLE_NONE, SWIZZLE_128B, SWIZZLE_64B, SWIZZLE_32B = 0, 1, 2, 3
