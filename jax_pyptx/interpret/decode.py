@@ -162,6 +162,7 @@ class Program:
         self.regs: dict[str, RegInfo] = Registers()
         self.code: list[Decoded] = []
         self.funcs: dict[str, tuple] = {}        # name -> (start pc, Function, Scope)
+        self.labels: dict[str, dict] = {}        # function name -> {label: pc}
         self.shared_vars: list[Var] = []
         self.local_vars: list[Var] = []
         self.global_vars: list[Var] = []
@@ -171,6 +172,12 @@ class Program:
         self.extern_shared = False
         self.uses_cluster = False
         self.uses_grid_features = False
+        # derived once, made on first use by the module named
+        self.stack_base = None                   # stack: where alloca's stack starts (bytes)
+        self.loops: dict = {}                    # progress: (head, tail) -> deciding registers
+        self.wgmma_regs: set = set()             # wgfence: accumulator / A-fragment keys
+        self.ptr_pcs = None                      # provenance: frozenset of pointer-making pcs
+        self.orders_ctas = None                  # global_races: some instruction orders CTAs
         self._layout_module()
         self.param_layout, self.param_size = self._layout_params(fn)
         self._pending = []                       # (Decoded, Instruction, Scope) to decode
@@ -355,7 +362,6 @@ class Program:
         self._pending.append((d, end, scope))
         for name, pc in labels.items():
             scope.names.setdefault(name, ("sym", ("label", pc)))
-        self.labels = getattr(self, "labels", {})
         self.labels[fn.name] = labels
         for c in callees:
             if c in self.funcs:

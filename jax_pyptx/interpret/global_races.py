@@ -35,7 +35,6 @@ LIMIT = 1 << 24
 _STRONG = frozenset({".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".acq_rel", ".sc"})
 _SYNC_FIRST = frozenset({"atom", "red", "multimem", "membar", "griddepcontrol", "clusterlaunchcontrol"})
 _SYNC_OPCODES = ("cp.reduce", "barrier.cluster", "st.async")
-_MISSING = object()
 
 
 def _synchronizes(ins) -> bool:
@@ -59,24 +58,24 @@ def _synchronizes(ins) -> bool:
 def tracker(ctx):
     """The launch's ``GlobalRaces`` or None (no sanitizer, one CTA, clusters, or a program that
     synchronizes CTAs)."""
-    gr = getattr(ctx, "_global_races", _MISSING)
-    if gr is not _MISSING:
+    gr = ctx.global_races
+    if gr is not False:
         return gr
     launch = ctx.launch
-    gr = getattr(launch, "global_races", _MISSING)
-    if gr is _MISSING:
+    gr = launch.global_races
+    if gr is False:
         gr = None
         gx, gy, gz = launch.grid
         cx, cy, cz = launch.cluster
         if ctx.sanitize and gx * gy * gz > 1 and cx * cy * cz == 1:
-            sync = getattr(ctx.prog, "orders_ctas", None)
+            sync = ctx.prog.orders_ctas
             if sync is None:
                 sync = ctx.prog.orders_ctas = any(_synchronizes(d.ins) for d in ctx.code
                                                   if getattr(d.ins, "opcode", None))
             if not sync:
                 gr = GlobalRaces(launch)
         launch.global_races = gr
-    ctx._global_races = gr
+    ctx.global_races = gr
     return gr
 
 

@@ -128,6 +128,7 @@ class LaunchState:
         self.cancelled = 0
         self.warned = set()                # (error class, instruction) a SanitizerWarning named
         self.schedule = EAGER              # schedule.Schedule of the launch
+        self.global_races = False          # global_races.GlobalRaces, None, or False: not decided
 
     def start_clusters(self, n: int) -> list:
         """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""

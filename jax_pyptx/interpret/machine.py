@@ -47,6 +47,16 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
     timeline = None             # interpret.timeline.Timeline of a launch with a timeline (traced)
     wgfence = None              # wgfence.FenceState once a wgmma.fence / mma_async ran (sanitizer)
+    # per-family state, one field each: None until the family's first instruction makes it
+    wgmma = None                # ops_wgmma.WgmmaState: open groups, pending accumulators
+    tcgen05_ld = None           # asyncregs.AsyncWrites of tcgen05.ld destinations (ops_tcgen05)
+    tmem = None                 # tmem.TensorMemory of the batch's CTAs
+    mma_frags = None            # ops_mma: register arrays -> the fragment matrix they came from
+    clc_failed = None           # ops_clc: set of CTAs that observed a failed cancellation
+    global_races = False        # global_races.GlobalRaces, or None (not checked); False: not decided
+    deadline = None             # progress: the launch's time limit (monotonic seconds) and
+    timeout = None              # its length (seconds), or None
+    limit_at = 0                # progress: the step count of the next limit / time check
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
     STARVE = 64                 # consecutive picks of the lowest PC before others get a turn
 

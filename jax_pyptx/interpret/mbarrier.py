@@ -125,7 +125,7 @@ def token(phase: int, pending: int) -> int:
 
 # ----------------------------------------------------------------------------- state changes
 def _bump(ctx):
-    ctx.mbar_version = getattr(ctx, "mbar_version", 0) + 1
+    ctx.mbar_version += 1
 
 
 def init(ctx, cta, off, count, g=None, lane=0):
@@ -374,9 +374,9 @@ def wake_on_starvation(ctx) -> bool:
     waiters = [h for h in ctx.groups if h.wait is not None and h.wait[0] == "mbar"]
     if not waiters:
         return False
-    sig = (getattr(ctx, "mbar_version", 0),
+    sig = (ctx.mbar_version,
            tuple(sorted((h.pc, h.n, int(h.idx[0]), h.wait) for h in ctx.groups)))
-    if getattr(ctx, "mbar_starved", None) == sig:
+    if ctx.mbar_starved == sig:
         return False
     ctx.mbar_starved = sig
     for h in waiters:

@@ -45,7 +45,7 @@ def _shared_cta(ctx, gj, addr: int, align: int, what: str, d):
 
 
 def _observed_failure(ctx) -> set:
-    s = getattr(ctx, "clc_failed", None)
+    s = ctx.clc_failed
     if s is None:
         s = ctx.clc_failed = set()
     return s

@@ -235,7 +235,7 @@ def _frags(ctx) -> dict:
     written (never in place), so a matrix is current exactly while every array is the one the
     register holds: fragments stay matrices from one mma.sync to the next (an A or B loaded
     once and used by several, an accumulator chained through a loop)."""
-    f = getattr(ctx, "mma_frags", None)
+    f = ctx.mma_frags
     if f is None:
         f = ctx.mma_frags = {}
     return f

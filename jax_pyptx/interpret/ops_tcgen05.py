@@ -65,7 +65,7 @@ def warp_uniform(ctx, g, vals, what):
 
 
 def _ld_state(ctx) -> AsyncWrites:
-    st = getattr(ctx, "tcgen05_ld", None)
+    st = ctx.tcgen05_ld
     if st is None:
         st = ctx.tcgen05_ld = AsyncWrites(ctx, "tcgen05.ld", "tcgen05.wait::ld", early=True)
     return st
@@ -266,7 +266,7 @@ def _wait_ld(prog, d, ins, scope, dec):
     d.sync = "aligned"
 
     def wait(ctx, g):
-        st = getattr(ctx, "tcgen05_ld", None)
+        st = ctx.tcgen05_ld
         if st is not None and st.busy():
             st.retire(ctx, g.idx)
     d.fn = wait

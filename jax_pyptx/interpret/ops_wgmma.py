@@ -64,7 +64,7 @@ class WgmmaState:
 
 
 def state(ctx) -> WgmmaState:
-    st = getattr(ctx, "wgmma", None)
+    st = ctx.wgmma
     if st is None:
         st = ctx.wgmma = WgmmaState(ctx)
     return st
@@ -385,7 +385,7 @@ def _wait(prog, d, ins, scope, dec):
     d.sync = "aligned"
 
     def wait(ctx, g):
-        st = getattr(ctx, "wgmma", None)
+        st = ctx.wgmma
         if st is None:
             return
         if ctx.timeline is not None:

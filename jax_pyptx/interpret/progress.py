@@ -102,7 +102,7 @@ def loop_keys(prog, head: int, tail: int):
     """Register keys of the deciding registers the pure loop ``[head, tail]`` of ``prog``
     writes (see the module docstring), or None when the loop is impure (memoised per
     program)."""
-    cache = prog.__dict__.setdefault("_loops", {})
+    cache = prog.loops
     key = (head, tail)
     if key in cache:
         return cache[key]

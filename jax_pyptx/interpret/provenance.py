@@ -48,9 +48,9 @@ def addr_key(prog, op, scope):
 
 
 def _ptr_pcs(prog) -> frozenset:
-    pcs = getattr(prog, "_ptr_pcs", None)
+    pcs = prog.ptr_pcs
     if pcs is None:
-        pcs = prog._ptr_pcs = frozenset(d.pc for d in prog.code if d.ins.opcode in PTR_OPS)
+        pcs = prog.ptr_pcs = frozenset(d.pc for d in prog.code if d.ins.opcode in PTR_OPS)
     return pcs
 
 

@@ -23,7 +23,7 @@ FRAME_ALIGN = 8           # alloca's minimum guaranteed alignment (the ISA's fra
 
 def enable(prog) -> None:
     """Give ``prog`` a stack region (once), after its local variables."""
-    if getattr(prog, "stack_base", None) is None:
+    if prog.stack_base is None:
         base = -(-prog.local_size // 16) * 16
         prog.stack_base = base
         prog.local_size = base + STACK_BYTES

@@ -222,7 +222,7 @@ class Stats:
         else:
             self.global_atomic_bytes += nbytes
         ctx = self._ctx
-        cur = getattr(ctx, "cur", None) if ctx is not None else None
+        cur = ctx.cur if ctx is not None else None
         op = cur.ins.opcode if cur is not None else "?"
         row = self.bytes_by_op.get(op)
         if row is None:

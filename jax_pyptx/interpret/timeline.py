@@ -113,12 +113,12 @@ class _Segments:
         n = len(code)
         starts = {0}
         names = {}
-        for fname, labels in getattr(prog, "labels", {}).items():
+        for fname, labels in prog.labels.items():
             for lab, pc in labels.items():
                 if pc < n:
                     starts.add(pc)
                     names.setdefault(pc, lab)
-        for fname, (pc, _, _) in getattr(prog, "funcs", {}).items():
+        for fname, (pc, _, _) in prog.funcs.items():
             if pc < n:
                 starts.add(pc)
                 names[pc] = fname

@@ -229,7 +229,7 @@ def write_rects(tm, ctx, cta, lane0, col0, pieces, values, lanes, cols, what, g,
 
 
 def tmem(ctx) -> TensorMemory:
-    t = getattr(ctx, "tmem", None)
+    t = ctx.tmem
     if t is None:
         t = ctx.tmem = TensorMemory(ctx)
     return t

@@ -40,10 +40,7 @@ from ..errors import AsyncHazardError
 def watched(prog) -> set:
     """The register keys some ``wgmma.mma_async`` of ``prog`` uses as accumulator or A
     fragment (filled in as the instructions are decoded)."""
-    s = getattr(prog, "wgmma_regs", None)
-    if s is None:
-        s = prog.wgmma_regs = set()
-    return s
+    return prog.wgmma_regs
 
 
 class FenceState:
