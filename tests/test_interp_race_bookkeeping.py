@@ -317,6 +317,36 @@ def test_global_race_elements(first, per):
     assert (t == t2).all()
 
 
+@pytest.mark.parametrize("first, per", [
+    (np.arange(64) * 4, 4),                                    # a warp's consecutive vectors: a slice
+    ((np.arange(4)[:, None] * 100 + np.arange(16) * 2).ravel(), 2),    # rows of a tile
+    (np.tile(np.arange(32) * 4, 3), 4),                        # the same rows again (stride 0): overlap
+    ((np.arange(32) * 3), 4),                                  # overlapping rows
+    (np.arange(40) * 10 + 3, 1),                               # strided single elements
+    (np.r_[np.arange(31) * 4, 200], 4),                        # scattered: the gather
+])
+def test_global_race_elements_as_strided_slices(first, per):
+    """Rows of at least memory.FAST_MIN accesses whose first elements form a nest are read and
+    written through a strided view: the same elements as the gather, last row winning where
+    rows overlap (those take the gather)."""
+    first = np.asarray(first, np.int64)
+    e = _Elems(first, per)
+    t = np.arange(512, dtype=np.int32)
+    idx = e.index()
+    got = e.take(t)
+    assert got.shape == e.shape and (got == t[idx]).all()
+    t[:] = 7
+    assert (got == np.arange(512)[idx]).all()                  # a copy, not a view of t
+    vals = np.arange(idx.size, dtype=np.int32).reshape(e.shape) + 1000
+    t2 = t.copy()
+    e.put(t, vals)
+    t2[idx] = vals
+    assert (t == t2).all()
+    short = np.zeros(int(first.max()) + per - 1, np.int32)      # one element short: the gather, which raises
+    with pytest.raises(IndexError):
+        e.take(short)
+
+
 def test_output_marked_uninitialized_as_one_range():
     al = M.Allocation(0, 0x1000, 100, "y", np.zeros(100, np.uint8))
     al.start_uninitialized()

@@ -636,3 +636,62 @@ def test_which_instructions_switch_the_cross_cta_check_off():
                    ("redux.sync", False), ("atom", False), ("ld", True), ("ld", False), ("st", True),
                    ("barrier.cluster.arrive", True), ("mbarrier.arrive", False), ("bar.sync", False),
                    ("shfl.sync", False), ("ret", False)]
+
+
+# ----------------------------------------------------------------------------- ldmatrix / stmatrix over cp.async
+_LDM_CP = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  .shared .align 16 .b8 buf[128];
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 7;
+  shl.b32 %r2, %r2, 4;
+  mov.u32 %r3, buf;
+  add.u32 %r3, %r3, %r2;
+  mov.u32 %r4, 0;
+  st.shared.v4.u32 [%r3], {%r4, %r4, %r4, %r4};
+  bar.sync 0;
+  setp.eq.u32 %p1, %r1, 5;
+  @%p1 cp.async.cg.shared.global [%r3], [%rd1], 16;
+  cp.async.commit_group;
+  WAIT
+  ACCESS
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r5;
+  ret;
+}
+"""
+_LDM = "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r5}, [%r3];"
+_STM = "mov.u32 %r5, %r1;\n  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r3], {%r5};"
+
+
+@pytest.mark.parametrize("access, verb, line", [(_LDM, "the load reads", 26),
+                                               (_STM, "the store writes", 27)])
+def test_ldmatrix_and_stmatrix_over_a_cp_async_in_flight_are_reported(access, verb, line):
+    """ldmatrix reads (stmatrix writes) a row a cp.async is still writing: reported like an
+    ld.shared (st.shared), naming the lane that gave that row's address (lane 5: row 5, shared
+    offset 0x50); after cp.async.wait_group the ldmatrix reads the copied row."""
+    from jax_pyptx.errors import AsyncProxyError
+    src = np.arange(4, dtype=np.uint32) + 0x10001
+    out = np.zeros(32, np.uint32)
+    ptx = _LDM_CP.replace("ACCESS", access)
+    with pytest.raises(AsyncProxyError) as e:
+        launch(ptx.replace("WAIT", ""), "k", [src, out], block=32)
+    msg = str(e.value)
+    assert msg.startswith(f"<ptx>:{line}: {verb} shared address 0x50 'buf' (+80) that `@%p1 "
+                          "cp.async.cg.shared.global [%r3], [%rd1], 16;` (<ptx>:23 "), msg
+    assert " by thread (5,0,0) of CTA (0,0,0) " in msg, msg
+    launch(ptx.replace("WAIT", "cp.async.wait_group 0;"), "k", [src, out], block=32)
+    if access is _LDM:
+        # row 5 (lanes 20..23) holds the copied words, every other row zeros
+        assert out.tolist() == [int(src[i % 4]) if i // 4 == 5 else 0 for i in range(32)]

@@ -139,7 +139,9 @@ class GlobalRaces:
 
     def after_store(self, ctx, g, work):
         for t, e, gran, c, new, old, al, pos in work:
-            e.put(t, (c.astype(np.int32) * 2 + (old != new)).astype(np.int32))
+            rec = (old != new).astype(np.int32)      # 2 * (CTA + 1) + changed
+            rec += (c * 2).astype(np.int32)
+            e.put(t, rec)
             if len(c) < 2 or c.min() == c.max():
                 continue                      # one CTA: no other stored in this instruction
             if e.aligned:
@@ -219,12 +221,14 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 class _Elems:
     """The elements ``first + [0, per)`` of each access (n rows of ``per`` elements). Rows
-    aligned to their power-of-two size are read and written whole, through a view of ``per``
-    elements as one item (one index per row, not per element)."""
-    __slots__ = ("first", "per", "aligned", "_idx")
+    whose first elements form an affine nest (``memory.nest``: a warp's consecutive vectors,
+    the rows of a tile) are read and written as a strided slice; other rows aligned to their
+    power-of-two size whole, through a view of ``per`` elements as one item (one index per
+    row, not per element)."""
+    __slots__ = ("first", "per", "aligned", "_idx", "_nest")
 
     def __init__(self, first, per):
-        self.first, self.per, self._idx = first, per, None
+        self.first, self.per, self._idx, self._nest = first, per, None, False
         self.aligned = per & (per - 1) == 0 and not (first & (per - 1)).any()
 
     @property
@@ -236,6 +240,21 @@ class _Elems:
         j, k = jk
         return self.first[j] + k
 
+    def _strided(self, arr, write):
+        """``arr`` at the elements as a strided view (n, per) of ``arr`` itself, or None (the
+        rows are scattered, fall outside ``arr``, or, for ``write``, overlap)."""
+        ns = self._nest
+        if ns is False:
+            ns = self._nest = M.nest(self.first) if len(self.first) >= M.FAST_MIN else None
+        if ns is None:
+            return None
+        f0, shape, strides, last = ns
+        if f0 < 0 or last + self.per > len(arr) or (write and not M.disjoint(shape, strides, self.per)):
+            return None
+        isz = arr.itemsize
+        return M.as_strided(arr[f0:], shape=(*shape, self.per),
+                            strides=(*(s * isz for s in strides), isz))
+
     def _rows(self, arr):
         if self.per == 1:
             return arr, self.first
@@ -244,13 +263,20 @@ class _Elems:
         return None, None
 
     def take(self, arr):
-        """``arr`` at the elements: (n, per)."""
+        """``arr`` at the elements: (n, per), a copy."""
+        v = self._strided(arr, False)
+        if v is not None:
+            return np.array(v, order="C").reshape(self.shape)
         v, q = self._rows(arr)
         if v is None:
             return arr[self.index()]
         return v[q].view(arr.dtype).reshape(self.shape)
 
     def put(self, arr, vals):
+        v = self._strided(arr, True)
+        if v is not None:
+            v[...] = vals.reshape(v.shape)
+            return
         v, q = self._rows(arr)
         if v is None:
             arr[self.index()] = vals

@@ -27,6 +27,7 @@ from ..isa.fragments import ldmatrix_fragment, ldmatrix_row_lane, mma_fragment, 
 from ..types import b32, b64
 from . import fp
 from .registry import register
+from .async_proxy import on_generic_load, on_generic_store
 from .ops_mem import _shared_banks, address_getter, space_of
 from .operands import items, reader, writer
 
@@ -273,6 +274,13 @@ def _row_addresses(ctx, g, addrs, nm):
     return full[:, lanes], uw, inv, lane
 
 
+def _row_lanes(uw, nm, ctx):
+    """The group of the threads that gave the row addresses, in row order (W, nm, 8): an
+    access check names the lane whose row address it reports."""
+    from .group import Group
+    return Group((uw[:, None] * 32 + _ROW_LANES[:nm].reshape(-1)).reshape(-1), 0, ctx.N)
+
+
 @register("ldmatrix.sync")
 def _ldmatrix(prog, d, ins, scope, dec):
     d.noun = "ldmatrix load"
@@ -297,6 +305,8 @@ def _ldmatrix(prog, d, ins, scope, dec):
             a = a - np.uint64(Mm.SHARED_WINDOW)
         fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
         banks, offs = _shared_banks(ctx, fake, a)
+        if ctx.async_proxy is not None:     # a cp.async destination still in flight is reported
+            on_generic_load(ctx, _row_lanes(uw, nm, ctx), banks, offs, 16)
         warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
         vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize, warps=warps)  # (W*nm*8, 8)
         mats = vals.reshape(W, nm, 8, 8)
@@ -376,6 +386,9 @@ def _store_rows(ctx, uw, rows, space, vals):
         a = a - np.uint64(Mm.SHARED_WINDOW)
     fake = Group(np.repeat(uw * 32, len(a) // len(uw)), 0, ctx.N)
     banks, offs = _shared_banks(ctx, fake, a)
+    if ctx.async_proxy is not None:         # bytes a cp.async still writes / a bulk copy reads
+        on_generic_store(ctx, _row_lanes(uw, len(a) // len(uw) // 8, ctx), banks, offs,
+                         vals.dtype.itemsize * vals.shape[1])
     warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
     ctx.shared.store(banks, offs, vals, warps=warps)
 
