@@ -28,12 +28,12 @@ def test_inst_spelling_operands_and_return_value():
         ptx.inst.mbarrier.try_wait.parity.shared__cta.b64(done, ptx.addr(bar[0]), 0)
         ptx.inst.setp.lt.and_.u32(done, r, 4, done)
         tensor_load = ptx.inst.cp.async_.bulk.tensor._2d.shared__cluster.global_.tile
-        tensor_load.mbarrier__complete_tx__bytes(ptx.addr(smem.alloc(f32, 64)), ptx.addr(p), ptx.addr(bar[0]))
+        tensor_load.mbarrier__complete_tx__bytes(ptx.addr(smem.alloc(f32, 64)), ptx.addr(p), ptx.addr(bar[0]))  # no coords
         ptx.ret()
 
     with pytest.raises(PtxTypeError) as e:
         k.ptx()
-    assert str(e.value) == (f"{line_of(k.fn, '# noqa: E501 - no coords')}: "
+    assert str(e.value) == (f"{line_of(k.fn, '# no coords')}: "
                             f"cp.async.bulk.tensor.2d.shared::cluster.global.tile"
                             f".mbarrier::complete_tx::bytes operand 2: expected [a, {{coords}}], "
                             f"got memory operand [%rd0]")

@@ -13,12 +13,7 @@ Examples:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..ir.nodes import Addr, Sym
-
-if TYPE_CHECKING:
-    from .smem import SharedBuffer
 
 
 class MbarrierRef:
@@ -40,7 +35,7 @@ class MbarrierRef:
 
     __slots__ = ("array", "idx")
 
-    def __init__(self, array: "SharedBuffer", idx: int):
+    def __init__(self, array, idx: int):        # array: the smem.SharedBuffer of barriers
         self.array, self.idx = array, idx
 
     @property
