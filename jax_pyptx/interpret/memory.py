@@ -440,17 +440,6 @@ class FlatSpace:
         return parts
 
 
-_ONES_VOID = {}
-
-
-def _ones_void(nb):
-    """An ``nb``-byte void element of bytes 1 (written, in ``init`` / ``dirty``)."""
-    v = _ONES_VOID.get(nb)
-    if v is None:
-        v = _ONES_VOID[nb] = np.frombuffer(b"\x01" * nb, np.dtype((np.void, nb)))
-    return v
-
-
 def _within(al, a):
     return "" if al is None else f" (inside {al.describe()})"
 
@@ -544,21 +533,12 @@ class BankedSpace:
         if self.race is not None and warps is not None:
             self._race(self.race.on_load, banks, offs, esz * count, warps)
         if self._vec(esz * count, count, align):
-            # a vector per lane: one element of its size (init compared as words; a miss is
-            # reported element by element below)
-            nb = esz * count
-            view, idx = _vector(self.view, nb, self.flat(banks, offs))
+            # a vector per lane: one element of its size
+            view, idx = _vector(self.view, esz * count, self.flat(banks, offs))
             out = view[idx].view(dt).reshape(-1, count)
-            if not (check_init and self.init is not None):
-                return out
-            if (self.init.view(view.dtype)[idx].view(_UINT[min(nb, 8)]) == _ONES[min(nb, 8)]).all():
-                return out
-        f = self.flat(banks, offs) // esz
-        if count > 1:
-            f = f[:, None] + np.arange(count)
         else:
-            f = f[:, None]
-        out = self.view(dt)[f]
+            f = self.flat(banks, offs) // esz
+            out = self.view(dt)[f[:, None] + np.arange(count) if count > 1 else f[:, None]]
         if check_init and self.init is not None:
             self.check_init(banks, offs, esz, count)
         return out
@@ -592,20 +572,14 @@ class BankedSpace:
         if self._vec(esz * count, count, align):
             # a vector per lane: one element of its size (aligned vectors coincide or are
             # disjoint, so the last lane storing one wins, as element by element)
-            nb = esz * count
-            view, idx = _vector(self.view, nb, self.flat(banks, offs))
+            view, idx = _vector(self.view, esz * count, self.flat(banks, offs))
             view[idx] = np.ascontiguousarray(values).view(view.dtype).reshape(-1)
-            if self.init is not None:
-                self.init.view(view.dtype)[idx] = _ones_void(nb)
-            if self.dirty is not None:
-                self.dirty.view(view.dtype)[idx] = _ones_void(nb)
-            return
-        f = self.flat(banks, offs) // esz
-        if count > 1:
-            f = f[:, None] + np.arange(count)
-            self.view(dt)[f] = values
         else:
-            self.view(dt)[f] = values[:, 0]
+            f = self.flat(banks, offs) // esz
+            if count > 1:
+                self.view(dt)[f[:, None] + np.arange(count)] = values
+            else:
+                self.view(dt)[f] = values[:, 0]
         self.mark_written(banks, offs, esz * count)
 
     def dview(self, isz):
