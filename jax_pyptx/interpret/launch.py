@@ -436,18 +436,62 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     sanitize = sanitize_mode(sanitize)
     sched = make_schedule(schedule, seed)
     tl_path = check_path(timeline)
-    max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
-    if max_steps < 1:
-        raise InterpreterError(f"max_steps must be a positive number of instructions, got {max_steps}")
-    timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
-    if not timeout > 0:
-        raise InterpreterError(f"timeout must be a positive number of seconds (math.inf for none), got {timeout!r}")
+    max_steps, timeout = _limits(max_steps, timeout)
     module = get_module(ptx_or_module)
     if isinstance(stats, Stats) and stats.count_ops:
         prog = _counting_program(module, entry, stats.thread_ops)
     else:
         prog = get_program(module, entry)
     grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+    cluster, explicit, smem = _check_shape(module, prog, entry, grid, block, cluster, smem)
+    args = list(args)
+    params = prog.param_layout
+    out_idx, partial_idx, in_idx = _roles(entry, params, args, outputs, partial_outputs, inputs)
+
+    mem = LaunchMemory(prog)
+    placed, homes, copy_back = _pass_arguments(mem, prog, entry, params, args, out_idx)
+    unwritten = []             # outputs whose unwritten elements the end of the launch reports
+    if sanitize:
+        if out_idx:
+            unwritten = R.start_outputs(mem, args, out_idx, partial_idx, params, placed, homes)
+        R.mark_inputs(args, in_idx, params, placed, homes)
+        R.mark_items(mem, batch_items, args, params, entry, grid, homes)
+
+    counters = stats if isinstance(stats, Stats) else None
+    if counters is not None:
+        mem.gspace.counter = counters.global_access
+    state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit, timeout)
+    state.schedule = sched
+    tl = None if tl_path is None else Timeline(tl_path, prog, state)
+    steps, tsteps, batches = _run_batches(prog, state, sanitize, tl, counters)
+    if tl is not None:
+        tl.write()
+    for arr, data in copy_back:
+        arr[...] = data.view(arr.dtype).reshape(arr.shape)
+    if stats is not None:
+        csize = cluster[0] * cluster[1] * cluster[2]
+        stats.update(instructions=steps, thread_instructions=tsteps,
+                     ctas=len(state.order) - state.cancelled * csize,    # cancelled clusters never ran
+                     batches=batches, seconds=time.perf_counter() - t0)
+    if unwritten:
+        R.check_written(unwritten, entry)
+    return None
+
+
+def _limits(max_steps, timeout) -> tuple:
+    """``launch``'s ``max_steps`` and ``timeout`` with their defaults, checked."""
+    max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
+    if max_steps < 1:
+        raise InterpreterError(f"max_steps must be a positive number of instructions, got {max_steps}")
+    timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+    if not timeout > 0:
+        raise InterpreterError(f"timeout must be a positive number of seconds (math.inf for none), got {timeout!r}")
+    return max_steps, timeout
+
+
+def _check_shape(module, prog, entry, grid, block, cluster, smem) -> tuple:
+    """The CTA's thread count, the cluster shape (``launch_shape``) and the shared memory
+    against the architecture's limits; returns ``(cluster, explicit, smem)``."""
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
         raise InterpreterError(f"a CTA has at most 1024 threads, block={block} has {nthreads}")
@@ -465,12 +509,15 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
             f"kernel {entry!r} needs {total_shared} bytes of shared memory "
             f"({prog.static_shared_size} static + {smem} dynamic); {arch} allows at most "
             f"{limit} bytes per CTA, so no GPU could launch it")
-    args = list(args)
-    params = prog.param_layout
+    return cluster, explicit, smem
+
+
+def _roles(entry, params, args, outputs, partial_outputs, inputs) -> tuple:
+    """The argument count checked; the indices of ``outputs``, ``partial_outputs`` and
+    ``inputs`` (``roles.arg_indices``), consistent with each other."""
     if len(args) != len(params):
         names = ", ".join(f"{p.name} (.{p.type.name}{f'[{p.array}]' if p.array else ''})" for p, _, _ in params)
         raise InterpreterError(f"kernel {entry!r} takes {len(params)} arguments ({names}), got {len(args)}")
-
     out_idx = R.arg_indices("outputs", outputs, args, params, entry)
     partial_idx = R.arg_indices("partial_outputs", partial_outputs, args, params, entry)
     in_idx = R.arg_indices("inputs", inputs, args, params, entry)
@@ -482,8 +529,14 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
         if i in out_idx:
             raise InterpreterError(f"argument {i} (param {params[i][0].name!r}) is named in both inputs "
                                    f"and outputs")
+    return out_idx, partial_idx, in_idx
 
-    mem = LaunchMemory(prog)
+
+def _pass_arguments(mem, prog, entry, params, args, out_idx) -> tuple:
+    """Write the kernel's parameter buffer: arrays placed in global memory (their device
+    address passed), scalars, byte arrays, null pointers and tensor maps. Returns
+    ``(placed, homes, copy_back)``: (first byte, end, allocation) of each placed array, the
+    allocation of each array argument by index, and (array, data) pairs to copy back."""
     pbuf = np.zeros(max(prog.param_size, 1), np.uint8)
     copy_back = []
     placed = []                 # (first byte, end, allocation) of arrays given device addresses
@@ -515,24 +568,17 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     for p, off, size, a in maps:
         pbuf[off:off + size] = np.frombuffer(_tensor_map_param(mem, p, size, a, placed, copy_back), np.uint8)
     mem.pspace.add(pbuf, f"kernel params of {entry!r}", readonly=True)
-    unwritten = []             # outputs whose unwritten elements the end of the launch reports
-    if sanitize:
-        if out_idx:
-            unwritten = R.start_outputs(mem, args, out_idx, partial_idx, params, placed, homes)
-        R.mark_inputs(args, in_idx, params, placed, homes)
-        R.mark_items(mem, batch_items, args, params, entry, grid, homes)
+    return placed, homes, copy_back
 
-    counters = stats if isinstance(stats, Stats) else None
-    if counters is not None:
-        mem.gspace.counter = counters.global_access
-    state = LaunchState(grid, block, cluster, smem, mem, max_steps, explicit, timeout)
-    state.schedule = sched
-    order = state.order
+
+def _run_batches(prog, state, sanitize, tl, counters) -> tuple:
+    """Run every cluster of the launch, batch by batch; returns (instructions, thread
+    instructions, batches). A failure names the schedule and ends the timeline with it."""
+    cluster, block = state.cluster, state.block
     csize = cluster[0] * cluster[1] * cluster[2]
-    slots_per_cta = -(-nthreads // 32) * 32
+    slots_per_cta = -(-(block[0] * block[1] * block[2]) // 32) * 32
     per_batch = max(csize, (MAX_BATCH_SLOTS // max(slots_per_cta, 1)) // csize * csize)
     steps = tsteps = batches = 0
-    tl = None if tl_path is None else Timeline(tl_path, prog, state)
     with np.errstate(all="ignore"):
         # clusters start batch by batch, in order; one not started yet may be cancelled
         # (clusterlaunchcontrol.try_cancel: LaunchState.try_cancel) and then never runs
@@ -551,7 +597,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
             try:
                 _run_batch(ctx)
             except InterpreterError as e:
-                name_schedule(e, sched)
+                name_schedule(e, state.schedule)
                 if tl is not None:      # the trace up to the failure, then the error
                     tl.end_batch(ctx)
                     tl.error = f"{type(e).__name__}: {e}"
@@ -561,14 +607,4 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                 tl.end_batch(ctx)
             steps += ctx.steps
             tsteps += ctx.tsteps
-    if tl is not None:
-        tl.write()
-    for arr, data in copy_back:
-        arr[...] = data.view(arr.dtype).reshape(arr.shape)
-    if stats is not None:
-        stats.update(instructions=steps, thread_instructions=tsteps,
-                     ctas=len(order) - state.cancelled * csize,          # cancelled clusters never ran
-                     batches=batches, seconds=time.perf_counter() - t0)
-    if unwritten:
-        R.check_written(unwritten, entry)
-    return None
+    return steps, tsteps, batches
