@@ -121,6 +121,13 @@ def __getattr__(name):
 
 
 def _to_torch_without_torch(kernel, **template):
-    """``jax_pyptx.to_torch`` where PyTorch is not installed: says so when called."""
+    """``jax_pyptx.to_torch`` where PyTorch is not installed: says so when called.
+
+    Examples:
+        >>> import jax_pyptx
+        >>> jax_pyptx._to_torch_without_torch(jax_pyptx.Kernel)
+        Traceback (most recent call last):
+        ModuleNotFoundError: jax_pyptx.to_torch needs PyTorch, which is not installed: pip install 'jax-pyptx[torch]' (or torch)
+    """
     raise ModuleNotFoundError("jax_pyptx.to_torch needs PyTorch, which is not installed: "
                               "pip install 'jax-pyptx[torch]' (or torch)", name="torch")
