@@ -80,6 +80,30 @@ def test_a_trace_still_needs_positive_sizes():
         never.ptx(B=0)
 
 
+def test_a_shape_variable_given_as_0_is_an_empty_call():
+    # B named by keyword (as for a variable that only outputs use) gives the same empty call
+    _check(never.interpret(np.zeros((0, 64), np.float32), B=0), np.ndarray)
+    _check(never(jnp.zeros((0, 64), jnp.float32), B=0), jax.Array)
+    with pytest.raises(SpecializationError, match=r"^kernel 'never': shape variable B must be a "
+                                                  r"non-negative integer, got -1$"):
+        never.interpret(np.zeros((0, 64), np.float32), B=-1)
+    with pytest.raises(SpecializationError, match=r"shape variable B=0 conflicts with 2 from the "
+                                                  r"arrays"):
+        never.interpret(np.zeros((2, 64), np.float32), B=0)
+
+
+def test_to_torch_with_a_shape_variable_fixed_at_0():
+    torch = pytest.importorskip("torch")
+    from jax_pyptx import to_torch
+
+    y, z = to_torch(never, B=0)(torch.zeros((0, 64), dtype=torch.float32))
+    assert tuple(y.shape) == (0, 64) and y.dtype == torch.bfloat16
+    assert tuple(z.shape) == (0,) and z.dtype == torch.uint32
+    with pytest.raises(SpecializationError, match=r"^kernel 'never': shape variable B must be a "
+                                                  r"non-negative integer, got -2$"):
+        to_torch(never, B=-2)
+
+
 def test_torch_returns_empty_tensors():
     torch = pytest.importorskip("torch")
     y, z = never(torch.zeros((0, 64), dtype=torch.float32))

@@ -399,7 +399,7 @@ def split_kw(kernel, kw: dict, unknown_error=None):
     raw_names = {p.name for p in kernel.raw_params}
     for name, v in kw.items():
         if name in kernel.shape_vars:
-            fixed[name] = shape_value(kernel, name, v)
+            fixed[name] = shape_value(kernel, name, v, zero_ok=True)
         elif name in kernel.template_params:
             template[name] = v
         elif name in raw_names:

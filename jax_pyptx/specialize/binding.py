@@ -72,10 +72,12 @@ def _static_value(k, name: str, v):
     return v                         # unhashable values (a list...) are keyed by their repr
 
 
-def shape_value(k, name: str, v) -> int:
+def shape_value(k, name: str, v, *, zero_ok: bool = False) -> int:
     """Shape variable ``name``'s value as an ``int``: a positive Python or NumPy integer
-    (``7``, ``np.int64(7)``, anything with ``__index__``); a bool, a float, a string or a
-    traced value is refused, naming the variable, the value and its type."""
+    (``7``, ``np.int64(7)``, anything with ``__index__``), or 0 where ``zero_ok`` (a call: an
+    empty batch gives empty outputs, ``specialize/empty.py``; a trace needs positive sizes); a
+    bool, a float, a string or a traced value is refused, naming the variable, the value and
+    its type."""
     tracer = _is_traced(v) and "Tracer" in type(v).__name__
     if not isinstance(v, (bool, float, str, bytes)) and type(v).__name__ != "bool_" \
             and not tracer:
@@ -83,11 +85,12 @@ def shape_value(k, name: str, v) -> int:
             n = operator.index(v)
         except TypeError:
             n = None
-        if n is not None and n > 0:
+        if n is not None and (n > 0 or (zero_ok and n == 0)):
             return n
         if n is not None:
-            raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be a "
-                                      f"positive integer, got {v!r}")
+            least = "a non-negative" if zero_ok else "a positive"
+            raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be "
+                                      f"{least} integer, got {v!r}")
     what = (f"a JAX value ({v.dtype}{list(v.shape)}): shape variables are static; pass a "
             f"Python int" if tracer else f"{v!r} ({type(v).__name__})")
     raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be a positive "
@@ -288,7 +291,7 @@ def bind(k, arrays, kw: dict) -> Binding:
     env = shapes_env(k, arrays)
     for s in k.shape_vars:
         if s in kw:
-            v = shape_value(k, s, kw[s])
+            v = shape_value(k, s, kw[s], zero_ok=True)
             if s in env and env[s] != v:
                 raise SpecializationError(f"kernel {k.name!r}: shape variable {s}={v} "
                                           f"conflicts with {env[s]} from the arrays")
