@@ -24,20 +24,13 @@ reads its own buffer parameters) and sharding rules. ``set_mock_ffi_callback`` h
 here (see its error); tests read the recording driver table instead.
 
 Examples:
-    >>> import numpy as np
-    >>> from pyptx import Tile, kernel, ptx, reg
-    >>> from pyptx.types import f32, u64
-    >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-    ... def twice(X, Y):
-    ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-    ...     v = reg.scalar(f32)
-    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-    ...     ptx.ret()
+    >>> from pyptx import Tile
+    >>> from pyptx.types import f32
+    >>> from jax_pyptx.example_kernels import twice
     >>> import jax.numpy as jnp
     >>> from pyptx.jax_support import (call_kernel_via_ffi, compile_ptx_to_cubin,
     ...                                 register_launch_config)
-    >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a", kernel_name="twice")
+    >>> h = compile_ptx_to_cubin(twice().ptx(), "sm_90a", kernel_name="twice")
     >>> register_launch_config(h, None, grid=(1, 1, 1), block=(32, 1, 1))
     >>> y = call_kernel_via_ffi(jnp.ones(32, jnp.float32), cubin_handle=h, out_specs=(Tile(32, f32),),
     ...                         out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1))
@@ -107,18 +100,9 @@ def compile_ptx_to_cubin(ptx: str, arch: str, kernel_name: str = "",
     least dynamic shared memory every launch gets.
 
     Examples:
-        >>> import numpy as np
-        >>> from pyptx import Tile, kernel, ptx, reg
-        >>> from pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from pyptx.jax_support import compile_ptx_to_cubin
-        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> h = compile_ptx_to_cubin(twice().ptx(), "sm_90a")
         >>> from pyptx.jax_support import get_cubin_registry
         >>> rec = get_cubin_registry().get(h)
         >>> rec.kernel_name, rec.arch
@@ -160,18 +144,9 @@ def register_launch_config(handle, cu_function, grid, block, cluster=(1, 1, 1),
     once per CUDA context.
 
     Examples:
-        >>> import numpy as np
-        >>> from pyptx import Tile, kernel, ptx, reg
-        >>> from pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from pyptx.jax_support import compile_ptx_to_cubin, register_launch_config
-        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> h = compile_ptx_to_cubin(twice().ptx(), "sm_90a")
         >>> register_launch_config(h, None, grid=(4, 1, 1), block=(32, 1, 1), smem_bytes=1024)
         >>> from pyptx.jax_support import get_cubin_registry
         >>> rec = get_cubin_registry().get(h)
@@ -319,19 +294,12 @@ def call_kernel_via_ffi(*inputs, cubin_handle, out_specs, out_shape_env, grid, b
     any platform); ``jax.vmap`` runs one launch per item.
 
     Examples:
-        >>> import numpy as np
-        >>> from pyptx import Tile, kernel, ptx, reg
-        >>> from pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from pyptx import Tile
+        >>> from pyptx.types import f32
+        >>> from jax_pyptx.example_kernels import twice
         >>> import jax, jax.numpy as jnp
         >>> from pyptx.jax_support import call_kernel_via_ffi, compile_ptx_to_cubin
-        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> h = compile_ptx_to_cubin(twice().ptx(), "sm_90a")
         >>> f = jax.jit(lambda x: call_kernel_via_ffi(x, cubin_handle=h, out_specs=(Tile(32, f32),),
         ...                                           out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1)))
         >>> f(jnp.arange(32, dtype=jnp.float32))[:3]

@@ -13,17 +13,9 @@ Importing this module does not import torch (``is_torch_tensor`` is False until 
 
 Examples:
     >>> import torch
-    >>> from pyptx import Tile, kernel, ptx, reg
-    >>> from pyptx.types import f32, u64
-    >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-    ... def twice(X, Y):
-    ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-    ...     v = reg.scalar(f32)
-    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-    ...     ptx.ret()
+    >>> from jax_pyptx.example_kernels import twice
     >>> from pyptx.torch_support import differentiable_kernel
-    >>> op = differentiable_kernel(twice, lambda x, g: g * 2.0)
+    >>> op = differentiable_kernel(twice(), lambda x, g: g * 2.0)
     >>> x = torch.ones(32, requires_grad=True)
     >>> op(x).sum().backward()
     >>> x.grad[:3]
@@ -72,19 +64,11 @@ def get_or_register_torch_op(kernel, **kw):
 
     Examples:
         >>> import torch
-        >>> import numpy as np
-        >>> from pyptx import Tile, kernel, ptx, reg
-        >>> from pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
+        >>> k = twice()                                  # Y = 2 * X over 32 floats
         >>> from pyptx.torch_support import get_or_register_torch_op
-        >>> op = get_or_register_torch_op(twice)
-        >>> op is get_or_register_torch_op(twice), op(torch.ones(32))[:2]
+        >>> op = get_or_register_torch_op(k)
+        >>> op is get_or_register_torch_op(k), op(torch.ones(32))[:2]
         (True, tensor([2., 2.]))
     """
     from ..runtime.torch_op import to_torch
@@ -102,19 +86,12 @@ def call_kernel_via_torch(*inputs, cubin_handle, out_specs, out_shape_env, grid,
 
     Examples:
         >>> import torch
-        >>> import numpy as np
-        >>> from pyptx import Tile, kernel, ptx, reg
-        >>> from pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from pyptx import Tile
+        >>> from pyptx.types import f32
+        >>> from jax_pyptx.example_kernels import twice
         >>> from pyptx.jax_support import compile_ptx_to_cubin
         >>> from pyptx.torch_support import call_kernel_via_torch
-        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> h = compile_ptx_to_cubin(twice().ptx(), "sm_90a")
         >>> call_kernel_via_torch(torch.ones(32), cubin_handle=h, out_specs=(Tile(32, f32),),
         ...                       out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1))[:3]
         tensor([2., 2., 2.])
@@ -133,19 +110,12 @@ def call_kernel_via_torch_compile(*inputs, cubin_handle, out_specs, out_shape_en
 
     Examples:
         >>> import torch
-        >>> import numpy as np
-        >>> from pyptx import Tile, kernel, ptx, reg
-        >>> from pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from pyptx import Tile
+        >>> from pyptx.types import f32
+        >>> from jax_pyptx.example_kernels import twice
         >>> from pyptx.jax_support import compile_ptx_to_cubin
         >>> from pyptx.torch_support import call_kernel_via_torch_compile
-        >>> h = compile_ptx_to_cubin(twice.ptx(), "sm_90a")
+        >>> h = compile_ptx_to_cubin(twice().ptx(), "sm_90a")
         >>> call_kernel_via_torch_compile(torch.ones(32), cubin_handle=h, out_specs=(Tile(32, f32),),
         ...                               out_shape_env={}, grid=(1, 1, 1), block=(32, 1, 1))[:3]
         tensor([2., 2., 2.])

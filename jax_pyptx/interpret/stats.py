@@ -40,21 +40,11 @@ What is counted, and where (for authors of interpreter handlers):
 
 Examples:
     >>> import numpy as np
-    >>> from jax_pyptx import Tile, kernel, ptx, reg
-    >>> from jax_pyptx.types import f32, u32, u64
-    >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-    ...         grid=lambda N: (N // 32, 1, 1))
-    ... def twice(X, Y):
-    ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-    ...     off = reg.cvt(i, u64) * 4
-    ...     v = reg.scalar(f32)
-    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-    ...     ptx.ret()
+    >>> from jax_pyptx.example_kernels import twice
     >>> from jax_pyptx.interpret import Stats, launch
     >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
     >>> st = Stats()
-    >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+    >>> launch(twice("N").ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
     >>> st.global_load_bytes, st.global_store_bytes, st.ctas
     (256, 256, 2)
 """
@@ -73,21 +63,11 @@ class BufferStats:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.interpret import Stats, launch
         >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
         >>> st = Stats()
-        >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+        >>> launch(twice("N").ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
         >>> [(b.load, b.store, b.unique_read, b.unique_written) for b in st.buffers.values()]
         [(256, 0, 256, 0), (0, 256, 0, 256)]
     """
@@ -106,21 +86,11 @@ class BufferStats:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.interpret import Stats, launch
             >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
             >>> st = Stats()
-            >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+            >>> launch(twice("N").ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
             >>> [b.unique_read for b in st.buffers.values()]
             [256, 0]
         """
@@ -132,21 +102,11 @@ class BufferStats:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.interpret import Stats, launch
             >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
             >>> st = Stats()
-            >>> launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+            >>> launch(twice("N").ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
             >>> [b.unique_written for b in st.buffers.values()]
             [0, 256]
         """
@@ -311,22 +271,12 @@ class Stats:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.interpret import Stats, launch
             >>> st = Stats()
             >>> x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
             >>> for _ in range(2):                      # counters accumulate over launches
-            ...     launch(twice.ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
+            ...     launch(twice("N").ptx(N=64), "twice", [x, y], grid=(2, 1, 1), block=32, stats=st)
             >>> st.global_bytes, st.unique_bytes
             (1024, 512)
         """

@@ -15,19 +15,9 @@ the interpreter and ptxas).
 
 Examples:
     >>> import numpy as np
-    >>> from jax_pyptx import Tile, kernel, ptx, reg
-    >>> from jax_pyptx.types import f32, u32, u64
-    >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-    ...         grid=lambda N: (N // 32, 1, 1))
-    ... def twice(X, Y):
-    ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-    ...     off = reg.cvt(i, u64) * 4
-    ...     v = reg.scalar(f32)
-    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-    ...     ptx.ret()
+    >>> from jax_pyptx.example_kernels import twice
     >>> from jax_pyptx.perf import roofline
-    >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+    >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
     >>> r.rows[0].bound
     'memory'
 """

@@ -23,19 +23,9 @@ fp64 and integer operations) and the special-function-unit operations the thread
 
 Examples:
     >>> import numpy as np
-    >>> from jax_pyptx import Tile, kernel, ptx, reg
-    >>> from jax_pyptx.types import f32, u32, u64
-    >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-    ...         grid=lambda N: (N // 32, 1, 1))
-    ... def twice(X, Y):
-    ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-    ...     off = reg.cvt(i, u64) * 4
-    ...     v = reg.scalar(f32)
-    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-    ...     ptx.ret()
+    >>> from jax_pyptx.example_kernels import twice
     >>> from jax_pyptx.perf.counts import fit
-    >>> s = fit(twice, np.ones(64, np.float32))
+    >>> s = fit(twice("N"), np.ones(64, np.float32))
     >>> s.law("0:load"), s.at({"N": 1024}).buffers[0].load
     ('N^1', 4096.0)
 """
@@ -65,19 +55,9 @@ class BufferCounts:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf.counts import measure
-        >>> b = measure(twice, np.ones(64, np.float32)).buffers[1]
+        >>> b = measure(twice("N"), np.ones(64, np.float32)).buffers[1]
         >>> b.name, b.load, b.store, b.unique_written
         ('Y', 0, 256, 256)
     """
@@ -99,19 +79,9 @@ class Counts:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf.counts import Counts, measure
-        >>> c = measure(twice, np.ones(64, np.float32))
+        >>> c = measure(twice("N"), np.ones(64, np.float32))
         >>> isinstance(c, Counts), c.ctas, c.load_bytes, c.store_bytes
         (True, 2, 256.0, 256.0)
     """
@@ -127,19 +97,9 @@ class Counts:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import measure
-            >>> measure(twice, np.ones(64, np.float32)).load_bytes
+            >>> measure(twice("N"), np.ones(64, np.float32)).load_bytes
             256.0
         """
         return float(sum(b.load for b in self.buffers.values()))
@@ -150,19 +110,9 @@ class Counts:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import measure
-            >>> measure(twice, np.ones(64, np.float32)).store_bytes
+            >>> measure(twice("N"), np.ones(64, np.float32)).store_bytes
             256.0
         """
         return float(sum(b.store for b in self.buffers.values()))
@@ -173,19 +123,9 @@ class Counts:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import measure
-            >>> measure(twice, np.ones(64, np.float32)).atomic_bytes
+            >>> measure(twice("N"), np.ones(64, np.float32)).atomic_bytes
             0.0
         """
         return float(sum(b.atomic for b in self.buffers.values()))
@@ -196,19 +136,9 @@ class Counts:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import measure
-            >>> measure(twice, np.ones(64, np.float32)).requested_bytes
+            >>> measure(twice("N"), np.ones(64, np.float32)).requested_bytes
             512.0
         """
         return self.load_bytes + self.store_bytes + self.atomic_bytes
@@ -220,19 +150,9 @@ class Counts:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import measure
-            >>> measure(twice, np.ones(64, np.float32)).unique_bytes
+            >>> measure(twice("N"), np.ones(64, np.float32)).unique_bytes
             512.0
         """
         return float(sum(b.unique_read + b.unique_written for b in self.buffers.values()))
@@ -243,19 +163,9 @@ class Counts:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import measure
-            >>> measure(twice, np.ones(64, np.float32)).tensor_flops
+            >>> measure(twice("N"), np.ones(64, np.float32)).tensor_flops
             0.0
         """
         return float(sum(self.flops.values()))
@@ -285,19 +195,9 @@ class Counts:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import measure
-            >>> c = measure(twice, np.ones(64, np.float32)).counters()
+            >>> c = measure(twice("N"), np.ones(64, np.float32)).counters()
             >>> c['0:load'], c['1:store'], c['ctas']
             (256, 256, 2)
         """
@@ -314,20 +214,9 @@ def random_inputs(kernel, env: dict, like=(), seed: int = 0) -> list:
     (the inputs of another call), else 1.
 
     Examples:
-        >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf.counts import random_inputs
-        >>> [(a.shape, a.dtype) for a in random_inputs(twice, {"N": 128})]
+        >>> [(a.shape, a.dtype) for a in random_inputs(twice("N"), {"N": 128})]
         [((128,), dtype('float32'))]
     """
     rng = np.random.default_rng(seed)
@@ -360,19 +249,9 @@ def measure(kernel, *arrays, sanitize: bool = False, **kw) -> Counts:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf.counts import measure
-        >>> c = measure(twice, np.ones(64, np.float32))
+        >>> c = measure(twice("N"), np.ones(64, np.float32))
         >>> c.ctas, c.load_bytes, c.unique_bytes
         (2, 256.0, 512.0)
     """
@@ -402,19 +281,9 @@ class Scaling:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf.counts import fit
-        >>> s = fit(twice, np.ones(64, np.float32))
+        >>> s = fit(twice("N"), np.ones(64, np.float32))
         >>> s.base_env, s.exponents['0:load'], s.fixed, s.error
         ({'N': 64}, {'N': 1.0}, {}, 0.0)
     """
@@ -492,19 +361,9 @@ class Scaling:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import fit
-            >>> fit(twice, np.ones(64, np.float32)).at({"N": 4096}).load_bytes
+            >>> fit(twice("N"), np.ones(64, np.float32)).at({"N": 4096}).load_bytes
             16384.0
         """
         bufs = {}
@@ -524,19 +383,9 @@ class Scaling:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf.counts import fit
-            >>> fit(twice, np.ones(64, np.float32)).law("0:load")      # buffer 0 (X), bytes loaded
+            >>> fit(twice("N"), np.ones(64, np.float32)).law("0:load")      # buffer 0 (X), bytes loaded
             'N^1'
         """
         parts = [f"{v}^{_fmt(e)}" for v, e in self.exponents.get(name, {}).items() if e]
@@ -615,19 +464,9 @@ def fit(kernel, *arrays, vary=None, inputs=None, **kw) -> Scaling:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf.counts import fit
-        >>> s = fit(twice, np.ones(64, np.float32), vary=("N",))
+        >>> s = fit(twice("N"), np.ones(64, np.float32), vary=("N",))
         >>> s.at({"N": 1 << 20}).load_bytes, s.uncertain
         (4194304.0, False)
     """

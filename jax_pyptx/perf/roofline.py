@@ -36,19 +36,9 @@ estimate), the row says so: the ``bound`` cell reads ``memory (uncertain)`` and
 
 Examples:
     >>> import numpy as np
-    >>> from jax_pyptx import Tile, kernel, ptx, reg
-    >>> from jax_pyptx.types import f32, u32, u64
-    >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-    ...         grid=lambda N: (N // 32, 1, 1))
-    ... def twice(X, Y):
-    ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-    ...     off = reg.cvt(i, u64) * 4
-    ...     v = reg.scalar(f32)
-    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-    ...     ptx.ret()
+    >>> from jax_pyptx.example_kernels import twice
     >>> from jax_pyptx.perf.roofline import roofline
-    >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24})
+    >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24})
     >>> [(row.device.name, row.bound) for row in r.rows]
     [('H100 SXM5', 'memory'), ('B200', 'memory')]
 """
@@ -71,19 +61,9 @@ class RooflineRow:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf import roofline
-        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+        >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
         >>> row = r.rows[0]
         >>> row.kernel, row.shape, row.threads, row.bound
         ('twice', {'N': 16777216}, 32, 'memory')
@@ -125,19 +105,9 @@ class RooflineRow:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf import roofline
-            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> row = r.rows[0]
             >>> row.time == max(row.t_mem, row.t_tc, row.t_core)
             True
@@ -151,19 +121,9 @@ class RooflineRow:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf import roofline
-            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> row = r.rows[0]
             >>> row.bound
             'memory'
@@ -180,19 +140,9 @@ class RooflineRow:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf import roofline
-            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> row = r.rows[0]
             >>> row.intensity
             0.0
@@ -206,19 +156,9 @@ class RooflineRow:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf import roofline
-            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> row = r.rows[0]
             >>> 0 < row.tbs <= row.device.hbm_gbs / 1000
             True
@@ -231,19 +171,9 @@ class RooflineRow:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf import roofline
-            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> row = r.rows[0]
             >>> row.tflops
             0.0
@@ -277,20 +207,10 @@ def format_table(rows, markdown: bool = False) -> str:
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf import roofline
         >>> from jax_pyptx.perf.roofline import format_table
-        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+        >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
         >>> format_table(r.rows) == r.table()
         True
     """
@@ -314,19 +234,9 @@ class Roofline:
     Examples:
         >>> from jax_pyptx.perf.roofline import Roofline
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf import roofline
-        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("B200",))
+        >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("B200",))
         >>> isinstance(r, Roofline), len(r.rows), r.scaling.law("1:store")
         (True, 1, 'N^1')
     """
@@ -339,19 +249,9 @@ class Roofline:
 
         Examples:
             >>> import numpy as np
-            >>> from jax_pyptx import Tile, kernel, ptx, reg
-            >>> from jax_pyptx.types import f32, u32, u64
-            >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-            ...         grid=lambda N: (N // 32, 1, 1))
-            ... def twice(X, Y):
-            ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-            ...     off = reg.cvt(i, u64) * 4
-            ...     v = reg.scalar(f32)
-            ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-            ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-            ...     ptx.ret()
+            >>> from jax_pyptx.example_kernels import twice
             >>> from jax_pyptx.perf import roofline
-            >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+            >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
             >>> print(r.table(markdown=True).splitlines()[0].startswith("|"))
             True
         """
@@ -398,20 +298,10 @@ def estimate(name: str, shape: dict, counts: Counts, dev, threads: int, register
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf.counts import measure
         >>> from jax_pyptx.perf.roofline import estimate
-        >>> c = measure(twice, np.ones(64, np.float32))
+        >>> c = measure(twice("N"), np.ones(64, np.float32))
         >>> row = estimate("twice", {"N": 64}, c, "H100", threads=32, registers=16, smem=0)
         >>> row.bound, row.occupancy.limiter
         ('memory', 'CTAs')
@@ -470,19 +360,9 @@ def roofline(kernel, *arrays, at: dict | None = None, devices=DEFAULT_DEVICES, v
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u32, u64
-        >>> @kernel(in_specs=(Tile("N", f32),), out_specs=(Tile("N", f32),), block=(32, 1, 1),
-        ...         grid=lambda N: (N // 32, 1, 1))
-        ... def twice(X, Y):
-        ...     i = reg.from_(ptx.special.ctaid.x(), u32) * 32 + ptx.special.tid.x()
-        ...     off = reg.cvt(i, u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx.perf import roofline
-        >>> r = roofline(twice, np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
+        >>> r = roofline(twice("N"), np.ones(64, np.float32), at={"N": 1 << 24}, devices=("H100",))
         >>> row = r.rows[0]
         >>> row.bound, round(row.counts.requested_bytes / 2**20)
         ('memory', 128)

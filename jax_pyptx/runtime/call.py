@@ -177,17 +177,9 @@ def ptx_call(kernel, out_shape=None, **kw):
 
     Examples:
         >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> import jax_pyptx
-        >>> jax_pyptx.ptx_call(twice, interpret=True)(np.ones(32, np.float32))[:3]
+        >>> jax_pyptx.ptx_call(twice(), interpret=True)(np.ones(32, np.float32))[:3]
         Array([2., 2., 2.], dtype=float32)
     """
     if not isinstance(kernel, Kernel):

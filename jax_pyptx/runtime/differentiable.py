@@ -36,19 +36,10 @@ def differentiable_kernel(forward_kernel, backward_kernel, *, save_for_backward=
     >>> op = differentiable_kernel(lambda x: x, lambda x, g: g)     # doctest: +SKIP
 
     Examples:
-        >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> import jax, jax.numpy as jnp
         >>> from jax_pyptx import differentiable_kernel
-        >>> op = differentiable_kernel(twice, lambda x, g: g * 2.0)
+        >>> op = differentiable_kernel(twice(), lambda x, g: g * 2.0)
         >>> jax.grad(lambda x: op(x).sum())(jnp.ones(32, jnp.float32))[:3]
         Array([2., 2., 2.], dtype=float32)
     """

@@ -32,18 +32,10 @@ def configure(kernel, **options):
     own options override them.
 
     Examples:
-        >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
+        >>> k = twice()                                  # Y = 2 * X over 32 floats
         >>> import jax_pyptx
-        >>> jax_pyptx.configure(twice, interpret=True) is twice
+        >>> jax_pyptx.configure(k, interpret=True) is k
         True
     """
     unknown = [k for k in options if k not in OPTIONS]

@@ -447,18 +447,9 @@ def to_torch(kernel, **template) -> TorchKernel:
 
     Examples:
         >>> import torch
-        >>> import numpy as np
-        >>> from jax_pyptx import Tile, kernel, ptx, reg
-        >>> from jax_pyptx.types import f32, u64
-        >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-        ... def twice(X, Y):
-        ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-        ...     v = reg.scalar(f32)
-        ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-        ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-        ...     ptx.ret()
+        >>> from jax_pyptx.example_kernels import twice
         >>> from jax_pyptx import to_torch
-        >>> f = to_torch(twice)
+        >>> f = to_torch(twice())
         >>> f(torch.ones(32))[:3]                       # CPU tensors run on the interpreter
         tensor([2., 2., 2.])
     """

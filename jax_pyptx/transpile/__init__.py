@@ -20,22 +20,14 @@ source (kernels, params, named registers, globals, labels that stay labels) are 
 numbered registers of ``%r<N>`` declarations are indexed arrays.
 
 Examples:
-    >>> import numpy as np
-    >>> from jax_pyptx import Tile, kernel, ptx, reg
-    >>> from jax_pyptx.types import f32, u64
-    >>> @kernel(in_specs=(Tile(32, f32),), out_specs=(Tile(32, f32),), block=(32, 1, 1))
-    ... def twice(X, Y):
-    ...     off = reg.cvt(ptx.special.tid.x(), u64) * 4
-    ...     v = reg.scalar(f32)
-    ...     ptx.inst.ld.global_.f32(v, ptx.addr(X.ptr() + off))
-    ...     ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), v * 2.0)
-    ...     ptx.ret()
+    >>> from jax_pyptx.example_kernels import twice
+    >>> k = twice()                                  # Y = 2 * X over 32 floats
     >>> from jax_pyptx import parse
     >>> from jax_pyptx.transpile import same_instructions, transpile
-    >>> source = transpile(twice.ptx())
+    >>> source = transpile(k.ptx())
     >>> ns = {}
     >>> exec(source, ns)
-    >>> same_instructions(parse(twice.ptx()).functions[0], parse(ns["twice"].ptx()).functions[0])
+    >>> same_instructions(parse(k.ptx()).functions[0], parse(ns["twice"].ptx()).functions[0])
     True
 """
 from __future__ import annotations
