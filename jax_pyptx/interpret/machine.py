@@ -45,7 +45,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
-    timeline = None             # interpret.timeline.Timeline of a launch with a timeline (traced)
+    timeline = None             # timeline.Timeline of a launch with one (timeline.TracedContext)
     wgfence = None              # wgfence.FenceState once a wgmma.fence / mma_async ran (sanitizer)
     # per-family state, one field each: None until the family's first instruction makes it
     wgmma = None                # ops_wgmma.WgmmaState: open groups, pending accumulators

@@ -68,7 +68,7 @@ from ..errors import InterpreterError
 from .machine import Context
 from .registry import K_BRA, K_EXIT
 
-__all__ = ["Timeline", "GroupRun", "TracedContext", "check_path"]
+__all__ = ["Timeline", "check_path"]
 
 ASYNC_TID = 1000                 # async tracks of a CTA: tids from here on
 
@@ -473,6 +473,7 @@ class GroupRun:
         self.nw = len(self.warps)
 
     def close(self):
+        """The run ends: hand its last segment's instructions to the timeline."""
         self.tl.run(self.ctx, self.warps, self.seg, self.ta, self.cnt)
 
 
