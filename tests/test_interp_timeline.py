@@ -360,37 +360,73 @@ def test_torch_cpu_calls_take_the_configured_timeline(tmp_path):
     assert doc["otherData"]["kernel"] == "rms_norm" and _slices(doc, "instructions")
 
 
-def _loop_lines(f, drop_timeline: bool) -> list:
-    """The code lines of ``f``'s body: no docstring, comments or blank lines; with
-    ``drop_timeline``, none of the lines that only feed the timeline."""
-    import inspect
-    import re
+# odd lanes branch forward and back, so the even lanes reach the shfl.sync first and wait
+# there for them; then warp 1 exits and warp 0 runs on alone
+PARK_EXIT = HDR + """.visible .entry k(.param .u64 out)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %p<4>;
+    mov.u32 %r1, %tid.x;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    mov.u32 %r2, %r1;
+    and.b32 %r3, %r1, 1;
+    setp.eq.u32 %p1, %r3, 1;
+    @%p1 bra ODD;
+SH:
+    shfl.sync.bfly.b32 %r4, %r2, 1, 31, -1;
+    st.global.u32 [%rd3], %r4;
+    setp.ge.u32 %p3, %r1, 32;
+    @%p3 exit;
+    add.u32 %r5, %r4, 7;
+    st.global.u32 [%rd3], %r5;
+    ret;
+ODD:
+    add.u32 %r2, %r1, 100;
+    bra SH;
+}
+"""
 
-    ours = re.compile(r"\btl\b|\bseg\b|\bcnt\b|\bwarps\b|\bnw\b|\bseg_of\b|^finally:$")
-    out, in_doc = [], False
-    for line in inspect.getsource(f).splitlines()[1:]:
-        code = line.split("#")[0].rstrip()
-        s = code.strip()
-        if in_doc:
-            in_doc = not s.endswith('"""')
-            continue
-        if s.startswith('"""'):
-            in_doc = not (len(s) > 3 and s.endswith('"""'))
-            continue
-        if s and not (drop_timeline and ours.search(s)):
-            out.append(code)
-    return out
+
+def test_a_waiting_instruction_and_a_partial_exit_on_the_clock(tmp_path):
+    """What waits does not issue: the even lanes' shfl.sync counts once, when it runs with the
+    odd lanes; after warp 1 exits, warp 0 runs on alone at one unit per instruction."""
+    y = np.zeros(64, np.uint32)
+    launch(PARK_EXIT, "k", [y], block=64, timeline=tmp_path / "t.json")
+    lane = np.arange(64)
+    partner = np.where(lane % 2, lane - 1, lane + 1 + 100)
+    np.testing.assert_array_equal(y, np.where(lane < 32, partner + 7, partner))
+    doc = _load(tmp_path / "t.json")
+    assert doc["otherData"]["warp_instructions"] == 31
+    got = sorted((e["tid"], e["ts"], e["dur"], e["name"], e["args"]["instructions"]) for e in _slices(doc))
+    assert got == [
+        # 8 instructions x 2 warps; the even lanes' shfl.sync waiting at 16 is not one of them
+        (0, 0, 16, "k", 8), (0, 16, 4, "ODD", 2),
+        # the whole warp's shfl.sync, st, setp, exit: 4 x 2 warps; then warp 0 alone: 3 x 1
+        (0, 20, 8, "SH", 4), (0, 28, 3, "SH+4", 3),
+        (1, 0, 16, "k", 8), (1, 16, 4, "ODD", 2), (1, 20, 8, "SH", 4)]
 
 
-def test_the_traced_loop_is_the_scheduling_loop_plus_the_timeline():
-    """``TracedContext.run_group`` must schedule exactly as ``Context.run_group``: without its
-    timeline lines it is the same code (change both together)."""
-    from jax_pyptx.interpret.machine import Context
-    from jax_pyptx.interpret.traced import TracedContext
-
-    plain = _loop_lines(Context.run_group, False)
-    traced = _loop_lines(TracedContext.run_group, True)
-    assert len(plain) > 80 and traced == plain
+@pytest.mark.parametrize("schedule", ["eager", "random"])
+@pytest.mark.parametrize("kernel", ["BARRIER", "PARK_EXIT", "CP_MBAR"])
+def test_a_timeline_schedules_as_a_launch_without_one(tmp_path, kernel, schedule):
+    """The same scheduling loop runs with and without a timeline: the same instructions in
+    the same order (the counts, and the values of a schedule that draws at random)."""
+    ptx, args, block = {"BARRIER": (BARRIER, [np.zeros(64, np.uint32)], 64),
+                        "PARK_EXIT": (PARK_EXIT, [np.zeros(64, np.uint32)], 64),
+                        "CP_MBAR": (CP_MBAR, [np.arange(32, dtype=np.uint32) * 7,
+                                              np.zeros(32, np.uint32)], 32)}[kernel]
+    runs = []
+    for tl in (None, tmp_path / "t.json"):
+        got = [a.copy() for a in args]
+        st = {}
+        kw = {"seed": 5} if schedule == "random" else {}
+        launch(ptx, "k", got, block=block, stats=st, timeline=tl, schedule=schedule, **kw)
+        runs.append(((st["instructions"], st["thread_instructions"]), got))
+    assert runs[0][0] == runs[1][0] and runs[0][0][0] > 10
+    for a, b in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_array_equal(a, b)
+    assert sorted(os.listdir(tmp_path)) == ["t.json"]
 
 
 CP_MBAR = HDR + """.visible .entry k(.param .u64 src, .param .u64 out)

@@ -54,10 +54,10 @@ Modules:
 * ``snippet``: run a few instructions on per-thread inputs (``run_snippet``);
 * ``stats``: ``Stats``, opt-in counters of global-memory bytes and tensor-core FLOPs
   (``launch(..., stats=Stats())``; how handlers count their own ops is in its docstring).
-* ``timeline`` / ``traced``: the Chrome / Perfetto trace of a launch (``launch(...,
-  timeline="run.json")``): the recorder and the hooks the asynchronous instructions call, and
-  the batch context whose scheduling loop feeds it (launches without a timeline never touch
-  either).
+* ``timeline``: the Chrome / Perfetto trace of a launch (``launch(..., timeline="run.json")``):
+  the recorder, the hooks the asynchronous instructions call, the scheduling loop's hook
+  (``GroupRun``) and the batch context that hands it to the loop (``TracedContext``); launches
+  without a timeline never touch it.
 
 The sanitizer (``sanitize=True``, the default) reports uninitialized bits where they are used
 (memcheck's rule, ``definedness``: a store of the bytes holding them, an address, a branch, a

@@ -20,8 +20,7 @@ from .machine import Context
 from .progress import DEFAULT_TIMEOUT
 from .mbarrier import check_balanced
 from .stats import Stats
-from .timeline import Timeline, check_path
-from .traced import TracedContext
+from .timeline import Timeline, TracedContext, check_path
 
 MAX_SHARED = 232448          # 227 KB: the largest dynamic shared memory of sm_90 / sm_100
 # shared memory one CTA may use (static + dynamic, with the opt-in), by SM version: CUDA C++

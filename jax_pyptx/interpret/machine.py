@@ -45,7 +45,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
-    timeline = None             # interpret.timeline.Timeline of a launch with a timeline (traced)
+    timeline = None             # timeline.Timeline of a launch with one (timeline.TracedContext)
     wgfence = None              # wgfence.FenceState once a wgmma.fence / mma_async ran (sanitizer)
     # per-family state, one field each: None until the family's first instruction makes it
     wgmma = None                # ops_wgmma.WgmmaState: open groups, pending accumulators
@@ -552,24 +552,42 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
 
     def run_group(self, g: Group):
         """Run ``g`` until it branches divergently, parks, exits or yields; return the groups
-        that replace it."""
-        code = self.code
-        N = self.N
-        pc = g.pc
-        n = 0                      # instructions executed since the last flush
-        tn = 0                     # thread-instructions
-        d = None
-        sub = g
+        that replace it (the loop is ``_run``).
+
+        A launch with a timeline runs the same loop, with a hook (``Timeline.group_run``, a
+        ``timeline.GroupRun``) that counts every instruction issued on the timeline's clock,
+        so launches with and without a timeline schedule identically by construction.
+        """
         # PCs where other groups wait to run: reaching one by falling through is a join
         # point, so yield there and let the scheduler merge (reconvergence)
         stops = {h.pc for h in self.groups if h.wait is None or h.wait[0] == "warp"}
-        stops.discard(pc)
+        stops.discard(g.pc)
+        if self.timeline is None:
+            return self._run(g, stops, stops, None)
+        hook = self.timeline.group_run(self, g)
+        try:
+            return self._run(g, stops, hook.every_pc, hook)
+        finally:
+            hook.close()
+
+    def _run(self, g: Group, stops, marks, hook):
+        """The scheduling loop (``run_group``): the instructions of ``g`` one after the other.
+
+        Every instruction first tests whether its PC is in ``marks``, the loop's one per
+        instruction test beside the dispatch: without a hook ``marks`` is ``stops``, the join
+        points where the group yields; with one it is every PC, and at a PC that is not a join
+        point the hook counts the instruction (``hook.step``). So the timeline costs launches
+        without one nothing per instruction.
+        """
+        code = self.code
+        pc = g.pc
+        n = tn = 0                 # instructions (thread-instructions) since the last flush
         try:
             while True:
-                if stops and pc in stops:
-                    g.pc = pc
-                    self._count(n, tn)
-                    return [g]
+                if marks and pc in marks:
+                    if hook is None or pc in stops:
+                        return self._stay(g, pc, n, tn)
+                    hook.step(pc)
                 d = code[pc]
                 self.cur = d
                 if self._taint_d is not None:
@@ -577,10 +595,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 if self._pt_d is not None:
                     self._pt_d = None
                 sub = g
-                gk = d.guard
                 p = None
-                if gk is not None:
-                    p = self.read(gk, g)
+                if d.guard is not None:
+                    p = self.read(d.guard, g)
                     c = np.count_nonzero(p)           # threads whose guard holds
                     if d.gneg:
                         c = g.n - c
@@ -593,75 +610,109 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                     else:
                         if d.gneg:
                             p = ~p
-                        sub = Group(g.idx[p], pc, N)
+                        sub = Group(g.idx[p], pc, self.N)
                 k = d.kind
                 n += 1
                 tn += sub.n
                 if k == K_OP:
                     if d.sync is not None and not self.check_sync(d, sub, g):
-                        g.pc = pc
-                        self._count(n - 1, tn - sub.n)
-                        return [g]
+                        return self._stay(g, pc, n - 1, tn - sub.n, hook)
                     d.fn(self, sub)
                     pc += 1
                     if n >= self.YIELD_AFTER:
-                        self._count(n, tn)
-                        n = tn = 0
-                        if self._others_can_merge():
-                            g.pc = pc
+                        if self._turn(g, pc, n, tn):
                             return [g]
+                        n = tn = 0
                     continue
                 if k == K_BRA:
-                    if p is None:
-                        back = d.target <= pc
-                        pc = d.target
-                        if back:
-                            self.backs -= 1
-                            if not self.backs or g.arm is not None:
-                                # sample the loop for no-progress detection (progress)
-                                self._count(n, tn)
-                                n = tn = 0
-                                g.pc = pc
-                                progress.check(self, g, pc, d.pc)
-                        if back and (n >= 64 or self.groups):
-                            # a loop iteration: account, and give other groups a turn
-                            self._count(n, tn)
+                    if p is not None:
+                        return self._split(g, sub, p, d.target, pc, n, tn)
+                    back = d.target <= pc
+                    pc = d.target
+                    if back:
+                        self.backs -= 1
+                        if not self.backs or g.arm is not None:
+                            self._sample_loop(g, pc, d, n, tn)
                             n = tn = 0
-                            if self._others_can_merge():
-                                g.pc = pc
+                        if n >= 64 or self.groups:   # a loop iteration: give others a turn
+                            if self._turn(g, pc, n, tn):
                                 return [g]
-                        continue
-                    self._count(n, tn)
-                    taken = sub
-                    taken.pc = d.target
-                    rest = Group(g.idx[~p], pc + 1, N)
-                    return [taken, rest]
+                            n = tn = 0
+                    continue
                 if k == K_NOP:
                     pc += 1
                     continue
                 if k == K_EXIT:
-                    self._count(n, tn)
-                    n = tn = 0
-                    self.exit_threads(sub)
-                    if p is None:
+                    g = self._exit(g, sub, p, pc, n, tn, hook)
+                    if g is None:
                         return []
-                    g = Group(g.idx[~p], pc + 1, N)
                     pc += 1
+                    n = tn = 0
                     continue
-                # K_CTRL: the handler decides what happens to the group
-                if d.sync is not None and not self.check_sync(d, sub, g):
-                    g.pc = pc
-                    self._count(n - 1, tn - sub.n)
-                    return [g]
-                g.pc = pc
-                r = d.fn(self, sub, g)
-                if r is None:
-                    pc += 1
-                    continue
-                self._count(n, tn)
-                return r
+                r = self._control(d, sub, g, pc, n, tn, hook)
+                if r is not None:
+                    return r
+                pc += 1
         except M.MemoryFault as f:
             raise self.fault(f, sub, d) from None
+
+    def _stay(self, g, pc, n, tn, hook=None):
+        """``g`` leaves the loop at ``pc`` (a join point, or waiting there for the rest of its
+        warp: ``check_sync``) after ``n`` instructions (``tn`` thread-instructions). A waiting
+        instruction did not issue: the timeline (``hook``) takes it back."""
+        g.pc = pc
+        if hook is not None:
+            hook.unstep()
+        self._count(n, tn)
+        return [g]
+
+    def _turn(self, g, pc, n, tn):
+        """Account ``n`` / ``tn`` instructions and give other groups a turn: True when ``g``
+        yields at ``pc`` because another group may merge with it."""
+        self._count(n, tn)
+        if self._others_can_merge():
+            g.pc = pc
+            return True
+        return False
+
+    def _split(self, g, taken, p, target, pc, n, tn):
+        """The branch at ``pc`` diverges in ``g`` after ``n`` / ``tn`` instructions:
+        ``taken`` (where the guard ``p`` holds) goes to ``target``, the rest falls through."""
+        self._count(n, tn)
+        taken.pc = target
+        return [taken, Group(g.idx[~p], pc + 1, self.N)]
+
+    def _sample_loop(self, g, pc, d, n, tn):
+        """The back branch ``d`` to ``pc``: sample the loop for no-progress detection
+        (``progress``), after accounting the ``n`` / ``tn`` instructions run so far."""
+        self._count(n, tn)
+        g.pc = pc
+        progress.check(self, g, pc, d.pc)
+
+    def _exit(self, g, sub, p, pc, n, tn, hook):
+        """The threads ``sub`` of ``g`` exit at ``pc`` after ``n`` / ``tn`` instructions (all
+        of them when ``p``, the guard, is None); return the group of the others, which runs
+        on from ``pc + 1`` (None: none)."""
+        self._count(n, tn)
+        self.exit_threads(sub)
+        if p is None:
+            return None
+        g = Group(g.idx[~p], pc + 1, self.N)
+        if hook is not None:
+            hook.regroup(g)
+        return g
+
+    def _control(self, d, sub, g, pc, n, tn, hook):
+        """A control instruction (``K_CTRL``, ``d`` at ``pc``; ``sub`` the threads of ``g``
+        whose guard holds): its handler decides what happens to the group. None: ``g`` goes
+        on with the next instruction; else the groups that replace it."""
+        if d.sync is not None and not self.check_sync(d, sub, g):
+            return self._stay(g, pc, n - 1, tn - sub.n, hook)
+        g.pc = pc
+        r = d.fn(self, sub, g)
+        if r is not None:
+            self._count(n, tn)
+        return r
 
     def _count(self, n, tn=0):
         self.steps += n

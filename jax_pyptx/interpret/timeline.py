@@ -65,6 +65,7 @@ import tempfile
 import numpy as np
 
 from ..errors import InterpreterError
+from .machine import Context
 from .registry import K_BRA, K_EXIT
 
 __all__ = ["Timeline", "check_path"]
@@ -205,6 +206,7 @@ class Timeline:
         self.segs = _Segments(prog)
         self.seg_of = self.segs.seg_of
         self.is_wait = [w for _, _, w in self.segs.info]
+        self.every_pc = range(len(prog.code))     # GroupRun.every_pc
         self.t = 0                     # the clock: warp instructions issued
         self.now = 0                   # start time of the instruction being executed
         self.slices = []               # (pid, tid, segment, ts, dur, instructions)
@@ -236,6 +238,10 @@ class Timeline:
             self._close(key, completed="at exit")
 
     # ------------------------------------------------------------------ warp slices
+    def group_run(self, ctx, g) -> "GroupRun":
+        """The hook of one ``Context.run_group`` of ``g``: what it runs, on the clock."""
+        return GroupRun(self, ctx, g)
+
     def run(self, ctx, warps, seg, ta, count):
         """Warps ``warps`` (batch warp indices) ran ``count`` instructions of segment ``seg``
         from ``ta`` to now."""
@@ -414,3 +420,68 @@ class Timeline:
             except OSError:
                 pass
             raise
+
+
+class GroupRun:
+    """The timeline's hook in the scheduling loop (``Context._run``) for one run of a group:
+    the warps it spans, the segment it is in, since when (``ta``) and how many instructions
+    (``cnt``). The loop calls ``step`` before each instruction that issues, ``unstep`` when
+    one waits instead (a warp-synchronous instruction parks the group), ``regroup`` when some
+    threads exit and the others run on, and ``close`` when the run ends; each run of
+    instructions in one segment is handed to ``Timeline.run``.
+
+    ``every_pc`` is what the loop tests each PC against in place of its join points, so that
+    it calls ``step`` for every instruction; launches without a timeline have no hook and pay
+    nothing for it.
+    """
+
+    __slots__ = ("tl", "ctx", "seg_of", "every_pc", "warps", "nw", "seg", "ta", "cnt")
+
+    def __init__(self, tl: Timeline, ctx, g):
+        self.tl = tl
+        self.ctx = ctx
+        self.seg_of = tl.seg_of
+        self.every_pc = tl.every_pc
+        self.warps = g.warp_masks()[0].tolist()
+        self.nw = len(self.warps)
+        self.seg = tl.seg_of[g.pc]
+        self.ta = tl.t
+        self.cnt = 0
+
+    def step(self, pc):
+        """The instruction at ``pc`` issues: the clock advances by the group's warp count
+        (``Timeline.now`` is when it starts); a new segment hands the last one's run over."""
+        tl = self.tl
+        s = self.seg_of[pc]
+        if s != self.seg:
+            tl.run(self.ctx, self.warps, self.seg, self.ta, self.cnt)
+            self.seg, self.ta, self.cnt = s, tl.t, 0
+        tl.now = t = tl.t
+        tl.t = t + self.nw
+        self.cnt += 1
+
+    def unstep(self):
+        """The instruction last stepped did not issue: it waits (``check_sync``)."""
+        self.tl.t -= self.nw
+        self.cnt -= 1
+
+    def regroup(self, g):
+        """Some threads exited; ``g``, the others, runs on from here in the same segment."""
+        self.close()
+        self.ta, self.cnt = self.tl.t, 0
+        self.warps = g.warp_masks()[0].tolist()
+        self.nw = len(self.warps)
+
+    def close(self):
+        """The run ends: hand its last segment's instructions to the timeline."""
+        self.tl.run(self.ctx, self.warps, self.seg, self.ta, self.cnt)
+
+
+class TracedContext(Context):
+    """A ``Context`` recording into ``timeline`` (a ``Timeline``): the same scheduling loop,
+    which hands the timeline its hook (``GroupRun``) for every run of a group."""
+
+    def __init__(self, prog, launch, cta_ids, sanitize=True, timeline=None):
+        super().__init__(prog, launch, cta_ids, sanitize=sanitize)
+        self.timeline = timeline
+        timeline.begin_batch(self)
