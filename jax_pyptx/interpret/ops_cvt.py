@@ -81,6 +81,8 @@ def int_to_float(v, st, dt_t, mode, sat=False, relu=False):
 
 @register("cvt")
 def _cvt(prog, d, ins, scope, dec):
+    """Read the types and modifiers, then build the conversion's function for its kind: packed,
+    int -> int, float -> int, int -> float or float -> float."""
     tys = list(dec.types)
     if len(tys) < 2:
         raise InterpreterError("cvt needs a destination and a source type")
@@ -100,56 +102,70 @@ def _cvt(prog, d, ins, scope, dec):
         return _cvt_packed(prog, d, ins, scope, dec, dt_t, st, frnd or "rn", satf, relu)
     put = writer(prog, ins.operands[0], dt_t, scope)
     get = reader(prog, ins.operands[1], st, scope)
-    ddt = np_dtype(dt_t)
     src_float = st.kind == "float"
     dst_float = dt_t.kind == "float"
-
     if not src_float and not dst_float:
-        lo = -(1 << (dt_t.bits - 1)) if dt_t.is_signed else 0
-        hi = (1 << (dt_t.bits - 1)) - 1 if dt_t.is_signed else (1 << dt_t.bits) - 1
+        d.fn = _int_to_int(get, put, st, dt_t, sat)
+    elif src_float and not dst_float:
+        d.fn = _float_to_int(get, put, st, dt_t, irnd or frnd or "rzi", ftz)
+    elif not src_float and dst_float:
+        d.fn = _int_to_float(get, put, st, dt_t, frnd or "rn", ftz, sat, relu)
+    else:
+        d.fn = _float_to_float(get, put, st, dt_t, irnd, frnd, ftz, sat, satf, relu)
 
-        def i2i(ctx, g):
-            v = np.asarray(get(ctx, g))
-            if sat:
-                if st.bits == 64 and not st.is_signed:
-                    r = np.minimum(v, np.uint64(hi))
-                else:
-                    r = np.clip(v.astype(np.int64), max(lo, -(1 << 63)), min(hi, (1 << 63) - 1))
-                out = r.astype(ddt)
+
+def _int_to_int(get, put, st, dt_t, sat):
+    """int -> int: truncate or sign/zero-extend; ``.sat`` clamps to the destination range."""
+    ddt = np_dtype(dt_t)
+    lo = -(1 << (dt_t.bits - 1)) if dt_t.is_signed else 0
+    hi = (1 << (dt_t.bits - 1)) - 1 if dt_t.is_signed else (1 << dt_t.bits) - 1
+
+    def i2i(ctx, g):
+        v = np.asarray(get(ctx, g))
+        if sat:
+            if st.bits == 64 and not st.is_signed:
+                r = np.minimum(v, np.uint64(hi))
             else:
-                out = v.astype(ddt)
-            put(ctx, g, _b(out, g.n))
-        d.fn = i2i
-        return
+                r = np.clip(v.astype(np.int64), max(lo, -(1 << 63)), min(hi, (1 << 63) - 1))
+            out = r.astype(ddt)
+        else:
+            out = v.astype(ddt)
+        put(ctx, g, _b(out, g.n))
+    return i2i
 
-    if src_float and not dst_float:
-        mode = irnd or frnd or "rzi"
-        sfmt = _fmt(st)
 
-        def f2i(ctx, g):
-            v = np.asarray(get(ctx, g))
-            x = v.astype(np.float64) if st.name != "tf32" else fp.decode(v, fp.F32)
-            if ftz:
-                x = np.where(np.abs(x) < 2.0 ** sfmt.emin, 0.0, x)
-            put(ctx, g, _b(float_to_int(x, dt_t, mode), g.n))
-        d.fn = f2i
-        return
+def _float_to_int(get, put, st, dt_t, mode, ftz):
+    """float -> int: round with the integer rounding ``mode``, saturate (NaN -> 0)."""
+    sfmt = _fmt(st)
 
-    if not src_float and dst_float:
-        mode = frnd or "rn"
-        dfmt = _fmt(dt_t)
+    def f2i(ctx, g):
+        v = np.asarray(get(ctx, g))
+        x = v.astype(np.float64) if st.name != "tf32" else fp.decode(v, fp.F32)
+        if ftz:
+            x = np.where(np.abs(x) < 2.0 ** sfmt.emin, 0.0, x)
+        put(ctx, g, _b(float_to_int(x, dt_t, mode), g.n))
+    return f2i
 
-        def i2f(ctx, g):
-            r = int_to_float(get(ctx, g), st, dt_t, mode, sat=False, relu=relu)
-            if sat:
-                r = np.where(np.isnan(r), 0.0, np.clip(r, 0.0, 1.0))
-            if ftz and dt_t.name == "f32":
-                r = np.where(np.abs(r) < 2.0 ** -126, np.copysign(0.0, r), r)
-            put(ctx, g, _b(fp.encode(r, dfmt).view(ddt) if dfmt.bits == ddt.itemsize * 8 else fp.encode(r, dfmt), g.n))
-        d.fn = i2f
-        return
 
-    # float -> float
+def _int_to_float(get, put, st, dt_t, mode, ftz, sat, relu):
+    """int -> float: one rounding with ``mode`` (exact for 64-bit integers too), .sat, .ftz, .relu."""
+    ddt = np_dtype(dt_t)
+    dfmt = _fmt(dt_t)
+
+    def i2f(ctx, g):
+        r = int_to_float(get(ctx, g), st, dt_t, mode, sat=False, relu=relu)
+        if sat:
+            r = np.where(np.isnan(r), 0.0, np.clip(r, 0.0, 1.0))
+        if ftz and dt_t.name == "f32":
+            r = np.where(np.abs(r) < 2.0 ** -126, np.copysign(0.0, r), r)
+        put(ctx, g, _b(fp.encode(r, dfmt).view(ddt) if dfmt.bits == ddt.itemsize * 8 else fp.encode(r, dfmt), g.n))
+    return i2f
+
+
+def _float_to_float(get, put, st, dt_t, irnd, frnd, ftz, sat, satf, relu):
+    """float -> float: exact widening, or one rounding (an integer ``irnd`` rounds to an
+    integral value), with .ftz, .relu, .sat, .satfinite; NaNs become the canonical NaN."""
+    ddt = np_dtype(dt_t)
     sfmt, dfmt = _fmt(st), _fmt(dt_t)
 
     def f2f(ctx, g):
@@ -178,7 +194,7 @@ def _cvt(prog, d, ins, scope, dec):
         if dt_t.name == "tf32":
             out = out & np.uint32(0xFFFFE000)
         put(ctx, g, _b(out.view(ddt) if out.dtype.itemsize == ddt.itemsize else out.astype(ddt), g.n))
-    d.fn = f2f
+    return f2f
 
 
 def _b(v, n):

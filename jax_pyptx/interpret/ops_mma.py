@@ -74,55 +74,98 @@ def _elements(regs, nelem, t):
 
 @register("mma.sync")
 def _mma(prog, d, ins, scope, dec):
-    shape = dec.get("shape")[1:]
-    tys = list(dec.types)
-    if len(tys) == 4:
-        dt_, at, bt, ct = tys
-    elif len(tys) == 2:        # mma.sync...f64.f64 style shorthand is not used; keep explicit
-        dt_, at, bt, ct = tys[0], tys[1], tys[1], tys[0]
-    else:
-        raise InterpreterError("mma needs .dtype.atype.btype.ctype")
-    if dec.get("alayout") != ".row" or dec.get("blayout") != ".col":
-        raise InterpreterError("mma layouts other than .row.col are not supported")
-    satf = dec.has(".satfinite")
-    M, N, K, (ar, ac), (br, bc), (cr, cc) = _frag_maps(shape, at.name, at.bits)
-    na, nb = ar.shape[1], br.shape[1]
-    dops, aops, bops, cops = (items(o) for o in ins.operands[:4])
-    rt_a = b64 if at.bits == 64 else b32
-    ga = [reader(prog, o, rt_a, scope) for o in aops]
-    gb = [reader(prog, o, rt_a, scope) for o in bops]
-    acc_packed = ct.name == "f16"
-    ct_reg = b32 if acc_packed else ct
-    gc = [reader(prog, o, ct_reg, scope) for o in cops]
-    dt_reg = b32 if dt_.name == "f16" else dt_
-    pd = [writer(prog, o, dt_reg, scope) for o in dops]
-    a_keys, b_keys, c_keys, d_keys = (_keys(prog, ops, scope) for ops in (aops, bops, cops, dops))
-    # fragment cache keys (``_frags``): the role, the shape and type, the registers
-    a_t, b_t = (("a", shape, at.name, a_keys), ("b", shape, bt.name, b_keys))
-    c_t = ("c", shape, ct.name, c_keys)
-    d_t = ("c", shape, dt_.name, d_keys) if d_keys is not None and dt_.name == ct.name else None
-    integer = at.name in ("s8", "u8")
+    """Decode the types and operands once (``_MmaSync``); each execution is its ``issue``."""
+    op = _MmaSync(prog, ins, scope, dec)
     d.sync = "aligned"
-    # fast path for groups of whole warps: fragments <-> matrices are fixed permutations
-    gA = _gather(ar, ac, K)
-    gB = _gather(br, bc, N)
-    gC = _gather(cr, cc, N)
-    sD = (cr * N + cc).reshape(-1)
-    edt = _INPUTS.get(at.name)
-    cdt_fast = {"f32": np.float32, "s32": np.int32, "f64": np.float64}.get(ct.name)
-    rdt = np.uint64 if at.bits == 64 else np.uint32
+    d.fn = op.issue
 
-    ebits = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}.get(at.bits)
 
-    def values(bits):
+class _MmaSync:
+    """One decoded ``mma.sync``: its shape and types, fragment maps, register readers / writers
+    and fragment cache keys, and the two ways to execute it (``fast``: groups of whole warps,
+    fragments <-> matrices as fixed permutations; ``general``: any group)."""
+
+    __slots__ = ("shape", "dt_", "at", "bt", "ct", "satf", "M", "N", "K", "ar", "ac", "br", "bc", "cr", "cc",
+                 "ga", "gb", "gc", "pd", "acc_packed", "a_keys", "b_keys", "c_keys", "d_keys", "a_t", "b_t",
+                 "c_t", "d_t", "integer", "gA", "gB", "gC", "sD", "edt", "cdt_fast", "rdt", "ebits")
+
+    def __init__(self, prog, ins, scope, dec):
+        self._types(dec)
+        self._operands(prog, ins, scope)
+        self._fast_maps()
+
+    def _types(self, dec):
+        """Shape, .dtype.atype.btype.ctype, layouts (.row.col only), .satfinite, fragment maps."""
+        shape = self.shape = dec.get("shape")[1:]
+        tys = list(dec.types)
+        if len(tys) == 4:
+            dt_, at, bt, ct = tys
+        elif len(tys) == 2:        # mma.sync...f64.f64 style shorthand is not used; keep explicit
+            dt_, at, bt, ct = tys[0], tys[1], tys[1], tys[0]
+        else:
+            raise InterpreterError("mma needs .dtype.atype.btype.ctype")
+        self.dt_, self.at, self.bt, self.ct = dt_, at, bt, ct
+        if dec.get("alayout") != ".row" or dec.get("blayout") != ".col":
+            raise InterpreterError("mma layouts other than .row.col are not supported")
+        self.satf = dec.has(".satfinite")
+        self.M, self.N, self.K, (self.ar, self.ac), (self.br, self.bc), (self.cr, self.cc) = \
+            _frag_maps(shape, at.name, at.bits)
+        self.integer = at.name in ("s8", "u8")
+
+    def _operands(self, prog, ins, scope):
+        """Readers of A, B, C and writers of D (packed .f16 pairs in .b32 registers), their
+        register keys and fragment cache keys (``_frags``)."""
+        shape, at, bt, ct, dt_ = self.shape, self.at, self.bt, self.ct, self.dt_
+        dops, aops, bops, cops = (items(o) for o in ins.operands[:4])
+        rt_a = b64 if at.bits == 64 else b32
+        self.ga = [reader(prog, o, rt_a, scope) for o in aops]
+        self.gb = [reader(prog, o, rt_a, scope) for o in bops]
+        self.acc_packed = ct.name == "f16"
+        ct_reg = b32 if self.acc_packed else ct
+        self.gc = [reader(prog, o, ct_reg, scope) for o in cops]
+        dt_reg = b32 if dt_.name == "f16" else dt_
+        self.pd = [writer(prog, o, dt_reg, scope) for o in dops]
+        a_keys, b_keys, c_keys, d_keys = (_keys(prog, ops, scope) for ops in (aops, bops, cops, dops))
+        self.a_keys, self.b_keys, self.c_keys, self.d_keys = a_keys, b_keys, c_keys, d_keys
+        # fragment cache keys (``_frags``): the role, the shape and type, the registers
+        self.a_t, self.b_t = (("a", shape, at.name, a_keys), ("b", shape, bt.name, b_keys))
+        self.c_t = ("c", shape, ct.name, c_keys)
+        self.d_t = ("c", shape, dt_.name, d_keys) if d_keys is not None and dt_.name == ct.name else None
+
+    def _fast_maps(self):
+        """The fast path's permutations (fragment elements in lane order <-> row-major matrices)
+        and element / register dtypes."""
+        at, N, K = self.at, self.N, self.K
+        self.gA = _gather(self.ar, self.ac, K)
+        self.gB = _gather(self.br, self.bc, N)
+        self.gC = _gather(self.cr, self.cc, N)
+        self.sD = (self.cr * N + self.cc).reshape(-1)
+        self.edt = _INPUTS.get(at.name)
+        self.cdt_fast = {"f32": np.float32, "s32": np.int32, "f64": np.float64}.get(self.ct.name)
+        self.rdt = np.uint64 if at.bits == 64 else np.uint32
+        self.ebits = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}.get(at.bits)
+
+    def issue(self, ctx, g):
+        """Execute for the warps of ``g``: the fast path when ``g`` is whole warps, lanes in order."""
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per warp (stats.py)
+            ctx.stats.add_flops("mma.sync", self.at.name, 2 * self.M * self.N * self.K * len(g.warp_masks()[0]))
+        if self.cdt_fast is not None and self.edt is not None and g.n % 32 == 0:
+            W = g.n // 32
+            if g.full or (g.idx[::32] % 32 == 0).all() and \
+                    (g.idx.reshape(W, 32) - g.idx[::32, None] == np.arange(32)).all():
+                return self.fast(ctx, g, W)
+        return self.general(ctx, g)
+
+    def values(self, bits):
         """Element bits -> their exact values (float64, int64 for the integer types)."""
-        if at.name == "tf32":
+        name = self.at.name
+        if name == "tf32":
             return (bits & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
-        if at.name == "bf16":          # bf16 bits are the high half of an f32
+        if name == "bf16":          # bf16 bits are the high half of an f32
             return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-        return bits.view(edt).astype(np.int64 if integer else np.float64)
+        return bits.view(self.edt).astype(np.int64 if self.integer else np.float64)
 
-    def operand(ctx, g, W, fs, keys, key_t, rdt_, build):
+    def operand(self, ctx, g, W, fs, keys, key_t, rdt_, build):
         """An operand matrix: ``build`` of its registers, or, on a full group whose registers
         are the very arrays an earlier mma.sync made it from (``_frags``), that matrix again.
         The registers are read either way (the sanitizer's checks)."""
@@ -138,49 +181,47 @@ def _mma(prog, d, ins, scope, dec):
             return m
         return build(_columns(vals, rdt_, g.n))
 
-    def mma_fast(ctx, g, W):
-        # registers -> element bits in lane order, permuted into row-major matrices per warp
-        Am = operand(ctx, g, W, ga, a_keys, a_t, rdt,
-                     lambda r: values(np.take(r.view(ebits).reshape(W, -1), gA, axis=1)).reshape(W, M, K))
-        Bm = operand(ctx, g, W, gb, b_keys, b_t, rdt,
-                     lambda r: values(np.take(r.view(ebits).reshape(W, -1), gB, axis=1)).reshape(W, K, N))
-        Cm = operand(ctx, g, W, gc, c_keys, c_t, cdt_fast,
-                     lambda r: np.take(r.reshape(W, -1), gC, axis=1).reshape(W, M, N))
+    def fast(self, ctx, g, W):
+        """Whole warps: registers -> element bits in lane order, permuted into row-major matrices
+        per warp; one matmul; D permuted back into registers (and kept as the next C)."""
+        M, N, K, ebits, values, integer = self.M, self.N, self.K, self.ebits, self.values, self.integer
+        gA, gB, gC = self.gA, self.gB, self.gC
+        Am = self.operand(ctx, g, W, self.ga, self.a_keys, self.a_t, self.rdt,
+                          lambda r: values(np.take(r.view(ebits).reshape(W, -1), gA, axis=1)).reshape(W, M, K))
+        Bm = self.operand(ctx, g, W, self.gb, self.b_keys, self.b_t, self.rdt,
+                          lambda r: values(np.take(r.view(ebits).reshape(W, -1), gB, axis=1)).reshape(W, K, N))
+        Cm = self.operand(ctx, g, W, self.gc, self.c_keys, self.c_t, self.cdt_fast,
+                          lambda r: np.take(r.reshape(W, -1), gC, axis=1).reshape(W, M, N))
         out = (np.matmul(Am, Bm) + Cm.astype(np.int64 if integer else np.float64)).reshape(W, M * N)
         if integer:
-            if satf:
+            if self.satf:
                 out = np.clip(out, -2 ** 31, 2 ** 31 - 1)
             res = (out & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
         else:
-            res = out.astype(cdt_fast)
-        regs = np.take(res, sD, axis=1).reshape(g.n, -1)
-        for i, p in enumerate(pd):
+            res = out.astype(self.cdt_fast)
+        regs = np.take(res, self.sD, axis=1).reshape(g.n, -1)
+        for i, p in enumerate(self.pd):
             p(ctx, g, np.ascontiguousarray(regs[:, i]))
-        if g.full and d_t is not None:              # D is the next mma's C: keep the tile
-            _frags(ctx)[d_t] = ([ctx.regs.get(k) for k in d_keys], res.reshape(W, M, N))
+        if g.full and self.d_t is not None:              # D is the next mma's C: keep the tile
+            _frags(ctx)[self.d_t] = ([ctx.regs.get(k) for k in self.d_keys], res.reshape(W, M, N))
 
-    def mma(ctx, g):
-        if ctx.stats is not None:       # 2*M*N*K FLOPs per warp (stats.py)
-            ctx.stats.add_flops("mma.sync", at.name, 2 * M * N * K * len(g.warp_masks()[0]))
-        if cdt_fast is not None and edt is not None and g.n % 32 == 0:
-            W = g.n // 32
-            if g.full or (g.idx[::32] % 32 == 0).all() and (g.idx.reshape(W, 32) - g.idx[::32, None] == np.arange(32)).all():
-                return mma_fast(ctx, g, W)
-        return mma_general(ctx, g)
-
-    def mma_general(ctx, g):
+    def general(self, ctx, g):
+        """Any group: each thread's fragment elements scattered into its warp's matrices, one
+        matmul, D gathered back per thread (``write_general``)."""
+        M, N, K, integer = self.M, self.N, self.K, self.integer
+        ar, ac, br, bc, cr, cc = self.ar, self.ac, self.br, self.bc, self.cr, self.cc
         uw, _ = g.warp_masks()
         inv = g._wl
         W = len(uw)
         lane = (g.idx & 31)
-        ea = _elements([f(ctx, g) for f in ga], na, at)
-        eb = _elements([f(ctx, g) for f in gb], nb, bt)
-        if acc_packed:
-            craw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in gc], axis=1)
+        ea = _elements([f(ctx, g) for f in self.ga], ar.shape[1], self.at)
+        eb = _elements([f(ctx, g) for f in self.gb], br.shape[1], self.bt)
+        if self.acc_packed:
+            craw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in self.gc], axis=1)
             ec = np.stack([craw & 0xFFFF, craw >> 16], axis=2).reshape(g.n, -1).astype(np.uint16)
             ec = fp.decode(ec, fp.F16)
         else:
-            ec = np.stack([np.asarray(f(ctx, g)) for f in gc], axis=1).astype(np.int64 if integer else np.float64)
+            ec = np.stack([np.asarray(f(ctx, g)) for f in self.gc], axis=1).astype(np.int64 if integer else np.float64)
         dtp = np.int64 if integer else np.float64
         Am = np.zeros((W, M, K), dtp)
         Bm = np.zeros((W, K, N), dtp)
@@ -189,26 +230,29 @@ def _mma(prog, d, ins, scope, dec):
         Bm[inv[:, None], br[lane], bc[lane]] = eb
         Cm[inv[:, None], cr[lane], cc[lane]] = ec
         Dm = np.matmul(Am, Bm) + Cm
-        out = Dm[inv[:, None], cr[lane], cc[lane]]                    # (n, nc)
-        if integer:
+        self.write_general(ctx, g, Dm[inv[:, None], cr[lane], cc[lane]])                    # (n, nc)
+
+    def write_general(self, ctx, g, out):
+        """Write each thread's D elements ``out`` (n, nc), rounded to the D type, to its registers."""
+        pd, satf = self.pd, self.satf
+        if self.integer:
             if satf:
                 out = np.clip(out, -2 ** 31, 2 ** 31 - 1)
             res = (out & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
             for i, p in enumerate(pd):
                 p(ctx, g, np.ascontiguousarray(res[:, i]))
             return
-        if dt_.name == "f32":
+        if self.dt_.name == "f32":
             res = out.astype(np.float32)
             for i, p in enumerate(pd):
                 p(ctx, g, np.ascontiguousarray(res[:, i]))
-        elif dt_.name == "f64":
+        elif self.dt_.name == "f64":
             for i, p in enumerate(pd):
                 p(ctx, g, np.ascontiguousarray(out[:, i]))
         else:   # f16 accumulators, two per register
             h = fp.encode(fp.round_to(out, fp.F16, "rn", sat=satf), fp.F16).astype(np.uint32)
             for i, p in enumerate(pd):
                 p(ctx, g, np.ascontiguousarray(h[:, 2 * i] | (h[:, 2 * i + 1] << 16)))
-    d.fn = mma
 
 
 def _columns(vals, dt, n):

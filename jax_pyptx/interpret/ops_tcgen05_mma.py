@@ -208,82 +208,113 @@ def _scale_values(ctx, tm, cta, addr, rows, nsf, sf_id, ue8m0, what, g, j, two_b
 
 @register("tcgen05.mma", "tcgen05.mma.ws")
 def _mma(prog, d, ins, scope, dec):
-    name = dec.form.name
-    ws = name == "tcgen05.mma.ws"
-    cg = int(dec.get("cta_group", ".cta_group::1")[-1])
-    kind = dec.get("kind")[len(".kind::"):]
-    bs = dec.has(".block_scale")
-    if dec.has(".ashift"):
-        raise InterpreterError("tcgen05.mma .ashift is not supported by the interpreter")
-    ops = list(ins.operands)
-    get_d, _ = address_getter(prog, ops[0], scope)
-    a_tmem = isinstance(ops[1], Addr)
-    get_a = address_getter(prog, ops[1], scope)[0] if a_tmem else reader(prog, ops[1], b64, scope)
-    get_b = reader(prog, ops[2], b64, scope)
-    get_idesc = reader(prog, ops[3], b32, scope)
-    rest = ops[4:]
-    get_sfa = get_sfb = get_lanes = get_zcm = None
-    scale_in = 0
-    if bs:
-        get_sfa = address_getter(prog, rest[0], scope)[0]
-        get_sfb = address_getter(prog, rest[1], scope)[0]
-        rest = rest[2:]
-    if rest and isinstance(rest[0], Vec):
-        get_lanes = [reader(prog, o, b32, scope) for o in items(rest[0])]
-        if len(get_lanes) != 4 * cg:
-            raise InterpreterError(f"disable-output-lane of .cta_group::{cg} takes {4 * cg} registers")
-        rest = rest[1:]
-    get_en = reader(prog, rest[0], pred, scope)
-    if len(rest) > 1:
-        if ws:
-            get_zcm = reader(prog, rest[1], b64, scope)
-        else:
-            if not isinstance(rest[1], Imm):
-                raise InterpreterError("scale-input-d must be an immediate")
-            scale_in = parse_int(rest[1].text)
-            if not 0 <= scale_in <= 15:
-                raise InterpreterError(f"scale-input-d is {scale_in}; allowed: 0..15")
-    sv = dec.get("scale_vec")
-    what = f"{name}{dec.get('cta_group', '')}.kind::{kind}"
+    """Decode the modifiers and operands once (``_Tcgen05Mma``); each execution is its ``issue``."""
+    d.fn = _Tcgen05Mma(prog, d, ins, scope, dec).issue
 
-    def mma(ctx, g):
+
+class _Tcgen05Mma:
+    """One decoded ``tcgen05.mma`` instruction: its modifiers, its operand readers, and the steps
+    that execute it (``issue`` -> ``batched`` or ``run`` -> ``one`` -> ``accumulate``)."""
+
+    __slots__ = ("d", "ws", "cg", "kind", "bs", "sv", "what", "a_tmem", "scale_in", "get_d", "get_a",
+                 "get_b", "get_idesc", "get_sfa", "get_sfb", "get_lanes", "get_en", "get_zcm")
+
+    def __init__(self, prog, d, ins, scope, dec):
+        self.d = d
+        self._modifiers(dec)
+        self._operands(prog, list(ins.operands), scope)
+
+    def _modifiers(self, dec):
+        """The form and modifiers: .ws, .cta_group, .kind, .block_scale, .scale_vec."""
+        name = dec.form.name
+        self.ws = name == "tcgen05.mma.ws"
+        self.cg = int(dec.get("cta_group", ".cta_group::1")[-1])
+        self.kind = kind = dec.get("kind")[len(".kind::"):]
+        self.bs = dec.has(".block_scale")
+        if dec.has(".ashift"):
+            raise InterpreterError("tcgen05.mma .ashift is not supported by the interpreter")
+        self.sv = dec.get("scale_vec")
+        self.what = f"{name}{dec.get('cta_group', '')}.kind::{kind}"
+
+    def _operands(self, prog, ops, scope):
+        """Readers of d, a, b, idesc, the scale factors, disable-output-lane, enable-input-d and
+        scale-input-d (an immediate) / the zero-column mask (.ws)."""
+        cg = self.cg
+        self.get_d, _ = address_getter(prog, ops[0], scope)
+        self.a_tmem = isinstance(ops[1], Addr)
+        self.get_a = address_getter(prog, ops[1], scope)[0] if self.a_tmem else reader(prog, ops[1], b64, scope)
+        self.get_b = reader(prog, ops[2], b64, scope)
+        self.get_idesc = reader(prog, ops[3], b32, scope)
+        rest = ops[4:]
+        self.get_sfa = self.get_sfb = self.get_lanes = self.get_zcm = None
+        self.scale_in = 0
+        if self.bs:
+            self.get_sfa = address_getter(prog, rest[0], scope)[0]
+            self.get_sfb = address_getter(prog, rest[1], scope)[0]
+            rest = rest[2:]
+        if rest and isinstance(rest[0], Vec):
+            self.get_lanes = [reader(prog, o, b32, scope) for o in items(rest[0])]
+            if len(self.get_lanes) != 4 * cg:
+                raise InterpreterError(f"disable-output-lane of .cta_group::{cg} takes {4 * cg} registers")
+            rest = rest[1:]
+        self.get_en = reader(prog, rest[0], pred, scope)
+        if len(rest) > 1:
+            if self.ws:
+                self.get_zcm = reader(prog, rest[1], b64, scope)
+            else:
+                if not isinstance(rest[1], Imm):
+                    raise InterpreterError("scale-input-d must be an immediate")
+                self.scale_in = parse_int(rest[1].text)
+                if not 0 <= self.scale_in <= 15:
+                    raise InterpreterError(f"scale-input-d is {self.scale_in}; allowed: 0..15")
+
+    def issue(self, ctx, g):
+        """Execute for the threads of ``g``: read their operands, then run the operation now, or
+        (late schedule) when the commit that tracks it arrives."""
         tmem(ctx)
-        dad = np.asarray(get_d(ctx, g))
-        aad = np.asarray(get_a(ctx, g))
-        bds = np.asarray(get_b(ctx, g))
-        ids = np.broadcast_to(np.asarray(get_idesc(ctx, g)), (g.n,))
-        ens = np.broadcast_to(np.asarray(get_en(ctx, g)), (g.n,))
-        sfas = sfbs = None
-        if bs:
-            sfas, sfbs = np.asarray(get_sfa(ctx, g)), np.asarray(get_sfb(ctx, g))
-        lanes_off = None
-        if get_lanes is not None:
-            lanes_off = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in get_lanes], axis=1)
-        zcm = np.asarray(get_zcm(ctx, g)) if get_zcm is not None else None
+        vals = self._read(ctx, g)
         if ctx.timeline is not None:        # in flight until the issuing thread's commit
             for s in g.idx.tolist():
                 ctx.timeline.begin(ctx, "tcgen05.mma", (int(ctx.slot_cta[s]), s), 0, int(ctx.slot_cta[s]))
         # late (schedule): it reads its operands and writes D when the commit that tracks it
         # arrives, and that arrival waits for a thread that needs its mbarrier
-        if not defer_late(ctx, g, d, lambda ctx_, j: run(ctx_, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs,
-                                                           lanes_off)):
-            if g.n > 1 and batched(ctx, g, ids, zcm, dad, aad, bds, ens, sfas, lanes_off):
+        if not defer_late(ctx, g, self.d, lambda ctx_, j: self.run(ctx_, g, j, vals)):
+            if g.n > 1 and self.batched(ctx, g, vals):
                 return
             for j in range(g.n):
-                run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off)
+                self.run(ctx, g, j, vals)
 
-    def batched(ctx, g, ids, zcm, dad, aad, bds, ens, sfas, lanes_off):
+    def _read(self, ctx, g):
+        """The per-thread register operands of ``g``: (idesc, zero-column mask, D address, A, B
+        descriptor, enable-input-d, scale A, scale B, disable-output-lane)."""
+        dad = np.asarray(self.get_d(ctx, g))
+        aad = np.asarray(self.get_a(ctx, g))
+        bds = np.asarray(self.get_b(ctx, g))
+        ids = np.broadcast_to(np.asarray(self.get_idesc(ctx, g)), (g.n,))
+        ens = np.broadcast_to(np.asarray(self.get_en(ctx, g)), (g.n,))
+        sfas = sfbs = None
+        if self.bs:
+            sfas, sfbs = np.asarray(self.get_sfa(ctx, g)), np.asarray(self.get_sfb(ctx, g))
+        lanes_off = None
+        if self.get_lanes is not None:
+            lanes_off = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in self.get_lanes], axis=1)
+        zcm = np.asarray(self.get_zcm(ctx, g)) if self.get_zcm is not None else None
+        return ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off
+
+    def batched(self, ctx, g, vals):
         """Threads of distinct CTAs issuing the same operation (one per CTA, the usual case):
         their operands are gathered and multiplied at once, then each thread accumulates into
         its D in order, as ``run`` does. Where a gather reports a problem, nothing has happened
         yet and False lets ``run`` give the report of the first thread that has one."""
-        if cg != 1 or a_tmem or sfas is not None or lanes_off is not None or zcm is not None:
+        ids, zcm, dad, aad, bds, ens, sfas, _, lanes_off = vals
+        if self.cg != 1 or self.a_tmem or sfas is not None or lanes_off is not None or zcm is not None:
             return False
         ctas = ctx.slot_cta[g.idx]
         if len(np.unique(ctas)) != g.n or (ids != ids[0]).any():
             return False
+        kind, what = self.kind, self.what
         try:
-            idesc = decode_idesc(int(ids[0]), kind, ws, cg)
+            idesc = decode_idesc(int(ids[0]), kind, self.ws, 1)
             bd = [SM.decode_tcgen05(int(v), f"{what} b-desc") for v in bds]
             ad = [SM.decode_tcgen05(int(v), f"{what} a-desc") for v in aad]
             M, N, K = idesc.m, idesc.n, idesc.k
@@ -297,16 +328,18 @@ def _mma(prog, d, ins, scope, dec):
         for j in range(g.n):
             if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
                 ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
-            _check_d(ctx, g, j, M, int(dad[j]))
-            # one 2-D product per thread, as ``_one`` makes it (the same BLAS call: the same sums)
-            _accumulate(ctx, tm, g, j, int(ctas[j]), idesc, int(dad[j]), A[j] @ B[j].T, bool(ens[j]), None, 0)
+            self.check_d(ctx, g, j, M, int(dad[j]))
+            # one 2-D product per thread, as ``one`` makes it (the same BLAS call: the same sums)
+            self.accumulate(ctx, tm, g, j, int(ctas[j]), idesc, int(dad[j]), A[j] @ B[j].T, bool(ens[j]),
+                            None, 0)
         return True
 
-    def run(ctx, g, j, ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off):
+    def run(self, ctx, g, j, vals):
         """Execute thread ``j``'s operation: read the operands, accumulate into D."""
+        ids, zcm, dad, aad, bds, ens, sfas, sfbs, lanes_off = vals
         cta = int(ctx.slot_cta[g.idx[j]])
         try:
-            idesc = decode_idesc(int(ids[j]), kind, ws, cg)
+            idesc = decode_idesc(int(ids[j]), self.kind, self.ws, self.cg)
         except InterpreterError as e:
             raise ctx.error(InterpreterError, e.message, g, j) from None
         if zcm is not None:
@@ -314,69 +347,85 @@ def _mma(prog, d, ins, scope, dec):
             if (z >> 39) & 1 or (z >> 56) & 0x3F:
                 raise ctx.error(InterpreterError, "a non-zero zero-column-mask descriptor is not "
                                 "supported by the interpreter", g, j)
-        _one(ctx, tmem(ctx), g, j, cta, idesc, int(dad[j]), int(aad[j]), int(bds[j]), bool(ens[j]),
-             None if sfas is None else (int(sfas[j]), int(sfbs[j])),
-             None if lanes_off is None else lanes_off[j])
+        self.one(ctx, tmem(ctx), g, j, cta, idesc, int(dad[j]), int(aad[j]), int(bds[j]), bool(ens[j]),
+                 None if sfas is None else (int(sfas[j]), int(sfbs[j])),
+                 None if lanes_off is None else lanes_off[j])
 
-    def _check_d(ctx, g, j, M, daddr):
+    def check_d(self, ctx, g, j, M, daddr):
+        """D's TMEM address starts at the lane the data-path layout of M needs."""
         d_lane0 = split(daddr)[0]
-        if M // cg == 64 and not ws and cg == 1:
+        if M // self.cg == 64 and not self.ws and self.cg == 1:
             if d_lane0 not in (0, 16):
-                raise ctx.error(TensorMemoryError, f"{what}: M=64 D must start at TMEM lane 0 or 16, "
+                raise ctx.error(TensorMemoryError, f"{self.what}: M=64 D must start at TMEM lane 0 or 16, "
                                 f"got {int(d_lane0)}", g, j)
         elif d_lane0:
-            raise ctx.error(TensorMemoryError, f"{what}: D must start at TMEM lane 0 for M={M}, got "
+            raise ctx.error(TensorMemoryError, f"{self.what}: D must start at TMEM lane 0 for M={M}, got "
                             f"{int(d_lane0)}", g, j)
 
-    def _one(ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
+    def one(self, ctx, tm, g, j, cta, idesc, daddr, aval, bdesc, enable, sf, disable):
+        """Thread ``j``'s operation: gather A and B (and scale them), accumulate into each CTA's D."""
         M, N, K = idesc.m, idesc.n, idesc.k
         if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
             ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
-        ctas = [cta] if cg == 1 else _pair(ctx, cta, g, j)
+        ctas = [cta] if self.cg == 1 else _pair(ctx, cta, g, j)
+        self.check_d(ctx, g, j, M, daddr)
+        As, B = self.gather(ctx, tm, g, j, ctas, idesc, aval, bdesc)
+        if sf is not None:
+            As, B = self.block_scale(ctx, tm, g, j, ctas, idesc, sf, As, B)
+        for i, c in enumerate(ctas):
+            self.accumulate(ctx, tm, g, j, c, idesc, daddr, As[i] @ B.T, enable, disable, i)
+
+    def gather(self, ctx, tm, g, j, ctas, idesc, aval, bdesc):
+        """(A's rows of each CTA of ``ctas``, B (N, K)): B's N / cta_group columns from each CTA's
+        shared memory, A from its shared memory or its TMEM."""
+        M, N, K = idesc.m, idesc.n, idesc.k
+        cg, kind, what = self.cg, self.kind, self.what
         rows = M // cg
-        lane_of, col_of, _ = _layout_arrays(M, N, cg, ws)
-        _check_d(ctx, g, j, M, daddr)
+        lane_of = _layout_arrays(M, N, cg, self.ws)[0]
         try:
             bd = SM.decode_tcgen05(bdesc, f"{what} b-desc")
-            ad = None if a_tmem else SM.decode_tcgen05(aval, f"{what} a-desc")
+            ad = None if self.a_tmem else SM.decode_tcgen05(aval, f"{what} a-desc")
         except InterpreterError as e:
             raise ctx.error(InterpreterError, e.message, g, j) from None
-        kb = K
         # B: N/cg columns per CTA (N x K operand, K-major unless transposed)
-        B = np.concatenate([_operand(ctx, [c], [bd], idesc.btype, N // cg, kb, "MN" if idesc.tb else "K",
+        B = np.concatenate([_operand(ctx, [c], [bd], idesc.btype, N // cg, K, "MN" if idesc.tb else "K",
                                      kind, f"{what} (matrix B)", g, j)[0] for c in ctas], axis=0)  # (N, K)
         As = []
         for c in ctas:
-            if a_tmem:
+            if self.a_tmem:
                 a_lane0, a_col0 = split(aval)
                 As.append(_a_from_tmem(ctx, tm, c, a_lane0, a_col0, lane_of[:, 0], K, idesc.atype,
                                        f"{what} (matrix A in TMEM)", g, j))
             else:
                 As.append(_operand(ctx, [c], [ad], idesc.atype, rows, K, "MN" if idesc.ta else "K", kind,
                                    f"{what} (matrix A)", g, j)[0])
-        if sf is not None:
-            nsf = {".scale_vec::1X": 1, ".scale_vec::2X": 2, ".scale_vec::4X": 4}.get(sv)
-            if sv in (None, ".block32"):
-                nsf = K // 32
-            elif sv == ".block16":
-                nsf = K // 16
-            blk = K // nsf
-            sfb_all = []
-            for i, c in enumerate(ctas):
-                sfa = _scale_values(ctx, tm, c, sf[0], rows, nsf, idesc.sfa_id, idesc.ue8m0,
-                                    f"{what} (scale A)", g, j)
-                As[i] = As[i] * np.repeat(sfa, blk, axis=1)
-                sfb_all.append(_scale_values(ctx, tm, c, sf[1], N, nsf, idesc.sfb_id, idesc.ue8m0,
-                                             f"{what} (scale B)", g, j,
-                                             two_by_two_n=N if (cg == 2 and M == 128) else None))
-            B = B * np.repeat(sfb_all[0], blk, axis=1)
-        for i, c in enumerate(ctas):
-            _accumulate(ctx, tm, g, j, c, idesc, daddr, As[i] @ B.T, enable, disable, i)
+        return As, B
 
-    def _accumulate(ctx, tm, g, j, c, idesc, daddr, P, enable, disable, i):
+    def block_scale(self, ctx, tm, g, j, ctas, idesc, sf, As, B):
+        """(As, B) multiplied by their scale factors from TMEM (``sf``: their TMEM addresses)."""
+        M, N, K = idesc.m, idesc.n, idesc.k
+        sv, cg, what = self.sv, self.cg, self.what
+        nsf = {".scale_vec::1X": 1, ".scale_vec::2X": 2, ".scale_vec::4X": 4}.get(sv)
+        if sv in (None, ".block32"):
+            nsf = K // 32
+        elif sv == ".block16":
+            nsf = K // 16
+        blk = K // nsf
+        sfb_all = []
+        for i, c in enumerate(ctas):
+            sfa = _scale_values(ctx, tm, c, sf[0], M // cg, nsf, idesc.sfa_id, idesc.ue8m0,
+                                f"{what} (scale A)", g, j)
+            As[i] = As[i] * np.repeat(sfa, blk, axis=1)
+            sfb_all.append(_scale_values(ctx, tm, c, sf[1], N, nsf, idesc.sfb_id, idesc.ue8m0,
+                                         f"{what} (scale B)", g, j,
+                                         two_by_two_n=N if (cg == 2 and M == 128) else None))
+        return As, B * np.repeat(sfb_all[0], blk, axis=1)
+
+    def accumulate(self, ctx, tm, g, j, c, idesc, daddr, P, enable, disable, i):
         """D (in CTA ``c``'s TMEM at ``daddr``) = ``P`` (the product, rows x N) + D if ``enable``."""
         M, N = idesc.m, idesc.n
-        lane_of, col_of, pieces = _layout_arrays(M, N, cg, ws)
+        what = self.what
+        lane_of, col_of, pieces = _layout_arrays(M, N, self.cg, self.ws)
         d_lane0, d_col0 = split(daddr)
         d_lane0, d_col0 = int(d_lane0), int(d_col0)
         if idesc.neg_a ^ idesc.neg_b:
@@ -391,12 +440,12 @@ def _mma(prog, d, ins, scope, dec):
             else:
                 old = tm.read(ctx, c, lanes, cols, f"{what} (accumulator D)", g, lane_j)
             Dold = _from_cells(old, idesc.dtype)
-            if scale_in:
-                Dold = Dold * 2.0 ** -scale_in
+            if self.scale_in:
+                Dold = Dold * 2.0 ** -self.scale_in
             P = P + Dold
-        cells = _to_cells(P, idesc.dtype, idesc.sat and kind == "i8")
+        cells = _to_cells(P, idesc.dtype, idesc.sat and self.kind == "i8")
         if disable is not None:
-            regs = disable[4 * i:4 * i + 4] if cg == 2 else disable
+            regs = disable[4 * i:4 * i + 4] if self.cg == 2 else disable
             bit = (regs[(lanes // 32) % 4] >> (lanes % 32).astype(np.uint32)) & np.uint32(1)
             keep = bit == 0
             tm.write(ctx, c, lanes[keep], cols[keep], cells[keep], f"{what} (accumulator D)", g, lane_j)
@@ -405,8 +454,6 @@ def _mma(prog, d, ins, scope, dec):
                         lane_j)
         else:
             tm.write(ctx, c, lanes, cols, cells, f"{what} (accumulator D)", g, lane_j)
-
-    d.fn = mma
 
 
 def _from_cells(cells, dt):

@@ -115,158 +115,216 @@ def _perm(rows, cols, ncols):
 
 @register("wgmma.mma_async", "wgmma.mma_async.sp")
 def _mma_async(prog, d, ins, scope, dec):
-    shape = dec.get("shape")
-    M, N, K = mnk(shape)
-    dt, at, bt = dec.get("dtype")[1:], dec.get("atype")[1:], dec.get("btype")[1:]
-    ops = list(ins.operands)
-    sparse = dec.form.name == "wgmma.mma_async.sp"
-    sp = None
-    if sparse:        # d, a, b, sp-meta, sp-sel, ...: A holds the kept half of its K
-        sp = _sparse(prog, ins, ops.pop(3), ops.pop(3), scope, K, at)
-    Ka = K // 2 if sparse else K
-    d_ops = items(ops[0])
-    a_regs = isinstance(ops[1], Vec)
-    fp_kind = at in ("f16", "bf16", "tf32", "e4m3", "e5m2")
-    trans_ok = at in ("f16", "bf16")
-    want = 3 + 1 + (2 if fp_kind else 0) + ((1 if a_regs else 2) if trans_ok else 0)
-    if len(ops) != want:
-        raise InterpreterError(f"{dec.form.name} {shape}.{dt}.{at}.{bt} with A from "
-                               f"{'registers' if a_regs else 'a descriptor'} takes {want} operands, "
-                               f"got {len(ops)}")
-    i = 4
-    sa = sb = 1
-    ta = tb = 0
-    if fp_kind:
-        sa = _imm(ops[4], "imm-scale-a", (1, -1))
-        sb = _imm(ops[5], "imm-scale-b", (1, -1))
-        i = 6
-    if trans_ok:
-        if not a_regs:
-            ta = _imm(ops[i], "imm-trans-a", (0, 1))
-            i += 1
-        tb = _imm(ops[i], "imm-trans-b", (0, 1))
-    acc_packed = dt == "f16"
-    nregs = N // 4 if acc_packed else N // 2
-    if len(d_ops) != nregs:
-        raise InterpreterError(f"wgmma.mma_async {shape}.{dt}: the accumulator has {nregs} registers, "
-                               f"got {len(d_ops)}")
-    keys = [prog.reg(o.name, scope).key for o in d_ops]
-    if len(set(keys)) != len(keys):
-        raise InterpreterError("wgmma.mma_async: an accumulator register appears twice")
-    keys_t = tuple(keys)
-    get_b = reader(prog, ops[2], b64, scope)
-    get_a = None
-    a_keys = []
-    if a_regs:
-        a_items = items(ops[1])
+    """Decode the modifiers and operands once (``_MmaAsync``); each execution is its ``issue``."""
+    op = _MmaAsync(prog, d, ins, scope, dec)
+    d.sync = "warpgroup"
+    d.noun = "wgmma shared-memory operand read"
+    d.fn = op.issue
+
+
+class _MmaAsync:
+    """One decoded ``wgmma.mma_async``: its shape and types, immediates, operand readers and
+    fragment maps, and the steps that execute it (``issue`` -> ``finish``: ``product``, then
+    ``write_back``)."""
+
+    __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
+                 "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "get_a", "get_b", "get_scale", "a_inv",
+                 "d_inv", "layout")
+
+    def __init__(self, prog, d, ins, scope, dec):
+        self.d = d
+        ops = self._shape(prog, ins, scope, dec)
+        self._immediates(ops, dec)
+        self._accumulator(prog, items(ops[0]), scope)
+        self.get_b = reader(prog, ops[2], b64, scope)
+        self._a_operand(prog, ops[1], scope)
+        self.get_scale = reader(prog, ops[3], pred, scope)
+        if self.at == "b1" and dec.get("op") != ".and":
+            raise InterpreterError(f"wgmma .b1 with {dec.get('op')}: the ISA defines .and.popc only")
+        N = self.N
+        dfrag = wgmma_d_fragment(N)
+        d_pos = _perm([[rc[0] for rc in t] for t in dfrag], [[rc[1] for rc in t] for t in dfrag], N)
+        self.d_inv = np.empty(self.M * N, np.int64)
+        self.d_inv[d_pos] = np.arange(self.M * N)
+        self.layout = _d_layout(N, self.dt)
+        self.sat = dec.has(".satfinite")
+        self.abits = _A_BITS[self.at]
+        wgfence.watched(prog).update(self.keys + self.a_keys)
+
+    def _shape(self, prog, ins, scope, dec):
+        """Shape and types, the sparse A's expansion (``.sp``); the operands left (d, a, b,
+        scale-d, immediates)."""
+        self.form = dec.form.name
+        shape = self.shape = dec.get("shape")
+        self.M, self.N, K = mnk(shape)
+        self.K = K
+        self.dt, self.at, self.bt = dec.get("dtype")[1:], dec.get("atype")[1:], dec.get("btype")[1:]
+        self.name = f"{self.form}{shape}.{self.dt}.{self.at}.{self.bt}"
+        ops = list(ins.operands)
+        sparse = self.form == "wgmma.mma_async.sp"
+        self.sp = None
+        if sparse:        # d, a, b, sp-meta, sp-sel, ...: A holds the kept half of its K
+            self.sp = _sparse(prog, ins, ops.pop(3), ops.pop(3), scope, K, self.at)
+        self.Ka = K // 2 if sparse else K
+        return ops
+
+    def _immediates(self, ops, dec):
+        """The operand count; imm-scale-a / -b (floating-point types), imm-trans-a / -b (.f16 / .bf16)."""
+        at = self.at
+        a_regs = self.a_regs = isinstance(ops[1], Vec)
+        fp_kind = at in ("f16", "bf16", "tf32", "e4m3", "e5m2")
+        trans_ok = at in ("f16", "bf16")
+        want = 3 + 1 + (2 if fp_kind else 0) + ((1 if a_regs else 2) if trans_ok else 0)
+        if len(ops) != want:
+            raise InterpreterError(f"{dec.form.name} {dec.get('shape')}.{self.dt}.{at}.{self.bt} with A from "
+                                   f"{'registers' if a_regs else 'a descriptor'} takes {want} operands, "
+                                   f"got {len(ops)}")
+        i = 4
+        self.sa = self.sb = 1
+        self.ta = self.tb = 0
+        if fp_kind:
+            self.sa = _imm(ops[4], "imm-scale-a", (1, -1))
+            self.sb = _imm(ops[5], "imm-scale-b", (1, -1))
+            i = 6
+        if trans_ok:
+            if not a_regs:
+                self.ta = _imm(ops[i], "imm-trans-a", (0, 1))
+                i += 1
+            self.tb = _imm(ops[i], "imm-trans-b", (0, 1))
+
+    def _accumulator(self, prog, d_ops, scope):
+        """The accumulator's register keys (N / 2 registers, N / 4 for .f16), each once."""
+        nregs = self.N // 4 if self.dt == "f16" else self.N // 2
+        if len(d_ops) != nregs:
+            raise InterpreterError(f"wgmma.mma_async {self.shape}.{self.dt}: the accumulator has {nregs} "
+                                   f"registers, got {len(d_ops)}")
+        keys = [prog.reg(o.name, scope).key for o in d_ops]
+        if len(set(keys)) != len(keys):
+            raise InterpreterError("wgmma.mma_async: an accumulator register appears twice")
+        self.keys, self.keys_t = keys, tuple(keys)
+
+    def _a_operand(self, prog, op, scope):
+        """A's readers: its 4 fragment registers (with the fragment -> row-major map) or its
+        shared-memory descriptor."""
+        self.a_keys = []
+        self.a_inv = None
+        if not self.a_regs:
+            self.get_a = reader(prog, op, b64, scope)
+            return
+        a_items = items(op)
         if len(a_items) != 4:
             raise InterpreterError(f"wgmma.mma_async: A from registers takes 4 registers, got "
                                    f"{len(a_items)}")
-        get_a = [reader(prog, o, b32, scope) for o in a_items]
-        a_keys = [prog.reg(o.name, scope).key for o in a_items]
-        afrag = wgmma_a_fragment(at)
+        self.get_a = [reader(prog, o, b32, scope) for o in a_items]
+        self.a_keys = [prog.reg(o.name, scope).key for o in a_items]
+        afrag = wgmma_a_fragment(self.at)
+        M, Ka = self.M, self.Ka
         a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], Ka)
-        a_inv = np.empty(M * Ka, np.int64)
-        a_inv[a_pos] = np.arange(M * Ka)
-    else:
-        get_a = reader(prog, ops[1], b64, scope)
-    scale_op = ops[3]
-    get_scale = reader(prog, scale_op, pred, scope)
-    if at == "b1" and dec.get("op") != ".and":
-        raise InterpreterError(f"wgmma .b1 with {dec.get('op')}: the ISA defines .and.popc only")
-    dfrag = wgmma_d_fragment(N)
-    d_pos = _perm([[rc[0] for rc in t] for t in dfrag], [[rc[1] for rc in t] for t in dfrag], N)
-    d_inv = np.empty(M * N, np.int64)
-    d_inv[d_pos] = np.arange(M * N)
-    layout = _d_layout(N, dt)
-    sat = dec.has(".satfinite")
-    abits = _A_BITS[at]
-    name = f"{dec.form.name}{shape}.{dt}.{at}.{bt}"
-    d.sync = "warpgroup"
-    d.noun = "wgmma shared-memory operand read"
-    wgfence.watched(prog).update(keys + a_keys)
+        self.a_inv = np.empty(M * Ka, np.int64)
+        self.a_inv[a_pos] = np.arange(M * Ka)
 
-    def mma(ctx, g):
+    def issue(self, ctx, g):
+        """Execute for the warpgroups of ``g``: check the fences, read the descriptors, A's
+        registers and scale-d, then finish now or (late schedule) at the wait_group retiring it."""
         st = state(ctx)
         fs = wgfence.state(ctx)
         if fs is not None:
-            fs.check(ctx, g, (), a_keys)
+            fs.check(ctx, g, (), self.a_keys)
         W, banks = warpgroups(ctx, g)
-        bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_b(ctx, g), W, "b-desc", g)]
+        bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_b(ctx, g), W, "b-desc", g)]
         A = adesc = None
-        if a_regs:
-            raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in get_a], axis=1)   # (n, 4)
-            per = 32 // abits
-            sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
-            el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
-                  else raw[:, :, None]).reshape(W, -1)                          # (W, 128*elems)
-            A = SM.values(el[:, a_inv].reshape(W, M, Ka), at)
-            for k_ in a_keys:
-                st.regs.reading(ctx, k_, g, st.open[g.idx], d)
+        if self.a_regs:
+            A = self.a_from_regs(ctx, g, W, st)
         else:
-            adesc = [SM.decode_wgmma(v) for v in uniform(ctx, get_a(ctx, g), W, "a-desc", g)]
-        scale = np.asarray(get_scale(ctx, g))
+            adesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_a(ctx, g), W, "a-desc", g)]
+        scale = np.asarray(self.get_scale(ctx, g))
         sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
         tag = st.open[g.idx]
         if fs is not None and sd.any():     # the accumulator is read (scale-d): ordinary writes need a fence
-            fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N), keys, ())
+            fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
+                     self.keys, ())
         if st.deferred or ctx.schedule.late():
             # late (schedule): shared-memory operands are read at the wait_group that retires
             # it. The accumulators are owned from now on (their hazards are reported as usual),
             # holding what the operation accumulates onto (read and checked now)
-            for k_ in keys:
-                st.regs.set(ctx, k_, g, _accumulated(ctx, st, k_, g, sd, W), tag, d)
-            st.deferred.append((int(tag.max()), g.idx, lambda ctx: finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
+            for k_ in self.keys:
+                st.regs.set(ctx, k_, g, _accumulated(ctx, st, k_, g, sd, W), tag, self.d)
+            st.deferred.append((int(tag.max()), g.idx,
+                                lambda ctx: self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
         else:
-            finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
+            self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
         if fs is not None:           # the accumulator now holds this mma's (chained) value
-            fs.clean(g, keys)
+            fs.clean(g, self.keys)
         if ctx.timeline is not None:        # in flight until the wait_group retiring it
             ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
 
-    def finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag):
+    def a_from_regs(self, ctx, g, W, st):
+        """A (W, M, Ka) from its fragment registers (read, and checked against in-flight writes)."""
+        abits = self.abits
+        raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in self.get_a], axis=1)   # (n, 4)
+        per = 32 // abits
+        sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
+        el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
+              else raw[:, :, None]).reshape(W, -1)                          # (W, 128*elems)
+        A = SM.values(el[:, self.a_inv].reshape(W, self.M, self.Ka), self.at)
+        for k_ in self.a_keys:
+            st.regs.reading(ctx, k_, g, st.open[g.idx], self.d)
+        return A
+
+    def finish(self, ctx, g, W, banks, bdesc, adesc, A, sd, tag):
         """Read the shared-memory operands, multiply, and make the accumulators pending."""
-        st = state(ctx)
-        B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if tb else "K", N, K, abits,
-                                f"{name} (matrix B)", ctx.sanitize, g), bt)        # (W, N, K)
+        self.write_back(ctx, g, W, self.product(ctx, g, W, banks, bdesc, adesc, A), sd, tag)
+
+    def product(self, ctx, g, W, banks, bdesc, adesc, A):
+        """A x B (W, M, N) of each warpgroup, B (and A from a descriptor) gathered from shared memory."""
+        M, N, K, at, abits, name = self.M, self.N, self.K, self.at, self.abits, self.name
+        B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits,
+                                f"{name} (matrix B)", ctx.sanitize, g), self.bt)        # (W, N, K)
         if adesc is not None:
-            A = SM.values(SM.gather(ctx, banks, adesc, "MN" if ta else "K", M, Ka, abits,
+            A = SM.values(SM.gather(ctx, banks, adesc, "MN" if self.ta else "K", M, self.Ka, abits,
                                     f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, Ka)
-        if sp is not None:
-            A = sp(ctx, g, d, W, A)                                              # (W, M, K)
+        if self.sp is not None:
+            A = self.sp(ctx, g, self.d, W, A)                                    # (W, M, K)
         prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
         if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
-            ctx.stats.add_flops(dec.form.name, at, 2 * M * N * K * W)
-        if sa * sb < 0:
+            ctx.stats.add_flops(self.form, at, 2 * M * N * K * W)
+        if self.sa * self.sb < 0:
             prod = -prod
+        return prod
+
+    def write_back(self, ctx, g, W, prod, sd, tag):
+        """The accumulators (pending until their wait_group) = ``prod`` + C where scale-d is set."""
+        st = state(ctx)
+        M, N, dt, keys = self.M, self.N, self.dt, self.keys
         out = prod
         warps = g.idx[::32] // 32
         if sd.any():
             C = None
             if sd.all():        # the accumulator chains on a pending tile: no registers involved
-                t_ = st.regs.tile_read(keys_t, g, warps)
+                t_ = st.regs.tile_read(self.keys_t, g, warps)
                 if t_ is not None:
                     C = _tile_values(t_.reshape(W, M, N), dt)
             if C is None:
                 sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
                 cur = _acc_values(np.stack([np.asarray(st.regs.read_now(ctx, k_, sub)) for k_ in keys], axis=1), dt)
-                C = cur.reshape(int(sd.sum()), -1)[:, d_inv].reshape(-1, M, N)
+                C = cur.reshape(int(sd.sum()), -1)[:, self.d_inv].reshape(-1, M, N)
             if sd.all():
                 out = prod + C
             else:
                 out = prod.copy()
                 out[sd] += C
-        bits = _tile_bits(out, dt, sat).reshape(W * 4, M // 4, N)
+        bits = _tile_bits(out, dt, self.sat).reshape(W * 4, M // 4, N)
         owners = [st.regs.tag.get(k_) for k_ in keys]   # a later group issued since keeps ownership (late)
+        d = self.d
         if all(o is owners[0] for o in owners):
             o = owners[0]
-            st.regs.tile_set(ctx, keys_t, g, warps, bits, tag if o is None else np.maximum(tag, o[g.idx]), d, layout)
+            st.regs.tile_set(ctx, self.keys_t, g, warps, bits, tag if o is None else np.maximum(tag, o[g.idx]), d,
+                             self.layout)
             return
-        regs_out = layout.regs(bits, g.idx % 32, np.repeat(np.arange(W * 4), 32))
+        regs_out = self.layout.regs(bits, g.idx % 32, np.repeat(np.arange(W * 4), 32))
         for j, k_ in enumerate(keys):
             owner = owners[j]
             st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
-    d.fn = mma
 
 
 def _accumulated(ctx, st, key, g, sd, W):

@@ -241,100 +241,133 @@ def _items_error(items, t, form, what: str = "vector element") -> str | None:
 
 def _check_operand(op, spec: Spec, t, chosen, form) -> str | None:
     """An error message, or None if ``op`` fits ``spec`` (``t``: its resolved type)."""
-    kind = type(op)
     k = spec.kind
-    if kind is Reg and (op.type is t or t is None) and not op.neg and k in ("d", "r", "s"):
+    if type(op) is Reg and (op.type is t or t is None) and not op.neg and k in ("d", "r", "s"):
         return None                      # the common case, checked first
-    if k == "x":
-        return None
-    if k in ("d", "r", "s"):
-        if kind is Vec and spec.count == 1 and k != "r" and len(op.items) == 1:
-            op = op.items[0]             # ``{x}``: the one-element vector spelling (d1 / s1)
-            kind = type(op)
-            if kind not in (Reg, Imm) or (kind is Imm and k == "d"):
-                return f"expected a register in {{...}}, got {_describe(op)}"
-        if kind is Reg:
-            if op.neg:                   # ``!%p``: ptxas takes any predicate source negated
-                if k == "d":
-                    return "a destination register cannot be negated"
-                if (op.type is None or op.type.kind == "pred") and (t is None or t.kind == "pred"):
-                    return None
-            return _reg_error(op, t, form)
-        if kind is Imm and k == "s":
-            if t is not None:
-                err = imm_error(op.text, t)
-                if err:
-                    return err
-            return None if spec.range is None else _range_error(op, spec, chosen)
-        if kind is Sym and k == "s":
-            return None   # address of a variable
-        if kind is Sink and k == "d" and spec.sink:
-            return None
-        want = {"d": "a destination register", "r": "a register", "s": "a register or immediate"}[k]
-        return f"expected {want}, got {_describe(op)}"
-    if k == "i":
-        if kind is not Imm:
-            return f"expected an immediate, got {_describe(op)}"
+    check = _OPERAND_CHECKS.get(k)       # none for ``x`` (anything)
+    return None if check is None else check(op, spec, t, chosen, form)
+
+
+def _register_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``d`` (a destination register), ``r`` (a register), ``s`` (a register, immediate or symbol)."""
+    k = spec.kind
+    kind = type(op)
+    if kind is Vec and spec.count == 1 and k != "r" and len(op.items) == 1:
+        op = op.items[0]             # ``{x}``: the one-element vector spelling (d1 / s1)
+        kind = type(op)
+        if kind not in (Reg, Imm) or (kind is Imm and k == "d"):
+            return f"expected a register in {{...}}, got {_describe(op)}"
+    if kind is Reg:
+        if op.neg:                   # ``!%p``: ptxas takes any predicate source negated
+            if k == "d":
+                return "a destination register cannot be negated"
+            if (op.type is None or op.type.kind == "pred") and (t is None or t.kind == "pred"):
+                return None
+        return _reg_error(op, t, form)
+    if kind is Imm and k == "s":
+        if t is not None:
+            err = imm_error(op.text, t)
+            if err:
+                return err
         return None if spec.range is None else _range_error(op, spec, chosen)
-    if k == "_":
-        return None if kind is Sink else f"expected the sink _, got {_describe(op)}"
-    if k == "p":
-        if kind is Reg and (op.type is None or op.type.kind == "pred"):
-            return None
-        if kind is Imm and form.name.startswith(("wgmma.mma_async", "tcgen05.mma")):
-            v = imm_int(op.text)     # a predicate immediate: false or true
-            return None if v in (0, 1) else \
-                RangeMsg(f"immediate {op.text} is out of range; allowed: 0 or 1")
-        if kind is Imm and literal_kind(op.text) == "int" and form.name != "cp.async":
-            # ptxas: any integer is a predicate value (0: false); cp.async's fourth operand
-            # as an immediate is its src-size, the other form
-            return None
-        return f"expected a predicate, got {_describe(op)}"
-    if k == "pd":
-        if _is_pred(op):
-            return None
-        return f"expected a predicate destination, got {_describe(op)}"
-    if k == "pq":
-        if _is_pred(op) or kind is Sink:
-            return None
-        if kind is PredPair and all(_is_pred(x) or type(x) is Sink
-                                    for x in (op.first, op.second)):
-            return None
-        return f"expected a predicate destination (p or p|q), got {_describe(op)}"
-    if k in ("dp", "d|p"):
-        if kind is PredPair:
-            first = op.first
-            if not (type(first) is Sink and k == "d|p"):
-                err = _data_reg(first, t, form, "a data register before |")
-                if err:
-                    return err
-            if not _is_pred(op.second):
-                return f"expected a predicate after |, got {_describe(op.second)}"
-            return None
-        if k == "dp":
-            return _data_reg(op, t, form, "a data register (d or d|p)")
-        return f"expected a register|predicate pair d|p, got {_describe(op)}"
-    if k == "m":
-        if kind is not Addr:
-            return f"expected a memory operand [addr], got {_describe(op)}"
-        if op.extra:
-            return f"expected a memory operand [addr], got {_describe(op)}"
+    if kind is Sym and k == "s":
+        return None   # address of a variable
+    if kind is Sink and k == "d" and spec.sink:
         return None
-    if k in ("t", "tx"):
-        return _coords_error(op, spec, t, chosen, form)
-    if k == "a":
-        return None if kind is ParenList else \
-            f"expected an argument list (...), got {_describe(op)}"
-    if k == "l":
-        return None if kind is Sym else f"expected a label, got {_describe(op)}"
-    if k == "v":
-        if kind is not Vec:
-            return f"expected a vector operand {{...}}, got {_describe(op)}"
-        n = _count(spec, chosen, form, form.vec_group)
-        if n and len(op.items) != n:
-            return f"expected a vector of {n} registers, got {len(op.items)}"
-        return _items_error(op.items, t, form)
+    want = {"d": "a destination register", "r": "a register", "s": "a register or immediate"}[k]
+    return f"expected {want}, got {_describe(op)}"
+
+
+def _immediate_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``i``: an immediate (in the spec's range, if it has one)."""
+    if type(op) is not Imm:
+        return f"expected an immediate, got {_describe(op)}"
+    return None if spec.range is None else _range_error(op, spec, chosen)
+
+
+def _sink_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``_``: the sink."""
+    return None if type(op) is Sink else f"expected the sink _, got {_describe(op)}"
+
+
+def _predicate_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``p``: a predicate register, or an immediate where ptxas takes one as a predicate value."""
+    kind = type(op)
+    if kind is Reg and (op.type is None or op.type.kind == "pred"):
+        return None
+    if kind is Imm and form.name.startswith(("wgmma.mma_async", "tcgen05.mma")):
+        v = imm_int(op.text)     # a predicate immediate: false or true
+        return None if v in (0, 1) else \
+            RangeMsg(f"immediate {op.text} is out of range; allowed: 0 or 1")
+    if kind is Imm and literal_kind(op.text) == "int" and form.name != "cp.async":
+        # ptxas: any integer is a predicate value (0: false); cp.async's fourth operand
+        # as an immediate is its src-size, the other form
+        return None
+    return f"expected a predicate, got {_describe(op)}"
+
+
+def _pred_dest_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``pd``: a predicate destination."""
+    if _is_pred(op):
+        return None
+    return f"expected a predicate destination, got {_describe(op)}"
+
+
+def _pred_pair_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``pq``: a predicate destination or a pair ``p|q`` (either may be the sink)."""
+    if _is_pred(op) or type(op) is Sink:
+        return None
+    if type(op) is PredPair and all(_is_pred(x) or type(x) is Sink
+                                    for x in (op.first, op.second)):
+        return None
+    return f"expected a predicate destination (p or p|q), got {_describe(op)}"
+
+
+def _data_pred_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``dp`` (a data register, optionally ``d|p``) and ``d|p`` (the pair; ``_|p`` allowed)."""
+    k = spec.kind
+    if type(op) is PredPair:
+        first = op.first
+        if not (type(first) is Sink and k == "d|p"):
+            err = _data_reg(first, t, form, "a data register before |")
+            if err:
+                return err
+        if not _is_pred(op.second):
+            return f"expected a predicate after |, got {_describe(op.second)}"
+        return None
+    if k == "dp":
+        return _data_reg(op, t, form, "a data register (d or d|p)")
+    return f"expected a register|predicate pair d|p, got {_describe(op)}"
+
+
+def _memory_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``m``: a memory operand ``[addr]``."""
+    if type(op) is not Addr:
+        return f"expected a memory operand [addr], got {_describe(op)}"
+    if op.extra:
+        return f"expected a memory operand [addr], got {_describe(op)}"
     return None
+
+
+def _arglist_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``a``: an argument list ``(...)``."""
+    return None if type(op) is ParenList else \
+        f"expected an argument list (...), got {_describe(op)}"
+
+
+def _label_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``l``: a label."""
+    return None if type(op) is Sym else f"expected a label, got {_describe(op)}"
+
+
+def _vector_error(op, spec: Spec, t, chosen, form) -> str | None:
+    """``v``: a vector ``{...}`` of the count the form gives, its elements of type ``t``."""
+    if type(op) is not Vec:
+        return f"expected a vector operand {{...}}, got {_describe(op)}"
+    n = _count(spec, chosen, form, form.vec_group)
+    if n and len(op.items) != n:
+        return f"expected a vector of {n} registers, got {len(op.items)}"
+    return _items_error(op.items, t, form)
 
 
 def _coords_error(op, spec: Spec, t, chosen, form) -> str | None:
@@ -358,6 +391,15 @@ def _coords_error(op, spec: Spec, t, chosen, form) -> str | None:
             return err
         items = items[1:]
     return _items_error(items, t, form, "coordinate")
+
+
+# operand spec kind -> its check (``_check_operand``); ``x`` (anything) has none
+_OPERAND_CHECKS = {
+    "d": _register_error, "r": _register_error, "s": _register_error, "i": _immediate_error,
+    "_": _sink_error, "p": _predicate_error, "pd": _pred_dest_error, "pq": _pred_pair_error,
+    "dp": _data_pred_error, "d|p": _data_pred_error, "m": _memory_error, "t": _coords_error,
+    "tx": _coords_error, "a": _arglist_error, "l": _label_error, "v": _vector_error,
+}
 
 
 def _describe(op) -> str:
