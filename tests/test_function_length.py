@@ -3,8 +3,7 @@ kernel bodies, which may be long, live in examples/ and tests/, not under jax_py
 
 A function's length is counted from its ``def`` line to its last line, its docstring not
 counted; nested functions count toward the function that holds them (as they do for a reader)
-and are measured on their own too. ``ALLOWED`` names the functions still waiting for their
-split; an entry that is no longer too long fails the test, so the list cannot go stale.
+and are measured on their own too.
 """
 from __future__ import annotations
 
@@ -18,13 +17,6 @@ PKG = ROOT / "jax_pyptx"
 LIMIT = 80
 
 # (path under the repository, qualified name): functions known to be over LIMIT
-ALLOWED = {
-    # split by the run-loop work; remove when it lands
-    ("jax_pyptx/interpret/machine.py", "Context.run_group"),
-    ("jax_pyptx/interpret/traced.py", "TracedContext.run_group"),
-}
-
-
 def _length(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """Lines from ``def`` to the function's last line, less its docstring's lines."""
     n = fn.end_lineno - fn.lineno + 1
@@ -64,17 +56,9 @@ def _package_long_functions() -> dict:
 
 def test_no_function_is_over_80_lines():
     found = _package_long_functions()
-    bad = [f"{path}:{line} {name} ({n} lines)" for (path, name), (line, n) in sorted(found.items())
-           if (path, name) not in ALLOWED]
+    bad = [f"{path}:{line} {name} ({n} lines)" for (path, name), (line, n) in sorted(found.items())]
     assert not bad, (f"functions over {LIMIT} lines (docstring not counted); split them by job:\n  "
                      + "\n  ".join(bad))
-
-
-def test_the_allow_list_names_only_functions_still_too_long():
-    found = _package_long_functions()
-    stale = [f"{path} {name}" for path, name in sorted(ALLOWED) if (path, name) not in found]
-    assert not stale, ("ALLOWED names functions that are no longer over "
-                       f"{LIMIT} lines (or no longer exist); remove them:\n  " + "\n  ".join(stale))
 
 
 def _fn(name: str, length: int, docstring_lines: int = 0, indent: str = "") -> str:
