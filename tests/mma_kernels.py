@@ -236,7 +236,7 @@ WAITMMA:
 
 def hopper_gemm_args(A, Bt, C, bk=64, n_tile=128):
     """Launch arguments (tensor maps for A and B^T, C, K) and the launch shape."""
-    from jax_pyptx.interpret.tensormap import tensor_map
+    from jax_pyptx.interpret.state.tensormap import tensor_map
     sw = SWIZZLE[bk][0]
     ta = tensor_map(A, box=(bk, 128), swizzle=sw)
     tb = tensor_map(Bt, box=(bk, n_tile), swizzle=sw)
@@ -246,7 +246,7 @@ def hopper_gemm_args(A, Bt, C, bk=64, n_tile=128):
 
 
 def tcgen05_tile_args(A, Bt, C):
-    from jax_pyptx.interpret.tensormap import tensor_map
+    from jax_pyptx.interpret.state.tensormap import tensor_map
     ta = tensor_map(A, box=(64, 128), swizzle=128)
     tb = tensor_map(Bt, box=(64, Bt.shape[0]), swizzle=128)
     return [ta, tb, C], dict(block=128)

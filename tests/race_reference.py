@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jax_pyptx.interpret import memory as M
-from jax_pyptx.interpret.sanitizer import _IV_LIMIT, _MISSING_WARP, _MULTI, RaceFault, _missing, _who
+from jax_pyptx.interpret.state import memory as M
+from jax_pyptx.interpret.sanitizer.smem_races import _IV_LIMIT, _MISSING_WARP, _MULTI, RaceFault, _missing, _who
 
 
 class RefTracker:

@@ -69,7 +69,7 @@ PUBLIC = ("jax_pyptx.kernel", "jax_pyptx.specs", "jax_pyptx.types", "jax_pyptx.d
           "jax_pyptx.dsl.smem", "jax_pyptx.dsl.ptx", "jax_pyptx.text", "jax_pyptx.isa",
           "jax_pyptx.interpret", "jax_pyptx.runtime", "jax_pyptx.viz", "jax_pyptx.perf",
           "jax_pyptx.toolchain", "jax_pyptx.transpile", "jax_pyptx.errors",
-          "jax_pyptx.interpret.stats", "jax_pyptx.interpret.tensormap",
+          "jax_pyptx.interpret.stats", "jax_pyptx.interpret.state.tensormap",
           "jax_pyptx.example_kernels")
 
 

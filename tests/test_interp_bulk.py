@@ -12,8 +12,8 @@ import pytest
 
 from jax_pyptx.errors import AsyncProxyError, DeadlockError, InterpreterError
 from jax_pyptx.interpret import launch, tensor_map
-from jax_pyptx.interpret import async_proxy as AP
-from jax_pyptx.interpret import tensormap as TM
+from jax_pyptx.interpret.sanitizer import async_proxy as AP
+from jax_pyptx.interpret.state import tensormap as TM
 from jax_pyptx.toolchain import ptxas_check
 
 HDR = ".version 8.6\n.target sm_100a\n.address_size 64\n"
@@ -324,11 +324,11 @@ def test_tensor_map_edited_in_global_memory_needs_the_tensormap_fence():
 def test_check_async_read_for_wgmma_and_tcgen05():
     """The function the wgmma / tcgen05 handlers call for their shared-memory operands."""
     from jax_pyptx.interpret.launch import LaunchMemory, LaunchState, get_module, get_program
-    from jax_pyptx.interpret.machine import Context
+    from jax_pyptx.interpret.scheduler.context import Context
     text = HDR + ".visible .entry k()\n{\n .shared .align 16 .b8 s[256];\n .reg .u32 %r1;\n mov.u32 %r1, s;\n ret;\n}\n"
     prog = get_program(get_module(text), "k")
     ctx = Context(prog, LaunchState((1, 1, 1), (32, 1, 1), (1, 1, 1), 0, LaunchMemory(prog), 1000), [0])
-    from jax_pyptx.interpret.group import Group
+    from jax_pyptx.interpret.machine.group import Group
     g = Group(np.arange(32), 0, ctx.N)
     ctx.shared.store(np.zeros(32, np.int64), (np.arange(32) * 4).astype(np.uint64),
                      np.ones((32, 1), np.uint32))

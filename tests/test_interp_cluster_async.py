@@ -13,7 +13,7 @@ from jax_pyptx.errors import (
     DeadlockError, InterpreterError, MisalignedAccessError, RaceError, UninitializedReadError,
 )
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret.tensormap import tensor_map
+from jax_pyptx.interpret.state.tensormap import tensor_map
 from jax_pyptx.toolchain import ptxas_check
 
 from .corpus_hopper import cases as C

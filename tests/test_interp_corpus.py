@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret.decode import Program
-from jax_pyptx.interpret.dispatch import decode_program
+from jax_pyptx.interpret.machine.program import Program
+from jax_pyptx.interpret.scheduler.handlers import decode_program
 from jax_pyptx.interpret.launch import get_module
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret.tensormap import tensor_map
+from jax_pyptx.interpret.state.tensormap import tensor_map
 
 from .corpus_hopper import cases as C
 

@@ -12,7 +12,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from jax_pyptx.interpret import fp, launch
+from jax_pyptx.interpret.state import fp
+from jax_pyptx.interpret import launch
 
 HERE = pathlib.Path(__file__).parent / "cuda_interp"
 SOURCES = ["vector_add", "shfl_reduce", "transpose", "mma_gemm", "cp_async_pipeline", "misc", "wmma"]

@@ -10,8 +10,8 @@ import pathlib
 import textwrap
 
 import jax_pyptx.interpret as interp
-from jax_pyptx.interpret.decode import Program
-from jax_pyptx.interpret.machine import Context
+from jax_pyptx.interpret.machine.program import Program
+from jax_pyptx.interpret.scheduler.context import Context
 
 ROOT = pathlib.Path(interp.__file__).parent
 

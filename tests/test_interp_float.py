@@ -288,7 +288,7 @@ def test_bf16_ops():
     b = np.array([2 ** -8, 1 / 3, 1.0, -100.0], bf)
     c = np.array([0.5, -1.0, 0.25, 1.0], bf)
     a64, b64, c64 = (v.astype(np.float64) for v in (a, b, c))
-    from jax_pyptx.interpret import fp
+    from jax_pyptx.interpret.state import fp
     got = run("fma.rn.bf16 %d, %a, %b, %c;", "bf16", a=("bf16", a), b=("bf16", b), c=("bf16", c))
     np.testing.assert_array_equal(got, fp.round_to(a64 * b64 + c64, fp.BF16).astype(bf))
     got = run("fma.rn.relu.bf16 %d, %a, %b, %c;", "bf16", a=("bf16", a), b=("bf16", b), c=("bf16", c))

@@ -11,7 +11,7 @@ import pytest
 from jax_pyptx import parse
 from jax_pyptx.errors import DeadlockError, InterpreterError, SanitizerError, UninitializedReadError
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret import mbarrier as MB
+from jax_pyptx.interpret.machine import mbarrier as MB
 from jax_pyptx.toolchain import ptxas_check
 
 HDR = ".version 8.0\n.target sm_90a\n.address_size 64\n"
@@ -329,7 +329,7 @@ def test_plain_functions_for_other_parts_of_the_interpreter():
     """The API tcgen05.commit and cluster code call: arrive / expect_tx / complete_tx on an
     mbarrier named by (cta, shared offset)."""
     from jax_pyptx.interpret.launch import LaunchMemory, LaunchState, get_module, get_program
-    from jax_pyptx.interpret.machine import Context
+    from jax_pyptx.interpret.scheduler.context import Context
     text = kern("    mbarrier.init.shared.b64 [%r2], 2;\n")
     prog = get_program(get_module(text), "k")
     ctx = Context(prog, LaunchState((1, 1, 1), (32, 1, 1), (1, 1, 1), 0, LaunchMemory(prog), 1000), [0])

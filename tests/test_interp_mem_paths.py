@@ -13,7 +13,7 @@ import pytest
 
 from jax_pyptx.errors import MisalignedAccessError, OutOfBoundsError, UninitializedReadError
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret import memory as M
+from jax_pyptx.interpret.state import memory as M
 
 U = np.uint64
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"

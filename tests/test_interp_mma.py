@@ -6,7 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from jax_pyptx.interpret import fp, launch
+from jax_pyptx.interpret.state import fp
+from jax_pyptx.interpret import launch
 
 HDR = ".version 8.4\n.target sm_90\n.address_size 64\n"   # (8.4: the fp8 mma)
 LANE = np.arange(32)

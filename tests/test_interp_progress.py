@@ -608,7 +608,7 @@ def test_progress_line_on_stderr_for_a_long_launch(monkeypatch, capsys):
     import math
     import re
 
-    from jax_pyptx.interpret import progress
+    from jax_pyptx.interpret.scheduler import progress
     monkeypatch.setattr(progress, "PROGRESS_AFTER", 0.0)
     monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.0)
     monkeypatch.setattr(progress, "TIME_CHECK_EVERY", 400)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from jax_pyptx.errors import RaceError, UninitializedReadError, UnwrittenOutputError
-from jax_pyptx.interpret import async_proxy as AP
-from jax_pyptx.interpret import memory as M
-from jax_pyptx.interpret import sanitizer as S
-from jax_pyptx.interpret.global_races import _Elems
-from jax_pyptx.interpret.sanitizer import RaceFault, RaceTracker
+from jax_pyptx.interpret.sanitizer import async_proxy as AP
+from jax_pyptx.interpret.state import memory as M
+from jax_pyptx.interpret.sanitizer import smem_races as S
+from jax_pyptx.interpret.sanitizer.global_races import _Elems
+from jax_pyptx.interpret.sanitizer.smem_races import RaceFault, RaceTracker
 
 from .race_reference import RefTracker, ref_race_load_range, ref_race_store_range
 

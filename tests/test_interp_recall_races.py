@@ -623,7 +623,7 @@ def test_which_instructions_switch_the_cross_cta_check_off():
     """Only what could order the accesses of different CTAs: atomics and reductions on global
     memory, strong accesses, memory fences (not proxy fences), membar, cluster barriers."""
     import jax_pyptx
-    from jax_pyptx.interpret.global_races import _synchronizes
+    from jax_pyptx.interpret.sanitizer.global_races import _synchronizes
 
     body = """fence.proxy.async.shared::cta; fence.acq_rel.gpu; membar.gl; red.global.add.u32 [%rd1], 1;
     redux.sync.add.u32 %r1, %r2, -1; atom.shared.add.u32 %r1, [%r2], 1; ld.acquire.gpu.global.u32 %r1, [%rd1];

@@ -9,7 +9,7 @@ import pytest
 
 from jax_pyptx.errors import InterpreterError, OutOfBoundsError
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret.stack import STACK_BYTES
+from jax_pyptx.interpret.state.stack import STACK_BYTES
 from jax_pyptx.toolchain import ptxas_check
 
 HDR = ".version 8.6\n.target sm_90a\n.address_size 64\n"

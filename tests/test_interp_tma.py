@@ -10,7 +10,7 @@ import pytest
 
 from jax_pyptx.errors import InterpreterError
 from jax_pyptx.interpret import launch, tensor_map
-from jax_pyptx.interpret import tensormap as TM
+from jax_pyptx.interpret.state import tensormap as TM
 from jax_pyptx.toolchain import ptxas_check
 
 HDR = ".version 8.0\n.target sm_90a\n.address_size 64\n"
@@ -547,7 +547,7 @@ def test_128b_swizzle_with_32_byte_atoms_is_tcgen05_swizzle_code_1():
     """A tensor map's 128B swizzle with 32-byte atomicity writes the layout tcgen05's descriptor
     swizzle code 1 ("128B_base32B") reads: 32-byte unit u of 128-byte row r lands at unit
     u ^ (r % 4), bytes within a unit stay in place."""
-    from jax_pyptx.interpret.tensormap import swizzle as tma_swizzle
+    from jax_pyptx.interpret.state.tensormap import swizzle as tma_swizzle
     from jax_pyptx.isa.descriptors import TCGEN05_SWIZZLE_CODES
     from jax_pyptx.isa.swizzle import swizzle as isa_swizzle
     addr = np.arange(2048)

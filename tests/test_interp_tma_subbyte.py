@@ -12,8 +12,8 @@ import pytest
 
 from jax_pyptx.errors import DeadlockError, InterpreterError, UninitializedReadError
 from jax_pyptx.interpret import launch, tensor_map
-from jax_pyptx.interpret import tensormap as TM
-from jax_pyptx.interpret import tma as T
+from jax_pyptx.interpret.state import tensormap as TM
+from jax_pyptx.interpret.ops import tma_boxes as T
 
 from jax_pyptx.toolchain import ptxas_check
 

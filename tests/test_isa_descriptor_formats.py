@@ -9,8 +9,8 @@ import pytest
 from jax_pyptx.isa import descriptors as D
 from jax_pyptx.dsl.ptx import descriptors as dsl_desc
 from jax_pyptx.dsl.ptx import tcgen05_kw, wgmma_kw
-from jax_pyptx.interpret import smem_matrix as SM
-from jax_pyptx.interpret.ops_tcgen05_mma import decode_idesc
+from jax_pyptx.interpret.ops import smem_matrix as SM
+from jax_pyptx.interpret.ops.tcgen05_mma import decode_idesc
 
 
 @pytest.mark.parametrize("fmt", D.FORMATS, ids=lambda f: f.name)

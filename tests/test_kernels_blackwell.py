@@ -162,7 +162,7 @@ def _peer_tma_kernel(cta_group):
 
 
 def test_cta_group_2_tma_completes_on_the_peer_mbarrier():
-    from jax_pyptx.interpret.tensormap import tensor_map  # noqa: F401  (maps are built for us)
+    from jax_pyptx.interpret.state.tensormap import tensor_map  # noqa: F401  (maps are built for us)
 
     x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64).astype(BF)
     y = _peer_tma_kernel(2).interpret(x)

@@ -138,7 +138,7 @@ def test_grouped_gemm_builds_one_tensor_map_per_group_it_visits():
     """The workspace holds, per (CTA, group, role), the map made on the device: the template
     (all of A / C) with its base moved to the group's first row and its rows set to the
     group's; slots of groups a CTA never reached stay zero."""
-    from jax_pyptx.interpret.tensormap import decode
+    from jax_pyptx.interpret.state.tensormap import decode
 
     k = grouped_gemm.build_grouped_gemm(bf16, f32, ctas=2, stages=2)
     rng = np.random.default_rng(3)

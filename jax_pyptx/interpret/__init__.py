@@ -19,34 +19,34 @@ Modules:
   batch items); ``provenance``: the buffer each 64-bit register's pointer came from, checked
   at every global access;
 * ``launch``: argument marshalling, CTA batches (clusters start batch by batch; one not started
-  yet can be cancelled by ``clusterlaunchcontrol.try_cancel``, ``ops_clc``), caches of parsed
+  yet can be cancelled by ``clusterlaunchcontrol.try_cancel``, ``ops.launch_control``), caches of parsed
   modules and decoded programs;
 * ``decode`` / ``dispatch`` / ``operands``: each instruction is decoded once into a closure;
   block scopes, variable layouts, calls (``.func``, ``vprintf``, ``__assertfail``);
 * ``machine`` / ``group`` / ``sync``: CTAs, warps, groups of threads at one PC (divergence,
   reconvergence, round robin), barriers, deadlock reports;
 * ``cluster``: thread-block clusters (launch shape, distributed shared memory addresses,
-  ``barrier.cluster``); ``ops_cluster``: mapa, getctarank, barrier.cluster, st.async,
-  red.async; ``ops_clc``: clusterlaunchcontrol.try_cancel / query_cancel (work stealing);
+  ``barrier.cluster``); ``ops.cluster_ops``: mapa, getctarank, barrier.cluster, st.async,
+  red.async; ``ops.launch_control``: clusterlaunchcontrol.try_cancel / query_cancel (work stealing);
 * ``progress``: no-progress detection (spin loops that can never exit), ``max_steps`` and
   ``timeout`` (default 300 s), the progress line on stderr of a long launch;
-* ``ops_regs``: setmaxnreg (per-warp register counts, the CTA's register pool);
+* ``ops.setmaxnreg``: setmaxnreg (per-warp register counts, the CTA's register pool);
 * ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
   memory, generic address windows, bounds / alignment / initialization checks; ``stack`` /
-  ``ops_stack``: the per-thread alloca stack (alloca, stacksave, stackrestore);
+  ``ops.alloca``: the per-thread alloca stack (alloca, stacksave, stackrestore);
 * ``sanitizer``: shared-memory race detection (between warps, and between lanes of one warp);
   ``global_races``: plain accesses of one global element by different CTAs; ``wgfence``: the
   ``wgmma.fence`` rule; ``severity``: errors, ``SanitizerWarning`` and ``sanitize="strict"``;
 * ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
 * ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
-  swizzle and out-of-bound fill; ``ops_bulk``: the bulk-copy / TMA / tensormap instructions;
+  swizzle and out-of-bound fill; ``ops.bulk``: the bulk-copy / TMA / tensormap instructions;
 * ``async_proxy``: the async proxy's sanitizer rules (proxy fences, in-flight copies);
 * ``fp``: exact rounding to every floating-point format and mode;
-* ``ops_int``, ``ops_bits``, ``ops_float``, ``ops_cvt``, ``ops_mem``, ``ops_warp``, ``ops_sync``
-  (mbarrier), ``ops_mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops_mma_sp`` (mma.sp
-  with sparse A and its metadata), ``ops_wmma``: the instruction families;
-* ``ops_wgmma`` (Hopper wgmma.mma_async{.sp} / commit_group / wait_group), ``ops_tcgen05`` and
-  ``ops_tcgen05_mma`` (Blackwell tcgen05: alloc, ld / st, cp, shift, commit, mma), ``tmem``
+* ``ops.integer``, ``ops.bits``, ``ops.floating``, ``ops.convert``, ``ops.load_store``, ``ops.warp``, ``ops.mbarrier_ops``
+  (mbarrier), ``ops.mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops.mma_sparse`` (mma.sp
+  with sparse A and its metadata), ``ops.wmma``: the instruction families;
+* ``ops.wgmma`` (Hopper wgmma.mma_async{.sp} / commit_group / wait_group), ``ops.tcgen05`` and
+  ``ops.tcgen05_mma`` (Blackwell tcgen05: alloc, ld / st, cp, shift, commit, mma), ``tmem``
   (Tensor Memory and its allocation checks), ``smem_matrix`` (matrix descriptors and the
   swizzled canonical operand layouts), ``asyncregs`` (registers owned by an asynchronous
   instruction until its wait), ``definedness`` (bit-level definedness of registers, as
@@ -87,6 +87,6 @@ exited lanes) is a ``SanitizerWarning`` instead, once per instruction; ``sanitiz
 from ..errors import SanitizerWarning
 from .launch import launch
 from .stats import BufferStats, Stats
-from .tensormap import TensorMap, tensor_map
+from .state.tensormap import TensorMap, tensor_map
 
 __all__ = ["launch", "tensor_map", "TensorMap", "Stats", "BufferStats", "SanitizerWarning"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..isa import TABLE
 from ..isa import coverage as _isa_coverage
-from .dispatch import HANDLERS      # importing dispatch registers every family's handlers
+from .scheduler.handlers import HANDLERS      # importing dispatch registers every family's handlers
 
 
 def interpreted(form) -> str:

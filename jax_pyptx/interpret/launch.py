@@ -9,16 +9,16 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..ir.nodes import Module
-from . import memory as M
-from . import roles as R
-from .cluster import launch_shape
-from .decode import Program
-from .dispatch import decode_program
-from .schedule import EAGER, make_schedule, name_schedule
-from .severity import sanitize_mode
-from .machine import Context
-from .progress import DEFAULT_TIMEOUT
-from .mbarrier import check_balanced
+from .state import memory as M
+from .sanitizer import roles as R
+from .machine.cluster import launch_shape
+from .machine.program import Program
+from .scheduler.handlers import decode_program
+from .scheduler.schedule import EAGER, make_schedule, name_schedule
+from .sanitizer.severity import sanitize_mode
+from .scheduler.context import Context
+from .scheduler.progress import DEFAULT_TIMEOUT
+from .machine.mbarrier import check_balanced
 from .stats import Stats
 from .timeline import Timeline, TracedContext, check_path
 
@@ -175,7 +175,7 @@ def _scalar_bytes(value, p):
         raise InterpreterError(
             f"param {p.name!r} is a .{t.name} scalar but got an array of shape {value.shape}; "
             f"arrays go to .u64/.b64 pointer params")
-    from .operands import np_dtype
+    from .state.operands import np_dtype
     dt = np_dtype(t)
     v = np.asarray(value) if isinstance(value, (np.generic, np.ndarray)) else None
     if t.kind == "bits" and isinstance(value, np.generic) and v.dtype.kind not in "uib" \
@@ -301,7 +301,7 @@ def _tensor_map_param(mem, p, size, a, placed, copy_back) -> bytes:
 def _counting_program(module, entry, ops: dict) -> Program:
     """A private (uncached) program of ``entry`` whose non-control instructions add the
     number of threads executing them to ``ops[opcode]`` (``Stats(count_ops=True)``)."""
-    from .registry import K_OP
+    from .machine.registry import K_OP
 
     prog = Program(module, entry)
     decode_program(prog)
@@ -322,15 +322,15 @@ def _run_batch(ctx):
     """Run one batch of CTAs and the checks made when it has finished."""
     ctx.run()
     if ctx.bulk_late:                   # bulk stores never waited for land as the CTAs exit
-        from .async_proxy import run_bulk
+        from .sanitizer.async_proxy import run_bulk
         run_bulk(ctx)
     for check in ctx.at_exit:
         check(ctx)
     if ctx.mbar:
         check_balanced(ctx)
     if ctx.cp_pending:
-        from .machine import Group
-        from .ops_mem import cp_complete
+        from .scheduler.context import Group
+        from .ops.load_store import cp_complete
         cp_complete(ctx, Group(np.arange(ctx.N), 0, ctx.N), None)
 
 
@@ -378,7 +378,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     wait needs its mbarrier phase, a wgmma reads its operands at its wait_group, a tcgen05.mma
     runs when its commit arrives) or
     ``"random"`` (either, and warps in random order, reproducibly from ``seed``): a kernel
-    missing a wait computes right under one and wrong under another (``interpret/schedule.py``).
+    missing a wait computes right under one and wrong under another (``interpret/scheduler/schedule.py``).
     A report under ``"late"`` or ``"random"`` names the schedule and seed that showed it.
 
     ``outputs`` names the arguments that are output buffers, by index into ``args`` or by
@@ -403,7 +403,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     a pointer of it that leaves the CTA's item is a ``ProvenanceError``. Every access through
     a pointer loaded from a parameter is checked against the buffer the pointer came from: an
     address computed from ``X`` that lands in ``W`` is a ``ProvenanceError`` naming both
-    (``interpret/provenance.py``). With ``sanitize=False``, ``outputs``,
+    (``interpret/sanitizer/provenance.py``). With ``sanitize=False``, ``outputs``,
     ``partial_outputs``, ``inputs`` and ``batch_items`` have no effect.
 
     Examples:

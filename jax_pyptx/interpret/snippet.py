@@ -16,7 +16,7 @@ import numpy as np
 
 from ..types import by_name
 from .launch import launch
-from .operands import np_dtype
+from .state.operands import np_dtype
 
 _REGT = {"pred": "pred"}
 

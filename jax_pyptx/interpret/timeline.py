@@ -65,8 +65,8 @@ import tempfile
 import numpy as np
 
 from ..errors import InterpreterError
-from .machine import Context
-from .registry import K_BRA, K_EXIT
+from .scheduler.context import Context
+from .machine.registry import K_BRA, K_EXIT
 
 __all__ = ["Timeline", "check_path"]
 
@@ -185,7 +185,7 @@ def _ptx_lines(prog) -> list:
     try:
         from ..text.parser import parse
         from ..text.printer import emit
-        from .decode import Program
+        from .machine.program import Program
         again = Program(parse(emit(prog.module), check=False), prog.name)
         if len(again.code) == len(code):
             for a, d in zip(again.code, code):

@@ -62,7 +62,7 @@ def _covers(kernel, covers) -> tuple:
 
 
 def _sanitize(kernel, value):
-    from ..interpret.severity import sanitize_mode
+    from ..interpret.sanitizer.severity import sanitize_mode
 
     return sanitize_mode(value)
 
@@ -170,7 +170,7 @@ def check_options(kernel, given: dict) -> dict:
 def check_schedule(options: dict) -> None:
     """``schedule`` and ``seed`` of ``options`` checked together (``interpret.schedule``)."""
     if options.get("schedule") is not None or options.get("seed") is not None:
-        from ..interpret.schedule import make_schedule
+        from ..interpret.scheduler.schedule import make_schedule
 
         make_schedule(options.get("schedule") or "eager", options.get("seed"))
 

@@ -1,0 +1,308 @@
+"""Registers written by asynchronous instructions: ``wgmma.mma_async`` accumulators (defined
+when the ``wgmma.wait_group`` that retires their group completes) and ``tcgen05.ld``
+destinations (defined at ``tcgen05.wait::ld`` by the ISA's letter).
+
+An ``AsyncWrites`` domain keeps, per register and thread slot, the value the operation will
+deliver and the tag of the group it belongs to; ``retire`` writes the values of every group up
+to a tag into the registers. Until then the register keeps its old value, and with the sanitizer
+on, any other instruction that reads or writes it is reported (``AsyncHazardError``) with both
+the offending instruction and the asynchronous one. Registers an in-flight operation only
+reads (wgmma's A fragment) may be read but not written.
+
+An ``early`` domain (``tcgen05.ld``) delivers its values when the instruction issues, as the
+hardware's register scoreboard does: a later instruction that touches the register waits for
+the load, so reading it before ``tcgen05.wait::ld`` (LLVM schedules Triton's Blackwell code this
+way) gives the loaded values. The sanitizer still tracks the registers until the wait, and a
+touch before it is a ``SanitizerWarning`` (``AsyncHazardError`` under ``sanitize="strict"``).
+
+A register group that an operation always writes whole (a wgmma accumulator) keeps its pending
+values as one *tile block* (``tile_set`` / ``tile_read``): the matrix itself, ``rows`` x
+``cols`` elements per warp, and one tag array shared by its registers, so that chaining
+``mma_async`` on the same accumulator reads and writes the tile with no register permutation.
+Per-thread register values are made from the tile (``TileLayout.regs``) only where a register
+is delivered (``retire``) or looked at on its own (``pending``); every register of a block is
+still tracked as itself (``tag[key]`` is the shared tag array), so hooks and reports see exactly
+what they would see for registers set one by one. A register set on its own leaves its block,
+which then dissolves into per-register arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import AsyncHazardError
+from .group import Group
+
+
+class AsyncWrites:
+    """One kind of asynchronous register writer (``name``) retired by ``waiter``."""
+
+    def __init__(self, ctx, name: str, waiter: str, early: bool = False):
+        self.name, self.waiter = name, waiter
+        self.early = early    # values delivered at issue; an early touch warns (module doc)
+        self.N = ctx.N
+        self.vals = {}        # key -> storage array (N,) of pending values
+        self.tag = {}         # key -> int64 (N,): group tag, -1 = nothing pending
+        self.rtag = {}        # key -> int64 (N,): read by an in-flight operation (write hazard)
+        self.src = {}         # key -> Decoded of the last instruction that made it pending
+        self.rsrc = {}        # key -> Decoded of the last in-flight instruction reading it
+        self.blocks = {}      # tuple of keys -> _Block (module doc)
+        self.member = {}      # key -> the tuple of keys of its block
+        self.sanitize = ctx.sanitize
+
+    # ------------------------------------------------------------------ issue
+    def pending(self, key, idx):
+        """(mask over idx of slots with a pending value, the pending values at idx) or None."""
+        t = self.tag.get(key)
+        if t is None:
+            return None
+        m = t[idx] >= 0
+        if not m.any():
+            return None
+        keys = self.member.get(key)
+        if keys is not None:
+            b = self.blocks[keys]
+            return m, self._block_regs(b, np.asarray(idx))[:, keys.index(key)]
+        return m, self.vals[key][idx]
+
+    def read_now(self, ctx, key, g):
+        """The register's value for ``g`` as the next asynchronous operation in this domain sees
+        it: the pending value where one is in flight (wgmma accumulator chaining), else the
+        register itself."""
+        p = self.pending(key, g.idx)
+        hook = ctx.rhooks.pop(key, None)
+        try:
+            if p is not None and p[0].all():
+                return p[1]
+            cur = ctx.read(key, g)
+            if p is None:
+                return cur
+            return np.where(p[0], p[1], cur)
+        finally:
+            if hook is not None:
+                ctx.rhooks[key] = hook
+
+    def tile_read(self, keys, g, warps):
+        """The pending tile (len(warps), rows, cols) of block ``keys`` for the whole warps
+        ``warps`` that ``g`` is made of, if every thread of ``g`` has its value pending there;
+        else None (read the registers: ``read_now``)."""
+        b = self.blocks.get(keys)
+        if b is None or not (b.tag[g.idx] >= 0).all():
+            return None
+        return b.tile[warps]
+
+    def tile_set(self, ctx, keys, g, warps, tile, tag, d, layout):
+        """Make the registers ``keys`` pending for the threads of ``g`` (the whole warps
+        ``warps``) with the values ``tile`` (len(warps), rows, cols) holds in ``layout``."""
+        b = self.blocks.get(keys)
+        if b is None and not self.early and not any(k in self.tag for k in keys):
+            b = self.blocks[keys] = _Block(layout, np.zeros((self.N // 32,) + tile.shape[1:], tile.dtype),
+                                           np.full(self.N, -1, np.int64))
+            for k in keys:
+                self.member[k] = keys
+                self.tag[k] = b.tag
+        if b is None or b.layout is not layout:
+            vals = layout.regs(tile, np.arange(32 * len(warps)) % 32, np.repeat(np.arange(len(warps)), 32))
+            for j, k in enumerate(keys):
+                self.set(ctx, k, g, vals[:, j], tag, d)
+            return
+        b.tile[warps] = tile
+        b.tag[g.idx] = tag
+        for k in keys:
+            self.src[k] = d
+        if self.sanitize:
+            hook = self.hook
+            for k in keys:
+                ctx.rhooks[k] = hook
+
+    def _block_regs(self, b, slots):
+        """(len(slots), k) register values of block ``b`` at ``slots``."""
+        return b.layout.regs(b.tile, slots % 32, slots // 32)
+
+    def _dissolve(self, keys):
+        """Give every register of block ``keys`` its own arrays (one of them is set alone)."""
+        b = self.blocks.pop(keys)
+        live = np.nonzero(b.tag >= 0)[0]
+        vals = np.zeros((self.N, len(keys)), b.layout.sdt)
+        vals[live] = self._block_regs(b, live)
+        for j, k in enumerate(keys):
+            del self.member[k]
+            self.vals[k] = vals[:, j].copy()
+            self.tag[k] = b.tag.copy()
+
+    def set(self, ctx, key, g, values, tag, d):
+        """Make ``key`` pending for the threads of ``g`` with ``values`` (tag: their group)."""
+        if key in self.member:
+            self._dissolve(self.member[key])
+        info = ctx.prog.regs[key]
+        if self.early:
+            hook = ctx.rhooks.pop(key, None)          # a second load into it before the wait
+            ctx.write(key, g, np.asarray(values).astype(info.sdt, copy=False) if info.bits != 1 else values)
+            if not self.sanitize:
+                return
+            if hook is not None:
+                ctx.rhooks[key] = hook
+            t = self.tag.get(key)
+            if t is None:
+                t = self.tag[key] = np.full(self.N, -1, np.int64)
+            t[g.idx] = tag
+            self.src[key] = d
+            ctx.rhooks[key] = self.hook
+            return
+        v = self.vals.get(key)
+        if v is None:
+            v = self.vals[key] = np.zeros(self.N, info.sdt)
+            self.tag[key] = np.full(self.N, -1, np.int64)
+        v[g.idx] = np.asarray(values).astype(info.sdt, copy=False) if info.bits != 1 else values
+        self.tag[key][g.idx] = tag
+        self.src[key] = d
+        if self.sanitize:
+            ctx.rhooks[key] = self.hook
+
+    def reading(self, ctx, key, g, tag, d):
+        """An in-flight operation (tag) reads ``key``: writing it before retirement is a hazard."""
+        if not self.sanitize:
+            return
+        t = self.rtag.get(key)
+        if t is None:
+            t = self.rtag[key] = np.full(self.N, -1, np.int64)
+        t[g.idx] = tag
+        self.rsrc[key] = d
+        ctx.rhooks[key] = self.hook
+
+    # ------------------------------------------------------------------ retire
+    def retire(self, ctx, idx, limit=None):
+        """Deliver every pending value of the slots ``idx`` whose tag is <= ``limit`` (all when
+        None; else one limit per slot) into its register."""
+        lim = None if limit is None else np.broadcast_to(np.asarray(limit, np.int64), idx.shape)
+
+        def due(t):
+            tt = t[idx]
+            return tt >= 0 if lim is None else (tt >= 0) & (tt <= lim)
+
+        for keys, b in list(self.blocks.items()):
+            m = due(b.tag)
+            if not m.any():
+                continue
+            sel = idx[m]
+            cols = np.ascontiguousarray(self._block_regs(b, sel).T)
+            gs = Group(sel, 0, self.N)
+            for j, key in enumerate(keys):
+                ctx.rhooks.pop(key, None)
+                ctx.write(key, gs, cols[j])
+            b.tag[sel] = -1
+            if not (b.tag >= 0).any():
+                del self.blocks[keys]
+                for key in keys:
+                    del self.member[key], self.tag[key]
+                    self.src.pop(key, None)
+        for key in list(self.tag):
+            if key in self.member:
+                continue
+            t = self.tag[key]
+            m = due(t)
+            if not m.any():
+                continue
+            sel = idx[m]
+            ctx.rhooks.pop(key, None)
+            if not self.early:
+                ctx.write(key, Group(sel, 0, self.N), self.vals[key][sel])
+            t[sel] = -1
+            if not (t >= 0).any():
+                del self.tag[key]
+                self.vals.pop(key, None)
+                self.src.pop(key, None)
+        for key in list(self.rtag):
+            t = self.rtag[key]
+            m = due(t)
+            if m.any():
+                t[idx[m]] = -1
+                if not (t >= 0).any():
+                    del self.rtag[key]
+                    self.rsrc.pop(key, None)
+        for key in list(ctx.rhooks):
+            if ctx.rhooks[key] == self.hook and key not in self.tag and key not in self.rtag:
+                del ctx.rhooks[key]
+        if self.sanitize:
+            for key in list(self.tag) + list(self.rtag):
+                ctx.rhooks[key] = self.hook
+
+    def busy(self) -> bool:
+        """Whether any value is still in flight."""
+        return bool(self.tag)
+
+    # ------------------------------------------------------------------ sanitizer
+    def hook(self, ctx, key, g, write):
+        t = self.tag.get(key)
+        if t is not None:
+            busy = t[g.idx] >= 0
+            if busy.any():
+                if self.early:
+                    self._early(ctx, key, g, busy, write)
+                    return
+                self._report(ctx, key, g, int(np.argmax(busy)), "writes" if write else "reads", "writes")
+        if write:
+            r = self.rtag.get(key)
+            if r is not None:
+                rb = r[g.idx] >= 0
+                if rb.any():
+                    self._report(ctx, key, g, int(np.argmax(rb)), "writes", "reads")
+
+    def _early(self, ctx, key, g, busy, write):
+        """An instruction touches a register of an ``early`` domain before its wait: the hardware
+        gives the delivered value (a warning); the register stops being tracked for those
+        threads, so it is reported once."""
+        src = self.src.get(key)
+        ctx.warn(AsyncHazardError,
+                 f"this instruction {'writes' if write else 'reads'} register {_name(key)} before {self.waiter} "
+                 f"retires the {self.name}{_where(src)} that writes it (the ISA requires the wait; the "
+                 f"hardware's scoreboard gives the loaded value, so the run goes on with it)",
+                 g, int(np.argmax(busy)))
+        t = self.tag[key]
+        t[g.idx[busy]] = -1
+        if not (t >= 0).any():
+            del self.tag[key]
+            self.src.pop(key, None)
+            if key not in self.rtag:
+                ctx.rhooks.pop(key, None)
+
+    def _report(self, ctx, key, g, lane, verb, owner_verb):
+        src = (self.src if owner_verb == "writes" else self.rsrc).get(key)
+        raise ctx.error(
+            AsyncHazardError,
+            f"this instruction {verb} register {_name(key)} while the asynchronous {self.name}{_where(src)} that "
+            f"{owner_verb} it is in flight; {self.waiter} must retire it first", g, lane)
+
+
+class _Block:
+    __slots__ = ("layout", "tile", "tag")
+
+    def __init__(self, layout, tile, tag):
+        self.layout, self.tile, self.tag = layout, tile, tag
+
+
+class TileLayout:
+    """How a register group holds a tile of ``rows`` x ``cols`` elements per warp: lane ``l``'s
+    register ``j`` holds element ``e`` at (``row[l, j, e]``, ``col[l, j, e]``); ``encode``
+    turns (..., per) element values into register bits of storage type ``sdt``."""
+
+    def __init__(self, row, col, encode, sdt):
+        self.row, self.col = np.asarray(row, np.int64), np.asarray(col, np.int64)
+        self.encode, self.sdt = encode, sdt
+
+    def regs(self, tile, lanes, warps):
+        """(n, k) register bits of the threads (lane ``lanes[i]`` of warp ``warps[i]``) from
+        ``tile`` (warps, rows, cols)."""
+        w = np.asarray(warps)[:, None, None]
+        lanes = np.asarray(lanes)
+        return self.encode(tile[w, self.row[lanes], self.col[lanes]])
+
+
+def _name(key):
+    return key.split("::")[-1].split("#")[0]
+
+
+def _where(src):
+    if src is None:
+        return ""
+    loc = getattr(src.ins, "loc", None)
+    return f" ({loc}: {src.text})" if loc is not None else f" ({src.text}, {src.where()})"

@@ -1,0 +1,210 @@
+"""mbarrier instructions (init, inval, arrive / arrive_drop with counts, expect_tx and
+noComplete, expect_tx / complete_tx, test_wait / try_wait with a state token or a phase parity,
+pending_count) and cp.async.mbarrier.arrive. The object model is ``mbarrier``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.nodes import Sink
+from ...types import b64, pred, u32, u64
+from ..machine import mbarrier as MB
+from ..machine.group import Group
+from .load_store import _cp_state, address_getter, cp_complete, space_of
+from ..state.operands import reader, writer
+from ..machine.registry import K_CTRL, register
+
+
+def _space(dec):
+    return "generic" if space_of(dec)[0] == "generic" else "shared"
+
+
+def _u32s(get, ctx, g):
+    return np.broadcast_to(np.asarray(get(ctx, g)).astype(np.int64), (g.n,))
+
+
+@register("mbarrier.init")
+def _init(prog, d, ins, scope, dec):
+    getaddr, _ = address_getter(prog, ins.operands[0], scope)
+    gc = reader(prog, ins.operands[1], u32, scope)
+    space = _space(dec)
+
+    def init(ctx, g):
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
+        c = _u32s(gc, ctx, g)
+        for j in range(g.n):
+            MB.init(ctx, ctas[j], offs[j], int(c[j]), g, j)
+        ctx.shared.mark_init(ctas, offs.astype(np.uint64), 8)
+    d.fn = init
+
+
+@register("mbarrier.inval")
+def _inval(prog, d, ins, scope, dec):
+    getaddr, _ = address_getter(prog, ins.operands[0], scope)
+    space = _space(dec)
+
+    def inval(ctx, g):
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
+        for j in range(g.n):
+            MB.inval(ctx, ctas[j], offs[j], g, j)
+    d.fn = inval
+
+
+def _arrive_factory(drop: bool):
+    return lambda prog, d, ins, scope, dec: _arrive(prog, d, ins, scope, dec, drop)
+
+
+def _arrive(prog, d, ins, scope, dec, drop):
+    """mbarrier.arrive / arrive_drop{.expect_tx | .noComplete} state|_, [addr]{, count | tx}."""
+    space = _space(dec)
+    ops = list(ins.operands)
+    expect_tx = dec.has(".expect_tx")
+    no_complete = dec.has(".noComplete")
+    put = None
+    if ops and not hasattr(ops[0], "base"):
+        dst = ops.pop(0)
+        put = None if isinstance(dst, Sink) else writer(prog, dst, b64, scope)
+    getaddr, _ = address_getter(prog, ops.pop(0), scope)
+    extra = reader(prog, ops[0], u32, scope) if ops else None
+
+    def arrive(ctx, g):
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
+        if expect_tx:
+            tok = MB.arrive_threads(ctx, ctas, offs, 1, tx=_u32s(extra, ctx, g), drop=drop, g=g)
+        else:
+            cnt = 1 if extra is None else _u32s(extra, ctx, g)
+            tok = MB.arrive_threads(ctx, ctas, offs, cnt, drop=drop, no_complete=no_complete, g=g)
+        if put is not None:
+            put(ctx, g, tok)
+    d.fn = arrive
+
+
+register("mbarrier.arrive")(_arrive_factory(drop=False))
+register("mbarrier.arrive_drop")(_arrive_factory(drop=True))
+
+
+def _tx_factory(sign: int):
+    """mbarrier.expect_tx (+tx) / mbarrier.complete_tx (-tx)."""
+    def factory(prog, d, ins, scope, dec):
+        space = _space(dec)
+        getaddr, _ = address_getter(prog, ins.operands[0], scope)
+        gtx = reader(prog, ins.operands[1], u32, scope)
+        fn = MB.mbarrier_expect_tx if sign > 0 else MB.mbarrier_complete_tx
+
+        def tx(ctx, g):
+            ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
+            v = _u32s(gtx, ctx, g)
+            for j in range(g.n):
+                fn(ctx, ctas[j], offs[j], int(v[j]), g, j)
+        d.fn = tx
+    return factory
+
+
+register("mbarrier.expect_tx")(_tx_factory(+1))
+register("mbarrier.complete_tx")(_tx_factory(-1))
+
+
+def _wait_factory(blocking):
+    """test_wait (non-blocking) / try_wait (potentially blocking, with a time limit)."""
+    def factory(prog, d, ins, scope, dec):
+        space = _space(dec)
+        parity = dec.has(".parity")
+        put = writer(prog, ins.operands[0], pred, scope)
+        getaddr, _ = address_getter(prog, ins.operands[1], scope)
+        gstate = reader(prog, ins.operands[2], u32 if parity else u64, scope)
+        d.kind = K_CTRL
+        kind = "try" if blocking else "poll"
+
+        def wait(ctx, sub, g):
+            ctas, offs = MB.locate(ctx, sub, getaddr(ctx, sub), space)
+            # eager: copies counted on the mbarrier land before it is tested; late (schedule):
+            # only when the phase is not done without them (a wait on the wrong parity, which
+            # the phase already satisfies, pulls nothing in)
+            late = ctx.mbar_deferred and ctx.schedule.late()
+            if ctx.mbar_deferred and not late:
+                MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
+            s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.uint64), (sub.n,))
+            done = np.zeros(sub.n, bool)
+            for j in range(sub.n):
+                st = MB._get(ctx, ctas[j], offs[j], sub, j, "waited on")
+                done[j] = MB.phase_done(st, s[j], parity)
+            if late and not done.all():
+                MB.flush(ctx, set(zip(ctas[~done].tolist(), offs[~done].tolist())))
+                for j in np.nonzero(~done)[0]:
+                    done[j] = MB.phase_done(MB._get(ctx, ctas[j], offs[j], sub, j, "waited on"), s[j], parity)
+            if done.all():
+                put(ctx, sub, done)
+                return None
+            N = ctx.N
+            if blocking:
+                # try_wait: not-done threads park and run the instruction again when the phase
+                # completes; if they were woken because nothing else could run, the time limit
+                # expired and they get false
+                go = done.copy()
+                if ctx.mbar_timeout is not None:
+                    go |= ctx.mbar_timeout[sub.idx]
+                    ctx.mbar_timeout[sub.idx] = False
+                park_pc = g.pc
+            else:
+                # test_wait: every thread has its answer; the false ones park at the next
+                # instruction until the phase completes
+                go = done
+                put(ctx, Group(sub.idx[~done], g.pc, N), np.zeros(int((~done).sum()), bool))
+                park_pc = g.pc + 1
+            out = []
+            if go.any():
+                a = Group(sub.idx[go], g.pc + 1, N)
+                put(ctx, a, done[go])
+                out.append(a)
+            park = np.nonzero(~go)[0]
+            if len(park):
+                keys = ctas[park] * (1 << 32) + offs[park]
+                for k in np.unique(keys):
+                    sel = park[keys == k]
+                    sv = int(s[sel[0]])
+                    p = (sv & 1) if parity else ((sv >> 32) & 1)
+                    h = Group(sub.idx[sel], park_pc, N)
+                    h.wait = ("mbar", int(k) >> 32, int(k) & 0xFFFFFFFF, p, kind, g.pc)
+                    out.append(h)
+            if sub is not g:
+                out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, N))
+            return out
+        d.fn = wait
+    return factory
+
+
+register("mbarrier.try_wait")(_wait_factory(True))
+register("mbarrier.test_wait")(_wait_factory(False))
+
+
+@register("mbarrier.pending_count")
+def _pending(prog, d, ins, scope, dec):
+    """The pending arrival count captured in a state token by its arrive."""
+    put = writer(prog, ins.operands[0], u32, scope)
+    get = reader(prog, ins.operands[1], u64, scope)
+    d.fn = lambda ctx, g: put(ctx, g, np.broadcast_to(
+        (np.asarray(get(ctx, g)).astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32), (g.n,)).copy())
+
+
+# ----------------------------------------------------------------------------- cp.async + mbarrier
+@register("cp.async.mbarrier.arrive")
+def _cp_mbar(prog, d, ins, scope, dec):
+    """The mbarrier tracks this thread's prior cp.async copies. Copies complete here (the
+    arrive-on their completion triggers happens now); without ``.noinc`` the pending count was
+    raised by one first, so the net effect is only that ordering."""
+    noinc = dec.has(".noinc")
+    getaddr, _ = address_getter(prog, ins.operands[0], scope)
+    space = _space(dec)
+
+    def arrive(ctx, g):
+        ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
+        _cp_state(ctx)
+        if ctx.timeline is not None:
+            ctx.timeline.retire(ctx, "cp.async", g, None, 1)
+        cp_complete(ctx, g, None)
+        if noinc:
+            MB.arrive_threads(ctx, ctas, offs, 1, g=g)
+        else:
+            for j in range(g.n):
+                MB._get(ctx, ctas[j], offs[j], g, j, "arrived on")
+    d.fn = arrive

@@ -1,0 +1,186 @@
+"""Matrix operands in shared memory for wgmma and tcgen05: descriptor decoding, the canonical
+layouts with every swizzle mode, and element decoding.
+
+A matrix descriptor (PTX ISA "Matrix Descriptor Format" for wgmma, "Shared Memory Descriptor"
+for tcgen05) gives a start address, leading / stride dimension byte offsets (LBO / SBO), a base
+offset and a swizzle mode. ``gather`` reads an ``mn`` x ``k`` operand of one descriptor per
+matrix (a warpgroup's, or an issuing thread's) with one NumPy gather: element offsets come from
+``isa.fragments.smem_matrix_offsets`` (the canonical layouts), the swizzle is applied to the
+absolute shared-memory byte address (the pattern repeats every 8 rows of the swizzle width; the
+base offset names the row of the pattern a start address not on a pattern boundary is at).
+``values`` turns raw element bits into float64 / int64 values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import InterpreterError, UninitializedReadError
+from ...isa.descriptors import TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, WGMMA_SMEM, WGMMA_SWIZZLE_CODES, decode
+from ...isa.fragments import smem_matrix_offsets
+from ...isa.swizzle import swizzle as _swizzle
+from ..state import fp
+from ..sanitizer.async_proxy import check_async_read
+
+
+class Desc:
+    """A decoded matrix descriptor (byte quantities)."""
+
+    __slots__ = ("start", "lbo", "sbo", "base", "swizzle", "lbo_mode", "raw")
+
+    def __init__(self, start, lbo, sbo, base, swizzle, lbo_mode=0, raw=0):
+        self.start, self.lbo, self.sbo, self.base = start, lbo, sbo, base
+        self.swizzle, self.lbo_mode, self.raw = swizzle, lbo_mode, raw
+
+    def layout_key(self):
+        return (self.lbo, self.sbo, self.base, self.swizzle, self.lbo_mode)
+
+    def __repr__(self):
+        return (f"Desc(start={self.start:#x}, lbo={self.lbo}, sbo={self.sbo}, base={self.base}, "
+                f"swizzle={self.swizzle})")
+
+
+def decode_wgmma(v: int) -> Desc:
+    """The wgmma descriptor's fields (``isa.descriptors.WGMMA_SMEM``)."""
+    v = int(v)
+    f = decode(WGMMA_SMEM, v)
+    return Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"], WGMMA_SWIZZLE_CODES[f["swizzle"]], 0, v)
+
+
+def decode_tcgen05(v: int, what: str = "shared memory descriptor") -> Desc:
+    """The tcgen05 shared memory descriptor's fields (``isa.descriptors.TCGEN05_SMEM``); the
+    version must be the fixed 0b001 and the swizzle code one of the ISA's."""
+    v = int(v)
+    f = decode(TCGEN05_SMEM, v)
+    if f["version"] != 1:
+        raise InterpreterError(
+            f"{what} {v:#018x}: bits 46-48 must hold the fixed value 0b001 (the sm_100 descriptor "
+            f"version), got {f['version']:#05b}")
+    code = f["swizzle"]
+    if code not in TCGEN05_SWIZZLE_CODES:
+        raise InterpreterError(f"{what} {v:#018x}: swizzle mode {code} (bits 61-63) is invalid; "
+                               f"allowed: 0 none, 1 128B with 32B atomicity, 2 128B, 4 64B, 6 32B")
+    return Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"], TCGEN05_SWIZZLE_CODES[code],
+                f["lbo_mode"], v)
+
+
+_OFFS: dict = {}
+
+
+def offsets(major, swizzle, mn, k, elem_bits, lbo, sbo):
+    """NumPy int64 bit offsets of the (mn, k) elements (row-major) before swizzling."""
+    key = (major, swizzle, mn, k, elem_bits, lbo, sbo)
+    o = _OFFS.get(key)
+    if o is None:
+        if len(_OFFS) > 512:
+            _OFFS.clear()
+        o = _OFFS[key] = np.asarray(smem_matrix_offsets(*key), np.int64)
+    return o
+
+
+def swizzle(addr, mode: str, base: int):
+    """Apply swizzle ``mode`` to absolute shared-memory byte addresses (int64 array)
+    (``isa.swizzle``)."""
+    return addr if mode == "none" else _swizzle(addr, mode, base)
+
+
+def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None):
+    """Raw element bits (len(descs), mn, k) of the operand each descriptor describes, read from
+    the shared memory of CTA ``banks[i]`` through the async proxy (the sanitizer reports bytes
+    the generic proxy wrote without a ``fence.proxy.async`` since, and bytes an asynchronous copy
+    is still writing). ``what`` names the operand in messages. ``used``: a bool (k,) mask of the
+    elements whose definedness is checked (padding the hardware ignores is not)."""
+    sh = ctx.shared
+    nm = len(descs)
+    out = None
+    groups = {}
+    for i, d in enumerate(descs):
+        groups.setdefault(d.layout_key(), []).append(i)
+    for key, sel in groups.items():
+        d0 = descs[sel[0]]
+        if d0.lbo_mode:
+            raise InterpreterError(f"{what}: the absolute leading-dimension address mode (bit 52, "
+                                   f"sm_103a) is not supported by the interpreter")
+        off = offsets(major, d0.swizzle, mn, k, elem_bits, d0.lbo, d0.sbo)       # bits
+        starts = np.array([descs[i].start for i in sel], np.int64)
+        bitaddr = (starts[:, None] << 3) + off[None, :]
+        addr = swizzle(bitaddr >> 3, d0.swizzle, d0.base)
+        hi = int(addr.max()) + max(elem_bits // 8, 1)
+        if hi > sh.size:
+            bad = int(addr.reshape(-1)[int(np.argmax(addr.reshape(-1)))])
+            raise InterpreterError(
+                f"{what}: the matrix ({descs[sel[0]]!r}, {mn}x{k} elements of {elem_bits} bits, "
+                f"{major}-major) reaches shared address {bad:#x}, past the {sh.size} bytes of "
+                f"shared memory of this CTA")
+        bk = np.asarray([banks[i] for i in sel], np.int64)[:, None]
+        flat = bk * sh.stride + addr
+        if ctx.sanitize:
+            check_async_read(ctx, np.broadcast_to(bk, addr.shape).reshape(-1), addr.reshape(-1),
+                             max(elem_bits // 8, 1), what, g, lane)
+        if elem_bits >= 8:
+            esz = elem_bits // 8
+            if (addr % esz).any():
+                raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
+            view = sh.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esz])
+            raw = view[flat // esz]
+        else:
+            byte = sh.data[flat]
+            raw = (byte >> (bitaddr & 7).astype(np.uint8)) & np.uint8((1 << elem_bits) - 1)
+        if check_init and sh.init is not None:
+            ok = sh.init[flat]
+            if used is not None:
+                ok = ok | np.tile(~np.asarray(used, bool), mn)[None, :]
+            if not ok.all():
+                j = np.argwhere(ok == 0)[0]
+                a = int(addr[j[0], j[1]])
+                where = sh.describe_offset(a)
+                raise ctx.error(UninitializedReadError,
+                                f"{what} reads shared address {a:#x}{' ' + where if where else ''} "
+                                f"that no thread or copy of this CTA wrote")
+        if out is None:
+            out = np.empty((nm, mn, k), raw.dtype)
+        out[sel] = raw.reshape(len(sel), mn, k)
+    return out
+
+
+# ----------------------------------------------------------------------------- element values
+_TABLES: dict = {}
+
+
+def _table(name):
+    t = _TABLES.get(name)
+    if t is None:
+        codes = np.arange(256, dtype=np.uint8)
+        if name in ("s8",):
+            t = codes.view(np.int8).astype(np.float64)
+        elif name in ("u8",):
+            t = codes.astype(np.float64)
+        elif name == "ue4m3":
+            t = fp.decode(codes & np.uint8(0x7F), fp.E4M3)
+        else:
+            fmt = fp.FORMATS[name]
+            t = fp.decode(codes, fmt)
+        _TABLES[name] = t
+    return t
+
+
+ELEM_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+             "b1": 1, "e2m1": 4, "e2m3": 6, "e3m2": 6, "ue8m0": 8, "ue4m3": 8}
+
+
+def values(raw, t: str):
+    """float64 values of raw element bits of PTX type ``t`` (int64 for s8/u8/b1)."""
+    if t == "f16":
+        return raw.astype(np.uint16).view(np.float16).astype(np.float64)
+    if t == "bf16":
+        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    if t == "tf32":          # the tensor core ignores the low 13 bits of a .tf32 input
+        return (raw.astype(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+    if t == "f32":
+        return raw.astype(np.uint32).view(np.float32).astype(np.float64)
+    if t in ("s8", "u8"):
+        return _table(t)[raw.astype(np.uint8)].astype(np.int64)
+    if t == "b1":
+        return raw.astype(np.int64)
+    if t in ("e4m3", "e5m2", "e2m1", "e2m3", "e3m2", "ue8m0", "ue4m3"):
+        return _table(t)[raw.astype(np.uint8)]
+    raise InterpreterError(f"element type .{t} is not supported for matrix operands")

@@ -1,0 +1,457 @@
+"""Hopper warpgroup MMA: ``wgmma.mma_async`` and ``wgmma.mma_async.sp`` (sparse A, expanded
+with its metadata as ``ops.mma_sparse`` does) (every shape and type of the ISA table; A from a
+shared-memory descriptor or from registers, B from a descriptor; K-major and MN-major
+operands, every swizzle mode; scale-d, imm-scale-a/b, imm-trans-a/b), ``wgmma.commit_group``
+and ``wgmma.wait_group`` with the ISA's asynchrony.
+
+Each ``mma_async`` is executed for every warpgroup of the executing group at once: A and B are
+gathered from shared memory (``smem_matrix``) or from the A fragment registers, multiplied in
+float64 (int64 for the integer and .b1 types; the products of the input types are exact there)
+in one batched matmul, and rounded once to the accumulator type. The result is *pending*: the
+accumulator registers keep their old values until the ``wgmma.wait_group`` that retires the
+instruction's group (``asyncregs``); a later ``mma_async`` on the same accumulator chains on
+the pending value, as the hardware does; the pending accumulator is kept as its 64 x N tile
+(``asyncregs`` tile blocks, ``_d_layout``), so a chain of ``mma_async`` never spreads it into
+registers, which get their values from the tile when the wait_group retires it. With the sanitizer on, any other instruction that
+touches an accumulator (or writes an A register) of an in-flight ``mma_async`` is reported, and
+so is an ``mma_async`` reading a register an ordinary instruction wrote since the warpgroup's
+last ``wgmma.fence``, or run with no ``wgmma.fence`` before it (``wgfence``).
+
+Precision: products are exact and the sum is accumulated in float64, then rounded to .f32 /
+.f16 (the ISA allows any order and at least single / half precision; the hardware's .e4m3 /
+.e5m2 accumulation into .f32 is documented to be below single precision, so results agree
+with it to that tolerance); .tf32 inputs drop their low 13 bits; integer accumulation wraps,
+or saturates with ``.satfinite``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import InterpreterError
+from ...ir.nodes import Imm, Vec
+from ...isa.fragments import mnk, wgmma_a_fragment, wgmma_d_fragment
+from ...types import b32, b64, pred
+from ..state import fp
+from . import smem_matrix as SM
+from ..sanitizer import wgfence
+from ..machine.asyncregs import AsyncWrites, TileLayout
+from ..machine.group import Group
+from ..state.operands import items, reader
+from ..machine.registry import register
+
+WG = 128
+_A_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "b1": 1}
+
+
+class WgmmaState:
+    """Per batch: the pending accumulators and each thread's open commit group."""
+
+    def __init__(self, ctx):
+        self.regs = AsyncWrites(ctx, "wgmma.mma_async", "wgmma.wait_group")
+        self.open = np.zeros(ctx.N, np.int64)       # tag of the group being built, per slot
+        self.deferred = []      # (tag, slots, finish): operations that read their operands late
+
+    def run_deferred(self, ctx, idx, limit):
+        """Complete, in issue order, the late operations of the slots ``idx`` whose group tag is
+        at most ``limit`` (a ``wgmma.wait_group`` retiring them: ``schedule``)."""
+        keep = []
+        for tag, slots, finish in self.deferred:
+            if tag <= limit and np.isin(slots, idx).any():
+                finish(ctx)
+            else:
+                keep.append((tag, slots, finish))
+        self.deferred = keep
+
+
+def state(ctx) -> WgmmaState:
+    st = ctx.wgmma
+    if st is None:
+        st = ctx.wgmma = WgmmaState(ctx)
+    return st
+
+
+def _imm(op, what, allowed):
+    if not isinstance(op, Imm):
+        raise InterpreterError(f"{what} must be an immediate, got {op}")
+    from ..state.operands import parse_int
+    v = parse_int(op.text)
+    if v not in allowed:
+        raise InterpreterError(f"{what} is {v}; allowed: {', '.join(map(str, allowed))}")
+    return v
+
+
+def warpgroups(ctx, g):
+    """(number of warpgroups, their CTA banks) for a group of whole warpgroups."""
+    n = g.n
+    if n % WG:
+        raise InterpreterError(f"a warpgroup instruction needs whole warpgroups of 128 threads; "
+                               f"{n} threads execute it")
+    first = g.idx[::WG]
+    W = n // WG
+    if not (g.full and ctx.S % WG == 0):
+        tid0 = ctx.tid_lin[first]
+        if (tid0 % WG).any() or ((g.idx.reshape(W, WG) - first[:, None]) != np.arange(WG)).any():
+            raise InterpreterError("a warpgroup instruction needs whole warpgroups (threads "
+                                   "128k..128k+127 of a CTA) executing it together")
+    return W, ctx.slot_cta[first]
+
+
+def uniform(ctx, vals, W, what, g):
+    """The per-warpgroup value of an operand that must be uniform over the warpgroup."""
+    v = np.asarray(vals).reshape(W, WG)
+    if ctx.sanitize and (v != v[:, :1]).any():
+        w, t = np.argwhere(v != v[:, :1])[0]
+        raise ctx.error(InterpreterError,
+                        f"{what} differs between threads of a warpgroup (thread {t} has "
+                        f"{v[w, t]:#x}, thread 0 has {v[w, 0]:#x}); it must be the same in every "
+                        f"warp", g, int(w * WG + t))
+    return v[:, 0]
+
+
+def _perm(rows, cols, ncols):
+    """Flat (row*ncols+col) of each (thread, element)."""
+    return (np.asarray(rows, np.int64) * ncols + np.asarray(cols, np.int64)).reshape(-1)
+
+
+@register("wgmma.mma_async", "wgmma.mma_async.sp")
+def _mma_async(prog, d, ins, scope, dec):
+    """Decode the modifiers and operands once (``_MmaAsync``); each execution is its ``issue``."""
+    op = _MmaAsync(prog, d, ins, scope, dec)
+    d.sync = "warpgroup"
+    d.noun = "wgmma shared-memory operand read"
+    d.fn = op.issue
+
+
+class _MmaAsync:
+    """One decoded ``wgmma.mma_async``: its shape and types, immediates, operand readers and
+    fragment maps, and the steps that execute it (``issue`` -> ``finish``: ``product``, then
+    ``write_back``)."""
+
+    __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
+                 "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "get_a", "get_b", "get_scale", "a_inv",
+                 "d_inv", "layout")
+
+    def __init__(self, prog, d, ins, scope, dec):
+        self.d = d
+        ops = self._shape(prog, ins, scope, dec)
+        self._immediates(ops, dec)
+        self._accumulator(prog, items(ops[0]), scope)
+        self.get_b = reader(prog, ops[2], b64, scope)
+        self._a_operand(prog, ops[1], scope)
+        self.get_scale = reader(prog, ops[3], pred, scope)
+        if self.at == "b1" and dec.get("op") != ".and":
+            raise InterpreterError(f"wgmma .b1 with {dec.get('op')}: the ISA defines .and.popc only")
+        N = self.N
+        dfrag = wgmma_d_fragment(N)
+        d_pos = _perm([[rc[0] for rc in t] for t in dfrag], [[rc[1] for rc in t] for t in dfrag], N)
+        self.d_inv = np.empty(self.M * N, np.int64)
+        self.d_inv[d_pos] = np.arange(self.M * N)
+        self.layout = _d_layout(N, self.dt)
+        self.sat = dec.has(".satfinite")
+        self.abits = _A_BITS[self.at]
+        wgfence.watched(prog).update(self.keys + self.a_keys)
+
+    def _shape(self, prog, ins, scope, dec):
+        """Shape and types, the sparse A's expansion (``.sp``); the operands left (d, a, b,
+        scale-d, immediates)."""
+        self.form = dec.form.name
+        shape = self.shape = dec.get("shape")
+        self.M, self.N, K = mnk(shape)
+        self.K = K
+        self.dt, self.at, self.bt = dec.get("dtype")[1:], dec.get("atype")[1:], dec.get("btype")[1:]
+        self.name = f"{self.form}{shape}.{self.dt}.{self.at}.{self.bt}"
+        ops = list(ins.operands)
+        sparse = self.form == "wgmma.mma_async.sp"
+        self.sp = None
+        if sparse:        # d, a, b, sp-meta, sp-sel, ...: A holds the kept half of its K
+            self.sp = _sparse(prog, ins, ops.pop(3), ops.pop(3), scope, K, self.at)
+        self.Ka = K // 2 if sparse else K
+        return ops
+
+    def _immediates(self, ops, dec):
+        """The operand count; imm-scale-a / -b (floating-point types), imm-trans-a / -b (.f16 / .bf16)."""
+        at = self.at
+        a_regs = self.a_regs = isinstance(ops[1], Vec)
+        fp_kind = at in ("f16", "bf16", "tf32", "e4m3", "e5m2")
+        trans_ok = at in ("f16", "bf16")
+        want = 3 + 1 + (2 if fp_kind else 0) + ((1 if a_regs else 2) if trans_ok else 0)
+        if len(ops) != want:
+            raise InterpreterError(f"{dec.form.name} {dec.get('shape')}.{self.dt}.{at}.{self.bt} with A from "
+                                   f"{'registers' if a_regs else 'a descriptor'} takes {want} operands, "
+                                   f"got {len(ops)}")
+        i = 4
+        self.sa = self.sb = 1
+        self.ta = self.tb = 0
+        if fp_kind:
+            self.sa = _imm(ops[4], "imm-scale-a", (1, -1))
+            self.sb = _imm(ops[5], "imm-scale-b", (1, -1))
+            i = 6
+        if trans_ok:
+            if not a_regs:
+                self.ta = _imm(ops[i], "imm-trans-a", (0, 1))
+                i += 1
+            self.tb = _imm(ops[i], "imm-trans-b", (0, 1))
+
+    def _accumulator(self, prog, d_ops, scope):
+        """The accumulator's register keys (N / 2 registers, N / 4 for .f16), each once."""
+        nregs = self.N // 4 if self.dt == "f16" else self.N // 2
+        if len(d_ops) != nregs:
+            raise InterpreterError(f"wgmma.mma_async {self.shape}.{self.dt}: the accumulator has {nregs} "
+                                   f"registers, got {len(d_ops)}")
+        keys = [prog.reg(o.name, scope).key for o in d_ops]
+        if len(set(keys)) != len(keys):
+            raise InterpreterError("wgmma.mma_async: an accumulator register appears twice")
+        self.keys, self.keys_t = keys, tuple(keys)
+
+    def _a_operand(self, prog, op, scope):
+        """A's readers: its 4 fragment registers (with the fragment -> row-major map) or its
+        shared-memory descriptor."""
+        self.a_keys = []
+        self.a_inv = None
+        if not self.a_regs:
+            self.get_a = reader(prog, op, b64, scope)
+            return
+        a_items = items(op)
+        if len(a_items) != 4:
+            raise InterpreterError(f"wgmma.mma_async: A from registers takes 4 registers, got "
+                                   f"{len(a_items)}")
+        self.get_a = [reader(prog, o, b32, scope) for o in a_items]
+        self.a_keys = [prog.reg(o.name, scope).key for o in a_items]
+        afrag = wgmma_a_fragment(self.at)
+        M, Ka = self.M, self.Ka
+        a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], Ka)
+        self.a_inv = np.empty(M * Ka, np.int64)
+        self.a_inv[a_pos] = np.arange(M * Ka)
+
+    def issue(self, ctx, g):
+        """Execute for the warpgroups of ``g``: check the fences, read the descriptors, A's
+        registers and scale-d, then finish now or (late schedule) at the wait_group retiring it."""
+        st = state(ctx)
+        fs = wgfence.state(ctx)
+        if fs is not None:
+            fs.check(ctx, g, (), self.a_keys)
+        W, banks = warpgroups(ctx, g)
+        bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_b(ctx, g), W, "b-desc", g)]
+        A = adesc = None
+        if self.a_regs:
+            A = self.a_from_regs(ctx, g, W, st)
+        else:
+            adesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_a(ctx, g), W, "a-desc", g)]
+        scale = np.asarray(self.get_scale(ctx, g))
+        sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
+        tag = st.open[g.idx]
+        if fs is not None and sd.any():     # the accumulator is read (scale-d): ordinary writes need a fence
+            fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
+                     self.keys, ())
+        if st.deferred or ctx.schedule.late():
+            # late (schedule): shared-memory operands are read at the wait_group that retires
+            # it. The accumulators are owned from now on (their hazards are reported as usual),
+            # holding what the operation accumulates onto (read and checked now)
+            for k_ in self.keys:
+                st.regs.set(ctx, k_, g, _accumulated(ctx, st, k_, g, sd, W), tag, self.d)
+            st.deferred.append((int(tag.max()), g.idx,
+                                lambda ctx: self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
+        else:
+            self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
+        if fs is not None:           # the accumulator now holds this mma's (chained) value
+            fs.clean(g, self.keys)
+        if ctx.timeline is not None:        # in flight until the wait_group retiring it
+            ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
+
+    def a_from_regs(self, ctx, g, W, st):
+        """A (W, M, Ka) from its fragment registers (read, and checked against in-flight writes)."""
+        abits = self.abits
+        raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in self.get_a], axis=1)   # (n, 4)
+        per = 32 // abits
+        sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
+        el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
+              else raw[:, :, None]).reshape(W, -1)                          # (W, 128*elems)
+        A = SM.values(el[:, self.a_inv].reshape(W, self.M, self.Ka), self.at)
+        for k_ in self.a_keys:
+            st.regs.reading(ctx, k_, g, st.open[g.idx], self.d)
+        return A
+
+    def finish(self, ctx, g, W, banks, bdesc, adesc, A, sd, tag):
+        """Read the shared-memory operands, multiply, and make the accumulators pending."""
+        self.write_back(ctx, g, W, self.product(ctx, g, W, banks, bdesc, adesc, A), sd, tag)
+
+    def product(self, ctx, g, W, banks, bdesc, adesc, A):
+        """A x B (W, M, N) of each warpgroup, B (and A from a descriptor) gathered from shared memory."""
+        M, N, K, at, abits, name = self.M, self.N, self.K, self.at, self.abits, self.name
+        B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits,
+                                f"{name} (matrix B)", ctx.sanitize, g), self.bt)        # (W, N, K)
+        if adesc is not None:
+            A = SM.values(SM.gather(ctx, banks, adesc, "MN" if self.ta else "K", M, self.Ka, abits,
+                                    f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, Ka)
+        if self.sp is not None:
+            A = self.sp(ctx, g, self.d, W, A)                                    # (W, M, K)
+        prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
+            ctx.stats.add_flops(self.form, at, 2 * M * N * K * W)
+        if self.sa * self.sb < 0:
+            prod = -prod
+        return prod
+
+    def write_back(self, ctx, g, W, prod, sd, tag):
+        """The accumulators (pending until their wait_group) = ``prod`` + C where scale-d is set."""
+        st = state(ctx)
+        M, N, dt, keys = self.M, self.N, self.dt, self.keys
+        out = prod
+        warps = g.idx[::32] // 32
+        if sd.any():
+            C = None
+            if sd.all():        # the accumulator chains on a pending tile: no registers involved
+                t_ = st.regs.tile_read(self.keys_t, g, warps)
+                if t_ is not None:
+                    C = _tile_values(t_.reshape(W, M, N), dt)
+            if C is None:
+                sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
+                cur = _acc_values(np.stack([np.asarray(st.regs.read_now(ctx, k_, sub)) for k_ in keys], axis=1), dt)
+                C = cur.reshape(int(sd.sum()), -1)[:, self.d_inv].reshape(-1, M, N)
+            if sd.all():
+                out = prod + C
+            else:
+                out = prod.copy()
+                out[sd] += C
+        bits = _tile_bits(out, dt, self.sat).reshape(W * 4, M // 4, N)
+        owners = [st.regs.tag.get(k_) for k_ in keys]   # a later group issued since keeps ownership (late)
+        d = self.d
+        if all(o is owners[0] for o in owners):
+            o = owners[0]
+            st.regs.tile_set(ctx, self.keys_t, g, warps, bits, tag if o is None else np.maximum(tag, o[g.idx]), d,
+                             self.layout)
+            return
+        regs_out = self.layout.regs(bits, g.idx % 32, np.repeat(np.arange(W * 4), 32))
+        for j, k_ in enumerate(keys):
+            owner = owners[j]
+            st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
+
+
+def _accumulated(ctx, st, key, g, sd, W):
+    """Accumulator ``key``'s value that a late wgmma of ``g`` accumulates onto (zeros where
+    scale-d is false): read (and checked) at issue, as an eager one reads it."""
+    if not sd.any():
+        return np.zeros(g.n, np.uint32)
+    sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
+    v = np.asarray(st.regs.read_now(ctx, key, sub))
+    if sd.all():
+        return v
+    out = np.zeros(g.n, v.dtype)
+    out[np.repeat(sd, WG)] = v
+    return out
+
+
+def _sparse(prog, ins, meta_op, sel_op, scope, K, at):
+    """The expansion of a sparse A: each warp w of the warpgroup gives the metadata of rows
+    16w..16w+15 in the layout of ``mma.sp .m16n8kK`` (PTX ISA "Matrix fragments for
+    warpgroup-level multiply-accumulate operation with sparse matrix A")."""
+    from .mma_sparse import expand
+
+    bits = _A_BITS[at]
+    sel = _imm(sel_op, "sp-sel", (0, 1) if bits in (16, 32) else (0,))
+    get_meta = reader(prog, meta_op, b32, scope)
+    shape = f"m16n8k{K}"
+
+    def sp(ctx, g, d, W, A):
+        meta = np.broadcast_to(np.asarray(get_meta(ctx, g)).astype(np.uint32), (g.n,)).reshape(W * 4, 32)
+        dense = expand(ctx, g, d, ins.opcode, meta, A.reshape(W * 4, 16, -1), shape, bits, sel,
+                       rows_of_warp=lambda w: 16 * (w % 4))
+        return dense.reshape(W, 64, K)
+    return sp
+
+
+def _acc_values(r, dt):
+    """Register bits/values (n, nregs) -> accumulator element values (n, N/2): a packed .f16
+    register holds two elements, its low half first."""
+    r = np.asarray(r)
+    if dt == "f16":
+        u = r.astype(np.uint32)
+        return np.stack([fp.decode(u & np.uint32(0xFFFF), fp.F16), fp.decode(u >> np.uint32(16), fp.F16)],
+                        axis=-1).reshape(r.shape[0], -1)
+    if dt == "s32":
+        return r.view(np.int32).astype(np.int64) if r.dtype != np.int32 else r.astype(np.int64)
+    return r.view(np.float32).astype(np.float64) if r.dtype != np.float32 else r.astype(np.float64)
+
+
+def _tile_bits(res, dt, sat):
+    """Accumulator element values -> the bits the accumulator tile keeps: .f32 / .s32 as 32-bit
+    words, .f16 as 16-bit codes (rounded once, saturating .s32 with ``.satfinite``)."""
+    if dt == "s32":
+        v = np.asarray(res, np.int64)
+        if sat:
+            v = np.clip(v, -2 ** 31, 2 ** 31 - 1)
+        return (v & 0xFFFFFFFF).astype(np.uint32)
+    if dt == "f32":
+        return res.astype(np.float32).view(np.uint32)
+    return fp.encode(fp.round_to(res, fp.F16, "rn"), fp.F16).astype(np.uint16)
+
+
+def _tile_values(bits, dt):
+    """The inverse of ``_tile_bits``: float64 (int64 for .s32) element values."""
+    if dt == "f16":
+        return fp.decode(bits, fp.F16)
+    if dt == "s32":
+        return bits.view(np.int32).astype(np.int64)
+    return bits.view(np.float32).astype(np.float64)
+
+
+_LAYOUTS: dict = {}
+
+
+def _d_layout(n, dt):
+    """The accumulator of ``.m64nN`` as a tile of 16 rows x N per warp (``asyncregs``): lane l's
+    register j holds the element(s) at the rows / columns of ``wgmma_d_fragment`` (warp 0)."""
+    lay = _LAYOUTS.get((n, dt))
+    if lay is None:
+        per = 2 if dt == "f16" else 1
+        fr = np.array(wgmma_d_fragment(n), np.int64)[:32]              # (32, N/2, 2)
+        row = fr[:, :, 0].reshape(32, -1, per)
+        col = fr[:, :, 1].reshape(32, -1, per)
+        if dt == "f16":
+            def encode(x):
+                return x[..., 0].astype(np.uint32) | (x[..., 1].astype(np.uint32) << np.uint32(16))
+        else:
+            def encode(x):
+                return x[..., 0]
+        lay = _LAYOUTS[(n, dt)] = TileLayout(row, col, encode, np.dtype(np.uint32))
+    return lay
+
+
+@register("wgmma.fence")
+def _fence(prog, d, ins, scope, dec):
+    d.sync = "aligned"
+
+    def fence(ctx, g):
+        fs = wgfence.state(ctx)
+        if fs is not None:
+            fs.fence(g)
+    d.fn = fence
+
+
+@register("wgmma.commit_group")
+def _commit(prog, d, ins, scope, dec):
+    d.sync = "aligned"
+
+    def commit(ctx, g):
+        state(ctx).open[g.idx] += 1
+    d.fn = commit
+
+
+@register("wgmma.wait_group")
+def _wait(prog, d, ins, scope, dec):
+    n = _imm(ins.operands[0], "wgmma.wait_group N", range(0, 8))
+    d.sync = "aligned"
+
+    def wait(ctx, g):
+        st = ctx.wgmma
+        if st is None:
+            return
+        if ctx.timeline is not None:
+            ctx.timeline.retire(ctx, "wgmma", g, st.open - n, 4)
+        if st.deferred:
+            st.run_deferred(ctx, g.idx, int((st.open[g.idx] - 1 - n).max()))
+        if not st.regs.busy():
+            return
+        st.regs.retire(ctx, g.idx, st.open[g.idx] - 1 - n)
+    d.fn = wait
+

@@ -1,0 +1,555 @@
+"""The async proxy and its sanitizer rules (PTX ISA memory consistency model: proxies).
+
+TMA (``cp.async.bulk.tensor``), the bulk copies (``cp{.reduce}.async.bulk``), ``wgmma`` and
+``tcgen05`` access shared memory through the *async proxy*; ``ld``/``st``, ``cp.async``,
+``stmatrix`` and atomics through the *generic proxy*. The interpreter performs an asynchronous
+copy when it is issued (loads deliver their bytes and complete their transactions at once, stores
+read their source at once), and the sanitizer checks the ordering a GPU needs:
+
+* **generic writes, then an async read, with no proxy fence.** Every shared byte the generic
+  proxy writes is marked (``BankedSpace.dirty``) until its CTA executes ``fence.proxy.async``
+  (``.shared::cta``, ``.shared::cluster`` or no state space). An async-proxy read of a marked byte
+  (a TMA store's or bulk copy's source, a wgmma / tcgen05 operand via ``check_async_read``) is
+  reported. The rule is per CTA: a fence by any thread of the CTA covers the writes that precede
+  it in the run (the usual code fences in every writing thread and then synchronizes);
+* **an asynchronous copy's destination read before it completed.** A TMA / bulk load's bytes are
+  *in flight* until the mbarrier phase that tracks them completes; a generic read of an in-flight
+  byte (or an async read via ``check_async_read``) is reported, and so is a generic write to one;
+* **a bulk store's source overwritten too early.** A ``.bulk_group`` copy's source bytes are being
+  read until ``cp.async.bulk.wait_group{.read}`` retires its group in the issuing thread; a
+  generic write to one of them is reported;
+* **a tensor map modified in global memory and used without a tensormap proxy fence**
+  (``tensormap.replace`` on ``.global`` memory, then ``cp.async.bulk.tensor`` with no
+  ``fence.proxy.tensormap::generic`` in between).
+
+For other parts of the interpreter::
+
+    check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None)
+        # an async-proxy read (wgmma / tcgen05 operands) of nbytes at each (cta, shared offset)
+    fence_async(ctx, ctas)          # fence.proxy.async by threads of these CTAs
+    write_shared_async(ctx, g, ctas, flat, values, warps=None)
+        # an async-proxy write of values (any dtype) at flat element indices of ctx.shared
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import AsyncProxyError
+from ..state import memory as M
+
+__all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shared_async",
+           "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
+           "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
+           "check_tensormap"]
+
+
+class _Write:
+    __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted")
+
+    def __init__(self, flat, d, cta, off):
+        self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
+        self.rows = None          # a cp.async: the row starts still in flight
+        self.counted = True       # a cp.async: its rows are in ``inflight`` (``_counts``)
+
+
+class _Read:
+    __slots__ = ("slot", "seq", "flat", "d")
+
+    def __init__(self, slot, seq, flat, d):
+        self.slot, self.seq, self.flat, self.d = slot, seq, flat, d
+
+
+class AsyncState:
+    """Per-batch bookkeeping of the async proxy (created on first use; see the module doc)."""
+
+    def __init__(self, ctx):
+        n = ctx.shared.data.size
+        self.inflight = np.zeros(n, np.uint16)     # async writes not yet completed, per byte
+        self.reading = np.zeros(n, np.uint16)      # bulk-store sources not yet retired, per byte
+        self.writes: list[_Write] = []
+        self.reads: list[_Read] = []
+        self.n_inflight = 0
+        self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
+        self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
+        self.uncounted = []                        # cp.async records not yet in ``inflight``
+        self.tmaps = {}                            # global address -> Decoded that modified it
+
+
+def state(ctx) -> AsyncState:
+    st = ctx.async_proxy
+    if st is None:
+        st = ctx.async_proxy = AsyncState(ctx)
+    return st
+
+
+def _at(flat, k: int) -> int:
+    """Byte ``k`` of a byte set (a slice or an index array)."""
+    return flat.start + k if isinstance(flat, slice) else int(flat[k])
+
+
+def _has(flat, f: int) -> bool:
+    if isinstance(flat, slice):
+        return flat.start <= f < flat.stop
+    if isinstance(flat, _Rows):
+        return bool(((flat.starts <= f) & (f < flat.starts + flat.size)).any())
+    return bool((flat == f).any())
+
+
+def _clear(arr, starts, nbytes, stride, ctas, offs) -> bool:
+    """Whether ``arr`` (one entry per byte) is 0 at every byte of rows ``[start, start +
+    nbytes)`` (rows at shared offsets ``offs`` of CTAs ``ctas``): the span of offsets the rows
+    lie in, in each CTA from the lowest to the highest, when it is not much larger than the rows
+    (an operand tile: one contiguous pass per CTA), else row by row (``memory.take_rows``)."""
+    if not len(starts):
+        return True
+    nbytes = int(nbytes)
+    lo, hi = int(offs.min()), int(offs.max()) + nbytes
+    c0, c1 = int(np.min(ctas)), int(np.max(ctas))
+    if (hi - lo) * (c1 - c0 + 1) <= 4 * len(starts) * nbytes and \
+            not any(arr[c * stride + lo:c * stride + hi].any() for c in range(c0, c1 + 1)):
+        return True
+    return not M.take_rows(arr, starts, nbytes).any()
+
+
+def _starts(ctx, ctas, offs):
+    """Flat first bytes of accesses at (cta, shared offset)."""
+    offs = np.atleast_1d(np.asarray(offs, np.int64))
+    return np.asarray(ctas, np.int64) * ctx.shared.stride + offs
+
+
+def _where(ctx, flat):
+    """'shared address 0x40 ('buf' (+64)) of CTA (1,0,0)' for a flat byte index."""
+    sh = ctx.shared
+    cta, off = divmod(int(flat), sh.stride)
+    w = sh.describe_offset(off)
+    c = f" of CTA {ctx._cta_str(cta)}" if ctx.nctas > 1 else ""
+    return f"shared address {off:#x}{' ' + w if w else ''}{c}"
+
+
+def _dirty_msg(ctx, flat, what):
+    return (f"{what} reads {_where(ctx, flat)} through the async proxy, but the generic proxy wrote it "
+            f"(st.shared, cp.async, stmatrix, ...) with no fence.proxy.async since: the read may see "
+            f"stale data. Execute fence.proxy.async.shared::cta after the writes (in the writing "
+            f"threads, before the barrier that orders them with this instruction)")
+
+
+def _inflight_msg(ctx, flat, verb):
+    rec = _record_of(ctx, flat)
+    if rec is not None and rec.cta is None:            # a cp.async (track_cp_async)
+        src = f"`{rec.d.text}` ({rec.d.where_line()})" if rec.d is not None else "a cp.async"
+        return (f"{verb} {_where(ctx, flat)} that {src} is still writing: complete it first "
+                f"(cp.async.commit_group, then cp.async.wait_group / cp.async.wait_all in the "
+                f"copying threads, and a barrier before other threads touch the bytes)")
+    if rec is None:
+        src = "an asynchronous copy"
+        tail = "wait on its mbarrier (mbarrier.try_wait) first"
+    else:
+        src = f"`{rec.d.text}` ({rec.d.where_line()})" if rec.d is not None else "an asynchronous copy"
+        mb = ctx.mbar.get((rec.cta, rec.off))
+        ph = f" (phase {mb.phase}: {mb.pending} of {mb.expected} arrivals pending, tx-count {mb.tx})" \
+            if mb is not None else ""
+        tail = (f"its mbarrier at shared {rec.off:#x}{ph} has not completed the phase that tracks it; "
+                f"wait on it (mbarrier.try_wait) before touching the bytes")
+    return f"{verb} {_where(ctx, flat)} that {src} is still writing: {tail}"
+
+
+def _record_of(ctx, flat):
+    st = ctx.async_proxy
+    for r in reversed(st.writes):
+        if r.live and _has(r.flat, flat):
+            return r
+    return None
+
+
+def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
+    """An async-proxy read of ``nbytes`` at each ``(cta, shared offset)`` (``offs`` an int or an
+    array; ``ctas`` batch CTA indices, broadcast): report bytes the generic proxy wrote without
+    a following fence.proxy.async, and bytes an asynchronous copy is still writing. ``what``
+    names the reader in the message ("wgmma.mma_async operand A"); ``d`` is the instruction to
+    name (default: the one executing)."""
+    if not ctx.sanitize:
+        return
+    sh, st = ctx.shared, ctx.async_proxy
+    inflight = st is not None and st.n_inflight
+    if sh.dirty is None and not inflight:
+        return
+    offs = np.atleast_1d(np.asarray(offs, np.int64))
+    starts = _starts(ctx, ctas, offs)
+    if (sh.dirty is None or _clear(sh.dirty, starts, nbytes, sh.stride, ctas, offs)) and \
+            (not inflight or _clear(_counts(st), starts, nbytes, sh.stride, ctas, offs)):
+        return                  # (the byte is found below)
+    _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
+
+
+def _counts(st):
+    """``st.inflight`` with every cp.async in flight counted: a cp.async is only recorded when
+    issued and is added to the per-byte counts when something first reads them (a copy that
+    lands before any check never touches them)."""
+    if st.uncounted:
+        for rec in st.uncounted:
+            if rec.live and len(rec.rows):
+                _bump(st, rec.rows, rec.flat.size, 1)
+            rec.counted = True
+        st.uncounted = []
+    return st.inflight
+
+
+def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
+    """``flat``: the bytes read (a slice or an index array of ``ctx.shared``)."""
+    sh = ctx.shared
+    if sh.dirty is not None:
+        bad = sh.dirty[flat]
+        if bad.any():
+            raise ctx.error(AsyncProxyError, _dirty_msg(ctx, _at(flat, int(np.argmax(bad))), what), g, lane, d)
+    st = ctx.async_proxy
+    if st is not None and st.n_inflight:
+        bad = _counts(st)[flat]
+        if bad.any():
+            f = _at(flat, int(np.argmax(bad)))
+            raise ctx.error(AsyncProxyError, _inflight_msg(ctx, f, f"{what} reads"), g, lane, d)
+
+
+def fence_async(ctx, ctas):
+    """fence.proxy.async by threads of the batch CTAs ``ctas``: the generic writes of those CTAs
+    so far are visible to the async proxy."""
+    sh = ctx.shared
+    if sh.dirty is None:
+        return
+    for c in np.unique(np.asarray(ctas, np.int64)):
+        sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
+
+
+# ----------------------------------------------------------------------------- race tracking
+# A copy's whole box at once, by the issuing thread's warp, on ``smem_races.RaceTracker``'s state:
+# one recorded range; its per-byte arrays (slices) are read only when a chunk of the range was
+# accessed in the current epoch (``RaceTracker.range_hit``).
+def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
+    if race.range_hit("r", bank, lo, hi, warp):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        t = race.rmask.dtype.type
+        readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
+        if readers.any():
+            k = int(np.argmax(readers != 0))
+            other = int(readers[k])
+            w = (other & -other).bit_length() - 1
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
+                                f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
+                                f"missing between that load and this copy", "shared")
+    race.record_range("w", bank, lo, hi, warp)
+
+
+def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
+    if race.range_hit("w", bank, lo, hi, warp):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        ww = race.wwarp[sl]
+        bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
+        if bad.any():
+            k = int(np.argmax(bad))
+            w = int(ww[k])
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
+                                f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
+                                f"this copy", "shared")
+    race.record_range("r", bank, lo, hi, warp)
+
+
+def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
+    """An async-proxy write of ``values`` (1-D, any dtype) at element indices ``flat_elems`` of
+    ``ctx.shared`` viewed as that dtype: the bytes become initialized and are not generic-dirty.
+    ``warps`` (the issuing thread's warp, for the race tracker; None: not tracked). ``span``:
+    ``(cta, lo, hi)`` when the written bytes are exactly shared offsets ``[lo, hi)`` of one CTA
+    (bookkeeping by slices)."""
+    sh = ctx.shared
+    dt = values.dtype
+    esz = dt.itemsize
+    if span is not None:
+        cta, lo, hi = span
+        sl = slice(int(cta) * sh.stride + lo, int(cta) * sh.stride + hi)
+        if sh.race is not None and warps is not None:
+            w0 = int(np.asarray(warps).reshape(-1)[0])
+            sh._race(lambda *a: race_store_range(sh.race, int(cta), lo, hi, w0), None, None, 0, None)
+        sh.view(dt)[flat_elems] = values
+        if sh.init is not None:
+            sh.init[sl] = 1
+        if sh.dirty is not None:
+            sh.dirty[sl] = 0
+        return
+    flat_elems = np.asarray(flat_elems, np.int64)
+    if sh.race is not None and warps is not None and len(flat_elems):
+        ctas_e = flat_elems * esz // sh.stride
+        offs_e = flat_elems * esz - ctas_e * sh.stride
+        sh._race(sh.race.on_store, ctas_e, offs_e.astype(np.uint64), esz, np.broadcast_to(warps, ctas_e.shape))
+    sh.view(dt)[flat_elems] = values
+    sh.version += 1                     # memory.py: writes are counted (progress)
+    if sh.init is not None:
+        sh.iview(esz)[flat_elems] = M._ONES[esz]
+    if sh.dirty is not None:
+        sh.dview(esz)[flat_elems] = 0
+
+
+def track_inflight(ctx, flat_bytes, d, cta, off):
+    """The bytes ``flat_bytes`` (distinct flat byte indices of ``ctx.shared``, or a slice of
+    them) of an asynchronous copy tracked by the mbarrier ``(cta, off)`` are in flight until the phase its bytes are
+    counted in completes: returns the callback to run then (``mbarrier.defer_complete_tx``
+    attaches it), or None when the sanitizer is off."""
+    if not ctx.sanitize:
+        return None
+    st = state(ctx)
+    fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
+    rec = _Write(fb, d, int(cta), int(off))
+    st.inflight[rec.flat] += 1          # distinct bytes: a copy writes each byte once
+    st.writes.append(rec)
+    st.n_inflight += 1
+
+    def landed(ctx, cta, off, rec=rec):
+        s = ctx.async_proxy
+        if rec.live:
+            rec.live = False
+            s.inflight[rec.flat] -= 1
+            s.n_inflight -= 1
+            s.writes = [w for w in s.writes if w.live]
+    return landed
+
+
+class _Rows:
+    """Byte rows ``[start, start + size)`` (one per thread) of a ``cp.async``: a byte set for
+    ``_has`` without spreading the rows over their bytes."""
+    __slots__ = ("starts", "size")
+
+    def __init__(self, starts, size):
+        self.starts, self.size = starts, size
+
+
+def _bump(st, starts, size: int, by: int):
+    """``st.inflight`` of the bytes of rows ``[start, start + size)`` += ``by``. Rows aligned to
+    their power-of-two size of at least 4 bytes (every ``cp.async``) overlap only when they start
+    together: when no two do (found on one scratch index, no sort), the four uint16 counters of
+    each 4 bytes move at once (a uint64 view); else ``np.add.at`` byte by byte."""
+    n = len(starts)
+    if not n:
+        return
+    counts = st.inflight
+    if size >= 4 and size & (size - 1) == 0 and not (starts & (size - 1)).any():
+        q = starts >> 2
+        distinct = True
+        if n > 1:
+            sc = st.scratch
+            if sc is None:
+                sc = st.scratch = np.zeros(len(counts) // 4, np.int32)
+            ar = np.arange(n, dtype=np.int32)
+            sc[q] = ar
+            distinct = not (sc[q] != ar).any()
+        if distinct:
+            w = counts.view(np.uint64)
+            e = q if size == 4 else (q[:, None] + np.arange(size // 4)).reshape(-1)
+            if by > 0:
+                w[e] += np.uint64(0x0001000100010001 * by)
+            else:
+                w[e] -= np.uint64(0x0001000100010001 * -by)
+            return
+    flat = (starts[:, None] + np.arange(size)).reshape(-1)
+    if by > 0:
+        np.add.at(counts, flat, np.uint16(by))
+    else:
+        np.subtract.at(counts, flat, np.uint16(-by))
+
+
+def track_cp_async(ctx, banks, offs, size: int, d):
+    """The shared-memory destinations of one ``cp.async`` (``size`` bytes at each (bank,
+    offset), one per thread) are in flight until ``cp.async.wait_group`` / ``wait_all`` (or
+    ``cp.async.mbarrier.arrive``) completes them: a generic load or store of those bytes before
+    that is reported. Returns ``(starts, record)``: the (threads,) flat first bytes and the
+    record to hand to :func:`cp_async_landed`, or None when the sanitizer is off. The rows are
+    counted in ``inflight`` only when a check first reads it (``_counts``)."""
+    if not ctx.sanitize:
+        return None
+    st = state(ctx)
+    starts = np.broadcast_to(np.asarray(banks, np.int64), np.shape(offs)) * ctx.shared.stride \
+        + np.asarray(offs, np.int64)
+    size = int(size)
+    rec = _Write(_Rows(starts, size), d, None, None)
+    rec.rows, rec.counted = starts, False
+    if len(st.uncounted) >= 64:
+        st.uncounted = [r for r in st.uncounted if r.live]
+    st.uncounted.append(rec)
+    st.writes.append(rec)
+    st.n_inflight += 1
+    return starts, rec
+
+
+def cp_async_landed(ctx, tracked, done, remaining: int):
+    """The copies of rows ``done`` (a bool mask) of a ``track_cp_async`` result completed;
+    ``remaining``: how many of its rows are still pending after them."""
+    st = ctx.async_proxy
+    if st is None or tracked is None:
+        return
+    starts, rec = tracked
+    if rec.counted:
+        _bump(st, starts[done], rec.flat.size, -1)
+    rec.rows = starts[~done]
+    if remaining == 0 and rec.live:
+        rec.live = False
+        st.n_inflight -= 1
+        st.writes = [w for w in st.writes if w.live]
+
+
+def begin_bulk_read(ctx, g, flat_bytes, d):
+    """A ``.bulk_group`` operation of each thread of ``g`` reads ``flat_bytes`` (distinct flat
+    byte indices of ``ctx.shared``, or a slice of them) until its bulk async-group is retired
+    by ``bulk_wait``."""
+    if not ctx.sanitize:
+        return
+    st = state(ctx)
+    fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
+    for slot in g.idx:
+        r = _Read(int(slot), int(st.committed[slot]), fb, d)
+        st.reading[r.flat] += 1
+        st.reads.append(r)
+
+
+def bulk_commit(ctx, g):
+    """cp.async.bulk.commit_group: the threads' uncommitted bulk operations form a group."""
+    st = state(ctx)
+    st.committed[g.idx] += 1
+
+
+def defer_bulk(ctx, gj, fn):
+    """A bulk store (shared to global) of the one thread of ``gj`` under a late schedule: it
+    reads its source and writes global memory, ``fn(ctx)``, when ``cp.async.bulk.wait_group``
+    retires its bulk async-group (``run_bulk``)."""
+    slot = int(gj.idx[0])
+    ctx.bulk_late.append((slot, int(state(ctx).committed[slot]), ctx.cur, fn))
+
+
+def run_bulk(ctx, idx=None, lim=None):
+    """Run, in issue order, the late bulk stores of the threads ``idx`` whose group is below
+    ``lim`` (per slot; all of them when ``idx`` is None: the batch ended)."""
+    keep = []
+    st = state(ctx)
+    for slot, seq, d, fn in ctx.bulk_late:
+        if idx is None or (lim[slot] > seq and slot in idx):
+            # as issued: its group is the one it was issued in (the source read it registers is
+            # retired with that group)
+            now, st.committed[slot] = st.committed[slot], seq
+            try:
+                ctx.as_issued(d, fn)
+            finally:
+                st.committed[slot] = now
+        else:
+            keep.append((slot, seq, d, fn))
+    ctx.bulk_late = keep
+
+
+def bulk_wait(ctx, g, n):
+    """cp.async.bulk.wait_group{.read} n: retire all but the n most recent groups of each thread."""
+    st = ctx.async_proxy
+    if st is not None and ctx.timeline is not None:
+        ctx.timeline.retire(ctx, "bulk group", g, st.committed - int(n), 1)
+    if ctx.bulk_late:
+        lim = np.full(ctx.N, -1, np.int64)
+        lim[g.idx] = st.committed[g.idx] - int(n)
+        run_bulk(ctx, set(int(s) for s in g.idx), lim)
+    if st is None or not st.reads:
+        return
+    lim = np.full(ctx.N, -1, np.int64)
+    lim[g.idx] = st.committed[g.idx] - int(n)
+    keep = []
+    for r in st.reads:
+        if r.seq < lim[r.slot]:
+            st.reading[r.flat] -= 1
+        else:
+            keep.append(r)
+    st.reads = keep
+
+
+def on_generic_load(ctx, g, banks, offs, nbytes):
+    """A generic load of ``nbytes`` at each (bank, offset): report in-flight bytes."""
+    st = ctx.async_proxy
+    if st is None or not st.n_inflight:
+        return
+    ctx.shared._check(offs, nbytes)
+    starts = _starts(ctx, banks, offs)
+    if not M.take_rows(_counts(st), starts, nbytes).any():
+        return
+    flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
+    bad = st.inflight[flat]
+    if bad.any():
+        k = int(np.argmax(bad))
+        rec = _record_of(ctx, flat[k])
+        init = ctx.shared.init
+        if rec is not None and rec.cta is None and init is not None and not init[flat[k]]:
+            return      # never written: the uninitialized-read check names the pending cp.async
+        lane = min(k // max(int(nbytes), 1), g.n - 1)
+        raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the load reads"), g, lane)
+
+
+def on_generic_store(ctx, g, banks, offs, nbytes):
+    """A generic store: report bytes an asynchronous copy still writes, or a bulk store still
+    reads."""
+    st = ctx.async_proxy
+    if st is None or not (st.n_inflight or st.reads):
+        return
+    ctx.shared._check(offs, nbytes)
+    starts = _starts(ctx, banks, offs)
+    if not ((st.n_inflight and M.take_rows(_counts(st), starts, nbytes).any())
+            or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
+        return
+    flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
+    if st.n_inflight:
+        bad = st.inflight[flat]
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the store writes"), g,
+                            min(k // max(int(nbytes), 1), g.n - 1))
+    if st.reads:
+        bad = st.reading[flat]
+        if bad.any():
+            k = int(np.argmax(bad))
+            f = flat[k]
+            rec = next((r for r in reversed(st.reads) if _has(r.flat, f)), None)
+            src = f"`{rec.d.text}` ({rec.d.where_line()})" if rec is not None and rec.d is not None \
+                else "a bulk copy"
+            raise ctx.error(AsyncProxyError,
+                            f"the store overwrites {_where(ctx, f)} that {src} may still be reading "
+                            f"through the async proxy: retire its bulk async-group first "
+                            f"(cp.async.bulk.commit_group, then cp.async.bulk.wait_group.read)", g,
+                            min(k // max(int(nbytes), 1), g.n - 1))
+
+
+# ----------------------------------------------------------------------------- tensor maps
+def tensormap_modified(ctx, gaddr: int, d):
+    """A tensor map in global memory at ``gaddr`` was modified through the generic proxy."""
+    if ctx.sanitize:
+        state(ctx).tmaps[int(gaddr)] = d
+
+
+def tensormap_fenced(ctx, gaddr=None):
+    """A fence.proxy.tensormap::generic (for ``gaddr``, or every tensor map when None)."""
+    st = ctx.async_proxy
+    if st is None or not st.tmaps:
+        return
+    if gaddr is None:
+        st.tmaps.clear()
+    else:
+        st.tmaps.pop(int(gaddr), None)
+
+
+def check_tensormap(ctx, gaddr: int, g, lane=0):
+    """A TMA about to use the tensor map at global ``gaddr``."""
+    st = ctx.async_proxy
+    if st is None or not st.tmaps:
+        return
+    d = st.tmaps.get(int(gaddr))
+    if d is not None:
+        raise ctx.error(AsyncProxyError,
+                        f"the tensor map at global {int(gaddr):#x} was modified by `{d.text}` "
+                        f"({d.where_line()}) and is used with no tensormap proxy fence since: execute "
+                        f"fence.proxy.tensormap::generic.release and .acquire (or copy it with "
+                        f"tensormap.cp_fenceproxy) before the TMA", g, lane)

@@ -1,0 +1,498 @@
+"""Shared-memory race detection (part of the sanitizer).
+
+The interpreter runs the warps of a CTA in lock step, so a kernel that forgets a ``bar.sync``
+between one warp's store to shared memory and another warp's load of it still computes the
+right answer here, and the wrong one on a GPU. This tracker makes such bugs visible: every byte
+of shared memory remembers the warp that last stored it and the warps that read it, each
+stamped with the CTA's *synchronization epoch*, which advances whenever the CTA passes a
+barrier (bar.sync / barrier.sync / bar.red, named barriers included), an mbarrier completes a
+phase or a cluster barrier completes. Then
+
+* a load of a byte that another warp stored in the current epoch is a read-after-write race;
+* a store to a byte that another warp loaded in the current epoch is a write-after-read race;
+* a store to a byte that another warp stored in the current epoch is a write-write race, and so
+  are stores of one instruction by lanes of different warps to the same byte (the group runs
+  several warps). When both store the same value, every order leaves the same bytes: the PTX
+  memory model still calls it a data race, but hardware gives the defined result (Triton's
+  prologues and histograms zero shared words from every warp), so it is a
+  ``SanitizerWarning`` (``RaceTracker.warn``), a ``RaceError`` under ``sanitize="strict"``.
+
+Lanes of one warp (``intra_load`` / ``intra_store``, for ``ld`` / ``st``): since independent
+thread scheduling (sm_70) the lanes of a warp are not in lock step, so lanes exchanging shared
+memory need a ``bar.warp.sync`` (``__syncwarp``) between the store and the load. Every warp has
+a *sync interval* id that changes whenever the warp executes ``bar.warp.sync`` or a ``.sync``
+collective (``shfl`` / ``vote`` / ``match`` / ``redux`` / ``elect``: ``warp_synced``) and
+whenever its CTA passes a barrier (``advance``); every byte remembers the lane and interval of
+its last store, and the interval of the last warp that read it with the lane that read it (or
+"several lanes").
+Then, within one interval of one warp, a load of a byte another lane stored is a
+read-after-write race, a store to a byte another lane loaded a write-after-read race, and a
+store to a byte another lane stored a write-write race (a ``SanitizerWarning`` when both store
+the same value, as between warps). Lanes of one warp in *one* instruction never race (one of
+the stored values lands, the ISA's unspecified winner).
+
+Atomics and strong loads / stores (``.volatile``, ``.relaxed``, ``.acquire``, ``.release``:
+flags that threads poll) are not tracked. Byte granularity: neighbouring bytes owned by
+different warps never conflict.
+
+Bookkeeping (between warps). The verdicts are those of per-byte state, but the state is kept
+per access where that is exact: every 16-byte chunk of shared memory remembers the epoch of its
+CTA in which it was last stored and last loaded, with the warp that did or "several" (one stamp
+each: ``c_w`` / ``c_r``), and an access is only *recorded* (a pending row list: row
+starts, size, warps, epochs), not spread over its bytes. A load needs the per-byte writer state
+only when a chunk it reads was stored by another warp in the current epoch, a store needs the
+per-byte reader (writer) state only when a chunk it writes was loaded (stored) by another warp
+in it; only then are the pending rows of that kind applied to the per-byte arrays
+(``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
+byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
+are dropped (their state could never be compared equal again). Lanes of one instruction
+storing the same bytes are found per row when the rows are aligned to their size (equal starts),
+else byte by byte.
+
+Distributed shared memory: an access of another CTA of the cluster (through a
+``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
+is ordered against the owner's accesses only by what synchronizes the cluster: a completed
+``barrier.cluster`` phase with release arrivals, or a phase of the owner's mbarrier.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..state import memory as M
+
+
+class RaceFault(M.MemoryFault):
+    pass
+
+
+class RaceTracker:
+    def __init__(self, nbanks: int, stride: int, data=None):
+        n = nbanks * stride
+        self.stride = stride
+        self.data = data                            # the space's bytes (same-value stores)
+        self.warn = None                            # (RaceFault, warp, bank) -> None: same-value
+                                                    # write-write races warn instead of raising
+        # epochs count from 1, so every array starts as zeroed pages (0: no access yet)
+        self.wwarp = np.zeros(n, np.int16)          # last writer warp (within its CTA)
+        self.wepoch = np.zeros(n, np.int32)
+        self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
+        self.repoch = np.zeros(n, np.int32)
+        self.epoch = np.ones(nbanks, np.int32)
+        # per 16-byte chunk: epoch << _CODE | (warp + 1) of its last store / load; the warp part
+        # _SEVERAL when several warps accessed it in that epoch
+        self.c_w = np.zeros(n // 16, np.int64)
+        self.c_r = np.zeros(n // 16, np.int64)
+        self._pl = []                               # pending loads, stores (module doc)
+        self._ps = []
+        self._npend = 0                             # rows pending in both
+        self._scratch = np.zeros(n, np.int16)       # per byte: a writer of the current store
+        self._bscratch = None                       # per byte: the value it stores (made on first use)
+        self.iv = None                              # lanes of one warp: made by the first intra_* call
+
+    def advance(self, banks):
+        """The CTAs ``banks`` passed a synchronization point."""
+        self.epoch[banks] += 1
+        if self.iv is not None:
+            W = len(self.iv) // len(self.epoch)
+            b = np.asarray(banks, np.int64).reshape(-1)
+            self._renew((b[:, None] * W + np.arange(W)).reshape(-1))
+
+    def advance_all(self):
+        self.epoch += 1
+        self._pl.clear()                # every pending row is of a past epoch now
+        self._ps.clear()
+        self._npend = 0
+        if self.iv is not None:
+            self._renew(np.arange(len(self.iv)))
+
+    # ------------------------------------------------------------------ lanes of one warp
+    def warp_synced(self, gwarps):
+        """The warps ``gwarps`` (slot // 32 in the batch) executed a warp-synchronizing
+        instruction: their lanes' earlier shared accesses are ordered before their later ones."""
+        if self.iv is not None:
+            self._renew(np.unique(gwarps))
+
+    def _renew(self, gw):
+        if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
+            self.w_tag.fill(0)
+            self.r_tag.fill(0)
+            self._iv_next = len(self.iv) + 1
+            self.iv[:] = np.arange(1, len(self.iv) + 1)
+        self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
+        self._iv_next += len(gw)
+        self.iv_st[gw] = False
+        self.iv_ld[gw] = False
+
+    def _intra_state(self, nwarps):
+        if self.iv is None:
+            n = len(self.wwarp)
+            # interval ids count from 1: a tag of 0 (zeroed pages) is no access
+            self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
+            self._iv_next = nwarps + 1
+            self.w_tag = np.zeros(n, np.int32)              # per byte: interval * 32 + lane of its last store
+            self.r_tag = np.zeros(n, np.int32)              # interval * 64 + lane of its readers (MULTI: several)
+            self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
+            self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
+
+    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None):
+        """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
+        (``_bytes``) when the caller has them."""
+        self._intra_state(nwarps)
+        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        iv = self.iv[gwarps]
+        lanes = lanes.astype(np.int32)
+        if self.iv_st[gwarps].any():
+            wt = M.take_rows(self.w_tag, starts, nbytes)
+            bad = ((wt >> 5) == iv[:, None]) & ((wt & 31) != lanes[:, None])
+        else:
+            bad = None
+        if bad is not None and bad.any():
+            lane, k = np.argwhere(bad)[0]
+            addr = int(offs[lane]) + int(k)
+            raise RaceFault("race", int(lane), addr,
+                            f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of the "
+                            f"same warp stored since the warp last synchronized: {_MISSING_WARP} between the "
+                            f"store and this load", "shared")
+        mine = np.repeat(iv * 64 + lanes, nbytes)          # this warp's interval and the reading lane
+        if self.iv_ld[gwarps].any():
+            old = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
+            other = ((old >> 6) == (mine >> 6)) & (old != mine)  # another lane read it in this interval
+            tag = np.where(other, (mine & ~63) | _MULTI, mine)
+        else:
+            tag = mine
+        M.put_rows(self.r_tag, starts, nbytes, tag.reshape(-1, nbytes))
+        self.iv_ld[gwarps] = True
+        now = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
+        dup = ((now >> 6) == (mine >> 6)) & (now != tag)     # lanes of this warp in this instruction
+        if dup.any():
+            flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
+            self.r_tag[flat[dup]] = (mine[dup] & ~63) | _MULTI
+
+    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None):
+        """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``."""
+        self._intra_state(nwarps)
+        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        iv = self.iv[gwarps][:, None]
+        lanes = lanes.astype(np.int32)[:, None]
+        if self.iv_ld[gwarps].any():
+            rt = M.take_rows(self.r_tag, starts, nbytes)
+            war = ((rt >> 6) == iv) & ((rt & 63) != lanes)
+        else:
+            war = None
+        if war is not None and war.any():
+            lane, k = np.argwhere(war)[0]
+            addr = int(offs[lane]) + int(k)
+            r = int(rt[lane, k]) & 63
+            who = "other lanes" if r == _MULTI else f"lane {r}"
+            raise RaceFault("race", int(lane), addr,
+                            f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
+                            f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
+                            f"this store", "shared")
+        if self.iv_st[gwarps].any():
+            wt = M.take_rows(self.w_tag, starts, nbytes)
+            bad = ((wt >> 5) == iv) & ((wt & 31) != lanes)
+        else:
+            bad = None
+        if bad is not None and bad.any():
+            if idx is None:
+                idx = self._bytes(banks, offs, nbytes)
+            new = self._new_bytes(vals, idx.shape)
+            diff = bad if new is None else bad & (self.data[idx] != new)
+            lane, k = np.argwhere(diff if diff.any() else bad)[0]
+            addr = int(offs[lane]) + int(k)
+            other = int(wt[lane, k]) & 31
+            if not diff.any():
+                f = RaceFault("race", int(lane), addr,
+                              f"it stores to shared address {addr:#x}{{where}} the value that lane {other} of the "
+                              f"same warp also stored since the warp last synchronized: a data race by the PTX "
+                              f"memory model, but every order leaves the same bytes ({_MISSING_WARP} between "
+                              f"the two stores, or let one lane write it)", "shared")
+                if self.warn is None:
+                    raise f
+                self.warn(f, int(gwarps[lane]) % (nwarps // len(self.epoch)), int(banks[lane]))
+            else:
+                raise RaceFault("race", int(lane), addr,
+                                f"it stores to shared address {addr:#x}{{where}} that lane {other} of the same "
+                                f"warp also stored since the warp last synchronized, a different value: which "
+                                f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
+                                f"let one lane write it)", "shared")
+        M.put_rows(self.w_tag, starts, nbytes, iv * 32 + lanes)
+        self.iv_st[gwarps] = True
+
+    def _bytes(self, banks, offs, nbytes):
+        base = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        return base[:, None] + np.arange(nbytes)
+
+    # ------------------------------------------------------------------ between warps
+    def _chunks(self, starts, nbytes):
+        """The 16-byte chunks of rows ``[start, start + nbytes)``: (n,) when every row lies in
+        one chunk, else (n, k) (the last chunk repeated where a row spans fewer)."""
+        c0 = starts >> 4
+        if nbytes <= 16 and (len(starts) == 0 or int((starts & 15).max()) + nbytes <= 16):
+            return c0
+        c1 = (starts + (nbytes - 1)) >> 4
+        return np.minimum(c0[:, None] + np.arange((nbytes + 30) // 16), c1[:, None])
+
+    def _pend(self, lst, starts, nbytes, warps, ep):
+        lst.append((starts, int(nbytes), warps.astype(np.int64), ep))
+        self._npend += len(starts)
+        if self._npend > _PEND_LIMIT:
+            self._flush_loads()
+            self._flush_stores()
+
+    def _current(self, lst):
+        """The pending rows of ``lst`` of their CTA's current epoch: [(starts, nbytes, warps,
+        epochs)]; empties ``lst``."""
+        out = []
+        for starts, nb, warps, ep in lst:
+            self._npend -= len(starts)
+            keep = ep == self.epoch[starts // self.stride]
+            if not keep.all():
+                starts, warps, ep = starts[keep], warps[keep], ep[keep]
+            if len(starts):
+                out.append((starts, nb, warps, ep))
+        lst.clear()
+        return out
+
+    def _flush_loads(self):
+        """Apply the pending loads to the per-byte reader state (``rmask`` / ``repoch``)."""
+        rows = self._current(self._pl)
+        if not rows:
+            return
+        flat = np.concatenate([(s[:, None] + np.arange(nb)).reshape(-1) for s, nb, _, _ in rows])
+        cur = np.concatenate([np.repeat(e, nb) for _, nb, _, e in rows])
+        bits = np.concatenate([np.repeat(np.left_shift(np.uint64(1), w.astype(np.uint64)), nb)
+                               for _, nb, w, _ in rows])
+        stale = self.repoch[flat] != cur
+        if stale.any():
+            self.rmask[flat[stale]] = 0
+        self.repoch[flat] = cur
+        rm = self.rmask
+        rm[flat] = rm[flat] | bits
+        # bytes several rows read: the assignment kept one row's bits; or in the others' (each
+        # round settles at least one more row of every such byte)
+        lost = (rm[flat] & bits) != bits
+        while lost.any():
+            flat, bits = flat[lost], bits[lost]
+            rm[flat] = rm[flat] | bits
+            lost = (rm[flat] & bits) != bits
+
+    def _flush_stores(self):
+        """Apply the pending stores, in issue order, to the per-byte writer state."""
+        rows = self._current(self._ps)
+        if not rows:
+            return
+        flat = np.concatenate([(s[:, None] + np.arange(nb)).reshape(-1) for s, nb, _, _ in rows])
+        self.wwarp[flat] = np.concatenate([np.repeat(w.astype(np.int16), nb) for _, nb, w, _ in rows])
+        self.wepoch[flat] = np.concatenate([np.repeat(e, nb) for _, nb, _, e in rows])
+
+    def flush(self):
+        """Bring the per-byte arrays up to date (every pending access applied)."""
+        self._flush_loads()
+        self._flush_stores()
+
+    @staticmethod
+    def _mine(ch, ep, w):
+        """The chunk stamps of accesses by warps ``w`` in epochs ``ep`` (shaped like ``ch``)."""
+        m = (ep.astype(np.int64) << _CODE) | (w + 1)
+        return m if ch.ndim == 1 else m[:, None]
+
+    @staticmethod
+    def _other(v, mine):
+        """Chunk stamps ``v`` of the current epoch left by another warp (or several)."""
+        return ((v >> _CODE) == (mine >> _CODE)) & (v != mine)
+
+    def _hits(self, arr, ch, mine):
+        """(rows whose chunks another warp accessed in the current epoch (``arr``: ``c_w`` or
+        ``c_r``) or None, the per-chunk mask)."""
+        hit = self._other(arr[ch], mine)
+        if not hit.any():
+            return None, hit
+        return np.flatnonzero(hit if hit.ndim == 1 else hit.any(axis=1)), hit
+
+    def _stamp(self, arr, ch, mine, hit=None):
+        """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
+        when the caller has it."""
+        if hit is None:
+            hit = self._other(arr[ch], mine)
+        new = np.where(hit, mine | _SEVERAL, mine)
+        arr[ch] = new
+        mixed = arr[ch] != new          # another row of this access, of another warp, in the chunk
+        if mixed.any():
+            arr[ch[mixed]] |= _SEVERAL
+
+    def range_hit(self, kind: str, bank: int, lo: int, hi: int, warp: int) -> bool:
+        """Whether a chunk of CTA ``bank``'s bytes ``[lo, hi)`` was loaded (``kind`` "r") or
+        stored ("w") in its current epoch by a warp other than ``warp``; the per-byte state of
+        that kind is then brought up to date (``async_proxy``'s range checks read it)."""
+        b = bank * self.stride
+        arr = self.c_r if kind == "r" else self.c_w
+        sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
+        if not self._other(arr[sl], (int(self.epoch[bank]) << _CODE) | (warp + 1)).any():
+            return False
+        self._flush_loads() if kind == "r" else self._flush_stores()
+        return True
+
+    def record_range(self, kind: str, bank: int, lo: int, hi: int, warp: int):
+        """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
+        b = bank * self.stride
+        ep = self.epoch[bank]
+        arr = self.c_r if kind == "r" else self.c_w
+        sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
+        mine = (int(ep) << _CODE) | (warp + 1)
+        arr[sl] = np.where(self._other(arr[sl], mine), mine | _SEVERAL, mine)
+        self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
+                   np.array([warp], np.int64), np.array([ep], np.int32))
+
+    def on_load(self, banks, offs, nbytes, warps, idx=None):
+        """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
+        another warp in the current epoch; record the load."""
+        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        ch = self._chunks(starts, nbytes)
+        ep = self.epoch[banks]
+        sel, _ = self._hits(self.c_w, ch, self._mine(ch, ep, warps))
+        if sel is not None:
+            self._flush_stores()
+            idx = (idx if idx is not None else self._bytes(banks, offs, nbytes))[sel]
+            ww = self.wwarp[idx]
+            w = warps[sel]
+            bad = (ww >= 0) & (ww != w[:, None]) & (self.wepoch[idx] == ep[sel][:, None])
+            if bad.any():
+                j, k = np.argwhere(bad)[0]
+                lane = int(sel[j])
+                addr = int(offs[lane]) + int(k)
+                raise RaceFault("race", lane, addr,
+                                f"it reads shared address {addr:#x}{{where}} that {_who(int(ww[j, k]), int(warps[lane]))} "
+                                f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
+                                f"between the store and this load", "shared")
+        self._stamp(self.c_r, ch, self._mine(ch, ep, warps))
+        self._pend(self._pl, starts, nbytes, warps, ep)
+
+    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
+        """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
+        (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
+        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        ch = self._chunks(starts, nbytes)
+        ep = self.epoch[banks]
+        stamp = self._mine(ch, ep, warps)
+        sel, _ = self._hits(self.c_r, ch, stamp)
+        if sel is not None:
+            self._flush_loads()
+            if idx is None:
+                idx = self._bytes(banks, offs, nbytes)
+            sx = idx[sel]
+            mine = np.left_shift(np.uint64(1), warps[sel].astype(np.uint64))[:, None]
+            readers = np.where(self.repoch[sx] == ep[sel][:, None], self.rmask[sx], np.uint64(0)) & ~mine
+            if readers.any():
+                j, k = np.argwhere(readers != 0)[0]
+                lane = int(sel[j])
+                addr = int(offs[lane]) + int(k)
+                other = int(readers[j, k])
+                w = (other & -other).bit_length() - 1
+                raise RaceFault("race", lane, addr,
+                                f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
+                                f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
+                                f"this store", "shared")
+        sel, whit = self._hits(self.c_w, ch, stamp)
+        if sel is not None:
+            self._flush_stores()
+            if idx is None:
+                idx = self._bytes(banks, offs, nbytes)
+            sx = idx[sel]
+            ww = self.wwarp[sx]
+            bad = (ww >= 0) & (ww != warps[sel][:, None]) & (self.wepoch[sx] == ep[sel][:, None])
+            if bad.any():
+                new = self._new_bytes(None if vals is None else vals[sel], sx.shape)
+                diff = bad if new is None else bad & (self.data[sx] != new)
+                j, k = np.argwhere(diff if diff.any() else bad)[0]
+                lane = int(sel[j])
+                self._ww(offs, lane, k, int(ww[j, k]), int(warps[lane]), value=not diff.any(), bank=banks[lane])
+        if len(warps) > 1 and warps.min() != warps.max():
+            self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
+        self._stamp(self.c_w, ch, stamp, whit)
+        self._pend(self._ps, starts, nbytes, warps, ep)
+
+    def _same_instruction(self, banks, offs, nbytes, warps, vals, idx, starts):
+        """Lanes of different warps storing the same byte in this one instruction."""
+        w = warps.astype(np.int16)
+        if nbytes & (nbytes - 1) == 0 and not (starts & (nbytes - 1)).any():
+            # rows aligned to their power-of-two size overlap exactly when they start together
+            self._scratch[starts] = w
+            if not (self._scratch[starts] != w).any():
+                return
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
+        flat = idx.reshape(-1)
+        w = np.repeat(w, nbytes)
+        self._scratch[flat] = w
+        other = self._scratch[flat] != w
+        if other.any():
+            new = self._new_bytes(vals, idx.shape)
+            if new is not None:          # the byte the winning lane stores, against each lane's
+                nb = new.reshape(-1)
+                if self._bscratch is None:
+                    self._bscratch = np.zeros(len(self._scratch), np.uint8)
+                win = self._bscratch
+                win[flat] = nb
+                diff = other & (win[flat] != nb)
+            else:
+                diff = other
+            j = int(np.argmax(diff if diff.any() else other))
+            lane, k = divmod(j, nbytes)
+            self._ww(offs, lane, k, int(self._scratch[flat[j]]), int(warps[lane]), same=True,
+                     value=not diff.any(), bank=banks[lane])
+
+    def _new_bytes(self, vals, shape):
+        if vals is None or self.data is None:
+            return None
+        return np.ascontiguousarray(vals).view(np.uint8).reshape(shape)
+
+    def _ww(self, offs, lane, k, w, me, same=False, value=False, bank=0):
+        """Report a write-write race; ``value``: both store the same value (a warning through
+        ``self.warn`` where one is set)."""
+        addr = int(offs[lane]) + int(k)
+        when = "in this same instruction" if same else "since the last barrier"
+        fix = "let one warp write it" if same else f"{_missing(w, me)} between the two stores, or let one warp write it"
+        if value:
+            f = RaceFault("race", int(lane), addr,
+                          f"it stores to shared address {addr:#x}{{where}} the value that {_who(w, me)} also "
+                          f"stored {when}: a data race by the PTX memory model, but every order leaves the same "
+                          f"bytes ({fix})", "shared")
+            if self.warn is not None:
+                self.warn(f, me, int(bank))
+                return
+            raise f
+        raise RaceFault("race", int(lane), addr,
+                        f"it stores to shared address {addr:#x}{{where}} that {_who(w, me)} also stored "
+                        f"{when}, a different value, with no barrier between them: which one the byte "
+                        f"keeps is undefined ({fix})", "shared")
+
+
+_CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
+_SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
+_PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
+_IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
+_MULTI = 32                              # read tag lane field: several lanes read the byte
+_MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "
+                 "so a bar.warp.sync (__syncwarp) is missing")
+
+
+def warp_synced(ctx, g) -> None:
+    """The threads of ``g`` executed ``bar.warp.sync`` or a ``.sync`` warp collective: their
+    warps' shared accesses before it are ordered before those after it (module doc)."""
+    race = ctx.shared.race
+    if race is not None and race.iv is not None:
+        race.warp_synced(g.idx >> 5)
+
+
+def _who(w: int, me: int) -> str:
+    if w >= 32:
+        return f"CTA rank {w - 32} of the cluster (through distributed shared memory)"
+    return f"warp {w} of {'the CTA that owns it' if me >= 32 else 'this CTA'}"
+
+
+def _missing(w: int, me: int) -> str:
+    if w >= 32 or me >= 32:
+        return ("a barrier.cluster (arrive.release + wait) or an mbarrier wait of the owning CTA "
+                "is missing")
+    return "a bar.sync (__syncthreads) is missing"

@@ -1,0 +1,136 @@
+"""``wgmma.fence`` (part of the sanitizer): the ordering the ISA asks for between ordinary
+register accesses and ``wgmma.mma_async``.
+
+PTX ISA, ``wgmma.fence``: every warp of a warpgroup must execute a ``wgmma.fence``
+
+* before the warpgroup's first ``wgmma.mma_async``, and
+* between a register access by a thread of the warpgroup and a ``wgmma.mma_async`` that
+  accesses the same register as its accumulator or as a register holding a fragment of A,
+  except for accumulator accesses between ``wgmma.mma_async`` instructions of the same shape
+  (those are ordered by default);
+
+otherwise the behaviour is undefined (shared memory written by the generic proxy needs
+``fence.proxy.async`` instead: ``async_proxy``). ptxas (CUDA 13.0) repairs such code: it
+injects a ``warpgroup.arrive`` where a fence is missing and says so in an info line (C7519,
+"warpgroup.arrive is injected ... to allow use of registers in GMMA"), so the hardware computes
+the right values at the cost of that wait. A missing fence is therefore a ``SanitizerWarning``
+(an ``AsyncHazardError`` under ``sanitize="strict"``), once per ``mma_async`` instruction; the
+classic case is a flash-attention rescale of the accumulator between two wgmma groups, or A
+fragments loaded after the loop's single fence.
+
+The check: once a kernel executes a ``wgmma.fence`` or a ``wgmma.mma_async``, every write by an
+ordinary instruction (not a ``wgmma.*`` one: a ``wgmma.wait_group`` delivering accumulators is
+the same-shape chain) to a register that some ``wgmma.mma_async`` of the program uses as its
+accumulator or A fragment marks the writing threads; a ``wgmma.fence`` clears its threads'
+marks, and so does an ``mma_async`` for its accumulator (which it overwrites). A ``wgmma.mma_async`` that reads a marked register for one of its threads (its A
+registers; its accumulator when scale-d is true), or runs in a thread that never executed a
+``wgmma.fence``, is reported. Not reported, since the hardware result is defined:
+an earlier *read* of the register (an in-order read has completed before the asynchronous write
+can land), and an accumulator written before an ``mma_async`` with scale-d false, which does not
+read it (nvcc places the zeroing of ``float d[N] = {}`` after the ``wgmma.fence`` of inline asm,
+and such code runs right on hardware).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import AsyncHazardError
+
+
+def watched(prog) -> set:
+    """The register keys some ``wgmma.mma_async`` of ``prog`` uses as accumulator or A
+    fragment (filled in as the instructions are decoded)."""
+    return prog.wgmma_regs
+
+
+class FenceState:
+    """Per batch: which threads executed a ``wgmma.fence`` and which watched registers an
+    ordinary instruction wrote since the writing thread's last fence."""
+
+    def __init__(self, ctx):
+        self.keys = watched(ctx.prog)
+        self.fenced = np.zeros(ctx.N, bool)
+        self.dirty = {}           # key -> bool (N,): written since the slot's last wgmma.fence
+        self.src = {}             # key -> Decoded of the last such write
+
+    def wrote(self, ctx, key, g):
+        """``Context.write`` of a watched register by the threads of ``g``."""
+        d = ctx.cur
+        if d is not None and d.ins.opcode.startswith("wgmma."):
+            return                # wgmma.wait_group delivering accumulators
+        m = self.dirty.get(key)
+        if m is None:
+            m = self.dirty[key] = np.zeros(len(self.fenced), bool)
+        m[g.idx] = True
+        self.src[key] = d
+
+    def fence(self, g):
+        self.fenced[g.idx] = True
+        self.clean(g, list(self.dirty))
+
+    def clean(self, g, keys):
+        """The threads of ``g`` hold ``keys`` ordered for the next ``mma_async`` (a fence, or an
+        ``mma_async`` that writes them: the same-shape accumulator chain)."""
+        if not self.dirty:
+            return
+        for key in keys:
+            if key not in self.dirty:
+                continue
+            m = self.dirty[key]
+            m[g.idx] = False
+            if not m.any():
+                del self.dirty[key]
+                self.src.pop(key, None)
+
+    def check(self, ctx, g, acc_keys, a_keys):
+        """Before a ``wgmma.mma_async`` of ``g`` reads ``acc_keys`` / ``a_keys``: warn (module
+        doc) and go on."""
+        f = self.fenced[g.idx]
+        if not f.all():
+            ctx.warn(AsyncHazardError,
+                     "no wgmma.fence before this warpgroup's first wgmma.mma_async: the PTX ISA requires "
+                     f"one (it orders the earlier register writes before the tensor core reads them); {_PTXAS}",
+                     g, int(np.argmin(f)))
+            return
+        if not self.dirty:
+            return
+        for what, keys in (("accumulator", acc_keys), ("A-fragment", a_keys)):
+            for key in keys:
+                m = self.dirty.get(key)
+                if m is None:
+                    continue
+                mine = m[g.idx]
+                if mine.any():
+                    ctx.warn(AsyncHazardError,
+                             f"this wgmma.mma_async reads {what} register {_name(key)}, which "
+                             f"{_where(self.src.get(key))} wrote after the warpgroup's last wgmma.fence: "
+                             f"the PTX ISA requires a wgmma.fence between a register access and a "
+                             f"wgmma.mma_async that accesses the same register; {_PTXAS}", g,
+                             int(np.argmax(mine)))
+                    return
+
+
+_PTXAS = ("ptxas repairs it by injecting a warpgroup.arrive (info C7519: \"warpgroup.arrive is injected "
+          "... to allow use of registers in GMMA\"), so the hardware computes the right values, at the "
+          "cost of that wait (put a wgmma.fence after the last write instead)")
+
+
+def state(ctx) -> FenceState | None:
+    """The batch's ``FenceState`` (made on first use); None without the sanitizer."""
+    if not ctx.sanitize:
+        return None
+    st = ctx.wgfence
+    if st is None:
+        st = ctx.wgfence = FenceState(ctx)
+    return st
+
+
+def _name(key):
+    return key.split("::")[-1].split("#")[0]
+
+
+def _where(d):
+    if d is None:
+        return "an instruction"
+    loc = getattr(d.ins, "loc", None)
+    return f"`{d.text}` ({loc})" if loc is not None else f"`{d.text}` ({d.where()})"

@@ -1,0 +1,62 @@
+"""Decode a laid-out ``Program`` into handlers: each instruction is decoded by the ISA table
+(``isa.decode``: its form and chosen modifiers) and handed to the factory registered for the
+form's name (``registry``), which fills in the ``Decoded`` record.
+
+Forms the table marks ``cpu="nop"`` (fences, prefetches, scheduling hints) do nothing. An
+instruction the interpreter cannot decode gets a handler that raises when (and only when) it
+is executed, so kernels with an unsupported instruction on a path never taken still run.
+"""
+from __future__ import annotations
+
+from ...errors import InterpreterError, ValidationError
+from ...isa import decode, decode_parts
+from ..machine.registry import HANDLERS, K_CTRL, K_NOP
+
+# the instruction families register their handlers on import
+from ..ops import bits as ops_bits, bulk as ops_bulk, launch_control as ops_clc, cluster_ops as ops_cluster, control as ops_control, convert as ops_cvt, floating as ops_float, integer as ops_int, load_store as ops_mem, mma as ops_mma, mma_sparse as ops_mma_sp, setmaxnreg as ops_regs, alloca as ops_stack, mbarrier_ops as ops_sync, tcgen05 as ops_tcgen05, tcgen05_mma as ops_tcgen05_mma, warp as ops_warp, wgmma as ops_wgmma, wmma as ops_wmma
+
+
+def decode_program(prog) -> None:
+    """Give every instruction of ``prog`` (laid out by ``Program``) its handler."""
+    pending, prog._pending = prog._pending, None
+    for d, ins, scope in pending:
+        decode_instruction(prog, d, ins, scope)
+
+
+def _decoding(ins):
+    try:
+        return decode(ins)
+    except ValidationError:
+        # the table knows the modifiers but not this operand count: let the handler judge
+        return decode_parts(ins.opcode, ins.modifiers)
+
+
+def decode_instruction(prog, d, ins, scope):
+    if ins.guard is not None:
+        d.guard = prog.reg(ins.guard.reg, scope).key
+        d.gneg = ins.guard.negated
+    try:
+        try:
+            dec = _decoding(ins)
+        except ValidationError as e:
+            raise InterpreterError(f"the interpreter cannot decode this instruction: {e.message}") from None
+        if dec.form.cpu == "nop":
+            d.kind = K_NOP
+            return
+        f = HANDLERS.get(dec.form.name)
+        if f is None:
+            raise InterpreterError(f"the interpreter does not support instruction {ins.opcode!r}")
+        f(prog, d, ins, scope, dec)
+    except InterpreterError as e:
+        _defer(d, e.message)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+        _defer(d, f"cannot decode this instruction ({type(e).__name__}: {e})")
+
+
+def _defer(d, message):
+    d.kind = K_CTRL
+    d.sync = None
+
+    def unsupported(ctx, sub, g):
+        raise ctx.error(InterpreterError, message.rstrip("."), sub, 0, d)
+    d.fn = unsupported

@@ -1,0 +1,3 @@
+"""Memory and the values it holds: address spaces and their checks, the alloca stack, Tensor
+Memory, operand access, floating-point formats, the tensor-map encoding.
+"""

@@ -1,0 +1,691 @@
+"""Address spaces of the interpreter and their sanitizer checks.
+
+* ``FlatSpace``: a table of allocations at distinct addresses (global, const, kernel params).
+  Every access is resolved to one allocation and bounds- and alignment-checked; a miss names
+  the allocation it was nearest to. An output buffer (``launch(..., outputs=...)``) starts
+  uninitialized, as on a GPU: its allocation tracks which bytes were written and a load (or an
+  atomic) of a byte nothing wrote is reported; at the end of the launch the bytes still unwritten
+  are reported too (``launch``). An input buffer (``launch(..., inputs=...)``) refuses stores
+  and atomics (``Allocation.input``). A tensor batched on the grid by ``jax.vmap`` splits into
+  per-item parts (``Allocation.items``) that ``provenance`` checks one by one.
+* ``BankedSpace``: one bank per CTA (shared) or per thread (local); an address is an offset
+  into the bank of the accessing thread. Shared memory tracks which bytes were written so a read
+  of uninitialized shared memory is reported.
+
+Generic addresses: global allocations live at their own addresses (generic == global, as on
+the GPU); the shared, local, const and param windows are fixed ranges of the generic space.
+
+Every space counts its writes in ``version`` (``store`` and ``mark_init`` do; code that writes
+through a ``view`` directly, as atomics do, adds 1): the no-progress detector (``progress``)
+knows from it that no memory changed while a loop went round.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+GLOBAL_BASE = 0x7F00_0000_0000
+SHARED_WINDOW = 0x0100_0000_0000
+LOCAL_WINDOW = 0x0200_0000_0000
+CONST_BASE = 0x0300_0000_0000
+PARAM_BASE = 0x7000_0000            # kernel params: 32-bit addressable, like the constant bank
+PARAM_SIZE = 0x0100_0000
+CONST_SIZE = 1 << 32
+WINDOW_SIZE = 1 << 32          # size of the shared / local windows in the generic space
+
+M_WINDOW_HINT = 1 << 32
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
+FAST_MIN = 32                  # accesses by fewer threads always take the general path
+_U64 = 1 << 64
+_NEST_DEPTH = 6
+
+
+def nest(addrs):
+    """The addresses of an access as an affine nest, or None when they are scattered.
+
+    Returns ``(first, shape, strides, last)``: ``addrs[i] == first + sum(k[j] * strides[j])``
+    where ``k`` is ``i``'s C-order index over ``shape`` (outermost first), every stride is >= 0
+    (0 repeats an address) and ``last`` is the largest address (the nest never wraps past
+    2**64). Found from the runs of equal differences, innermost first, at most six deep: a warp
+    reading 16 consecutive bytes per lane, rows of a tile, the CTAs of a batch.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jax_pyptx.interpret.state.memory import nest
+        >>> rows = np.arange(3, dtype=np.uint64)[:, None] * np.uint64(4096)
+        >>> nest((np.uint64(256) + rows + np.arange(4, dtype=np.uint64) * np.uint64(16)).ravel())
+        (256, [3, 4], [4096, 16], 8496)
+        >>> nest(np.array([0, 16, 48], np.uint64)) is None
+        True
+    """
+    n = len(addrs)
+    if n < 2:
+        return None
+    cur = addrs.view(np.int64)
+    shape, strides = [], []
+    for _ in range(_NEST_DEPTH):
+        d = np.diff(cur)                    # wraps modulo 2**64, as the addresses do
+        s = int(d[0])
+        if s < 0:
+            return None
+        brk = np.flatnonzero(d != s)
+        if not len(brk):
+            shape.append(len(cur))
+            strides.append(s)
+            break
+        p = int(brk[0]) + 1                 # the first run: p addresses s apart
+        if len(cur) % p or ((brk + 1) % p).any():
+            return None
+        shape.append(p)
+        strides.append(s)
+        cur = cur[::p]
+    else:
+        return None
+    first = int(addrs[0])
+    last = first + sum((c - 1) * s for c, s in zip(shape, strides))
+    if last >= _U64:
+        return None
+    return first, shape[::-1], strides[::-1], last
+
+
+def disjoint(shape, strides, nbytes) -> bool:
+    """Whether the ``nbytes``-byte elements of a nest (``nest``) never overlap: each stride,
+    smallest first, at least the span of the dimensions inside it."""
+    span = nbytes
+    for c, s in sorted(zip(shape, strides), key=lambda cs: cs[1]):
+        if c == 1:
+            continue
+        if s < span:
+            return False
+        span = s * (c - 1) + span
+    return True
+
+
+def _nest_view(view, esz, off, shape, strides, count):
+    """The elements of a nest (byte offset ``off`` of its first address into ``view``'s
+    memory) as a strided view of shape ``(*shape, count)``."""
+    return as_strided(view[off // esz:], shape=(*shape, count), strides=(*strides, esz))
+
+
+def _vector(view_of, nb, off):
+    """A gather index for ``nb``-byte vectors at byte offsets ``off`` (all multiples of
+    ``nb``) into ``view_of(void nb)``: one element per vector, where indexing ``count``
+    elements per lane costs a 2-D gather."""
+    return view_of(np.dtype((np.void, nb))), (off // nb).astype(np.int64, copy=False)
+
+
+def _pow2(x):
+    return x & (x - 1) == 0
+
+
+def _misaligned(addrs, align):
+    """Bool per address: not a multiple of ``align``."""
+    if _pow2(align):
+        return (addrs & np.uint64(align - 1)) != 0
+    return (addrs % np.uint64(align)) != 0
+
+
+class MemoryFault(Exception):
+    """Raised by an access; the machine turns it into an ``InterpreterError`` that names the
+    instruction and the thread. ``lane`` indexes the active threads of the access."""
+
+    def __init__(self, kind: str, lane: int, address: int, detail: str, space: str = ""):
+        super().__init__(detail)
+        self.kind, self.lane, self.address, self.detail, self.space = kind, lane, address, detail, space
+
+
+class Allocation:
+    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly", "init", "input",
+                 "items", "last_store", "_ibuf")
+
+    def __init__(self, index, base, size, name, data, readonly=False):
+        self.index, self.base, self.size, self.name = index, base, size, name
+        self.data = data                  # uint8 array of length >= size (writable view)
+        self._views = {}
+        self.readonly = readonly
+        self.init = None                  # uint8 per byte (1: written) of an output; None: all defined
+        self._ibuf = None                 # init's buffer, padded to 64 bytes (wide views: _rows_set)
+        self.input = None                 # the argument it is an input of (stores refused); None: any
+        self.items = None                 # (item bytes, item per %ctaid.z): vmap items (provenance)
+        self.last_store = None            # Decoded of the last store traced to it (provenance)
+
+    def start_uninitialized(self, lo: int = 0, hi: int | None = None):
+        """Bytes ``[lo, hi)`` hold no value until a store writes them (an output buffer, as on
+        a GPU): a load of them is an uninitialized read (``FlatSpace``)."""
+        hi = self.size if hi is None else hi
+        if self.init is None:
+            # the whole buffer at once: zeroed pages (calloc), no pass over the bytes
+            whole = lo <= 0 and hi >= self.size
+            self._ibuf = (np.zeros if whole else np.ones)(-(-self.size // 64) * 64, np.uint8)
+            self.init = self._ibuf[:self.size]
+            if whole:
+                return
+        self.init[lo:hi] = 0
+
+    @property
+    def end(self):
+        return self.base + self.size
+
+    def view(self, dtype):
+        v = self._views.get(dtype)
+        if v is None:
+            isz = np.dtype(dtype).itemsize
+            n = len(self.data) // isz
+            v = self.data[: n * isz].view(dtype)
+            self._views[dtype] = v
+        return v
+
+    def describe(self) -> str:
+        return f"allocation #{self.index} ({self.name}, {self.size} bytes at {self.base:#x})"
+
+
+class FlatSpace:
+    """Allocations at distinct addresses: the global, const and param state spaces."""
+
+    def __init__(self, kind: str, base: int):
+        self.kind = kind
+        self.allocs: list[Allocation] = []
+        self.version = 0                  # writes so far (see the module docstring)
+        self._next = base
+        self._bases = np.zeros(0, np.uint64)
+        self._ends = np.zeros(0, np.uint64)
+        self.counter = None         # Stats.global_access of an opted-in launch (stats.py)
+        self.tracks_init = False    # some allocation starts uninitialized (Allocation.init)
+        self.item_mask = None       # bool per allocation: split into vmap items (Allocation.items)
+
+    def add(self, data: np.ndarray, name: str, align: int = 256, readonly=False) -> Allocation:
+        """Register ``data`` (uint8, modified in place by stores) and give it an address."""
+        size = int(data.nbytes)
+        base = -(-self._next // align) * align
+        a = Allocation(len(self.allocs), base, size, name, data.reshape(-1).view(np.uint8), readonly)
+        self.allocs.append(a)
+        # keep a guard gap after every allocation so a small overrun is never another's byte
+        self._next = base + max(size, 1) + 4096
+        self._bases = np.array([x.base for x in self.allocs], np.uint64)
+        self._ends = np.array([x.end for x in self.allocs], np.uint64)
+        return a
+
+    def find(self, addr: int):
+        """The allocation containing byte ``addr`` or None."""
+        k = int(np.searchsorted(self._bases, np.uint64(addr), "right")) - 1
+        if k >= 0 and addr < self.allocs[k].end:
+            return self.allocs[k]
+        return None
+
+    def explain(self, addr: int, size: int) -> str:
+        """Why an access of ``size`` bytes at ``addr`` is out of bounds."""
+        if addr == 0:
+            return f"address 0x0 is a null pointer ({self.kind} space)"
+        if not self.allocs:
+            return f"address {addr:#x} is not in any {self.kind} allocation (there are none)"
+        k = int(np.searchsorted(self._bases, np.uint64(addr), "right")) - 1
+        cands = []
+        if k >= 0:
+            a = self.allocs[k]
+            if addr >= a.base:
+                past = addr + size - a.end
+                cands.append((addr - a.end, f"address {addr:#x} is {past} bytes past the end of {a.describe()}"))
+        if k + 1 < len(self.allocs):
+            a = self.allocs[k + 1]
+            cands.append((a.base - addr, f"address {addr:#x} is {a.base - addr} bytes before the start of {a.describe()}"))
+        dist, text = min(cands, key=lambda c: c[0])
+        if dist > (1 << 20):
+            return f"address {addr:#x} is not in any {self.kind} allocation (nearest: {text.split(' of ', 1)[-1]})"
+        return text
+
+    # ------------------------------------------------------------------ accesses
+    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool, align: int | None = None):
+        """Check the accesses and return [(alloc, positions, offsets)] grouped by allocation."""
+        n = len(addrs)
+        if n == 0:
+            return []
+        align = nbytes if align is None else align
+        if align > 1:
+            mis = _misaligned(addrs, align)
+            if mis.any():
+                lane = int(np.argmax(mis))
+                a = int(addrs[lane])
+                raise MemoryFault("misaligned", lane, a,
+                                  f"address {a:#x} is not aligned to {align} bytes"
+                                  + _within(self.find(a), a), self.kind)
+        lo = int(addrs.min())
+        hi = int(addrs.max())
+        k = int(np.searchsorted(self._bases, np.uint64(lo), "right")) - 1
+        if k >= 0:
+            al = self.allocs[k]
+            if lo >= al.base and hi + nbytes <= al.end:
+                self._check_ro(al, write, addrs, 0)
+                return [(al, None, addrs - np.uint64(al.base))]
+        ks = np.searchsorted(self._bases, addrs, "right").astype(np.int64) - 1
+        out = []
+        bad = ks < 0
+        if bad.any():
+            lane = int(np.argmax(bad))
+            a = int(addrs[lane])
+            raise MemoryFault("out-of-bounds", lane, a, self.explain(a, nbytes), self.kind)
+        for k in np.unique(ks):
+            al = self.allocs[int(k)]
+            pos = np.nonzero(ks == k)[0]
+            sub = addrs[pos]
+            over = sub + np.uint64(nbytes) > np.uint64(al.end)
+            if over.any():
+                j = int(np.argmax(over))
+                a = int(sub[j])
+                raise MemoryFault("out-of-bounds", int(pos[j]), a, self.explain(a, nbytes), self.kind)
+            self._check_ro(al, write, sub, int(pos[0]))
+            out.append((al, pos, sub - np.uint64(al.base)))
+        return out
+
+    def _check_ro(self, al, write, addrs, lane):
+        if write and al.readonly:
+            a = int(addrs[0])
+            raise MemoryFault("read-only", lane, a, f"address {a:#x} is in read-only {al.describe()}", self.kind)
+        if write and al.input is not None:
+            a = int(addrs[0])
+            raise MemoryFault("input", lane, a,
+                              f"address {a:#x} (byte {a - al.base} of {al.describe()}) is in {al.input}, an "
+                              f"input that is not an aliased output: under jax.jit on a GPU this writes a "
+                              f"buffer XLA owns; write an output instead, or alias the input to an output "
+                              f"(input_output_aliases) to update it in place", self.kind)
+
+    def _check_init(self, parts, nbytes, what="is read"):
+        """Uninitialized bytes of outputs (``Allocation.init``) among the accessed ones (the rows
+        are compared a word at a time, ``_rows_defined``; a row with an unwritten byte is then
+        found byte by byte)."""
+        for al, pos, off in parts:
+            if al.init is None:
+                continue
+            o = off.astype(np.int64)
+            if _rows_defined(al.init if al._ibuf is None else al._ibuf, o, nbytes):
+                continue
+            b = o[:, None] + np.arange(nbytes)
+            bad = al.init[b] == 0
+            if bad.any():
+                j, k = np.argwhere(bad)[0]
+                lane = int(j) if pos is None else int(pos[j])
+                o = int(b[j, k])
+                raise MemoryFault("uninitialized", lane, al.base + o,
+                                  f"{self.kind} address {al.base + o:#x} (byte {o} of {al.describe()}) "
+                                  f"{what} before any thread wrote it: an output starts uninitialized, as "
+                                  f"on a GPU; write it before reading it, or make the buffer an "
+                                  f"input-output alias to keep its contents", self.kind)
+
+    @staticmethod
+    def _mark_init(parts, nbytes):
+        for al, pos, off in parts:
+            if al.init is not None:
+                _rows_set(al.init if al._ibuf is None else al._ibuf, off.astype(np.int64), nbytes)
+
+    def _fast(self, addrs, nbytes, esz, write, align=None):
+        """``(allocation, nest)`` of an access whose addresses form an affine nest (``nest``)
+        inside one allocation, aligned and allowed: every check of ``_resolve`` passes, so the
+        access is a strided slice of the allocation. None when ``_resolve`` must decide (and
+        report the first failing lane)."""
+        if len(addrs) < FAST_MIN:
+            return None
+        ns = nest(addrs)
+        if ns is None:
+            return None
+        first, shape, strides, last = ns
+        align = nbytes if align is None else align
+        unit = align if align % esz == 0 else esz * align      # every address a multiple of esz too
+        if unit > 1 and (first % unit or any(s % unit for s in strides)):
+            return None
+        k = int(np.searchsorted(self._bases, np.uint64(first), "right")) - 1
+        if k < 0:
+            return None
+        al = self.allocs[k]
+        if first < al.base or last + nbytes > al.end or (al.base % esz):
+            return None
+        if write and (al.readonly or al.input is not None):
+            return None
+        return al, ns
+
+    def load(self, addrs, dtype, count=1, align=None):
+        """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count).
+        Addresses forming an affine nest in one allocation (``nest``) are read as a strided
+        slice (an output's written-byte flags checked over the same slice), vectors aligned to
+        their size as one element each; the checks and their reports are those of
+        ``_resolve`` and ``_check_init``."""
+        dt = np.dtype(dtype)
+        esz = dt.itemsize
+        nb = esz * count
+        n = len(addrs)
+        fast = self._fast(addrs, nb, esz, False, align)
+        if fast is not None:
+            al, (first, shape, strides, _) = fast
+            if self.tracks_init and al.init is not None and \
+                    not _nest_view(al.init, 1, first - al.base, shape, strides, nb).all():
+                self._check_init([(al, None, addrs - np.uint64(al.base))], nb)     # the report
+            if self.counter is not None:
+                self.counter("load", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
+            return np.array(_nest_view(al.view(dt), esz, first - al.base, shape, strides, count), order="C").reshape(n, count)
+        parts = self._resolve(addrs, nb, False, align)
+        if self.tracks_init:
+            self._check_init(parts, nb)
+        if self.counter is not None:
+            self.counter("load", n * nb, parts, nb)
+        vec = count > 1 and _pow2(nb) and (align is None or align % nb == 0)
+        if len(parts) == 1 and parts[0][1] is None:
+            al, _, off = parts[0]
+            if vec and al.base % nb == 0:
+                view, idx = _vector(al.view, nb, off)
+                return view[idx].view(dt).reshape(n, count)
+            idx = (off // np.uint64(esz)).astype(np.int64)
+            v = al.view(dt)
+            if count == 1:
+                return v[idx][:, None]
+            return v[idx[:, None] + np.arange(count)]
+        out = np.empty((n, count), dt)
+        for al, pos, off in parts:
+            sel = np.arange(n) if pos is None else pos
+            if vec and al.base % nb == 0:
+                view, idx = _vector(al.view, nb, off)
+                out[sel] = view[idx].view(dt).reshape(-1, count)
+                continue
+            idx = (off // np.uint64(esz)).astype(np.int64)
+            v = al.view(dt)
+            out[sel] = v[idx[:, None] + np.arange(count)]
+        return out
+
+    def store(self, addrs, values):
+        """Scatter ``values`` of shape (n, count) to the addresses (a strided slice when they
+        form a nest of disjoint elements in one allocation, ``load``; an output's written-byte
+        flags set over the same slice)."""
+        self.version += 1
+        dt = values.dtype
+        esz = dt.itemsize
+        count = values.shape[1]
+        nb = esz * count
+        n = len(addrs)
+        fast = self._fast(addrs, nb, esz, True)
+        if fast is not None and disjoint(fast[1][1], fast[1][2], nb):
+            al, (first, shape, strides, _) = fast
+            if self.counter is not None:
+                self.counter("store", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
+            if self.tracks_init and al.init is not None:     # the bytes written, as _mark_init
+                _nest_view(al.init, 1, first - al.base, shape, strides, nb)[...] = 1
+            _nest_view(al.view(dt), esz, first - al.base, shape, strides, count)[...] = \
+                values.reshape(*shape, count)
+            return
+        parts = self._resolve(addrs, nb, True)
+        if self.counter is not None:
+            self.counter("store", n * nb, parts, nb)
+        if self.tracks_init:
+            self._mark_init(parts, nb)
+        vec = count > 1 and _pow2(nb)
+        for al, pos, off in parts:
+            vals = values if pos is None else values[pos]
+            if vec and al.base % nb == 0:
+                view, idx = _vector(al.view, nb, off)
+                view[idx] = np.ascontiguousarray(vals).view(view.dtype).reshape(-1)
+                continue
+            idx = (off // np.uint64(esz)).astype(np.int64)
+            v = al.view(dt)
+            if count == 1:
+                v[idx] = vals[:, 0]
+            else:
+                v[idx[:, None] + np.arange(count)] = vals
+
+    def locate(self, addrs, nbytes, write):
+        """Resolve for read-modify-write users (atomics): [(alloc, positions, offsets)]."""
+        parts = self._resolve(addrs, nbytes, write)
+        if self.counter is not None:
+            self.counter("atomic", len(addrs) * nbytes, parts, nbytes)
+        if self.tracks_init:
+            # an atomic reads the old value (red too): an output's bytes must hold one
+            self._check_init(parts, nbytes, "is updated atomically")
+            self._mark_init(parts, nbytes)
+        return parts
+
+
+def _within(al, a):
+    return "" if al is None else f" (inside {al.describe()})"
+
+
+class BankedSpace:
+    """One bank of ``size`` bytes per CTA (shared memory) or per thread (local memory)."""
+
+    def __init__(self, kind: str, nbanks: int, size: int, track_init: bool, layout=None):
+        self.kind = kind
+        self.size = int(size)
+        self.stride = max(16, -(-self.size // 16) * 16)
+        self.nbanks = nbanks
+        self.data = np.zeros(nbanks * self.stride, np.uint8)
+        self.init = np.zeros(nbanks * self.stride, np.uint8) if track_init else None
+        self.layout = layout or []       # [(name, offset, size)] for messages
+        self._views = {}
+        self._iviews = {}
+        self.race = None                 # sanitizer.RaceTracker for shared memory
+        self.version = 0                 # writes so far (see the module docstring)
+        self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
+        self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
+
+    def view(self, dt):
+        v = self._views.get(dt)
+        if v is None:
+            v = self._views[dt] = self.data.view(dt)
+        return v
+
+    def iview(self, isz):
+        v = self._iviews.get(isz)
+        if v is None:
+            v = self._iviews[isz] = self.init.view(_UINT[isz])
+        return v
+
+    def describe_offset(self, off: int) -> str:
+        for name, start, size in self.layout:
+            if start <= off < start + size:
+                return f"{name!r} (+{off - start})"
+        return ""
+
+    def _check(self, offs, nbytes, align=None):
+        align = nbytes if align is None else align
+        if align > 1:
+            mis = _misaligned(offs, align)
+            if mis.any():
+                lane = int(np.argmax(mis))
+                a = int(offs[lane])
+                raise MemoryFault("misaligned", lane, a,
+                                  f"{self.kind} address {a:#x} is not aligned to {align} bytes", self.kind)
+        if len(offs) and int(offs.max()) + nbytes <= self.size:
+            return
+        over = offs + np.uint64(nbytes) > np.uint64(self.size)
+        if over.any():
+            lane = int(np.argmax(over))
+            a = int(offs[lane])
+            raise MemoryFault("out-of-bounds", lane, a, self._explain(a, nbytes), self.kind)
+
+    def _explain(self, a, nbytes):
+        what = "shared memory of this CTA" if self.kind == "shared" else "local memory of this thread"
+        lay = ", ".join(f"{n!r} {s} bytes at {o:#x}" for n, o, s in self.layout) or "no variables"
+        if a >= (1 << 63):
+            return f"{self.kind} address {a - (1 << 64)} is negative ({what}: {self.size} bytes: {lay})"
+        if a >= M_WINDOW_HINT:
+            return (f"{self.kind} address {a:#x} is far outside the {what} ({self.size} bytes: {lay}); "
+                    f"is it a generic address used without cvta.to.{self.kind}?")
+        past = a + nbytes - self.size
+        return (f"{self.kind} address {a:#x} is {past} bytes past the end of {what} "
+                f"({self.size} bytes: {lay})")
+
+    def flat(self, banks, offs):
+        return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+
+    def _race(self, fn, banks, offs, nbytes, warps, *vals):
+        try:
+            fn(banks, offs, nbytes, warps, *vals)
+        except MemoryFault as f:
+            where = self.describe_offset(f.address)
+            f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
+            raise
+
+    def _vec(self, nb, count, align):
+        """Whether ``count`` elements of ``nb`` bytes in all move as one ``nb``-byte element
+        (``_vector``): the offsets are checked multiples of ``nb``, as is a bank's stride."""
+        return count > 1 and _pow2(nb) and self.stride % nb == 0 and (align is None or align % nb == 0)
+
+    def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None):
+        dt = np.dtype(dtype)
+        esz = dt.itemsize
+        offs = np.asarray(offs, np.uint64)
+        self._check(offs, esz * count, align)
+        if self.race is not None and warps is not None:
+            self._race(self.race.on_load, banks, offs, esz * count, warps)
+        if self._vec(esz * count, count, align):
+            # a vector per lane: one element of its size
+            view, idx = _vector(self.view, esz * count, self.flat(banks, offs))
+            out = view[idx].view(dt).reshape(-1, count)
+        else:
+            f = self.flat(banks, offs) // esz
+            out = self.view(dt)[f[:, None] + np.arange(count) if count > 1 else f[:, None]]
+        if check_init and self.init is not None:
+            self.check_init(banks, offs, esz, count)
+        return out
+
+    def check_init(self, banks, offs, esz, count=1):
+        """Report the first element (``esz`` bytes, ``count`` per row) of the rows at (bank,
+        offset) that holds a byte no thread wrote (rows compared a word at a time first)."""
+        starts = self.flat(banks, offs)
+        if _rows_defined(self.init, starts, esz * count):
+            return
+        f = starts // esz
+        f = f[:, None] + np.arange(count) if count > 1 else f[:, None]
+        bad = self.iview(esz)[f] != _ONES[esz]
+        if bad.any():
+            lane, k = np.argwhere(bad)[0]
+            a = int(offs[lane]) + int(k) * esz
+            where = self.describe_offset(a)
+            raise MemoryFault("uninitialized", int(lane), a,
+                              f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
+                              f"thread of this CTA wrote it", self.kind)
+
+    def store(self, banks, offs, values, align=None, warps=None):
+        self.version += 1
+        dt = values.dtype
+        esz = dt.itemsize
+        count = values.shape[1]
+        offs = np.asarray(offs, np.uint64)
+        self._check(offs, esz * count, align)
+        if self.race is not None and warps is not None:
+            self._race(self.race.on_store, banks, offs, esz * count, warps, values)
+        if self._vec(esz * count, count, align):
+            # a vector per lane: one element of its size (aligned vectors coincide or are
+            # disjoint, so the last lane storing one wins, as element by element)
+            view, idx = _vector(self.view, esz * count, self.flat(banks, offs))
+            view[idx] = np.ascontiguousarray(values).view(view.dtype).reshape(-1)
+        else:
+            f = self.flat(banks, offs) // esz
+            if count > 1:
+                self.view(dt)[f[:, None] + np.arange(count)] = values
+            else:
+                self.view(dt)[f] = values[:, 0]
+        self.mark_written(banks, offs, esz * count)
+
+    def dview(self, isz):
+        v = self._dviews.get(isz)
+        if v is None:
+            v = self._dviews[isz] = self.dirty.view(_UINT[isz])
+        return v
+
+    def mark_written(self, banks, offs, nbytes):
+        """A generic-proxy store of ``nbytes`` at each (bank, offset): the bytes are initialized
+        and (shared, sanitized) written since their CTA's last fence.proxy.async (``dirty``)."""
+        if self.init is None and self.dirty is None:
+            return
+        starts = self.flat(banks, offs)
+        if self.init is not None:
+            _rows_set(self.init, starts, nbytes)
+        if self.dirty is not None:
+            _rows_set(self.dirty, starts, nbytes)
+
+    def mark_init(self, banks, offs, nbytes):
+        self.version += 1
+        if self.init is None:
+            return
+        _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
+
+
+def _unit(buf, starts, nbytes):
+    """The widest item (a power of two of bytes, up to 64) that rows ``[start, start +
+    nbytes)`` of the uint8 array ``buf`` are made of: it divides ``nbytes``, every start and the
+    length of ``buf``."""
+    u = 64
+    while u > 1 and (nbytes % u or len(buf) % u):
+        u >>= 1
+    while u > 1 and (starts & (u - 1)).any():
+        u >>= 1
+    return u
+
+
+def _words(buf, starts, nbytes):
+    """(view of ``buf`` with items of the rows' unit, item indices of the rows: (n,) when a row
+    is one item, a filled item)."""
+    u = _unit(buf, starts, nbytes)
+    if u == 1:
+        v, q = buf, starts
+    else:
+        v = buf.view(_ITEM[u])
+        q = starts >> (u.bit_length() - 1)
+    k = nbytes // u
+    return v, (q if k == 1 else q[:, None] + np.arange(k)), _FILL[u]
+
+
+def _rows_set(buf, starts, nbytes):
+    """Set bytes ``[start, start + nbytes)`` of the per-byte flag array ``buf`` (uint8, 0 / 1)
+    to 1, an item of up to 64 bytes at a time where the rows allow."""
+    if not len(starts):
+        return
+    v, idx, one = _words(buf, starts, int(nbytes))
+    v[idx] = one
+
+
+def _rows_defined(buf, starts, nbytes) -> bool:
+    """Whether every byte of rows ``[start, start + nbytes)`` of ``buf`` is 1."""
+    if not len(starts):
+        return True
+    v, idx, _ = _words(buf, starts, int(nbytes))
+    got = v[idx]
+    if got.dtype.kind == "V":
+        return bool((got.view(np.uint64) == _ONES[8]).all())
+    return bool((got == _ONES[got.dtype.itemsize]).all())
+
+
+def row_view(arr, starts, nbytes):
+    """``(view, item indices)``: the 1-D per-byte array ``arr`` (any dtype: one entry per byte)
+    seen as one item per row ``[start, start + nbytes)``, when every row is aligned to its
+    power-of-two size; else None."""
+    if nbytes & (nbytes - 1) or len(arr) % nbytes or (nbytes > 1 and (starts & (nbytes - 1)).any()):
+        return None
+    if nbytes == 1:
+        return arr, starts
+    return arr.view(np.dtype((np.void, nbytes * arr.itemsize))), starts >> (nbytes.bit_length() - 1)
+
+
+def take_rows(arr, starts, nbytes):
+    """``arr[starts[:, None] + arange(nbytes)]`` (one index per row when ``row_view`` allows)."""
+    nbytes = int(nbytes)
+    r = row_view(arr, starts, nbytes)
+    if r is None:
+        return arr[starts[:, None] + np.arange(nbytes)]
+    v, q = r
+    return v[q].view(arr.dtype).reshape(len(q), nbytes)
+
+
+def put_rows(arr, starts, nbytes, vals):
+    """``arr[starts[:, None] + arange(nbytes)] = vals`` (``vals`` broadcast to (n, nbytes); a
+    row written twice keeps the later row, as a fancy-index assignment does)."""
+    nbytes = int(nbytes)
+    r = row_view(arr, starts, nbytes)
+    if r is None:
+        arr[starts[:, None] + np.arange(nbytes)] = vals
+        return
+    v, q = r
+    rows = np.ascontiguousarray(np.broadcast_to(vals, (len(q), nbytes)), arr.dtype)
+    v[q] = rows.view(v.dtype).reshape(len(q))
+
+
+_ITEM = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64),
+         16: np.dtype((np.void, 16)), 32: np.dtype((np.void, 32)), 64: np.dtype((np.void, 64))}
+_FILL = {1: 1, 2: _ONES[2], 4: _ONES[4], 8: _ONES[8],
+         **{u: np.frombuffer(b"\x01" * u, _ITEM[u])[0] for u in (16, 32, 64)}}
