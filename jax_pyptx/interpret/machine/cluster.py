@@ -288,3 +288,9 @@ class ClusterMixin:
         arrived = int(((st.arrived[sl] == st.phase[c]) & live).sum())
         return (f"waits on barrier.cluster (phase {int(st.phase[c])}: {arrived} of {int(live.sum())} "
                 f"live threads of the cluster arrived)")
+
+
+def shared_banks(ctx, g, addrs):
+    """(CTA banks, offsets) of shared addresses (``.shared::cluster`` addresses allowed)."""
+    banks, offs, _ = shared_target(ctx, g, addrs)
+    return banks, offs

@@ -43,7 +43,7 @@ import numpy as np
 
 from ...errors import InterpreterError, SanitizerError, UninitializedReadError
 from ..state import memory as M
-from ..ops.load_store import _shared_banks
+from .cluster import shared_banks
 
 MAX_COUNT = (1 << 20) - 1          # arrival counts: 1 .. 2^20 - 1
 MAX_TX = (1 << 20) - 1             # tx-count range: -(2^20 - 1) .. 2^20 - 1
@@ -93,7 +93,7 @@ def locate(ctx, g, addrs, space: str):
                                 f"generic address {int(a[lane]):#x} is not in the shared window: an "
                                 f"mbarrier object lives in shared memory", "shared")
         a = a - np.uint64(M.SHARED_WINDOW)
-    banks, offs = _shared_banks(ctx, g, a)
+    banks, offs = shared_banks(ctx, g, a)
     ctx.shared._check(offs, 8)
     return banks.astype(np.int64), offs.astype(np.int64)
 

@@ -29,8 +29,8 @@ from ..state import tensormap as TM
 from . import tma_boxes as T
 from ..machine.group import Group
 from ..state.operands import items, reader
-from ..machine.cluster import shared_target
-from .load_store import _shared_banks, address_getter, classify
+from ..machine.cluster import shared_banks, shared_target
+from .load_store import address_getter, classify
 from ..machine.registry import register
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -46,7 +46,7 @@ def _vals(get, ctx, g, dt=np.int64):
 
 def _shared_at(ctx, gj, addr: int, align: int, what: str):
     """(cta, offset) of a shared::cta / shared::cluster address, checked for alignment."""
-    banks, offs = _shared_banks(ctx, gj, np.array([addr], np.uint64))
+    banks, offs = shared_banks(ctx, gj, np.array([addr], np.uint64))
     off = int(offs[0])
     if off % align:
         raise ctx.error(MisalignedAccessError,
@@ -507,7 +507,7 @@ def _replace(prog, d, ins, scope, dec):
                 ctx.mem.gspace.store(np.array([at], np.uint64), raw)
                 AP.tensormap_modified(ctx, int(a[j]), d)
             else:
-                banks, offs = _shared_banks(ctx, gj, np.array([at], np.uint64))
+                banks, offs = shared_banks(ctx, gj, np.array([at], np.uint64))
                 ctx.shared.store(banks, offs, raw, align=1)
     d.fn = replace
 
@@ -534,7 +534,7 @@ def _cp_fenceproxy(prog, d, ins, scope, dec):
             if key[0] % 64 or key[1] % 64:
                 raise ctx.error(MisalignedAccessError, "tensormap.cp_fenceproxy addresses must be "
                                                        "64-byte aligned", gj)
-            banks, offs = _shared_banks(ctx, gj, np.array([key[1]], np.uint64))
+            banks, offs = shared_banks(ctx, gj, np.array([key[1]], np.uint64))
             data = ctx.shared.load(banks, offs, np.uint8, TM.SIZE, check_init=ctx.sanitize, align=64)
             ctx.mem.gspace.store(np.array([key[0]], np.uint64), data)
             AP.tensormap_fenced(ctx, key[0])

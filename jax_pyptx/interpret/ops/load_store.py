@@ -13,7 +13,7 @@ from ..sanitizer import global_races
 from ..state import memory as M
 from ..sanitizer import provenance
 from ..state import stack
-from ..machine.cluster import shared_target
+from ..machine.cluster import shared_banks, shared_target
 from ..machine.program import addr_parts
 from ..sanitizer.async_proxy import cp_async_landed, on_generic_load, on_generic_store, track_cp_async
 from ..machine.registry import register
@@ -57,12 +57,6 @@ def mem_space(dec):
     else ``space_of(dec)[0]``."""
     space, opt = space_of(dec)
     return "shared::cluster" if opt == ".shared::cluster" else space
-
-
-def _shared_banks(ctx, g, addrs):
-    """(CTA banks, offsets) of shared addresses (``.shared::cluster`` addresses allowed)."""
-    banks, offs, _ = shared_target(ctx, g, addrs)
-    return banks, offs
 
 
 def space_load(ctx, g, space, addrs, dt, count=1, race=True):
@@ -578,7 +572,7 @@ def _cp_async(prog, d, ins, scope, dec):
             ss = np.broadcast_to(np.asarray(src_size(ctx, g), np.int64), (g.n,)).copy()
         if ignore is not None:
             ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
-        banks, offs = _shared_banks(ctx, g, dst)
+        banks, offs = shared_banks(ctx, g, dst)
         ctx.shared._check(offs, size)
         if pk is not None and ctx.ptag:
             live = ss > 0                # src-size 0 (or ignore-src) reads nothing

@@ -26,9 +26,10 @@ from ...ir.nodes import Reg
 from ...isa.fragments import ldmatrix_fragment, ldmatrix_row_lane, mma_fragment, mnk, stmatrix_fragment
 from ...types import b32, b64
 from ..state import fp
+from ..machine.cluster import shared_banks
 from ..machine.registry import register
 from ..sanitizer.async_proxy import on_generic_load, on_generic_store
-from .load_store import _shared_banks, address_getter, space_of
+from .load_store import address_getter, space_of
 from ..state.operands import items, reader, writer
 
 
@@ -348,7 +349,7 @@ def _ldmatrix(prog, d, ins, scope, dec):
             from ..state import memory as Mm
             a = a - np.uint64(Mm.SHARED_WINDOW)
         fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
-        banks, offs = _shared_banks(ctx, fake, a)
+        banks, offs = shared_banks(ctx, fake, a)
         if ctx.async_proxy is not None:     # a cp.async destination still in flight is reported
             on_generic_load(ctx, _row_lanes(uw, nm, ctx), banks, offs, 16)
         warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
@@ -429,7 +430,7 @@ def _store_rows(ctx, uw, rows, space, vals):
         from ..state import memory as Mm
         a = a - np.uint64(Mm.SHARED_WINDOW)
     fake = Group(np.repeat(uw * 32, len(a) // len(uw)), 0, ctx.N)
-    banks, offs = _shared_banks(ctx, fake, a)
+    banks, offs = shared_banks(ctx, fake, a)
     if ctx.async_proxy is not None:         # bytes a cp.async still writes / a bulk copy reads
         on_generic_store(ctx, _row_lanes(uw, len(a) // len(uw) // 8, ctx), banks, offs,
                          vals.dtype.itemsize * vals.shape[1])

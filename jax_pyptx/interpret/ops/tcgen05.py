@@ -32,8 +32,9 @@ from ..state import memory as M
 from . import smem_matrix as SM
 from ..machine.asyncregs import AsyncWrites
 from ..machine.group import Group
-from .load_store import _shared_banks, address_getter, space_of
+from .load_store import address_getter, space_of
 from ..state.operands import items, parse_int, reader
+from ..machine.cluster import shared_banks
 from ..machine.registry import register
 from ..state.tmem import split, tmem
 
@@ -125,7 +126,7 @@ def _alloc(prog, d, ins, scope, dec):
             a64 = np.array([a], np.uint64)
             if space == "generic":
                 a64 = a64 - np.uint64(M.SHARED_WINDOW)
-            banks, offs = _shared_banks(ctx, one, a64)
+            banks, offs = shared_banks(ctx, one, a64)
             ctx.shared.store(banks, offs, np.array([[col]], np.uint32))
     d.fn = alloc
 

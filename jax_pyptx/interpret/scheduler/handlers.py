@@ -13,7 +13,9 @@ from ...isa import decode, decode_parts
 from ..machine.registry import HANDLERS, K_CTRL, K_NOP
 
 # the instruction families register their handlers on import
-from ..ops import bits as ops_bits, bulk as ops_bulk, launch_control as ops_clc, cluster_ops as ops_cluster, control as ops_control, convert as ops_cvt, floating as ops_float, integer as ops_int, load_store as ops_mem, mma as ops_mma, mma_sparse as ops_mma_sp, setmaxnreg as ops_regs, alloca as ops_stack, mbarrier_ops as ops_sync, tcgen05 as ops_tcgen05, tcgen05_mma as ops_tcgen05_mma, warp as ops_warp, wgmma as ops_wgmma, wmma as ops_wmma
+from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, integer,  # noqa: F401
+                   launch_control, load_store, mbarrier_ops, mma, mma_sparse, setmaxnreg, tcgen05,
+                   tcgen05_mma, warp, wgmma, wmma)
 
 
 def decode_program(prog) -> None:
