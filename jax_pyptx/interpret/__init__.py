@@ -12,52 +12,56 @@ generic writes read by TMA / wgmma / tcgen05 without ``fence.proxy.async``, copy
 read before their mbarrier phase completed, bulk-store sources overwritten too early, and
 expect_tx byte counts that never balance.
 
-Modules:
+The map. The package is grouped by concern; a group imports only the groups below it (the
+interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_layers.py``):
 
-* ``roles``: what the array arguments are to the sanitizer (outputs that start uninitialized
-  and are checked for unwritten elements at the end, inputs that refuse stores, ``jax.vmap``
-  batch items); ``provenance``: the buffer each 64-bit register's pointer came from, checked
-  at every global access;
-* ``launch``: argument marshalling, CTA batches (clusters start batch by batch; one not started
-  yet can be cancelled by ``clusterlaunchcontrol.try_cancel``, ``ops.launch_control``), caches of parsed
-  modules and decoded programs;
-* ``decode`` / ``dispatch`` / ``operands``: each instruction is decoded once into a closure;
-  block scopes, variable layouts, calls (``.func``, ``vprintf``, ``__assertfail``);
-* ``machine`` / ``group`` / ``sync``: CTAs, warps, groups of threads at one PC (divergence,
-  reconvergence, round robin), barriers, deadlock reports;
-* ``cluster``: thread-block clusters (launch shape, distributed shared memory addresses,
-  ``barrier.cluster``); ``ops.cluster_ops``: mapa, getctarank, barrier.cluster, st.async,
-  red.async; ``ops.launch_control``: clusterlaunchcontrol.try_cancel / query_cancel (work stealing);
-* ``progress``: no-progress detection (spin loops that can never exit), ``max_steps`` and
-  ``timeout`` (default 300 s), the progress line on stderr of a long launch;
-* ``ops.setmaxnreg``: setmaxnreg (per-warp register counts, the CTA's register pool);
-* ``memory``: global / const / param allocation tables, per-CTA shared and per-thread local
-  memory, generic address windows, bounds / alignment / initialization checks; ``stack`` /
-  ``ops.alloca``: the per-thread alloca stack (alloca, stacksave, stackrestore);
-* ``sanitizer``: shared-memory race detection (between warps, and between lanes of one warp);
-  ``global_races``: plain accesses of one global element by different CTAs; ``wgfence``: the
-  ``wgmma.fence`` rule; ``severity``: errors, ``SanitizerWarning`` and ``sanitize="strict"``;
-* ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
-* ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
-  swizzle and out-of-bound fill; ``ops.bulk``: the bulk-copy / TMA / tensormap instructions;
-* ``async_proxy``: the async proxy's sanitizer rules (proxy fences, in-flight copies);
-* ``fp``: exact rounding to every floating-point format and mode;
-* ``ops.integer``, ``ops.bits``, ``ops.floating``, ``ops.convert``, ``ops.load_store``, ``ops.warp``, ``ops.mbarrier_ops``
-  (mbarrier), ``ops.mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``ops.mma_sparse`` (mma.sp
-  with sparse A and its metadata), ``ops.wmma``: the instruction families;
-* ``ops.wgmma`` (Hopper wgmma.mma_async{.sp} / commit_group / wait_group), ``ops.tcgen05`` and
-  ``ops.tcgen05_mma`` (Blackwell tcgen05: alloc, ld / st, cp, shift, commit, mma), ``tmem``
-  (Tensor Memory and its allocation checks), ``smem_matrix`` (matrix descriptors and the
-  swizzled canonical operand layouts), ``asyncregs`` (registers owned by an asynchronous
-  instruction until its wait), ``definedness`` (bit-level definedness of registers, as
-  memcheck keeps it);
-* ``snippet``: run a few instructions on per-thread inputs (``run_snippet``);
-* ``stats``: ``Stats``, opt-in counters of global-memory bytes and tensor-core FLOPs
-  (``launch(..., stats=Stats())``; how handlers count their own ops is in its docstring).
-* ``timeline``: the Chrome / Perfetto trace of a launch (``launch(..., timeline="run.json")``):
-  the recorder, the hooks the asynchronous instructions call, the scheduling loop's hook
-  (``GroupRun``) and the batch context that hands it to the loop (``TracedContext``); launches
-  without a timeline never touch it.
+* this package: the entry points and tools. ``launch`` (argument marshalling, CTA batches:
+  clusters start batch by batch, and one not started yet can be cancelled by
+  ``clusterlaunchcontrol.try_cancel``; the caches of parsed modules and decoded programs),
+  ``snippet`` (``run_snippet``: a few instructions on per-thread inputs), ``coverage`` (the ISA
+  table's interpreter column), ``timeline`` (the Chrome / Perfetto trace of a launch:
+  ``launch(..., timeline="run.json")``: the recorder, the hooks the asynchronous instructions
+  call, and ``GroupRun``, which the scheduling loop calls only when a launch records one),
+  ``stats`` (``Stats``, opt-in counters of
+  global-memory bytes and tensor-core FLOPs; how handlers count their own ops is in its
+  docstring);
+* ``scheduler``: ``context`` (a batch of CTAs run group by group: warps, groups of threads at
+  one PC, divergence, reconvergence, round robin; one loop with or without a timeline),
+  ``handlers`` (each instruction decoded once
+  by the ISA table into the closure its family registered), ``schedule`` (when asynchronous
+  work completes, which warps run next), ``progress`` (no-progress detection: spin loops that
+  can never exit; ``max_steps``, ``timeout`` (default 300 s), the progress line on stderr);
+* ``ops``: the instruction families, one module each. ``integer``, ``bits``, ``floating``,
+  ``convert``, ``load_store``, ``warp``, ``control`` (bra, call, ``vprintf``, ...), ``alloca``,
+  ``setmaxnreg`` (per-warp register counts, the CTA's pool), ``mbarrier_ops``, ``cluster_ops``
+  (mapa, getctarank, barrier.cluster, st.async, red.async), ``launch_control``
+  (clusterlaunchcontrol.try_cancel / query_cancel), ``bulk`` (bulk copies, the TMA, tensormap
+  instructions) with ``tma_boxes`` (the elements a box covers, swizzle, out-of-bound fill),
+  ``mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``mma_sparse``, ``wmma``, ``wgmma``
+  (wgmma.mma_async{.sp}, commit_group, wait_group), ``tcgen05`` and ``tcgen05_mma`` (alloc,
+  ld / st, cp, shift, commit, mma), with ``smem_matrix`` (matrix descriptors and the swizzled
+  canonical operand layouts);
+* ``sanitizer``: ``smem_races`` (shared-memory races between warps, and between lanes of one
+  warp), ``global_races`` (plain accesses of one global element by different CTAs),
+  ``definedness`` (bit-level definedness of registers, as memcheck keeps it), ``provenance``
+  (the buffer each 64-bit register's pointer came from, checked at every global access),
+  ``roles`` (outputs that start uninitialized and are checked for unwritten elements at the
+  end, inputs that refuse stores, ``jax.vmap`` batch items), ``async_proxy`` (proxy fences,
+  in-flight copies), ``wgfence`` (the ``wgmma.fence`` rule), ``severity`` (errors,
+  ``SanitizerWarning`` and ``sanitize="strict"``);
+* ``machine``: the machine model. ``group`` (threads of a batch at one PC), ``cluster`` (the
+  cluster shape, distributed shared memory addresses), ``barriers`` (CTA barriers with ids and
+  thread counts, deadlock reports), ``mbarrier`` (the mbarrier object model: phases, arrivals,
+  tx-count, and its plain functions), ``asyncregs`` (registers owned by an asynchronous
+  instruction until its wait), ``program`` (a PTX function and the functions it calls laid out
+  flat: block scopes, variable layouts, calls), ``registry`` (the handlers, keyed by the ISA
+  table's names);
+* ``state``: memory and values. ``memory`` (global / const / param allocation tables, per-CTA
+  shared and per-thread local memory, generic address windows, bounds / alignment /
+  initialization checks), ``stack`` (the per-thread alloca stack), ``tmem`` (Tensor Memory and
+  its allocation checks), ``operands`` (immediates, typed register views, special registers,
+  vectors), ``fp`` (exact rounding to every floating-point format and mode), ``tensormap``
+  (the 128-byte tensor-map encoding and ``tensor_map``).
 
 The sanitizer (``sanitize=True``, the default) reports uninitialized bits where they are used
 (memcheck's rule, ``definedness``: a store of the bytes holding them, an address, a branch, a
