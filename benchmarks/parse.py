@@ -66,7 +66,7 @@ def main(argv=None) -> int:
             transpile(m, f)
 
     def do_retrace():
-        from jax_pyptx.kernel import Kernel
+        from jax_pyptx.kernel_def import Kernel
         from jax_pyptx.transpile.flow import DeviceFunction
 
         for src, f in zip(sources, files):

@@ -14,8 +14,8 @@ from .errors import (
 from .dsl import reg, smem
 from .dsl import ptx
 from .dsl.intrinsic import intrinsic
-from .kernel import Kernel, kernel
-from .kernel import set_call_handler as _set_call_handler
+from .kernel_def import Kernel, kernel
+from .kernel_def import set_call_handler as _set_call_handler
 from .specs import Layout, TensorSpec, Tile, TmaDescriptorHandle
 from .text.printer import emit
 
@@ -79,8 +79,8 @@ def parse(text: str, source: str = "<ptx>", check: bool = True):
 
 def _call_runtime(k, *arrays, **kw):
     """``kernel(*arrays)``: PyTorch tensors go to the PyTorch runtime, anything else to the
-    JAX runtime (``jax_pyptx.runtime.dispatch``), imported on the first call."""
-    from .runtime.dispatch import call
+    JAX runtime (``jax_pyptx.runtime.call_router``), imported on the first call."""
+    from .runtime.call_router import call
 
     return call(k, *arrays, **kw)
 

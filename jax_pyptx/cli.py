@@ -28,7 +28,7 @@ import time
 from typing import Any, Callable
 
 from .errors import PtxError
-from .kernel import Kernel
+from .kernel_def import Kernel
 from .specs import Tile
 
 # relative and absolute tolerance of ``run`` by output dtype (twice the unit roundoff of the

@@ -33,7 +33,7 @@ Examples:
 from __future__ import annotations
 
 from .dsl import ptx, reg
-from .kernel import Kernel, kernel
+from .kernel_def import Kernel, kernel
 from .specs import Tile
 from .types import f32, u32, u64
 

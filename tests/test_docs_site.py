@@ -65,7 +65,7 @@ def test_every_figure_is_shown_and_every_shown_figure_is_drawn():
 
 
 # the public modules of the package, each documented by a ``::: module`` page of docs/api
-PUBLIC = ("jax_pyptx.kernel", "jax_pyptx.specs", "jax_pyptx.types", "jax_pyptx.dsl.reg",
+PUBLIC = ("jax_pyptx.kernel_def", "jax_pyptx.specs", "jax_pyptx.types", "jax_pyptx.dsl.reg",
           "jax_pyptx.dsl.smem", "jax_pyptx.dsl.ptx", "jax_pyptx.text", "jax_pyptx.isa",
           "jax_pyptx.interpret", "jax_pyptx.runtime", "jax_pyptx.viz", "jax_pyptx.perf",
           "jax_pyptx.toolchain", "jax_pyptx.transpile", "jax_pyptx.errors",

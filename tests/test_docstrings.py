@@ -19,7 +19,7 @@
    ones, nothing starting with ``_``), e.g. ``Kernel.ptx``, ``Kernel.trace``,
    ``Kernel.interpret``, ``Kernel.sass``, ``Kernel.resources``.
 
-An object reachable under several names (``jax_pyptx.Kernel`` is ``jax_pyptx.kernel.Kernel``)
+An object reachable under several names (``jax_pyptx.Kernel`` is ``jax_pyptx.kernel_def.Kernel``)
 counts once, under the first name found.
 
 Not counted: data values (``types.f32``, ``perf.devices.DEVICES``, ...; an instance cannot

@@ -148,7 +148,7 @@ def test_compat_may_import_the_core_and_the_core_never_imports_compat():
 
 
 @pytest.mark.parametrize("lower, upper", [("jax_pyptx.isa", "jax_pyptx.text"),
-                                          ("jax_pyptx.dsl", "jax_pyptx.kernel"),
+                                          ("jax_pyptx.dsl", "jax_pyptx.kernel_def"),
                                           ("jax_pyptx.runtime", "jax_pyptx.compat"),
                                           ("jax_pyptx.interpret.state", "jax_pyptx.interpret.ops"),
                                           ("jax_pyptx.interpret.sanitizer",

@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # ----------------------------------------------------------------------------- 1.1 module map
 def test_every_documented_module_imports():
-    names = {"kernel": "jax_pyptx.kernel", "reg": "jax_pyptx.dsl.reg",
+    names = {"kernel": "jax_pyptx.kernel_def", "reg": "jax_pyptx.dsl.reg",
              "smem": "jax_pyptx.dsl.smem", "ptx": "jax_pyptx.dsl.ptx",
              "specs": "jax_pyptx.compat.specs", "types": "jax_pyptx.types",
              "wgmma_layout": "jax_pyptx.dsl.wgmma_layout", "spec": "jax_pyptx.compat.spec",

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from jax_pyptx import emit, parse
-from jax_pyptx.kernel import Kernel
+from jax_pyptx.kernel_def import Kernel
 from jax_pyptx.transpile import transpile
 from jax_pyptx.transpile.compare import instruction_stream
 from jax_pyptx.transpile.flow import DeviceFunction

@@ -13,7 +13,7 @@ import tomllib
 import pytest
 
 from jax_pyptx import SpecializationError, kernel, ptx
-from jax_pyptx.kernel import _KERNEL_OPTIONS, Kernel
+from jax_pyptx.kernel_def import _KERNEL_OPTIONS, Kernel
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -91,7 +91,7 @@ USER = textwrap.dedent('''\
 def test_mypy_public_modules_clean_and_user_options_checked(tmp_path):
     pytest.importorskip("mypy")
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
-    assert "jax_pyptx/kernel.py" in cfg["files"] and "pyptx/__init__.pyi" in cfg["files"]
+    assert "jax_pyptx/kernel_def.py" in cfg["files"] and "pyptx/__init__.pyi" in cfg["files"]
     user = tmp_path / "user_kernel.py"
     user.write_text(USER)
     r = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"),
@@ -99,10 +99,10 @@ def test_mypy_public_modules_clean_and_user_options_checked(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     lines = [ln.replace(str(user), "user_kernel.py") for ln in r.stdout.splitlines()]
     assert lines == [
-        'user_kernel.py:15: note: Revealed type is "jax_pyptx.kernel.Kernel"',
-        'user_kernel.py:16: note: Revealed type is "jax_pyptx.kernel.Kernel"',
+        'user_kernel.py:15: note: Revealed type is "jax_pyptx.kernel_def.Kernel"',
+        'user_kernel.py:16: note: Revealed type is "jax_pyptx.kernel_def.Kernel"',
         'user_kernel.py:17: note: Revealed type is "def (def (*Any, **Any) -> Any) -> '
-        'jax_pyptx.kernel.Kernel"',
+        'jax_pyptx.kernel_def.Kernel"',
         'user_kernel.py:21: error: Unexpected keyword argument "sanitise" for overloaded '
         'function "kernel"  [call-overload]',
         'user_kernel.py:26: error: Argument "block" to "kernel" has incompatible type "str"; '

@@ -46,7 +46,7 @@ __all__ = ["MODULES", "SHADOWED", "ALL"]
 
 # pyptx.<name> -> the module that implements it (any other pyptx.<name> is jax_pyptx.<name>)
 MODULES = {
-    "kernel": "jax_pyptx.kernel",
+    "kernel": "jax_pyptx.kernel_def",
     "ptx": "jax_pyptx.dsl.ptx",
     "reg": "jax_pyptx.dsl.reg",
     "smem": "jax_pyptx.dsl.smem",

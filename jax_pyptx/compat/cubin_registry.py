@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import NotSupportedError, PtxValueError, SpecializationError
 from ..specialize.host import HostLaunch
 from ..specialize.options import merge_options
-from ..specialize.tma import map_spec
+from ..specialize.tensor_maps import map_spec
 from ..specs import Layout, Tile, TmaDescriptorHandle
 from ..types import PtxType, by_name
 from ..runtime.ffi_plan import TENSORMAP_DTYPES, TmaSpec

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import SpecializationError
 from ..runtime.ffi_plan import ptx_sha256
-from ..specialize.tma import TmaSpec, map_spec
+from ..specialize.tensor_maps import TmaSpec, map_spec
 from ..specialize.traced import ParamInfo, Traced
 from ..specs import Layout, TensorSpec, Tile, TmaDescriptorHandle
 from ..types import by_name

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime.differentiable import differentiable_kernel
-from ..runtime.dispatch import any_torch_tensors, is_torch_tensor
+from ..runtime.call_router import any_torch_tensors, is_torch_tensor
 
 __all__ = ["is_torch_tensor", "any_torch_tensors", "extract_input_shapes",
            "get_or_register_torch_op", "call_kernel_via_torch", "call_kernel_via_torch_compile",

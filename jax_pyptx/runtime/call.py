@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import SpecializationError
-from ..kernel import Kernel
+from ..kernel_def import Kernel
 from ..specialize.binding import check_inputs, unknown_argument
 from ..specialize.empty import empty_outputs
 from ..scalars import check_dtype, scalar_value

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import SpecializationError
-from .dispatch import any_torch_tensors
+from .call_router import any_torch_tensors
 
 __all__ = ["differentiable_kernel"]
 

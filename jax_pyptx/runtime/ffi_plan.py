@@ -72,7 +72,7 @@ from typing import Any
 
 import numpy as np
 
-from ..specialize.tma import TENSORMAP_DTYPES, TMA_DESCRIPTOR_BYTES, TmaSpec, _ints
+from ..specialize.tensor_maps import TENSORMAP_DTYPES, TMA_DESCRIPTOR_BYTES, TmaSpec, _ints
 
 __all__ = [
     "FFI_TARGET", "PLAN_ABI_VERSION", "TENSORMAP_DTYPES", "TMA_DESCRIPTOR_BYTES",

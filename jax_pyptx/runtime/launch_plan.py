@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ..errors import SpecializationError, ToolchainError
 from ..specialize.dims import check_cluster_grid
-from ..specialize.tma import tma_spec as _tma_spec
+from ..specialize.tensor_maps import tma_spec as _tma_spec
 from .callspec import CallSpec
 from .ffi_plan import LaunchPlan, ParamSlot
 

@@ -39,7 +39,7 @@ import jax
 from jax.interpreters import mlir
 
 from .callspec import CallSpec
-from .host import host_launch
+from .host_call import host_launch
 
 __all__ = ["interpreter_lowering", "guarded_launch", "guarded_call", "original_error",
            "CallbackError"]

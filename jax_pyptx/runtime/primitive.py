@@ -30,7 +30,7 @@ from jax.interpreters import mlir
 
 from . import ad, batching, lowering, sharding
 from .callspec import CallSpec, check_operands
-from .host import host_launch, interpreter_stats
+from .host_call import host_launch, interpreter_stats
 from .lowering_host import original_error
 
 __all__ = ["CallSpec", "pyptx_call_p", "bind", "host_launch", "interpreter_stats"]

@@ -269,7 +269,7 @@ class TorchKernel:
 
     def _cpu_impl(self, *args):
         from .callspec import check_grid_covers
-        from .host import host_launch
+        from .host_call import host_launch
 
         env, _ = self._bind(args)
         if empty_outputs(self.kernel, env) is not None:     # an empty input: no launch
@@ -458,7 +458,7 @@ def to_torch(kernel, **template) -> TorchKernel:
 
 def family(kernel, kw: dict, unknown_error=None) -> TorchKernel:
     """The :class:`TorchKernel` of ``kernel`` and keywords ``kw`` (registered on first use)."""
-    from ..kernel import Kernel
+    from ..kernel_def import Kernel
 
     if not isinstance(kernel, Kernel):
         raise SpecializationError(f"to_torch() takes a @kernel, got {kernel!r}")

@@ -37,7 +37,7 @@ from .empty import empty_outputs
 from .options import (DEFAULT, CallOptions, check_options, merge_options, option_names,
                       split_options)
 from ..scalars import scalar_value
-from .tma import tma_spec
+from .tensor_maps import tma_spec
 
 __all__ = ["HostLaunch", "run_on_host", "interpreter_stats", "to_memory", "from_memory"]
 

@@ -328,7 +328,7 @@ class DeviceFunction:
 
     def __init__(self, fn, *, arch, version, params, ret_params=(), linkage="",
                  directives=(), noreturn=False):
-        from ..kernel import kernel
+        from ..kernel_def import kernel
 
         self.name = fn.__name__
         self.ret_params = [_param(p) for p in ret_params]
@@ -361,7 +361,7 @@ class DeviceFunction:
 def _param(p):
     if isinstance(p, Param):
         return p
-    from ..kernel import _raw_param
+    from ..kernel_def import _raw_param
 
     return _raw_param(p)
 
@@ -379,7 +379,7 @@ def device_function(*, arch, version=None, params=(), ret_params=(), linkage="",
 def assemble(items, *, version, target, address_size: int = 64, linkage=None) -> Module:
     """One module from PTX text chunks (module-scope declarations), ``@kernel`` objects and
     device functions, in order. ``linkage`` overrides an entry's linkage by name."""
-    from ..kernel import Kernel
+    from ..kernel_def import Kernel
     from ..text.parser import parse
 
     target = (target,) if isinstance(target, str) else tuple(target)

@@ -29,7 +29,7 @@ from .fragments import (
     wgmma_types,
 )
 from .plot import plot_fragment, plot_swizzle, plot_tma_box
-from .tma import BoxMap, tma_box_map
+from .tma_box import BoxMap, tma_box_map
 
 __all__ = ["FragmentMap", "fragment_map", "mma_map", "ldmatrix_map", "wgmma_map",
            "tcgen05_ld_map", "mma_types", "wgmma_types", "SwizzleMap",

@@ -488,7 +488,7 @@ class Kernel:
         op); runtime scalars as numbers. ``kw``: shape variables, template parameters and
         raw parameter values, by name. A kernel with no ``in_specs`` / ``out_specs`` cannot
         be called (``NotSupportedError``). The runtime is the handler the package installs
-        (``jax_pyptx.runtime.dispatch``)."""
+        (``jax_pyptx.runtime.call_router``)."""
         if _call_handler is None:
             raise SpecializationError(f"kernel {self.name!r}: no runtime is installed to call "
                                       f"it (import jax_pyptx)")

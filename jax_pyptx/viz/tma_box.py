@@ -7,7 +7,7 @@ box whose corner is ``coord``. Box elements outside the tensor are not read: the
 destination gets the fill value (zero, or NaN with the NaN fill mode) instead.
 
 Examples:
-    >>> from jax_pyptx.viz.tma import tma_box_map
+    >>> from jax_pyptx.viz.tma_box import tma_box_map
     >>> m = tma_box_map((16, 16), (8, 8), [(0, 0), (8, 8)])
     >>> m.count(1), m.count(2)
     (128, 0)
@@ -31,7 +31,7 @@ class BoxMap:
     of the box covering that cell (-1 none).
 
     Examples:
-        >>> from jax_pyptx.viz.tma import BoxMap, tma_box_map
+        >>> from jax_pyptx.viz.tma_box import BoxMap, tma_box_map
         >>> m = tma_box_map((4, 4), (2, 2), [(3, 3)])
         >>> isinstance(m, BoxMap), m.count(1), m.count(2), m.origin
         (True, 1, 3, (0, 0))
@@ -48,7 +48,7 @@ class BoxMap:
         """How many cells of cover are what (OUTSIDE 0, INSIDE 1, FILLED 2).
 
         Examples:
-            >>> from jax_pyptx.viz.tma import tma_box_map
+            >>> from jax_pyptx.viz.tma_box import tma_box_map
             >>> m = tma_box_map((10, 10), (4, 8), [(8, 4)])
             >>> m.count(1), m.count(2)
             (12, 20)
