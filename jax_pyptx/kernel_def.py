@@ -5,6 +5,15 @@ A kernel's positional parameters are tensors (``in_specs`` then ``out_specs``; a
 a PTX type instead of a ``Tile`` is a runtime scalar), its keyword-only parameters are template
 parameters baked into the trace. ``.ptx(**kw)`` / ``.module(**kw)`` / ``.sass(**kw)`` take
 template parameters and shape variables by name.
+
+The package exports ``kernel`` and ``Kernel``; this module is also pyptx's ``pyptx.kernel``
+(``from pyptx.kernel import Kernel, TensorSpec, TmaDescriptorHandle, kernel``).
+
+Examples:
+    >>> import jax_pyptx
+    >>> from jax_pyptx.kernel_def import Kernel, kernel
+    >>> kernel is jax_pyptx.kernel and Kernel is jax_pyptx.Kernel
+    True
 """
 from __future__ import annotations
 
@@ -22,7 +31,7 @@ from .specialize import binding as _binding
 from .specialize.dims import dim3, parse_version
 from .specialize.keys import exact_items, exact_key
 from .specialize.trace import trace_specialization
-from .specialize.traced import ParamInfo, Traced
+from .specialize.traced import Traced
 from .specs import TensorSpec, Tile, TmaDescriptorHandle
 from .types import PtxType, by_name, u64
 
@@ -49,14 +58,32 @@ _call_handler = None
 
 
 def set_call_handler(fn) -> None:
-    """Install what ``kernel(*arrays)`` calls (the JAX runtime by default)."""
+    """Install what ``kernel(*arrays)`` calls: ``fn(kernel, *arrays, **keywords)``
+    (``jax_pyptx`` installs its router to the JAX and PyTorch runtimes on import).
+
+    Examples:
+        >>> import numpy as np
+        >>> import jax_pyptx.kernel_def as kd
+        >>> from jax_pyptx.example_kernels import twice
+        >>> previous = kd._call_handler
+        >>> kd.set_call_handler(lambda k, *arrays, **kw: f"{k.name}: {len(arrays)} array")
+        >>> twice()(np.ones(32, np.float32))
+        'twice: 1 array'
+        >>> kd.set_call_handler(previous)
+    """
     global _call_handler
     _call_handler = fn
 
 
 def resolve_arch(arch: str) -> str:
-    """``"auto"``: $JAX_PYPTX_ARCH, else the current CUDA device, else sm_90a (one probe with
-    ``detect_arch``: ``jax_pyptx.toolchain.device.resolve_arch``)."""
+    """``arch`` itself, or for ``"auto"``: $JAX_PYPTX_ARCH, else the current CUDA device, else
+    sm_90a (one probe with ``detect_arch``: ``jax_pyptx.toolchain.device.resolve_arch``).
+
+    Examples:
+        >>> from jax_pyptx.kernel_def import resolve_arch
+        >>> resolve_arch("sm_100a")
+        'sm_100a'
+    """
     if arch != "auto":
         return arch
     from .toolchain.device import resolve_arch as _resolve
@@ -656,5 +683,5 @@ def kernel(fn: Callable[..., Any] | None = None, *, arch: str = "sm_90a",
     return Kernel(fn, **options)
 
 
-__all__ = ["kernel", "Kernel", "Traced", "ParamInfo", "resolve_arch", "set_call_handler",
-           "TensorSpec", "TmaDescriptorHandle"]
+__all__ = ["kernel", "Kernel", "resolve_arch", "set_call_handler", "TensorSpec",
+           "TmaDescriptorHandle"]
