@@ -353,7 +353,7 @@ def test_tcgen05_ld_maps_match_the_interpreter_tests_isa_writer(shape, num):
             assert (t < 0 and T[lane, col] == 0) or T[lane, col] == t * 1000 + r, (lane, col)
 
 
-@pytest.mark.parametrize("module", ["fragments", "banks", "tma", "plot"])
+@pytest.mark.parametrize("module", ["fragments", "banks", "tma_box", "plot"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib
