@@ -113,6 +113,9 @@ class GlobalRaces:
     def before_store(self, ctx, g, addrs, vals):
         """Check a plain store against earlier ones of other CTAs; returns what ``after_store``
         records. Raises the ``MemoryFault`` of an access outside every allocation first."""
+        fast = self._fast_store(ctx, g, addrs, vals)
+        if fast is not None:
+            return fast
         esz, count = vals.dtype.itemsize, vals.shape[1]
         parts = ctx.mem.gspace._resolve(addrs, esz * count, True)
         ctas = ctx.cta_ids[ctx.slot_cta[g.idx]]
@@ -137,7 +140,49 @@ class GlobalRaces:
             work.append((t, e, gran, c, new, old, al, pos))
         return work
 
+    def _fast_store(self, ctx, g, addrs, vals):
+        """``before_store`` of a store whose addresses form a nest of disjoint elements in one
+        allocation (``FlatSpace._fast``) that no other CTA stored before: the tags and old
+        values are strided views, nothing is copied, and ``after_store`` writes the records
+        through the same view (disjoint elements: no two lanes of this instruction meet).
+        None when the general path must decide (scattered or overlapping addresses, a fault,
+        an element another CTA stored)."""
+        esz, count = vals.dtype.itemsize, vals.shape[1]
+        nb = esz * count
+        gs = ctx.mem.gspace
+        fast = gs._fast(addrs, nb, esz, True)
+        if fast is None:
+            return None
+        al, (first, shape, strides, _) = fast
+        if not M.disjoint(shape, strides, nb):
+            return None
+        e = self.tags.get(al.index)
+        if e is None:
+            if al.size > LIMIT:
+                return _Fast(fast, None)
+            e = self.tags[al.index] = (esz, np.zeros(al.size // esz, np.int32))     # zeroed pages
+            self.ranges.append((al.base, al.end))
+        gran, t = e
+        if esz % gran:
+            return _Fast(fast, None)
+        per, off = nb // gran, (first - al.base) // gran
+        es = [s // gran for s in strides]
+        tg = M._nest_view(t, 4, off * 4, shape, [s * 4 for s in es], per)
+        c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
+        rec = (c2.take(ctx.slot_cta) if g.full else c2.take(ctx.slot_cta[g.idx])).reshape(*shape, 1)
+        if tg.any() and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():
+            return None                       # another CTA stored an element: the general path
+        ug = _UINT[gran]
+        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per)
+        new = vals.view(ug).reshape(*shape, per)
+        return _Fast(fast, (tg, np.add(rec, old != new)))
+
     def after_store(self, ctx, g, work):
+        if type(work) is _Fast:
+            if work.rec is not None:
+                tg, rec = work.rec
+                tg[...] = rec                 # 2 * (CTA + 1) + changed
+            return
         for t, e, gran, c, new, old, al, pos in work:
             rec = (old != new).astype(np.int32)      # 2 * (CTA + 1) + changed
             rec += (c * 2).astype(np.int32)
@@ -217,6 +262,15 @@ class GlobalRaces:
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class _Fast:
+    """What ``GlobalRaces._fast_store`` found: ``fast``, the ``FlatSpace._fast`` result the
+    store reuses, and ``rec``, (tag view, records) or None (the allocation is not tracked)."""
+    __slots__ = ("fast", "rec")
+
+    def __init__(self, fast, rec):
+        self.fast, self.rec = fast, rec
 
 
 class _Elems:

@@ -389,17 +389,19 @@ class FlatSpace:
             out[sel] = v[idx[:, None] + np.arange(count)]
         return out
 
-    def store(self, addrs, values):
+    def store(self, addrs, values, fast=False):
         """Scatter ``values`` of shape (n, count) to the addresses (a strided slice when they
         form a nest of disjoint elements in one allocation, ``load``; an output's written-byte
-        flags set over the same slice)."""
+        flags set over the same slice). ``fast``: ``_fast``'s answer for this access when the
+        caller already has it."""
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
         nb = esz * count
         n = len(addrs)
-        fast = self._fast(addrs, nb, esz, True)
+        if fast is False:
+            fast = self._fast(addrs, nb, esz, True)
         if fast is not None and disjoint(fast[1][1], fast[1][2], nb):
             al, (first, shape, strides, _) = fast
             if self.counter is not None:

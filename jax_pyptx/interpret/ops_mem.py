@@ -114,7 +114,7 @@ def space_store(ctx, g, space, addrs, vals, race=True):
         if gr is None:
             return ctx.mem.gspace.store(addrs, vals)
         work = gr.before_store(ctx, g, addrs, vals)
-        ctx.mem.gspace.store(addrs, vals)
+        ctx.mem.gspace.store(addrs, vals, getattr(work, "fast", False))
         return gr.after_store(ctx, g, work)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
