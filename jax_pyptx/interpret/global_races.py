@@ -110,14 +110,15 @@ class GlobalRaces:
         return t, gran, _Elems((off // np.uint64(gran)).astype(np.int64), esz // gran * count)
 
     # ------------------------------------------------------------------ stores
-    def before_store(self, ctx, g, addrs, vals):
+    def before_store(self, ctx, g, addrs, vals, span=None):
         """Check a plain store against earlier ones of other CTAs; returns what ``after_store``
-        records. Raises the ``MemoryFault`` of an access outside every allocation first."""
-        fast = self._fast_store(ctx, g, addrs, vals)
+        records. Raises the ``MemoryFault`` of an access outside every allocation first.
+        ``span``: a ``memory.Span`` of ``addrs`` to reuse."""
+        fast = self._fast_store(ctx, g, addrs, vals, span)
         if fast is not None:
             return fast
         esz, count = vals.dtype.itemsize, vals.shape[1]
-        parts = ctx.mem.gspace._resolve(addrs, esz * count, True)
+        parts = ctx.mem.gspace._resolve(addrs, esz * count, True, None, span)
         ctas = ctx.cta_ids[ctx.slot_cta[g.idx]]
         work = []
         for al, pos, off in parts:
@@ -140,7 +141,7 @@ class GlobalRaces:
             work.append((t, e, gran, c, new, old, al, pos))
         return work
 
-    def _fast_store(self, ctx, g, addrs, vals):
+    def _fast_store(self, ctx, g, addrs, vals, span):
         """``before_store`` of a store whose addresses form a nest of disjoint elements in one
         allocation (``FlatSpace._fast``) that no other CTA stored before: the tags and old
         values are strided views, nothing is copied, and ``after_store`` writes the records
@@ -150,7 +151,7 @@ class GlobalRaces:
         esz, count = vals.dtype.itemsize, vals.shape[1]
         nb = esz * count
         gs = ctx.mem.gspace
-        fast = gs._fast(addrs, nb, esz, True)
+        fast = gs._fast(addrs, nb, esz, True, None, span)
         if fast is None:
             return None
         al, (first, shape, strides, _) = fast
@@ -219,14 +220,17 @@ class GlobalRaces:
                             f"red)", "global")
 
     # ------------------------------------------------------------------ loads
-    def on_load(self, ctx, g, addrs, esz, count):
-        """Check a plain load against plain stores of other CTAs in this launch."""
+    def on_load(self, ctx, g, addrs, esz, count, span=None):
+        """Check a plain load against plain stores of other CTAs in this launch (``span``: a
+        ``memory.Span`` of ``addrs`` to reuse)."""
         if not self.ranges or not len(addrs):
             return
-        lo, hi = int(addrs.min()), int(addrs.max()) + esz * count
+        span = M.span_of(addrs, span)
+        lo, hi = span.bounds()
+        hi += esz * count
         if not any(lo < e and hi > s for s, e in self.ranges):
             return
-        parts = ctx.mem.gspace._resolve(addrs, esz * count, False)
+        parts = ctx.mem.gspace._resolve(addrs, esz * count, False, None, span)
         ctas = ctx.cta_ids[ctx.slot_cta[g.idx]]
         for al, pos, off in parts:
             got = self._elements(al, off, esz, count, False)

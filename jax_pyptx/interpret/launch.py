@@ -129,6 +129,7 @@ class LaunchState:
         self.warned = set()                # (error class, instruction) a SanitizerWarning named
         self.schedule = EAGER              # schedule.Schedule of the launch
         self.global_races = False          # global_races.GlobalRaces, None, or False: not decided
+        self.pt_one = {}                   # (threads, tag) -> shared pointer tags (provenance)
 
     def start_clusters(self, n: int) -> list:
         """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""

@@ -89,6 +89,41 @@ def nest(addrs):
     return first, shape[::-1], strides[::-1], last
 
 
+class Span:
+    """The addresses of one access and what its checks learn about them, computed once and
+    shared by them (provenance, bounds, the fast paths, the race trackers): the affine nest
+    (``nest``) and the smallest and largest address. ``nest_first``: the nest will be wanted
+    (a global access), so the bounds come from it when it exists."""
+    __slots__ = ("addrs", "_nest", "_bounds", "nest_first")
+
+    def __init__(self, addrs, nest_first=True):
+        self.addrs, self._nest, self._bounds, self.nest_first = addrs, False, None, nest_first
+
+    def nest(self):
+        """``nest(addrs)``, or None (scattered, or fewer than ``FAST_MIN`` addresses)."""
+        ns = self._nest
+        if ns is False:
+            ns = self._nest = nest(self.addrs) if len(self.addrs) >= FAST_MIN else None
+        return ns
+
+    def bounds(self):
+        """(smallest, largest) address as ints; the addresses are not empty."""
+        b = self._bounds
+        if b is None:
+            ns = self.nest() if self.nest_first or self._nest is not False else None
+            if ns is not None:
+                b = (ns[0], ns[3])
+            else:
+                b = (int(self.addrs.min()), int(self.addrs.max()))
+            self._bounds = b
+        return b
+
+
+def span_of(addrs, span):
+    """``span`` when it describes ``addrs``, else a new ``Span`` of them."""
+    return span if span is not None and span.addrs is addrs else Span(addrs)
+
+
 def disjoint(shape, strides, nbytes) -> bool:
     """Whether the ``nbytes``-byte elements of a nest (``nest``) never overlap: each stride,
     smallest first, at least the span of the dimensions inside it."""
@@ -235,8 +270,9 @@ class FlatSpace:
         return text
 
     # ------------------------------------------------------------------ accesses
-    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool, align: int | None = None):
-        """Check the accesses and return [(alloc, positions, offsets)] grouped by allocation."""
+    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool, align: int | None = None, span=None):
+        """Check the accesses and return [(alloc, positions, offsets)] grouped by allocation
+        (``span``: a ``Span`` of ``addrs``, whose bounds it reuses)."""
         n = len(addrs)
         if n == 0:
             return []
@@ -249,8 +285,7 @@ class FlatSpace:
                 raise MemoryFault("misaligned", lane, a,
                                   f"address {a:#x} is not aligned to {align} bytes"
                                   + _within(self.find(a), a), self.kind)
-        lo = int(addrs.min())
-        hi = int(addrs.max())
+        lo, hi = span_of(addrs, span).bounds()
         k = int(np.searchsorted(self._bases, np.uint64(lo), "right")) - 1
         if k >= 0:
             al = self.allocs[k]
@@ -317,14 +352,14 @@ class FlatSpace:
             if al.init is not None:
                 _rows_set(al.init if al._ibuf is None else al._ibuf, off.astype(np.int64), nbytes)
 
-    def _fast(self, addrs, nbytes, esz, write, align=None):
+    def _fast(self, addrs, nbytes, esz, write, align=None, span=None):
         """``(allocation, nest)`` of an access whose addresses form an affine nest (``nest``)
         inside one allocation, aligned and allowed: every check of ``_resolve`` passes, so the
         access is a strided slice of the allocation. None when ``_resolve`` must decide (and
-        report the first failing lane)."""
+        report the first failing lane). ``span``: a ``Span`` of ``addrs`` (its nest reused)."""
         if len(addrs) < FAST_MIN:
             return None
-        ns = nest(addrs)
+        ns = span_of(addrs, span).nest()
         if ns is None:
             return None
         first, shape, strides, last = ns
@@ -342,17 +377,17 @@ class FlatSpace:
             return None
         return al, ns
 
-    def load(self, addrs, dtype, count=1, align=None):
+    def load(self, addrs, dtype, count=1, align=None, span=None):
         """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count).
         Addresses forming an affine nest in one allocation (``nest``) are read as a strided
         slice (an output's written-byte flags checked over the same slice), vectors aligned to
         their size as one element each; the checks and their reports are those of
-        ``_resolve`` and ``_check_init``."""
+        ``_resolve`` and ``_check_init``. ``span``: a ``Span`` of ``addrs`` to reuse."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
         nb = esz * count
         n = len(addrs)
-        fast = self._fast(addrs, nb, esz, False, align)
+        fast = self._fast(addrs, nb, esz, False, align, span)
         if fast is not None:
             al, (first, shape, strides, _) = fast
             if self.tracks_init and al.init is not None and \
@@ -361,7 +396,7 @@ class FlatSpace:
             if self.counter is not None:
                 self.counter("load", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
             return np.array(_nest_view(al.view(dt), esz, first - al.base, shape, strides, count), order="C").reshape(n, count)
-        parts = self._resolve(addrs, nb, False, align)
+        parts = self._resolve(addrs, nb, False, align, span)
         if self.tracks_init:
             self._check_init(parts, nb)
         if self.counter is not None:
@@ -389,11 +424,11 @@ class FlatSpace:
             out[sel] = v[idx[:, None] + np.arange(count)]
         return out
 
-    def store(self, addrs, values, fast=False):
+    def store(self, addrs, values, fast=False, span=None):
         """Scatter ``values`` of shape (n, count) to the addresses (a strided slice when they
         form a nest of disjoint elements in one allocation, ``load``; an output's written-byte
         flags set over the same slice). ``fast``: ``_fast``'s answer for this access when the
-        caller already has it."""
+        caller already has it; ``span``: a ``Span`` of ``addrs`` to reuse."""
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
@@ -401,7 +436,7 @@ class FlatSpace:
         nb = esz * count
         n = len(addrs)
         if fast is False:
-            fast = self._fast(addrs, nb, esz, True)
+            fast = self._fast(addrs, nb, esz, True, None, span)
         if fast is not None and disjoint(fast[1][1], fast[1][2], nb):
             al, (first, shape, strides, _) = fast
             if self.counter is not None:
@@ -411,7 +446,7 @@ class FlatSpace:
             _nest_view(al.view(dt), esz, first - al.base, shape, strides, count)[...] = \
                 values.reshape(*shape, count)
             return
-        parts = self._resolve(addrs, nb, True)
+        parts = self._resolve(addrs, nb, True, None, span)
         if self.counter is not None:
             self.counter("store", n * nb, parts, nb)
         if self.tracks_init:

@@ -65,15 +65,16 @@ def _shared_banks(ctx, g, addrs):
     return banks, offs
 
 
-def space_load(ctx, g, space, addrs, dt, count=1, race=True):
+def space_load(ctx, g, space, addrs, dt, count=1, race=True, span=None):
     """Load ``count`` elements of ``dt`` at each address of ``space``; ``race=False`` for
-    strong (volatile / relaxed / acquire) loads, which never race."""
+    strong (volatile / relaxed / acquire) loads, which never race. ``span``: a ``memory.Span``
+    of ``addrs`` the checks share (global accesses)."""
     if space == "global":
-        out = ctx.mem.gspace.load(addrs, dt, count)
+        out = ctx.mem.gspace.load(addrs, dt, count, None, span)
         if race and ctx.sanitize:
             gr = global_races.tracker(ctx)
             if gr is not None:
-                gr.on_load(ctx, g, addrs, np.dtype(dt).itemsize, count)
+                gr.on_load(ctx, g, addrs, np.dtype(dt).itemsize, count, span)
         return out
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
@@ -106,15 +107,15 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True):
     return generic_load(ctx, g, addrs, dt, count, race)
 
 
-def space_store(ctx, g, space, addrs, vals, race=True):
+def space_store(ctx, g, space, addrs, vals, race=True, span=None):
     """Store ``vals`` (n, count) at each address of ``space``; ``race=False`` for strong
-    (volatile / relaxed / release) stores, which never race."""
+    (volatile / relaxed / release) stores, which never race. ``span``: as ``space_load``."""
     if space == "global":
         gr = global_races.tracker(ctx) if race and ctx.sanitize else None
         if gr is None:
-            return ctx.mem.gspace.store(addrs, vals)
-        work = gr.before_store(ctx, g, addrs, vals)
-        ctx.mem.gspace.store(addrs, vals, getattr(work, "fast", False))
+            return ctx.mem.gspace.store(addrs, vals, span=span)
+        work = gr.before_store(ctx, g, addrs, vals, span)
+        ctx.mem.gspace.store(addrs, vals, getattr(work, "fast", False), span)
         return gr.after_store(ctx, g, work)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
@@ -265,14 +266,16 @@ def _ld(prog, d, ins, scope, dec):
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
     pk = provenance.addr_key(prog, ins.operands[1], scope) if space in ("global", "generic") else None
+    glob = space == "global"       # the addresses' nest will be wanted (memory.Span)
     if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
         put128 = b128_writer(prog, dsts[0], scope)
 
         def ld128(ctx, g):
             a = getaddr(ctx, g)
+            sp = M.Span(a, glob)
             if pk is not None and ctx.ptag:
-                provenance.check(ctx, g, pk, a, 16)
-            put128(ctx, g, space_load(ctx, g, space, a, np.uint64, 2, race))
+                provenance.check(ctx, g, pk, a, 16, span=sp)
+            put128(ctx, g, space_load(ctx, g, space, a, np.uint64, 2, race, sp))
         d.fn = ld128
         return
     count = vec
@@ -291,9 +294,10 @@ def _ld(prog, d, ins, scope, dec):
 
         def ld1(ctx, g):
             a = getaddr(ctx, g)
+            sp = M.Span(a, glob)
             if pk is not None and ctx.ptag:
-                provenance.check(ctx, g, pk, a, nbytes)
-            v = space_load(ctx, g, space, a, dt, 1, race)[:, 0]
+                provenance.check(ctx, g, pk, a, nbytes, span=sp)
+            v = space_load(ctx, g, space, a, dt, 1, race, sp)[:, 0]
             put(ctx, g, v)
             if tag_key is not None and ctx.sanitize:
                 ctx.tag_loaded(tag_key, g, v)
@@ -302,9 +306,10 @@ def _ld(prog, d, ins, scope, dec):
 
     def ldv(ctx, g):
         a = getaddr(ctx, g)
+        sp = M.Span(a, glob)
         if pk is not None and ctx.ptag:
-            provenance.check(ctx, g, pk, a, nbytes)
-        v = space_load(ctx, g, space, a, dt, count, race)
+            provenance.check(ctx, g, pk, a, nbytes, span=sp)
+        v = space_load(ctx, g, space, a, dt, count, race, sp)
         for i, p in enumerate(puts):
             p(ctx, g, np.ascontiguousarray(v[:, i]))
     d.fn = ldv
@@ -321,14 +326,16 @@ def _st(prog, d, ins, scope, dec):
         space = symspace
     srcs_ops = items(ins.operands[1])
     pk = provenance.addr_key(prog, ins.operands[0], scope) if space in ("global", "generic") else None
+    glob = space == "global"       # the addresses' nest will be wanted (memory.Span)
     if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
         get128 = b128_reader(prog, srcs_ops[0], scope)
 
         def st128(ctx, g):
             a = getaddr(ctx, g)
+            sp = M.Span(a, glob)
             if pk is not None and ctx.ptag:
-                provenance.check(ctx, g, pk, a, 16, True)
-            space_store(ctx, g, space, a, np.ascontiguousarray(get128(ctx, g)), race)
+                provenance.check(ctx, g, pk, a, 16, True, sp)
+            space_store(ctx, g, space, a, np.ascontiguousarray(get128(ctx, g)), race, sp)
         d.fn = st128
         return
     gets = [reader(prog, o, t, scope) for o in srcs_ops]
@@ -337,8 +344,9 @@ def _st(prog, d, ins, scope, dec):
 
     def st(ctx, g):
         a = getaddr(ctx, g)
+        sp = M.Span(a, glob)
         if pk is not None and ctx.ptag:
-            provenance.check(ctx, g, pk, a, nbytes, True)
+            provenance.check(ctx, g, pk, a, nbytes, True, sp)
         cols = []
         for f in gets:
             v = np.asarray(f(ctx, g))
@@ -347,7 +355,7 @@ def _st(prog, d, ins, scope, dec):
             v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
             cols.append(v)
         vals = np.stack(cols, axis=1) if len(cols) > 1 else cols[0].reshape(-1, 1)
-        space_store(ctx, g, space, a, np.ascontiguousarray(vals), race)
+        space_store(ctx, g, space, a, np.ascontiguousarray(vals), race, sp)
     d.fn = st
 
 
