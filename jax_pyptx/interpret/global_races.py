@@ -170,7 +170,10 @@ class GlobalRaces:
         es = [s // gran for s in strides]
         tg = M._nest_view(t, 4, off * 4, shape, [s * 4 for s in es], per)
         c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
-        rec = (c2.take(ctx.slot_cta) if g.full else c2.take(ctx.slot_cta[g.idx])).reshape(*shape, 1)
+        if g.full:                            # slots are CTA-major: each CTA's record S times
+            rec = np.broadcast_to(c2[:, None], (ctx.nctas, ctx.S)).reshape(*shape, 1)
+        else:
+            rec = c2[ctx.slot_cta[g.idx]].reshape(*shape, 1)
         if tg.any() and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():
             return None                       # another CTA stored an element: the general path
         ug = _UINT[gran]

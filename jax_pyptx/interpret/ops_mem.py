@@ -291,6 +291,7 @@ def _ld(prog, d, ins, scope, dec):
         tag_key = None             # a 64-bit ld.param: a pointer parameter (provenance)
         if space == "param" and t.bits == 64 and isinstance(dsts[0], Reg):
             tag_key = prog.reg(dsts[0].name, scope).key
+        one = addr_parts(prog, ins.operands[1], scope)[0] is None     # one address: one value
 
         def ld1(ctx, g):
             a = getaddr(ctx, g)
@@ -300,7 +301,7 @@ def _ld(prog, d, ins, scope, dec):
             v = space_load(ctx, g, space, a, dt, 1, race, sp)[:, 0]
             put(ctx, g, v)
             if tag_key is not None and ctx.sanitize:
-                ctx.tag_loaded(tag_key, g, v)
+                ctx.tag_loaded(tag_key, g, v, one)
         d.fn = ld1
         return
 

@@ -118,15 +118,15 @@ class ProvenanceMixin:
             else:
                 self._pt_own(key)[g.idx] = 0
 
-    def tag_loaded(self, key, g, values):
+    def tag_loaded(self, key, g, values, same=False):
         """``ld.param`` loaded 64-bit ``values`` into ``key``: tag each with the global allocation
-        that contains it."""
+        that contains it. ``same``: every thread loaded one address (so one value)."""
         gs = self.mem.gspace
         if not gs.allocs:
             return
         v = np.asarray(values).view(np.uint64)
         v0 = int(v[0])
-        if (v == v0).all():           # a kernel parameter: one value for every thread
+        if same or (v == v0).all():   # a kernel parameter: one value for every thread
             al = gs.find(v0)
             if al is None:
                 return
@@ -160,7 +160,7 @@ def check(ctx, g, key, addrs, nbytes, write=False, span=None):
         if write:
             al.last_store = ctx.cur
         lo, hi = span.bounds() if span is not None else (int(addrs.min()), int(addrs.max()))
-        if lo >= al.base and hi + int(np.max(nbytes)) <= al.end:
+        if lo >= al.base and hi + (nbytes if type(nbytes) is int else int(np.max(nbytes))) <= al.end:
             return
     if one and not g.full:
         tg = t[g.idx]
