@@ -170,16 +170,17 @@ class GlobalRaces:
         es = [s // gran for s in strides]
         tg = M._nest_view(t, 4, off * 4, shape, [s * 4 for s in es], per)
         c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
-        if g.full:                            # slots are CTA-major: each CTA's record S times
-            rec = np.broadcast_to(c2[:, None], (ctx.nctas, ctx.S)).reshape(*shape, 1)
+        if g.full:                            # slots are CTA-major: each CTA's record S * per times
+            rec = np.repeat(c2, ctx.S * per).reshape(tg.shape)
         else:
-            rec = c2[ctx.slot_cta[g.idx]].reshape(*shape, 1)
-        if tg.any() and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():
+            rec = np.repeat(c2[ctx.slot_cta[g.idx]], per).reshape(tg.shape)
+        if tg.max() > 0 and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():     # tags are >= 0
             return None                       # another CTA stored an element: the general path
         ug = _UINT[gran]
         old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per)
-        new = vals.view(ug).reshape(*shape, per)
-        return _Fast(fast, (tg, np.add(rec, old != new)))
+        new = vals.view(ug).reshape(tg.shape)
+        np.add(rec, (old != new).view(np.uint8), out=rec, casting="unsafe")     # + changed
+        return _Fast(fast, (tg, rec))
 
     def after_store(self, ctx, g, work):
         if type(work) is _Fast:
