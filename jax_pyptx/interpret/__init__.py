@@ -37,6 +37,7 @@ Modules:
 * ``sanitizer``: shared-memory race detection (between warps, and between lanes of one warp);
   ``global_races``: plain accesses of one global element by different CTAs; ``wgfence``: the
   ``wgmma.fence`` rule; ``severity``: errors, ``SanitizerWarning`` and ``sanitize="strict"``;
+  ``shadow``: the sanitizer's large per-launch arrays, recycled from one launch to the next;
 * ``mbarrier``: the mbarrier object model (phases, arrivals, tx-count) and its plain functions;
 * ``tensormap`` / ``tma``: the 128-byte tensor-map encoding and ``tensor_map``; the TMA's boxes,
   swizzle and out-of-bound fill; ``ops_bulk``: the bulk-copy / TMA / tensormap instructions;

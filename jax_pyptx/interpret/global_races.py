@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import RaceError
 from . import memory as M
+from . import shadow
 
 LIMIT = 1 << 24
 _STRONG = frozenset({".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".acq_rel", ".sc"})
@@ -92,6 +93,11 @@ class GlobalRaces:
                                   # 2 * (CTA + 1) + changed; 0: no plain store yet)
         self.ranges = []          # (base, end) of tracked allocations
 
+    def recycle(self):
+        """The launch has ended: hand the tag arrays to the next launch (``shadow``)."""
+        shadow.recycle(*(t for _, t in self.tags.values()))
+        self.tags, self.ranges = {}, []
+
     def _cta(self, c: int) -> str:
         gx, gy, _ = self.grid
         return f"({c % gx},{(c // gx) % gy},{c // (gx * gy)})"
@@ -102,7 +108,7 @@ class GlobalRaces:
         if e is None:
             if not create or al.size > LIMIT:
                 return None
-            e = self.tags[al.index] = (esz, np.zeros(al.size // esz, np.int32))     # zeroed pages
+            e = self.tags[al.index] = (esz, shadow.filled(al.size // esz, np.int32))
             self.ranges.append((al.base, al.end))
         gran, t = e
         if esz % gran:
@@ -161,7 +167,7 @@ class GlobalRaces:
         if e is None:
             if al.size > LIMIT:
                 return _Fast(fast, None)
-            e = self.tags[al.index] = (esz, np.zeros(al.size // esz, np.int32))     # zeroed pages
+            e = self.tags[al.index] = (esz, shadow.filled(al.size // esz, np.int32))
             self.ranges.append((al.base, al.end))
         gran, t = e
         if esz % gran:

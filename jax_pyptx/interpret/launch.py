@@ -11,6 +11,7 @@ from ..errors import InterpreterError
 from ..ir.nodes import Module
 from . import memory as M
 from . import roles as R
+from . import shadow
 from .cluster import launch_shape
 from .decode import Program
 from .dispatch import decode_program
@@ -476,7 +477,18 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                      batches=batches, seconds=time.perf_counter() - t0)
     if unwritten:
         R.check_written(unwritten, entry)
+    _recycle(mem, state)
     return None
+
+
+def _recycle(mem, state):
+    """The sanitizer's large arrays of a launch that ended go to the next one (``shadow``)."""
+    if state.global_races:
+        state.global_races.recycle()
+    for al in mem.gspace.allocs:
+        if al._ibuf is not None:
+            buf, al._ibuf, al.init = al._ibuf, None, None
+            shadow.recycle(buf)
 
 
 def _limits(max_steps, timeout) -> tuple:

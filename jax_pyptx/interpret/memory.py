@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import shadow
+
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
 LOCAL_WINDOW = 0x0200_0000_0000
@@ -192,7 +194,7 @@ class Allocation:
         if self.init is None:
             # the whole buffer at once: zeroed pages (calloc), no pass over the bytes
             whole = lo <= 0 and hi >= self.size
-            self._ibuf = (np.zeros if whole else np.ones)(-(-self.size // 64) * 64, np.uint8)
+            self._ibuf = shadow.filled(-(-self.size // 64) * 64, np.uint8, 0 if whole else 1)
             self.init = self._ibuf[:self.size]
             if whole:
                 return
