@@ -44,12 +44,13 @@ __all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shar
 
 
 class _Write:
-    __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted")
+    __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted", "span")
 
     def __init__(self, flat, d, cta, off):
         self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
         self.rows = None          # a cp.async: the row starts still in flight
         self.counted = True       # a cp.async: its rows are in ``inflight`` (``_counts``)
+        self.span = None          # a cp.async: (lowest, end) shared offset of its rows, any CTA
 
 
 class _Read:
@@ -175,23 +176,39 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
         return
     offs = np.atleast_1d(np.asarray(offs, np.int64))
     starts = _starts(ctx, ctas, offs)
+    counts = _counts_at(st, offs, nbytes) if inflight else None
     if (sh.dirty is None or _clear(sh.dirty, starts, nbytes, sh.stride, ctas, offs)) and \
-            (not inflight or _clear(_counts(st), starts, nbytes, sh.stride, ctas, offs)):
+            (counts is None or _clear(counts, starts, nbytes, sh.stride, ctas, offs)):
         return                  # (the byte is found below)
     _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
 
 
-def _counts(st):
-    """``st.inflight`` with every cp.async in flight counted: a cp.async is only recorded when
-    issued and is added to the per-byte counts when something first reads them (a copy that
-    lands before any check never touches them)."""
+def _counts(st, lo=None, hi=None):
+    """``st.inflight`` with the cp.async copies in flight counted: a cp.async is only recorded
+    when issued and is added to the per-byte counts when a check first reads bytes it may write
+    (a copy that lands before any check never touches them). ``lo, hi``: the checked bytes lie
+    at shared offsets ``[lo, hi)`` (any CTA): a copy whose rows lie elsewhere (``_Write.span``)
+    cannot write them and stays uncounted. None when no byte there can be in flight."""
     if st.uncounted:
+        keep = []
         for rec in st.uncounted:
+            if rec.live and lo is not None and (rec.span[1] <= lo or hi <= rec.span[0]):
+                keep.append(rec)
+                continue
             if rec.live and len(rec.rows):
                 _bump(st, rec.rows, rec.flat.size, 1)
             rec.counted = True
-        st.uncounted = []
+        st.uncounted = keep
+    if lo is not None and not any(w.live and w.counted for w in st.writes):
+        return None
     return st.inflight
+
+
+def _counts_at(st, offs, nbytes):
+    """``_counts`` for accesses of ``nbytes`` at shared offsets ``offs`` (an array)."""
+    if not len(offs):
+        return None
+    return _counts(st, int(offs.min()), int(offs.max()) + int(nbytes))
 
 
 def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
@@ -376,6 +393,8 @@ def track_cp_async(ctx, banks, offs, size: int, d):
     size = int(size)
     rec = _Write(_Rows(starts, size), d, None, None)
     rec.rows, rec.counted = starts, False
+    o = np.asarray(offs, np.int64)
+    rec.span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
     if len(st.uncounted) >= 64:
         st.uncounted = [r for r in st.uncounted if r.live]
     st.uncounted.append(rec)
@@ -475,8 +494,11 @@ def on_generic_load(ctx, g, banks, offs, nbytes):
     if st is None or not st.n_inflight:
         return
     ctx.shared._check(offs, nbytes)
+    counts = _counts_at(st, offs, nbytes)
+    if counts is None:
+        return
     starts = _starts(ctx, banks, offs)
-    if not M.take_rows(_counts(st), starts, nbytes).any():
+    if not M.take_rows(counts, starts, nbytes).any():
         return
     flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
     bad = st.inflight[flat]
@@ -498,7 +520,8 @@ def on_generic_store(ctx, g, banks, offs, nbytes):
         return
     ctx.shared._check(offs, nbytes)
     starts = _starts(ctx, banks, offs)
-    if not ((st.n_inflight and M.take_rows(_counts(st), starts, nbytes).any())
+    counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
+    if not ((counts is not None and M.take_rows(counts, starts, nbytes).any())
             or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
         return
     flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
