@@ -95,3 +95,25 @@ def test_a_load_of_other_bytes_while_both_are_in_flight_is_clean():
     out = np.zeros(256, np.uint32)                     # thread t writes word 4 t
     launch(KERNEL.replace("READ", "ld.shared.u32 %r6, [%r5];"), "k", [src, out], block=64, sanitize="strict")
     assert (out.reshape(64, 4)[:, 0] == np.arange(64) + src.reshape(64, 4)[:, 0]).all()
+
+
+def test_bank_spans_and_spans_clear_see_every_byte_of_the_spans():
+    from jax_pyptx.interpret import memory as M
+    arr = np.arange(4 * 64, dtype=np.uint16)
+    for banks, lo, hi in (([1, 2, 3], [8, 8, 8], [40, 40, 40]),      # one 2-D view
+                          ([3, 1], [0, 16], [64, 20]), ([2], [5], [6])):
+        views = M.bank_spans(arr, 64, banks, np.array(lo), np.array(hi))
+        got = np.concatenate([v.reshape(-1) for v in views])
+        want = np.concatenate([arr[b * 64 + a:b * 64 + z] for b, a, z in zip(banks, lo, hi)])
+        assert got.tolist() == want.tolist()
+    assert len(M.bank_spans(arr, 64, [1, 2, 3], np.array([8] * 3), np.array([40] * 3))) == 1
+    ctx = _ctx()
+    ctx.shared.dirty = np.zeros(256, np.uint8)
+    ctas, lo, hi = np.array([0, 1]), np.array([32, 32]), np.array([64, 64])
+    assert AP.spans_clear(ctx, ctas, lo, hi)
+    ctx.shared.dirty[128 + 63] = 1                                        # the last byte of CTA 1's span
+    assert not AP.spans_clear(ctx, ctas, lo, hi) and AP.spans_clear(ctx, ctas[:1], lo[:1], hi[:1])
+    ctx.shared.dirty[:] = 0
+    AP.track_cp_async(ctx, np.array([0]), np.array([48], np.uint64), 16, None)   # in flight at 48..63
+    assert not AP.spans_clear(ctx, ctas, lo, hi)
+    assert AP.spans_clear(ctx, ctas, np.array([0, 0]), np.array([48, 48]))

@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import AsyncProxyError
 from . import memory as M
 
-__all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shared_async",
+__all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
            "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
            "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
            "check_tensormap"]
@@ -181,6 +181,20 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
             (counts is None or _clear(counts, starts, nbytes, sh.stride, ctas, offs)):
         return                  # (the byte is found below)
     _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
+
+
+def spans_clear(ctx, ctas, lo, hi) -> bool:
+    """Whether no byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` (one span per
+    operand: a few) is marked for ``check_async_read`` (written by the generic proxy without a
+    fence since, or in flight): then no access inside the spans is reported, and a caller
+    checks them as slices instead of byte by byte."""
+    sh, st = ctx.shared, ctx.async_proxy
+    arrs = [] if sh.dirty is None else [sh.dirty]
+    if st is not None and st.n_inflight:
+        counts = _counts(st, int(np.min(lo)), int(np.max(hi)))
+        if counts is not None:
+            arrs.append(counts)
+    return not any(v.max(initial=0) for arr in arrs for v in M.bank_spans(arr, sh.stride, ctas, lo, hi))
 
 
 def _counts(st, lo=None, hi=None):

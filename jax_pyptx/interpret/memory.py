@@ -645,6 +645,18 @@ class BankedSpace:
         _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
 
 
+def bank_spans(arr, stride, banks, lo, hi) -> list:
+    """Entries ``[lo[i], hi[i])`` of bank ``banks[i]`` of a per-byte array of banked memory
+    (``stride`` entries per bank), as views: one 2-D view (a row per bank) when the spans are at
+    the same offsets of consecutive banks (the operands of a batch of CTAs), else one per span."""
+    b = np.asarray(banks, np.int64)
+    lo0, hi0, n = int(lo[0]), int(hi[0]), len(b)
+    if n > 1 and (lo == lo0).all() and (hi == hi0).all() and (b == b[0] + np.arange(n)).all():
+        return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(n, hi0 - lo0),
+                           strides=(stride * arr.itemsize, arr.itemsize))]
+    return [arr[int(c) * stride + int(x):int(c) * stride + int(z)] for c, x, z in zip(b, lo, hi)]
+
+
 def _unit(buf, starts, nbytes):
     """The widest item (a power of two of bytes, up to 64) that rows ``[start, start +
     nbytes)`` of the uint8 array ``buf`` are made of: it divides ``nbytes``, every start and the
