@@ -107,12 +107,20 @@ def test_bank_spans_and_spans_clear_see_every_byte_of_the_spans():
         want = np.concatenate([arr[b * 64 + a:b * 64 + z] for b, a, z in zip(banks, lo, hi)])
         assert got.tolist() == want.tolist()
     assert len(M.bank_spans(arr, 64, [1, 2, 3], np.array([8] * 3), np.array([40] * 3))) == 1
+    # several spans of one bank: merged, lowest to highest offset (what lies between included)
+    views = M.bank_spans(arr, 64, [2, 1, 2, 1], np.array([40, 0, 8, 16]), np.array([48, 8, 16, 24]))
+    assert [v.tolist() for v in views] == [list(range(64, 88)), list(range(136, 176))]
+    views = M.bank_spans(arr, 64, [0, 1, 0, 1], np.array([0, 0, 16, 16]), np.array([8, 8, 32, 32]))
+    assert len(views) == 1 and views[0].tolist() == [list(range(0, 32)), list(range(64, 96))]
     ctx = _ctx()
     ctx.shared.dirty = np.zeros(256, np.uint8)
+    ctx.shared.dirty_bank = np.ones(2, bool)
     ctas, lo, hi = np.array([0, 1]), np.array([32, 32]), np.array([64, 64])
     assert AP.spans_clear(ctx, ctas, lo, hi)
     ctx.shared.dirty[128 + 63] = 1                                        # the last byte of CTA 1's span
     assert not AP.spans_clear(ctx, ctas, lo, hi) and AP.spans_clear(ctx, ctas[:1], lo[:1], hi[:1])
+    AP.fence_async(ctx, [1])                                              # CTA 1 fences
+    assert AP.spans_clear(ctx, ctas, lo, hi) and ctx.shared.dirty_bank.tolist() == [True, False]
     ctx.shared.dirty[:] = 0
     AP.track_cp_async(ctx, np.array([0]), np.array([48], np.uint64), 16, None)   # in flight at 48..63
     assert not AP.spans_clear(ctx, ctas, lo, hi)

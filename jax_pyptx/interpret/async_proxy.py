@@ -189,7 +189,7 @@ def spans_clear(ctx, ctas, lo, hi) -> bool:
     fence since, or in flight): then no access inside the spans is reported, and a caller
     checks them as slices instead of byte by byte."""
     sh, st = ctx.shared, ctx.async_proxy
-    arrs = [] if sh.dirty is None else [sh.dirty]
+    arrs = [sh.dirty] if sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
     if st is not None and st.n_inflight:
         counts = _counts(st, int(np.min(lo)), int(np.max(hi)))
         if counts is not None:
@@ -248,6 +248,7 @@ def fence_async(ctx, ctas):
         return
     for c in np.unique(np.asarray(ctas, np.int64)):
         sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
+        sh.dirty_bank[int(c)] = False
 
 
 # ----------------------------------------------------------------------------- race tracking

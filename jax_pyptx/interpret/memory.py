@@ -500,6 +500,8 @@ class BankedSpace:
         self.version = 0                 # writes so far (see the module docstring)
         self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
         self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
+        self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
+        self.written = set()             # span keys known initialized (smem_matrix; init only grows)
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -637,6 +639,7 @@ class BankedSpace:
             _rows_set(self.init, starts, nbytes)
         if self.dirty is not None:
             _rows_set(self.dirty, starts, nbytes)
+            self.dirty_bank[banks] = True
 
     def mark_init(self, banks, offs, nbytes):
         self.version += 1
@@ -647,9 +650,18 @@ class BankedSpace:
 
 def bank_spans(arr, stride, banks, lo, hi) -> list:
     """Entries ``[lo[i], hi[i])`` of bank ``banks[i]`` of a per-byte array of banked memory
-    (``stride`` entries per bank), as views: one 2-D view (a row per bank) when the spans are at
-    the same offsets of consecutive banks (the operands of a batch of CTAs), else one per span."""
-    b = np.asarray(banks, np.int64)
+    (``stride`` entries per bank), as views covering them: the spans of one bank merged into
+    one from the lowest to the highest offset (a superset: for checks that every entry is clear),
+    then one 2-D view (a row per bank) when the spans are at the same offsets of consecutive
+    banks (the operands of a batch of CTAs), else a view per bank."""
+    b, lo, hi = np.asarray(banks, np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    if len(b) > 1:
+        ub, inv = np.unique(b, return_inverse=True)
+        if len(ub) < len(b):
+            l2, h2 = np.full(len(ub), np.iinfo(np.int64).max), np.zeros(len(ub), np.int64)
+            np.minimum.at(l2, inv, lo)
+            np.maximum.at(h2, inv, hi)
+            b, lo, hi = ub, l2, h2
     lo0, hi0, n = int(lo[0]), int(hi[0]), len(b)
     if n > 1 and (lo == lo0).all() and (hi == hi0).all() and (b == b[0] + np.arange(n)).all():
         return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(n, hi0 - lo0),

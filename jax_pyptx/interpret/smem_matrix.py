@@ -147,8 +147,16 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
 
 def _spans_written(sh, ctas, lo, hi) -> bool:
     """Whether every byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` was written
-    (then every element inside them is defined; else the caller checks element by element)."""
-    return all(v.min(initial=1) for v in bank_spans(sh.init, sh.stride, ctas, lo, hi))
+    (then every element inside them is defined; else the caller checks element by element).
+    Bytes never become unwritten, so spans found written are remembered (``sh.written``)."""
+    key = (np.asarray(ctas, np.int64).tobytes(), lo.tobytes(), hi.tobytes())
+    if key in sh.written:
+        return True
+    if not all(v.min(initial=1) for v in bank_spans(sh.init, sh.stride, ctas, lo, hi)):
+        return False
+    if len(sh.written) < 4096:
+        sh.written.add(key)
+    return True
 
 
 # ----------------------------------------------------------------------------- element values
