@@ -194,7 +194,10 @@ def spans_clear(ctx, ctas, lo, hi) -> bool:
         counts = _counts(st, int(np.min(lo)), int(np.max(hi)))
         if counts is not None:
             arrs.append(counts)
-    return not any(v.max(initial=0) for arr in arrs for v in M.bank_spans(arr, sh.stride, ctas, lo, hi))
+    if not arrs:
+        return True
+    spans = M.bank_spans(ctas, lo, hi)
+    return not any(v.max(initial=0) for arr in arrs for v in M.span_views(arr, sh.stride, spans))
 
 
 def _counts(st, lo=None, hi=None):

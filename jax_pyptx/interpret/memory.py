@@ -648,23 +648,32 @@ class BankedSpace:
         _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
 
 
-def bank_spans(arr, stride, banks, lo, hi) -> list:
-    """Entries ``[lo[i], hi[i])`` of bank ``banks[i]`` of a per-byte array of banked memory
-    (``stride`` entries per bank), as views covering them: the spans of one bank merged into
-    one from the lowest to the highest offset (a superset: for checks that every entry is clear),
-    then one 2-D view (a row per bank) when the spans are at the same offsets of consecutive
-    banks (the operands of a batch of CTAs), else a view per bank."""
+def bank_spans(banks, lo, hi) -> tuple:
+    """Spans ``[lo[i], hi[i])`` of bank ``banks[i]`` merged per bank into one from the lowest to
+    the highest offset (a superset: for checks that every entry is clear): ``(banks, lo, hi,
+    lined_up)``, ``lined_up`` when the merged spans are at the same offsets of consecutive banks
+    (the operands of a batch of CTAs: one 2-D view, ``span_views``)."""
     b, lo, hi = np.asarray(banks, np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64)
     if len(b) > 1:
-        ub, inv = np.unique(b, return_inverse=True)
-        if len(ub) < len(b):
-            l2, h2 = np.full(len(ub), np.iinfo(np.int64).max), np.zeros(len(ub), np.int64)
-            np.minimum.at(l2, inv, lo)
-            np.maximum.at(h2, inv, hi)
-            b, lo, hi = ub, l2, h2
-    lo0, hi0, n = int(lo[0]), int(hi[0]), len(b)
-    if n > 1 and (lo == lo0).all() and (hi == hi0).all() and (b == b[0] + np.arange(n)).all():
-        return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(n, hi0 - lo0),
+        if not (b[1:] >= b[:-1]).all():
+            order = np.argsort(b, kind="stable")
+            b, lo, hi = b[order], lo[order], hi[order]
+        cut = np.flatnonzero(b[1:] != b[:-1]) + 1
+        if len(cut) < len(b) - 1:               # a bank with several spans
+            at = np.concatenate([[0], cut])
+            b, lo, hi = b[at], np.minimum.reduceat(lo, at), np.maximum.reduceat(hi, at)
+    n = len(b)
+    lined = n > 1 and (lo == lo[0]).all() and (hi == hi[0]).all() and int(b[-1] - b[0]) == n - 1
+    return b, lo, hi, lined
+
+
+def span_views(arr, stride, spans) -> list:
+    """The entries of ``bank_spans``' spans in a per-byte array of banked memory (``stride``
+    entries per bank): one 2-D view (a row per bank) when they line up, else a view per bank."""
+    b, lo, hi, lined = spans
+    if lined:
+        lo0 = int(lo[0])
+        return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(len(b), int(hi[0]) - lo0),
                            strides=(stride * arr.itemsize, arr.itemsize))]
     return [arr[int(c) * stride + int(x):int(c) * stride + int(z)] for c, x, z in zip(b, lo, hi)]
 

@@ -19,7 +19,7 @@ from ..isa.descriptors import TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, WGMMA_SMEM, W
 from ..isa.fragments import smem_matrix_offsets
 from ..isa.swizzle import swizzle as _swizzle
 from . import fp
-from .memory import bank_spans
+from .memory import bank_spans, span_views
 from .async_proxy import check_async_read, spans_clear
 
 
@@ -152,7 +152,7 @@ def _spans_written(sh, ctas, lo, hi) -> bool:
     key = (np.asarray(ctas, np.int64).tobytes(), lo.tobytes(), hi.tobytes())
     if key in sh.written:
         return True
-    if not all(v.min(initial=1) for v in bank_spans(sh.init, sh.stride, ctas, lo, hi)):
+    if not all(v.min(initial=1) for v in span_views(sh.init, sh.stride, bank_spans(ctas, lo, hi))):
         return False
     if len(sh.written) < 4096:
         sh.written.add(key)
