@@ -139,13 +139,12 @@ def space_store(ctx, g, space, addrs, vals, race=True, span=None):
 def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
     """The sanitizer's race checks of an ``ld`` / ``st`` of shared memory, between warps
     (``RaceTracker.on_load`` / ``on_store``) and between lanes of one warp (``intra_load`` /
-    ``intra_store``, for accesses of the executing CTA's own shared memory), on one computation
-    of the bytes accessed. Bounds and alignment are checked first."""
+    ``intra_store``, for accesses of the executing CTA's own shared memory; the bytes accessed
+    are spread out only where a check needs them). Bounds and alignment are checked first."""
     race = ctx.shared.race
-    pos = None
+    pos = idx = None
     try:
         ctx.shared._check(offs, nbytes)
-        idx = race._bytes(banks, offs, nbytes)
         if vals is None:
             race.on_load(banks, offs, nbytes, warps, idx=idx)
         else:
@@ -155,7 +154,7 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
             keep = np.nonzero(warps < 32)[0]
             if not len(keep):
                 return
-            banks, offs, slots, idx = banks[keep], offs[keep], slots[keep], idx[keep]
+            banks, offs, slots = banks[keep], offs[keep], slots[keep]
             vals = None if vals is None else vals[keep]
             pos = keep
         if vals is None:
