@@ -67,7 +67,8 @@ class AsyncState:
         n = ctx.shared.data.size
         self.inflight = np.zeros(n, np.uint16)     # async writes not yet completed, per byte
         self.reading = np.zeros(n, np.uint16)      # bulk-store sources not yet retired, per byte
-        self.writes: list[_Write] = []
+        self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
+        self.dead = 0                              # dead records in ``writes``
         self.reads: list[_Read] = []
         self.n_inflight = 0
         self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
@@ -349,8 +350,17 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
             rec.live = False
             s.inflight[rec.flat] -= 1
             s.n_inflight -= 1
-            s.writes = [w for w in s.writes if w.live]
+            _retire(s)
     return landed
+
+
+def _retire(st):
+    """A record of ``st.writes`` went dead: the list is pruned once half of it is dead (its
+    readers skip dead records), not at every landing."""
+    st.dead += 1
+    if 2 * st.dead > len(st.writes):
+        st.writes = [w for w in st.writes if w.live]
+        st.dead = 0
 
 
 class _Rows:
@@ -434,7 +444,7 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
     if remaining == 0 and rec.live:
         rec.live = False
         st.n_inflight -= 1
-        st.writes = [w for w in st.writes if w.live]
+        _retire(st)
 
 
 def begin_bulk_read(ctx, g, flat_bytes, d):
