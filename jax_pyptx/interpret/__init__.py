@@ -61,7 +61,8 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   initialization checks), ``stack`` (the per-thread alloca stack), ``tmem`` (Tensor Memory and
   its allocation checks), ``operands`` (immediates, typed register views, special registers,
   vectors), ``fp`` (exact rounding to every floating-point format and mode), ``tensormap``
-  (the 128-byte tensor-map encoding and ``tensor_map``).
+  (the 128-byte tensor-map encoding and ``tensor_map``), ``shadow`` (the sanitizer's large
+  per-launch arrays, recycled from one launch to the next).
 
 The sanitizer (``sanitize=True``, the default) reports uninitialized bits where they are used
 (memcheck's rule, ``definedness``: a store of the bytes holding them, an address, a branch, a

@@ -11,6 +11,7 @@ from ..errors import InterpreterError
 from ..ir.nodes import Module
 from .state import memory as M
 from .sanitizer import roles as R
+from .state import shadow
 from .machine.cluster import launch_shape
 from .machine.program import Program
 from .scheduler.handlers import decode_program
@@ -128,6 +129,7 @@ class LaunchState:
         self.warned = set()                # (error class, instruction) a SanitizerWarning named
         self.schedule = EAGER              # schedule.Schedule of the launch
         self.global_races = False          # global_races.GlobalRaces, None, or False: not decided
+        self.pt_one = {}                   # (threads, tag) -> shared pointer tags (provenance)
 
     def start_clusters(self, n: int) -> list:
         """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""
@@ -474,7 +476,18 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
                      batches=batches, seconds=time.perf_counter() - t0)
     if unwritten:
         R.check_written(unwritten, entry)
+    _recycle(mem, state)
     return None
+
+
+def _recycle(mem, state):
+    """The sanitizer's large arrays of a launch that ended go to the next one (``shadow``)."""
+    if state.global_races:
+        state.global_races.recycle()
+    for al in mem.gspace.allocs:
+        if al._ibuf is not None:
+            buf, al._ibuf, al.init = al._ibuf, None, None
+            shadow.recycle(buf)
 
 
 def _limits(max_steps, timeout) -> tuple:

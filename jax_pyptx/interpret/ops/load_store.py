@@ -59,15 +59,16 @@ def mem_space(dec):
     return "shared::cluster" if opt == ".shared::cluster" else space
 
 
-def space_load(ctx, g, space, addrs, dt, count=1, race=True):
+def space_load(ctx, g, space, addrs, dt, count=1, race=True, span=None):
     """Load ``count`` elements of ``dt`` at each address of ``space``; ``race=False`` for
-    strong (volatile / relaxed / acquire) loads, which never race."""
+    strong (volatile / relaxed / acquire) loads, which never race. ``span``: a ``memory.Span``
+    of ``addrs`` the checks share (global accesses)."""
     if space == "global":
-        out = ctx.mem.gspace.load(addrs, dt, count)
+        out = ctx.mem.gspace.load(addrs, dt, count, None, span)
         if race and ctx.sanitize:
             gr = global_races.tracker(ctx)
             if gr is not None:
-                gr.on_load(ctx, g, addrs, np.dtype(dt).itemsize, count)
+                gr.on_load(ctx, g, addrs, np.dtype(dt).itemsize, count, span)
         return out
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
@@ -100,15 +101,15 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True):
     return generic_load(ctx, g, addrs, dt, count, race)
 
 
-def space_store(ctx, g, space, addrs, vals, race=True):
+def space_store(ctx, g, space, addrs, vals, race=True, span=None):
     """Store ``vals`` (n, count) at each address of ``space``; ``race=False`` for strong
-    (volatile / relaxed / release) stores, which never race."""
+    (volatile / relaxed / release) stores, which never race. ``span``: as ``space_load``."""
     if space == "global":
         gr = global_races.tracker(ctx) if race and ctx.sanitize else None
         if gr is None:
-            return ctx.mem.gspace.store(addrs, vals)
-        work = gr.before_store(ctx, g, addrs, vals)
-        ctx.mem.gspace.store(addrs, vals)
+            return ctx.mem.gspace.store(addrs, vals, span=span)
+        work = gr.before_store(ctx, g, addrs, vals, span)
+        ctx.mem.gspace.store(addrs, vals, getattr(work, "fast", False), span)
         return gr.after_store(ctx, g, work)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
@@ -132,13 +133,12 @@ def space_store(ctx, g, space, addrs, vals, race=True):
 def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
     """The sanitizer's race checks of an ``ld`` / ``st`` of shared memory, between warps
     (``RaceTracker.on_load`` / ``on_store``) and between lanes of one warp (``intra_load`` /
-    ``intra_store``, for accesses of the executing CTA's own shared memory), on one computation
-    of the bytes accessed. Bounds and alignment are checked first."""
+    ``intra_store``, for accesses of the executing CTA's own shared memory; the bytes accessed
+    are spread out only where a check needs them). Bounds and alignment are checked first."""
     race = ctx.shared.race
-    pos = None
+    pos = idx = None
     try:
         ctx.shared._check(offs, nbytes)
-        idx = race._bytes(banks, offs, nbytes)
         if vals is None:
             race.on_load(banks, offs, nbytes, warps, idx=idx)
         else:
@@ -148,7 +148,7 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
             keep = np.nonzero(warps < 32)[0]
             if not len(keep):
                 return
-            banks, offs, slots, idx = banks[keep], offs[keep], slots[keep], idx[keep]
+            banks, offs, slots = banks[keep], offs[keep], slots[keep]
             vals = None if vals is None else vals[keep]
             pos = keep
         if vals is None:
@@ -259,14 +259,16 @@ def _ld(prog, d, ins, scope, dec):
     if symspace in ("plocal", "param", "shared", "local") and space in ("param", "generic"):
         space = symspace
     pk = provenance.addr_key(prog, ins.operands[1], scope) if space in ("global", "generic") else None
+    glob = space == "global"       # the addresses' nest will be wanted (memory.Span)
     if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
         put128 = b128_writer(prog, dsts[0], scope)
 
         def ld128(ctx, g):
             a = getaddr(ctx, g)
+            sp = M.Span(a, glob)
             if pk is not None and ctx.ptag:
-                provenance.check(ctx, g, pk, a, 16)
-            put128(ctx, g, space_load(ctx, g, space, a, np.uint64, 2, race))
+                provenance.check(ctx, g, pk, a, 16, span=sp)
+            put128(ctx, g, space_load(ctx, g, space, a, np.uint64, 2, race, sp))
         d.fn = ld128
         return
     count = vec
@@ -282,23 +284,26 @@ def _ld(prog, d, ins, scope, dec):
         tag_key = None             # a 64-bit ld.param: a pointer parameter (provenance)
         if space == "param" and t.bits == 64 and isinstance(dsts[0], Reg):
             tag_key = prog.reg(dsts[0].name, scope).key
+        one = addr_parts(prog, ins.operands[1], scope)[0] is None     # one address: one value
 
         def ld1(ctx, g):
             a = getaddr(ctx, g)
+            sp = M.Span(a, glob)
             if pk is not None and ctx.ptag:
-                provenance.check(ctx, g, pk, a, nbytes)
-            v = space_load(ctx, g, space, a, dt, 1, race)[:, 0]
+                provenance.check(ctx, g, pk, a, nbytes, span=sp)
+            v = space_load(ctx, g, space, a, dt, 1, race, sp)[:, 0]
             put(ctx, g, v)
             if tag_key is not None and ctx.sanitize:
-                ctx.tag_loaded(tag_key, g, v)
+                ctx.tag_loaded(tag_key, g, v, one)
         d.fn = ld1
         return
 
     def ldv(ctx, g):
         a = getaddr(ctx, g)
+        sp = M.Span(a, glob)
         if pk is not None and ctx.ptag:
-            provenance.check(ctx, g, pk, a, nbytes)
-        v = space_load(ctx, g, space, a, dt, count, race)
+            provenance.check(ctx, g, pk, a, nbytes, span=sp)
+        v = space_load(ctx, g, space, a, dt, count, race, sp)
         for i, p in enumerate(puts):
             p(ctx, g, np.ascontiguousarray(v[:, i]))
     d.fn = ldv
@@ -315,14 +320,16 @@ def _st(prog, d, ins, scope, dec):
         space = symspace
     srcs_ops = items(ins.operands[1])
     pk = provenance.addr_key(prog, ins.operands[0], scope) if space in ("global", "generic") else None
+    glob = space == "global"       # the addresses' nest will be wanted (memory.Span)
     if t.bits == 128:              # one .b128 register: two 64-bit halves, 16-byte aligned
         get128 = b128_reader(prog, srcs_ops[0], scope)
 
         def st128(ctx, g):
             a = getaddr(ctx, g)
+            sp = M.Span(a, glob)
             if pk is not None and ctx.ptag:
-                provenance.check(ctx, g, pk, a, 16, True)
-            space_store(ctx, g, space, a, np.ascontiguousarray(get128(ctx, g)), race)
+                provenance.check(ctx, g, pk, a, 16, True, sp)
+            space_store(ctx, g, space, a, np.ascontiguousarray(get128(ctx, g)), race, sp)
         d.fn = st128
         return
     gets = [reader(prog, o, t, scope) for o in srcs_ops]
@@ -331,8 +338,9 @@ def _st(prog, d, ins, scope, dec):
 
     def st(ctx, g):
         a = getaddr(ctx, g)
+        sp = M.Span(a, glob)
         if pk is not None and ctx.ptag:
-            provenance.check(ctx, g, pk, a, nbytes, True)
+            provenance.check(ctx, g, pk, a, nbytes, True, sp)
         cols = []
         for f in gets:
             v = np.asarray(f(ctx, g))
@@ -341,7 +349,7 @@ def _st(prog, d, ins, scope, dec):
             v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
             cols.append(v)
         vals = np.stack(cols, axis=1) if len(cols) > 1 else cols[0].reshape(-1, 1)
-        space_store(ctx, g, space, a, np.ascontiguousarray(vals), race)
+        space_store(ctx, g, space, a, np.ascontiguousarray(vals), race, sp)
     d.fn = st
 
 

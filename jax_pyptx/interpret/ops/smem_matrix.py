@@ -19,7 +19,8 @@ from ...isa.descriptors import TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, WGMMA_SMEM, 
 from ...isa.fragments import smem_matrix_offsets
 from ...isa.swizzle import swizzle as _swizzle
 from ..state import fp
-from ..sanitizer.async_proxy import check_async_read
+from ..state.memory import bank_spans, span_views
+from ..sanitizer.async_proxy import check_async_read, spans_clear
 
 
 class Desc:
@@ -104,7 +105,9 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
         starts = np.array([descs[i].start for i in sel], np.int64)
         bitaddr = (starts[:, None] << 3) + off[None, :]
         addr = swizzle(bitaddr >> 3, d0.swizzle, d0.base)
-        hi = int(addr.max()) + max(elem_bits // 8, 1)
+        nbytes = max(elem_bits // 8, 1)
+        spans = (addr.min(axis=1), addr.max(axis=1) + nbytes)         # of each matrix
+        hi = int(spans[1].max())
         if hi > sh.size:
             bad = int(addr.reshape(-1)[int(np.argmax(addr.reshape(-1)))])
             raise InterpreterError(
@@ -113,9 +116,9 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
                 f"shared memory of this CTA")
         bk = np.asarray([banks[i] for i in sel], np.int64)[:, None]
         flat = bk * sh.stride + addr
-        if ctx.sanitize:
+        if ctx.sanitize and not spans_clear(ctx, bk[:, 0], *spans):
             check_async_read(ctx, np.broadcast_to(bk, addr.shape).reshape(-1), addr.reshape(-1),
-                             max(elem_bits // 8, 1), what, g, lane)
+                             nbytes, what, g, lane)
         if elem_bits >= 8:
             esz = elem_bits // 8
             if (addr % esz).any():
@@ -125,7 +128,7 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
         else:
             byte = sh.data[flat]
             raw = (byte >> (bitaddr & 7).astype(np.uint8)) & np.uint8((1 << elem_bits) - 1)
-        if check_init and sh.init is not None:
+        if check_init and sh.init is not None and not _spans_written(sh, bk[:, 0], *spans):
             ok = sh.init[flat]
             if used is not None:
                 ok = ok | np.tile(~np.asarray(used, bool), mn)[None, :]
@@ -140,6 +143,20 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
             out = np.empty((nm, mn, k), raw.dtype)
         out[sel] = raw.reshape(len(sel), mn, k)
     return out
+
+
+def _spans_written(sh, ctas, lo, hi) -> bool:
+    """Whether every byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` was written
+    (then every element inside them is defined; else the caller checks element by element).
+    Bytes never become unwritten, so spans found written are remembered (``sh.written``)."""
+    key = (np.asarray(ctas, np.int64).tobytes(), lo.tobytes(), hi.tobytes())
+    if key in sh.written:
+        return True
+    if not all(v.min(initial=1) for v in span_views(sh.init, sh.stride, bank_spans(ctas, lo, hi))):
+        return False
+    if len(sh.written) < 4096:
+        sh.written.add(key)
+    return True
 
 
 # ----------------------------------------------------------------------------- element values

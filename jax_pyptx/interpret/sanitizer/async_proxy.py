@@ -37,19 +37,20 @@ import numpy as np
 from ...errors import AsyncProxyError
 from ..state import memory as M
 
-__all__ = ["AsyncState", "state", "check_async_read", "fence_async", "write_shared_async",
+__all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
            "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
            "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
            "check_tensormap"]
 
 
 class _Write:
-    __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted")
+    __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted", "span")
 
     def __init__(self, flat, d, cta, off):
         self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
         self.rows = None          # a cp.async: the row starts still in flight
         self.counted = True       # a cp.async: its rows are in ``inflight`` (``_counts``)
+        self.span = None          # a cp.async: (lowest, end) shared offset of its rows, any CTA
 
 
 class _Read:
@@ -66,7 +67,8 @@ class AsyncState:
         n = ctx.shared.data.size
         self.inflight = np.zeros(n, np.uint16)     # async writes not yet completed, per byte
         self.reading = np.zeros(n, np.uint16)      # bulk-store sources not yet retired, per byte
-        self.writes: list[_Write] = []
+        self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
+        self.dead = 0                              # dead records in ``writes``
         self.reads: list[_Read] = []
         self.n_inflight = 0
         self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
@@ -175,23 +177,56 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
         return
     offs = np.atleast_1d(np.asarray(offs, np.int64))
     starts = _starts(ctx, ctas, offs)
+    counts = _counts_at(st, offs, nbytes) if inflight else None
     if (sh.dirty is None or _clear(sh.dirty, starts, nbytes, sh.stride, ctas, offs)) and \
-            (not inflight or _clear(_counts(st), starts, nbytes, sh.stride, ctas, offs)):
+            (counts is None or _clear(counts, starts, nbytes, sh.stride, ctas, offs)):
         return                  # (the byte is found below)
     _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
 
 
-def _counts(st):
-    """``st.inflight`` with every cp.async in flight counted: a cp.async is only recorded when
-    issued and is added to the per-byte counts when something first reads them (a copy that
-    lands before any check never touches them)."""
+def spans_clear(ctx, ctas, lo, hi) -> bool:
+    """Whether no byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` (one span per
+    operand: a few) is marked for ``check_async_read`` (written by the generic proxy without a
+    fence since, or in flight): then no access inside the spans is reported, and a caller
+    checks them as slices instead of byte by byte."""
+    sh, st = ctx.shared, ctx.async_proxy
+    arrs = [sh.dirty] if sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
+    if st is not None and st.n_inflight:
+        counts = _counts(st, int(np.min(lo)), int(np.max(hi)))
+        if counts is not None:
+            arrs.append(counts)
+    if not arrs:
+        return True
+    spans = M.bank_spans(ctas, lo, hi)
+    return not any(v.max(initial=0) for arr in arrs for v in M.span_views(arr, sh.stride, spans))
+
+
+def _counts(st, lo=None, hi=None):
+    """``st.inflight`` with the cp.async copies in flight counted: a cp.async is only recorded
+    when issued and is added to the per-byte counts when a check first reads bytes it may write
+    (a copy that lands before any check never touches them). ``lo, hi``: the checked bytes lie
+    at shared offsets ``[lo, hi)`` (any CTA): a copy whose rows lie elsewhere (``_Write.span``)
+    cannot write them and stays uncounted. None when no byte there can be in flight."""
     if st.uncounted:
+        keep = []
         for rec in st.uncounted:
+            if rec.live and lo is not None and (rec.span[1] <= lo or hi <= rec.span[0]):
+                keep.append(rec)
+                continue
             if rec.live and len(rec.rows):
                 _bump(st, rec.rows, rec.flat.size, 1)
             rec.counted = True
-        st.uncounted = []
+        st.uncounted = keep
+    if lo is not None and not any(w.live and w.counted for w in st.writes):
+        return None
     return st.inflight
+
+
+def _counts_at(st, offs, nbytes):
+    """``_counts`` for accesses of ``nbytes`` at shared offsets ``offs`` (an array)."""
+    if not len(offs):
+        return None
+    return _counts(st, int(offs.min()), int(offs.max()) + int(nbytes))
 
 
 def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
@@ -217,6 +252,7 @@ def fence_async(ctx, ctas):
         return
     for c in np.unique(np.asarray(ctas, np.int64)):
         sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
+        sh.dirty_bank[int(c)] = False
 
 
 # ----------------------------------------------------------------------------- race tracking
@@ -314,8 +350,17 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
             rec.live = False
             s.inflight[rec.flat] -= 1
             s.n_inflight -= 1
-            s.writes = [w for w in s.writes if w.live]
+            _retire(s)
     return landed
+
+
+def _retire(st):
+    """A record of ``st.writes`` went dead: the list is pruned once half of it is dead (its
+    readers skip dead records), not at every landing."""
+    st.dead += 1
+    if 2 * st.dead > len(st.writes):
+        st.writes = [w for w in st.writes if w.live]
+        st.dead = 0
 
 
 class _Rows:
@@ -376,6 +421,8 @@ def track_cp_async(ctx, banks, offs, size: int, d):
     size = int(size)
     rec = _Write(_Rows(starts, size), d, None, None)
     rec.rows, rec.counted = starts, False
+    o = np.asarray(offs, np.int64)
+    rec.span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
     if len(st.uncounted) >= 64:
         st.uncounted = [r for r in st.uncounted if r.live]
     st.uncounted.append(rec)
@@ -397,7 +444,7 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
     if remaining == 0 and rec.live:
         rec.live = False
         st.n_inflight -= 1
-        st.writes = [w for w in st.writes if w.live]
+        _retire(st)
 
 
 def begin_bulk_read(ctx, g, flat_bytes, d):
@@ -475,8 +522,11 @@ def on_generic_load(ctx, g, banks, offs, nbytes):
     if st is None or not st.n_inflight:
         return
     ctx.shared._check(offs, nbytes)
+    counts = _counts_at(st, offs, nbytes)
+    if counts is None:
+        return
     starts = _starts(ctx, banks, offs)
-    if not M.take_rows(_counts(st), starts, nbytes).any():
+    if not M.take_rows(counts, starts, nbytes).any():
         return
     flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
     bad = st.inflight[flat]
@@ -498,7 +548,8 @@ def on_generic_store(ctx, g, banks, offs, nbytes):
         return
     ctx.shared._check(offs, nbytes)
     starts = _starts(ctx, banks, offs)
-    if not ((st.n_inflight and M.take_rows(_counts(st), starts, nbytes).any())
+    counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
+    if not ((counts is not None and M.take_rows(counts, starts, nbytes).any())
             or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
         return
     flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...errors import RaceError
 from ..state import memory as M
+from ..state import shadow
 
 LIMIT = 1 << 24
 _STRONG = frozenset({".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".acq_rel", ".sc"})
@@ -92,6 +93,11 @@ class GlobalRaces:
                                   # 2 * (CTA + 1) + changed; 0: no plain store yet)
         self.ranges = []          # (base, end) of tracked allocations
 
+    def recycle(self):
+        """The launch has ended: hand the tag arrays to the next launch (``shadow``)."""
+        shadow.recycle(*(t for _, t in self.tags.values()))
+        self.tags, self.ranges = {}, []
+
     def _cta(self, c: int) -> str:
         gx, gy, _ = self.grid
         return f"({c % gx},{(c // gx) % gy},{c // (gx * gy)})"
@@ -102,7 +108,7 @@ class GlobalRaces:
         if e is None:
             if not create or al.size > LIMIT:
                 return None
-            e = self.tags[al.index] = (esz, np.zeros(al.size // esz, np.int32))     # zeroed pages
+            e = self.tags[al.index] = (esz, shadow.filled(al.size // esz, np.int32))
             self.ranges.append((al.base, al.end))
         gran, t = e
         if esz % gran:
@@ -110,11 +116,15 @@ class GlobalRaces:
         return t, gran, _Elems((off // np.uint64(gran)).astype(np.int64), esz // gran * count)
 
     # ------------------------------------------------------------------ stores
-    def before_store(self, ctx, g, addrs, vals):
+    def before_store(self, ctx, g, addrs, vals, span=None):
         """Check a plain store against earlier ones of other CTAs; returns what ``after_store``
-        records. Raises the ``MemoryFault`` of an access outside every allocation first."""
+        records. Raises the ``MemoryFault`` of an access outside every allocation first.
+        ``span``: a ``memory.Span`` of ``addrs`` to reuse."""
+        fast = self._fast_store(ctx, g, addrs, vals, span)
+        if fast is not None:
+            return fast
         esz, count = vals.dtype.itemsize, vals.shape[1]
-        parts = ctx.mem.gspace._resolve(addrs, esz * count, True)
+        parts = ctx.mem.gspace._resolve(addrs, esz * count, True, None, span)
         ctas = ctx.cta_ids[ctx.slot_cta[g.idx]]
         work = []
         for al, pos, off in parts:
@@ -137,7 +147,53 @@ class GlobalRaces:
             work.append((t, e, gran, c, new, old, al, pos))
         return work
 
+    def _fast_store(self, ctx, g, addrs, vals, span):
+        """``before_store`` of a store whose addresses form a nest of disjoint elements in one
+        allocation (``FlatSpace._fast``) that no other CTA stored before: the tags and old
+        values are strided views, nothing is copied, and ``after_store`` writes the records
+        through the same view (disjoint elements: no two lanes of this instruction meet).
+        None when the general path must decide (scattered or overlapping addresses, a fault,
+        an element another CTA stored)."""
+        esz, count = vals.dtype.itemsize, vals.shape[1]
+        nb = esz * count
+        gs = ctx.mem.gspace
+        fast = gs._fast(addrs, nb, esz, True, None, span)
+        if fast is None:
+            return None
+        al, (first, shape, strides, _) = fast
+        if not M.disjoint(shape, strides, nb):
+            return None
+        e = self.tags.get(al.index)
+        if e is None:
+            if al.size > LIMIT:
+                return _Fast(fast, None)
+            e = self.tags[al.index] = (esz, shadow.filled(al.size // esz, np.int32))
+            self.ranges.append((al.base, al.end))
+        gran, t = e
+        if esz % gran:
+            return _Fast(fast, None)
+        per, off = nb // gran, (first - al.base) // gran
+        es = [s // gran for s in strides]
+        tg = M._nest_view(t, 4, off * 4, shape, [s * 4 for s in es], per)
+        c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
+        if g.full:                            # slots are CTA-major: each CTA's record S * per times
+            rec = np.repeat(c2, ctx.S * per).reshape(tg.shape)
+        else:
+            rec = np.repeat(c2[ctx.slot_cta[g.idx]], per).reshape(tg.shape)
+        if tg.max() > 0 and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():     # tags are >= 0
+            return None                       # another CTA stored an element: the general path
+        ug = _UINT[gran]
+        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per)
+        new = vals.view(ug).reshape(tg.shape)
+        np.add(rec, (old != new).view(np.uint8), out=rec, casting="unsafe")     # + changed
+        return _Fast(fast, (tg, rec))
+
     def after_store(self, ctx, g, work):
+        if type(work) is _Fast:
+            if work.rec is not None:
+                tg, rec = work.rec
+                tg[...] = rec                 # 2 * (CTA + 1) + changed
+            return
         for t, e, gran, c, new, old, al, pos in work:
             rec = (old != new).astype(np.int32)      # 2 * (CTA + 1) + changed
             rec += (c * 2).astype(np.int32)
@@ -174,14 +230,17 @@ class GlobalRaces:
                             f"red)", "global")
 
     # ------------------------------------------------------------------ loads
-    def on_load(self, ctx, g, addrs, esz, count):
-        """Check a plain load against plain stores of other CTAs in this launch."""
+    def on_load(self, ctx, g, addrs, esz, count, span=None):
+        """Check a plain load against plain stores of other CTAs in this launch (``span``: a
+        ``memory.Span`` of ``addrs`` to reuse)."""
         if not self.ranges or not len(addrs):
             return
-        lo, hi = int(addrs.min()), int(addrs.max()) + esz * count
+        span = M.span_of(addrs, span)
+        lo, hi = span.bounds()
+        hi += esz * count
         if not any(lo < e and hi > s for s, e in self.ranges):
             return
-        parts = ctx.mem.gspace._resolve(addrs, esz * count, False)
+        parts = ctx.mem.gspace._resolve(addrs, esz * count, False, None, span)
         ctas = ctx.cta_ids[ctx.slot_cta[g.idx]]
         for al, pos, off in parts:
             got = self._elements(al, off, esz, count, False)
@@ -217,6 +276,15 @@ class GlobalRaces:
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class _Fast:
+    """What ``GlobalRaces._fast_store`` found: ``fast``, the ``FlatSpace._fast`` result the
+    store reuses, and ``rec``, (tag view, records) or None (the allocation is not tracked)."""
+    __slots__ = ("fast", "rec")
+
+    def __init__(self, fast, rec):
+        self.fast, self.rec = fast, rec
 
 
 class _Elems:

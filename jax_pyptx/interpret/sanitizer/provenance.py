@@ -59,11 +59,32 @@ class ProvenanceMixin:
 
     def _init_provenance(self):
         self.ptag = {}            # register key -> int32 (N,): allocation index + 1, 0: none,
-        #                           -1: mixed (derived from two buffers: never checked)
+        #                           -1: mixed (derived from two buffers: never checked); a
+        #                           read-only array is shared (_pt_uniform), never written in place
         self._pt_d = None         # Decoded whose tagged sources are in _pt (reset per instruction)
         self._pt_g = None         # the group they were read for
         self._pt = None           # int32 (g.n,): the sources' tag, combined
         self._pt_pcs = _ptr_pcs(self.prog)
+
+    def _pt_uniform(self, tag):
+        """The read-only tag array of every thread tagged ``tag``: shared by the registers that
+        hold it and the batches of the launch (``LaunchState.pt_one``), copied before a partial
+        write (``_pt_own``)."""
+        one = self.launch.pt_one
+        a = one.get((self.N, tag))
+        if a is None:
+            a = one[self.N, tag] = np.full(self.N, tag, np.int32)
+            a.flags.writeable = False
+        return a
+
+    def _pt_own(self, key):
+        """Register ``key``'s tag array, writable (a new zero one, or a shared one copied)."""
+        a = self.ptag.get(key)
+        if a is None:
+            a = self.ptag[key] = np.zeros(self.N, np.int32)
+        elif not a.flags.writeable:
+            a = self.ptag[key] = a.copy()
+        return a
 
     def _pt_read(self, key, g):
         """A tagged register is read: remember its tag if the instruction propagates it."""
@@ -82,66 +103,67 @@ class ProvenanceMixin:
         """Register ``key`` is written for ``g``: it takes the sources' tag or loses its own."""
         if self._pt_d is self.cur and self._pt_g is g and self.prog.regs[key].bits == 64:
             tg = self._pt
+            if g.full and not tg.flags.writeable:     # one tag for every thread: shared
+                self.ptag[key] = tg
+                return
             if tg.any():
                 if g.full:
                     self.ptag[key] = tg.copy()
                     return
-                a = self.ptag.get(key)
-                if a is None:
-                    a = self.ptag[key] = np.zeros(self.N, np.int32)
-                a[g.idx] = tg
+                self._pt_own(key)[g.idx] = tg
                 return
-        a = self.ptag.get(key)
-        if a is not None:
+        if key in self.ptag:
             if g.full:
                 del self.ptag[key]
             else:
-                a[g.idx] = 0
+                self._pt_own(key)[g.idx] = 0
 
-    def tag_loaded(self, key, g, values):
+    def tag_loaded(self, key, g, values, same=False):
         """``ld.param`` loaded 64-bit ``values`` into ``key``: tag each with the global allocation
-        that contains it."""
+        that contains it. ``same``: every thread loaded one address (so one value)."""
         gs = self.mem.gspace
         if not gs.allocs:
             return
         v = np.asarray(values).view(np.uint64)
         v0 = int(v[0])
-        if (v == v0).all():           # a kernel parameter: one value for every thread
+        if same or (v == v0).all():   # a kernel parameter: one value for every thread
             al = gs.find(v0)
             if al is None:
                 return
-            a = self.ptag.get(key)
-            if a is None:
-                a = self.ptag[key] = np.zeros(self.N, np.int32)
-            a[g.idx] = al.index + 1
+            if g.full:
+                self.ptag[key] = self._pt_uniform(al.index + 1)
+                return
+            self._pt_own(key)[g.idx] = al.index + 1
             return
         k = np.searchsorted(gs._bases, v, "right").astype(np.int64) - 1
         kk = np.maximum(k, 0)
         ok = (k >= 0) & (v < gs._ends[kk])
         if not ok.any():
             return
-        a = self.ptag.get(key)
-        if a is None:
-            a = self.ptag[key] = np.zeros(self.N, np.int32)
-        a[g.idx] = np.where(ok, kk + 1, 0)
+        self._pt_own(key)[g.idx] = np.where(ok, kk + 1, 0)
 
 
-def check(ctx, g, key, addrs, nbytes, write=False):
+def check(ctx, g, key, addrs, nbytes, write=False, span=None):
     """Every access of ``nbytes`` at ``addrs`` through register ``key`` (for the threads of
-    ``g``) lies in the allocation (and vmap item) its pointer came from."""
+    ``g``) lies in the allocation (and vmap item) its pointer came from (``span``: a
+    ``memory.Span`` of ``addrs``, whose bounds it reuses)."""
     t = ctx.ptag.get(key)
     if t is None:
         return
-    tg = t if g.full else t[g.idx]
+    one = not t.flags.writeable          # one tag for every thread (ProvenanceMixin._pt_uniform)
+    tg = t if g.full or one else t[g.idx]
     gs = ctx.mem.gspace
     t0 = int(tg[0])
-    if t0 > 0 and (gs.item_mask is None or not gs.item_mask[t0 - 1]) and (tg == t0).all():
+    if t0 > 0 and (gs.item_mask is None or not gs.item_mask[t0 - 1]) and (one or (tg == t0).all()):
         # one buffer for every thread (the common case): two reductions
         al = gs.allocs[t0 - 1]
         if write:
             al.last_store = ctx.cur
-        if int(addrs.min()) >= al.base and int(addrs.max()) + int(np.max(nbytes)) <= al.end:
+        lo, hi = span.bounds() if span is not None else (int(addrs.min()), int(addrs.max()))
+        if lo >= al.base and hi + (nbytes if type(nbytes) is int else int(np.max(nbytes))) <= al.end:
             return
+    if one and not g.full:
+        tg = t[g.idx]
     sel = tg > 0
     if not sel.any():
         return

@@ -78,6 +78,7 @@ class RaceTracker:
         self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
         self.repoch = np.zeros(n, np.int32)
         self.epoch = np.ones(nbanks, np.int32)
+        self._one = 1                               # the epoch of every CTA, when they share one
         # per 16-byte chunk: epoch << _CODE | (warp + 1) of its last store / load; the warp part
         # _SEVERAL when several warps accessed it in that epoch
         self.c_w = np.zeros(n // 16, np.int64)
@@ -92,6 +93,8 @@ class RaceTracker:
     def advance(self, banks):
         """The CTAs ``banks`` passed a synchronization point."""
         self.epoch[banks] += 1
+        e = self.epoch
+        self._one = int(e[0]) if (e == e[0]).all() else None
         if self.iv is not None:
             W = len(self.iv) // len(self.epoch)
             b = np.asarray(banks, np.int64).reshape(-1)
@@ -99,6 +102,8 @@ class RaceTracker:
 
     def advance_all(self):
         self.epoch += 1
+        if self._one is not None:
+            self._one += 1
         self._pl.clear()                # every pending row is of a past epoch now
         self._ps.clear()
         self._npend = 0
@@ -234,6 +239,7 @@ class RaceTracker:
         return np.minimum(c0[:, None] + np.arange((nbytes + 30) // 16), c1[:, None])
 
     def _pend(self, lst, starts, nbytes, warps, ep):
+        """Record rows of an access (``ep``: their epochs, or one int for all)."""
         lst.append((starts, int(nbytes), warps.astype(np.int64), ep))
         self._npend += len(starts)
         if self._npend > _PEND_LIMIT:
@@ -246,6 +252,7 @@ class RaceTracker:
         out = []
         for starts, nb, warps, ep in lst:
             self._npend -= len(starts)
+            ep = np.broadcast_to(np.asarray(ep, np.int32), starts.shape)
             keep = ep == self.epoch[starts // self.stride]
             if not keep.all():
                 starts, warps, ep = starts[keep], warps[keep], ep[keep]
@@ -291,30 +298,39 @@ class RaceTracker:
         self._flush_loads()
         self._flush_stores()
 
-    @staticmethod
-    def _mine(ch, ep, w):
-        """The chunk stamps of accesses by warps ``w`` in epochs ``ep`` (shaped like ``ch``)."""
-        m = (ep.astype(np.int64) << _CODE) | (w + 1)
-        return m if ch.ndim == 1 else m[:, None]
+    def _stamps(self, banks, warps, ch):
+        """(the chunk stamps of an access by warps ``warps`` of CTAs ``banks``, the lowest stamp
+        of their current epoch: one int when every CTA of the batch is in one epoch (``_one``),
+        else per row), both shaped for ``ch``."""
+        if self._one is not None:
+            floor = self._one << _CODE
+            m = warps.astype(np.int64, copy=False) + (floor + 1)
+        else:
+            floor = self.epoch[banks].astype(np.int64) << _CODE
+            m = floor | (warps + 1)
+            if ch.ndim != 1:
+                floor = floor[:, None]
+        return (m if ch.ndim == 1 else m[:, None]), floor
 
     @staticmethod
-    def _other(v, mine):
-        """Chunk stamps ``v`` of the current epoch left by another warp (or several)."""
-        return ((v >> _CODE) == (mine >> _CODE)) & (v != mine)
+    def _other(v, mine, floor):
+        """Chunk stamps ``v`` of the current epoch (stamps of a CTA's chunks never pass its
+        epoch: at least ``floor`` is the current one) left by another warp (or several)."""
+        return (v >= floor) & (v != mine)
 
-    def _hits(self, arr, ch, mine):
+    def _hits(self, arr, ch, mine, floor):
         """(rows whose chunks another warp accessed in the current epoch (``arr``: ``c_w`` or
         ``c_r``) or None, the per-chunk mask)."""
-        hit = self._other(arr[ch], mine)
+        hit = self._other(arr[ch], mine, floor)
         if not hit.any():
             return None, hit
         return np.flatnonzero(hit if hit.ndim == 1 else hit.any(axis=1)), hit
 
-    def _stamp(self, arr, ch, mine, hit=None):
+    def _stamp(self, arr, ch, mine, floor, hit=None):
         """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
         when the caller has it."""
         if hit is None:
-            hit = self._other(arr[ch], mine)
+            hit = self._other(arr[ch], mine, floor)
         new = np.where(hit, mine | _SEVERAL, mine)
         arr[ch] = new
         mixed = arr[ch] != new          # another row of this access, of another warp, in the chunk
@@ -328,7 +344,8 @@ class RaceTracker:
         b = bank * self.stride
         arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        if not self._other(arr[sl], (int(self.epoch[bank]) << _CODE) | (warp + 1)).any():
+        floor = int(self.epoch[bank]) << _CODE
+        if not self._other(arr[sl], floor | (warp + 1), floor).any():
             return False
         self._flush_loads() if kind == "r" else self._flush_stores()
         return True
@@ -340,7 +357,7 @@ class RaceTracker:
         arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
         mine = (int(ep) << _CODE) | (warp + 1)
-        arr[sl] = np.where(self._other(arr[sl], mine), mine | _SEVERAL, mine)
+        arr[sl] = np.where(self._other(arr[sl], mine, int(ep) << _CODE), mine | _SEVERAL, mine)
         self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
                    np.array([warp], np.int64), np.array([ep], np.int32))
 
@@ -349,14 +366,14 @@ class RaceTracker:
         another warp in the current epoch; record the load."""
         starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         ch = self._chunks(starts, nbytes)
-        ep = self.epoch[banks]
-        sel, _ = self._hits(self.c_w, ch, self._mine(ch, ep, warps))
+        mine, floor = self._stamps(banks, warps, ch)
+        sel, _ = self._hits(self.c_w, ch, mine, floor)
         if sel is not None:
             self._flush_stores()
             idx = (idx if idx is not None else self._bytes(banks, offs, nbytes))[sel]
             ww = self.wwarp[idx]
             w = warps[sel]
-            bad = (ww >= 0) & (ww != w[:, None]) & (self.wepoch[idx] == ep[sel][:, None])
+            bad = (ww >= 0) & (ww != w[:, None]) & (self.wepoch[idx] == self.epoch[banks[sel]][:, None])
             if bad.any():
                 j, k = np.argwhere(bad)[0]
                 lane = int(sel[j])
@@ -365,24 +382,24 @@ class RaceTracker:
                                 f"it reads shared address {addr:#x}{{where}} that {_who(int(ww[j, k]), int(warps[lane]))} "
                                 f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                                 f"between the store and this load", "shared")
-        self._stamp(self.c_r, ch, self._mine(ch, ep, warps))
-        self._pend(self._pl, starts, nbytes, warps, ep)
+        self._stamp(self.c_r, ch, mine, floor)
+        self._pend(self._pl, starts, nbytes, warps, self._epochs(banks))
 
     def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
         (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
         starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         ch = self._chunks(starts, nbytes)
-        ep = self.epoch[banks]
-        stamp = self._mine(ch, ep, warps)
-        sel, _ = self._hits(self.c_r, ch, stamp)
+        stamp, floor = self._stamps(banks, warps, ch)
+        sel, _ = self._hits(self.c_r, ch, stamp, floor)
         if sel is not None:
             self._flush_loads()
             if idx is None:
                 idx = self._bytes(banks, offs, nbytes)
             sx = idx[sel]
             mine = np.left_shift(np.uint64(1), warps[sel].astype(np.uint64))[:, None]
-            readers = np.where(self.repoch[sx] == ep[sel][:, None], self.rmask[sx], np.uint64(0)) & ~mine
+            readers = np.where(self.repoch[sx] == self.epoch[banks[sel]][:, None], self.rmask[sx],
+                               np.uint64(0)) & ~mine
             if readers.any():
                 j, k = np.argwhere(readers != 0)[0]
                 lane = int(sel[j])
@@ -393,14 +410,14 @@ class RaceTracker:
                                 f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
                                 f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
                                 f"this store", "shared")
-        sel, whit = self._hits(self.c_w, ch, stamp)
+        sel, whit = self._hits(self.c_w, ch, stamp, floor)
         if sel is not None:
             self._flush_stores()
             if idx is None:
                 idx = self._bytes(banks, offs, nbytes)
             sx = idx[sel]
             ww = self.wwarp[sx]
-            bad = (ww >= 0) & (ww != warps[sel][:, None]) & (self.wepoch[sx] == ep[sel][:, None])
+            bad = (ww >= 0) & (ww != warps[sel][:, None]) & (self.wepoch[sx] == self.epoch[banks[sel]][:, None])
             if bad.any():
                 new = self._new_bytes(None if vals is None else vals[sel], sx.shape)
                 diff = bad if new is None else bad & (self.data[sx] != new)
@@ -409,8 +426,12 @@ class RaceTracker:
                 self._ww(offs, lane, k, int(ww[j, k]), int(warps[lane]), value=not diff.any(), bank=banks[lane])
         if len(warps) > 1 and warps.min() != warps.max():
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
-        self._stamp(self.c_w, ch, stamp, whit)
-        self._pend(self._ps, starts, nbytes, warps, ep)
+        self._stamp(self.c_w, ch, stamp, floor, whit)
+        self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
+
+    def _epochs(self, banks):
+        """The current epoch of CTAs ``banks``: one int when they all share one."""
+        return self._one if self._one is not None else self.epoch[banks]
 
     def _same_instruction(self, banks, offs, nbytes, warps, vals, idx, starts):
         """Lanes of different warps storing the same byte in this one instruction."""

@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import shadow
+
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
 LOCAL_WINDOW = 0x0200_0000_0000
@@ -87,6 +89,41 @@ def nest(addrs):
     if last >= _U64:
         return None
     return first, shape[::-1], strides[::-1], last
+
+
+class Span:
+    """The addresses of one access and what its checks learn about them, computed once and
+    shared by them (provenance, bounds, the fast paths, the race trackers): the affine nest
+    (``nest``) and the smallest and largest address. ``nest_first``: the nest will be wanted
+    (a global access), so the bounds come from it when it exists."""
+    __slots__ = ("addrs", "_nest", "_bounds", "nest_first")
+
+    def __init__(self, addrs, nest_first=True):
+        self.addrs, self._nest, self._bounds, self.nest_first = addrs, False, None, nest_first
+
+    def nest(self):
+        """``nest(addrs)``, or None (scattered, or fewer than ``FAST_MIN`` addresses)."""
+        ns = self._nest
+        if ns is False:
+            ns = self._nest = nest(self.addrs) if len(self.addrs) >= FAST_MIN else None
+        return ns
+
+    def bounds(self):
+        """(smallest, largest) address as ints; the addresses are not empty."""
+        b = self._bounds
+        if b is None:
+            ns = self.nest() if self.nest_first or self._nest is not False else None
+            if ns is not None:
+                b = (ns[0], ns[3])
+            else:
+                b = (int(self.addrs.min()), int(self.addrs.max()))
+            self._bounds = b
+        return b
+
+
+def span_of(addrs, span):
+    """``span`` when it describes ``addrs``, else a new ``Span`` of them."""
+    return span if span is not None and span.addrs is addrs else Span(addrs)
 
 
 def disjoint(shape, strides, nbytes) -> bool:
@@ -157,7 +194,7 @@ class Allocation:
         if self.init is None:
             # the whole buffer at once: zeroed pages (calloc), no pass over the bytes
             whole = lo <= 0 and hi >= self.size
-            self._ibuf = (np.zeros if whole else np.ones)(-(-self.size // 64) * 64, np.uint8)
+            self._ibuf = shadow.filled(-(-self.size // 64) * 64, np.uint8, 0 if whole else 1)
             self.init = self._ibuf[:self.size]
             if whole:
                 return
@@ -235,8 +272,9 @@ class FlatSpace:
         return text
 
     # ------------------------------------------------------------------ accesses
-    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool, align: int | None = None):
-        """Check the accesses and return [(alloc, positions, offsets)] grouped by allocation."""
+    def _resolve(self, addrs: np.ndarray, nbytes: int, write: bool, align: int | None = None, span=None):
+        """Check the accesses and return [(alloc, positions, offsets)] grouped by allocation
+        (``span``: a ``Span`` of ``addrs``, whose bounds it reuses)."""
         n = len(addrs)
         if n == 0:
             return []
@@ -249,8 +287,7 @@ class FlatSpace:
                 raise MemoryFault("misaligned", lane, a,
                                   f"address {a:#x} is not aligned to {align} bytes"
                                   + _within(self.find(a), a), self.kind)
-        lo = int(addrs.min())
-        hi = int(addrs.max())
+        lo, hi = span_of(addrs, span).bounds()
         k = int(np.searchsorted(self._bases, np.uint64(lo), "right")) - 1
         if k >= 0:
             al = self.allocs[k]
@@ -317,14 +354,14 @@ class FlatSpace:
             if al.init is not None:
                 _rows_set(al.init if al._ibuf is None else al._ibuf, off.astype(np.int64), nbytes)
 
-    def _fast(self, addrs, nbytes, esz, write, align=None):
+    def _fast(self, addrs, nbytes, esz, write, align=None, span=None):
         """``(allocation, nest)`` of an access whose addresses form an affine nest (``nest``)
         inside one allocation, aligned and allowed: every check of ``_resolve`` passes, so the
         access is a strided slice of the allocation. None when ``_resolve`` must decide (and
-        report the first failing lane)."""
+        report the first failing lane). ``span``: a ``Span`` of ``addrs`` (its nest reused)."""
         if len(addrs) < FAST_MIN:
             return None
-        ns = nest(addrs)
+        ns = span_of(addrs, span).nest()
         if ns is None:
             return None
         first, shape, strides, last = ns
@@ -342,17 +379,17 @@ class FlatSpace:
             return None
         return al, ns
 
-    def load(self, addrs, dtype, count=1, align=None):
+    def load(self, addrs, dtype, count=1, align=None, span=None):
         """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count).
         Addresses forming an affine nest in one allocation (``nest``) are read as a strided
         slice (an output's written-byte flags checked over the same slice), vectors aligned to
         their size as one element each; the checks and their reports are those of
-        ``_resolve`` and ``_check_init``."""
+        ``_resolve`` and ``_check_init``. ``span``: a ``Span`` of ``addrs`` to reuse."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
         nb = esz * count
         n = len(addrs)
-        fast = self._fast(addrs, nb, esz, False, align)
+        fast = self._fast(addrs, nb, esz, False, align, span)
         if fast is not None:
             al, (first, shape, strides, _) = fast
             if self.tracks_init and al.init is not None and \
@@ -361,7 +398,7 @@ class FlatSpace:
             if self.counter is not None:
                 self.counter("load", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
             return np.array(_nest_view(al.view(dt), esz, first - al.base, shape, strides, count), order="C").reshape(n, count)
-        parts = self._resolve(addrs, nb, False, align)
+        parts = self._resolve(addrs, nb, False, align, span)
         if self.tracks_init:
             self._check_init(parts, nb)
         if self.counter is not None:
@@ -389,17 +426,19 @@ class FlatSpace:
             out[sel] = v[idx[:, None] + np.arange(count)]
         return out
 
-    def store(self, addrs, values):
+    def store(self, addrs, values, fast=False, span=None):
         """Scatter ``values`` of shape (n, count) to the addresses (a strided slice when they
         form a nest of disjoint elements in one allocation, ``load``; an output's written-byte
-        flags set over the same slice)."""
+        flags set over the same slice). ``fast``: ``_fast``'s answer for this access when the
+        caller already has it; ``span``: a ``Span`` of ``addrs`` to reuse."""
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
         nb = esz * count
         n = len(addrs)
-        fast = self._fast(addrs, nb, esz, True)
+        if fast is False:
+            fast = self._fast(addrs, nb, esz, True, None, span)
         if fast is not None and disjoint(fast[1][1], fast[1][2], nb):
             al, (first, shape, strides, _) = fast
             if self.counter is not None:
@@ -409,7 +448,7 @@ class FlatSpace:
             _nest_view(al.view(dt), esz, first - al.base, shape, strides, count)[...] = \
                 values.reshape(*shape, count)
             return
-        parts = self._resolve(addrs, nb, True)
+        parts = self._resolve(addrs, nb, True, None, span)
         if self.counter is not None:
             self.counter("store", n * nb, parts, nb)
         if self.tracks_init:
@@ -461,6 +500,8 @@ class BankedSpace:
         self.version = 0                 # writes so far (see the module docstring)
         self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
         self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
+        self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
+        self.written = set()             # span keys known initialized (smem_matrix; init only grows)
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -598,12 +639,43 @@ class BankedSpace:
             _rows_set(self.init, starts, nbytes)
         if self.dirty is not None:
             _rows_set(self.dirty, starts, nbytes)
+            self.dirty_bank[banks] = True
 
     def mark_init(self, banks, offs, nbytes):
         self.version += 1
         if self.init is None:
             return
         _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
+
+
+def bank_spans(banks, lo, hi) -> tuple:
+    """Spans ``[lo[i], hi[i])`` of bank ``banks[i]`` merged per bank into one from the lowest to
+    the highest offset (a superset: for checks that every entry is clear): ``(banks, lo, hi,
+    lined_up)``, ``lined_up`` when the merged spans are at the same offsets of consecutive banks
+    (the operands of a batch of CTAs: one 2-D view, ``span_views``)."""
+    b, lo, hi = np.asarray(banks, np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    if len(b) > 1:
+        if not (b[1:] >= b[:-1]).all():
+            order = np.argsort(b, kind="stable")
+            b, lo, hi = b[order], lo[order], hi[order]
+        cut = np.flatnonzero(b[1:] != b[:-1]) + 1
+        if len(cut) < len(b) - 1:               # a bank with several spans
+            at = np.concatenate([[0], cut])
+            b, lo, hi = b[at], np.minimum.reduceat(lo, at), np.maximum.reduceat(hi, at)
+    n = len(b)
+    lined = n > 1 and (lo == lo[0]).all() and (hi == hi[0]).all() and int(b[-1] - b[0]) == n - 1
+    return b, lo, hi, lined
+
+
+def span_views(arr, stride, spans) -> list:
+    """The entries of ``bank_spans``' spans in a per-byte array of banked memory (``stride``
+    entries per bank): one 2-D view (a row per bank) when they line up, else a view per bank."""
+    b, lo, hi, lined = spans
+    if lined:
+        lo0 = int(lo[0])
+        return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(len(b), int(hi[0]) - lo0),
+                           strides=(stride * arr.itemsize, arr.itemsize))]
+    return [arr[int(c) * stride + int(x):int(c) * stride + int(z)] for c, x, z in zip(b, lo, hi)]
 
 
 def _unit(buf, starts, nbytes):

@@ -1,0 +1,54 @@
+"""The sanitizer's large per-launch arrays (an output's written-byte flags, the global race
+tags), recycled from one launch to the next.
+
+A multi-megabyte ``np.zeros`` is fresh memory: the operating system maps it page by page as the
+launch first writes it, and on a row kernel that costs more than the sanitizer's own work (a
+page fault per page, huge-page compaction). ``launch`` hands its arrays back when it ends
+(``recycle``) and the next launch that asks for the same size gets one back, refilled with one
+``memset``. Arrays under ``MIN_BYTES`` come from NumPy as usual; at most ``KEEP_BYTES`` wait.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MIN_BYTES = 1 << 20
+KEEP_BYTES = 256 << 20
+
+_spare: dict = {}            # nbytes -> [uint8 arrays of that size]
+_kept = 0
+
+
+def filled(n: int, dtype, value: int = 0) -> np.ndarray:
+    """A new C-order array of ``n`` elements of ``dtype``, every element ``value`` (``np.full``),
+    recycled when one of its size waits (``recycle``)."""
+    global _kept
+    dt = np.dtype(dtype)
+    nbytes = n * dt.itemsize
+    if nbytes >= MIN_BYTES:
+        spare = _spare.get(nbytes)
+        if spare:
+            buf = spare.pop()
+            _kept -= nbytes
+            a = buf.view(dt)
+            a.fill(value)
+            return a
+    if value == 0:
+        return np.zeros(n, dt)                 # zeroed pages: nothing written until touched
+    return np.full(n, value, dt)
+
+
+def recycle(*arrays) -> None:
+    """Keep ``arrays`` (from ``filled``; no one may use them afterwards) for the next launch."""
+    global _kept
+    for a in arrays:
+        if a is None or a.nbytes < MIN_BYTES:
+            continue
+        root = a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root.base is not None or root.nbytes != a.nbytes or not root.flags.c_contiguous:
+            continue                           # a view of something else: not ours to keep
+        if _kept + a.nbytes > KEEP_BYTES:
+            return
+        _spare.setdefault(a.nbytes, []).append(root)
+        _kept += a.nbytes
