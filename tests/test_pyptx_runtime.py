@@ -260,11 +260,12 @@ def test_unknown_keyword_in_a_jax_call_lists_raw_params_too():
 
 
 @needs_torch
-def test_shape_variable_keyword_must_be_a_positive_int():
+def test_shape_variable_keyword_must_be_a_non_negative_int():
+    # a call takes N=0 (an empty call, tests/test_zero_size.py); a float never
     with pytest.raises(SpecializationError) as e:
         split(randn(8), N=2.5)
-    assert str(e.value) == ("kernel 'split': shape variable N must be a positive integer (an "
-                            "int or a NumPy integer), got 2.5 (float)")
+    assert str(e.value) == ("kernel 'split': shape variable N must be a non-negative integer "
+                            "(an int or a NumPy integer), got 2.5 (float)")
 
 
 def test_a_kernel_without_specs_cannot_be_called():

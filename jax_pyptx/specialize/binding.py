@@ -78,6 +78,7 @@ def shape_value(k, name: str, v, *, zero_ok: bool = False) -> int:
     empty batch gives empty outputs, ``specialize/empty.py``; a trace needs positive sizes); a
     bool, a float, a string or a traced value is refused, naming the variable, the value and
     its type."""
+    least = "a non-negative" if zero_ok else "a positive"
     tracer = _is_traced(v) and "Tracer" in type(v).__name__
     if not isinstance(v, (bool, float, str, bytes)) and type(v).__name__ != "bool_" \
             and not tracer:
@@ -88,12 +89,11 @@ def shape_value(k, name: str, v, *, zero_ok: bool = False) -> int:
         if n is not None and (n > 0 or (zero_ok and n == 0)):
             return n
         if n is not None:
-            least = "a non-negative" if zero_ok else "a positive"
             raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be "
                                       f"{least} integer, got {v!r}")
     what = (f"a JAX value ({v.dtype}{list(v.shape)}): shape variables are static; pass a "
             f"Python int" if tracer else f"{v!r} ({type(v).__name__})")
-    raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be a positive "
+    raise SpecializationError(f"kernel {k.name!r}: shape variable {name} must be {least} "
                               f"integer (an int or a NumPy integer), got {what}")
 
 
