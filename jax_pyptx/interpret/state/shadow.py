@@ -6,8 +6,12 @@ launch first writes it, and on a row kernel that costs more than the sanitizer's
 page fault per page, huge-page compaction). ``launch`` hands its arrays back when it ends
 (``recycle``) and the next launch that asks for the same size gets one back, refilled with one
 ``memset``. Arrays under ``MIN_BYTES`` come from NumPy as usual; at most ``KEEP_BYTES`` wait.
+Launches of several threads (a sharded JAX call runs one host callback per device at once)
+share the pool under a lock.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -16,6 +20,7 @@ KEEP_BYTES = 256 << 20
 
 _spare: dict = {}            # nbytes -> [uint8 arrays of that size]
 _kept = 0
+_lock = threading.Lock()
 
 
 def filled(n: int, dtype, value: int = 0) -> np.ndarray:
@@ -25,10 +30,12 @@ def filled(n: int, dtype, value: int = 0) -> np.ndarray:
     dt = np.dtype(dtype)
     nbytes = n * dt.itemsize
     if nbytes >= MIN_BYTES:
-        spare = _spare.get(nbytes)
-        if spare:
-            buf = spare.pop()
-            _kept -= nbytes
+        with _lock:
+            spare = _spare.get(nbytes)
+            buf = spare.pop() if spare else None
+            if buf is not None:
+                _kept -= nbytes
+        if buf is not None:
             a = buf.view(dt)
             a.fill(value)
             return a
@@ -48,7 +55,8 @@ def recycle(*arrays) -> None:
             root = root.base
         if root.base is not None or root.nbytes != a.nbytes or not root.flags.c_contiguous:
             continue                           # a view of something else: not ours to keep
-        if _kept + a.nbytes > KEEP_BYTES:
-            return
-        _spare.setdefault(a.nbytes, []).append(root)
-        _kept += a.nbytes
+        with _lock:
+            if _kept + a.nbytes > KEEP_BYTES:
+                return
+            _spare.setdefault(a.nbytes, []).append(root)
+            _kept += a.nbytes
