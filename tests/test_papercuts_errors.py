@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -66,15 +68,70 @@ def test_ctrl_c_in_an_eager_call_is_a_keyboard_interrupt(monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(host.HostLaunch, "__call__", interrupted)
-    with pytest.raises(KeyboardInterrupt) as e:
-        copy4(jnp.asarray(X4), interpret=True)
-    assert str(e.value) == "interrupted (Ctrl-C) while the interpreter ran kernel 'copy4'"
-    with pytest.raises(KeyboardInterrupt):               # torch and interpret: no XLA between
-        copy4.interpret(X4)
-    # under jit XLA reports it; its message names the interrupt
-    with pytest.raises(Exception, match="KeyboardInterrupt: interrupted \\(Ctrl-C\\) while the "
-                                        "interpreter ran kernel 'copy4'"):
-        jax.jit(lambda x: copy4(x, interpret=True))(X4)
+    msg = "interrupted (Ctrl-C) while the interpreter ran kernel 'copy4'"
+    for run in (lambda: copy4(jnp.asarray(X4), interpret=True),
+                lambda: jax.jit(lambda x: copy4(x, interpret=True))(X4),
+                lambda: copy4.interpret(X4)):         # no XLA between (as torch)
+        with pytest.raises(KeyboardInterrupt) as e:
+            run()
+        assert str(e.value) in (msg, "")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@kernel(in_specs=(Tile(4, f32),), out_specs=(Tile(4, f32),), block=(4, 1, 1))
+def spin(X, Y):
+    """``X[0]`` trips of a loop: 1e9 runs for ages in the interpreter."""
+    trips = reg.scalar(f32)
+    ptx.inst.ld.global_.f32(trips, ptx.addr(X.ptr()))
+    n = reg.cvt(trips, u32, rnd="rzi")
+    acc = reg.scalar(f32, 0.0)
+    for _ in ptx.range_(0, n, 1):
+        acc.set(acc + 1.0)
+    off = reg.cvt(ptx.special.tid.x(), u64) * 4
+    ptx.inst.st.global_.f32(ptx.addr(Y.ptr() + off), acc)
+    ptx.ret()
+
+
+_spin_jit = jax.jit(lambda x: spin(x, interpret=True))
+
+
+@pytest.mark.parametrize("how", ["jit", "jit, compiled before", "eager", "two calls under jit"])
+def test_a_real_ctrl_c_during_a_long_launch_is_a_keyboard_interrupt(how, monkeypatch):
+    """A SIGINT (as Ctrl-C sends) 0.2 s into a launch that would run for hours stops it, and
+    the call raises KeyboardInterrupt at the caller's line, not XLA's JaxRuntimeError."""
+    import jax_pyptx.runtime.lowering_host as lh
+
+    timers = []
+
+    def launch_then_ctrl_c(spec, *arrays):
+        if not timers:
+            timers.append(threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)))
+            timers[0].start()
+        return real_launch(spec, *arrays)
+
+    short, forever = np.full(4, 3, np.float32), np.full(4, 1e9, np.float32)
+    if how == "jit, compiled before":          # the second call takes JAX's C++ fast path
+        np.testing.assert_array_equal(np.asarray(_spin_jit(short)), short)
+    fn = {"jit": jax.jit(lambda x: spin(x, interpret=True)),
+          "jit, compiled before": _spin_jit,
+          "eager": lambda x: spin(x, interpret=True),
+          "two calls under jit": jax.jit(lambda x: spin(spin(x, interpret=True) * 1e9,
+                                                       interpret=True))}[how]
+    real_launch = lh.host_launch
+    monkeypatch.setattr(lh, "host_launch", launch_then_ctrl_c)
+    reached = []
+    try:
+        with pytest.raises(KeyboardInterrupt) as e:
+            fn(forever)
+            reached.append(True)           # the zero outputs are never seen
+    finally:
+        timers[0].join()
+    monkeypatch.undo()
+    assert str(e.value) == "interrupted (Ctrl-C) while the interpreter ran kernel 'spin'"
+    assert not reached
+    assert sys.getprofile() is None
+    # nothing is left armed: the next call runs to its end
+    np.testing.assert_array_equal(np.asarray(_spin_jit(short)), short)
 
 
 # ----------------------------------------------------------------------------- tma_box clamp

@@ -38,6 +38,7 @@ import numpy as np
 import jax
 from jax.interpreters import mlir
 
+from . import interrupts
 from .callspec import CallSpec
 from .host_call import host_launch
 
@@ -150,7 +151,7 @@ def _launch_with_status(spec: CallSpec, *arrays):
     """``host_launch``'s outputs and status 0, or zeros and the status of the error it
     raised (recorded for :func:`_pass_if_ok`). Never raises."""
     try:
-        return (*host_launch(spec, *arrays), np.asarray(0, np.int32))
+        return (*interruptible_launch(spec, *arrays), np.asarray(0, np.int32))
     except (Exception, KeyboardInterrupt) as e:
         short = _for_jax(_interrupted(e, spec.label), spec.label)
         with _lock:
@@ -159,8 +160,18 @@ def _launch_with_status(spec: CallSpec, *arrays):
             _FAILED[status] = (type(short), str(short), short.__traceback__)
             while len(_FAILED) > _RECENT_MAX:
                 _FAILED.popitem(last=False)
-        outs = [np.zeros(shape, dtype) for shape, dtype in spec.out_avals()]
-        return (*outs, np.asarray(status, np.int32))
+        return (*_zeros(spec), np.asarray(status, np.int32))
+
+
+def _zeros(spec: CallSpec) -> list:
+    return [np.zeros(shape, dtype) for shape, dtype in spec.out_avals()]
+
+
+def interruptible_launch(spec: CallSpec, *arrays):
+    """``host_launch``, or its zero outputs when Ctrl-C stops it: the interrupt is then
+    raised as ``KeyboardInterrupt`` at the caller's line once XLA returns (``interrupts``)."""
+    return interrupts.call(spec.label, partial(host_launch, spec, *arrays),
+                           partial(_zeros, spec))
 
 
 def _pass_if_ok(status, *outs):
@@ -194,7 +205,7 @@ _lock = threading.Lock()
 def guarded_launch(spec: CallSpec, *arrays):
     """``host_launch`` for a JAX callback: an error comes out short (see the module
     docstring) and is remembered for an eager call to re-raise."""
-    return guarded_call(spec.label, host_launch, spec, *arrays)
+    return guarded_call(spec.label, interruptible_launch, spec, *arrays)
 
 
 def guarded_call(label: str, fn, *args):
