@@ -385,3 +385,40 @@ def test_shared_memory_past_the_architectures_limit_is_refused_everywhere():
     assert str(e.value) == ("kernel 'k' needs 307200 bytes of shared memory (0 static + 307200 "
                             "dynamic); sm_90a allows at most 232448 bytes per CTA, so no GPU "
                             "could launch it")
+
+
+_SHARDED_CTRL_C = r'''
+import os, signal, sys, threading
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import numpy as np, jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+sys.path.insert(0, sys.argv[1])
+from test_papercuts_errors import spin
+mesh = jax.make_mesh((2,), ("d",))
+sh = NamedSharding(mesh, P("d"))
+f = jax.jit(jax.shard_map(lambda x: spin(x, interpret=True), mesh=mesh, in_specs=P("d"),
+                          out_specs=P("d")))
+print(np.asarray(f(jax.device_put(np.full(8, 3, np.float32), sh))).tolist(), flush=True)
+threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    np.asarray(f(jax.device_put(np.full(8, 1e9, np.float32), sh)))
+    print("no interrupt")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+'''
+
+
+def test_ctrl_c_during_a_sharded_launch_then_exit_is_clean(tmp_path):
+    """On two devices the launches run on XLA's threads, which Python never interrupts: Ctrl-C
+    raises KeyboardInterrupt in the main thread's wait while they go on; at exit they are
+    stopped and waited for, so the process ends normally (no fatal error in finalization)."""
+    import subprocess
+
+    script = tmp_path / "sharded_ctrl_c.py"
+    script.write_text(_SHARDED_CTRL_C)
+    r = subprocess.run([sys.executable, str(script), os.path.dirname(HERE)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.stdout.splitlines() == ["[3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0]",
+                                     "KeyboardInterrupt"], r.stderr[-3000:]
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Fatal Python error" not in r.stderr

@@ -18,18 +18,27 @@ through XLA:
    used.
 
 Deferral needs the launch on the main thread (the one Python delivers signals to) and no
-profiler or other profile hook installed; otherwise (one device's callback of a sharded call
-on another thread, a run under cProfile) the interrupt goes through XLA as before.
+profiler or other profile hook installed; otherwise (a run under cProfile) the interrupt goes
+through XLA as before. On several devices the launches run on XLA's threads, which Python
+never interrupts: Ctrl-C raises ``KeyboardInterrupt`` on the main thread, in its wait for the
+results, while they go on. When Python then exits, :func:`_stop_at_exit` stops them (the
+interpreter's ``progress.STOP``) and waits for them, so that the process does not finalize
+under a running callback (a fatal error).
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
+import time
+from contextlib import contextmanager
 
-__all__ = ["call", "deferred"]
+__all__ = ["call", "deferred", "running"]
 
 _state: dict = {"pending": None}          # the name of the kernel whose interrupt is deferred
+_running = threading.Condition()          # guards _state["others"]: launches on other threads
+_state["others"] = 0
 
 
 def _callback_files() -> frozenset:
@@ -62,14 +71,59 @@ def call(label: str, launch, zeros):
     deferred skips the launch: ``zeros()``."""
     if _state["pending"] is not None:
         return zeros()
+    if threading.current_thread() is not threading.main_thread():
+        return _on_another_thread(launch)
     try:
         return launch()
     except KeyboardInterrupt:
-        if threading.current_thread() is not threading.main_thread() or sys.getprofile():
+        if sys.getprofile():
             raise
         _state["pending"] = label
         sys.setprofile(_deliver)
         return zeros()
+
+
+def _on_another_thread(launch):
+    with running():
+        return launch()
+
+
+@contextmanager
+def running():
+    """Marks a host callback of this package running on a thread other than the main one
+    (the launch, the check of its status): Python's exit waits for it (:func:`_stop_at_exit`).
+    """
+    if threading.current_thread() is threading.main_thread():
+        yield
+        return
+    with _running:
+        _state["others"] += 1
+        if not _state.get("exit_hook"):
+            # registered now, after JAX's own exit hooks (some wait for running computations):
+            # atexit runs the last registered first
+            _state["exit_hook"] = True
+            atexit.register(_stop_at_exit)
+    try:
+        yield
+    finally:
+        with _running:
+            _state["others"] -= 1
+            _running.notify_all()
+
+
+def _stop_at_exit(wait: float = 30.0, grace: float = 0.2):
+    """Stop the launches still running on other threads and wait for them, and for XLA to
+    take its thread back from the last one (``grace`` seconds: the callback's return runs a
+    few lines of JAX's code after ours) (module docstring)."""
+    from ..interpret.scheduler import progress
+
+    with _running:
+        if not _state["others"]:
+            return
+    progress.STOP.set()
+    with _running:
+        _running.wait_for(lambda: _state["others"] == 0, timeout=wait)
+    time.sleep(grace)
 
 
 def _deliver(frame, event, arg):

@@ -150,6 +150,11 @@ def _launch_and_check(spec: CallSpec, out_types, axes, xs, check_over=None):
 def _launch_with_status(spec: CallSpec, *arrays):
     """``host_launch``'s outputs and status 0, or zeros and the status of the error it
     raised (recorded for :func:`_pass_if_ok`). Never raises."""
+    with interrupts.running():
+        return _launch_or_record(spec, arrays)
+
+
+def _launch_or_record(spec: CallSpec, arrays):
     try:
         return (*interruptible_launch(spec, *arrays), np.asarray(0, np.int32))
     except (Exception, KeyboardInterrupt) as e:
@@ -177,7 +182,11 @@ def interruptible_launch(spec: CallSpec, *arrays):
 def _pass_if_ok(status, *outs):
     """The check: ``outs`` when ``status`` is 0, else the error recorded as ``status`` raised
     (a fresh exception per device, of the short form)."""
-    status = int(status)
+    with interrupts.running():
+        return _raise_if_failed(int(status), outs)
+
+
+def _raise_if_failed(status: int, outs):
     if status:
         with _lock:
             failed = _FAILED.get(status)
@@ -205,7 +214,8 @@ _lock = threading.Lock()
 def guarded_launch(spec: CallSpec, *arrays):
     """``host_launch`` for a JAX callback: an error comes out short (see the module
     docstring) and is remembered for an eager call to re-raise."""
-    return guarded_call(spec.label, interruptible_launch, spec, *arrays)
+    with interrupts.running():
+        return guarded_call(spec.label, interruptible_launch, spec, *arrays)
 
 
 def guarded_call(label: str, fn, *args):

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 
 import numpy as np
@@ -67,6 +68,10 @@ TIME_CHECK_EVERY = 20_000  # instructions between two looks at the clock
 DEFAULT_TIMEOUT = 300.0    # seconds a launch may run (timeout=None); see _limit_error
 PROGRESS_AFTER = 5.0       # seconds into a launch before the first progress line on stderr
 PROGRESS_EVERY = 10.0      # seconds between two progress lines
+#: set when Python exits (``runtime.interrupts``): a launch still running on another thread
+#: (a device's host callback after Ctrl-C stopped the caller) stops at its next look at the
+#: clock, so the process exits cleanly instead of finalizing under it
+STOP = threading.Event()
 
 # instructions that only read memory and write registers (ISA table names and families)
 _PURE_FAMILIES = ("arith-", "compare", "cvt", "data", "logic", "warp", "fence")
@@ -331,6 +336,8 @@ def limits(ctx):
     if ctx.max_steps and ctx.steps > ctx.max_steps:
         raise _limit_error(ctx, f"instruction limit of {ctx.max_steps} exceeded (an infinite loop?)",
                            "max_steps", f"{ctx.max_steps} instructions per batch of CTAs")
+    if STOP.is_set():
+        raise KeyboardInterrupt(f"kernel {ctx.prog.entry.name!r} stopped: Python is exiting")
     now = time.monotonic()
     if ctx.deadline is not None and now > ctx.deadline:
         raise _limit_error(ctx, f"time limit of {ctx.timeout:g} s exceeded after {ctx.steps} instructions",
