@@ -197,6 +197,33 @@ def decode(bits, fmt: Fmt):
     return (bits.astype(np.uint8) & mask).view(fmt.dtype).astype(np.float64)
 
 
+def _bf16_rn_bits(x):
+    """float32 -> bf16 bits, nearest-even on the f32 bit pattern: bf16 has f32's exponent
+    range, so subnormals, overflow to inf and -0 all fall out of the integer add."""
+    b = x.view(np.uint32)
+    r = ((b + (np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)).astype(np.uint16)
+    return _canon_half(x, r)
+
+
+def _f16_rn_bits(x):
+    """float32 -> f16 bits: NumPy's cast rounds once to nearest-even (subnormals, inf)."""
+    with np.errstate(all="ignore"):
+        r = x.astype(np.float16).view(np.uint16)
+    return _canon_half(x, r)
+
+
+def _canon_half(x, r):
+    nan = x != x
+    if nan.any():
+        r = np.where(nan, np.uint16(0x7FFF), r)
+    return r
+
+
+#: ``cvt.rn.{bf16,f16}.f32`` without ``.satfinite``/``.relu`` on a float32 array: the uint16
+#: bit patterns ``encode(round_to(x, fmt))`` gives, every NaN as the canonical 0x7FFF
+HALF_RN = {"bf16": _bf16_rn_bits, "f16": _f16_rn_bits}
+
+
 # --------------------------------------------------------------------------- f32 helpers
 def ftz32(a):
     """Flush f32 subnormals to sign-preserving zero (``.ftz``)."""
