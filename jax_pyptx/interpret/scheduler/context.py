@@ -39,6 +39,21 @@ from ..machine.registry import K_BRA, K_EXIT, K_NOP, K_OP
 from ..machine.barriers import SyncMixin, _lanes
 
 
+def _known_set(g, key, m) -> bool:
+    """Whether partial-write mask ``m`` of register ``key`` was already found set on every slot
+    of group ``g`` (a mask only gains slots until a full write drops it, and a group's slots
+    never change, so the answer stands for as long as ``m`` is the register's mask)."""
+    ok = g.ok
+    return ok is not None and ok.get(key) is m
+
+
+def _remember_set(g, key, m):
+    if g.ok is None:
+        g.ok = {key: m}
+    else:
+        g.ok[key] = m
+
+
 class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     """Everything one batch of CTAs needs while it runs."""
 
@@ -82,7 +97,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.exited = False       # some thread exited (sync: .aligned barriers it skipped)
         self.exit_pc = np.full(N, -1, np.int64) if sanitize else None
         self.regs = {}
-        self.pinit = {}
+        self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain slots)
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
         self._init_definedness()
         self._init_provenance()
@@ -148,11 +163,14 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
         if self.pinit and key in self.pinit:
             m = self.pinit[key]
-            ok = m if g.full else m[g.idx]
-            if not ok.all():
-                if not self.computes_here():
-                    self._uninit_reg(key, g, ok)
-                self._lenient_read(key, g, ok)
+            if not _known_set(g, key, m):
+                ok = m if g.full else m[g.idx]
+                if not ok.all():
+                    if not self.computes_here():
+                        self._uninit_reg(key, g, ok)
+                    self._lenient_read(key, g, ok)
+                else:
+                    _remember_set(g, key, m)
         if self.undef and key in self.undef:
             self._undef_read(key, g, nbytes)
         if self.ptag and key in self.ptag:
@@ -183,8 +201,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         else:
             a = a.copy()
             m = self.pinit.get(key) if self.pinit else None
-            if m is not None:
+            if m is not None and not _known_set(g, key, m):
                 m[g.idx] = True
+                _remember_set(g, key, m)
         a[g.idx] = v
         self.regs[key] = a
 
