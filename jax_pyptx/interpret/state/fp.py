@@ -214,7 +214,7 @@ def _f16_rn_bits(x):
 
 def _canon_half(x, r):
     nan = x != x
-    if nan.any():
+    if np.count_nonzero(nan):
         r = np.where(nan, np.uint16(0x7FFF), r)
     return r
 
@@ -229,7 +229,7 @@ def ftz32(a):
     """Flush f32 subnormals to sign-preserving zero (``.ftz``)."""
     a = np.asarray(a, np.float32)
     sub = (np.abs(a) < np.float32(_F32_MIN_NORMAL)) & (a != 0)
-    if sub.any():
+    if np.count_nonzero(sub):
         a = np.where(sub, np.copysign(np.float32(0), a), a)
     return a
 
@@ -238,7 +238,7 @@ def canon_nan(a, fmt_name="f32"):
     """Replace every NaN with the canonical NaN of the format (bit pattern)."""
     a = np.asarray(a)
     nan = np.isnan(a)
-    if nan.any():
+    if np.count_nonzero(nan):
         bits = a.view({4: np.uint32, 2: np.uint16, 8: np.uint64}[a.dtype.itemsize]).copy()
         bits[nan] = CANON_NAN[fmt_name]
         return bits.view(a.dtype)
@@ -284,7 +284,7 @@ def fma_f32(a, b, c, mode="rn"):
             y = s.astype(np.float32)
             low = np.asarray(s).view(np.uint64) & np.uint64(0x1FFFFFFF)
             risky = (low == np.uint64(0x10000000)) | (np.abs(s) < _F32_MIN_NORMAL * 2)
-            if risky.any():
+            if np.count_nonzero(risky):
                 p, c64, s = np.broadcast_arrays(p, c64, s)
                 sel = np.nonzero(risky)[0] if s.ndim else None
                 if sel is None:
