@@ -42,11 +42,21 @@ class Desc:
                 f"swizzle={self.swizzle})")
 
 
+_WGMMA_DESCS: dict = {}
+
+
 def decode_wgmma(v: int) -> Desc:
-    """The wgmma descriptor's fields (``isa.descriptors.WGMMA_SMEM``)."""
+    """The wgmma descriptor's fields (``isa.descriptors.WGMMA_SMEM``); a ``Desc`` is never
+    changed, so each value is decoded once."""
     v = int(v)
-    f = decode(WGMMA_SMEM, v)
-    return Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"], WGMMA_SWIZZLE_CODES[f["swizzle"]], 0, v)
+    d = _WGMMA_DESCS.get(v)
+    if d is None:
+        if len(_WGMMA_DESCS) > 4096:
+            _WGMMA_DESCS.clear()
+        f = decode(WGMMA_SMEM, v)
+        d = _WGMMA_DESCS[v] = Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"],
+                                   WGMMA_SWIZZLE_CODES[f["swizzle"]], 0, v)
+    return d
 
 
 def decode_tcgen05(v: int, what: str = "shared memory descriptor") -> Desc:

@@ -228,9 +228,11 @@ HALF_RN = {"bf16": _bf16_rn_bits, "f16": _f16_rn_bits}
 def ftz32(a):
     """Flush f32 subnormals to sign-preserving zero (``.ftz``)."""
     a = np.asarray(a, np.float32)
-    sub = (np.abs(a) < np.float32(_F32_MIN_NORMAL)) & (a != 0)
+    sub = np.abs(a) < np.float32(_F32_MIN_NORMAL)          # subnormals and zeros
     if np.count_nonzero(sub):
-        a = np.where(sub, np.copysign(np.float32(0), a), a)
+        sub &= a != 0
+        if np.count_nonzero(sub):
+            a = np.where(sub, np.copysign(np.float32(0), a), a)
     return a
 
 
