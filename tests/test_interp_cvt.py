@@ -147,3 +147,53 @@ def test_cvt_pack_sat():
     got = R("cvt.pack.sat.s8.s32.b32 %d, %a, %b, %c;",
             {"a": ("s32", [300]), "b": ("s32", [-5]), "c": ("b32", [0x1234])}, {"d": "b32"}, n=1)["d"]
     assert got.tolist() == [(0x1234 << 16) | (0x7F << 8) | 0xFB]
+
+
+def _half_edges():
+    """f32 bit patterns around every bf16/f16 rounding edge: ties (even and odd), one ulp off,
+    subnormals (f32 and f16), the largest finite values, overflow to inf, inf, NaNs, -0."""
+    exps = np.arange(256, dtype=np.uint32) << np.uint32(23)
+    mants = np.array([0, 1, 0x0FFF, 0x1000, 0x1001, 0x1FFF, 0x2000, 0x2001, 0x3000, 0x7FFF,
+                      0x8000, 0x8001, 0x17FFF, 0x18000, 0x18001, 0x400000, 0x7F7FFF, 0x7F8000,
+                      0x7FE000, 0x7FEFFF, 0x7FF000, 0x7FF001, 0x7FFFFF], np.uint32)
+    edges = (exps[:, None] | mants[None, :]).ravel()
+    rng = np.random.default_rng(7)
+    rand = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
+    f16_sub = np.arange(0, 0x39000000, 9973, dtype=np.uint32)    # |x| < 2^-13: f16 subnormals
+    allb = np.concatenate([edges, rand, f16_sub])
+    return np.concatenate([allb, allb | np.uint32(0x80000000)])
+
+
+def _ref_half_bits(bits, name):
+    from jax_pyptx.interpret.ops.convert import _enc_canon
+    from jax_pyptx.interpret.state import fp
+    fmt = fp.FORMATS[name]
+    with np.errstate(all="ignore"):
+        return _enc_canon(fp.round_to(bits.view(np.float32).astype(np.float64), fmt, "rn"), fmt).view(np.uint16)
+
+
+def test_f32_to_bf16_f16_rn_fast_path_matches_round_to():
+    """cvt.rn.{bf16,f16}{x2}.f32 take an exact bit-pattern path: same bits as the general
+    float64 rounding (round_to + canonical NaN) on every edge case."""
+    from jax_pyptx.interpret.state import fp
+    bits = _half_edges()
+    n = 1024
+    for name in ("bf16", "f16"):
+        ref = _ref_half_bits(bits, name)
+        assert np.array_equal(fp.HALF_RN[name](bits.view(np.float32)), ref)
+        edges = np.concatenate([bits[:256 * 23], bits[len(bits) // 2:len(bits) // 2 + 256 * 23]])
+        for i in range(0, len(edges), n):                       # the edge cases, both signs
+            sel = edges[i:i + n]
+            one = cvt(f"cvt.rn.{name}.f32 %d, %a;", "f32", sel.view(np.float32), "b16")
+            assert np.array_equal(np.asarray(one).view(np.uint16), _ref_half_bits(sel, name))
+            hi, lo = sel, sel[::-1].copy()
+            out = R(f"cvt.rn.{name}x2.f32 %d, %a, %b;", {"a": ("f32", hi.view(np.float32)),
+                                                         "b": ("f32", lo.view(np.float32))},
+                    {"d": "b32"}, n=len(sel))["d"]
+            out = np.asarray(out).view(np.uint32)
+            assert np.array_equal(out >> 16, _ref_half_bits(hi, name).astype(np.uint32))
+            assert np.array_equal(out & 0xFFFF, _ref_half_bits(lo, name).astype(np.uint32))
+    assert fp.HALF_RN["bf16"](np.array([np.nan, -np.nan, 3.4e38, -0.0], np.float32)).tolist() == \
+        [0x7FFF, 0x7FFF, 0x7F80, 0x8000]
+    assert fp.HALF_RN["f16"](np.array([65520.0, 65519.996, 2.0 ** -25, -2.0 ** -25 * 3], np.float32)).tolist() == \
+        [0x7C00, 0x7BFF, 0x0000, 0x8002]

@@ -146,6 +146,24 @@ def test_min_max_nan_and_signed_zero_rules():
     assert got.tolist() == [5.0]
 
 
+
+def test_min_max_without_nan_signed_zeros_and_infinities():
+    """No NaN among the operands (min/max's fast path): -0 < +0 in every order, equal values,
+    infinities, subnormals and values whose squares overflow give the rule's bits."""
+    z = [0.0, -0.0]
+    a = np.array(z + z + [-0.0, 1.5, -np.inf, np.inf, 3e38, -3e38, 2.0 ** -140, -2.0 ** -140, 7.0], np.float32)
+    b = np.array(z + z[::-1] + [-0.0, 1.5, 0.0, -1.0, -3e38, 3e38, -2.0 ** -140, 2.0 ** -140, -0.0], np.float32)
+    a[:2], b[:2] = [0.0, -0.0], [0.0, -0.0]
+    got = run("min.f32 %d, %a, %b;", a=("f32", a), b=("f32", b))
+    assert bits(got) == bits([0.0, -0.0, -0.0, -0.0, -0.0, 1.5, -np.inf, -1.0, -3e38, -3e38,
+                              -2.0 ** -140, -2.0 ** -140, -0.0])
+    got = run("max.f32 %d, %a, %b;", a=("f32", a), b=("f32", b))
+    assert bits(got) == bits([0.0, -0.0, 0.0, 0.0, -0.0, 1.5, 0.0, np.inf, 3e38, 3e38,
+                              2.0 ** -140, 2.0 ** -140, 7.0])
+    # with a NaN elsewhere in the vector the same lanes give the same bits
+    a2, b2 = np.append(a, np.nan).astype(np.float32), np.append(b, 1.0).astype(np.float32)
+    assert bits(run("max.f32 %d, %a, %b;", a=("f32", a2), b=("f32", b2)))[:-1] == bits(got)
+
 def test_abs_neg_are_sign_bit_operations():
     got = run("neg.f32 %d, %a;", a=F(0.0, -1.5, np.inf))
     assert bits(got) == bits([-0.0, 1.5, -np.inf])

@@ -341,3 +341,26 @@ def test_plain_functions_for_other_parts_of_the_interpreter():
     assert (st.phase, st.pending, st.tx) == (0, 0, 100)
     MB.mbarrier_complete_tx(ctx, 0, 0, 100)
     assert (st.phase, st.pending, st.expected, st.tx) == (1, 2, 2, 0)
+
+
+def test_wait_on_several_mbarriers_names_the_first_thread_of_an_uninitialized_one():
+    """Threads 0-1 wait on an initialized mbarrier and already see its phase done, 2-3 on one
+    never initialized: the report names the first thread that waits on the latter."""
+    body = """
+    mbarrier.init.shared.b64 [%r2], 4;
+    mbarrier.arrive.shared.b64 %st1, [%r2];
+    mov.u32 %r3, bar2;
+    setp.ge.u32 %p2, %r1, 2;
+    selp.u32 %r4, %r3, %r2, %p2;
+    mbarrier.test_wait.parity.shared.b64 %p1, [%r4], 0;
+"""
+    with pytest.raises(UninitializedReadError) as e:
+        run(body, block=4)
+    assert "mbarrier at shared address 0x8 waited on before mbarrier.init" in str(e.value)
+    assert "by thread (2,0,0) of CTA (0,0,0)" in str(e.value)
+    # the same wait with both initialized: the parity form answers per mbarrier
+    out = run(body.replace("    mov.u32 %r3, bar2;", "    mov.u32 %r3, bar2;\n"
+                           "    mbarrier.init.shared.b64 [%r3], 1;")
+              + "    selp.u64 %rd2, 1, 0, %p1;\n    mul.wide.u32 %rd3, %r1, 8;\n"
+                "    add.u64 %rd3, %rd1, %rd3;\n    st.global.u64 [%rd3], %rd2;\n", block=4)
+    assert out[:4].tolist() == [1, 1, 0, 0]

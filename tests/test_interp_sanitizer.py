@@ -165,6 +165,66 @@ def test_uninitialized_register():
     assert y.tolist() == [7 + i for i in range(16)] + list(range(16, 32))
 
 
+
+def test_register_written_by_one_warp_is_uninitialized_for_the_other():
+    """Warp 0 writes %r2 and reads it twice (its slots are known written after the first
+    read); warp 1 never writes it: its read after the join is still reported, for thread 32."""
+    prog = HDR + """
+    .visible .entry k(.param .u64 y)
+    {
+        .reg .u32 %r<5>; .reg .u64 %rd<4>; .reg .pred %p1;
+        ld.param.u64 %rd1, [y];
+        mov.u32 %r1, %tid.x;
+        mul.wide.u32 %rd2, %r1, 4;
+        add.u64 %rd3, %rd1, %rd2;
+        setp.lt.u32 %p1, %r1, 32;
+        @!%p1 bra JOIN;
+        mov.u32 %r2, 7;
+        add.u32 %r3, %r2, %r1;
+        add.u32 %r3, %r3, %r2;
+        st.global.u32 [%rd3], %r3;
+    JOIN:
+        SINK
+        ret;
+    }"""
+    y = np.zeros(64, np.uint32)
+    launch(prog.replace("SINK", ""), "k", [y], block=64)
+    assert y.tolist() == [14 + i for i in range(32)] + [0] * 32
+    with pytest.raises(UninitializedReadError, match=r"read of uninitialized register %r2: st.global.u32 "
+                                                     r"\[%rd3\], %r2; by thread \(32,0,0\) of CTA \(0,0,0\)"):
+        launch(prog.replace("SINK", "st.global.u32 [%rd3], %r2;"), "k", [y], block=64)
+
+
+def test_groups_with_the_same_first_last_and_size_are_told_apart():
+    """Threads {0, 2, 3} write %r2 and read it back; threads {0, 1, 3} (as many threads, the
+    same first and last) then read it: thread 1 never wrote it and is reported."""
+    prog = HDR + """
+    .visible .entry k(.param .u64 y)
+    {
+        .reg .u32 %r<5>; .reg .u64 %rd<4>; .reg .pred %p<3>;
+        ld.param.u64 %rd1, [y];
+        mov.u32 %r1, %tid.x;
+        mul.wide.u32 %rd2, %r1, 4;
+        add.u64 %rd3, %rd1, %rd2;
+        setp.eq.u32 %p1, %r1, 1;
+        @%p1 bra J1;
+        mov.u32 %r2, 5;
+        add.u32 %r3, %r2, %r1;
+        st.global.u32 [%rd3], %r3;
+    J1:
+        setp.eq.u32 %p2, %r1, 2;
+        @%p2 bra J2;
+        SINK
+    J2:
+        ret;
+    }"""
+    y = np.zeros(4, np.uint32)
+    launch(prog.replace("SINK", ""), "k", [y], block=4)
+    assert y.tolist() == [5, 0, 7, 8]
+    with pytest.raises(UninitializedReadError, match=r"read of uninitialized register %r2: st.global.u32 "
+                                                     r"\[%rd3\], %r2; by thread \(1,0,0\) of CTA \(0,0,0\)"):
+        launch(prog.replace("SINK", "st.global.u32 [%rd3], %r2;"), "k", [y], block=4)
+
 DIVERGE = HDR + """
 .visible .entry k(.param .u64 y)
 {

@@ -5,7 +5,7 @@ import numpy as np
 
 
 class Group:
-    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl")
+    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "ok")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -19,6 +19,7 @@ class Group:
         self.cycle = None         # progress: (head, tail, epoch, step) of a loop it repeats forever
         self._wm = None
         self._wl = None
+        self.ok = None            # register key -> partial-write mask found set on all of idx
 
     def subset(self, mask, N) -> "Group":
         return Group(self.idx[mask], self.pc, N)

@@ -167,6 +167,9 @@ def _float_to_float(get, put, st, dt_t, irnd, frnd, ftz, sat, satf, relu):
     integral value), with .ftz, .relu, .sat, .satfinite; NaNs become the canonical NaN."""
     ddt = np_dtype(dt_t)
     sfmt, dfmt = _fmt(st), _fmt(dt_t)
+    if st.name == "f32" and dt_t.name in fp.HALF_RN and irnd is None and frnd in (None, "rn") \
+            and not (sat or satf or relu):
+        return _f32_to_half_rn(get, put, fp.HALF_RN[dt_t.name], ftz, ddt)
 
     def f2f(ctx, g):
         v = np.asarray(get(ctx, g))
@@ -197,6 +200,17 @@ def _float_to_float(get, put, st, dt_t, irnd, frnd, ftz, sat, satf, relu):
     return f2f
 
 
+def _f32_to_half_rn(get, put, half, ftz, ddt):
+    """cvt.rn{.ftz}.{bf16,f16}.f32: the exact bit-pattern rounding of ``fp.HALF_RN`` (the bits
+    ``round_to`` then ``encode`` give). An f32 reader yields float32 (the cast is a no-op)."""
+    def f2h(ctx, g):
+        v = np.asarray(get(ctx, g), np.float32)
+        if ftz:
+            v = fp.ftz32(v)
+        put(ctx, g, _b(half(v).view(ddt), g.n))
+    return f2h
+
+
 def _b(v, n):
     v = np.asarray(v)
     return v if v.shape == (n,) else np.broadcast_to(v, (n,)).copy()
@@ -210,22 +224,27 @@ def _cvt_pack2(prog, d, ins, scope, dec, dt_t, st, mode, satf, relu):
     ga = reader(prog, ins.operands[1], st, scope)
     gb = reader(prog, ins.operands[2], st, scope)
     wide = np.dtype(UINT[dt_t.bits])
+    plain = mode == "rn" and not satf and not relu and st.name == "f32"
+    half = fp.HALF_RN.get(efmt.name) if plain else None
 
     def fn(ctx, g):
         if ctx.sanitize:          # an undefined a (b) leaves the upper (lower) element undefined
             try:
                 ctx.telem, ctx.tshift = eb, eb
-                a = np.asarray(ga(ctx, g)).astype(np.float64)
+                a = np.asarray(ga(ctx, g))
                 ctx.tshift = 0
-                b = np.asarray(gb(ctx, g)).astype(np.float64)
+                b = np.asarray(gb(ctx, g))
             finally:
                 ctx.telem = ctx.tshift = 0
         else:
-            a = np.asarray(ga(ctx, g)).astype(np.float64)
-            b = np.asarray(gb(ctx, g)).astype(np.float64)
-        ra = fp.round_to(a, efmt, mode, sat=satf, relu=relu)
-        rb = fp.round_to(b, efmt, mode, sat=satf, relu=relu)
-        ea, eb_ = _enc_canon(ra, efmt), _enc_canon(rb, efmt)
+            a = np.asarray(ga(ctx, g))
+            b = np.asarray(gb(ctx, g))
+        if half is not None and a.dtype == np.float32 and b.dtype == np.float32:
+            ea, eb_ = half(a), half(b)          # exact fast path, same bits as round_to
+        else:
+            ra = fp.round_to(a.astype(np.float64), efmt, mode, sat=satf, relu=relu)
+            rb = fp.round_to(b.astype(np.float64), efmt, mode, sat=satf, relu=relu)
+            ea, eb_ = _enc_canon(ra, efmt), _enc_canon(rb, efmt)
         out = (ea.astype(wide) << wide.type(eb)) | eb_.astype(wide)
         put(ctx, g, _b(out, g.n))
     d.fn = fn

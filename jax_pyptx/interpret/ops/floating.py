@@ -492,7 +492,21 @@ def minmax(prog, d, ins, scope, dec, t):
     srcs = [reader(prog, o, t, scope) for o in ins.operands[1:]]
     L = Lanes(t) if t.name not in ("f32", "f64") else None
 
+    npop = np.minimum if is_min else np.maximum
+
     def pair(a, b):
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 1 and a.shape == b.shape \
+                and a.dtype == b.dtype and a.dtype.kind == "f":
+            sa, sb = np.dot(a, a), np.dot(b, b)          # NaN iff an element is (squares >= 0)
+            if sa == sa and sb == sb:
+                r = npop(a, b)          # no NaN: only +0 against -0 needs the rule below
+                z = r == 0
+                if np.count_nonzero(z):
+                    both = z & (a == b)
+                    sa, sb = np.signbit(a), np.signbit(b)
+                    neg = (sa | sb) if is_min else (sa & sb)
+                    r = np.where(both, np.where(neg, -np.abs(a), np.abs(a)), r)
+                return r
         with np.errstate(all="ignore"):
             an, bn = np.isnan(a), np.isnan(b)
             r = np.where(a < b, a, b) if is_min else np.where(a > b, a, b)

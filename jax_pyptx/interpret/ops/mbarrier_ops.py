@@ -104,6 +104,30 @@ register("mbarrier.expect_tx")(_tx_factory(+1))
 register("mbarrier.complete_tx")(_tx_factory(-1))
 
 
+def _phases_done(ctx, sub, ctas, offs, s, parity, lanes):
+    """Per thread: whether the phase its wait operand ``s`` names has completed on its mbarrier
+    (``MB.phase_done``, vectorized). Each distinct mbarrier is looked up once; one that is not
+    initialized is reported for the first thread naming it (``lanes``: the threads' lanes in
+    ``sub``, None for all of them in order)."""
+    keys = ctas * (1 << 32) + offs
+    if not len(keys):
+        return np.zeros(0, bool)
+    if (keys == keys[0]).all():
+        lane = 0 if lanes is None else int(lanes[0])
+        ph = np.uint64(MB._get(ctx, ctas[0], offs[0], sub, lane, "waited on").phase & 0xFFFFFFFF)
+    else:
+        uk, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        phases = np.empty(len(uk), np.uint64)
+        for u in np.argsort(first):             # first-naming-thread order, as a per-thread loop
+            j = int(first[u])
+            lane = j if lanes is None else int(lanes[j])
+            phases[u] = MB._get(ctx, ctas[j], offs[j], sub, lane, "waited on").phase & 0xFFFFFFFF
+        ph = phases[inv.reshape(-1)]
+    if parity:
+        return (ph & np.uint64(1)) != (s & np.uint64(1))
+    return ph != ((s >> np.uint64(32)) & np.uint64(0xFFFFFFFF))
+
+
 def _wait_factory(blocking):
     """test_wait (non-blocking) / try_wait (potentially blocking, with a time limit)."""
     def factory(prog, d, ins, scope, dec):
@@ -124,14 +148,11 @@ def _wait_factory(blocking):
             if ctx.mbar_deferred and not late:
                 MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
             s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.uint64), (sub.n,))
-            done = np.zeros(sub.n, bool)
-            for j in range(sub.n):
-                st = MB._get(ctx, ctas[j], offs[j], sub, j, "waited on")
-                done[j] = MB.phase_done(st, s[j], parity)
+            done = _phases_done(ctx, sub, ctas, offs, s, parity, None)
             if late and not done.all():
                 MB.flush(ctx, set(zip(ctas[~done].tolist(), offs[~done].tolist())))
-                for j in np.nonzero(~done)[0]:
-                    done[j] = MB.phase_done(MB._get(ctx, ctas[j], offs[j], sub, j, "waited on"), s[j], parity)
+                nd = np.nonzero(~done)[0]
+                done[nd] = _phases_done(ctx, sub, ctas[nd], offs[nd], s[nd], parity, nd)
             if done.all():
                 put(ctx, sub, done)
                 return None

@@ -8,6 +8,8 @@ matrix (a warpgroup's, or an issuing thread's) with one NumPy gather: element of
 ``isa.fragments.smem_matrix_offsets`` (the canonical layouts), the swizzle is applied to the
 absolute shared-memory byte address (the pattern repeats every 8 rows of the swizzle width; the
 base offset names the row of the pattern a start address not on a pattern boundary is at).
+The pattern repeats every 1024 bytes, so the swizzled addresses of a layout at a given offset
+within that period are computed once and shifted by each start.
 ``values`` turns raw element bits into float64 / int64 values.
 """
 from __future__ import annotations
@@ -40,11 +42,21 @@ class Desc:
                 f"swizzle={self.swizzle})")
 
 
+_WGMMA_DESCS: dict = {}
+
+
 def decode_wgmma(v: int) -> Desc:
-    """The wgmma descriptor's fields (``isa.descriptors.WGMMA_SMEM``)."""
+    """The wgmma descriptor's fields (``isa.descriptors.WGMMA_SMEM``); a ``Desc`` is never
+    changed, so each value is decoded once."""
     v = int(v)
-    f = decode(WGMMA_SMEM, v)
-    return Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"], WGMMA_SWIZZLE_CODES[f["swizzle"]], 0, v)
+    d = _WGMMA_DESCS.get(v)
+    if d is None:
+        if len(_WGMMA_DESCS) > 4096:
+            _WGMMA_DESCS.clear()
+        f = decode(WGMMA_SMEM, v)
+        d = _WGMMA_DESCS[v] = Desc(f["start"], f["lbo"], f["sbo"], f["base_offset"],
+                                   WGMMA_SWIZZLE_CODES[f["swizzle"]], 0, v)
+    return d
 
 
 def decode_tcgen05(v: int, what: str = "shared memory descriptor") -> Desc:
@@ -84,13 +96,34 @@ def swizzle(addr, mode: str, base: int):
     return addr if mode == "none" else _swizzle(addr, mode, base)
 
 
+#: the swizzle patterns repeat every 1024 bytes (isa.swizzle: it reads address bits 4-9 only)
+_PERIOD = 1024
+_REL: dict = {}
+
+
+def _relative(major, swz, mn, k, elem_bits, lbo, sbo, base, s_lo):
+    """Byte addresses (mn * k,) of a matrix starting at ``s_lo`` (its start modulo the swizzle
+    period, so a start ``S + s_lo`` with ``S`` a multiple of the period reads ``S + rel``), with
+    their least and greatest and whether every one is aligned to the element size."""
+    key = (major, swz, mn, k, elem_bits, lbo, sbo, base, s_lo)
+    r = _REL.get(key)
+    if r is None:
+        if len(_REL) > 512:
+            _REL.clear()
+        rel = swizzle(s_lo + (offsets(major, swz, mn, k, elem_bits, lbo, sbo) >> 3), swz, base)
+        esz = max(elem_bits // 8, 1)
+        r = _REL[key] = (rel, rel // esz, int(rel.min()), int(rel.max()), not (rel % esz).any())
+    return r
+
+
 def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None):
     """Raw element bits (len(descs), mn, k) of the operand each descriptor describes, read from
     the shared memory of CTA ``banks[i]`` through the async proxy (the sanitizer reports bytes
     the generic proxy wrote without a ``fence.proxy.async`` since, and bytes an asynchronous copy
     is still writing). ``what`` names the operand in messages. ``used``: a bool (k,) mask of the
-    elements whose definedness is checked (padding the hardware ignores is not)."""
-    sh = ctx.shared
+    elements whose definedness is checked (padding the hardware ignores is not). Matrices of
+    one layout that start at the same offset within the swizzle period share their address
+    pattern (``_relative``): one add and one gather."""
     nm = len(descs)
     out = None
     groups = {}
@@ -101,48 +134,95 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
         if d0.lbo_mode:
             raise InterpreterError(f"{what}: the absolute leading-dimension address mode (bit 52, "
                                    f"sm_103a) is not supported by the interpreter")
-        off = offsets(major, d0.swizzle, mn, k, elem_bits, d0.lbo, d0.sbo)       # bits
         starts = np.array([descs[i].start for i in sel], np.int64)
-        bitaddr = (starts[:, None] << 3) + off[None, :]
-        addr = swizzle(bitaddr >> 3, d0.swizzle, d0.base)
-        nbytes = max(elem_bits // 8, 1)
-        spans = (addr.min(axis=1), addr.max(axis=1) + nbytes)         # of each matrix
-        hi = int(spans[1].max())
-        if hi > sh.size:
-            bad = int(addr.reshape(-1)[int(np.argmax(addr.reshape(-1)))])
-            raise InterpreterError(
-                f"{what}: the matrix ({descs[sel[0]]!r}, {mn}x{k} elements of {elem_bits} bits, "
-                f"{major}-major) reaches shared address {bad:#x}, past the {sh.size} bytes of "
-                f"shared memory of this CTA")
         bk = np.asarray([banks[i] for i in sel], np.int64)[:, None]
-        flat = bk * sh.stride + addr
-        if ctx.sanitize and not spans_clear(ctx, bk[:, 0], *spans):
-            check_async_read(ctx, np.broadcast_to(bk, addr.shape).reshape(-1), addr.reshape(-1),
-                             nbytes, what, g, lane)
-        if elem_bits >= 8:
-            esz = elem_bits // 8
-            if (addr % esz).any():
-                raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
-            view = sh.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esz])
-            raw = view[flat // esz]
+        s_lo = starts % _PERIOD
+        if elem_bits >= 8 and (s_lo == s_lo[0]).all():
+            raw = _gather_same(ctx, bk, starts, int(s_lo[0]), d0, major, mn, k, elem_bits, what,
+                               check_init, g, lane, used)
         else:
-            byte = sh.data[flat]
-            raw = (byte >> (bitaddr & 7).astype(np.uint8)) & np.uint8((1 << elem_bits) - 1)
-        if check_init and sh.init is not None and not _spans_written(sh, bk[:, 0], *spans):
-            ok = sh.init[flat]
-            if used is not None:
-                ok = ok | np.tile(~np.asarray(used, bool), mn)[None, :]
-            if not ok.all():
-                j = np.argwhere(ok == 0)[0]
-                a = int(addr[j[0], j[1]])
-                where = sh.describe_offset(a)
-                raise ctx.error(UninitializedReadError,
-                                f"{what} reads shared address {a:#x}{' ' + where if where else ''} "
-                                f"that no thread or copy of this CTA wrote")
+            raw = _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used)
         if out is None:
             out = np.empty((nm, mn, k), raw.dtype)
         out[sel] = raw.reshape(len(sel), mn, k)
     return out
+
+
+def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):
+    """``gather`` of byte-sized elements for matrices at the same offset within the period."""
+    sh = ctx.shared
+    rel, relq, rmin, rmax, aligned = _relative(major, d0.swizzle, mn, k, elem_bits, d0.lbo, d0.sbo,
+                                               d0.base, s_lo)
+    S = starts - s_lo
+    esz = elem_bits // 8
+    spans = (S + rmin, S + rmax + esz)
+    addr = None
+    if int(spans[1].max()) > sh.size:
+        addr = S[:, None] + rel[None, :]
+        _past_end(sh, addr, d0, mn, k, elem_bits, major, what)
+    if ctx.sanitize and not spans_clear(ctx, bk[:, 0], *spans):
+        addr = S[:, None] + rel[None, :]
+        check_async_read(ctx, np.broadcast_to(bk, addr.shape).reshape(-1), addr.reshape(-1),
+                         esz, what, g, lane)
+    if not aligned:
+        raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
+    view = sh.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esz])
+    raw = view[((bk[:, 0] * sh.stride + S) // esz)[:, None] + relq[None, :]]
+    if check_init and sh.init is not None and not _spans_written(sh, bk[:, 0], *spans):
+        if addr is None:
+            addr = S[:, None] + rel[None, :]
+        _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
+    return raw
+
+
+def _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):
+    """``gather`` of one layout's matrices, any starts and element sizes (sub-byte too)."""
+    sh = ctx.shared
+    off = offsets(major, d0.swizzle, mn, k, elem_bits, d0.lbo, d0.sbo)       # bits
+    bitaddr = (starts[:, None] << 3) + off[None, :]
+    addr = swizzle(bitaddr >> 3, d0.swizzle, d0.base)
+    nbytes = max(elem_bits // 8, 1)
+    spans = (addr.min(axis=1), addr.max(axis=1) + nbytes)         # of each matrix
+    if int(spans[1].max()) > sh.size:
+        _past_end(sh, addr, d0, mn, k, elem_bits, major, what)
+    flat = bk * sh.stride + addr
+    if ctx.sanitize and not spans_clear(ctx, bk[:, 0], *spans):
+        check_async_read(ctx, np.broadcast_to(bk, addr.shape).reshape(-1), addr.reshape(-1),
+                         nbytes, what, g, lane)
+    if elem_bits >= 8:
+        esz = elem_bits // 8
+        if (addr % esz).any():
+            raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
+        view = sh.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esz])
+        raw = view[flat // esz]
+    else:
+        byte = sh.data[flat]
+        raw = (byte >> (bitaddr & 7).astype(np.uint8)) & np.uint8((1 << elem_bits) - 1)
+    if check_init and sh.init is not None and not _spans_written(sh, bk[:, 0], *spans):
+        _check_init(ctx, sh, flat, addr, mn, used, what)
+    return raw
+
+
+def _past_end(sh, addr, d0, mn, k, elem_bits, major, what):
+    bad = int(addr.reshape(-1)[int(np.argmax(addr.reshape(-1)))])
+    raise InterpreterError(
+        f"{what}: the matrix ({d0!r}, {mn}x{k} elements of {elem_bits} bits, "
+        f"{major}-major) reaches shared address {bad:#x}, past the {sh.size} bytes of "
+        f"shared memory of this CTA")
+
+
+def _check_init(ctx, sh, flat, addr, mn, used, what):
+    """Every element read (``used``: of each row) was written by a thread or a copy."""
+    ok = sh.init[flat]
+    if used is not None:
+        ok = ok | np.tile(~np.asarray(used, bool), mn)[None, :]
+    if not ok.all():
+        j = np.argwhere(ok == 0)[0]
+        a = int(addr[j[0], j[1]])
+        where = sh.describe_offset(a)
+        raise ctx.error(UninitializedReadError,
+                        f"{what} reads shared address {a:#x}{' ' + where if where else ''} "
+                        f"that no thread or copy of this CTA wrote")
 
 
 def _spans_written(sh, ctas, lo, hi) -> bool:

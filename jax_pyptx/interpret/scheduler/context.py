@@ -39,6 +39,8 @@ from ..machine.registry import K_BRA, K_EXIT, K_NOP, K_OP
 from ..machine.barriers import SyncMixin, _lanes
 
 
+
+
 class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     """Everything one batch of CTAs needs while it runs."""
 
@@ -82,7 +84,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.exited = False       # some thread exited (sync: .aligned barriers it skipped)
         self.exit_pc = np.full(N, -1, np.int64) if sanitize else None
         self.regs = {}
-        self.pinit = {}
+        self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain slots)
+        self._slot_sets = {}       # (n, first, last slot) -> [(slots, _set_on's dict)]
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
         self._init_definedness()
         self._init_provenance()
@@ -148,11 +151,15 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
         if self.pinit and key in self.pinit:
             m = self.pinit[key]
-            ok = m if g.full else m[g.idx]
-            if not ok.all():
-                if not self.computes_here():
-                    self._uninit_reg(key, g, ok)
-                self._lenient_read(key, g, ok)
+            known = self._set_on(g)
+            if known.get(key) is not m:
+                ok = m if g.full else m[g.idx]
+                if not ok.all():
+                    if not self.computes_here():
+                        self._uninit_reg(key, g, ok)
+                    self._lenient_read(key, g, ok)
+                else:
+                    known[key] = m
         if self.undef and key in self.undef:
             self._undef_read(key, g, nbytes)
         if self.ptag and key in self.ptag:
@@ -177,16 +184,52 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         if a is None:
             a = np.zeros(self.N, v.dtype)
             if self.sanitize:
-                m = ~self.live
-                m[g.idx] = True
-                self.pinit[key] = m
+                known = self._set_on(g)
+                self.pinit[key] = known[key] = m = self._first_mask(g, known)
         else:
             a = a.copy()
             m = self.pinit.get(key) if self.pinit else None
             if m is not None:
-                m[g.idx] = True
+                known = self._set_on(g)
+                if known.get(key) is not m:
+                    m[g.idx] = True
+                    known[key] = m
         a[g.idx] = v
         self.regs[key] = a
+
+    def _set_on(self, g):
+        """``{register key: partial-write mask}``: the masks found set on every slot of ``g``.
+        A mask only gains slots until a full write drops it, so the answer stands for as long as
+        the mask is the register's; it depends only on the slots, so groups holding the same
+        slots (a warp-specialized role, split off and merged again every loop iteration) share
+        one dict (``_slot_sets``, matched by content once per group)."""
+        known = g.ok
+        if known is None:
+            idx = g.idx
+            sig = (g.n, int(idx[0]), int(idx[-1])) if g.n else (0, 0, 0)
+            same = self._slot_sets.setdefault(sig, [])
+            for other, k in same:
+                if other is idx or np.array_equal(other, idx):
+                    known = k
+                    break
+            else:
+                known = {}
+                if len(same) < 8:
+                    same.append((idx, known))
+            g.ok = known
+        return known
+
+    def _first_mask(self, g, known):
+        """The partial-write mask of a register ``g`` writes first: its slots and the threads
+        not live (made once per set of slots while no thread exits; ``known[None]``)."""
+        t = known.get(None)
+        if t is None or t[0] != self.nlive:
+            m = ~self.live
+            m[g.idx] = True
+            known[None] = (self.nlive, m)
+        else:
+            m = t[1]
+        return m.copy()
 
     def _uninit_reg(self, key, g, ok):
         lane = 0 if ok is None else int(np.argmin(ok))

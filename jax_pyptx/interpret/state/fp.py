@@ -197,13 +197,42 @@ def decode(bits, fmt: Fmt):
     return (bits.astype(np.uint8) & mask).view(fmt.dtype).astype(np.float64)
 
 
+def _bf16_rn_bits(x):
+    """float32 -> bf16 bits, nearest-even on the f32 bit pattern: bf16 has f32's exponent
+    range, so subnormals, overflow to inf and -0 all fall out of the integer add."""
+    b = x.view(np.uint32)
+    r = ((b + (np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)).astype(np.uint16)
+    return _canon_half(x, r)
+
+
+def _f16_rn_bits(x):
+    """float32 -> f16 bits: NumPy's cast rounds once to nearest-even (subnormals, inf)."""
+    with np.errstate(all="ignore"):
+        r = x.astype(np.float16).view(np.uint16)
+    return _canon_half(x, r)
+
+
+def _canon_half(x, r):
+    nan = x != x
+    if np.count_nonzero(nan):
+        r = np.where(nan, np.uint16(0x7FFF), r)
+    return r
+
+
+#: ``cvt.rn.{bf16,f16}.f32`` without ``.satfinite``/``.relu`` on a float32 array: the uint16
+#: bit patterns ``encode(round_to(x, fmt))`` gives, every NaN as the canonical 0x7FFF
+HALF_RN = {"bf16": _bf16_rn_bits, "f16": _f16_rn_bits}
+
+
 # --------------------------------------------------------------------------- f32 helpers
 def ftz32(a):
     """Flush f32 subnormals to sign-preserving zero (``.ftz``)."""
     a = np.asarray(a, np.float32)
-    sub = (np.abs(a) < np.float32(_F32_MIN_NORMAL)) & (a != 0)
-    if sub.any():
-        a = np.where(sub, np.copysign(np.float32(0), a), a)
+    sub = np.abs(a) < np.float32(_F32_MIN_NORMAL)          # subnormals and zeros
+    if np.count_nonzero(sub):
+        sub &= a != 0
+        if np.count_nonzero(sub):
+            a = np.where(sub, np.copysign(np.float32(0), a), a)
     return a
 
 
@@ -211,7 +240,7 @@ def canon_nan(a, fmt_name="f32"):
     """Replace every NaN with the canonical NaN of the format (bit pattern)."""
     a = np.asarray(a)
     nan = np.isnan(a)
-    if nan.any():
+    if np.count_nonzero(nan):
         bits = a.view({4: np.uint32, 2: np.uint16, 8: np.uint64}[a.dtype.itemsize]).copy()
         bits[nan] = CANON_NAN[fmt_name]
         return bits.view(a.dtype)
@@ -257,7 +286,7 @@ def fma_f32(a, b, c, mode="rn"):
             y = s.astype(np.float32)
             low = np.asarray(s).view(np.uint64) & np.uint64(0x1FFFFFFF)
             risky = (low == np.uint64(0x10000000)) | (np.abs(s) < _F32_MIN_NORMAL * 2)
-            if risky.any():
+            if np.count_nonzero(risky):
                 p, c64, s = np.broadcast_arrays(p, c64, s)
                 sel = np.nonzero(risky)[0] if s.ndim else None
                 if sel is None:

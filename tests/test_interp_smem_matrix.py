@@ -1,0 +1,74 @@
+"""``smem_matrix.gather``: matrices of one layout at the same offset within the 1024-byte swizzle
+period share one address pattern (an add and one gather); the result, and every report (past
+the end of shared memory, misaligned elements, unwritten bytes), is the element-by-element
+address computation's."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from jax_pyptx.errors import InterpreterError, UninitializedReadError
+from jax_pyptx.interpret.ops import smem_matrix as SM
+from jax_pyptx.interpret.state.memory import BankedSpace
+
+LAYOUTS = [("K", "none", 128, 256), ("K", "32B", 16, 256), ("K", "64B", 16, 512), ("K", "128B", 16, 1024),
+           ("MN", "none", 256, 128), ("MN", "32B", 512, 256), ("MN", "64B", 1024, 512),
+           ("MN", "128B", 2048, 1024), ("K", "128B_base32B", 16, 1024)]
+
+
+def _ctx(size=16384, nbanks=3, seed=0):
+    sh = BankedSpace("shared", nbanks, size, track_init=True)
+    sh.data[:] = np.random.default_rng(seed).integers(0, 256, len(sh.data), dtype=np.uint8)
+    sh.init[:] = 1
+    ctx = SimpleNamespace(shared=sh, sanitize=False, async_proxy=None,
+                          error=lambda cls, msg, *a, **k: cls(msg))
+    return ctx
+
+
+def _descs(starts, swz, lbo, sbo, base):
+    return [SM.Desc(s, lbo, sbo, base, swz) for s in starts]
+
+
+def _general(ctx, banks, descs, major, mn, k, bits):
+    """The element-by-element path, one matrix at a time."""
+    out = []
+    for b, d in zip(banks, descs):
+        out.append(SM._gather_any(ctx, np.array([[b]], np.int64), np.array([d.start], np.int64), d, major,
+                                  mn, k, bits, "B", True, None, 0, None)[0])
+    return np.stack(out).reshape(len(descs), mn, k)
+
+
+@pytest.mark.parametrize("major,swz,lbo,sbo", LAYOUTS)
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_same_offset_in_period_matches_element_by_element(major, swz, lbo, sbo, bits):
+    ctx = _ctx()
+    mn, k = 64, 256 // bits
+    for starts, base in (([0, 0, 0], 0), ([2048, 2048, 2048], 0), ([1024 + 32, 4096 + 32, 32], 0),
+                         ([3 * 128, 5 * 1024 + 3 * 128, 3 * 128], 3), ([64, 2112, 1088], 0)):
+        descs = _descs(starts, swz, lbo, sbo, base)
+        got = SM.gather(ctx, [0, 1, 2], descs, major, mn, k, bits, "B")
+        assert np.array_equal(got, _general(ctx, [0, 1, 2], descs, major, mn, k, bits))
+
+
+def test_reports_are_the_element_by_element_ones():
+    ctx = _ctx(size=4096)
+    sh = ctx.shared
+    descs = _descs([2048 + 512, 512], "128B", 16, 1024, 0)
+    with pytest.raises(InterpreterError, match=r"B: the matrix \(Desc\(start=0xa00, lbo=16, sbo=1024, base=0, "
+                                               r"swizzle=128B\), 64x16 elements of 16 bits, K-major\) reaches "
+                                               r"shared address 0x29be, past the 4096 bytes"):
+        SM.gather(ctx, [0, 1], descs, "K", 64, 16, 16, "B")
+    with pytest.raises(InterpreterError, match=r"reaches shared address 0x29be, past the 4096 bytes"):
+        _general(ctx, [0, 1], descs, "K", 64, 16, 16)
+    with pytest.raises(InterpreterError, match="B: element addresses are not aligned to 4 bytes"):
+        SM.gather(ctx, [0, 1], _descs([2, 2], "none", 128, 256, 0), "K", 8, 4, 32, "B")
+    sh.init[1 * sh.stride + 0x390] = 0           # CTA 1: read by row 3's chunk 6 (swizzled to 1)
+    descs = _descs([512, 512], "128B", 16, 1024, 0)
+    with pytest.raises(UninitializedReadError, match="B reads shared address 0x390 that no thread or copy"):
+        SM.gather(ctx, [0, 1], descs, "K", 8, 64, 16, "B")
+    with pytest.raises(UninitializedReadError, match="B reads shared address 0x390 that no thread or copy"):
+        _general(ctx, [0, 1], descs, "K", 8, 64, 16)
+    got = SM.gather(ctx, [0, 0], descs, "K", 8, 64, 16, "B")        # CTA 0's bytes are all written
+    assert np.array_equal(got, _general(ctx, [0, 0], descs, "K", 8, 64, 16))
