@@ -107,12 +107,21 @@ class AsyncWrites:
             return
         b.tile[warps] = tile
         b.tag[g.idx] = tag
-        for k in keys:
-            self.src[k] = d
+        self.src.update(dict.fromkeys(keys, d))
         if self.sanitize:
-            hook = self.hook
-            for k in keys:
-                ctx.rhooks[k] = hook
+            ctx.rhooks.update(dict.fromkeys(keys, self.hook))
+
+    def owner(self, keys):
+        """``(True, tag)`` when the registers ``keys`` have one owner: the tag array of the block
+        they make up, or None (nothing of them pending); else ``(False, None)``."""
+        b = self.blocks.get(keys)
+        if b is not None:
+            return True, b.tag
+        tag = self.tag
+        if not tag or not any(k in tag for k in keys):
+            return True, None
+        t0 = tag.get(keys[0])
+        return all(tag.get(k) is t0 for k in keys), t0
 
     def _block_regs(self, b, slots):
         """(len(slots), k) register values of block ``b`` at ``slots``."""
@@ -184,11 +193,10 @@ class AsyncWrites:
             if not m.any():
                 continue
             sel = idx[m]
-            cols = np.ascontiguousarray(self._block_regs(b, sel).T)
-            gs = Group(sel, 0, self.N)
-            for j, key in enumerate(keys):
+            rows = b.layout.rows(b.tile, sel)           # (k, len(sel))
+            for key in keys:
                 ctx.rhooks.pop(key, None)
-                ctx.write(key, gs, cols[j])
+            ctx.write_rows(keys, Group(sel, 0, self.N), rows)
             b.tag[sel] = -1
             if not (b.tag >= 0).any():
                 del self.blocks[keys]
@@ -288,6 +296,22 @@ class TileLayout:
     def __init__(self, row, col, encode, sdt):
         self.row, self.col = np.asarray(row, np.int64), np.asarray(col, np.int64)
         self.encode, self.sdt = encode, sdt
+        self._flat = {}       # tile columns -> flat element index per (register, lane, element)
+
+    def rows(self, tile, slots):
+        """(k, n) register bits of the threads ``slots`` (slot s: lane s % 32 of warp s // 32)
+        from ``tile`` (warps, rows, cols), register by register; one gather when the slots are
+        whole warps in order (a warpgroup's)."""
+        s = np.asarray(slots)
+        w = s[::32]
+        if len(s) % 32 or (w % 32).any() or (s.reshape(-1, 32) - w[:, None] != np.arange(32)).any():
+            return np.ascontiguousarray(self.regs(tile, s % 32, s // 32).T)
+        R, C = tile.shape[1:]
+        f = self._flat.get(C)
+        if f is None:                  # (k, 32, per): element of lane l's register j in a warp's tile
+            f = self._flat[C] = np.ascontiguousarray((self.row * C + self.col).transpose(1, 0, 2))
+        x = self.encode(np.take(tile[w // 32].reshape(len(w), R * C), f, axis=1))    # (warps, k, 32)
+        return np.ascontiguousarray(x.transpose(1, 0, 2)).reshape(len(f), -1)
 
     def regs(self, tile, lanes, warps):
         """(n, k) register bits of the threads (lane ``lanes[i]`` of warp ``warps[i]``) from

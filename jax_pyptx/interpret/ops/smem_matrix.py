@@ -21,7 +21,6 @@ from ...isa.descriptors import TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, WGMMA_SMEM, 
 from ...isa.fragments import smem_matrix_offsets
 from ...isa.swizzle import swizzle as _swizzle
 from ..state import fp
-from ..state.memory import bank_spans, span_views
 from ..sanitizer.async_proxy import check_async_read, spans_clear
 
 
@@ -125,27 +124,36 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
     one layout that start at the same offset within the swizzle period share their address
     pattern (``_relative``): one add and one gather."""
     nm = len(descs)
+    key0 = descs[0].layout_key()
+    if all(d.layout_key() == key0 for d in descs):          # one layout (the usual case)
+        return _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane,
+                              used).reshape(nm, mn, k)
     out = None
     groups = {}
     for i, d in enumerate(descs):
         groups.setdefault(d.layout_key(), []).append(i)
-    for key, sel in groups.items():
-        d0 = descs[sel[0]]
-        if d0.lbo_mode:
-            raise InterpreterError(f"{what}: the absolute leading-dimension address mode (bit 52, "
-                                   f"sm_103a) is not supported by the interpreter")
-        starts = np.array([descs[i].start for i in sel], np.int64)
-        bk = np.asarray([banks[i] for i in sel], np.int64)[:, None]
-        s_lo = starts % _PERIOD
-        if elem_bits >= 8 and (s_lo == s_lo[0]).all():
-            raw = _gather_same(ctx, bk, starts, int(s_lo[0]), d0, major, mn, k, elem_bits, what,
-                               check_init, g, lane, used)
-        else:
-            raw = _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used)
+    for sel in groups.values():
+        raw = _gather_layout(ctx, [banks[i] for i in sel], [descs[i] for i in sel], major, mn, k, elem_bits,
+                             what, check_init, g, lane, used)
         if out is None:
             out = np.empty((nm, mn, k), raw.dtype)
         out[sel] = raw.reshape(len(sel), mn, k)
     return out
+
+
+def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane, used):
+    """``gather`` of matrices whose descriptors share one layout (all but the start)."""
+    d0 = descs[0]
+    if d0.lbo_mode:
+        raise InterpreterError(f"{what}: the absolute leading-dimension address mode (bit 52, "
+                               f"sm_103a) is not supported by the interpreter")
+    starts = np.array([d.start for d in descs], np.int64)
+    bk = np.asarray(banks, np.int64).reshape(-1, 1)
+    s_lo = starts % _PERIOD
+    if elem_bits >= 8 and (s_lo == s_lo[0]).all():
+        return _gather_same(ctx, bk, starts, int(s_lo[0]), d0, major, mn, k, elem_bits, what,
+                            check_init, g, lane, used)
+    return _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used)
 
 
 def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):
@@ -228,14 +236,17 @@ def _check_init(ctx, sh, flat, addr, mn, used, what):
 def _spans_written(sh, ctas, lo, hi) -> bool:
     """Whether every byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` was written
     (then every element inside them is defined; else the caller checks element by element).
-    Bytes never become unwritten, so spans found written are remembered (``sh.written``)."""
-    key = (np.asarray(ctas, np.int64).tobytes(), lo.tobytes(), hi.tobytes())
-    if key in sh.written:
-        return True
-    if not all(v.min(initial=1) for v in span_views(sh.init, sh.stride, bank_spans(ctas, lo, hi))):
-        return False
-    if len(sh.written) < 4096:
-        sh.written.add(key)
+    Bytes never become unwritten, so spans found written are remembered (``sh.written``), each
+    on its own: the warpgroups of a batch read a few spans, again and again."""
+    known, init, stride = sh.written, sh.init, sh.stride
+    for c, a, b in zip(np.asarray(ctas).tolist(), lo.tolist(), hi.tolist()):
+        key = (c, a, b)
+        if key in known:
+            continue
+        if not init[c * stride + a:c * stride + b].all():
+            return False
+        if len(known) < 4096:
+            known.add(key)
     return True
 
 

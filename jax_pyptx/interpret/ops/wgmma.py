@@ -25,6 +25,8 @@ or saturates with ``.satfinite``.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ...errors import InterpreterError
@@ -40,6 +42,7 @@ from ..state.operands import items, reader
 from ..machine.registry import register
 
 WG = 128
+_LITTLE = sys.byteorder == "little"
 _A_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "b1": 1}
 
 
@@ -50,6 +53,15 @@ class WgmmaState:
         self.regs = AsyncWrites(ctx, "wgmma.mma_async", "wgmma.wait_group")
         self.open = np.zeros(ctx.N, np.int64)       # tag of the group being built, per slot
         self.deferred = []      # (tag, slots, finish): operations that read their operands late
+        self._wg = None         # (slots, warpgroups, banks) of the last group checked
+
+    def warpgroups(self, ctx, g):
+        """``warpgroups(ctx, g)``, remembered for the slot array ``g`` holds (groups keep theirs
+        unchanged; the array is kept alive with the answer, so its identity is not reused)."""
+        c = self._wg
+        if c is None or c[0] is not g.idx:
+            c = self._wg = (g.idx,) + warpgroups(ctx, g)
+        return c[1], c[2]
 
     def run_deferred(self, ctx, idx, limit):
         """Complete, in issue order, the late operations of the slots ``idx`` whose group tag is
@@ -230,7 +242,7 @@ class _MmaAsync:
         fs = wgfence.state(ctx)
         if fs is not None:
             fs.check(ctx, g, (), self.a_keys)
-        W, banks = warpgroups(ctx, g)
+        W, banks = st.warpgroups(ctx, g)
         bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_b(ctx, g), W, "b-desc", g)]
         A = adesc = None
         if self.a_regs:
@@ -238,7 +250,10 @@ class _MmaAsync:
         else:
             adesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_a(ctx, g), W, "a-desc", g)]
         scale = np.asarray(self.get_scale(ctx, g))
-        sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
+        if scale.ndim == 0:             # an immediate
+            sd = np.full(W, bool(scale))
+        else:
+            sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
         tag = st.open[g.idx]
         if fs is not None and sd.any():     # the accumulator is read (scale-d): ordinary writes need a fence
             fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
@@ -261,11 +276,16 @@ class _MmaAsync:
     def a_from_regs(self, ctx, g, W, st):
         """A (W, M, Ka) from its fragment registers (read, and checked against in-flight writes)."""
         abits = self.abits
-        raw = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in self.get_a], axis=1)   # (n, 4)
-        per = 32 // abits
-        sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
-        el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
-              else raw[:, :, None]).reshape(W, -1)                          # (W, 128*elems)
+        raw = np.empty((g.n, 4), np.uint32)
+        for j, f in enumerate(self.get_a):
+            raw[:, j] = f(ctx, g)
+        if abits in (8, 16) and _LITTLE:        # a register's elements, its low bits first
+            el = raw.view(np.uint8 if abits == 8 else np.uint16).reshape(W, -1)     # (W, 128*elems)
+        else:
+            per = 32 // abits
+            sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
+            el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
+                  else raw[:, :, None]).reshape(W, -1)
         A = SM.values(el[:, self.a_inv].reshape(W, self.M, self.Ka), self.at)
         for k_ in self.a_keys:
             st.regs.reading(ctx, k_, g, st.open[g.idx], self.d)
@@ -293,9 +313,10 @@ class _MmaAsync:
         return prod
 
     def write_back(self, ctx, g, W, prod, sd, tag):
-        """The accumulators (pending until their wait_group) = ``prod`` + C where scale-d is set."""
+        """The accumulators (pending until their wait_group) = ``prod`` + C where scale-d is set
+        (``prod`` is this instruction's own array: C is added in place)."""
         st = state(ctx)
-        M, N, dt, keys = self.M, self.N, self.dt, self.keys
+        M, N, dt = self.M, self.N, self.dt
         out = prod
         warps = g.idx[::32] // 32
         if sd.any():
@@ -303,28 +324,36 @@ class _MmaAsync:
             if sd.all():        # the accumulator chains on a pending tile: no registers involved
                 t_ = st.regs.tile_read(self.keys_t, g, warps)
                 if t_ is not None:
-                    C = _tile_values(t_.reshape(W, M, N), dt)
+                    if dt == "f32":         # f32 -> f64 is exact: the add converts as it goes
+                        np.add(out, t_.reshape(W, M, N).view(np.float32), out=out)
+                    else:
+                        out += _tile_values(t_.reshape(W, M, N), dt)
+                    C = out
             if C is None:
-                sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
-                cur = _acc_values(np.stack([np.asarray(st.regs.read_now(ctx, k_, sub)) for k_ in keys], axis=1), dt)
-                C = cur.reshape(int(sd.sum()), -1)[:, self.d_inv].reshape(-1, M, N)
-            if sd.all():
-                out = prod + C
-            else:
-                out = prod.copy()
-                out[sd] += C
+                C = self._registers_value(ctx, st, g, W, sd)
+                if sd.all():
+                    out += C
+                else:
+                    out[sd] += C
         bits = _tile_bits(out, dt, self.sat).reshape(W * 4, M // 4, N)
-        owners = [st.regs.tag.get(k_) for k_ in keys]   # a later group issued since keeps ownership (late)
         d = self.d
-        if all(o is owners[0] for o in owners):
-            o = owners[0]
+        same, o = st.regs.owner(self.keys_t)   # a later group issued since keeps ownership (late)
+        if same:
             st.regs.tile_set(ctx, self.keys_t, g, warps, bits, tag if o is None else np.maximum(tag, o[g.idx]), d,
                              self.layout)
             return
         regs_out = self.layout.regs(bits, g.idx % 32, np.repeat(np.arange(W * 4), 32))
-        for j, k_ in enumerate(keys):
-            owner = owners[j]
+        for j, k_ in enumerate(self.keys):
+            owner = st.regs.tag.get(k_)
             st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
+
+    def _registers_value(self, ctx, st, g, W, sd):
+        """C (warpgroups with scale-d set, M, N) from the accumulator registers (their pending
+        values where an ``mma_async`` is in flight), read and checked one by one."""
+        sub = g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N)
+        cur = _acc_values(np.stack([np.asarray(st.regs.read_now(ctx, k_, sub)) for k_ in self.keys], axis=1),
+                          self.dt)
+        return cur.reshape(int(sd.sum()), -1)[:, self.d_inv].reshape(-1, self.M, self.N)
 
 
 def _accumulated(ctx, st, key, g, sd, W):
