@@ -45,6 +45,7 @@ class AsyncWrites:
         self.rtag = {}        # key -> int64 (N,): read by an in-flight operation (write hazard)
         self.src = {}         # key -> Decoded of the last instruction that made it pending
         self.rsrc = {}        # key -> Decoded of the last in-flight instruction reading it
+        self.rgroup = {}      # tuple of keys -> the rtag array they share (reading_all)
         self.blocks = {}      # tuple of keys -> _Block (module doc)
         self.member = {}      # key -> the tuple of keys of its block
         self.sanitize = ctx.sanitize
@@ -88,15 +89,16 @@ class AsyncWrites:
         b = self.blocks.get(keys)
         if b is None or not (b.tag[g.idx] >= 0).all():
             return None
-        return b.tile[warps]
+        if b.dense is not None and _same(b.dense[0], warps):
+            return b.dense[1]
+        return b.full()[warps]
 
     def tile_set(self, ctx, keys, g, warps, tile, tag, d, layout):
         """Make the registers ``keys`` pending for the threads of ``g`` (the whole warps
         ``warps``) with the values ``tile`` (len(warps), rows, cols) holds in ``layout``."""
         b = self.blocks.get(keys)
         if b is None and not self.early and not any(k in self.tag for k in keys):
-            b = self.blocks[keys] = _Block(layout, np.zeros((self.N // 32,) + tile.shape[1:], tile.dtype),
-                                           np.full(self.N, -1, np.int64))
+            b = self.blocks[keys] = _Block(layout, (self.N // 32,) + tile.shape[1:], np.full(self.N, -1, np.int64))
             for k in keys:
                 self.member[k] = keys
                 self.tag[k] = b.tag
@@ -105,7 +107,7 @@ class AsyncWrites:
             for j, k in enumerate(keys):
                 self.set(ctx, k, g, vals[:, j], tag, d)
             return
-        b.tile[warps] = tile
+        b.put(warps, tile)
         b.tag[g.idx] = tag
         self.src.update(dict.fromkeys(keys, d))
         if self.sanitize:
@@ -125,7 +127,16 @@ class AsyncWrites:
 
     def _block_regs(self, b, slots):
         """(len(slots), k) register values of block ``b`` at ``slots``."""
-        return b.layout.regs(b.tile, slots % 32, slots // 32)
+        return b.layout.regs(b.full(), slots % 32, slots // 32)
+
+    def _block_rows(self, b, slots):
+        """(k, len(slots)) register values of block ``b`` at ``slots``, register by register."""
+        w = whole_warps(slots)
+        if w is None:
+            return np.ascontiguousarray(self._block_regs(b, slots).T)
+        if b.dense is not None and _same(b.dense[0], w):
+            return b.layout.rows(b.dense[1])
+        return b.layout.rows(b.full(), w)
 
     def _dissolve(self, keys):
         """Give every register of block ``keys`` its own arrays (one of them is set alone)."""
@@ -172,11 +183,28 @@ class AsyncWrites:
         if not self.sanitize:
             return
         t = self.rtag.get(key)
-        if t is None:
-            t = self.rtag[key] = np.full(self.N, -1, np.int64)
+        t = self.rtag[key] = np.full(self.N, -1, np.int64) if t is None else t.copy()   # may be shared
         t[g.idx] = tag
         self.rsrc[key] = d
         ctx.rhooks[key] = self.hook
+
+    def reading_all(self, ctx, keys, g, tag, d):
+        """``reading`` of each register of the tuple ``keys`` (an operand's registers, read
+        together each time): they share one tag array while nothing reads them apart."""
+        if not self.sanitize:
+            return
+        rt = self.rtag
+        t = self.rgroup.get(keys)
+        if t is None or any(rt.get(k) is not t for k in keys):
+            if any(k in rt for k in keys):
+                for k in keys:
+                    self.reading(ctx, k, g, tag, d)
+                return
+            t = self.rgroup[keys] = np.full(self.N, -1, np.int64)
+            rt.update(dict.fromkeys(keys, t))
+        t[g.idx] = tag
+        self.rsrc.update(dict.fromkeys(keys, d))
+        ctx.rhooks.update(dict.fromkeys(keys, self.hook))
 
     # ------------------------------------------------------------------ retire
     def retire(self, ctx, idx, limit=None):
@@ -187,13 +215,14 @@ class AsyncWrites:
         def due(t):
             tt = t[idx]
             return tt >= 0 if lim is None else (tt >= 0) & (tt <= lim)
+        due.idx = idx
 
         for keys, b in list(self.blocks.items()):
             m = due(b.tag)
             if not m.any():
                 continue
             sel = idx[m]
-            rows = b.layout.rows(b.tile, sel)           # (k, len(sel))
+            rows = self._block_rows(b, sel)             # (k, len(sel))
             for key in keys:
                 ctx.rhooks.pop(key, None)
             ctx.write_rows(keys, Group(sel, 0, self.N), rows)
@@ -219,20 +248,31 @@ class AsyncWrites:
                 del self.tag[key]
                 self.vals.pop(key, None)
                 self.src.pop(key, None)
-        for key in list(self.rtag):
-            t = self.rtag[key]
-            m = due(t)
-            if m.any():
-                t[idx[m]] = -1
-                if not (t >= 0).any():
-                    del self.rtag[key]
-                    self.rsrc.pop(key, None)
-        for key in list(ctx.rhooks):
-            if ctx.rhooks[key] == self.hook and key not in self.tag and key not in self.rtag:
-                del ctx.rhooks[key]
+        self._retire_reads(due)
+        hook, rh = self.hook, ctx.rhooks
+        for key in [k for k, h in rh.items() if h == hook and k not in self.tag and k not in self.rtag]:
+            del rh[key]
         if self.sanitize:
-            for key in list(self.tag) + list(self.rtag):
-                ctx.rhooks[key] = self.hook
+            rh.update(dict.fromkeys(self.tag, hook))
+            rh.update(dict.fromkeys(self.rtag, hook))
+
+    def _retire_reads(self, due):
+        """Clear the read tags ``due`` selects (a tag array shared by registers, once)."""
+        cleared = {}
+        for key, t in list(self.rtag.items()):
+            gone = cleared.get(id(t))
+            if gone is None:
+                m = due(t)
+                gone = False
+                if m.any():
+                    t[due.idx[m]] = -1
+                    gone = not (t >= 0).any()
+                cleared[id(t)] = gone
+            if gone:
+                del self.rtag[key]
+                self.rsrc.pop(key, None)
+        if self.rgroup:
+            self.rgroup = {k: t for k, t in self.rgroup.items() if self.rtag.get(k[0]) is t}
 
     def busy(self) -> bool:
         """Whether any value is still in flight."""
@@ -282,10 +322,48 @@ class AsyncWrites:
 
 
 class _Block:
-    __slots__ = ("layout", "tile", "tag")
+    """A register group's pending tile: ``dense`` = (warps, tile) while only those warps are
+    pending (the tile an operation made, kept as it is), else ``tile`` (every warp, ``full``)."""
+    __slots__ = ("layout", "shape", "tile", "dense", "tag")
 
-    def __init__(self, layout, tile, tag):
-        self.layout, self.tile, self.tag = layout, tile, tag
+    def __init__(self, layout, shape, tag):
+        self.layout, self.shape, self.tag = layout, shape, tag
+        self.tile = self.dense = None
+
+    def full(self):
+        """The tile of every warp (made from ``dense`` once another group's warps join)."""
+        if self.dense is not None:
+            w, t = self.dense
+            if self.tile is None:
+                self.tile = np.zeros(self.shape, t.dtype)
+            self.tile[w] = t
+            self.dense = None
+        return self.tile
+
+    def put(self, warps, tile):
+        """Warps ``warps`` hold ``tile`` (kept by reference while no other warp is pending)."""
+        d = self.dense
+        if (d is not None and _same(d[0], warps)) or (d is None and self.tile is None) or \
+                not (self.tag >= 0).any():
+            self.dense = (warps, tile)
+        else:
+            self.full()[warps] = tile
+
+
+def _same(a, b) -> bool:
+    return a is b or (len(a) == len(b) and bool((a == b).all()))
+
+
+def whole_warps(slots):
+    """The warps (in order) that the thread slots ``slots`` are made of, whole and in order
+    (slot s: lane s % 32 of warp s // 32); None if they are not."""
+    s = np.asarray(slots)
+    if len(s) % 32:
+        return None
+    w = s[::32]
+    if (w % 32).any() or (s.reshape(-1, 32) - w[:, None] != np.arange(32)).any():
+        return None
+    return w // 32
 
 
 class TileLayout:
@@ -298,19 +376,16 @@ class TileLayout:
         self.encode, self.sdt = encode, sdt
         self._flat = {}       # tile columns -> flat element index per (register, lane, element)
 
-    def rows(self, tile, slots):
-        """(k, n) register bits of the threads ``slots`` (slot s: lane s % 32 of warp s // 32)
-        from ``tile`` (warps, rows, cols), register by register; one gather when the slots are
-        whole warps in order (a warpgroup's)."""
-        s = np.asarray(slots)
-        w = s[::32]
-        if len(s) % 32 or (w % 32).any() or (s.reshape(-1, 32) - w[:, None] != np.arange(32)).any():
-            return np.ascontiguousarray(self.regs(tile, s % 32, s // 32).T)
-        R, C = tile.shape[1:]
+    def rows(self, tile, warps=None):
+        """(k, 32 * len(warps)) register bits, register by register, of every lane of the warps
+        ``warps`` (all of ``tile``'s when None) from ``tile`` (warps, rows, cols): one gather."""
+        if warps is not None:
+            tile = tile[warps]
+        nw, R, C = tile.shape
         f = self._flat.get(C)
         if f is None:                  # (k, 32, per): element of lane l's register j in a warp's tile
             f = self._flat[C] = np.ascontiguousarray((self.row * C + self.col).transpose(1, 0, 2))
-        x = self.encode(np.take(tile[w // 32].reshape(len(w), R * C), f, axis=1))    # (warps, k, 32)
+        x = self.encode(np.take(tile.reshape(nw, R * C), f, axis=1))      # (warps, k, 32)
         return np.ascontiguousarray(x.transpose(1, 0, 2)).reshape(len(f), -1)
 
     def regs(self, tile, lanes, warps):

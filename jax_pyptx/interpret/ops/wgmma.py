@@ -140,7 +140,7 @@ class _MmaAsync:
     ``write_back``)."""
 
     __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
-                 "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "get_a", "get_b", "get_scale", "a_inv",
+                 "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "a_keys_t", "get_a", "get_b", "get_scale", "a_inv",
                  "d_inv", "layout")
 
     def __init__(self, prog, d, ins, scope, dec):
@@ -218,7 +218,7 @@ class _MmaAsync:
     def _a_operand(self, prog, op, scope):
         """A's readers: its 4 fragment registers (with the fragment -> row-major map) or its
         shared-memory descriptor."""
-        self.a_keys = []
+        self.a_keys, self.a_keys_t = [], ()
         self.a_inv = None
         if not self.a_regs:
             self.get_a = reader(prog, op, b64, scope)
@@ -229,6 +229,7 @@ class _MmaAsync:
                                    f"{len(a_items)}")
         self.get_a = [reader(prog, o, b32, scope) for o in a_items]
         self.a_keys = [prog.reg(o.name, scope).key for o in a_items]
+        self.a_keys_t = tuple(self.a_keys)
         afrag = wgmma_a_fragment(self.at)
         M, Ka = self.M, self.Ka
         a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], Ka)
@@ -287,8 +288,7 @@ class _MmaAsync:
             el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
                   else raw[:, :, None]).reshape(W, -1)
         A = SM.values(el[:, self.a_inv].reshape(W, self.M, self.Ka), self.at)
-        for k_ in self.a_keys:
-            st.regs.reading(ctx, k_, g, st.open[g.idx], self.d)
+        st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
         return A
 
     def finish(self, ctx, g, W, banks, bdesc, adesc, A, sd, tag):

@@ -45,12 +45,21 @@ def watched(prog) -> set:
 
 class FenceState:
     """Per batch: which threads executed a ``wgmma.fence`` and which watched registers an
-    ordinary instruction wrote since the writing thread's last fence."""
+    ordinary instruction wrote since the writing thread's last fence.
+
+    Kept as epochs, so that a fence costs one store whatever was written: a fence stamps its
+    threads with a new epoch (``fence_at``); a write stamps the register's threads with the
+    epoch after the current one (``stamp[key]``), and ``last[key]`` is its latest stamp. A
+    register is written since a thread's last fence when its stamp there is above the thread's
+    fence epoch; an ``mma_async`` clears its accumulator's stamps (the same-shape chain)."""
 
     def __init__(self, ctx):
         self.keys = watched(ctx.prog)
         self.fenced = np.zeros(ctx.N, bool)
-        self.dirty = {}           # key -> bool (N,): written since the slot's last wgmma.fence
+        self.epoch = 1
+        self.fence_at = np.zeros(ctx.N, np.int64)   # per slot: epoch of its last wgmma.fence
+        self.stamp = {}           # key -> int64 (N,): epoch of the slot's last write (0: none)
+        self.last = {}            # key -> its greatest stamp
         self.src = {}             # key -> Decoded of the last such write
 
     def wrote(self, ctx, key, g):
@@ -58,29 +67,38 @@ class FenceState:
         d = ctx.cur
         if d is not None and d.ins.opcode.startswith("wgmma."):
             return                # wgmma.wait_group delivering accumulators
-        m = self.dirty.get(key)
+        m = self.stamp.get(key)
         if m is None:
-            m = self.dirty[key] = np.zeros(len(self.fenced), bool)
-        m[g.idx] = True
+            m = self.stamp[key] = np.zeros(len(self.fenced), np.int64)
+        m[g.idx] = self.last[key] = self.epoch + 1
         self.src[key] = d
 
+    def wrote_all(self, ctx, keys, g):
+        """``wrote`` for each watched register of ``keys`` (``Context.write_rows``)."""
+        d = ctx.cur
+        if d is not None and d.ins.opcode.startswith("wgmma."):
+            return
+        for key in keys:
+            if key in self.keys:
+                self.wrote(ctx, key, g)
+
     def fence(self, g):
+        self.epoch += 1
         self.fenced[g.idx] = True
-        self.clean(g, list(self.dirty))
+        self.fence_at[g.idx] = self.epoch
+
+    def _dirty(self, keys, since):
+        """The keys of ``keys`` some thread may have written after ``since`` (its oldest fence)."""
+        last = self.last
+        return [k for k in keys if last.get(k, 0) > since] if last else []
 
     def clean(self, g, keys):
         """The threads of ``g`` hold ``keys`` ordered for the next ``mma_async`` (a fence, or an
         ``mma_async`` that writes them: the same-shape accumulator chain)."""
-        if not self.dirty:
+        if not self.last:
             return
-        for key in keys:
-            if key not in self.dirty:
-                continue
-            m = self.dirty[key]
-            m[g.idx] = False
-            if not m.any():
-                del self.dirty[key]
-                self.src.pop(key, None)
+        for key in self._dirty(keys, int(self.fence_at[g.idx].min())):
+            self.stamp[key][g.idx] = 0
 
     def check(self, ctx, g, acc_keys, a_keys):
         """Before a ``wgmma.mma_async`` of ``g`` reads ``acc_keys`` / ``a_keys``: warn (module
@@ -92,14 +110,13 @@ class FenceState:
                      f"one (it orders the earlier register writes before the tensor core reads them); {_PTXAS}",
                      g, int(np.argmin(f)))
             return
-        if not self.dirty:
+        if not self.last:
             return
+        at = self.fence_at[g.idx]
+        since = int(at.min())
         for what, keys in (("accumulator", acc_keys), ("A-fragment", a_keys)):
-            for key in keys:
-                m = self.dirty.get(key)
-                if m is None:
-                    continue
-                mine = m[g.idx]
+            for key in self._dirty(keys, since):
+                mine = self.stamp[key][g.idx] > at
                 if mine.any():
                     ctx.warn(AsyncHazardError,
                              f"this wgmma.mma_async reads {what} register {_name(key)}, which "

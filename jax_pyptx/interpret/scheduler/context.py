@@ -220,18 +220,21 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         else:
             new[:, g.idx] = rows
         known = self._set_on(g) if self.sanitize else None
+        fresh = sum(a is None for a in olds)
+        if known is not None and fresh:     # the first-write masks, one block
+            masks = iter(np.repeat(self._first_mask(g, known)[None], fresh, axis=0))
+        if self.wgfence is not None:
+            self.wgfence.wrote_all(self, keys, g)
         for j, key in enumerate(keys):
             if self.rhooks and key in self.rhooks:
                 self.rhooks[key](self, key, g, True)
-            if self.wgfence is not None and key in self.wgfence.keys:
-                self.wgfence.wrote(self, key, g)
             if self._taint_d is not None or self.undef:
                 self._undef_write(key, g)
             if self.ptag and (self._pt_d is not None or key in self.ptag):
                 self._pt_write(key, g)
             if olds[j] is None:
                 if known is not None:
-                    self.pinit[key] = known[key] = self._first_mask(g, known)
+                    self.pinit[key] = known[key] = next(masks)
             elif self.pinit and (m := self.pinit.get(key)) is not None:
                 known = self._set_on(g)
                 if known.get(key) is not m:
