@@ -193,6 +193,11 @@ def test_f32_to_bf16_f16_rn_fast_path_matches_round_to():
             out = np.asarray(out).view(np.uint32)
             assert np.array_equal(out >> 16, _ref_half_bits(hi, name).astype(np.uint32))
             assert np.array_equal(out & 0xFFFF, _ref_half_bits(lo, name).astype(np.uint32))
+    # the packed bf16x2 word rounds both halves in the f32 bit patterns: every edge, NaN in either half
+    ref = _ref_half_bits(bits, "bf16").astype(np.uint32)
+    rev = bits[::-1].copy()
+    word = fp.bf16x2_rn_bits(bits.view(np.float32), rev.view(np.float32))
+    assert np.array_equal(word, (ref << np.uint32(16)) | ref[::-1])
     assert fp.HALF_RN["bf16"](np.array([np.nan, -np.nan, 3.4e38, -0.0], np.float32)).tolist() == \
         [0x7FFF, 0x7FFF, 0x7F80, 0x8000]
     assert fp.HALF_RN["f16"](np.array([65520.0, 65519.996, 2.0 ** -25, -2.0 ** -25 * 3], np.float32)).tolist() == \

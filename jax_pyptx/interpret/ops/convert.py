@@ -226,6 +226,7 @@ def _cvt_pack2(prog, d, ins, scope, dec, dt_t, st, mode, satf, relu):
     wide = np.dtype(UINT[dt_t.bits])
     plain = mode == "rn" and not satf and not relu and st.name == "f32"
     half = fp.HALF_RN.get(efmt.name) if plain else None
+    pair = fp.bf16x2_rn_bits if half is not None and efmt.name == "bf16" else None
 
     def fn(ctx, g):
         if ctx.sanitize:          # an undefined a (b) leaves the upper (lower) element undefined
@@ -240,6 +241,9 @@ def _cvt_pack2(prog, d, ins, scope, dec, dt_t, st, mode, satf, relu):
             a = np.asarray(ga(ctx, g))
             b = np.asarray(gb(ctx, g))
         if half is not None and a.dtype == np.float32 and b.dtype == np.float32:
+            if pair is not None and a.shape == b.shape == (g.n,):
+                put(ctx, g, pair(a, b))         # both halves in one word
+                return
             ea, eb_ = half(a), half(b)          # exact fast path, same bits as round_to
         else:
             ra = fp.round_to(a.astype(np.float64), efmt, mode, sat=satf, relu=relu)

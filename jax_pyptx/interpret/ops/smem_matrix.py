@@ -236,14 +236,20 @@ def _check_init(ctx, sh, flat, addr, mn, used, what):
 def _spans_written(sh, ctas, lo, hi) -> bool:
     """Whether every byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` was written
     (then every element inside them is defined; else the caller checks element by element).
-    Bytes never become unwritten, so spans found written are remembered (``sh.written``), each
-    on its own: the warpgroups of a batch read a few spans, again and again."""
+    Bytes never become unwritten, so regions found written are remembered (``sh.written``):
+    the span rounded out to the swizzle period (the operands of a k-loop, steps inside one
+    buffer, share it), else the span itself."""
     known, init, stride = sh.written, sh.init, sh.stride
     for c, a, b in zip(np.asarray(ctas).tolist(), lo.tolist(), hi.tolist()):
-        key = (c, a, b)
-        if key in known:
+        wide = (c, a - a % _PERIOD, min(b + -b % _PERIOD, stride))
+        if wide in known or (c, a, b) in known:
             continue
-        if not init[c * stride + a:c * stride + b].all():
+        base = c * stride
+        if init[base + wide[1]:base + wide[2]].all():
+            key = wide
+        elif init[base + a:base + b].all():
+            key = (c, a, b)
+        else:
             return False
         if len(known) < 4096:
             known.add(key)

@@ -55,11 +55,11 @@ class FenceState:
 
     def __init__(self, ctx):
         self.keys = watched(ctx.prog)
-        self.fenced = np.zeros(ctx.N, bool)
         self.epoch = 1
-        self.fence_at = np.zeros(ctx.N, np.int64)   # per slot: epoch of its last wgmma.fence
+        self.fence_at = np.zeros(ctx.N, np.int64)   # per slot: epoch of its last wgmma.fence (0: none)
         self.stamp = {}           # key -> int64 (N,): epoch of the slot's last write (0: none)
         self.last = {}            # key -> its greatest stamp
+        self.top = 0              # the greatest stamp of all
         self.src = {}             # key -> Decoded of the last such write
 
     def wrote(self, ctx, key, g):
@@ -69,8 +69,8 @@ class FenceState:
             return                # wgmma.wait_group delivering accumulators
         m = self.stamp.get(key)
         if m is None:
-            m = self.stamp[key] = np.zeros(len(self.fenced), np.int64)
-        m[g.idx] = self.last[key] = self.epoch + 1
+            m = self.stamp[key] = np.zeros(len(self.fence_at), np.int64)
+        m[g.idx] = self.last[key] = self.top = self.epoch + 1
         self.src[key] = d
 
     def wrote_all(self, ctx, keys, g):
@@ -84,13 +84,14 @@ class FenceState:
 
     def fence(self, g):
         self.epoch += 1
-        self.fenced[g.idx] = True
         self.fence_at[g.idx] = self.epoch
 
     def _dirty(self, keys, since):
         """The keys of ``keys`` some thread may have written after ``since`` (its oldest fence)."""
+        if self.top <= since:         # nothing watched was written since
+            return []
         last = self.last
-        return [k for k in keys if last.get(k, 0) > since] if last else []
+        return [k for k in keys if last.get(k, 0) > since]
 
     def clean(self, g, keys):
         """The threads of ``g`` hold ``keys`` ordered for the next ``mma_async`` (a fence, or an
@@ -103,17 +104,16 @@ class FenceState:
     def check(self, ctx, g, acc_keys, a_keys):
         """Before a ``wgmma.mma_async`` of ``g`` reads ``acc_keys`` / ``a_keys``: warn (module
         doc) and go on."""
-        f = self.fenced[g.idx]
-        if not f.all():
+        at = self.fence_at[g.idx]
+        since = int(at.min())
+        if not since:
             ctx.warn(AsyncHazardError,
                      "no wgmma.fence before this warpgroup's first wgmma.mma_async: the PTX ISA requires "
                      f"one (it orders the earlier register writes before the tensor core reads them); {_PTXAS}",
-                     g, int(np.argmin(f)))
+                     g, int(np.argmin(at)))
             return
-        if not self.last:
+        if self.top <= since:
             return
-        at = self.fence_at[g.idx]
-        since = int(at.min())
         for what, keys in (("accumulator", acc_keys), ("A-fragment", a_keys)):
             for key in self._dirty(keys, since):
                 mine = self.stamp[key][g.idx] > at

@@ -149,9 +149,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 self._lenient_read(key, g, None)
                 return np.zeros(g.n, self.prog.regs[key].sdt)
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
-        if self.pinit and key in self.pinit:
-            m = self.pinit[key]
-            known = self._set_on(g)
+        m = self.pinit.get(key) if self.pinit else None
+        if m is not None:
+            known = g.ok if g.ok is not None else self._set_on(g)
             if known.get(key) is not m:
                 ok = m if g.full else m[g.idx]
                 if not ok.all():

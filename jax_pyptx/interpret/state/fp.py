@@ -219,6 +219,23 @@ def _canon_half(x, r):
     return r
 
 
+def bf16x2_rn_bits(a, b):
+    """``cvt.rn.bf16x2.f32`` of float32 arrays ``a`` (upper half) and ``b`` (lower half), both
+    (n,): the uint32 word of the halves ``_bf16_rn_bits`` gives, rounded in place in the f32 bit
+    patterns (every NaN as the canonical 0x7FFF)."""
+    ua, ub = a.view(np.uint32), b.view(np.uint32)
+    one, bias = np.uint32(1), np.uint32(0x7FFF)
+    hi = (ua + (bias + ((ua >> np.uint32(16)) & one))) & np.uint32(0xFFFF0000)
+    hi |= (ub + (bias + ((ub >> np.uint32(16)) & one))) >> np.uint32(16)
+    na = a != a
+    if np.count_nonzero(na):
+        hi = np.where(na, (hi & np.uint32(0xFFFF)) | np.uint32(0x7FFF0000), hi)
+    nb = b != b
+    if np.count_nonzero(nb):
+        hi = np.where(nb, (hi & np.uint32(0xFFFF0000)) | np.uint32(0x7FFF), hi)
+    return hi
+
+
 #: ``cvt.rn.{bf16,f16}.f32`` without ``.satfinite``/``.relu`` on a float32 array: the uint16
 #: bit patterns ``encode(round_to(x, fmt))`` gives, every NaN as the canonical 0x7FFF
 HALF_RN = {"bf16": _bf16_rn_bits, "f16": _f16_rn_bits}
