@@ -498,10 +498,15 @@ class BankedSpace:
         self._iviews = {}
         self.race = None                 # sanitizer.RaceTracker for shared memory
         self.version = 0                 # writes so far (see the module docstring)
-        self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
-        self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
+        self._dirty = None               # shared, sanitized: bytes the generic proxy wrote since
+        self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy, ``dirty``)
+        self._dpend = []                 # rows of ``mark_written`` not yet marked in ``_dirty``
+        self._dpend_rows = 0
         self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
         self.written = set()             # span keys known initialized (smem_matrix; init only grows)
+        self.init_full = False           # every byte of every bank written (``all_written``)
+        self._full_wait = self._full_gap = 1     # all_written's backoff
+        self._full_version = -1
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -553,9 +558,9 @@ class BankedSpace:
     def flat(self, banks, offs):
         return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
 
-    def _race(self, fn, banks, offs, nbytes, warps, *vals):
+    def _race(self, fn, banks, offs, nbytes, warps, *vals, **kw):
         try:
-            fn(banks, offs, nbytes, warps, *vals)
+            fn(banks, offs, nbytes, warps, *vals, **kw)
         except MemoryFault as f:
             where = self.describe_offset(f.address)
             f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
@@ -566,13 +571,17 @@ class BankedSpace:
         (``_vector``): the offsets are checked multiples of ``nb``, as is a bank's stride."""
         return count > 1 and _pow2(nb) and self.stride % nb == 0 and (align is None or align % nb == 0)
 
-    def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None):
+    def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None, span=None):
+        """``count`` elements of ``dtype`` at each (bank, offset) -> (n, count), bounds-checked
+        (``span``: (lowest, end) offset of the accesses when the caller checked their bounds),
+        race-checked for ``warps`` and, with ``check_init``, checked for unwritten bytes."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
         offs = np.asarray(offs, np.uint64)
-        self._check(offs, esz * count, align)
+        if span is None:
+            self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
-            self._race(self.race.on_load, banks, offs, esz * count, warps)
+            self._race(self.race.on_load, banks, offs, esz * count, warps, span=span)
         if self._vec(esz * count, count, align):
             # a vector per lane: one element of its size
             view, idx = _vector(self.view, esz * count, self.flat(banks, offs))
@@ -584,11 +593,38 @@ class BankedSpace:
             self.check_init(banks, offs, esz, count)
         return out
 
+    def all_written(self) -> bool:
+        """Whether every byte of every bank has been written (``init_full``; bytes never become
+        unwritten, so it stays true). Looked at again after a miss only once twice as many
+        passing ``check_init`` calls as before the last look have gone by and something was
+        written since: a few passes over the flags in all."""
+        if self.init_full:
+            return True
+        self._full_wait -= 1
+        if self._full_wait > 0 or self.version == self._full_version:
+            return False
+        self._full_version = self.version
+        rows = self.init.reshape(self.nbanks, self.stride)
+        if self.size % 8 == 0:      # a word of 0 / 1 bytes is all ones exactly when it is the largest
+            full = int(rows.view(np.uint64)[:, :self.size // 8].min(initial=_ONES[8])) == _ONES[8]
+        else:
+            full = bool(rows[:, :self.size].min(initial=1))
+        if full:
+            self.init_full = True
+            return True
+        self._full_gap *= 2
+        self._full_wait = self._full_gap
+        return False
+
     def check_init(self, banks, offs, esz, count=1):
         """Report the first element (``esz`` bytes, ``count`` per row) of the rows at (bank,
-        offset) that holds a byte no thread wrote (rows compared a word at a time first)."""
+        offset) that holds a byte no thread wrote (rows compared a word at a time first; nothing
+        to compare once every byte is written, ``all_written``)."""
+        if self.init_full:
+            return
         starts = self.flat(banks, offs)
         if _rows_defined(self.init, starts, esz * count):
+            self.all_written()
             return
         f = starts // esz
         f = f[:, None] + np.arange(count) if count > 1 else f[:, None]
@@ -623,27 +659,51 @@ class BankedSpace:
                 self.view(dt)[f] = values[:, 0]
         self.mark_written(banks, offs, esz * count)
 
+    @property
+    def dirty(self):
+        """uint8 per byte (shared, sanitized; else None): 1 where the generic proxy wrote since
+        the CTA's last ``fence.proxy.async`` (``async_proxy``). A store's rows are marked when
+        the array is next looked at: a kernel whose shared memory nothing reads through the
+        async proxy never marks them (a bounded backlog, ``_DIRTY_PEND``)."""
+        if self._dpend:
+            for starts, nbytes in self._dpend:
+                _rows_set(self._dirty, starts, nbytes)
+            self._dpend.clear()
+            self._dpend_rows = 0
+        return self._dirty
+
+    @dirty.setter
+    def dirty(self, arr):
+        self._dirty, self._dviews = arr, {}
+        self._dpend.clear()
+        self._dpend_rows = 0
+
     def dview(self, isz):
         v = self._dviews.get(isz)
         if v is None:
             v = self._dviews[isz] = self.dirty.view(_UINT[isz])
+        elif self._dpend:
+            self.dirty                  # noqa: B018 - the backlog marked first
         return v
 
     def mark_written(self, banks, offs, nbytes):
         """A generic-proxy store of ``nbytes`` at each (bank, offset): the bytes are initialized
         and (shared, sanitized) written since their CTA's last fence.proxy.async (``dirty``)."""
-        if self.init is None and self.dirty is None:
+        if self.init is None and self._dirty is None:
             return
         starts = self.flat(banks, offs)
-        if self.init is not None:
+        if self.init is not None and not self.init_full:
             _rows_set(self.init, starts, nbytes)
-        if self.dirty is not None:
-            _rows_set(self.dirty, starts, nbytes)
+        if self._dirty is not None:
+            self._dpend.append((starts, nbytes))
+            self._dpend_rows += len(starts)
+            if self._dpend_rows > _DIRTY_PEND:
+                self.dirty              # noqa: B018 - mark the backlog
             self.dirty_bank[banks] = True
 
     def mark_init(self, banks, offs, nbytes):
         self.version += 1
-        if self.init is None:
+        if self.init is None or self.init_full:
             return
         _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
 
@@ -757,6 +817,7 @@ def put_rows(arr, starts, nbytes, vals):
     v[q] = rows.view(v.dtype).reshape(len(q))
 
 
+_DIRTY_PEND = 1 << 20           # rows of generic stores marked in BankedSpace.dirty beyond this many
 _ITEM = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64),
          16: np.dtype((np.void, 16)), 32: np.dtype((np.void, 32)), 64: np.dtype((np.void, 64))}
 _FILL = {1: 1, 2: _ONES[2], 4: _ONES[4], 8: _ONES[8],
