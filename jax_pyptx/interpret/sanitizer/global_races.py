@@ -92,11 +92,12 @@ class GlobalRaces:
         self.tags = {}            # allocation index -> (element size, int32 per element:
                                   # 2 * (CTA + 1) + changed; 0: no plain store yet)
         self.ranges = []          # (base, end) of tracked allocations
+        self.hull = {}            # allocation index -> [lo, hi): the elements stored so far lie there
 
     def recycle(self):
         """The launch has ended: hand the tag arrays to the next launch (``shadow``)."""
         shadow.recycle(*(t for _, t in self.tags.values()))
-        self.tags, self.ranges = {}, []
+        self.tags, self.ranges, self.hull = {}, [], {}
 
     def _cta(self, c: int) -> str:
         gx, gy, _ = self.grid
@@ -132,6 +133,7 @@ class GlobalRaces:
             if got is None:
                 continue
             t, gran, e = got
+            self._grow(al.index, int(e.first.min()), int(e.first.max()) + e.per)
             c = (ctas if pos is None else ctas[pos])[:, None] + 1
             v = vals if pos is None else vals[pos]
             new = np.ascontiguousarray(v).view(_UINT[gran]).reshape(e.shape)
@@ -180,19 +182,31 @@ class GlobalRaces:
             rec = np.repeat(c2, ctx.S * per).reshape(tg.shape)
         else:
             rec = np.repeat(c2[ctx.slot_cta[g.idx]], per).reshape(tg.shape)
-        if tg.max() > 0 and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():     # tags are >= 0
+        lo, hi = off, (fast[1][3] - al.base) // gran + per
+        if self._stored_near(al.index, lo, hi) and tg.max() > 0 and \
+                ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():     # tags are >= 0
             return None                       # another CTA stored an element: the general path
+        self._grow(al.index, lo, hi)
         ug = _UINT[gran]
         old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per)
         new = vals.view(ug).reshape(tg.shape)
-        np.add(rec, (old != new).view(np.uint8), out=rec, casting="unsafe")     # + changed
-        return _Fast(fast, (tg, rec))
+        return _Fast(fast, (tg, rec, old != new))
+
+    def _stored_near(self, index, lo, hi) -> bool:
+        """Whether elements ``[lo, hi)`` of allocation ``index`` may hold a tag: they meet the
+        hull of the elements stored so far (else every tag there is 0)."""
+        h = self.hull.get(index)
+        return h is not None and lo < h[1] and h[0] < hi
+
+    def _grow(self, index, lo, hi):
+        h = self.hull.get(index)
+        self.hull[index] = (lo, hi) if h is None else (min(h[0], lo), max(h[1], hi))
 
     def after_store(self, ctx, g, work):
         if type(work) is _Fast:
             if work.rec is not None:
-                tg, rec = work.rec
-                tg[...] = rec                 # 2 * (CTA + 1) + changed
+                tg, rec, changed = work.rec
+                np.add(rec, changed, out=tg, casting="unsafe")     # 2 * (CTA + 1) + changed
             return
         for t, e, gran, c, new, old, al, pos in work:
             rec = (old != new).astype(np.int32)      # 2 * (CTA + 1) + changed
@@ -280,7 +294,8 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 class _Fast:
     """What ``GlobalRaces._fast_store`` found: ``fast``, the ``FlatSpace._fast`` result the
-    store reuses, and ``rec``, (tag view, records) or None (the allocation is not tracked)."""
+    store reuses, and ``rec``, (tag view, 2 * (CTA + 1) per element, whether the store changes
+    it) or None (the allocation is not tracked)."""
     __slots__ = ("fast", "rec")
 
     def __init__(self, fast, rec):

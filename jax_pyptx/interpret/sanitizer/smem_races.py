@@ -89,6 +89,7 @@ class RaceTracker:
         self._ps = []
         self._npend = 0                             # rows pending in both
         self._scratch = np.zeros(n, np.int16)       # per byte: a writer of the current store
+        self._rscratch = {}                         # k -> the same per row of 2**k bytes
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
 
@@ -377,6 +378,11 @@ class RaceTracker:
         c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
         return not any(e[4] < c1 and c0 < e[5] for e in self._lazy[kind])
 
+    def _row_starts(self, banks, offs):
+        """Flat first bytes of accesses at (bank, offset) (offsets are checked: below 2**63)."""
+        o = offs.view(np.int64) if offs.dtype == np.uint64 else offs.astype(np.int64, copy=False)
+        return banks.astype(np.int64, copy=False) * self.stride + o
+
     @staticmethod
     def _span(offs, nbytes):
         """(lowest, end) shared offset of an access (not empty)."""
@@ -417,7 +423,7 @@ class RaceTracker:
         the accesses when the caller has it)."""
         if not len(offs):
             return
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        starts = self._row_starts(banks, offs)
         lo, hi = self._span(offs, nbytes) if span is None else span
         if not self._clear("w", lo, hi):
             self._settle("w")
@@ -459,7 +465,7 @@ class RaceTracker:
         (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
         if not len(offs):
             return
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        starts = self._row_starts(banks, offs)
         lo, hi = self._span(offs, nbytes)
         war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
         whit = ch = None
@@ -535,9 +541,15 @@ class RaceTracker:
         """Lanes of different warps storing the same byte in this one instruction."""
         w = warps.astype(np.int16)
         if nbytes & (nbytes - 1) == 0 and not (starts & (nbytes - 1)).any():
-            # rows aligned to their power-of-two size overlap exactly when they start together
-            self._scratch[starts] = w
-            if not (self._scratch[starts] != w).any():
+            # rows aligned to their power-of-two size overlap exactly when they start together:
+            # one entry per row of that size
+            k = int(nbytes).bit_length() - 1
+            sc = self._rscratch.get(k)
+            if sc is None:
+                sc = self._rscratch[k] = np.zeros(len(self._scratch) >> k, np.int16)
+            q = starts >> k
+            sc[q] = w
+            if not (sc[q] != w).any():
                 return
         if idx is None:
             idx = self._bytes(banks, offs, nbytes)
