@@ -495,3 +495,41 @@ def test_fence_marks_of_generic_stores_marked_when_looked_at(backlog, monkeypatc
     want[32:34] = 1
     np.testing.assert_array_equal(sh.dview(2).view(np.uint8), want)
     assert sh.dirty_bank.tolist() == [True, True]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_unwritten_intervals_agree_with_per_byte_flags(seed):
+    from jax_pyptx.interpret.state.unwritten import Unwritten
+
+    rng = np.random.default_rng(seed)
+    u, ref = Unwritten(), np.zeros(200, bool)          # ref: True where unwritten
+    for _ in range(300):
+        a = int(rng.integers(0, 200))
+        b = int(rng.integers(a, min(200, a + 40) + 1))
+        op = rng.choice(["add", "remove", "meets"], p=[.2, .5, .3])
+        if op == "add":
+            u.add(a, b)
+            ref[a:b] = True
+        elif op == "remove":
+            u.remove(a, b)
+            ref[a:b] = False
+        assert u.meets(a, b) == bool(ref[a:b].any())
+        got = np.zeros(200, bool)
+        for lo, hi in u:
+            assert lo < hi
+            got[lo:hi] = True
+        np.testing.assert_array_equal(got, ref)
+        assert all(h < lo for h, lo in zip(u.hi, u.lo[1:]))     # disjoint and never adjacent
+
+
+def test_output_flags_stay_intervals_until_an_access_is_not_a_range():
+    al = M.Allocation(0, 0x1000, 256, "y", np.zeros(256, np.uint8))
+    al.start_uninitialized(0, 200)
+    al.mark_nest(0, [4], [16], 16)                      # bytes 0-63: dense
+    assert list(al._undef) == [(64, 200)] and al._init is None
+    assert al.nest_written(0, [2], [32], 16) and not al.nest_written(48, [2], [16], 16)
+    assert al._init is not None and al._undef is None   # the second needed the flags
+    assert al.init[:64].all() and not al.init[64:200].any() and al.init[200:].all()
+    al.mark_nest(64, [4], [32], 16)                     # every other 16 bytes: per byte now
+    assert al.init[64:80].all() and not al.init[80:96].any()
+    assert al.unwritten_in(64, 200) and not al.unwritten_in(0, 80)

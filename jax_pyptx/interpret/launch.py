@@ -485,8 +485,8 @@ def _recycle(mem, state):
     if state.global_races:
         state.global_races.recycle()
     for al in mem.gspace.allocs:
-        if al._ibuf is not None:
-            buf, al._ibuf, al.init = al._ibuf, None, None
+        buf = al.release_init()
+        if buf is not None:
             shadow.recycle(buf)
 
 

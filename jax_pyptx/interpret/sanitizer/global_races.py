@@ -178,7 +178,10 @@ class GlobalRaces:
         es = [s // gran for s in strides]
         tg = M._nest_view(t, 4, off * 4, shape, [s * 4 for s in es], per)
         c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
-        if g.full:                            # slots are CTA-major: each CTA's record S * per times
+        if g.full and tg.flags.c_contiguous:  # slots are CTA-major: a row of S * per per CTA
+            tg = tg.reshape(len(c2), -1)
+            rec = c2[:, None]
+        elif g.full:                          # ... each CTA's record S * per times
             rec = np.repeat(c2, ctx.S * per).reshape(tg.shape)
         else:
             rec = np.repeat(c2[ctx.slot_cta[g.idx]], per).reshape(tg.shape)
@@ -188,7 +191,7 @@ class GlobalRaces:
             return None                       # another CTA stored an element: the general path
         self._grow(al.index, lo, hi)
         ug = _UINT[gran]
-        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per)
+        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per).reshape(tg.shape)
         new = vals.view(ug).reshape(tg.shape)
         return _Fast(fast, (tg, rec, old != new))
 
