@@ -353,11 +353,10 @@ def _ldmatrix(prog, d, ins, scope, dec):
         span = None
         if ctx.sanitize:                    # the bounds once, for every check
             offs = np.asarray(offs, np.uint64)
-            ctx.shared._check(offs, 16)
-            span = (int(offs.min()), int(offs.max()) + 16) if len(offs) else (0, 0)
+            span = ctx.shared.check_span(offs, 16)
         if ctx.async_proxy is not None:     # a cp.async destination still in flight is reported
             on_generic_load(ctx, lambda: _row_lanes(uw, nm, ctx), banks, offs, 16, span)
-        warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
+        warps = np.repeat(ctx.warp_in_cta[uw * 32], nm * 8) if ctx.shared.race is not None else None
         vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize, warps=warps,
                                span=span)                       # (W*nm*8, 8)
         mats = vals.reshape(W, nm, 8, 8)

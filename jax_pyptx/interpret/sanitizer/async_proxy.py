@@ -416,12 +416,12 @@ def track_cp_async(ctx, banks, offs, size: int, d):
     if not ctx.sanitize:
         return None
     st = state(ctx)
-    starts = np.broadcast_to(np.asarray(banks, np.int64), np.shape(offs)) * ctx.shared.stride \
-        + np.asarray(offs, np.int64)
+    o = np.asarray(offs)
+    o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)   # checked: < 2**63
+    starts = np.broadcast_to(np.asarray(banks, np.int64), o.shape) * ctx.shared.stride + o
     size = int(size)
     rec = _Write(_Rows(starts, size), d, None, None)
     rec.rows, rec.counted = starts, False
-    o = np.asarray(offs, np.int64)
     rec.span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
     if len(st.uncounted) >= 64:
         st.uncounted = [r for r in st.uncounted if r.live]

@@ -245,7 +245,7 @@ class RaceTracker:
 
     def _pend(self, lst, starts, nbytes, warps, ep):
         """Record rows of an access (``ep``: their epochs, or one int for all)."""
-        lst.append((starts, int(nbytes), warps.astype(np.int64), ep))
+        lst.append((starts, int(nbytes), warps.astype(np.int64, copy=False), ep))
         self._npend += len(starts)
         if self._npend > _PEND_LIMIT:
             self._flush_loads()
@@ -257,6 +257,7 @@ class RaceTracker:
         out = []
         for starts, nb, warps, ep in lst:
             self._npend -= len(starts)
+            starts = _rows(starts)
             ep = np.broadcast_to(np.asarray(ep, np.int32), starts.shape)
             keep = ep == self.epoch[starts // self.stride]
             if not keep.all():
@@ -361,7 +362,7 @@ class RaceTracker:
             return
         arr = self.c_r if kind == "r" else self.c_w
         for starts, nb, warps, ep, _, _ in lst:
-            ch = self._chunks(starts, nb)
+            ch = self._chunks(_rows(starts), nb)
             floor = ep << _CODE
             m = warps.astype(np.int64, copy=False) + (floor + 1)
             self._stamp(arr, ch, m if ch.ndim == 1 else m[:, None], floor)
@@ -377,11 +378,6 @@ class RaceTracker:
             return False
         c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
         return not any(e[4] < c1 and c0 < e[5] for e in self._lazy[kind])
-
-    def _row_starts(self, banks, offs):
-        """Flat first bytes of accesses at (bank, offset) (offsets are checked: below 2**63)."""
-        o = offs.view(np.int64) if offs.dtype == np.uint64 else offs.astype(np.int64, copy=False)
-        return banks.astype(np.int64, copy=False) * self.stride + o
 
     @staticmethod
     def _span(offs, nbytes):
@@ -423,18 +419,18 @@ class RaceTracker:
         the accesses when the caller has it)."""
         if not len(offs):
             return
-        starts = self._row_starts(banks, offs)
+        starts = _Starts(banks, offs, self.stride)      # made when a check or a flush needs them
         lo, hi = self._span(offs, nbytes) if span is None else span
         if not self._clear("w", lo, hi):
             self._settle("w")
-            ch = self._chunks(starts, nbytes)
+            ch = self._chunks(starts.get(), nbytes)
             mine, floor = self._stamps(banks, warps, ch)
             self._check_raw(banks, offs, nbytes, warps, idx, ch, mine, floor)
         if self._one is not None:
             self._defer("r", starts, nbytes, warps, lo, hi)
         else:
             self._settle("r")
-            ch = self._chunks(starts, nbytes)
+            ch = self._chunks(starts.get(), nbytes)
             mine, floor = self._stamps(banks, warps, ch)
             self._stamp(self.c_r, ch, mine, floor)
             self._top["r"] = max(self._top["r"], int(self.epoch.max()))
@@ -465,7 +461,7 @@ class RaceTracker:
         (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
         if not len(offs):
             return
-        starts = self._row_starts(banks, offs)
+        starts = _Starts(banks, offs, self.stride).get()
         lo, hi = self._span(offs, nbytes)
         war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
         whit = ch = None
@@ -597,6 +593,30 @@ class RaceTracker:
                         f"it stores to shared address {addr:#x}{{where}} that {_who(w, me)} also stored "
                         f"{when}, a different value, with no barrier between them: which one the byte "
                         f"keeps is undefined ({fix})", "shared")
+
+
+class _Starts:
+    """The flat first bytes of accesses at (bank, offset), made when first asked for (a
+    deferred load may never need them)."""
+    __slots__ = ("banks", "offs", "stride", "_v")
+
+    def __init__(self, banks, offs, stride):
+        self.banks, self.offs, self.stride, self._v = banks, offs, stride, None
+
+    def get(self):
+        if self._v is None:
+            o = self.offs
+            o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)
+            self._v = self.banks.astype(np.int64, copy=False) * self.stride + o     # offsets < 2**63
+        return self._v
+
+    def __len__(self):
+        return len(self.offs)
+
+
+def _rows(starts):
+    """The array of a ``_Starts`` (or the array itself)."""
+    return starts.get() if type(starts) is _Starts else starts
 
 
 _CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)

@@ -605,6 +605,16 @@ class BankedSpace:
             a = int(offs[lane])
             raise MemoryFault("out-of-bounds", lane, a, self._explain(a, nbytes), self.kind)
 
+    def check_span(self, offs, nbytes):
+        """``_check`` of accesses of ``nbytes`` (a power of two, their alignment) at offsets
+        ``offs`` (uint64), three reductions when they pass; returns (lowest, end) offset."""
+        if not len(offs):
+            return 0, 0
+        lo, top = int(offs.min()), int(offs.max())
+        if top + nbytes > self.size or int(np.bitwise_or.reduce(offs)) & (nbytes - 1):
+            self._check(offs, nbytes)               # the report
+        return lo, top + nbytes
+
     def _explain(self, a, nbytes):
         what = "shared memory of this CTA" if self.kind == "shared" else "local memory of this thread"
         lay = ", ".join(f"{n!r} {s} bytes at {o:#x}" for n, o, s in self.layout) or "no variables"
@@ -618,7 +628,9 @@ class BankedSpace:
                 f"({self.size} bytes: {lay})")
 
     def flat(self, banks, offs):
-        return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        """Flat byte indices of (bank, offset) pairs (offsets checked: below 2**63)."""
+        o = offs.view(np.int64) if offs.dtype == np.uint64 else offs.astype(np.int64, copy=False)
+        return banks.astype(np.int64, copy=False) * self.stride + o
 
     def _race(self, fn, banks, offs, nbytes, warps, *vals, **kw):
         try:
@@ -732,8 +744,8 @@ class BankedSpace:
         return self._dirty
 
     def _mark_backlog(self):
-        for starts, nbytes in self._dpend:
-            _rows_set(self._dirty, starts, nbytes)
+        for banks, offs, nbytes in self._dpend:
+            _rows_set(self._dirty, self.flat(banks, offs), nbytes)
         self._dpend.clear()
         self._dpend_rows = 0
 
@@ -754,14 +766,13 @@ class BankedSpace:
     def mark_written(self, banks, offs, nbytes):
         """A generic-proxy store of ``nbytes`` at each (bank, offset): the bytes are initialized
         and (shared, sanitized) written since their CTA's last fence.proxy.async (``dirty``)."""
-        if self.init is None and self._dirty is None:
+        if (self.init is None or self.init_full) and self._dirty is None:
             return
-        starts = self.flat(banks, offs)
         if self.init is not None and not self.init_full:
-            _rows_set(self.init, starts, nbytes)
+            _rows_set(self.init, self.flat(banks, offs), nbytes)
         if self._dirty is not None:
-            self._dpend.append((starts, nbytes))
-            self._dpend_rows += len(starts)
+            self._dpend.append((banks, offs, nbytes))
+            self._dpend_rows += len(offs)
             if self._dpend_rows > _DIRTY_PEND:
                 self._mark_backlog()
             self.dirty_bank[banks] = True
