@@ -247,7 +247,10 @@ class Allocation:
             hi = off + sum((c - 1) * s for c, s in zip(shape, strides)) + nb
             if not u.meets(off, hi):
                 return
-            if int(np.prod(shape)) * nb == hi - off:       # disjoint elements that fill the range
+            n = 1
+            for c in shape:
+                n *= c
+            if n * nb == hi - off:                          # disjoint elements that fill the range
                 u.remove(off, hi)
                 return
         _nest_view(self.init, 1, off, shape, strides, nb)[...] = 1
