@@ -45,7 +45,12 @@ per-byte reader (writer) state only when a chunk it writes was loaded (stored) b
 in it; only then are the pending rows of that kind applied to the per-byte arrays
 (``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
 byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
-are dropped (their state could never be compared equal again). Lanes of one instruction
+are dropped (their state could never be compared equal again). While every CTA is in one epoch
+the chunk stamps themselves are deferred too (``_defer``): an access only notes the shared
+offsets it spans, and the stamps are applied, in issue order, when a later access or range check
+reads chunks where one may lie; a barrier of every CTA drops them unapplied (a past epoch's stamp
+never compares as current). A pipelined GEMM that loads one stage while copies land in another
+never applies one. Lanes of one instruction
 storing the same bytes are found per row when the rows are aligned to their size (equal starts),
 else byte by byte.
 
