@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from jax_pyptx.errors import MisalignedAccessError, OutOfBoundsError
 from jax_pyptx.interpret.state import fp
 from jax_pyptx.interpret import launch
 
@@ -358,3 +359,15 @@ def test_fragments_between_mmas_follow_every_register_write():
         got = np.zeros((16, 8))
         got[cr, cc] = fd[32 * w:32 * (w + 1)].view(np.float32)
         np.testing.assert_array_equal(got, D)
+
+
+@pytest.mark.parametrize("row, err, what", [
+    ("mad.lo.u32 %v, %v, 64, 8;", MisalignedAccessError, r"by thread \(0,0,0\) .*: shared address 0x8 is not aligned to 16 bytes"),
+    ("mad.lo.u32 %v, %v, 64, 512;", OutOfBoundsError, r"by thread \(0,0,0\) .*: shared address 0x200 is 16 bytes "
+                                                      r"past the end of shared memory of this CTA"),
+])
+def test_ldmatrix_row_address_checked_under_the_sanitizer(row, err, what):
+    # lane 0's row address: misaligned, or its 16 bytes past the end of the 512 bytes
+    prog = ld_kernel(4, False).replace("mad.lo.u32 %v, %v, 64, 0;", row)
+    with pytest.raises(err, match=what):
+        launch(prog, "k", [np.arange(256, dtype=np.uint16), np.zeros((32, 4), np.uint32)], block=32)

@@ -38,14 +38,18 @@ def _pair(nb, stride):
     return data, new, ref, logs
 
 
-def _program(seed, steps=250, nb=2, stride=64):
+_MIX = [.3, .3, .1, .05, .05, .1, .03, .07]
+_MIX_WHOLE_BATCH = [.3, .3, .1, .05, .05, 0, .13, .07]     # barriers of every CTA at once only
+
+
+def _program(seed, steps=250, nb=2, stride=64, mix=_MIX):
     """Random loads, stores, copies and synchronization on both trackers; every step must give
     the same outcome (error, lane, address, message) and the same warnings."""
     rng = np.random.default_rng(seed)
     data, new, ref, logs = _pair(nb, stride)
     for _ in range(steps):
         op = rng.choice(["load", "store", "store", "load_range", "store_range", "advance",
-                         "advance_all", "warp_sync"], p=[.3, .3, .1, .05, .05, .1, .03, .07])
+                         "advance_all", "warp_sync"], p=mix)
         if op == "advance":
             b = [int(rng.integers(nb))]
             new.advance(b)
@@ -114,6 +118,34 @@ def test_random_programs_agree_with_per_byte_reference(seed):
 def test_random_programs_agree_with_pending_rows_compacted(seed, monkeypatch):
     monkeypatch.setattr(S, "_PEND_LIMIT", 5)        # pending rows applied every few accesses
     _program(100 + seed)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("lazy_limit", [64, 2])
+def test_random_programs_with_deferred_chunk_stamps_agree(seed, lazy_limit, monkeypatch):
+    # every CTA in one epoch throughout: chunk stamps are deferred (RaceTracker._defer) and
+    # applied only where a check reads them, or every few accesses
+    monkeypatch.setattr(S, "_LAZY_LIMIT", lazy_limit)
+    _program(200 + seed, steps=400, mix=_MIX_WHOLE_BATCH)
+
+
+def test_deferred_load_stamps_applied_only_when_a_store_meets_them():
+    t = RaceTracker(2, 256)
+    t.on_load(_i(0, 1), _u(0, 0), 16, _i(1, 1))           # offsets 0-15 of both CTAs
+    t.on_store(_i(0, 1), _u(64, 64), 16, _i(0, 0))        # other chunks: nothing to compare
+    assert not t.c_r.any() and len(t._lazy["r"]) == 1
+    t.on_store(_i(1), _u(32), 8, _i(0))
+    assert not t.c_r.any()
+    with pytest.raises(RaceFault) as e:
+        t.on_store(_i(1), _u(8), 4, _i(0))                 # chunk 0 of CTA 1: warp 1 read it
+    assert (e.value.lane, e.value.address) == (0, 8)
+    assert "that warp 1 of this CTA loaded since the last barrier" in e.value.detail
+    assert t.c_r.any() and not t._lazy["r"]
+    t.advance_all()                                        # a past epoch: dropped, never applied
+    t.on_load(_i(0), _u(128), 16, _i(2))
+    t.advance_all()
+    assert not t._lazy["r"] and not t._lazy["w"]
+    t.on_store(_i(0), _u(128), 16, _i(0))
 
 
 def _u(*xs):
@@ -420,3 +452,84 @@ DONE:"""
     read = "ld.global.v4.u32 {%r7, %r8, %r9, %r10}, [%rd3+16];"
     with pytest.raises(UninitializedReadError, match=r"byte 960 of allocation"):
         _launch(_kernel(body.replace("READ", read)), y)
+
+
+# ----------------------------------------------------------------------------- shared definedness
+@pytest.mark.parametrize("size", [48, 36])          # words of 8 bytes per bank, and bytes
+def test_shared_all_written_only_once_every_byte_is(size):
+    sh = M.BankedSpace("shared", 2, size, track_init=True)
+    banks = np.repeat(_i(0, 1), size - 1)
+    offs = np.tile(np.arange(size - 1, dtype=np.uint64), 2)
+    sh.store(banks, offs, np.ones((len(offs), 1), np.uint8))      # all but the last byte
+    for _ in range(20):
+        sh.check_init(banks, offs, 1)
+    assert not sh.init_full
+    with pytest.raises(M.MemoryFault) as e:
+        sh.check_init(_i(0, 1), _u(0, size - 1), 1)
+    assert (e.value.kind, e.value.lane, e.value.address) == ("uninitialized", 1, size - 1)
+    sh.store(_i(0), _u(size - 1), np.ones((1, 1), np.uint8))
+    for _ in range(20):
+        sh.check_init(banks, offs, 1)
+    assert not sh.init_full                             # CTA 1's last byte is still unwritten
+    sh.store(_i(1), _u(size - 1), np.ones((1, 1), np.uint8))
+    for _ in range(40):
+        sh.check_init(banks, offs, 1)
+    assert sh.init_full and sh.all_written()
+    sh.check_init(_i(0, 1), _u(0, size - 1), 1)         # every byte: nothing to report
+
+
+
+@pytest.mark.parametrize("backlog", [1 << 20, 1])
+def test_fence_marks_of_generic_stores_marked_when_looked_at(backlog, monkeypatch):
+    monkeypatch.setattr(M, "_DIRTY_PEND", backlog)
+    sh = M.BankedSpace("shared", 2, 64, track_init=True)
+    sh.dirty = np.zeros_like(sh.init)
+    sh.store(_i(0, 1), _u(0, 16), np.ones((2, 1), np.uint32))
+    assert bool(sh._dpend) == (backlog > 1)
+    want = np.zeros(128, np.uint8)
+    want[0:4] = want[64 + 16:64 + 20] = 1
+    np.testing.assert_array_equal(sh.dirty, want)
+    sh.dirty[0:64] = 0                                  # CTA 0's fence.proxy.async (async_proxy)
+    sh.store(_i(0), _u(32), np.ones((1, 1), np.uint16))
+    want[0:4] = 0
+    want[32:34] = 1
+    np.testing.assert_array_equal(sh.dview(2).view(np.uint8), want)
+    assert sh.dirty_bank.tolist() == [True, True]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_unwritten_intervals_agree_with_per_byte_flags(seed):
+    from jax_pyptx.interpret.state.unwritten import Unwritten
+
+    rng = np.random.default_rng(seed)
+    u, ref = Unwritten(), np.zeros(200, bool)          # ref: True where unwritten
+    for _ in range(300):
+        a = int(rng.integers(0, 200))
+        b = int(rng.integers(a, min(200, a + 40) + 1))
+        op = rng.choice(["add", "remove", "meets"], p=[.2, .5, .3])
+        if op == "add":
+            u.add(a, b)
+            ref[a:b] = True
+        elif op == "remove":
+            u.remove(a, b)
+            ref[a:b] = False
+        assert u.meets(a, b) == bool(ref[a:b].any())
+        got = np.zeros(200, bool)
+        for lo, hi in u:
+            assert lo < hi
+            got[lo:hi] = True
+        np.testing.assert_array_equal(got, ref)
+        assert all(h < lo for h, lo in zip(u.hi, u.lo[1:]))     # disjoint and never adjacent
+
+
+def test_output_flags_stay_intervals_until_an_access_is_not_a_range():
+    al = M.Allocation(0, 0x1000, 256, "y", np.zeros(256, np.uint8))
+    al.start_uninitialized(0, 200)
+    al.mark_nest(0, [4], [16], 16)                      # bytes 0-63: dense
+    assert list(al._undef) == [(64, 200)] and al._init is None
+    assert al.nest_written(0, [2], [32], 16) and not al.nest_written(48, [2], [16], 16)
+    assert al._init is not None and al._undef is None   # the second needed the flags
+    assert al.init[:64].all() and not al.init[64:200].any() and al.init[200:].all()
+    al.mark_nest(64, [4], [32], 16)                     # every other 16 bytes: per byte now
+    assert al.init[64:80].all() and not al.init[80:96].any()
+    assert al.unwritten_in(64, 200) and not al.unwritten_in(0, 80)

@@ -58,10 +58,14 @@ DONE:
 def test_a_launch_after_one_that_wrote_everything_starts_fresh():
     y = np.zeros(N, np.uint32)
     k = KERNEL.replace("SECOND", "")
-    for _ in range(2):                                   # the second reuses the first's arrays
+    before = len(shadow._spare.get(N * 4, []))
+    for _ in range(2):
         launch(k, "k", [y, np.uint32(N)], grid=N // 256, block=256, outputs=[0])
         assert (y == np.arange(N)).all()
-        assert shadow._spare.get(N * 4) and len(shadow._spare[N * 4]) >= 2      # flags and tags back
+        # contiguous stores, each CTA its own words: the written bytes stay intervals and the
+        # race records are never needed per element, so no array is taken from the pool (the
+        # arrays of test_per_byte_flags_recycled_too are)
+        assert len(shadow._spare.get(N * 4, [])) == before
     with pytest.raises(UnwrittenOutputError, match=r"left 256 of the 262144 elements .* flat elements "
                                                    r"261888-262143"):
         launch(k, "k", [y, np.uint32(N - 256)], grid=N // 256, block=256, outputs=[0])
@@ -72,3 +76,19 @@ def test_a_launch_after_one_that_wrote_everything_starts_fresh():
                                         r"0x7f0000000400 .* that CTA \(1,0,0\) also stored earlier in this launch, "
                                         r"a different value"):
         launch(shifted, "k", [y, np.uint32(N - 256)], grid=N // 256, block=256, outputs=[0])
+
+
+def test_per_byte_flags_recycled_too():
+    # every other word, then the words between: a strided store makes the written-byte flags
+    # per byte; both launches write everything and hand back flags and tags
+    k = KERNEL.replace("mad.lo.u32 %r3, %r2, 256, %r1;", "mad.lo.u32 %r3, %r2, 256, %r1;\n    shl.b32 %r4, %r3, 1;") \
+        .replace("mul.wide.u32 %rd2, %r3, 4;", "mul.wide.u32 %rd2, %r4, 4;") \
+        .replace("SECOND", "st.global.u32 [%rd3+4], %r3;")
+    y = np.zeros(N, np.uint32)
+    for _ in range(2):
+        launch(k, "k", [y, np.uint32(N // 2)], grid=N // 512, block=256, outputs=[0])
+        assert (y == np.repeat(np.arange(N // 2), 2)).all()
+        assert len(shadow._spare.get(N * 4, [])) >= 2
+    with pytest.raises(UnwrittenOutputError, match=r"left 256 of the 262144 elements .* flat elements "
+                                                   r"261888-262143"):
+        launch(k, "k", [y, np.uint32(N // 2 - 128)], grid=N // 512, block=256, outputs=[0])

@@ -121,28 +121,31 @@ class LaunchState:
         cx, cy, cz = cluster
         self._ncx, self._ncy = gx // cx, gy // cy
         csize = cx * cy * cz
-        self.order = order = self.cta_order()
-        self._clusters = [order[i:i + csize] for i in range(0, len(order), csize)]
+        self.order = self.cta_order()
+        self._csize = csize                # cluster k: order[k * csize:(k + 1) * csize]
+        self._nclusters = len(self.order) // csize
         self.special_cache = {}            # (name, slots) -> special register (Context.special)
         self._next = 0                     # clusters before this one have started or are cancelled
         self.cancelled = 0
         self.warned = set()                # (error class, instruction) a SanitizerWarning named
         self.schedule = EAGER              # schedule.Schedule of the launch
         self.global_races = False          # global_races.GlobalRaces, None, or False: not decided
-        self.pt_one = {}                   # (threads, tag) -> shared pointer tags (provenance)
+        self.pt_one = {}                   # (threads, tag) -> shared pointer tags, and pointer
+        #                                    value -> its allocation's tag (provenance)
 
     def start_clusters(self, n: int) -> list:
         """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""
-        take = self._clusters[self._next:self._next + n]
-        self._next += len(take)
-        return [c for cl in take for c in cl]
+        k = min(n, self._nclusters - self._next)
+        take = self.order[self._next * self._csize:(self._next + k) * self._csize]
+        self._next += k
+        return take
 
     def try_cancel(self):
         """Cancel the launch of the next cluster that has not started: the ctaid ``(x, y, z)`` of
         its first CTA, or None when every cluster of the grid has started (or was cancelled)."""
-        if self._next >= len(self._clusters):
+        if self._next >= self._nclusters:
             return None
-        first = self._clusters[self._next][0]
+        first = self.order[self._next * self._csize]
         self._next += 1
         self.cancelled += 1
         gx, gy, _ = self.grid
@@ -485,8 +488,8 @@ def _recycle(mem, state):
     if state.global_races:
         state.global_races.recycle()
     for al in mem.gspace.allocs:
-        if al._ibuf is not None:
-            buf, al._ibuf, al.init = al._ibuf, None, None
+        buf = al.release_init()
+        if buf is not None:
             shadow.recycle(buf)
 
 

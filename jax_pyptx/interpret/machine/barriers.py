@@ -116,10 +116,11 @@ class SyncMixin:
         slots = np.arange(base, base + self.S)
         gone = slots[self.valid[slots] & ~self.live[slots]]
         exits = []
+        exit_pc = self.exit_pc
         for w in np.unique(gone >> 5):
             mine = gone[(gone >> 5) == w]
-            for pc in np.unique(self.exit_pc[mine]):
-                lanes = mine[self.exit_pc[mine] == pc] & 31
+            for pc in np.unique(exit_pc[mine]):
+                lanes = mine[exit_pc[mine] == pc] & 31
                 m = int(np.bitwise_or.reduce(np.left_shift(1, lanes.astype(np.int64))))
                 e = self.code[int(pc)]
                 exits.append(f"warp {int(w) % self.W} lanes {_lanes(m)} exited at {e.where_line()} `{e.text}`")

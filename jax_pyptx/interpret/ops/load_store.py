@@ -584,7 +584,9 @@ def _cp_async(prog, d, ins, scope, dec):
         ctx.shared._check(offs, size)
         if pk is not None and ctx.ptag:
             live = ss > 0                # src-size 0 (or ignore-src) reads nothing
-            if live.all():
+            if src_size is None and ignore is None:
+                provenance.check(ctx, g, pk, src, size)
+            elif live.all():
                 provenance.check(ctx, g, pk, src, np.minimum(ss, size).astype(np.uint64))
             elif live.any():
                 from ..machine.group import Group

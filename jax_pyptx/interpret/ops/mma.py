@@ -350,10 +350,15 @@ def _ldmatrix(prog, d, ins, scope, dec):
             a = a - np.uint64(Mm.SHARED_WINDOW)
         fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
         banks, offs = shared_banks(ctx, fake, a)
+        span = None
+        if ctx.sanitize:                    # the bounds once, for every check
+            offs = np.asarray(offs, np.uint64)
+            span = ctx.shared.check_span(offs, 16)
         if ctx.async_proxy is not None:     # a cp.async destination still in flight is reported
-            on_generic_load(ctx, _row_lanes(uw, nm, ctx), banks, offs, 16)
-        warps = ctx.warp_in_cta[fake.idx] if ctx.shared.race is not None else None
-        vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize, warps=warps)  # (W*nm*8, 8)
+            on_generic_load(ctx, lambda: _row_lanes(uw, nm, ctx), banks, offs, 16, span)
+        warps = np.repeat(ctx.warp_in_cta[uw * 32], nm * 8) if ctx.shared.race is not None else None
+        vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize, warps=warps,
+                               span=span)                       # (W*nm*8, 8)
         mats = vals.reshape(W, nm, 8, 8)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)

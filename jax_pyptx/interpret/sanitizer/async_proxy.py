@@ -416,12 +416,12 @@ def track_cp_async(ctx, banks, offs, size: int, d):
     if not ctx.sanitize:
         return None
     st = state(ctx)
-    starts = np.broadcast_to(np.asarray(banks, np.int64), np.shape(offs)) * ctx.shared.stride \
-        + np.asarray(offs, np.int64)
+    o = np.asarray(offs)
+    o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)   # checked: < 2**63
+    starts = np.broadcast_to(np.asarray(banks, np.int64), o.shape) * ctx.shared.stride + o
     size = int(size)
     rec = _Write(_Rows(starts, size), d, None, None)
     rec.rows, rec.counted = starts, False
-    o = np.asarray(offs, np.int64)
     rec.span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
     if len(st.uncounted) >= 64:
         st.uncounted = [r for r in st.uncounted if r.live]
@@ -516,13 +516,18 @@ def bulk_wait(ctx, g, n):
     st.reads = keep
 
 
-def on_generic_load(ctx, g, banks, offs, nbytes):
-    """A generic load of ``nbytes`` at each (bank, offset): report in-flight bytes."""
+def on_generic_load(ctx, g, banks, offs, nbytes, span=None):
+    """A generic load of ``nbytes`` at each (bank, offset): report in-flight bytes. ``span``:
+    (lowest, end) offset of the accesses when the caller has checked their bounds; ``g``: the
+    group, or a function that makes it (a report needs it)."""
     st = ctx.async_proxy
     if st is None or not st.n_inflight:
         return
-    ctx.shared._check(offs, nbytes)
-    counts = _counts_at(st, offs, nbytes)
+    if span is None:
+        ctx.shared._check(offs, nbytes)
+        counts = _counts_at(st, offs, nbytes)
+    else:
+        counts = _counts(st, *span) if len(offs) else None
     if counts is None:
         return
     starts = _starts(ctx, banks, offs)
@@ -536,6 +541,7 @@ def on_generic_load(ctx, g, banks, offs, nbytes):
         init = ctx.shared.init
         if rec is not None and rec.cta is None and init is not None and not init[flat[k]]:
             return      # never written: the uninitialized-read check names the pending cp.async
+        g = g() if callable(g) else g
         lane = min(k // max(int(nbytes), 1), g.n - 1)
         raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the load reads"), g, lane)
 

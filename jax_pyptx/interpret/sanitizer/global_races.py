@@ -85,18 +85,42 @@ class GlobalRaces:
 
     Granularity: an allocation is tracked in elements of the size of the first plain store into
     it (4 bytes for ``st.global.f32``, ``.v4.f32`` included); an access whose element size is a
-    multiple of it covers several, one with a smaller or misaligned element is not tracked."""
+    multiple of it covers several, one with a smaller or misaligned element is not tracked.
+
+    A store that is a slice away from every element stored before (outside their hull) is only
+    recorded; the per-element tags are made, and the records applied in order, when a check
+    first reads them (``_tag_array``): a row kernel whose CTAs each write their own rows never
+    makes them."""
 
     def __init__(self, launch):
         self.grid = launch.grid
-        self.tags = {}            # allocation index -> (element size, int32 per element:
-                                  # 2 * (CTA + 1) + changed; 0: no plain store yet)
+        self.tags = {}            # allocation index -> [element size, int32 per element:
+                                  # 2 * (CTA + 1) + changed, 0: no plain store yet (made by
+                                  # _tag_array), its length]
         self.ranges = []          # (base, end) of tracked allocations
+        self.hull = {}            # allocation index -> [lo, hi): the elements stored so far lie there
+        self.pending = {}         # allocation index -> records of slice stores not yet in its tags
+        self._npending = 0        # elements in them
 
     def recycle(self):
         """The launch has ended: hand the tag arrays to the next launch (``shadow``)."""
-        shadow.recycle(*(t for _, t in self.tags.values()))
-        self.tags, self.ranges = {}, []
+        shadow.recycle(*(e[1] for e in self.tags.values() if e[1] is not None))
+        self.tags, self.ranges, self.hull, self.pending, self._npending = {}, [], {}, {}, 0
+
+    def _tag_array(self, index):
+        """The tags of allocation ``index`` with every pending slice store applied, in order: a
+        slice store away from every earlier one is only recorded (``_fast_store``), and the
+        array is made and written when a check first reads it."""
+        e = self.tags[index]
+        if e[1] is None:
+            e[1] = shadow.filled(e[2], np.int32)
+        for off, dims, es, two_d, rec, changed in self.pending.pop(index, ()):
+            tg = M._nest_view(e[1], 4, off * 4, dims[:-1], [x * 4 for x in es], dims[-1])
+            if two_d:
+                tg = tg.reshape(len(rec), -1)
+            np.add(rec, changed, out=tg, casting="unsafe")          # 2 * (CTA + 1) + changed
+            self._npending -= changed.size
+        return e[1]
 
     def _cta(self, c: int) -> str:
         gx, gy, _ = self.grid
@@ -104,16 +128,22 @@ class GlobalRaces:
 
     def _elements(self, al, off, esz, count, create):
         """(tags, element size, ``_Elems`` of the access) or None (not tracked)."""
+        e = self._track(al, esz, create)
+        if e is None or esz % e[0]:
+            return None
+        gran = e[0]
+        return self._tag_array(al.index), gran, _Elems((off // np.uint64(gran)).astype(np.int64), esz // gran * count)
+
+    def _track(self, al, esz, create=True):
+        """``tags[al.index]``, made (tracked in elements of ``esz`` bytes) with ``create``;
+        None for an allocation that is not (or too large to be) tracked."""
         e = self.tags.get(al.index)
         if e is None:
             if not create or al.size > LIMIT:
                 return None
-            e = self.tags[al.index] = (esz, shadow.filled(al.size // esz, np.int32))
+            e = self.tags[al.index] = [esz, None, al.size // esz]
             self.ranges.append((al.base, al.end))
-        gran, t = e
-        if esz % gran:
-            return None
-        return t, gran, _Elems((off // np.uint64(gran)).astype(np.int64), esz // gran * count)
+        return e
 
     # ------------------------------------------------------------------ stores
     def before_store(self, ctx, g, addrs, vals, span=None):
@@ -132,6 +162,7 @@ class GlobalRaces:
             if got is None:
                 continue
             t, gran, e = got
+            self._grow(al.index, int(e.first.min()), int(e.first.max()) + e.per)
             c = (ctas if pos is None else ctas[pos])[:, None] + 1
             v = vals if pos is None else vals[pos]
             new = np.ascontiguousarray(v).view(_UINT[gran]).reshape(e.shape)
@@ -163,36 +194,56 @@ class GlobalRaces:
         al, (first, shape, strides, _) = fast
         if not M.disjoint(shape, strides, nb):
             return None
-        e = self.tags.get(al.index)
-        if e is None:
-            if al.size > LIMIT:
-                return _Fast(fast, None)
-            e = self.tags[al.index] = (esz, shadow.filled(al.size // esz, np.int32))
-            self.ranges.append((al.base, al.end))
-        gran, t = e
-        if esz % gran:
+        e = self._track(al, esz)
+        if e is None or esz % e[0]:
             return _Fast(fast, None)
+        gran = e[0]
         per, off = nb // gran, (first - al.base) // gran
         es = [s // gran for s in strides]
-        tg = M._nest_view(t, 4, off * 4, shape, [s * 4 for s in es], per)
+        dims = (*shape, per)
         c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
-        if g.full:                            # slots are CTA-major: each CTA's record S * per times
-            rec = np.repeat(c2, ctx.S * per).reshape(tg.shape)
+        two_d = g.full and _c_dense(dims, (*es, 1))           # slots are CTA-major: a row of S * per per CTA
+        shp = (len(c2), -1) if two_d else dims
+        if two_d:
+            rec = c2[:, None]
+        elif g.full:                          # ... each CTA's record S * per times
+            rec = np.repeat(c2, ctx.S * per).reshape(dims)
         else:
-            rec = np.repeat(c2[ctx.slot_cta[g.idx]], per).reshape(tg.shape)
-        if tg.max() > 0 and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():     # tags are >= 0
-            return None                       # another CTA stored an element: the general path
+            rec = np.repeat(c2[ctx.slot_cta[g.idx]], per).reshape(dims)
+        lo, hi = off, (fast[1][3] - al.base) // gran + per
+        tg = None
+        if self._stored_near(al.index, lo, hi):
+            tg = M._nest_view(self._tag_array(al.index), 4, off * 4, shape, [s * 4 for s in es], per).reshape(shp)
+            if tg.max() > 0 and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():     # tags are >= 0
+                return None                   # another CTA stored an element: the general path
+        self._grow(al.index, lo, hi)
         ug = _UINT[gran]
-        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per)
-        new = vals.view(ug).reshape(tg.shape)
-        np.add(rec, (old != new).view(np.uint8), out=rec, casting="unsafe")     # + changed
-        return _Fast(fast, (tg, rec))
+        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per).reshape(shp)
+        new = vals.view(ug).reshape(old.shape)
+        return _Fast(fast, (al.index, tg, (off, dims, es, two_d, rec, old != new)))
+
+    def _stored_near(self, index, lo, hi) -> bool:
+        """Whether elements ``[lo, hi)`` of allocation ``index`` may hold a tag: they meet the
+        hull of the elements stored so far (else every tag there is 0)."""
+        h = self.hull.get(index)
+        return h is not None and lo < h[1] and h[0] < hi
+
+    def _grow(self, index, lo, hi):
+        h = self.hull.get(index)
+        self.hull[index] = (lo, hi) if h is None else (min(h[0], lo), max(h[1], hi))
 
     def after_store(self, ctx, g, work):
         if type(work) is _Fast:
             if work.rec is not None:
-                tg, rec = work.rec
-                tg[...] = rec                 # 2 * (CTA + 1) + changed
+                index, tg, record = work.rec
+                if tg is not None:            # the tags are there (and up to date): write them
+                    np.add(record[4], record[5], out=tg, casting="unsafe")     # 2 * (CTA + 1) + changed
+                    return
+                self.pending.setdefault(index, []).append(record)
+                self._npending += record[5].size
+                if self._npending > _PENDING_LIMIT:
+                    for i in list(self.pending):
+                        self._tag_array(i)
             return
         for t, e, gran, c, new, old, al, pos in work:
             rec = (old != new).astype(np.int32)      # 2 * (CTA + 1) + changed
@@ -276,11 +327,25 @@ class GlobalRaces:
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_PENDING_LIMIT = 1 << 22          # elements of pending slice stores applied beyond this many
+
+
+def _c_dense(dims, strides) -> bool:
+    """Whether a view of ``dims`` with element ``strides`` is C-contiguous (NumPy's rule: a
+    dimension of 1 has any stride)."""
+    want = 1
+    for d, st in zip(reversed(dims), reversed(strides)):
+        if d != 1 and st != want:
+            return False
+        want *= d
+    return True
 
 
 class _Fast:
     """What ``GlobalRaces._fast_store`` found: ``fast``, the ``FlatSpace._fast`` result the
-    store reuses, and ``rec``, (tag view, records) or None (the allocation is not tracked)."""
+    store reuses, and ``rec``, (allocation index, tag view or None, the record: (first element,
+    nest dims, element strides, one row per CTA, 2 * (CTA + 1), whether the store changes each
+    element)) or None (the allocation is not tracked)."""
     __slots__ = ("fast", "rec")
 
     def __init__(self, fast, rec):

@@ -127,13 +127,16 @@ class ProvenanceMixin:
         v = np.asarray(values).view(np.uint64)
         v0 = int(v[0])
         if same or (v == v0).all():   # a kernel parameter: one value for every thread
-            al = gs.find(v0)
-            if al is None:
+            tag = self.launch.pt_one.get(v0)          # the launch's allocations never move
+            if tag is None:
+                al = gs.find(v0)
+                tag = self.launch.pt_one[v0] = 0 if al is None else al.index + 1
+            if not tag:
                 return
             if g.full:
-                self.ptag[key] = self._pt_uniform(al.index + 1)
+                self.ptag[key] = self._pt_uniform(tag)
                 return
-            self._pt_own(key)[g.idx] = al.index + 1
+            self._pt_own(key)[g.idx] = tag
             return
         k = np.searchsorted(gs._bases, v, "right").astype(np.int64) - 1
         kk = np.maximum(k, 0)

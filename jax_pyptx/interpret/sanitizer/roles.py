@@ -142,12 +142,9 @@ def check_written(records, entry):
     """Raise ``UnwrittenOutputError`` for the first output with elements no thread wrote."""
     bad = []
     for r in records:
-        init = r.alloc.init
-        if init is None:
+        if not r.alloc.unwritten_in(r.lo, r.hi):      # every byte written: the intervals or one pass
             continue
-        b = init[r.lo:r.hi]
-        if not len(b) or b.min():           # every byte written (one pass, no per-element work)
-            continue
+        b = r.alloc.init[r.lo:r.hi]
         isz = max(r.dtype.itemsize, 1)
         n = len(b) // isz
         un = (b[:n * isz].reshape(n, isz) == 0).any(axis=1)

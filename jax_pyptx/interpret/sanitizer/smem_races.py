@@ -45,7 +45,12 @@ per-byte reader (writer) state only when a chunk it writes was loaded (stored) b
 in it; only then are the pending rows of that kind applied to the per-byte arrays
 (``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
 byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
-are dropped (their state could never be compared equal again). Lanes of one instruction
+are dropped (their state could never be compared equal again). While every CTA is in one epoch
+the chunk stamps themselves are deferred too (``_defer``): an access only notes the shared
+offsets it spans, and the stamps are applied, in issue order, when a later access or range check
+reads chunks where one may lie; a barrier of every CTA drops them unapplied (a past epoch's stamp
+never compares as current). A pipelined GEMM that loads one stage while copies land in another
+never applies one. Lanes of one instruction
 storing the same bytes are found per row when the rows are aligned to their size (equal starts),
 else byte by byte.
 
@@ -84,9 +89,12 @@ class RaceTracker:
         self.c_w = np.zeros(n // 16, np.int64)
         self.c_r = np.zeros(n // 16, np.int64)
         self._pl = []                               # pending loads, stores (module doc)
+        self._lazy = {"r": [], "w": []}             # chunk stamps not applied yet (``_defer``)
+        self._top = {"r": 0, "w": 0}                # latest epoch of a stamp applied to c_r / c_w
         self._ps = []
         self._npend = 0                             # rows pending in both
         self._scratch = np.zeros(n, np.int16)       # per byte: a writer of the current store
+        self._rscratch = {}                         # k -> the same per row of 2**k bytes
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
 
@@ -106,6 +114,8 @@ class RaceTracker:
             self._one += 1
         self._pl.clear()                # every pending row is of a past epoch now
         self._ps.clear()
+        self._lazy["r"].clear()         # ... and every deferred chunk stamp (``_defer``)
+        self._lazy["w"].clear()
         self._npend = 0
         if self.iv is not None:
             self._renew(np.arange(len(self.iv)))
@@ -240,7 +250,7 @@ class RaceTracker:
 
     def _pend(self, lst, starts, nbytes, warps, ep):
         """Record rows of an access (``ep``: their epochs, or one int for all)."""
-        lst.append((starts, int(nbytes), warps.astype(np.int64), ep))
+        lst.append((starts, int(nbytes), warps.astype(np.int64, copy=False), ep))
         self._npend += len(starts)
         if self._npend > _PEND_LIMIT:
             self._flush_loads()
@@ -252,6 +262,7 @@ class RaceTracker:
         out = []
         for starts, nb, warps, ep in lst:
             self._npend -= len(starts)
+            starts = _rows(starts)
             ep = np.broadcast_to(np.asarray(ep, np.int32), starts.shape)
             keep = ep == self.epoch[starts // self.stride]
             if not keep.all():
@@ -337,10 +348,54 @@ class RaceTracker:
         if mixed.any():
             arr[ch[mixed]] |= _SEVERAL
 
+    # ------------------------------------------------------------------ deferred chunk stamps
+    def _defer(self, kind, starts, nbytes, warps, lo, hi):
+        """Record the chunk stamps of an access of the current epoch (``_one``) at shared
+        offsets ``[lo, hi)`` of its CTAs without applying them: they are applied, in issue
+        order, only when an access or a range reads the chunk stamps of that kind where a
+        deferred one may lie (``_clear``), and dropped when every CTA passes a barrier
+        (``advance_all``: stamps of a past epoch never compare as current)."""
+        lst = self._lazy[kind]
+        lst.append((starts, int(nbytes), warps, self._one, lo >> 4, ((hi - 1) >> 4) + 1))
+        if len(lst) > _LAZY_LIMIT:
+            self._settle(kind)
+
+    def _settle(self, kind):
+        """Apply the deferred chunk stamps of ``kind`` ("r": ``c_r``, "w": ``c_w``)."""
+        lst = self._lazy[kind]
+        if not lst:
+            return
+        arr = self.c_r if kind == "r" else self.c_w
+        for starts, nb, warps, ep, _, _ in lst:
+            ch = self._chunks(_rows(starts), nb)
+            floor = ep << _CODE
+            m = warps.astype(np.int64, copy=False) + (floor + 1)
+            self._stamp(arr, ch, m if ch.ndim == 1 else m[:, None], floor)
+            self._top[kind] = max(self._top[kind], ep)
+        lst.clear()
+
+    def _clear(self, kind, lo, hi) -> bool:
+        """Whether no chunk at shared offsets ``[lo, hi)`` (of any CTA) can hold a stamp of
+        ``kind`` of the current epoch: every applied stamp is older and no deferred one lies
+        in those chunks. Only while every CTA is in one epoch (``_one``)."""
+        one = self._one
+        if one is None or self._top[kind] >= one:
+            return False
+        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
+        return not any(e[4] < c1 and c0 < e[5] for e in self._lazy[kind])
+
+    @staticmethod
+    def _span(offs, nbytes):
+        """(lowest, end) shared offset of an access (not empty)."""
+        return int(offs.min()), int(offs.max()) + int(nbytes)
+
     def range_hit(self, kind: str, bank: int, lo: int, hi: int, warp: int) -> bool:
         """Whether a chunk of CTA ``bank``'s bytes ``[lo, hi)`` was loaded (``kind`` "r") or
         stored ("w") in its current epoch by a warp other than ``warp``; the per-byte state of
         that kind is then brought up to date (``async_proxy``'s range checks read it)."""
+        if self._clear(kind, lo, hi):
+            return False
+        self._settle(kind)
         b = bank * self.stride
         arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
@@ -352,82 +407,132 @@ class RaceTracker:
 
     def record_range(self, kind: str, bank: int, lo: int, hi: int, warp: int):
         """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
+        self._settle(kind)
         b = bank * self.stride
         ep = self.epoch[bank]
         arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
         mine = (int(ep) << _CODE) | (warp + 1)
         arr[sl] = np.where(self._other(arr[sl], mine, int(ep) << _CODE), mine | _SEVERAL, mine)
+        self._top[kind] = max(self._top[kind], int(ep))
         self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
                    np.array([warp], np.int64), np.array([ep], np.int32))
 
-    def on_load(self, banks, offs, nbytes, warps, idx=None):
+    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
-        another warp in the current epoch; record the load."""
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
-        ch = self._chunks(starts, nbytes)
-        mine, floor = self._stamps(banks, warps, ch)
-        sel, _ = self._hits(self.c_w, ch, mine, floor)
-        if sel is not None:
-            self._flush_stores()
-            idx = (idx if idx is not None else self._bytes(banks, offs, nbytes))[sel]
-            ww = self.wwarp[idx]
-            w = warps[sel]
-            bad = (ww >= 0) & (ww != w[:, None]) & (self.wepoch[idx] == self.epoch[banks[sel]][:, None])
-            if bad.any():
-                j, k = np.argwhere(bad)[0]
-                lane = int(sel[j])
-                addr = int(offs[lane]) + int(k)
-                raise RaceFault("race", lane, addr,
-                                f"it reads shared address {addr:#x}{{where}} that {_who(int(ww[j, k]), int(warps[lane]))} "
-                                f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
-                                f"between the store and this load", "shared")
-        self._stamp(self.c_r, ch, mine, floor)
+        another warp in the current epoch; record the load (``span``: (lowest, end) offset of
+        the accesses when the caller has it)."""
+        if not len(offs):
+            return
+        starts = _Starts(banks, offs, self.stride)      # made when a check or a flush needs them
+        lo, hi = self._span(offs, nbytes) if span is None else span
+        if not self._clear("w", lo, hi):
+            self._settle("w")
+            ch = self._chunks(starts.get(), nbytes)
+            mine, floor = self._stamps(banks, warps, ch)
+            self._check_raw(banks, offs, nbytes, warps, idx, ch, mine, floor)
+        if self._one is not None:
+            self._defer("r", starts, nbytes, warps, lo, hi)
+        else:
+            self._settle("r")
+            ch = self._chunks(starts.get(), nbytes)
+            mine, floor = self._stamps(banks, warps, ch)
+            self._stamp(self.c_r, ch, mine, floor)
+            self._top["r"] = max(self._top["r"], int(self.epoch.max()))
         self._pend(self._pl, starts, nbytes, warps, self._epochs(banks))
+
+    def _check_raw(self, banks, offs, nbytes, warps, idx, ch, mine, floor):
+        """A load's chunks ``ch`` that another warp stored in the current epoch, checked byte
+        by byte (read-after-write)."""
+        sel, _ = self._hits(self.c_w, ch, mine, floor)
+        if sel is None:
+            return
+        self._flush_stores()
+        idx = (idx if idx is not None else self._bytes(banks, offs, nbytes))[sel]
+        ww = self.wwarp[idx]
+        w = warps[sel]
+        bad = (ww >= 0) & (ww != w[:, None]) & (self.wepoch[idx] == self.epoch[banks[sel]][:, None])
+        if bad.any():
+            j, k = np.argwhere(bad)[0]
+            lane = int(sel[j])
+            addr = int(offs[lane]) + int(k)
+            raise RaceFault("race", lane, addr,
+                            f"it reads shared address {addr:#x}{{where}} that {_who(int(ww[j, k]), int(warps[lane]))} "
+                            f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
+                            f"between the store and this load", "shared")
 
     def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
         (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
-        ch = self._chunks(starts, nbytes)
-        stamp, floor = self._stamps(banks, warps, ch)
-        sel, _ = self._hits(self.c_r, ch, stamp, floor)
-        if sel is not None:
-            self._flush_loads()
-            if idx is None:
-                idx = self._bytes(banks, offs, nbytes)
-            sx = idx[sel]
-            mine = np.left_shift(np.uint64(1), warps[sel].astype(np.uint64))[:, None]
-            readers = np.where(self.repoch[sx] == self.epoch[banks[sel]][:, None], self.rmask[sx],
-                               np.uint64(0)) & ~mine
-            if readers.any():
-                j, k = np.argwhere(readers != 0)[0]
-                lane = int(sel[j])
-                addr = int(offs[lane]) + int(k)
-                other = int(readers[j, k])
-                w = (other & -other).bit_length() - 1
-                raise RaceFault("race", lane, addr,
-                                f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
-                                f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
-                                f"this store", "shared")
-        sel, whit = self._hits(self.c_w, ch, stamp, floor)
-        if sel is not None:
-            self._flush_stores()
-            if idx is None:
-                idx = self._bytes(banks, offs, nbytes)
-            sx = idx[sel]
-            ww = self.wwarp[sx]
-            bad = (ww >= 0) & (ww != warps[sel][:, None]) & (self.wepoch[sx] == self.epoch[banks[sel]][:, None])
-            if bad.any():
-                new = self._new_bytes(None if vals is None else vals[sel], sx.shape)
-                diff = bad if new is None else bad & (self.data[sx] != new)
-                j, k = np.argwhere(diff if diff.any() else bad)[0]
-                lane = int(sel[j])
-                self._ww(offs, lane, k, int(ww[j, k]), int(warps[lane]), value=not diff.any(), bank=banks[lane])
+        if not len(offs):
+            return
+        starts = _Starts(banks, offs, self.stride).get()
+        lo, hi = self._span(offs, nbytes)
+        war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
+        whit = ch = None
+        if war or ww or self._one is None:
+            ch = self._chunks(starts, nbytes)
+            stamp, floor = self._stamps(banks, warps, ch)
+        if war:
+            self._settle("r")
+            idx = self._check_war(banks, offs, nbytes, warps, idx, ch, stamp, floor)
+        if ww:
+            self._settle("w")
+            idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor)
         if len(warps) > 1 and warps.min() != warps.max():
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
-        self._stamp(self.c_w, ch, stamp, floor, whit)
+        if self._one is not None:
+            self._defer("w", starts, nbytes, warps, lo, hi)
+        else:
+            self._settle("w")
+            self._stamp(self.c_w, ch, stamp, floor, whit)
+            self._top["w"] = max(self._top["w"], int(self.epoch.max()))
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
+
+    def _check_war(self, banks, offs, nbytes, warps, idx, ch, stamp, floor):
+        """A store's chunks another warp loaded in the current epoch, checked byte by byte
+        (write-after-read). Returns ``idx`` (the bytes, when they were made)."""
+        sel, _ = self._hits(self.c_r, ch, stamp, floor)
+        if sel is None:
+            return idx
+        self._flush_loads()
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
+        sx = idx[sel]
+        mine = np.left_shift(np.uint64(1), warps[sel].astype(np.uint64))[:, None]
+        readers = np.where(self.repoch[sx] == self.epoch[banks[sel]][:, None], self.rmask[sx],
+                           np.uint64(0)) & ~mine
+        if readers.any():
+            j, k = np.argwhere(readers != 0)[0]
+            lane = int(sel[j])
+            addr = int(offs[lane]) + int(k)
+            other = int(readers[j, k])
+            w = (other & -other).bit_length() - 1
+            raise RaceFault("race", lane, addr,
+                            f"it overwrites shared address {addr:#x}{{where}} that {_who(w, int(warps[lane]))} loaded "
+                            f"since the last barrier: {_missing(w, int(warps[lane]))} between that load and "
+                            f"this store", "shared")
+        return idx
+
+    def _check_ww(self, banks, offs, nbytes, warps, vals, idx, ch, stamp, floor):
+        """A store's chunks another warp stored in the current epoch, checked byte by byte
+        (write-after-write). Returns ``(idx, the per-chunk hit mask)``."""
+        sel, whit = self._hits(self.c_w, ch, stamp, floor)
+        if sel is None:
+            return idx, whit
+        self._flush_stores()
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
+        sx = idx[sel]
+        ww = self.wwarp[sx]
+        bad = (ww >= 0) & (ww != warps[sel][:, None]) & (self.wepoch[sx] == self.epoch[banks[sel]][:, None])
+        if bad.any():
+            new = self._new_bytes(None if vals is None else vals[sel], sx.shape)
+            diff = bad if new is None else bad & (self.data[sx] != new)
+            j, k = np.argwhere(diff if diff.any() else bad)[0]
+            lane = int(sel[j])
+            self._ww(offs, lane, k, int(ww[j, k]), int(warps[lane]), value=not diff.any(), bank=banks[lane])
+        return idx, whit
 
     def _epochs(self, banks):
         """The current epoch of CTAs ``banks``: one int when they all share one."""
@@ -437,9 +542,15 @@ class RaceTracker:
         """Lanes of different warps storing the same byte in this one instruction."""
         w = warps.astype(np.int16)
         if nbytes & (nbytes - 1) == 0 and not (starts & (nbytes - 1)).any():
-            # rows aligned to their power-of-two size overlap exactly when they start together
-            self._scratch[starts] = w
-            if not (self._scratch[starts] != w).any():
+            # rows aligned to their power-of-two size overlap exactly when they start together:
+            # one entry per row of that size
+            k = int(nbytes).bit_length() - 1
+            sc = self._rscratch.get(k)
+            if sc is None:
+                sc = self._rscratch[k] = np.zeros(len(self._scratch) >> k, np.int16)
+            q = starts >> k
+            sc[q] = w
+            if not (sc[q] != w).any():
                 return
         if idx is None:
             idx = self._bytes(banks, offs, nbytes)
@@ -489,9 +600,34 @@ class RaceTracker:
                         f"keeps is undefined ({fix})", "shared")
 
 
+class _Starts:
+    """The flat first bytes of accesses at (bank, offset), made when first asked for (a
+    deferred load may never need them)."""
+    __slots__ = ("banks", "offs", "stride", "_v")
+
+    def __init__(self, banks, offs, stride):
+        self.banks, self.offs, self.stride, self._v = banks, offs, stride, None
+
+    def get(self):
+        if self._v is None:
+            o = self.offs
+            o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)
+            self._v = self.banks.astype(np.int64, copy=False) * self.stride + o     # offsets < 2**63
+        return self._v
+
+    def __len__(self):
+        return len(self.offs)
+
+
+def _rows(starts):
+    """The array of a ``_Starts`` (or the array itself)."""
+    return starts.get() if type(starts) is _Starts else starts
+
+
 _CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
 _SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
+_LAZY_LIMIT = 64                         # deferred chunk stamps of a kind applied beyond this many
 _IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
 _MULTI = 32                              # read tag lane field: several lanes read the byte
 _MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "

@@ -83,7 +83,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.nlive = self.nctas * self.T
         self.live_count = np.full(self.nctas, self.T, np.int64)
         self.exited = False       # some thread exited (sync: .aligned barriers it skipped)
-        self.exit_pc = np.full(N, -1, np.int64) if sanitize else None
+        self._exits = [] if sanitize else None    # (slots, pc) of each exit (``exit_pc``)
         self.regs = {}
         self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain slots)
         self._slot_sets = {}       # (n, first, last slot) -> [(slots, _set_on's dict)]
@@ -407,11 +407,22 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         return cls(" ".join(msg.split(" ")), loc=getattr(d.ins, "loc", None))
 
     # ------------------------------------------------------------------ threads
+    @property
+    def exit_pc(self):
+        """int64 per slot (sanitized; else None): the pc its thread exited at, -1 while live
+        (recorded per exit, made when a report asks)."""
+        if self._exits is None:
+            return None
+        pcs = np.full(self.N, -1, np.int64)
+        for idx, pc in self._exits:
+            pcs[idx] = pc
+        return pcs
+
     def exit_threads(self, g: Group):
         idx = g.idx
-        if self.exit_pc is not None:
+        if self._exits is not None:
             self.exited = True
-            self.exit_pc[idx] = self.cur.pc if self.cur is not None else -1
+            self._exits.append((idx, self.cur.pc if self.cur is not None else -1))
         if g.n == self.nlive:
             # every live thread exits (a converged batch): no per-thread bookkeeping
             ctas = np.flatnonzero(self.live_count)

@@ -25,6 +25,9 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import shadow
+from .unwritten import Unwritten
+from .rows import (_ONES, _rows_defined, _rows_set, bank_spans, put_rows, row_view,  # noqa: F401
+                   span_views, take_rows)
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
@@ -37,7 +40,6 @@ WINDOW_SIZE = 1 << 32          # size of the shared / local windows in the gener
 
 M_WINDOW_HINT = 1 << 32
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
 FAST_MIN = 32                  # accesses by fewer threads always take the general path
 _U64 = 1 << 64
 _NEST_DEPTH = 6
@@ -173,15 +175,17 @@ class MemoryFault(Exception):
 
 
 class Allocation:
-    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly", "init", "input",
-                 "items", "last_store", "_ibuf")
+    __slots__ = ("index", "base", "size", "name", "data", "_views", "readonly", "_init", "input",
+                 "items", "last_store", "_ibuf", "_undef")
 
     def __init__(self, index, base, size, name, data, readonly=False):
         self.index, self.base, self.size, self.name = index, base, size, name
         self.data = data                  # uint8 array of length >= size (writable view)
         self._views = {}
         self.readonly = readonly
-        self.init = None                  # uint8 per byte (1: written) of an output; None: all defined
+        self._init = None                 # uint8 per byte (1: written) of an output (``init``)
+        self._undef = None                # the same as intervals (``unwritten.Unwritten``) while
+        #                                   every access was a range; both None: all defined
         self._ibuf = None                 # init's buffer, padded to 64 bytes (wide views: _rows_set)
         self.input = None                 # the argument it is an input of (stores refused); None: any
         self.items = None                 # (item bytes, item per %ctaid.z): vmap items (provenance)
@@ -189,16 +193,72 @@ class Allocation:
 
     def start_uninitialized(self, lo: int = 0, hi: int | None = None):
         """Bytes ``[lo, hi)`` hold no value until a store writes them (an output buffer, as on
-        a GPU): a load of them is an uninitialized read (``FlatSpace``)."""
+        a GPU): a load of them is an uninitialized read (``FlatSpace``). Kept as intervals
+        (``unwritten``) until an access that is not a range needs the per-byte flags."""
         hi = self.size if hi is None else hi
-        if self.init is None:
-            # the whole buffer at once: zeroed pages (calloc), no pass over the bytes
-            whole = lo <= 0 and hi >= self.size
-            self._ibuf = shadow.filled(-(-self.size // 64) * 64, np.uint8, 0 if whole else 1)
-            self.init = self._ibuf[:self.size]
-            if whole:
+        if self._init is not None:
+            self._init[lo:hi] = 0
+            return
+        if self._undef is None:
+            self._undef = Unwritten()
+        self._undef.add(max(lo, 0), min(hi, self.size))
+
+    @property
+    def init(self):
+        """uint8 per byte (1: written) of an output, made from the intervals when first asked
+        for; None: every byte is defined."""
+        if self._undef is not None:
+            self._per_byte()
+        return self._init
+
+    def _per_byte(self):
+        u, self._undef = self._undef, None
+        whole = list(u) == [(0, self.size)]
+        # the whole buffer at once: zeroed pages (calloc), no pass over the bytes
+        self._ibuf = shadow.filled(-(-self.size // 64) * 64, np.uint8, 0 if whole else 1)
+        self._init = self._ibuf[:self.size]
+        if not whole:
+            for a, b in u:
+                self._init[a:b] = 0
+
+    def tracked(self) -> bool:
+        """Whether some byte may be unwritten (an output's)."""
+        return self._init is not None or bool(self._undef)
+
+    def unwritten_in(self, lo: int, hi: int) -> bool:
+        """Whether bytes ``[lo, hi)`` (offsets) may hold one no store wrote; True sends the
+        caller to the per-byte flags (``init``)."""
+        if self._undef is not None:
+            return self._undef.meets(lo, hi)
+        return self._init is not None and hi > lo and not self._init[lo:hi].min()
+
+    def nest_written(self, off, shape, strides, nb) -> bool:
+        """Whether every byte of the elements of a nest (``nest``; first byte at offset
+        ``off``) was written."""
+        u = self._undef
+        if u is not None and not u.meets(off, off + sum((c - 1) * s for c, s in zip(shape, strides)) + nb):
+            return True
+        return bool(_nest_view(self.init, 1, off, shape, strides, nb).all())
+
+    def mark_nest(self, off, shape, strides, nb):
+        """The disjoint elements of a nest were stored: a dense one leaves the intervals."""
+        u = self._undef
+        if u is not None:
+            hi = off + sum((c - 1) * s for c, s in zip(shape, strides)) + nb
+            if not u.meets(off, hi):
                 return
-        self.init[lo:hi] = 0
+            n = 1
+            for c in shape:
+                n *= c
+            if n * nb == hi - off:                          # disjoint elements that fill the range
+                u.remove(off, hi)
+                return
+        _nest_view(self.init, 1, off, shape, strides, nb)[...] = 1
+
+    def release_init(self):
+        """The per-byte flags' buffer (or None), handed back at the end of a launch."""
+        buf, self._ibuf, self._init, self._undef = self._ibuf, None, None, None
+        return buf
 
     @property
     def end(self):
@@ -331,7 +391,7 @@ class FlatSpace:
         are compared a word at a time, ``_rows_defined``; a row with an unwritten byte is then
         found byte by byte)."""
         for al, pos, off in parts:
-            if al.init is None:
+            if not al.tracked() or not _meets(al, off, nbytes):
                 continue
             o = off.astype(np.int64)
             if _rows_defined(al.init if al._ibuf is None else al._ibuf, o, nbytes):
@@ -351,7 +411,7 @@ class FlatSpace:
     @staticmethod
     def _mark_init(parts, nbytes):
         for al, pos, off in parts:
-            if al.init is not None:
+            if al.tracked() and _meets(al, off, nbytes):
                 _rows_set(al.init if al._ibuf is None else al._ibuf, off.astype(np.int64), nbytes)
 
     def _fast(self, addrs, nbytes, esz, write, align=None, span=None):
@@ -392,8 +452,7 @@ class FlatSpace:
         fast = self._fast(addrs, nb, esz, False, align, span)
         if fast is not None:
             al, (first, shape, strides, _) = fast
-            if self.tracks_init and al.init is not None and \
-                    not _nest_view(al.init, 1, first - al.base, shape, strides, nb).all():
+            if self.tracks_init and al.tracked() and not al.nest_written(first - al.base, shape, strides, nb):
                 self._check_init([(al, None, addrs - np.uint64(al.base))], nb)     # the report
             if self.counter is not None:
                 self.counter("load", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
@@ -443,8 +502,8 @@ class FlatSpace:
             al, (first, shape, strides, _) = fast
             if self.counter is not None:
                 self.counter("store", n * nb, [(al, None, addrs - np.uint64(al.base))], nb)
-            if self.tracks_init and al.init is not None:     # the bytes written, as _mark_init
-                _nest_view(al.init, 1, first - al.base, shape, strides, nb)[...] = 1
+            if self.tracks_init and al.tracked():            # the bytes written, as _mark_init
+                al.mark_nest(first - al.base, shape, strides, nb)
             _nest_view(al.view(dt), esz, first - al.base, shape, strides, count)[...] = \
                 values.reshape(*shape, count)
             return
@@ -479,6 +538,12 @@ class FlatSpace:
         return parts
 
 
+def _meets(al, off, nbytes) -> bool:
+    """Whether accesses of ``nbytes`` at offsets ``off`` of ``al`` may meet an unwritten byte
+    (their hull meets an interval of ``Allocation._undef``; always, once flags are per byte)."""
+    return al._undef is None or (len(off) > 0 and al._undef.meets(int(off.min()), int(off.max()) + int(nbytes)))
+
+
 def _within(al, a):
     return "" if al is None else f" (inside {al.describe()})"
 
@@ -498,10 +563,15 @@ class BankedSpace:
         self._iviews = {}
         self.race = None                 # sanitizer.RaceTracker for shared memory
         self.version = 0                 # writes so far (see the module docstring)
-        self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
-        self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
+        self._dirty = None               # shared, sanitized: bytes the generic proxy wrote since
+        self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy, ``dirty``)
+        self._dpend = []                 # rows of ``mark_written`` not yet marked in ``_dirty``
+        self._dpend_rows = 0
         self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
         self.written = set()             # span keys known initialized (smem_matrix; init only grows)
+        self.init_full = False           # every byte of every bank written (``all_written``)
+        self._full_wait = self._full_gap = 1     # all_written's backoff
+        self._full_version = -1
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -538,6 +608,16 @@ class BankedSpace:
             a = int(offs[lane])
             raise MemoryFault("out-of-bounds", lane, a, self._explain(a, nbytes), self.kind)
 
+    def check_span(self, offs, nbytes):
+        """``_check`` of accesses of ``nbytes`` (a power of two, their alignment) at offsets
+        ``offs`` (uint64), three reductions when they pass; returns (lowest, end) offset."""
+        if not len(offs):
+            return 0, 0
+        lo, top = int(offs.min()), int(offs.max())
+        if top + nbytes > self.size or int(np.bitwise_or.reduce(offs)) & (nbytes - 1):
+            self._check(offs, nbytes)               # the report
+        return lo, top + nbytes
+
     def _explain(self, a, nbytes):
         what = "shared memory of this CTA" if self.kind == "shared" else "local memory of this thread"
         lay = ", ".join(f"{n!r} {s} bytes at {o:#x}" for n, o, s in self.layout) or "no variables"
@@ -551,11 +631,13 @@ class BankedSpace:
                 f"({self.size} bytes: {lay})")
 
     def flat(self, banks, offs):
-        return banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        """Flat byte indices of (bank, offset) pairs (offsets checked: below 2**63)."""
+        o = offs.view(np.int64) if offs.dtype == np.uint64 else offs.astype(np.int64, copy=False)
+        return banks.astype(np.int64, copy=False) * self.stride + o
 
-    def _race(self, fn, banks, offs, nbytes, warps, *vals):
+    def _race(self, fn, banks, offs, nbytes, warps, *vals, **kw):
         try:
-            fn(banks, offs, nbytes, warps, *vals)
+            fn(banks, offs, nbytes, warps, *vals, **kw)
         except MemoryFault as f:
             where = self.describe_offset(f.address)
             f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
@@ -566,13 +648,17 @@ class BankedSpace:
         (``_vector``): the offsets are checked multiples of ``nb``, as is a bank's stride."""
         return count > 1 and _pow2(nb) and self.stride % nb == 0 and (align is None or align % nb == 0)
 
-    def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None):
+    def load(self, banks, offs, dtype, count=1, check_init=False, align=None, warps=None, span=None):
+        """``count`` elements of ``dtype`` at each (bank, offset) -> (n, count), bounds-checked
+        (``span``: (lowest, end) offset of the accesses when the caller checked their bounds),
+        race-checked for ``warps`` and, with ``check_init``, checked for unwritten bytes."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
         offs = np.asarray(offs, np.uint64)
-        self._check(offs, esz * count, align)
+        if span is None:
+            self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
-            self._race(self.race.on_load, banks, offs, esz * count, warps)
+            self._race(self.race.on_load, banks, offs, esz * count, warps, span=span)
         if self._vec(esz * count, count, align):
             # a vector per lane: one element of its size
             view, idx = _vector(self.view, esz * count, self.flat(banks, offs))
@@ -584,11 +670,38 @@ class BankedSpace:
             self.check_init(banks, offs, esz, count)
         return out
 
+    def all_written(self) -> bool:
+        """Whether every byte of every bank has been written (``init_full``; bytes never become
+        unwritten, so it stays true). Looked at again after a miss only once twice as many
+        passing ``check_init`` calls as before the last look have gone by and something was
+        written since: a few passes over the flags in all."""
+        if self.init_full:
+            return True
+        self._full_wait -= 1
+        if self._full_wait > 0 or self.version == self._full_version:
+            return False
+        self._full_version = self.version
+        rows = self.init.reshape(self.nbanks, self.stride)
+        if self.size % 8 == 0:      # a word of 0 / 1 bytes is all ones exactly when it is the largest
+            full = int(rows.view(np.uint64)[:, :self.size // 8].min(initial=_ONES[8])) == _ONES[8]
+        else:
+            full = bool(rows[:, :self.size].min(initial=1))
+        if full:
+            self.init_full = True
+            return True
+        self._full_gap *= 2
+        self._full_wait = self._full_gap
+        return False
+
     def check_init(self, banks, offs, esz, count=1):
         """Report the first element (``esz`` bytes, ``count`` per row) of the rows at (bank,
-        offset) that holds a byte no thread wrote (rows compared a word at a time first)."""
+        offset) that holds a byte no thread wrote (rows compared a word at a time first; nothing
+        to compare once every byte is written, ``all_written``)."""
+        if self.init_full:
+            return
         starts = self.flat(banks, offs)
         if _rows_defined(self.init, starts, esz * count):
+            self.all_written()
             return
         f = starts // esz
         f = f[:, None] + np.arange(count) if count > 1 else f[:, None]
@@ -623,141 +736,55 @@ class BankedSpace:
                 self.view(dt)[f] = values[:, 0]
         self.mark_written(banks, offs, esz * count)
 
+    @property
+    def dirty(self):
+        """uint8 per byte (shared, sanitized; else None): 1 where the generic proxy wrote since
+        the CTA's last ``fence.proxy.async`` (``async_proxy``). A store's rows are marked when
+        the array is next looked at: a kernel whose shared memory nothing reads through the
+        async proxy never marks them (a bounded backlog, ``_DIRTY_PEND``)."""
+        if self._dpend:
+            self._mark_backlog()
+        return self._dirty
+
+    def _mark_backlog(self):
+        for banks, offs, nbytes in self._dpend:
+            _rows_set(self._dirty, self.flat(banks, offs), nbytes)
+        self._dpend.clear()
+        self._dpend_rows = 0
+
+    @dirty.setter
+    def dirty(self, arr):
+        self._dirty, self._dviews = arr, {}
+        self._dpend.clear()
+        self._dpend_rows = 0
+
     def dview(self, isz):
         v = self._dviews.get(isz)
         if v is None:
             v = self._dviews[isz] = self.dirty.view(_UINT[isz])
+        elif self._dpend:
+            self._mark_backlog()
         return v
 
     def mark_written(self, banks, offs, nbytes):
         """A generic-proxy store of ``nbytes`` at each (bank, offset): the bytes are initialized
         and (shared, sanitized) written since their CTA's last fence.proxy.async (``dirty``)."""
-        if self.init is None and self.dirty is None:
+        if (self.init is None or self.init_full) and self._dirty is None:
             return
-        starts = self.flat(banks, offs)
-        if self.init is not None:
-            _rows_set(self.init, starts, nbytes)
-        if self.dirty is not None:
-            _rows_set(self.dirty, starts, nbytes)
+        if self.init is not None and not self.init_full:
+            _rows_set(self.init, self.flat(banks, offs), nbytes)
+        if self._dirty is not None:
+            self._dpend.append((banks, offs, nbytes))
+            self._dpend_rows += len(offs)
+            if self._dpend_rows > _DIRTY_PEND:
+                self._mark_backlog()
             self.dirty_bank[banks] = True
 
     def mark_init(self, banks, offs, nbytes):
         self.version += 1
-        if self.init is None:
+        if self.init is None or self.init_full:
             return
         _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
 
 
-def bank_spans(banks, lo, hi) -> tuple:
-    """Spans ``[lo[i], hi[i])`` of bank ``banks[i]`` merged per bank into one from the lowest to
-    the highest offset (a superset: for checks that every entry is clear): ``(banks, lo, hi,
-    lined_up)``, ``lined_up`` when the merged spans are at the same offsets of consecutive banks
-    (the operands of a batch of CTAs: one 2-D view, ``span_views``)."""
-    b, lo, hi = np.asarray(banks, np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64)
-    if len(b) > 1:
-        if not (b[1:] >= b[:-1]).all():
-            order = np.argsort(b, kind="stable")
-            b, lo, hi = b[order], lo[order], hi[order]
-        cut = np.flatnonzero(b[1:] != b[:-1]) + 1
-        if len(cut) < len(b) - 1:               # a bank with several spans
-            at = np.concatenate([[0], cut])
-            b, lo, hi = b[at], np.minimum.reduceat(lo, at), np.maximum.reduceat(hi, at)
-    n = len(b)
-    lined = n > 1 and (lo == lo[0]).all() and (hi == hi[0]).all() and int(b[-1] - b[0]) == n - 1
-    return b, lo, hi, lined
-
-
-def span_views(arr, stride, spans) -> list:
-    """The entries of ``bank_spans``' spans in a per-byte array of banked memory (``stride``
-    entries per bank): one 2-D view (a row per bank) when they line up, else a view per bank."""
-    b, lo, hi, lined = spans
-    if lined:
-        lo0 = int(lo[0])
-        return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(len(b), int(hi[0]) - lo0),
-                           strides=(stride * arr.itemsize, arr.itemsize))]
-    return [arr[int(c) * stride + int(x):int(c) * stride + int(z)] for c, x, z in zip(b, lo, hi)]
-
-
-def _unit(buf, starts, nbytes):
-    """The widest item (a power of two of bytes, up to 64) that rows ``[start, start +
-    nbytes)`` of the uint8 array ``buf`` are made of: it divides ``nbytes``, every start and the
-    length of ``buf``."""
-    u = 64
-    while u > 1 and (nbytes % u or len(buf) % u):
-        u >>= 1
-    while u > 1 and (starts & (u - 1)).any():
-        u >>= 1
-    return u
-
-
-def _words(buf, starts, nbytes):
-    """(view of ``buf`` with items of the rows' unit, item indices of the rows: (n,) when a row
-    is one item, a filled item)."""
-    u = _unit(buf, starts, nbytes)
-    if u == 1:
-        v, q = buf, starts
-    else:
-        v = buf.view(_ITEM[u])
-        q = starts >> (u.bit_length() - 1)
-    k = nbytes // u
-    return v, (q if k == 1 else q[:, None] + np.arange(k)), _FILL[u]
-
-
-def _rows_set(buf, starts, nbytes):
-    """Set bytes ``[start, start + nbytes)`` of the per-byte flag array ``buf`` (uint8, 0 / 1)
-    to 1, an item of up to 64 bytes at a time where the rows allow."""
-    if not len(starts):
-        return
-    v, idx, one = _words(buf, starts, int(nbytes))
-    v[idx] = one
-
-
-def _rows_defined(buf, starts, nbytes) -> bool:
-    """Whether every byte of rows ``[start, start + nbytes)`` of ``buf`` is 1."""
-    if not len(starts):
-        return True
-    v, idx, _ = _words(buf, starts, int(nbytes))
-    got = v[idx]
-    if got.dtype.kind == "V":
-        return bool((got.view(np.uint64) == _ONES[8]).all())
-    return bool((got == _ONES[got.dtype.itemsize]).all())
-
-
-def row_view(arr, starts, nbytes):
-    """``(view, item indices)``: the 1-D per-byte array ``arr`` (any dtype: one entry per byte)
-    seen as one item per row ``[start, start + nbytes)``, when every row is aligned to its
-    power-of-two size; else None."""
-    if nbytes & (nbytes - 1) or len(arr) % nbytes or (nbytes > 1 and (starts & (nbytes - 1)).any()):
-        return None
-    if nbytes == 1:
-        return arr, starts
-    return arr.view(np.dtype((np.void, nbytes * arr.itemsize))), starts >> (nbytes.bit_length() - 1)
-
-
-def take_rows(arr, starts, nbytes):
-    """``arr[starts[:, None] + arange(nbytes)]`` (one index per row when ``row_view`` allows)."""
-    nbytes = int(nbytes)
-    r = row_view(arr, starts, nbytes)
-    if r is None:
-        return arr[starts[:, None] + np.arange(nbytes)]
-    v, q = r
-    return v[q].view(arr.dtype).reshape(len(q), nbytes)
-
-
-def put_rows(arr, starts, nbytes, vals):
-    """``arr[starts[:, None] + arange(nbytes)] = vals`` (``vals`` broadcast to (n, nbytes); a
-    row written twice keeps the later row, as a fancy-index assignment does)."""
-    nbytes = int(nbytes)
-    r = row_view(arr, starts, nbytes)
-    if r is None:
-        arr[starts[:, None] + np.arange(nbytes)] = vals
-        return
-    v, q = r
-    rows = np.ascontiguousarray(np.broadcast_to(vals, (len(q), nbytes)), arr.dtype)
-    v[q] = rows.view(v.dtype).reshape(len(q))
-
-
-_ITEM = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64),
-         16: np.dtype((np.void, 16)), 32: np.dtype((np.void, 32)), 64: np.dtype((np.void, 64))}
-_FILL = {1: 1, 2: _ONES[2], 4: _ONES[4], 8: _ONES[8],
-         **{u: np.frombuffer(b"\x01" * u, _ITEM[u])[0] for u in (16, 32, 64)}}
+_DIRTY_PEND = 1 << 20           # rows of generic stores marked in BankedSpace.dirty beyond this many
