@@ -36,6 +36,7 @@ import numpy as np
 
 from ...errors import AsyncProxyError
 from ..state import memory as M
+from ..state import shadow
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
            "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
@@ -65,8 +66,8 @@ class AsyncState:
 
     def __init__(self, ctx):
         n = ctx.shared.data.size
-        self.inflight = np.zeros(n, np.uint16)     # async writes not yet completed, per byte
-        self.reading = np.zeros(n, np.uint16)      # bulk-store sources not yet retired, per byte
+        self.inflight = shadow.filled(n, np.uint16)    # async writes not yet completed, per byte
+        self.reading = shadow.filled(n, np.uint16)     # bulk-store sources not yet retired, per byte
         self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
         self.dead = 0                              # dead records in ``writes``
         self.reads: list[_Read] = []
@@ -75,6 +76,11 @@ class AsyncState:
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
         self.uncounted = []                        # cp.async records not yet in ``inflight``
         self.tmaps = {}                            # global address -> Decoded that modified it
+
+
+    def recycle(self):
+        """The batch is over: the per-byte arrays go to the next one (``shadow``)."""
+        shadow.recycle(self.inflight, self.reading, self.scratch)
 
 
 def state(ctx) -> AsyncState:
@@ -251,8 +257,9 @@ def fence_async(ctx, ctas):
     if sh.dirty is None:
         return
     for c in np.unique(np.asarray(ctas, np.int64)):
-        sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
-        sh.dirty_bank[int(c)] = False
+        if sh.dirty_bank[int(c)]:           # (else no byte of the CTA is marked)
+            sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
+            sh.dirty_bank[int(c)] = False
 
 
 # ----------------------------------------------------------------------------- race tracking
@@ -314,7 +321,7 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
         sh.view(dt)[flat_elems] = values
         if sh.init is not None:
             sh.init[sl] = 1
-        if sh.dirty is not None:
+        if sh.dirty is not None and sh.dirty_bank[int(cta)]:
             sh.dirty[sl] = 0
         return
     flat_elems = np.asarray(flat_elems, np.int64)
@@ -387,7 +394,7 @@ def _bump(st, starts, size: int, by: int):
         if n > 1:
             sc = st.scratch
             if sc is None:
-                sc = st.scratch = np.zeros(len(counts) // 4, np.int32)
+                sc = st.scratch = shadow.scratch(len(counts) // 4, np.int32)
             ar = np.arange(n, dtype=np.int32)
             sc[q] = ar
             distinct = not (sc[q] != ar).any()

@@ -96,7 +96,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             self.shared.race = RaceTracker(self.nctas, self.shared.stride, self.shared.data)
             if not self.strict:
                 self.shared.race.warn = self._race_warning
-            self.shared.dirty = np.zeros_like(self.shared.init)     # async_proxy's fence rule
+            self.shared.track_dirty()                                # async_proxy's fence rule
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}

@@ -491,8 +491,9 @@ class BankedSpace:
         self.size = int(size)
         self.stride = max(16, -(-self.size // 16) * 16)
         self.nbanks = nbanks
-        self.data = np.zeros(nbanks * self.stride, np.uint8)
-        self.init = np.zeros(nbanks * self.stride, np.uint8) if track_init else None
+        # recycled from the last batch (``shadow``: its pages are mapped; ``recycle``)
+        self.data = shadow.filled(nbanks * self.stride, np.uint8)
+        self.init = shadow.filled(nbanks * self.stride, np.uint8) if track_init else None
         self.layout = layout or []       # [(name, offset, size)] for messages
         self._views = {}
         self._iviews = {}
@@ -502,6 +503,17 @@ class BankedSpace:
         self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
         self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
         self.written = set()             # span keys known initialized (smem_matrix; init only grows)
+
+    def track_dirty(self):
+        """Start the sanitizer's ``dirty`` flags (shared memory: ``async_proxy``'s fence rule)."""
+        self.dirty = shadow.filled(len(self.data), np.uint8)
+
+    def recycle(self):
+        """The batch is over: hand the space's large arrays to the next one (``shadow``); the
+        space is not used again."""
+        shadow.recycle(self.data, self.init, self.dirty)
+        self.data = self.init = self.dirty = None
+        self._views, self._iviews, self._dviews = {}, {}, {}
 
     def view(self, dt):
         v = self._views.get(dt)
