@@ -90,7 +90,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
-                                    track_init=sanitize, layout=prog.shared_layout(launch.smem))
+                                    track_init=sanitize, layout=prog.shared_layout(launch.smem),
+                                    pitch=M.BLOCK if sanitize else 16)      # (coarse flags)
         if sanitize and self.shared.size:
             from ..sanitizer.smem_races import RaceTracker
             self.shared.race = RaceTracker(self.nctas, self.shared.stride, self.shared.data)

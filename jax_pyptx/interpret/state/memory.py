@@ -486,10 +486,10 @@ def _within(al, a):
 class BankedSpace:
     """One bank of ``size`` bytes per CTA (shared memory) or per thread (local memory)."""
 
-    def __init__(self, kind: str, nbanks: int, size: int, track_init: bool, layout=None):
+    def __init__(self, kind: str, nbanks: int, size: int, track_init: bool, layout=None, pitch: int = 16):
         self.kind = kind
         self.size = int(size)
-        self.stride = max(16, -(-self.size // 16) * 16)
+        self.stride = max(pitch, -(-self.size // pitch) * pitch)    # a multiple of ``pitch``
         self.nbanks = nbanks
         # recycled from the last batch (``shadow``: its pages are mapped; ``recycle``)
         self.data = shadow.filled(nbanks * self.stride, np.uint8)
@@ -502,17 +502,20 @@ class BankedSpace:
         self.dirty = None                # shared, sanitized: bytes the generic proxy wrote since
         self._dviews = {}                # their CTA's last fence.proxy.async (async_proxy)
         self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
+        self.dirty_blk = None            # per block of ``BLOCK`` bytes: it may hold such bytes
         self.written = set()             # span keys known initialized (smem_matrix; init only grows)
 
     def track_dirty(self):
-        """Start the sanitizer's ``dirty`` flags (shared memory: ``async_proxy``'s fence rule)."""
+        """Start the sanitizer's ``dirty`` flags (shared memory: ``async_proxy``'s fence rule),
+        per byte and per block of ``BLOCK`` bytes (the banks' pitch must be a multiple of it)."""
         self.dirty = shadow.filled(len(self.data), np.uint8)
+        self.dirty_blk = shadow.filled(len(self.data) >> BLOCK_SHIFT, np.uint8)
 
     def recycle(self):
         """The batch is over: hand the space's large arrays to the next one (``shadow``); the
         space is not used again."""
-        shadow.recycle(self.data, self.init, self.dirty)
-        self.data = self.init = self.dirty = None
+        shadow.recycle(self.data, self.init, self.dirty, self.dirty_blk)
+        self.data = self.init = self.dirty = self.dirty_blk = None
         self._views, self._iviews, self._dviews = {}, {}, {}
 
     def view(self, dt):
@@ -652,12 +655,39 @@ class BankedSpace:
         if self.dirty is not None:
             _rows_set(self.dirty, starts, nbytes)
             self.dirty_bank[banks] = True
+            mark_blocks(self.dirty_blk, starts, nbytes)
 
     def mark_init(self, banks, offs, nbytes):
         self.version += 1
         if self.init is None:
             return
         _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
+
+
+BLOCK_SHIFT = 8                      # coarse per-block flags (``BankedSpace.dirty_blk``, the
+BLOCK = 1 << BLOCK_SHIFT             # async proxy's in-flight counts): blocks of 256 bytes
+
+
+def mark_blocks(blk, starts, nbytes):
+    """Set the entries of ``blk`` (one per ``BLOCK`` bytes) of the blocks rows ``[start, start +
+    nbytes)`` touch."""
+    nbytes = int(nbytes)
+    if not len(starts):
+        return
+    b0, b1 = starts >> BLOCK_SHIFT, (starts + (nbytes - 1)) >> BLOCK_SHIFT
+    if nbytes > BLOCK:                  # (the last block repeated where a row spans fewer)
+        blk[np.minimum(b0[:, None] + np.arange(-(-nbytes // BLOCK) + 1), b1[:, None])] = 1
+        return
+    blk[b0] = 1
+    if (b1 != b0).any():
+        blk[b1] = 1
+
+
+def block_spans(spans) -> tuple:
+    """``bank_spans``' spans in blocks of ``BLOCK`` bytes (the blocks they touch), for the
+    per-block arrays (``span_views`` with a pitch of ``stride >> BLOCK_SHIFT``)."""
+    b, lo, hi, lined = spans
+    return b, lo >> BLOCK_SHIFT, ((hi - 1) >> BLOCK_SHIFT) + 1, lined
 
 
 def bank_spans(banks, lo, hi) -> tuple:
