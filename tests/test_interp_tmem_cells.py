@@ -54,3 +54,22 @@ def test_rectangles_remembered_until_a_dealloc():
     tm.alloc(ctx, 1, 64, D, None, 0)        # the same columns again: nothing written in them
     with pytest.raises(UninitializedReadError, match="reads TMEM lane 0 column 0"):
         read_rects(tm, ctx, 1, 0, 0, pieces, vals.shape, lane_of, col_of, "mma", None)
+
+
+def test_cells_of_a_batch_recycled_fresh(monkeypatch):
+    from jax_pyptx.interpret.state import shadow
+    monkeypatch.setattr(shadow, "_spare", {})
+    monkeypatch.setattr(shadow, "_kept", 0)
+    ctx = SimpleNamespace(nctas=8, sanitize=True, at_exit=[],
+                          error=lambda cls, msg, g=None, lane=0, d=None: cls(msg))
+    tm = TensorMemory(ctx)                  # 8 CTAs: 2 MiB of cells, recycled
+    tm.alloc(ctx, 7, 32, D, None, 0)
+    tm.write(ctx, 7, np.arange(128)[:, None], np.arange(32)[None, :], 5, "st", None)
+    data = tm.data
+    tm.recycle()
+    again = TensorMemory(ctx)
+    assert np.shares_memory(again.data, data) and again.data.shape == (8, 128, 512)
+    assert not again.data.any() and not again.defined.any()
+    again.alloc(ctx, 7, 32, D, None, 0)
+    with pytest.raises(UninitializedReadError, match="reads TMEM lane 0 column 0"):
+        again.read(ctx, 7, np.arange(128)[:, None], np.arange(32)[None, :], "ld", None)

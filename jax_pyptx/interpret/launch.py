@@ -491,7 +491,7 @@ def _recycle(mem, state):
 
 
 def _recycle_batch(ctx):
-    """A batch that ended: its shared memory, local memory and their sanitizer arrays go to
+    """A batch that ended: its shared, local and tensor memory and their sanitizer arrays go to
     the next batch or launch (``shadow``: mapped pages, refilled with one ``memset``, where a
     fresh array would take a page fault per page it touches)."""
     sh = ctx.shared
@@ -501,6 +501,8 @@ def _recycle_batch(ctx):
         ctx.async_proxy.recycle()
     sh.recycle()
     ctx.local.recycle()
+    if ctx.tmem is not None:
+        ctx.tmem.recycle()
 
 
 def _limits(max_steps, timeout) -> tuple:

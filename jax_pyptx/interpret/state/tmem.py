@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import TensorMemoryError, UninitializedReadError
 from ...isa.fragments import TMEM_COLUMNS, TMEM_LANES
+from . import shadow
 
 
 def split(taddr):
@@ -45,8 +46,9 @@ class TensorMemory:
 
     def __init__(self, ctx):
         n = ctx.nctas
-        self.data = np.zeros((n, TMEM_LANES, TMEM_COLUMNS), np.uint32)
-        self.defined = np.zeros((n, TMEM_LANES, TMEM_COLUMNS), bool) if ctx.sanitize else None
+        cells = n * TMEM_LANES * TMEM_COLUMNS           # (recycled between batches: ``recycle``)
+        self.data = shadow.filled(cells, np.uint32).reshape(n, TMEM_LANES, TMEM_COLUMNS)
+        self.defined = shadow.filled(cells, bool).reshape(n, TMEM_LANES, TMEM_COLUMNS) if ctx.sanitize else None
         self.owner = np.full((n, TMEM_COLUMNS), -1, np.int64)      # allocation index per column
         self.last = np.full((n, TMEM_COLUMNS), -1, np.int64)       # last allocation that held it
         self.allocs: list[Allocation] = []
@@ -54,6 +56,11 @@ class TensorMemory:
         self.sanitize = ctx.sanitize
         self.ok_rects = set()     # ``_rect_ok`` keys found held (and written): until a dealloc
         ctx.at_exit.append(self.check_exit)
+
+    def recycle(self):
+        """The batch is over: the cell arrays go to the next one (``shadow``)."""
+        shadow.recycle(self.data, self.defined)
+        self.data = self.defined = None
 
     # ------------------------------------------------------------------ allocation
     def alloc(self, ctx, cta: int, ncols: int, d, g, lane) -> int:
