@@ -696,6 +696,19 @@ def bank_spans(banks, lo, hi) -> tuple:
     lined_up)``, ``lined_up`` when the merged spans are at the same offsets of consecutive banks
     (the operands of a batch of CTAs: one 2-D view, ``span_views``)."""
     b, lo, hi = np.asarray(banks, np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    key = (b.tobytes(), lo.tobytes(), hi.tobytes())      # an operand's spans come back: memoised
+    got = _SPANS.get(key)
+    if got is None:
+        if len(_SPANS) > 512:
+            _SPANS.clear()
+        got = _SPANS[key] = _bank_spans(b, lo, hi)
+    return got
+
+
+_SPANS: dict = {}
+
+
+def _bank_spans(b, lo, hi) -> tuple:
     if len(b) > 1:
         if not (b[1:] >= b[:-1]).all():
             order = np.argsort(b, kind="stable")
@@ -713,10 +726,9 @@ def span_views(arr, stride, spans) -> list:
     """The entries of ``bank_spans``' spans in a per-byte array of banked memory (``stride``
     entries per bank): one 2-D view (a row per bank) when they line up, else a view per bank."""
     b, lo, hi, lined = spans
-    if lined:
-        lo0 = int(lo[0])
-        return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(len(b), int(hi[0]) - lo0),
-                           strides=(stride * arr.itemsize, arr.itemsize))]
+    if lined:                   # consecutive banks: rows of a 2-D view of their bytes
+        b0 = int(b[0])
+        return [arr[b0 * stride:(b0 + len(b)) * stride].reshape(len(b), stride)[:, int(lo[0]):int(hi[0])]]
     return [arr[int(c) * stride + int(x):int(c) * stride + int(z)] for c, x, z in zip(b, lo, hi)]
 
 
