@@ -219,32 +219,6 @@ def test_range_records_and_their_checks():
     assert "that warp 3 of this CTA loaded" in e.value.detail
 
 
-def test_range_checks_answered_per_cta_first():
-    """Ranges of one warp, then of two, per CTA and epoch (``RaceTracker._quiet``): a range of
-    another warp in the current epoch is always compared chunk by chunk."""
-    t = RaceTracker(2, 256)
-    AP.race_store_range(t, 0, 0, 128, 1)          # warp 1 fills a buffer of CTA 0
-    AP.race_store_range(t, 0, 0, 128, 1)          # again: one writer
-    assert t._quiet("w", 0, 1, 1) and not t._quiet("w", 0, 1, 2)
-    AP.race_load_range(t, 1, 0, 128, 2)           # CTA 1 is another CTA: no race
-    AP.race_store_range(t, 0, 128, 256, 2)        # warp 2, other bytes of CTA 0: several writers
-    assert t._rng["w", 0] == (1, S._SEVERAL) and not t._quiet("w", 0, 1, 1)
-    with pytest.raises(M.MemoryFault) as e:
-        AP.race_load_range(t, 0, 64, 192, 1)      # warp 1 reads warp 2's bytes
-    assert e.value.address == 128 and "that warp 2 of this CTA stored" in e.value.detail
-    t.advance([0])
-    AP.race_load_range(t, 0, 0, 256, 1)           # after a barrier: fine
-    assert t._quiet("r", 0, 2, 1) and not t._quiet("r", 0, 2, 3)
-    t.on_load(_i(0), _u(0), 16, _i(1))            # a generic load marks the CTA (g_r)
-    assert not t._quiet("r", 0, 2, 1)
-    with pytest.raises(M.MemoryFault) as e:
-        AP.race_store_range(t, 1, 0, 16, 0)       # CTA 1 never synchronized: warp 2 loaded it
-    assert "that warp 2 of this CTA loaded" in e.value.detail
-    with pytest.raises(M.MemoryFault) as e:
-        AP.race_store_range(t, 0, 0, 16, 3)       # warp 3 overwrites what warp 1 loaded
-    assert "that warp 1 of this CTA loaded" in e.value.detail
-
-
 # ----------------------------------------------------------------------------- cp.async counts
 class _St:
     def __init__(self, n):

@@ -45,9 +45,7 @@ per-byte reader (writer) state only when a chunk it writes was loaded (stored) b
 in it; only then are the pending rows of that kind applied to the per-byte arrays
 (``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
 byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
-are dropped (their state could never be compared equal again). An asynchronous copy's range
-(``range_hit`` / ``record_range``) is first checked per CTA: unless another warp accessed the
-CTA's shared memory in its current epoch, no chunk can hold a conflicting stamp. Lanes of one instruction
+are dropped (their state could never be compared equal again). Lanes of one instruction
 storing the same bytes are found per row when the rows are aligned to their size (equal starts),
 else byte by byte.
 
@@ -86,11 +84,6 @@ class RaceTracker:
         # _SEVERAL when several warps accessed it in that epoch
         self.c_w = shadow.filled(n // 16, np.int64)        # (recycled: ``recycle``)
         self.c_r = shadow.filled(n // 16, np.int64)
-        # per CTA: the epoch in which ``on_load`` / ``on_store`` last stamped its chunks, and
-        # per (kind, CTA) the (epoch, warp + 1 or _SEVERAL) of its recorded ranges (``_quiet``)
-        self.g_w = np.zeros(nbanks, np.int32)
-        self.g_r = np.zeros(nbanks, np.int32)
-        self._rng = {}
         self._pl = []                               # pending loads, stores (module doc)
         self._ps = []
         self._npend = 0                             # rows pending in both
@@ -269,8 +262,6 @@ class RaceTracker:
         epochs)]; empties ``lst``."""
         out = []
         for starts, nb, warps, ep in lst:
-            if isinstance(starts, int):         # a range (``record_range``)
-                starts, warps = np.array([starts], np.int64), np.array([warps], np.int64)
             self._npend -= len(starts)
             ep = np.broadcast_to(np.asarray(ep, np.int32), starts.shape)
             keep = ep == self.epoch[starts // self.stride]
@@ -357,31 +348,14 @@ class RaceTracker:
         if mixed.any():
             arr[ch[mixed]] |= _SEVERAL
 
-    # ------------------------------------------------------------------ ranges (async copies)
-    # A TMA box or bulk copy is one range of one CTA by one warp. Whether another warp accessed
-    # a chunk of the CTA in its current epoch is first answered per CTA, in Python: no chunk
-    # of CTA ``bank`` holds a current stamp of another warp unless ``on_load`` / ``on_store``
-    # stamped its chunks in this epoch (``g_r`` / ``g_w``) or a range of another warp was
-    # recorded in it (``_rng``). Only then are the chunk stamps compared.
-    def _quiet(self, kind: str, bank: int, ep: int, warp: int) -> bool:
-        """Whether no chunk of CTA ``bank`` holds a stamp of kind ``kind`` of epoch ``ep`` (its
-        current one) left by a warp other than ``warp``."""
-        if (self.g_r if kind == "r" else self.g_w)[bank] == ep:
-            return False
-        s = self._rng.get((kind, bank))
-        return s is None or s[0] != ep or s[1] == warp + 1
-
     def range_hit(self, kind: str, bank: int, lo: int, hi: int, warp: int) -> bool:
         """Whether a chunk of CTA ``bank``'s bytes ``[lo, hi)`` was loaded (``kind`` "r") or
         stored ("w") in its current epoch by a warp other than ``warp``; the per-byte state of
         that kind is then brought up to date (``async_proxy``'s range checks read it)."""
-        ep = int(self.epoch[bank])
-        if self._quiet(kind, bank, ep, warp):
-            return False
         b = bank * self.stride
         arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        floor = ep << _CODE
+        floor = int(self.epoch[bank]) << _CODE
         if not self._other(arr[sl], floor | (warp + 1), floor).any():
             return False
         self._flush_loads() if kind == "r" else self._flush_stores()
@@ -390,23 +364,13 @@ class RaceTracker:
     def record_range(self, kind: str, bank: int, lo: int, hi: int, warp: int):
         """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
         b = bank * self.stride
-        ep = int(self.epoch[bank])
+        ep = self.epoch[bank]
         arr = self.c_r if kind == "r" else self.c_w
         sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        mine = (ep << _CODE) | (warp + 1)
-        if self._quiet(kind, bank, ep, warp):
-            arr[sl] = mine                      # no current stamp of another warp there
-        else:
-            arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
-        s = self._rng.get((kind, bank))
-        self._rng[kind, bank] = (ep, warp + 1) if s is None or s[0] != ep or s[1] == warp + 1 \
-            else (ep, _SEVERAL)
-        lst = self._pl if kind == "r" else self._ps
-        lst.append((b + lo, hi - lo, warp, ep))     # one row, as plain ints (``_current``)
-        self._npend += 1
-        if self._npend > _PEND_LIMIT:
-            self._flush_loads()
-            self._flush_stores()
+        mine = (int(ep) << _CODE) | (warp + 1)
+        arr[sl] = np.where(self._other(arr[sl], mine, int(ep) << _CODE), mine | _SEVERAL, mine)
+        self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
+                   np.array([warp], np.int64), np.array([ep], np.int32))
 
     def on_load(self, banks, offs, nbytes, warps, idx=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
@@ -430,7 +394,6 @@ class RaceTracker:
                                 f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                                 f"between the store and this load", "shared")
         self._stamp(self.c_r, ch, mine, floor)
-        self._touched(self.g_r, banks)
         self._pend(self._pl, starts, nbytes, warps, self._epochs(banks))
 
     def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
@@ -475,15 +438,7 @@ class RaceTracker:
         if len(warps) > 1 and warps.min() != warps.max():
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
         self._stamp(self.c_w, ch, stamp, floor, whit)
-        self._touched(self.g_w, banks)
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
-
-    def _touched(self, g, banks):
-        """``on_load`` / ``on_store`` stamped chunks of CTAs ``banks`` in their current epoch."""
-        if self._one is not None:
-            g[banks] = self._one
-        else:
-            g[banks] = self.epoch[banks]
 
     def _epochs(self, banks):
         """The current epoch of CTAs ``banks``: one int when they all share one."""
