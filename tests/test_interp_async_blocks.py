@@ -37,6 +37,7 @@ def test_spans_clear_sees_dirty_bytes_through_their_blocks():
     assert sh.stride == 4 * B and len(sh.dirty_blk) == 8
     ctas, lo, hi = np.array([0, 1]), np.array([0, 0]), np.array([B, B])
     sh.mark_written(np.array([1]), np.array([3 * B + 5], np.uint64), 4)     # far from the spans
+    assert sh.dirty[4 * B + 3 * B + 5] == 1                                 # (marks made when looked at)
     assert sh.dirty_blk.tolist() == [0, 0, 0, 0, 0, 0, 0, 1]
     assert AP.spans_clear(ctx, ctas, lo, hi)
     sh.mark_written(np.array([1]), np.array([B - 4], np.uint64), 4)         # the last word of CTA 1's span
