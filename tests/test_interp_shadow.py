@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import RaceError, UnwrittenOutputError
+from jax_pyptx.errors import RaceError, UninitializedReadError, UnwrittenOutputError
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.state import shadow
 
@@ -92,3 +92,63 @@ def test_per_byte_flags_recycled_too():
     with pytest.raises(UnwrittenOutputError, match=r"left 256 of the 262144 elements .* flat elements "
                                                    r"261888-262143"):
         launch(k, "k", [y, np.uint32(N // 2 - 128)], grid=N // 512, block=256, outputs=[0])
+
+
+def test_scratch_recycles_without_refill():
+    a = shadow.scratch(N, np.int32)
+    assert a.shape == (N,) and not a.any()                 # new: zeroed pages
+    a[:4] = 7
+    shadow.recycle(a)
+    b = shadow.scratch(N, np.int32)
+    assert np.shares_memory(a, b) and (b[:4] == 7).all()    # its contents do not matter
+    small = shadow.scratch(16, np.int16)
+    assert small.dtype == np.int16 and not small.any()
+
+
+SMEM_KERNEL = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 y)
+{
+    .shared .align 16 .b8 buf[65536];
+    .reg .u32 %r<6>; .reg .u64 %rd<4>;
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    shl.b32 %r3, %r1, 2;
+    mov.u32 %r4, buf;
+    add.u32 %r4, %r4, %r3;
+    BODY
+    mad.lo.u32 %r3, %r2, 64, %r1;
+    mul.wide.u32 %rd2, %r3, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r5;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+def test_shared_memory_of_a_batch_is_recycled_and_starts_fresh(sanitize, monkeypatch):
+    """16 CTAs of 64 KiB: the batch's shared bytes, written flags and race state go to the next
+    launch, which sees none of it (zeros, nothing written, no race with the stores before)."""
+    monkeypatch.setattr(shadow, "_spare", {})              # an empty pool (other tests filled it)
+    monkeypatch.setattr(shadow, "_kept", 0)
+    y = np.zeros(16 * 64, np.uint32)
+    store = SMEM_KERNEL.replace("BODY", "add.u32 %r5, %r1, 7;\n    st.shared.u32 [%r4], %r5;\n"
+                                        "    bar.sync 0;\n    xor.b32 %r3, %r4, 4;\n    ld.shared.u32 %r5, [%r3];")
+    launch(store, "k", [y], grid=16, block=64, sanitize=sanitize)
+    assert (y.reshape(16, 64) == (np.arange(64) ^ 1) + 7).all()   # the neighbour's word
+    assert shadow._spare.get(16 * 65536)                    # the shared bytes (and flags) wait
+    load = SMEM_KERNEL.replace("BODY", "ld.shared.u32 %r5, [%r4];")
+    if not sanitize:
+        launch(load, "k", [y], grid=16, block=64, sanitize=False)
+        assert not y.any()                                  # zeros, not the last launch's bytes
+        return
+    with pytest.raises(UninitializedReadError, match=r"shared address 0x0 .*is read before any thread"):
+        launch(load, "k", [y], grid=16, block=64)
+    # warp 1 stores what warp 0 stored in the launch before, with no barrier: no race
+    again = SMEM_KERNEL.replace("BODY", "xor.b32 %r4, %r4, 128;\n    st.shared.u32 [%r4], %r1;\n"
+                                        "    mov.u32 %r5, %r1;")
+    launch(again, "k", [y], grid=16, block=64)
+    assert (y.reshape(16, 64) == np.arange(64)).all()

@@ -493,6 +493,21 @@ def _recycle(mem, state):
             shadow.recycle(buf)
 
 
+def _recycle_batch(ctx):
+    """A batch that ended: its shared, local and tensor memory and their sanitizer arrays go to
+    the next batch or launch (``shadow``: mapped pages, refilled with one ``memset``, where a
+    fresh array would take a page fault per page it touches)."""
+    sh = ctx.shared
+    if sh.race is not None:
+        sh.race.recycle()
+    if ctx.async_proxy is not None:
+        ctx.async_proxy.recycle()
+    sh.recycle()
+    ctx.local.recycle()
+    if ctx.tmem is not None:
+        ctx.tmem.recycle()
+
+
 def _limits(max_steps, timeout) -> tuple:
     """``launch``'s ``max_steps`` and ``timeout`` with their defaults, checked."""
     max_steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
@@ -622,4 +637,5 @@ def _run_batches(prog, state, sanitize, tl, counters) -> tuple:
                 tl.end_batch(ctx)
             steps += ctx.steps
             tsteps += ctx.tsteps
+            _recycle_batch(ctx)
     return steps, tsteps, batches

@@ -298,7 +298,7 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
             fb = slice(int(cta) * sh.stride + span[0], int(cta) * sh.stride + span[1])
         else:
             fb = (base[:, None] + np.arange(es)).reshape(-1)
-        if sh.init is not None:
+        if sh.init is not None and not sh.init[fb].all():
             bad = sh.init[fb] == 0
             if bad.any():
                 k = int(np.argmax(bad))

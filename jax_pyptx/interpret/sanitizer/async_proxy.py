@@ -36,6 +36,7 @@ import numpy as np
 
 from ...errors import AsyncProxyError
 from ..state import memory as M
+from ..state import shadow
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
            "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
@@ -65,8 +66,11 @@ class AsyncState:
 
     def __init__(self, ctx):
         n = ctx.shared.data.size
-        self.inflight = np.zeros(n, np.uint16)     # async writes not yet completed, per byte
-        self.reading = np.zeros(n, np.uint16)      # bulk-store sources not yet retired, per byte
+        self.inflight = shadow.filled(n, np.uint16)    # async writes not yet completed, per byte
+        # ... per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter)
+        self.blk = shadow.filled(-(-n // M.BLOCK), np.int32)
+        self.n_counted = 0                         # live records counted in ``inflight``
+        self.reading = shadow.filled(n, np.uint16)     # bulk-store sources not yet retired, per byte
         self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
         self.dead = 0                              # dead records in ``writes``
         self.reads: list[_Read] = []
@@ -75,6 +79,11 @@ class AsyncState:
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
         self.uncounted = []                        # cp.async records not yet in ``inflight``
         self.tmaps = {}                            # global address -> Decoded that modified it
+
+
+    def recycle(self):
+        """The batch is over: the per-byte arrays go to the next one (``shadow``)."""
+        shadow.recycle(self.inflight, self.reading, self.scratch, self.blk)
 
 
 def state(ctx) -> AsyncState:
@@ -190,15 +199,30 @@ def spans_clear(ctx, ctas, lo, hi) -> bool:
     fence since, or in flight): then no access inside the spans is reported, and a caller
     checks them as slices instead of byte by byte."""
     sh, st = ctx.shared, ctx.async_proxy
-    arrs = [sh.dirty] if sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
+    pairs = [(sh.dirty, getattr(sh, "dirty_blk", None))] \
+        if sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
     if st is not None and st.n_inflight:
         counts = _counts(st, int(np.min(lo)), int(np.max(hi)))
         if counts is not None:
-            arrs.append(counts)
-    if not arrs:
+            pairs.append((counts, st.blk))
+    if not pairs:
         return True
     spans = M.bank_spans(ctas, lo, hi)
-    return not any(v.max(initial=0) for arr in arrs for v in M.span_views(arr, sh.stride, spans))
+    if sh.stride % M.BLOCK == 0:            # the per-block entries first: a block's bytes when set
+        bspans, pitch = M.block_spans(spans), sh.stride >> M.BLOCK_SHIFT
+        pairs = [(arr, blk) for arr, blk in pairs
+                 if blk is None or any(v.max(initial=0) for v in M.span_views(blk, pitch, bspans))]
+    return not any(v.max(initial=0) for arr, _ in pairs for v in M.span_views(arr, sh.stride, spans))
+
+
+def _blocks(flat):
+    """The entries of ``AsyncState.blk`` of a byte set (a slice, or the blocks from its lowest
+    to its highest byte)."""
+    if isinstance(flat, slice):
+        return slice(flat.start >> M.BLOCK_SHIFT, ((flat.stop - 1) >> M.BLOCK_SHIFT) + 1)
+    if not len(flat):
+        return slice(0, 0)
+    return slice(int(flat.min()) >> M.BLOCK_SHIFT, (int(flat.max()) >> M.BLOCK_SHIFT) + 1)
 
 
 def _counts(st, lo=None, hi=None):
@@ -214,10 +238,12 @@ def _counts(st, lo=None, hi=None):
                 keep.append(rec)
                 continue
             if rec.live and len(rec.rows):
-                _bump(st, rec.rows, rec.flat.size, 1)
+                _bump_rows(st, rec.rows, rec.flat.size, 1)
+            if rec.live:
+                st.n_counted += 1
             rec.counted = True
         st.uncounted = keep
-    if lo is not None and not any(w.live and w.counted for w in st.writes):
+    if lo is not None and not st.n_counted:
         return None
     return st.inflight
 
@@ -251,8 +277,12 @@ def fence_async(ctx, ctas):
     if sh.dirty is None:
         return
     for c in np.unique(np.asarray(ctas, np.int64)):
-        sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
-        sh.dirty_bank[int(c)] = False
+        if sh.dirty_bank[int(c)]:           # (else no byte of the CTA is marked)
+            sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
+            if getattr(sh, "dirty_blk", None) is not None:
+                p = sh.stride >> M.BLOCK_SHIFT
+                sh.dirty_blk[int(c) * p:(int(c) + 1) * p] = 0
+            sh.dirty_bank[int(c)] = False
 
 
 # ----------------------------------------------------------------------------- race tracking
@@ -314,7 +344,7 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
         sh.view(dt)[flat_elems] = values
         if sh.init is not None:
             sh.init[sl] = 1
-        if sh.dirty is not None:
+        if sh.dirty is not None and sh.dirty_bank[int(cta)]:
             sh.dirty[sl] = 0
         return
     flat_elems = np.asarray(flat_elems, np.int64)
@@ -341,15 +371,19 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
     fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
     rec = _Write(fb, d, int(cta), int(off))
     st.inflight[rec.flat] += 1          # distinct bytes: a copy writes each byte once
+    st.blk[_blocks(rec.flat)] += 1
     st.writes.append(rec)
     st.n_inflight += 1
+    st.n_counted += 1
 
     def landed(ctx, cta, off, rec=rec):
         s = ctx.async_proxy
         if rec.live:
             rec.live = False
             s.inflight[rec.flat] -= 1
+            s.blk[_blocks(rec.flat)] -= 1
             s.n_inflight -= 1
+            s.n_counted -= 1
             _retire(s)
     return landed
 
@@ -372,6 +406,16 @@ class _Rows:
         self.starts, self.size = starts, size
 
 
+def _bump_rows(st, starts, size: int, by: int):
+    """``_bump``, and ``st.blk`` of the blocks the rows touch (rows of at most a block)."""
+    _bump(st, starts, size, by)
+    if len(starts):
+        b0, b1 = starts >> M.BLOCK_SHIFT, (starts + (size - 1)) >> M.BLOCK_SHIFT
+        np.add.at(st.blk, b0, by)
+        if (b1 != b0).any():
+            np.add.at(st.blk, b1[b1 != b0], by)
+
+
 def _bump(st, starts, size: int, by: int):
     """``st.inflight`` of the bytes of rows ``[start, start + size)`` += ``by``. Rows aligned to
     their power-of-two size of at least 4 bytes (every ``cp.async``) overlap only when they start
@@ -387,7 +431,7 @@ def _bump(st, starts, size: int, by: int):
         if n > 1:
             sc = st.scratch
             if sc is None:
-                sc = st.scratch = np.zeros(len(counts) // 4, np.int32)
+                sc = st.scratch = shadow.scratch(len(counts) // 4, np.int32)
             ar = np.arange(n, dtype=np.int32)
             sc[q] = ar
             distinct = not (sc[q] != ar).any()
@@ -439,11 +483,12 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
         return
     starts, rec = tracked
     if rec.counted:
-        _bump(st, starts[done], rec.flat.size, -1)
+        _bump_rows(st, starts[done], rec.flat.size, -1)
     rec.rows = starts[~done]
     if remaining == 0 and rec.live:
         rec.live = False
         st.n_inflight -= 1
+        st.n_counted -= rec.counted
         _retire(st)
 
 

@@ -64,6 +64,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import memory as M
+from ..state import shadow
 
 
 class RaceFault(M.MemoryFault):
@@ -86,17 +87,23 @@ class RaceTracker:
         self._one = 1                               # the epoch of every CTA, when they share one
         # per 16-byte chunk: epoch << _CODE | (warp + 1) of its last store / load; the warp part
         # _SEVERAL when several warps accessed it in that epoch
-        self.c_w = np.zeros(n // 16, np.int64)
-        self.c_r = np.zeros(n // 16, np.int64)
+        self.c_w = shadow.filled(n // 16, np.int64)        # (recycled: ``recycle``)
+        self.c_r = shadow.filled(n // 16, np.int64)
         self._pl = []                               # pending loads, stores (module doc)
         self._lazy = {"r": [], "w": []}             # chunk stamps not applied yet (``_defer``)
         self._top = {"r": 0, "w": 0}                # latest epoch of a stamp applied to c_r / c_w
         self._ps = []
         self._npend = 0                             # rows pending in both
-        self._scratch = np.zeros(n, np.int16)       # per byte: a writer of the current store
+        self._scratch = None                        # per byte: a writer of the current store
         self._rscratch = {}                         # k -> the same per row of 2**k bytes
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
+
+    def recycle(self):
+        """The batch is over: its most used arrays go to the next one (``shadow``)."""
+        shadow.recycle(self.c_w, self.c_r, self._scratch, self._bscratch)
+        if self.iv is not None:
+            shadow.recycle(self.w_tag, self.r_tag)
 
     def advance(self, banks):
         """The CTAs ``banks`` passed a synchronization point."""
@@ -130,7 +137,8 @@ class RaceTracker:
     def _renew(self, gw):
         if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
             self.w_tag.fill(0)
-            self.r_tag.fill(0)
+            if self.r_tag is not None:
+                self.r_tag.fill(0)
             self._iv_next = len(self.iv) + 1
             self.iv[:] = np.arange(1, len(self.iv) + 1)
         self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
@@ -144,8 +152,9 @@ class RaceTracker:
             # interval ids count from 1: a tag of 0 (zeroed pages) is no access
             self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
             self._iv_next = nwarps + 1
-            self.w_tag = np.zeros(n, np.int32)              # per byte: interval * 32 + lane of its last store
-            self.r_tag = np.zeros(n, np.int32)              # interval * 64 + lane of its readers (MULTI: several)
+            self.w_tag = shadow.filled(n, np.int32)         # per byte: interval * 32 + lane of its last store
+            self.r_tag = None                               # interval * 64 + lane of its readers (MULTI:
+                                                            # several; made by the first intra_load)
             self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
             self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
 
@@ -169,6 +178,8 @@ class RaceTracker:
                             f"same warp stored since the warp last synchronized: {_MISSING_WARP} between the "
                             f"store and this load", "shared")
         mine = np.repeat(iv * 64 + lanes, nbytes)          # this warp's interval and the reading lane
+        if self.r_tag is None:
+            self.r_tag = shadow.filled(len(self.w_tag), np.int32)
         if self.iv_ld[gwarps].any():
             old = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
             other = ((old >> 6) == (mine >> 6)) & (old != mine)  # another lane read it in this interval
@@ -541,6 +552,8 @@ class RaceTracker:
     def _same_instruction(self, banks, offs, nbytes, warps, vals, idx, starts):
         """Lanes of different warps storing the same byte in this one instruction."""
         w = warps.astype(np.int16)
+        if self._scratch is None:
+            self._scratch = shadow.scratch(len(self.c_w) * 16, np.int16)
         if nbytes & (nbytes - 1) == 0 and not (starts & (nbytes - 1)).any():
             # rows aligned to their power-of-two size overlap exactly when they start together:
             # one entry per row of that size
@@ -563,7 +576,7 @@ class RaceTracker:
             if new is not None:          # the byte the winning lane stores, against each lane's
                 nb = new.reshape(-1)
                 if self._bscratch is None:
-                    self._bscratch = np.zeros(len(self._scratch), np.uint8)
+                    self._bscratch = shadow.scratch(len(self._scratch), np.uint8)
                 win = self._bscratch
                 win[flat] = nb
                 diff = other & (win[flat] != nb)

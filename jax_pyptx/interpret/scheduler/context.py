@@ -94,13 +94,14 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.mem = launch.mem
         self.shared = M.BankedSpace("shared", self.nctas, prog.dynamic_shared_offset + launch.smem
                                     if prog.extern_shared else max(prog.static_shared_size, 0),
-                                    track_init=sanitize, layout=prog.shared_layout(launch.smem))
+                                    track_init=sanitize, layout=prog.shared_layout(launch.smem),
+                                    pitch=M.BLOCK if sanitize else 16)      # (coarse flags)
         if sanitize and self.shared.size:
             from ..sanitizer.smem_races import RaceTracker
             self.shared.race = RaceTracker(self.nctas, self.shared.stride, self.shared.data)
             if not self.strict:
                 self.shared.race.warn = self._race_warning
-            self.shared.dirty = np.zeros_like(self.shared.init)     # async_proxy's fence rule
+            self.shared.track_dirty()                                # async_proxy's fence rule
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}

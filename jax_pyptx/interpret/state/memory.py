@@ -26,8 +26,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import shadow
 from .unwritten import Unwritten
-from .rows import (_ONES, _rows_defined, _rows_set, bank_spans, put_rows, row_view,  # noqa: F401
-                   span_views, take_rows)
+from .rows import (_ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans,  # noqa: F401
+                   mark_blocks, put_rows, row_view, span_views, take_rows)
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
@@ -551,13 +551,14 @@ def _within(al, a):
 class BankedSpace:
     """One bank of ``size`` bytes per CTA (shared memory) or per thread (local memory)."""
 
-    def __init__(self, kind: str, nbanks: int, size: int, track_init: bool, layout=None):
+    def __init__(self, kind: str, nbanks: int, size: int, track_init: bool, layout=None, pitch: int = 16):
         self.kind = kind
         self.size = int(size)
-        self.stride = max(16, -(-self.size // 16) * 16)
+        self.stride = max(pitch, -(-self.size // pitch) * pitch)    # a multiple of ``pitch``
         self.nbanks = nbanks
-        self.data = np.zeros(nbanks * self.stride, np.uint8)
-        self.init = np.zeros(nbanks * self.stride, np.uint8) if track_init else None
+        # recycled from the last batch (``shadow``: its pages are mapped; ``recycle``)
+        self.data = shadow.filled(nbanks * self.stride, np.uint8)
+        self.init = shadow.filled(nbanks * self.stride, np.uint8) if track_init else None
         self.layout = layout or []       # [(name, offset, size)] for messages
         self._views = {}
         self._iviews = {}
@@ -568,10 +569,25 @@ class BankedSpace:
         self._dpend = []                 # rows of ``mark_written`` not yet marked in ``_dirty``
         self._dpend_rows = 0
         self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
+        self.dirty_blk = None            # per block of ``BLOCK`` bytes: it may hold such bytes
         self.written = set()             # span keys known initialized (smem_matrix; init only grows)
         self.init_full = False           # every byte of every bank written (``all_written``)
         self._full_wait = self._full_gap = 1     # all_written's backoff
         self._full_version = -1
+
+    def track_dirty(self):
+        """Start the sanitizer's ``dirty`` flags (shared memory: ``async_proxy``'s fence rule),
+        per byte and per block of ``BLOCK`` bytes (the banks' pitch must be a multiple of it)."""
+        self.dirty = shadow.filled(len(self.data), np.uint8)
+        self.dirty_blk = shadow.filled(len(self.data) >> BLOCK_SHIFT, np.uint8)
+
+    def recycle(self):
+        """The batch is over: hand the space's large arrays to the next one (``shadow``); the
+        space is not used again."""
+        shadow.recycle(self.data, self.init, self._dirty, self.dirty_blk)
+        self.data = self.init = self._dirty = self.dirty_blk = None
+        self._dpend.clear()
+        self._views, self._iviews, self._dviews = {}, {}, {}
 
     def view(self, dt):
         v = self._views.get(dt)
@@ -748,7 +764,10 @@ class BankedSpace:
 
     def _mark_backlog(self):
         for banks, offs, nbytes in self._dpend:
-            _rows_set(self._dirty, self.flat(banks, offs), nbytes)
+            starts = self.flat(banks, offs)
+            _rows_set(self._dirty, starts, nbytes)
+            if self.dirty_blk is not None:
+                mark_blocks(self.dirty_blk, starts, nbytes)
         self._dpend.clear()
         self._dpend_rows = 0
 

@@ -6,9 +6,34 @@ lies in."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 _ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
+
+
+BLOCK_SHIFT = 8                      # coarse per-block flags (``BankedSpace.dirty_blk``, the
+BLOCK = 1 << BLOCK_SHIFT             # async proxy's in-flight counts): blocks of 256 bytes
+
+
+def mark_blocks(blk, starts, nbytes):
+    """Set the entries of ``blk`` (one per ``BLOCK`` bytes) of the blocks rows ``[start, start +
+    nbytes)`` touch."""
+    nbytes = int(nbytes)
+    if not len(starts):
+        return
+    b0, b1 = starts >> BLOCK_SHIFT, (starts + (nbytes - 1)) >> BLOCK_SHIFT
+    if nbytes > BLOCK:                  # (the last block repeated where a row spans fewer)
+        blk[np.minimum(b0[:, None] + np.arange(-(-nbytes // BLOCK) + 1), b1[:, None])] = 1
+        return
+    blk[b0] = 1
+    if (b1 != b0).any():
+        blk[b1] = 1
+
+
+def block_spans(spans) -> tuple:
+    """``bank_spans``' spans in blocks of ``BLOCK`` bytes (the blocks they touch), for the
+    per-block arrays (``span_views`` with a pitch of ``stride >> BLOCK_SHIFT``)."""
+    b, lo, hi, lined = spans
+    return b, lo >> BLOCK_SHIFT, ((hi - 1) >> BLOCK_SHIFT) + 1, lined
 
 
 def bank_spans(banks, lo, hi) -> tuple:
@@ -17,6 +42,19 @@ def bank_spans(banks, lo, hi) -> tuple:
     lined_up)``, ``lined_up`` when the merged spans are at the same offsets of consecutive banks
     (the operands of a batch of CTAs: one 2-D view, ``span_views``)."""
     b, lo, hi = np.asarray(banks, np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    key = (b.tobytes(), lo.tobytes(), hi.tobytes())      # an operand's spans come back: memoised
+    got = _SPANS.get(key)
+    if got is None:
+        if len(_SPANS) > 512:
+            _SPANS.clear()
+        got = _SPANS[key] = _bank_spans(b, lo, hi)
+    return got
+
+
+_SPANS: dict = {}
+
+
+def _bank_spans(b, lo, hi) -> tuple:
     if len(b) > 1:
         if not (b[1:] >= b[:-1]).all():
             order = np.argsort(b, kind="stable")
@@ -34,10 +72,9 @@ def span_views(arr, stride, spans) -> list:
     """The entries of ``bank_spans``' spans in a per-byte array of banked memory (``stride``
     entries per bank): one 2-D view (a row per bank) when they line up, else a view per bank."""
     b, lo, hi, lined = spans
-    if lined:
-        lo0 = int(lo[0])
-        return [as_strided(arr[int(b[0]) * stride + lo0:], shape=(len(b), int(hi[0]) - lo0),
-                           strides=(stride * arr.itemsize, arr.itemsize))]
+    if lined:                   # consecutive banks: rows of a 2-D view of their bytes
+        b0 = int(b[0])
+        return [arr[b0 * stride:(b0 + len(b)) * stride].reshape(len(b), stride)[:, int(lo[0]):int(hi[0])]]
     return [arr[int(c) * stride + int(x):int(c) * stride + int(z)] for c, x, z in zip(b, lo, hi)]
 
 

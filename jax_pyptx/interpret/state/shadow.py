@@ -1,11 +1,13 @@
-"""The sanitizer's large per-launch arrays (an output's written-byte flags, the global race
-tags), recycled from one launch to the next.
+"""The interpreter's large per-launch arrays (an output's written-byte flags, the global race
+tags; a batch's shared and local memory, their written and fence flags, the shared race
+tracker's and the async proxy's per-byte state), recycled from one launch (or batch) to the next.
 
 A multi-megabyte ``np.zeros`` is fresh memory: the operating system maps it page by page as the
 launch first writes it, and on a row kernel that costs more than the sanitizer's own work (a
 page fault per page, huge-page compaction). ``launch`` hands its arrays back when it ends
 (``recycle``) and the next launch that asks for the same size gets one back, refilled with one
-``memset``. Arrays under ``MIN_BYTES`` come from NumPy as usual; at most ``KEEP_BYTES`` wait.
+``memset`` (``filled``), or as it is when every entry is written before it is read
+(``scratch``). Arrays under ``MIN_BYTES`` come from NumPy as usual; at most ``KEEP_BYTES`` wait.
 Launches of several threads (a sharded JAX call runs one host callback per device at once)
 share the pool under a lock.
 """
@@ -42,6 +44,23 @@ def filled(n: int, dtype, value: int = 0) -> np.ndarray:
     if value == 0:
         return np.zeros(n, dt)                 # zeroed pages: nothing written until touched
     return np.full(n, value, dt)
+
+
+def scratch(n: int, dtype) -> np.ndarray:
+    """A C-order array of ``n`` elements of ``dtype`` whose contents do not matter (every
+    entry is written before it is read): recycled without a refill when one of its size waits."""
+    global _kept
+    dt = np.dtype(dtype)
+    nbytes = n * dt.itemsize
+    if nbytes >= MIN_BYTES:
+        with _lock:
+            spare = _spare.get(nbytes)
+            buf = spare.pop() if spare else None
+            if buf is not None:
+                _kept -= nbytes
+        if buf is not None:
+            return buf.view(dt)
+    return np.zeros(n, dt)
 
 
 def recycle(*arrays) -> None:

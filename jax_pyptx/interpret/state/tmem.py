@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import TensorMemoryError, UninitializedReadError
 from ...isa.fragments import TMEM_COLUMNS, TMEM_LANES
+from . import shadow
 
 
 def split(taddr):
@@ -45,14 +46,21 @@ class TensorMemory:
 
     def __init__(self, ctx):
         n = ctx.nctas
-        self.data = np.zeros((n, TMEM_LANES, TMEM_COLUMNS), np.uint32)
-        self.defined = np.zeros((n, TMEM_LANES, TMEM_COLUMNS), bool) if ctx.sanitize else None
+        cells = n * TMEM_LANES * TMEM_COLUMNS           # (recycled between batches: ``recycle``)
+        self.data = shadow.filled(cells, np.uint32).reshape(n, TMEM_LANES, TMEM_COLUMNS)
+        self.defined = shadow.filled(cells, bool).reshape(n, TMEM_LANES, TMEM_COLUMNS) if ctx.sanitize else None
         self.owner = np.full((n, TMEM_COLUMNS), -1, np.int64)      # allocation index per column
         self.last = np.full((n, TMEM_COLUMNS), -1, np.int64)       # last allocation that held it
         self.allocs: list[Allocation] = []
         self.relinquished = np.zeros(n, bool)
         self.sanitize = ctx.sanitize
+        self.ok_rects = set()     # ``_rect_ok`` keys found held (and written): until a dealloc
         ctx.at_exit.append(self.check_exit)
+
+    def recycle(self):
+        """The batch is over: the cell arrays go to the next one (``shadow``)."""
+        shadow.recycle(self.data, self.defined)
+        self.data = self.defined = None
 
     # ------------------------------------------------------------------ allocation
     def alloc(self, ctx, cta: int, ncols: int, d, g, lane) -> int:
@@ -86,6 +94,7 @@ class TensorMemory:
                             f"(this CTA holds: {have})", g, lane)
         a.freed_by = d
         self.owner[cta, col:col + ncols] = -1
+        self.ok_rects.clear()
         if self.defined is not None:
             self.defined[cta, :, col:col + ncols] = False
 
@@ -106,9 +115,10 @@ class TensorMemory:
     # ------------------------------------------------------------------ access
     def check(self, ctx, ctas, cols, what, g, lane_of=None):
         """Every (cta, column) accessed must be allocated."""
-        if np.ndim(ctas) == 0 and np.size(cols):       # fast path: one CTA, a held column range
+        if np.size(cols):           # fast path: the CTAs from the lowest to the highest hold the columns
             lo, hi = int(np.min(cols)), int(np.max(cols))
-            if 0 <= lo and hi < TMEM_COLUMNS and (self.owner[int(ctas), lo:hi + 1] >= 0).all():
+            c0, c1 = (int(ctas), int(ctas)) if np.ndim(ctas) == 0 else (int(np.min(ctas)), int(np.max(ctas)))
+            if 0 <= lo and hi < TMEM_COLUMNS and (self.owner[c0:c1 + 1, lo:hi + 1] >= 0).all():
                 return
         shape = np.broadcast_shapes(np.shape(ctas), np.shape(cols))
         ctas = np.broadcast_to(np.asarray(ctas, np.int64), shape)
@@ -133,12 +143,21 @@ class TensorMemory:
                 msg = f"{what} uses TMEM column {col}, which this CTA has not allocated (tcgen05.alloc)"
         raise ctx.error(TensorMemoryError, msg, g, lane)
 
+    def _flat(self, ctas, lanes, cols):
+        """Flat cell indices of (CTA, lane, column) (checked columns), or None when a lane lies
+        outside TMEM (indexing by the three then raises)."""
+        lanes = np.asarray(lanes)
+        if lanes.size and (int(lanes.min()) < 0 or int(lanes.max()) >= TMEM_LANES):
+            return None
+        return (np.asarray(ctas, np.int64) * TMEM_LANES + lanes) * TMEM_COLUMNS + cols
+
     def read(self, ctx, ctas, lanes, cols, what, g, lane_of=None):
         self.check(ctx, ctas, cols, what, g, lane_of)
         ctas = np.asarray(ctas, np.int64)
-        v = self.data[ctas, lanes, cols]
+        f = self._flat(ctas, lanes, cols)
+        v = self.data[ctas, lanes, cols] if f is None else self.data.reshape(-1).take(f)
         if self.defined is not None:
-            ok = self.defined[ctas, lanes, cols]
+            ok = self.defined[ctas, lanes, cols] if f is None else self.defined.reshape(-1).take(f)
             if not ok.all():
                 j = np.argwhere(~ok)[0]
                 lane = int(j[0]) if lane_of is None else lane_of(j)
@@ -151,9 +170,15 @@ class TensorMemory:
     def write(self, ctx, ctas, lanes, cols, values, what, g, lane_of=None):
         self.check(ctx, ctas, cols, what, g, lane_of)
         ctas = np.asarray(ctas, np.int64)
-        self.data[ctas, lanes, cols] = values
+        f = self._flat(ctas, lanes, cols)
+        if f is None:
+            self.data[ctas, lanes, cols] = values
+            if self.defined is not None:
+                self.defined[ctas, lanes, cols] = True
+            return
+        self.data.reshape(-1)[f] = values
         if self.defined is not None:
-            self.defined[ctas, lanes, cols] = True
+            self.defined.reshape(-1)[f] = True
 
 
 def rects(lane_of, col_of):
@@ -192,7 +217,19 @@ def rects(lane_of, col_of):
 
 
 def _rect_ok(tm, cta, lane0, col0, pieces, defined):
-    """Every cell of the rectangles is in TMEM, allocated (and written, with ``defined``)."""
+    """Every cell of the rectangles is in TMEM, allocated (and written, with ``defined``);
+    remembered until a dealloc (cells are only freed, or made unwritten, by one)."""
+    key = (cta, lane0, col0, tuple(pieces), defined)
+    if key in tm.ok_rects:
+        return True
+    if not _rect_cells_ok(tm, cta, lane0, col0, pieces, defined):
+        return False
+    if len(tm.ok_rects) < 4096:
+        tm.ok_rects.add(key)
+    return True
+
+
+def _rect_cells_ok(tm, cta, lane0, col0, pieces, defined):
     for r0, r1, c0, c1, l, c in pieces:
         la, ca = lane0 + l, col0 + c
         lb, cb = la + r1 - r0, ca + c1 - c0
