@@ -378,6 +378,9 @@ class RaceTracker:
             return
         arr = self.c_r if kind == "r" else self.c_w
         for starts, nb, warps, ep, _, _ in lst:
+            if type(starts) is int:         # a range (``record_range``)
+                self._stamp_range(kind, starts, nb, warps, ep)
+                continue
             ch = self._chunks(_rows(starts), nb)
             floor = ep << _CODE
             m = warps.astype(np.int64, copy=False) + (floor + 1)
@@ -392,8 +395,8 @@ class RaceTracker:
         one = self._one
         if one is None or self._top[kind] >= one:
             return False
-        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
-        return not any(e[4] < c1 and c0 < e[5] for e in self._lazy[kind])
+        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1        # (a deferred stamp of a past epoch never counts)
+        return not any(e[4] < c1 and c0 < e[5] and e[3] == one for e in self._lazy[kind])
 
     @staticmethod
     def _span(offs, nbytes):
@@ -417,17 +420,29 @@ class RaceTracker:
         return True
 
     def record_range(self, kind: str, bank: int, lo: int, hi: int, warp: int):
-        """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
-        self._settle(kind)
+        """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``: its
+        chunk stamps deferred as an access's are (``_defer``; an int start marks a range)."""
         b = bank * self.stride
-        ep = self.epoch[bank]
-        arr = self.c_r if kind == "r" else self.c_w
-        sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        mine = (int(ep) << _CODE) | (warp + 1)
-        arr[sl] = np.where(self._other(arr[sl], mine, int(ep) << _CODE), mine | _SEVERAL, mine)
-        self._top[kind] = max(self._top[kind], int(ep))
+        ep = int(self.epoch[bank])
+        if self._one is not None:
+            self._defer(kind, b + lo, hi - lo, warp, lo, hi)
+        else:
+            self._settle(kind)
+            self._stamp_range(kind, b + lo, hi - lo, warp, ep)
         self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
-                   np.array([warp], np.int64), np.array([ep], np.int32))
+                   np.array([warp], np.int64), ep)
+
+    def _stamp_range(self, kind: str, start: int, nb: int, warp: int, ep: int):
+        """The chunk stamps of ``kind`` of a range of ``nb`` bytes from flat byte ``start`` by
+        ``warp`` in epoch ``ep`` of its CTA (none once the CTA passed that epoch: a past epoch's
+        stamp never compares as current)."""
+        if ep < int(self.epoch[start // self.stride]):
+            return
+        arr = self.c_r if kind == "r" else self.c_w
+        sl = slice(start >> 4, ((start + nb - 1) >> 4) + 1)
+        mine = (ep << _CODE) | (warp + 1)
+        arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
+        self._top[kind] = max(self._top[kind], ep)
 
     def on_load(self, banks, offs, nbytes, warps, idx=None, span=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
