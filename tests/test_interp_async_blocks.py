@@ -52,13 +52,16 @@ def test_spans_clear_sees_copies_in_flight_through_their_blocks():
     st = AP.state(ctx)
     sl = slice(4 * B + 2 * B, 4 * B + 3 * B)                                # CTA 1, its third block
     landed = AP.track_inflight(ctx, sl, None, 1, 0)
-    assert st.blk.tolist() == [0, 0, 0, 0, 0, 0, 1, 0] and st.n_counted == 1
+    # counted (bytes and blocks) only when a check reads where the copy may write
+    assert not st.blk.any() and st.n_counted == 0
     assert AP.spans_clear(ctx, np.array([0, 1]), np.array([0, 0]), np.array([2 * B, 2 * B]))
+    assert not st.blk.any() and st.n_counted == 0
     assert not AP.spans_clear(ctx, np.array([0, 1]), np.array([B, B]), np.array([2 * B + 1] * 2))
+    assert st.blk.tolist() == [0, 0, 0, 0, 0, 0, 1, 0] and st.n_counted == 1
     idx = np.array([2, 3 * B - 1], np.int64)                                # scattered bytes of CTA 0
     landed2 = AP.track_inflight(ctx, idx, None, 0, 0)
-    assert st.blk.tolist() == [1, 1, 1, 0, 0, 0, 1, 0]                      # lowest to highest block
     assert AP.spans_clear(ctx, np.array([0]), np.array([B]), np.array([2 * B]))   # bytes clear
+    assert st.blk.tolist() == [1, 1, 1, 0, 0, 0, 1, 0]                      # lowest to highest block
     assert not AP.spans_clear(ctx, np.array([0]), np.array([0]), np.array([4]))
     landed(ctx, 1, 0)
     landed2(ctx, 0, 0)
@@ -70,3 +73,19 @@ def test_spans_clear_sees_copies_in_flight_through_their_blocks():
     assert st.blk.tolist()[:3] == [1, 0, 1] and st.n_counted == 1
     AP.cp_async_landed(ctx, t, np.array([True, True]), 0)
     assert not st.blk.any() and st.n_counted == 0
+
+
+def test_copy_that_lands_unchecked_never_touches_the_per_byte_counts():
+    ctx = _ctx()
+    st = AP.state(ctx)
+    landed = AP.track_inflight(ctx, slice(B, 2 * B), None, 0, 0)            # CTA 0, its second block
+    assert st.n_inflight == 1 and st.n_counted == 0 and len(st.uncounted) == 1
+    assert AP.spans_clear(ctx, np.array([0, 1]), np.array([2 * B] * 2), np.array([4 * B] * 2))
+    landed(ctx, 0, 0)
+    assert st.n_inflight == 0 and not st.inflight.any() and not st.blk.any()
+    # a check meeting a copy still in flight counts it, its landing uncounts it
+    landed = AP.track_inflight(ctx, slice(4 * B + B, 4 * B + B + 16), None, 1, 0)     # CTA 1
+    assert not AP.spans_clear(ctx, np.array([1]), np.array([B + 15]), np.array([B + 17]))
+    assert st.inflight[4 * B + B:4 * B + B + 17].tolist() == [1] * 16 + [0] and st.n_counted == 1
+    landed(ctx, 1, 0)
+    assert not st.inflight.any() and not st.blk.any() and st.n_counted == 0

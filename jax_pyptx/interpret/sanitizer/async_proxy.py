@@ -50,8 +50,8 @@ class _Write:
     def __init__(self, flat, d, cta, off):
         self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
         self.rows = None          # a cp.async: the row starts still in flight
-        self.counted = True       # a cp.async: its rows are in ``inflight`` (``_counts``)
-        self.span = None          # a cp.async: (lowest, end) shared offset of its rows, any CTA
+        self.counted = True       # its bytes are in ``inflight`` (``_counts``)
+        self.span = None          # (lowest, end) shared offset of its bytes, any CTA
 
 
 class _Read:
@@ -67,6 +67,7 @@ class AsyncState:
     def __init__(self, ctx):
         n = ctx.shared.data.size
         self.inflight = shadow.filled(n, np.uint16)    # async writes not yet completed, per byte
+                                                   # (those counted: ``_counts``)
         # ... per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter)
         self.blk = shadow.filled(-(-n // M.BLOCK), np.int32)
         self.n_counted = 0                         # live records counted in ``inflight``
@@ -77,7 +78,8 @@ class AsyncState:
         self.n_inflight = 0
         self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
-        self.uncounted = []                        # cp.async records not yet in ``inflight``
+        self.uncounted = []                        # copy records not yet in ``inflight``
+        self.prune_at = 64                         # ... pruned when this long (``_uncounted``)
         self.tmaps = {}                            # global address -> Decoded that modified it
 
 
@@ -226,26 +228,44 @@ def _blocks(flat):
 
 
 def _counts(st, lo=None, hi=None):
-    """``st.inflight`` with the cp.async copies in flight counted: a cp.async is only recorded
-    when issued and is added to the per-byte counts when a check first reads bytes it may write
-    (a copy that lands before any check never touches them). ``lo, hi``: the checked bytes lie
-    at shared offsets ``[lo, hi)`` (any CTA): a copy whose rows lie elsewhere (``_Write.span``)
-    cannot write them and stays uncounted. None when no byte there can be in flight."""
+    """``st.inflight`` with the copies in flight counted: a copy (a cp.async, a TMA or bulk
+    copy) is only recorded when issued and is added to the per-byte counts when a check first
+    reads bytes it may write (a copy that lands before any check never touches them). ``lo,
+    hi``: the checked bytes lie at shared offsets ``[lo, hi)`` (any CTA): a copy whose bytes lie
+    elsewhere (``_Write.span``) cannot write them and stays uncounted. None when no byte there
+    can be in flight."""
     if st.uncounted:
         keep = []
         for rec in st.uncounted:
             if rec.live and lo is not None and (rec.span[1] <= lo or hi <= rec.span[0]):
                 keep.append(rec)
                 continue
-            if rec.live and len(rec.rows):
-                _bump_rows(st, rec.rows, rec.flat.size, 1)
             if rec.live:
+                _count(st, rec)
                 st.n_counted += 1
             rec.counted = True
         st.uncounted = keep
     if lo is not None and not st.n_counted:
         return None
     return st.inflight
+
+
+def _count(st, rec):
+    """Add the bytes of a live record to ``st.inflight`` (and ``st.blk``)."""
+    if rec.rows is None:                # a TMA / bulk copy: distinct bytes, each written once
+        st.inflight[rec.flat] += 1
+        st.blk[_blocks(rec.flat)] += 1
+    elif len(rec.rows):
+        _bump_rows(st, rec.rows, rec.flat.size, 1)
+
+
+def _uncounted(st, rec):
+    """Keep a new record out of ``st.inflight`` until a check may meet it (``_counts``)."""
+    rec.counted = False
+    if len(st.uncounted) >= st.prune_at:     # pruned of landed records as it doubles
+        st.uncounted = [r for r in st.uncounted if r.live]
+        st.prune_at = max(64, 2 * len(st.uncounted))
+    st.uncounted.append(rec)
 
 
 def _counts_at(st, offs, nbytes):
@@ -263,11 +283,22 @@ def _check_flat_read(ctx, flat, what, g=None, lane=0, d=None):
         if bad.any():
             raise ctx.error(AsyncProxyError, _dirty_msg(ctx, _at(flat, int(np.argmax(bad))), what), g, lane, d)
     st = ctx.async_proxy
-    if st is not None and st.n_inflight:
-        bad = _counts(st)[flat]
+    counts = _counts(st, *_offsets(sh, flat)) if st is not None and st.n_inflight else None
+    if counts is not None:
+        bad = counts[flat]
         if bad.any():
             f = _at(flat, int(np.argmax(bad)))
             raise ctx.error(AsyncProxyError, _inflight_msg(ctx, f, f"{what} reads"), g, lane, d)
+
+
+def _offsets(sh, flat):
+    """(lowest, end) shared offset, any CTA, of a byte set (a slice within one CTA or an index
+    array)."""
+    if isinstance(flat, slice):
+        c = flat.start // sh.stride * sh.stride
+        return flat.start - c, flat.stop - c
+    o = flat % sh.stride
+    return (int(o.min()), int(o.max()) + 1) if len(o) else (0, 0)
 
 
 def fence_async(ctx, ctas):
@@ -370,20 +401,20 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
     st = state(ctx)
     fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
     rec = _Write(fb, d, int(cta), int(off))
-    st.inflight[rec.flat] += 1          # distinct bytes: a copy writes each byte once
-    st.blk[_blocks(rec.flat)] += 1
+    rec.span = _offsets(ctx.shared, fb)
+    _uncounted(st, rec)                 # counted when a check may meet it (``_counts``)
     st.writes.append(rec)
     st.n_inflight += 1
-    st.n_counted += 1
 
     def landed(ctx, cta, off, rec=rec):
         s = ctx.async_proxy
         if rec.live:
             rec.live = False
-            s.inflight[rec.flat] -= 1
-            s.blk[_blocks(rec.flat)] -= 1
+            if rec.counted:
+                s.inflight[rec.flat] -= 1
+                s.blk[_blocks(rec.flat)] -= 1
+                s.n_counted -= 1
             s.n_inflight -= 1
-            s.n_counted -= 1
             _retire(s)
     return landed
 
@@ -465,11 +496,9 @@ def track_cp_async(ctx, banks, offs, size: int, d):
     starts = np.broadcast_to(np.asarray(banks, np.int64), o.shape) * ctx.shared.stride + o
     size = int(size)
     rec = _Write(_Rows(starts, size), d, None, None)
-    rec.rows, rec.counted = starts, False
+    rec.rows = starts
     rec.span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
-    if len(st.uncounted) >= 64:
-        st.uncounted = [r for r in st.uncounted if r.live]
-    st.uncounted.append(rec)
+    _uncounted(st, rec)
     st.writes.append(rec)
     st.n_inflight += 1
     return starts, rec
