@@ -160,6 +160,22 @@ def test_writing_tcgen05_ld_registers_before_wait_ld_warns():
     assert aux[0] == 5                             # in program order, as the scoreboard orders it
 
 
+
+def test_tcgen05_ld_registers_are_tracked_one_by_one():
+    # the registers of one tcgen05.ld share their bookkeeping until one is touched: touching %d1
+    # early leaves %d0 tracked (a second warning), and reads after the wait are clean
+    pre = ZERO_ALL + "\n  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%d0, %d1}, [%r7];\n" \
+                     "  add.u32 %r11, %d1, 1;\n  add.u32 %r12, %d0, 2;\n  add.u32 %r13, %d1, 3;\n" \
+                     "  tcgen05.wait::ld.sync.aligned;\n  add.u32 %r11, %r11, %r12;\n" \
+                     "  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%d0, %d1}, [%r7];\n  tcgen05.wait::ld.sync.aligned;\n" \
+                     "  add.u32 %r11, %r11, %d0;\n  st.global.u32 [%aux], %r11;"
+    aux = np.full(16, 7, np.uint32)
+    with pytest.warns(SanitizerWarning) as rec:
+        run_tc(tc_kernel(pre=pre, dump=32), dump=32, aux=aux)
+    msgs = [str(r.message) for r in rec]
+    assert len(msgs) == 2 and "reads register %d1 before" in msgs[0] and "reads register %d0 before" in msgs[1]
+    assert aux[0] == 3
+
 # ----------------------------------------------------------------------------- ld / st shapes
 def st_expect(shape, num, base_off=0, split=0):
     """TMEM (128 lanes x 256 cols) after every thread stores tid*1000 + register with

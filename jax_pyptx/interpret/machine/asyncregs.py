@@ -14,6 +14,8 @@ hardware's register scoreboard does: a later instruction that touches the regist
 the load, so reading it before ``tcgen05.wait::ld`` (LLVM schedules Triton's Blackwell code this
 way) gives the loaded values. The sanitizer still tracks the registers until the wait, and a
 touch before it is a ``SanitizerWarning`` (``AsyncHazardError`` under ``sanitize="strict"``).
+The registers of one such load (``set_all``) share one tag array until one of them is set,
+touched or retired apart (``tshare``).
 
 A register group that an operation always writes whole (a wgmma accumulator) keeps its pending
 values as one *tile block* (``tile_set`` / ``tile_read``): the matrix itself, ``rows`` x
@@ -48,6 +50,8 @@ class AsyncWrites:
         self.rgroup = {}      # tuple of keys -> the rtag array they share (reading_all)
         self.blocks = {}      # tuple of keys -> _Block (module doc)
         self.member = {}      # key -> the tuple of keys of its block
+        self.tgroup = {}      # tuple of keys -> the tag array they share (set_all, early domains)
+        self.tshare = {}      # key -> the tuple of keys whose tag array it shares
         self.sanitize = ctx.sanitize
 
     # ------------------------------------------------------------------ issue
@@ -161,6 +165,8 @@ class AsyncWrites:
                 return
             if hook is not None:
                 ctx.rhooks[key] = hook
+            if key in self.tshare:
+                self._unshare(self.tshare[key])
             t = self.tag.get(key)
             if t is None:
                 t = self.tag[key] = np.full(self.N, -1, np.int64)
@@ -177,6 +183,42 @@ class AsyncWrites:
         self.src[key] = d
         if self.sanitize:
             ctx.rhooks[key] = self.hook
+
+    def set_all(self, ctx, keys, g, values, tag, d):
+        """``set`` of each register of the tuple ``keys`` to ``values`` (n, len(keys)) in an
+        early domain: registers loaded together share one tag array while nothing sets or
+        retires them apart (``tshare``)."""
+        if not (self.early and self.sanitize):
+            for j, k in enumerate(keys):
+                self.set(ctx, k, g, values[:, j], tag, d)
+            return
+        tg, rh = self.tag, ctx.rhooks
+        t = self.tgroup.get(keys)
+        if t is None or any(tg.get(k) is not t for k in keys):
+            if any(k in tg for k in keys):      # some pending apart: one by one
+                for j, k in enumerate(keys):
+                    self.set(ctx, k, g, values[:, j], tag, d)
+                return
+            t = self.tgroup[keys] = np.full(self.N, -1, np.int64)
+            tg.update(dict.fromkeys(keys, t))
+            self.tshare.update(dict.fromkeys(keys, keys))
+        regs = ctx.prog.regs
+        for j, k in enumerate(keys):
+            rh.pop(k, None)
+            info = regs[k]
+            v = values[:, j]
+            ctx.write(k, g, np.asarray(v).astype(info.sdt, copy=False) if info.bits != 1 else v)
+        t[g.idx] = tag
+        self.src.update(dict.fromkeys(keys, d))
+        rh.update(dict.fromkeys(keys, self.hook))
+
+    def _unshare(self, keys):
+        """The registers ``keys`` stop sharing their tag array: each gets its own copy."""
+        t = self.tgroup.pop(keys)
+        for k in keys:
+            del self.tshare[k]
+            if self.tag.get(k) is t:
+                self.tag[k] = t.copy()
 
     def reading(self, ctx, key, g, tag, d):
         """An in-flight operation (tag) reads ``key``: writing it before retirement is a hazard."""
@@ -232,22 +274,7 @@ class AsyncWrites:
                 for key in keys:
                     del self.member[key], self.tag[key]
                     self.src.pop(key, None)
-        for key in list(self.tag):
-            if key in self.member:
-                continue
-            t = self.tag[key]
-            m = due(t)
-            if not m.any():
-                continue
-            sel = idx[m]
-            ctx.rhooks.pop(key, None)
-            if not self.early:
-                ctx.write(key, Group(sel, 0, self.N), self.vals[key][sel])
-            t[sel] = -1
-            if not (t >= 0).any():
-                del self.tag[key]
-                self.vals.pop(key, None)
-                self.src.pop(key, None)
+        self._retire_regs(ctx, due)
         self._retire_reads(due)
         hook, rh = self.hook, ctx.rhooks
         for key in [k for k, h in rh.items() if h == hook and k not in self.tag and k not in self.rtag]:
@@ -255,6 +282,40 @@ class AsyncWrites:
         if self.sanitize:
             rh.update(dict.fromkeys(self.tag, hook))
             rh.update(dict.fromkeys(self.rtag, hook))
+
+    def _retire_regs(self, ctx, due):
+        """Deliver the values ``due`` selects of the registers outside blocks (a tag array
+        shared by registers, ``set_all``, looked at once)."""
+        idx = due.idx
+        sels = {}                                   # id(tag array) -> (array, slots due or None)
+        for key in [k for k in self.tag if k not in self.member]:
+            t = self.tag[key]
+            got = sels.get(id(t))
+            if got is None:
+                m = due(t)
+                got = sels[id(t)] = (t, idx[m] if m.any() else None)
+            sel = got[1]
+            if sel is None:
+                continue
+            ctx.rhooks.pop(key, None)
+            if not self.early:
+                ctx.write(key, Group(sel, 0, self.N), self.vals[key][sel])
+        gone = set()
+        for i, (t, sel) in sels.items():
+            if sel is not None:
+                t[sel] = -1
+                if not (t >= 0).any():
+                    gone.add(i)
+        if not gone:
+            return
+        for key in [k for k in self.tag if k not in self.member and id(self.tag[k]) in gone]:
+            del self.tag[key]
+            self.vals.pop(key, None)
+            self.src.pop(key, None)
+            keys = self.tshare.get(key)
+            if keys is not None and self.tgroup.get(keys) is not None:
+                del self.tgroup[keys]
+            self.tshare.pop(key, None)
 
     def _retire_reads(self, due):
         """Clear the read tags ``due`` selects (a tag array shared by registers, once)."""
@@ -305,6 +366,8 @@ class AsyncWrites:
                  f"retires the {self.name}{_where(src)} that writes it (the ISA requires the wait; the "
                  f"hardware's scoreboard gives the loaded value, so the run goes on with it)",
                  g, int(np.argmax(busy)))
+        if key in self.tshare:
+            self._unshare(self.tshare[key])
         t = self.tag[key]
         t[g.idx[busy]] = -1
         if not (t >= 0).any():

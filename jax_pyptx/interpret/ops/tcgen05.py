@@ -210,7 +210,7 @@ def _cells(ctx, g, getaddr, shape, frag, split_off, what):
 @register("tcgen05.ld")
 def _ld(prog, d, ins, scope, dec):
     shape, num, pack, regs, getaddr, split_off, frag = _ld_st_setup(prog, ins, scope, dec, True)
-    keys = [prog.reg(o.name, scope).key for o in regs]
+    keys = tuple(prog.reg(o.name, scope).key for o in regs)
     if len(keys) != frag.shape[1]:
         raise InterpreterError(f"tcgen05.ld .{shape}.x{num} takes {frag.shape[1]} registers, got {len(keys)}")
     what = f"tcgen05.ld.{shape}.x{num}"
@@ -225,9 +225,7 @@ def _ld(prog, d, ins, scope, dec):
             v = lo | (hi << np.uint32(16))
         else:
             v = tm.read(ctx, ctas, lanes, cols, what, g)
-        st = _ld_state(ctx)
-        for j, k in enumerate(keys):
-            st.set(ctx, k, g, v[:, j], 0, d)
+        _ld_state(ctx).set_all(ctx, keys, g, v, 0, d)
     d.fn = ld
 
 
