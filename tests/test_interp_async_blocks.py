@@ -89,3 +89,16 @@ def test_copy_that_lands_unchecked_never_touches_the_per_byte_counts():
     assert st.inflight[4 * B + B:4 * B + B + 17].tolist() == [1] * 16 + [0] and st.n_counted == 1
     landed(ctx, 1, 0)
     assert not st.inflight.any() and not st.blk.any() and st.n_counted == 0
+
+
+def test_fence_drops_its_ctas_unmarked_rows_and_keeps_the_others():
+    ctx = _ctx()
+    sh = ctx.shared
+    sh.mark_written(np.array([0, 1, 1]), np.array([8, 2 * B, 3 * B + 4], np.uint64), 4)    # not marked yet
+    AP.fence_async(ctx, [1])
+    assert np.flatnonzero(sh.dirty).tolist() == [8, 9, 10, 11]                   # CTA 0's row only
+    assert sh.dirty_blk.tolist() == [1, 0, 0, 0, 0, 0, 0, 0] and sh.dirty_bank.tolist() == [True, False]
+    sh.mark_written(np.array([1]), np.array([B + 1], np.uint64), 2)
+    assert sh.dirty[4 * B + B + 1:4 * B + B + 3].tolist() == [1, 1]              # marked, then cleared
+    AP.fence_async(ctx, [0, 1])
+    assert not sh.dirty.any() and not sh.dirty_blk.any() and not sh.dirty_bank.any()

@@ -301,19 +301,50 @@ def _offsets(sh, flat):
     return (int(o.min()), int(o.max()) + 1) if len(o) else (0, 0)
 
 
+def _drop_marks(sh, ctas):
+    """Forget the rows of the CTAs ``ctas`` in the backlog of generic-store marks
+    (``BankedSpace.dirty``): a fence would clear them as soon as they were made."""
+    keep, n = [], 0
+    fenced = np.zeros(sh.nbanks, bool)
+    fenced[ctas] = True
+    for banks, offs, nbytes in sh._dpend:
+        b = np.broadcast_to(np.asarray(banks), np.shape(offs))
+        m = ~fenced[b]
+        if m.all():
+            keep.append((banks, offs, nbytes))
+        elif m.any():
+            keep.append((b[m], offs[m], nbytes))
+        else:
+            continue
+        n += int(m.sum())
+    sh._dpend[:] = keep
+    sh._dpend_rows = n
+
+
 def fence_async(ctx, ctas):
     """fence.proxy.async by threads of the batch CTAs ``ctas``: the generic writes of those CTAs
     so far are visible to the async proxy."""
     sh = ctx.shared
+    ctas = np.unique(np.asarray(ctas, np.int64))
+    if getattr(sh, "_dpend", None):                 # (before ``dirty`` marks them)
+        _drop_marks(sh, ctas[sh.dirty_bank[ctas]])    # their marks would be cleared at once
     if sh.dirty is None:
         return
-    for c in np.unique(np.asarray(ctas, np.int64)):
-        if sh.dirty_bank[int(c)]:           # (else no byte of the CTA is marked)
-            sh.dirty[int(c) * sh.stride:(int(c) + 1) * sh.stride] = 0
-            if getattr(sh, "dirty_blk", None) is not None:
+    for c in ctas:
+        c = int(c)
+        if sh.dirty_bank[c]:                # (else no byte of the CTA is marked)
+            dirty, blk = sh.dirty, getattr(sh, "dirty_blk", None)
+            if blk is None:
+                dirty[c * sh.stride:(c + 1) * sh.stride] = 0
+            else:                           # only the blocks that may hold marked bytes
                 p = sh.stride >> M.BLOCK_SHIFT
-                sh.dirty_blk[int(c) * p:(int(c) + 1) * p] = 0
-            sh.dirty_bank[int(c)] = False
+                nz = np.flatnonzero(blk[c * p:(c + 1) * p])
+                if 4 * len(nz) < p:
+                    dirty.reshape(-1, M.BLOCK)[c * p + nz] = 0
+                else:
+                    dirty[c * sh.stride:(c + 1) * sh.stride] = 0
+                blk[c * p:(c + 1) * p] = 0
+            sh.dirty_bank[c] = False
 
 
 # ----------------------------------------------------------------------------- race tracking
