@@ -12,6 +12,7 @@ import pytest
 from jax_pyptx.errors import RaceError, UninitializedReadError, UnwrittenOutputError
 from jax_pyptx.interpret.sanitizer import async_proxy as AP
 from jax_pyptx.interpret.state import memory as M
+from jax_pyptx.interpret.sanitizer import lane_tags
 from jax_pyptx.interpret.sanitizer import smem_races as S
 from jax_pyptx.interpret.sanitizer.global_races import _Elems
 from jax_pyptx.interpret.sanitizer.smem_races import RaceFault, RaceTracker
@@ -154,6 +155,33 @@ def _u(*xs):
 
 def _i(*xs):
     return np.array(xs, np.int64)
+
+
+def test_lane_tags_kept_per_word_spread_and_fold_back():
+    # one warp (batch warp 0): lanes' tags live one per 4-byte word until a byte
+    # store splits a word (MIXED, kept byte by byte); the split word still reports the lane
+    # that stored its byte, and bytes of one lane that agree again fold back into one tag
+    t = RaceTracker(1, 64, np.zeros(64, np.uint8))
+    gw, nw = _i(0), 1
+    t.intra_store(_i(0), _u(16), 8, gw, _i(3), nw)                  # 2 words, one row item
+    assert t.w_tag.b is None and (t.w_tag.w[4:6] > 0).all() and t.w_tag.w[4] == t.w_tag.w[5]
+    t.intra_store(_i(0), _u(17), 1, gw, _i(3), nw)                  # same lane: no race, and
+    assert t.w_tag.w[4] == t.w_tag.w[5]                             # the word still agrees
+    t.warp_synced(gw)
+    t.intra_store(_i(0), _u(18), 1, gw, _i(5), nw)
+    assert t.w_tag.w[4] == lane_tags.MIXED and t.w_tag.w[5] != lane_tags.MIXED
+    with pytest.raises(RaceFault) as e:
+        t.intra_load(_i(0), _u(16), 4, gw, _i(3), nw)               # byte 18: lane 5's
+    assert (e.value.lane, e.value.address) == (0, 18)
+    assert "that lane 5 of the same warp stored" in e.value.detail
+    for b in range(32, 36):                                         # one lane, byte by byte
+        t.intra_store(_i(0), _u(b), 1, gw, _i(7), nw)
+    assert t.w_tag.w[8] != lane_tags.MIXED                          # folded back
+    t.intra_store(_i(0), _u(32), 4, gw, _i(7), nw)
+    with pytest.raises(RaceFault) as e:
+        t.intra_store(_i(0), _u(32), 4, gw, _i(2), nw)
+    assert (e.value.lane, e.value.address) == (0, 32)
+    assert "that lane 7 of the same warp also stored" in e.value.detail
 
 
 def test_race_on_the_chunk_path_names_warp_lane_and_address():

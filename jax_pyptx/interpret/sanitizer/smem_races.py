@@ -24,7 +24,7 @@ a *sync interval* id that changes whenever the warp executes ``bar.warp.sync`` o
 collective (``shfl`` / ``vote`` / ``match`` / ``redux`` / ``elect``: ``warp_synced``) and
 whenever its CTA passes a barrier (``advance``); every byte remembers the lane and interval of
 its last store, and the interval of the last warp that read it with the lane that read it (or
-"several lanes").
+"several lanes"), these tags kept one per 4-byte word while its four bytes agree (``lane_tags``).
 Then, within one interval of one warp, a load of a byte another lane stored is a
 read-after-write race, a store to a byte another lane loaded a write-after-read race, and a
 store to a byte another lane stored a write-write race (a ``SanitizerWarning`` when both store
@@ -65,6 +65,7 @@ import numpy as np
 
 from ..state import memory as M
 from ..state import shadow
+from .lane_tags import BYTES, LaneTags
 
 
 class RaceFault(M.MemoryFault):
@@ -103,7 +104,9 @@ class RaceTracker:
         """The batch is over: its most used arrays go to the next one (``shadow``)."""
         shadow.recycle(self.c_w, self.c_r, self._scratch, self._bscratch)
         if self.iv is not None:
-            shadow.recycle(self.w_tag, self.r_tag)
+            for t in (self.w_tag, self.r_tag):
+                if t is not None:
+                    t.recycle()
 
     def advance(self, banks):
         """The CTAs ``banks`` passed a synchronization point."""
@@ -136,15 +139,17 @@ class RaceTracker:
 
     def _renew(self, gw):
         if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
-            self.w_tag.fill(0)
+            self.w_tag.clear()
             if self.r_tag is not None:
-                self.r_tag.fill(0)
+                self.r_tag.clear()
             self._iv_next = len(self.iv) + 1
             self.iv[:] = np.arange(1, len(self.iv) + 1)
         self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
         self._iv_next += len(gw)
         self.iv_st[gw] = False
         self.iv_ld[gw] = False
+        self._st_any = bool(self.iv_st.any())
+        self._ld_any = bool(self.iv_ld.any())
 
     def _intra_state(self, nwarps):
         if self.iv is None:
@@ -152,98 +157,121 @@ class RaceTracker:
             # interval ids count from 1: a tag of 0 (zeroed pages) is no access
             self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
             self._iv_next = nwarps + 1
-            self.w_tag = shadow.filled(n, np.int32)         # per byte: interval * 32 + lane of its last store
+            self.w_tag = LaneTags(n)                        # per byte: interval * 32 + lane of its last store
             self.r_tag = None                               # interval * 64 + lane of its readers (MULTI:
                                                             # several; made by the first intra_load)
             self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
             self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
+            self._st_any = self._ld_any = False             # iv_st.any(), iv_ld.any()
 
-    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None):
+    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None):
         """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
-        (``_bytes``) when the caller has them."""
+        (``_bytes``) when the caller has them, ``starts``: their flat first bytes."""
         self._intra_state(nwarps)
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride).get()
         iv = self.iv[gwarps]
-        lanes = lanes.astype(np.int32)
-        if self.iv_st[gwarps].any():
-            wt = M.take_rows(self.w_tag, starts, nbytes)
-            bad = ((wt >> 5) == iv[:, None]) & ((wt & 31) != lanes[:, None])
-        else:
-            bad = None
-        if bad is not None and bad.any():
-            lane, k = np.argwhere(bad)[0]
-            addr = int(offs[lane]) + int(k)
-            raise RaceFault("race", int(lane), addr,
-                            f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of the "
-                            f"same warp stored since the warp last synchronized: {_MISSING_WARP} between the "
-                            f"store and this load", "shared")
-        mine = np.repeat(iv * 64 + lanes, nbytes)          # this warp's interval and the reading lane
+        lanes = lanes.astype(np.int32, copy=False)
+        lay = LaneTags.layout(starts, nbytes)
+        whole = lay != BYTES
+        if self._st_any and self.iv_st[gwarps].any():
+            wt, u = self.w_tag.take(starts, nbytes, lay)
+            # same interval, another lane: tags agree above the lane bits, not in them
+            bad = _per_unit(iv * 32 + lanes, wt.shape[1]) ^ wt
+            bad = bad.view(np.uint32) - np.uint32(1) < 31
+            if bad.any():
+                lane, k = np.argwhere(bad)[0]
+                addr = int(offs[lane]) + int(k) * u
+                raise RaceFault("race", int(lane), addr,
+                                f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of "
+                                f"the same warp stored since the warp last synchronized: {_MISSING_WARP} between "
+                                f"the store and this load", "shared")
         if self.r_tag is None:
-            self.r_tag = shadow.filled(len(self.w_tag), np.int32)
-        if self.iv_ld[gwarps].any():
-            old = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
-            other = ((old >> 6) == (mine >> 6)) & (old != mine)  # another lane read it in this interval
+            self.r_tag = LaneTags(len(self.wwarp))
+        rt = self.r_tag
+        if self._ld_any and self.iv_ld[gwarps].any():
+            old, u = rt.take(starts, nbytes, lay)
+            mine = _per_unit(iv * 64 + lanes, old.shape[1])  # this warp's interval and the reading lane
+            other = ((old ^ mine) < 64) & (old != mine)   # another lane read it in this interval
             tag = np.where(other, (mine & ~63) | _MULTI, mine)
         else:
-            tag = mine
-        M.put_rows(self.r_tag, starts, nbytes, tag.reshape(-1, nbytes))
+            u = 4 if whole else 1
+            tag = mine = _per_unit(iv * 64 + lanes, nbytes // u)
+        rt.put(starts, nbytes, u, tag, lay)
         self.iv_ld[gwarps] = True
-        now = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
-        dup = ((now >> 6) == (mine >> 6)) & (now != tag)     # lanes of this warp in this instruction
+        self._ld_any = True
+        arr, at = rt.at(starts, nbytes, u)
+        now = arr[at]
+        dup = ((now ^ mine) < 64) & (now != tag)          # lanes of this warp in this instruction
         if dup.any():
-            flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
-            self.r_tag[flat[dup]] = (mine[dup] & ~63) | _MULTI
+            arr[at[dup]] = (mine[dup] & ~63) | _MULTI
+        if u == 1:
+            rt.promote(starts, nbytes)
 
-    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None):
-        """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``."""
+    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None):
+        """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
+        ``idx`` and ``starts`` as for ``intra_load``."""
         self._intra_state(nwarps)
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
-        iv = self.iv[gwarps][:, None]
-        lanes = lanes.astype(np.int32)[:, None]
-        if self.iv_ld[gwarps].any():
-            rt = M.take_rows(self.r_tag, starts, nbytes)
-            war = ((rt >> 6) == iv) & ((rt & 63) != lanes)
-        else:
-            war = None
-        if war is not None and war.any():
-            lane, k = np.argwhere(war)[0]
-            addr = int(offs[lane]) + int(k)
-            r = int(rt[lane, k]) & 63
-            who = "other lanes" if r == _MULTI else f"lane {r}"
-            raise RaceFault("race", int(lane), addr,
-                            f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
-                            f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
-                            f"this store", "shared")
-        if self.iv_st[gwarps].any():
-            wt = M.take_rows(self.w_tag, starts, nbytes)
-            bad = ((wt >> 5) == iv) & ((wt & 31) != lanes)
-        else:
-            bad = None
-        if bad is not None and bad.any():
-            if idx is None:
-                idx = self._bytes(banks, offs, nbytes)
-            new = self._new_bytes(vals, idx.shape)
-            diff = bad if new is None else bad & (self.data[idx] != new)
-            lane, k = np.argwhere(diff if diff.any() else bad)[0]
-            addr = int(offs[lane]) + int(k)
-            other = int(wt[lane, k]) & 31
-            if not diff.any():
-                f = RaceFault("race", int(lane), addr,
-                              f"it stores to shared address {addr:#x}{{where}} the value that lane {other} of the "
-                              f"same warp also stored since the warp last synchronized: a data race by the PTX "
-                              f"memory model, but every order leaves the same bytes ({_MISSING_WARP} between "
-                              f"the two stores, or let one lane write it)", "shared")
-                if self.warn is None:
-                    raise f
-                self.warn(f, int(gwarps[lane]) % (nwarps // len(self.epoch)), int(banks[lane]))
-            else:
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride).get()
+        iv = self.iv[gwarps]
+        lanes = lanes.astype(np.int32, copy=False)
+        lay = LaneTags.layout(starts, nbytes)
+        whole = lay != BYTES
+        if self._ld_any and self.iv_ld[gwarps].any():
+            rt, u = self.r_tag.take(starts, nbytes, lay)
+            war = _per_unit(iv * 64 + lanes, rt.shape[1]) ^ rt
+            war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
+            if war.any():
+                lane, k = np.argwhere(war)[0]
+                addr = int(offs[lane]) + int(k) * u
+                r = int(rt[lane, k]) & 63
+                who = "other lanes" if r == _MULTI else f"lane {r}"
                 raise RaceFault("race", int(lane), addr,
-                                f"it stores to shared address {addr:#x}{{where}} that lane {other} of the same "
-                                f"warp also stored since the warp last synchronized, a different value: which "
-                                f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
-                                f"let one lane write it)", "shared")
-        M.put_rows(self.w_tag, starts, nbytes, iv * 32 + lanes)
+                                f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
+                                f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
+                                f"this store", "shared")
+        row = iv * 32 + lanes                              # this warp's interval and the storing lane
+        pu = 4 if whole else 1
+        mine = _per_unit(row, nbytes // pu)
+        if self._st_any and self.iv_st[gwarps].any():
+            wt, u = self.w_tag.take(starts, nbytes, lay)
+            bad = (wt ^ (mine if u == pu else _per_unit(row, nbytes))).view(np.uint32) - np.uint32(1) < 31
+            if bad.any():
+                if u != 1:
+                    wt, bad = np.repeat(wt, u, axis=1), np.repeat(bad, u, axis=1)
+                self._intra_ww(banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad)
+        self.w_tag.put(starts, nbytes, pu, mine, lay)          # whole words: each word's bytes get one tag
+        if pu == 1:
+            self.w_tag.promote(starts, nbytes)
         self.iv_st[gwarps] = True
+        self._st_any = True
+
+    def _intra_ww(self, banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad):
+        """Report lanes of one warp storing bytes (``bad``, per byte) another lane stored in the
+        warp's interval (``wt``: their tags): a warning where every such byte gets its value again."""
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
+        new = self._new_bytes(vals, idx.shape)
+        diff = bad if new is None else bad & (self.data[idx] != new)
+        lane, k = np.argwhere(diff if diff.any() else bad)[0]
+        addr = int(offs[lane]) + int(k)
+        other = int(wt[lane, k]) & 31
+        if not diff.any():
+            f = RaceFault("race", int(lane), addr,
+                          f"it stores to shared address {addr:#x}{{where}} the value that lane {other} of the "
+                          f"same warp also stored since the warp last synchronized: a data race by the PTX "
+                          f"memory model, but every order leaves the same bytes ({_MISSING_WARP} between "
+                          f"the two stores, or let one lane write it)", "shared")
+            if self.warn is None:
+                raise f
+            self.warn(f, int(gwarps[lane]) % (nwarps // len(self.epoch)), int(banks[lane]))
+            return
+        raise RaceFault("race", int(lane), addr,
+                        f"it stores to shared address {addr:#x}{{where}} that lane {other} of the same "
+                        f"warp also stored since the warp last synchronized, a different value: which "
+                        f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
+                        f"let one lane write it)", "shared")
 
     def _bytes(self, banks, offs, nbytes):
         base = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
@@ -635,6 +663,15 @@ class _Starts:
 def _rows(starts):
     """The array of a ``_Starts`` (or the array itself)."""
     return starts.get() if type(starts) is _Starts else starts
+
+
+def _per_unit(tags, k):
+    """Row tags ``tags`` (n,) repeated over ``k`` units of each row: (n, k) int32, contiguous."""
+    if k == 1:
+        return tags.reshape(-1, 1)
+    if k == 2:      # one multiply: the 64-bit row holds the tag twice
+        return (tags.view(np.uint32).astype(np.uint64) * np.uint64(0x100000001)).view(np.int32).reshape(-1, 2)
+    return np.repeat(tags, k).reshape(-1, k)
 
 
 _CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
