@@ -378,7 +378,8 @@ class RaceTracker:
 
     def _stamp(self, arr, ch, mine, floor, hit=None):
         """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
-        when the caller has it."""
+        when the caller has it. Returns False when no two rows of different warps share a
+        chunk (True when they may)."""
         if hit is None:
             hit = self._other(arr[ch], mine, floor)
         new = np.where(hit, mine | _SEVERAL, mine)
@@ -386,6 +387,8 @@ class RaceTracker:
         mixed = arr[ch] != new          # another row of this access, of another warp, in the chunk
         if mixed.any():
             arr[ch[mixed]] |= _SEVERAL
+            return True
+        return bool(hit.any())          # rows of two warps meeting where both were hit agree
 
     # ------------------------------------------------------------------ deferred chunk stamps
     def _defer(self, kind, starts, nbytes, warps, lo, hi):
@@ -518,14 +521,17 @@ class RaceTracker:
         if ww:
             self._settle("w")
             idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor)
-        if len(warps) > 1 and warps.min() != warps.max():
-            self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
-        if self._one is not None:
-            self._defer("w", starts, nbytes, warps, lo, hi)
-        else:
+        several = len(warps) > 1 and warps.min() != warps.max()
+        if ww or self._one is None:
+            # stamped now (the check read them anyway): rows of two warps that share a byte
+            # share a chunk, and a shared chunk shows as mixed (``_stamp``)
             self._settle("w")
-            self._stamp(self.c_w, ch, stamp, floor, whit)
+            several = self._stamp(self.c_w, ch, stamp, floor, whit) and several
             self._top["w"] = max(self._top["w"], int(self.epoch.max()))
+        else:
+            self._defer("w", starts, nbytes, warps, lo, hi)
+        if several:
+            self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
 
     def _check_war(self, banks, offs, nbytes, warps, idx, ch, stamp, floor):
