@@ -46,13 +46,15 @@ in it; only then are the pending rows of that kind applied to the per-byte array
 (``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
 byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
 are dropped (their state could never be compared equal again). While every CTA is in one epoch
-the chunk stamps themselves are deferred too (``_defer``): an access only notes the shared
-offsets it spans, and the stamps are applied, in issue order, when a later access or range check
-reads chunks where one may lie; a barrier of every CTA drops them unapplied (a past epoch's stamp
-never compares as current). A pipelined GEMM that loads one stage while copies land in another
-never applies one. Lanes of one instruction
-storing the same bytes are found per row when the rows are aligned to their size (equal starts),
-else byte by byte.
+the chunk stamps themselves are deferred too (``_defer``; a copy's range, ``record_range``, as
+one row): an access only notes the shared offsets it spans, and the stamps are applied, in issue
+order, when a later access or range check reads chunks where one may lie; stamps of an epoch
+every CTA has left are dropped unapplied (a past epoch's stamp never compares as current). A
+pipelined GEMM that loads one stage while copies land in another never applies one. A store
+whose chunks are checked anyway stamps them at once, and lanes of different warps storing the
+same bytes in one instruction are looked for only where that shows rows of two warps in one
+chunk (or where the stamps were deferred): per row when the rows are aligned to their size
+(equal starts), else byte by byte.
 
 Distributed shared memory: an access of another CTA of the cluster (through a
 ``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
@@ -395,8 +397,9 @@ class RaceTracker:
         """Record the chunk stamps of an access of the current epoch (``_one``) at shared
         offsets ``[lo, hi)`` of its CTAs without applying them: they are applied, in issue
         order, only when an access or a range reads the chunk stamps of that kind where a
-        deferred one may lie (``_clear``), and dropped when every CTA passes a barrier
-        (``advance_all``: stamps of a past epoch never compare as current)."""
+        deferred one may lie (``_clear``), and dropped once every CTA has passed a barrier
+        since (``advance_all``, ``_clear``, ``_settle``: stamps of a past epoch never compare
+        as current)."""
         lst = self._lazy[kind]
         lst.append((starts, int(nbytes), warps, self._one, lo >> 4, ((hi - 1) >> 4) + 1))
         if len(lst) > _LAZY_LIMIT:
@@ -408,12 +411,19 @@ class RaceTracker:
         if not lst:
             return
         arr = self.c_r if kind == "r" else self.c_w
+        low = self._one if self._one is not None else int(self.epoch.min())
         for starts, nb, warps, ep, _, _ in lst:
+            if ep < low:                # of a past epoch of every CTA: never current again
+                continue
+            self._top[kind] = max(self._top[kind], ep)
+            if len(starts) == 1:        # one row (a copy's range): a slice of chunks
+                s0 = int(_rows(starts)[0])
+                self._stamp_range(arr, s0, s0 + nb, ep, int(warps[0]))
+                continue
             ch = self._chunks(_rows(starts), nb)
             floor = ep << _CODE
             m = warps.astype(np.int64, copy=False) + (floor + 1)
             self._stamp(arr, ch, m if ch.ndim == 1 else m[:, None], floor)
-            self._top[kind] = max(self._top[kind], ep)
         lst.clear()
 
     def _clear(self, kind, lo, hi) -> bool:
@@ -423,8 +433,14 @@ class RaceTracker:
         one = self._one
         if one is None or self._top[kind] >= one:
             return False
+        lst = self._lazy[kind]
+        if lst and lst[0][3] < one:     # stamps of a past epoch of every CTA (issue order: the
+            k = 1                       # first ones) are never current again: dropped
+            while k < len(lst) and lst[k][3] < one:
+                k += 1
+            del lst[:k]
         c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
-        return not any(e[4] < c1 and c0 < e[5] for e in self._lazy[kind])
+        return not any(e[4] < c1 and c0 < e[5] for e in lst)
 
     @staticmethod
     def _span(offs, nbytes):
@@ -449,16 +465,24 @@ class RaceTracker:
 
     def record_range(self, kind: str, bank: int, lo: int, hi: int, warp: int):
         """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
-        self._settle(kind)
         b = bank * self.stride
-        ep = self.epoch[bank]
-        arr = self.c_r if kind == "r" else self.c_w
-        sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        mine = (int(ep) << _CODE) | (warp + 1)
-        arr[sl] = np.where(self._other(arr[sl], mine, int(ep) << _CODE), mine | _SEVERAL, mine)
-        self._top[kind] = max(self._top[kind], int(ep))
-        self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
-                   np.array([warp], np.int64), np.array([ep], np.int32))
+        starts, warps = np.array([b + lo], np.int64), np.array([warp], np.int64)
+        lst = self._pl if kind == "r" else self._ps
+        if self._one is not None:
+            self._defer(kind, starts, hi - lo, warps, lo, hi)
+            self._pend(lst, starts, hi - lo, warps, self._one)
+            return
+        self._settle(kind)
+        ep = int(self.epoch[bank])
+        self._stamp_range(self.c_r if kind == "r" else self.c_w, b + lo, b + hi, ep, warp)
+        self._top[kind] = max(self._top[kind], ep)
+        self._pend(lst, starts, hi - lo, warps, np.array([ep], np.int32))
+
+    def _stamp_range(self, arr, lo, hi, ep, warp):
+        """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep``."""
+        sl = slice(lo >> 4, ((hi - 1) >> 4) + 1)
+        mine = (ep << _CODE) | (warp + 1)
+        arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
 
     def on_load(self, banks, offs, nbytes, warps, idx=None, span=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
