@@ -484,24 +484,25 @@ class RaceTracker:
         mine = (ep << _CODE) | (warp + 1)
         arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
 
-    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None):
+    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
         another warp in the current epoch; record the load (``span``: (lowest, end) offset of
-        the accesses when the caller has it)."""
+        the accesses, ``starts``: their flat first bytes, when the caller has them)."""
         if not len(offs):
             return
-        starts = _Starts(banks, offs, self.stride)      # made when a check or a flush needs them
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride)  # made when a check or a flush needs them
         lo, hi = self._span(offs, nbytes) if span is None else span
         if not self._clear("w", lo, hi):
             self._settle("w")
-            ch = self._chunks(starts.get(), nbytes)
+            ch = self._chunks(_rows(starts), nbytes)
             mine, floor = self._stamps(banks, warps, ch)
             self._check_raw(banks, offs, nbytes, warps, idx, ch, mine, floor)
         if self._one is not None:
             self._defer("r", starts, nbytes, warps, lo, hi)
         else:
             self._settle("r")
-            ch = self._chunks(starts.get(), nbytes)
+            ch = self._chunks(_rows(starts), nbytes)
             mine, floor = self._stamps(banks, warps, ch)
             self._stamp(self.c_r, ch, mine, floor)
             self._top["r"] = max(self._top["r"], int(self.epoch.max()))
@@ -527,13 +528,15 @@ class RaceTracker:
                             f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                             f"between the store and this load", "shared")
 
-    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
+    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
-        (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
+        (None: every write-write race is an error); ``idx``: the bytes, ``span`` and ``starts``
+        as for ``on_load``, when the caller has them."""
         if not len(offs):
             return
-        starts = _Starts(banks, offs, self.stride).get()
-        lo, hi = self._span(offs, nbytes)
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride).get()
+        lo, hi = self._span(offs, nbytes) if span is None else span
         war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
         whit = ch = None
         if war or ww or self._one is None:
