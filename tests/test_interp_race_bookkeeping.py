@@ -122,7 +122,7 @@ def test_random_programs_agree_with_pending_rows_compacted(seed, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("lazy_limit", [64, 2])
+@pytest.mark.parametrize("lazy_limit", [1024, 64, 2])
 def test_random_programs_with_deferred_chunk_stamps_agree(seed, lazy_limit, monkeypatch):
     # every CTA in one epoch throughout: chunk stamps are deferred (RaceTracker._defer) and
     # applied only where a check reads them, or every few accesses
@@ -147,6 +147,30 @@ def test_deferred_load_stamps_applied_only_when_a_store_meets_them():
     t.advance_all()
     assert not t._lazy["r"] and not t._lazy["w"]
     t.on_store(_i(0), _u(128), 16, _i(0))
+
+
+def test_deferred_stamps_dropped_once_every_cta_left_their_epoch():
+    # CTAs pass barriers one at a time (mbarrier phases): the stamps deferred before are
+    # dropped unapplied once every CTA is past their epoch, and the ones deferred since (over
+    # the same chunks) still find the race
+    t = RaceTracker(2, 256)
+    t.on_store(_i(0), _u(0), 16, _i(0))
+    t.record_range("w", 0, 0, 64, 2)                      # a copy's range: one deferred row
+    t.advance([0])
+    assert t._one is None
+    t.advance([1])
+    assert t._one == 2 and len(t._lazy["w"]) == 2
+    t.record_range("w", 0, 0, 64, 3)                      # deferred after them
+    t.on_load(_i(1), _u(128), 8, _i(1))                   # drops the first two only
+    assert len(t._lazy["w"]) == 1 and not t.c_w.any()
+    with pytest.raises(RaceFault) as e:
+        t.on_load(_i(0), _u(16), 8, _i(1))
+    assert "that warp 3 of this CTA stored since the last barrier" in e.value.detail
+    t.on_store(_i(1), _u(0), 16, _i(0))
+    t.advance([0])
+    t.advance([1])
+    t.on_load(_i(1), _u(0), 8, _i(1))                     # all of a past epoch: all dropped
+    assert not t._lazy["w"] and not t._cover["w"].any()
 
 
 def _u(*xs):

@@ -93,7 +93,9 @@ class RaceTracker:
         self.c_w = shadow.filled(n // 16, np.int64)        # (recycled: ``recycle``)
         self.c_r = shadow.filled(n // 16, np.int64)
         self._pl = []                               # pending loads, stores (module doc)
-        self._lazy = {"r": [], "w": []}             # chunk stamps not applied yet (``_defer``)
+        self._lazy = {"r": [], "w": []}             # chunk stamps not applied yet (``_defer``),
+        self._cover = {}                            # per chunk of a CTA: how many of them lie there,
+        self._lazy_rows = {"r": 0, "w": 0}          # their rows
         self._top = {"r": 0, "w": 0}                # latest epoch of a stamp applied to c_r / c_w
         self._ps = []
         self._npend = 0                             # rows pending in both
@@ -126,8 +128,7 @@ class RaceTracker:
             self._one += 1
         self._pl.clear()                # every pending row is of a past epoch now
         self._ps.clear()
-        self._lazy["r"].clear()         # ... and every deferred chunk stamp (``_defer``)
-        self._lazy["w"].clear()
+        self._drop()                    # ... and every deferred chunk stamp (``_defer``)
         self._npend = 0
         if self.iv is not None:
             self._renew(np.arange(len(self.iv)))
@@ -401,8 +402,14 @@ class RaceTracker:
         since (``advance_all``, ``_clear``, ``_settle``: stamps of a past epoch never compare
         as current)."""
         lst = self._lazy[kind]
-        lst.append((starts, int(nbytes), warps, self._one, lo >> 4, ((hi - 1) >> 4) + 1))
-        if len(lst) > _LAZY_LIMIT:
+        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
+        lst.append((starts, int(nbytes), warps, self._one, c0, c1))
+        cover = self._cover.get(kind)
+        if cover is None:
+            cover = self._cover[kind] = np.zeros((self.stride >> 4) + 1, np.int32)
+        cover[c0:c1] += 1
+        self._lazy_rows[kind] += len(starts)
+        if len(lst) > _LAZY_LIMIT or self._lazy_rows[kind] > _LAZY_ROWS:
             self._settle(kind)
 
     def _settle(self, kind):
@@ -424,7 +431,7 @@ class RaceTracker:
             floor = ep << _CODE
             m = warps.astype(np.int64, copy=False) + (floor + 1)
             self._stamp(arr, ch, m if ch.ndim == 1 else m[:, None], floor)
-        lst.clear()
+        self._drop(kind)
 
     def _clear(self, kind, lo, hi) -> bool:
         """Whether no chunk at shared offsets ``[lo, hi)`` (of any CTA) can hold a stamp of
@@ -434,13 +441,28 @@ class RaceTracker:
         if one is None or self._top[kind] >= one:
             return False
         lst = self._lazy[kind]
-        if lst and lst[0][3] < one:     # stamps of a past epoch of every CTA (issue order: the
-            k = 1                       # first ones) are never current again: dropped
-            while k < len(lst) and lst[k][3] < one:
+        if not lst:
+            return True
+        if lst[-1][3] < one:            # all of a past epoch of every CTA: dropped
+            self._drop(kind)
+            return True
+        if lst[0][3] < one:             # the first ones (issue order) are: never current again
+            k, cover = 1, self._cover[kind]
+            while lst[k][3] < one:
                 k += 1
+            for e in lst[:k]:
+                cover[e[4]:e[5]] -= 1
+                self._lazy_rows[kind] -= len(e[0])
             del lst[:k]
-        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
-        return not any(e[4] < c1 and c0 < e[5] for e in lst)
+        return not self._cover[kind][lo >> 4:((hi - 1) >> 4) + 1].any()
+
+    def _drop(self, kind=None):
+        """Forget the deferred chunk stamps (of ``kind``; None: both)."""
+        for k in ("r", "w") if kind is None else (kind,):
+            if self._lazy[k]:
+                self._lazy[k].clear()
+                self._cover[k][:] = 0
+                self._lazy_rows[k] = 0
 
     @staticmethod
     def _span(offs, nbytes):
@@ -710,7 +732,8 @@ def _per_unit(tags, k):
 _CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
 _SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
-_LAZY_LIMIT = 64                         # deferred chunk stamps of a kind applied beyond this many
+_LAZY_LIMIT = 1024                       # deferred chunk stamps of a kind applied beyond this many
+_LAZY_ROWS = 1 << 16                     # ... or beyond this many rows
 _IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
 _MULTI = 32                              # read tag lane field: several lanes read the byte
 _MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "
