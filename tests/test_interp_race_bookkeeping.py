@@ -12,6 +12,7 @@ import pytest
 from jax_pyptx.errors import RaceError, UninitializedReadError, UnwrittenOutputError
 from jax_pyptx.interpret.sanitizer import async_proxy as AP
 from jax_pyptx.interpret.state import memory as M
+from jax_pyptx.interpret.sanitizer import lane_tags
 from jax_pyptx.interpret.sanitizer import smem_races as S
 from jax_pyptx.interpret.sanitizer.global_races import _Elems
 from jax_pyptx.interpret.sanitizer.smem_races import RaceFault, RaceTracker
@@ -121,7 +122,7 @@ def test_random_programs_agree_with_pending_rows_compacted(seed, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("lazy_limit", [64, 2])
+@pytest.mark.parametrize("lazy_limit", [1024, 64, 2])
 def test_random_programs_with_deferred_chunk_stamps_agree(seed, lazy_limit, monkeypatch):
     # every CTA in one epoch throughout: chunk stamps are deferred (RaceTracker._defer) and
     # applied only where a check reads them, or every few accesses
@@ -148,12 +149,63 @@ def test_deferred_load_stamps_applied_only_when_a_store_meets_them():
     t.on_store(_i(0), _u(128), 16, _i(0))
 
 
+def test_deferred_stamps_dropped_once_every_cta_left_their_epoch():
+    # CTAs pass barriers one at a time (mbarrier phases): the stamps deferred before are
+    # dropped unapplied once every CTA is past their epoch, and the ones deferred since (over
+    # the same chunks) still find the race
+    t = RaceTracker(2, 256)
+    t.on_store(_i(0), _u(0), 16, _i(0))
+    t.record_range("w", 0, 0, 64, 2)                      # a copy's range: one deferred row
+    t.advance([0])
+    assert t._one is None
+    t.advance([1])
+    assert t._one == 2 and len(t._lazy["w"]) == 2
+    t.record_range("w", 0, 0, 64, 3)                      # deferred after them
+    t.on_load(_i(1), _u(128), 8, _i(1))                   # drops the first two only
+    assert len(t._lazy["w"]) == 1 and not t.c_w.any()
+    with pytest.raises(RaceFault) as e:
+        t.on_load(_i(0), _u(16), 8, _i(1))
+    assert "that warp 3 of this CTA stored since the last barrier" in e.value.detail
+    t.on_store(_i(1), _u(0), 16, _i(0))
+    t.advance([0])
+    t.advance([1])
+    t.on_load(_i(1), _u(0), 8, _i(1))                     # all of a past epoch: all dropped
+    assert not t._lazy["w"] and not t._cover["w"].any()
+
+
 def _u(*xs):
     return np.array(xs, np.uint64)
 
 
 def _i(*xs):
     return np.array(xs, np.int64)
+
+
+def test_lane_tags_kept_per_word_spread_and_fold_back():
+    # one warp (batch warp 0): lanes' tags live one per 4-byte word until a byte
+    # store splits a word (MIXED, kept byte by byte); the split word still reports the lane
+    # that stored its byte, and bytes of one lane that agree again fold back into one tag
+    t = RaceTracker(1, 64, np.zeros(64, np.uint8))
+    gw, nw = _i(0), 1
+    t.intra_store(_i(0), _u(16), 8, gw, _i(3), nw)                  # 2 words, one row item
+    assert t.w_tag.b is None and (t.w_tag.w[4:6] > 0).all() and t.w_tag.w[4] == t.w_tag.w[5]
+    t.intra_store(_i(0), _u(17), 1, gw, _i(3), nw)                  # same lane: no race, and
+    assert t.w_tag.w[4] == t.w_tag.w[5]                             # the word still agrees
+    t.warp_synced(gw)
+    t.intra_store(_i(0), _u(18), 1, gw, _i(5), nw)
+    assert t.w_tag.w[4] == lane_tags.MIXED and t.w_tag.w[5] != lane_tags.MIXED
+    with pytest.raises(RaceFault) as e:
+        t.intra_load(_i(0), _u(16), 4, gw, _i(3), nw)               # byte 18: lane 5's
+    assert (e.value.lane, e.value.address) == (0, 18)
+    assert "that lane 5 of the same warp stored" in e.value.detail
+    for b in range(32, 36):                                         # one lane, byte by byte
+        t.intra_store(_i(0), _u(b), 1, gw, _i(7), nw)
+    assert t.w_tag.w[8] != lane_tags.MIXED                          # folded back
+    t.intra_store(_i(0), _u(32), 4, gw, _i(7), nw)
+    with pytest.raises(RaceFault) as e:
+        t.intra_store(_i(0), _u(32), 4, gw, _i(2), nw)
+    assert (e.value.lane, e.value.address) == (0, 32)
+    assert "that lane 7 of the same warp also stored" in e.value.detail
 
 
 def test_race_on_the_chunk_path_names_warp_lane_and_address():

@@ -74,11 +74,11 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True, span=None):
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         if ctx.async_proxy is not None:
             on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
+        checked = None
         if race and warps is not None:
-            _race(ctx, g, banks, offs, np.dtype(dt).itemsize * count, warps)
-        warps = None                                   # checked
+            checked = _race(ctx, g, banks, offs, np.dtype(dt).itemsize * count, warps)
         try:
-            return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, warps=warps)
+            return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, span=checked)
         except M.MemoryFault as f:
             if f.kind == "uninitialized":
                 f.detail += _pending_hint(ctx, g, f)
@@ -115,9 +115,10 @@ def space_store(ctx, g, space, addrs, vals, race=True, span=None):
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
         if ctx.async_proxy is not None:
             on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
+        checked = None
         if race and warps is not None:
-            _race(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1], warps, vals)
-        return ctx.shared.store(banks, offs, vals)          # race: checked above
+            checked = _race(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1], warps, vals)
+        return ctx.shared.store(banks, offs, vals, span=checked)       # race: checked above
     if space in ("local", "plocal"):
         if ctx.stack_sp is not None:
             stack.check_access(ctx, g, addrs, vals.dtype.itemsize * vals.shape[1])
@@ -134,33 +135,39 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
     """The sanitizer's race checks of an ``ld`` / ``st`` of shared memory, between warps
     (``RaceTracker.on_load`` / ``on_store``) and between lanes of one warp (``intra_load`` /
     ``intra_store``, for accesses of the executing CTA's own shared memory; the bytes accessed
-    are spread out only where a check needs them). Bounds and alignment are checked first."""
+    are spread out only where a check needs them). Bounds and alignment are checked first, and
+    the accesses' flat first bytes made once for every check. Returns the (lowest, end) offset
+    of the accesses (their bounds checked: ``memory.Space.load`` / ``store`` ``span``)."""
     race = ctx.shared.race
-    pos = idx = None
+    pos = None
     try:
-        ctx.shared._check(offs, nbytes)
+        span = ctx.shared.check_span(offs, nbytes) if nbytes & (nbytes - 1) == 0 else None
+        if span is None:
+            ctx.shared._check(offs, nbytes)
+        starts = ctx.shared.flat(banks, offs)
         if vals is None:
-            race.on_load(banks, offs, nbytes, warps, idx=idx)
+            race.on_load(banks, offs, nbytes, warps, span=span, starts=starts)
         else:
-            race.on_store(banks, offs, nbytes, warps, vals, idx=idx)
+            race.on_store(banks, offs, nbytes, warps, vals, span=span, starts=starts)
         slots = g.idx
         if len(warps) and warps.max() >= 32:         # distributed shared memory: not one warp's
             keep = np.nonzero(warps < 32)[0]
             if not len(keep):
-                return
-            banks, offs, slots = banks[keep], offs[keep], slots[keep]
+                return span
+            banks, offs, slots, starts = banks[keep], offs[keep], slots[keep], starts[keep]
             vals = None if vals is None else vals[keep]
             pos = keep
         if vals is None:
-            race.intra_load(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, idx=idx)
+            race.intra_load(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, starts=starts)
         else:
-            race.intra_store(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, vals, idx=idx)
+            race.intra_store(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, vals, starts=starts)
     except M.MemoryFault as f:
         where = ctx.shared.describe_offset(f.address)
         f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
         if pos is not None:                          # an index into the CTA's own accesses
             f.lane = int(pos[f.lane])
         raise
+    return span
 
 
 def classify(addrs):

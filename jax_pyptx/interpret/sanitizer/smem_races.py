@@ -24,7 +24,7 @@ a *sync interval* id that changes whenever the warp executes ``bar.warp.sync`` o
 collective (``shfl`` / ``vote`` / ``match`` / ``redux`` / ``elect``: ``warp_synced``) and
 whenever its CTA passes a barrier (``advance``); every byte remembers the lane and interval of
 its last store, and the interval of the last warp that read it with the lane that read it (or
-"several lanes").
+"several lanes"), these tags kept one per 4-byte word while its four bytes agree (``lane_tags``).
 Then, within one interval of one warp, a load of a byte another lane stored is a
 read-after-write race, a store to a byte another lane loaded a write-after-read race, and a
 store to a byte another lane stored a write-write race (a ``SanitizerWarning`` when both store
@@ -46,13 +46,15 @@ in it; only then are the pending rows of that kind applied to the per-byte array
 (``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
 byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
 are dropped (their state could never be compared equal again). While every CTA is in one epoch
-the chunk stamps themselves are deferred too (``_defer``): an access only notes the shared
-offsets it spans, and the stamps are applied, in issue order, when a later access or range check
-reads chunks where one may lie; a barrier of every CTA drops them unapplied (a past epoch's stamp
-never compares as current). A pipelined GEMM that loads one stage while copies land in another
-never applies one. Lanes of one instruction
-storing the same bytes are found per row when the rows are aligned to their size (equal starts),
-else byte by byte.
+the chunk stamps themselves are deferred too (``_defer``; a copy's range, ``record_range``, as
+one row): an access only notes the shared offsets it spans, and the stamps are applied, in issue
+order, when a later access or range check reads chunks where one may lie; stamps of an epoch
+every CTA has left are dropped unapplied (a past epoch's stamp never compares as current). A
+pipelined GEMM that loads one stage while copies land in another never applies one. A store
+whose chunks are checked anyway stamps them at once, and lanes of different warps storing the
+same bytes in one instruction are looked for only where that shows rows of two warps in one
+chunk (or where the stamps were deferred): per row when the rows are aligned to their size
+(equal starts), else byte by byte.
 
 Distributed shared memory: an access of another CTA of the cluster (through a
 ``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
@@ -65,6 +67,7 @@ import numpy as np
 
 from ..state import memory as M
 from ..state import shadow
+from .lane_tags import BYTES, LaneTags
 
 
 class RaceFault(M.MemoryFault):
@@ -90,7 +93,9 @@ class RaceTracker:
         self.c_w = shadow.filled(n // 16, np.int64)        # (recycled: ``recycle``)
         self.c_r = shadow.filled(n // 16, np.int64)
         self._pl = []                               # pending loads, stores (module doc)
-        self._lazy = {"r": [], "w": []}             # chunk stamps not applied yet (``_defer``)
+        self._lazy = {"r": [], "w": []}             # chunk stamps not applied yet (``_defer``),
+        self._cover = {}                            # per chunk of a CTA: how many of them lie there,
+        self._lazy_rows = {"r": 0, "w": 0}          # their rows
         self._top = {"r": 0, "w": 0}                # latest epoch of a stamp applied to c_r / c_w
         self._ps = []
         self._npend = 0                             # rows pending in both
@@ -103,7 +108,9 @@ class RaceTracker:
         """The batch is over: its most used arrays go to the next one (``shadow``)."""
         shadow.recycle(self.c_w, self.c_r, self._scratch, self._bscratch)
         if self.iv is not None:
-            shadow.recycle(self.w_tag, self.r_tag)
+            for t in (self.w_tag, self.r_tag):
+                if t is not None:
+                    t.recycle()
 
     def advance(self, banks):
         """The CTAs ``banks`` passed a synchronization point."""
@@ -121,8 +128,7 @@ class RaceTracker:
             self._one += 1
         self._pl.clear()                # every pending row is of a past epoch now
         self._ps.clear()
-        self._lazy["r"].clear()         # ... and every deferred chunk stamp (``_defer``)
-        self._lazy["w"].clear()
+        self._drop()                    # ... and every deferred chunk stamp (``_defer``)
         self._npend = 0
         if self.iv is not None:
             self._renew(np.arange(len(self.iv)))
@@ -136,15 +142,17 @@ class RaceTracker:
 
     def _renew(self, gw):
         if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
-            self.w_tag.fill(0)
+            self.w_tag.clear()
             if self.r_tag is not None:
-                self.r_tag.fill(0)
+                self.r_tag.clear()
             self._iv_next = len(self.iv) + 1
             self.iv[:] = np.arange(1, len(self.iv) + 1)
         self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
         self._iv_next += len(gw)
         self.iv_st[gw] = False
         self.iv_ld[gw] = False
+        self._st_any = bool(self.iv_st.any())
+        self._ld_any = bool(self.iv_ld.any())
 
     def _intra_state(self, nwarps):
         if self.iv is None:
@@ -152,98 +160,121 @@ class RaceTracker:
             # interval ids count from 1: a tag of 0 (zeroed pages) is no access
             self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
             self._iv_next = nwarps + 1
-            self.w_tag = shadow.filled(n, np.int32)         # per byte: interval * 32 + lane of its last store
+            self.w_tag = LaneTags(n)                        # per byte: interval * 32 + lane of its last store
             self.r_tag = None                               # interval * 64 + lane of its readers (MULTI:
                                                             # several; made by the first intra_load)
             self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
             self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
+            self._st_any = self._ld_any = False             # iv_st.any(), iv_ld.any()
 
-    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None):
+    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None):
         """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
-        (``_bytes``) when the caller has them."""
+        (``_bytes``) when the caller has them, ``starts``: their flat first bytes."""
         self._intra_state(nwarps)
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride).get()
         iv = self.iv[gwarps]
-        lanes = lanes.astype(np.int32)
-        if self.iv_st[gwarps].any():
-            wt = M.take_rows(self.w_tag, starts, nbytes)
-            bad = ((wt >> 5) == iv[:, None]) & ((wt & 31) != lanes[:, None])
-        else:
-            bad = None
-        if bad is not None and bad.any():
-            lane, k = np.argwhere(bad)[0]
-            addr = int(offs[lane]) + int(k)
-            raise RaceFault("race", int(lane), addr,
-                            f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of the "
-                            f"same warp stored since the warp last synchronized: {_MISSING_WARP} between the "
-                            f"store and this load", "shared")
-        mine = np.repeat(iv * 64 + lanes, nbytes)          # this warp's interval and the reading lane
+        lanes = lanes.astype(np.int32, copy=False)
+        lay = LaneTags.layout(starts, nbytes)
+        whole = lay != BYTES
+        if self._st_any and self.iv_st[gwarps].any():
+            wt, u = self.w_tag.take(starts, nbytes, lay)
+            # same interval, another lane: tags agree above the lane bits, not in them
+            bad = _per_unit(iv * 32 + lanes, wt.shape[1]) ^ wt
+            bad = bad.view(np.uint32) - np.uint32(1) < 31
+            if bad.any():
+                lane, k = np.argwhere(bad)[0]
+                addr = int(offs[lane]) + int(k) * u
+                raise RaceFault("race", int(lane), addr,
+                                f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of "
+                                f"the same warp stored since the warp last synchronized: {_MISSING_WARP} between "
+                                f"the store and this load", "shared")
         if self.r_tag is None:
-            self.r_tag = shadow.filled(len(self.w_tag), np.int32)
-        if self.iv_ld[gwarps].any():
-            old = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
-            other = ((old >> 6) == (mine >> 6)) & (old != mine)  # another lane read it in this interval
+            self.r_tag = LaneTags(len(self.wwarp))
+        rt = self.r_tag
+        if self._ld_any and self.iv_ld[gwarps].any():
+            old, u = rt.take(starts, nbytes, lay)
+            mine = _per_unit(iv * 64 + lanes, old.shape[1])  # this warp's interval and the reading lane
+            other = ((old ^ mine) < 64) & (old != mine)   # another lane read it in this interval
             tag = np.where(other, (mine & ~63) | _MULTI, mine)
         else:
-            tag = mine
-        M.put_rows(self.r_tag, starts, nbytes, tag.reshape(-1, nbytes))
+            u = 4 if whole else 1
+            tag = mine = _per_unit(iv * 64 + lanes, nbytes // u)
+        rt.put(starts, nbytes, u, tag, lay)
         self.iv_ld[gwarps] = True
-        now = M.take_rows(self.r_tag, starts, nbytes).reshape(-1)
-        dup = ((now >> 6) == (mine >> 6)) & (now != tag)     # lanes of this warp in this instruction
+        self._ld_any = True
+        arr, at = rt.at(starts, nbytes, u)
+        now = arr[at]
+        dup = ((now ^ mine) < 64) & (now != tag)          # lanes of this warp in this instruction
         if dup.any():
-            flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
-            self.r_tag[flat[dup]] = (mine[dup] & ~63) | _MULTI
+            arr[at[dup]] = (mine[dup] & ~63) | _MULTI
+        if u == 1:
+            rt.promote(starts, nbytes)
 
-    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None):
-        """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``."""
+    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None):
+        """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
+        ``idx`` and ``starts`` as for ``intra_load``."""
         self._intra_state(nwarps)
-        starts = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
-        iv = self.iv[gwarps][:, None]
-        lanes = lanes.astype(np.int32)[:, None]
-        if self.iv_ld[gwarps].any():
-            rt = M.take_rows(self.r_tag, starts, nbytes)
-            war = ((rt >> 6) == iv) & ((rt & 63) != lanes)
-        else:
-            war = None
-        if war is not None and war.any():
-            lane, k = np.argwhere(war)[0]
-            addr = int(offs[lane]) + int(k)
-            r = int(rt[lane, k]) & 63
-            who = "other lanes" if r == _MULTI else f"lane {r}"
-            raise RaceFault("race", int(lane), addr,
-                            f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
-                            f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
-                            f"this store", "shared")
-        if self.iv_st[gwarps].any():
-            wt = M.take_rows(self.w_tag, starts, nbytes)
-            bad = ((wt >> 5) == iv) & ((wt & 31) != lanes)
-        else:
-            bad = None
-        if bad is not None and bad.any():
-            if idx is None:
-                idx = self._bytes(banks, offs, nbytes)
-            new = self._new_bytes(vals, idx.shape)
-            diff = bad if new is None else bad & (self.data[idx] != new)
-            lane, k = np.argwhere(diff if diff.any() else bad)[0]
-            addr = int(offs[lane]) + int(k)
-            other = int(wt[lane, k]) & 31
-            if not diff.any():
-                f = RaceFault("race", int(lane), addr,
-                              f"it stores to shared address {addr:#x}{{where}} the value that lane {other} of the "
-                              f"same warp also stored since the warp last synchronized: a data race by the PTX "
-                              f"memory model, but every order leaves the same bytes ({_MISSING_WARP} between "
-                              f"the two stores, or let one lane write it)", "shared")
-                if self.warn is None:
-                    raise f
-                self.warn(f, int(gwarps[lane]) % (nwarps // len(self.epoch)), int(banks[lane]))
-            else:
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride).get()
+        iv = self.iv[gwarps]
+        lanes = lanes.astype(np.int32, copy=False)
+        lay = LaneTags.layout(starts, nbytes)
+        whole = lay != BYTES
+        if self._ld_any and self.iv_ld[gwarps].any():
+            rt, u = self.r_tag.take(starts, nbytes, lay)
+            war = _per_unit(iv * 64 + lanes, rt.shape[1]) ^ rt
+            war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
+            if war.any():
+                lane, k = np.argwhere(war)[0]
+                addr = int(offs[lane]) + int(k) * u
+                r = int(rt[lane, k]) & 63
+                who = "other lanes" if r == _MULTI else f"lane {r}"
                 raise RaceFault("race", int(lane), addr,
-                                f"it stores to shared address {addr:#x}{{where}} that lane {other} of the same "
-                                f"warp also stored since the warp last synchronized, a different value: which "
-                                f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
-                                f"let one lane write it)", "shared")
-        M.put_rows(self.w_tag, starts, nbytes, iv * 32 + lanes)
+                                f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
+                                f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
+                                f"this store", "shared")
+        row = iv * 32 + lanes                              # this warp's interval and the storing lane
+        pu = 4 if whole else 1
+        mine = _per_unit(row, nbytes // pu)
+        if self._st_any and self.iv_st[gwarps].any():
+            wt, u = self.w_tag.take(starts, nbytes, lay)
+            bad = (wt ^ (mine if u == pu else _per_unit(row, nbytes))).view(np.uint32) - np.uint32(1) < 31
+            if bad.any():
+                if u != 1:
+                    wt, bad = np.repeat(wt, u, axis=1), np.repeat(bad, u, axis=1)
+                self._intra_ww(banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad)
+        self.w_tag.put(starts, nbytes, pu, mine, lay)          # whole words: each word's bytes get one tag
+        if pu == 1:
+            self.w_tag.promote(starts, nbytes)
         self.iv_st[gwarps] = True
+        self._st_any = True
+
+    def _intra_ww(self, banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad):
+        """Report lanes of one warp storing bytes (``bad``, per byte) another lane stored in the
+        warp's interval (``wt``: their tags): a warning where every such byte gets its value again."""
+        if idx is None:
+            idx = self._bytes(banks, offs, nbytes)
+        new = self._new_bytes(vals, idx.shape)
+        diff = bad if new is None else bad & (self.data[idx] != new)
+        lane, k = np.argwhere(diff if diff.any() else bad)[0]
+        addr = int(offs[lane]) + int(k)
+        other = int(wt[lane, k]) & 31
+        if not diff.any():
+            f = RaceFault("race", int(lane), addr,
+                          f"it stores to shared address {addr:#x}{{where}} the value that lane {other} of the "
+                          f"same warp also stored since the warp last synchronized: a data race by the PTX "
+                          f"memory model, but every order leaves the same bytes ({_MISSING_WARP} between "
+                          f"the two stores, or let one lane write it)", "shared")
+            if self.warn is None:
+                raise f
+            self.warn(f, int(gwarps[lane]) % (nwarps // len(self.epoch)), int(banks[lane]))
+            return
+        raise RaceFault("race", int(lane), addr,
+                        f"it stores to shared address {addr:#x}{{where}} that lane {other} of the same "
+                        f"warp also stored since the warp last synchronized, a different value: which "
+                        f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
+                        f"let one lane write it)", "shared")
 
     def _bytes(self, banks, offs, nbytes):
         base = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
@@ -350,7 +381,8 @@ class RaceTracker:
 
     def _stamp(self, arr, ch, mine, floor, hit=None):
         """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
-        when the caller has it."""
+        when the caller has it. Returns False when no two rows of different warps share a
+        chunk (True when they may)."""
         if hit is None:
             hit = self._other(arr[ch], mine, floor)
         new = np.where(hit, mine | _SEVERAL, mine)
@@ -358,17 +390,26 @@ class RaceTracker:
         mixed = arr[ch] != new          # another row of this access, of another warp, in the chunk
         if mixed.any():
             arr[ch[mixed]] |= _SEVERAL
+            return True
+        return bool(hit.any())          # rows of two warps meeting where both were hit agree
 
     # ------------------------------------------------------------------ deferred chunk stamps
     def _defer(self, kind, starts, nbytes, warps, lo, hi):
         """Record the chunk stamps of an access of the current epoch (``_one``) at shared
         offsets ``[lo, hi)`` of its CTAs without applying them: they are applied, in issue
         order, only when an access or a range reads the chunk stamps of that kind where a
-        deferred one may lie (``_clear``), and dropped when every CTA passes a barrier
-        (``advance_all``: stamps of a past epoch never compare as current)."""
+        deferred one may lie (``_clear``), and dropped once every CTA has passed a barrier
+        since (``advance_all``, ``_clear``, ``_settle``: stamps of a past epoch never compare
+        as current)."""
         lst = self._lazy[kind]
-        lst.append((starts, int(nbytes), warps, self._one, lo >> 4, ((hi - 1) >> 4) + 1))
-        if len(lst) > _LAZY_LIMIT:
+        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
+        lst.append((starts, int(nbytes), warps, self._one, c0, c1))
+        cover = self._cover.get(kind)
+        if cover is None:
+            cover = self._cover[kind] = np.zeros((self.stride >> 4) + 1, np.int32)
+        cover[c0:c1] += 1
+        self._lazy_rows[kind] += len(starts)
+        if len(lst) > _LAZY_LIMIT or self._lazy_rows[kind] > _LAZY_ROWS:
             self._settle(kind)
 
     def _settle(self, kind):
@@ -377,16 +418,20 @@ class RaceTracker:
         if not lst:
             return
         arr = self.c_r if kind == "r" else self.c_w
+        low = self._one if self._one is not None else int(self.epoch.min())
         for starts, nb, warps, ep, _, _ in lst:
-            if type(starts) is int:         # a range (``record_range``)
-                self._stamp_range(kind, starts, nb, warps, ep)
+            if ep < low:                # of a past epoch of every CTA: never current again
+                continue
+            self._top[kind] = max(self._top[kind], ep)
+            if len(starts) == 1:        # one row (a copy's range): a slice of chunks
+                s0 = int(_rows(starts)[0])
+                self._stamp_range(arr, s0, s0 + nb, ep, int(warps[0]))
                 continue
             ch = self._chunks(_rows(starts), nb)
             floor = ep << _CODE
             m = warps.astype(np.int64, copy=False) + (floor + 1)
             self._stamp(arr, ch, m if ch.ndim == 1 else m[:, None], floor)
-            self._top[kind] = max(self._top[kind], ep)
-        lst.clear()
+        self._drop(kind)
 
     def _clear(self, kind, lo, hi) -> bool:
         """Whether no chunk at shared offsets ``[lo, hi)`` (of any CTA) can hold a stamp of
@@ -395,8 +440,29 @@ class RaceTracker:
         one = self._one
         if one is None or self._top[kind] >= one:
             return False
-        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1        # (a deferred stamp of a past epoch never counts)
-        return not any(e[4] < c1 and c0 < e[5] and e[3] == one for e in self._lazy[kind])
+        lst = self._lazy[kind]
+        if not lst:
+            return True
+        if lst[-1][3] < one:            # all of a past epoch of every CTA: dropped
+            self._drop(kind)
+            return True
+        if lst[0][3] < one:             # the first ones (issue order) are: never current again
+            k, cover = 1, self._cover[kind]
+            while lst[k][3] < one:
+                k += 1
+            for e in lst[:k]:
+                cover[e[4]:e[5]] -= 1
+                self._lazy_rows[kind] -= len(e[0])
+            del lst[:k]
+        return not self._cover[kind][lo >> 4:((hi - 1) >> 4) + 1].any()
+
+    def _drop(self, kind=None):
+        """Forget the deferred chunk stamps (of ``kind``; None: both)."""
+        for k in ("r", "w") if kind is None else (kind,):
+            if self._lazy[k]:
+                self._lazy[k].clear()
+                self._cover[k][:] = 0
+                self._lazy_rows[k] = 0
 
     @staticmethod
     def _span(offs, nbytes):
@@ -420,48 +486,45 @@ class RaceTracker:
         return True
 
     def record_range(self, kind: str, bank: int, lo: int, hi: int, warp: int):
-        """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``: its
-        chunk stamps deferred as an access's are (``_defer``; an int start marks a range)."""
+        """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
         b = bank * self.stride
-        ep = int(self.epoch[bank])
+        starts, warps = np.array([b + lo], np.int64), np.array([warp], np.int64)
+        lst = self._pl if kind == "r" else self._ps
         if self._one is not None:
-            self._defer(kind, b + lo, hi - lo, warp, lo, hi)
-        else:
-            self._settle(kind)
-            self._stamp_range(kind, b + lo, hi - lo, warp, ep)
-        self._pend(self._pl if kind == "r" else self._ps, np.array([b + lo], np.int64), hi - lo,
-                   np.array([warp], np.int64), ep)
-
-    def _stamp_range(self, kind: str, start: int, nb: int, warp: int, ep: int):
-        """The chunk stamps of ``kind`` of a range of ``nb`` bytes from flat byte ``start`` by
-        ``warp`` in epoch ``ep`` of its CTA (none once the CTA passed that epoch: a past epoch's
-        stamp never compares as current)."""
-        if ep < int(self.epoch[start // self.stride]):
+            self._defer(kind, starts, hi - lo, warps, lo, hi)
+            self._pend(lst, starts, hi - lo, warps, self._one)
             return
-        arr = self.c_r if kind == "r" else self.c_w
-        sl = slice(start >> 4, ((start + nb - 1) >> 4) + 1)
+        self._settle(kind)
+        ep = int(self.epoch[bank])
+        self._stamp_range(self.c_r if kind == "r" else self.c_w, b + lo, b + hi, ep, warp)
+        self._top[kind] = max(self._top[kind], ep)
+        self._pend(lst, starts, hi - lo, warps, np.array([ep], np.int32))
+
+    def _stamp_range(self, arr, lo, hi, ep, warp):
+        """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep``."""
+        sl = slice(lo >> 4, ((hi - 1) >> 4) + 1)
         mine = (ep << _CODE) | (warp + 1)
         arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
-        self._top[kind] = max(self._top[kind], ep)
 
-    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None):
+    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
         another warp in the current epoch; record the load (``span``: (lowest, end) offset of
-        the accesses when the caller has it)."""
+        the accesses, ``starts``: their flat first bytes, when the caller has them)."""
         if not len(offs):
             return
-        starts = _Starts(banks, offs, self.stride)      # made when a check or a flush needs them
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride)  # made when a check or a flush needs them
         lo, hi = self._span(offs, nbytes) if span is None else span
         if not self._clear("w", lo, hi):
             self._settle("w")
-            ch = self._chunks(starts.get(), nbytes)
+            ch = self._chunks(_rows(starts), nbytes)
             mine, floor = self._stamps(banks, warps, ch)
             self._check_raw(banks, offs, nbytes, warps, idx, ch, mine, floor)
         if self._one is not None:
             self._defer("r", starts, nbytes, warps, lo, hi)
         else:
             self._settle("r")
-            ch = self._chunks(starts.get(), nbytes)
+            ch = self._chunks(_rows(starts), nbytes)
             mine, floor = self._stamps(banks, warps, ch)
             self._stamp(self.c_r, ch, mine, floor)
             self._top["r"] = max(self._top["r"], int(self.epoch.max()))
@@ -487,13 +550,15 @@ class RaceTracker:
                             f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                             f"between the store and this load", "shared")
 
-    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None):
+    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
-        (None: every write-write race is an error); ``idx``: the bytes when the caller has them."""
+        (None: every write-write race is an error); ``idx``: the bytes, ``span`` and ``starts``
+        as for ``on_load``, when the caller has them."""
         if not len(offs):
             return
-        starts = _Starts(banks, offs, self.stride).get()
-        lo, hi = self._span(offs, nbytes)
+        if starts is None:
+            starts = _Starts(banks, offs, self.stride).get()
+        lo, hi = self._span(offs, nbytes) if span is None else span
         war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
         whit = ch = None
         if war or ww or self._one is None:
@@ -505,14 +570,17 @@ class RaceTracker:
         if ww:
             self._settle("w")
             idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor)
-        if len(warps) > 1 and warps.min() != warps.max():
-            self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
-        if self._one is not None:
-            self._defer("w", starts, nbytes, warps, lo, hi)
-        else:
+        several = len(warps) > 1 and warps.min() != warps.max()
+        if ww or self._one is None:
+            # stamped now (the check read them anyway): rows of two warps that share a byte
+            # share a chunk, and a shared chunk shows as mixed (``_stamp``)
             self._settle("w")
-            self._stamp(self.c_w, ch, stamp, floor, whit)
+            several = self._stamp(self.c_w, ch, stamp, floor, whit) and several
             self._top["w"] = max(self._top["w"], int(self.epoch.max()))
+        else:
+            self._defer("w", starts, nbytes, warps, lo, hi)
+        if several:
+            self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
 
     def _check_war(self, banks, offs, nbytes, warps, idx, ch, stamp, floor):
@@ -652,10 +720,20 @@ def _rows(starts):
     return starts.get() if type(starts) is _Starts else starts
 
 
+def _per_unit(tags, k):
+    """Row tags ``tags`` (n,) repeated over ``k`` units of each row: (n, k) int32, contiguous."""
+    if k == 1:
+        return tags.reshape(-1, 1)
+    if k == 2:      # one multiply: the 64-bit row holds the tag twice
+        return (tags.view(np.uint32).astype(np.uint64) * np.uint64(0x100000001)).view(np.int32).reshape(-1, 2)
+    return np.repeat(tags, k).reshape(-1, k)
+
+
 _CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
 _SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
-_LAZY_LIMIT = 64                         # deferred chunk stamps of a kind applied beyond this many
+_LAZY_LIMIT = 1024                       # deferred chunk stamps of a kind applied beyond this many
+_LAZY_ROWS = 1 << 16                     # ... or beyond this many rows
 _IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
 _MULTI = 32                              # read tag lane field: several lanes read the byte
 _MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "

@@ -730,13 +730,16 @@ class BankedSpace:
                               f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
                               f"thread of this CTA wrote it", self.kind)
 
-    def store(self, banks, offs, values, align=None, warps=None):
+    def store(self, banks, offs, values, align=None, warps=None, span=None):
+        """Store ``values`` (n, count) at each (bank, offset), bounds-checked (``span``: as for
+        ``load``), race-checked for ``warps``."""
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
         count = values.shape[1]
         offs = np.asarray(offs, np.uint64)
-        self._check(offs, esz * count, align)
+        if span is None:
+            self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
             self._race(self.race.on_store, banks, offs, esz * count, warps, values)
         if self._vec(esz * count, count, align):
