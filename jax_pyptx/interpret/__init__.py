@@ -27,6 +27,7 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   docstring);
 * ``scheduler``: ``context`` (a batch of CTAs run group by group: warps, groups of threads at
   one PC, divergence, reconvergence, round robin; one loop with or without a timeline),
+  ``specials`` (special registers and the slot geometry of a batch, cached per launch),
   ``rows`` (a register block written at once: a delivered wgmma accumulator), ``handlers`` (each instruction decoded once
   by the ISA table into the closure its family registered), ``schedule`` (when asynchronous
   work completes, which warps run next), ``progress`` (no-progress detection: spin loops that
@@ -58,7 +59,8 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   table's names);
 * ``state``: memory and values. ``memory`` (global / const / param allocation tables, per-CTA
   shared and per-thread local memory, generic address windows, bounds / alignment /
-  initialization checks), ``stack`` (the per-thread alloca stack), ``tmem`` (Tensor Memory and
+  initialization checks), ``nests`` (an access's addresses as an affine nest: slices instead
+  of gathers), ``stack`` (the per-thread alloca stack), ``tmem`` (Tensor Memory and
   its allocation checks), ``operands`` (immediates, typed register views, special registers,
   vectors), ``fp`` (exact rounding to every floating-point format and mode), ``tensormap``
   (the 128-byte tensor-map encoding and ``tensor_map``), ``shadow`` (the sanitizer's large

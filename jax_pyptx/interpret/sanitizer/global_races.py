@@ -27,6 +27,7 @@ Allocations over ``LIMIT`` bytes are not tracked (the tracker keeps 4 bytes per 
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ...errors import RaceError
 from ..state import memory as M
@@ -385,7 +386,7 @@ class _Elems:
         if f0 < 0 or last + self.per > len(arr) or (write and not M.disjoint(shape, strides, self.per)):
             return None
         isz = arr.itemsize
-        return M.as_strided(arr[f0:], shape=(*shape, self.per),
+        return as_strided(arr[f0:], shape=(*shape, self.per),
                             strides=(*(s * isz for s in strides), isz))
 
     def _rows(self, arr):

@@ -28,7 +28,7 @@ import numpy as np
 from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError
 from ..state import memory as M
 from ..state import stack
-from . import progress
+from . import progress, specials
 from .rows import write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, merge
@@ -76,7 +76,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.cta_ids = np.asarray(cta_ids, np.int64)
         self.nctas = len(cta_ids)
         self.N = N = self.nctas * self.S
-        geo = _geometry(launch, self.nctas, self.S, self.T)
+        geo = specials.geometry(launch, self.nctas, self.S, self.T)
         self.slot_cta, self.tid_lin, self.valid, self.lane, self.warp_in_cta = geo[:5]
         self.live = geo[5].copy()
         self.live_mask = geo[6].copy()
@@ -248,99 +248,22 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         copied before a partial write, ``write``), those of the CTA once per CTA."""
         a = self._special.get(name)
         if a is None:
-            if name in _TIMERS:
-                return self._make_special(name)
+            if name in specials.TIMERS:
+                return specials.make(self, name)
             base = name.partition(".")[0]
-            if base in _PER_CTA:
-                a = self._make_special(name)
+            if base in specials.PER_CTA:
+                a = specials.make(self, name)
             else:
                 cache = getattr(self.launch, "special_cache", None)
                 key = (name, self.N)
                 a = None if cache is None else cache.get(key)
                 if a is None:
-                    a = self._make_special(name)
+                    a = specials.make(self, name)
                     if cache is not None:
                         a.flags.writeable = False
                         cache[key] = a
             self._special[name] = a
         return a
-
-    def _make_special(self, name):
-        L = self.launch
-        N = self.N
-        bx, by, bz = L.block
-        cx, cy, cz = L.cluster
-        u32 = np.uint32
-        comp = {"x": 0, "y": 1, "z": 2}
-        base, _, c = name.partition(".")
-        k = comp.get(c)
-        if base in _PER_CTA:          # one value per CTA of the batch, repeated over its slots
-            gx, gy, gz = L.grid
-            cl = self.cta_ids
-            ctaid = (cl % gx, (cl // gx) % gy, cl // (gx * gy))
-            if base == "%ctaid":
-                v = ctaid[k]
-            elif name == "%smid":
-                v = cl % 132
-            elif base == "%cluster_ctaid":
-                v = ctaid[k] % L.cluster[k]
-            elif base == "%clusterid":
-                v = ctaid[k] // L.cluster[k]
-            else:                     # %cluster_ctarank
-                v = (ctaid[0] % cx) + cx * ((ctaid[1] % cy) + cy * (ctaid[2] % cz))
-            return np.repeat(v.astype(u32), self.S)
-        t = self.tid_lin
-        if base == "%tid":
-            return (t % bx if k == 0 else (t // bx) % by if k == 1 else t // (bx * by)).astype(u32)
-        if base == "%ntid":
-            return np.full(N, L.block[k], u32)
-        if base == "%nctaid":
-            return np.full(N, L.grid[k], u32)
-        if name == "%laneid":
-            return self.lane.copy()
-        if name == "%warpid":
-            return (t // 32).astype(u32)
-        if name == "%nwarpid":
-            return np.full(N, self.W, u32)
-        if name == "%nsmid":
-            return np.full(N, 132, u32)
-        if name == "%gridid":
-            return np.zeros(N, np.uint64)
-        if name.startswith("%lanemask_"):
-            lane = self.lane.astype(np.uint64)
-            one = np.uint64(1)
-            eq = one << lane
-            kind = name[len("%lanemask_"):]
-            full = np.uint64(0xFFFFFFFF)
-            v = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "gt": full & ~((eq << one) - one),
-                 "ge": full & ~(eq - one)}[kind]
-            return (v & full).astype(u32)
-        if name in ("%clock", "%clock64"):
-            v = np.full(N, self.steps * 4 + 1000, np.uint64)
-            return v.astype(u32) if name == "%clock" else v
-        if name.startswith("%globaltimer"):
-            import time
-            v = np.full(N, time.time_ns(), np.uint64)
-            if name.endswith("_lo"):
-                return (v & np.uint64(0xFFFFFFFF)).astype(u32)
-            if name.endswith("_hi"):
-                return (v >> np.uint64(32)).astype(u32)
-            return v
-        if base == "%cluster_nctaid":
-            return np.full(N, L.cluster[k], u32)
-        if base == "%nclusterid":
-            return np.full(N, L.grid[k] // L.cluster[k], u32)
-        if name == "%cluster_nctarank":
-            return np.full(N, cx * cy * cz, u32)
-        if name == "%is_explicit_cluster":
-            return np.full(N, L.explicit_cluster, np.bool_)
-        if name == "%dynamic_smem_size":
-            return np.full(N, L.smem, u32)
-        if name in ("%total_smem_size", "%aggr_smem_size"):
-            return np.full(N, self.shared.size, u32)
-        if name.startswith(("%envreg", "%pm", "%reserved_smem")):
-            return np.zeros(N, u32)
-        raise InterpreterError(f"unknown special register {name}")
 
     # ------------------------------------------------------------------ messages
     def thread_coords(self, slot: int):
@@ -775,37 +698,6 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.tsteps += tn
         if self.steps > self.limit_at:
             progress.limits(self)       # raises at max_steps / the timeout
-
-def _geometry(launch, nctas, S, T):
-    """Slot arrays of a batch of ``nctas`` CTAs of ``S`` slots (``T`` threads) each: slot's
-    CTA, linear thread id, valid, lane, warp in its CTA (read-only, shared by the batches of a
-    launch), and the initial live flags and per-warp live lane masks (to copy)."""
-    cache = getattr(launch, "special_cache", None)
-    key = ("geometry", nctas)
-    got = None if cache is None else cache.get(key)
-    if got is not None:
-        return got
-    N = nctas * S
-    slots = np.arange(N, dtype=np.int64)
-    tid_lin = slots % S
-    valid = tid_lin < T
-    W = S // 32
-    lm = np.zeros(N // 32, np.uint64)
-    for w in range(W):
-        k = min(32, T - w * 32)
-        lm[w::W] = np.uint64((1 << k) - 1)
-    got = (slots // S, tid_lin, valid, (slots & 31).astype(np.uint32), (tid_lin // 32).astype(np.int64),
-           valid, lm)
-    for a in got[:5]:
-        a.flags.writeable = False
-    if cache is not None:
-        cache[key] = got
-    return got
-
-
-_TIMERS = frozenset({"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"})
-_PER_CTA = frozenset({"%ctaid", "%smid", "%cluster_ctaid", "%clusterid", "%cluster_ctarank"})
-
 
 def _pc_key(g):
     return g.pc
