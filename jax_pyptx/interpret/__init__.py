@@ -28,7 +28,7 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
 * ``scheduler``: ``context`` (a batch of CTAs run group by group: warps, groups of threads at
   one PC, divergence, reconvergence, round robin; one loop with or without a timeline),
   ``specials`` (special registers and the slot geometry of a batch, cached per launch),
-  ``rows`` (a register block written at once: a delivered wgmma accumulator), ``handlers`` (each instruction decoded once
+  ``register_blocks`` (a register block written at once: a delivered wgmma accumulator), ``handlers`` (each instruction decoded once
   by the ISA table into the closure its family registered), ``schedule`` (when asynchronous
   work completes, which warps run next), ``progress`` (no-progress detection: spin loops that
   can never exit; ``max_steps``, ``timeout`` (default 300 s), the progress line on stderr);

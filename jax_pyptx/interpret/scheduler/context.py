@@ -29,7 +29,7 @@ from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, 
 from ..state import memory as M
 from ..state import stack
 from . import progress, specials
-from .rows import write_rows
+from .register_blocks import write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, merge
 from ..machine.cluster import ClusterMixin
