@@ -34,7 +34,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["call", "deferred", "running"]
+__all__ = ["call", "running"]
 
 _state: dict = {"pending": None}          # the name of the kernel whose interrupt is deferred
 _running = threading.Condition()          # guards _state["others"]: launches on other threads
@@ -59,12 +59,6 @@ def _callback_files() -> frozenset:
 _CALLBACK_FILES = _callback_files()
 
 
-def deferred() -> str | None:
-    """The name of the kernel whose interrupt is deferred (on its way to the caller), or
-    None."""
-    return _state["pending"]
-
-
 def call(label: str, launch, zeros):
     """``launch()``, or, when Ctrl-C interrupts it and it can be deferred, ``zeros()`` with
     the interrupt to be raised at the caller's line (module docstring). An interrupt already
@@ -72,7 +66,8 @@ def call(label: str, launch, zeros):
     if _state["pending"] is not None:
         return zeros()
     if threading.current_thread() is not threading.main_thread():
-        return _on_another_thread(launch)
+        with running():
+            return launch()
     try:
         return launch()
     except KeyboardInterrupt:
@@ -81,11 +76,6 @@ def call(label: str, launch, zeros):
         _state["pending"] = label
         sys.setprofile(_deliver)
         return zeros()
-
-
-def _on_another_thread(launch):
-    with running():
-        return launch()
 
 
 @contextmanager

@@ -167,15 +167,18 @@ class RaceTracker:
             self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
             self._st_any = self._ld_any = False             # iv_st.any(), iv_ld.any()
 
-    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None):
-        """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
-        (``_bytes``) when the caller has them, ``starts``: their flat first bytes."""
+    def _intra_begin(self, banks, offs, nbytes, gwarps, lanes, nwarps, starts):
+        """What ``intra_load`` and ``intra_store`` start from: the flat first bytes, each
+        lane's interval id, the lanes as int32 and the tags' layout (``LaneTags.layout``)."""
         self._intra_state(nwarps)
         if starts is None:
             starts = _Starts(banks, offs, self.stride).get()
-        iv = self.iv[gwarps]
-        lanes = lanes.astype(np.int32, copy=False)
-        lay = LaneTags.layout(starts, nbytes)
+        return starts, self.iv[gwarps], lanes.astype(np.int32, copy=False), LaneTags.layout(starts, nbytes)
+
+    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None):
+        """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
+        (``_bytes``) when the caller has them, ``starts``: their flat first bytes."""
+        starts, iv, lanes, lay = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts)
         whole = lay != BYTES
         if self._st_any and self.iv_st[gwarps].any():
             wt, u = self.w_tag.take(starts, nbytes, lay)
@@ -214,12 +217,7 @@ class RaceTracker:
     def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None):
         """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
         ``idx`` and ``starts`` as for ``intra_load``."""
-        self._intra_state(nwarps)
-        if starts is None:
-            starts = _Starts(banks, offs, self.stride).get()
-        iv = self.iv[gwarps]
-        lanes = lanes.astype(np.int32, copy=False)
-        lay = LaneTags.layout(starts, nbytes)
+        starts, iv, lanes, lay = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts)
         whole = lay != BYTES
         if self._ld_any and self.iv_ld[gwarps].any():
             rt, u = self.r_tag.take(starts, nbytes, lay)

@@ -28,39 +28,35 @@ _lock = threading.Lock()
 def filled(n: int, dtype, value: int = 0) -> np.ndarray:
     """A new C-order array of ``n`` elements of ``dtype``, every element ``value`` (``np.full``),
     recycled when one of its size waits (``recycle``)."""
-    global _kept
-    dt = np.dtype(dtype)
-    nbytes = n * dt.itemsize
-    if nbytes >= MIN_BYTES:
-        with _lock:
-            spare = _spare.get(nbytes)
-            buf = spare.pop() if spare else None
-            if buf is not None:
-                _kept -= nbytes
-        if buf is not None:
-            a = buf.view(dt)
-            a.fill(value)
-            return a
+    a = _take(n, dtype)
+    if a is not None:
+        a.fill(value)
+        return a
     if value == 0:
-        return np.zeros(n, dt)                 # zeroed pages: nothing written until touched
-    return np.full(n, value, dt)
+        return np.zeros(n, dtype)              # zeroed pages: nothing written until touched
+    return np.full(n, value, dtype)
 
 
 def scratch(n: int, dtype) -> np.ndarray:
     """A C-order array of ``n`` elements of ``dtype`` whose contents do not matter (every
     entry is written before it is read): recycled without a refill when one of its size waits."""
+    a = _take(n, dtype)
+    return np.zeros(n, dtype) if a is None else a
+
+
+def _take(n: int, dtype):
+    """A waiting array of ``n`` elements of ``dtype`` (its old contents), or None."""
     global _kept
     dt = np.dtype(dtype)
     nbytes = n * dt.itemsize
-    if nbytes >= MIN_BYTES:
-        with _lock:
-            spare = _spare.get(nbytes)
-            buf = spare.pop() if spare else None
-            if buf is not None:
-                _kept -= nbytes
-        if buf is not None:
-            return buf.view(dt)
-    return np.zeros(n, dt)
+    if nbytes < MIN_BYTES:
+        return None
+    with _lock:
+        spare = _spare.get(nbytes)
+        if not spare:
+            return None
+        _kept -= nbytes
+        return spare.pop().view(dt)
 
 
 def recycle(*arrays) -> None:
