@@ -130,7 +130,7 @@ class Kernel:
             Param(n, u64) for n in self._names)
         self._check_specs()
         self._geometry(grid, block, cluster, smem, reqntid)
-        self.raw_params = self.pointer_params + tuple(_raw_param(p) for p in (raw_params or ()))
+        self.raw_params = self.pointer_params + tuple(raw_param(p) for p in (raw_params or ()))
         if isinstance(extern_smem, str) and not extern_smem.isidentifier():
             raise SpecializationError(f"kernel {self.name!r}: extern_smem={extern_smem!r} is "
                                       f"not a symbol name")
@@ -530,10 +530,15 @@ def _def_loc(fn):
     return SourceLoc(code.co_filename, code.co_firstlineno) if code is not None else None
 
 
-def _raw_param(p) -> Param:
+def raw_param(p) -> Param:
     """raw_params entries: the documented ``(type_string, name)`` (``("u32", "M")``,
     ``("u64.ptr.global.palign16", "A")``, ``("b8.align64.array128", "desc")``), or ours:
-    ("n", u32) | ("desc", b8, 128) | ("desc", b8, 128, 64) | Param."""
+    ("n", u32) | ("desc", b8, 128) | ("desc", b8, 128, 64) | Param.
+
+    Examples:
+        >>> raw_param(("u32", "M")).name
+        'M'
+    """
     if isinstance(p, Param):
         return p
     if not isinstance(p, (tuple, list)) or not 2 <= len(p) <= 4:

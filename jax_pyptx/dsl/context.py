@@ -275,11 +275,13 @@ class _TraceState(threading.local):
         self.stack: list = []
 
 
-_state = _TraceState()
+tracing = _TraceState()
+"""This thread's trace stack: ``tracing.stack[-1]`` is the kernel being traced. The emitting
+fast paths (``operators``, ``ptx``) read it directly; elsewhere use ``current``."""
 
 
 def current(what: str = "this call") -> Trace:
-    stack = _state.stack
+    stack = tracing.stack
     if not stack:
         raise TraceError(f"{what} must run inside a @kernel function while it is traced "
                          f"(call kernel.ptx() or the kernel itself)", loc=user_loc())
@@ -287,8 +289,8 @@ def current(what: str = "this call") -> Trace:
 
 
 def push(t: Trace) -> None:
-    _state.stack.append(t)
+    tracing.stack.append(t)
 
 
 def pop() -> Trace:
-    return _state.stack.pop()
+    return tracing.stack.pop()

@@ -65,7 +65,7 @@ def intrinsic(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        stack = context._state.stack
+        stack = context.tracing.stack
         if not stack:
             return fn(*args, **kwargs)
         tr = stack[-1]

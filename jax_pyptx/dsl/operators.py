@@ -217,7 +217,7 @@ def _binary(sym: str, a: Register, o, reverse: bool = False, into: Register | No
         got = _FAST_BIN.get((sym, a.type))
         if got is None:
             got = _fast_binary(sym, a.type)
-        stack = context._state.stack
+        stack = context.tracing.stack
         if got and stack:
             tr = stack[-1]
             if a.trace is tr and (co is not Register or o.trace is tr):
@@ -335,7 +335,7 @@ def _compare(cmp: str, a: Register, o):
         got = _FAST_CMP.get((cmp, a.type))
         if got is None:
             got = _fast_compare(cmp, a.type)
-        stack = context._state.stack
+        stack = context.tracing.stack
         if got and stack:
             tr = stack[-1]
             if a.trace is tr and (co is not Register or o.trace is tr):

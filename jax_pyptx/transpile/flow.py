@@ -361,9 +361,9 @@ class DeviceFunction:
 def _param(p):
     if isinstance(p, Param):
         return p
-    from ..kernel_def import _raw_param
+    from ..kernel_def import raw_param
 
-    return _raw_param(p)
+    return raw_param(p)
 
 
 def device_function(*, arch, version=None, params=(), ret_params=(), linkage="",

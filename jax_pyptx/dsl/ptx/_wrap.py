@@ -33,7 +33,7 @@ def _plain(options) -> str:
 def _arch_first(fn: str) -> None:
     """Before a wrapper's value error: if the target has no form of the wrapper's instruction
     at all (``ptx.tcgen05.alloc`` on sm_90a), say which architecture it needs instead."""
-    tr = context._state.stack[-1] if context._state.stack else None
+    tr = context.tracing.stack[-1] if context.tracing.stack else None
     if tr is None:
         return
     parts = fn.split(".")[1:] if fn.startswith("ptx.") else fn.split(".")
@@ -204,7 +204,7 @@ def emit(full: str, operands, pred=None, typed: bool = False):
     Python ints are plain integer immediates unless ``typed`` (then they take the instruction
     type, as arithmetic operands do)."""
     name, mods = split_opcode(full)
-    stack = context._state.stack
+    stack = context.tracing.stack
     tr = stack[-1] if stack else context.current(f"ptx.{full}")
     hint = type_of(mods) if typed else None
     ops = []

@@ -218,7 +218,7 @@ def bra(target, pred=None, uni: bool = False) -> None:
 
 def _pred(p, what, depth: int = 4):
     if type(p) is Register and p.type.kind == "pred":
-        stack = context._state.stack
+        stack = context.tracing.stack
         if stack and p.trace is stack[-1]:       # a predicate of this trace (the usual case)
             return p
     neg = False

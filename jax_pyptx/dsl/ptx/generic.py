@@ -24,7 +24,7 @@ from ...isa.validate import op_sig
 from ...isa.opcodes import INSTRUCTION_WORDS, split_opcode
 from ...types import pred as pred_t
 from .. import context
-from ..context import _state, user_loc
+from ..context import tracing, user_loc
 from ..values import NotPred, Register, Special, as_operand
 
 
@@ -161,7 +161,7 @@ def emit_inst(full: str, operands, pred=None, loc=None, validate: bool = True):
     if got is None:
         got = _hints_for(full, len(operands), validate, loc)
     name, mods, hints = got
-    stack = _state.stack
+    stack = tracing.stack
     tr = stack[-1] if stack else context.current(f"ptx.inst.{full}")
     n = len(operands)
     if not validate:
@@ -309,7 +309,7 @@ def addr(base, offset: int = 0) -> Addr:
         [%rd0+16] [X]
     """
     if type(base) is Register:
-        stack = _state.stack
+        stack = tracing.stack
         if stack and base.trace is stack[-1]:           # (else as_operand says what is wrong)
             return Addr(base.ir, offset if type(offset) is int else int(offset))
         return Addr(as_operand(base), int(offset))
