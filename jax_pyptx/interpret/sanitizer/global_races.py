@@ -103,12 +103,13 @@ class GlobalRaces:
         self.pending = {}         # allocation index -> records of slice stores not yet in its tags
         self._npending = 0        # elements of the arrays they hold
         self.owners = {}          # allocation index -> _Owners: where each CTA stored (no tags read)
+        self._c2 = None           # (cta_ids, 2 * (CTA + 1) per CTA) of the batch last seen
 
     def recycle(self):
         """The launch has ended: hand the tag arrays to the next launch (``shadow``)."""
         shadow.recycle(*(e[1] for e in self.tags.values() if e[1] is not None))
         self.tags, self.ranges, self.hull, self.pending, self._npending = {}, [], {}, {}, 0
-        self.owners = {}
+        self.owners, self._c2 = {}, None
 
     def _tag_array(self, index):
         """The tags of allocation ``index`` with every pending slice store applied, in order: a
@@ -211,7 +212,10 @@ class GlobalRaces:
         per, off = nb // gran, (first - al.base) // gran
         es = [s // gran for s in strides]
         dims = (*shape, per)
-        c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
+        c2 = self._c2
+        if c2 is None or c2[0] is not ctx.cta_ids:
+            c2 = self._c2 = (ctx.cta_ids, ((ctx.cta_ids + 1) * 2).astype(np.int32))
+        c2 = c2[1]                            # 2 * (CTA + 1) per CTA of the batch
         two_d = g.full and _c_dense(dims, (*es, 1))           # slots are CTA-major: a row of S * per per CTA
         if two_d:
             rec = (c2, 0)
@@ -389,7 +393,9 @@ _SPLITS: dict = {}
 def _split(shape, strides, parts):
     """``parts`` equal consecutive blocks of a nest's positions in C order (the lanes of each
     CTA of a full batch: slots are CTA-major) as (first element of each, relative, int64;
-    extent: last minus first element of a block), or None when a block is not a sub-nest."""
+    extent: last minus first element of a block; step: the smallest distance from a block's
+    last element to the next block's first, so that the blocks of accesses of ``per`` elements
+    are in order and apart when ``per <= step``), or None when a block is not a sub-nest."""
     key = (tuple(shape), tuple(strides), parts)
     got = _SPLITS.get(key, False)
     if got is not False:
@@ -411,7 +417,12 @@ def _split(shape, strides, parts):
         rem //= d
     else:
         inner = [] if rem == 1 else None
-    got = None if inner is None else (starts, sum((c - 1) * s for c, s in inner))
+    if inner is None:
+        got = None
+    else:
+        extent = sum((c - 1) * s for c, s in inner)
+        step = int(np.diff(starts).min()) - extent if len(starts) > 1 else 1 << 62
+        got = (starts, extent, step)
     if len(_SPLITS) > 256:
         _SPLITS.clear()
     _SPLITS[key] = got
@@ -454,14 +465,18 @@ class _Owners:
         self.add(lo, hi)
         return False
 
-    def _apart(self, ctx, p, lo, hi, at, L, H) -> bool:
-        """Whether CTA ranges ``[L, H)`` (CTAs ``at`` of the batch; ``[lo, hi)`` their hull)
-        miss ``prev`` and keep the batch's hulls pairwise apart; if so they are added."""
+    def _apart(self, ctx, p, lo, hi, at, L, H, ordered) -> bool:
+        """Whether CTA ranges ``[L, H)`` (CTAs ``at`` of the batch, None: every CTA, in order;
+        ``[lo, hi)`` their hull; ``ordered``: known in order and apart) miss ``prev`` and keep
+        the batch's hulls pairwise apart; if so they are added."""
         if p is not None and lo < p[1] and p[0] < hi and ((L < p[1]) & (H > p[0])).any():
             return False
         if self.key is None:
             if at is None:                            # every CTA, in order
                 nl, nh = L, H
+                if ordered:
+                    self.key, self.lo, self.hi = ctx.cta_ids, nl, nh
+                    return True
             else:
                 n = len(ctx.cta_ids)
                 nl, nh = np.full(n, _EMPTY, np.int64), np.zeros(n, np.int64)
@@ -491,15 +506,15 @@ def _cta_ranges(ctx, g, off, shape, es, per, addrs, base, gran):
         sp = _split(shape, es, len(ctx.cta_ids))
         if sp is None:
             return None
-        starts, extent = sp
+        starts, extent, step = sp
         L = starts + off
-        return None, L, L + (extent + per)
+        return None, L, L + (extent + per), per <= step
     cp = ctx.slot_cta[g.idx]
     if len(cp) > 1 and (cp[1:] < cp[:-1]).any():
         return None
     el = ((addrs - np.uint64(base)) // np.uint64(gran)).view(np.int64)
     at = np.concatenate(([0], np.flatnonzero(cp[1:] != cp[:-1]) + 1))
-    return cp[at], np.minimum.reduceat(el, at), np.maximum.reduceat(el, at) + per
+    return cp[at], np.minimum.reduceat(el, at), np.maximum.reduceat(el, at) + per, False
 
 
 class _Fast:
