@@ -88,10 +88,11 @@ class GlobalRaces:
     it (4 bytes for ``st.global.f32``, ``.v4.f32`` included); an access whose element size is a
     multiple of it covers several, one with a smaller or misaligned element is not tracked.
 
-    A store that is a slice away from every element stored before (outside their hull) is only
-    recorded; the per-element tags are made, and the records applied in order, when a check
-    first reads them (``_tag_array``): a row kernel whose CTAs each write their own rows never
-    makes them."""
+    A store that is a slice away from every element stored before (outside their hull), or one
+    whose CTAs' parts stay apart from every other CTA's stores (``_Owners``: per-CTA hulls of
+    the batch), is only recorded; the per-element tags are made, and the records applied in
+    order, when a check first reads them (``_tag_array``): a row kernel whose CTAs each write
+    their own rows (chunk after chunk, batch after batch) never makes them."""
 
     def __init__(self, launch):
         self.grid = launch.grid
