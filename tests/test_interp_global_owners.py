@@ -165,6 +165,22 @@ def test_loads_of_the_next_ctas_chunk_see_the_changed_flag_of_the_record():
     assert "by thread (32,0,0) of CTA (0,0,0)" in warned[0]
 
 
+@pytest.mark.parametrize("second", [SHIFTED.replace("VALUE", "%r8"), SHIFTED.replace("VALUE", "%r9"), READ, OWN])
+def test_records_applied_at_once_report_the_same(second, monkeypatch):
+    # every record applied to the tags as soon as it is made (the pending limit, 0 here)
+    def outcome():
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                res = ("ok", _run(second, np.zeros(2 * G * ROW + ROW, np.uint32)))
+            except RaceError as e:
+                res = ("error", str(e))
+        return res, [str(x.message) for x in w if issubclass(x.category, SanitizerWarning)]
+    want = outcome()
+    monkeypatch.setattr(GR, "_PENDING_LIMIT", 0)
+    assert outcome() == want
+
+
 # ----------------------------------------------------------------------------- per-chunk flags
 def _outputs_paths(fn, monkeypatch):
     """``fn()``'s error (class, text) with the per-chunk flags and with per-byte flags only."""

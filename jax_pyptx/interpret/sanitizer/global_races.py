@@ -354,6 +354,7 @@ class GlobalRaces:
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _PENDING_LIMIT = 1 << 22          # elements of pending slice stores applied beyond this many
+_RECORD = 256                     # ... counting each record as this many
 
 
 def _c_dense(dims, strides) -> bool:
@@ -383,8 +384,9 @@ def _changed(changed, shape):
 
 
 def _held(rec, changed) -> int:
-    """Elements of the arrays a pending record holds (``_PENDING_LIMIT``)."""
-    return len(rec[0]) + (0 if changed is True else changed.size)
+    """What a pending record holds, in elements (``_PENDING_LIMIT``): its arrays, and
+    ``_RECORD`` for the record itself (a loop of small stores applies its records now and then)."""
+    return _RECORD + len(rec[0]) + (0 if changed is True else changed.size)
 
 
 _EMPTY = np.iinfo(np.int64).max       # _Owners.lo of a CTA that stored nothing (hi: 0)
