@@ -80,7 +80,8 @@ def test_a_launch_after_one_that_wrote_everything_starts_fresh():
 
 def test_per_byte_flags_recycled_too():
     # every other word, then the words between: a strided store makes the written-byte flags
-    # per byte; both launches write everything and hand back flags and tags
+    # per byte; both launches write everything and hand the flags back (no race tags are made:
+    # each CTA stores its own words, which its stores' per-CTA hulls show, global_races._Owners)
     k = KERNEL.replace("mad.lo.u32 %r3, %r2, 256, %r1;", "mad.lo.u32 %r3, %r2, 256, %r1;\n    shl.b32 %r4, %r3, 1;") \
         .replace("mul.wide.u32 %rd2, %r3, 4;", "mul.wide.u32 %rd2, %r4, 4;") \
         .replace("SECOND", "st.global.u32 [%rd3+4], %r3;")
@@ -88,7 +89,7 @@ def test_per_byte_flags_recycled_too():
     for _ in range(2):
         launch(k, "k", [y, np.uint32(N // 2)], grid=N // 512, block=256, outputs=[0])
         assert (y == np.repeat(np.arange(N // 2), 2)).all()
-        assert len(shadow._spare.get(N * 4, [])) >= 2
+        assert len(shadow._spare.get(N * 4, [])) >= 1
     with pytest.raises(UnwrittenOutputError, match=r"left 256 of the 262144 elements .* flat elements "
                                                    r"261888-262143"):
         launch(k, "k", [y, np.uint32(N // 2 - 128)], grid=N // 512, block=256, outputs=[0])

@@ -88,10 +88,11 @@ class GlobalRaces:
     it (4 bytes for ``st.global.f32``, ``.v4.f32`` included); an access whose element size is a
     multiple of it covers several, one with a smaller or misaligned element is not tracked.
 
-    A store that is a slice away from every element stored before (outside their hull) is only
-    recorded; the per-element tags are made, and the records applied in order, when a check
-    first reads them (``_tag_array``): a row kernel whose CTAs each write their own rows never
-    makes them."""
+    A store that is a slice away from every element stored before (outside their hull), or one
+    whose CTAs' parts stay apart from every other CTA's stores (``_Owners``: per-CTA hulls of
+    the batch), is only recorded; the per-element tags are made, and the records applied in
+    order, when a check first reads them (``_tag_array``): a row kernel whose CTAs each write
+    their own rows (chunk after chunk, batch after batch) never makes them."""
 
     def __init__(self, launch):
         self.grid = launch.grid
@@ -101,12 +102,15 @@ class GlobalRaces:
         self.ranges = []          # (base, end) of tracked allocations
         self.hull = {}            # allocation index -> [lo, hi): the elements stored so far lie there
         self.pending = {}         # allocation index -> records of slice stores not yet in its tags
-        self._npending = 0        # elements in them
+        self._npending = 0        # elements of the arrays they hold
+        self.owners = {}          # allocation index -> _Owners: where each CTA stored (no tags read)
+        self._c2 = None           # (cta_ids, 2 * (CTA + 1) per CTA) of the batch last seen
 
     def recycle(self):
         """The launch has ended: hand the tag arrays to the next launch (``shadow``)."""
         shadow.recycle(*(e[1] for e in self.tags.values() if e[1] is not None))
         self.tags, self.ranges, self.hull, self.pending, self._npending = {}, [], {}, {}, 0
+        self.owners, self._c2 = {}, None
 
     def _tag_array(self, index):
         """The tags of allocation ``index`` with every pending slice store applied, in order: a
@@ -118,9 +122,9 @@ class GlobalRaces:
         for off, dims, es, two_d, rec, changed in self.pending.pop(index, ()):
             tg = M._nest_view(e[1], 4, off * 4, dims[:-1], [x * 4 for x in es], dims[-1])
             if two_d:
-                tg = tg.reshape(len(rec), -1)
-            np.add(rec, changed, out=tg, casting="unsafe")          # 2 * (CTA + 1) + changed
-            self._npending -= changed.size
+                tg = tg.reshape(len(rec[0]), -1)
+            np.add(_expand(rec, tg.shape), _changed(changed, tg.shape), out=tg, casting="unsafe")
+            self._npending -= _held(rec, changed)
         return e[1]
 
     def _cta(self, c: int) -> str:
@@ -163,7 +167,11 @@ class GlobalRaces:
             if got is None:
                 continue
             t, gran, e = got
-            self._grow(al.index, int(e.first.min()), int(e.first.max()) + e.per)
+            lo, hi = int(e.first.min()), int(e.first.max()) + e.per
+            self._grow(al.index, lo, hi)
+            owners = self.owners.get(al.index)
+            if owners is not None:            # not split per CTA: any CTA may have stored there
+                owners.add(lo, hi)
             c = (ctas if pos is None else ctas[pos])[:, None] + 1
             v = vals if pos is None else vals[pos]
             new = np.ascontiguousarray(v).view(_UINT[gran]).reshape(e.shape)
@@ -184,8 +192,10 @@ class GlobalRaces:
         allocation (``FlatSpace._fast``) that no other CTA stored before: the tags and old
         values are strided views, nothing is copied, and ``after_store`` writes the records
         through the same view (disjoint elements: no two lanes of this instruction meet).
-        None when the general path must decide (scattered or overlapping addresses, a fault,
-        an element another CTA stored)."""
+        Where the CTAs' stores stay apart (``_Owners``: each CTA of a batch its own range, away
+        from what earlier batches stored) the tags are not even looked at: the store is only
+        recorded. None when the general path must decide (scattered or overlapping addresses, a
+        fault, an element another CTA stored)."""
         esz, count = vals.dtype.itemsize, vals.shape[1]
         nb = esz * count
         gs = ctx.mem.gspace
@@ -199,29 +209,43 @@ class GlobalRaces:
         if e is None or esz % e[0]:
             return _Fast(fast, None)
         gran = e[0]
+        index = al.index
         per, off = nb // gran, (first - al.base) // gran
         es = [s // gran for s in strides]
         dims = (*shape, per)
-        c2 = ((ctx.cta_ids + 1) * 2).astype(np.int32)          # per CTA of the batch
+        c2 = self._c2
+        if c2 is None or c2[0] is not ctx.cta_ids:
+            c2 = self._c2 = (ctx.cta_ids, ((ctx.cta_ids + 1) * 2).astype(np.int32))
+        c2 = c2[1]                            # 2 * (CTA + 1) per CTA of the batch
         two_d = g.full and _c_dense(dims, (*es, 1))           # slots are CTA-major: a row of S * per per CTA
-        shp = (len(c2), -1) if two_d else dims
         if two_d:
-            rec = c2[:, None]
+            rec = (c2, 0)
         elif g.full:                          # ... each CTA's record S * per times
-            rec = np.repeat(c2, ctx.S * per).reshape(dims)
+            rec = (c2, ctx.S * per)
         else:
-            rec = np.repeat(c2[ctx.slot_cta[g.idx]], per).reshape(dims)
+            rec = (c2[ctx.slot_cta[g.idx]], per)
         lo, hi = off, (fast[1][3] - al.base) // gran + per
         tg = None
-        if self._stored_near(al.index, lo, hi):
-            tg = M._nest_view(self._tag_array(al.index), 4, off * 4, shape, [s * 4 for s in es], per).reshape(shp)
-            if tg.max() > 0 and ((tg != 0) & ((tg >> 1) != (rec >> 1))).any():     # tags are >= 0
-                return None                   # another CTA stored an element: the general path
-        self._grow(al.index, lo, hi)
+        owners = self.owners.get(index)
+        if owners is None:
+            owners = self.owners[index] = _Owners()
+        if not owners.store(ctx, g, off, shape, es, per, lo, hi, addrs, al.base, gran) and \
+                self._stored_near(index, lo, hi):
+            tg = M._nest_view(self._tag_array(index), 4, off * 4, shape, [s * 4 for s in es], per)
+            if two_d:
+                tg = tg.reshape(len(c2), -1)
+            if tg.max() > 0:                  # tags are >= 0
+                r = _expand(rec, tg.shape)
+                if ((tg != 0) & ((tg >> 1) != (r >> 1))).any():
+                    return None               # another CTA stored an element: the general path
+        self._grow(index, lo, hi)
         ug = _UINT[gran]
-        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per).reshape(shp)
+        old = M._nest_view(al.view(ug), gran, first - al.base, shape, strides, per)
         new = vals.view(ug).reshape(old.shape)
-        return _Fast(fast, (al.index, tg, (off, dims, es, two_d, rec, old != new)))
+        changed = old != new
+        if changed.all():                     # the common case: one flag, not one per element
+            changed = True
+        return _Fast(fast, (index, tg, (off, dims, es, two_d, rec, changed)))
 
     def _stored_near(self, index, lo, hi) -> bool:
         """Whether elements ``[lo, hi)`` of allocation ``index`` may hold a tag: they meet the
@@ -238,10 +262,11 @@ class GlobalRaces:
             if work.rec is not None:
                 index, tg, record = work.rec
                 if tg is not None:            # the tags are there (and up to date): write them
-                    np.add(record[4], record[5], out=tg, casting="unsafe")     # 2 * (CTA + 1) + changed
+                    np.add(_expand(record[4], tg.shape), _changed(record[5], tg.shape), out=tg,
+                           casting="unsafe")          # 2 * (CTA + 1) + changed
                     return
                 self.pending.setdefault(index, []).append(record)
-                self._npending += record[5].size
+                self._npending += _held(record[4], record[5])
                 if self._npending > _PENDING_LIMIT:
                     for i in list(self.pending):
                         self._tag_array(i)
@@ -329,6 +354,7 @@ class GlobalRaces:
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _PENDING_LIMIT = 1 << 22          # elements of pending slice stores applied beyond this many
+_RECORD = 256                     # ... counting each record as this many
 
 
 def _c_dense(dims, strides) -> bool:
@@ -340,6 +366,158 @@ def _c_dense(dims, strides) -> bool:
             return False
         want *= d
     return True
+
+
+def _expand(rec, shape):
+    """The tags a record writes, 2 * (CTA + 1) per element, as an array of ``shape`` (or one
+    that broadcasts to it): ``rec`` is (per CTA of the batch, 0) for a store whose tags are one
+    row per CTA, else (per CTA or per lane, how many consecutive elements each covers)."""
+    arr, k = rec
+    if k == 0:
+        return arr[:, None]
+    return np.repeat(arr, k).reshape(shape)
+
+
+def _changed(changed, shape):
+    """A record's changed flags (True: every element changed) shaped for ``shape``."""
+    return changed if changed is True else changed.reshape(shape)
+
+
+def _held(rec, changed) -> int:
+    """What a pending record holds, in elements (``_PENDING_LIMIT``): its arrays, and
+    ``_RECORD`` for the record itself (a loop of small stores applies its records now and then)."""
+    return _RECORD + len(rec[0]) + (0 if changed is True else changed.size)
+
+
+_EMPTY = np.iinfo(np.int64).max       # _Owners.lo of a CTA that stored nothing (hi: 0)
+_SPLITS: dict = {}
+
+
+def _split(shape, strides, parts):
+    """``parts`` equal consecutive blocks of a nest's positions in C order (the lanes of each
+    CTA of a full batch: slots are CTA-major) as (first element of each, relative, int64;
+    extent: last minus first element of a block; step: the smallest distance from a block's
+    last element to the next block's first, so that the blocks of accesses of ``per`` elements
+    are in order and apart when ``per <= step``), or None when a block is not a sub-nest."""
+    key = (tuple(shape), tuple(strides), parts)
+    got = _SPLITS.get(key, False)
+    if got is not False:
+        return got
+    starts, rem, inner = np.zeros(1, np.int64), parts, None
+    for i, (d, s) in enumerate(zip(shape, strides)):
+        if rem == 1:
+            inner = list(zip(shape[i:], strides[i:]))
+            break
+        if d % rem == 0:                  # the blocks split this dimension
+            q = d // rem
+            starts = (starts[:, None] + np.arange(rem, dtype=np.int64) * (q * s)).reshape(-1)
+            inner = [(q, s), *zip(shape[i + 1:], strides[i + 1:])]
+            break
+        if rem % d:
+            inner = None
+            break
+        starts = (starts[:, None] + np.arange(d, dtype=np.int64) * s).reshape(-1)
+        rem //= d
+    else:
+        inner = [] if rem == 1 else None
+    if inner is None:
+        got = None
+    else:
+        extent = sum((c - 1) * s for c, s in inner)
+        step = int(np.diff(starts).min()) - extent if len(starts) > 1 else 1 << 62
+        got = (starts, extent, step)
+    if len(_SPLITS) > 256:
+        _SPLITS.clear()
+    _SPLITS[key] = got
+    return got
+
+
+class _Owners:
+    """Where the plain stores into one tracked allocation lie, per CTA (elements), so that a
+    store can be shown to meet no element another CTA stored without reading the tags:
+    ``prev``, the hull of every element stored by the CTAs of earlier batches (and by stores
+    not split per CTA); ``lo`` / ``hi``, the hull of each CTA of the current batch (``key``, its
+    ``cta_ids``; a CTA that stored nothing has ``lo`` ``_EMPTY``, ``hi`` 0), ``span`` the hull
+    of them all. Every element stored in the launch lies in ``prev`` or in the hull of a CTA
+    that stored it. A store whose CTAs' ranges miss ``prev`` and keep the batch's hulls pairwise
+    apart meets no element of another CTA (a row kernel: each CTA its own rows, each batch after
+    the last)."""
+    __slots__ = ("prev", "key", "lo", "hi", "span")
+
+    def __init__(self):
+        self.prev = self.key = self.lo = self.hi = self.span = None
+
+    def add(self, lo, hi):
+        """Elements ``[lo, hi)`` may hold any CTA's store."""
+        p = self.prev
+        self.prev = (lo, hi) if p is None else (min(p[0], lo), max(p[1], hi))
+
+    def store(self, ctx, g, off, shape, es, per, lo, hi, addrs, base, gran) -> bool:
+        """Record a store of a nest of disjoint elements (first element ``off``, element
+        ``shape`` / strides ``es`` of the lanes, ``per`` elements each, hull ``[lo, hi)``);
+        whether it is shown to meet no element another CTA stored."""
+        if self.key is not ctx.cta_ids:               # a new batch: the last one's hulls are past
+            if self.span is not None:
+                self.add(*self.span)
+            self.key = self.lo = self.hi = self.span = None
+        got = _cta_ranges(ctx, g, off, shape, es, per, addrs, base, gran)
+        if got is not None and self._apart(ctx, self.prev, lo, hi, *got):
+            sp = self.span
+            self.span = (lo, hi) if sp is None else (min(sp[0], lo), max(sp[1], hi))
+            return True
+        self.add(lo, hi)
+        return False
+
+    def _apart(self, ctx, p, lo, hi, at, L, H, ordered) -> bool:
+        """Whether CTA ranges ``[L, H)`` (CTAs ``at`` of the batch, None: every CTA, in order;
+        ``[lo, hi)`` their hull; ``ordered``: known in order and apart) miss ``prev`` and keep
+        the batch's hulls pairwise apart; if so they are added."""
+        if p is not None and lo < p[1] and p[0] < hi and ((L < p[1]) & (H > p[0])).any():
+            return False
+        if self.key is None:
+            if at is None:                            # every CTA, in order
+                nl, nh = L, H
+                if ordered:
+                    self.key, self.lo, self.hi = ctx.cta_ids, nl, nh
+                    return True
+            else:
+                n = len(ctx.cta_ids)
+                nl, nh = np.full(n, _EMPTY, np.int64), np.zeros(n, np.int64)
+                nl[at], nh[at] = L, H
+        elif at is None:
+            nl, nh = np.minimum(self.lo, L), np.maximum(self.hi, H)
+        else:
+            nl, nh = self.lo.copy(), self.hi.copy()
+            nl[at] = np.minimum(nl[at], L)
+            nh[at] = np.maximum(nh[at], H)
+        if not (nh[:-1] <= nl[1:]).all() or (at is not None and not nh.all()):
+            # not in CTA order, or CTAs that stored nothing between: sort those that did
+            have = nh > 0
+            ls, hs = nl[have], nh[have]
+            order = np.argsort(ls, kind="stable")
+            if not (hs[order[:-1]] <= ls[order[1:]]).all():
+                return False
+        self.key, self.lo, self.hi = ctx.cta_ids, nl, nh
+        return True
+
+
+def _cta_ranges(ctx, g, off, shape, es, per, addrs, base, gran):
+    """(CTAs' positions in the batch, first element, end element) of each CTA's part of a store
+    (``_Owners.store``), or None: the parts of a full batch's store from its nest (``_split``),
+    of a partial one from its lanes' addresses (lanes of one CTA are consecutive)."""
+    if g.full:
+        sp = _split(shape, es, len(ctx.cta_ids))
+        if sp is None:
+            return None
+        starts, extent, step = sp
+        L = starts + off
+        return None, L, L + (extent + per), per <= step
+    cp = ctx.slot_cta[g.idx]
+    if len(cp) > 1 and (cp[1:] < cp[:-1]).any():
+        return None
+    el = ((addrs - np.uint64(base)) // np.uint64(gran)).view(np.int64)
+    at = np.concatenate(([0], np.flatnonzero(cp[1:] != cp[:-1]) + 1))
+    return cp[at], np.minimum.reduceat(el, at), np.maximum.reduceat(el, at) + per, False
 
 
 class _Fast:

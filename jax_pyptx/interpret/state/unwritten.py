@@ -4,8 +4,9 @@ An output starts uninitialized (``Allocation.start_uninitialized``) and a row ke
 in contiguous ranges: a batch of CTAs stores one slice after another. While every access is such
 a range, the unwritten bytes stay a few intervals: a store removes its range, a load or the
 end-of-launch check asks whether its range meets one. The first access that is not a range (a
-scatter, a strided slice with gaps) turns them into the per-byte flags (``Allocation.init``),
-which answer from then on.
+scatter, a strided slice with gaps) turns them into flags (``Allocation._flags``), which answer
+from then on: one per 16-byte chunk while every access is whole chunks (a row kernel's strided
+vector stores), else one per byte (``Allocation.init``).
 """
 from __future__ import annotations
 
