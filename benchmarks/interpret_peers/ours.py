@@ -69,16 +69,16 @@ def build(key: str, entry: str | None, shape: dict):
 
 
 def measure(label: str, key: str, entry: str | None, shape: dict, reps: int) -> dict:
-    """Warm seconds with the sanitizer on and off (best of ``reps`` after a warm-up: the
-    checked run for on), the thread instructions of one launch, and max |err| of the checked
-    result."""
+    """Warm seconds with the sanitizer on and off (best of ``reps`` each, interleaved after
+    two warm-up rounds: ``spec.best_of_each``), the thread instructions of one launch, and max
+    |err| of the checked result."""
     k, ins = build(key, entry, shape)
     out = k.interpret(*ins)
     err = spec.check(key, out, [np.asarray(a, np.float32) for a in ins], f"ours ({label})")
     st: dict = {}
     k.interpret(*ins, stats=st)
-    on = spec.best_of(lambda: k.interpret(*ins, sanitize=True), reps, warmup=False)
-    off = spec.best_of(lambda: k.interpret(*ins, sanitize=False), reps)
+    on, off = spec.best_of_each((lambda: k.interpret(*ins, sanitize=True),
+                                 lambda: k.interpret(*ins, sanitize=False)), reps)
     return {"row": label, "workload": key, "kernel": entry or "benchmarks axpb",
             "shape": shape, "san_on_s": on, "san_off_s": off,
             "thread_instructions": int(st["thread_instructions"]),

@@ -148,6 +148,23 @@ def check(key: str, out, ins: list, who: str) -> float:
     return float(err.max()) if err.size else 0.0
 
 
+def best_of_each(fns, reps: int, warmups: int = 2) -> list:
+    """Seconds: the best of ``reps`` calls of each of ``fns``, their calls interleaved (one of
+    each per round) after ``warmups`` rounds. Interleaving keeps a slow patch of the machine,
+    or the allocator's first runs of a process (page faults until it settles), from landing
+    on one of them only: their ratio is what is compared."""
+    for _ in range(warmups):
+        for fn in fns:
+            fn()
+    best = [math.inf] * len(fns)
+    for _ in range(reps):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
 def best_of(fn, reps: int, warmup: bool = True) -> float:
     """Seconds: the best of ``reps`` calls of ``fn``, after one warm-up call unless ``warmup``
     is False (the caller's checked call was the warm-up)."""

@@ -153,7 +153,8 @@ def format_table(res: dict) -> str:
                              for i, (c, (_, w)) in enumerate(zip(cells, cols))))
     e = res["env"]
     lines += ["",
-              f"warm: best of {res['reps']} after one warm-up; 'on'/'off': our sanitizer; ratios "
+              f"warm: best of {res['reps']} after one warm-up (ours: on and off interleaved after two "
+              f"warm-up rounds); 'on'/'off': our sanitizer; ratios "
               f"< 1 mean ours is faster; thr-instr/s: our thread-instructions per second "
               f"(sanitizer on)",
               f"Triton: {tri.get('version') or tri['status']}; Pallas: "
