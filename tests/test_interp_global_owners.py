@@ -241,3 +241,45 @@ def test_unaligned_intervals_keep_the_flags_per_byte():
     whole.start_uninitialized(32, 256)                  # ends at the end: chunks
     whole.mark_nest(32, [2], [64], 16)
     assert whole._unit == M.CHUNK and whole._init.tolist() == [1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+
+
+# CTA 1 first stores scattered chunks of row 0 (lane l at chunk l*l % 32: the general path, so
+# before the allocation's first slice store), then every CTA c stores its own row c (a slice
+# store): CTA 0's row meets what CTA 1 stored
+SCATTERED_FIRST = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<20>; .reg .u64 %rd<8>; .reg .pred %p<2>;
+    ld.param.u64 %rd1, [y];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    and.b32 %r4, %r1, 31;
+    setp.eq.u32 %p1, %r2, 1;
+    mul.lo.u32 %r11, %r4, %r4;
+    and.b32 %r12, %r11, 31;
+    shl.b32 %r13, %r12, 4;
+    cvt.u64.u32 %rd4, %r13;
+    add.u64 %rd5, %rd1, %rd4;
+    @%p1 st.global.v4.u32 [%rd5], {%r2, %r2, %r2, %r2};
+    shl.b32 %r6, %r2, 10;
+    mad.lo.u32 %r7, %r4, 16, %r6;
+    cvt.u64.u32 %rd2, %r7;
+    add.u64 %rd3, %rd1, %rd2;
+    add.u32 %r8, %r2, 7;
+    st.global.v4.u32 [%rd3], {%r8, %r8, %r8, %r8};
+    ret;
+}
+"""
+
+
+def test_a_slice_store_over_what_the_general_path_stored_before_is_reported():
+    def run():
+        launch(SCATTERED_FIRST, "k", [np.zeros(4 * ROW, np.uint32)], block=32, grid=4, sanitize="strict")
+    (kind, msg), warned = _paths(run)
+    assert kind == "error" and not warned
+    assert msg.split("; ", 1)[1].startswith(
+        "by thread (0,0,0) of CTA (0,0,0): it stores to global address 0x7f0000000000 (byte 0 of allocation #0 "
+        "(param 'y' (uint32[1024]), 4096 bytes at 0x7f0000000000)) that CTA (1,0,0) also stored earlier in "
+        "this launch, a different value")

@@ -227,8 +227,11 @@ class GlobalRaces:
         lo, hi = off, (fast[1][3] - al.base) // gran + per
         tg = None
         owners = self.owners.get(index)
-        if owners is None:
+        if owners is None:          # what was stored before (the general path) lies in the hull
             owners = self.owners[index] = _Owners()
+            h = self.hull.get(index)
+            if h is not None:
+                owners.add(*h)
         if not owners.store(ctx, g, off, shape, es, per, lo, hi, addrs, al.base, gran) and \
                 self._stored_near(index, lo, hi):
             tg = M._nest_view(self._tag_array(index), 4, off * 4, shape, [s * 4 for s in es], per)
