@@ -154,21 +154,64 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
         cs = _coords(coords, ctx, g)
         io = [_vals(o, ctx, g) for o in offs] if offs is not None else None
         ms = _vals(mask, ctx, g) if mask is not None else None
-        for j in range(g.n):
-            gj = _one(ctx, g, j)
-            f = read_tensormap(ctx, gj, int(tma[j]), symspace)
-            _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
-            _check_direction(ctx, gj, f, "load")
-            box = T.make_box(f, mode, [int(c[j]) for c in cs], [int(o[j]) for o in io] if io else None)
-            cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
-            mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
-            ctas = [cta] if ms is None else multicast_ctas(ctx, gj, int(ctx.slot_cta[gj.idx[0]]), int(ms[j]))
-            if ms is None and mcta != cta:
-                _check_peer_mbarrier(ctx, gj, pair, cta, mcta)
-            vals = T.gather_global(ctx, f, box)
-            deliver(ctx, gj, f, box, vals, ctas, off, moff, d,
-                    mbar_cta=mcta if ms is None else None)
+        boxes = []
+        try:
+            for j in range(g.n):
+                gj = _one(ctx, g, j)
+                f = read_tensormap(ctx, gj, int(tma[j]), symspace)
+                _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
+                _check_direction(ctx, gj, f, "load")
+                box = T.make_box(f, mode, [int(c[j]) for c in cs], [int(o[j]) for o in io] if io else None)
+                cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
+                mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
+                ctas = [cta] if ms is None else multicast_ctas(ctx, gj, int(ctx.slot_cta[gj.idx[0]]), int(ms[j]))
+                if ms is None and mcta != cta:
+                    _check_peer_mbarrier(ctx, gj, pair, cta, mcta)
+                vals = T.gather_global(ctx, f, box)
+                boxes.append((gj, f, box, vals, ctas, off, moff, mcta if ms is None else None))
+        finally:        # (the boxes before one that fails are delivered, as if one by one)
+            if boxes:
+                _deliver_boxes(ctx, boxes, d)
     d.fn = load
+
+
+def _deliver_boxes(ctx, boxes, d):
+    """``deliver`` of each box one instruction loaded (``boxes``: (gj, f, box, vals, ctas, off,
+    moff, mbar_cta)), in issue order. Sanitized, the race tracker's checks of all of them come
+    first, at once: where no box can race, their ranges are recorded together and the boxes
+    written with no race check left; else box by box."""
+    race = ctx.shared.race
+    rng = _race_ranges(ctx, [(gj, f, box, off, [c for c in ctas if int(c) == int(ctx.slot_cta[gj.idx[0]])])
+                             for gj, f, box, _, ctas, off, _, _ in boxes]) \
+        if race is not None and ctx.sanitize and not ctx.schedule.late() else None
+    if rng is not None and not race.ranges_hit("r", *rng):
+        race.record_ranges("w", *rng)
+    else:
+        rng = None
+    for gj, f, box, vals, ctas, off, moff, mcta in boxes:
+        deliver(ctx, gj, f, box, vals, ctas, off, moff, d, mcta, race=rng is None)
+
+
+def _race_ranges(ctx, boxes):
+    """(CTAs, lows, ends, warps): the shared ranges of one instruction's boxes (``boxes``: (gj,
+    f, box, off, the CTAs whose copy is the issuing warp's)) for ``RaceTracker.ranges_hit``; None
+    when one is not a contiguous span (its bytes are checked one by one) or fails its checks."""
+    sh = ctx.shared
+    ctas, los, his, warps = [], [], [], []
+    for gj, f, box, off, mine in boxes:
+        try:
+            _, contig = box_slots(f, off, box.n, box.esz, sh.size)
+        except M.MemoryFault:
+            return None
+        if not contig:
+            return None
+        w = int(ctx.warp_in_cta[gj.idx[0]])
+        for c in mine:
+            ctas.append(int(c))
+            los.append(off)
+            his.append(off + box.nbytes)
+            warps.append(w)
+    return (ctas, los, his, warps) if ctas else None
 
 
 def _check_peer_mbarrier(ctx, gj, pair: bool, cta: int, mcta: int):
@@ -204,15 +247,15 @@ def box_slots(f, off: int, n: int, es: int, size: int):
     return got
 
 
-def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None):
+def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=True):
     """Write a loaded box at shared offset ``off`` of each batch CTA in ``ctas`` and complete its
     bytes on the mbarrier at ``mbar_off`` of that CTA, or of batch CTA ``mbar_cta`` when given
     (a ``.cta_group::2`` load signalling the peer CTA's mbarrier; the multicast hook calls this
-    too)."""
+    too). ``race=False``: the race tracker has checked and recorded the box (``_deliver_boxes``)."""
     es = box.esz
     sh = ctx.shared
     phys, contig = box_slots(f, off, box.n, es, sh.size)
-    own = int(ctx.slot_cta[gj.idx[0]])
+    own = int(ctx.slot_cta[gj.idx[0]]) if race else -1
     warp = ctx.warp_in_cta[gj.idx[:1]]
     late = ctx.schedule.late()
     for c in ctas:
@@ -251,30 +294,41 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
     def store(ctx, g):
         tma, src = _vals(gtm, ctx, g, np.uint64), _vals(gsrc, ctx, g, np.uint64)
         cs = _coords(coords, ctx, g)
-        for j in range(g.n):
-            gj = _one(ctx, g, j)
-            f = read_tensormap(ctx, gj, int(tma[j]), symspace)
-            _check_rank(ctx, gj, f, dims, what)
-            _check_direction(ctx, gj, f, "store" if op is None else op)
-            box = T.make_box(f, mode, [int(c[j]) for c in cs], None)
-            cta, off = _shared_at(ctx, gj, int(src[j]), 128, "the TMA source")
-            if cta != int(ctx.slot_cta[gj.idx[0]]):
-                raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
-                                                  f"issuing CTA", gj)
-            if ctx.schedule.late():         # reads its source at its bulk wait_group (schedule)
-                AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
-                              put(ctx_, gj, f, box, cta, off))
-            else:
-                put(ctx, gj, f, box, cta, off)
+        late = ctx.schedule.late()
+        boxes = []              # issued, not yet put: every box of the instruction at once
+        try:
+            for j in range(g.n):
+                gj = _one(ctx, g, j)
+                a = int(tma[j])
+                if boxes and _writes_near(boxes, a):    # a tensor map the boxes may overwrite
+                    _put_boxes(ctx, boxes, d, put)
+                    boxes = []
+                f = read_tensormap(ctx, gj, a, symspace)
+                _check_rank(ctx, gj, f, dims, what)
+                _check_direction(ctx, gj, f, "store" if op is None else op)
+                box = T.make_box(f, mode, [int(c[j]) for c in cs], None)
+                cta, off = _shared_at(ctx, gj, int(src[j]), 128, "the TMA source")
+                if cta != int(ctx.slot_cta[gj.idx[0]]):
+                    raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
+                                                      f"issuing CTA", gj)
+                if late:            # reads its source at its bulk wait_group (schedule)
+                    AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
+                                  put(ctx_, gj, f, box, cta, off))
+                else:
+                    boxes.append((gj, f, box, cta, off))
+        finally:        # (the boxes before one that fails are put, as if one by one)
+            if boxes:
+                _put_boxes(ctx, boxes, d, put)
 
-    def put(ctx, gj, f, box, cta, off):
-        """Read the box from shared memory and write (or reduce) it into the tensor."""
+    def put(ctx, gj, f, box, cta, off, checked=False):
+        """Read the box from shared memory and write (or reduce) it into the tensor
+        (``checked``: ``_put_boxes`` has done the sanitizer's checks of its source)."""
         es = box.esz
         phys, contig = box_slots(f, off, box.n, es, ctx.shared.size)
         need = T.store_units(box)
         if need is None:
             vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
-                                     span=(off, off + box.nbytes) if contig else None)
+                                     span=(off, off + box.nbytes) if contig else None, checked=checked)
         else:       # only what lands inside the tensor is read (and checked)
             vals = np.zeros(box.n, _UINT[es])
             vals[need] = read_shared_async(ctx, gj, cta, phys[need], es, f"the {d.noun}")
@@ -283,11 +337,61 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
     d.fn = store
 
 
-def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
+def _writes_near(boxes, addr: int) -> bool:
+    """Whether a store of ``boxes`` (not yet put) may write the 128 bytes at global ``addr``
+    (its tensor's extent, with a margin for the last element, meets them)."""
+    for _, f, _, _, _ in boxes:
+        hi = f.address + sum((d - 1) * s for d, s in zip(f.dims, f.strides)) + 64
+        if addr < hi and f.address < addr + TM.SIZE:
+            return True
+    return False
+
+
+def _put_boxes(ctx, boxes, d, put):
+    """``put`` of each box of one TMA store (``boxes``: (gj, f, box, cta, off)), in issue
+    order. Sanitized, the checks of every source come first, at once (written, fenced, not in
+    flight, no race): when they all pass, the race tracker records the ranges together and the
+    boxes are read with no check left; else box by box (the first failing box reports)."""
+    rng = _store_checks(ctx, boxes) if ctx.sanitize else None
+    if rng is not None and ctx.shared.race is not None:
+        ctx.shared.race.record_ranges("r", *rng)
+    for gj, f, box, cta, off in boxes:
+        put(ctx, gj, f, box, cta, off, checked=rng is not None)
+
+
+def _store_checks(ctx, boxes):
+    """The checks ``read_shared_async`` makes of each box's source, all at once and with no
+    effect: ``_race_ranges``' ranges when every box reads a whole contiguous span that passes
+    them, else None."""
+    sh = ctx.shared
+    for _, f, box, _, _ in boxes:
+        if T.store_units(box) is not None:
+            return None
+    rng = _race_ranges(ctx, [(gj, f, box, off, [cta]) for gj, f, box, cta, off in boxes])
+    if rng is None:
+        return None
+    ctas, los, his, warps = rng
+    if sh.init is not None and not sh.init_full:
+        known, st = sh.written, sh.stride
+        for c, lo, hi in zip(ctas, los, his):
+            if (c, lo, hi) not in known:
+                if not sh.init[c * st + lo:c * st + hi].all():
+                    return None
+                if len(known) < 4096:           # (bytes never become unwritten)
+                    known.add((c, lo, hi))
+    if not AP.spans_clear(ctx, ctas, los, his):
+        return None
+    if sh.race is not None and sh.race.ranges_hit("w", *rng):
+        return None
+    return rng
+
+
+def read_shared_async(ctx, gj, cta, phys, es, what, span=None, checked=False):
     """An async-proxy read of elements of ``es`` bytes at shared offsets ``phys`` of batch CTA
     ``cta`` by the bulk operation of thread ``gj``: sanitizer checks (initialized, fenced, not in
-    flight, race tracker), then the bulk group tracks the bytes; returns the element bits.
-    ``span``: ``(lo, hi)`` when the bytes read are exactly offsets ``[lo, hi)``."""
+    flight, race tracker; ``checked``: the caller made them), then the bulk group tracks the
+    bytes; returns the element bits. ``span``: ``(lo, hi)`` when the bytes read are exactly
+    offsets ``[lo, hi)``."""
     sh = ctx.shared
     base = int(cta) * sh.stride + np.asarray(phys, np.int64)
     if ctx.timeline is not None and ".bulk_group" in ctx.cur.ins.modifiers:
@@ -298,6 +402,9 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
             fb = slice(int(cta) * sh.stride + span[0], int(cta) * sh.stride + span[1])
         else:
             fb = (base[:, None] + np.arange(es)).reshape(-1)
+        if checked:
+            AP.begin_bulk_read(ctx, gj, fb, ctx.cur)
+            return sh.view(np.dtype(_UINT[es]))[base // es]
         if sh.init is not None and not sh.init[fb].all():
             bad = sh.init[fb] == 0
             if bad.any():

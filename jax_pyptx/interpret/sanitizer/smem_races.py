@@ -498,6 +498,42 @@ class RaceTracker:
         self._top[kind] = max(self._top[kind], ep)
         self._pend(lst, starts, hi - lo, warps, np.array([ep], np.int32))
 
+    def ranges_hit(self, kind: str, banks, los, his, warps) -> bool:
+        """Whether ``range_hit`` could be true for one of several ranges (a copy instruction's
+        boxes: bytes ``[los[i], his[i])`` of CTA ``banks[i]`` by ``warps[i]``), all at once
+        (no flush: a caller that gets True checks the ranges one by one)."""
+        if self._clear(kind, int(min(los)), int(max(his))):
+            return False
+        self._settle(kind)
+        ch, b = _range_chunks(self.stride, banks, los, his)
+        floor = self.epoch[b].astype(np.int64)[:, None] << _CODE
+        w = np.asarray(warps, np.int64)[:, None]
+        return bool(self._other((self.c_r if kind == "r" else self.c_w)[ch], floor | (w + 1), floor).any())
+
+    def record_ranges(self, kind: str, banks, los, his, warps):
+        """``record_range`` of several ranges in order (one deferred or stamped set of rows
+        when they are of one size)."""
+        b, lo, hi = (np.asarray(a, np.int64) for a in (banks, los, his))
+        w = np.asarray(warps, np.int64)
+        nb = int(hi[0] - lo[0])
+        if ((hi - lo) != nb).any():
+            for args in zip(b.tolist(), lo.tolist(), hi.tolist(), w.tolist()):
+                self.record_range(kind, *args)
+            return
+        starts = b * self.stride + lo
+        lst = self._pl if kind == "r" else self._ps
+        if self._one is not None:
+            self._defer(kind, starts, nb, w, int(lo.min()), int(hi.max()))
+            self._pend(lst, starts, nb, w, self._one)
+            return
+        self._settle(kind)
+        ep = self.epoch[b]
+        ch, _ = _range_chunks(self.stride, b, lo, hi)
+        floor = ep.astype(np.int64)[:, None] << _CODE
+        self._stamp(self.c_r if kind == "r" else self.c_w, ch, floor | (w[:, None] + 1), floor)
+        self._top[kind] = max(self._top[kind], int(ep.max()))
+        self._pend(lst, starts, nb, w, ep.astype(np.int32))
+
     def _stamp_range(self, arr, lo, hi, ep, warp):
         """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep``."""
         sl = slice(lo >> 4, ((hi - 1) >> 4) + 1)
@@ -716,6 +752,16 @@ class _Starts:
 def _rows(starts):
     """The array of a ``_Starts`` (or the array itself)."""
     return starts.get() if type(starts) is _Starts else starts
+
+
+def _range_chunks(stride, banks, los, his):
+    """(the 16-byte chunks of ranges ``[los[i], his[i])`` of banks ``banks[i]``: (n, k), the
+    last chunk of a range repeated where it spans fewer, the banks as int64)."""
+    b = np.asarray(banks, np.int64)
+    c0 = (b * stride + np.asarray(los, np.int64)) >> 4
+    c1 = (b * stride + np.asarray(his, np.int64) - 1) >> 4
+    k = int((c1 - c0).max()) + 1
+    return np.minimum(c0[:, None] + np.arange(k), c1[:, None]), b
 
 
 def _per_unit(tags, k):
