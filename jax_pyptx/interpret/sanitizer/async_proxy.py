@@ -307,6 +307,10 @@ def _drop_marks(sh, ctas):
     keep, n = [], 0
     fenced = np.zeros(sh.nbanks, bool)
     fenced[ctas] = True
+    if fenced[sh.dirty_bank].all():     # every CTA that may have marks (the usual fence of them all)
+        sh._dpend.clear()
+        sh._dpend_rows = 0
+        return
     for banks, offs, nbytes in sh._dpend:
         b = np.broadcast_to(np.asarray(banks), np.shape(offs))
         m = ~fenced[b]
@@ -330,21 +334,23 @@ def fence_async(ctx, ctas):
         _drop_marks(sh, ctas[sh.dirty_bank[ctas]])    # their marks would be cleared at once
     if sh.dirty is None:
         return
-    for c in ctas:
-        c = int(c)
-        if sh.dirty_bank[c]:                # (else no byte of the CTA is marked)
-            dirty, blk = sh.dirty, getattr(sh, "dirty_blk", None)
-            if blk is None:
+    ctas = ctas[sh.dirty_bank[ctas]]        # (no byte of the others is marked)
+    if not len(ctas):
+        return
+    dirty, blk = sh.dirty, getattr(sh, "dirty_blk", None)
+    if blk is None:
+        for c in ctas.tolist():
+            dirty[c * sh.stride:(c + 1) * sh.stride] = 0
+    else:                                   # only the blocks that may hold marked bytes
+        p = sh.stride >> M.BLOCK_SHIFT
+        for c in ctas[blk.reshape(-1, p)[ctas].any(axis=1)].tolist():
+            nz = np.flatnonzero(blk[c * p:(c + 1) * p])
+            if 4 * len(nz) < p:
+                dirty.reshape(-1, M.BLOCK)[c * p + nz] = 0
+            else:
                 dirty[c * sh.stride:(c + 1) * sh.stride] = 0
-            else:                           # only the blocks that may hold marked bytes
-                p = sh.stride >> M.BLOCK_SHIFT
-                nz = np.flatnonzero(blk[c * p:(c + 1) * p])
-                if 4 * len(nz) < p:
-                    dirty.reshape(-1, M.BLOCK)[c * p + nz] = 0
-                else:
-                    dirty[c * sh.stride:(c + 1) * sh.stride] = 0
-                blk[c * p:(c + 1) * p] = 0
-            sh.dirty_bank[c] = False
+            blk[c * p:(c + 1) * p] = 0
+    sh.dirty_bank[ctas] = False
 
 
 # ----------------------------------------------------------------------------- race tracking

@@ -149,7 +149,8 @@ class Allocation:
             if n * nb == hi - off:                          # disjoint elements that fill the range
                 u.remove(off, hi)
                 return
-        _nest_view(self.init, 1, off, shape, strides, nb)[...] = 1
+        # (a view made from the buffer: as_strided's costs more than this store of a TMA box)
+        np.ndarray((*shape, nb), np.uint8, self.init, off, (*strides, 1))[...] = 1
 
     def release_init(self):
         """The per-byte flags' buffer (or None), handed back at the end of a launch."""
