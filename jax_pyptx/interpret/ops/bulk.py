@@ -168,7 +168,10 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
                 if ms is None and mcta != cta:
                     _check_peer_mbarrier(ctx, gj, pair, cta, mcta)
                 vals = T.gather_global(ctx, f, box)
-                boxes.append((gj, f, box, vals, ctas, off, moff, mcta if ms is None else None))
+                boxes.append((j, gj, f, box, vals, ctas, off, moff, mcta if ms is None else None))
+        except M.MemoryFault as e:
+            e.lane = j          # (the thread whose box it is)
+            raise
         finally:        # (the boxes before one that fails are delivered, as if one by one)
             if boxes:
                 _deliver_boxes(ctx, boxes, d)
@@ -176,20 +179,23 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
 
 
 def _deliver_boxes(ctx, boxes, d):
-    """``deliver`` of each box one instruction loaded (``boxes``: (gj, f, box, vals, ctas, off,
-    moff, mbar_cta)), in issue order. Sanitized, the race tracker's checks of all of them come
-    first, at once: where no box can race, their ranges are recorded together and the boxes
-    written with no race check left; else box by box."""
+    """``deliver`` of each box one instruction loaded (``boxes``: (lane, gj, f, box, vals, ctas,
+    off, moff, mbar_cta)), in issue order. Sanitized, the race tracker's checks of all of them
+    come first, at once: where no box can race, their ranges are recorded together and the
+    boxes written with no race check left; else box by box. A memory fault names the thread
+    of its box (``lane``)."""
     race = ctx.shared.race
     rng = _race_ranges(ctx, [(gj, f, box, off, [c for c in ctas if int(c) == int(ctx.slot_cta[gj.idx[0]])])
-                             for gj, f, box, _, ctas, off, _, _ in boxes]) \
+                             for _, gj, f, box, _, ctas, off, _, _ in boxes]) \
         if race is not None and ctx.sanitize and not ctx.schedule.late() else None
-    if rng is not None and not race.ranges_hit("r", *rng):
-        race.record_ranges("w", *rng)
-    else:
+    if rng is not None and not AP.race_ranges(race, "w", *rng):
         rng = None
-    for gj, f, box, vals, ctas, off, moff, mcta in boxes:
-        deliver(ctx, gj, f, box, vals, ctas, off, moff, d, mcta, race=rng is None)
+    for j, gj, f, box, vals, ctas, off, moff, mcta in boxes:
+        try:
+            deliver(ctx, gj, f, box, vals, ctas, off, moff, d, mcta, race=rng is None)
+        except M.MemoryFault as e:
+            e.lane = j
+            raise
 
 
 def _race_ranges(ctx, boxes):
@@ -211,7 +217,7 @@ def _race_ranges(ctx, boxes):
             los.append(off)
             his.append(off + box.nbytes)
             warps.append(w)
-    return (ctas, los, his, warps) if ctas else None
+    return tuple(np.array(a, np.int64) for a in (ctas, los, his, warps)) if ctas else None
 
 
 def _check_peer_mbarrier(ctx, gj, pair: bool, cta: int, mcta: int):
@@ -296,6 +302,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
         cs = _coords(coords, ctx, g)
         late = ctx.schedule.late()
         boxes = []              # issued, not yet put: every box of the instruction at once
+        lane = -1               # the box being issued (-1: boxes being put, which name theirs)
         try:
             for j in range(g.n):
                 gj = _one(ctx, g, j)
@@ -303,6 +310,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                 if boxes and _writes_near(boxes, a):    # a tensor map the boxes may overwrite
                     _put_boxes(ctx, boxes, d, put)
                     boxes = []
+                lane = j
                 f = read_tensormap(ctx, gj, a, symspace)
                 _check_rank(ctx, gj, f, dims, what)
                 _check_direction(ctx, gj, f, "store" if op is None else op)
@@ -315,7 +323,12 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                     AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
                                   put(ctx_, gj, f, box, cta, off))
                 else:
-                    boxes.append((gj, f, box, cta, off))
+                    boxes.append((j, gj, f, box, cta, off))
+                lane = -1
+        except M.MemoryFault as e:
+            if lane >= 0:       # (the thread whose box it is)
+                e.lane = lane
+            raise
         finally:        # (the boxes before one that fails are put, as if one by one)
             if boxes:
                 _put_boxes(ctx, boxes, d, put)
@@ -340,7 +353,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
 def _writes_near(boxes, addr: int) -> bool:
     """Whether a store of ``boxes`` (not yet put) may write the 128 bytes at global ``addr``
     (its tensor's extent, with a margin for the last element, meets them)."""
-    for _, f, _, _, _ in boxes:
+    for _, _, f, _, _, _ in boxes:
         hi = f.address + sum((d - 1) * s for d, s in zip(f.dims, f.strides)) + 64
         if addr < hi and f.address < addr + TM.SIZE:
             return True
@@ -348,32 +361,35 @@ def _writes_near(boxes, addr: int) -> bool:
 
 
 def _put_boxes(ctx, boxes, d, put):
-    """``put`` of each box of one TMA store (``boxes``: (gj, f, box, cta, off)), in issue
+    """``put`` of each box of one TMA store (``boxes``: (lane, gj, f, box, cta, off)), in issue
     order. Sanitized, the checks of every source come first, at once (written, fenced, not in
     flight, no race): when they all pass, the race tracker records the ranges together and the
-    boxes are read with no check left; else box by box (the first failing box reports)."""
+    boxes are read with no check left; else box by box (the first failing box reports). A
+    memory fault names the thread of its box (``lane``)."""
     rng = _store_checks(ctx, boxes) if ctx.sanitize else None
-    if rng is not None and ctx.shared.race is not None:
-        ctx.shared.race.record_ranges("r", *rng)
-    for gj, f, box, cta, off in boxes:
-        put(ctx, gj, f, box, cta, off, checked=rng is not None)
+    for j, gj, f, box, cta, off in boxes:
+        try:
+            put(ctx, gj, f, box, cta, off, checked=rng is not None)
+        except M.MemoryFault as e:
+            e.lane = j
+            raise
 
 
 def _store_checks(ctx, boxes):
-    """The checks ``read_shared_async`` makes of each box's source, all at once and with no
-    effect: ``_race_ranges``' ranges when every box reads a whole contiguous span that passes
-    them, else None."""
+    """The checks ``read_shared_async`` makes of each box's source, all at once: when every box
+    reads a whole contiguous span that passes them, ``_race_ranges``' ranges (recorded by the
+    race tracker), else None (and no effect)."""
     sh = ctx.shared
-    for _, f, box, _, _ in boxes:
+    for _, _, f, box, _, _ in boxes:
         if T.store_units(box) is not None:
             return None
-    rng = _race_ranges(ctx, [(gj, f, box, off, [cta]) for gj, f, box, cta, off in boxes])
+    rng = _race_ranges(ctx, [(gj, f, box, off, [cta]) for _, gj, f, box, cta, off in boxes])
     if rng is None:
         return None
     ctas, los, his, warps = rng
     if sh.init is not None and not sh.init_full:
         known, st = sh.written, sh.stride
-        for c, lo, hi in zip(ctas, los, his):
+        for c, lo, hi in zip(ctas.tolist(), los.tolist(), his.tolist()):
             if (c, lo, hi) not in known:
                 if not sh.init[c * st + lo:c * st + hi].all():
                     return None
@@ -381,7 +397,7 @@ def _store_checks(ctx, boxes):
                     known.add((c, lo, hi))
     if not AP.spans_clear(ctx, ctas, los, his):
         return None
-    if sh.race is not None and sh.race.ranges_hit("w", *rng):
+    if sh.race is not None and not AP.race_ranges(sh.race, "r", *rng):     # (recorded when it passes)
         return None
     return rng
 

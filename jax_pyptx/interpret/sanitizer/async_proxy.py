@@ -394,6 +394,17 @@ def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
     race.record_range("r", bank, lo, hi, warp)
 
 
+def race_ranges(race, kind: str, banks, los, his, warps) -> bool:
+    """The ranges of one copy instruction's boxes at once: ``kind`` "w" (it writes them, as
+    ``race_store_range``) or "r" (it reads them, as ``race_load_range``) of bytes ``[los[i],
+    his[i])`` of CTA ``banks[i]`` by ``warps[i]`` (int64 arrays). True when no range can race:
+    all are recorded; False: none is, and the caller checks them one by one, in order."""
+    if race.ranges_hit("r" if kind == "w" else "w", banks, los, his, warps):
+        return False
+    race.record_ranges(kind, banks, los, his, warps)
+    return True
+
+
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     """An async-proxy write of ``values`` (1-D, any dtype) at element indices ``flat_elems`` of
     ``ctx.shared`` viewed as that dtype: the bytes become initialized and are not generic-dirty.

@@ -425,9 +425,13 @@ class RaceTracker:
                 s0 = int(_rows(starts)[0])
                 self._stamp_range(arr, s0, s0 + nb, ep, int(warps[0]))
                 continue
-            ch = self._chunks(_rows(starts), nb)
             floor = ep << _CODE
             m = warps.astype(np.int64, copy=False) + (floor + 1)
+            rows = _rows(starts)
+            if nb > 16 and nb % 16 == 0 and not (rows & 15).any():     # copies' ranges: whole rows
+                self._stamp_rows(arr, rows >> 4, nb >> 4, m[:, None], floor)
+                continue
+            ch = self._chunks(rows, nb)
             self._stamp(arr, ch, m if ch.ndim == 1 else m[:, None], floor)
         self._drop(kind)
 
@@ -500,39 +504,52 @@ class RaceTracker:
 
     def ranges_hit(self, kind: str, banks, los, his, warps) -> bool:
         """Whether ``range_hit`` could be true for one of several ranges (a copy instruction's
-        boxes: bytes ``[los[i], his[i])`` of CTA ``banks[i]`` by ``warps[i]``), all at once
-        (no flush: a caller that gets True checks the ranges one by one)."""
-        if self._clear(kind, int(min(los)), int(max(his))):
+        boxes: bytes ``[los[i], his[i])`` of CTA ``banks[i]`` by ``warps[i]``, int64 arrays), all
+        at once (no flush: a caller that gets True checks the ranges one by one)."""
+        if self._clear(kind, int(los.min()), int(his.max())):
             return False
         self._settle(kind)
-        ch, b = _range_chunks(self.stride, banks, los, his)
-        floor = self.epoch[b].astype(np.int64)[:, None] << _CODE
-        w = np.asarray(warps, np.int64)[:, None]
-        return bool(self._other((self.c_r if kind == "r" else self.c_w)[ch], floor | (w + 1), floor).any())
+        arr = self.c_r if kind == "r" else self.c_w
+        starts, k = _whole_chunks(self.stride, banks, los, his)
+        old = _windows(arr, k)[starts >> 4] if k else arr[_range_chunks(self.stride, banks, los, his)]
+        floor = self.epoch[banks].astype(np.int64)[:, None] << _CODE
+        return bool(self._other(old, floor | (warps[:, None] + 1), floor).any())
 
     def record_ranges(self, kind: str, banks, los, his, warps):
-        """``record_range`` of several ranges in order (one deferred or stamped set of rows
-        when they are of one size)."""
-        b, lo, hi = (np.asarray(a, np.int64) for a in (banks, los, his))
-        w = np.asarray(warps, np.int64)
-        nb = int(hi[0] - lo[0])
-        if ((hi - lo) != nb).any():
-            for args in zip(b.tolist(), lo.tolist(), hi.tolist(), w.tolist()):
+        """``record_range`` of several ranges in order (int64 arrays, as for ``ranges_hit``):
+        one deferred or stamped set of rows when they are of one size."""
+        nb = int(his[0] - los[0])
+        if ((his - los) != nb).any():
+            for args in zip(banks.tolist(), los.tolist(), his.tolist(), warps.tolist()):
                 self.record_range(kind, *args)
             return
-        starts = b * self.stride + lo
+        starts = banks * self.stride + los
         lst = self._pl if kind == "r" else self._ps
         if self._one is not None:
-            self._defer(kind, starts, nb, w, int(lo.min()), int(hi.max()))
-            self._pend(lst, starts, nb, w, self._one)
+            self._defer(kind, starts, nb, warps, int(los.min()), int(his.max()))
+            self._pend(lst, starts, nb, warps, self._one)
             return
         self._settle(kind)
-        ep = self.epoch[b]
-        ch, _ = _range_chunks(self.stride, b, lo, hi)
+        ep = self.epoch[banks]
         floor = ep.astype(np.int64)[:, None] << _CODE
-        self._stamp(self.c_r if kind == "r" else self.c_w, ch, floor | (w[:, None] + 1), floor)
+        arr = self.c_r if kind == "r" else self.c_w
+        if nb % 16 == 0 and not (starts & 15).any():
+            self._stamp_rows(arr, starts >> 4, nb >> 4, floor | (warps[:, None] + 1), floor)
+        else:
+            self._stamp(arr, _range_chunks(self.stride, banks, los, his), floor | (warps[:, None] + 1), floor)
         self._top[kind] = max(self._top[kind], int(ep.max()))
-        self._pend(lst, starts, nb, w, ep.astype(np.int32))
+        self._pend(lst, starts, nb, warps, ep.astype(np.int32))
+
+    def _stamp_rows(self, arr, c0, k, mine, floor):
+        """``_stamp`` of rows of ``k`` whole chunks from chunks ``c0`` (a window view: each row
+        read and written whole, not chunk by chunk)."""
+        win = _windows(arr, k)
+        new = win[c0]
+        new = np.where(self._other(new, mine, floor), mine | _SEVERAL, mine)
+        win[c0] = new
+        mixed = win[c0] != new          # another row, of another warp, in the chunk
+        if mixed.any():
+            arr[(c0[:, None] + np.arange(k))[mixed]] |= _SEVERAL
 
     def _stamp_range(self, arr, lo, hi, ep, warp):
         """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep``."""
@@ -755,13 +772,26 @@ def _rows(starts):
 
 
 def _range_chunks(stride, banks, los, his):
-    """(the 16-byte chunks of ranges ``[los[i], his[i])`` of banks ``banks[i]``: (n, k), the
-    last chunk of a range repeated where it spans fewer, the banks as int64)."""
-    b = np.asarray(banks, np.int64)
-    c0 = (b * stride + np.asarray(los, np.int64)) >> 4
-    c1 = (b * stride + np.asarray(his, np.int64) - 1) >> 4
-    k = int((c1 - c0).max()) + 1
-    return np.minimum(c0[:, None] + np.arange(k), c1[:, None]), b
+    """The 16-byte chunks of ranges ``[los[i], his[i])`` of banks ``banks[i]``: (n, k), the
+    last chunk of a range repeated where it spans fewer."""
+    c0 = (banks * stride + los) >> 4
+    c1 = (banks * stride + his - 1) >> 4
+    return np.minimum(c0[:, None] + np.arange(int((c1 - c0).max()) + 1), c1[:, None])
+
+
+def _whole_chunks(stride, banks, los, his):
+    """(flat first bytes, chunks per range) of ranges of one size made of whole 16-byte chunks
+    (a TMA box: ``_windows`` rows); (None, 0) when they are not."""
+    nb = int(his[0] - los[0])
+    if nb % 16 or (los & 15).any() or ((his - los) != nb).any():
+        return None, 0
+    return banks * stride + los, nb >> 4
+
+
+def _windows(arr, k):
+    """The runs of ``k`` consecutive entries of the 1-D array ``arr``, row ``i`` from entry
+    ``i`` (a writable view; rows fancy-indexed are copied whole)."""
+    return np.ndarray((len(arr) - k + 1, k), arr.dtype, arr, 0, (arr.itemsize, arr.itemsize))
 
 
 def _per_unit(tags, k):
