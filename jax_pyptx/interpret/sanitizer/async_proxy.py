@@ -80,6 +80,7 @@ class AsyncState:
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
         self.uncounted = []                        # copy records not yet in ``inflight``
         self.prune_at = 64                         # ... pruned when this long (``_uncounted``)
+        self.unc_spans = set()                     # ... their spans (``_Write.span``; a superset)
         self.tmaps = {}                            # global address -> Decoded that modified it
 
 
@@ -232,9 +233,10 @@ def _counts(st, lo=None, hi=None):
     copy) is only recorded when issued and is added to the per-byte counts when a check first
     reads bytes it may write (a copy that lands before any check never touches them). ``lo,
     hi``: the checked bytes lie at shared offsets ``[lo, hi)`` (any CTA): a copy whose bytes lie
-    elsewhere (``_Write.span``) cannot write them and stays uncounted. None when no byte there
-    can be in flight."""
-    if st.uncounted:
+    elsewhere (``_Write.span``) cannot write them and stays uncounted (the records are looked at
+    only when one of their spans, ``unc_spans``, meets the bytes). None when no byte there can
+    be in flight."""
+    if st.uncounted and (lo is None or any(a < hi and lo < b for a, b in st.unc_spans)):
         keep = []
         for rec in st.uncounted:
             if rec.live and lo is not None and (rec.span[1] <= lo or hi <= rec.span[0]):
@@ -244,7 +246,7 @@ def _counts(st, lo=None, hi=None):
                 _count(st, rec)
                 st.n_counted += 1
             rec.counted = True
-        st.uncounted = keep
+        _keep_uncounted(st, keep)
     if lo is not None and not st.n_counted:
         return None
     return st.inflight
@@ -263,9 +265,17 @@ def _uncounted(st, rec):
     """Keep a new record out of ``st.inflight`` until a check may meet it (``_counts``)."""
     rec.counted = False
     if len(st.uncounted) >= st.prune_at:     # pruned of landed records as it doubles
-        st.uncounted = [r for r in st.uncounted if r.live]
+        _keep_uncounted(st, [r for r in st.uncounted if r.live])
         st.prune_at = max(64, 2 * len(st.uncounted))
     st.uncounted.append(rec)
+    st.unc_spans.add(rec.span)
+
+
+def _keep_uncounted(st, recs):
+    """``st.uncounted`` becomes ``recs`` (and ``st.unc_spans`` their spans: the few distinct
+    ones of a pipeline's stages, looked at before the records themselves)."""
+    st.uncounted = recs
+    st.unc_spans = {r.span for r in recs}
 
 
 def _counts_at(st, offs, nbytes):
@@ -416,15 +426,21 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     esz = dt.itemsize
     if span is not None:
         cta, lo, hi = span
-        sl = slice(int(cta) * sh.stride + lo, int(cta) * sh.stride + hi)
+        c = int(cta)
+        sl = slice(c * sh.stride + lo, c * sh.stride + hi)
         if sh.race is not None and warps is not None:
             w0 = int(np.asarray(warps).reshape(-1)[0])
-            sh._race(lambda *a: race_store_range(sh.race, int(cta), lo, hi, w0), None, None, 0, None)
+            sh._race(lambda *a: race_store_range(sh.race, c, lo, hi, w0), None, None, 0, None)
         sh.view(dt)[flat_elems] = values
-        if sh.init is not None:
-            sh.init[sl] = 1
-        if sh.dirty is not None and sh.dirty_bank[int(cta)]:
-            sh.dirty[sl] = 0
+        if sh.init is not None and not sh.init_full and (c, lo, hi) not in sh.written:
+            sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
+            if len(sh.written) < 4096:
+                sh.written.add((c, lo, hi))
+        dirty = sh.dirty
+        if dirty is not None and sh.dirty_bank[c]:
+            blk = sh.dirty_blk          # (a superset of the marked bytes' blocks)
+            if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():
+                dirty[sl] = 0
         return
     flat_elems = np.asarray(flat_elems, np.int64)
     if sh.race is not None and warps is not None and len(flat_elems):
