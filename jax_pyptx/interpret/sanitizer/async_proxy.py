@@ -65,13 +65,13 @@ class AsyncState:
     """Per-batch bookkeeping of the async proxy (created on first use; see the module doc)."""
 
     def __init__(self, ctx):
-        n = ctx.shared.data.size
-        self.inflight = shadow.filled(n, np.uint16)    # async writes not yet completed, per byte
-                                                   # (those counted: ``_counts``)
-        # ... per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter)
-        self.blk = shadow.filled(-(-n // M.BLOCK), np.int32)
+        self._n = ctx.shared.data.size
+        # per byte: async writes not yet completed (those counted: ``_counts``), ``inflight``;
+        # per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter),
+        # ``blk``; per byte: bulk-store sources not yet retired, ``reading`` (each made when
+        # first used: a pipeline whose copies land before any check meets them counts none)
+        self._inflight = self._blk = self._reading = None
         self.n_counted = 0                         # live records counted in ``inflight``
-        self.reading = shadow.filled(n, np.uint16)     # bulk-store sources not yet retired, per byte
         self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
         self.dead = 0                              # dead records in ``writes``
         self.reads: list[_Read] = []
@@ -83,10 +83,27 @@ class AsyncState:
         self.unc_spans = set()                     # ... their spans (``_Write.span``; a superset)
         self.tmaps = {}                            # global address -> Decoded that modified it
 
+    @property
+    def inflight(self):
+        if self._inflight is None:
+            self._inflight = shadow.filled(self._n, np.uint16)
+        return self._inflight
+
+    @property
+    def blk(self):
+        if self._blk is None:
+            self._blk = shadow.filled(-(-self._n // M.BLOCK), np.int32)
+        return self._blk
+
+    @property
+    def reading(self):
+        if self._reading is None:
+            self._reading = shadow.filled(self._n, np.uint16)
+        return self._reading
 
     def recycle(self):
         """The batch is over: the per-byte arrays go to the next one (``shadow``)."""
-        shadow.recycle(self.inflight, self.reading, self.scratch, self.blk)
+        shadow.recycle(self._inflight, self._reading, self.scratch, self._blk)
 
 
 def state(ctx) -> AsyncState:
