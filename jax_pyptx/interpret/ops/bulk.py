@@ -262,7 +262,7 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=T
     sh = ctx.shared
     phys, contig = box_slots(f, off, box.n, es, sh.size)
     own = int(ctx.slot_cta[gj.idx[0]]) if race else -1
-    warp = ctx.warp_in_cta[gj.idx[:1]]
+    warp = ctx.warp_in_cta[gj.idx[:1]] if race else None
     late = ctx.schedule.late()
     for c in ctas:
         base = int(c) * sh.stride
@@ -367,6 +367,10 @@ def _put_boxes(ctx, boxes, d, put):
     boxes are read with no check left; else box by box (the first failing box reports). A
     memory fault names the thread of its box (``lane``)."""
     rng = _store_checks(ctx, boxes) if ctx.sanitize else None
+    if rng is not None:         # (one range per box, in order)
+        st = ctx.shared.stride
+        AP.begin_bulk_reads(ctx, [int(b[1].idx[0]) for b in boxes], (rng[0] * st + rng[1]).tolist(),
+                            (rng[0] * st + rng[2]).tolist(), ctx.cur)
     for j, gj, f, box, cta, off in boxes:
         try:
             put(ctx, gj, f, box, cta, off, checked=rng is not None)
@@ -418,8 +422,7 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None, checked=False):
             fb = slice(int(cta) * sh.stride + span[0], int(cta) * sh.stride + span[1])
         else:
             fb = (base[:, None] + np.arange(es)).reshape(-1)
-        if checked:
-            AP.begin_bulk_read(ctx, gj, fb, ctx.cur)
+        if checked:         # (and its bulk read begun: _put_boxes)
             return sh.view(np.dtype(_UINT[es]))[base // es]
         if sh.init is not None and not sh.init[fb].all():
             bad = sh.init[fb] == 0

@@ -39,7 +39,8 @@ from ..state import memory as M
 from ..state import shadow
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
-           "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
+           "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "begin_bulk_reads",
+           "bulk_commit", "bulk_wait",
            "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
            "check_tensormap"]
 
@@ -614,6 +615,19 @@ def begin_bulk_read(ctx, g, flat_bytes, d):
         r = _Read(int(slot), int(st.committed[slot]), fb, d)
         st.reading[r.flat] += 1
         st.reads.append(r)
+
+
+def begin_bulk_reads(ctx, slots, starts, ends, d):
+    """``begin_bulk_read`` of the boxes of one instruction, in order: thread ``slots[i]`` reads
+    the flat bytes ``[starts[i], ends[i])`` (lists of ints)."""
+    if not ctx.sanitize:
+        return
+    st = state(ctx)
+    rd, reads = st.reading, st.reads
+    for slot, seq, a, b in zip(slots, st.committed[slots].tolist(), starts, ends):
+        fb = slice(a, b)
+        rd[fb] += 1
+        reads.append(_Read(slot, seq, fb, d))
 
 
 def bulk_commit(ctx, g):
