@@ -306,3 +306,18 @@ def test_a_store_box_that_may_overwrite_the_next_boxs_tensor_map_is_put_first():
     assert bulk._writes_near(boxes, f.address - 64)
     assert not bulk._writes_near(boxes, f.address + 8192)
     assert not bulk._writes_near(boxes, f.address - 128)
+
+
+@pytest.mark.parametrize("schedule, seed", [("late", None)] + [("random", s) for s in range(4)])
+def test_boxes_of_one_instruction_landing_late_or_not_box_by_box(schedule, seed):
+    # under "random" each box of an instruction draws whether it lands (a load) or reads its
+    # source (a store) late, as when the boxes were handled one by one; the values are the same
+    x = np.arange(256, dtype=np.uint32) * 10
+    out = np.zeros(3 * 256, np.uint32)
+    launch(LOAD_WAR, "k", [tensor_map(x, box=(256,)), out, np.uint32(99)], grid=3, block=256,
+           schedule=schedule, seed=seed)
+    np.testing.assert_array_equal(out.reshape(3, 256), np.tile(x + np.arange(256), (3, 1)))
+    y = np.zeros((128, 24), np.uint32)
+    launch(STORE, "k", [tensor_map(y, box=(8, 32)), np.uint32(99)], grid=3, block=128,
+           schedule=schedule, seed=seed)
+    np.testing.assert_array_equal(y, _store_want(3))

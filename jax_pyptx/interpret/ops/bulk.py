@@ -185,14 +185,16 @@ def _deliver_boxes(ctx, boxes, d):
     boxes written with no race check left; else box by box. A memory fault names the thread
     of its box (``lane``)."""
     race = ctx.shared.race
-    rng = _race_ranges(ctx, [(gj, f, box, off, [c for c in ctas if int(c) == int(ctx.slot_cta[gj.idx[0]])])
-                             for _, gj, f, box, _, ctas, off, _, _ in boxes]) \
-        if race is not None and ctx.sanitize and not ctx.schedule.late() else None
+    late = [ctx.schedule.late() for _ in boxes]     # (drawn box by box, as one by one)
+    rng = _race_ranges(ctx, [(gj, f, box, off, [] if lt else
+                              [c for c in ctas if int(c) == int(ctx.slot_cta[gj.idx[0]])])
+                             for (_, gj, f, box, _, ctas, off, _, _), lt in zip(boxes, late)]) \
+        if race is not None and ctx.sanitize else None
     if rng is not None and not AP.race_ranges(race, "w", *rng):
         rng = None
-    for j, gj, f, box, vals, ctas, off, moff, mcta in boxes:
+    for (j, gj, f, box, vals, ctas, off, moff, mcta), lt in zip(boxes, late):
         try:
-            deliver(ctx, gj, f, box, vals, ctas, off, moff, d, mcta, race=rng is None)
+            deliver(ctx, gj, f, box, vals, ctas, off, moff, d, mcta, race=rng is None, late=lt)
         except M.MemoryFault as e:
             e.lane = j
             raise
@@ -253,17 +255,18 @@ def box_slots(f, off: int, n: int, es: int, size: int):
     return got
 
 
-def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=True):
+def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=True, late=None):
     """Write a loaded box at shared offset ``off`` of each batch CTA in ``ctas`` and complete its
     bytes on the mbarrier at ``mbar_off`` of that CTA, or of batch CTA ``mbar_cta`` when given
     (a ``.cta_group::2`` load signalling the peer CTA's mbarrier; the multicast hook calls this
-    too). ``race=False``: the race tracker has checked and recorded the box (``_deliver_boxes``)."""
+    too). ``race=False``: the race tracker has checked and recorded the box (``_deliver_boxes``);
+    ``late``: whether it lands late (None: the schedule draws it)."""
     es = box.esz
     sh = ctx.shared
     phys, contig = box_slots(f, off, box.n, es, sh.size)
     own = int(ctx.slot_cta[gj.idx[0]]) if race else -1
     warp = ctx.warp_in_cta[gj.idx[:1]] if race else None
-    late = ctx.schedule.late()
+    late = ctx.schedule.late() if late is None else late
     for c in ctas:
         base = int(c) * sh.stride
         w = warp if int(c) == own else None
@@ -300,7 +303,6 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
     def store(ctx, g):
         tma, src = _vals(gtm, ctx, g, np.uint64), _vals(gsrc, ctx, g, np.uint64)
         cs = _coords(coords, ctx, g)
-        late = ctx.schedule.late()
         boxes = []              # issued, not yet put: every box of the instruction at once
         lane = -1               # the box being issued (-1: boxes being put, which name theirs)
         try:
@@ -319,7 +321,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                 if cta != int(ctx.slot_cta[gj.idx[0]]):
                     raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
                                                       f"issuing CTA", gj)
-                if late:            # reads its source at its bulk wait_group (schedule)
+                if ctx.schedule.late():     # reads its source at its bulk wait_group (schedule)
                     AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
                                   put(ctx_, gj, f, box, cta, off))
                 else:
