@@ -321,3 +321,19 @@ def test_boxes_of_one_instruction_landing_late_or_not_box_by_box(schedule, seed)
     launch(STORE, "k", [tensor_map(y, box=(8, 32)), np.uint32(99)], grid=3, block=128,
            schedule=schedule, seed=seed)
     np.testing.assert_array_equal(y, _store_want(3))
+
+
+def test_a_landed_copy_is_not_looked_at_by_later_checks():
+    # only the spans of copies still in flight are compared with a check's bytes; a check
+    # meeting one counts it (and drops the landed records on the way)
+    from types import SimpleNamespace
+    ctx = SimpleNamespace(sanitize=True, async_proxy=None, N=4,
+                          shared=SimpleNamespace(data=np.zeros(256, np.uint8), stride=128))
+    landed = AP.track_inflight(ctx, slice(0, 64), None, 0, 0)                 # CTA 0
+    AP.track_inflight(ctx, slice(128 + 64, 128 + 128), None, 1, 8)            # CTA 1
+    st = ctx.async_proxy
+    landed(ctx, 0, 0)
+    assert st.unc_spans == {(64, 128): 1}
+    assert AP._counts(st, 0, 64) is None and len(st.uncounted) == 2
+    got = AP._counts(st, 96, 100)
+    assert got[128 + 64:256].all() and not got[:128 + 64].any() and st.uncounted == []

@@ -81,7 +81,7 @@ class AsyncState:
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
         self.uncounted = []                        # copy records not yet in ``inflight``
         self.prune_at = 64                         # ... pruned when this long (``_uncounted``)
-        self.unc_spans = set()                     # ... their spans (``_Write.span``; a superset)
+        self.unc_spans = {}                        # ... the spans of their live ones: how many
         self.tmaps = {}                            # global address -> Decoded that modified it
 
     @property
@@ -252,8 +252,8 @@ def _counts(st, lo=None, hi=None):
     reads bytes it may write (a copy that lands before any check never touches them). ``lo,
     hi``: the checked bytes lie at shared offsets ``[lo, hi)`` (any CTA): a copy whose bytes lie
     elsewhere (``_Write.span``) cannot write them and stays uncounted (the records are looked at
-    only when one of their spans, ``unc_spans``, meets the bytes). None when no byte there can
-    be in flight."""
+    only when the span of a live one, ``unc_spans``, meets the bytes). None when no byte there
+    can be in flight."""
     if st.uncounted and (lo is None or any(a < hi and lo < b for a, b in st.unc_spans)):
         keep = []
         for rec in st.uncounted:
@@ -286,14 +286,27 @@ def _uncounted(st, rec):
         _keep_uncounted(st, [r for r in st.uncounted if r.live])
         st.prune_at = max(64, 2 * len(st.uncounted))
     st.uncounted.append(rec)
-    st.unc_spans.add(rec.span)
+    st.unc_spans[rec.span] = st.unc_spans.get(rec.span, 0) + 1
 
 
 def _keep_uncounted(st, recs):
-    """``st.uncounted`` becomes ``recs`` (and ``st.unc_spans`` their spans: the few distinct
-    ones of a pipeline's stages, looked at before the records themselves)."""
+    """``st.uncounted`` becomes ``recs`` (and ``st.unc_spans`` the spans of the live ones: the
+    few distinct ones of a pipeline's stages, looked at before the records themselves)."""
     st.uncounted = recs
-    st.unc_spans = {r.span for r in recs}
+    spans = st.unc_spans = {}
+    for r in recs:
+        if r.live:
+            spans[r.span] = spans.get(r.span, 0) + 1
+
+
+def _uncounted_landed(st, rec):
+    """A record of ``st.uncounted`` landed: its span leaves ``unc_spans`` (the record stays in the
+    list until it is pruned)."""
+    n = st.unc_spans.get(rec.span, 0) - 1
+    if n > 0:
+        st.unc_spans[rec.span] = n
+    else:
+        st.unc_spans.pop(rec.span, None)
 
 
 def _counts_at(st, offs, nbytes):
@@ -496,6 +509,8 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
                 s.inflight[rec.flat] -= 1
                 s.blk[_blocks(rec.flat)] -= 1
                 s.n_counted -= 1
+            else:
+                _uncounted_landed(s, rec)
             s.n_inflight -= 1
             _retire(s)
     return landed
@@ -600,6 +615,8 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
         rec.live = False
         st.n_inflight -= 1
         st.n_counted -= rec.counted
+        if not rec.counted:
+            _uncounted_landed(st, rec)
         _retire(st)
 
 
