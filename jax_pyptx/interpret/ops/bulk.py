@@ -9,6 +9,10 @@ An asynchronous copy is performed when it is issued (see ``async_proxy`` for the
 sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
 when a thread next waits on it (``mbarrier.defer_complete_tx``), a store reads its source and
 writes global memory at once.
+The boxes of one instruction (one per issuing thread) are issued in thread order; sanitized,
+their checks run first, all at once (``_deliver_boxes``, ``_put_boxes``), and box by box only
+where one may fail, so the values and the reports (naming the thread whose box it is) are those
+of issuing them one by one.
 ``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook. A
 unicast load's bytes complete on the mbarrier its operand names: in the destination's CTA, or,
 with ``.cta_group::2``, in the peer CTA of the pair (a 2-SM GEMM's loads all count on the

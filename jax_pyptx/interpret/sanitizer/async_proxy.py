@@ -29,6 +29,8 @@ For other parts of the interpreter::
     fence_async(ctx, ctas)          # fence.proxy.async by threads of these CTAs
     write_shared_async(ctx, g, ctas, flat, values, warps=None)
         # an async-proxy write of values (any dtype) at flat element indices of ctx.shared
+    race_ranges(race, kind, banks, los, his, warps)
+        # the race tracker's check and record of one copy instruction's boxes, all at once
 """
 from __future__ import annotations
 
@@ -39,8 +41,8 @@ from ..state import memory as M
 from ..state import shadow
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
-           "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "begin_bulk_reads",
-           "bulk_commit", "bulk_wait",
+           "race_ranges", "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read",
+           "begin_bulk_reads", "bulk_commit", "bulk_wait",
            "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
            "check_tensormap"]
 
