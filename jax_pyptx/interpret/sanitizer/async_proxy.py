@@ -39,6 +39,7 @@ import numpy as np
 from ...errors import AsyncProxyError
 from ..state import memory as M
 from ..state import shadow
+from .race_ranges import race_load_range, race_ranges, race_store_range   # (a copy's boxes)
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
            "race_ranges", "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read",
@@ -394,58 +395,6 @@ def fence_async(ctx, ctas):
                 dirty[c * sh.stride:(c + 1) * sh.stride] = 0
             blk[c * p:(c + 1) * p] = 0
     sh.dirty_bank[ctas] = False
-
-
-# ----------------------------------------------------------------------------- race tracking
-# A copy's whole box at once, by the issuing thread's warp, on ``smem_races.RaceTracker``'s state:
-# one recorded range; its per-byte arrays (slices) are read only when a chunk of the range was
-# accessed in the current epoch (``RaceTracker.range_hit``).
-def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
-    """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
-    if race.range_hit("r", bank, lo, hi, warp):
-        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-        cur = race.epoch[bank]
-        t = race.rmask.dtype.type
-        readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
-        if readers.any():
-            k = int(np.argmax(readers != 0))
-            other = int(readers[k])
-            w = (other & -other).bit_length() - 1
-            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-            raise M.MemoryFault("race", 0, lo + k,
-                                f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
-                                f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
-                                f"missing between that load and this copy", "shared")
-    race.record_range("w", bank, lo, hi, warp)
-
-
-def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
-    """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
-    if race.range_hit("w", bank, lo, hi, warp):
-        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-        cur = race.epoch[bank]
-        ww = race.wwarp[sl]
-        bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
-        if bad.any():
-            k = int(np.argmax(bad))
-            w = int(ww[k])
-            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-            raise M.MemoryFault("race", 0, lo + k,
-                                f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
-                                f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
-                                f"this copy", "shared")
-    race.record_range("r", bank, lo, hi, warp)
-
-
-def race_ranges(race, kind: str, banks, los, his, warps) -> bool:
-    """The ranges of one copy instruction's boxes at once: ``kind`` "w" (it writes them, as
-    ``race_store_range``) or "r" (it reads them, as ``race_load_range``) of bytes ``[los[i],
-    his[i])`` of CTA ``banks[i]`` by ``warps[i]`` (int64 arrays). True when no range can race:
-    all are recorded; False: none is, and the caller checks them one by one, in order."""
-    if race.ranges_hit("r" if kind == "w" else "w", banks, los, his, warps):
-        return False
-    race.record_ranges(kind, banks, los, his, warps)
-    return True
 
 
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):

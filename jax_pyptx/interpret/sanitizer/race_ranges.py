@@ -1,6 +1,8 @@
 """A copy's shared ranges on the race tracker (part of the sanitizer, ``smem_races``): the
-checks and records of whole ranges of bytes that ``RaceTracker`` inherits, for the boxes of TMA
-and bulk copies (``async_proxy.race_store_range`` / ``race_load_range`` / ``race_ranges``).
+checks and records of whole ranges of bytes that ``RaceTracker`` inherits, and the functions the
+async proxy applies to the boxes of TMA and bulk copies (``race_store_range`` /
+``race_load_range``, one box; ``race_ranges``, the boxes of one instruction; ``async_proxy``
+re-exports them).
 
 A range is kept per chunk (``RaceTracker.c_w`` / ``c_r``: the 16-byte chunks' stamps, epoch <<
 ``_CODE`` | warp + 1) and, while every CTA is in one epoch, deferred as one row (``_defer``); the
@@ -11,6 +13,8 @@ when the ranges are whole chunks (``_windows``: a box of a TMA copy is 128-byte 
 from __future__ import annotations
 
 import numpy as np
+
+from ..state import memory as M
 
 _CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
 _SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
@@ -127,3 +131,55 @@ def _windows(arr, k):
     """The runs of ``k`` consecutive entries of the 1-D array ``arr``, row ``i`` from entry
     ``i`` (a writable view; rows fancy-indexed are copied whole)."""
     return np.ndarray((len(arr) - k + 1, k), arr.dtype, arr, 0, (arr.itemsize, arr.itemsize))
+
+
+# ----------------------------------------------------------------------------- copies
+# A copy's whole box at once, by the issuing thread's warp, on ``smem_races.RaceTracker``'s state:
+# one recorded range; its per-byte arrays (slices) are read only when a chunk of the range was
+# accessed in the current epoch (``RaceTracker.range_hit``).
+def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
+    if race.range_hit("r", bank, lo, hi, warp):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        t = race.rmask.dtype.type
+        readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
+        if readers.any():
+            k = int(np.argmax(readers != 0))
+            other = int(readers[k])
+            w = (other & -other).bit_length() - 1
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
+                                f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
+                                f"missing between that load and this copy", "shared")
+    race.record_range("w", bank, lo, hi, warp)
+
+
+def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
+    """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
+    if race.range_hit("w", bank, lo, hi, warp):
+        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
+        cur = race.epoch[bank]
+        ww = race.wwarp[sl]
+        bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
+        if bad.any():
+            k = int(np.argmax(bad))
+            w = int(ww[k])
+            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
+            raise M.MemoryFault("race", 0, lo + k,
+                                f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
+                                f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
+                                f"this copy", "shared")
+    race.record_range("r", bank, lo, hi, warp)
+
+
+def race_ranges(race, kind: str, banks, los, his, warps) -> bool:
+    """The ranges of one copy instruction's boxes at once: ``kind`` "w" (it writes them, as
+    ``race_store_range``) or "r" (it reads them, as ``race_load_range``) of bytes ``[los[i],
+    his[i])`` of CTA ``banks[i]`` by ``warps[i]`` (int64 arrays). True when no range can race:
+    all are recorded; False: none is, and the caller checks them one by one, in order."""
+    if race.ranges_hit("r" if kind == "w" else "w", banks, los, his, warps):
+        return False
+    race.record_ranges(kind, banks, los, his, warps)
+    return True
