@@ -9,6 +9,10 @@ An asynchronous copy is performed when it is issued (see ``async_proxy`` for the
 sanitizer checks): a load writes its destination at once and its bytes complete on the mbarrier
 when a thread next waits on it (``mbarrier.defer_complete_tx``), a store reads its source and
 writes global memory at once.
+The boxes of one instruction (one per issuing thread) are issued in thread order; sanitized,
+their checks run first, all at once (``_deliver_boxes``, ``_put_boxes``), and box by box only
+where one may fail, so the values and the reports (naming the thread whose box it is) are those
+of issuing them one by one.
 ``.multicast::cluster`` loads deliver through ``multicast_ctas``, the cluster helper's hook. A
 unicast load's bytes complete on the mbarrier its operand names: in the destination's CTA, or,
 with ``.cta_group::2``, in the peer CTA of the pair (a 2-SM GEMM's loads all count on the
@@ -154,21 +158,72 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
         cs = _coords(coords, ctx, g)
         io = [_vals(o, ctx, g) for o in offs] if offs is not None else None
         ms = _vals(mask, ctx, g) if mask is not None else None
-        for j in range(g.n):
-            gj = _one(ctx, g, j)
-            f = read_tensormap(ctx, gj, int(tma[j]), symspace)
-            _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
-            _check_direction(ctx, gj, f, "load")
-            box = T.make_box(f, mode, [int(c[j]) for c in cs], [int(o[j]) for o in io] if io else None)
-            cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
-            mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
-            ctas = [cta] if ms is None else multicast_ctas(ctx, gj, int(ctx.slot_cta[gj.idx[0]]), int(ms[j]))
-            if ms is None and mcta != cta:
-                _check_peer_mbarrier(ctx, gj, pair, cta, mcta)
-            vals = T.gather_global(ctx, f, box)
-            deliver(ctx, gj, f, box, vals, ctas, off, moff, d,
-                    mbar_cta=mcta if ms is None else None)
+        boxes = []
+        try:
+            for j in range(g.n):
+                gj = _one(ctx, g, j)
+                f = read_tensormap(ctx, gj, int(tma[j]), symspace)
+                _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
+                _check_direction(ctx, gj, f, "load")
+                box = T.make_box(f, mode, [int(c[j]) for c in cs], [int(o[j]) for o in io] if io else None)
+                cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
+                mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
+                ctas = [cta] if ms is None else multicast_ctas(ctx, gj, int(ctx.slot_cta[gj.idx[0]]), int(ms[j]))
+                if ms is None and mcta != cta:
+                    _check_peer_mbarrier(ctx, gj, pair, cta, mcta)
+                vals = T.gather_global(ctx, f, box)
+                boxes.append((j, gj, f, box, vals, ctas, off, moff, mcta if ms is None else None))
+        except M.MemoryFault as e:
+            e.lane = j          # (the thread whose box it is)
+            raise
+        finally:        # (the boxes before one that fails are delivered, as if one by one)
+            if boxes:
+                _deliver_boxes(ctx, boxes, d)
     d.fn = load
+
+
+def _deliver_boxes(ctx, boxes, d):
+    """``deliver`` of each box one instruction loaded (``boxes``: (lane, gj, f, box, vals, ctas,
+    off, moff, mbar_cta)), in issue order. Sanitized, the race tracker's checks of all of them
+    come first, at once: where no box can race, their ranges are recorded together and the
+    boxes written with no race check left; else box by box. A memory fault names the thread
+    of its box (``lane``)."""
+    race = ctx.shared.race
+    late = [ctx.schedule.late() for _ in boxes]     # (drawn box by box, as one by one)
+    rng = _race_ranges(ctx, [(gj, f, box, off, [] if lt else
+                              [c for c in ctas if int(c) == int(ctx.slot_cta[gj.idx[0]])])
+                             for (_, gj, f, box, _, ctas, off, _, _), lt in zip(boxes, late)]) \
+        if race is not None and ctx.sanitize else None
+    if rng is not None and not AP.race_ranges(race, "w", *rng):
+        rng = None
+    for (j, gj, f, box, vals, ctas, off, moff, mcta), lt in zip(boxes, late):
+        try:
+            deliver(ctx, gj, f, box, vals, ctas, off, moff, d, mcta, race=rng is None, late=lt)
+        except M.MemoryFault as e:
+            e.lane = j
+            raise
+
+
+def _race_ranges(ctx, boxes):
+    """(CTAs, lows, ends, warps): the shared ranges of one instruction's boxes (``boxes``: (gj,
+    f, box, off, the CTAs whose copy is the issuing warp's)) for ``RaceTracker.ranges_hit``; None
+    when one is not a contiguous span (its bytes are checked one by one) or fails its checks."""
+    sh = ctx.shared
+    ctas, los, his, warps = [], [], [], []
+    for gj, f, box, off, mine in boxes:
+        try:
+            _, contig = box_slots(f, off, box.n, box.esz, sh.size)
+        except M.MemoryFault:
+            return None
+        if not contig:
+            return None
+        w = int(ctx.warp_in_cta[gj.idx[0]])
+        for c in mine:
+            ctas.append(int(c))
+            los.append(off)
+            his.append(off + box.nbytes)
+            warps.append(w)
+    return tuple(np.array(a, np.int64) for a in (ctas, los, his, warps)) if ctas else None
 
 
 def _check_peer_mbarrier(ctx, gj, pair: bool, cta: int, mcta: int):
@@ -204,17 +259,18 @@ def box_slots(f, off: int, n: int, es: int, size: int):
     return got
 
 
-def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None):
+def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=True, late=None):
     """Write a loaded box at shared offset ``off`` of each batch CTA in ``ctas`` and complete its
     bytes on the mbarrier at ``mbar_off`` of that CTA, or of batch CTA ``mbar_cta`` when given
     (a ``.cta_group::2`` load signalling the peer CTA's mbarrier; the multicast hook calls this
-    too)."""
+    too). ``race=False``: the race tracker has checked and recorded the box (``_deliver_boxes``);
+    ``late``: whether it lands late (None: the schedule draws it)."""
     es = box.esz
     sh = ctx.shared
     phys, contig = box_slots(f, off, box.n, es, sh.size)
-    own = int(ctx.slot_cta[gj.idx[0]])
-    warp = ctx.warp_in_cta[gj.idx[:1]]
-    late = ctx.schedule.late()
+    own = int(ctx.slot_cta[gj.idx[0]]) if race else -1
+    warp = ctx.warp_in_cta[gj.idx[:1]] if race else None
+    late = ctx.schedule.late() if late is None else late
     for c in ctas:
         base = int(c) * sh.stride
         w = warp if int(c) == own else None
@@ -251,30 +307,47 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
     def store(ctx, g):
         tma, src = _vals(gtm, ctx, g, np.uint64), _vals(gsrc, ctx, g, np.uint64)
         cs = _coords(coords, ctx, g)
-        for j in range(g.n):
-            gj = _one(ctx, g, j)
-            f = read_tensormap(ctx, gj, int(tma[j]), symspace)
-            _check_rank(ctx, gj, f, dims, what)
-            _check_direction(ctx, gj, f, "store" if op is None else op)
-            box = T.make_box(f, mode, [int(c[j]) for c in cs], None)
-            cta, off = _shared_at(ctx, gj, int(src[j]), 128, "the TMA source")
-            if cta != int(ctx.slot_cta[gj.idx[0]]):
-                raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
-                                                  f"issuing CTA", gj)
-            if ctx.schedule.late():         # reads its source at its bulk wait_group (schedule)
-                AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
-                              put(ctx_, gj, f, box, cta, off))
-            else:
-                put(ctx, gj, f, box, cta, off)
+        boxes = []              # issued, not yet put: every box of the instruction at once
+        lane = -1               # the box being issued (-1: boxes being put, which name theirs)
+        try:
+            for j in range(g.n):
+                gj = _one(ctx, g, j)
+                a = int(tma[j])
+                if boxes and _writes_near(boxes, a):    # a tensor map the boxes may overwrite
+                    _put_boxes(ctx, boxes, d, put)
+                    boxes = []
+                lane = j
+                f = read_tensormap(ctx, gj, a, symspace)
+                _check_rank(ctx, gj, f, dims, what)
+                _check_direction(ctx, gj, f, "store" if op is None else op)
+                box = T.make_box(f, mode, [int(c[j]) for c in cs], None)
+                cta, off = _shared_at(ctx, gj, int(src[j]), 128, "the TMA source")
+                if cta != int(ctx.slot_cta[gj.idx[0]]):
+                    raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
+                                                      f"issuing CTA", gj)
+                if ctx.schedule.late():     # reads its source at its bulk wait_group (schedule)
+                    AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
+                                  put(ctx_, gj, f, box, cta, off))
+                else:
+                    boxes.append((j, gj, f, box, cta, off))
+                lane = -1
+        except M.MemoryFault as e:
+            if lane >= 0:       # (the thread whose box it is)
+                e.lane = lane
+            raise
+        finally:        # (the boxes before one that fails are put, as if one by one)
+            if boxes:
+                _put_boxes(ctx, boxes, d, put)
 
-    def put(ctx, gj, f, box, cta, off):
-        """Read the box from shared memory and write (or reduce) it into the tensor."""
+    def put(ctx, gj, f, box, cta, off, checked=False):
+        """Read the box from shared memory and write (or reduce) it into the tensor
+        (``checked``: ``_put_boxes`` has done the sanitizer's checks of its source)."""
         es = box.esz
         phys, contig = box_slots(f, off, box.n, es, ctx.shared.size)
         need = T.store_units(box)
         if need is None:
             vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
-                                     span=(off, off + box.nbytes) if contig else None)
+                                     span=(off, off + box.nbytes) if contig else None, checked=checked)
         else:       # only what lands inside the tensor is read (and checked)
             vals = np.zeros(box.n, _UINT[es])
             vals[need] = read_shared_async(ctx, gj, cta, phys[need], es, f"the {d.noun}")
@@ -283,11 +356,68 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
     d.fn = store
 
 
-def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
+def _writes_near(boxes, addr: int) -> bool:
+    """Whether a store of ``boxes`` (not yet put) may write the 128 bytes at global ``addr``
+    (its tensor's extent, with a margin for the last element, meets them)."""
+    for _, _, f, _, _, _ in boxes:
+        hi = f.address + sum((d - 1) * s for d, s in zip(f.dims, f.strides)) + 64
+        if addr < hi and f.address < addr + TM.SIZE:
+            return True
+    return False
+
+
+def _put_boxes(ctx, boxes, d, put):
+    """``put`` of each box of one TMA store (``boxes``: (lane, gj, f, box, cta, off)), in issue
+    order. Sanitized, the checks of every source come first, at once (written, fenced, not in
+    flight, no race): when they all pass, the race tracker records the ranges together and the
+    boxes are read with no check left; else box by box (the first failing box reports). A
+    memory fault names the thread of its box (``lane``)."""
+    rng = _store_checks(ctx, boxes) if ctx.sanitize else None
+    if rng is not None:         # (one range per box, in order)
+        st = ctx.shared.stride
+        AP.begin_bulk_reads(ctx, [int(b[1].idx[0]) for b in boxes], (rng[0] * st + rng[1]).tolist(),
+                            (rng[0] * st + rng[2]).tolist(), ctx.cur)
+    for j, gj, f, box, cta, off in boxes:
+        try:
+            put(ctx, gj, f, box, cta, off, checked=rng is not None)
+        except M.MemoryFault as e:
+            e.lane = j
+            raise
+
+
+def _store_checks(ctx, boxes):
+    """The checks ``read_shared_async`` makes of each box's source, all at once: when every box
+    reads a whole contiguous span that passes them, ``_race_ranges``' ranges (recorded by the
+    race tracker), else None (and no effect)."""
+    sh = ctx.shared
+    for _, _, f, box, _, _ in boxes:
+        if T.store_units(box) is not None:
+            return None
+    rng = _race_ranges(ctx, [(gj, f, box, off, [cta]) for _, gj, f, box, cta, off in boxes])
+    if rng is None:
+        return None
+    ctas, los, his, warps = rng
+    if sh.init is not None and not sh.init_full:
+        known, st = sh.written, sh.stride
+        for c, lo, hi in zip(ctas.tolist(), los.tolist(), his.tolist()):
+            if (c, lo, hi) not in known:
+                if not sh.init[c * st + lo:c * st + hi].all():
+                    return None
+                if len(known) < 4096:           # (bytes never become unwritten)
+                    known.add((c, lo, hi))
+    if not AP.spans_clear(ctx, ctas, los, his):
+        return None
+    if sh.race is not None and not AP.race_ranges(sh.race, "r", *rng):     # (recorded when it passes)
+        return None
+    return rng
+
+
+def read_shared_async(ctx, gj, cta, phys, es, what, span=None, checked=False):
     """An async-proxy read of elements of ``es`` bytes at shared offsets ``phys`` of batch CTA
     ``cta`` by the bulk operation of thread ``gj``: sanitizer checks (initialized, fenced, not in
-    flight, race tracker), then the bulk group tracks the bytes; returns the element bits.
-    ``span``: ``(lo, hi)`` when the bytes read are exactly offsets ``[lo, hi)``."""
+    flight, race tracker; ``checked``: the caller made them), then the bulk group tracks the
+    bytes; returns the element bits. ``span``: ``(lo, hi)`` when the bytes read are exactly
+    offsets ``[lo, hi)``."""
     sh = ctx.shared
     base = int(cta) * sh.stride + np.asarray(phys, np.int64)
     if ctx.timeline is not None and ".bulk_group" in ctx.cur.ins.modifiers:
@@ -298,6 +428,8 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None):
             fb = slice(int(cta) * sh.stride + span[0], int(cta) * sh.stride + span[1])
         else:
             fb = (base[:, None] + np.arange(es)).reshape(-1)
+        if checked:         # (and its bulk read begun: _put_boxes)
+            return sh.view(np.dtype(_UINT[es]))[base // es]
         if sh.init is not None and not sh.init[fb].all():
             bad = sh.init[fb] == 0
             if bad.any():

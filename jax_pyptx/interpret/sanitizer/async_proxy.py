@@ -29,6 +29,8 @@ For other parts of the interpreter::
     fence_async(ctx, ctas)          # fence.proxy.async by threads of these CTAs
     write_shared_async(ctx, g, ctas, flat, values, warps=None)
         # an async-proxy write of values (any dtype) at flat element indices of ctx.shared
+    race_ranges(race, kind, banks, los, his, warps)
+        # the race tracker's check and record of one copy instruction's boxes, all at once
 """
 from __future__ import annotations
 
@@ -37,9 +39,11 @@ import numpy as np
 from ...errors import AsyncProxyError
 from ..state import memory as M
 from ..state import shadow
+from .race_ranges import race_load_range, race_ranges, race_store_range   # (a copy's boxes)
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
-           "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read", "bulk_commit", "bulk_wait",
+           "race_ranges", "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read",
+           "begin_bulk_reads", "bulk_commit", "bulk_wait",
            "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
            "check_tensormap"]
 
@@ -65,13 +69,13 @@ class AsyncState:
     """Per-batch bookkeeping of the async proxy (created on first use; see the module doc)."""
 
     def __init__(self, ctx):
-        n = ctx.shared.data.size
-        self.inflight = shadow.filled(n, np.uint16)    # async writes not yet completed, per byte
-                                                   # (those counted: ``_counts``)
-        # ... per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter)
-        self.blk = shadow.filled(-(-n // M.BLOCK), np.int32)
+        self._n = ctx.shared.data.size
+        # per byte: async writes not yet completed (those counted: ``_counts``), ``inflight``;
+        # per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter),
+        # ``blk``; per byte: bulk-store sources not yet retired, ``reading`` (each made when
+        # first used: a pipeline whose copies land before any check meets them counts none)
+        self._inflight = self._blk = self._reading = None
         self.n_counted = 0                         # live records counted in ``inflight``
-        self.reading = shadow.filled(n, np.uint16)     # bulk-store sources not yet retired, per byte
         self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
         self.dead = 0                              # dead records in ``writes``
         self.reads: list[_Read] = []
@@ -80,12 +84,30 @@ class AsyncState:
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
         self.uncounted = []                        # copy records not yet in ``inflight``
         self.prune_at = 64                         # ... pruned when this long (``_uncounted``)
+        self.unc_spans = {}                        # ... the spans of their live ones: how many
         self.tmaps = {}                            # global address -> Decoded that modified it
 
+    @property
+    def inflight(self):
+        if self._inflight is None:
+            self._inflight = shadow.filled(self._n, np.uint16)
+        return self._inflight
+
+    @property
+    def blk(self):
+        if self._blk is None:
+            self._blk = shadow.filled(-(-self._n // M.BLOCK), np.int32)
+        return self._blk
+
+    @property
+    def reading(self):
+        if self._reading is None:
+            self._reading = shadow.filled(self._n, np.uint16)
+        return self._reading
 
     def recycle(self):
         """The batch is over: the per-byte arrays go to the next one (``shadow``)."""
-        shadow.recycle(self.inflight, self.reading, self.scratch, self.blk)
+        shadow.recycle(self._inflight, self._reading, self.scratch, self._blk)
 
 
 def state(ctx) -> AsyncState:
@@ -232,9 +254,10 @@ def _counts(st, lo=None, hi=None):
     copy) is only recorded when issued and is added to the per-byte counts when a check first
     reads bytes it may write (a copy that lands before any check never touches them). ``lo,
     hi``: the checked bytes lie at shared offsets ``[lo, hi)`` (any CTA): a copy whose bytes lie
-    elsewhere (``_Write.span``) cannot write them and stays uncounted. None when no byte there
+    elsewhere (``_Write.span``) cannot write them and stays uncounted (the records are looked at
+    only when the span of a live one, ``unc_spans``, meets the bytes). None when no byte there
     can be in flight."""
-    if st.uncounted:
+    if st.uncounted and (lo is None or any(a < hi and lo < b for a, b in st.unc_spans)):
         keep = []
         for rec in st.uncounted:
             if rec.live and lo is not None and (rec.span[1] <= lo or hi <= rec.span[0]):
@@ -244,7 +267,7 @@ def _counts(st, lo=None, hi=None):
                 _count(st, rec)
                 st.n_counted += 1
             rec.counted = True
-        st.uncounted = keep
+        _keep_uncounted(st, keep)
     if lo is not None and not st.n_counted:
         return None
     return st.inflight
@@ -263,9 +286,30 @@ def _uncounted(st, rec):
     """Keep a new record out of ``st.inflight`` until a check may meet it (``_counts``)."""
     rec.counted = False
     if len(st.uncounted) >= st.prune_at:     # pruned of landed records as it doubles
-        st.uncounted = [r for r in st.uncounted if r.live]
+        _keep_uncounted(st, [r for r in st.uncounted if r.live])
         st.prune_at = max(64, 2 * len(st.uncounted))
     st.uncounted.append(rec)
+    st.unc_spans[rec.span] = st.unc_spans.get(rec.span, 0) + 1
+
+
+def _keep_uncounted(st, recs):
+    """``st.uncounted`` becomes ``recs`` (and ``st.unc_spans`` the spans of the live ones: the
+    few distinct ones of a pipeline's stages, looked at before the records themselves)."""
+    st.uncounted = recs
+    spans = st.unc_spans = {}
+    for r in recs:
+        if r.live:
+            spans[r.span] = spans.get(r.span, 0) + 1
+
+
+def _uncounted_landed(st, rec):
+    """A record of ``st.uncounted`` landed: its span leaves ``unc_spans`` (the record stays in the
+    list until it is pruned)."""
+    n = st.unc_spans.get(rec.span, 0) - 1
+    if n > 0:
+        st.unc_spans[rec.span] = n
+    else:
+        st.unc_spans.pop(rec.span, None)
 
 
 def _counts_at(st, offs, nbytes):
@@ -307,6 +351,10 @@ def _drop_marks(sh, ctas):
     keep, n = [], 0
     fenced = np.zeros(sh.nbanks, bool)
     fenced[ctas] = True
+    if fenced[sh.dirty_bank].all():     # every CTA that may have marks (the usual fence of them all)
+        sh._dpend.clear()
+        sh._dpend_rows = 0
+        return
     for banks, offs, nbytes in sh._dpend:
         b = np.broadcast_to(np.asarray(banks), np.shape(offs))
         m = ~fenced[b]
@@ -330,62 +378,23 @@ def fence_async(ctx, ctas):
         _drop_marks(sh, ctas[sh.dirty_bank[ctas]])    # their marks would be cleared at once
     if sh.dirty is None:
         return
-    for c in ctas:
-        c = int(c)
-        if sh.dirty_bank[c]:                # (else no byte of the CTA is marked)
-            dirty, blk = sh.dirty, getattr(sh, "dirty_blk", None)
-            if blk is None:
+    ctas = ctas[sh.dirty_bank[ctas]]        # (no byte of the others is marked)
+    if not len(ctas):
+        return
+    dirty, blk = sh.dirty, getattr(sh, "dirty_blk", None)
+    if blk is None:
+        for c in ctas.tolist():
+            dirty[c * sh.stride:(c + 1) * sh.stride] = 0
+    else:                                   # only the blocks that may hold marked bytes
+        p = sh.stride >> M.BLOCK_SHIFT
+        for c in ctas[blk.reshape(-1, p)[ctas].any(axis=1)].tolist():
+            nz = np.flatnonzero(blk[c * p:(c + 1) * p])
+            if 4 * len(nz) < p:
+                dirty.reshape(-1, M.BLOCK)[c * p + nz] = 0
+            else:
                 dirty[c * sh.stride:(c + 1) * sh.stride] = 0
-            else:                           # only the blocks that may hold marked bytes
-                p = sh.stride >> M.BLOCK_SHIFT
-                nz = np.flatnonzero(blk[c * p:(c + 1) * p])
-                if 4 * len(nz) < p:
-                    dirty.reshape(-1, M.BLOCK)[c * p + nz] = 0
-                else:
-                    dirty[c * sh.stride:(c + 1) * sh.stride] = 0
-                blk[c * p:(c + 1) * p] = 0
-            sh.dirty_bank[c] = False
-
-
-# ----------------------------------------------------------------------------- race tracking
-# A copy's whole box at once, by the issuing thread's warp, on ``smem_races.RaceTracker``'s state:
-# one recorded range; its per-byte arrays (slices) are read only when a chunk of the range was
-# accessed in the current epoch (``RaceTracker.range_hit``).
-def race_store_range(race, bank: int, lo: int, hi: int, warp: int):
-    """A store by ``warp`` of CTA ``bank`` to its shared bytes ``[lo, hi)``."""
-    if race.range_hit("r", bank, lo, hi, warp):
-        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-        cur = race.epoch[bank]
-        t = race.rmask.dtype.type
-        readers = np.where(race.repoch[sl] == cur, race.rmask[sl], t(0)) & ~t(1 << int(warp))
-        if readers.any():
-            k = int(np.argmax(readers != 0))
-            other = int(readers[k])
-            w = (other & -other).bit_length() - 1
-            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-            raise M.MemoryFault("race", 0, lo + k,
-                                f"it overwrites shared address {lo + k:#x}{{where}} that {who} loaded since "
-                                f"the last barrier: a bar.sync (or the mbarrier wait that frees the buffer) is "
-                                f"missing between that load and this copy", "shared")
-    race.record_range("w", bank, lo, hi, warp)
-
-
-def race_load_range(race, bank: int, lo: int, hi: int, warp: int):
-    """A load by ``warp`` of CTA ``bank`` of its shared bytes ``[lo, hi)``."""
-    if race.range_hit("w", bank, lo, hi, warp):
-        sl = slice(bank * race.stride + lo, bank * race.stride + hi)
-        cur = race.epoch[bank]
-        ww = race.wwarp[sl]
-        bad = (ww >= 0) & (ww != warp) & (race.wepoch[sl] == cur)
-        if bad.any():
-            k = int(np.argmax(bad))
-            w = int(ww[k])
-            who = f"warp {w} of this CTA" if w < 32 else f"CTA rank {w - 32} of the cluster"
-            raise M.MemoryFault("race", 0, lo + k,
-                                f"it reads shared address {lo + k:#x}{{where}} that {who} stored since the "
-                                f"last barrier: a bar.sync (__syncthreads) is missing between the store and "
-                                f"this copy", "shared")
-    race.record_range("r", bank, lo, hi, warp)
+            blk[c * p:(c + 1) * p] = 0
+    sh.dirty_bank[ctas] = False
 
 
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
@@ -399,15 +408,21 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     esz = dt.itemsize
     if span is not None:
         cta, lo, hi = span
-        sl = slice(int(cta) * sh.stride + lo, int(cta) * sh.stride + hi)
+        c = int(cta)
+        sl = slice(c * sh.stride + lo, c * sh.stride + hi)
         if sh.race is not None and warps is not None:
             w0 = int(np.asarray(warps).reshape(-1)[0])
-            sh._race(lambda *a: race_store_range(sh.race, int(cta), lo, hi, w0), None, None, 0, None)
+            sh._race(lambda *a: race_store_range(sh.race, c, lo, hi, w0), None, None, 0, None)
         sh.view(dt)[flat_elems] = values
-        if sh.init is not None:
-            sh.init[sl] = 1
-        if sh.dirty is not None and sh.dirty_bank[int(cta)]:
-            sh.dirty[sl] = 0
+        if sh.init is not None and not sh.init_full and (c, lo, hi) not in sh.written:
+            sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
+            if len(sh.written) < 4096:
+                sh.written.add((c, lo, hi))
+        dirty = sh.dirty
+        if dirty is not None and sh.dirty_bank[c]:
+            blk = sh.dirty_blk          # (a superset of the marked bytes' blocks)
+            if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():
+                dirty[sl] = 0
         return
     flat_elems = np.asarray(flat_elems, np.int64)
     if sh.race is not None and warps is not None and len(flat_elems):
@@ -445,6 +460,8 @@ def track_inflight(ctx, flat_bytes, d, cta, off):
                 s.inflight[rec.flat] -= 1
                 s.blk[_blocks(rec.flat)] -= 1
                 s.n_counted -= 1
+            else:
+                _uncounted_landed(s, rec)
             s.n_inflight -= 1
             _retire(s)
     return landed
@@ -549,6 +566,8 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
         rec.live = False
         st.n_inflight -= 1
         st.n_counted -= rec.counted
+        if not rec.counted:
+            _uncounted_landed(st, rec)
         _retire(st)
 
 
@@ -564,6 +583,19 @@ def begin_bulk_read(ctx, g, flat_bytes, d):
         r = _Read(int(slot), int(st.committed[slot]), fb, d)
         st.reading[r.flat] += 1
         st.reads.append(r)
+
+
+def begin_bulk_reads(ctx, slots, starts, ends, d):
+    """``begin_bulk_read`` of the boxes of one instruction, in order: thread ``slots[i]`` reads
+    the flat bytes ``[starts[i], ends[i])`` (lists of ints)."""
+    if not ctx.sanitize:
+        return
+    st = state(ctx)
+    rd, reads = st.reading, st.reads
+    for slot, seq, a, b in zip(slots, st.committed[slots].tolist(), starts, ends):
+        fb = slice(a, b)
+        rd[fb] += 1
+        reads.append(_Read(slot, seq, fb, d))
 
 
 def bulk_commit(ctx, g):

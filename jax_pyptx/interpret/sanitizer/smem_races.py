@@ -68,13 +68,14 @@ import numpy as np
 from ..state import memory as M
 from ..state import shadow
 from .lane_tags import BYTES, LaneTags
+from .race_ranges import _CODE, _SEVERAL, RangeChecks
 
 
 class RaceFault(M.MemoryFault):
     pass
 
 
-class RaceTracker:
+class RaceTracker(RangeChecks):
     def __init__(self, nbanks: int, stride: int, data=None):
         n = nbanks * stride
         self.stride = stride
@@ -425,9 +426,13 @@ class RaceTracker:
                 s0 = int(_rows(starts)[0])
                 self._stamp_range(arr, s0, s0 + nb, ep, int(warps[0]))
                 continue
-            ch = self._chunks(_rows(starts), nb)
             floor = ep << _CODE
             m = warps.astype(np.int64, copy=False) + (floor + 1)
+            rows = _rows(starts)
+            if nb > 16 and nb % 16 == 0 and not (rows & 15).any():     # copies' ranges: whole rows
+                self._stamp_rows(arr, rows >> 4, nb >> 4, m[:, None], floor)
+                continue
+            ch = self._chunks(rows, nb)
             self._stamp(arr, ch, m if ch.ndim == 1 else m[:, None], floor)
         self._drop(kind)
 
@@ -466,43 +471,6 @@ class RaceTracker:
     def _span(offs, nbytes):
         """(lowest, end) shared offset of an access (not empty)."""
         return int(offs.min()), int(offs.max()) + int(nbytes)
-
-    def range_hit(self, kind: str, bank: int, lo: int, hi: int, warp: int) -> bool:
-        """Whether a chunk of CTA ``bank``'s bytes ``[lo, hi)`` was loaded (``kind`` "r") or
-        stored ("w") in its current epoch by a warp other than ``warp``; the per-byte state of
-        that kind is then brought up to date (``async_proxy``'s range checks read it)."""
-        if self._clear(kind, lo, hi):
-            return False
-        self._settle(kind)
-        b = bank * self.stride
-        arr = self.c_r if kind == "r" else self.c_w
-        sl = slice((b + lo) >> 4, ((b + hi - 1) >> 4) + 1)
-        floor = int(self.epoch[bank]) << _CODE
-        if not self._other(arr[sl], floor | (warp + 1), floor).any():
-            return False
-        self._flush_loads() if kind == "r" else self._flush_stores()
-        return True
-
-    def record_range(self, kind: str, bank: int, lo: int, hi: int, warp: int):
-        """A load ("r") or store ("w") by ``warp`` of CTA ``bank``'s bytes ``[lo, hi)``."""
-        b = bank * self.stride
-        starts, warps = np.array([b + lo], np.int64), np.array([warp], np.int64)
-        lst = self._pl if kind == "r" else self._ps
-        if self._one is not None:
-            self._defer(kind, starts, hi - lo, warps, lo, hi)
-            self._pend(lst, starts, hi - lo, warps, self._one)
-            return
-        self._settle(kind)
-        ep = int(self.epoch[bank])
-        self._stamp_range(self.c_r if kind == "r" else self.c_w, b + lo, b + hi, ep, warp)
-        self._top[kind] = max(self._top[kind], ep)
-        self._pend(lst, starts, hi - lo, warps, np.array([ep], np.int32))
-
-    def _stamp_range(self, arr, lo, hi, ep, warp):
-        """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep``."""
-        sl = slice(lo >> 4, ((hi - 1) >> 4) + 1)
-        mine = (ep << _CODE) | (warp + 1)
-        arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
 
     def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
@@ -727,8 +695,6 @@ def _per_unit(tags, k):
     return np.repeat(tags, k).reshape(-1, k)
 
 
-_CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
-_SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
 _LAZY_LIMIT = 1024                       # deferred chunk stamps of a kind applied beyond this many
 _LAZY_ROWS = 1 << 16                     # ... or beyond this many rows

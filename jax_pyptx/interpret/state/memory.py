@@ -508,7 +508,7 @@ class BankedSpace:
         self._dpend_rows = 0
         self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
         self.dirty_blk = None            # per block of ``BLOCK`` bytes: it may hold such bytes
-        self.written = set()             # span keys known initialized (smem_matrix; init only grows)
+        self.written = set()             # span keys known initialized (smem_matrix, bulk copies; init only grows)
         self.init_full = False           # every byte of every bank written (``all_written``)
         self._full_wait = self._full_gap = 1     # all_written's backoff
         self._full_version = -1
