@@ -651,15 +651,20 @@ def on_generic_load(ctx, g, banks, offs, nbytes, span=None):
         raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the load reads"), g, lane)
 
 
-def on_generic_store(ctx, g, banks, offs, nbytes):
+def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None):
     """A generic store: report bytes an asynchronous copy still writes, or a bulk store still
-    reads."""
+    reads. ``span``: (lowest, end) offset of the accesses when the caller has checked their
+    bounds, ``starts``: their flat first bytes when it has them."""
     st = ctx.async_proxy
     if st is None or not (st.n_inflight or st.reads):
         return
-    ctx.shared._check(offs, nbytes)
-    starts = _starts(ctx, banks, offs)
-    counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
+    if span is None:
+        ctx.shared._check(offs, nbytes)
+        counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
+    else:
+        counts = _counts(st, *span) if st.n_inflight and len(offs) else None
+    if starts is None:
+        starts = _starts(ctx, banks, offs)
     if not ((counts is not None and M.take_rows(counts, starts, nbytes).any())
             or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
         return

@@ -67,7 +67,7 @@ import numpy as np
 
 from ..state import memory as M
 from ..state import shadow
-from .lane_tags import BYTES, LaneTags
+from .lane_tags import BYTES, ROWS, LaneTags
 
 
 class RaceFault(M.MemoryFault):
@@ -88,6 +88,7 @@ class RaceTracker:
         self.repoch = np.zeros(n, np.int32)
         self.epoch = np.ones(nbanks, np.int32)
         self._one = 1                               # the epoch of every CTA, when they share one
+        self._emax, self._nmax = 1, nbanks          # the latest epoch, how many CTAs are in it
         # per 16-byte chunk: epoch << _CODE | (warp + 1) of its last store / load; the warp part
         # _SEVERAL when several warps accessed it in that epoch
         self.c_w = shadow.filled(n // 16, np.int64)        # (recycled: ``recycle``)
@@ -113,17 +114,34 @@ class RaceTracker:
                     t.recycle()
 
     def advance(self, banks):
-        """The CTAs ``banks`` passed a synchronization point."""
-        self.epoch[banks] += 1
-        e = self.epoch
-        self._one = int(e[0]) if (e == e[0]).all() else None
-        if self.iv is not None:
-            W = len(self.iv) // len(self.epoch)
-            b = np.asarray(banks, np.int64).reshape(-1)
-            self._renew((b[:, None] * W + np.arange(W)).reshape(-1))
+        """The CTAs ``banks`` passed a synchronization point (one CTA, the usual case: an
+        mbarrier phase or a named barrier, is bookkept on Python ints)."""
+        if len(banks) == 1:
+            b = int(banks[0])
+            e = int(self.epoch[b]) + 1
+            self.epoch[b] = e
+            if e > self._emax:
+                self._emax, self._nmax = e, 1
+            elif e == self._emax:
+                self._nmax += 1
+            if self.iv is not None:
+                W = len(self.iv) // len(self.epoch)
+                self._renew(slice(b * W, (b + 1) * W), W)
+        else:
+            self.epoch[banks] += 1
+            e = self.epoch
+            self._emax = int(e.max())
+            self._nmax = int(np.count_nonzero(e == self._emax))
+            if self.iv is not None:
+                W = len(self.iv) // len(self.epoch)
+                b = np.asarray(banks, np.int64).reshape(-1)
+                gw = (b[:, None] * W + np.arange(W)).reshape(-1)
+                self._renew(gw, len(gw))
+        self._one = self._emax if self._nmax == len(self.epoch) else None
 
     def advance_all(self):
         self.epoch += 1
+        self._emax += 1
         if self._one is not None:
             self._one += 1
         self._pl.clear()                # every pending row is of a past epoch now
@@ -131,28 +149,32 @@ class RaceTracker:
         self._drop()                    # ... and every deferred chunk stamp (``_defer``)
         self._npend = 0
         if self.iv is not None:
-            self._renew(np.arange(len(self.iv)))
+            self._renew(slice(None), len(self.iv))
 
     # ------------------------------------------------------------------ lanes of one warp
     def warp_synced(self, gwarps):
         """The warps ``gwarps`` (slot // 32 in the batch) executed a warp-synchronizing
         instruction: their lanes' earlier shared accesses are ordered before their later ones."""
         if self.iv is not None:
-            self._renew(np.unique(gwarps))
+            gw = np.unique(gwarps)
+            self._renew(gw, len(gw))
 
-    def _renew(self, gw):
-        if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
+    def _renew(self, gw, n):
+        """New intervals for the ``n`` batch warps ``gw`` (an index array or a slice)."""
+        if self._iv_next + n >= _IV_LIMIT:        # ids run out: forget every interval
             self.w_tag.clear()
             if self.r_tag is not None:
                 self.r_tag.clear()
             self._iv_next = len(self.iv) + 1
             self.iv[:] = np.arange(1, len(self.iv) + 1)
-        self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
-        self._iv_next += len(gw)
-        self.iv_st[gw] = False
-        self.iv_ld[gw] = False
-        self._st_any = bool(self.iv_st.any())
-        self._ld_any = bool(self.iv_ld.any())
+        self.iv[gw] = np.arange(self._iv_next, self._iv_next + n, dtype=np.int32)
+        self._iv_next += n
+        if self._st_any:
+            self.iv_st[gw] = False
+            self._st_any = bool(self.iv_st.any())
+        if self._ld_any:
+            self.iv_ld[gw] = False
+            self._ld_any = bool(self.iv_ld.any())
 
     def _intra_state(self, nwarps):
         if self.iv is None:
@@ -167,21 +189,25 @@ class RaceTracker:
             self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
             self._st_any = self._ld_any = False             # iv_st.any(), iv_ld.any()
 
-    def _intra_begin(self, banks, offs, nbytes, gwarps, lanes, nwarps, starts):
+    def _intra_begin(self, banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned):
         """What ``intra_load`` and ``intra_store`` start from: the flat first bytes, each
-        lane's interval id, the lanes as int32 and the tags' layout (``LaneTags.layout``)."""
+        lane's interval id, the lanes as int32, the tags' layout (``LaneTags.layout``) and, for
+        ``ROWS``, the rows' items (``LaneTags.items``)."""
         self._intra_state(nwarps)
         if starts is None:
             starts = _Starts(banks, offs, self.stride).get()
-        return starts, self.iv[gwarps], lanes.astype(np.int32, copy=False), LaneTags.layout(starts, nbytes)
+        lay = LaneTags.layout(starts, nbytes, aligned)
+        lanes = lanes.view(np.int32) if lanes.dtype == np.uint32 else lanes.astype(np.int32, copy=False)
+        return starts, self.iv[gwarps], lanes, lay, (LaneTags.items(starts, nbytes) if lay == ROWS else None)
 
-    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None):
+    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None, aligned=False):
         """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
-        (``_bytes``) when the caller has them, ``starts``: their flat first bytes."""
-        starts, iv, lanes, lay = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts)
+        (``_bytes``) when the caller has them, ``starts``: their flat first bytes, ``aligned``:
+        every start is a multiple of ``nbytes``, a power of two (when the caller knows)."""
+        starts, iv, lanes, lay, q = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
         if self._st_any and self.iv_st[gwarps].any():
-            wt, u = self.w_tag.take(starts, nbytes, lay)
+            wt, u = self.w_tag.take(starts, nbytes, lay, q)
             # same interval, another lane: tags agree above the lane bits, not in them
             bad = _per_unit(iv * 32 + lanes, wt.shape[1]) ^ wt
             bad = bad.view(np.uint32) - np.uint32(1) < 31
@@ -196,31 +222,36 @@ class RaceTracker:
             self.r_tag = LaneTags(len(self.wwarp))
         rt = self.r_tag
         if self._ld_any and self.iv_ld[gwarps].any():
-            old, u = rt.take(starts, nbytes, lay)
+            old, u = rt.take(starts, nbytes, lay, q)
             mine = _per_unit(iv * 64 + lanes, old.shape[1])  # this warp's interval and the reading lane
             other = ((old ^ mine) < 64) & (old != mine)   # another lane read it in this interval
             tag = np.where(other, (mine & ~63) | _MULTI, mine)
         else:
             u = 4 if whole else 1
             tag = mine = _per_unit(iv * 64 + lanes, nbytes // u)
-        rt.put(starts, nbytes, u, tag, lay)
+        rt.put(starts, nbytes, u, tag, lay, q)
         self.iv_ld[gwarps] = True
         self._ld_any = True
-        arr, at = rt.at(starts, nbytes, u)
-        now = arr[at]
+        if u == 4 and q is not None:
+            now = rt.words(q, nbytes)
+        else:
+            arr, at = rt.at(starts, nbytes, u)
+            now = arr[at]
         dup = ((now ^ mine) < 64) & (now != tag)          # lanes of this warp in this instruction
         if dup.any():
+            arr, at = rt.at(starts, nbytes, u)
             arr[at[dup]] = (mine[dup] & ~63) | _MULTI
         if u == 1:
             rt.promote(starts, nbytes)
 
-    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None):
+    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None,
+                    aligned=False):
         """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
-        ``idx`` and ``starts`` as for ``intra_load``."""
-        starts, iv, lanes, lay = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts)
+        ``idx``, ``starts`` and ``aligned`` as for ``intra_load``."""
+        starts, iv, lanes, lay, q = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
         if self._ld_any and self.iv_ld[gwarps].any():
-            rt, u = self.r_tag.take(starts, nbytes, lay)
+            rt, u = self.r_tag.take(starts, nbytes, lay, q)
             war = _per_unit(iv * 64 + lanes, rt.shape[1]) ^ rt
             war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
             if war.any():
@@ -236,13 +267,13 @@ class RaceTracker:
         pu = 4 if whole else 1
         mine = _per_unit(row, nbytes // pu)
         if self._st_any and self.iv_st[gwarps].any():
-            wt, u = self.w_tag.take(starts, nbytes, lay)
+            wt, u = self.w_tag.take(starts, nbytes, lay, q)
             bad = (wt ^ (mine if u == pu else _per_unit(row, nbytes))).view(np.uint32) - np.uint32(1) < 31
             if bad.any():
                 if u != 1:
                     wt, bad = np.repeat(wt, u, axis=1), np.repeat(bad, u, axis=1)
                 self._intra_ww(banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad)
-        self.w_tag.put(starts, nbytes, pu, mine, lay)          # whole words: each word's bytes get one tag
+        self.w_tag.put(starts, nbytes, pu, mine, lay, q)       # whole words: each word's bytes get one tag
         if pu == 1:
             self.w_tag.promote(starts, nbytes)
         self.iv_st[gwarps] = True
@@ -279,11 +310,12 @@ class RaceTracker:
         return base[:, None] + np.arange(nbytes)
 
     # ------------------------------------------------------------------ between warps
-    def _chunks(self, starts, nbytes):
+    def _chunks(self, starts, nbytes, aligned=False):
         """The 16-byte chunks of rows ``[start, start + nbytes)``: (n,) when every row lies in
-        one chunk, else (n, k) (the last chunk repeated where a row spans fewer)."""
+        one chunk, else (n, k) (the last chunk repeated where a row spans fewer). ``aligned``:
+        every start is a multiple of ``nbytes`` (a power of two), known to the caller."""
         c0 = starts >> 4
-        if nbytes <= 16 and (len(starts) == 0 or int((starts & 15).max()) + nbytes <= 16):
+        if nbytes <= 16 and (aligned or len(starts) == 0 or int((starts & 15).max()) + nbytes <= 16):
             return c0
         c1 = (starts + (nbytes - 1)) >> 4
         return np.minimum(c0[:, None] + np.arange((nbytes + 30) // 16), c1[:, None])
@@ -379,17 +411,18 @@ class RaceTracker:
 
     def _stamp(self, arr, ch, mine, floor, hit=None):
         """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
-        when the caller has it. Returns False when no two rows of different warps share a
-        chunk (True when they may)."""
+        when the caller has it (False: none was hit). Returns False when no two rows of
+        different warps share a chunk (True when they may)."""
         if hit is None:
             hit = self._other(arr[ch], mine, floor)
-        new = np.where(hit, mine | _SEVERAL, mine)
+        some = hit is not False and bool(hit.any())
+        new = np.where(hit, mine | _SEVERAL, mine) if some else mine
         arr[ch] = new
         mixed = arr[ch] != new          # another row of this access, of another warp, in the chunk
         if mixed.any():
             arr[ch[mixed]] |= _SEVERAL
             return True
-        return bool(hit.any())          # rows of two warps meeting where both were hit agree
+        return some                     # rows of two warps meeting where both were hit agree
 
     # ------------------------------------------------------------------ deferred chunk stamps
     def _defer(self, kind, starts, nbytes, warps, lo, hi):
@@ -504,28 +537,32 @@ class RaceTracker:
         mine = (ep << _CODE) | (warp + 1)
         arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
 
-    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None):
+    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None, aligned=False):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
         another warp in the current epoch; record the load (``span``: (lowest, end) offset of
-        the accesses, ``starts``: their flat first bytes, when the caller has them)."""
+        the accesses, ``starts``: their flat first bytes, ``aligned``: every start is a multiple
+        of ``nbytes``, a power of two, when the caller has them)."""
         if not len(offs):
             return
         if starts is None:
             starts = _Starts(banks, offs, self.stride)  # made when a check or a flush needs them
         lo, hi = self._span(offs, nbytes) if span is None else span
+        ch = None
         if not self._clear("w", lo, hi):
             self._settle("w")
-            ch = self._chunks(_rows(starts), nbytes)
+            ch = self._chunks(_rows(starts), nbytes, aligned)
             mine, floor = self._stamps(banks, warps, ch)
             self._check_raw(banks, offs, nbytes, warps, idx, ch, mine, floor)
         if self._one is not None:
             self._defer("r", starts, nbytes, warps, lo, hi)
         else:
             self._settle("r")
-            ch = self._chunks(_rows(starts), nbytes)
-            mine, floor = self._stamps(banks, warps, ch)
+            if ch is None:
+                ch = self._chunks(_rows(starts), nbytes, aligned)
+                mine, floor = self._stamps(banks, warps, ch)
             self._stamp(self.c_r, ch, mine, floor)
-            self._top["r"] = max(self._top["r"], int(self.epoch.max()))
+            if self._top["r"] < self._emax:
+                self._top["r"] = self._emax
         self._pend(self._pl, starts, nbytes, warps, self._epochs(banks))
 
     def _check_raw(self, banks, offs, nbytes, warps, idx, ch, mine, floor):
@@ -548,36 +585,38 @@ class RaceTracker:
                             f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                             f"between the store and this load", "shared")
 
-    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None):
+    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None,
+                 aligned=False):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
-        (None: every write-write race is an error); ``idx``: the bytes, ``span`` and ``starts``
-        as for ``on_load``, when the caller has them."""
+        (None: every write-write race is an error); ``idx``: the bytes, ``span``, ``starts`` and
+        ``aligned`` as for ``on_load``, when the caller has them."""
         if not len(offs):
             return
         if starts is None:
             starts = _Starts(banks, offs, self.stride).get()
         lo, hi = self._span(offs, nbytes) if span is None else span
         war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
-        whit = ch = None
-        if war or ww or self._one is None:
-            ch = self._chunks(starts, nbytes)
+        now = ww or self._one is None
+        if war or now:
+            ch = self._chunks(starts, nbytes, aligned)
             stamp, floor = self._stamps(banks, warps, ch)
-        if war:
-            self._settle("r")
-            idx = self._check_war(banks, offs, nbytes, warps, idx, ch, stamp, floor)
-        if ww:
+            if war:
+                self._settle("r")
+                idx = self._check_war(banks, offs, nbytes, warps, idx, ch, stamp, floor)
+        if now:
             self._settle("w")
-            idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor)
-        several = len(warps) > 1 and warps.min() != warps.max()
-        if ww or self._one is None:
+            whit = None
+            if ww:
+                idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor)
             # stamped now (the check read them anyway): rows of two warps that share a byte
             # share a chunk, and a shared chunk shows as mixed (``_stamp``)
-            self._settle("w")
-            several = self._stamp(self.c_w, ch, stamp, floor, whit) and several
-            self._top["w"] = max(self._top["w"], int(self.epoch.max()))
+            several = self._stamp(self.c_w, ch, stamp, floor, whit)
+            if self._top["w"] < self._emax:
+                self._top["w"] = self._emax
         else:
             self._defer("w", starts, nbytes, warps, lo, hi)
-        if several:
+            several = True
+        if several and len(warps) > 1 and warps.min() != warps.max():
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
 
@@ -611,7 +650,7 @@ class RaceTracker:
         (write-after-write). Returns ``(idx, the per-chunk hit mask)``."""
         sel, whit = self._hits(self.c_w, ch, stamp, floor)
         if sel is None:
-            return idx, whit
+            return idx, False
         self._flush_stores()
         if idx is None:
             idx = self._bytes(banks, offs, nbytes)
