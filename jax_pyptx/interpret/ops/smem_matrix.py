@@ -238,21 +238,34 @@ def _spans_written(sh, ctas, lo, hi) -> bool:
     (then every element inside them is defined; else the caller checks element by element).
     Bytes never become unwritten, so regions found written are remembered (``sh.written``):
     the span rounded out to the swizzle period (the operands of a k-loop, steps inside one
-    buffer, share it), else the span itself."""
+    buffer, share it), else the span itself; and a call's spans rounded out, all at once (the
+    next step of a k-loop in the same buffers finds them with one look-up)."""
     known, init, stride = sh.written, sh.init, sh.stride
-    for c, a, b in zip(np.asarray(ctas).tolist(), lo.tolist(), hi.tolist()):
-        wide = (c, a - a % _PERIOD, min(b + -b % _PERIOD, stride))
-        if wide in known or (c, a, b) in known:
+    c = np.asarray(ctas, np.int64)
+    wlo, whi = lo - lo % _PERIOD, np.minimum(hi + -hi % _PERIOD, stride)
+    key = (c.tobytes(), wlo.tobytes(), whi.tobytes())
+    if key in known:
+        return True
+    wide_all = True
+    for c_, a, b, wa, wb in zip(c.tolist(), lo.tolist(), hi.tolist(), wlo.tolist(), whi.tolist()):
+        wide = (c_, wa, wb)
+        if wide in known:
             continue
-        base = c * stride
-        if init[base + wide[1]:base + wide[2]].all():
-            key = wide
+        if (c_, a, b) in known:
+            wide_all = False
+            continue
+        base = c_ * stride
+        if init[base + wa:base + wb].all():
+            key_ = wide
         elif init[base + a:base + b].all():
-            key = (c, a, b)
+            key_ = (c_, a, b)
+            wide_all = False
         else:
             return False
         if len(known) < 4096:
-            known.add(key)
+            known.add(key_)
+    if wide_all and len(known) < 4096:
+        known.add(key)
     return True
 
 
