@@ -82,10 +82,9 @@ class RaceTracker:
         self.warn = None                            # (RaceFault, warp, bank) -> None: same-value
                                                     # write-write races warn instead of raising
         # epochs count from 1, so every array starts as zeroed pages (0: no access yet)
-        self.wwarp = np.zeros(n, np.int16)          # last writer warp (within its CTA)
-        self.wepoch = np.zeros(n, np.int32)
-        self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
-        self.repoch = np.zeros(n, np.int32)
+        self.n = n
+        self._wwarp = self._wepoch = None           # per byte: ``wwarp`` ... (made on first use)
+        self._rmask = self._repoch = None
         self.epoch = np.ones(nbanks, np.int32)
         self._one = 1                               # the epoch of every CTA, when they share one
         self._emax, self._nmax = 1, nbanks          # the latest epoch, how many CTAs are in it
@@ -104,6 +103,36 @@ class RaceTracker:
         self._rscratch = {}                         # k -> the same per row of 2**k bytes
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
+
+    # The per-byte state (module doc: applied only where a chunk shows a possible race; the
+    # arrays are made on first use: tens of megabytes a kernel that never races never touches).
+    @property
+    def wwarp(self):
+        """int16 per byte: the warp (within its CTA) that last stored it."""
+        if self._wwarp is None:
+            self._wwarp = np.zeros(self.n, np.int16)
+        return self._wwarp
+
+    @property
+    def wepoch(self):
+        """int32 per byte: the epoch of its CTA in which it was last stored."""
+        if self._wepoch is None:
+            self._wepoch = np.zeros(self.n, np.int32)
+        return self._wepoch
+
+    @property
+    def rmask(self):
+        """uint64 per byte: the warps (and remote CTAs, bit 32 + rank) that read it in ``repoch``."""
+        if self._rmask is None:
+            self._rmask = np.zeros(self.n, np.uint64)
+        return self._rmask
+
+    @property
+    def repoch(self):
+        """int32 per byte: the epoch of its CTA in which ``rmask``'s readers read it."""
+        if self._repoch is None:
+            self._repoch = np.zeros(self.n, np.int32)
+        return self._repoch
 
     def recycle(self):
         """The batch is over: its most used arrays go to the next one (``shadow``)."""
@@ -178,7 +207,7 @@ class RaceTracker:
 
     def _intra_state(self, nwarps):
         if self.iv is None:
-            n = len(self.wwarp)
+            n = self.n
             # interval ids count from 1: a tag of 0 (zeroed pages) is no access
             self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
             self._iv_next = nwarps + 1
@@ -219,7 +248,7 @@ class RaceTracker:
                                 f"the same warp stored since the warp last synchronized: {_MISSING_WARP} between "
                                 f"the store and this load", "shared")
         if self.r_tag is None:
-            self.r_tag = LaneTags(len(self.wwarp))
+            self.r_tag = LaneTags(self.n)
         rt = self.r_tag
         if self._ld_any and self.iv_ld[gwarps].any():
             old, u = rt.take(starts, nbytes, lay, q)
