@@ -181,11 +181,12 @@ class RaceTracker:
             self._renew(slice(None), len(self.iv))
 
     # ------------------------------------------------------------------ lanes of one warp
-    def warp_synced(self, gwarps):
-        """The warps ``gwarps`` (slot // 32 in the batch) executed a warp-synchronizing
-        instruction: their lanes' earlier shared accesses are ordered before their later ones."""
+    def warp_synced(self, gwarps, distinct=False):
+        """The warps ``gwarps`` (slot // 32 in the batch; ``distinct``: each once) executed a
+        warp-synchronizing instruction: their lanes' earlier shared accesses are ordered before
+        their later ones."""
         if self.iv is not None:
-            gw = np.unique(gwarps)
+            gw = gwarps if distinct else np.unique(gwarps)
             self._renew(gw, len(gw))
 
     def _renew(self, gw, n):
@@ -811,7 +812,7 @@ def warp_synced(ctx, g) -> None:
     warps' shared accesses before it are ordered before those after it (module doc)."""
     race = ctx.shared.race
     if race is not None and race.iv is not None:
-        race.warp_synced(g.idx >> 5)
+        race.warp_synced(g.warp_masks()[0], True)      # the group's warps (cached: ``check_sync``)
 
 
 def _who(w: int, me: int) -> str:
