@@ -298,7 +298,12 @@ class RaceTracker:
         mine = _per_unit(row, nbytes // pu)
         if self._st_any and self.iv_st[gwarps].any():
             wt, u = self.w_tag.take(starts, nbytes, lay, q)
-            bad = (wt ^ (mine if u == pu else _per_unit(row, nbytes))).view(np.uint32) - np.uint32(1) < 31
+            # tags below every interval of these warps (stores before their warps last synchronized,
+            # the usual case) cannot share one: then nothing to compare lane by lane
+            if int(wt.max()) >= int(iv.min()) << 5:
+                bad = (wt ^ (mine if u == pu else _per_unit(row, nbytes))).view(np.uint32) - np.uint32(1) < 31
+            else:
+                bad = _NONE
             if bad.any():
                 if u != 1:
                     wt, bad = np.repeat(wt, u, axis=1), np.repeat(bad, u, axis=1)
@@ -431,20 +436,20 @@ class RaceTracker:
         epoch: at least ``floor`` is the current one) left by another warp (or several)."""
         return (v >= floor) & (v != mine)
 
-    def _hits(self, arr, ch, mine, floor):
+    def _hits(self, arr, ch, mine, floor, old=None):
         """(rows whose chunks another warp accessed in the current epoch (``arr``: ``c_w`` or
-        ``c_r``) or None, the per-chunk mask)."""
-        hit = self._other(arr[ch], mine, floor)
+        ``c_r``; ``old``: ``arr[ch]`` when the caller has it) or None, the per-chunk mask)."""
+        hit = self._other(arr[ch] if old is None else old, mine, floor)
         if not hit.any():
             return None, hit
         return np.flatnonzero(hit if hit.ndim == 1 else hit.any(axis=1)), hit
 
-    def _stamp(self, arr, ch, mine, floor, hit=None):
+    def _stamp(self, arr, ch, mine, floor, hit=None, old=None):
         """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
-        when the caller has it (False: none was hit). Returns False when no two rows of
-        different warps share a chunk (True when they may)."""
+        when the caller has it (False: none was hit), ``old``: the old stamps. Returns False
+        when no two rows of different warps share a chunk (True when they may)."""
         if hit is None:
-            hit = self._other(arr[ch], mine, floor)
+            hit = self._other(arr[ch] if old is None else old, mine, floor)
         some = hit is not False and bool(hit.any())
         new = np.where(hit, mine | _SEVERAL, mine) if some else mine
         arr[ch] = new
@@ -635,12 +640,19 @@ class RaceTracker:
                 idx = self._check_war(banks, offs, nbytes, warps, idx, ch, stamp, floor)
         if now:
             self._settle("w")
-            whit = None
-            if ww:
-                idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor)
-            # stamped now (the check read them anyway): rows of two warps that share a byte
-            # share a chunk, and a shared chunk shows as mixed (``_stamp``)
-            several = self._stamp(self.c_w, ch, stamp, floor, whit)
+            old = self.c_w[ch]
+            if old.flat[0] == stamp.flat[0] and (old == stamp).all():
+                # every chunk holds its row's own stamp already (a warp storing again where it
+                # stored in this epoch): nothing another warp did to report, nothing to stamp,
+                # and rows of two warps never share a chunk (they would hold one stamp)
+                several = False
+            else:
+                whit = None
+                if ww:
+                    idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor, old)
+                # stamped now (the check read them anyway): rows of two warps that share a byte
+                # share a chunk, and a shared chunk shows as mixed (``_stamp``)
+                several = self._stamp(self.c_w, ch, stamp, floor, whit, old)
             if self._top["w"] < self._emax:
                 self._top["w"] = self._emax
         else:
@@ -675,10 +687,11 @@ class RaceTracker:
                             f"this store", "shared")
         return idx
 
-    def _check_ww(self, banks, offs, nbytes, warps, vals, idx, ch, stamp, floor):
+    def _check_ww(self, banks, offs, nbytes, warps, vals, idx, ch, stamp, floor, old=None):
         """A store's chunks another warp stored in the current epoch, checked byte by byte
-        (write-after-write). Returns ``(idx, the per-chunk hit mask)``."""
-        sel, whit = self._hits(self.c_w, ch, stamp, floor)
+        (write-after-write; ``old``: their stamps, when the caller has them). Returns ``(idx,
+        the per-chunk hit mask)``."""
+        sel, whit = self._hits(self.c_w, ch, stamp, floor, old)
         if sel is None:
             return idx, False
         self._flush_stores()
@@ -803,6 +816,7 @@ _LAZY_LIMIT = 1024                       # deferred chunk stamps of a kind appli
 _LAZY_ROWS = 1 << 16                     # ... or beyond this many rows
 _IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
 _MULTI = 32                              # read tag lane field: several lanes read the byte
+_NONE = np.zeros(1, bool)                # no byte found
 _MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "
                  "so a bar.warp.sync (__syncwarp) is missing")
 
