@@ -253,14 +253,14 @@ def _spans_written(sh, ctas, lo, hi) -> bool:
         sel = np.flatnonzero((wlo == wa) & (whi == wb))
         cs = c[sel]
         c0, c1 = int(cs.min()), int(cs.max())
-        if (rows[c0:c1 + 1, wa:wb] if c1 - c0 < 2 * len(sel) else rows[cs, wa:wb]).all():
+        if (rows[c0:c1 + 1, wa:wb] if c1 - c0 < 2 * len(sel) else rows[cs, wa:wb]).min():   # (0 / 1 flags)
             continue
         wide_all = False                           # the spans themselves, one by one
         for i in sel.tolist():
             c_, a, b = int(c[i]), int(lo[i]), int(hi[i])
             if (c_, a, b) in known:
                 continue
-            if not init[c_ * stride + a:c_ * stride + b].all():
+            if not init[c_ * stride + a:c_ * stride + b].min():
                 return False
             if len(known) < 4096:
                 known.add((c_, a, b))
