@@ -72,11 +72,14 @@ def space_load(ctx, g, space, addrs, dt, count=1, race=True, span=None):
         return out
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
-        if ctx.async_proxy is not None:
-            on_generic_load(ctx, g, banks, offs, np.dtype(dt).itemsize * count)
         checked = None
-        if race and warps is not None:
-            checked = _race(ctx, g, banks, offs, np.dtype(dt).itemsize * count, warps)
+        if ctx.async_proxy is not None or race and warps is not None:
+            nbytes = np.dtype(dt).itemsize * count
+            checked, starts, aligned = _bounds(ctx, banks, offs, nbytes)
+            if ctx.async_proxy is not None:
+                on_generic_load(ctx, g, banks, offs, nbytes, checked)
+            if race and warps is not None:
+                _race(ctx, g, banks, offs, nbytes, warps, None, checked, starts, aligned)
         try:
             return ctx.shared.load(banks, offs, dt, count, check_init=ctx.sanitize, span=checked)
         except M.MemoryFault as f:
@@ -113,11 +116,14 @@ def space_store(ctx, g, space, addrs, vals, race=True, span=None):
         return gr.after_store(ctx, g, work)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
-        if ctx.async_proxy is not None:
-            on_generic_store(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1])
         checked = None
-        if race and warps is not None:
-            checked = _race(ctx, g, banks, offs, vals.dtype.itemsize * vals.shape[1], warps, vals)
+        if ctx.async_proxy is not None or race and warps is not None:
+            nbytes = vals.dtype.itemsize * vals.shape[1]
+            checked, starts, aligned = _bounds(ctx, banks, offs, nbytes)
+            if ctx.async_proxy is not None:
+                on_generic_store(ctx, g, banks, offs, nbytes, checked, starts)
+            if race and warps is not None:
+                _race(ctx, g, banks, offs, nbytes, warps, vals, checked, starts, aligned)
         return ctx.shared.store(banks, offs, vals, span=checked)       # race: checked above
     if space in ("local", "plocal"):
         if ctx.stack_sp is not None:
@@ -131,43 +137,66 @@ def space_store(ctx, g, space, addrs, vals, race=True, span=None):
     return generic_store(ctx, g, addrs, vals, race)
 
 
-def _race(ctx, g, banks, offs, nbytes, warps, vals=None):
-    """The sanitizer's race checks of an ``ld`` / ``st`` of shared memory, between warps
-    (``RaceTracker.on_load`` / ``on_store``) and between lanes of one warp (``intra_load`` /
-    ``intra_store``, for accesses of the executing CTA's own shared memory; the bytes accessed
-    are spread out only where a check needs them). Bounds and alignment are checked first, and
-    the accesses' flat first bytes made once for every check. Returns the (lowest, end) offset
-    of the accesses (their bounds checked: ``memory.Space.load`` / ``store`` ``span``)."""
+def _bounds(ctx, banks, offs, nbytes):
+    """Bounds and alignment of accesses of ``nbytes`` at shared offsets ``offs`` (uint64) of
+    CTAs ``banks`` checked once for every sanitizer check (``MemoryFault`` as
+    ``BankedSpace._check`` gives it, where named). Returns ((lowest, end) offset: the
+    ``memory.BankedSpace.load`` / ``store`` ``span``, the accesses' flat first bytes, whether
+    every one is a multiple of ``nbytes``, a power of two: the race tracker's row layouts)."""
+    sh = ctx.shared
+    try:
+        if not len(offs):
+            return (0, 0), sh.flat(banks, offs), True
+        lo, top = int(offs.min()), int(offs.max())
+        if nbytes & (nbytes - 1) == 0:
+            aligned = not int(np.bitwise_or.reduce(offs)) & (nbytes - 1)
+            if top + nbytes > sh.size or not aligned:
+                sh._check(offs, nbytes)                 # the report
+        else:
+            sh._check(offs, nbytes)
+            aligned = False
+    except M.MemoryFault as f:
+        where = sh.describe_offset(f.address)
+        f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
+        raise
+    # a bank's stride is a multiple of 16: rows aligned in their bank are aligned flat (to <= 16)
+    return (lo, top + nbytes), sh.flat(banks, offs), aligned and (nbytes <= 16 or sh.stride % nbytes == 0)
+
+
+def _race(ctx, g, banks, offs, nbytes, warps, vals, span, starts, aligned):
+    """The sanitizer's race checks of an ``ld`` / ``st`` of shared memory (``vals``: the stored
+    values; None for a load), between warps (``RaceTracker.on_load`` / ``on_store``) and between
+    lanes of one warp (``intra_load`` / ``intra_store``, for accesses of the executing CTA's own
+    shared memory; the bytes accessed are spread out only where a check needs them). ``span``,
+    ``starts``, ``aligned``: what ``_bounds`` found, shared by every check."""
     race = ctx.shared.race
     pos = None
     try:
-        span = ctx.shared.check_span(offs, nbytes) if nbytes & (nbytes - 1) == 0 else None
-        if span is None:
-            ctx.shared._check(offs, nbytes)
-        starts = ctx.shared.flat(banks, offs)
         if vals is None:
-            race.on_load(banks, offs, nbytes, warps, span=span, starts=starts)
+            race.on_load(banks, offs, nbytes, warps, span=span, starts=starts, aligned=aligned)
         else:
-            race.on_store(banks, offs, nbytes, warps, vals, span=span, starts=starts)
+            race.on_store(banks, offs, nbytes, warps, vals, span=span, starts=starts, aligned=aligned)
         slots = g.idx
-        if len(warps) and warps.max() >= 32:         # distributed shared memory: not one warp's
+        if ctx.cluster_size > 1 and len(warps) and warps.max() >= 32:
+            # distributed shared memory: not one warp's
             keep = np.nonzero(warps < 32)[0]
             if not len(keep):
-                return span
+                return
             banks, offs, slots, starts = banks[keep], offs[keep], slots[keep], starts[keep]
             vals = None if vals is None else vals[keep]
             pos = keep
         if vals is None:
-            race.intra_load(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, starts=starts)
+            race.intra_load(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, starts=starts,
+                            aligned=aligned)
         else:
-            race.intra_store(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, vals, starts=starts)
+            race.intra_store(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, vals, starts=starts,
+                             aligned=aligned)
     except M.MemoryFault as f:
         where = ctx.shared.describe_offset(f.address)
         f.detail = f.detail.replace("{where}", f" ({where})" if where else "")
         if pos is not None:                          # an index into the CTA's own accesses
             f.lane = int(pos[f.lane])
         raise
-    return span
 
 
 def classify(addrs):

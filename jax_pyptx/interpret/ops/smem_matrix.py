@@ -236,23 +236,36 @@ def _check_init(ctx, sh, flat, addr, mn, used, what):
 def _spans_written(sh, ctas, lo, hi) -> bool:
     """Whether every byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` was written
     (then every element inside them is defined; else the caller checks element by element).
-    Bytes never become unwritten, so regions found written are remembered (``sh.written``):
-    the span rounded out to the swizzle period (the operands of a k-loop, steps inside one
-    buffer, share it), else the span itself."""
+    The spans are rounded out to the swizzle period (the operands of a k-loop, steps inside one
+    buffer, share them) and those of one rounded-out range looked at in one pass over their
+    CTAs; bytes never become unwritten, so a call whose rounded-out spans are all written is
+    remembered as one key (``sh.written``: the next step of the k-loop in the same buffers is
+    one look-up), and so is a span written inside periods that are not."""
     known, init, stride = sh.written, sh.init, sh.stride
-    for c, a, b in zip(np.asarray(ctas).tolist(), lo.tolist(), hi.tolist()):
-        wide = (c, a - a % _PERIOD, min(b + -b % _PERIOD, stride))
-        if wide in known or (c, a, b) in known:
+    c = np.asarray(ctas, np.int64)
+    wlo, whi = lo - lo % _PERIOD, np.minimum(hi + -hi % _PERIOD, stride)
+    key = (c.tobytes(), wlo.tobytes(), whi.tobytes())
+    if key in known:
+        return True
+    rows = init.reshape(-1, stride)                # (banks, bytes of a bank)
+    wide_all = True
+    for wa, wb in set(zip(wlo.tolist(), whi.tolist())):
+        sel = np.flatnonzero((wlo == wa) & (whi == wb))
+        cs = c[sel]
+        c0, c1 = int(cs.min()), int(cs.max())
+        if (rows[c0:c1 + 1, wa:wb] if c1 - c0 < 2 * len(sel) else rows[cs, wa:wb]).min():   # (0 / 1 flags)
             continue
-        base = c * stride
-        if init[base + wide[1]:base + wide[2]].all():
-            key = wide
-        elif init[base + a:base + b].all():
-            key = (c, a, b)
-        else:
-            return False
-        if len(known) < 4096:
-            known.add(key)
+        wide_all = False                           # the spans themselves, one by one
+        for i in sel.tolist():
+            c_, a, b = int(c[i]), int(lo[i]), int(hi[i])
+            if (c_, a, b) in known:
+                continue
+            if not init[c_ * stride + a:c_ * stride + b].min():
+                return False
+            if len(known) < 4096:
+                known.add((c_, a, b))
+    if wide_all and len(known) < 4096:
+        known.add(key)
     return True
 
 

@@ -179,11 +179,15 @@ def _ld_st_setup(prog, ins, scope, dec, is_ld):
     split_off = _imm(half, "immHalfSplitoff") if half is not None else 0
     frag = np.array(tcgen05_ld_fragment(shape, num, pack), np.int64)     # (32, R, 3)
     getaddr, _ = address_getter(prog, mem, scope)
-    return shape, num, pack, items(regs), getaddr, split_off, frag
+    # each lane's registers: (lane offsets, column offsets with the half split applied), (32, R)
+    offs = (np.ascontiguousarray(frag[:, :, 0]), frag[:, :, 1] + frag[:, :, 2] * split_off)
+    return shape, num, pack, items(regs), getaddr, offs, frag
 
 
-def _cells(ctx, g, getaddr, shape, frag, split_off, what):
-    """(ctas (n,1), lanes (n,R), cols (n,R)) of the TMEM cells each thread's registers map to."""
+def _cells(ctx, g, getaddr, shape, offs, what):
+    """(ctas (n,1), lanes (n,R), cols (n,R)) of the TMEM cells each thread's registers map to
+    (``offs``: per lane, the lane and column offsets of its registers; whole warps in slot
+    order, the usual group, take them as one broadcast add)."""
     uw, addr = warp_uniform(ctx, g, getaddr(ctx, g), f"the {what} address")
     inv = g._wl
     base_lane, base_col = split(addr)
@@ -199,17 +203,21 @@ def _cells(ctx, g, getaddr, shape, frag, split_off, what):
                         f"{int(base_lane[j])}..{int(base_lane[j]) + nl - 1}; a warp w may only reach lanes "
                         f"32*(w%4)..32*(w%4)+31 = {int(lo[j])}..{int(lo[j]) + 31} (in steps of 16 "
                         f"for the 16-lane shapes)", g, lane)
-    lane = (g.idx & 31)
-    f = frag[lane]                                                    # (n, R, 3)
-    lanes = base_lane[inv][:, None] + f[:, :, 0]
-    cols = base_col[inv][:, None] + f[:, :, 1] + f[:, :, 2] * split_off
+    fl, fc = offs
+    if g.n == 32 * len(uw) and (g.idx[1:] > g.idx[:-1]).all():     # whole warps, in slot order
+        lanes = (base_lane[:, None, None] + fl).reshape(g.n, -1)
+        cols = (base_col[:, None, None] + fc).reshape(g.n, -1)
+    else:
+        lane = g.idx & 31
+        lanes = base_lane[inv][:, None] + fl[lane]
+        cols = base_col[inv][:, None] + fc[lane]
     ctas = ctx.slot_cta[g.idx][:, None]
     return ctas, lanes, cols
 
 
 @register("tcgen05.ld")
 def _ld(prog, d, ins, scope, dec):
-    shape, num, pack, regs, getaddr, split_off, frag = _ld_st_setup(prog, ins, scope, dec, True)
+    shape, num, pack, regs, getaddr, offs, frag = _ld_st_setup(prog, ins, scope, dec, True)
     keys = tuple(prog.reg(o.name, scope).key for o in regs)
     if len(keys) != frag.shape[1]:
         raise InterpreterError(f"tcgen05.ld .{shape}.x{num} takes {frag.shape[1]} registers, got {len(keys)}")
@@ -218,7 +226,7 @@ def _ld(prog, d, ins, scope, dec):
 
     def ld(ctx, g):
         tm = tmem(ctx)
-        ctas, lanes, cols = _cells(ctx, g, getaddr, shape, frag, split_off, what)
+        ctas, lanes, cols = _cells(ctx, g, getaddr, shape, offs, what)
         if pack:
             lo = tm.read(ctx, ctas, lanes, cols, what, g) & np.uint32(0xFFFF)
             hi = tm.read(ctx, ctas, lanes, cols + 1, what, g) & np.uint32(0xFFFF)
@@ -231,7 +239,7 @@ def _ld(prog, d, ins, scope, dec):
 
 @register("tcgen05.st")
 def _st(prog, d, ins, scope, dec):
-    shape, num, pack, regs, getaddr, split_off, frag = _ld_st_setup(prog, ins, scope, dec, False)
+    shape, num, pack, regs, getaddr, offs, frag = _ld_st_setup(prog, ins, scope, dec, False)
     gets = [reader(prog, o, b32, scope) for o in regs]
     if len(gets) != frag.shape[1]:
         raise InterpreterError(f"tcgen05.st .{shape}.x{num} takes {frag.shape[1]} registers, got {len(gets)}")
@@ -239,7 +247,7 @@ def _st(prog, d, ins, scope, dec):
     d.sync = "aligned"
 
     def st(ctx, g):
-        ctas, lanes, cols = _cells(ctx, g, getaddr, shape, frag, split_off, what)
+        ctas, lanes, cols = _cells(ctx, g, getaddr, shape, offs, what)
         v = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in gets], axis=1)
         late = ctx.tcgen05_st_late
         if ctx.schedule.late() or (late and any(int(s) in late for s in g.idx)):

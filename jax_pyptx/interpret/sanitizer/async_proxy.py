@@ -42,8 +42,8 @@ from ..state import shadow
 from .race_ranges import race_load_range, race_ranges, race_store_range   # (a copy's boxes)
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
-           "race_ranges", "track_inflight", "track_cp_async", "cp_async_landed", "begin_bulk_read",
-           "begin_bulk_reads", "bulk_commit", "bulk_wait",
+           "race_ranges", "race_load_range", "race_store_range", "track_inflight", "track_cp_async",
+           "cp_async_landed", "begin_bulk_read", "begin_bulk_reads", "bulk_commit", "bulk_wait",
            "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
            "check_tensormap"]
 
@@ -683,15 +683,20 @@ def on_generic_load(ctx, g, banks, offs, nbytes, span=None):
         raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the load reads"), g, lane)
 
 
-def on_generic_store(ctx, g, banks, offs, nbytes):
+def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None):
     """A generic store: report bytes an asynchronous copy still writes, or a bulk store still
-    reads."""
+    reads. ``span``: (lowest, end) offset of the accesses when the caller has checked their
+    bounds, ``starts``: their flat first bytes when it has them."""
     st = ctx.async_proxy
     if st is None or not (st.n_inflight or st.reads):
         return
-    ctx.shared._check(offs, nbytes)
-    starts = _starts(ctx, banks, offs)
-    counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
+    if span is None:
+        ctx.shared._check(offs, nbytes)
+        counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
+    else:
+        counts = _counts(st, *span) if st.n_inflight and len(offs) else None
+    if starts is None:
+        starts = _starts(ctx, banks, offs)
     if not ((counts is not None and M.take_rows(counts, starts, nbytes).any())
             or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
         return

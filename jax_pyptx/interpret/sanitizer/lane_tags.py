@@ -40,12 +40,15 @@ class LaneTags:
         self.mixed = False
 
     @staticmethod
-    def layout(starts, nbytes) -> int:
+    def layout(starts, nbytes, aligned=False) -> int:
         """How rows ``[start, start + nbytes)`` lie on the words: ``ROWS`` (whole words, every
         row aligned to its power-of-two size: one item per row), ``WORDS`` (whole aligned
-        words) or ``BYTES``."""
+        words) or ``BYTES``. ``aligned``: the caller knows every start is a multiple of
+        ``nbytes``, a power of two."""
         if nbytes & 3:
             return BYTES
+        if aligned:
+            return ROWS
         if not len(starts):
             return ROWS if nbytes & (nbytes - 1) == 0 else WORDS
         m = int(np.bitwise_or.reduce(starts))
@@ -53,14 +56,21 @@ class LaneTags:
             return ROWS
         return WORDS if not m & 3 else BYTES
 
-    def take(self, starts, nbytes, lay):
+    @staticmethod
+    def items(starts, nbytes):
+        """The item index of each row of a ``ROWS`` layout (``take`` / ``put`` ``q``: one for
+        every ``LaneTags``)."""
+        return starts >> ((nbytes).bit_length() - 1)
+
+    def take(self, starts, nbytes, lay, q=None):
         """(the tags of rows ``[start, start + nbytes)`` per unit, the unit: 4 (one tag per word,
-        (n, nbytes // 4)) or 1 (per byte, (n, nbytes))); ``lay``: ``layout``."""
+        (n, nbytes // 4)) or 1 (per byte, (n, nbytes))); ``lay``: ``layout``; ``q``: ``items``
+        of a ``ROWS`` layout, when the caller has them."""
         if lay != BYTES:
             k = nbytes >> 2
             if lay == ROWS:
                 v, sh = self._rows(k)
-                t = v[starts >> sh].view(np.int32).reshape(-1, k)
+                t = v[starts >> sh if q is None else q].view(np.int32).reshape(-1, k)
             else:
                 t = self.w[(starts >> 2)[:, None] + np.arange(k)]
             if not self.mixed or not (t < 0).any():
@@ -81,22 +91,28 @@ class LaneTags:
             v = self._views[k] = (v, (4 * k).bit_length() - 1)
         return v
 
+    def words(self, q, nbytes):
+        """The word tags (n, nbytes // 4) of a ``ROWS`` layout's rows at items ``q``, as they
+        are (``MIXED`` words included)."""
+        k = nbytes >> 2
+        return self._rows(k)[0][q].view(np.int32).reshape(-1, k)
+
     def at(self, starts, nbytes, unit):
         """(array, the rows' indices into it (n, nbytes // unit)) for unit 4 (words) or 1."""
         if unit == 4:
             return self.w, (starts >> 2)[:, None] + np.arange(nbytes >> 2)
         return self.b, starts[:, None] + np.arange(nbytes)
 
-    def put(self, starts, nbytes, unit, vals, lay):
+    def put(self, starts, nbytes, unit, vals, lay, q=None):
         """Set the tags of rows ``[start, start + nbytes)``: ``vals`` (n, nbytes // unit) int32,
         contiguous, per unit; unit 4 only for whole aligned words (``lay`` not ``BYTES``), whose
         bytes all get the word's value (a row written twice keeps the later row). After byte
-        writes, ``promote``."""
+        writes, ``promote``. ``q``: as for ``take``."""
         if unit == 4:
             k = nbytes >> 2
             if lay == ROWS:
                 v, sh = self._rows(k)
-                v[starts >> sh] = vals.view(v.dtype).reshape(-1)
+                v[starts >> sh if q is None else q] = vals.view(v.dtype).reshape(-1)
             else:
                 self.w[(starts >> 2)[:, None] + np.arange(k)] = vals
             return

@@ -29,7 +29,9 @@ Then, within one interval of one warp, a load of a byte another lane stored is a
 read-after-write race, a store to a byte another lane loaded a write-after-read race, and a
 store to a byte another lane stored a write-write race (a ``SanitizerWarning`` when both store
 the same value, as between warps). Lanes of one warp in *one* instruction never race (one of
-the stored values lands, the ISA's unspecified winner).
+the stored values lands, the ISA's unspecified winner). This half of the tracker is
+``lane_races.LaneRaces``; stores whose earlier tags are all of older intervals than every
+storing warp's (the usual case) skip the lane-by-lane comparison.
 
 Atomics and strong loads / stores (``.volatile``, ``.relaxed``, ``.acquire``, ``.release``:
 flags that threads poll) are not tracked. Byte granularity: neighbouring bytes owned by
@@ -42,16 +44,19 @@ each: ``c_w`` / ``c_r``), and an access is only *recorded* (a pending row list: 
 starts, size, warps, epochs), not spread over its bytes. A load needs the per-byte writer state
 only when a chunk it reads was stored by another warp in the current epoch, a store needs the
 per-byte reader (writer) state only when a chunk it writes was loaded (stored) by another warp
-in it; only then are the pending rows of that kind applied to the per-byte arrays
-(``_flush_loads`` / ``_flush_stores``, in issue order) and the rows that hit checked byte by
-byte, with the messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
+in it; only then are the pending rows of that kind applied to the per-byte arrays (made on
+first use: a kernel that never comes near a race never allocates them; ``_flush_loads`` /
+``_flush_stores``, in issue order) and the rows that hit checked byte by byte, with the
+messages, lanes and addresses of the per-byte check. Pending rows of a past epoch
 are dropped (their state could never be compared equal again). While every CTA is in one epoch
 the chunk stamps themselves are deferred too (``_defer``; a copy's range, ``record_range``, as
 one row): an access only notes the shared offsets it spans, and the stamps are applied, in issue
 order, when a later access or range check reads chunks where one may lie; stamps of an epoch
 every CTA has left are dropped unapplied (a past epoch's stamp never compares as current). A
 pipelined GEMM that loads one stage while copies land in another never applies one. A store
-whose chunks are checked anyway stamps them at once, and lanes of different warps storing the
+whose chunks are checked anyway stamps them at once (a warp storing again into chunks that all
+hold its own stamp of this epoch, an epilogue filling its staging buffer, has nothing to check
+or stamp), and lanes of different warps storing the
 same bytes in one instruction are looked for only where that shows rows of two warps in one
 chunk (or where the stamps were deferred): per row when the rows are aligned to their size
 (equal starts), else byte by byte.
@@ -65,17 +70,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..state import memory as M
 from ..state import shadow
-from .lane_tags import BYTES, LaneTags
+from .lane_races import _IV_LIMIT, _MISSING_WARP, _MULTI, LaneRaces, RaceFault  # noqa: F401 (re-exported)
 from .race_ranges import _CODE, _SEVERAL, RangeChecks
 
 
-class RaceFault(M.MemoryFault):
-    pass
-
-
-class RaceTracker(RangeChecks):
+class RaceTracker(RangeChecks, LaneRaces):
     def __init__(self, nbanks: int, stride: int, data=None):
         n = nbanks * stride
         self.stride = stride
@@ -83,12 +83,12 @@ class RaceTracker(RangeChecks):
         self.warn = None                            # (RaceFault, warp, bank) -> None: same-value
                                                     # write-write races warn instead of raising
         # epochs count from 1, so every array starts as zeroed pages (0: no access yet)
-        self.wwarp = np.zeros(n, np.int16)          # last writer warp (within its CTA)
-        self.wepoch = np.zeros(n, np.int32)
-        self.rmask = np.zeros(n, np.uint64)         # warps (and remote CTAs, bit 32+rank) that read in repoch
-        self.repoch = np.zeros(n, np.int32)
+        self.n = n
+        self._wwarp = self._wepoch = None           # per byte: ``wwarp`` ... (made on first use)
+        self._rmask = self._repoch = None
         self.epoch = np.ones(nbanks, np.int32)
         self._one = 1                               # the epoch of every CTA, when they share one
+        self._emax, self._nmax = 1, nbanks          # the latest epoch, how many CTAs are in it
         # per 16-byte chunk: epoch << _CODE | (warp + 1) of its last store / load; the warp part
         # _SEVERAL when several warps accessed it in that epoch
         self.c_w = shadow.filled(n // 16, np.int64)        # (recycled: ``recycle``)
@@ -105,6 +105,36 @@ class RaceTracker(RangeChecks):
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
 
+    # The per-byte state (module doc: applied only where a chunk shows a possible race; the
+    # arrays are made on first use: tens of megabytes a kernel that never races never touches).
+    @property
+    def wwarp(self):
+        """int16 per byte: the warp (within its CTA) that last stored it."""
+        if self._wwarp is None:
+            self._wwarp = np.zeros(self.n, np.int16)
+        return self._wwarp
+
+    @property
+    def wepoch(self):
+        """int32 per byte: the epoch of its CTA in which it was last stored."""
+        if self._wepoch is None:
+            self._wepoch = np.zeros(self.n, np.int32)
+        return self._wepoch
+
+    @property
+    def rmask(self):
+        """uint64 per byte: the warps (and remote CTAs, bit 32 + rank) that read it in ``repoch``."""
+        if self._rmask is None:
+            self._rmask = np.zeros(self.n, np.uint64)
+        return self._rmask
+
+    @property
+    def repoch(self):
+        """int32 per byte: the epoch of its CTA in which ``rmask``'s readers read it."""
+        if self._repoch is None:
+            self._repoch = np.zeros(self.n, np.int32)
+        return self._repoch
+
     def recycle(self):
         """The batch is over: its most used arrays go to the next one (``shadow``)."""
         shadow.recycle(self.c_w, self.c_r, self._scratch, self._bscratch)
@@ -114,17 +144,34 @@ class RaceTracker(RangeChecks):
                     t.recycle()
 
     def advance(self, banks):
-        """The CTAs ``banks`` passed a synchronization point."""
-        self.epoch[banks] += 1
-        e = self.epoch
-        self._one = int(e[0]) if (e == e[0]).all() else None
-        if self.iv is not None:
-            W = len(self.iv) // len(self.epoch)
-            b = np.asarray(banks, np.int64).reshape(-1)
-            self._renew((b[:, None] * W + np.arange(W)).reshape(-1))
+        """The CTAs ``banks`` passed a synchronization point (one CTA, the usual case: an
+        mbarrier phase or a named barrier, is bookkept on Python ints)."""
+        if len(banks) == 1:
+            b = int(banks[0])
+            e = int(self.epoch[b]) + 1
+            self.epoch[b] = e
+            if e > self._emax:
+                self._emax, self._nmax = e, 1
+            elif e == self._emax:
+                self._nmax += 1
+            if self.iv is not None:
+                W = len(self.iv) // len(self.epoch)
+                self._renew(slice(b * W, (b + 1) * W), W)
+        else:
+            self.epoch[banks] += 1
+            e = self.epoch
+            self._emax = int(e.max())
+            self._nmax = int(np.count_nonzero(e == self._emax))
+            if self.iv is not None:
+                W = len(self.iv) // len(self.epoch)
+                b = np.asarray(banks, np.int64).reshape(-1)
+                gw = (b[:, None] * W + np.arange(W)).reshape(-1)
+                self._renew(gw, len(gw))
+        self._one = self._emax if self._nmax == len(self.epoch) else None
 
     def advance_all(self):
         self.epoch += 1
+        self._emax += 1
         if self._one is not None:
             self._one += 1
         self._pl.clear()                # every pending row is of a past epoch now
@@ -132,159 +179,19 @@ class RaceTracker(RangeChecks):
         self._drop()                    # ... and every deferred chunk stamp (``_defer``)
         self._npend = 0
         if self.iv is not None:
-            self._renew(np.arange(len(self.iv)))
-
-    # ------------------------------------------------------------------ lanes of one warp
-    def warp_synced(self, gwarps):
-        """The warps ``gwarps`` (slot // 32 in the batch) executed a warp-synchronizing
-        instruction: their lanes' earlier shared accesses are ordered before their later ones."""
-        if self.iv is not None:
-            self._renew(np.unique(gwarps))
-
-    def _renew(self, gw):
-        if self._iv_next + len(gw) >= _IV_LIMIT:        # ids run out: forget every interval
-            self.w_tag.clear()
-            if self.r_tag is not None:
-                self.r_tag.clear()
-            self._iv_next = len(self.iv) + 1
-            self.iv[:] = np.arange(1, len(self.iv) + 1)
-        self.iv[gw] = self._iv_next + np.arange(len(gw), dtype=np.int32)
-        self._iv_next += len(gw)
-        self.iv_st[gw] = False
-        self.iv_ld[gw] = False
-        self._st_any = bool(self.iv_st.any())
-        self._ld_any = bool(self.iv_ld.any())
-
-    def _intra_state(self, nwarps):
-        if self.iv is None:
-            n = len(self.wwarp)
-            # interval ids count from 1: a tag of 0 (zeroed pages) is no access
-            self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
-            self._iv_next = nwarps + 1
-            self.w_tag = LaneTags(n)                        # per byte: interval * 32 + lane of its last store
-            self.r_tag = None                               # interval * 64 + lane of its readers (MULTI:
-                                                            # several; made by the first intra_load)
-            self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
-            self.iv_ld = np.zeros(nwarps, bool)             # ... it loaded (else nothing to compare with)
-            self._st_any = self._ld_any = False             # iv_st.any(), iv_ld.any()
-
-    def _intra_begin(self, banks, offs, nbytes, gwarps, lanes, nwarps, starts):
-        """What ``intra_load`` and ``intra_store`` start from: the flat first bytes, each
-        lane's interval id, the lanes as int32 and the tags' layout (``LaneTags.layout``)."""
-        self._intra_state(nwarps)
-        if starts is None:
-            starts = _Starts(banks, offs, self.stride).get()
-        return starts, self.iv[gwarps], lanes.astype(np.int32, copy=False), LaneTags.layout(starts, nbytes)
-
-    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None):
-        """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
-        (``_bytes``) when the caller has them, ``starts``: their flat first bytes."""
-        starts, iv, lanes, lay = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts)
-        whole = lay != BYTES
-        if self._st_any and self.iv_st[gwarps].any():
-            wt, u = self.w_tag.take(starts, nbytes, lay)
-            # same interval, another lane: tags agree above the lane bits, not in them
-            bad = _per_unit(iv * 32 + lanes, wt.shape[1]) ^ wt
-            bad = bad.view(np.uint32) - np.uint32(1) < 31
-            if bad.any():
-                lane, k = np.argwhere(bad)[0]
-                addr = int(offs[lane]) + int(k) * u
-                raise RaceFault("race", int(lane), addr,
-                                f"it reads shared address {addr:#x}{{where}} that lane {int(wt[lane, k]) & 31} of "
-                                f"the same warp stored since the warp last synchronized: {_MISSING_WARP} between "
-                                f"the store and this load", "shared")
-        if self.r_tag is None:
-            self.r_tag = LaneTags(len(self.wwarp))
-        rt = self.r_tag
-        if self._ld_any and self.iv_ld[gwarps].any():
-            old, u = rt.take(starts, nbytes, lay)
-            mine = _per_unit(iv * 64 + lanes, old.shape[1])  # this warp's interval and the reading lane
-            other = ((old ^ mine) < 64) & (old != mine)   # another lane read it in this interval
-            tag = np.where(other, (mine & ~63) | _MULTI, mine)
-        else:
-            u = 4 if whole else 1
-            tag = mine = _per_unit(iv * 64 + lanes, nbytes // u)
-        rt.put(starts, nbytes, u, tag, lay)
-        self.iv_ld[gwarps] = True
-        self._ld_any = True
-        arr, at = rt.at(starts, nbytes, u)
-        now = arr[at]
-        dup = ((now ^ mine) < 64) & (now != tag)          # lanes of this warp in this instruction
-        if dup.any():
-            arr[at[dup]] = (mine[dup] & ~63) | _MULTI
-        if u == 1:
-            rt.promote(starts, nbytes)
-
-    def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None):
-        """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
-        ``idx`` and ``starts`` as for ``intra_load``."""
-        starts, iv, lanes, lay = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts)
-        whole = lay != BYTES
-        if self._ld_any and self.iv_ld[gwarps].any():
-            rt, u = self.r_tag.take(starts, nbytes, lay)
-            war = _per_unit(iv * 64 + lanes, rt.shape[1]) ^ rt
-            war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
-            if war.any():
-                lane, k = np.argwhere(war)[0]
-                addr = int(offs[lane]) + int(k) * u
-                r = int(rt[lane, k]) & 63
-                who = "other lanes" if r == _MULTI else f"lane {r}"
-                raise RaceFault("race", int(lane), addr,
-                                f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
-                                f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
-                                f"this store", "shared")
-        row = iv * 32 + lanes                              # this warp's interval and the storing lane
-        pu = 4 if whole else 1
-        mine = _per_unit(row, nbytes // pu)
-        if self._st_any and self.iv_st[gwarps].any():
-            wt, u = self.w_tag.take(starts, nbytes, lay)
-            bad = (wt ^ (mine if u == pu else _per_unit(row, nbytes))).view(np.uint32) - np.uint32(1) < 31
-            if bad.any():
-                if u != 1:
-                    wt, bad = np.repeat(wt, u, axis=1), np.repeat(bad, u, axis=1)
-                self._intra_ww(banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad)
-        self.w_tag.put(starts, nbytes, pu, mine, lay)          # whole words: each word's bytes get one tag
-        if pu == 1:
-            self.w_tag.promote(starts, nbytes)
-        self.iv_st[gwarps] = True
-        self._st_any = True
-
-    def _intra_ww(self, banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad):
-        """Report lanes of one warp storing bytes (``bad``, per byte) another lane stored in the
-        warp's interval (``wt``: their tags): a warning where every such byte gets its value again."""
-        if idx is None:
-            idx = self._bytes(banks, offs, nbytes)
-        new = self._new_bytes(vals, idx.shape)
-        diff = bad if new is None else bad & (self.data[idx] != new)
-        lane, k = np.argwhere(diff if diff.any() else bad)[0]
-        addr = int(offs[lane]) + int(k)
-        other = int(wt[lane, k]) & 31
-        if not diff.any():
-            f = RaceFault("race", int(lane), addr,
-                          f"it stores to shared address {addr:#x}{{where}} the value that lane {other} of the "
-                          f"same warp also stored since the warp last synchronized: a data race by the PTX "
-                          f"memory model, but every order leaves the same bytes ({_MISSING_WARP} between "
-                          f"the two stores, or let one lane write it)", "shared")
-            if self.warn is None:
-                raise f
-            self.warn(f, int(gwarps[lane]) % (nwarps // len(self.epoch)), int(banks[lane]))
-            return
-        raise RaceFault("race", int(lane), addr,
-                        f"it stores to shared address {addr:#x}{{where}} that lane {other} of the same "
-                        f"warp also stored since the warp last synchronized, a different value: which "
-                        f"one the byte keeps is undefined ({_MISSING_WARP} between the two stores, or "
-                        f"let one lane write it)", "shared")
+            self._renew(slice(None), len(self.iv))
 
     def _bytes(self, banks, offs, nbytes):
         base = banks.astype(np.int64) * self.stride + offs.astype(np.int64)
         return base[:, None] + np.arange(nbytes)
 
     # ------------------------------------------------------------------ between warps
-    def _chunks(self, starts, nbytes):
+    def _chunks(self, starts, nbytes, aligned=False):
         """The 16-byte chunks of rows ``[start, start + nbytes)``: (n,) when every row lies in
-        one chunk, else (n, k) (the last chunk repeated where a row spans fewer)."""
+        one chunk, else (n, k) (the last chunk repeated where a row spans fewer). ``aligned``:
+        every start is a multiple of ``nbytes`` (a power of two), known to the caller."""
         c0 = starts >> 4
-        if nbytes <= 16 and (len(starts) == 0 or int((starts & 15).max()) + nbytes <= 16):
+        if nbytes <= 16 and (aligned or len(starts) == 0 or int((starts & 15).max()) + nbytes <= 16):
             return c0
         c1 = (starts + (nbytes - 1)) >> 4
         return np.minimum(c0[:, None] + np.arange((nbytes + 30) // 16), c1[:, None])
@@ -370,27 +277,28 @@ class RaceTracker(RangeChecks):
         epoch: at least ``floor`` is the current one) left by another warp (or several)."""
         return (v >= floor) & (v != mine)
 
-    def _hits(self, arr, ch, mine, floor):
+    def _hits(self, arr, ch, mine, floor, old=None):
         """(rows whose chunks another warp accessed in the current epoch (``arr``: ``c_w`` or
-        ``c_r``) or None, the per-chunk mask)."""
-        hit = self._other(arr[ch], mine, floor)
+        ``c_r``; ``old``: ``arr[ch]`` when the caller has it) or None, the per-chunk mask)."""
+        hit = self._other(arr[ch] if old is None else old, mine, floor)
         if not hit.any():
             return None, hit
         return np.flatnonzero(hit if hit.ndim == 1 else hit.any(axis=1)), hit
 
-    def _stamp(self, arr, ch, mine, floor, hit=None):
+    def _stamp(self, arr, ch, mine, floor, hit=None, old=None):
         """Chunks ``ch`` accessed with stamps ``mine``; ``hit``: ``_other`` of their old stamps
-        when the caller has it. Returns False when no two rows of different warps share a
-        chunk (True when they may)."""
+        when the caller has it (False: none was hit), ``old``: the old stamps. Returns False
+        when no two rows of different warps share a chunk (True when they may)."""
         if hit is None:
-            hit = self._other(arr[ch], mine, floor)
-        new = np.where(hit, mine | _SEVERAL, mine)
+            hit = self._other(arr[ch] if old is None else old, mine, floor)
+        some = hit is not False and bool(hit.any())
+        new = np.where(hit, mine | _SEVERAL, mine) if some else mine
         arr[ch] = new
         mixed = arr[ch] != new          # another row of this access, of another warp, in the chunk
         if mixed.any():
             arr[ch[mixed]] |= _SEVERAL
             return True
-        return bool(hit.any())          # rows of two warps meeting where both were hit agree
+        return some                     # rows of two warps meeting where both were hit agree
 
     # ------------------------------------------------------------------ deferred chunk stamps
     def _defer(self, kind, starts, nbytes, warps, lo, hi):
@@ -472,28 +380,32 @@ class RaceTracker(RangeChecks):
         """(lowest, end) shared offset of an access (not empty)."""
         return int(offs.min()), int(offs.max()) + int(nbytes)
 
-    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None):
+    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None, aligned=False):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
         another warp in the current epoch; record the load (``span``: (lowest, end) offset of
-        the accesses, ``starts``: their flat first bytes, when the caller has them)."""
+        the accesses, ``starts``: their flat first bytes, ``aligned``: every start is a multiple
+        of ``nbytes``, a power of two, when the caller has them)."""
         if not len(offs):
             return
         if starts is None:
             starts = _Starts(banks, offs, self.stride)  # made when a check or a flush needs them
         lo, hi = self._span(offs, nbytes) if span is None else span
+        ch = None
         if not self._clear("w", lo, hi):
             self._settle("w")
-            ch = self._chunks(_rows(starts), nbytes)
+            ch = self._chunks(_rows(starts), nbytes, aligned)
             mine, floor = self._stamps(banks, warps, ch)
             self._check_raw(banks, offs, nbytes, warps, idx, ch, mine, floor)
         if self._one is not None:
             self._defer("r", starts, nbytes, warps, lo, hi)
         else:
             self._settle("r")
-            ch = self._chunks(_rows(starts), nbytes)
-            mine, floor = self._stamps(banks, warps, ch)
+            if ch is None:
+                ch = self._chunks(_rows(starts), nbytes, aligned)
+                mine, floor = self._stamps(banks, warps, ch)
             self._stamp(self.c_r, ch, mine, floor)
-            self._top["r"] = max(self._top["r"], int(self.epoch.max()))
+            if self._top["r"] < self._emax:
+                self._top["r"] = self._emax
         self._pend(self._pl, starts, nbytes, warps, self._epochs(banks))
 
     def _check_raw(self, banks, offs, nbytes, warps, idx, ch, mine, floor):
@@ -516,36 +428,45 @@ class RaceTracker(RangeChecks):
                             f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                             f"between the store and this load", "shared")
 
-    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None):
+    def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None,
+                 aligned=False):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
-        (None: every write-write race is an error); ``idx``: the bytes, ``span`` and ``starts``
-        as for ``on_load``, when the caller has them."""
+        (None: every write-write race is an error); ``idx``: the bytes, ``span``, ``starts`` and
+        ``aligned`` as for ``on_load``, when the caller has them."""
         if not len(offs):
             return
         if starts is None:
             starts = _Starts(banks, offs, self.stride).get()
         lo, hi = self._span(offs, nbytes) if span is None else span
         war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
-        whit = ch = None
-        if war or ww or self._one is None:
-            ch = self._chunks(starts, nbytes)
+        now = ww or self._one is None
+        if war or now:
+            ch = self._chunks(starts, nbytes, aligned)
             stamp, floor = self._stamps(banks, warps, ch)
-        if war:
-            self._settle("r")
-            idx = self._check_war(banks, offs, nbytes, warps, idx, ch, stamp, floor)
-        if ww:
+            if war:
+                self._settle("r")
+                idx = self._check_war(banks, offs, nbytes, warps, idx, ch, stamp, floor)
+        if now:
             self._settle("w")
-            idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor)
-        several = len(warps) > 1 and warps.min() != warps.max()
-        if ww or self._one is None:
-            # stamped now (the check read them anyway): rows of two warps that share a byte
-            # share a chunk, and a shared chunk shows as mixed (``_stamp``)
-            self._settle("w")
-            several = self._stamp(self.c_w, ch, stamp, floor, whit) and several
-            self._top["w"] = max(self._top["w"], int(self.epoch.max()))
+            old = self.c_w[ch]
+            if old.flat[0] == stamp.flat[0] and (old == stamp).all():
+                # every chunk holds its row's own stamp already (a warp storing again where it
+                # stored in this epoch): nothing another warp did to report, nothing to stamp,
+                # and rows of two warps never share a chunk (they would hold one stamp)
+                several = False
+            else:
+                whit = None
+                if ww:
+                    idx, whit = self._check_ww(banks, offs, nbytes, warps, vals, idx, ch, stamp, floor, old)
+                # stamped now (the check read them anyway): rows of two warps that share a byte
+                # share a chunk, and a shared chunk shows as mixed (``_stamp``)
+                several = self._stamp(self.c_w, ch, stamp, floor, whit, old)
+            if self._top["w"] < self._emax:
+                self._top["w"] = self._emax
         else:
             self._defer("w", starts, nbytes, warps, lo, hi)
-        if several:
+            several = True
+        if several and len(warps) > 1 and warps.min() != warps.max():
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
 
@@ -574,12 +495,13 @@ class RaceTracker(RangeChecks):
                             f"this store", "shared")
         return idx
 
-    def _check_ww(self, banks, offs, nbytes, warps, vals, idx, ch, stamp, floor):
+    def _check_ww(self, banks, offs, nbytes, warps, vals, idx, ch, stamp, floor, old=None):
         """A store's chunks another warp stored in the current epoch, checked byte by byte
-        (write-after-write). Returns ``(idx, the per-chunk hit mask)``."""
-        sel, whit = self._hits(self.c_w, ch, stamp, floor)
+        (write-after-write; ``old``: their stamps, when the caller has them). Returns ``(idx,
+        the per-chunk hit mask)``."""
+        sel, whit = self._hits(self.c_w, ch, stamp, floor, old)
         if sel is None:
-            return idx, whit
+            return idx, False
         self._flush_stores()
         if idx is None:
             idx = self._bytes(banks, offs, nbytes)
@@ -686,30 +608,16 @@ def _rows(starts):
     return starts.get() if type(starts) is _Starts else starts
 
 
-def _per_unit(tags, k):
-    """Row tags ``tags`` (n,) repeated over ``k`` units of each row: (n, k) int32, contiguous."""
-    if k == 1:
-        return tags.reshape(-1, 1)
-    if k == 2:      # one multiply: the 64-bit row holds the tag twice
-        return (tags.view(np.uint32).astype(np.uint64) * np.uint64(0x100000001)).view(np.int32).reshape(-1, 2)
-    return np.repeat(tags, k).reshape(-1, k)
-
-
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
 _LAZY_LIMIT = 1024                       # deferred chunk stamps of a kind applied beyond this many
 _LAZY_ROWS = 1 << 16                     # ... or beyond this many rows
-_IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
-_MULTI = 32                              # read tag lane field: several lanes read the byte
-_MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "
-                 "so a bar.warp.sync (__syncwarp) is missing")
-
 
 def warp_synced(ctx, g) -> None:
     """The threads of ``g`` executed ``bar.warp.sync`` or a ``.sync`` warp collective: their
     warps' shared accesses before it are ordered before those after it (module doc)."""
     race = ctx.shared.race
     if race is not None and race.iv is not None:
-        race.warp_synced(g.idx >> 5)
+        race.warp_synced(g.warp_masks()[0], True)      # the group's warps (cached: ``check_sync``)
 
 
 def _who(w: int, me: int) -> str:
