@@ -104,10 +104,16 @@ class RangeChecks:
             arr[(c0[:, None] + np.arange(k))[mixed]] |= _SEVERAL
 
     def _stamp_range(self, arr, lo, hi, ep, warp):
-        """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep``."""
-        sl = slice(lo >> 4, ((hi - 1) >> 4) + 1)
-        mine = (ep << _CODE) | (warp + 1)
-        arr[sl] = np.where(self._other(arr[sl], mine, ep << _CODE), mine | _SEVERAL, mine)
+        """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep`` (chunks all of
+        older epochs, or all this warp's already: no comparison chunk by chunk)."""
+        v = arr[lo >> 4:((hi - 1) >> 4) + 1]
+        floor = ep << _CODE
+        mine = floor | (warp + 1)
+        top = int(v.max())
+        if top < floor:
+            v.fill(mine)
+        elif top != mine or int(v.min()) != mine:
+            v[...] = np.where(self._other(v, mine, floor), mine | _SEVERAL, mine)
 
 
 def _range_chunks(stride, banks, los, his):
