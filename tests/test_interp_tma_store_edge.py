@@ -106,3 +106,31 @@ def test_an_unwritten_value_inside_the_tensor_is_an_uninitialized_read(op, noun)
     with pytest.raises(UninitializedReadError, match=rf"the TMA {noun} reads shared address 0x138 "
                                                      rf"'tile' \(\+312\) before any thread"):
         run(Y, op, skip=70)                # row 1, column 6: byte (72 + 6) * 4
+
+
+def run_overwrite(off):
+    """The tile stored at (2, 0) (box columns 62..71 dropped, so of row 0's 16-byte chunk at
+    bytes 240..255 only bytes 240..247 are read), then thread 0 stores to ``tile + off`` before
+    the bulk group is retired."""
+    text = epilogue(STORE).replace(
+        "    @%p1 cp.async.bulk.wait_group.read 0;\n",
+        f"    @%p1 st.shared.f32 [%r9+{off}], %f1;\n    @%p1 cp.async.bulk.wait_group.read 0;\n")
+    Y = np.full((2, 64), -1, np.float32)
+    launch(text, "epi", [tensor_map(Y, box=(72, 2)), np.uint32(999), np.int32(2), np.int32(0)], block=128)
+    return Y
+
+
+def test_a_store_to_a_dropped_byte_of_a_chunk_the_store_reads_in_part_is_clean():
+    # the bulk reads are counted per 16-byte chunk; a chunk read only in part is resolved to
+    # the bytes the TMA store reads
+    Y = run_overwrite(248)
+    np.testing.assert_array_equal(Y[:, 2:], VALUES[:, :62])
+    assert (Y[:, :2] == -1).all()
+
+
+def test_a_store_to_a_read_byte_of_that_chunk_is_reported():
+    from jax_pyptx.errors import AsyncProxyError
+
+    with pytest.raises(AsyncProxyError, match=r"the store overwrites shared address 0xf4 'tile' "
+                                              r"\(\+244\) that `@%p1 cp.async.bulk.tensor.2d"):
+        run_overwrite(244)

@@ -121,7 +121,7 @@ def space_store(ctx, g, space, addrs, vals, race=True, span=None):
             nbytes = vals.dtype.itemsize * vals.shape[1]
             checked, starts, aligned = _bounds(ctx, banks, offs, nbytes)
             if ctx.async_proxy is not None:
-                on_generic_store(ctx, g, banks, offs, nbytes, checked, starts)
+                on_generic_store(ctx, g, banks, offs, nbytes, checked, starts, aligned)
             if race and warps is not None:
                 _race(ctx, g, banks, offs, nbytes, warps, vals, checked, starts, aligned)
         return ctx.shared.store(banks, offs, vals, span=checked)       # race: checked above

@@ -59,10 +59,11 @@ class _Write:
 
 
 class _Read:
-    __slots__ = ("slot", "seq", "flat", "d")
+    __slots__ = ("slot", "seq", "flat", "d", "chunks")
 
-    def __init__(self, slot, seq, flat, d):
+    def __init__(self, slot, seq, flat, d, chunks):
         self.slot, self.seq, self.flat, self.d = slot, seq, flat, d
+        self.chunks = chunks      # the 16-byte chunks its bytes touch (``AsyncState.rchunk``)
 
 
 class AsyncState:
@@ -72,9 +73,10 @@ class AsyncState:
         self._n = ctx.shared.data.size
         # per byte: async writes not yet completed (those counted: ``_counts``), ``inflight``;
         # per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter),
-        # ``blk``; per byte: bulk-store sources not yet retired, ``reading`` (each made when
-        # first used: a pipeline whose copies land before any check meets them counts none)
-        self._inflight = self._blk = self._reading = None
+        # ``blk``; per 16-byte chunk: bulk-store sources not yet retired that touch it,
+        # ``rchunk`` (each made when first used: a pipeline whose copies land before any check
+        # meets them counts none)
+        self._inflight = self._blk = self._rchunk = None
         self.n_counted = 0                         # live records counted in ``inflight``
         self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
         self.dead = 0                              # dead records in ``writes``
@@ -100,14 +102,17 @@ class AsyncState:
         return self._blk
 
     @property
-    def reading(self):
-        if self._reading is None:
-            self._reading = shadow.filled(self._n, np.uint16)
-        return self._reading
+    def rchunk(self):
+        """uint16 per 16-byte chunk: how many bulk reads not yet retired (``reads``) touch it
+        (a filter: a chunk a read covers only in part sends a store meeting it to the reads'
+        own bytes, ``_reads_hit``)."""
+        if self._rchunk is None:
+            self._rchunk = shadow.filled(-(-self._n // 16), np.uint16)
+        return self._rchunk
 
     def recycle(self):
         """The batch is over: the per-byte arrays go to the next one (``shadow``)."""
-        shadow.recycle(self._inflight, self._reading, self.scratch, self._blk)
+        shadow.recycle(self._inflight, self._rchunk, self.scratch, self._blk)
 
 
 def state(ctx) -> AsyncState:
@@ -579,10 +584,19 @@ def begin_bulk_read(ctx, g, flat_bytes, d):
         return
     st = state(ctx)
     fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
+    ch = _chunk_set(fb)
     for slot in g.idx:
-        r = _Read(int(slot), int(st.committed[slot]), fb, d)
-        st.reading[r.flat] += 1
+        r = _Read(int(slot), int(st.committed[slot]), fb, d, ch)
+        st.rchunk[ch] += 1
         st.reads.append(r)
+
+
+def _chunk_set(fb):
+    """The distinct 16-byte chunks a byte set (a slice or an index array) touches: a slice,
+    or an index array."""
+    if isinstance(fb, slice):
+        return slice(fb.start >> 4, ((fb.stop - 1) >> 4) + 1) if fb.stop > fb.start else slice(0, 0)
+    return np.unique(fb >> 4)
 
 
 def begin_bulk_reads(ctx, slots, starts, ends, d):
@@ -591,11 +605,11 @@ def begin_bulk_reads(ctx, slots, starts, ends, d):
     if not ctx.sanitize:
         return
     st = state(ctx)
-    rd, reads = st.reading, st.reads
+    rc, reads = st.rchunk, st.reads
     for slot, seq, a, b in zip(slots, st.committed[slots].tolist(), starts, ends):
-        fb = slice(a, b)
-        rd[fb] += 1
-        reads.append(_Read(slot, seq, fb, d))
+        ch = slice(a >> 4, ((b - 1) >> 4) + 1) if b > a else slice(0, 0)
+        rc[ch] += 1
+        reads.append(_Read(slot, seq, slice(a, b), d, ch))
 
 
 def bulk_commit(ctx, g):
@@ -645,9 +659,10 @@ def bulk_wait(ctx, g, n):
     lim = np.full(ctx.N, -1, np.int64)
     lim[g.idx] = st.committed[g.idx] - int(n)
     keep = []
+    rc = st.rchunk
     for r in st.reads:
         if r.seq < lim[r.slot]:
-            st.reading[r.flat] -= 1
+            rc[r.chunks] -= 1
         else:
             keep.append(r)
     st.reads = keep
@@ -683,10 +698,11 @@ def on_generic_load(ctx, g, banks, offs, nbytes, span=None):
         raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the load reads"), g, lane)
 
 
-def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None):
+def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None, aligned=False):
     """A generic store: report bytes an asynchronous copy still writes, or a bulk store still
     reads. ``span``: (lowest, end) offset of the accesses when the caller has checked their
-    bounds, ``starts``: their flat first bytes when it has them."""
+    bounds, ``starts``: their flat first bytes when it has them, ``aligned``: every start is a
+    multiple of ``nbytes``, a power of two (known to the caller)."""
     st = ctx.async_proxy
     if st is None or not (st.n_inflight or st.reads):
         return
@@ -697,18 +713,20 @@ def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None):
         counts = _counts(st, *span) if st.n_inflight and len(offs) else None
     if starts is None:
         starts = _starts(ctx, banks, offs)
-    if not ((counts is not None and M.take_rows(counts, starts, nbytes).any())
-            or (st.reads and M.take_rows(st.reading, starts, nbytes).any())):
+    nbytes = int(nbytes)
+    inflight = counts is not None and M.take_rows(counts, starts, nbytes).any()
+    reading = bool(st.reads) and bool(st.rchunk[_row_chunks(starts, nbytes, aligned)].any())
+    if not (inflight or reading):
         return
-    flat = (starts[:, None] + np.arange(int(nbytes))).reshape(-1)
-    if st.n_inflight:
+    flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
+    if inflight:
         bad = st.inflight[flat]
         if bad.any():
             k = int(np.argmax(bad))
             raise ctx.error(AsyncProxyError, _inflight_msg(ctx, flat[k], "the store writes"), g,
-                            min(k // max(int(nbytes), 1), g.n - 1))
-    if st.reads:
-        bad = st.reading[flat]
+                            min(k // max(nbytes, 1), g.n - 1))
+    if reading:
+        bad = _reads_hit(st.reads, flat)
         if bad.any():
             k = int(np.argmax(bad))
             f = flat[k]
@@ -719,7 +737,32 @@ def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None):
                             f"the store overwrites {_where(ctx, f)} that {src} may still be reading "
                             f"through the async proxy: retire its bulk async-group first "
                             f"(cp.async.bulk.commit_group, then cp.async.bulk.wait_group.read)", g,
-                            min(k // max(int(nbytes), 1), g.n - 1))
+                            min(k // max(nbytes, 1), g.n - 1))
+
+
+def _row_chunks(starts, nbytes: int, aligned=False):
+    """The 16-byte chunks of rows ``[start, start + nbytes)``: (n,) when every row lies in one
+    chunk, else (n, k) (the last chunk repeated where a row spans fewer)."""
+    c0 = starts >> 4
+    if nbytes <= 16 and (aligned or not len(starts) or int((starts & 15).max()) + nbytes <= 16):
+        return c0
+    c1 = (starts + (nbytes - 1)) >> 4
+    return np.minimum(c0[:, None] + np.arange((nbytes + 30) // 16), c1[:, None])
+
+
+def _reads_hit(reads, flat):
+    """Per byte of ``flat`` (flat byte indices): whether a bulk read not yet retired reads it
+    (its own bytes: ``rchunk`` only says a chunk holds some)."""
+    bad = np.zeros(len(flat), bool)
+    lo, hi = int(flat.min()), int(flat.max()) + 1
+    for r in reads:
+        fb = r.flat
+        if isinstance(fb, slice):
+            if fb.start < hi and lo < fb.stop:
+                bad |= (flat >= fb.start) & (flat < fb.stop)
+        else:
+            bad |= np.isin(flat, fb)
+    return bad
 
 
 # ----------------------------------------------------------------------------- tensor maps
