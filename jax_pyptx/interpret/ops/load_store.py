@@ -116,7 +116,7 @@ def space_store(ctx, g, space, addrs, vals, race=True, span=None):
         return gr.after_store(ctx, g, work)
     if space == "shared" or space == "shared::cluster":
         banks, offs, warps = shared_target(ctx, g, addrs, space == "shared")
-        checked = None
+        checked = starts = None
         if ctx.async_proxy is not None or race and warps is not None:
             nbytes = vals.dtype.itemsize * vals.shape[1]
             checked, starts, aligned = _bounds(ctx, banks, offs, nbytes)
@@ -124,7 +124,9 @@ def space_store(ctx, g, space, addrs, vals, race=True, span=None):
                 on_generic_store(ctx, g, banks, offs, nbytes, checked, starts, aligned)
             if race and warps is not None:
                 _race(ctx, g, banks, offs, nbytes, warps, vals, checked, starts, aligned)
-        return ctx.shared.store(banks, offs, vals, span=checked)       # race: checked above
+        # race: checked above
+        return ctx.shared.store(banks, offs, vals, span=checked, starts=starts,
+                                aligned=checked is not None and aligned)
     if space in ("local", "plocal"):
         if ctx.stack_sp is not None:
             stack.check_access(ctx, g, addrs, vals.dtype.itemsize * vals.shape[1])

@@ -400,6 +400,8 @@ def fence_async(ctx, ctas):
                 dirty[c * sh.stride:(c + 1) * sh.stride] = 0
             blk[c * p:(c + 1) * p] = 0
     sh.dirty_bank[ctas] = False
+    if not sh.dirty_bank.any():             # no byte of any CTA is marked
+        sh.dirty_lo, sh.dirty_hi = 1 << 62, 0
 
 
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
@@ -423,9 +425,8 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
             sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
             if len(sh.written) < 4096:
                 sh.written.add((c, lo, hi))
-        dirty = sh.dirty
-        if dirty is not None and sh.dirty_bank[c]:
-            blk = sh.dirty_blk          # (a superset of the marked bytes' blocks)
+        if sh.dirty_lo < hi and lo < sh.dirty_hi and sh.dirty is not None and sh.dirty_bank[c]:
+            dirty, blk = sh.dirty, sh.dirty_blk     # (a superset of the marked bytes' blocks)
             if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():
                 dirty[sl] = 0
         return

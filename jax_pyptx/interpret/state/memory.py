@@ -26,7 +26,7 @@ import numpy as np
 from . import shadow
 from .unwritten import Unwritten
 from .nests import FAST_MIN, Span, _nest_view, disjoint, nest, span_of  # noqa: F401
-from .rows import (_ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans,  # noqa: F401
+from .rows import (_FILL, _ITEM, _ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans,  # noqa: F401
                    mark_blocks, put_rows, row_view, span_views, take_rows)
 
 GLOBAL_BASE = 0x7F00_0000_0000
@@ -508,6 +508,7 @@ class BankedSpace:
         self._dpend_rows = 0
         self.dirty_bank = np.zeros(nbanks, bool)     # banks that may hold such bytes (a superset)
         self.dirty_blk = None            # per block of ``BLOCK`` bytes: it may hold such bytes
+        self.dirty_lo, self.dirty_hi = 1 << 62, 0     # offsets (any bank) that may hold them
         self.written = set()             # span keys known initialized (smem_matrix, bulk copies; init only grows)
         self.init_full = False           # every byte of every bank written (``all_written``)
         self._full_wait = self._full_gap = 1     # all_written's backoff
@@ -668,9 +669,11 @@ class BankedSpace:
                               f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
                               f"thread of this CTA wrote it", self.kind)
 
-    def store(self, banks, offs, values, align=None, warps=None, span=None):
+    def store(self, banks, offs, values, align=None, warps=None, span=None, starts=None, aligned=False):
         """Store ``values`` (n, count) at each (bank, offset), bounds-checked (``span``: as for
-        ``load``), race-checked for ``warps``."""
+        ``load``), race-checked for ``warps``. ``starts``: the flat first bytes, ``aligned``:
+        every offset is a multiple of the row's size, a power of two (what the caller's checks
+        found, when it made them)."""
         self.version += 1
         dt = values.dtype
         esz = dt.itemsize
@@ -680,18 +683,20 @@ class BankedSpace:
             self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
             self._race(self.race.on_store, banks, offs, esz * count, warps, values)
+        if starts is None:
+            starts = self.flat(banks, offs)
         if self._vec(esz * count, count, align):
             # a vector per lane: one element of its size (aligned vectors coincide or are
             # disjoint, so the last lane storing one wins, as element by element)
-            view, idx = _vector(self.view, esz * count, self.flat(banks, offs))
+            view, idx = _vector(self.view, esz * count, starts)
             view[idx] = np.ascontiguousarray(values).view(view.dtype).reshape(-1)
         else:
-            f = self.flat(banks, offs) // esz
+            f = starts // esz
             if count > 1:
                 self.view(dt)[f[:, None] + np.arange(count)] = values
             else:
                 self.view(dt)[f] = values[:, 0]
-        self.mark_written(banks, offs, esz * count)
+        self.mark_written(banks, offs, esz * count, starts, aligned, span)
 
     @property
     def dirty(self):
@@ -726,19 +731,33 @@ class BankedSpace:
             self._mark_backlog()
         return v
 
-    def mark_written(self, banks, offs, nbytes):
+    def mark_written(self, banks, offs, nbytes, starts=None, aligned=False, span=None):
         """A generic-proxy store of ``nbytes`` at each (bank, offset): the bytes are initialized
-        and (shared, sanitized) written since their CTA's last fence.proxy.async (``dirty``)."""
+        and (shared, sanitized) written since their CTA's last fence.proxy.async (``dirty``,
+        ``dirty_bank`` and ``dirty_lo`` / ``dirty_hi``). ``starts``: their flat first bytes,
+        ``aligned``: as for ``store``, ``span``: (lowest, end) offset, when the caller has them."""
         if (self.init is None or self.init_full) and self._dirty is None:
             return
         if self.init is not None and not self.init_full:
-            _rows_set(self.init, self.flat(banks, offs), nbytes)
+            if starts is None:
+                starts = self.flat(banks, offs)
+            item = _ROW_ITEM.get(nbytes) if aligned else None
+            if item is not None and len(self.init) % nbytes == 0:     # one item per row
+                self.init.view(item[0])[starts >> item[1]] = item[2]
+            else:
+                _rows_set(self.init, starts, nbytes)
         if self._dirty is not None:
             self._dpend.append((banks, offs, nbytes))
             self._dpend_rows += len(offs)
             if self._dpend_rows > _DIRTY_PEND:
                 self._mark_backlog()
             self.dirty_bank[banks] = True
+            if len(offs):
+                lo, hi = span if span is not None else (int(offs.min()), int(offs.max()) + nbytes)
+                if lo < self.dirty_lo:
+                    self.dirty_lo = lo
+                if hi > self.dirty_hi:
+                    self.dirty_hi = hi
 
     def mark_init(self, banks, offs, nbytes):
         self.version += 1
@@ -747,4 +766,6 @@ class BankedSpace:
         _rows_set(self.init, self.flat(banks, np.asarray(offs, np.uint64)), int(nbytes))
 
 
+# rows of a power-of-two size aligned to it: (item dtype, log2 of the size, the item of 1 bytes)
+_ROW_ITEM = {k: (_ITEM[k], k.bit_length() - 1, _FILL[k]) for k in (2, 4, 8, 16, 32, 64)}
 _DIRTY_PEND = 1 << 20           # rows of generic stores marked in BankedSpace.dirty beyond this many
