@@ -214,12 +214,23 @@ def check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None):
     if sh.dirty is None and not inflight:
         return
     offs = np.atleast_1d(np.asarray(offs, np.int64))
+    dirty = None
+    if sh.dirty is not None and len(offs) and _dirty_near(sh, int(offs.min()), int(offs.max()) + int(nbytes)):
+        dirty = sh.dirty
+    if dirty is None and not inflight:
+        return
     starts = _starts(ctx, ctas, offs)
     counts = _counts_at(st, offs, nbytes) if inflight else None
-    if (sh.dirty is None or _clear(sh.dirty, starts, nbytes, sh.stride, ctas, offs)) and \
+    if (dirty is None or _clear(dirty, starts, nbytes, sh.stride, ctas, offs)) and \
             (counts is None or _clear(counts, starts, nbytes, sh.stride, ctas, offs)):
         return                  # (the byte is found below)
     _check_flat_read(ctx, (starts[:, None] + np.arange(int(nbytes))).reshape(-1), what, g, lane, d)
+
+
+def _dirty_near(sh, lo: int, hi: int) -> bool:
+    """Whether bytes the generic proxy wrote without a fence since may lie at shared offsets
+    ``[lo, hi)`` (of some CTA): ``BankedSpace.dirty_lo`` / ``dirty_hi`` bound them."""
+    return getattr(sh, "dirty_lo", 0) < hi and lo < getattr(sh, "dirty_hi", 1 << 62)
 
 
 def spans_clear(ctx, ctas, lo, hi) -> bool:
@@ -228,10 +239,11 @@ def spans_clear(ctx, ctas, lo, hi) -> bool:
     fence since, or in flight): then no access inside the spans is reported, and a caller
     checks them as slices instead of byte by byte."""
     sh, st = ctx.shared, ctx.async_proxy
+    lo0, hi0 = int(np.min(lo)), int(np.max(hi))
     pairs = [(sh.dirty, getattr(sh, "dirty_blk", None))] \
-        if sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
+        if _dirty_near(sh, lo0, hi0) and sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
     if st is not None and st.n_inflight:
-        counts = _counts(st, int(np.min(lo)), int(np.max(hi)))
+        counts = _counts(st, lo0, hi0)
         if counts is not None:
             pairs.append((counts, st.blk))
     if not pairs:
@@ -400,7 +412,7 @@ def fence_async(ctx, ctas):
                 dirty[c * sh.stride:(c + 1) * sh.stride] = 0
             blk[c * p:(c + 1) * p] = 0
     sh.dirty_bank[ctas] = False
-    if not sh.dirty_bank.any():             # no byte of any CTA is marked
+    if hasattr(sh, "dirty_hi") and not sh.dirty_bank.any():     # no byte of any CTA is marked
         sh.dirty_lo, sh.dirty_hi = 1 << 62, 0
 
 
@@ -425,7 +437,7 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
             sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
             if len(sh.written) < 4096:
                 sh.written.add((c, lo, hi))
-        if sh.dirty_lo < hi and lo < sh.dirty_hi and sh.dirty is not None and sh.dirty_bank[c]:
+        if _dirty_near(sh, lo, hi) and sh.dirty is not None and sh.dirty_bank[c]:
             dirty, blk = sh.dirty, sh.dirty_blk     # (a superset of the marked bytes' blocks)
             if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():
                 dirty[sl] = 0
