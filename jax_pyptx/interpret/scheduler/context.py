@@ -85,7 +85,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.exited = False       # some thread exited (sync: .aligned barriers it skipped)
         self._exits = [] if sanitize else None    # (slots, pc) of each exit (``exit_pc``)
         self.regs = {}
-        self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain slots)
+        self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain
+                                   # slots; a read-only one is shared: _first_mask)
         self._slot_sets = {}       # (n, first, last slot) -> [(slots, _set_on's dict)]
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
         self._init_definedness()
@@ -186,16 +187,17 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         if a is None:
             a = np.zeros(self.N, v.dtype)
             if self.sanitize:
-                known = self._set_on(g)
-                self.pinit[key] = known[key] = m = self._first_mask(g, known)
+                known = g.ok if g.ok is not None else self._set_on(g)
+                t = known.get(None)
+                self.pinit[key] = known[key] = t[1] if t is not None and t[0] == self.nlive \
+                    else self._first_mask(g, known)
         else:
             a = a.copy()
             m = self.pinit.get(key) if self.pinit else None
             if m is not None:
-                known = self._set_on(g)
+                known = g.ok if g.ok is not None else self._set_on(g)
                 if known.get(key) is not m:
-                    m[g.idx] = True
-                    known[key] = m
+                    self._mask_gain(key, g, m, known)
         a[g.idx] = v
         self.regs[key] = a
 
@@ -225,15 +227,24 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
 
     def _first_mask(self, g, known):
         """The partial-write mask of a register ``g`` writes first: its slots and the threads
-        not live (made once per set of slots while no thread exits; ``known[None]``)."""
+        not live. Made once per set of slots while no thread exits (``known[None]``) and shared,
+        read-only, by every register those slots write first: a later partial write by other
+        slots copies it (``_mask_gain``)."""
         t = known.get(None)
         if t is None or t[0] != self.nlive:
             m = ~self.live
             m[g.idx] = True
-            known[None] = (self.nlive, m)
-        else:
-            m = t[1]
-        return m.copy()
+            m.flags.writeable = False
+            known[None] = t = (self.nlive, m)
+        return t[1]
+
+    def _mask_gain(self, key, g, m, known):
+        """The partial write of ``key`` by ``g`` sets its slots in the register's mask ``m``
+        (a copy when ``m`` is a shared first-write mask, ``_first_mask``)."""
+        if not m.flags.writeable:
+            m = self.pinit[key] = m.copy()
+        m[g.idx] = True
+        known[key] = m
 
     def _uninit_reg(self, key, g, ok):
         lane = 0 if ok is None else int(np.argmin(ok))
