@@ -71,6 +71,7 @@ class FenceState:
         self.last = {}            # key -> its greatest stamp
         self.top = 0              # the greatest stamp of all
         self.src = {}             # key -> Decoded of the last such write
+        self._at = None           # (slots, epoch, fence_at there, its least): ``_fences``
 
     def wrote(self, ctx, key, g):
         """``Context.write`` of a watched register by the threads of ``g``."""
@@ -118,6 +119,16 @@ class FenceState:
         self.epoch += 1
         self.fence_at[g.idx] = self.epoch
 
+    def _fences(self, g):
+        """(fence epochs of ``g``'s threads, the least of them): the checks and the clean of one
+        ``mma_async`` (and of a run of them between fences) look them up once. Kept for the slot
+        array (held with the answer, so its identity is not reused) while no fence ran."""
+        c = self._at
+        if c is None or c[0] is not g.idx or c[1] != self.epoch:
+            at = self.fence_at[g.idx]
+            c = self._at = (g.idx, self.epoch, at, int(at.min()))
+        return c[2], c[3]
+
     def _dirty(self, keys, since):
         """The keys of ``keys`` some thread may have written after ``since`` (its oldest fence)."""
         if self.top <= since:         # nothing watched was written since
@@ -130,14 +141,13 @@ class FenceState:
         ``mma_async`` that writes them: the same-shape accumulator chain)."""
         if not self.last:
             return
-        for key in self._dirty(keys, int(self.fence_at[g.idx].min())):
+        for key in self._dirty(keys, self._fences(g)[1]):
             self._stamps(key)[g.idx] = 0
 
     def check(self, ctx, g, acc_keys, a_keys):
         """Before a ``wgmma.mma_async`` of ``g`` reads ``acc_keys`` / ``a_keys``: warn (module
         doc) and go on."""
-        at = self.fence_at[g.idx]
-        since = int(at.min())
+        at, since = self._fences(g)
         if not since:
             ctx.warn(AsyncHazardError,
                      "no wgmma.fence before this warpgroup's first wgmma.mma_async: the PTX ISA requires "

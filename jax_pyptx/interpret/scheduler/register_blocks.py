@@ -44,8 +44,6 @@ def write_rows(self, keys, g, rows):   # self: the Context
         if olds[j] is None:
             if known is not None:
                 self.pinit[key] = known[key] = first
-        elif self.pinit and (m := self.pinit.get(key)) is not None:
-            known = self._set_on(g)
-            if known.get(key) is not m:
-                self._mask_gain(key, g, m, known)
+        elif known is not None and key not in known:
+            self._mask_gain(key, g, known)
         self.regs[key] = new[j]
