@@ -19,7 +19,7 @@ class Group:
         self.cycle = None         # progress: (head, tail, epoch, step) of a loop it repeats forever
         self._wm = None
         self._wl = None
-        self.ok = None            # register key -> partial-write mask found set on all of idx
+        self.ok = None            # register keys found written on every slot of idx (Context._set_on)
 
     def subset(self, mask, N) -> "Group":
         return Group(self.idx[mask], self.pc, N)

@@ -176,10 +176,15 @@ def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check
         raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
     view = sh.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esz])
     raw = view[((bk[:, 0] * sh.stride + S) // esz)[:, None] + relq[None, :]]
-    if check_init and sh.init is not None and not _spans_written(sh, bk[:, 0], *spans):
-        if addr is None:
-            addr = S[:, None] + rel[None, :]
-        _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
+    if check_init and sh.init is not None and not sh.init_full:
+        # matrices of this layout in the same periods read again (the k-steps of a k-loop, a
+        # ring's stages): one set look-up of what ``_spans_written`` would round them to
+        wkey = (bk.tobytes(), S.tobytes(), rmin // _PERIOD, -(-(rmax + esz) // _PERIOD))
+        if wkey not in sh.written:
+            if not _spans_written(sh, bk[:, 0], *spans, alias=wkey):
+                if addr is None:
+                    addr = S[:, None] + rel[None, :]
+                _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
     return raw
 
 
@@ -233,32 +238,34 @@ def _check_init(ctx, sh, flat, addr, mn, used, what):
                         f"that no thread or copy of this CTA wrote")
 
 
-def _spans_written(sh, ctas, lo, hi) -> bool:
+def _spans_written(sh, ctas, lo, hi, alias=None) -> bool:
     """Whether every byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` was written
     (then every element inside them is defined; else the caller checks element by element).
     The spans are rounded out to the swizzle period (the operands of a k-loop, steps inside one
     buffer, share them) and those of one rounded-out range looked at in one pass over their
     CTAs; bytes never become unwritten, so a call whose rounded-out spans are all written is
     remembered as one key (``sh.written``: the next step of the k-loop in the same buffers is
-    one look-up), and so is a span written inside periods that are not."""
+    one look-up), and so is a span written inside periods that are not. ``alias``: a cheaper
+    key the caller made for the same rounded-out spans, remembered with it."""
     known, init, stride = sh.written, sh.init, sh.stride
-    c = np.asarray(ctas, np.int64)
-    wlo, whi = lo - lo % _PERIOD, np.minimum(hi + -hi % _PERIOD, stride)
-    key = (c.tobytes(), wlo.tobytes(), whi.tobytes())
+    cl = np.asarray(ctas, np.int64).tolist()            # a few operands: Python ints, no arrays
+    P = _PERIOD
+    spans = list(zip(cl, lo.tolist(), hi.tolist()))
+    key = tuple((c_, a - a % P, min(b + -b % P, stride)) for c_, a, b in spans)
     if key in known:
         return True
     rows = init.reshape(-1, stride)                # (banks, bytes of a bank)
+    wide = {}
+    for c_, wa, wb in key:
+        wide.setdefault((wa, wb), []).append(c_)
     wide_all = True
-    for wa, wb in set(zip(wlo.tolist(), whi.tolist())):
-        sel = np.flatnonzero((wlo == wa) & (whi == wb))
-        cs = c[sel]
-        c0, c1 = int(cs.min()), int(cs.max())
-        if (rows[c0:c1 + 1, wa:wb] if c1 - c0 < 2 * len(sel) else rows[cs, wa:wb]).min():   # (0 / 1 flags)
+    for (wa, wb), cs in wide.items():
+        c0, c1 = min(cs), max(cs)
+        if (rows[c0:c1 + 1, wa:wb] if c1 - c0 < 2 * len(cs) else rows[cs, wa:wb]).min():   # (0 / 1 flags)
             continue
         wide_all = False                           # the spans themselves, one by one
-        for i in sel.tolist():
-            c_, a, b = int(c[i]), int(lo[i]), int(hi[i])
-            if (c_, a, b) in known:
+        for c_, a, b in spans:
+            if (a - a % P, min(b + -b % P, stride)) != (wa, wb) or (c_, a, b) in known:
                 continue
             if not init[c_ * stride + a:c_ * stride + b].min():
                 return False
@@ -266,6 +273,8 @@ def _spans_written(sh, ctas, lo, hi) -> bool:
                 known.add((c_, a, b))
     if wide_all and len(known) < 4096:
         known.add(key)
+        if alias is not None:
+            known.add(alias)
     return True
 
 

@@ -51,27 +51,60 @@ class FenceState:
     threads with a new epoch (``fence_at``); a write stamps the register's threads with the
     epoch after the current one (``stamp[key]``), and ``last[key]`` is its latest stamp. A
     register is written since a thread's last fence when its stamp there is above the thread's
-    fence epoch; an ``mma_async`` clears its accumulator's stamps (the same-shape chain)."""
+    fence epoch; an ``mma_async`` clears its accumulator's stamps (the same-shape chain).
+
+    A write is recorded as ``(slots, epoch)`` in ``pend[key]`` and stamped into the array only
+    when a check or a clean needs the register's stamps (``_stamps``): a register rewritten and
+    fenced every loop iteration (a flash-attention rescale) costs no array store. A write by the
+    same slots as an earlier pending one (the same ``Group.ok``, which groups of one slot set
+    share, or the same slot array) replaces it, and a register with more than ``PEND`` pending
+    writes is stamped, so the lists stay short."""
+
+    PEND = 4                      # pending writes of one register before they are stamped
 
     def __init__(self, ctx):
         self.keys = watched(ctx.prog)
         self.epoch = 1
         self.fence_at = np.zeros(ctx.N, np.int64)   # per slot: epoch of its last wgmma.fence (0: none)
         self.stamp = {}           # key -> int64 (N,): epoch of the slot's last write (0: none)
+        self.pend = {}            # key -> [(token, slots, epoch)]: writes not yet in stamp[key]
         self.last = {}            # key -> its greatest stamp
         self.top = 0              # the greatest stamp of all
         self.src = {}             # key -> Decoded of the last such write
+        self._at = None           # (slots, epoch, fence_at there, its least): ``_fences``
 
     def wrote(self, ctx, key, g):
         """``Context.write`` of a watched register by the threads of ``g``."""
         d = ctx.cur
         if d is not None and d.ins.opcode.startswith("wgmma."):
             return                # wgmma.wait_group delivering accumulators
+        e = self.last[key] = self.top = self.epoch + 1
+        self.src[key] = d
+        tok = getattr(g, "ok", None)
+        if tok is None:
+            tok = g.idx
+        p = self.pend.get(key)
+        if p is None:
+            self.pend[key] = [(tok, g.idx, e)]
+            return
+        for j, w in enumerate(p):
+            if w[0] is tok:       # the same slots written again: the older write is covered
+                del p[j]
+                break
+        p.append((tok, g.idx, e))
+        if len(p) > self.PEND:
+            self._stamps(key)
+
+    def _stamps(self, key):
+        """The stamp array of ``key`` with its pending writes applied (made on first use)."""
         m = self.stamp.get(key)
         if m is None:
             m = self.stamp[key] = np.zeros(len(self.fence_at), np.int64)
-        m[g.idx] = self.last[key] = self.top = self.epoch + 1
-        self.src[key] = d
+        p = self.pend.pop(key, None)
+        if p:
+            for _, idx, e in p:
+                m[idx] = e
+        return m
 
     def wrote_all(self, ctx, keys, g):
         """``wrote`` for each watched register of ``keys`` (``Context.write_rows``)."""
@@ -86,6 +119,16 @@ class FenceState:
         self.epoch += 1
         self.fence_at[g.idx] = self.epoch
 
+    def _fences(self, g):
+        """(fence epochs of ``g``'s threads, the least of them): the checks and the clean of one
+        ``mma_async`` (and of a run of them between fences) look them up once. Kept for the slot
+        array (held with the answer, so its identity is not reused) while no fence ran."""
+        c = self._at
+        if c is None or c[0] is not g.idx or c[1] != self.epoch:
+            at = self.fence_at[g.idx]
+            c = self._at = (g.idx, self.epoch, at, int(at.min()))
+        return c[2], c[3]
+
     def _dirty(self, keys, since):
         """The keys of ``keys`` some thread may have written after ``since`` (its oldest fence)."""
         if self.top <= since:         # nothing watched was written since
@@ -98,14 +141,13 @@ class FenceState:
         ``mma_async`` that writes them: the same-shape accumulator chain)."""
         if not self.last:
             return
-        for key in self._dirty(keys, int(self.fence_at[g.idx].min())):
-            self.stamp[key][g.idx] = 0
+        for key in self._dirty(keys, self._fences(g)[1]):
+            self._stamps(key)[g.idx] = 0
 
     def check(self, ctx, g, acc_keys, a_keys):
         """Before a ``wgmma.mma_async`` of ``g`` reads ``acc_keys`` / ``a_keys``: warn (module
         doc) and go on."""
-        at = self.fence_at[g.idx]
-        since = int(at.min())
+        at, since = self._fences(g)
         if not since:
             ctx.warn(AsyncHazardError,
                      "no wgmma.fence before this warpgroup's first wgmma.mma_async: the PTX ISA requires "
@@ -116,7 +158,7 @@ class FenceState:
             return
         for what, keys in (("accumulator", acc_keys), ("A-fragment", a_keys)):
             for key in self._dirty(keys, since):
-                mine = self.stamp[key][g.idx] > at
+                mine = self._stamps(key)[g.idx] > at
                 if mine.any():
                     ctx.warn(AsyncHazardError,
                              f"this wgmma.mma_async reads {what} register {_name(key)}, which "

@@ -85,7 +85,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.exited = False       # some thread exited (sync: .aligned barriers it skipped)
         self._exits = [] if sanitize else None    # (slots, pc) of each exit (``exit_pc``)
         self.regs = {}
-        self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain slots)
+        self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain
+                                   # slots; a read-only one is shared: _first_mask)
         self._slot_sets = {}       # (n, first, last slot) -> [(slots, _set_on's dict)]
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
         self._init_definedness()
@@ -151,17 +152,20 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 self._lenient_read(key, g, None)
                 return np.zeros(g.n, self.prog.regs[key].sdt)
             a = self.regs[key] = np.zeros(self.N, self.prog.regs[key].sdt)
-        m = self.pinit.get(key) if self.pinit else None
-        if m is not None:
+        if self.pinit:
             known = g.ok if g.ok is not None else self._set_on(g)
-            if known.get(key) is not m:
-                ok = m if g.full else m[g.idx]
-                if not ok.all():
-                    if not self.computes_here():
-                        self._uninit_reg(key, g, ok)
-                    self._lenient_read(key, g, ok)
+            if key not in known:
+                m = self.pinit.get(key)
+                if m is None:
+                    known[key] = True           # written by whole batches: defined for good
                 else:
-                    known[key] = m
+                    ok = m if g.full else m[g.idx]
+                    if not ok.all():
+                        if not self.computes_here():
+                            self._uninit_reg(key, g, ok)
+                        self._lenient_read(key, g, ok)
+                    else:
+                        known[key] = True
         if self.undef and key in self.undef:
             self._undef_read(key, g, nbytes)
         if self.ptag and key in self.ptag:
@@ -186,27 +190,30 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         if a is None:
             a = np.zeros(self.N, v.dtype)
             if self.sanitize:
-                known = self._set_on(g)
-                self.pinit[key] = known[key] = m = self._first_mask(g, known)
+                known = g.ok if g.ok is not None else self._set_on(g)
+                t = known.get(None)
+                self.pinit[key] = known[key] = t[1] if t is not None and t[0] == self.nlive \
+                    else self._first_mask(g, known)
         else:
             a = a.copy()
-            m = self.pinit.get(key) if self.pinit else None
-            if m is not None:
-                known = self._set_on(g)
-                if known.get(key) is not m:
-                    m[g.idx] = True
-                    known[key] = m
+            if self.pinit:
+                known = g.ok if g.ok is not None else self._set_on(g)
+                if key not in known:
+                    self._mask_gain(key, g, known)
         a[g.idx] = v
         self.regs[key] = a
 
     write_rows = write_rows     # a register block delivered at once (``rows``)
 
     def _set_on(self, g):
-        """``{register key: partial-write mask}``: the masks found set on every slot of ``g``.
-        A mask only gains slots until a full write drops it, so the answer stands for as long as
-        the mask is the register's; it depends only on the slots, so groups holding the same
-        slots (a warp-specialized role, split off and merged again every loop iteration) share
-        one dict (``_slot_sets``, matched by content once per group)."""
+        """``{register key: ...}``: the registers found written on every slot of ``g`` (their
+        partial-write mask set there, or no mask: written whole). A register gets a mask only at
+        its first write (a partial one, ``write``), the mask only gains slots (copies of a shared
+        one included: ``_mask_gain``) and a full write drops it for good, so a register found
+        written stays so: the test is made once per register and set of slots. It depends only
+        on the slots, so groups holding the same slots (a warp-specialized role, split off and
+        merged again every loop iteration) share one dict (``_slot_sets``, matched by content
+        once per group). ``None`` maps to the slots' shared first-write mask (``_first_mask``)."""
         known = g.ok
         if known is None:
             idx = g.idx
@@ -225,15 +232,27 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
 
     def _first_mask(self, g, known):
         """The partial-write mask of a register ``g`` writes first: its slots and the threads
-        not live (made once per set of slots while no thread exits; ``known[None]``)."""
+        not live. Made once per set of slots while no thread exits (``known[None]``) and shared,
+        read-only, by every register those slots write first: a later partial write by other
+        slots copies it (``_mask_gain``)."""
         t = known.get(None)
         if t is None or t[0] != self.nlive:
             m = ~self.live
             m[g.idx] = True
-            known[None] = (self.nlive, m)
-        else:
-            m = t[1]
-        return m.copy()
+            m.flags.writeable = False
+            known[None] = t = (self.nlive, m)
+        return t[1]
+
+    def _mask_gain(self, key, g, known):
+        """The partial write of ``key`` by ``g`` (not known written there: ``known``, its
+        ``_set_on``) sets its slots in the register's mask (a copy when that is a shared
+        first-write mask, ``_first_mask``); a register without one was written whole."""
+        m = self.pinit.get(key)
+        if m is not None:
+            if not m.flags.writeable:
+                m = self.pinit[key] = m.copy()
+            m[g.idx] = True
+        known[key] = True
 
     def _uninit_reg(self, key, g, ok):
         lane = 0 if ok is None else int(np.argmin(ok))

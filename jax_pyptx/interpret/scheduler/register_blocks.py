@@ -31,8 +31,7 @@ def write_rows(self, keys, g, rows):   # self: the Context
         new[:, g.idx] = rows
     known = self._set_on(g) if self.sanitize else None
     fresh = sum(a is None for a in olds)
-    if known is not None and fresh:     # the first-write masks, one block
-        masks = iter(np.repeat(self._first_mask(g, known)[None], fresh, axis=0))
+    first = self._first_mask(g, known) if known is not None and fresh else None   # shared, read-only
     if self.wgfence is not None:
         self.wgfence.wrote_all(self, keys, g)
     for j, key in enumerate(keys):
@@ -44,10 +43,7 @@ def write_rows(self, keys, g, rows):   # self: the Context
             self._pt_write(key, g)
         if olds[j] is None:
             if known is not None:
-                self.pinit[key] = known[key] = next(masks)
-        elif self.pinit and (m := self.pinit.get(key)) is not None:
-            known = self._set_on(g)
-            if known.get(key) is not m:
-                m[g.idx] = True
-                known[key] = m
+                self.pinit[key] = known[key] = first
+        elif known is not None and key not in known:
+            self._mask_gain(key, g, known)
         self.regs[key] = new[j]
