@@ -418,3 +418,24 @@ def test_generic_writes_a_copy_overwrites_need_no_proxy_fence():
     with pytest.raises(AsyncProxyError, match=r"the bulk store reads shared address 0x200 'buf' \(\+512\) "
                                               r"through the async proxy, but the generic proxy wrote it"):
         launch(text, "k", [src, np.zeros(130, np.uint32)], block=1)
+
+
+def test_tensor_map_read_past_its_allocation_is_reported_as_the_gather_reports_it(monkeypatch):
+    """``read_tensormap`` reads the 128 bytes on Python ints (``FlatSpace.read_row``); an access
+    that fails a check goes to the gather, which reports it: the same message as with the gather
+    alone."""
+    from jax_pyptx.errors import OutOfBoundsError
+    from jax_pyptx.interpret.state import memory as M
+
+    X = np.arange(64, dtype=np.float32).reshape(8, 8)
+    past = GLOBAL_EDIT.replace("FENCE", "").replace(
+        "    @%p2 tensormap.replace.tile.box_dim.global.b1024.b32 [%rd2], 1, 2;\n",
+        "    add.u64 %rd2, %rd2, 64;\n")
+    msgs = []
+    for row in (M.FlatSpace.read_row, lambda *a: None):
+        monkeypatch.setattr(M.FlatSpace, "read_row", row)
+        with pytest.raises(OutOfBoundsError) as e:
+            launch(past, "k", [tensor_map(X, box=(8, 4)), np.zeros(16, np.float32)], block=16)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    assert "cp.async.bulk.tensor.2d" in msgs[0] and "64 bytes past the end of" in msgs[0]

@@ -34,7 +34,7 @@ from . import tma_boxes as T
 from ..machine.group import Group
 from ..state.operands import items, reader
 from ..machine.cluster import shared_banks, shared_target
-from .load_store import address_getter, classify
+from .load_store import address_getter, space_code
 from ..machine.registry import register
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -72,8 +72,7 @@ def multicast_ctas(ctx, gj, cta: int, mask: int):
 # ----------------------------------------------------------------------------- tensor maps
 def read_tensormap(ctx, gj, addr: int, symspace=None) -> TM.TensorMapFields:
     """Decode the tensor map at ``addr`` (a param, const or global address, or a generic one)."""
-    a = np.array([addr], np.uint64)
-    code = int(classify(a)[0]) if symspace != "param" else 4
+    code = space_code(addr) if symspace != "param" else 4
     if addr % 64:
         raise ctx.error(MisalignedAccessError,
                         f"the tensor map address {addr:#x} is not 64-byte aligned", gj)
@@ -82,7 +81,9 @@ def read_tensormap(ctx, gj, addr: int, symspace=None) -> TM.TensorMapFields:
         where = {1: "shared", 2: "local"}.get(code, "unknown")
         raise ctx.error(InterpreterError, f"the tensor map address {addr:#x} is in {where} memory; a "
                                           f"TMA reads its tensor map from param, const or global memory", gj)
-    raw = space.load(a, np.uint8, TM.SIZE, align=64)[0].tobytes()
+    raw = space.read_row(addr, TM.SIZE, 64)
+    if raw is None:         # (a check fails: the gather reports it)
+        raw = space.load(np.array([addr], np.uint64), np.uint8, TM.SIZE, align=64)[0].tobytes()
     if code == 0:
         AP.check_tensormap(ctx, addr, gj)
     f = TM.decode(raw)

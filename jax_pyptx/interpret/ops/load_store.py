@@ -225,6 +225,14 @@ _WINDOWS = ((1, M.SHARED_WINDOW, M.SHARED_WINDOW + M.WINDOW_SIZE),
             (4, M.PARAM_BASE, M.PARAM_BASE + M.PARAM_SIZE))
 
 
+def space_code(addr: int) -> int:
+    """``classify`` of one generic address (a Python int)."""
+    for c, start, end in _WINDOWS:
+        if start <= addr < end:
+            return c
+    return 0
+
+
 def _one_space(addrs):
     """The space code (``classify``) every address has, from the smallest and largest (the
     windows are intervals); None when they may differ."""

@@ -246,6 +246,22 @@ class FlatSpace:
             return self.allocs[k]
         return None
 
+    def read_row(self, addr: int, nbytes: int, align: int):
+        """The ``nbytes`` bytes at the one address ``addr`` as ``bytes`` when every check of
+        ``load`` passes (aligned, inside one allocation, written); None: ``load`` must decide
+        (and report). A TMA's tensor map read, on Python ints."""
+        if addr % align:
+            return None
+        al = self.find(addr)
+        if al is None or addr + nbytes > al.end:
+            return None
+        off = addr - al.base
+        if self.tracks_init and al.tracked() and al.unwritten_in(off, off + nbytes):
+            return None
+        if self.counter is not None:
+            self.counter("load", nbytes, [(al, None, np.array([off], np.uint64))], nbytes)
+        return al.data[off:off + nbytes].tobytes()
+
     def explain(self, addr: int, size: int) -> str:
         """Why an access of ``size`` bytes at ``addr`` is out of bounds."""
         if addr == 0:
