@@ -8,6 +8,7 @@ exactly (``to_bf16_values``), so each side converts them to its own bf16 type lo
 """
 from __future__ import annotations
 
+import gc
 import math
 import time
 
@@ -152,13 +153,15 @@ def best_of_each(fns, reps: int, warmups: int = 2) -> list:
     """Seconds: the best of ``reps`` calls of each of ``fns``, their calls interleaved (one of
     each per round) after ``warmups`` rounds. Interleaving keeps a slow patch of the machine,
     or the allocator's first runs of a process (page faults until it settles), from landing
-    on one of them only: their ratio is what is compared."""
+    on one of them only: their ratio is what is compared. The garbage collector runs before
+    each timed call, so that one call's garbage is not collected in the next."""
     for _ in range(warmups):
         for fn in fns:
             fn()
     best = [math.inf] * len(fns)
     for _ in range(reps):
         for i, fn in enumerate(fns):
+            gc.collect()
             t0 = time.perf_counter()
             fn()
             best[i] = min(best[i], time.perf_counter() - t0)
