@@ -59,7 +59,10 @@ hold its own stamp of this epoch, an epilogue filling its staging buffer, has no
 or stamp), and lanes of different warps storing the
 same bytes in one instruction are looked for only where that shows rows of two warps in one
 chunk (or where the stamps were deferred): per row when the rows are aligned to their size
-(equal starts), else byte by byte.
+(equal starts), else byte by byte; a layout found to have none is remembered (``_apart``: the
+same CTAs and warps row by row with every offset moved by one amount, a copy's or an epilogue's
+layout in the next stage, has none either). The chunks where deferred stamps lie are kept as a
+bitmask per kind (a Python int, one bit per chunk of a CTA).
 
 Distributed shared memory: an access of another CTA of the cluster (through a
 ``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
