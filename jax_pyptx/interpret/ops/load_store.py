@@ -582,11 +582,12 @@ register("red")(lambda p, d, i, s, dec: _atomic(p, d, i, s, dec, False))
 
 # ----------------------------------------------------------------------------- cp.async
 class CpRecord:
-    __slots__ = ("idx", "banks", "offs", "data", "seq", "flat")
+    __slots__ = ("idx", "banks", "offs", "data", "seq", "flat", "span")
 
-    def __init__(self, idx, banks, offs, data, seq, flat=None):
+    def __init__(self, idx, banks, offs, data, seq, flat=None, span=None):
         self.idx, self.banks, self.offs, self.data, self.seq = idx, banks, offs, data, seq
         self.flat = flat          # async_proxy.track_cp_async: in-flight destination bytes
+        self.span = span          # (lowest, end) offset of every row, checked at issue (None: of some)
 
 
 def _cp_state(ctx):
@@ -627,7 +628,7 @@ def _cp_async(prog, d, ins, scope, dec):
         if ignore is not None:
             ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
         banks, offs = shared_banks(ctx, g, dst)
-        ctx.shared._check(offs, size)
+        span = ctx.shared.check_span(offs, size)
         if pk is not None and ctx.ptag:
             live = ss > 0                # src-size 0 (or ignore-src) reads nothing
             if src_size is None and ignore is None:
@@ -659,7 +660,7 @@ def _cp_async(prog, d, ins, scope, dec):
                 data[sel, :int(min(k, size))] = part
         flat = track_cp_async(ctx, banks, offs, size, d)
         ctx.cp_pending.append(CpRecord(g.idx.copy(), banks, offs, data, committed[g.idx].copy(),
-                                       flat))
+                                       flat, span))
         if ctx.timeline is not None:        # in flight until the wait_group retiring it
             ctx.timeline.issue(ctx, "cp.async", g, committed, 1, size)
     d.fn = cp
@@ -682,8 +683,13 @@ def cp_complete(ctx, g, limit=None):
             if r.flat is not None:
                 cp_async_landed(ctx, r.flat, mine, int((~mine).sum()))
             sz = r.data.shape[1]
-            warps = ctx.warp_in_cta[r.idx[mine]] if ctx.shared.race is not None else None
-            ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine].view(np.uint8).reshape(-1, sz), warps=warps)
+            if r.span is not None and mine.all():   # every row lands: checked and spanned at issue
+                warps = ctx.warp_in_cta[r.idx] if ctx.shared.race is not None else None
+                ctx.shared.store(r.banks, r.offs, r.data, warps=warps, span=r.span, aligned=True)
+            else:
+                warps = ctx.warp_in_cta[r.idx[mine]] if ctx.shared.race is not None else None
+                ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine].view(np.uint8).reshape(-1, sz),
+                                 warps=warps)
         if not mine.all():
             rest = ~mine
             keep.append(CpRecord(r.idx[rest], r.banks[rest], r.offs[rest], r.data[rest], r.seq[rest],

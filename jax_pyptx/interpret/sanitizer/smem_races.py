@@ -59,7 +59,10 @@ hold its own stamp of this epoch, an epilogue filling its staging buffer, has no
 or stamp), and lanes of different warps storing the
 same bytes in one instruction are looked for only where that shows rows of two warps in one
 chunk (or where the stamps were deferred): per row when the rows are aligned to their size
-(equal starts), else byte by byte.
+(equal starts), else byte by byte; a layout found to have none is remembered (``_apart``: the
+same CTAs and warps row by row with every offset moved by one amount, a copy's or an epilogue's
+layout in the next stage, has none either). The chunks where deferred stamps lie are kept as a
+bitmask per kind (a Python int, one bit per chunk of a CTA).
 
 Distributed shared memory: an access of another CTA of the cluster (through a
 ``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
@@ -95,7 +98,8 @@ class RaceTracker(RangeChecks, LaneRaces):
         self.c_r = shadow.filled(n // 16, np.int64)
         self._pl = []                               # pending loads, stores (module doc)
         self._lazy = {"r": [], "w": []}             # chunk stamps not applied yet (``_defer``),
-        self._cover = {}                            # per chunk of a CTA: how many of them lie there,
+        self._cover = {"r": 0, "w": 0}              # the chunks of a CTA where they lie (a bit per
+                                                    # chunk: a Python int),
         self._lazy_rows = {"r": 0, "w": 0}          # their rows
         self._top = {"r": 0, "w": 0}                # latest epoch of a stamp applied to c_r / c_w
         self._ps = []
@@ -104,6 +108,7 @@ class RaceTracker(RangeChecks, LaneRaces):
         self._rscratch = {}                         # k -> the same per row of 2**k bytes
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
+        self._memo = []                             # store layouts with no byte of two warps (``_apart``)
 
     # The per-byte state (module doc: applied only where a chunk shows a possible race; the
     # arrays are made on first use: tens of megabytes a kernel that never races never touches).
@@ -309,14 +314,12 @@ class RaceTracker(RangeChecks, LaneRaces):
         since (``advance_all``, ``_clear``, ``_settle``: stamps of a past epoch never compare
         as current)."""
         lst = self._lazy[kind]
-        c0, c1 = lo >> 4, ((hi - 1) >> 4) + 1
-        lst.append((starts, int(nbytes), warps, self._one, c0, c1))
-        cover = self._cover.get(kind)
-        if cover is None:
-            cover = self._cover[kind] = np.zeros((self.stride >> 4) + 1, np.int32)
-        cover[c0:c1] += 1
-        self._lazy_rows[kind] += len(starts)
-        if len(lst) > _LAZY_LIMIT or self._lazy_rows[kind] > _LAZY_ROWS:
+        c0 = lo >> 4
+        bits = ((1 << ((((hi - 1) >> 4) + 1) - c0)) - 1) << c0
+        lst.append((starts, int(nbytes), warps, self._one, bits))
+        self._cover[kind] |= bits
+        rows = self._lazy_rows[kind] = self._lazy_rows[kind] + len(starts)
+        if len(lst) > _LAZY_LIMIT or rows > _LAZY_ROWS:
             self._settle(kind)
 
     def _settle(self, kind):
@@ -326,7 +329,7 @@ class RaceTracker(RangeChecks, LaneRaces):
             return
         arr = self.c_r if kind == "r" else self.c_w
         low = self._one if self._one is not None else int(self.epoch.min())
-        for starts, nb, warps, ep, _, _ in lst:
+        for starts, nb, warps, ep, _ in lst:
             if ep < low:                # of a past epoch of every CTA: never current again
                 continue
             self._top[kind] = max(self._top[kind], ep)
@@ -358,21 +361,25 @@ class RaceTracker(RangeChecks, LaneRaces):
             self._drop(kind)
             return True
         if lst[0][3] < one:             # the first ones (issue order) are: never current again
-            k, cover = 1, self._cover[kind]
+            k = 1
             while lst[k][3] < one:
                 k += 1
             for e in lst[:k]:
-                cover[e[4]:e[5]] -= 1
                 self._lazy_rows[kind] -= len(e[0])
             del lst[:k]
-        return not self._cover[kind][lo >> 4:((hi - 1) >> 4) + 1].any()
+            cover = 0
+            for e in lst:
+                cover |= e[4]
+            self._cover[kind] = cover
+        c0 = lo >> 4
+        return not (self._cover[kind] >> c0) & ((1 << ((((hi - 1) >> 4) + 1) - c0)) - 1)
 
     def _drop(self, kind=None):
         """Forget the deferred chunk stamps (of ``kind``; None: both)."""
         for k in ("r", "w") if kind is None else (kind,):
             if self._lazy[k]:
                 self._lazy[k].clear()
-                self._cover[k][:] = 0
+                self._cover[k] = 0
                 self._lazy_rows[k] = 0
 
     @staticmethod
@@ -436,11 +443,12 @@ class RaceTracker(RangeChecks, LaneRaces):
         if not len(offs):
             return
         if starts is None:
-            starts = _Starts(banks, offs, self.stride).get()
+            starts = _Starts(banks, offs, self.stride)  # made when a check or the chunks need them
         lo, hi = self._span(offs, nbytes) if span is None else span
         war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
         now = ww or self._one is None
         if war or now:
+            starts = _rows(starts)
             ch = self._chunks(starts, nbytes, aligned)
             stamp, floor = self._stamps(banks, warps, ch)
             if war:
@@ -466,7 +474,7 @@ class RaceTracker(RangeChecks, LaneRaces):
         else:
             self._defer("w", starts, nbytes, warps, lo, hi)
             several = True
-        if several and len(warps) > 1 and warps.min() != warps.max():
+        if several and len(warps) > 1 and not self._apart(banks, offs, nbytes, warps):
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
 
@@ -520,8 +528,35 @@ class RaceTracker(RangeChecks, LaneRaces):
         """The current epoch of CTAs ``banks``: one int when they all share one."""
         return self._one if self._one is not None else self.epoch[banks]
 
+    def _apart(self, banks, offs, nbytes, warps) -> bool:
+        """Whether a store's rows are known to hold no byte stored by lanes of two warps: they
+        are a layout found so before (``_same_instruction``: the same CTAs and warps row by
+        row, every offset moved by one amount; a copy or an epilogue repeats its layout every
+        loop iteration, in another stage of the buffer)."""
+        memo = self._memo
+        if not memo:
+            return False
+        key = (len(offs), int(nbytes))
+        rel = bb = None
+        for k, r, b, w in memo:
+            if k != key:
+                continue
+            if rel is None:
+                rel = (offs - offs[0]).tobytes()
+            if r != rel:
+                continue
+            if bb is None:
+                bb, wb = banks.tobytes(), warps.tobytes()
+            if b == bb and w == wb:
+                return True
+        return False
+
     def _same_instruction(self, banks, offs, nbytes, warps, vals, idx, starts):
-        """Lanes of different warps storing the same byte in this one instruction."""
+        """Lanes of different warps storing the same byte in this one instruction (a layout
+        found to have none is remembered: ``_apart``)."""
+        if warps.min() == warps.max():
+            return self._remember(banks, offs, nbytes, warps)
+        starts = _rows(starts)
         w = warps.astype(np.int16)
         if self._scratch is None:
             self._scratch = shadow.scratch(len(self.c_w) * 16, np.int16)
@@ -535,7 +570,7 @@ class RaceTracker(RangeChecks, LaneRaces):
             q = starts >> k
             sc[q] = w
             if not (sc[q] != w).any():
-                return
+                return self._remember(banks, offs, nbytes, warps)
         if idx is None:
             idx = self._bytes(banks, offs, nbytes)
         flat = idx.reshape(-1)
@@ -557,6 +592,15 @@ class RaceTracker(RangeChecks, LaneRaces):
             lane, k = divmod(j, nbytes)
             self._ww(offs, lane, k, int(self._scratch[flat[j]]), int(warps[lane]), same=True,
                      value=not diff.any(), bank=banks[lane])
+        else:
+            self._remember(banks, offs, nbytes, warps)
+
+    def _remember(self, banks, offs, nbytes, warps):
+        """A store's layout holds no byte of two warps (``_apart``): the last few kept."""
+        memo = self._memo
+        if len(memo) >= _MEMO:
+            del memo[0]
+        memo.append(((len(offs), int(nbytes)), (offs - offs[0]).tobytes(), banks.tobytes(), warps.tobytes()))
 
     def _new_bytes(self, vals, shape):
         if vals is None or self.data is None:
@@ -611,6 +655,7 @@ def _rows(starts):
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
 _LAZY_LIMIT = 1024                       # deferred chunk stamps of a kind applied beyond this many
 _LAZY_ROWS = 1 << 16                     # ... or beyond this many rows
+_MEMO = 8                                # store layouts remembered (``RaceTracker._apart``)
 
 def warp_synced(ctx, g) -> None:
     """The threads of ``g`` executed ``bar.warp.sync`` or a ``.sync`` warp collective: their

@@ -698,7 +698,7 @@ class BankedSpace:
         if span is None:
             self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
-            self._race(self.race.on_store, banks, offs, esz * count, warps, values)
+            self._race(self.race.on_store, banks, offs, esz * count, warps, values, span=span)
         if starts is None:
             starts = self.flat(banks, offs)
         if self._vec(esz * count, count, align):
