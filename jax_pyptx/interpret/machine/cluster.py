@@ -105,14 +105,15 @@ def _dim3(v):
     return t
 
 
-def shared_target(ctx, g, addrs, cta_only=False):
+def shared_target(ctx, g, addrs, cta_only=False, warps=True):
     """(CTA banks, offsets, race-checker warps or None) of shared addresses ``addrs``
     (shared-window offsets) accessed by the threads of ``g``. ``cta_only``: the access names
-    ``.shared`` / ``.shared::cta``, where an address from ``mapa`` is undefined.
+    ``.shared`` / ``.shared::cta``, where an address from ``mapa`` is undefined. ``warps=False``:
+    the caller does not want the warps (always None).
 
     Raises ``MemoryFault`` for a rank outside the cluster or a CTA that has exited."""
     banks = ctx.slot_cta[g.idx]
-    race = ctx.shared.race is not None
+    race = warps and ctx.shared.race is not None
     if not addrs.size or addrs.max() < _U_BIT:
         return banks, addrs, (ctx.warp_in_cta[g.idx] if race else None)
     cl = addrs >= _U_BIT
@@ -292,5 +293,5 @@ class ClusterMixin:
 
 def shared_banks(ctx, g, addrs):
     """(CTA banks, offsets) of shared addresses (``.shared::cluster`` addresses allowed)."""
-    banks, offs, _ = shared_target(ctx, g, addrs)
+    banks, offs, _ = shared_target(ctx, g, addrs, warps=False)
     return banks, offs

@@ -622,7 +622,7 @@ class BankedSpace:
             f = self.flat(banks, offs) // esz
             out = self.view(dt)[f[:, None] + np.arange(count) if count > 1 else f[:, None]]
         if check_init and self.init is not None:
-            self.check_init(banks, offs, esz, count)
+            self.check_init(banks, offs, esz, count, span)
         return out
 
     def all_written(self) -> bool:
@@ -648,11 +648,15 @@ class BankedSpace:
         self._full_wait = self._full_gap
         return False
 
-    def check_init(self, banks, offs, esz, count=1):
+    def check_init(self, banks, offs, esz, count=1, span=None):
         """Report the first element (``esz`` bytes, ``count`` per row) of the rows at (bank,
         offset) that holds a byte no thread wrote (rows compared a word at a time first; nothing
-        to compare once every byte is written, ``all_written``)."""
+        to compare once every byte is written, ``all_written``, or, with ``span`` ((lowest, end)
+        offset of the rows), once their blocks are, ``_hull_written``)."""
         if self.init_full:
+            return
+        if span is not None and len(offs) and self._hull_written(banks, offs, esz * count, *span):
+            self.all_written()
             return
         starts = self.flat(banks, offs)
         if _rows_defined(self.init, starts, esz * count):
@@ -668,6 +672,17 @@ class BankedSpace:
             raise MemoryFault("uninitialized", int(lane), a,
                               f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
                               f"thread of this CTA wrote it", self.kind)
+
+    def _hull_written(self, banks, offs, nbytes, lo, hi) -> bool:
+        """Whether every byte of offsets ``[lo, hi)`` (the hull of rows of ``nbytes`` at
+        ``offs``) of every bank from the lowest to the highest of ``banks`` was written: one
+        pass over a 2-D slice of the flags, when it is not much larger than the rows (the
+        operand tiles of a batch of CTAs), instead of a gather of the rows."""
+        b = np.asarray(banks)
+        b0, b1 = (int(b.min()), int(b.max())) if b.ndim else (int(b), int(b))
+        if (b1 - b0 + 1) * (hi - lo) > 2 * len(offs) * nbytes:
+            return False
+        return bool(self.init.reshape(self.nbanks, self.stride)[b0:b1 + 1, lo:hi].min())     # (0 / 1 flags)
 
     def store(self, banks, offs, values, align=None, warps=None, span=None, starts=None, aligned=False):
         """Store ``values`` (n, count) at each (bank, offset), bounds-checked (``span``: as for

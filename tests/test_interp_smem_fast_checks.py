@@ -1,0 +1,157 @@
+"""The shared-memory sanitizer shortcuts of issue 24 (Ampere GEMM: ldmatrix, cp.async) report
+what the full checks report: an uninitialized-read check that passes on one slice of the flags
+over the rows' hull (falling back to the rows when the hull holds an unwritten byte), and a
+cp.async landing that reuses the destinations' bounds, flat starts and alignment found at issue
+(every copy of an instruction at once, or some of them)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jax_pyptx.errors import AsyncProxyError, UninitializedReadError
+from jax_pyptx.interpret import launch
+from jax_pyptx.interpret.state import memory as M
+
+from .test_interp_mma import ld_kernel
+
+
+def _skip_store(prog, tid):
+    """``ld_kernel`` with thread ``tid`` of every CTA not writing its 16 bytes of shared memory."""
+    return prog.replace(".reg .u32 %t,", ".reg .pred %pp; .reg .u32 %t,").replace(
+        "st.shared.v4.u32 [%a]", f"setp.ne.u32 %pp, %t, {tid};\n    @%pp st.shared.v4.u32 [%a]")
+
+
+@pytest.mark.parametrize("tid, lane, addr", [(2, 16, 0x20), (5, 9, 0x50)])
+def test_ldmatrix_reports_an_unwritten_row_inside_the_hull(tid, lane, addr):
+    """The rows' hull holds the unwritten 16 bytes: the slice check fails and the rows report
+    the first unwritten one, as before."""
+    src = np.arange(256, dtype=np.uint16)
+    with pytest.raises(UninitializedReadError) as e:
+        launch(_skip_store(ld_kernel(4, False), tid), "k", [src, np.zeros((32, 4), np.uint32)], block=32)
+    assert str(e.value) == (
+        f"<ptx>:28: uninitialized shared ldmatrix load ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+        f"{{%r0, %r1, %r2, %r3}}, [%a]; by thread ({lane},0,0) of CTA (0,0,0): shared address "
+        f"{addr:#x} 'sm' (+{addr}) is read before any thread of this CTA wrote it [instruction #17 of k]")
+
+
+def test_ldmatrix_unwritten_bytes_between_the_rows_are_not_reported():
+    """.x2 reads bytes 0-31 of each 64-byte row: thread 2's unwritten bytes 32-47 lie in the
+    hull but in no row, so the slice check fails and the rows pass (values as loaded)."""
+    src = np.arange(256, dtype=np.uint16)
+    dst = np.zeros((32, 2), np.uint32)
+    launch(_skip_store(ld_kernel(2, False), 2), "k", [src, dst], block=32)
+    full, lane = src.reshape(8, 32), np.arange(32)
+    for i in range(2):
+        m = full[:, 8 * i:8 * i + 8]
+        want = m[lane // 4, 2 * (lane % 4)].astype(np.uint32) | (m[lane // 4, 2 * (lane % 4) + 1].astype(np.uint32) << 16)
+        assert dst[:, i].tolist() == want.tolist()
+
+
+def test_ldmatrix_over_several_ctas_reports_the_cta_that_did_not_write():
+    """Two CTAs in one batch: the slice spans both banks; thread 5 of each skips its store, and
+    the report names the first reader of the first CTA."""
+    src = np.arange(256, dtype=np.uint16)
+    with pytest.raises(UninitializedReadError, match=r"by thread \(9,0,0\) of CTA \(0,0,0\): shared address "
+                                                     r"0x50 'sm' \(\+80\) is read before any thread"):
+        launch(_skip_store(ld_kernel(4, False), 5), "k", [src, np.zeros((32, 4), np.uint32)], block=32, grid=2)
+
+
+def _space():
+    sh = M.BankedSpace("shared", 2, 1024, True, layout=[("buf", 0, 1024)])
+    sh.mark_init(np.array([0, 1]), np.array([0, 0], np.uint64), 512)       # bytes 0-511 of both banks
+    return sh
+
+
+def test_check_init_passes_on_the_hull_slice_without_the_rows(monkeypatch):
+    """Rows filling a written hull pass on the slice: the per-row comparison is never made."""
+    sh = _space()
+    banks = np.repeat([1, 0], 32)
+    offs = np.tile(np.arange(0, 512, 16), 2).astype(np.uint64)
+    monkeypatch.setattr(M, "_rows_defined", lambda *a: pytest.fail("rows compared"))
+    sh.check_init(banks, offs, 2, 8, span=(0, 512))
+
+
+@pytest.mark.parametrize("span", [None, (0, 528)])
+def test_check_init_reports_the_same_row_with_or_without_the_hull(span):
+    """A row reaching an unwritten byte (bank 1, offset 512): the same fault with a span (the
+    slice fails, the rows report) as without one."""
+    sh = _space()
+    with pytest.raises(M.MemoryFault) as e:
+        sh.check_init(np.array([0, 1, 1]), np.array([0, 16, 512], np.uint64), 2, 8, span=span)
+    f = e.value
+    assert (f.kind, f.lane, f.address) == ("uninitialized", 2, 512)
+    assert f.detail == "shared address 0x200 'buf' (+512) is read before any thread of this CTA wrote it"
+
+
+def test_check_init_of_sparse_rows_skips_the_slice(monkeypatch):
+    """Rows much smaller than their hull are compared one by one (no pass over the hull)."""
+    sh = _space()
+    seen = []
+    real = M._rows_defined
+    monkeypatch.setattr(M, "_rows_defined", lambda *a: seen.append(1) or real(*a))
+    sh.check_init(np.array([0, 0]), np.array([0, 496], np.uint64), 2, 1, span=(0, 498))
+    assert seen == [1]
+
+
+CP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out)
+{
+  .reg .pred %p;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<6>;
+  .shared .align 16 .b8 buf[1024];
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.u64 %rd4, %rd1, %rd3;
+  mov.u32 %r2, buf;
+  mad.lo.u32 %r2, %r1, 16, %r2;
+  PRE
+  cp.async.cg.shared.global [%r2], [%rd4], 16;
+  cp.async.commit_group;
+  setp.lt.u32 %p, %r1, 32;
+  @%p cp.async.wait_group 0;
+  WAIT
+  ld.shared.u32 %r3, [%r2+4];
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r3;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("pre, err, msg", [
+    ("", UninitializedReadError,
+     "<ptx>:25: uninitialized shared load ld.shared.u32 %r3, [%r2+4]; by thread (32,0,0) of CTA (0,0,0): "
+     "shared address 0x204 'buf' (+516) is read before any thread of this CTA wrote it (a cp.async to "
+     "this address is still pending: missing cp.async.wait_group / wait_all?) [instruction #13 of k]"),
+    ("st.shared.u32 [%r2+4], %r1;", AsyncProxyError,
+     "<ptx>:25: the load reads shared address 0x204 'buf' (+516) that `cp.async.cg.shared.global [%r2], "
+     "[%rd4], 16;` (<ptx>:20 (instruction #10 of k)) is still writing: complete it first "
+     "(cp.async.commit_group, then cp.async.wait_group / cp.async.wait_all in the copying threads, and a "
+     "barrier before other threads touch the bytes): ld.shared.u32 %r3, [%r2+4]; by thread (32,0,0) of "
+     "CTA (0,0,0) [instruction #14 of k]"),
+])
+def test_cp_async_landing_of_some_copies_leaves_the_others_in_flight(pre, err, msg):
+    """Warp 0 waits, warp 1 does not: warp 0's copies land (a part of the instruction's record),
+    warp 1's read of its own destination is reported (never written / still in flight)."""
+    src = np.arange(256, dtype=np.uint32)
+    with pytest.raises(err) as e:
+        launch(CP.replace("PRE", pre).replace("WAIT", ""), "k", [src, np.zeros(64, np.uint32)], block=64)
+    assert str(e.value) == msg
+
+
+@pytest.mark.parametrize("pre", ["", "st.shared.u32 [%r2+4], %r1;"])
+def test_cp_async_copies_left_by_a_partial_landing_land_at_the_next_wait(pre):
+    """The copies left in flight by warp 0's wait land at the wait of every thread: every thread
+    reads its copy."""
+    src = np.arange(256, dtype=np.uint32)
+    out = np.zeros(64, np.uint32)
+    launch(CP.replace("PRE", pre).replace("WAIT", "cp.async.wait_group 0;"), "k", [src, out], block=64)
+    assert out.tolist() == src[1::4].tolist()
