@@ -155,3 +155,26 @@ def test_cp_async_copies_left_by_a_partial_landing_land_at_the_next_wait(pre):
     out = np.zeros(64, np.uint32)
     launch(CP.replace("PRE", pre).replace("WAIT", "cp.async.wait_group 0;"), "k", [src, out], block=64)
     assert out.tolist() == src[1::4].tolist()
+
+
+@pytest.mark.parametrize("off, err, msg", [
+    ("5120", "ProvenanceError",
+     "<ptx>:21: wrong-buffer global async copy cp.async.cg.shared.global [%r2], [%rd4], 16; by thread (0,0,0) "
+     "of CTA (0,0,0): address 0x7f0000001400 was computed from the pointer to allocation #0 (param 'src' "
+     "(uint32[256]), 1024 bytes at 0x7f0000000000) but lands 4112 bytes past the end of it, inside "
+     "allocation #1 (param 'out' (uint32[64]), 256 bytes at 0x7f0000001400) (byte 0): an access through the "
+     "wrong pointer, or an index past the end of its buffer [instruction #10 of k]"),
+    ("16", "OutOfBoundsError",
+     "<ptx>:21: out-of-bounds global async copy cp.async.cg.shared.global [%r2], [%rd4], 16; by thread "
+     "(63,0,0) of CTA (0,0,0): address 0x7f0000000400 is 16 bytes past the end of allocation #0 (param "
+     "'src' (uint32[256]), 1024 bytes at 0x7f0000000000) [instruction #10 of k]"),
+])
+def test_cp_async_sources_checked_on_the_bounds_the_load_shares(off, err, msg):
+    """The source addresses' bounds (one ``Span``) serve the provenance check and the load: a
+    source in the wrong buffer, and one past the end of its own, are reported as before."""
+    import jax_pyptx.errors as E
+    k = CP.replace("PRE", "").replace("WAIT", "cp.async.wait_group 0;").replace(
+        "add.u64 %rd4, %rd1, %rd3;", f"add.u64 %rd4, %rd1, %rd3;\n  add.u64 %rd4, %rd4, {off};")
+    with pytest.raises(getattr(E, err)) as e:
+        launch(k, "k", [np.arange(256, dtype=np.uint32), np.zeros(64, np.uint32)], block=64)
+    assert str(e.value) == msg

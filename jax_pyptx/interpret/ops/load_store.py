@@ -615,33 +615,36 @@ def _cp_async(prog, d, ins, scope, dec):
         size = int(np.asarray(size_get(ctx, g)).flat[0])
         if size not in (4, 8, 16):
             raise InterpreterError(f"cp.async copy size must be 4, 8 or 16, got {size}")
-        ss = np.full(g.n, size, np.int64)
-        if src_size is not None:
-            ss = np.broadcast_to(np.asarray(src_size(ctx, g), np.int64), (g.n,)).copy()
-        if ignore is not None:
-            ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
+        plain = src_size is None and ignore is None     # every thread copies ``size`` bytes
+        if not plain:
+            ss = np.full(g.n, size, np.int64)
+            if src_size is not None:
+                ss = np.broadcast_to(np.asarray(src_size(ctx, g), np.int64), (g.n,)).copy()
+            if ignore is not None:
+                ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
         banks, offs = shared_banks(ctx, g, dst)
         offs = np.asarray(offs, np.uint64)
         span = ctx.shared.check_span(offs, size)        # bounds and alignment, once for issue and landing
+        sp = M.Span(src, True)          # the sources' bounds and nest: provenance, the load and its checks
         if pk is not None and ctx.ptag:
-            live = ss > 0                # src-size 0 (or ignore-src) reads nothing
-            if src_size is None and ignore is None:
-                provenance.check(ctx, g, pk, src, size)
-            elif live.all():
-                provenance.check(ctx, g, pk, src, np.minimum(ss, size).astype(np.uint64))
-            elif live.any():
-                from ..machine.group import Group
-                sub = Group(g.idx[live], g.pc, ctx.N)
-                try:
-                    provenance.check(ctx, sub, pk, src[live], np.minimum(ss[live], size).astype(np.uint64))
-                except M.MemoryFault as f:
-                    f.lane = int(np.nonzero(live)[0][f.lane])
-                    raise
-        data = np.zeros((g.n, size), np.uint8)
-        full = ss >= size
-        if full.all():
-            data[:] = space_load(ctx, g, "global", src, np.uint8, size)
+            if plain:
+                provenance.check(ctx, g, pk, src, size, span=sp)
+            else:
+                live = ss > 0                # src-size 0 (or ignore-src) reads nothing
+                if live.all():
+                    provenance.check(ctx, g, pk, src, np.minimum(ss, size).astype(np.uint64), span=sp)
+                elif live.any():
+                    from ..machine.group import Group
+                    sub = Group(g.idx[live], g.pc, ctx.N)
+                    try:
+                        provenance.check(ctx, sub, pk, src[live], np.minimum(ss[live], size).astype(np.uint64))
+                    except M.MemoryFault as f:
+                        f.lane = int(np.nonzero(live)[0][f.lane])
+                        raise
+        if plain or (ss >= size).all():
+            data = np.ascontiguousarray(space_load(ctx, g, "global", src, np.uint8, size, span=sp))
         else:
+            data = np.zeros((g.n, size), np.uint8)
             for k in np.unique(ss):
                 sel = np.nonzero(ss == k)[0]
                 if k <= 0:
