@@ -178,3 +178,23 @@ def test_cp_async_sources_checked_on_the_bounds_the_load_shares(off, err, msg):
     with pytest.raises(getattr(E, err)) as e:
         launch(k, "k", [np.arange(256, dtype=np.uint32), np.zeros(64, np.uint32)], block=64)
     assert str(e.value) == msg
+
+
+def test_generic_stores_mark_their_banks_dirty_again_after_a_fence():
+    """A store's banks are marked dirty (async-proxy fence rule) unless every bank already is:
+    after a fence of bank 0, a store to bank 0 marks it again; one to bank 1 (still marked)
+    leaves the marks as they are; the bytes are marked either way."""
+    from types import SimpleNamespace
+    from jax_pyptx.interpret.sanitizer.async_proxy import fence_async
+    sh = M.BankedSpace("shared", 2, 1024, True)
+    sh.track_dirty()
+    sh.mark_written(np.array([0, 1]), np.array([0, 0], np.uint64), 16)
+    assert sh.dirty_bank.tolist() == [True, True]
+    fence_async(SimpleNamespace(shared=sh, async_proxy=None), np.array([0]))
+    assert sh.dirty_bank.tolist() == [False, True]
+    assert not sh.dirty[:1024].any() and sh.dirty[1024:1040].all()
+    sh.mark_written(np.array([1]), np.array([64], np.uint64), 16)
+    assert sh.dirty_bank.tolist() == [False, True]
+    sh.mark_written(np.array([0]), np.array([32], np.uint64), 16)
+    assert sh.dirty_bank.tolist() == [True, True]
+    assert np.flatnonzero(sh.dirty).tolist() == list(range(32, 48)) + list(range(1024, 1040)) + list(range(1088, 1104))

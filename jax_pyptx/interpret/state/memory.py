@@ -766,7 +766,8 @@ class BankedSpace:
             self._dpend_rows += len(offs)
             if self._dpend_rows > _DIRTY_PEND:
                 self._mark_backlog()
-            self.dirty_bank[banks] = True
+            if not self.dirty_bank.all():        # (no fence since every bank was marked: a scatter less)
+                self.dirty_bank[banks] = True
             if len(offs):
                 lo, hi = span if span is not None else (int(offs.min()), int(offs.max()) + nbytes)
                 if lo < self.dirty_lo:
