@@ -198,3 +198,27 @@ def test_generic_stores_mark_their_banks_dirty_again_after_a_fence():
     sh.mark_written(np.array([0]), np.array([32], np.uint64), 16)
     assert sh.dirty_bank.tolist() == [True, True]
     assert np.flatnonzero(sh.dirty).tolist() == list(range(32, 48)) + list(range(1024, 1040)) + list(range(1088, 1104))
+
+
+@pytest.mark.parametrize("off, shape, strides, nb", [
+    (8, [2, 4], [104, 24], 8),        # 8-byte items (an mma fragment's v2.f32 stores)
+    (4, [3], [12], 4),                # 4-byte items
+    (2, [5], [6], 2),                 # 2-byte items
+    (3, [4], [7], 5),                 # byte by byte
+])
+def test_per_byte_output_flags_of_a_nest_set_and_read_a_word_at_a_time(off, shape, strides, nb):
+    """An output's per-byte written flags of a nest's elements are set and compared in items
+    of up to 8 bytes: exactly the elements' bytes, none around them."""
+    al = M.Allocation(0, 0x1000, 256, "y", np.zeros(256, np.uint8))
+    al.start_uninitialized(0, 250)                      # 250: not on a chunk, flags per byte
+    al.mark_nest(off, shape, strides, nb)
+    assert al._unit == 1
+    want = np.zeros(256, np.uint8)
+    want[250:] = 1
+    for i in np.ndindex(*shape):
+        a = off + sum(k * s for k, s in zip(i, strides))
+        want[a:a + nb] = 1
+    np.testing.assert_array_equal(al.init, want)
+    assert al.nest_written(off, shape, strides, nb)
+    assert not al.nest_written(off + nb, shape, strides, nb)     # (the same item size, shifted)
+    assert not al.nest_written(off + 1, shape, strides, nb) and not al.nest_written(off, shape, strides, nb + 1)

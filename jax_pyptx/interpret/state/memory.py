@@ -170,7 +170,8 @@ class Allocation:
         if self._chunks(off, strides, nb):
             return bool(_nest_view(self._init, 1, off // CHUNK, shape, [s // CHUNK for s in strides],
                                    nb // CHUNK).all())
-        return bool(_nest_view(self.init, 1, off, shape, strides, nb).all())
+        v, one = self._byte_nest(off, shape, strides, nb)
+        return bool(v.all()) if one == 1 else bool((v == one).all())
 
     def mark_nest(self, off, shape, strides, nb):
         """The disjoint elements of a nest were stored: a dense one leaves the intervals, whole
@@ -189,7 +190,20 @@ class Allocation:
         if self._chunks(off, strides, nb):
             _nest_view(self._init, 1, off // CHUNK, shape, [s // CHUNK for s in strides], nb // CHUNK)[...] = 1
             return
-        _nest_view(self.init, 1, off, shape, strides, nb)[...] = 1
+        v, one = self._byte_nest(off, shape, strides, nb)
+        v[...] = one
+
+    def _byte_nest(self, off, shape, strides, nb):
+        """(the per-byte flags of a nest's elements as a strided view, an item of all ones), up
+        to 8 flags an item where the offset, strides and element size allow (``_ibuf`` holds
+        ``init`` from its first byte)."""
+        init = self.init
+        u = 8
+        while u > 1 and (off % u or nb % u or any(s_ % u for s_ in strides)):
+            u >>= 1
+        if u == 1:
+            return _nest_view(init, 1, off, shape, strides, nb), 1
+        return _nest_view(self._ibuf.view(_UINT[u]), u, off, shape, strides, nb // u), _ONES[u]
 
     def release_init(self):
         """The flags' buffer (or None), handed back at the end of a launch."""
