@@ -222,3 +222,37 @@ def test_per_byte_output_flags_of_a_nest_set_and_read_a_word_at_a_time(off, shap
     assert al.nest_written(off, shape, strides, nb)
     assert not al.nest_written(off + nb, shape, strides, nb)     # (the same item size, shifted)
     assert not al.nest_written(off + 1, shape, strides, nb) and not al.nest_written(off, shape, strides, nb + 1)
+
+
+def _ld_two_warps(nm, trans):
+    """``ld_kernel`` over two warps (and 1024 bytes of shared memory): warp 1's rows lie 512
+    bytes above warp 0's."""
+    return ld_kernel(nm, trans).replace("sm[512]", "sm[1024]").replace(
+        "mad.lo.u32 %v, %v, 64, 0;", "mad.lo.u32 %v, %v, 64, 0;\n    shr.u32 %o32, %t, 5;\n"
+        "    mad.lo.u32 %v, %o32, 512, %v;\n    and.b32 %a, %t, 31;\n    shr.u32 %a, %a, 3;").replace(
+        ".reg .u32 %t,", ".reg .u32 %o32, %t,")
+
+
+@pytest.mark.parametrize("nm", [1, 2, 4])
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("grid", [1, 2])
+def test_ldmatrix_of_whole_warps_in_lane_order_over_warps_and_ctas(nm, trans, grid):
+    """The rows of whole warps in lane order come from the first 8 nm lanes of each warp (the
+    layout made once per group): every warp of every CTA gets its own rows' fragments."""
+    src = np.arange(512, dtype=np.uint16)
+    dst = np.zeros((grid, 64, nm), np.uint32)
+    k = _ld_two_warps(nm, trans).replace("mul.wide.u32 %o, %t, 16;", "mov.u32 %o32, %ctaid.x;\n    "
+                                         "mad.lo.u32 %o32, %o32, 64, %t;\n    mul.wide.u32 %o, %o32, 16;", 1)
+    k = k.replace(f"mul.wide.u32 %o, %t, {4 * nm};", f"mov.u32 %o32, %ctaid.x;\n    mad.lo.u32 %o32, %o32, 64, %t;\n"
+                  f"    mul.wide.u32 %o, %o32, {4 * nm};")
+    launch(k, "k", [np.tile(src, grid), dst], block=64, grid=grid)
+    lane = np.arange(32)
+    for c in range(grid):
+        image = src.reshape(16, 32)                     # 16 rows of 64 bytes (32 halves)
+        for w in range(2):
+            for i in range(nm):
+                m = image[8 * w:8 * w + 8, 8 * i:8 * i + 8]
+                if trans:
+                    m = m.T
+                want = m[lane // 4, 2 * (lane % 4)].astype(np.uint32) | (m[lane // 4, 2 * (lane % 4) + 1].astype(np.uint32) << 16)
+                assert dst[c, 32 * w:32 * w + 32, i].tolist() == want.tolist()
