@@ -105,14 +105,17 @@ def _dim3(v):
     return t
 
 
-def shared_target(ctx, g, addrs, cta_only=False):
+def shared_target(ctx, g, addrs, cta_only=False, warps=True, banks=None):
     """(CTA banks, offsets, race-checker warps or None) of shared addresses ``addrs``
     (shared-window offsets) accessed by the threads of ``g``. ``cta_only``: the access names
-    ``.shared`` / ``.shared::cta``, where an address from ``mapa`` is undefined.
+    ``.shared`` / ``.shared::cta``, where an address from ``mapa`` is undefined. ``warps=False``:
+    the caller does not want the warps (always None). ``banks``: the threads' own CTAs
+    (``ctx.slot_cta[g.idx]``) when the caller has them.
 
     Raises ``MemoryFault`` for a rank outside the cluster or a CTA that has exited."""
-    banks = ctx.slot_cta[g.idx]
-    race = ctx.shared.race is not None
+    if banks is None:
+        banks = ctx.slot_cta[g.idx]
+    race = warps and ctx.shared.race is not None
     if not addrs.size or addrs.max() < _U_BIT:
         return banks, addrs, (ctx.warp_in_cta[g.idx] if race else None)
     cl = addrs >= _U_BIT
@@ -290,7 +293,8 @@ class ClusterMixin:
                 f"live threads of the cluster arrived)")
 
 
-def shared_banks(ctx, g, addrs):
-    """(CTA banks, offsets) of shared addresses (``.shared::cluster`` addresses allowed)."""
-    banks, offs, _ = shared_target(ctx, g, addrs)
+def shared_banks(ctx, g, addrs, banks=None):
+    """(CTA banks, offsets) of shared addresses (``.shared::cluster`` addresses allowed);
+    ``banks``: as for ``shared_target``."""
+    banks, offs, _ = shared_target(ctx, g, addrs, warps=False, banks=banks)
     return banks, offs

@@ -415,7 +415,7 @@ def _views_for(ctx, g, space, addrs, esz):
         parts = ctx.mem.gspace.locate(addrs, esz, True)
         return [(pos, al.view(dt), (off // np.uint64(esz)).astype(np.int64), "global") for al, pos, off in parts]
     if space == "shared" or space == "shared::cluster":
-        banks, offs, _ = shared_target(ctx, g, addrs, space == "shared")
+        banks, offs, _ = shared_target(ctx, g, addrs, space == "shared", warps=False)
         sh = ctx.shared
         sh._check(offs, esz)
         f = sh.flat(banks, offs) // esz
@@ -582,12 +582,13 @@ register("red")(lambda p, d, i, s, dec: _atomic(p, d, i, s, dec, False))
 
 # ----------------------------------------------------------------------------- cp.async
 class CpRecord:
-    __slots__ = ("idx", "banks", "offs", "data", "seq", "flat", "span")
+    __slots__ = ("idx", "banks", "offs", "data", "seq", "flat", "starts", "span")
 
-    def __init__(self, idx, banks, offs, data, seq, flat=None, span=None):
+    def __init__(self, idx, banks, offs, data, seq, flat=None, starts=None, span=None):
         self.idx, self.banks, self.offs, self.data, self.seq = idx, banks, offs, data, seq
         self.flat = flat          # async_proxy.track_cp_async: in-flight destination bytes
-        self.span = span          # (lowest, end) offset of every row, checked at issue (None: of some)
+        self.starts = starts      # flat first bytes of the destinations (``BankedSpace.flat``)
+        self.span = span          # (lowest, end) offset of the destinations, bounds checked
 
 
 def _cp_state(ctx):
@@ -622,32 +623,36 @@ def _cp_async(prog, d, ins, scope, dec):
         size = int(np.asarray(size_get(ctx, g)).flat[0])
         if size not in (4, 8, 16):
             raise InterpreterError(f"cp.async copy size must be 4, 8 or 16, got {size}")
-        ss = np.full(g.n, size, np.int64)
-        if src_size is not None:
-            ss = np.broadcast_to(np.asarray(src_size(ctx, g), np.int64), (g.n,)).copy()
-        if ignore is not None:
-            ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
+        plain = src_size is None and ignore is None     # every thread copies ``size`` bytes
+        if not plain:
+            ss = np.full(g.n, size, np.int64)
+            if src_size is not None:
+                ss = np.broadcast_to(np.asarray(src_size(ctx, g), np.int64), (g.n,)).copy()
+            if ignore is not None:
+                ss = np.where(np.broadcast_to(ignore(ctx, g), (g.n,)), 0, ss)
         banks, offs = shared_banks(ctx, g, dst)
-        span = ctx.shared.check_span(offs, size)
+        offs = np.asarray(offs, np.uint64)
+        span = ctx.shared.check_span(offs, size)        # bounds and alignment, once for issue and landing
+        sp = M.Span(src, True)          # the sources' bounds and nest: provenance, the load and its checks
         if pk is not None and ctx.ptag:
-            live = ss > 0                # src-size 0 (or ignore-src) reads nothing
-            if src_size is None and ignore is None:
-                provenance.check(ctx, g, pk, src, size)
-            elif live.all():
-                provenance.check(ctx, g, pk, src, np.minimum(ss, size).astype(np.uint64))
-            elif live.any():
-                from ..machine.group import Group
-                sub = Group(g.idx[live], g.pc, ctx.N)
-                try:
-                    provenance.check(ctx, sub, pk, src[live], np.minimum(ss[live], size).astype(np.uint64))
-                except M.MemoryFault as f:
-                    f.lane = int(np.nonzero(live)[0][f.lane])
-                    raise
-        data = np.zeros((g.n, size), np.uint8)
-        full = ss >= size
-        if full.all():
-            data[:] = space_load(ctx, g, "global", src, np.uint8, size)
+            if plain:
+                provenance.check(ctx, g, pk, src, size, span=sp)
+            else:
+                live = ss > 0                # src-size 0 (or ignore-src) reads nothing
+                if live.all():
+                    provenance.check(ctx, g, pk, src, np.minimum(ss, size).astype(np.uint64), span=sp)
+                elif live.any():
+                    from ..machine.group import Group
+                    sub = Group(g.idx[live], g.pc, ctx.N)
+                    try:
+                        provenance.check(ctx, sub, pk, src[live], np.minimum(ss[live], size).astype(np.uint64))
+                    except M.MemoryFault as f:
+                        f.lane = int(np.nonzero(live)[0][f.lane])
+                        raise
+        if plain or (ss >= size).all():
+            data = np.ascontiguousarray(space_load(ctx, g, "global", src, np.uint8, size, span=sp))
         else:
+            data = np.zeros((g.n, size), np.uint8)
             for k in np.unique(ss):
                 sel = np.nonzero(ss == k)[0]
                 if k <= 0:
@@ -658,9 +663,10 @@ def _cp_async(prog, d, ins, scope, dec):
                     f.lane = int(sel[f.lane])
                     raise
                 data[sel, :int(min(k, size))] = part
-        flat = track_cp_async(ctx, banks, offs, size, d)
+        starts = ctx.shared.flat(banks, offs)
+        flat = track_cp_async(ctx, banks, offs, size, d, starts, span)
         ctx.cp_pending.append(CpRecord(g.idx.copy(), banks, offs, data, committed[g.idx].copy(),
-                                       flat, span))
+                                       flat, starts, span))
         if ctx.timeline is not None:        # in flight until the wait_group retiring it
             ctx.timeline.issue(ctx, "cp.async", g, committed, 1, size)
     d.fn = cp
@@ -679,21 +685,24 @@ def cp_complete(ctx, g, limit=None):
         if limit is not None:
             lim = limit[pos]
             mine &= r.seq < lim
+        race = ctx.shared.race is not None
+        if mine.all():                      # (the usual wait: every copy of the record lands)
+            if r.flat is not None:
+                cp_async_landed(ctx, r.flat, mine, 0)
+            # the destinations were checked at issue (``span``): aligned to the copy size
+            ctx.shared.store(r.banks, r.offs, r.data, warps=ctx.warp_in_cta[r.idx] if race else None,
+                             span=r.span, starts=r.starts, aligned=True)
+            continue
         if mine.any():
             if r.flat is not None:
                 cp_async_landed(ctx, r.flat, mine, int((~mine).sum()))
-            sz = r.data.shape[1]
-            if r.span is not None and mine.all():   # every row lands: checked and spanned at issue
-                warps = ctx.warp_in_cta[r.idx] if ctx.shared.race is not None else None
-                ctx.shared.store(r.banks, r.offs, r.data, warps=warps, span=r.span, aligned=True)
-            else:
-                warps = ctx.warp_in_cta[r.idx[mine]] if ctx.shared.race is not None else None
-                ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine].view(np.uint8).reshape(-1, sz),
-                                 warps=warps)
-        if not mine.all():
-            rest = ~mine
-            keep.append(CpRecord(r.idx[rest], r.banks[rest], r.offs[rest], r.data[rest], r.seq[rest],
-                                 None if r.flat is None else (r.flat[0][rest], r.flat[1])))
+            ctx.shared.store(r.banks[mine], r.offs[mine], r.data[mine],      # (bounds: checked again)
+                             warps=ctx.warp_in_cta[r.idx[mine]] if race else None,
+                             starts=r.starts[mine], aligned=True)
+        rest = ~mine
+        keep.append(CpRecord(r.idx[rest], r.banks[rest], r.offs[rest], r.data[rest], r.seq[rest],
+                             None if r.flat is None else (r.flat[0][rest], r.flat[1]),
+                             r.starts[rest], None if mine.any() else r.span))   # (span: of every row)
     ctx.cp_pending = keep
 
 

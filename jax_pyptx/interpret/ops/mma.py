@@ -304,6 +304,41 @@ _LANES = np.arange(32)
 assert (_LD_ROW == _LANES // 4).all() and (_LD_C0 == 2 * (_LANES % 4)).all() and (_LD_C1 == _LD_C0 + 1).all()
 
 
+assert all(_ROW_LANES[i, r] == 8 * i + r for i in range(4) for r in range(8))   # (``_row_layout``)
+
+
+class _Layout:
+    """What ldmatrix derives from its group alone (``_row_layout``): the warps, each thread's
+    warp position and lane, whether the group is whole warps with lanes in order (then lane
+    8 i + r gives row r of matrix i: the row addresses are the first ``8 nm`` lanes' addresses
+    of each warp), the group of the rows' threads, their CTAs and (race-checked) warps."""
+    __slots__ = ("g", "uw", "inv", "lane", "inorder", "fake", "banks", "warps")
+
+
+def _row_layout(ctx, g, nm):
+    """``_Layout`` of ``g`` for ``.x{nm}``, made once per group (the group of a k-loop runs
+    every ldmatrix of it; a group's threads never change)."""
+    cache = getattr(ctx, "_ldm_layouts", None)
+    if cache is None:
+        cache = ctx._ldm_layouts = {}
+    lay = cache.get((id(g), nm))
+    if lay is not None and lay.g is g:
+        return lay
+    from ..machine.group import Group
+    if len(cache) >= 64:
+        cache.clear()
+    lay = cache[(id(g), nm)] = _Layout()
+    uw, _ = g.warp_masks()
+    lay.g, lay.uw, lay.inv, lay.lane = g, uw, g._wl, g.idx & 31
+    W = len(uw)
+    lay.inorder = g.n == 32 * W and bool((lay.lane.reshape(W, 32) == _LANES).all()) and \
+        bool((g.idx[::32] == uw * 32).all())
+    lay.fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
+    lay.banks = ctx.slot_cta[lay.fake.idx]
+    lay.warps = ctx.warp_in_cta[lay.fake.idx] if ctx.shared.race is not None else None
+    return lay
+
+
 def _row_addresses(ctx, g, addrs, nm):
     """(W, nm, 8) row addresses: lane 8*i + r of each warp gives row r of matrix i."""
     uw, _ = g.warp_masks()
@@ -340,29 +375,30 @@ def _ldmatrix(prog, d, ins, scope, dec):
 
     def ldmatrix(ctx, g):
         addrs = getaddr(ctx, g)
-        rows, uw, inv, lane = _row_addresses(ctx, g, addrs, nm)
+        lay = _row_layout(ctx, g, nm)
+        uw, inv, lane = lay.uw, lay.inv, lay.lane
         W = len(uw)
         # load 8 rows x 8 b16 of every matrix: per warp and matrix
-        from ..machine.group import Group
-        a = rows.reshape(-1)
+        if lay.inorder:                     # every lane active: rows are lanes 0 .. 8 nm - 1
+            a = addrs if nm == 4 else addrs.reshape(W, 32)[:, :8 * nm].reshape(-1)
+        else:
+            a = _row_addresses(ctx, g, addrs, nm)[0].reshape(-1)
         if space == "generic":
             from ..state import memory as Mm
             a = a - np.uint64(Mm.SHARED_WINDOW)
-        fake = Group(np.repeat(uw * 32, nm * 8), 0, ctx.N)
-        banks, offs = shared_banks(ctx, fake, a)
+        banks, offs = shared_banks(ctx, lay.fake, a, lay.banks)
         span = None
         if ctx.sanitize:                    # the bounds once, for every check
             offs = np.asarray(offs, np.uint64)
             span = ctx.shared.check_span(offs, 16)
         if ctx.async_proxy is not None:     # a cp.async destination still in flight is reported
             on_generic_load(ctx, lambda: _row_lanes(uw, nm, ctx), banks, offs, 16, span)
-        warps = np.repeat(ctx.warp_in_cta[uw * 32], nm * 8) if ctx.shared.race is not None else None
-        vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize, warps=warps,
+        vals = ctx.shared.load(banks, offs, np.uint16, 8, check_init=ctx.sanitize, warps=lay.warps,
                                span=span)                       # (W*nm*8, 8)
         mats = vals.reshape(W, nm, 8, 8)
         if trans:
             mats = mats.transpose(0, 1, 3, 2)
-        if g.n == 32 * W and (lane.reshape(W, 32) == _LANES).all():
+        if lay.inorder:
             # whole warps, lanes in order: lane l's register i is row l // 4, columns
             # 2 (l % 4) and 2 (l % 4) + 1 of matrix i, i.e. matrix i's 64 halves in row-major
             # order read as 32 words

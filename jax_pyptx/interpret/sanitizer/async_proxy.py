@@ -547,23 +547,26 @@ def _bump(st, starts, size: int, by: int):
         np.subtract.at(counts, flat, np.uint16(-by))
 
 
-def track_cp_async(ctx, banks, offs, size: int, d):
+def track_cp_async(ctx, banks, offs, size: int, d, starts=None, span=None):
     """The shared-memory destinations of one ``cp.async`` (``size`` bytes at each (bank,
     offset), one per thread) are in flight until ``cp.async.wait_group`` / ``wait_all`` (or
     ``cp.async.mbarrier.arrive``) completes them: a generic load or store of those bytes before
     that is reported. Returns ``(starts, record)``: the (threads,) flat first bytes and the
     record to hand to :func:`cp_async_landed`, or None when the sanitizer is off. The rows are
-    counted in ``inflight`` only when a check first reads it (``_counts``)."""
+    counted in ``inflight`` only when a check first reads it (``_counts``). ``starts`` (int64)
+    and ``span`` ((lowest, end) offset): what the caller computed of the destinations."""
     if not ctx.sanitize:
         return None
     st = state(ctx)
-    o = np.asarray(offs)
-    o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)   # checked: < 2**63
-    starts = np.broadcast_to(np.asarray(banks, np.int64), o.shape) * ctx.shared.stride + o
     size = int(size)
+    if starts is None or span is None:
+        o = np.asarray(offs)
+        o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)   # checked: < 2**63
+        starts = np.broadcast_to(np.asarray(banks, np.int64), o.shape) * ctx.shared.stride + o
+        span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
     rec = _Write(_Rows(starts, size), d, None, None)
     rec.rows = starts
-    rec.span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
+    rec.span = span
     _uncounted(st, rec)
     st.writes.append(rec)
     st.n_inflight += 1
@@ -577,9 +580,14 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
     if st is None or tracked is None:
         return
     starts, rec = tracked
-    if rec.counted:
-        _bump_rows(st, starts[done], rec.flat.size, -1)
-    rec.rows = starts[~done]
+    if remaining == 0:                      # every row lands (no mask to apply)
+        if rec.counted:
+            _bump_rows(st, starts, rec.flat.size, -1)
+        rec.rows = starts[:0]
+    else:
+        if rec.counted:
+            _bump_rows(st, starts[done], rec.flat.size, -1)
+        rec.rows = starts[~done]
     if remaining == 0 and rec.live:
         rec.live = False
         st.n_inflight -= 1

@@ -170,7 +170,8 @@ class Allocation:
         if self._chunks(off, strides, nb):
             return bool(_nest_view(self._init, 1, off // CHUNK, shape, [s // CHUNK for s in strides],
                                    nb // CHUNK).all())
-        return bool(_nest_view(self.init, 1, off, shape, strides, nb).all())
+        v, one = self._byte_nest(off, shape, strides, nb)
+        return bool(v.all()) if one == 1 else bool((v == one).all())
 
     def mark_nest(self, off, shape, strides, nb):
         """The disjoint elements of a nest were stored: a dense one leaves the intervals, whole
@@ -189,7 +190,20 @@ class Allocation:
         if self._chunks(off, strides, nb):
             _nest_view(self._init, 1, off // CHUNK, shape, [s // CHUNK for s in strides], nb // CHUNK)[...] = 1
             return
-        _nest_view(self.init, 1, off, shape, strides, nb)[...] = 1
+        v, one = self._byte_nest(off, shape, strides, nb)
+        v[...] = one
+
+    def _byte_nest(self, off, shape, strides, nb):
+        """(the per-byte flags of a nest's elements as a strided view, an item of all ones), up
+        to 8 flags an item where the offset, strides and element size allow (``_ibuf`` holds
+        ``init`` from its first byte)."""
+        init = self.init
+        u = 8
+        while u > 1 and (off % u or nb % u or any(s_ % u for s_ in strides)):
+            u >>= 1
+        if u == 1:
+            return _nest_view(init, 1, off, shape, strides, nb), 1
+        return _nest_view(self._ibuf.view(_UINT[u]), u, off, shape, strides, nb // u), _ONES[u]
 
     def release_init(self):
         """The flags' buffer (or None), handed back at the end of a launch."""
@@ -638,7 +652,7 @@ class BankedSpace:
             f = self.flat(banks, offs) // esz
             out = self.view(dt)[f[:, None] + np.arange(count) if count > 1 else f[:, None]]
         if check_init and self.init is not None:
-            self.check_init(banks, offs, esz, count)
+            self.check_init(banks, offs, esz, count, span)
         return out
 
     def all_written(self) -> bool:
@@ -664,11 +678,15 @@ class BankedSpace:
         self._full_wait = self._full_gap
         return False
 
-    def check_init(self, banks, offs, esz, count=1):
+    def check_init(self, banks, offs, esz, count=1, span=None):
         """Report the first element (``esz`` bytes, ``count`` per row) of the rows at (bank,
         offset) that holds a byte no thread wrote (rows compared a word at a time first; nothing
-        to compare once every byte is written, ``all_written``)."""
+        to compare once every byte is written, ``all_written``, or, with ``span`` ((lowest, end)
+        offset of the rows), once their blocks are, ``_hull_written``)."""
         if self.init_full:
+            return
+        if span is not None and len(offs) and self._hull_written(banks, offs, esz * count, *span):
+            self.all_written()
             return
         starts = self.flat(banks, offs)
         if _rows_defined(self.init, starts, esz * count):
@@ -685,6 +703,17 @@ class BankedSpace:
                               f"{self.kind} address {a:#x}{' ' + where if where else ''} is read before any "
                               f"thread of this CTA wrote it", self.kind)
 
+    def _hull_written(self, banks, offs, nbytes, lo, hi) -> bool:
+        """Whether every byte of offsets ``[lo, hi)`` (the hull of rows of ``nbytes`` at
+        ``offs``) of every bank from the lowest to the highest of ``banks`` was written: one
+        pass over a 2-D slice of the flags, when it is not much larger than the rows (the
+        operand tiles of a batch of CTAs), instead of a gather of the rows."""
+        b = np.asarray(banks)
+        b0, b1 = (int(b.min()), int(b.max())) if b.ndim else (int(b), int(b))
+        if (b1 - b0 + 1) * (hi - lo) > 2 * len(offs) * nbytes:
+            return False
+        return bool(self.init.reshape(self.nbanks, self.stride)[b0:b1 + 1, lo:hi].min())     # (0 / 1 flags)
+
     def store(self, banks, offs, values, align=None, warps=None, span=None, starts=None, aligned=False):
         """Store ``values`` (n, count) at each (bank, offset), bounds-checked (``span``: as for
         ``load``), race-checked for ``warps``. ``starts``: the flat first bytes, ``aligned``:
@@ -698,7 +727,7 @@ class BankedSpace:
         if span is None:
             self._check(offs, esz * count, align)
         if self.race is not None and warps is not None:
-            self._race(self.race.on_store, banks, offs, esz * count, warps, values, span=span)
+            self._race(self.race.on_store, banks, offs, esz * count, warps, values, span=span, starts=starts)
         if starts is None:
             starts = self.flat(banks, offs)
         if self._vec(esz * count, count, align):
@@ -767,7 +796,8 @@ class BankedSpace:
             self._dpend_rows += len(offs)
             if self._dpend_rows > _DIRTY_PEND:
                 self._mark_backlog()
-            self.dirty_bank[banks] = True
+            if not self.dirty_bank.all():        # (no fence since every bank was marked: a scatter less)
+                self.dirty_bank[banks] = True
             if len(offs):
                 lo, hi = span if span is not None else (int(offs.min()), int(offs.max()) + nbytes)
                 if lo < self.dirty_lo:
