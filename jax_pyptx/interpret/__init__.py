@@ -49,7 +49,7 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   (the buffer each 64-bit register's pointer came from, checked at every global access),
   ``roles`` (outputs that start uninitialized and are checked for unwritten elements at the
   end, inputs that refuse stores, ``jax.vmap`` batch items), ``async_proxy`` (proxy fences,
-  in-flight copies), ``wgfence`` (the ``wgmma.fence`` rule), ``severity`` (errors,
+  in-flight copies; ``bulk_groups``: bulk async-groups, tensor-map fences), ``wgfence`` (the ``wgmma.fence`` rule), ``severity`` (errors,
   ``SanitizerWarning`` and ``sanitize="strict"``);
 * ``machine``: the machine model. ``group`` (threads of a batch at one PC), ``cluster`` (the
   cluster shape, distributed shared memory addresses), ``barriers`` (CTA barriers with ids and

@@ -327,7 +327,7 @@ def _run_batch(ctx):
     """Run one batch of CTAs and the checks made when it has finished."""
     ctx.run()
     if ctx.bulk_late:                   # bulk stores never waited for land as the CTAs exit
-        from .sanitizer.async_proxy import run_bulk
+        from .sanitizer.bulk_groups import run_bulk
         run_bulk(ctx)
     for check in ctx.at_exit:
         check(ctx)

@@ -27,6 +27,7 @@ import numpy as np
 from ...errors import InterpreterError, MisalignedAccessError, UninitializedReadError
 from ...types import b64, u16, u32, u64
 from ..sanitizer import async_proxy as AP
+from ..sanitizer import bulk_groups as BG
 from ..machine import mbarrier as MB
 from ..state import memory as M
 from ..state import tensormap as TM
@@ -85,7 +86,7 @@ def read_tensormap(ctx, gj, addr: int, symspace=None) -> TM.TensorMapFields:
     if raw is None:         # (a check fails: the gather reports it)
         raw = space.load(np.array([addr], np.uint64), np.uint8, TM.SIZE, align=64)[0].tobytes()
     if code == 0:
-        AP.check_tensormap(ctx, addr, gj)
+        BG.check_tensormap(ctx, addr, gj)
     f = TM.decode(raw)
     bad = TM.problems(f)
     if bad:
@@ -327,7 +328,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                     raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "
                                                       f"issuing CTA", gj)
                 if ctx.schedule.late():     # reads its source at its bulk wait_group (schedule)
-                    AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
+                    BG.defer_bulk(ctx, gj, lambda ctx_, gj=gj, f=f, box=box, cta=cta, off=off:
                                   put(ctx_, gj, f, box, cta, off))
                 else:
                     boxes.append((j, gj, f, box, cta, off))
@@ -376,7 +377,7 @@ def _put_boxes(ctx, boxes, d, put):
     rng = _store_checks(ctx, boxes) if ctx.sanitize else None
     if rng is not None:         # (one range per box, in order)
         st = ctx.shared.stride
-        AP.begin_bulk_reads(ctx, [int(b[1].idx[0]) for b in boxes], (rng[0] * st + rng[1]).tolist(),
+        BG.begin_bulk_reads(ctx, [int(b[1].idx[0]) for b in boxes], (rng[0] * st + rng[1]).tolist(),
                             (rng[0] * st + rng[2]).tolist(), ctx.cur)
     for j, gj, f, box, cta, off in boxes:
         try:
@@ -449,7 +450,7 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None, checked=False):
             else:
                 offs = (base - int(cta) * sh.stride).astype(np.uint64)
                 sh._race(sh.race.on_load, np.full(len(offs), int(cta)), offs, es, np.full(len(offs), warp))
-        AP.begin_bulk_read(ctx, gj, fb, ctx.cur)
+        BG.begin_bulk_read(ctx, gj, fb, ctx.cur)
     return sh.view(np.dtype(_UINT[es]))[base // es]
 
 
@@ -483,7 +484,7 @@ def _bulk(prog, d, ins, scope, dec):
                                     f"the bulk copy destination {int(da[j]):#x} is not 16-byte aligned", gj)
                 keep = None if bm is None else ((int(bm[j]) >> (np.arange(n) % 16)) & 1).astype(bool)
                 if ctx.schedule.late():     # reads its source at its bulk wait_group (schedule)
-                    AP.defer_bulk(ctx, gj, lambda ctx_, gj=gj, a=(cta, off, n, int(da[j]), keep): put(ctx_, gj, *a))
+                    BG.defer_bulk(ctx, gj, lambda ctx_, gj=gj, a=(cta, off, n, int(da[j]), keep): put(ctx_, gj, *a))
                 else:
                     put(ctx, gj, cta, off, n, int(da[j]), keep)
 
@@ -592,13 +593,13 @@ def _bulk_reduce(prog, d, ins, scope, dec):
 
 @register("cp.async.bulk.commit_group")
 def _bulk_commit(prog, d, ins, scope, dec):
-    d.fn = lambda ctx, g: AP.bulk_commit(ctx, g)
+    d.fn = lambda ctx, g: BG.bulk_commit(ctx, g)
 
 
 @register("cp.async.bulk.wait_group")
 def _bulk_wait(prog, d, ins, scope, dec):
     gn = reader(prog, ins.operands[0], u32, scope)
-    d.fn = lambda ctx, g: AP.bulk_wait(ctx, g, int(np.asarray(gn(ctx, g)).flat[0]))
+    d.fn = lambda ctx, g: BG.bulk_wait(ctx, g, int(np.asarray(gn(ctx, g)).flat[0]))
 
 
 # ----------------------------------------------------------------------------- tensor-map edits
@@ -638,7 +639,7 @@ def _replace(prog, d, ins, scope, dec):
             at = int(a[j]) + off0 + o * size
             if space == ".global":
                 ctx.mem.gspace.store(np.array([at], np.uint64), raw)
-                AP.tensormap_modified(ctx, int(a[j]), d)
+                BG.tensormap_modified(ctx, int(a[j]), d)
             else:
                 banks, offs = shared_banks(ctx, gj, np.array([at], np.uint64))
                 ctx.shared.store(banks, offs, raw, align=1)
@@ -670,7 +671,7 @@ def _cp_fenceproxy(prog, d, ins, scope, dec):
             banks, offs = shared_banks(ctx, gj, np.array([key[1]], np.uint64))
             data = ctx.shared.load(banks, offs, np.uint8, TM.SIZE, check_init=ctx.sanitize, align=64)
             ctx.mem.gspace.store(np.array([key[0]], np.uint64), data)
-            AP.tensormap_fenced(ctx, key[0])
+            BG.tensormap_fenced(ctx, key[0])
     d.fn = cp
 
 
@@ -698,10 +699,10 @@ def _fence_proxy(prog, d, ins, scope, dec):
 
             def acquire(ctx, g):
                 for a in np.unique(_vals(gaddr, ctx, g, np.uint64)):
-                    AP.tensormap_fenced(ctx, int(a))
+                    BG.tensormap_fenced(ctx, int(a))
             d.fn = acquire
         else:
-            d.fn = lambda ctx, g: AP.tensormap_fenced(ctx, None)
+            d.fn = lambda ctx, g: BG.tensormap_fenced(ctx, None)
         return
     d.fn = lambda ctx, g: None
 

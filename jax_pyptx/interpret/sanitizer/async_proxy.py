@@ -17,10 +17,10 @@ read their source at once), and the sanitizer checks the ordering a GPU needs:
   byte (or an async read via ``check_async_read``) is reported, and so is a generic write to one;
 * **a bulk store's source overwritten too early.** A ``.bulk_group`` copy's source bytes are being
   read until ``cp.async.bulk.wait_group{.read}`` retires its group in the issuing thread; a
-  generic write to one of them is reported;
+  generic write to one of them is reported (the groups: ``bulk_groups``);
 * **a tensor map modified in global memory and used without a tensormap proxy fence**
   (``tensormap.replace`` on ``.global`` memory, then ``cp.async.bulk.tensor`` with no
-  ``fence.proxy.tensormap::generic`` in between).
+  ``fence.proxy.tensormap::generic`` in between: ``bulk_groups``).
 
 For other parts of the interpreter::
 
@@ -43,9 +43,7 @@ from .race_ranges import race_load_range, race_ranges, race_store_range   # (a c
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
            "race_ranges", "race_load_range", "race_store_range", "track_inflight", "track_cp_async",
-           "cp_async_landed", "begin_bulk_read", "begin_bulk_reads", "bulk_commit", "bulk_wait",
-           "on_generic_load", "on_generic_store", "tensormap_modified", "tensormap_fenced",
-           "check_tensormap"]
+           "cp_async_landed", "on_generic_load", "on_generic_store"]
 
 
 class _Write:
@@ -597,98 +595,6 @@ def cp_async_landed(ctx, tracked, done, remaining: int):
         _retire(st)
 
 
-def begin_bulk_read(ctx, g, flat_bytes, d):
-    """A ``.bulk_group`` operation of each thread of ``g`` reads ``flat_bytes`` (distinct flat
-    byte indices of ``ctx.shared``, or a slice of them) until its bulk async-group is retired
-    by ``bulk_wait``."""
-    if not ctx.sanitize:
-        return
-    st = state(ctx)
-    fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
-    ch = _chunk_set(fb)
-    for slot in g.idx:
-        r = _Read(int(slot), int(st.committed[slot]), fb, d, ch)
-        st.rchunk[ch] += 1
-        st.reads.append(r)
-
-
-def _chunk_set(fb):
-    """The distinct 16-byte chunks a byte set (a slice or an index array) touches: a slice,
-    or an index array."""
-    if isinstance(fb, slice):
-        return slice(fb.start >> 4, ((fb.stop - 1) >> 4) + 1) if fb.stop > fb.start else slice(0, 0)
-    return np.unique(fb >> 4)
-
-
-def begin_bulk_reads(ctx, slots, starts, ends, d):
-    """``begin_bulk_read`` of the boxes of one instruction, in order: thread ``slots[i]`` reads
-    the flat bytes ``[starts[i], ends[i])`` (lists of ints)."""
-    if not ctx.sanitize:
-        return
-    st = state(ctx)
-    rc, reads = st.rchunk, st.reads
-    for slot, seq, a, b in zip(slots, st.committed[slots].tolist(), starts, ends):
-        ch = slice(a >> 4, ((b - 1) >> 4) + 1) if b > a else slice(0, 0)
-        rc[ch] += 1
-        reads.append(_Read(slot, seq, slice(a, b), d, ch))
-
-
-def bulk_commit(ctx, g):
-    """cp.async.bulk.commit_group: the threads' uncommitted bulk operations form a group."""
-    st = state(ctx)
-    st.committed[g.idx] += 1
-
-
-def defer_bulk(ctx, gj, fn):
-    """A bulk store (shared to global) of the one thread of ``gj`` under a late schedule: it
-    reads its source and writes global memory, ``fn(ctx)``, when ``cp.async.bulk.wait_group``
-    retires its bulk async-group (``run_bulk``)."""
-    slot = int(gj.idx[0])
-    ctx.bulk_late.append((slot, int(state(ctx).committed[slot]), ctx.cur, fn))
-
-
-def run_bulk(ctx, idx=None, lim=None):
-    """Run, in issue order, the late bulk stores of the threads ``idx`` whose group is below
-    ``lim`` (per slot; all of them when ``idx`` is None: the batch ended)."""
-    keep = []
-    st = state(ctx)
-    for slot, seq, d, fn in ctx.bulk_late:
-        if idx is None or (lim[slot] > seq and slot in idx):
-            # as issued: its group is the one it was issued in (the source read it registers is
-            # retired with that group)
-            now, st.committed[slot] = st.committed[slot], seq
-            try:
-                ctx.as_issued(d, fn)
-            finally:
-                st.committed[slot] = now
-        else:
-            keep.append((slot, seq, d, fn))
-    ctx.bulk_late = keep
-
-
-def bulk_wait(ctx, g, n):
-    """cp.async.bulk.wait_group{.read} n: retire all but the n most recent groups of each thread."""
-    st = ctx.async_proxy
-    if st is not None and ctx.timeline is not None:
-        ctx.timeline.retire(ctx, "bulk group", g, st.committed - int(n), 1)
-    if ctx.bulk_late:
-        lim = np.full(ctx.N, -1, np.int64)
-        lim[g.idx] = st.committed[g.idx] - int(n)
-        run_bulk(ctx, set(int(s) for s in g.idx), lim)
-    if st is None or not st.reads:
-        return
-    lim = np.full(ctx.N, -1, np.int64)
-    lim[g.idx] = st.committed[g.idx] - int(n)
-    keep = []
-    rc = st.rchunk
-    for r in st.reads:
-        if r.seq < lim[r.slot]:
-            rc[r.chunks] -= 1
-        else:
-            keep.append(r)
-    st.reads = keep
-
-
 def on_generic_load(ctx, g, banks, offs, nbytes, span=None):
     """A generic load of ``nbytes`` at each (bank, offset): report in-flight bytes. ``span``:
     (lowest, end) offset of the accesses when the caller has checked their bounds; ``g``: the
@@ -784,35 +690,3 @@ def _reads_hit(reads, flat):
         else:
             bad |= np.isin(flat, fb)
     return bad
-
-
-# ----------------------------------------------------------------------------- tensor maps
-def tensormap_modified(ctx, gaddr: int, d):
-    """A tensor map in global memory at ``gaddr`` was modified through the generic proxy."""
-    if ctx.sanitize:
-        state(ctx).tmaps[int(gaddr)] = d
-
-
-def tensormap_fenced(ctx, gaddr=None):
-    """A fence.proxy.tensormap::generic (for ``gaddr``, or every tensor map when None)."""
-    st = ctx.async_proxy
-    if st is None or not st.tmaps:
-        return
-    if gaddr is None:
-        st.tmaps.clear()
-    else:
-        st.tmaps.pop(int(gaddr), None)
-
-
-def check_tensormap(ctx, gaddr: int, g, lane=0):
-    """A TMA about to use the tensor map at global ``gaddr``."""
-    st = ctx.async_proxy
-    if st is None or not st.tmaps:
-        return
-    d = st.tmaps.get(int(gaddr))
-    if d is not None:
-        raise ctx.error(AsyncProxyError,
-                        f"the tensor map at global {int(gaddr):#x} was modified by `{d.text}` "
-                        f"({d.where_line()}) and is used with no tensormap proxy fence since: execute "
-                        f"fence.proxy.tensormap::generic.release and .acquire (or copy it with "
-                        f"tensormap.cp_fenceproxy) before the TMA", g, lane)
