@@ -318,9 +318,7 @@ class _Layout:
 def _row_layout(ctx, g, nm):
     """``_Layout`` of ``g`` for ``.x{nm}``, made once per group (the group of a k-loop runs
     every ldmatrix of it; a group's threads never change)."""
-    cache = getattr(ctx, "_ldm_layouts", None)
-    if cache is None:
-        cache = ctx._ldm_layouts = {}
+    cache = ctx.ldm_layouts
     lay = cache.get((id(g), nm))
     if lay is not None and lay.g is g:
         return lay

@@ -106,6 +106,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.local = M.BankedSpace("local", N, max(prog.local_size, 0), track_init=False,
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}
+        self.ldm_layouts = {}      # (id(group), .x count) -> ops.mma._Layout (ldmatrix, ``_row_layout``)
         self.groups = []
         self.bars = {}
         self.bar_pending = 0
