@@ -280,3 +280,27 @@ def test_a_bulk_store_source_overwritten_before_its_wait_is_caught_late():
     assert not run_it(sanitize=False, schedule="late").any()                     # late: reads the zeros
     with pytest.raises(AsyncProxyError, match=r"\[under schedule='late': replay with these arguments\]$"):
         run_it(schedule="late")
+
+
+def test_a_late_wgmma_of_warpgroups_at_different_groups_completes_at_the_first_wait_retiring_it():
+    """One late wgmma issued by a merged group whose warpgroups had different groups open
+    (slots 0-1 in group 1, slots 2-3 in group 0): the wait_group 0 of the second warpgroup
+    alone (its group 0 retired) completes it, before that warpgroup may refill the operands.
+    Comparing the operation's largest tag with the waiters' largest limit left it pending, so
+    its read came after that warpgroup's wait (a false "still writing" report under
+    schedule="late")."""
+    from types import SimpleNamespace
+
+    from jax_pyptx.interpret.ops.wgmma import WgmmaState
+
+    ctx = SimpleNamespace(N=4)
+    st = WgmmaState.__new__(WgmmaState)
+    done = []
+    st.deferred = [(np.array([1, 1, 0, 0]), np.arange(4), lambda c: done.append("mma"))]
+    st.run_deferred(ctx, np.array([0, 1]), np.array([0, 0]))      # first warpgroup: group 0 only
+    assert done == [] and len(st.deferred) == 1
+    st.run_deferred(ctx, np.array([2, 3]), np.array([0, 0]))      # second: its group 0 retires
+    assert done == ["mma"] and st.deferred == []
+    st.deferred = [(np.array([2, 2]), np.array([2, 3]), lambda c: done.append("other"))]
+    st.run_deferred(ctx, np.array([0, 1]), np.array([5, 5]))      # not its slots
+    assert done == ["mma"] and len(st.deferred) == 1

@@ -52,7 +52,8 @@ class WgmmaState:
     def __init__(self, ctx):
         self.regs = AsyncWrites(ctx, "wgmma.mma_async", "wgmma.wait_group")
         self.open = np.zeros(ctx.N, np.int64)       # tag of the group being built, per slot
-        self.deferred = []      # (tag, slots, finish): operations that read their operands late
+        self.deferred = []      # (tags, slots, finish): operations that read their operands late
+        #                         (tags: each slot's group, aligned with slots)
         self._wg = None         # (slots, warpgroups, banks) of the last group checked
 
     def warpgroups(self, ctx, g):
@@ -63,15 +64,22 @@ class WgmmaState:
             c = self._wg = (g.idx,) + warpgroups(ctx, g)
         return c[1], c[2]
 
-    def run_deferred(self, ctx, idx, limit):
-        """Complete, in issue order, the late operations of the slots ``idx`` whose group tag is
-        at most ``limit`` (a ``wgmma.wait_group`` retiring them: ``schedule``)."""
+    def run_deferred(self, ctx, idx, limits):
+        """Complete, in issue order, the late operations that a ``wgmma.wait_group`` of the
+        slots ``idx`` retires (``schedule``): those with a slot in ``idx`` whose group tag is at
+        most that slot's limit (``limits``, aligned with ``idx``). Slots are compared one by one:
+        one operation may have been issued by warpgroups whose groups differ (a merged group of
+        CTAs or warpgroups at different iterations), and it completes at the first wait that
+        retires it for one of them (later, the others' reads would follow a wait that freed the
+        operands)."""
+        lim = np.full(ctx.N, -1, np.int64)          # (group tags are >= 0)
+        lim[idx] = limits
         keep = []
-        for tag, slots, finish in self.deferred:
-            if tag <= limit and np.isin(slots, idx).any():
+        for tags, slots, finish in self.deferred:
+            if (tags <= lim[slots]).any():
                 finish(ctx)
             else:
-                keep.append((tag, slots, finish))
+                keep.append((tags, slots, finish))
         self.deferred = keep
 
 
@@ -265,7 +273,7 @@ class _MmaAsync:
             # holding what the operation accumulates onto (read and checked now)
             for k_ in self.keys:
                 st.regs.set(ctx, k_, g, _accumulated(ctx, st, k_, g, sd, W), tag, self.d)
-            st.deferred.append((int(tag.max()), g.idx,
+            st.deferred.append((tag, g.idx,
                                 lambda ctx: self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
         else:
             self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
@@ -478,7 +486,7 @@ def _wait(prog, d, ins, scope, dec):
         if ctx.timeline is not None:
             ctx.timeline.retire(ctx, "wgmma", g, st.open - n, 4)
         if st.deferred:
-            st.run_deferred(ctx, g.idx, int((st.open[g.idx] - 1 - n).max()))
+            st.run_deferred(ctx, g.idx, st.open[g.idx] - 1 - n)
         if not st.regs.busy():
             return
         st.regs.retire(ctx, g.idx, st.open[g.idx] - 1 - n)
