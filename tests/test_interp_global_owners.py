@@ -19,6 +19,8 @@ from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.sanitizer import global_races as GR
 from jax_pyptx.interpret.state import memory as M
 
+from .test_interp_global_races_slices import outcome
+
 LAUNCH = sys.modules["jax_pyptx.interpret.launch"]
 
 # CTA c (64 threads) owns rows 2c and 2c+1 of 1024 bytes; lane l of a row stores 16 bytes (the
@@ -71,13 +73,7 @@ def _paths(fn):
         elif mode == "general":
             GR.GlobalRaces._fast_store = lambda *a: None
         try:
-            with warnings.catch_warnings(record=True) as w:
-                warnings.simplefilter("always")
-                try:
-                    res = ("ok", fn())
-                except RaceError as e:
-                    res = ("error", str(e))
-            out.append((res, [str(x.message) for x in w if issubclass(x.category, SanitizerWarning)]))
+            out.append(outcome(fn))
         finally:
             GR._Owners.store, GR.GlobalRaces._fast_store = saved
     assert out[0] == out[1] == out[2]

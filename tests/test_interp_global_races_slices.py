@@ -44,6 +44,18 @@ def _run(second, y, **kw):
     return y.tolist()
 
 
+def outcome(fn):
+    """``fn()``'s outcome: (("ok", result) or ("error", the RaceError's text), the texts of the
+    SanitizerWarnings it raised)."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            res = ("ok", fn())
+        except RaceError as e:
+            res = ("error", str(e))
+    return res, [str(x.message) for x in w if issubclass(x.category, SanitizerWarning)]
+
+
 def _both(fn):
     """``fn()``'s outcome (exception text, warning texts, result) with the fast path on, then
     off (``_fast_store`` always answering None): the two must agree."""
@@ -53,13 +65,7 @@ def _both(fn):
         if not fast:
             global_races.GlobalRaces._fast_store = lambda *a: None
         try:
-            with warnings.catch_warnings(record=True) as w:
-                warnings.simplefilter("always")
-                try:
-                    res = ("ok", fn())
-                except RaceError as e:
-                    res = ("error", str(e))
-            out.append((res, [str(x.message) for x in w if issubclass(x.category, SanitizerWarning)]))
+            out.append(outcome(fn))
         finally:
             global_races.GlobalRaces._fast_store = saved
     assert out[0] == out[1]

@@ -192,9 +192,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             a = np.zeros(self.N, v.dtype)
             if self.sanitize:
                 known = g.ok if g.ok is not None else self._set_on(g)
-                t = known.get(None)
-                self.pinit[key] = known[key] = t[1] if t is not None and t[0] == self.nlive \
-                    else self._first_mask(g, known)
+                self.pinit[key] = known[key] = self._first_mask(g, known)
         else:
             a = a.copy()
             if self.pinit:
