@@ -29,7 +29,8 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   one PC, divergence, reconvergence, round robin; one loop with or without a timeline),
   ``specials`` (special registers and the slot geometry of a batch, cached per launch),
   ``register_blocks`` (a register block written at once: a delivered wgmma accumulator), ``handlers`` (each instruction decoded once
-  by the ISA table into the closure its family registered), ``schedule`` (when asynchronous
+  by the ISA table into the closure its family registered), ``segments`` (straight-line
+  register arithmetic run in batches, one NumPy operation for many instructions), ``schedule`` (when asynchronous
   work completes, which warps run next), ``progress`` (no-progress detection: spin loops that
   can never exit; ``max_steps``, ``timeout`` (default 300 s), the progress line on stderr);
 * ``ops``: the instruction families, one module each. ``integer``, ``bits``, ``floating``,

@@ -20,7 +20,8 @@ from .registry import K_OP
 
 
 class Decoded:
-    __slots__ = ("pc", "ins", "kind", "fn", "guard", "gneg", "target", "sync", "func", "noun", "_text")
+    __slots__ = ("pc", "ins", "kind", "fn", "guard", "gneg", "target", "sync", "func", "noun", "seg",
+                 "_text")
 
     def __init__(self, pc, ins, func):
         self.pc, self.ins, self.func = pc, ins, func
@@ -31,6 +32,7 @@ class Decoded:
         self.target = None
         self.sync = None          # None | "aligned" | getter of the membermask operand
         self.noun = None          # what a memory fault calls the access ("load", "store", ...)
+        self.seg = None           # scheduler.segments.Segment starting here, if any
         self._text = None
 
     @property

@@ -28,7 +28,7 @@ import numpy as np
 from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError
 from ..state import memory as M
 from ..state import stack
-from . import progress, specials
+from . import progress, segments, specials
 from .register_blocks import write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, merge
@@ -60,6 +60,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     limit_at = 0                # progress: the step count of the next limit / time check
     YIELD_AFTER = 4096          # instructions between checks of the step limit / yields
     STARVE = 64                 # consecutive picks of the lowest PC before others get a turn
+    fuse = True                 # run planned segments of register arithmetic in batches (segments)
 
     def __init__(self, prog, launch, cta_ids, sanitize=True):
         self.prog = prog
@@ -614,6 +615,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 if k == K_OP:
                     if d.sync is not None and not self.check_sync(d, sub, g):
                         return self._stay(g, pc, n - 1, tn - sub.n, hook)
+                    if d.seg is not None and hook is None and (s := self._batched(d.seg, sub, n, pc, marks)):
+                        n, tn, pc = n + s - 1, tn + (s - 1) * sub.n, pc + s
+                        continue
                     d.fn(self, sub)
                     pc += 1
                     if n >= self.YIELD_AFTER:
@@ -652,6 +656,16 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 pc += 1
         except M.MemoryFault as f:
             raise self.fault(f, sub, d) from None
+
+    def _batched(self, seg, g, n, pc, marks):
+        """The instruction count of segment ``seg`` run at ``pc`` for ``g`` in batches
+        (``segments``), or 0 where it runs one instruction at a time: batching is off, the
+        loop's next yield (``YIELD_AFTER``, ``n`` instructions run) falls inside it, a group
+        waits inside it (``marks``), or ``segments.run`` stood back."""
+        if (self.fuse and n + seg.span < self.YIELD_AFTER and not (marks and seg.crosses(marks, pc))
+                and segments.run(self, seg, g)):
+            return seg.span
+        return 0
 
     def _stay(self, g, pc, n, tn, hook=None):
         """``g`` leaves the loop at ``pc`` (a join point, or waiting there for the rest of its

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ...errors import InterpreterError, ValidationError
 from ...isa import decode, decode_parts
-from ..machine.registry import HANDLERS, K_CTRL, K_NOP
+from ..machine.registry import HANDLERS, K_CTRL, K_NOP, K_OP
+from . import segments
 
 # the instruction families register their handlers on import
 from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, integer,  # noqa: F401
@@ -21,8 +22,15 @@ from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, 
 def decode_program(prog) -> None:
     """Give every instruction of ``prog`` (laid out by ``Program``) its handler."""
     pending, prog._pending = prog._pending, None
+    pure, names = {}, {}
     for d, ins, scope in pending:
-        decode_instruction(prog, d, ins, scope)
+        dec = decode_instruction(prog, d, ins, scope)
+        names[d.pc] = segments.register_keys(prog, ins, scope)
+        if dec is not None and d.kind == K_OP:
+            info = segments.describe(prog, d, ins, scope, dec)
+            if info is not None:
+                pure[d.pc] = info
+    segments.plan(prog.code, pure, names)
 
 
 def _decoding(ins):
@@ -49,6 +57,7 @@ def decode_instruction(prog, d, ins, scope):
         if f is None:
             raise InterpreterError(f"the interpreter does not support instruction {ins.opcode!r}")
         f(prog, d, ins, scope, dec)
+        return dec
     except InterpreterError as e:
         _defer(d, e.message)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:

@@ -1,0 +1,285 @@
+"""Straight-line register arithmetic run in batches: one NumPy operation for many instructions.
+
+PTX spells a tile's arithmetic one register at a time: a softmax over a wgmma accumulator is
+64 ``fma`` and 64 ``ex2``, each run for every thread of the batch, so the interpreter's cost
+is the fixed cost per instruction, not the arithmetic. A *segment* is a maximal run of
+consecutive *pure* instructions of one function: no guard, no synchronization, a form in
+``FUSABLE`` whose handler reads its sources and writes its one destination register through
+the operand readers and writers and touches nothing else. At decode (``plan``) its
+instructions are levelled by their register dependencies; the instructions of one level with
+the same *signature* (opcode, modifiers, operand kinds, register widths, immediates) form a
+*batch*, which runs as one call of the first one's handler on the sources of all of them laid
+end to end (a stand-in context, ``_Lanes``). Instructions are pure, so any order the
+dependencies allow gives the same registers, and every element is computed by the same
+element-wise code: results are bit-identical.
+
+Where the real context would check or report something, the segment is not used and its
+instructions run one by one as before, so every diagnostic is the one they give (``run``
+returns False): a source not written on every thread, a register owned by an asynchronous
+operation (``Context.rhooks``), a value tagged undefined or with a pointer provenance, a join
+point of another group inside the segment, a timeline hook, or an exception in a handler.
+Destinations are written once each at the end, through ``Context.write`` (its hooks and
+masks), named for the instruction that wrote them last. The scheduler's counts and yields
+(``YIELD_AFTER``) see the same instruction numbers, so schedules are unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Vec
+
+#: ISA forms whose handlers are pure: they read their register and immediate sources and
+#: write their one destination through ``state.operands``' readers and writers only
+#: (``tests/test_interp_segments.py`` runs each batched against one by one)
+FUSABLE = frozenset({
+    "add", "sub", "mul", "mad", "fma", "min", "max", "neg", "abs",
+    "ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh", "copysign",
+    "mov", "cvt", "selp", "setp", "and", "or", "xor", "not", "cnot", "shl", "shr",
+    "mul24", "mad24", "popc", "clz", "brev", "lop3", "prmt", "bfe", "bfi",
+})
+_NO = (".cc", ".f32x2")       # modifiers whose forms write a second register or pack lanes
+MIN_SPAN = 3                  # shorter runs are left to the loop
+
+
+class Segment:
+    """A planned run of ``span`` pure instructions starting at ``pc``."""
+
+    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals")
+
+    def __init__(self, pc, span, steps, ext, finals, dsts):
+        self.pc, self.span, self.steps = pc, span, steps
+        self.ext = ext            # source keys read before any write of the segment
+        self.finals = finals      # ((key, Decoded writing it last), ...): the registers written back
+        self.dsts = dsts          # every register the segment writes
+
+    def crosses(self, marks, pc):
+        """True when one of ``marks`` (other groups' PCs) lies strictly inside the segment."""
+        end = pc + self.span
+        for m in marks:
+            if pc < m < end:
+                return True
+        return False
+
+
+class _Step:
+    """One batch: ``fn`` (its first instruction's handler) over ``srcs[p]`` laid end to end."""
+
+    __slots__ = ("fn", "keys0", "srcs", "dsts")
+
+    def __init__(self, fn, keys0, srcs, dsts):
+        self.fn = fn              # the handler of the batch's first instruction
+        self.keys0 = keys0        # per register position: the key that handler reads
+        self.srcs = srcs          # per register position: the keys of every member, in order
+        self.dsts = dsts          # destination key of every member, in order
+
+
+def describe(prog, d, ins, scope, dec):
+    """``(signature, destination key, source keys)`` of a pure instruction, or None. A source
+    position holds a register key, or None for an immediate (part of the signature)."""
+    if (dec.form.name not in FUSABLE or d.guard is not None or d.sync is not None
+            or d.fn is None or any(m in _NO for m in ins.modifiers) or len(ins.operands) < 2):
+        return None
+    dst = ins.operands[0]
+    if type(dst) is not Reg or dst.neg or not prog.has_reg(dst.name, scope):
+        return None
+    shape = [("d", prog.reg(dst.name, scope).bits)]
+    keys = []
+    for op in ins.operands[1:]:
+        if type(op) is Imm:
+            shape.append(("i", op.text))
+            keys.append(None)
+        elif type(op) is Reg and prog.has_reg(op.name, scope):
+            info = prog.reg(op.name, scope)
+            same = keys.index(info.key) if info.key in keys else -1
+            shape.append(("r", info.bits, op.neg, same))
+            keys.append(info.key)
+        else:
+            return None           # special registers, symbols, vectors: not pure here
+    return (ins.opcode, ins.modifiers, tuple(shape)), prog.reg(dst.name, scope).key, tuple(keys)
+
+
+def register_keys(prog, ins, scope):
+    """The keys of every register ``ins`` names (its guard, operands, vector elements, address
+    bases), special registers by name."""
+    out = []
+    todo = list(ins.operands)
+    if ins.guard is not None:
+        todo.append(Reg(ins.guard.reg))
+    while todo:
+        op = todo.pop()
+        t = type(op)
+        if t is Reg:
+            out.append(prog.reg(op.name, scope).key if prog.has_reg(op.name, scope) else op.name)
+        elif t is Addr:
+            todo.append(op.base)
+            todo.extend(op.extra)
+        elif t is Vec or t is ParenList:
+            todo.extend(op.items)
+        elif t is PredPair:
+            todo.extend((op.first, op.second))
+    return out
+
+
+def plan(code, infos, names):
+    """Give the first instruction of every segment of ``code`` its ``Segment`` (``d.seg``);
+    ``infos``: pc -> ``describe``'s answer for the pure instructions; ``names``: pc -> the
+    register keys each instruction names (``register_keys``), which tell the registers a
+    segment writes that nothing reads after it (its temporaries: never written back)."""
+    uses = {}
+    for keys in names.values():
+        for k in keys:
+            uses[k] = uses.get(k, 0) + 1
+    targets = {d.target for d in code if d.target is not None}
+    pc, end = 0, len(code)
+    while pc < end:
+        if pc not in infos:
+            pc += 1
+            continue
+        q = pc + 1
+        while q < end and q in infos and q not in targets and code[q].func == code[pc].func:
+            q += 1
+        if q - pc >= MIN_SPAN:
+            seg = _levelled(code, infos, pc, q, uses, names)
+            if seg is not None:
+                code[pc].seg = seg
+        pc = q
+
+
+def _levelled(code, infos, s, e, uses, names):
+    """The ``Segment`` of ``code[s:e]``: each instruction's level is one past the levels of
+    the writers it reads or overwrites, and no lower than its earlier readers of the register
+    it writes (one past them unless it shares their signature: a batch reads before it
+    writes). Batches are the instructions of one level and signature, run level by level.
+    A register the segment writes is written back unless only the segment names it and it
+    does not read it before writing it (a temporary)."""
+    writer_level, readers, ext = {}, {}, []
+    batches = {}
+    last = {}
+    for pc in range(s, e):
+        sig, dst, keys = infos[pc]
+        lv = 0
+        for k in keys:
+            if k is None:
+                continue
+            if k in writer_level:
+                lv = max(lv, writer_level[k] + 1)
+            elif k not in ext:
+                ext.append(k)
+        if dst in writer_level:
+            lv = max(lv, writer_level[dst] + 1)
+        for rl, rsig in readers.get(dst, ()):
+            lv = max(lv, rl if rsig == sig else rl + 1)
+        for k in keys:
+            if k is not None:
+                readers.setdefault(k, []).append((lv, sig))
+        writer_level[dst] = lv
+        readers[dst] = []
+        batches.setdefault((lv, sig), []).append(pc)
+        last[dst] = code[pc]
+    steps = []
+    for (_, _), pcs in sorted(batches.items(), key=lambda kv: (kv[0][0], kv[1][0])):
+        first = infos[pcs[0]][2]
+        pos = [p for p, k in enumerate(first) if k is not None]
+        steps.append(_Step(code[pcs[0]].fn, tuple(first[p] for p in pos),
+                           tuple(tuple(infos[pc][2][p] for pc in pcs) for p in pos),
+                           tuple(infos[pc][1] for pc in pcs)))
+    inside = {}
+    for pc in range(s, e):
+        for k in names[pc]:
+            inside[k] = inside.get(k, 0) + 1
+    finals = tuple((k, d) for k, d in last.items() if k in ext or uses[k] > inside[k])
+    return Segment(s, e - s, tuple(steps), tuple(ext), finals, tuple(last))
+
+
+class _Lanes:
+    """The context a batch's handler sees: its reads are the batch's sources laid end to end,
+    its write is the batch's result. Inputs are defined (``run`` checked), so definedness
+    bookkeeping (``sanitize``, ``telem``, ``tshift``, ``lenient``) has nothing to do."""
+
+    __slots__ = ("src", "out", "lenient", "telem", "tshift")
+    sanitize = False
+
+    def __init__(self):
+        self.src = {}
+        self.out = None
+        self.lenient = False
+        self.telem = self.tshift = 0
+
+    def read(self, key, g, nbytes=None):
+        return self.src[key]
+
+    def write(self, key, g, v):
+        self.out = v
+
+
+class _Wide:
+    """The group a batch's handler sees: ``n`` elements, all of them (no slot indices)."""
+
+    __slots__ = ("n",)
+    full = True
+    idx = None
+    ok = None
+
+    def __init__(self, n):
+        self.n = n
+
+
+def _defined(ctx, seg, g):
+    """The segment's sources are written on every thread of ``g`` and plain (no hook, no
+    undefined value, no pointer tag), and its destinations have no hook."""
+    regs, rh = ctx.regs, ctx.rhooks
+    if rh:
+        for k in seg.ext:
+            if k in rh:
+                return False
+        for k in seg.dsts:
+            if k in rh:
+                return False
+    undef, ptag = ctx.undef, ctx.ptag
+    for k in seg.ext:
+        if k not in regs or (undef and k in undef) or (ptag and k in ptag):
+            return False
+    if ctx.pinit:
+        known = g.ok if g.ok is not None else ctx._set_on(g)
+        for k in seg.ext:
+            if k not in known:
+                m = ctx.pinit.get(k)
+                if m is not None and not (m if g.full else m[g.idx]).all():
+                    return False
+                known[k] = True
+    return True
+
+
+def run(ctx, seg, g) -> bool:
+    """Run ``seg`` for the threads of ``g``; False (nothing done) where the instructions must
+    run one by one (see the module docstring)."""
+    if not _defined(ctx, seg, g):
+        return False
+    regs = ctx.regs
+    vals = {k: regs[k] for k in seg.ext} if g.full else {k: regs[k][g.idx] for k in seg.ext}
+    n = g.n
+    lanes = _Lanes()
+    src = lanes.src
+    one = _Wide(n)
+    try:
+        for st in seg.steps:
+            dsts = st.dsts
+            if len(dsts) == 1:
+                for k in st.keys0:
+                    src[k] = vals[k]
+                st.fn(lanes, one)
+                vals[dsts[0]] = lanes.out
+            else:
+                for k, ks in zip(st.keys0, st.srcs):
+                    src[k] = np.concatenate([vals[x] for x in ks])
+                st.fn(lanes, _Wide(n * len(dsts)))
+                out = lanes.out
+                for j, k in enumerate(dsts):
+                    vals[k] = out[j * n:(j + 1) * n]
+            src.clear()
+    except Exception:             # the instructions say what went wrong, one by one
+        return False
+    for k, d in seg.finals:
+        ctx.cur = d
+        ctx.write(k, g, vals[k])
+    return True

@@ -1,0 +1,340 @@
+"""Segments (``scheduler.segments``): straight-line register arithmetic run in batches gives
+the registers, the diagnostics and the counts of running it one instruction at a time, and
+is actually used."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jax_pyptx.errors import InterpreterError
+from jax_pyptx.interpret import Stats, launch
+from jax_pyptx.interpret.launch import get_module, get_program
+from jax_pyptx.interpret.scheduler import context, segments
+from jax_pyptx.interpret.scheduler.context import Context
+
+HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
+NF, NR, NP = 8, 8, 3          # f32, u32 and predicate registers of the random programs
+T = 64                        # threads
+
+
+@pytest.fixture
+def ran(monkeypatch):
+    """Counts of ``segments.run`` answers: [batched, fell back]."""
+    seen = [0, 0]
+    real = segments.run
+
+    def run(ctx, seg, g):
+        ok = real(ctx, seg, g)
+        seen[0 if ok else 1] += 1
+        return ok
+    monkeypatch.setattr(context.segments, "run", run)
+    return seen
+
+
+def _both(monkeypatch, fn):
+    """``fn()`` with segments on, then off."""
+    out = []
+    for fuse in (True, False):
+        monkeypatch.setattr(Context, "fuse", fuse)
+        out.append(fn())
+    return out
+
+
+# ----------------------------------------------------------------------------- random programs
+F = [f"%f{i}" for i in range(NF)]
+R = [f"%r{i}" for i in range(NR)]
+P = [f"%p{i}" for i in range(NP)]
+IMMF = ["0f3F000000", "0fBFC00000", "0f3E38AA3B", "0f7F800000", "0f00000001"]
+
+
+def _forms(rng):
+    """One random pure instruction (a format with ``{f}``, ``{r}``, ``{p}`` holes)."""
+    f = lambda: str(rng.choice(F))
+    r = lambda: str(rng.choice(R))
+    p = lambda: str(rng.choice(P))
+    imf = lambda: str(rng.choice(IMMF))
+    table = [
+        lambda: f"add.f32 {f()}, {f()}, {f()};",
+        lambda: f"sub.ftz.f32 {f()}, {f()}, {imf()};",
+        lambda: f"mul.f32 {f()}, {f()}, {f()};",
+        lambda: f"mul.rz.f32 {f()}, {f()}, {f()};",
+        lambda: f"fma.rn.f32 {f()}, {f()}, {imf()}, {f()};",
+        lambda: f"fma.rm.f32 {f()}, {f()}, {f()}, {f()};",
+        lambda: f"max.f32 {f()}, {f()}, {f()};",
+        lambda: f"min.NaN.f32 {f()}, {f()}, {f()};",
+        lambda: f"neg.f32 {f()}, {f()};",
+        lambda: f"abs.ftz.f32 {f()}, {f()};",
+        lambda: f"ex2.approx.ftz.f32 {f()}, {f()};",
+        lambda: f"lg2.approx.f32 {f()}, {f()};",
+        lambda: f"rcp.rn.f32 {f()}, {f()};",
+        lambda: f"sqrt.rn.f32 {f()}, {f()};",
+        lambda: f"rsqrt.approx.f32 {f()}, {f()};",
+        lambda: f"tanh.approx.f32 {f()}, {f()};",
+        lambda: f"sin.approx.f32 {f()}, {f()};",
+        lambda: f"copysign.f32 {f()}, {f()}, {f()};",
+        lambda: f"mov.f32 {f()}, {f()};",
+        lambda: f"mov.f32 {f()}, {imf()};",
+        lambda: f"selp.f32 {f()}, {f()}, {f()}, {p()};",
+        lambda: f"setp.gt.f32 {p()}, {f()}, {f()};",
+        lambda: f"cvt.rzi.f32.f32 {f()}, {f()};",
+        lambda: f"cvt.rn.f32.u32 {f()}, {r()};",
+        lambda: f"cvt.rzi.sat.u32.f32 {r()}, {f()};",
+        lambda: f"cvt.rn.bf16x2.f32 {r()}, {f()}, {f()};",
+        lambda: f"add.u32 {r()}, {r()}, {r()};",
+        lambda: f"sub.u32 {r()}, {r()}, 7;",
+        lambda: f"mul.lo.u32 {r()}, {r()}, {r()};",
+        lambda: f"mul.hi.s32 {r()}, {r()}, {r()};",
+        lambda: f"mad.lo.u32 {r()}, {r()}, {r()}, {r()};",
+        lambda: f"mul24.lo.u32 {r()}, {r()}, {r()};",
+        lambda: f"shl.b32 {r()}, {r()}, {rng.integers(0, 40)};",
+        lambda: f"shr.u32 {r()}, {r()}, {r()};",
+        lambda: f"shr.s32 {r()}, {r()}, 3;",
+        lambda: f"and.b32 {r()}, {r()}, {r()};",
+        lambda: f"or.b32 {r()}, {r()}, 255;",
+        lambda: f"xor.b32 {r()}, {r()}, {r()};",
+        lambda: f"not.b32 {r()}, {r()};",
+        lambda: f"cnot.b32 {r()}, {r()};",
+        lambda: f"min.u32 {r()}, {r()}, {r()};",
+        lambda: f"max.s32 {r()}, {r()}, {r()};",
+        lambda: f"popc.b32 {r()}, {r()};",
+        lambda: f"clz.b32 {r()}, {r()};",
+        lambda: f"brev.b32 {r()}, {r()};",
+        lambda: f"lop3.b32 {r()}, {r()}, {r()}, {r()}, {rng.integers(0, 256)};",
+        lambda: f"prmt.b32 {r()}, {r()}, {r()}, 0x3210;",
+        lambda: f"bfe.u32 {r()}, {r()}, 4, 9;",
+        lambda: f"bfi.b32 {r()}, {r()}, {r()}, 3, 7;",
+        lambda: f"selp.u32 {r()}, {r()}, {r()}, {p()};",
+        lambda: f"setp.lt.u32 {p()}, {r()}, {r()};",
+        lambda: f"and.pred {p()}, {p()}, {p()};",
+        lambda: f"mov.u32 {r()}, {r()};",
+    ]
+    return table
+
+
+def random_block(rng, n):
+    """``n`` random pure instructions, some of them in runs of one form (batches)."""
+    table = _forms(rng)
+    out = []
+    while len(out) < n:
+        make = table[rng.integers(len(table))]
+        out.extend(make() for _ in range(int(rng.choice([1, 1, 2, 4, 8]))))
+    return out[:n]
+
+
+def random_kernel(rng, n=120, diverge=True):
+    """A kernel loading NF f32 and NR u32 registers per thread, running ``n`` random pure
+    instructions (the first part only on threads 0-19 when ``diverge``) and storing them."""
+    lines = [HDR, ".visible .entry k(.param .u64 x, .param .u64 y)", "{",
+             f"    .reg .f32 %f<{NF}>; .reg .u32 %r<{NR}>; .reg .pred %p<{NP}>; .reg .pred %q;",
+             "    .reg .u32 %t; .reg .u64 %a, %b, %o;",
+             "    ld.param.u64 %a, [x]; ld.param.u64 %b, [y];",
+             "    mov.u32 %t, %tid.x;",
+             f"    mul.wide.u32 %o, %t, {4 * (NF + NR)};",
+             "    add.u64 %a, %a, %o; add.u64 %b, %b, %o;"]
+    for i in range(NF):
+        lines.append(f"    ld.global.f32 %f{i}, [%a+{4 * i}];")
+    for i in range(NR):
+        lines.append(f"    ld.global.u32 %r{i}, [%a+{4 * (NF + i)}];")
+    for i in range(NP):
+        lines.append(f"    setp.lt.u32 %p{i}, %r{i}, %r{i + 1};")
+    half = n // 2 if diverge else 0
+    if diverge:
+        lines += ["    setp.ge.u32 %q, %t, 20;", "    @%q bra SKIP;"]
+    lines += ["    " + s for s in random_block(rng, half)]
+    if diverge:
+        lines.append("SKIP:")
+    lines += ["    " + s for s in random_block(rng, n - half)]
+    for i in range(NF):
+        lines.append(f"    st.global.f32 [%b+{4 * i}], %f{i};")
+    for i in range(NR):
+        lines.append(f"    st.global.u32 [%b+{4 * (NF + i)}], %r{i};")
+    lines += ["    ret;", "}"]
+    return "\n".join(lines)
+
+
+def _inputs(rng):
+    x = np.empty((T, NF + NR), np.uint32)
+    fv = (rng.standard_normal((T, NF)) * 10.0 ** rng.integers(-3, 4, (T, NF))).astype(np.float32)
+    fv[rng.random((T, NF)) < 0.05] = np.float32(np.nan)
+    fv[rng.random((T, NF)) < 0.05] = np.float32(-0.0)
+    x[:, :NF] = fv.view(np.uint32)
+    x[:, NF:] = rng.integers(0, 2 ** 32, (T, NR), dtype=np.uint64).astype(np.uint32)
+    x[:, NF:][rng.random((T, NR)) < 0.2] = rng.integers(0, 40, dtype=np.uint32)
+    return x
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_give_the_same_bits_batched_as_one_by_one(monkeypatch, ran, seed):
+    rng = np.random.default_rng(seed)
+    text = random_kernel(rng, diverge=seed % 3 != 0)
+    x = _inputs(rng)
+
+    sanitize = seed % 4 != 1
+
+    def go():
+        y = np.zeros_like(x)
+        launch(text, "k", [x, y], block=(T, 1, 1), sanitize=sanitize)
+        return y
+    fused, plain = _both(monkeypatch, go)
+    assert ran[0] > 0         # (the pointer arithmetic at the top falls back: provenance tags)
+    np.testing.assert_array_equal(fused, plain)
+    prog = get_program(get_module(text), "k")
+    assert any(len(st.dsts) > 1 for d in prog.code if d.seg is not None for st in d.seg.steps)
+
+
+def test_the_plan_batches_independent_instructions_of_one_form():
+    text = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<12>; .reg .u64 %b;
+    ld.param.u64 %b, [y];
+    ld.global.f32 %f0, [%b];
+    ld.global.f32 %f1, [%b+4];
+    fma.rn.f32 %f2, %f0, 0f3E38AA3B, %f1;
+    ex2.approx.ftz.f32 %f3, %f2;
+    fma.rn.f32 %f4, %f1, 0f3E38AA3B, %f0;
+    ex2.approx.ftz.f32 %f5, %f4;
+    fma.rn.f32 %f6, %f0, 0f3E38AA3B, %f1;
+    ex2.approx.ftz.f32 %f7, %f6;
+    add.f32 %f8, %f3, %f5;
+    add.f32 %f9, %f8, %f7;
+    st.global.f32 [%b], %f9;
+    ret;
+}
+"""
+    prog = get_program(get_module(text), "k")
+    segs = [d.seg for d in prog.code if d.seg is not None]
+    assert len(segs) == 1
+    seg = segs[0]
+    assert seg.span == 8
+    assert [len(s.dsts) for s in seg.steps] == [3, 3, 1, 1]
+    assert seg.ext == ("%f0", "%f1") or set(seg.ext) == {"%f0", "%f1"}
+    # the temporaries %f2-%f8 are named only inside the segment: only %f9 is written back
+    assert [k for k, _ in seg.finals] == ["%f9"]
+    assert seg.finals[0][1].ins.operands[0].name == "%f9"
+
+
+def test_a_write_after_read_in_one_batch_reads_the_old_value(monkeypatch, ran):
+    # %f1 = %f0 + 1 and %f0 = %f2 + 1 share a form and a level: one batch, which must read
+    # %f0 before it writes it; the mul (another form) that overwrites %f2 must come after
+    text = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<4>; .reg .u64 %b;
+    ld.param.u64 %b, [y];
+    ld.global.f32 %f0, [%b];
+    ld.global.f32 %f2, [%b+8];
+    add.f32 %f1, %f0, 0f3F800000;
+    add.f32 %f0, %f2, 0f3F800000;
+    mul.f32 %f2, %f1, %f1;
+    add.f32 %f3, %f2, %f0;
+    st.global.f32 [%b], %f0;
+    st.global.f32 [%b+4], %f1;
+    st.global.f32 [%b+8], %f2;
+    st.global.f32 [%b+12], %f3;
+    ret;
+}
+"""
+
+    def go():
+        y = np.array([2.0, 0.0, 5.0, 0.0], np.float32)
+        launch(text, "k", [y])
+        return y
+    fused, plain = _both(monkeypatch, go)
+    assert ran[0] == 1
+    np.testing.assert_array_equal(fused, [6.0, 3.0, 9.0, 15.0])
+    np.testing.assert_array_equal(plain, fused)
+
+
+UNINIT = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<8>; .reg .u32 %t; .reg .pred %p; .reg .u64 %b;
+    ld.param.u64 %b, [y];
+    mov.u32 %t, %tid.x;
+    setp.lt.u32 %p, %t, 16;
+    mov.f32 %f0, 0f3F800000;
+    @%p mov.f32 %f5, 0f40000000;
+    add.f32 %f1, %f0, %f0;
+    add.f32 %f2, %f0, %f1;
+    mul.f32 %f3, %f2, %f5;
+    add.f32 %f4, %f3, %f0;
+    st.global.f32 [%b], %f4;
+    ret;
+}
+"""
+
+
+def test_a_source_not_written_on_every_thread_is_reported_at_its_instruction(monkeypatch, ran):
+    def go():
+        with pytest.raises(InterpreterError) as e:
+            launch(UNINIT, "k", [np.zeros(32, np.float32)], block=(32, 1, 1))
+        return str(e.value)
+    fused, plain = _both(monkeypatch, go)
+    assert ran == [0, 1]                  # the segment saw the undefined %f5 and stood back
+    assert fused == plain
+    assert "mul.f32 %f3, %f2, %f5" in fused and "%f5" in fused
+
+
+def test_counts_and_the_op_census_are_unchanged(monkeypatch, ran):
+    rng = np.random.default_rng(5)
+    text = random_kernel(rng, diverge=True)
+    x = _inputs(rng)
+
+    def go():
+        st, census = {}, Stats(count_ops=True)
+        launch(text, "k", [x, np.zeros_like(x)], block=(T, 1, 1), stats=st)
+        launch(text, "k", [x, np.zeros_like(x)], block=(T, 1, 1), stats=census)
+        st.pop("seconds")
+        return st, census.instructions, census.thread_instructions, census.thread_ops
+    fused, plain = _both(monkeypatch, go)
+    assert ran[0] > 0
+    assert fused == plain
+
+
+def test_divergent_threads_run_their_segments_and_rejoin(monkeypatch, ran):
+    # threads 0-15 jump to MID; the others run the straight line before it as a segment of
+    # their own (a branch target ends a segment), then all run the one from MID together
+    text = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<8>; .reg .u32 %t; .reg .pred %p; .reg .u64 %b, %o;
+    ld.param.u64 %b, [y];
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %o, %t, 4;
+    add.u64 %b, %b, %o;
+    cvt.rn.f32.u32 %f0, %t;
+    mov.f32 %f1, %f0;
+    mov.f32 %f2, %f0;
+    setp.lt.u32 %p, %t, 16;
+    @%p bra MID;
+    add.f32 %f1, %f0, 0f3F800000;
+    add.f32 %f2, %f0, 0f40000000;
+    mul.f32 %f1, %f1, %f2;
+MID:
+    add.f32 %f3, %f1, %f2;
+    mul.f32 %f4, %f3, %f3;
+    add.f32 %f5, %f4, %f0;
+    st.global.f32 [%b], %f5;
+    ret;
+}
+"""
+
+    def go():
+        y = np.zeros(32, np.float32)
+        launch(text, "k", [y], block=(32, 1, 1))
+        return y
+    fused, plain = _both(monkeypatch, go)
+    t = np.arange(32, dtype=np.float32)
+    f1 = np.where(t < 16, t, (t + 1) * (t + 2))
+    f2 = np.where(t < 16, t, t + 2)
+    np.testing.assert_array_equal(fused, (f1 + f2) * (f1 + f2) + t)
+    np.testing.assert_array_equal(plain, fused)
+    assert ran[0] >= 1
+
+
+def test_a_segment_is_not_used_where_another_group_waits_inside_it():
+    seg = segments.Segment(10, 5, (), (), (), ())
+    assert seg.crosses({3, 12}, 10)
+    assert not seg.crosses({10, 15, 40}, 10)      # at its start or just past its end: fine
+    assert not seg.crosses(set(), 10)
