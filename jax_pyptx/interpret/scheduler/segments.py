@@ -109,7 +109,8 @@ def register_keys(prog, ins, scope):
         op = todo.pop()
         t = type(op)
         if t is Reg:
-            out.append(prog.reg(op.name, scope).key if prog.has_reg(op.name, scope) else op.name)
+            e = scope.get(op.name) if scope is not None else None
+            out.append(e[1] if e is not None and e[0] == "reg" else op.name)
         elif t is Addr:
             todo.append(op.base)
             todo.extend(op.extra)
