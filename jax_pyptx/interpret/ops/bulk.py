@@ -214,7 +214,7 @@ def _race_ranges(ctx, boxes):
     ctas, los, his, warps = [], [], [], []
     for gj, f, box, off, mine in boxes:
         try:
-            _, contig = box_slots(f, off, box.n, box.esz, sh.size)
+            contig = box_slots(f, off, box.n, box.esz, sh.size).contig
         except M.MemoryFault:
             return None
         if not contig:
@@ -247,17 +247,35 @@ def _check_peer_mbarrier(ctx, gj, pair: bool, cta: int, mcta: int):
 _SLOTS: dict = {}
 
 
-def box_slots(f, off: int, n: int, es: int, size: int):
-    """``(phys, contiguous)``: the swizzled shared offsets of a box of ``n`` elements stored from
-    ``off``, and whether they are exactly the bytes ``[off, off + n * es)`` (memoised)."""
+class _Slots:
+    """Where a box of ``n`` elements stored from shared offset ``off`` lands (memoised by
+    ``box_slots``): ``phys``, its elements' swizzled offsets; ``contig``, whether they are
+    exactly the bytes ``[off, off + n * es)``; ``elems``, ``phys // es``; ``span``, its lowest
+    and end offset; ``bytes_rel``, the offsets of all its bytes (made on first use)."""
+
+    __slots__ = ("phys", "contig", "elems", "span", "es", "_bytes")
+
+    def __init__(self, phys, off, n, es):
+        self.phys, self.es, self._bytes = phys, es, None
+        lo, hi = (int(phys.min()), int(phys.max()) + es) if n else (off, off)
+        self.contig = bool(n) and lo == off and hi == off + n * es
+        self.span = (lo, hi)
+        self.elems = phys // es
+
+    def bytes_rel(self):
+        if self._bytes is None:
+            self._bytes = (self.phys[:, None] + np.arange(self.es)).reshape(-1)
+        return self._bytes
+
+
+def box_slots(f, off: int, n: int, es: int, size: int) -> _Slots:
+    """The ``_Slots`` of a box of ``n`` elements of ``es`` bytes stored from ``off`` (memoised)."""
     key = (f.swizzle, f.atomicity, off, n, es, size)
     got = _SLOTS.get(key)
     if got is None:
-        phys = T.smem_slots(f, off, n, es, size)
-        contig = bool(n) and int(phys.min()) == off and int(phys.max()) == off + (n - 1) * es
         if len(_SLOTS) > 1024:
             _SLOTS.clear()
-        got = _SLOTS[key] = (phys, contig)
+        got = _SLOTS[key] = _Slots(T.smem_slots(f, off, n, es, size), off, n, es)
     return got
 
 
@@ -269,7 +287,8 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=T
     ``late``: whether it lands late (None: the schedule draws it)."""
     es = box.esz
     sh = ctx.shared
-    phys, contig = box_slots(f, off, box.n, es, sh.size)
+    sl = box_slots(f, off, box.n, es, sh.size)
+    contig = sl.contig
     own = int(ctx.slot_cta[gj.idx[0]]) if race else -1
     warp = ctx.warp_in_cta[gj.idx[:1]] if race else None
     late = ctx.schedule.late() if late is None else late
@@ -277,14 +296,17 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=T
         base = int(c) * sh.stride
         w = warp if int(c) == own else None
         span = (int(c), off, off + box.nbytes) if contig else None
-        fb = slice(base + off, base + off + box.nbytes) if contig else \
-            ((base + phys)[:, None] + np.arange(es)).reshape(-1)
+        elems = sl.elems + base // es if base % es == 0 else (base + sl.phys) // es
         if not late:
-            AP.write_shared_async(ctx, gj, c, (base + phys) // es, vals, warps=w, span=span)
+            AP.write_shared_async(ctx, gj, c, elems, vals, warps=w, span=span)
         mc = c if mbar_cta is None else mbar_cta
-        landed = AP.track_inflight(ctx, fb, d, mc, mbar_off)
+        if ctx.sanitize:
+            fb = slice(base + off, base + off + box.nbytes) if contig else base + sl.bytes_rel()
+            landed = AP.track_inflight(ctx, fb, d, mc, mbar_off, span=sl.span)
+        else:
+            landed = None
         if late:            # the bytes land when the phase that counts them completes (schedule)
-            landed = _land_late(gj, c, (base + phys) // es, vals, span, landed)
+            landed = _land_late(gj, c, elems, vals, span, landed)
         MB.defer_complete_tx(ctx, mc, mbar_off, box.tx_bytes, landed, gj)
 
 
@@ -345,7 +367,8 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
         """Read the box from shared memory and write (or reduce) it into the tensor
         (``checked``: ``_put_boxes`` has done the sanitizer's checks of its source)."""
         es = box.esz
-        phys, contig = box_slots(f, off, box.n, es, ctx.shared.size)
+        sl = box_slots(f, off, box.n, es, ctx.shared.size)
+        phys, contig = sl.phys, sl.contig
         need = T.store_units(box)
         if need is None:
             vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",

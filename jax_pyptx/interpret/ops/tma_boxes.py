@@ -55,12 +55,14 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 class Box:
     """The elements a TMA operation covers: byte offsets from the tensor's global address and
     which are in bounds (``valid``; None when all are). The units it moves to or from shared
-    memory are its ``n`` elements of ``esz`` bytes."""
+    memory are its ``n`` elements of ``esz`` bytes. ``grid``: ``(first offset, shape,
+    strides)`` of the offsets as an affine nest (outermost first) when the box is a tile (its
+    global addresses are a strided slice, ``gather_global``), else None."""
 
-    __slots__ = ("offs", "valid", "n", "esz")
+    __slots__ = ("offs", "valid", "n", "esz", "grid")
 
-    def __init__(self, offs, valid, esz):
-        self.offs, self.valid, self.esz = offs, valid, esz
+    def __init__(self, offs, valid, esz, grid=None):
+        self.offs, self.valid, self.esz, self.grid = offs, valid, esz, grid
         self.n = len(offs)
 
     @property
@@ -109,16 +111,19 @@ _TILES: dict = {}
 
 
 def _tile_plan(f):
-    """(counts, steps, relative byte offsets of the box in shared order) of a tiled map."""
+    """(counts, steps, relative byte offsets of the box in shared order, (shape, strides) of
+    those offsets as a nest: the dimensions of more than one element, outermost first) of a
+    tiled map."""
     got = _TILES.get(f)
     if got is None:
         steps = [_dim_stride(f, i) for i in range(f.rank)]
         counts = [-(-f.box[i] // steps[i]) for i in range(f.rank)]
         rel = _grid([steps[i] * np.arange(counts[i], dtype=np.int64) for i in range(f.rank)],
                     f.strides)
+        dims = [(counts[i], steps[i] * int(f.strides[i])) for i in reversed(range(f.rank)) if counts[i] > 1]
         if len(_TILES) > 1024:
             _TILES.clear()
-        got = _TILES[f] = (counts, steps, rel)
+        got = _TILES[f] = (counts, steps, rel, ([c for c, _ in dims], [s for _, s in dims]))
     return got
 
 
@@ -134,11 +139,11 @@ def _grid(idx, strides):
 
 def tile_box(f: TM.TensorMapFields, coords) -> Box:
     """The elements of a tiled-mode box at ``coords`` (innermost first), in shared order."""
-    counts, steps, rel = _tile_plan(f)
+    counts, steps, rel, (shape, strides) = _tile_plan(f)
     c = [int(x) for x in coords]
     start = sum(ci * int(s) for ci, s in zip(c, f.strides))
     if all(0 <= c[i] and c[i] + (counts[i] - 1) * steps[i] < f.dims[i] for i in range(f.rank)):
-        return Box(start + rel, None, f.elem_size)
+        return Box(start + rel, None, f.elem_size, (start, shape, strides) if shape else None)
     r = f.rank
     valid = np.ones(tuple(reversed(counts)), bool)
     for i in range(r):
@@ -265,7 +270,8 @@ def gather_global(ctx, f, box):
     v = box.valid
     try:
         if v is None:
-            return ctx.mem.gspace.load(np.uint64(f.address) + box.offs.astype(np.uint64), dt, 1)[:, 0]
+            addrs = np.uint64(f.address) + box.offs.astype(np.uint64)
+            return ctx.mem.gspace.load(addrs, dt, 1, span=_tile_span(f, box, addrs))[:, 0]
         out = np.full(box.n, fill_value(f), dt)
         if v.any():
             out[v] = ctx.mem.gspace.load(np.uint64(f.address) + box.offs[v].astype(np.uint64), dt, 1)[:, 0]
@@ -274,6 +280,17 @@ def gather_global(ctx, f, box):
         e.detail += f" (an element of the tensor map {TM.describe(f)})"
         e.lane = 0
         raise
+
+
+def _tile_span(f, box, addrs):
+    """A ``Span`` of the global addresses ``addrs`` of an in-bound tile ``box`` carrying their
+    nest (its dimensions and strides: not searched for), or None."""
+    if box.grid is None:
+        return None
+    rel, shape, strides = box.grid
+    first = int(f.address) + rel
+    last = first + sum((n - 1) * s for n, s in zip(shape, strides))
+    return M.Span(addrs, known=(first, shape, strides, last)) if 0 <= rel and last < 1 << 64 else None
 
 
 def scatter_global(ctx, f, box, vals, op=None, ptype=None):
@@ -288,11 +305,12 @@ def scatter_global(ctx, f, box, vals, op=None, ptype=None):
     offs = box.offs if v is None else box.offs[v]
     addrs = np.uint64(f.address) + offs.astype(np.uint64)
     new = vals if v is None else vals[v]
+    span = _tile_span(f, box, addrs) if v is None else None
     try:
         if op is not None:
-            old = ctx.mem.gspace.load(addrs, new.dtype, 1)[:, 0]
+            old = ctx.mem.gspace.load(addrs, new.dtype, 1, span=span)[:, 0]
             new = reduce_bits(op, ptype, old, new)
-        ctx.mem.gspace.store(addrs, new[:, None])
+        ctx.mem.gspace.store(addrs, new[:, None], span=span)
     except M.MemoryFault as e:
         e.detail += f" (an element of the tensor map {TM.describe(f)})"
         e.lane = 0

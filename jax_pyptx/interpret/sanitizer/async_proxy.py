@@ -453,17 +453,18 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
         sh.dview(esz)[flat_elems] = 0
 
 
-def track_inflight(ctx, flat_bytes, d, cta, off):
+def track_inflight(ctx, flat_bytes, d, cta, off, span=None):
     """The bytes ``flat_bytes`` (distinct flat byte indices of ``ctx.shared``, or a slice of
     them) of an asynchronous copy tracked by the mbarrier ``(cta, off)`` are in flight until the phase its bytes are
     counted in completes: returns the callback to run then (``mbarrier.defer_complete_tx``
-    attaches it), or None when the sanitizer is off."""
+    attaches it), or None when the sanitizer is off. ``span``: their (lowest, end) shared
+    offset when the caller knows it."""
     if not ctx.sanitize:
         return None
     st = state(ctx)
     fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
     rec = _Write(fb, d, int(cta), int(off))
-    rec.span = _offsets(ctx.shared, fb)
+    rec.span = _offsets(ctx.shared, fb) if span is None else span
     _uncounted(st, rec)                 # counted when a check may meet it (``_counts``)
     st.writes.append(rec)
     st.n_inflight += 1

@@ -66,11 +66,13 @@ class Span:
     """The addresses of one access and what its checks learn about them, computed once and
     shared by them (provenance, bounds, the fast paths, the race trackers): the affine nest
     (``nest``) and the smallest and largest address. ``nest_first``: the nest will be wanted
-    (a global access), so the bounds come from it when it exists."""
+    (a global access), so the bounds come from it when it exists. ``known``: the addresses'
+    nest when the caller knows it (a TMA box: its dimensions and strides), in ``nest``'s form
+    (shape and strides outermost first, ``last`` its largest address)."""
     __slots__ = ("addrs", "_nest", "_bounds", "nest_first")
 
-    def __init__(self, addrs, nest_first=True):
-        self.addrs, self._nest, self._bounds, self.nest_first = addrs, False, None, nest_first
+    def __init__(self, addrs, nest_first=True, known=False):
+        self.addrs, self._nest, self._bounds, self.nest_first = addrs, known, None, nest_first
 
     def nest(self):
         """``nest(addrs)``, or None (scattered, or fewer than ``FAST_MIN`` addresses)."""
