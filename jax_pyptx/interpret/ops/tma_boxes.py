@@ -113,8 +113,10 @@ _TILES: dict = {}
 def _tile_plan(f):
     """(counts, steps, relative byte offsets of the box in shared order, (shape, strides) of
     those offsets as a nest: the dimensions of more than one element, outermost first) of a
-    tiled map."""
-    got = _TILES.get(f)
+    tiled map. Keyed by what it depends on (not the tensor's address: a new launch's tensors
+    have new addresses)."""
+    key = (f.rank, f.box, f.element_strides, f.strides, f.interleave)
+    got = _TILES.get(key)
     if got is None:
         steps = [_dim_stride(f, i) for i in range(f.rank)]
         counts = [-(-f.box[i] // steps[i]) for i in range(f.rank)]
@@ -123,7 +125,7 @@ def _tile_plan(f):
         dims = [(counts[i], steps[i] * int(f.strides[i])) for i in reversed(range(f.rank)) if counts[i] > 1]
         if len(_TILES) > 1024:
             _TILES.clear()
-        got = _TILES[f] = (counts, steps, rel, ([c for c, _ in dims], [s for _, s in dims]))
+        got = _TILES[key] = (counts, steps, rel, ([c for c, _ in dims], [s for _, s in dims]))
     return got
 
 
