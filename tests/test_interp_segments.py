@@ -338,3 +338,29 @@ def test_a_segment_is_not_used_where_another_group_waits_inside_it():
     assert seg.crosses({3, 12}, 10)
     assert not seg.crosses({10, 15, 40}, 10)      # at its start or just past its end: fine
     assert not seg.crosses(set(), 10)
+
+
+def test_a_handler_that_raises_in_a_batch_leaves_the_segment_to_run_one_by_one(ran):
+    text = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<6>; .reg .u64 %b;
+    ld.param.u64 %b, [y];
+    ld.global.f32 %f0, [%b];
+    add.f32 %f1, %f0, 0f3F800000;
+    add.f32 %f2, %f0, 0f40000000;
+    mul.f32 %f3, %f1, %f2;
+    st.global.f32 [%b], %f3;
+    ret;
+}
+"""
+    prog = get_program(get_module(text), "k")
+    seg = next(d.seg for d in prog.code if d.seg is not None)
+
+    def wants_slots(ctx, g):
+        return g.idx                    # what a handler needing slot indices would ask
+    seg.steps[0].fn = wants_slots
+    y = np.array([3.0], np.float32)
+    launch(get_module(text), "k", [y])
+    assert ran == [0, 1]
+    assert y[0] == np.float32(4.0 * 5.0)

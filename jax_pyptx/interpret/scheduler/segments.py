@@ -19,8 +19,10 @@ returns False): a source not written on every thread, a register owned by an asy
 operation (``Context.rhooks``), a value tagged undefined or with a pointer provenance, a join
 point of another group inside the segment, a timeline hook, or an exception in a handler.
 Destinations are written once each at the end, through ``Context.write`` (its hooks and
-masks), named for the instruction that wrote them last. The scheduler's counts and yields
-(``YIELD_AFTER``) see the same instruction numbers, so schedules are unchanged.
+masks), named for the instruction that wrote them last; a register that only the segment
+names, and that it writes before it reads, is a temporary and is not written back. The
+scheduler's counts and yields (``YIELD_AFTER``) see the same instruction numbers, so
+schedules are unchanged. ``Context.fuse = False`` turns batching off.
 """
 from __future__ import annotations
 
@@ -82,6 +84,8 @@ def describe(prog, d, ins, scope, dec):
     dst = ins.operands[0]
     if type(dst) is not Reg or dst.neg or not prog.has_reg(dst.name, scope):
         return None
+    if prog.reg(dst.name, scope).bits > 64:
+        return None
     shape = [("d", prog.reg(dst.name, scope).bits)]
     keys = []
     for op in ins.operands[1:]:
@@ -90,6 +94,8 @@ def describe(prog, d, ins, scope, dec):
             keys.append(None)
         elif type(op) is Reg and prog.has_reg(op.name, scope):
             info = prog.reg(op.name, scope)
+            if info.bits > 64:
+                return None       # .b128 registers: (n, 2) views, their own handlers
             same = keys.index(info.key) if info.key in keys else -1
             shape.append(("r", info.bits, op.neg, same))
             keys.append(info.key)
@@ -214,12 +220,11 @@ class _Lanes:
 
 
 class _Wide:
-    """The group a batch's handler sees: ``n`` elements, all of them (no slot indices)."""
+    """The group a batch's handler sees: ``n`` elements, all of them. It has no slot indices:
+    a handler asking for them raises, and the segment runs one by one (``run``)."""
 
     __slots__ = ("n",)
     full = True
-    idx = None
-    ok = None
 
     def __init__(self, n):
         self.n = n
