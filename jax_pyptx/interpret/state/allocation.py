@@ -55,6 +55,13 @@ class Allocation:
             self._flags(1)
         return self._init
 
+    def padded_flags(self):
+        """``init``'s buffer, padded with whole words past its end (what the row checks of
+        ``rows`` read and set a word at a time), the flags made per byte first."""
+        if self._undef is not None or self._unit != 1:
+            self._flags(1)
+        return self._ibuf
+
     def _flags(self, unit):
         """Make ``_init`` one flag per ``unit`` bytes (1 or ``CHUNK``) from the intervals, or per
         byte from the per-chunk flags. Per chunk needs every interval to start and end on a chunk

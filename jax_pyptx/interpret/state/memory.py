@@ -203,8 +203,7 @@ class FlatSpace:
             if not al.tracked() or not _meets(al, off, nbytes):
                 continue
             o = off.astype(np.int64)
-            al.init                                 # per byte (and its padded buffer)
-            if _rows_defined(al._ibuf, o, nbytes):
+            if _rows_defined(al.padded_flags(), o, nbytes):
                 continue
             b = o[:, None] + np.arange(nbytes)
             bad = al.init[b] == 0
@@ -222,8 +221,7 @@ class FlatSpace:
     def _mark_init(parts, nbytes):
         for al, pos, off in parts:
             if al.tracked() and _meets(al, off, nbytes):
-                al.init                             # per byte (and its padded buffer)
-                _rows_set(al._ibuf, off.astype(np.int64), nbytes)
+                _rows_set(al.padded_flags(), off.astype(np.int64), nbytes)
 
     def _fast(self, addrs, nbytes, esz, write, align=None, span=None):
         """``(allocation, nest)`` of an access whose addresses form an affine nest (``nest``)
