@@ -41,7 +41,8 @@ def _both(monkeypatch, fn):
 
 
 # ----------------------------------------------------------------------------- random programs
-F = [f"%f{i}" for i in range(NF)]
+NG = 4                        # f32 registers never stored: temporaries, or carried between segments
+F = [f"%f{i}" for i in range(NF)] + [f"%g{i}" for i in range(NG)]
 R = [f"%r{i}" for i in range(NR)]
 P = [f"%p{i}" for i in range(NP)]
 IMMF = ["0f3F000000", "0fBFC00000", "0f3E38AA3B", "0f7F800000", "0f00000001"]
@@ -121,12 +122,14 @@ def random_block(rng, n):
     return out[:n]
 
 
-def random_kernel(rng, n=120, diverge=True):
+def random_kernel(rng, n=120, diverge=True, loop=False):
     """A kernel loading NF f32 and NR u32 registers per thread, running ``n`` random pure
-    instructions (the first part only on threads 0-19 when ``diverge``) and storing them."""
+    instructions (the first part only on threads 0-19 when ``diverge``; the second part three
+    times over in a loop when ``loop``: registers carried from one iteration to the next) and
+    storing them."""
     lines = [HDR, ".visible .entry k(.param .u64 x, .param .u64 y)", "{",
              f"    .reg .f32 %f<{NF}>; .reg .u32 %r<{NR}>; .reg .pred %p<{NP}>; .reg .pred %q;",
-             "    .reg .u32 %t; .reg .u64 %a, %b, %o;",
+             f"    .reg .u32 %t, %i; .reg .u64 %a, %b, %o; .reg .f32 %g<{NG}>;",
              "    ld.param.u64 %a, [x]; ld.param.u64 %b, [y];",
              "    mov.u32 %t, %tid.x;",
              f"    mul.wide.u32 %o, %t, {4 * (NF + NR)};",
@@ -137,13 +140,19 @@ def random_kernel(rng, n=120, diverge=True):
         lines.append(f"    ld.global.u32 %r{i}, [%a+{4 * (NF + i)}];")
     for i in range(NP):
         lines.append(f"    setp.lt.u32 %p{i}, %r{i}, %r{i + 1};")
+    for i in range(NG):
+        lines.append(f"    add.f32 %g{i}, %f{i}, %f{i + 1};")
     half = n // 2 if diverge else 0
     if diverge:
         lines += ["    setp.ge.u32 %q, %t, 20;", "    @%q bra SKIP;"]
     lines += ["    " + s for s in random_block(rng, half)]
     if diverge:
         lines.append("SKIP:")
+    if loop:
+        lines += ["    mov.u32 %i, 0;", "AGAIN:"]
     lines += ["    " + s for s in random_block(rng, n - half)]
+    if loop:
+        lines += ["    add.u32 %i, %i, 1;", "    setp.lt.u32 %q, %i, 3;", "    @%q bra AGAIN;"]
     for i in range(NF):
         lines.append(f"    st.global.f32 [%b+{4 * i}], %f{i};")
     for i in range(NR):
@@ -166,7 +175,7 @@ def _inputs(rng):
 @pytest.mark.parametrize("seed", range(12))
 def test_random_programs_give_the_same_bits_batched_as_one_by_one(monkeypatch, ran, seed):
     rng = np.random.default_rng(seed)
-    text = random_kernel(rng, diverge=seed % 3 != 0)
+    text = random_kernel(rng, diverge=seed % 3 != 0, loop=seed % 2 == 1)
     x = _inputs(rng)
 
     sanitize = seed % 4 != 1
