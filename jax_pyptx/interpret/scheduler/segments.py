@@ -270,21 +270,26 @@ def run(ctx, seg, g) -> bool:
     try:
         for st in seg.steps:
             dsts = st.dsts
+            lanes.out = None
             if len(dsts) == 1:
                 for k in st.keys0:
                     src[k] = vals[k]
                 st.fn(lanes, one)
-                vals[dsts[0]] = lanes.out
+                out = vals[dsts[0]] = lanes.out
+                if out.shape != (n,):
+                    return False
             else:
                 for k, ks in zip(st.keys0, st.srcs):
                     src[k] = np.concatenate([vals[x] for x in ks])
                 st.fn(lanes, _Wide(n * len(dsts)))
                 out = lanes.out
+                if out.shape != (n * len(dsts),):
+                    return False
                 for j, k in enumerate(dsts):
                     vals[k] = out[j * n:(j + 1) * n]
             src.clear()
-    except Exception:             # the instructions say what went wrong, one by one
-        return False
+    except Exception:             # the instructions say what went wrong, one by one (a
+        return False              # handler that wrote nothing: out is None, .shape raises)
     for k, d in seg.finals:
         ctx.cur = d
         ctx.write(k, g, vals[k])
