@@ -84,9 +84,10 @@ def describe(prog, d, ins, scope, dec):
     dst = ins.operands[0]
     if type(dst) is not Reg or dst.neg or not prog.has_reg(dst.name, scope):
         return None
-    if prog.reg(dst.name, scope).bits > 64:
-        return None
-    shape = [("d", prog.reg(dst.name, scope).bits)]
+    out = prog.reg(dst.name, scope)
+    if out.bits > 64:
+        return None               # .b128 registers: (n, 2) views, their own handlers
+    shape = [("d", out.bits)]
     keys = []
     for op in ins.operands[1:]:
         if type(op) is Imm:
@@ -95,13 +96,13 @@ def describe(prog, d, ins, scope, dec):
         elif type(op) is Reg and prog.has_reg(op.name, scope):
             info = prog.reg(op.name, scope)
             if info.bits > 64:
-                return None       # .b128 registers: (n, 2) views, their own handlers
+                return None
             same = keys.index(info.key) if info.key in keys else -1
             shape.append(("r", info.bits, op.neg, same))
             keys.append(info.key)
         else:
             return None           # special registers, symbols, vectors: not pure here
-    return (ins.opcode, ins.modifiers, tuple(shape)), prog.reg(dst.name, scope).key, tuple(keys)
+    return (ins.opcode, ins.modifiers, tuple(shape)), out.key, tuple(keys)
 
 
 def register_keys(prog, ins, scope):
