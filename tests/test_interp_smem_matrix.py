@@ -52,6 +52,17 @@ def test_same_offset_in_period_matches_element_by_element(major, swz, lbo, sbo, 
         assert np.array_equal(got, _general(ctx, [0, 1, 2], descs, major, mn, k, bits))
 
 
+@pytest.mark.parametrize("major,swz,lbo,sbo", LAYOUTS)
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_layouts_read_as_16_byte_runs(major, swz, lbo, sbo, bits):
+    """Every layout's core matrices are 16-byte rows (along k when K-major, along mn when
+    MN-major), so the comparison above goes through the run-by-run gather, not the fallback."""
+    mn, k = 64, 256 // bits
+    for s_lo in (0, 32, 3 * 128):
+        nb, idx, across = SM._relative(major, swz, mn, k, bits, lbo, sbo, 0, s_lo)[5]
+        assert (nb, across, len(idx)) == (16, major == "MN", mn * k * bits // 128)
+
+
 def test_reports_are_the_element_by_element_ones():
     ctx = _ctx(size=4096)
     sh = ctx.shared

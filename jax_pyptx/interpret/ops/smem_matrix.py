@@ -103,7 +103,8 @@ _REL: dict = {}
 def _relative(major, swz, mn, k, elem_bits, lbo, sbo, base, s_lo):
     """Byte addresses (mn * k,) of a matrix starting at ``s_lo`` (its start modulo the swizzle
     period, so a start ``S + s_lo`` with ``S`` a multiple of the period reads ``S + rel``), with
-    their least and greatest and whether every one is aligned to the element size."""
+    their least and greatest, whether every one is aligned to the element size, and their runs
+    of contiguous bytes (``_chunks``)."""
     key = (major, swz, mn, k, elem_bits, lbo, sbo, base, s_lo)
     r = _REL.get(key)
     if r is None:
@@ -111,8 +112,28 @@ def _relative(major, swz, mn, k, elem_bits, lbo, sbo, base, s_lo):
             _REL.clear()
         rel = swizzle(s_lo + (offsets(major, swz, mn, k, elem_bits, lbo, sbo) >> 3), swz, base)
         esz = max(elem_bits // 8, 1)
-        r = _REL[key] = (rel, rel // esz, int(rel.min()), int(rel.max()), not (rel % esz).any())
+        r = _REL[key] = (rel, rel // esz, int(rel.min()), int(rel.max()), not (rel % esz).any(),
+                         _chunks(rel.reshape(mn, k), esz))
     return r
+
+
+def _chunks(rel, esz):
+    """``(nb, index, across)`` when the elements at byte offsets ``rel`` (mn, k) come in runs of
+    ``nb`` bytes (16, 8 or 4) that are contiguous and aligned to ``nb``: along k (a K-major
+    operand, ``across`` False) or along mn (MN-major, ``across`` True). ``index``: the
+    ``nb``-byte chunk of each run, in the order of ``rel`` (of its transpose when ``across``),
+    which reads the operand as one gather per run instead of one per element. None when there
+    are no such runs."""
+    for across, order in ((False, rel), (True, rel.T)):
+        flat = order.reshape(-1)
+        for nb in (16, 8, 4):
+            c = nb // esz
+            if c < 2 or order.shape[1] % c:
+                continue
+            runs = flat.reshape(-1, c)
+            if not (runs[:, 0] % nb).any() and (runs == runs[:, :1] + np.arange(0, nb, esz)).all():
+                return nb, runs[:, 0] // nb, across
+    return None
 
 
 def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None):
@@ -159,8 +180,8 @@ def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init,
 def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):
     """``gather`` of byte-sized elements for matrices at the same offset within the period."""
     sh = ctx.shared
-    rel, relq, rmin, rmax, aligned = _relative(major, d0.swizzle, mn, k, elem_bits, d0.lbo, d0.sbo,
-                                               d0.base, s_lo)
+    rel, relq, rmin, rmax, aligned, chunks = _relative(major, d0.swizzle, mn, k, elem_bits, d0.lbo,
+                                                       d0.sbo, d0.base, s_lo)
     S = starts - s_lo
     esz = elem_bits // 8
     spans = (S + rmin, S + rmax + esz)
@@ -174,8 +195,15 @@ def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check
                          esz, what, g, lane)
     if not aligned:
         raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
-    view = sh.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esz])
-    raw = view[((bk[:, 0] * sh.stride + S) // esz)[:, None] + relq[None, :]]
+    dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[esz]
+    first = bk[:, 0] * sh.stride + S            # flat byte of each matrix's period: a multiple of 1024
+    if chunks is not None and sh.stride % chunks[0] == 0:
+        nb, idx, across = chunks
+        raw = sh.view(np.dtype((np.void, nb)))[(first // nb)[:, None] + idx[None, :]].view(dt)
+        if across:                              # gathered (k, mn): the transposed view
+            raw = raw.reshape(-1, k, mn).swapaxes(1, 2)
+    else:
+        raw = sh.view(dt)[(first // esz)[:, None] + relq[None, :]]
     if check_init and sh.init is not None and not sh.init_full:
         # matrices of this layout in the same periods read again (the k-steps of a k-loop, a
         # ring's stages): one set look-up of what ``_spans_written`` would round them to

@@ -237,7 +237,7 @@ def spans_clear(ctx, ctas, lo, hi) -> bool:
     fence since, or in flight): then no access inside the spans is reported, and a caller
     checks them as slices instead of byte by byte."""
     sh, st = ctx.shared, ctx.async_proxy
-    lo0, hi0 = int(np.min(lo)), int(np.max(hi))
+    lo0, hi0 = int(lo.min()), int(hi.max())
     pairs = [(sh.dirty, getattr(sh, "dirty_blk", None))] \
         if _dirty_near(sh, lo0, hi0) and sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
     if st is not None and st.n_inflight:
