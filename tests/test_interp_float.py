@@ -93,6 +93,21 @@ def test_fma_random_against_exact():
     assert bits(got) == bits(exp)
 
 
+def test_fma_near_the_subnormal_range_against_exact():
+    # sums below twice the least normal f32 (and midpoints there) take the exact error term
+    rng = np.random.default_rng(12)
+    a = (rng.standard_normal(128) * 2.0 ** -70).astype(np.float32)
+    b = (rng.standard_normal(128) * 2.0 ** -60).astype(np.float32)
+    c = (rng.standard_normal(128) * 2.0 ** -128).astype(np.float32)
+    c[:8] = -(a[:8].astype(np.float64) * b[:8]).astype(np.float32)        # cancellations
+    # a*b = (1 - 2^-46) 2^-150 and c an odd subnormal: the f64 sum rounds onto the midpoint
+    # c + 2^-150, whose tie goes up; the exact sum lies below it and rounds down to c
+    a[8], b[8], c[8] = (1 + 2.0 ** -23) * 2.0 ** -75, (1 - 2.0 ** -23) * 2.0 ** -75, (2 ** 22 + 1) * 2.0 ** -149
+    got = run("fma.rn.f32 %d, %a, %b, %c;", a=("f32", a), b=("f32", b), c=("f32", c))
+    exp = [exact_round_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))) for x, y, z in zip(a, b, c)]
+    assert bits(got) == bits(exp)
+
+
 def test_fma_signed_zero_and_mad():
     got = run("fma.rn.f32 %d, %a, %b, %c;", a=F(1.0, -0.0, 0.0), b=F(1.0, 1.0, 5.0), c=F(-1.0, -0.0, -0.0))
     assert bits(got) == bits([0.0, -0.0, 0.0])

@@ -57,6 +57,7 @@ CANON_NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF, "bf16": 0x7FFF, "f64": 0x7FFFFFFF
              "tf32": 0x7FFFFFFF}
 
 _F32_MIN_NORMAL = 2.0 ** -126
+_SMALL_BITS = np.float64(2 * _F32_MIN_NORMAL).view(np.uint64)   # (as f64 bits)
 
 
 def round_to(x, fmt: Fmt, mode: str = "rn", resid=None, sat: bool = False, relu: bool = False):
@@ -293,26 +294,28 @@ def fma_f32(a, b, c, mode="rn"):
     """Single-rounding f32 fma: a*b is exact in f64; the f64 sum is rounded to f32 directly
     unless it lies exactly on an f32 rounding boundary (or in the subnormal range), where the
     exact error term of the sum decides."""
-    a64 = np.asarray(a, np.float32).astype(np.float64)
-    b64 = np.asarray(b, np.float32).astype(np.float64)
-    c64 = np.asarray(c, np.float32).astype(np.float64)
+    a32, b32, c32 = (np.asarray(v, np.float32) for v in (a, b, c))
+    if mode == "rn" and not (a32.ndim or b32.ndim or c32.ndim):      # three scalars
+        return fma_f32(a32.reshape(1), b32.reshape(1), c32.reshape(1))[0]
     with np.errstate(all="ignore"):
-        p = a64 * b64
-        s = p + c64
+        p = np.multiply(a32, b32, dtype=np.float64)          # exact: 24 + 24 bits
         if mode == "rn":
+            s = np.add(p, c32, out=p) if c32.ndim == 0 or c32.shape == p.shape else p + c32
             y = s.astype(np.float32)
-            low = np.asarray(s).view(np.uint64) & np.uint64(0x1FFFFFFF)
-            risky = (low == np.uint64(0x10000000)) | (np.abs(s) < _F32_MIN_NORMAL * 2)
+            bits = s.view(np.uint64)
+            t = bits & np.uint64(0x1FFFFFFF)
+            risky = t == np.uint64(0x10000000)          # half-way between two f32 values
+            np.bitwise_and(bits, np.uint64(0x7FFFFFFFFFFFFFFF), out=t)
+            risky |= t < _SMALL_BITS                    # |s| < 2 * the least normal f32
             if np.count_nonzero(risky):
-                p, c64, s = np.broadcast_arrays(p, c64, s)
-                sel = np.nonzero(risky)[0] if s.ndim else None
-                if sel is None:
-                    s2, err = two_sum(p, c64)
-                    return f64_to_f32_rn(np.atleast_1d(s2), np.atleast_1d(err)).reshape(np.shape(s)).astype(np.float32)
-                s2, err = two_sum(p[sel], c64[sel])
+                a32, b32, c32 = np.broadcast_arrays(a32, b32, c32)
+                sel = np.nonzero(risky.reshape(-1))[0]
+                a32, b32, c32 = (v.reshape(-1)[sel] for v in (a32, b32, c32))
+                s2, err = two_sum(np.multiply(a32, b32, dtype=np.float64), c32.astype(np.float64))
                 y = np.array(y, np.float32, copy=True)
-                y[sel] = f64_to_f32_rn(s2, err)
+                y.reshape(-1)[sel] = f64_to_f32_rn(s2, err)
             return y
+        c64 = c32.astype(np.float64)
         s, err = two_sum(p, c64)
         out = round_to(s, F32, mode, err).astype(np.float32)
         zero = (s == 0) & (err == 0)
