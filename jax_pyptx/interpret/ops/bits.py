@@ -6,7 +6,8 @@ import numpy as np
 
 from ...types import by_name, u32
 from ..machine.registry import register
-from ..state.operands import SINT, UINT, np_dtype, reader, writer
+from ...ir.nodes import Imm
+from ..state.operands import SINT, UINT, imm_value, np_dtype, reader, writer
 from .integer import U, _dst, _simple, _bits_type
 
 
@@ -298,6 +299,20 @@ def _shift(prog, d, ins, scope, dec):
     dt = np_dtype(t)
     left = ins.opcode == "shl"
     signed = t.is_signed and not left
+    if isinstance(ins.operands[2], Imm):        # a constant shift: one NumPy shift
+        n = int(np.asarray(imm_value(ins.operands[2].text, u32)))
+        if n >= bits and not signed:
+
+            def fn(ctx, g):
+                put(ctx, g, np.zeros(g.n, dt))
+        else:
+            sc = dt.type(min(n, bits - 1))
+            shift = np.left_shift if left else np.right_shift
+
+            def fn(ctx, g):
+                put(ctx, g, np.broadcast_to(shift(np.asarray(a(ctx, g), dt), sc), (g.n,)))
+        d.fn = fn
+        return
 
     def fn(ctx, g):
         x = np.asarray(a(ctx, g))
