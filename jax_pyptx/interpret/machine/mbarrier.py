@@ -278,15 +278,22 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
                         g, lane0 + j)
     if n == 1 or (ctas == ctas[0]).all() and (offs == offs[0]).all():
         groups = [np.arange(n)] if n else []
+    elif n <= 64:           # (a few threads, one per CTA or warp: grouped as Python ints)
+        at: dict = {}
+        for i, key in enumerate(zip(ctas.tolist(), offs.tolist())):
+            at.setdefault(key, []).append(i)
+        groups = [np.array(v) for v in at.values()]
     else:
         keys = ctas * (1 << 32) + offs
         _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         groups = [np.nonzero(inv == k)[0] for k in np.argsort(first)]
+    if tx is not None:
+        tx = np.broadcast_to(np.asarray(tx, np.int64), ctas.shape)
     for sel in groups:
         cta, off = int(ctas[sel[0]]), int(offs[sel[0]])
         st = _get(ctx, cta, off, g, lane0 + int(sel[0]), "arrived on")
         if tx is not None:
-            t = np.broadcast_to(np.asarray(tx, np.int64), ctas.shape)[sel]
+            t = tx[sel]
             total = int(t.sum())
             if ctx.sanitize and ((t < 0) | (t > MAX_TX)).any():
                 raise ctx.error(InterpreterError, f"tx-count operand must be 0..{MAX_TX}, got {int(t.max())}",
