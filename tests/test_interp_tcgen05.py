@@ -116,6 +116,19 @@ def test_access_outside_the_allocation():
         run_tc(ptx, dump=32)
 
 
+def test_row_by_row_ld_and_st_report_the_cell():
+    # .32x32b unpacked moves each lane's row of columns as one slice; an unwritten or
+    # unallocated cell is still reported by its lane and column
+    from jax_pyptx.errors import UninitializedReadError
+    pre = ("  mov.b32 %d0, 7;\n  tcgen05.st.sync.aligned.32x32b.x1.b32 [%r7], {%d0};\n"
+           "  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%d1, %d2}, [%r7];\n  tcgen05.wait::ld.sync.aligned;")
+    with pytest.raises(UninitializedReadError, match=r"tcgen05.ld.32x32b.x2 reads TMEM lane 0 column 1, which no "):
+        run_tc(tc_kernel(pre=pre, dump=32, zero=False), dump=32)
+    st = "  add.u32 %r10, %r7, 31;\n  tcgen05.st.sync.aligned.32x32b.x2.b32 [%r10], {%d0, %d0};"
+    with pytest.raises(TensorMemoryError, match="uses TMEM column 32, which this CTA has not allocated"):
+        run_tc(tc_kernel(pre=st, ncols=32, dump=32), dump=32)
+
+
 def test_warp_may_only_reach_its_lane_quarter():
     ptx = tc_kernel(pre="  tcgen05.st.sync.aligned.32x32b.x1.b32 [%t], {%r1};", dump=32)
     with pytest.raises(TensorMemoryError, match=r"tcgen05.st.32x32b.x1 of warp 1 addresses TMEM lanes 0..31; a warp w "

@@ -44,16 +44,19 @@ def test_rectangles_remembered_until_a_dealloc():
     col_of = np.repeat(np.arange(64)[None, :], 128, axis=0)
     pieces = rects(lane_of, col_of)
     vals = np.arange(128 * 64, dtype=np.uint32).reshape(128, 64)
-    write_rects(tm, ctx, 1, 0, 0, pieces, vals, lane_of, col_of, "mma", None)
+    write_rects(tm, ctx, 1, 0, 0, pieces, vals, (lane_of, col_of), "mma", None)
     for _ in range(2):                      # the second read: the remembered rectangles
-        got = read_rects(tm, ctx, 1, 0, 0, pieces, vals.shape, lane_of, col_of, "mma", None)
+        got = read_rects(tm, ctx, 1, 0, 0, pieces, vals.shape, (lane_of, col_of), "mma", None)
         assert (got == vals).all()
     assert tm.ok_rects
     tm.dealloc(ctx, 1, 0, 64, D, None, 0)
     assert not tm.ok_rects
     tm.alloc(ctx, 1, 64, D, None, 0)        # the same columns again: nothing written in them
     with pytest.raises(UninitializedReadError, match="reads TMEM lane 0 column 0"):
-        read_rects(tm, ctx, 1, 0, 0, pieces, vals.shape, lane_of, col_of, "mma", None)
+        read_rects(tm, ctx, 1, 0, 0, pieces, vals.shape, (lane_of, col_of), "mma", None)
+    half = (lane_of[:, :32], col_of[:, :32])    # cell by cell from (lane 0, column 32)
+    with pytest.raises(UninitializedReadError, match="reads TMEM lane 0 column 32"):
+        read_rects(tm, ctx, 1, 0, 32, rects(*half), (128, 32), half, "mma", None)
 
 
 def test_cells_of_a_batch_recycled_fresh(monkeypatch):

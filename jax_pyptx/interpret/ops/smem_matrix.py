@@ -58,10 +58,23 @@ def decode_wgmma(v: int) -> Desc:
     return d
 
 
+_TCGEN05_DESCS: dict = {}
+
+
 def decode_tcgen05(v: int, what: str = "shared memory descriptor") -> Desc:
     """The tcgen05 shared memory descriptor's fields (``isa.descriptors.TCGEN05_SMEM``); the
-    version must be the fixed 0b001 and the swizzle code one of the ISA's."""
+    version must be the fixed 0b001 and the swizzle code one of the ISA's. A valid value is
+    decoded once (as ``decode_wgmma``)."""
     v = int(v)
+    d = _TCGEN05_DESCS.get(v)
+    if d is None:
+        if len(_TCGEN05_DESCS) > 4096:
+            _TCGEN05_DESCS.clear()
+        d = _TCGEN05_DESCS[v] = _decode_tcgen05(v, what)
+    return d
+
+
+def _decode_tcgen05(v: int, what: str) -> Desc:
     f = decode(TCGEN05_SMEM, v)
     if f["version"] != 1:
         raise InterpreterError(

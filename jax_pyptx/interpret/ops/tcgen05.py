@@ -184,10 +184,9 @@ def _ld_st_setup(prog, ins, scope, dec, is_ld):
     return shape, num, pack, items(regs), getaddr, offs, frag
 
 
-def _cells(ctx, g, getaddr, shape, offs, what):
-    """(ctas (n,1), lanes (n,R), cols (n,R)) of the TMEM cells each thread's registers map to
-    (``offs``: per lane, the lane and column offsets of its registers; whole warps in slot
-    order, the usual group, take them as one broadcast add)."""
+def _bases(ctx, g, getaddr, shape, what):
+    """(warps, each thread's index into them, each warp's TMEM lane and column) of the address
+    every warp of ``g`` gives, checked: warp-uniform, and lanes its warp may reach."""
     uw, addr = warp_uniform(ctx, g, getaddr(ctx, g), f"the {what} address")
     inv = g._wl
     base_lane, base_col = split(addr)
@@ -203,8 +202,21 @@ def _cells(ctx, g, getaddr, shape, offs, what):
                         f"{int(base_lane[j])}..{int(base_lane[j]) + nl - 1}; a warp w may only reach lanes "
                         f"32*(w%4)..32*(w%4)+31 = {int(lo[j])}..{int(lo[j]) + 31} (in steps of 16 "
                         f"for the 16-lane shapes)", g, lane)
+    return uw, inv, base_lane, base_col
+
+
+def _whole_warps(g, uw) -> bool:
+    """``g`` is the whole warps ``uw``, in slot order."""
+    return g.n == 32 * len(uw) and bool((g.idx[1:] > g.idx[:-1]).all())
+
+
+def _cells(ctx, g, bases, offs):
+    """(ctas (n,1), lanes (n,R), cols (n,R)) of the TMEM cells each thread's registers map to
+    (``bases``: ``_bases``; ``offs``: per lane, the lane and column offsets of its registers;
+    whole warps in slot order, the usual group, take them as one broadcast add)."""
+    uw, inv, base_lane, base_col = bases
     fl, fc = offs
-    if g.n == 32 * len(uw) and (g.idx[1:] > g.idx[:-1]).all():     # whole warps, in slot order
+    if _whole_warps(g, uw):
         lanes = (base_lane[:, None, None] + fl).reshape(g.n, -1)
         cols = (base_col[:, None, None] + fc).reshape(g.n, -1)
     else:
@@ -215,6 +227,29 @@ def _cells(ctx, g, getaddr, shape, offs, what):
     return ctas, lanes, cols
 
 
+def _rows(ctx, g, bases, nregs):
+    """For a fragment whose lane ``l`` of a warp holds TMEM lane ``l`` from the warp's base and
+    its registers consecutive columns (``.32x32b`` unpacked: ``_ROW_SHAPES``): (ctas (n,), lanes
+    (n,), the column slice) of each thread's cells, when ``g`` is whole warps in slot order
+    that all start at one column; else None (``_cells``)."""
+    uw, _, base_lane, base_col = bases
+    c0 = int(base_col[0])
+    if not _whole_warps(g, uw) or (base_col != c0).any():
+        return None
+    lanes = (base_lane[:, None] + _LANES).reshape(-1)
+    return ctx.slot_cta[g.idx], lanes, slice(c0, c0 + nregs)
+
+
+_LANES = np.arange(32)
+
+
+def _row_shape(offs) -> bool:
+    """Whether the per-lane offsets ``offs`` of an ld/st fragment are ``_rows``' form."""
+    fl, fc = offs
+    return (np.array_equal(fl, np.broadcast_to(_LANES[:, None], fl.shape))
+            and np.array_equal(fc, np.broadcast_to(np.arange(fc.shape[1]), fc.shape)))
+
+
 @register("tcgen05.ld")
 def _ld(prog, d, ins, scope, dec):
     shape, num, pack, regs, getaddr, offs, frag = _ld_st_setup(prog, ins, scope, dec, True)
@@ -223,10 +258,17 @@ def _ld(prog, d, ins, scope, dec):
         raise InterpreterError(f"tcgen05.ld .{shape}.x{num} takes {frag.shape[1]} registers, got {len(keys)}")
     what = f"tcgen05.ld.{shape}.x{num}"
     d.sync = "aligned"
+    rowwise = not pack and _row_shape(offs)
 
     def ld(ctx, g):
         tm = tmem(ctx)
-        ctas, lanes, cols = _cells(ctx, g, getaddr, shape, offs, what)
+        bases = _bases(ctx, g, getaddr, shape, what)
+        rows = _rows(ctx, g, bases, len(keys)) if rowwise else None
+        v = tm.read_rows(*rows) if rows is not None else None
+        if v is not None:                   # (else the cells one by one: their reports)
+            _ld_state(ctx).set_all(ctx, keys, g, v, 0, d)
+            return
+        ctas, lanes, cols = _cells(ctx, g, bases, offs)
         if pack:
             lo = tm.read(ctx, ctas, lanes, cols, what, g) & np.uint32(0xFFFF)
             hi = tm.read(ctx, ctas, lanes, cols + 1, what, g) & np.uint32(0xFFFF)
@@ -245,12 +287,19 @@ def _st(prog, d, ins, scope, dec):
         raise InterpreterError(f"tcgen05.st .{shape}.x{num} takes {frag.shape[1]} registers, got {len(gets)}")
     what = f"tcgen05.st.{shape}.x{num}"
     d.sync = "aligned"
+    rowwise = not pack and _row_shape(offs)
 
     def st(ctx, g):
-        ctas, lanes, cols = _cells(ctx, g, getaddr, shape, offs, what)
+        bases = _bases(ctx, g, getaddr, shape, what)
         v = np.stack([np.asarray(f(ctx, g)).astype(np.uint32) for f in gets], axis=1)
         late = ctx.tcgen05_st_late
-        if ctx.schedule.late() or (late and any(int(s) in late for s in g.idx)):
+        deferred = ctx.schedule.late() or (late and any(int(s) in late for s in g.idx))
+        if rowwise and not deferred:
+            rows = _rows(ctx, g, bases, len(gets))
+            if rows is not None and tmem(ctx).write_rows(*rows, v):
+                return
+        ctas, lanes, cols = _cells(ctx, g, bases, offs)
+        if deferred:
             # late (schedule): each thread's cells are written at its tcgen05.wait::st
             for j, s in enumerate(g.idx):
                 late.setdefault(int(s), []).append(

@@ -55,9 +55,22 @@ class IDesc:
                  "sfa_id", "sfb_id", "ue8m0", "sparse", "raw")
 
 
+_IDESCS: dict = {}
+
+
 def decode_idesc(v: int, kind: str, ws: bool, cta_group: int) -> IDesc:
-    """The fields of a 32-bit instruction descriptor for ``kind`` (PTX ISA Tables 42-44)."""
-    v = int(v) & 0xFFFFFFFF
+    """The fields of a 32-bit instruction descriptor for ``kind`` (PTX ISA Tables 42-44); an
+    ``IDesc`` is never changed, so each valid one is decoded once."""
+    key = (int(v) & 0xFFFFFFFF, kind, ws, cta_group)
+    d = _IDESCS.get(key)
+    if d is None:
+        if len(_IDESCS) > 4096:
+            _IDESCS.clear()
+        d = _IDESCS[key] = _decode_idesc(*key)
+    return d
+
+
+def _decode_idesc(v: int, kind: str, ws: bool, cta_group: int) -> IDesc:
     d = IDesc()
     d.raw = v
     bs = kind.startswith("mx")
@@ -428,30 +441,31 @@ class _Tcgen05Mma:
         d_lane0, d_col0 = int(d_lane0), int(d_col0)
         if idesc.neg_a ^ idesc.neg_b:
             P = -P
-        lanes = d_lane0 + lane_of
-        cols = d_col0 + col_of
+        rel = (lane_of, col_of)         # the cells' TMEM lanes and columns, from (d_lane0, d_col0)
         lane_j = lambda _i: j
         if enable:
             if pieces is not None:
-                old = read_rects(tm, ctx, c, d_lane0, d_col0, pieces, P.shape, lanes, cols,
+                old = read_rects(tm, ctx, c, d_lane0, d_col0, pieces, P.shape, rel,
                                  f"{what} (accumulator D)", g, lane_j)
             else:
-                old = tm.read(ctx, c, lanes, cols, f"{what} (accumulator D)", g, lane_j)
+                old = tm.read(ctx, c, d_lane0 + lane_of, d_col0 + col_of, f"{what} (accumulator D)", g,
+                              lane_j)
             Dold = _from_cells(old, idesc.dtype)
             if self.scale_in:
                 Dold = Dold * 2.0 ** -self.scale_in
             P = P + Dold
         cells = _to_cells(P, idesc.dtype, idesc.sat and self.kind == "i8")
         if disable is not None:
+            lanes = d_lane0 + lane_of
             regs = disable[4 * i:4 * i + 4] if self.cg == 2 else disable
             bit = (regs[(lanes // 32) % 4] >> (lanes % 32).astype(np.uint32)) & np.uint32(1)
             keep = bit == 0
-            tm.write(ctx, c, lanes[keep], cols[keep], cells[keep], f"{what} (accumulator D)", g, lane_j)
+            tm.write(ctx, c, lanes[keep], (d_col0 + col_of)[keep], cells[keep], f"{what} (accumulator D)", g,
+                     lane_j)
         elif pieces is not None:
-            write_rects(tm, ctx, c, d_lane0, d_col0, pieces, cells, lanes, cols, f"{what} (accumulator D)", g,
-                        lane_j)
+            write_rects(tm, ctx, c, d_lane0, d_col0, pieces, cells, rel, f"{what} (accumulator D)", g, lane_j)
         else:
-            tm.write(ctx, c, lanes, cols, cells, f"{what} (accumulator D)", g, lane_j)
+            tm.write(ctx, c, d_lane0 + lane_of, d_col0 + col_of, cells, f"{what} (accumulator D)", g, lane_j)
 
 
 def _from_cells(cells, dt):

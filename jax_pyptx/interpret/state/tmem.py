@@ -143,6 +143,31 @@ class TensorMemory:
                 msg = f"{what} uses TMEM column {col}, which this CTA has not allocated (tcgen05.alloc)"
         raise ctx.error(TensorMemoryError, msg, g, lane)
 
+    def _rows_held(self, ctas, cols) -> bool:
+        """Every CTA from the lowest to the highest of ``ctas`` holds the columns of slice
+        ``cols`` (``check``'s fast path)."""
+        return (0 <= cols.start and cols.stop <= TMEM_COLUMNS
+                and bool((self.owner[int(ctas.min()):int(ctas.max()) + 1, cols] >= 0).all()))
+
+    def read_rows(self, ctas, lanes, cols):
+        """The cells of column slice ``cols`` of each (CTA, lane) row, (n, width); None when
+        one may be outside an allocation or is unwritten (``read`` reports it, cell by cell)."""
+        if not len(ctas) or not self._rows_held(ctas, cols):
+            return None
+        if self.defined is not None and not self.defined[ctas, lanes, cols].all():
+            return None
+        return self.data[ctas, lanes, cols]
+
+    def write_rows(self, ctas, lanes, cols, values) -> bool:
+        """``write`` of ``values`` (n, width) to column slice ``cols`` of each (CTA, lane) row;
+        False (nothing written) when one may be outside an allocation (``write`` reports it)."""
+        if not len(ctas) or not self._rows_held(ctas, cols):
+            return False
+        self.data[ctas, lanes, cols] = values
+        if self.defined is not None:
+            self.defined[ctas, lanes, cols] = True
+        return True
+
     def _flat(self, ctas, lanes, cols):
         """Flat cell indices of (CTA, lane, column) (checked columns), or None when a lane lies
         outside TMEM (indexing by the three then raises)."""
@@ -242,11 +267,12 @@ def _rect_cells_ok(tm, cta, lane0, col0, pieces, defined):
     return True
 
 
-def read_rects(tm, ctx, cta, lane0, col0, pieces, shape, lanes, cols, what, g, lane_of=None):
-    """``tm.read(ctx, cta, lanes, cols, ...)`` of a (rows, cols) matrix that ``pieces`` (``rects``)
-    describe at TMEM (lane0, col0), with slices."""
+def read_rects(tm, ctx, cta, lane0, col0, pieces, shape, rel, what, g, lane_of=None):
+    """``tm.read(ctx, cta, lane0 + rel[0], col0 + rel[1], ...)`` of a (rows, cols) matrix that
+    ``pieces`` (``rects``) describe at TMEM (lane0, col0), with slices (``rel``: its cells' lane
+    and column offsets, for the cell-by-cell read where the slices cannot be used)."""
     if not _rect_ok(tm, cta, lane0, col0, pieces, True):
-        return tm.read(ctx, cta, lanes, cols, what, g, lane_of)
+        return tm.read(ctx, cta, lane0 + rel[0], col0 + rel[1], what, g, lane_of)
     out = np.empty(shape, np.uint32)
     d = tm.data[cta]
     for r0, r1, c0, c1, l, c in pieces:
@@ -254,10 +280,11 @@ def read_rects(tm, ctx, cta, lane0, col0, pieces, shape, lanes, cols, what, g, l
     return out
 
 
-def write_rects(tm, ctx, cta, lane0, col0, pieces, values, lanes, cols, what, g, lane_of=None):
-    """``tm.write`` of the (rows, cols) matrix ``values`` that ``pieces`` describe, with slices."""
+def write_rects(tm, ctx, cta, lane0, col0, pieces, values, rel, what, g, lane_of=None):
+    """``tm.write`` of the (rows, cols) matrix ``values`` that ``pieces`` describe, with slices
+    (``rel``: as for ``read_rects``)."""
     if not _rect_ok(tm, cta, lane0, col0, pieces, False):
-        return tm.write(ctx, cta, lanes, cols, values, what, g, lane_of)
+        return tm.write(ctx, cta, lane0 + rel[0], col0 + rel[1], values, what, g, lane_of)
     for r0, r1, c0, c1, l, c in pieces:
         sl = (cta, slice(lane0 + l, lane0 + l + r1 - r0), slice(col0 + c, col0 + c + c1 - c0))
         tm.data[sl] = values[r0:r1, c0:c1]
