@@ -10,7 +10,7 @@ import numpy as np
 from ...ir.nodes import Vec
 from ...types import PtxType, by_name, pred, u32
 from ..machine.registry import register
-from ..state.operands import SINT, b128_reader, b128_writer, np_dtype, reader, writer
+from ..state.operands import b128_reader, b128_writer, np_dtype, reader, writer
 
 U = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -33,10 +33,6 @@ def _dst(prog, ins, t, scope):
 
 def _unsigned(t):
     return np.dtype(U[t.bits])
-
-
-def _signed(t):
-    return np.dtype(SINT[t.bits])
 
 
 def _as(v, dt):

@@ -27,11 +27,6 @@ def _dims(which, M, N, K):
     return {"a": (M, K), "b": (K, N), "c": (M, N), "d": (M, N)}[which]
 
 
-def _elem_type(which, tys, mods):
-    t = tys[-1].name if tys else "f16"
-    return t
-
-
 def _regs_to_elems(regs, et):
     """(n, nregs) register bits -> (n, E) element values (float64 or int64)."""
     if et in ("f32", "tf32", "s32", "f64"):

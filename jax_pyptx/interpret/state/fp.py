@@ -326,20 +326,6 @@ def fma_f32(a, b, c, mode="rn"):
     return out.astype(np.float32)
 
 
-def fma_generic(a, b, c, fmt: Fmt, mode="rn"):
-    """Single-rounding fma for f16/bf16 computed exactly in float64 (+ error term)."""
-    a64, b64, c64 = (np.asarray(v, np.float64) for v in (a, b, c))
-    with np.errstate(all="ignore"):
-        p = a64 * b64                    # exact: <= 2*11 bits
-        s, err = two_sum(p, c64)
-        out = round_to(s, fmt, mode, err)
-        zero = (s == 0) & (err == 0)
-        if zero.any():
-            zs = np.where((np.signbit(p) & np.signbit(c64)), -0.0, -0.0 if mode == "rm" else 0.0)
-            out = np.where(zero, zs, out)
-    return out
-
-
 def fma_f64(a, b, c, mode="rn"):
     """Correctly rounded f64 fma via exact rational arithmetic (rarely used, slow path)."""
     from fractions import Fraction

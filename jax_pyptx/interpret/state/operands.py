@@ -14,7 +14,7 @@ import struct
 import numpy as np
 
 from ...errors import InterpreterError
-from ...ir.nodes import Imm, PredPair, Reg, Sink, Sym, Vec
+from ...ir.nodes import Imm, Reg, Sink, Sym, Vec
 from ...types import PtxType
 
 UINT = {1: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -240,20 +240,6 @@ def writer(prog, op, t: PtxType, scope=None):
 def items(op):
     """The elements of a vector operand (or the operand itself as a 1-list)."""
     return list(op.items) if isinstance(op, Vec) else [op]
-
-
-def vec_readers(prog, op, t, scope=None):
-    return [reader(prog, o, t, scope) for o in items(op)]
-
-
-def vec_writers(prog, op, t, scope=None):
-    return [writer(prog, o, t, scope) for o in items(op)]
-
-
-def pred_pair(op):
-    if isinstance(op, PredPair):
-        return op.first, op.second
-    return op, None
 
 
 # ----------------------------------------------------------------------------- .b128 registers
