@@ -308,8 +308,13 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
 
 
 def _arrive_seq(ctx, cta, off, st, cnt, tokens, sel, drop, no_complete, g, lane0):
-    i = 0
     m = len(cnt)
+    if m == 1 and not drop and int(cnt[0]) < st.pending:     # one arrival that leaves some pending
+        c = int(cnt[0])
+        tokens[sel[0]] = token(st.phase, st.pending - c)
+        st.pending -= c
+        return
+    i = 0
     while i < m:
         if drop:
             # one thread at a time: its drop lowers the count the next phase reloads

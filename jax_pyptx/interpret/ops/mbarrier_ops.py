@@ -112,9 +112,14 @@ def _phases_done(ctx, sub, ctas, offs, s, parity, lanes):
     keys = ctas * (1 << 32) + offs
     if not len(keys):
         return np.zeros(0, bool)
-    if (keys == keys[0]).all():
+    at = _runs(keys)
+    if at == [0]:
         lane = 0 if lanes is None else int(lanes[0])
         ph = np.uint64(MB._get(ctx, ctas[0], offs[0], sub, lane, "waited on").phase & 0xFFFFFFFF)
+    elif at is not None:        # the runs' first threads are the first-naming threads, in order
+        phases = [MB._get(ctx, ctas[j], offs[j], sub, j if lanes is None else int(lanes[j]),
+                          "waited on").phase & 0xFFFFFFFF for j in at]
+        ph = np.repeat(np.array(phases, np.uint64), np.diff([*at, len(keys)]))
     else:
         uk, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         phases = np.empty(len(uk), np.uint64)
@@ -126,6 +131,16 @@ def _phases_done(ctx, sub, ctas, offs, s, parity, lanes):
     if parity:
         return (ph & np.uint64(1)) != (s & np.uint64(1))
     return ph != ((s >> np.uint64(32)) & np.uint64(0xFFFFFFFF))
+
+
+def _runs(keys):
+    """The first index of each run of equal ``keys`` when each value forms one run and there
+    are a few (a CTA's threads naming its mbarrier together), else None."""
+    cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    if len(cut) >= 64:
+        return None
+    at = [0, *cut.tolist()]
+    return at if len(set(keys[at].tolist())) == len(at) else None
 
 
 def _wait_factory(blocking):
