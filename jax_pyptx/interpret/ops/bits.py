@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.nodes import Imm
 from ...types import by_name, u32
 from ..machine.registry import register
-from ...ir.nodes import Imm
 from ..state.operands import SINT, UINT, imm_value, np_dtype, reader, writer
 from .integer import U, _dst, _simple, _bits_type
 

@@ -229,7 +229,7 @@ def _cells(ctx, g, bases, offs):
 
 def _rows(ctx, g, bases, nregs):
     """For a fragment whose lane ``l`` of a warp holds TMEM lane ``l`` from the warp's base and
-    its registers consecutive columns (``.32x32b`` unpacked: ``_ROW_SHAPES``): (ctas (n,), lanes
+    its registers consecutive columns (``_row_shape``: ``.32x32b`` unpacked): (ctas (n,), lanes
     (n,), the column slice) of each thread's cells, when ``g`` is whole warps in slot order
     that all start at one column; else None (``_cells``)."""
     uw, _, base_lane, base_col = bases
