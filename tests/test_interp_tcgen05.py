@@ -12,6 +12,7 @@ import pytest
 from jax_pyptx import parse
 from jax_pyptx.errors import (
     AsyncHazardError, InterpreterError, PtxValueError, SanitizerWarning, TensorMemoryError,
+    UninitializedReadError,
 )
 from jax_pyptx.interpret import launch
 
@@ -119,7 +120,6 @@ def test_access_outside_the_allocation():
 def test_row_by_row_ld_and_st_report_the_cell():
     # .32x32b unpacked moves each lane's row of columns as one slice; an unwritten or
     # unallocated cell is still reported by its lane and column
-    from jax_pyptx.errors import UninitializedReadError
     pre = ("  mov.b32 %d0, 7;\n  tcgen05.st.sync.aligned.32x32b.x1.b32 [%r7], {%d0};\n"
            "  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%d1, %d2}, [%r7];\n  tcgen05.wait::ld.sync.aligned;")
     with pytest.raises(UninitializedReadError, match=r"tcgen05.ld.32x32b.x2 reads TMEM lane 0 column 1, which no "):
