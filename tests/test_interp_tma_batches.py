@@ -301,11 +301,11 @@ def test_an_unwritten_byte_in_one_box_of_a_store_names_its_cta_and_thread(hole):
 def test_a_store_box_that_may_overwrite_the_next_boxs_tensor_map_is_put_first():
     x = np.zeros(4096, np.uint8)
     f = tensor_map(x, box=(64,)).fields
-    boxes = [(0, None, f, None, 0, 0)]
-    assert bulk._writes_near(boxes, f.address + 4096 - 64)
-    assert bulk._writes_near(boxes, f.address - 64)
-    assert not bulk._writes_near(boxes, f.address + 8192)
-    assert not bulk._writes_near(boxes, f.address - 128)
+    extents = {bulk._extent(f)}
+    assert bulk._writes_near(extents, f.address + 4096 - 64)
+    assert bulk._writes_near(extents, f.address - 64)
+    assert not bulk._writes_near(extents, f.address + 8192)
+    assert not bulk._writes_near(extents, f.address - 128)
 
 
 @pytest.mark.parametrize("schedule, seed", [("late", None)] + [("random", s) for s in range(4)])

@@ -34,7 +34,7 @@ from ..state import tensormap as TM
 from . import tma_boxes as T
 from ..machine.group import Group
 from ..state.operands import items, reader
-from ..machine.cluster import shared_banks, shared_target
+from ..machine.cluster import CLUSTER_BIT, shared_banks, shared_target
 from .load_store import address_getter, space_code
 from ..machine.registry import register
 
@@ -51,12 +51,15 @@ def _vals(get, ctx, g, dt=np.int64):
 
 def _shared_at(ctx, gj, addr: int, align: int, what: str):
     """(cta, offset) of a shared::cta / shared::cluster address, checked for alignment."""
-    banks, offs = shared_banks(ctx, gj, np.array([addr], np.uint64))
-    off = int(offs[0])
+    if addr < CLUSTER_BIT:          # a shared::cta window offset: the thread's own CTA
+        cta, off = int(ctx.slot_cta[gj.idx[0]]), addr
+    else:
+        banks, offs = shared_banks(ctx, gj, np.array([addr], np.uint64))
+        cta, off = int(banks[0]), int(offs[0])
     if off % align:
         raise ctx.error(MisalignedAccessError,
                         f"{what} at shared address {off:#x} is not {align}-byte aligned", gj)
-    return int(banks[0]), off
+    return cta, off
 
 
 def multicast_ctas(ctx, gj, cta: int, mask: int):
@@ -71,6 +74,9 @@ def multicast_ctas(ctx, gj, cta: int, mask: int):
 
 
 # ----------------------------------------------------------------------------- tensor maps
+_DECODED: dict = {}         # a tensor map's 128 bytes -> (its fields, their problems)
+
+
 def read_tensormap(ctx, gj, addr: int, symspace=None) -> TM.TensorMapFields:
     """Decode the tensor map at ``addr`` (a param, const or global address, or a generic one)."""
     code = space_code(addr) if symspace != "param" else 4
@@ -87,8 +93,13 @@ def read_tensormap(ctx, gj, addr: int, symspace=None) -> TM.TensorMapFields:
         raw = space.load(np.array([addr], np.uint64), np.uint8, TM.SIZE, align=64)[0].tobytes()
     if code == 0:
         BG.check_tensormap(ctx, addr, gj)
-    f = TM.decode(raw)
-    bad = TM.problems(f)
+    got = _DECODED.get(raw)
+    if got is None:
+        if len(_DECODED) > 1024:
+            _DECODED.clear()
+        f = TM.decode(raw)
+        got = _DECODED[raw] = (f, TM.problems(f))
+    f, bad = got
     if bad:
         raise ctx.error(InterpreterError, f"the tensor map at {addr:#x} is not valid: " + "; ".join(bad)
                         + " (built with tensor_map() / by tensormap.replace?)", gj)
@@ -161,12 +172,20 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
         io = [_vals(o, ctx, g) for o in offs] if offs is not None else None
         ms = _vals(mask, ctx, g) if mask is not None else None
         boxes = []
+        # tensor map address -> its fields (a load writes no global memory; an opted-in launch's
+        # statistics count every read of a map)
+        maps = {} if ctx.mem.gspace.counter is None else None
         try:
             for j in range(g.n):
                 gj = _one(ctx, g, j)
-                f = read_tensormap(ctx, gj, int(tma[j]), symspace)
-                _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
-                _check_direction(ctx, gj, f, "load")
+                a = int(tma[j])
+                f = maps.get(a) if maps is not None else None
+                if f is None:
+                    f = read_tensormap(ctx, gj, a, symspace)
+                    if maps is not None:
+                        maps[a] = f
+                    _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
+                    _check_direction(ctx, gj, f, "load")
                 box = T.make_box(f, mode, [int(c[j]) for c in cs], [int(o[j]) for o in io] if io else None)
                 cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
                 mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
@@ -253,7 +272,7 @@ class _Slots:
     exactly the bytes ``[off, off + n * es)``; ``elems``, ``phys // es``; ``span``, its lowest
     and end offset; ``bytes_rel``, the offsets of all its bytes (made on first use)."""
 
-    __slots__ = ("phys", "contig", "elems", "span", "es", "_bytes")
+    __slots__ = ("phys", "contig", "elems", "span", "es", "_bytes", "order", "local")
 
     def __init__(self, phys, off, n, es):
         self.phys, self.es, self._bytes = phys, es, None
@@ -261,6 +280,14 @@ class _Slots:
         self.contig = bool(n) and lo == off and hi == off + n * es
         self.span = (lo, hi)
         self.elems = phys // es
+        # contiguous: the elements in address order (None: already), so that the box is written
+        # as one slice of ``values[order]``
+        self.order = self.local = None
+        if self.contig and off % es == 0:
+            order = np.argsort(self.elems, kind="stable")
+            if not (order == np.arange(n)).all():
+                self.order = order
+                self.local = self.elems - off // es     # the elements' places in the span
 
     def bytes_rel(self):
         if self._bytes is None:
@@ -292,13 +319,22 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=T
     own = int(ctx.slot_cta[gj.idx[0]]) if race else -1
     warp = ctx.warp_in_cta[gj.idx[:1]] if race else None
     late = ctx.schedule.late() if late is None else late
+    ordered = None
     for c in ctas:
         base = int(c) * sh.stride
         w = warp if int(c) == own else None
         span = (int(c), off, off + box.nbytes) if contig else None
-        elems = sl.elems + base // es if base % es == 0 else (base + sl.phys) // es
+        if contig and base % es == 0 and off % es == 0:      # one slice, in address order
+            e0 = (base + off) // es
+            elems = slice(e0, e0 + box.n)
+            if ordered is None:
+                ordered = vals if sl.order is None else vals[sl.order]
+            vals_c = ordered
+        else:
+            elems = sl.elems + base // es if base % es == 0 else (base + sl.phys) // es
+            vals_c = vals
         if not late:
-            AP.write_shared_async(ctx, gj, c, elems, vals, warps=w, span=span)
+            AP.write_shared_async(ctx, gj, c, elems, vals_c, warps=w, span=span)
         mc = c if mbar_cta is None else mbar_cta
         if ctx.sanitize:
             fb = slice(base + off, base + off + box.nbytes) if contig else base + sl.bytes_rel()
@@ -306,7 +342,7 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=T
         else:
             landed = None
         if late:            # the bytes land when the phase that counts them completes (schedule)
-            landed = _land_late(gj, c, elems, vals, span, landed)
+            landed = _land_late(gj, c, elems, vals_c, span, landed)
         MB.defer_complete_tx(ctx, mc, mbar_off, box.tx_bytes, landed, gj)
 
 
@@ -332,18 +368,26 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
         tma, src = _vals(gtm, ctx, g, np.uint64), _vals(gsrc, ctx, g, np.uint64)
         cs = _coords(coords, ctx, g)
         boxes = []              # issued, not yet put: every box of the instruction at once
+        extents = set()         # their tensors' extents (``_writes_near``)
+        # tensor map address -> its fields, while no box is put (as for a load)
+        maps = {} if ctx.mem.gspace.counter is None else None
         lane = -1               # the box being issued (-1: boxes being put, which name theirs)
         try:
             for j in range(g.n):
                 gj = _one(ctx, g, j)
                 a = int(tma[j])
-                if boxes and _writes_near(boxes, a):    # a tensor map the boxes may overwrite
+                if boxes and _writes_near(extents, a):      # a tensor map the boxes may overwrite
                     _put_boxes(ctx, boxes, d, put)
-                    boxes = []
+                    boxes, extents = [], set()
+                    maps = {} if maps is not None else None
                 lane = j
-                f = read_tensormap(ctx, gj, a, symspace)
-                _check_rank(ctx, gj, f, dims, what)
-                _check_direction(ctx, gj, f, "store" if op is None else op)
+                f = maps.get(a) if maps is not None else None
+                if f is None:
+                    f = read_tensormap(ctx, gj, a, symspace)
+                    if maps is not None:
+                        maps[a] = f
+                    _check_rank(ctx, gj, f, dims, what)
+                    _check_direction(ctx, gj, f, "store" if op is None else op)
                 box = T.make_box(f, mode, [int(c[j]) for c in cs], None)
                 cta, off = _shared_at(ctx, gj, int(src[j]), 128, "the TMA source")
                 if cta != int(ctx.slot_cta[gj.idx[0]]):
@@ -354,6 +398,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                                   put(ctx_, gj, f, box, cta, off))
                 else:
                     boxes.append((j, gj, f, box, cta, off))
+                    extents.add(_extent(f))
                 lane = -1
         except M.MemoryFault as e:
             if lane >= 0:       # (the thread whose box it is)
@@ -372,7 +417,8 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
         need = T.store_units(box)
         if need is None:
             vals = read_shared_async(ctx, gj, cta, phys, es, f"the {d.noun}",
-                                     span=(off, off + box.nbytes) if contig else None, checked=checked)
+                                     span=(off, off + box.nbytes) if contig else None, checked=checked,
+                                     local=sl.local if contig and off % es == 0 else None)
         else:       # only what lands inside the tensor is read (and checked)
             vals = np.zeros(box.n, _UINT[es])
             vals[need] = read_shared_async(ctx, gj, cta, phys[need], es, f"the {d.noun}")
@@ -381,14 +427,16 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
     d.fn = store
 
 
-def _writes_near(boxes, addr: int) -> bool:
-    """Whether a store of ``boxes`` (not yet put) may write the 128 bytes at global ``addr``
-    (its tensor's extent, with a margin for the last element, meets them)."""
-    for _, _, f, _, _, _ in boxes:
-        hi = f.address + sum((d - 1) * s for d, s in zip(f.dims, f.strides)) + 64
-        if addr < hi and f.address < addr + TM.SIZE:
-            return True
-    return False
+def _extent(f):
+    """(lowest, end) global address a store through tensor map ``f`` may write: its tensor's
+    extent, with a margin for the last element."""
+    return f.address, f.address + sum((d - 1) * s for d, s in zip(f.dims, f.strides)) + 64
+
+
+def _writes_near(extents, addr: int) -> bool:
+    """Whether a store of boxes (not yet put) into tensors of ``extents`` (``_extent``) may
+    write the 128 bytes at global ``addr``."""
+    return any(addr < hi and lo < addr + TM.SIZE for lo, hi in extents)
 
 
 def _put_boxes(ctx, boxes, d, put):
@@ -437,24 +485,26 @@ def _store_checks(ctx, boxes):
     return rng
 
 
-def read_shared_async(ctx, gj, cta, phys, es, what, span=None, checked=False):
+def read_shared_async(ctx, gj, cta, phys, es, what, span=None, checked=False, local=None):
     """An async-proxy read of elements of ``es`` bytes at shared offsets ``phys`` of batch CTA
     ``cta`` by the bulk operation of thread ``gj``: sanitizer checks (initialized, fenced, not in
     flight, race tracker; ``checked``: the caller made them), then the bulk group tracks the
     bytes; returns the element bits. ``span``: ``(lo, hi)`` when the bytes read are exactly
-    offsets ``[lo, hi)``."""
+    offsets ``[lo, hi)`` (``local``: the elements' indices in it, when ``lo`` is a multiple of
+    ``es`` and they are not in order; None: in order)."""
     sh = ctx.shared
-    base = int(cta) * sh.stride + np.asarray(phys, np.int64)
+    cb = int(cta) * sh.stride
     if ctx.timeline is not None and ".bulk_group" in ctx.cur.ins.modifiers:
         # in flight until the cp.async.bulk.wait_group retiring its bulk async-group
-        ctx.timeline.issue(ctx, "bulk group", gj, AP.state(ctx).committed, 1, len(base) * es)
+        ctx.timeline.issue(ctx, "bulk group", gj, AP.state(ctx).committed, 1, len(phys) * es)
     if ctx.sanitize:
         if span is not None:
-            fb = slice(int(cta) * sh.stride + span[0], int(cta) * sh.stride + span[1])
+            fb = slice(cb + span[0], cb + span[1])
         else:
+            base = cb + np.asarray(phys, np.int64)
             fb = (base[:, None] + np.arange(es)).reshape(-1)
         if checked:         # (and its bulk read begun: _put_boxes)
-            return sh.view(np.dtype(_UINT[es]))[base // es]
+            return _shared_elems(sh, cb, phys, es, span, local)
         if sh.init is not None and not sh.init[fb].all():
             bad = sh.init[fb] == 0
             if bad.any():
@@ -471,10 +521,21 @@ def read_shared_async(ctx, gj, cta, phys, es, what, span=None, checked=False):
                 sh._race(lambda *a: AP.race_load_range(sh.race, int(cta), span[0], span[1], warp),
                          None, None, 0, None)
             else:
-                offs = (base - int(cta) * sh.stride).astype(np.uint64)
+                offs = (base - cb).astype(np.uint64)
                 sh._race(sh.race.on_load, np.full(len(offs), int(cta)), offs, es, np.full(len(offs), warp))
         BG.begin_bulk_read(ctx, gj, fb, ctx.cur)
-    return sh.view(np.dtype(_UINT[es]))[base // es]
+    return _shared_elems(sh, cb, phys, es, span, local)
+
+
+def _shared_elems(sh, cb: int, phys, es: int, span, local):
+    """The bits of the ``es``-byte elements at shared offsets ``phys`` from flat byte ``cb`` (a
+    CTA's first): a slice where ``span`` is theirs (``read_shared_async``)."""
+    view = sh.view(np.dtype(_UINT[es]))
+    if span is not None and cb % es == 0 and span[0] % es == 0:
+        e0 = (cb + span[0]) // es
+        got = view[e0:e0 + len(phys)]
+        return got[local] if local is not None else got.copy()
+    return view[(cb + np.asarray(phys, np.int64)) // es]
 
 
 # ----------------------------------------------------------------------------- non-tensor bulk copies

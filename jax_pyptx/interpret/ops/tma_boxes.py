@@ -57,13 +57,21 @@ class Box:
     which are in bounds (``valid``; None when all are). The units it moves to or from shared
     memory are its ``n`` elements of ``esz`` bytes. ``grid``: ``(first offset, shape,
     strides)`` of the offsets as an affine nest (outermost first) when the box is a tile (its
-    global addresses are a strided slice, ``gather_global``), else None."""
+    global addresses are a strided slice, ``gather_global``), else None. A tile's ``offs`` are
+    made on first use (``rel``, the plan's offsets, plus its first offset): a box that moves as
+    a slice never needs them."""
 
-    __slots__ = ("offs", "valid", "n", "esz", "grid")
+    __slots__ = ("_offs", "_rel", "valid", "n", "esz", "grid")
 
-    def __init__(self, offs, valid, esz, grid=None):
-        self.offs, self.valid, self.esz, self.grid = offs, valid, esz, grid
-        self.n = len(offs)
+    def __init__(self, offs, valid, esz, grid=None, rel=None):
+        self._offs, self._rel, self.valid, self.esz, self.grid = offs, rel, valid, esz, grid
+        self.n = len(offs if offs is not None else rel)
+
+    @property
+    def offs(self):
+        if self._offs is None:
+            self._offs = self.grid[0] + self._rel
+        return self._offs
 
     @property
     def nbytes(self) -> int:
@@ -110,22 +118,39 @@ def _dim_stride(f, i):
 _TILES: dict = {}
 
 
-def _tile_plan(f):
-    """(counts, steps, relative byte offsets of the box in shared order, (shape, strides) of
-    those offsets as a nest: the dimensions of more than one element, outermost first) of a
-    tiled map. Keyed by what it depends on (not the tensor's address: a new launch's tensors
-    have new addresses)."""
-    key = (f.rank, f.box, f.element_strides, f.strides, f.interleave)
+class _TilePlan:
+    """What a tiled map's boxes share: ``counts`` and ``steps`` per dimension, ``strides`` (its
+    global strides, ints), ``rel`` (the relative byte offsets of a box in shared order),
+    ``shape`` and ``nstrides`` (those offsets as a nest: the dimensions of more than one
+    element, outermost first) and ``lims`` (a box starting at ``c`` is in bounds when ``0 <=
+    c[i] < lims[i]`` along every dimension)."""
+
+    __slots__ = ("counts", "steps", "strides", "rel", "shape", "nstrides", "lims")
+
+    def __init__(self, f):
+        self.steps = [_dim_stride(f, i) for i in range(f.rank)]
+        self.counts = [-(-f.box[i] // self.steps[i]) for i in range(f.rank)]
+        self.strides = [int(s) for s in f.strides]
+        self.rel = _grid([self.steps[i] * np.arange(self.counts[i], dtype=np.int64) for i in range(f.rank)],
+                         f.strides)
+        dims = [(self.counts[i], self.steps[i] * self.strides[i]) for i in reversed(range(f.rank))
+                if self.counts[i] > 1]
+        self.shape, self.nstrides = [c for c, _ in dims], [s for _, s in dims]
+        self.lims = [int(f.dims[i]) - (self.counts[i] - 1) * self.steps[i] for i in range(f.rank)]
+
+
+_TILES: dict = {}
+
+
+def _tile_plan(f) -> _TilePlan:
+    """The ``_TilePlan`` of a tiled map, keyed by what it depends on (not the tensor's address:
+    a new launch's tensors have new addresses)."""
+    key = (f.rank, f.box, f.element_strides, f.strides, f.interleave, f.dims)
     got = _TILES.get(key)
     if got is None:
-        steps = [_dim_stride(f, i) for i in range(f.rank)]
-        counts = [-(-f.box[i] // steps[i]) for i in range(f.rank)]
-        rel = _grid([steps[i] * np.arange(counts[i], dtype=np.int64) for i in range(f.rank)],
-                    f.strides)
-        dims = [(counts[i], steps[i] * int(f.strides[i])) for i in reversed(range(f.rank)) if counts[i] > 1]
         if len(_TILES) > 1024:
             _TILES.clear()
-        got = _TILES[key] = (counts, steps, rel, ([c for c, _ in dims], [s for _, s in dims]))
+        got = _TILES[key] = _TilePlan(f)
     return got
 
 
@@ -140,20 +165,27 @@ def _grid(idx, strides):
 
 
 def tile_box(f: TM.TensorMapFields, coords) -> Box:
-    """The elements of a tiled-mode box at ``coords`` (innermost first), in shared order."""
-    counts, steps, rel, (shape, strides) = _tile_plan(f)
-    c = [int(x) for x in coords]
-    start = sum(ci * int(s) for ci, s in zip(c, f.strides))
-    if all(0 <= c[i] and c[i] + (counts[i] - 1) * steps[i] < f.dims[i] for i in range(f.rank)):
-        return Box(start + rel, None, f.elem_size, (start, shape, strides) if shape else None)
+    """The elements of a tiled-mode box at ``coords`` (innermost first, ints), in shared order."""
+    p = _tile_plan(f)
+    c = coords
+    start = sum(map(int.__mul__, c, p.strides))
+    if all(map(_inside, c, p.lims)):
+        if not p.shape:
+            return Box(start + p.rel, None, f.elem_size)
+        return Box(None, None, f.elem_size, (start, p.shape, p.nstrides), p.rel)
     r = f.rank
+    counts, steps = p.counts, p.steps
     valid = np.ones(tuple(reversed(counts)), bool)
     for i in range(r):
         v = c[i] + steps[i] * np.arange(counts[i], dtype=np.int64)
         sh = [1] * r
         sh[r - 1 - i] = counts[i]
         valid = valid & ((v >= 0) & (v < int(f.dims[i]))).reshape(sh)
-    return Box(start + rel, valid.reshape(-1), f.elem_size)
+    return Box(start + p.rel, valid.reshape(-1), f.elem_size)
+
+
+def _inside(c: int, lim: int) -> bool:
+    return 0 <= c < lim
 
 
 def gather4_box(f, coords) -> Box:
@@ -272,6 +304,11 @@ def gather_global(ctx, f, box):
     v = box.valid
     try:
         if v is None:
+            if box.grid is not None:        # a slice, when its checks pass on ints
+                rel, shape, strides = box.grid
+                got = ctx.mem.gspace.load_nest(int(f.address) + rel, shape, strides, dt)
+                if got is not None:
+                    return got
             addrs = np.uint64(f.address) + box.offs.astype(np.uint64)
             return ctx.mem.gspace.load(addrs, dt, 1, span=_tile_span(f, box, addrs))[:, 0]
         out = np.full(box.n, fill_value(f), dt)
@@ -304,6 +341,10 @@ def scatter_global(ctx, f, box, vals, op=None, ptype=None):
     v = box.valid
     if v is not None and not v.any():
         return
+    if v is None and op is None and box.grid is not None:     # a slice, when its checks pass on ints
+        rel, shape, strides = box.grid
+        if ctx.mem.gspace.store_nest(int(f.address) + rel, shape, strides, vals):
+            return
     offs = box.offs if v is None else box.offs[v]
     addrs = np.uint64(f.address) + offs.astype(np.uint64)
     new = vals if v is None else vals[v]

@@ -416,7 +416,8 @@ def fence_async(ctx, ctas):
 
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     """An async-proxy write of ``values`` (1-D, any dtype) at element indices ``flat_elems`` of
-    ``ctx.shared`` viewed as that dtype: the bytes become initialized and are not generic-dirty.
+    ``ctx.shared`` viewed as that dtype (with ``span``, they may be a slice): the bytes become
+    initialized and are not generic-dirty.
     ``warps`` (the issuing thread's warp, for the race tracker; None: not tracked). ``span``:
     ``(cta, lo, hi)`` when the written bytes are exactly shared offsets ``[lo, hi)`` of one CTA
     (bookkeeping by slices)."""

@@ -22,6 +22,8 @@ knows from it that no memory changed while a loop went round.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from . import shadow
@@ -80,6 +82,7 @@ class FlatSpace:
         self._next = base
         self._bases = np.zeros(0, np.uint64)
         self._ends = np.zeros(0, np.uint64)
+        self._base_ints: list[int] = []     # the bases as ints, ascending (``find``)
         self.counter = None         # Stats.global_access of an opted-in launch (stats.py)
         self.tracks_init = False    # some allocation starts uninitialized (Allocation.init)
         self.item_mask = None       # bool per allocation: split into vmap items (Allocation.items)
@@ -94,11 +97,12 @@ class FlatSpace:
         self._next = base + max(size, 1) + 4096
         self._bases = np.array([x.base for x in self.allocs], np.uint64)
         self._ends = np.array([x.end for x in self.allocs], np.uint64)
+        self._base_ints.append(base)
         return a
 
     def find(self, addr: int):
         """The allocation containing byte ``addr`` or None."""
-        k = int(np.searchsorted(self._bases, np.uint64(addr), "right")) - 1
+        k = bisect_right(self._base_ints, addr) - 1
         if k >= 0 and addr < self.allocs[k].end:
             return self.allocs[k]
         return None
@@ -247,6 +251,48 @@ class FlatSpace:
         if write and (al.readonly or al.input is not None):
             return None
         return al, ns
+
+    def load_nest(self, first: int, shape, strides, dtype):
+        """The elements of ``dtype`` at the addresses of an affine nest (``nest``'s shape and
+        strides; ``first``, its first address) as a flat array, read as a strided slice, when
+        every check of ``load`` passes on Python ints (aligned, inside one allocation, written)
+        and no statistics are kept; None: ``load`` must decide (and report). A TMA box."""
+        dt = np.dtype(dtype)
+        esz = dt.itemsize
+        if self.counter is not None or first % esz or any(s % esz for s in strides):
+            return None
+        last = first + sum((n - 1) * s for n, s in zip(shape, strides))
+        if first < 0 or last >= 1 << 64:
+            return None
+        al = self.find(first)
+        if al is None or last + esz > al.end or al.base % esz:
+            return None
+        off = first - al.base
+        if self.tracks_init and al.tracked() and not al.nest_written(off, shape, strides, esz):
+            return None
+        return np.array(_nest_view(al.view(dt), esz, off, shape, strides, 1), order="C").reshape(-1)
+
+    def store_nest(self, first: int, shape, strides, values) -> bool:
+        """Write ``values`` (1-D, in the nest's order) at the addresses of an affine nest of
+        disjoint elements (``load_nest``) as a strided slice, when every check of ``store``
+        passes on Python ints (aligned, inside one writable allocation) and no statistics are
+        kept; False: nothing was written, ``store`` must decide (and report)."""
+        esz = values.dtype.itemsize
+        if self.counter is not None or first % esz or any(s % esz for s in strides) \
+                or not disjoint(shape, strides, esz):
+            return False
+        last = first + sum((n - 1) * s for n, s in zip(shape, strides))
+        if first < 0 or last >= 1 << 64:
+            return False
+        al = self.find(first)
+        if al is None or last + esz > al.end or al.base % esz or al.readonly or al.input is not None:
+            return False
+        self.version += 1
+        off = first - al.base
+        if self.tracks_init and al.tracked():
+            al.mark_nest(off, shape, strides, esz)
+        _nest_view(al.view(values.dtype), esz, off, shape, strides, 1)[...] = values.reshape(*shape, 1)
+        return True
 
     def load(self, addrs, dtype, count=1, align=None, span=None):
         """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count).
