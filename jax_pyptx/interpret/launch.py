@@ -494,12 +494,18 @@ def _recycle(mem, state):
             shadow.recycle(buf)
 
 
-def _recycle_batch(ctx):
+def _end_batch(ctx):
     """A batch that ended: its shared, local and tensor memory and their sanitizer arrays go to
     the next batch or launch (``shadow``: mapped pages, refilled with one ``memset``, where a
-    fresh array would take a page fault per page it touches)."""
+    fresh array would take a page fault per page it touches), and what refers back to the
+    context lets go of it (the launch's budget, the race tracker's warning hook), so that its
+    arrays are freed now, not by a later garbage collection: a launch leaves no cycle."""
+    budget = ctx.launch.__dict__.get("budget")
+    if budget is not None and budget.ctx is ctx:
+        budget.end()
     sh = ctx.shared
     if sh.race is not None:
+        sh.race.warn = None
         sh.race.recycle()
     if ctx.async_proxy is not None:
         ctx.async_proxy.recycle()
@@ -638,5 +644,5 @@ def _run_batches(prog, state, sanitize, tl, counters) -> tuple:
                 tl.end_batch(ctx)
             steps += ctx.steps
             tsteps += ctx.tsteps
-            _recycle_batch(ctx)
+            _end_batch(ctx)
     return steps, tsteps, batches

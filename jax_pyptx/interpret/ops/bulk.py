@@ -230,7 +230,7 @@ def _race_ranges(ctx, boxes):
     f, box, off, the CTAs whose copy is the issuing warp's)) for ``RaceTracker.ranges_hit``; None
     when one is not a contiguous span (its bytes are checked one by one) or fails its checks."""
     sh = ctx.shared
-    ctas, los, his, warps = [], [], [], []
+    ctas, los, his, slots = [], [], [], []
     for gj, f, box, off, mine in boxes:
         try:
             contig = box_slots(f, off, box.n, box.esz, sh.size).contig
@@ -238,13 +238,15 @@ def _race_ranges(ctx, boxes):
             return None
         if not contig:
             return None
-        w = int(ctx.warp_in_cta[gj.idx[0]])
         for c in mine:
-            ctas.append(int(c))
+            ctas.append(c)
             los.append(off)
             his.append(off + box.nbytes)
-            warps.append(w)
-    return tuple(np.array(a, np.int64) for a in (ctas, los, his, warps)) if ctas else None
+            slots.append(gj.idx[0])
+    if not ctas:
+        return None
+    return (np.array(ctas, np.int64), np.array(los, np.int64), np.array(his, np.int64),
+            ctx.warp_in_cta[np.array(slots, np.int64)].astype(np.int64))
 
 
 def _check_peer_mbarrier(ctx, gj, pair: bool, cta: int, mcta: int):

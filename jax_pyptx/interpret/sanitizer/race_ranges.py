@@ -96,12 +96,16 @@ class RangeChecks:
         """``_stamp`` of rows of ``k`` whole chunks from chunks ``c0`` (a window view: each row
         read and written whole, not chunk by chunk)."""
         win = _windows(arr, k)
-        new = win[c0]
-        new = np.where(self._other(new, mine, floor), mine | _SEVERAL, mine)
+        old = win[c0]
+        if int(old.max()) < int(np.min(floor)):     # every chunk of an older epoch: no comparison
+            new = mine
+        else:
+            new = np.where(self._other(old, mine, floor), mine | _SEVERAL, mine)
         win[c0] = new
-        mixed = win[c0] != new          # another row, of another warp, in the chunk
-        if mixed.any():
-            arr[(c0[:, None] + np.arange(k))[mixed]] |= _SEVERAL
+        if len(c0) > 1 and int(np.diff(np.sort(c0)).min()) < k:
+            mixed = win[c0] != new      # another row, of another warp, in the chunk
+            if mixed.any():
+                arr[(c0[:, None] + np.arange(k))[mixed]] |= _SEVERAL
 
     def _stamp_range(self, arr, lo, hi, ep, warp):
         """Chunks of flat bytes ``[lo, hi)`` accessed by ``warp`` in epoch ``ep`` (chunks all of

@@ -309,9 +309,15 @@ class _Budget:
 
     def batch(self, ctx):
         if self.ctx is not None:
-            self.steps += self.ctx.steps
-            self.ctas += self.ctx.nctas
+            self.end()
         self.ctx = ctx
+
+    def end(self):
+        """The batch running now has finished: its counts join the earlier ones, and the
+        budget lets go of it (``launch.end_batch``)."""
+        self.steps += self.ctx.steps
+        self.ctas += self.ctx.nctas
+        self.ctx = None
 
 
 def start(ctx, launch):

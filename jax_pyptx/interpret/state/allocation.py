@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import shadow
-from .nests import _nest_view
+from .nests import _nest_view, coalesce
 from .rows import _ONES
 from .unwritten import Unwritten
 
@@ -119,6 +119,7 @@ class Allocation:
         u = self._undef
         if u is not None and not u.meets(off, off + sum((c - 1) * s for c, s in zip(shape, strides)) + nb):
             return True
+        shape, strides, nb = coalesce(shape, strides, nb)
         if self._chunks(off, strides, nb):
             return bool(_nest_view(self._init, 1, off // CHUNK, shape, [s // CHUNK for s in strides],
                                    nb // CHUNK).all())
@@ -128,6 +129,7 @@ class Allocation:
     def mark_nest(self, off, shape, strides, nb):
         """The disjoint elements of a nest were stored: a dense one leaves the intervals, whole
         chunks the per-chunk flags (``_flags``)."""
+        shape, strides, nb = coalesce(shape, strides, nb)
         u = self._undef
         if u is not None:
             hi = off + sum((c - 1) * s for c, s in zip(shape, strides)) + nb

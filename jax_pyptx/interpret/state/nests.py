@@ -112,6 +112,17 @@ def disjoint(shape, strides, nbytes) -> bool:
     return True
 
 
+def coalesce(shape, strides, nbytes):
+    """The same bytes as a nest of ``nbytes``-byte elements (``nest``'s shape and strides)
+    with its innermost dimensions folded into the elements while they are dense (stride
+    ``nbytes``): the rows of a tile become elements of a row's bytes."""
+    shape, strides = list(shape), list(strides)
+    while shape and strides[-1] == nbytes:
+        nbytes *= shape.pop()
+        strides.pop()
+    return shape, strides, nbytes
+
+
 def _nest_view(view, esz, off, shape, strides, count):
     """The elements of a nest (byte offset ``off`` of its first address into ``view``'s
     memory) as a strided view of shape ``(*shape, count)``: made by the ``ndarray``

@@ -1,0 +1,132 @@
+"""TMA boxes moved as slices (issue 24): a box's swizzled shared slots written and read as one
+slice in address order (``bulk._Slots.order`` / ``local``), in-bound tile boxes gathered and
+stored as strided slices of global memory (``FlatSpace.load_nest`` / ``store_nest``, which
+decline whatever ``load`` / ``store`` would report), nests folded into rows before their
+written-byte flags are read or set (``nests.coalesce``), and a launch that leaves nothing for
+the garbage collector."""
+from __future__ import annotations
+
+import gc
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from jax_pyptx.interpret import launch
+from jax_pyptx.interpret.ops import bulk
+from jax_pyptx.interpret.scheduler.context import Context
+from jax_pyptx.interpret.state import memory as M
+from jax_pyptx.interpret.state.nests import coalesce
+
+
+@pytest.mark.parametrize("swizzle,atomicity", [(0, 0), (1, 0), (2, 0), (3, 0), (3, 1)])
+@pytest.mark.parametrize("es", [1, 2, 4, 8])
+def test_a_contiguous_box_moves_as_one_slice_in_address_order(swizzle, atomicity, es):
+    f = SimpleNamespace(swizzle=swizzle, atomicity=atomicity)
+    off, n = 1024, 4096 // es
+    sl = bulk.box_slots(f, off, n, es, 16384)
+    assert sl.contig
+    dt = np.dtype(f"u{es}")
+    vals = np.random.default_rng(es).integers(0, 1 << (8 * es - 1), n).astype(dt)
+    want = np.zeros(16384 // es, dt)
+    want[sl.elems] = vals                           # the element-by-element scatter
+    got = np.zeros(16384 // es, dt)
+    got[off // es:off // es + n] = vals if sl.order is None else vals[sl.order]
+    np.testing.assert_array_equal(got, want)
+    span = got[off // es:off // es + n]             # and read back through ``local``
+    np.testing.assert_array_equal(span.copy() if sl.local is None else span[sl.local], vals)
+    assert (sl.order is None) == (swizzle == 0)
+
+
+def _space(uninit=False, readonly=False):
+    sp = M.FlatSpace("global", 1 << 20)
+    al = sp.add(np.arange(4096, dtype=np.uint8), "buf", readonly=readonly)
+    if uninit:
+        al.start_uninitialized(2048, 4096)
+        sp.tracks_init = True
+    return sp, al
+
+
+def test_load_nest_reads_a_strided_slice_and_declines_what_load_reports():
+    sp, al = _space(uninit=True)
+    shape, strides = [4, 8], [256, 2]               # 4 rows of 8 u16, rows 256 bytes apart
+    got = sp.load_nest(al.base + 64, shape, strides, np.uint16)
+    want = sp.load(np.array([al.base + 64 + 256 * r + 2 * c for r in range(4) for c in range(8)],
+                            np.uint64), np.uint16)[:, 0]
+    np.testing.assert_array_equal(got, want)
+    assert sp.load_nest(al.base + 1984, shape, strides, np.uint16) is None         # meets unwritten bytes
+    assert sp.load_nest(al.base + 4096 - 64, shape, strides, np.uint16) is None    # past the end
+    assert sp.load_nest(al.base + 65, shape, strides, np.uint16) is None           # misaligned
+    sp.counter = lambda *a: None                    # statistics count every address: ``load``
+    assert sp.load_nest(al.base + 64, shape, strides, np.uint16) is None
+
+
+def test_store_nest_writes_a_strided_slice_and_declines_what_store_reports():
+    sp, al = _space(uninit=True)
+    vals = np.arange(32, dtype=np.uint16) + 1000
+    assert sp.store_nest(al.base + 2048, [4, 8], [256, 2], vals)
+    v = al.data[2048:2048 + 1024].view(np.uint16).reshape(4, 128)[:, :8]
+    np.testing.assert_array_equal(v.reshape(-1), vals)
+    assert sp.load_nest(al.base + 2048, [4, 8], [256, 2], np.uint16) is not None  # now written
+    assert sp.load_nest(al.base + 2048 + 16, [4, 8], [256, 2], np.uint16) is None  # the bytes beside: not
+    assert not sp.store_nest(al.base + 4096 - 64, [4, 8], [256, 2], vals)         # past the end
+    assert not sp.store_nest(al.base, [4, 8], [0, 2], vals)                       # overlapping rows
+    ro, ral = _space(readonly=True)
+    assert not ro.store_nest(ral.base, [4, 8], [256, 2], vals)                    # read-only
+
+
+@pytest.mark.parametrize("shape,strides,nb,want", [
+    ([64, 64], [1024, 2], 2, ([64], [1024], 128)),          # rows of a tile: one element a row
+    ([4, 8, 16], [4096, 64, 4], 4, ([4], [4096], 512)),     # two dense dimensions fold
+    ([8, 16], [64, 8], 4, ([8, 16], [64, 8], 4)),           # a gap between elements: kept
+    ([], [], 8, ([], [], 8)),
+])
+def test_coalesce_folds_dense_inner_dimensions(shape, strides, nb, want):
+    assert coalesce(shape, strides, nb) == want
+
+
+COPY = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 y)
+{
+    .reg .u32 %r<4>; .reg .u64 %rd<6>; .reg .f32 %f<2>;
+    .shared .align 4 .f32 buf[256];
+    ld.param.u64 %rd1, [x];
+    ld.param.u64 %rd2, [y];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd1, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    mov.u32 %r2, buf;
+    shl.b32 %r3, %r1, 2;
+    add.u32 %r2, %r2, %r3;
+    st.shared.f32 [%r2], %f1;
+    bar.sync 0;
+    ld.shared.f32 %f1, [%r2];
+    add.u64 %rd5, %rd2, %rd3;
+    st.global.f32 [%rd5], %f1;
+    ret;
+}
+"""
+
+
+def test_a_launch_leaves_no_context_for_the_garbage_collector():
+    # the launch's budget and the race tracker refer back to the batch's context; the launch
+    # lets go of it, so its arrays are freed at once and the next launch reuses their memory
+    # (no page faults, no growth)
+    x = np.arange(256, dtype=np.float32)
+    y = np.zeros(256, np.float32)
+    gc.collect()
+    flags = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        launch(COPY, "k", [x, y], grid=1, block=256)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, Context) or type(o).__module__.startswith("jax_pyptx")]
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+    np.testing.assert_array_equal(y, x)
+    assert left == []
