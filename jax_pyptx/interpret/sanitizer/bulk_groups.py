@@ -101,12 +101,13 @@ def bulk_wait(ctx, g, n):
         run_bulk(ctx, set(int(s) for s in g.idx), lim)
     if st is None or not st.reads:
         return
-    lim = np.full(ctx.N, -1, np.int64)
-    lim[g.idx] = st.committed[g.idx] - int(n)
+    # per waiting thread: the groups below this one are retired (Python ints: a few records
+    # per thread)
+    lim = dict(zip(g.idx.tolist(), (st.committed[g.idx] - int(n)).tolist()))
     keep = []
     rc = st.rchunk
     for r in st.reads:
-        if r.seq < lim[r.slot]:
+        if r.seq < lim.get(r.slot, -1):
             rc[r.chunks] -= 1
         else:
             keep.append(r)

@@ -481,7 +481,10 @@ class RaceTracker(RangeChecks, LaneRaces):
     def _check_war(self, banks, offs, nbytes, warps, idx, ch, stamp, floor):
         """A store's chunks another warp loaded in the current epoch, checked byte by byte
         (write-after-read). Returns ``idx`` (the bytes, when they were made)."""
-        sel, _ = self._hits(self.c_r, ch, stamp, floor)
+        old = self.c_r[ch]
+        if int(old.max()) < (floor if isinstance(floor, int) else int(floor.min())):
+            return idx                  # every chunk last loaded in an earlier epoch
+        sel, _ = self._hits(self.c_r, ch, stamp, floor, old)
         if sel is None:
             return idx
         self._flush_loads()
