@@ -285,11 +285,15 @@ def write_rects(tm, ctx, cta, lane0, col0, pieces, values, rel, what, g, lane_of
     (``rel``: as for ``read_rects``)."""
     if not _rect_ok(tm, cta, lane0, col0, pieces, False):
         return tm.write(ctx, cta, lane0 + rel[0], col0 + rel[1], values, what, g, lane_of)
+    # cells written before stay defined until a dealloc: a k-loop's accumulator marks them once
+    mark = tm.defined is not None and (cta, lane0, col0, tuple(pieces), True) not in tm.ok_rects
     for r0, r1, c0, c1, l, c in pieces:
         sl = (cta, slice(lane0 + l, lane0 + l + r1 - r0), slice(col0 + c, col0 + c + c1 - c0))
         tm.data[sl] = values[r0:r1, c0:c1]
-        if tm.defined is not None:
+        if mark:
             tm.defined[sl] = True
+    if mark and len(tm.ok_rects) < 4096:
+        tm.ok_rects.add((cta, lane0, col0, tuple(pieces), True))
 
 
 def tmem(ctx) -> TensorMemory:
