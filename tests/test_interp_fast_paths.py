@@ -1,9 +1,10 @@
-"""TMA boxes moved as slices (issue 24): a box's swizzled shared slots written and read as one
-slice in address order (``bulk._Slots.order`` / ``local``), in-bound tile boxes gathered and
-stored as strided slices of global memory (``FlatSpace.load_nest`` / ``store_nest``, which
-decline whatever ``load`` / ``store`` would report), nests folded into rows before their
-written-byte flags are read or set (``nests.coalesce``), and a launch that leaves nothing for
-the garbage collector."""
+"""Fast paths of the interpreter (issue 24) that must keep every check: a TMA box's swizzled
+shared slots written and read as one slice in address order (``bulk._Slots.order`` /
+``local``), in-bound tile boxes gathered and stored as strided slices of global memory
+(``FlatSpace.load_nest`` / ``store_nest``, which decline whatever ``load`` / ``store`` would
+report), nests folded into rows before their written-byte flags are read or set
+(``nests.coalesce``), a TMEM rectangle marked defined once until a dealloc, and a launch that
+leaves nothing for the garbage collector."""
 from __future__ import annotations
 
 import gc
@@ -130,3 +131,25 @@ def test_a_launch_leaves_no_context_for_the_garbage_collector():
         gc.garbage.clear()
     np.testing.assert_array_equal(y, x)
     assert left == []
+
+
+def test_a_tmem_rectangle_stays_defined_until_a_dealloc():
+    # a k-loop's accumulator writes the same rectangle every step: it is marked defined once,
+    # and a dealloc makes its cells unwritten again for the next allocation
+    from jax_pyptx.interpret.state import tmem as T
+    ctx = SimpleNamespace(nctas=1, sanitize=True, at_exit=[])
+    tm = T.TensorMemory(ctx)
+    d = SimpleNamespace(ins=SimpleNamespace(), text="x;", where=lambda: "here")
+    col = tm.alloc(ctx, 0, 64, d, None, 0)
+    pieces = ((0, 32, 0, 16, 0, 0),)
+    vals = np.arange(32 * 16, dtype=np.uint32).reshape(32, 16)
+    for k in range(3):
+        T.write_rects(tm, ctx, 0, 0, col, pieces, vals + k, None, "w", None)
+        assert tm.defined[0, :32, col:col + 16].all() and not tm.defined[0, 32:, col:col + 16].any()
+        np.testing.assert_array_equal(T.read_rects(tm, ctx, 0, 0, col, pieces, (32, 16), None, "r", None),
+                                      vals + k)
+    assert (0, 0, col, pieces, True) in tm.ok_rects
+    tm.dealloc(ctx, 0, col, 64, d, None, 0)
+    assert not tm.ok_rects and not tm.defined[0].any()
+    col = tm.alloc(ctx, 0, 64, d, None, 0)
+    assert not T._rect_ok(tm, 0, 0, col, pieces, True)       # unwritten: the cell-by-cell read reports
