@@ -231,17 +231,20 @@ def _race_ranges(ctx, boxes):
     when one is not a contiguous span (its bytes are checked one by one) or fails its checks."""
     sh = ctx.shared
     ctas, los, his, slots = [], [], [], []
+    seen = None             # (map, offset, elements, bytes) of the box before (boxes repeat them)
     for gj, f, box, off, mine in boxes:
-        try:
-            contig = box_slots(f, off, box.n, box.esz, sh.size).contig
-        except M.MemoryFault:
-            return None
-        if not contig:
-            return None
+        if seen is None or seen[0] is not f or seen[1] != off or seen[2] != box.n:
+            try:
+                contig = box_slots(f, off, box.n, box.esz, sh.size).contig
+            except M.MemoryFault:
+                return None
+            if not contig:
+                return None
+            seen = (f, off, box.n, off + box.nbytes)
         for c in mine:
             ctas.append(c)
             los.append(off)
-            his.append(off + box.nbytes)
+            his.append(seen[3])
             slots.append(gj.idx[0])
     if not ctas:
         return None
