@@ -1,5 +1,5 @@
 """Fast paths of the interpreter (issue 24) that must keep every check: a TMA box's swizzled
-shared slots written and read as one slice in address order (``bulk._Slots.order`` /
+shared slots written and read as one slice in address order (``tma._Slots.order`` /
 ``local``), in-bound tile boxes gathered and stored as strided slices of global memory
 (``FlatSpace.load_nest`` / ``store_nest``, which decline whatever ``load`` / ``store`` would
 report), nests folded into rows before their written-byte flags are read or set
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from jax_pyptx.interpret import launch
-from jax_pyptx.interpret.ops import bulk
+from jax_pyptx.interpret.ops import tma
 from jax_pyptx.interpret.scheduler.context import Context
 from jax_pyptx.interpret.state import memory as M
 from jax_pyptx.interpret.state.nests import coalesce
@@ -25,7 +25,7 @@ from jax_pyptx.interpret.state.nests import coalesce
 def test_a_contiguous_box_moves_as_one_slice_in_address_order(swizzle, atomicity, es):
     f = SimpleNamespace(swizzle=swizzle, atomicity=atomicity)
     off, n = 1024, 4096 // es
-    sl = bulk.box_slots(f, off, n, es, 16384)
+    sl = tma.box_slots(f, off, n, es, 16384)
     assert sl.contig
     dt = np.dtype(f"u{es}")
     vals = np.random.default_rng(es).integers(0, 1 << (8 * es - 1), n).astype(dt)

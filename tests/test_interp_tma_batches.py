@@ -10,7 +10,7 @@ import pytest
 
 from jax_pyptx.errors import RaceError, UninitializedReadError
 from jax_pyptx.interpret import launch, tensor_map
-from jax_pyptx.interpret.ops import bulk
+from jax_pyptx.interpret.ops import tma
 from jax_pyptx.interpret.sanitizer import async_proxy as AP
 from jax_pyptx.interpret.sanitizer import smem_races as S
 from jax_pyptx.interpret.sanitizer.smem_races import RaceTracker
@@ -31,7 +31,7 @@ def _outcome(fn, *args):
 
 
 def _batched(race, kind, banks, los, his, warps):
-    """A copy instruction's ranges the way ``bulk`` handles them: all at once, else one by one
+    """A copy instruction's ranges the way ``tma`` handles them: all at once, else one by one
     (the first failing range reports, as its index)."""
     if AP.race_ranges(race, kind, banks, los, his, warps):
         return None
@@ -301,11 +301,11 @@ def test_an_unwritten_byte_in_one_box_of_a_store_names_its_cta_and_thread(hole):
 def test_a_store_box_that_may_overwrite_the_next_boxs_tensor_map_is_put_first():
     x = np.zeros(4096, np.uint8)
     f = tensor_map(x, box=(64,)).fields
-    extents = {bulk._extent(f)}
-    assert bulk._writes_near(extents, f.address + 4096 - 64)
-    assert bulk._writes_near(extents, f.address - 64)
-    assert not bulk._writes_near(extents, f.address + 8192)
-    assert not bulk._writes_near(extents, f.address - 128)
+    extents = {tma._extent(f)}
+    assert tma._writes_near(extents, f.address + 4096 - 64)
+    assert tma._writes_near(extents, f.address - 64)
+    assert not tma._writes_near(extents, f.address + 8192)
+    assert not tma._writes_near(extents, f.address - 128)
 
 
 @pytest.mark.parametrize("schedule, seed", [("late", None)] + [("random", s) for s in range(4)])

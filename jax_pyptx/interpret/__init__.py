@@ -37,8 +37,9 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   ``convert``, ``load_store``, ``warp``, ``control`` (bra, call, ``vprintf``, ...), ``alloca``,
   ``setmaxnreg`` (per-warp register counts, the CTA's pool), ``mbarrier_ops``, ``cluster_ops``
   (mapa, getctarank, barrier.cluster, st.async, red.async), ``launch_control``
-  (clusterlaunchcontrol.try_cancel / query_cancel), ``bulk`` (bulk copies, the TMA, tensormap
-  instructions) with ``tma_boxes`` (the elements a box covers, swizzle, out-of-bound fill),
+  (clusterlaunchcontrol.try_cancel / query_cancel), ``bulk`` (bulk copies, tensormap
+  instructions), ``tma`` (the TMA's tensor copies and the tensor maps they read) with
+  ``tma_boxes`` (the elements a box covers, swizzle, out-of-bound fill),
   ``mma`` (mma.sync, ldmatrix, stmatrix, movmatrix), ``mma_sparse``, ``wmma``, ``wgmma``
   (wgmma.mma_async{.sp}, commit_group, wait_group), ``tcgen05`` and ``tcgen05_mma`` (alloc,
   ld / st, cp, shift, commit, mma), with ``smem_matrix`` (matrix descriptors and the swizzled

@@ -16,7 +16,7 @@ from . import segments
 # the instruction families register their handlers on import
 from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, integer,  # noqa: F401
                    launch_control, load_store, mbarrier_ops, mma, mma_sparse, setmaxnreg, tcgen05,
-                   tcgen05_mma, warp, wgmma, wmma)
+                   tcgen05_mma, tma, warp, wgmma, wmma)
 
 
 def decode_program(prog) -> None:
