@@ -115,9 +115,6 @@ def _dim_stride(f, i):
     return 1 if (i == 0 and f.interleave == 0) else f.element_strides[i]
 
 
-_TILES: dict = {}
-
-
 class _TilePlan:
     """What a tiled map's boxes share: ``counts`` and ``steps`` per dimension, ``strides`` (its
     global strides, ints), ``rel`` (the relative byte offsets of a box in shared order),

@@ -314,7 +314,7 @@ class _Budget:
 
     def end(self):
         """The batch running now has finished: its counts join the earlier ones, and the
-        budget lets go of it (``launch.end_batch``)."""
+        budget lets go of it (``launch._end_batch``)."""
         self.steps += self.ctx.steps
         self.ctas += self.ctx.nctas
         self.ctx = None
