@@ -672,7 +672,7 @@ def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None, aligne
 def _row_chunks(starts, nbytes: int, aligned=False):
     """The 16-byte chunks of rows ``[start, start + nbytes)``: (n,) when every row lies in one
     chunk, else (n, k) (the last chunk repeated where a row spans fewer)."""
-    c0 = starts >> 4
+    c0 = M.shifted(starts, 4)
     if nbytes <= 16 and (aligned or not len(starts) or int((starts & 15).max()) + nbytes <= 16):
         return c0
     c1 = (starts + (nbytes - 1)) >> 4

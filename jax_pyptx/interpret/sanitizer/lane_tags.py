@@ -60,7 +60,7 @@ class LaneTags:
     def items(starts, nbytes):
         """The item index of each row of a ``ROWS`` layout (``take`` / ``put`` ``q``: one for
         every ``LaneTags``)."""
-        return starts >> ((nbytes).bit_length() - 1)
+        return R.shifted(starts, (nbytes).bit_length() - 1)
 
     def take(self, starts, nbytes, lay, q=None):
         """(the tags of rows ``[start, start + nbytes)`` per unit, the unit: 4 (one tag per word,

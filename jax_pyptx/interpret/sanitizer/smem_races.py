@@ -74,6 +74,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import shadow
+from ..state.rows import shifted
 from .lane_races import _IV_LIMIT, _MISSING_WARP, _MULTI, LaneRaces, RaceFault  # noqa: F401 (re-exported)
 from .race_ranges import _CODE, _SEVERAL, RangeChecks
 
@@ -195,7 +196,7 @@ class RaceTracker(RangeChecks, LaneRaces):
         """The 16-byte chunks of rows ``[start, start + nbytes)``: (n,) when every row lies in
         one chunk, else (n, k) (the last chunk repeated where a row spans fewer). ``aligned``:
         every start is a multiple of ``nbytes`` (a power of two), known to the caller."""
-        c0 = starts >> 4
+        c0 = shifted(starts, 4)
         if nbytes <= 16 and (aligned or len(starts) == 0 or int((starts & 15).max()) + nbytes <= 16):
             return c0
         c1 = (starts + (nbytes - 1)) >> 4

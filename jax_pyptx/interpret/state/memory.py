@@ -30,7 +30,7 @@ from . import shadow
 from .allocation import _UINT, CHUNK, Allocation  # noqa: F401 (re-exported)
 from .nests import FAST_MIN, Span, _nest_view, disjoint, nest, span_of  # noqa: F401
 from .rows import (_FILL, _ITEM, _ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans,  # noqa: F401
-                   mark_blocks, put_rows, row_view, span_views, take_rows)
+                   mark_blocks, put_rows, row_view, shifted, span_views, take_rows)
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
@@ -49,6 +49,8 @@ def _vector(view_of, nb, off):
     """A gather index for ``nb``-byte vectors at byte offsets ``off`` (all multiples of
     ``nb``) into ``view_of(void nb)``: one element per vector, where indexing ``count``
     elements per lane costs a 2-D gather."""
+    if off.dtype == np.int64 and _pow2(nb):       # (row starts: shared with the other checks)
+        return view_of(np.dtype((np.void, nb))), shifted(off, nb.bit_length() - 1)
     return view_of(np.dtype((np.void, nb))), (off // nb).astype(np.int64, copy=False)
 
 
@@ -675,7 +677,7 @@ class BankedSpace:
                 starts = self.flat(banks, offs)
             item = _ROW_ITEM.get(nbytes) if aligned else None
             if item is not None and len(self.init) % nbytes == 0:     # one item per row
-                self.init.view(item[0])[starts >> item[1]] = item[2]
+                self.init.view(item[0])[shifted(starts, item[1])] = item[2]
             else:
                 _rows_set(self.init, starts, nbytes)
         if self._dirty is not None:

@@ -10,6 +10,26 @@ import numpy as np
 _ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
 
 
+_LAST = (None, {})                   # (the starts array ``shifted`` saw last, its shifts)
+
+
+def shifted(starts, k: int):
+    """``starts >> k`` for an int64 array of row starts, made once per array: one store's
+    checks (its bounds, the race trackers, the written flags) index by the same rows' chunks
+    and items. Only the last array's shifts are kept (a tuple read and replaced whole, so
+    concurrent launches never see another's)."""
+    global _LAST
+    last = _LAST
+    if last[0] is starts:
+        got = last[1].get(k)
+        if got is None:
+            got = last[1][k] = starts >> k
+        return got
+    got = starts >> k
+    _LAST = (starts, {k: got})
+    return got
+
+
 BLOCK_SHIFT = 8                      # coarse per-block flags (``BankedSpace.dirty_blk``, the
 BLOCK = 1 << BLOCK_SHIFT             # async proxy's in-flight counts): blocks of 256 bytes
 
