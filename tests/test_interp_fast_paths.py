@@ -3,8 +3,9 @@ shared slots written and read as one slice in address order (``tma._Slots.order`
 ``local``), in-bound tile boxes gathered and stored as strided slices of global memory
 (``FlatSpace.load_nest`` / ``store_nest``, which decline whatever ``load`` / ``store`` would
 report), nests folded into rows before their written-byte flags are read or set
-(``nests.coalesce``), a TMEM rectangle marked defined once until a dealloc, and a launch that
-leaves nothing for the garbage collector."""
+(``nests.coalesce``), a shared store's row shifts made once (``rows.shifted``), a TMEM
+rectangle marked defined once until a dealloc, and a launch that leaves nothing for the garbage
+collector."""
 from __future__ import annotations
 
 import gc
@@ -153,3 +154,18 @@ def test_a_tmem_rectangle_stays_defined_until_a_dealloc():
     assert not tm.ok_rects and not tm.defined[0].any()
     col = tm.alloc(ctx, 0, 64, d, None, 0)
     assert not T._rect_ok(tm, 0, 0, col, pieces, True)       # unwritten: the cell-by-cell read reports
+
+
+def test_one_starts_array_is_shifted_once_per_amount():
+    # a shared store's checks index by the same rows' chunks and items: ``shifted`` makes each
+    # shift of one array once, and never hands one array's shifts to another
+    from jax_pyptx.interpret.state.rows import shifted
+    a = np.arange(0, 4096, 16, dtype=np.int64)
+    c = shifted(a, 4)
+    np.testing.assert_array_equal(c, a >> 4)
+    assert shifted(a, 4) is c and shifted(a, 3) is not c
+    np.testing.assert_array_equal(shifted(a, 3), a >> 3)
+    b = a.copy()
+    assert shifted(b, 4) is not c
+    np.testing.assert_array_equal(shifted(b, 4), a >> 4)
+    assert shifted(a, 4) is not c                   # only the last array's shifts are kept
