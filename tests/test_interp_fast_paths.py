@@ -14,11 +14,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from jax_pyptx.interpret import launch
+from jax_pyptx.interpret import launch, tensor_map
 from jax_pyptx.interpret.ops import tma
 from jax_pyptx.interpret.scheduler.context import Context
 from jax_pyptx.interpret.state import memory as M
 from jax_pyptx.interpret.state.nests import coalesce
+
+from .test_interp_tma_batches import LOAD_WAR
 
 
 @pytest.mark.parametrize("swizzle,atomicity", [(0, 0), (1, 0), (2, 0), (3, 0), (3, 1)])
@@ -87,50 +89,25 @@ def test_coalesce_folds_dense_inner_dimensions(shape, strides, nb, want):
     assert coalesce(shape, strides, nb) == want
 
 
-COPY = """
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 x, .param .u64 y)
-{
-    .reg .u32 %r<4>; .reg .u64 %rd<6>; .reg .f32 %f<2>;
-    .shared .align 4 .f32 buf[256];
-    ld.param.u64 %rd1, [x];
-    ld.param.u64 %rd2, [y];
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.u64 %rd4, %rd1, %rd3;
-    ld.global.f32 %f1, [%rd4];
-    mov.u32 %r2, buf;
-    shl.b32 %r3, %r1, 2;
-    add.u32 %r2, %r2, %r3;
-    st.shared.f32 [%r2], %f1;
-    bar.sync 0;
-    ld.shared.f32 %f1, [%r2];
-    add.u64 %rd5, %rd2, %rd3;
-    st.global.f32 [%rd5], %f1;
-    ret;
-}
-"""
-
-
 def test_a_launch_leaves_no_context_for_the_garbage_collector():
     # the launch's budget and the race tracker refer back to the batch's context; the launch
     # lets go of it, so its arrays are freed at once and the next launch reuses their memory
     # (no page faults, no growth)
-    x = np.arange(256, dtype=np.float32)
-    y = np.zeros(256, np.float32)
+    # (a TMA load into shared memory that every warp reads: the race tracker, the async proxy
+    # and the mbarriers all hold state of the batch)
+    x = np.arange(256, dtype=np.uint32) * 10
+    out = np.zeros(3 * 256, np.uint32)
     gc.collect()
     flags = gc.get_debug()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
-        launch(COPY, "k", [x, y], grid=1, block=256)
+        launch(LOAD_WAR, "k", [tensor_map(x, box=(256,)), out, np.uint32(99)], grid=3, block=256)
         gc.collect()
         left = [o for o in gc.garbage if isinstance(o, Context) or type(o).__module__.startswith("jax_pyptx")]
     finally:
         gc.set_debug(flags)
         gc.garbage.clear()
-    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(out.reshape(3, 256), np.tile(x + np.arange(256), (3, 1)))
     assert left == []
 
 

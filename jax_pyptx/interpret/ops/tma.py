@@ -34,13 +34,12 @@ from .load_store import address_getter, space_code
 
 
 # ----------------------------------------------------------------------------- tensor maps
-_DECODED: dict = {}         # a tensor map's 128 bytes -> (its fields, their problems)
 
 
 def read_tensormap(ctx, gj, addr: int, symspace=None) -> TM.TensorMapFields:
     """Decode the tensor map at ``addr`` (a param, const or global address, or a generic one):
     its bytes are read (and checked) every time, their fields and problems found once per
-    content (``_DECODED``)."""
+    content (``tensormap.decode_checked``)."""
     code = space_code(addr) if symspace != "param" else 4
     if addr % 64:
         raise ctx.error(MisalignedAccessError,
@@ -55,13 +54,7 @@ def read_tensormap(ctx, gj, addr: int, symspace=None) -> TM.TensorMapFields:
         raw = space.load(np.array([addr], np.uint64), np.uint8, TM.SIZE, align=64)[0].tobytes()
     if code == 0:
         BG.check_tensormap(ctx, addr, gj)
-    got = _DECODED.get(raw)
-    if got is None:
-        if len(_DECODED) > 1024:
-            _DECODED.clear()
-        f = TM.decode(raw)
-        got = _DECODED[raw] = (f, TM.problems(f))
-    f, bad = got
+    f, bad = TM.decode_checked(raw)
     if bad:
         raise ctx.error(InterpreterError, f"the tensor map at {addr:#x} is not valid: " + "; ".join(bad)
                         + " (built with tensor_map() / by tensormap.replace?)", gj)

@@ -242,17 +242,24 @@ class FlatSpace:
         first, shape, strides, last = ns
         align = nbytes if align is None else align
         unit = align if align % esz == 0 else esz * align      # every address a multiple of esz too
+        al = self._nest_home(first, strides, last, nbytes, unit, esz, write)
+        return None if al is None else (al, ns)
+
+    def _nest_home(self, first: int, strides, last: int, nbytes: int, unit: int, esz: int, write: bool):
+        """The allocation holding accesses of ``nbytes`` at every address of a nest (``first``
+        to ``last``, ``strides``) when each address is a multiple of ``unit``, the allocation's
+        base of ``esz`` and, for a ``write``, the allocation writable and not an input: every
+        check of ``_resolve`` passes. None: ``_resolve`` must decide (and report)."""
         if unit > 1 and (first % unit or any(s % unit for s in strides)):
             return None
-        k = int(np.searchsorted(self._bases, np.uint64(first), "right")) - 1
-        if k < 0:
+        if first < 0 or last >= _U64:
             return None
-        al = self.allocs[k]
-        if first < al.base or last + nbytes > al.end or (al.base % esz):
+        al = self.find(first)
+        if al is None or last + nbytes > al.end or al.base % esz:
             return None
         if write and (al.readonly or al.input is not None):
             return None
-        return al, ns
+        return al
 
     def load_nest(self, first: int, shape, strides, dtype):
         """The elements of ``dtype`` at the addresses of an affine nest (``nest``'s shape and
@@ -261,13 +268,9 @@ class FlatSpace:
         and no statistics are kept; None: ``load`` must decide (and report). A TMA box."""
         dt = np.dtype(dtype)
         esz = dt.itemsize
-        if self.counter is not None or first % esz or any(s % esz for s in strides):
-            return None
         last = first + sum((n - 1) * s for n, s in zip(shape, strides))
-        if first < 0 or last >= 1 << 64:
-            return None
-        al = self.find(first)
-        if al is None or last + esz > al.end or al.base % esz:
+        al = None if self.counter is not None else self._nest_home(first, strides, last, esz, esz, esz, False)
+        if al is None:
             return None
         off = first - al.base
         if self.tracks_init and al.tracked() and not al.nest_written(off, shape, strides, esz):
@@ -280,14 +283,11 @@ class FlatSpace:
         passes on Python ints (aligned, inside one writable allocation) and no statistics are
         kept; False: nothing was written, ``store`` must decide (and report)."""
         esz = values.dtype.itemsize
-        if self.counter is not None or first % esz or any(s % esz for s in strides) \
-                or not disjoint(shape, strides, esz):
+        if self.counter is not None or not disjoint(shape, strides, esz):
             return False
         last = first + sum((n - 1) * s for n, s in zip(shape, strides))
-        if first < 0 or last >= 1 << 64:
-            return False
-        al = self.find(first)
-        if al is None or last + esz > al.end or al.base % esz or al.readonly or al.input is not None:
+        al = self._nest_home(first, strides, last, esz, esz, esz, True)
+        if al is None:
             return False
         self.version += 1
         off = first - al.base

@@ -203,11 +203,23 @@ FIELD_RANGE = {".rank": (0, 4), ".elemtype": (0, 15), ".interleave_layout": (0, 
                ".swizzle_mode": (0, 3), ".swizzle_atomicity": (0, 3), ".fill_mode": (0, 1),
                ".box_dim": (1, 256), ".element_stride": (1, 8), ".global_dim": (1, (1 << 32) - 1)}
 
-_CACHE: dict = {}
+_CACHE: dict = {}           # a tensor map's bytes -> [its fields, their problems (None: not asked)]
 
 
 def decode(b: bytes) -> TensorMapFields:
     """The fields of a 128-byte tensor map (memoised on the bytes)."""
+    return _entry(b)[0]
+
+
+def decode_checked(b: bytes) -> tuple:
+    """(the fields of a 128-byte tensor map, their ``problems``), both found once per content."""
+    e = _entry(b)
+    if e[1] is None:
+        e[1] = problems(e[0])
+    return e[0], e[1]
+
+
+def _entry(b: bytes) -> list:
     b = bytes(b)
     got = _CACHE.get(b)
     if got is not None:
@@ -225,8 +237,8 @@ def decode(b: bytes) -> TensorMapFields:
         channels=r["channels"], pixels=r["pixels"])
     if len(_CACHE) > 4096:
         _CACHE.clear()
-    _CACHE[b] = f
-    return f
+    got = _CACHE[b] = [f, None]
+    return got
 
 
 def encode(f: TensorMapFields) -> bytes:
