@@ -45,7 +45,9 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   ld / st, cp, shift, commit, mma), with ``smem_matrix`` (matrix descriptors and the swizzled
   canonical operand layouts);
 * ``sanitizer``: ``smem_races`` (shared-memory races between warps, and between lanes of one
-  warp; ``race_ranges``: a copy's whole ranges, the boxes of one TMA instruction at once),
+  warp; ``race_ranges``: a copy's whole ranges, the boxes of one TMA instruction at once;
+  ``warp_cover``: which warps accessed which blocks in the epoch, so that an access clear of
+  the others skips the per-chunk checks),
   ``global_races`` (plain accesses of one global element by different CTAs),
   ``definedness`` (bit-level definedness of registers, as memcheck keeps it), ``provenance``
   (the buffer each 64-bit register's pointer came from, checked at every global access),

@@ -117,7 +117,7 @@ def shared_target(ctx, g, addrs, cta_only=False, warps=True, banks=None):
         banks = ctx.slot_cta[g.idx]
     race = warps and ctx.shared.race is not None
     if not addrs.size or addrs.max() < _U_BIT:
-        return banks, addrs, (ctx.warp_in_cta[g.idx] if race else None)
+        return banks, addrs, (g.slot_info(ctx)[2] if race else None)
     cl = addrs >= _U_BIT
     rank = ((addrs >> _U_SHIFT) & _U_RANK).astype(np.int64)
     if cta_only:

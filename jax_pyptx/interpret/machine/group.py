@@ -5,7 +5,7 @@ import numpy as np
 
 
 class Group:
-    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "ok")
+    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -19,6 +19,8 @@ class Group:
         self.cycle = None         # progress: (head, tail, epoch, step) of a loop it repeats forever
         self._wm = None
         self._wl = None
+        self._wb = None
+        self._sl = None
         self.ok = None            # register keys found written on every slot of idx (Context._set_on)
 
     def subset(self, mask, N) -> "Group":
@@ -49,8 +51,33 @@ class Group:
             self._wl = inv
         return self._wm
 
+    def slot_info(self, ctx):
+        """(batch warp, lane, warp within its CTA) of each thread (``idx >> 5``, ``ctx.lane``,
+        ``ctx.warp_in_cta``): cached, read-only."""
+        if self._sl is None:
+            self._sl = (self.idx >> 5, ctx.lane[self.idx], ctx.warp_in_cta[self.idx])
+        return self._sl
+
+    def warp_blocks(self, W: int):
+        """(blocks, warps a block, [each one's warp within its CTA]) when the group is whole
+        warps, in slot order one sequence of warps of a CTA repeated (every CTA the same ones,
+        the usual case): its threads are then those blocks by those warps by 32 lanes. None
+        otherwise; cached. ``W``: the warps of a CTA."""
+        if self._wb is None:
+            self._wb = False
+            uw, m = self.warp_masks()
+            if len(uw) * 32 == self.n and (m == _ALL_LANES).all():
+                local = uw % W
+                nw = int(np.searchsorted(uw, (int(uw[0]) // W + 1) * W))
+                if len(uw) % nw == 0 and (local.reshape(-1, nw) == local[:nw]).all():
+                    self._wb = (len(uw) // nw, nw, local[:nw].tolist())
+        return self._wb or None
+
     def __repr__(self):
         return f"Group(pc={self.pc}, n={self.n}, wait={self.wait})"
+
+
+_ALL_LANES = np.uint64(0xFFFFFFFF)
 
 
 def merge(groups, N) -> Group:

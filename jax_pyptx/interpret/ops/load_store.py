@@ -173,13 +173,19 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals, span, starts, aligned):
     ``starts``, ``aligned``: what ``_bounds`` found, shared by every check."""
     race = ctx.shared.race
     pos = None
+    remote = ctx.cluster_size > 1 and len(warps) and warps.max() >= 32
+    # the rows' warps by blocks (the race tracker's per-warp summary), and each warp once, where
+    # they are the group's own
+    blocks = None if remote else g.warp_blocks(ctx.W)
+    uw = None if remote else g.warp_masks()[0]
     try:
         if vals is None:
-            race.on_load(banks, offs, nbytes, warps, span=span, starts=starts, aligned=aligned)
+            race.on_load(banks, offs, nbytes, warps, span=span, starts=starts, aligned=aligned, blocks=blocks)
         else:
-            race.on_store(banks, offs, nbytes, warps, vals, span=span, starts=starts, aligned=aligned)
+            race.on_store(banks, offs, nbytes, warps, vals, span=span, starts=starts, aligned=aligned,
+                          blocks=blocks)
         slots = g.idx
-        if ctx.cluster_size > 1 and len(warps) and warps.max() >= 32:
+        if remote:
             # distributed shared memory: not one warp's
             keep = np.nonzero(warps < 32)[0]
             if not len(keep):
@@ -187,12 +193,12 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals, span, starts, aligned):
             banks, offs, slots, starts = banks[keep], offs[keep], slots[keep], starts[keep]
             vals = None if vals is None else vals[keep]
             pos = keep
+        gw, lanes = (slots >> 5, ctx.lane[slots]) if remote else g.slot_info(ctx)[:2]
         if vals is None:
-            race.intra_load(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, starts=starts,
-                            aligned=aligned)
+            race.intra_load(banks, offs, nbytes, gw, lanes, ctx.N >> 5, starts=starts, aligned=aligned, uw=uw)
         else:
-            race.intra_store(banks, offs, nbytes, slots >> 5, ctx.lane[slots], ctx.N >> 5, vals, starts=starts,
-                             aligned=aligned)
+            race.intra_store(banks, offs, nbytes, gw, lanes, ctx.N >> 5, vals, starts=starts, aligned=aligned,
+                             uw=uw)
     except M.MemoryFault as f:
         where = ctx.shared.describe_offset(f.address)
         f.detail = f.detail.replace("{where}", f" ({where})" if where else "")

@@ -73,13 +73,16 @@ class LaneRaces:
         lanes = lanes.view(np.int32) if lanes.dtype == np.uint32 else lanes.astype(np.int32, copy=False)
         return starts, self.iv[gwarps], lanes, lay, (LaneTags.items(starts, nbytes) if lay == ROWS else None)
 
-    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None, aligned=False):
+    def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None, aligned=False,
+                   uw=None):
         """A load by lanes ``lanes`` of batch warps ``gwarps`` (module doc); ``idx``: its bytes
         (``_bytes``) when the caller has them, ``starts``: their flat first bytes, ``aligned``:
-        every start is a multiple of ``nbytes``, a power of two (when the caller knows)."""
+        every start is a multiple of ``nbytes``, a power of two, ``uw``: the distinct warps of
+        ``gwarps`` (when the caller knows)."""
         starts, iv, lanes, lay, q = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
-        if self._st_any and self.iv_st[gwarps].any():
+        fw = gwarps if uw is None else uw                 # (the warps' flags: each warp once)
+        if self._st_any and self.iv_st[fw].any():
             wt, u = self.w_tag.take(starts, nbytes, lay, q)
             # same interval, another lane: tags agree above the lane bits, not in them
             bad = _per_unit(iv * 32 + lanes, wt.shape[1]) ^ wt
@@ -94,7 +97,7 @@ class LaneRaces:
         if self.r_tag is None:
             self.r_tag = LaneTags(self.n)
         rt = self.r_tag
-        if self._ld_any and self.iv_ld[gwarps].any():
+        if self._ld_any and self.iv_ld[fw].any():
             old, u = rt.take(starts, nbytes, lay, q)
             mine = _per_unit(iv * 64 + lanes, old.shape[1])  # this warp's interval and the reading lane
             other = ((old ^ mine) < 64) & (old != mine)   # another lane read it in this interval
@@ -103,7 +106,7 @@ class LaneRaces:
             u = 4 if whole else 1
             tag = mine = _per_unit(iv * 64 + lanes, nbytes // u)
         rt.put(starts, nbytes, u, tag, lay, q)
-        self.iv_ld[gwarps] = True
+        self.iv_ld[fw] = True
         self._ld_any = True
         if u == 4 and q is not None:
             now = rt.words(q, nbytes)
@@ -118,12 +121,13 @@ class LaneRaces:
             rt.promote(starts, nbytes)
 
     def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None,
-                    aligned=False):
+                    aligned=False, uw=None):
         """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
-        ``idx``, ``starts`` and ``aligned`` as for ``intra_load``."""
+        ``idx``, ``starts``, ``aligned`` and ``uw`` as for ``intra_load``."""
         starts, iv, lanes, lay, q = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
-        if self._ld_any and self.iv_ld[gwarps].any():
+        fw = gwarps if uw is None else uw
+        if self._ld_any and self.iv_ld[fw].any():
             rt, u = self.r_tag.take(starts, nbytes, lay, q)
             war = _per_unit(iv * 64 + lanes, rt.shape[1]) ^ rt
             war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
@@ -139,7 +143,7 @@ class LaneRaces:
         row = iv * 32 + lanes                              # this warp's interval and the storing lane
         pu = 4 if whole else 1
         mine = _per_unit(row, nbytes // pu)
-        if self._st_any and self.iv_st[gwarps].any():
+        if self._st_any and self.iv_st[fw].any():
             wt, u = self.w_tag.take(starts, nbytes, lay, q)
             # tags below every interval of these warps (stores before their warps last synchronized,
             # the usual case) cannot share one: then nothing to compare lane by lane
@@ -154,7 +158,7 @@ class LaneRaces:
         self.w_tag.put(starts, nbytes, pu, mine, lay, q)       # whole words: each word's bytes get one tag
         if pu == 1:
             self.w_tag.promote(starts, nbytes)
-        self.iv_st[gwarps] = True
+        self.iv_st[fw] = True
         self._st_any = True
 
     def _intra_ww(self, banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad):

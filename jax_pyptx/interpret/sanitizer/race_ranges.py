@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import memory as M
+from .warp_cover import span_bits
 
 _CODE = 7                                # chunk stamps: epoch << _CODE | (warp + 1)
 _SEVERAL = (1 << _CODE) - 1              # ... | _SEVERAL: several warps accessed the chunk
@@ -27,7 +28,7 @@ class RangeChecks:
         """Whether a chunk of CTA ``bank``'s bytes ``[lo, hi)`` was loaded (``kind`` "r") or
         stored ("w") in its current epoch by a warp other than ``warp``; the per-byte state of
         that kind is then brought up to date (``async_proxy``'s range checks read it)."""
-        if self._clear(kind, lo, hi):
+        if self._clear(kind, lo, hi) or not self._covered(kind, [(warp, span_bits(lo, hi))]):
             return False
         self._settle(kind)
         b = bank * self.stride
@@ -44,6 +45,7 @@ class RangeChecks:
         b = bank * self.stride
         starts, warps = np.array([b + lo], np.int64), np.array([warp], np.int64)
         lst = self._pl if kind == "r" else self._ps
+        self._wc.add(kind, self._emax, [(warp, span_bits(lo, hi))])
         if self._one is not None:
             self._defer(kind, starts, hi - lo, warps, lo, hi)
             self._pend(lst, starts, hi - lo, warps, self._one)
@@ -54,11 +56,13 @@ class RangeChecks:
         self._top[kind] = max(self._top[kind], ep)
         self._pend(lst, starts, hi - lo, warps, np.array([ep], np.int32))
 
-    def ranges_hit(self, kind: str, banks, los, his, warps) -> bool:
+    def ranges_hit(self, kind: str, banks, los, his, warps, hulls=None) -> bool:
         """Whether ``range_hit`` could be true for one of several ranges (a copy instruction's
         boxes: bytes ``[los[i], his[i])`` of CTA ``banks[i]`` by ``warps[i]``, int64 arrays), all
-        at once (no flush: a caller that gets True checks the ranges one by one)."""
-        if self._clear(kind, int(los.min()), int(his.max())):
+        at once (no flush: a caller that gets True checks the ranges one by one). ``hulls``:
+        their ``warp_cover`` hulls (``_hulls``), when the caller has them."""
+        if self._clear(kind, int(los.min()), int(his.max())) or not self._covered(
+                kind, _hulls(los, his, warps) if hulls is None else hulls):
             return False
         self._settle(kind)
         arr = self.c_r if kind == "r" else self.c_w
@@ -67,14 +71,15 @@ class RangeChecks:
         floor = self.epoch[banks].astype(np.int64)[:, None] << _CODE
         return bool(self._other(old, floor | (warps[:, None] + 1), floor).any())
 
-    def record_ranges(self, kind: str, banks, los, his, warps):
-        """``record_range`` of several ranges in order (int64 arrays, as for ``ranges_hit``):
-        one deferred or stamped set of rows when they are of one size."""
+    def record_ranges(self, kind: str, banks, los, his, warps, hulls=None):
+        """``record_range`` of several ranges in order (int64 arrays and ``hulls`` as for
+        ``ranges_hit``): one deferred or stamped set of rows when they are of one size."""
         nb = int(his[0] - los[0])
         if ((his - los) != nb).any():
             for args in zip(banks.tolist(), los.tolist(), his.tolist(), warps.tolist()):
                 self.record_range(kind, *args)
             return
+        self._wc.add(kind, self._emax, _hulls(los, his, warps) if hulls is None else hulls)
         starts = banks * self.stride + los
         lst = self._pl if kind == "r" else self._ps
         if self._one is not None:
@@ -118,6 +123,20 @@ class RangeChecks:
             v.fill(mine)
         elif top != mine or int(v.min()) != mine:
             v[...] = np.where(self._other(v, mine, floor), mine | _SEVERAL, mine)
+
+
+def _hulls(los, his, warps):
+    """``warp_cover`` hulls of ranges ``[los[i], his[i])`` by ``warps[i]`` (any CTAs): each
+    warp's ranges as one hull."""
+    ws = warps.tolist()
+    w = ws[0]
+    if ws.count(w) == len(ws):
+        return [(w, span_bits(int(los.min()), int(his.max())))]
+    hull = {}
+    for w, lo, hi in zip(ws, los.tolist(), his.tolist()):
+        h = hull.get(w)
+        hull[w] = (lo, hi) if h is None else (min(h[0], lo), max(h[1], hi))
+    return [(w, span_bits(lo, hi)) for w, (lo, hi) in hull.items()]
 
 
 def _range_chunks(stride, banks, los, his):
@@ -189,7 +208,8 @@ def race_ranges(race, kind: str, banks, los, his, warps) -> bool:
     ``race_store_range``) or "r" (it reads them, as ``race_load_range``) of bytes ``[los[i],
     his[i])`` of CTA ``banks[i]`` by ``warps[i]`` (int64 arrays). True when no range can race:
     all are recorded; False: none is, and the caller checks them one by one, in order."""
-    if race.ranges_hit("r" if kind == "w" else "w", banks, los, his, warps):
+    hulls = _hulls(los, his, warps)
+    if race.ranges_hit("r" if kind == "w" else "w", banks, los, his, warps, hulls):
         return False
-    race.record_ranges(kind, banks, los, his, warps)
+    race.record_ranges(kind, banks, los, his, warps, hulls)
     return True

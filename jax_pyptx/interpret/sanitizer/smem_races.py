@@ -62,7 +62,10 @@ chunk (or where the stamps were deferred): per row when the rows are aligned to 
 (equal starts), else byte by byte; a layout found to have none is remembered (``_apart``: the
 same CTAs and warps row by row with every offset moved by one amount, a copy's or an epilogue's
 layout in the next stage, has none either). The chunks where deferred stamps lie are kept as a
-bitmask per kind (a Python int, one bit per chunk of a CTA).
+bitmask per kind (a Python int, one bit per chunk of a CTA). And every access adds the blocks it
+spans to its warp's set of the epoch (``warp_cover``): an access whose warps each stay clear of
+the blocks of the other warps' sets (an epilogue's warps filling their own staging buffers, and
+the TMA stores that read them) is not compared chunk by chunk, and its stamps stay deferred.
 
 Distributed shared memory: an access of another CTA of the cluster (through a
 ``.shared::cluster`` address) counts as accessor ``32 + its rank`` (``cluster.REMOTE_WARP``) and
@@ -77,6 +80,7 @@ from ..state import shadow
 from ..state.rows import shifted
 from .lane_races import _IV_LIMIT, _MISSING_WARP, _MULTI, LaneRaces, RaceFault  # noqa: F401 (re-exported)
 from .race_ranges import _CODE, _SEVERAL, RangeChecks
+from .warp_cover import ANY, WarpCover, span_bits, warp_hulls
 
 
 class RaceTracker(RangeChecks, LaneRaces):
@@ -110,6 +114,7 @@ class RaceTracker(RangeChecks, LaneRaces):
         self._bscratch = None                       # per byte: the value it stores (made on first use)
         self.iv = None                              # lanes of one warp: made by the first intra_* call
         self._memo = []                             # store layouts with no byte of two warps (``_apart``)
+        self._wc = WarpCover()                      # blocks each warp accessed (``warp_cover``)
 
     # The per-byte state (module doc: applied only where a chunk shows a possible race; the
     # arrays are made on first use: tens of megabytes a kernel that never races never touches).
@@ -388,18 +393,36 @@ class RaceTracker(RangeChecks, LaneRaces):
         """(lowest, end) shared offset of an access (not empty)."""
         return int(offs.min()), int(offs.max()) + int(nbytes)
 
-    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None, aligned=False):
+    def _hulls(self, offs, nbytes, lo, hi, blocks):
+        """(``warp_cover.warp_hulls`` of an access, or its whole span under ``ANY``, whether
+        its warps' hulls are known disjoint)."""
+        if blocks is not None:
+            h = warp_hulls(offs, nbytes, blocks)
+            if h is not None:
+                return h
+        return [(ANY, span_bits(lo, hi))], False
+
+    def _covered(self, kind, hulls) -> bool:
+        """Whether an access's warps (``hulls``) may meet chunks of ``kind`` another warp
+        accessed in the current epoch (always while the CTAs are in different epochs)."""
+        one = self._one
+        return one is None or hulls[0][0] == ANY or not self._wc.clear(kind, one, hulls)
+
+    def on_load(self, banks, offs, nbytes, warps, idx=None, span=None, starts=None, aligned=False,
+                blocks=None):
         """A load by warps ``warps`` of ``nbytes`` at each (bank, offset): report a store by
         another warp in the current epoch; record the load (``span``: (lowest, end) offset of
         the accesses, ``starts``: their flat first bytes, ``aligned``: every start is a multiple
-        of ``nbytes``, a power of two, when the caller has them)."""
+        of ``nbytes``, a power of two, ``blocks``: ``Group.warp_blocks`` of its rows, when the
+        caller has them)."""
         if not len(offs):
             return
         if starts is None:
             starts = _Starts(banks, offs, self.stride)  # made when a check or a flush needs them
         lo, hi = self._span(offs, nbytes) if span is None else span
+        hulls, _ = self._hulls(offs, nbytes, lo, hi, blocks)
         ch = None
-        if not self._clear("w", lo, hi):
+        if not self._clear("w", lo, hi) and self._covered("w", hulls):
             self._settle("w")
             ch = self._chunks(_rows(starts), nbytes, aligned)
             mine, floor = self._stamps(banks, warps, ch)
@@ -414,6 +437,7 @@ class RaceTracker(RangeChecks, LaneRaces):
             self._stamp(self.c_r, ch, mine, floor)
             if self._top["r"] < self._emax:
                 self._top["r"] = self._emax
+        self._wc.add("r", self._emax, hulls)
         self._pend(self._pl, starts, nbytes, warps, self._epochs(banks))
 
     def _check_raw(self, banks, offs, nbytes, warps, idx, ch, mine, floor):
@@ -437,16 +461,18 @@ class RaceTracker(RangeChecks, LaneRaces):
                             f"between the store and this load", "shared")
 
     def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None,
-                 aligned=False):
+                 aligned=False, blocks=None):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
-        (None: every write-write race is an error); ``idx``: the bytes, ``span``, ``starts`` and
-        ``aligned`` as for ``on_load``, when the caller has them."""
+        (None: every write-write race is an error); ``idx``: the bytes, ``span``, ``starts``,
+        ``aligned`` and ``blocks`` as for ``on_load``, when the caller has them."""
         if not len(offs):
             return
         if starts is None:
             starts = _Starts(banks, offs, self.stride)  # made when a check or the chunks need them
         lo, hi = self._span(offs, nbytes) if span is None else span
-        war, ww = not self._clear("r", lo, hi), not self._clear("w", lo, hi)
+        hulls, apart = self._hulls(offs, nbytes, lo, hi, blocks)
+        war = not self._clear("r", lo, hi) and self._covered("r", hulls)
+        ww = not self._clear("w", lo, hi) and self._covered("w", hulls)
         now = ww or self._one is None
         if war or now:
             starts = _rows(starts)
@@ -475,8 +501,10 @@ class RaceTracker(RangeChecks, LaneRaces):
         else:
             self._defer("w", starts, nbytes, warps, lo, hi)
             several = True
-        if several and len(warps) > 1 and not self._apart(banks, offs, nbytes, warps):
+        # (rows of two warps share no byte where the warps' hulls are apart)
+        if several and not apart and len(warps) > 1 and not self._apart(banks, offs, nbytes, warps):
             self._same_instruction(banks, offs, nbytes, warps, vals, idx, starts)
+        self._wc.add("w", self._emax, hulls)
         self._pend(self._ps, starts, nbytes, warps, self._epochs(banks))
 
     def _check_war(self, banks, offs, nbytes, warps, idx, ch, stamp, floor):
@@ -658,7 +686,7 @@ def _rows(starts):
 
 _PEND_LIMIT = 1 << 18                    # pending rows applied (or dropped) beyond this many
 _LAZY_LIMIT = 1024                       # deferred chunk stamps of a kind applied beyond this many
-_LAZY_ROWS = 1 << 16                     # ... or beyond this many rows
+_LAZY_ROWS = 1 << 18                     # ... or beyond this many rows (those of the pending lists)
 _MEMO = 8                                # store layouts remembered (``RaceTracker._apart``)
 
 def warp_synced(ctx, g) -> None:
