@@ -4,8 +4,8 @@ shared slots written and read as one slice in address order (``tma._Slots.order`
 (``FlatSpace.load_nest`` / ``store_nest``, which decline whatever ``load`` / ``store`` would
 report), nests folded into rows before their written-byte flags are read or set
 (``nests.coalesce``), a shared store's row shifts made once (``rows.shifted``), a TMEM
-rectangle marked defined once until a dealloc, and a launch that leaves nothing for the garbage
-collector."""
+rectangle marked defined once until a dealloc, TMEM columns defined in every lane read without
+their cells' flags, and a launch that leaves nothing for the garbage collector."""
 from __future__ import annotations
 
 import gc
@@ -131,6 +131,29 @@ def test_a_tmem_rectangle_stays_defined_until_a_dealloc():
     assert not tm.ok_rects and not tm.defined[0].any()
     col = tm.alloc(ctx, 0, 64, d, None, 0)
     assert not T._rect_ok(tm, 0, 0, col, pieces, True)       # unwritten: the cell-by-cell read reports
+
+
+def test_tmem_columns_written_in_every_lane_are_read_without_their_cells_until_a_dealloc():
+    # an accumulator written over all 128 lanes marks its columns whole: a tcgen05.ld of whole
+    # warps' rows reads them without gathering the cells' flags; a rectangle of 32 lanes does
+    # not, and a dealloc forgets them
+    from jax_pyptx.interpret.state import tmem as T
+    ctx = SimpleNamespace(nctas=2, sanitize=True, at_exit=[])
+    tm = T.TensorMemory(ctx)
+    d = SimpleNamespace(ins=SimpleNamespace(), text="x;", where=lambda: "here")
+    col = tm.alloc(ctx, 1, 64, d, None, 0)
+    vals = np.arange(128 * 16, dtype=np.uint32).reshape(128, 16)
+    T.write_rects(tm, ctx, 1, 0, col, ((0, 128, 0, 16, 0, 0),), vals, None, "w", None)
+    T.write_rects(tm, ctx, 1, 0, col + 16, ((0, 32, 0, 16, 0, 0),), vals[:32], None, "w", None)
+    assert tm.full[1, col:col + 16].all() and not tm.full[1, col + 16:].any() and not tm.full[0].any()
+    ctas, lanes = np.ones(64, np.int64), np.arange(64)
+    tm.defined[1, 5, col] = False             # (not looked at: the columns are known whole)
+    np.testing.assert_array_equal(tm.read_rows(ctas, lanes, slice(col, col + 16)), vals[:64])
+    assert tm.read_rows(ctas, lanes, slice(col + 16, col + 32)) is None      # lanes 32-63 unwritten
+    np.testing.assert_array_equal(tm.read_rows(ctas[:32], lanes[:32], slice(col + 16, col + 32)), vals[:32])
+    tm.dealloc(ctx, 1, col, 64, d, None, 0)
+    col = tm.alloc(ctx, 1, 64, d, None, 0)
+    assert not tm.full[1].any() and tm.read_rows(ctas, lanes, slice(col, col + 16)) is None
 
 
 def test_one_starts_array_is_shifted_once_per_amount():

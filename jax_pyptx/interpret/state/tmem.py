@@ -49,6 +49,9 @@ class TensorMemory:
         cells = n * TMEM_LANES * TMEM_COLUMNS           # (recycled between batches: ``recycle``)
         self.data = shadow.filled(cells, np.uint32).reshape(n, TMEM_LANES, TMEM_COLUMNS)
         self.defined = shadow.filled(cells, bool).reshape(n, TMEM_LANES, TMEM_COLUMNS) if ctx.sanitize else None
+        # per CTA and column: every lane of it defined (a tensor-core accumulator written whole;
+        # ``write_rects``), so that a read of whole columns looks here and not at its cells
+        self.full = np.zeros((n, TMEM_COLUMNS), bool) if ctx.sanitize else None
         self.owner = np.full((n, TMEM_COLUMNS), -1, np.int64)      # allocation index per column
         self.last = np.full((n, TMEM_COLUMNS), -1, np.int64)       # last allocation that held it
         self.allocs: list[Allocation] = []
@@ -97,6 +100,7 @@ class TensorMemory:
         self.ok_rects.clear()
         if self.defined is not None:
             self.defined[cta, :, col:col + ncols] = False
+            self.full[cta, col:col + ncols] = False
 
     def relinquish(self, cta):
         self.relinquished[cta] = True
@@ -143,25 +147,29 @@ class TensorMemory:
                 msg = f"{what} uses TMEM column {col}, which this CTA has not allocated (tcgen05.alloc)"
         raise ctx.error(TensorMemoryError, msg, g, lane)
 
-    def _rows_held(self, ctas, cols) -> bool:
-        """Every CTA from the lowest to the highest of ``ctas`` holds the columns of slice
-        ``cols`` (``check``'s fast path)."""
+    def _rows_held(self, c0: int, c1: int, cols) -> bool:
+        """Every CTA from ``c0`` to ``c1`` holds the columns of slice ``cols`` (``check``'s fast
+        path)."""
         return (0 <= cols.start and cols.stop <= TMEM_COLUMNS
-                and bool((self.owner[int(ctas.min()):int(ctas.max()) + 1, cols] >= 0).all()))
+                and bool((self.owner[c0:c1 + 1, cols] >= 0).all()))
 
     def read_rows(self, ctas, lanes, cols):
         """The cells of column slice ``cols`` of each (CTA, lane) row, (n, width); None when
         one may be outside an allocation or is unwritten (``read`` reports it, cell by cell)."""
-        if not len(ctas) or not self._rows_held(ctas, cols):
+        if not len(ctas):
             return None
-        if self.defined is not None and not self.defined[ctas, lanes, cols].all():
+        c0, c1 = int(ctas.min()), int(ctas.max())
+        if not self._rows_held(c0, c1, cols):
+            return None
+        if self.defined is not None and not self.full[c0:c1 + 1, cols].all() \
+                and not self.defined[ctas, lanes, cols].all():
             return None
         return self.data[ctas, lanes, cols]
 
     def write_rows(self, ctas, lanes, cols, values) -> bool:
         """``write`` of ``values`` (n, width) to column slice ``cols`` of each (CTA, lane) row;
         False (nothing written) when one may be outside an allocation (``write`` reports it)."""
-        if not len(ctas) or not self._rows_held(ctas, cols):
+        if not len(ctas) or not self._rows_held(int(ctas.min()), int(ctas.max()), cols):
             return False
         self.data[ctas, lanes, cols] = values
         if self.defined is not None:
@@ -292,8 +300,12 @@ def write_rects(tm, ctx, cta, lane0, col0, pieces, values, rel, what, g, lane_of
         tm.data[sl] = values[r0:r1, c0:c1]
         if mark:
             tm.defined[sl] = True
-    if mark and len(tm.ok_rects) < 4096:
-        tm.ok_rects.add((cta, lane0, col0, tuple(pieces), True))
+    if mark:
+        for _, _, c0, c1, _, c in pieces:        # columns now defined in every lane
+            cs = slice(col0 + c, col0 + c + c1 - c0)
+            tm.full[cta, cs] = tm.defined[cta, :, cs].all(axis=0)
+        if len(tm.ok_rects) < 4096:
+            tm.ok_rects.add((cta, lane0, col0, tuple(pieces), True))
 
 
 def tmem(ctx) -> TensorMemory:
