@@ -56,13 +56,13 @@ class RangeChecks:
         self._top[kind] = max(self._top[kind], ep)
         self._pend(lst, starts, hi - lo, warps, np.array([ep], np.int32))
 
-    def ranges_hit(self, kind: str, banks, los, his, warps, hulls=None) -> bool:
+    def ranges_hit(self, kind: str, banks, los, his, warps, shape=None) -> bool:
         """Whether ``range_hit`` could be true for one of several ranges (a copy instruction's
         boxes: bytes ``[los[i], his[i])`` of CTA ``banks[i]`` by ``warps[i]``, int64 arrays), all
-        at once (no flush: a caller that gets True checks the ranges one by one). ``hulls``:
-        their ``warp_cover`` hulls (``_hulls``), when the caller has them."""
-        if self._clear(kind, int(los.min()), int(his.max())) or not self._covered(
-                kind, _hulls(los, his, warps) if hulls is None else hulls):
+        at once (no flush: a caller that gets True checks the ranges one by one). ``shape``:
+        their ``_shape``, when the caller has it."""
+        lo, hi, _, hulls = _shape(los, his, warps) if shape is None else shape
+        if self._clear(kind, lo, hi) or not self._covered(kind, hulls):
             return False
         self._settle(kind)
         arr = self.c_r if kind == "r" else self.c_w
@@ -71,19 +71,19 @@ class RangeChecks:
         floor = self.epoch[banks].astype(np.int64)[:, None] << _CODE
         return bool(self._other(old, floor | (warps[:, None] + 1), floor).any())
 
-    def record_ranges(self, kind: str, banks, los, his, warps, hulls=None):
-        """``record_range`` of several ranges in order (int64 arrays and ``hulls`` as for
+    def record_ranges(self, kind: str, banks, los, his, warps, shape=None):
+        """``record_range`` of several ranges in order (int64 arrays and ``shape`` as for
         ``ranges_hit``): one deferred or stamped set of rows when they are of one size."""
-        nb = int(his[0] - los[0])
-        if ((his - los) != nb).any():
+        lo, hi, nb, hulls = _shape(los, his, warps) if shape is None else shape
+        if nb is None:
             for args in zip(banks.tolist(), los.tolist(), his.tolist(), warps.tolist()):
                 self.record_range(kind, *args)
             return
-        self._wc.add(kind, self._emax, _hulls(los, his, warps) if hulls is None else hulls)
+        self._wc.add(kind, self._emax, hulls)
         starts = banks * self.stride + los
         lst = self._pl if kind == "r" else self._ps
         if self._one is not None:
-            self._defer(kind, starts, nb, warps, int(los.min()), int(his.max()))
+            self._defer(kind, starts, nb, warps, lo, hi)
             self._pend(lst, starts, nb, warps, self._one)
             return
         self._settle(kind)
@@ -125,18 +125,23 @@ class RangeChecks:
             v[...] = np.where(self._other(v, mine, floor), mine | _SEVERAL, mine)
 
 
-def _hulls(los, his, warps):
-    """``warp_cover`` hulls of ranges ``[los[i], his[i])`` by ``warps[i]`` (any CTAs): each
-    warp's ranges as one hull."""
-    ws = warps.tolist()
+def _shape(los, his, warps):
+    """(lowest offset, end, the size of every range or None when they differ, ``warp_cover``
+    hulls: each warp's ranges as one) of ranges ``[los[i], his[i])`` by ``warps[i]`` (any CTAs;
+    a copy instruction's few boxes: on Python ints)."""
+    ll, hl, ws = los.tolist(), his.tolist(), warps.tolist()
+    lo, hi = min(ll), max(hl)
+    nb = hl[0] - ll[0]
+    if any(b - a != nb for a, b in zip(ll, hl)):
+        nb = None
     w = ws[0]
     if ws.count(w) == len(ws):
-        return [(w, span_bits(int(los.min()), int(his.max())))]
+        return lo, hi, nb, [(w, span_bits(lo, hi))]
     hull = {}
-    for w, lo, hi in zip(ws, los.tolist(), his.tolist()):
+    for w, a, b in zip(ws, ll, hl):
         h = hull.get(w)
-        hull[w] = (lo, hi) if h is None else (min(h[0], lo), max(h[1], hi))
-    return [(w, span_bits(lo, hi)) for w, (lo, hi) in hull.items()]
+        hull[w] = (a, b) if h is None else (min(h[0], a), max(h[1], b))
+    return lo, hi, nb, [(w, span_bits(a, b)) for w, (a, b) in hull.items()]
 
 
 def _range_chunks(stride, banks, los, his):
@@ -208,8 +213,8 @@ def race_ranges(race, kind: str, banks, los, his, warps) -> bool:
     ``race_store_range``) or "r" (it reads them, as ``race_load_range``) of bytes ``[los[i],
     his[i])`` of CTA ``banks[i]`` by ``warps[i]`` (int64 arrays). True when no range can race:
     all are recorded; False: none is, and the caller checks them one by one, in order."""
-    hulls = _hulls(los, his, warps)
-    if race.ranges_hit("r" if kind == "w" else "w", banks, los, his, warps, hulls):
+    shape = _shape(los, his, warps)
+    if race.ranges_hit("r" if kind == "w" else "w", banks, los, his, warps, shape):
         return False
-    race.record_ranges(kind, banks, los, his, warps, hulls)
+    race.record_ranges(kind, banks, los, his, warps, shape)
     return True
