@@ -174,3 +174,34 @@ def test_kernel_warps_storing_their_own_rows_then_reading_the_others():
         launch(_PRIVATE.replace("SYNC", ""), "k", [y], grid=2, block=64)
     launch(_PRIVATE.replace("SYNC", "bar.sync 0;"), "k", [y], grid=2, block=64)
     np.testing.assert_array_equal(y, np.tile((np.arange(64) ^ 32) + 100, 2))
+
+
+def test_a_finished_batchs_lane_tags_go_to_the_next_batch_unfilled_and_never_match(monkeypatch):
+    # batch 1's lanes store words; its word array goes to batch 2 as it is (no refill): batch
+    # 2's interval ids come after batch 1's, so its lanes reading those words find no race
+    from jax_pyptx.interpret.sanitizer import lane_tags as LT
+    monkeypatch.setattr(LT, "_free", [])          # (none of the arrays earlier tests left)
+    gw, lanes = _i(*[0] * 32), np.arange(32, dtype=np.int64)
+    offs = (np.arange(32) * 4).astype(np.uint64)
+    banks = _i(*[0] * 32)
+    t1 = RaceTracker(1, 1 << 20, np.zeros(1 << 20, np.uint8))
+    t1.intra_store(banks, offs, 4, gw, lanes, 1, np.ones((32, 4), np.uint8), aligned=True)
+    old = t1.w_tag.w
+    first = t1.iv.copy()
+    t1.recycle()
+    t2 = RaceTracker(1, 1 << 20, np.zeros(1 << 20, np.uint8))
+    t2.intra_store(banks[:1], np.array([512], np.uint64), 4, gw[:1], lanes[:1], 1, np.ones((1, 4), np.uint8),
+                   aligned=True)
+    assert t2.w_tag.w is old and old[:32].any()                 # batch 1's tags, unfilled
+    assert int(t2.iv.min()) > int(first.max())
+    t2.intra_load(banks, ((np.arange(32) + 1) % 32 * 4).astype(np.uint64), 4, gw, lanes, 1, aligned=True)
+    with pytest.raises(RaceFault, match="that lane 0 of the same warp stored"):     # batch 2's own store
+        t2.intra_load(banks[:1], np.array([512], np.uint64), 4, gw[:1], lanes[1:2], 1, aligned=True)
+    t2.recycle()
+    # an array with a word kept byte by byte (MIXED) is refilled before another batch uses it
+    t3 = RaceTracker(1, 1 << 20, np.zeros(1 << 20, np.uint8))
+    t3.intra_store(banks[:1], np.array([1], np.uint64), 1, gw[:1], lanes[:1], 1, np.ones((1, 1), np.uint8))
+    assert t3.w_tag.mixed
+    mixed = t3.w_tag.w
+    t3.recycle()
+    assert all(a is not mixed for a, _ in LT._free)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import memory as M
+from . import lane_tags as LT
 from .lane_tags import BYTES, ROWS, LaneTags
 
 
@@ -39,6 +40,7 @@ class LaneRaces:
             if self.r_tag is not None:
                 self.r_tag.clear()
             self._iv_next = len(self.iv) + 1
+            self._iv_base = 1
             self.iv[:] = np.arange(1, len(self.iv) + 1)
         self.iv[gw] = np.arange(self._iv_next, self._iv_next + n, dtype=np.int32)
         self._iv_next += n
@@ -52,10 +54,12 @@ class LaneRaces:
     def _intra_state(self, nwarps):
         if self.iv is None:
             n = self.n
-            # interval ids count from 1: a tag of 0 (zeroed pages) is no access
-            self.iv = np.arange(1, nwarps + 1, dtype=np.int32)  # per warp of the batch: its interval id
-            self._iv_next = nwarps + 1
-            self.w_tag = LaneTags(n)                        # per byte: interval * 32 + lane of its last store
+            # interval ids count from 1 (a tag of 0, zeroed pages, is no access) and on from the
+            # batches before (their tags are older: ``lane_tags``)
+            base = self._iv_base = LT.first_id(nwarps)
+            self.iv = np.arange(base, base + nwarps, dtype=np.int32)  # per warp of the batch: its interval id
+            self._iv_next = base + nwarps
+            self.w_tag = LaneTags(n, base)                  # per byte: interval * 32 + lane of its last store
             self.r_tag = None                               # interval * 64 + lane of its readers (MULTI:
                                                             # several; made by the first intra_load)
             self.iv_st = np.zeros(nwarps, bool)             # per warp: it stored in its interval
@@ -95,7 +99,7 @@ class LaneRaces:
                                 f"the same warp stored since the warp last synchronized: {_MISSING_WARP} between "
                                 f"the store and this load", "shared")
         if self.r_tag is None:
-            self.r_tag = LaneTags(self.n)
+            self.r_tag = LaneTags(self.n, self._iv_base)
         rt = self.r_tag
         if self._ld_any and self.iv_ld[fw].any():
             old, u = rt.take(starts, nbytes, lay, q)
@@ -203,7 +207,7 @@ def _per_unit(tags, k):
     return np.repeat(tags, k).reshape(-1, k)
 
 
-_IV_LIMIT = (1 << 25) - (1 << 16)        # interval ids: 64 * id fits an int32
+_IV_LIMIT = LT.ID_LIMIT
 _MULTI = 32                              # read tag lane field: several lanes read the byte
 _NONE = np.zeros(1, bool)                # no byte found
 _MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "

@@ -10,8 +10,15 @@ words reads and writes the word tags (a quarter of the entries, or fewer); one t
 words it touches to ``b`` (``_spread``), works byte by byte and, when it wrote, folds the words
 whose four bytes agree back into one tag (``promote``). Every tag read is the per-byte tag, so
 the checks built on them are those of per-byte state.
+
+Interval ids grow across batches (``first_id``, ``used``): every tag a finished batch left in its
+word array names an interval below any a later batch hands out, so the array goes to the next
+batch as it is (``recycle``, ``LaneTags(base=...)``) instead of being refilled with zeros: an old
+tag never matches a current interval. (Not an array holding a ``MIXED`` word, whose -1 would.)
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -20,19 +27,53 @@ from ..state import shadow
 
 MIXED = -1                       # word tag: its bytes carry different tags (``b``)
 ROWS, WORDS, BYTES = 2, 1, 0     # ``LaneTags.layout``
+ID_LIMIT = (1 << 25) - (1 << 16)  # interval ids: 64 * id fits an int32
+
+_free: list = []                 # [(word array of a finished batch, the end of its interval ids)]
+_next = 1                        # the lowest interval id no finished batch used
+_lock = threading.Lock()
+
+
+def first_id(n: int) -> int:
+    """The first interval id of a batch's ``n`` warps (ids start over, and the arrays waiting
+    are refilled, when they near ``ID_LIMIT``)."""
+    global _next
+    with _lock:
+        if _next + n >= ID_LIMIT // 2:
+            _next = 1
+            shadow.recycle(*(a for a, _ in _free))
+            _free.clear()
+        return _next
+
+
+def used(end: int) -> None:
+    """A batch's interval ids ended below ``end``."""
+    global _next
+    with _lock:
+        _next = max(_next, end)
 
 
 class LaneTags:
-    """Tags of ``n`` bytes, 0 (no access) to begin with."""
+    """Tags of ``n`` bytes, none (0, or a tag of a finished batch's interval below ``base``: the
+    lowest id this batch uses) to begin with."""
 
-    def __init__(self, n: int):
-        self.w = shadow.filled((n + 3) >> 2, np.int32)     # per word: the tag of its 4 bytes, or MIXED
+    def __init__(self, n: int, base: int = 0):
+        self.w = _reuse((n + 3) >> 2, base)              # per word: the tag of its 4 bytes, or MIXED
+        if self.w is None:
+            self.w = shadow.filled((n + 3) >> 2, np.int32)
         self.b = None                                       # per byte, for MIXED words (made on first use)
         self.mixed = False                                  # some word may be MIXED
         self._views = {}                                    # k -> ``_rows(k)``
 
-    def recycle(self):
-        shadow.recycle(self.w, self.b)
+    def recycle(self, end: int = 0):
+        """The batch is over; its interval ids ended below ``end`` (0: unknown, refill)."""
+        shadow.recycle(self.b)
+        if end and not self.mixed:
+            with _lock:
+                if len(_free) < 4:
+                    _free.append((self.w, end))
+                    return
+        shadow.recycle(self.w)
 
     def clear(self):
         """Every tag back to 0."""
@@ -142,3 +183,15 @@ class LaneTags:
         bb = self.b[(q * 4)[:, None] + np.arange(4)]
         same = (bb == bb[:, :1]).all(axis=1)
         self.w[q[same]] = bb[same, 0]
+
+
+def _reuse(length: int, base: int):
+    """A waiting word array of ``length`` whose tags are all of intervals below ``base``."""
+    if base <= 1:
+        return None
+    with _lock:
+        for i, (a, end) in enumerate(_free):
+            if len(a) == length and end <= base:
+                del _free[i]
+                return a
+    return None

@@ -78,6 +78,7 @@ import numpy as np
 
 from ..state import shadow
 from ..state.rows import shifted
+from . import lane_tags
 from .lane_races import _IV_LIMIT, _MISSING_WARP, _MULTI, LaneRaces, RaceFault  # noqa: F401 (re-exported)
 from .race_ranges import _CODE, _SEVERAL, RangeChecks
 from .warp_cover import ANY, WarpCover, span_bits, warp_hulls
@@ -152,7 +153,8 @@ class RaceTracker(RangeChecks, LaneRaces):
         if self.iv is not None:
             for t in (self.w_tag, self.r_tag):
                 if t is not None:
-                    t.recycle()
+                    t.recycle(self._iv_next)
+            lane_tags.used(self._iv_next)
 
     def advance(self, banks):
         """The CTAs ``banks`` passed a synchronization point (one CTA, the usual case: an
