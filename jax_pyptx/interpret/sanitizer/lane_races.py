@@ -34,7 +34,11 @@ class LaneRaces:
             self._renew(gw, len(gw))
 
     def _renew(self, gw, n):
-        """New intervals for the ``n`` batch warps ``gw`` (an index array or a slice)."""
+        """New intervals for the ``n`` batch warps ``gw`` (an index array or a slice). While no
+        warp has loaded or stored since its interval began, no tag names a current interval:
+        new ids would change nothing, and none are handed out (a pipeline's mbarrier phases)."""
+        if not (self._st_any or self._ld_any):
+            return
         if self._iv_next + n >= _IV_LIMIT:        # ids run out: forget every interval
             self.w_tag.clear()
             if self.r_tag is not None:
