@@ -424,7 +424,7 @@ class RaceTracker(RangeChecks, LaneRaces):
         lo, hi = self._span(offs, nbytes) if span is None else span
         hulls, _ = self._hulls(offs, nbytes, lo, hi, blocks)
         ch = None
-        if not self._clear("w", lo, hi) and self._covered("w", hulls):
+        if self._covered("w", hulls) and not self._clear("w", lo, hi):
             self._settle("w")
             ch = self._chunks(_rows(starts), nbytes, aligned)
             mine, floor = self._stamps(banks, warps, ch)
@@ -473,8 +473,9 @@ class RaceTracker(RangeChecks, LaneRaces):
             starts = _Starts(banks, offs, self.stride)  # made when a check or the chunks need them
         lo, hi = self._span(offs, nbytes) if span is None else span
         hulls, apart = self._hulls(offs, nbytes, lo, hi, blocks)
-        war = not self._clear("r", lo, hi) and self._covered("r", hulls)
-        ww = not self._clear("w", lo, hi) and self._covered("w", hulls)
+        # (the per-warp sets first: a few machine words each, the deferred chunks' bits hundreds)
+        war = self._covered("r", hulls) and not self._clear("r", lo, hi)
+        ww = self._covered("w", hulls) and not self._clear("w", lo, hi)
         now = ww or self._one is None
         if war or now:
             starts = _rows(starts)
