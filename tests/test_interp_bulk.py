@@ -124,6 +124,51 @@ def test_bulk_store_source_overwritten_before_its_group_retired():
            "cp.async.bulk.wait_group.read)" in str(e.value)
 
 
+_TWO_CTAS = HDR + """
+.visible .entry k(.param .u64 dst)
+{
+    .reg .u32 %r<8>;
+    .reg .u64 %rd<2>;
+    .reg .pred %p<6>;
+    .shared .align 128 .b8 buf[1024];
+    ld.param.u64 %rd1, [dst];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, buf;
+    shl.b32 %r4, %r1, 2;
+    add.u32 %r5, %r3, %r4;
+    st.shared.u32 [%r5], %r1;
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    setp.eq.u32 %p1, %r1, 0;
+    setp.eq.u32 %p2, %r2, 0;
+    and.pred %p3, %p1, %p2;
+    setp.eq.u32 %p4, %r2, 1;
+    and.pred %p5, %p1, %p4;
+    @%p3 cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r3], 1024;
+    @%p3 cp.async.bulk.commit_group;
+    @WHO st.shared.u32 [%r3+512], %r2;
+    @%p3 cp.async.bulk.wait_group 0;
+    ret;
+}
+"""
+
+
+def test_a_bulk_read_in_one_cta_is_no_hazard_to_another_ctas_bytes():
+    # CTA 0's bulk store reads its buffer until its group retires: CTA 1 overwriting its own
+    # buffer at the same offsets is fine (the reads are counted per CTA-local chunk, a filter),
+    # CTA 0 overwriting its own is reported
+    text = _TWO_CTAS.replace("WHO", "%p5")
+    ptxas_ok(text)
+    dst = np.zeros(256, np.uint32)
+    launch(text, "k", [dst], grid=2, block=256)
+    np.testing.assert_array_equal(dst, np.arange(256))
+    with pytest.raises(AsyncProxyError) as e:
+        launch(_TWO_CTAS.replace("WHO", "%p3"), "k", [np.zeros(256, np.uint32)], grid=2, block=256)
+    assert "the store overwrites shared address 0x200 'buf' (+512) of CTA (0,0,0) that " \
+           "`@%p3 cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r3], 1024;`" in str(e.value)
+
+
 def test_expect_tx_that_never_balances_deadlocks_with_the_counts():
     text = BULK.replace("FENCE", "").replace("OVERWRITE", "").replace(
         "[%r2], 1024;\n    @%p1 cp.async.bulk.shared", "[%r2], 1040;\n    @%p1 cp.async.bulk.shared")

@@ -61,7 +61,7 @@ class _Read:
 
     def __init__(self, slot, seq, flat, d, chunks):
         self.slot, self.seq, self.flat, self.d = slot, seq, flat, d
-        self.chunks = chunks      # the 16-byte chunks its bytes touch (``AsyncState.rchunk``)
+        self.chunks = chunks      # the CTA-local 16-byte chunks its bytes touch (``AsyncState.rchunk``)
 
 
 class AsyncState:
@@ -69,11 +69,12 @@ class AsyncState:
 
     def __init__(self, ctx):
         self._n = ctx.shared.data.size
+        self.stride = ctx.shared.stride
         # per byte: async writes not yet completed (those counted: ``_counts``), ``inflight``;
         # per block of M.BLOCK bytes: records touching it (a superset: spans_clear's filter),
-        # ``blk``; per 16-byte chunk: bulk-store sources not yet retired that touch it,
-        # ``rchunk`` (each made when first used: a pipeline whose copies land before any check
-        # meets them counts none)
+        # ``blk``; per 16-byte chunk of a CTA's shared memory: bulk-store sources not yet retired
+        # that touch it in some CTA, ``rchunk`` (each made when first used: a pipeline whose
+        # copies land before any check meets them counts none)
         self._inflight = self._blk = self._rchunk = None
         self.n_counted = 0                         # live records counted in ``inflight``
         self.writes: list[_Write] = []            # live ones, and dead ones not yet pruned (_retire)
@@ -101,11 +102,11 @@ class AsyncState:
 
     @property
     def rchunk(self):
-        """uint16 per 16-byte chunk: how many bulk reads not yet retired (``reads``) touch it
-        (a filter: a chunk a read covers only in part sends a store meeting it to the reads'
-        own bytes, ``_reads_hit``)."""
+        """uint16 per 16-byte chunk of a CTA's shared memory: how many bulk reads not yet retired
+        (``reads``) touch it, in any CTA (a filter: a store meeting one is checked against the
+        reads' own bytes, ``_reads_hit``; the CTAs' reads of one stage are one slice each)."""
         if self._rchunk is None:
-            self._rchunk = shadow.filled(-(-self._n // 16), np.uint16)
+            self._rchunk = shadow.filled(-(-self.stride // 16), np.uint16)
         return self._rchunk
 
     def recycle(self):
@@ -644,7 +645,7 @@ def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None, aligne
         starts = _starts(ctx, banks, offs)
     nbytes = int(nbytes)
     inflight = counts is not None and M.take_rows(counts, starts, nbytes).any()
-    reading = bool(st.reads) and bool(st.rchunk[_row_chunks(starts, nbytes, aligned)].any())
+    reading = bool(st.reads) and bool(st.rchunk[_row_chunks(_local(offs), nbytes, aligned)].any())
     if not (inflight or reading):
         return
     flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
@@ -677,6 +678,12 @@ def _row_chunks(starts, nbytes: int, aligned=False):
         return c0
     c1 = (starts + (nbytes - 1)) >> 4
     return np.minimum(c0[:, None] + np.arange((nbytes + 30) // 16), c1[:, None])
+
+
+def _local(offs):
+    """CTA-local offsets (uint64 below 2**63) as int64."""
+    o = np.asarray(offs)
+    return o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)
 
 
 def _reads_hit(reads, flat):

@@ -3,7 +3,7 @@ state (``AsyncState``):
 
 - a ``.bulk_group`` operation (a TMA store, ``cp.async.bulk`` to global) reads its shared source
   until ``cp.async.bulk.wait_group`` retires its group: ``begin_bulk_read(s)`` record the read
-  (counted per 16-byte chunk, ``AsyncState.rchunk``), ``bulk_commit`` closes a group,
+  (counted per CTA-local 16-byte chunk, ``AsyncState.rchunk``), ``bulk_commit`` closes a group,
   ``bulk_wait`` retires them; under a late schedule the store itself waits for its group
   (``defer_bulk``, ``run_bulk``);
 - a tensor map in global memory modified through the generic proxy must be fenced
@@ -29,19 +29,41 @@ def begin_bulk_read(ctx, g, flat_bytes, d):
         return
     st = state(ctx)
     fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
-    ch = _chunk_set(fb)
+    ch = _chunk_set(fb, st.stride)
     for slot in g.idx:
         r = _Read(int(slot), int(st.committed[slot]), fb, d, ch)
         st.rchunk[ch] += 1
         st.reads.append(r)
 
 
-def _chunk_set(fb):
-    """The distinct 16-byte chunks a byte set (a slice or an index array) touches: a slice,
-    or an index array."""
+def _chunk_set(fb, stride: int):
+    """The distinct CTA-local 16-byte chunks a byte set of one CTA (a slice or an index array of
+    flat bytes) touches: a slice, or an index array."""
     if isinstance(fb, slice):
-        return slice(fb.start >> 4, ((fb.stop - 1) >> 4) + 1) if fb.stop > fb.start else slice(0, 0)
-    return np.unique(fb >> 4)
+        if fb.stop <= fb.start:
+            return slice(0, 0)
+        base = fb.start - fb.start % stride
+        return slice((fb.start - base) >> 4, ((fb.stop - 1 - base) >> 4) + 1)
+    return np.unique((fb % stride) >> 4)
+
+
+def _count(rc, chunks, by: int):
+    """``rc[ch] += by`` for each chunk set of ``chunks``: once per distinct slice (the CTAs'
+    boxes of one stage share their CTA-local chunks)."""
+    same: dict = {}
+    for ch in chunks:
+        if type(ch) is slice:
+            k = (ch.start, ch.stop)
+            same[k] = same.get(k, 0) + by
+        elif by > 0:
+            rc[ch] += rc.dtype.type(by)
+        else:
+            rc[ch] -= rc.dtype.type(-by)
+    for (a, b), n in same.items():
+        if n > 0:
+            rc[a:b] += rc.dtype.type(n)
+        elif n < 0:
+            rc[a:b] -= rc.dtype.type(-n)
 
 
 def begin_bulk_reads(ctx, slots, starts, ends, d):
@@ -50,11 +72,14 @@ def begin_bulk_reads(ctx, slots, starts, ends, d):
     if not ctx.sanitize:
         return
     st = state(ctx)
-    rc, reads = st.rchunk, st.reads
+    reads, stride = st.reads, st.stride
+    chs = []
     for slot, seq, a, b in zip(slots, st.committed[slots].tolist(), starts, ends):
-        ch = slice(a >> 4, ((b - 1) >> 4) + 1) if b > a else slice(0, 0)
-        rc[ch] += 1
+        c = a % stride                                  # (one CTA's bytes: CTA-local chunks)
+        ch = slice(c >> 4, ((c + b - a - 1) >> 4) + 1) if b > a else slice(0, 0)
+        chs.append(ch)
         reads.append(_Read(slot, seq, slice(a, b), d, ch))
+    _count(st.rchunk, chs, 1)
 
 
 def bulk_commit(ctx, g):
@@ -104,14 +129,14 @@ def bulk_wait(ctx, g, n):
     # per waiting thread: the groups below this one are retired (Python ints: a few records
     # per thread)
     lim = dict(zip(g.idx.tolist(), (st.committed[g.idx] - int(n)).tolist()))
-    keep = []
-    rc = st.rchunk
+    keep, done = [], []
     for r in st.reads:
         if r.seq < lim.get(r.slot, -1):
-            rc[r.chunks] -= 1
+            done.append(r.chunks)
         else:
             keep.append(r)
     st.reads = keep
+    _count(st.rchunk, done, -1)
 
 
 # ----------------------------------------------------------------------------- tensor maps
