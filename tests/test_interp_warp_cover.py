@@ -205,3 +205,24 @@ def test_a_finished_batchs_lane_tags_go_to_the_next_batch_unfilled_and_never_mat
     mixed = t3.w_tag.w
     t3.recycle()
     assert all(a is not mixed for a, _ in LT._free)
+
+
+def test_lane_tag_arrays_kept_for_the_next_batch_are_bounded(monkeypatch):
+    # two batches running at once (a sharded call's devices) end: their word arrays wait for
+    # the next batches only while they fit the byte bound (the rest go back to ``shadow``)
+    from jax_pyptx.interpret.sanitizer import lane_tags as LT
+
+    def ended_together(n):
+        ts = [RaceTracker(1, 1 << 21, np.zeros(1 << 21, np.uint8)) for _ in range(n)]
+        for t in ts:
+            t.intra_store(_i(0), np.array([0], np.uint64), 4, _i(0), _i(0), 1, np.ones((1, 4), np.uint8),
+                          aligned=True)
+        for t in ts:
+            t.recycle()
+        return [a.nbytes for a, _ in LT._free]
+
+    monkeypatch.setattr(LT, "_free", [])
+    assert ended_together(2) == [2 << 20, 2 << 20]
+    monkeypatch.setattr(LT, "_free", [])
+    monkeypatch.setattr(LT, "_KEEP_BYTES", 3 << 20)            # room for one array of 2 MiB
+    assert ended_together(2) == [2 << 20]

@@ -30,6 +30,7 @@ ROWS, WORDS, BYTES = 2, 1, 0     # ``LaneTags.layout``
 ID_LIMIT = (1 << 25) - (1 << 16)  # interval ids: 64 * id fits an int32
 
 _free: list = []                 # [(word array of a finished batch, the end of its interval ids)]
+_KEEP_BYTES = 64 << 20           # ... at most this many bytes of them (the rest: ``shadow``)
 _next = 1                        # the lowest interval id no finished batch used
 _lock = threading.Lock()
 
@@ -70,7 +71,7 @@ class LaneTags:
         shadow.recycle(self.b)
         if end and not self.mixed:
             with _lock:
-                if len(_free) < 4:
+                if len(_free) < 4 and sum(a.nbytes for a, _ in _free) + self.w.nbytes <= _KEEP_BYTES:
                     _free.append((self.w, end))
                     return
         shadow.recycle(self.w)
