@@ -561,8 +561,7 @@ def track_cp_async(ctx, banks, offs, size: int, d, starts=None, span=None):
     st = state(ctx)
     size = int(size)
     if starts is None or span is None:
-        o = np.asarray(offs)
-        o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)   # checked: < 2**63
+        o = M.signed(offs)
         starts = np.broadcast_to(np.asarray(banks, np.int64), o.shape) * ctx.shared.stride + o
         span = (int(o.min()), int(o.max()) + size) if o.size else (0, 0)
     rec = _Write(_Rows(starts, size), d, None, None)
@@ -645,7 +644,7 @@ def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None, aligne
         starts = _starts(ctx, banks, offs)
     nbytes = int(nbytes)
     inflight = counts is not None and M.take_rows(counts, starts, nbytes).any()
-    reading = bool(st.reads) and bool(st.rchunk[_row_chunks(_local(offs), nbytes, aligned)].any())
+    reading = bool(st.reads) and bool(st.rchunk[_row_chunks(M.signed(offs), nbytes, aligned)].any())
     if not (inflight or reading):
         return
     flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
@@ -678,12 +677,6 @@ def _row_chunks(starts, nbytes: int, aligned=False):
         return c0
     c1 = (starts + (nbytes - 1)) >> 4
     return np.minimum(c0[:, None] + np.arange((nbytes + 30) // 16), c1[:, None])
-
-
-def _local(offs):
-    """CTA-local offsets (uint64 below 2**63) as int64."""
-    o = np.asarray(offs)
-    return o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)
 
 
 def _reads_hit(reads, flat):

@@ -40,11 +40,16 @@ def _chunk_set(fb, stride: int):
     """The distinct CTA-local 16-byte chunks a byte set of one CTA (a slice or an index array of
     flat bytes) touches: a slice, or an index array."""
     if isinstance(fb, slice):
-        if fb.stop <= fb.start:
-            return slice(0, 0)
-        base = fb.start - fb.start % stride
-        return slice((fb.start - base) >> 4, ((fb.stop - 1 - base) >> 4) + 1)
+        return _local_chunks(fb.start, fb.stop, stride)
     return np.unique((fb % stride) >> 4)
+
+
+def _local_chunks(a: int, b: int, stride: int) -> slice:
+    """The CTA-local 16-byte chunks of one CTA's flat bytes ``[a, b)``."""
+    if b <= a:
+        return slice(0, 0)
+    c = a % stride
+    return slice(c >> 4, ((c + b - a - 1) >> 4) + 1)
 
 
 def _count(rc, chunks, by: int):
@@ -75,8 +80,7 @@ def begin_bulk_reads(ctx, slots, starts, ends, d):
     reads, stride = st.reads, st.stride
     chs = []
     for slot, seq, a, b in zip(slots, st.committed[slots].tolist(), starts, ends):
-        c = a % stride                                  # (one CTA's bytes: CTA-local chunks)
-        ch = slice(c >> 4, ((c + b - a - 1) >> 4) + 1) if b > a else slice(0, 0)
+        ch = _local_chunks(a, b, stride)
         chs.append(ch)
         reads.append(_Read(slot, seq, slice(a, b), d, ch))
     _count(st.rchunk, chs, 1)

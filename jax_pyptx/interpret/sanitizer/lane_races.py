@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import memory as M
+from ..state.rows import signed
 from . import lane_tags as LT
 from .lane_tags import BYTES, ROWS, LaneTags
 
@@ -198,8 +199,7 @@ class LaneRaces:
 
 def _starts(banks, offs, stride):
     """The flat first bytes of accesses at (bank, offset) (offsets below 2**63)."""
-    o = offs.view(np.int64) if offs.dtype == np.uint64 else offs.astype(np.int64, copy=False)
-    return banks.astype(np.int64, copy=False) * stride + o
+    return banks.astype(np.int64, copy=False) * stride + signed(offs)
 
 
 def _per_unit(tags, k):

@@ -77,7 +77,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import shadow
-from ..state.rows import shifted
+from ..state.rows import shifted, signed
 from . import lane_tags
 from .lane_races import _IV_LIMIT, _MISSING_WARP, _MULTI, LaneRaces, RaceFault  # noqa: F401 (re-exported)
 from .race_ranges import _CODE, _SEVERAL, RangeChecks
@@ -673,9 +673,7 @@ class _Starts:
 
     def get(self):
         if self._v is None:
-            o = self.offs
-            o = o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)
-            self._v = self.banks.astype(np.int64, copy=False) * self.stride + o     # offsets < 2**63
+            self._v = self.banks.astype(np.int64, copy=False) * self.stride + signed(self.offs)
         return self._v
 
     def __len__(self):

@@ -10,6 +10,12 @@ import numpy as np
 _ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
 
 
+def signed(offs):
+    """Byte offsets (checked: below 2**63) as int64, a view where they are uint64."""
+    o = np.asarray(offs)
+    return o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)
+
+
 _LAST = (None, {})                   # (the starts array ``shifted`` saw last, its shifts)
 
 
