@@ -83,3 +83,37 @@ def test_reports_are_the_element_by_element_ones():
         _general(ctx, [0, 1], descs, "K", 8, 64, 16)
     got = SM.gather(ctx, [0, 0], descs, "K", 8, 64, 16, "B")        # CTA 0's bytes are all written
     assert np.array_equal(got, _general(ctx, [0, 0], descs, "K", 8, 64, 16))
+
+
+def test_bytes_copies_wrote_answer_without_the_flags():
+    """A copy's spans are kept as intervals (``BankedSpace.copied``): an operand whose periods
+    copies wrote whole is known written from them; one a copy left partly unwritten is still
+    checked byte by byte (and reported)."""
+    sh = BankedSpace("shared", 2, 4096, track_init=True)
+    ctx = SimpleNamespace(shared=sh, sanitize=False, async_proxy=None, error=lambda cls, msg, *a, **k: cls(msg))
+    descs = _descs([1024, 1024], "128B", 16, 1024, 0)            # 8 rows of 128 bytes: [1024, 2048)
+    for c in (0, 1):                                               # two boxes a CTA, as a copy writes them
+        for lo, hi in ((1024, 1536), (1536, 2048)):
+            sh.init[c * sh.stride + lo:c * sh.stride + hi] = 1
+            sh.note_copied(c, lo, hi)
+    assert sh.copied_over(0, 1024, 2048) and not sh.copied_over(0, 1000, 2048)
+    sh.init[1 * sh.stride + 1024] = 0       # (not a copy's doing: shows that the flags are not read)
+    SM.gather(ctx, [0, 1], descs, "K", 8, 64, 16, "B")
+    sh2 = BankedSpace("shared", 2, 4096, track_init=True)
+    ctx.shared = sh2
+    for c in (0, 1):
+        sh2.init[c * sh2.stride + 1024:c * sh2.stride + 1536] = 1
+        sh2.note_copied(c, 1024, 1536)      # half the period: the rows past it are unwritten
+    with pytest.raises(UninitializedReadError, match="B reads shared address 0x640 that no thread or copy"):
+        SM.gather(ctx, [0, 1], descs, "K", 8, 64, 16, "B")
+
+
+def test_intervals_cover_only_what_was_added():
+    from jax_pyptx.interpret.state.unwritten import Unwritten
+
+    iv = Unwritten()
+    for a, b in ((0, 128), (256, 384), (128, 256), (512, 640)):
+        iv.add(a, b)
+    assert list(iv) == [(0, 384), (512, 640)]
+    assert iv.covers(0, 384) and iv.covers(100, 300) and iv.covers(512, 513)
+    assert not iv.covers(300, 513) and not iv.covers(384, 385) and not iv.covers(600, 641)

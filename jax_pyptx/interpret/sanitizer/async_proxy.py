@@ -437,6 +437,7 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
             sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
             if len(sh.written) < 4096:
                 sh.written.add((c, lo, hi))
+            sh.note_copied(c, lo, hi)
         if _dirty_near(sh, lo, hi) and sh.dirty is not None and sh.dirty_bank[c]:
             dirty, blk = sh.dirty, sh.dirty_blk     # (a superset of the marked bytes' blocks)
             if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():

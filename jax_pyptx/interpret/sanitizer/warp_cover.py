@@ -47,16 +47,17 @@ def warp_hulls(offs, nbytes: int, blocks):
     if nw == 1:
         lo, hi = int(offs.min()), int(offs.max()) + nbytes
         return [(local[0], span_bits(lo, hi))], True
-    o = offs.reshape(nrep, nw, k)
-    los = o.min(axis=(0, 2)).tolist()
-    his = o.max(axis=(0, 2)).tolist()
+    # each warp's rows of every repeat as one row (a copy): two one-axis reductions
+    o = offs.reshape(nrep, nw, k).transpose(1, 0, 2).reshape(nw, nrep * k) if nrep > 1 else offs.reshape(nw, k)
+    los = o.min(axis=1).tolist()
+    his = o.max(axis=1).tolist()
     out, spans = [], []
     for w, lo, hi in zip(local, los, his):
         hi += nbytes
         out.append((w, span_bits(lo, hi)))
         spans.append((lo, hi))
     spans.sort()
-    apart = all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
+    apart = all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
     return out, apart
 
 

@@ -31,6 +31,7 @@ from .allocation import _UINT, CHUNK, Allocation  # noqa: F401 (re-exported)
 from .nests import FAST_MIN, Span, _nest_view, disjoint, nest, span_of  # noqa: F401
 from .rows import (_FILL, _ITEM, _ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans, signed,  # noqa: F401
                    mark_blocks, put_rows, row_view, shifted, span_views, take_rows)
+from .unwritten import Unwritten
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
@@ -429,9 +430,22 @@ class BankedSpace:
         self.dirty_blk = None            # per block of ``BLOCK`` bytes: it may hold such bytes
         self.dirty_lo, self.dirty_hi = 1 << 62, 0     # offsets (any bank) that may hold them
         self.written = set()             # span keys known initialized (smem_matrix, bulk copies; init only grows)
+        self.copied = {}                 # per CTA: offsets async copies wrote (``Unwritten`` as bytes written)
         self.init_full = False           # every byte of every bank written (``all_written``)
         self._full_wait = self._full_gap = 1     # all_written's backoff
         self._full_version = -1
+
+    def note_copied(self, cta: int, lo: int, hi: int):
+        """An asynchronous copy wrote offsets ``[lo, hi)`` of CTA ``cta`` (``copied``)."""
+        iv = self.copied.get(cta)
+        if iv is None:
+            iv = self.copied[cta] = Unwritten()
+        iv.add(lo, hi)
+
+    def copied_over(self, cta: int, lo: int, hi: int) -> bool:
+        """Whether asynchronous copies wrote every byte of offsets ``[lo, hi)`` of CTA ``cta``."""
+        iv = self.copied.get(cta)
+        return iv is not None and iv.covers(lo, hi)
 
     def track_dirty(self):
         """Start the sanitizer's ``dirty`` flags (shared memory: ``async_proxy``'s fence rule),
