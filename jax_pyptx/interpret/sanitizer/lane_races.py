@@ -25,6 +25,8 @@ class LaneRaces:
     ``n``, ``stride``, ``data``, ``warn``, ``epoch``, ``_bytes`` and ``_new_bytes``)."""
 
     iv = None                       # per warp of the batch: its interval id (made by the first intra_*)
+    _iv_ver = 0                     # bumped whenever ``iv`` changes (``_lanes``' cache)
+    _lc = None                      # ``_lanes``' cache: the last group's rows
 
     def warp_synced(self, gwarps, distinct=False):
         """The warps ``gwarps`` (slot // 32 in the batch; ``distinct``: each once) executed a
@@ -49,6 +51,7 @@ class LaneRaces:
             self.iv[:] = np.arange(1, len(self.iv) + 1)
         self.iv[gw] = np.arange(self._iv_next, self._iv_next + n, dtype=np.int32)
         self._iv_next += n
+        self._iv_ver += 1
         if self._st_any:
             self.iv_st[gw] = False
             self._st_any = bool(self.iv_st.any())
@@ -63,6 +66,7 @@ class LaneRaces:
             # batches before (their tags are older: ``lane_tags``)
             base = self._iv_base = LT.first_id(nwarps)
             self.iv = np.arange(base, base + nwarps, dtype=np.int32)  # per warp of the batch: its interval id
+            self._iv_ver += 1
             self._iv_next = base + nwarps
             self.w_tag = LaneTags(n, base)                  # per byte: interval * 32 + lane of its last store
             self.r_tag = None                               # interval * 64 + lane of its readers (MULTI:
@@ -72,15 +76,17 @@ class LaneRaces:
             self._st_any = self._ld_any = False             # iv_st.any(), iv_ld.any()
 
     def _intra_begin(self, banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned):
-        """What ``intra_load`` and ``intra_store`` start from: the flat first bytes, each
-        lane's interval id, the lanes as int32, the tags' layout (``LaneTags.layout``) and, for
-        ``ROWS``, the rows' items (``LaneTags.items``)."""
+        """What ``intra_load`` and ``intra_store`` start from: the flat first bytes, the tags'
+        layout (``LaneTags.layout``), for ``ROWS`` the rows' items (``LaneTags.items``), and
+        the rows' ``_Lanes``."""
         self._intra_state(nwarps)
         if starts is None:
             starts = _starts(banks, offs, self.stride)
         lay = LaneTags.layout(starts, nbytes, aligned)
-        lanes = lanes.view(np.int32) if lanes.dtype == np.uint32 else lanes.astype(np.int32, copy=False)
-        return starts, self.iv[gwarps], lanes, lay, (LaneTags.items(starts, nbytes) if lay == ROWS else None)
+        c = self._lc
+        if c is None or c.gwarps is not gwarps or c.lanes is not lanes or c.ver != self._iv_ver:
+            c = self._lc = _Lanes(self.iv, self._iv_ver, gwarps, lanes)
+        return starts, lay, (LaneTags.items(starts, nbytes) if lay == ROWS else None), c
 
     def intra_load(self, banks, offs, nbytes, gwarps, lanes, nwarps, idx=None, starts=None, aligned=False,
                    uw=None):
@@ -88,13 +94,13 @@ class LaneRaces:
         (``_bytes``) when the caller has them, ``starts``: their flat first bytes, ``aligned``:
         every start is a multiple of ``nbytes``, a power of two, ``uw``: the distinct warps of
         ``gwarps`` (when the caller knows)."""
-        starts, iv, lanes, lay, q = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
+        starts, lay, q, ln = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
         fw = gwarps if uw is None else uw                 # (the warps' flags: each warp once)
         if self._st_any and self.iv_st[fw].any():
             wt, u = self.w_tag.take(starts, nbytes, lay, q)
             # same interval, another lane: tags agree above the lane bits, not in them
-            bad = _per_unit(iv * 32 + lanes, wt.shape[1]) ^ wt
+            bad = ln.tags(32, wt.shape[1]) ^ wt
             bad = bad.view(np.uint32) - np.uint32(1) < 31
             if bad.any():
                 lane, k = np.argwhere(bad)[0]
@@ -108,12 +114,12 @@ class LaneRaces:
         rt = self.r_tag
         if self._ld_any and self.iv_ld[fw].any():
             old, u = rt.take(starts, nbytes, lay, q)
-            mine = _per_unit(iv * 64 + lanes, old.shape[1])  # this warp's interval and the reading lane
+            mine = ln.tags(64, old.shape[1])             # this warp's interval and the reading lane
             other = ((old ^ mine) < 64) & (old != mine)   # another lane read it in this interval
             tag = np.where(other, (mine & ~63) | _MULTI, mine)
         else:
             u = 4 if whole else 1
-            tag = mine = _per_unit(iv * 64 + lanes, nbytes // u)
+            tag = mine = ln.tags(64, nbytes // u)
         rt.put(starts, nbytes, u, tag, lay, q)
         self.iv_ld[fw] = True
         self._ld_any = True
@@ -133,12 +139,12 @@ class LaneRaces:
                     aligned=False, uw=None):
         """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
         ``idx``, ``starts``, ``aligned`` and ``uw`` as for ``intra_load``."""
-        starts, iv, lanes, lay, q = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
+        starts, lay, q, ln = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
         fw = gwarps if uw is None else uw
         if self._ld_any and self.iv_ld[fw].any():
             rt, u = self.r_tag.take(starts, nbytes, lay, q)
-            war = _per_unit(iv * 64 + lanes, rt.shape[1]) ^ rt
+            war = ln.tags(64, rt.shape[1]) ^ rt
             war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
             if war.any():
                 lane, k = np.argwhere(war)[0]
@@ -149,21 +155,18 @@ class LaneRaces:
                                 f"it overwrites shared address {addr:#x}{{where}} that {who} of the same warp "
                                 f"loaded since the warp last synchronized: {_MISSING_WARP} between that load and "
                                 f"this store", "shared")
-        row = iv * 32 + lanes                              # this warp's interval and the storing lane
         pu = 4 if whole else 1
-        mine = _per_unit(row, nbytes // pu)
+        mine = ln.tags(32, nbytes // pu)                  # this warp's interval and the storing lane
         if self._st_any and self.iv_st[fw].any():
             wt, u = self.w_tag.take(starts, nbytes, lay, q)
             # tags below every interval of these warps (stores before their warps last synchronized,
             # the usual case) cannot share one: then nothing to compare lane by lane
-            if int(wt.max()) >= int(iv.min()) << 5:
-                bad = (wt ^ (mine if u == pu else _per_unit(row, nbytes))).view(np.uint32) - np.uint32(1) < 31
-            else:
-                bad = _NONE
-            if bad.any():
-                if u != 1:
-                    wt, bad = np.repeat(wt, u, axis=1), np.repeat(bad, u, axis=1)
-                self._intra_ww(banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad)
+            if len(wt) and int(wt.max()) >= ln.low << 5:
+                bad = (wt ^ (mine if u == pu else ln.tags(32, nbytes))).view(np.uint32) - np.uint32(1) < 31
+                if bad.any():
+                    if u != 1:
+                        wt, bad = np.repeat(wt, u, axis=1), np.repeat(bad, u, axis=1)
+                    self._intra_ww(banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad)
         self.w_tag.put(starts, nbytes, pu, mine, lay, q)       # whole words: each word's bytes get one tag
         if pu == 1:
             self.w_tag.promote(starts, nbytes)
@@ -197,6 +200,30 @@ class LaneRaces:
                         f"let one lane write it)", "shared")
 
 
+class _Lanes:
+    """One group's rows as the lane checks see them (``LaneRaces._intra_begin`` keeps the last
+    group's: a run of accesses by the same threads, between interval changes, makes them once):
+    each row's interval id and lane (int32), the lowest interval id, and the row tags
+    ``interval * m + lane`` repeated over ``k`` units (``tags``, read-only)."""
+
+    __slots__ = ("gwarps", "lanes", "ver", "iv", "lane", "low", "_tags")
+
+    def __init__(self, iv, ver, gwarps, lanes):
+        self.gwarps, self.lanes, self.ver = gwarps, lanes, ver
+        self.iv = iv[gwarps]
+        self.lane = lanes.view(np.int32) if lanes.dtype == np.uint32 else lanes.astype(np.int32, copy=False)
+        self.low = int(self.iv.min()) if len(self.iv) else 0
+        self._tags = {}
+
+    def tags(self, m: int, k: int):
+        """``interval * m + lane`` of each row repeated over ``k`` units: (n, k) int32."""
+        t = self._tags.get((m, k))
+        if t is None:
+            t = self._tags[(m, k)] = _per_unit(self.iv * m + self.lane, k)
+            t.flags.writeable = False
+        return t
+
+
 def _starts(banks, offs, stride):
     """The flat first bytes of accesses at (bank, offset) (offsets below 2**63)."""
     return banks.astype(np.int64, copy=False) * stride + signed(offs)
@@ -213,6 +240,5 @@ def _per_unit(tags, k):
 
 _IV_LIMIT = LT.ID_LIMIT
 _MULTI = 32                              # read tag lane field: several lanes read the byte
-_NONE = np.zeros(1, bool)                # no byte found
 _MISSING_WARP = ("since independent thread scheduling (sm_70) the lanes of a warp are not in lock step, "
                  "so a bar.warp.sync (__syncwarp) is missing")
