@@ -430,7 +430,11 @@ def _gone_lanes(ctx, g, mask):
     """``bar.warp.sync`` naming lanes that exited or do not exist (past a partial warp's end):
     the PTX ISA waits for *all* threads of the membermask; GPUs (and CUDA's ``__syncwarp``, which
     asks only for the non-exited ones) release the barrier without them. A warning."""
-    m = np.broadcast_to(np.asarray(mask).astype(np.uint64), (g.n,)) & np.uint64(0xFFFFFFFF)
+    mask = np.asarray(mask)
+    if mask.ndim == 0:              # one mask (an immediate): looked at once per warp of the group
+        if not (np.uint64(int(mask) & 0xFFFFFFFF) & ~ctx.live_mask[g.warp_masks()[0]]).any():
+            return
+    m = np.broadcast_to(mask.astype(np.uint64), (g.n,)) & np.uint64(0xFFFFFFFF)
     gone = m & ~ctx.live_mask[g.idx >> 5]
     if not gone.any():
         return

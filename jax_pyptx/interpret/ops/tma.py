@@ -186,20 +186,22 @@ def _race_ranges(ctx, boxes):
     when one is not a contiguous span (its bytes are checked one by one) or fails its checks."""
     sh = ctx.shared
     ctas, los, his, slots = [], [], [], []
-    seen = None             # (map, offset, elements, bytes) of the box before (boxes repeat them)
+    ends = {}               # (map, offset, elements) -> end offset: the boxes repeat a few
     for gj, f, box, off, mine in boxes:
-        if seen is None or seen[0] is not f or seen[1] != off or seen[2] != box.n:
+        key = (id(f), off, box.n)
+        end = ends.get(key)
+        if end is None:
             try:
                 contig = box_slots(f, off, box.n, box.esz, sh.size).contig
             except M.MemoryFault:
                 return None
             if not contig:
                 return None
-            seen = (f, off, box.n, off + box.nbytes)
+            end = ends[key] = off + box.nbytes
         for c in mine:
             ctas.append(c)
             los.append(off)
-            his.append(seen[3])
+            his.append(end)
             slots.append(gj.idx[0])
     if not ctas:
         return None
