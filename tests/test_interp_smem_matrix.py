@@ -86,7 +86,7 @@ def test_reports_are_the_element_by_element_ones():
 
 
 def test_bytes_copies_wrote_answer_without_the_flags():
-    """A copy's spans are kept as intervals (``BankedSpace.copied``): an operand whose periods
+    """A copy's spans are kept per CTA (``BankedSpace.copied``): an operand whose periods
     copies wrote whole is known written from them; one a copy left partly unwritten is still
     checked byte by byte (and reported)."""
     sh = BankedSpace("shared", 2, 4096, track_init=True)
@@ -108,12 +108,14 @@ def test_bytes_copies_wrote_answer_without_the_flags():
         SM.gather(ctx, [0, 1], descs, "K", 8, 64, 16, "B")
 
 
-def test_intervals_cover_only_what_was_added():
-    from jax_pyptx.interpret.state.unwritten import Unwritten
-
-    iv = Unwritten()
-    for a, b in ((0, 128), (256, 384), (128, 256), (512, 640)):
-        iv.add(a, b)
-    assert list(iv) == [(0, 384), (512, 640)]
-    assert iv.covers(0, 384) and iv.covers(100, 300) and iv.covers(512, 513)
-    assert not iv.covers(300, 513) and not iv.covers(384, 385) and not iv.covers(600, 641)
+def test_copied_spans_follow_one_another():
+    """``copied_over``: the copy holding the span's first byte and those that follow it end to
+    end reach the span's end; a gap between copies is not known written."""
+    sh = BankedSpace("shared", 2, 4096, track_init=True)
+    for lo, hi in ((0, 128), (128, 256), (128, 192), (512, 640), (640, 700)):
+        sh.note_copied(0, lo, hi)
+    assert sh.copied_over(0, 0, 256) and sh.copied_over(0, 64, 200) and sh.copied_over(0, 600, 700)
+    assert not sh.copied_over(0, 0, 257) and not sh.copied_over(0, 256, 300) and not sh.copied_over(0, 200, 600)
+    assert not sh.copied_over(0, 700, 701) and not sh.copied_over(1, 0, 128)
+    sh.note_copied(0, 256, 512)                  # the gap filled: one run from 0 to 700
+    assert sh.copied_over(0, 64, 700) and not sh.copied_over(0, 64, 701)

@@ -31,7 +31,6 @@ from .allocation import _UINT, CHUNK, Allocation  # noqa: F401 (re-exported)
 from .nests import FAST_MIN, Span, _nest_view, disjoint, nest, span_of  # noqa: F401
 from .rows import (_FILL, _ITEM, _ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans, signed,  # noqa: F401
                    mark_blocks, put_rows, row_view, shifted, span_views, take_rows)
-from .unwritten import Unwritten
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0100_0000_0000
@@ -430,22 +429,41 @@ class BankedSpace:
         self.dirty_blk = None            # per block of ``BLOCK`` bytes: it may hold such bytes
         self.dirty_lo, self.dirty_hi = 1 << 62, 0     # offsets (any bank) that may hold them
         self.written = set()             # span keys known initialized (smem_matrix, bulk copies; init only grows)
-        self.copied = {}                 # per CTA: offsets async copies wrote (``Unwritten`` as bytes written)
+        self.copied = {}                 # per CTA: {start: end} of the spans async copies wrote (``copied_over``)
+        self._copied_starts = {}         # ... their starts in order (made when asked)
         self.init_full = False           # every byte of every bank written (``all_written``)
         self._full_wait = self._full_gap = 1     # all_written's backoff
         self._full_version = -1
 
     def note_copied(self, cta: int, lo: int, hi: int):
         """An asynchronous copy wrote offsets ``[lo, hi)`` of CTA ``cta`` (``copied``)."""
-        iv = self.copied.get(cta)
-        if iv is None:
-            iv = self.copied[cta] = Unwritten()
-        iv.add(lo, hi)
+        d = self.copied.get(cta)
+        if d is None:
+            d = self.copied[cta] = {}
+        if d.get(lo, lo) < hi:
+            d[lo] = hi
 
     def copied_over(self, cta: int, lo: int, hi: int) -> bool:
-        """Whether asynchronous copies wrote every byte of offsets ``[lo, hi)`` of CTA ``cta``."""
-        iv = self.copied.get(cta)
-        return iv is not None and iv.covers(lo, hi)
+        """Whether asynchronous copies wrote every byte of offsets ``[lo, hi)`` of CTA ``cta``:
+        the copy holding ``lo`` and those that follow it end to end (a ring stage's boxes)
+        reach ``hi``."""
+        d = self.copied.get(cta)
+        if d is None:
+            return False
+        ks = self._copied_starts.get(cta)
+        if ks is None or len(ks) != len(d):          # (starts are only ever added)
+            ks = self._copied_starts[cta] = sorted(d)
+        i = bisect_right(ks, lo) - 1                 # the last copy starting at or before lo
+        if i < 0:
+            return False
+        end = d[ks[i]]
+        if end <= lo:
+            return False
+        while end < hi:
+            end = d.get(end, -1)
+            if end < 0:
+                return False
+        return True
 
     def track_dirty(self):
         """Start the sanitizer's ``dirty`` flags (shared memory: ``async_proxy``'s fence rule),

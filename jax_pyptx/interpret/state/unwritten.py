@@ -7,10 +7,6 @@ end-of-launch check asks whether its range meets one. The first access that is n
 scatter, a strided slice with gaps) turns them into flags (``Allocation._flags``), which answer
 from then on: one per 16-byte chunk while every access is whole chunks (a row kernel's strided
 vector stores), else one per byte (``Allocation.init``).
-
-The same intervals keep the opposite where bytes only become written: shared memory's bytes
-that asynchronous copies wrote (``memory.BankedSpace.copied``), which a tensor-core operand's
-check asks about (``covers``) before it looks at the per-byte flags.
 """
 from __future__ import annotations
 
@@ -56,11 +52,6 @@ class Unwritten:
         """Whether ``[a, b)`` holds an unwritten byte."""
         i = bisect_right(self.hi, a)
         return i < len(self.lo) and self.lo[i] < b and a < b
-
-    def covers(self, a: int, b: int) -> bool:
-        """Whether one interval holds every byte of ``[a, b)`` (not empty)."""
-        i = bisect_right(self.lo, a) - 1
-        return i >= 0 and self.hi[i] >= b
 
     def __iter__(self):
         return iter(zip(self.lo, self.hi))
