@@ -97,7 +97,7 @@ class LaneRaces:
         starts, lay, q, ln = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
         fw = gwarps if uw is None else uw                 # (the warps' flags: each warp once)
-        if self._st_any and self.iv_st[fw].any():
+        if self._st_any and (ln.st or self.iv_st[fw].any()):
             wt, u = self.w_tag.take(starts, nbytes, lay, q)
             # same interval, another lane: tags agree above the lane bits, not in them
             bad = ln.tags(32, wt.shape[1]) ^ wt
@@ -112,7 +112,7 @@ class LaneRaces:
         if self.r_tag is None:
             self.r_tag = LaneTags(self.n, self._iv_base)
         rt = self.r_tag
-        if self._ld_any and self.iv_ld[fw].any():
+        if self._ld_any and (ln.ld or self.iv_ld[fw].any()):
             old, u = rt.take(starts, nbytes, lay, q)
             mine = ln.tags(64, old.shape[1])             # this warp's interval and the reading lane
             other = ((old ^ mine) < 64) & (old != mine)   # another lane read it in this interval
@@ -121,7 +121,8 @@ class LaneRaces:
             u = 4 if whole else 1
             tag = mine = ln.tags(64, nbytes // u)
         rt.put(starts, nbytes, u, tag, lay, q)
-        self.iv_ld[fw] = True
+        if not ln.ld:
+            self.iv_ld[fw] = ln.ld = True
         self._ld_any = True
         if u == 4 and q is not None:
             now = rt.words(q, nbytes)
@@ -142,7 +143,7 @@ class LaneRaces:
         starts, lay, q, ln = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
         fw = gwarps if uw is None else uw
-        if self._ld_any and self.iv_ld[fw].any():
+        if self._ld_any and (ln.ld or self.iv_ld[fw].any()):
             rt, u = self.r_tag.take(starts, nbytes, lay, q)
             war = ln.tags(64, rt.shape[1]) ^ rt
             war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
@@ -157,7 +158,7 @@ class LaneRaces:
                                 f"this store", "shared")
         pu = 4 if whole else 1
         mine = ln.tags(32, nbytes // pu)                  # this warp's interval and the storing lane
-        if self._st_any and self.iv_st[fw].any():
+        if self._st_any and (ln.st or self.iv_st[fw].any()):
             wt, u = self.w_tag.take(starts, nbytes, lay, q)
             # tags below every interval of these warps (stores before their warps last synchronized,
             # the usual case) cannot share one: then nothing to compare lane by lane
@@ -170,7 +171,8 @@ class LaneRaces:
         self.w_tag.put(starts, nbytes, pu, mine, lay, q)       # whole words: each word's bytes get one tag
         if pu == 1:
             self.w_tag.promote(starts, nbytes)
-        self.iv_st[fw] = True
+        if not ln.st:
+            self.iv_st[fw] = ln.st = True
         self._st_any = True
 
     def _intra_ww(self, banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad):
@@ -203,10 +205,12 @@ class LaneRaces:
 class _Lanes:
     """One group's rows as the lane checks see them (``LaneRaces._intra_begin`` keeps the last
     group's: a run of accesses by the same threads, between interval changes, makes them once):
-    each row's interval id and lane (int32), the lowest interval id, and the row tags
-    ``interval * m + lane`` repeated over ``k`` units (``tags``, read-only)."""
+    each row's interval id and lane (int32), the lowest interval id, the row tags ``interval *
+    m + lane`` repeated over ``k`` units (``tags``, read-only), and whether every warp of the
+    group is known to have stored (``st``) or loaded (``ld``) in its interval (``iv_st`` /
+    ``iv_ld`` set for them: only a change of interval clears those, and it makes a new one)."""
 
-    __slots__ = ("gwarps", "lanes", "ver", "iv", "lane", "low", "_tags")
+    __slots__ = ("gwarps", "lanes", "ver", "iv", "lane", "low", "_tags", "st", "ld")
 
     def __init__(self, iv, ver, gwarps, lanes):
         self.gwarps, self.lanes, self.ver = gwarps, lanes, ver
@@ -214,6 +218,7 @@ class _Lanes:
         self.lane = lanes.view(np.int32) if lanes.dtype == np.uint32 else lanes.astype(np.int32, copy=False)
         self.low = int(self.iv.min()) if len(self.iv) else 0
         self._tags = {}
+        self.st = self.ld = False
 
     def tags(self, m: int, k: int):
         """``interval * m + lane`` of each row repeated over ``k`` units: (n, k) int32."""
