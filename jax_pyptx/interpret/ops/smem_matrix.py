@@ -295,7 +295,7 @@ def _spans_written(sh, ctas, lo, hi, alias=None) -> bool:
     key = tuple((c_, a - a % P, min(b + -b % P, stride)) for c_, a, b in spans)
     if key in known:
         return True
-    if all(sh.copied_over(c_, wa, wb) for c_, wa, wb in key):     # a copy ring's stages
+    if all(sh.copied_over(c_, wa, wb) for c_, wa, wb in set(key)):     # a copy ring's stages
         if len(known) < 4096:
             known.add(key)
             if alias is not None:

@@ -25,8 +25,8 @@ class LaneRaces:
     ``n``, ``stride``, ``data``, ``warn``, ``epoch``, ``_bytes`` and ``_new_bytes``)."""
 
     iv = None                       # per warp of the batch: its interval id (made by the first intra_*)
-    _iv_ver = 0                     # bumped whenever ``iv`` changes (``_lanes``' cache)
-    _lc = None                      # ``_lanes``' cache: the last group's rows
+    _iv_ver = 0                     # bumped whenever ``iv`` changes (it invalidates ``_lc``)
+    _lc = None                      # the last group's ``_Lanes`` (``_intra_begin``)
 
     def warp_synced(self, gwarps, distinct=False):
         """The warps ``gwarps`` (slot // 32 in the batch; ``distinct``: each once) executed a
