@@ -173,7 +173,8 @@ def _race(ctx, g, banks, offs, nbytes, warps, vals, span, starts, aligned):
     ``starts``, ``aligned``: what ``_bounds`` found, shared by every check."""
     race = ctx.shared.race
     pos = None
-    remote = ctx.cluster_size > 1 and len(warps) and warps.max() >= 32
+    # (the group's own warps, ``shared_target``'s answer when every address is the CTA's own)
+    remote = ctx.cluster_size > 1 and warps is not g.slot_info(ctx)[2] and len(warps) and warps.max() >= 32
     # the rows' warps by blocks (the race tracker's per-warp summary), and each warp once, where
     # they are the group's own
     blocks = None if remote else g.warp_blocks(ctx.W)
