@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import memory as M
-from ..state.rows import signed
+from ..state.rows import flat_starts
 from . import lane_tags as LT
 from .lane_tags import BYTES, ROWS, LaneTags
 
@@ -81,7 +81,7 @@ class LaneRaces:
         the rows' ``_Lanes``."""
         self._intra_state(nwarps)
         if starts is None:
-            starts = _starts(banks, offs, self.stride)
+            starts = flat_starts(banks, offs, self.stride)
         lay = LaneTags.layout(starts, nbytes, aligned)
         c = self._lc
         if c is None or c.gwarps is not gwarps or c.lanes is not lanes or c.ver != self._iv_ver:
@@ -227,11 +227,6 @@ class _Lanes:
             t = self._tags[(m, k)] = _per_unit(self.iv * m + self.lane, k)
             t.flags.writeable = False
         return t
-
-
-def _starts(banks, offs, stride):
-    """The flat first bytes of accesses at (bank, offset) (offsets below 2**63)."""
-    return banks.astype(np.int64, copy=False) * stride + signed(offs)
 
 
 def _per_unit(tags, k):

@@ -77,7 +77,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import shadow
-from ..state.rows import shifted, signed
+from ..state.rows import flat_starts, shifted
 from . import lane_tags
 from .lane_races import _IV_LIMIT, _MISSING_WARP, _MULTI, LaneRaces, RaceFault  # noqa: F401 (re-exported)
 from .race_ranges import _CODE, _SEVERAL, RangeChecks
@@ -673,7 +673,7 @@ class _Starts:
 
     def get(self):
         if self._v is None:
-            self._v = self.banks.astype(np.int64, copy=False) * self.stride + signed(self.offs)
+            self._v = flat_starts(self.banks, self.offs, self.stride)
         return self._v
 
     def __len__(self):

@@ -29,7 +29,7 @@ import numpy as np
 from . import shadow
 from .allocation import _UINT, CHUNK, Allocation  # noqa: F401 (re-exported)
 from .nests import FAST_MIN, Span, _nest_view, disjoint, nest, span_of  # noqa: F401
-from .rows import (_FILL, _ITEM, _ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans, signed,  # noqa: F401
+from .rows import (_FILL, _ITEM, _ONES, BLOCK, BLOCK_SHIFT, _rows_defined, _rows_set, bank_spans, block_spans, flat_starts, signed,  # noqa: F401
                    mark_blocks, put_rows, row_view, shifted, span_views, take_rows)
 
 GLOBAL_BASE = 0x7F00_0000_0000
@@ -538,7 +538,7 @@ class BankedSpace:
 
     def flat(self, banks, offs):
         """Flat byte indices of (bank, offset) pairs (offsets checked: below 2**63)."""
-        return banks.astype(np.int64, copy=False) * self.stride + signed(offs)
+        return flat_starts(banks, offs, self.stride)
 
     def _race(self, fn, banks, offs, nbytes, warps, *vals, **kw):
         try:

@@ -16,6 +16,12 @@ def signed(offs):
     return o.view(np.int64) if o.dtype == np.uint64 else o.astype(np.int64, copy=False)
 
 
+def flat_starts(banks, offs, stride: int):
+    """The flat first bytes of accesses at (bank, offset) of a banked space of ``stride`` bytes
+    a bank (offsets checked: below 2**63)."""
+    return banks.astype(np.int64, copy=False) * stride + signed(offs)
+
+
 _LAST = (None, {})                   # (the starts array ``shifted`` saw last, its shifts)
 
 
