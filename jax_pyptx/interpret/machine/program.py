@@ -21,7 +21,7 @@ from .registry import K_OP
 
 class Decoded:
     __slots__ = ("pc", "ins", "kind", "fn", "guard", "gneg", "target", "sync", "func", "noun", "seg",
-                 "_text")
+                 "stc", "srun", "_text")
 
     def __init__(self, pc, ins, func):
         self.pc, self.ins, self.func = pc, ins, func
@@ -33,6 +33,8 @@ class Decoded:
         self.sync = None          # None | "aligned" | getter of the membermask operand
         self.noun = None          # what a memory fault calls the access ("load", "store", ...)
         self.seg = None           # scheduler.segments.Segment starting here, if any
+        self.stc = None           # a shared store: (its operands' reader, its writer) (store_runs)
+        self.srun = None          # scheduler.store_runs.StoreRun starting here, if any
         self._text = None
 
     @property

@@ -389,11 +389,8 @@ def _st(prog, d, ins, scope, dec):
     dt = mem_dtype(t)
     nbytes = dt.itemsize * len(gets)
 
-    def st(ctx, g):
-        a = getaddr(ctx, g)
-        sp = M.Span(a, glob)
-        if pk is not None and ctx.ptag:
-            provenance.check(ctx, g, pk, a, nbytes, True, sp)
+    def values(ctx, g):
+        """The stored values (n, elements)."""
         cols = []
         for f in gets:
             v = np.asarray(f(ctx, g))
@@ -402,8 +399,20 @@ def _st(prog, d, ins, scope, dec):
             v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
             cols.append(v)
         vals = np.stack(cols, axis=1) if len(cols) > 1 else cols[0].reshape(-1, 1)
-        space_store(ctx, g, space, a, np.ascontiguousarray(vals), race, sp)
+        return np.ascontiguousarray(vals)
+
+    def st(ctx, g):
+        a = getaddr(ctx, g)
+        sp = M.Span(a, glob)
+        if pk is not None and ctx.ptag:
+            provenance.check(ctx, g, pk, a, nbytes, True, sp)
+        space_store(ctx, g, space, a, values(ctx, g), race, sp)
     d.fn = st
+    if space == "shared" and race:
+        # a weak store to the CTA's own shared memory: in a run of them (``scheduler.store_runs``)
+        # its operands are read in order and the run's stores written at once
+        d.stc = (lambda ctx, g: (getaddr(ctx, g), values(ctx, g)),
+                 lambda ctx, g, a, vals: space_store(ctx, g, space, a, vals, race, M.Span(a, glob)))
 
 
 # ----------------------------------------------------------------------------- atomics

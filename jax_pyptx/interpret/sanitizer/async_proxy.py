@@ -43,7 +43,7 @@ from .race_ranges import race_load_range, race_ranges, race_store_range   # (a c
 
 __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_async", "write_shared_async",
            "race_ranges", "race_load_range", "race_store_range", "track_inflight", "track_cp_async",
-           "cp_async_landed", "on_generic_load", "on_generic_store"]
+           "cp_async_landed", "on_generic_load", "on_generic_store", "generic_store_clear"]
 
 
 class _Write:
@@ -633,21 +633,12 @@ def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None, aligne
     reads. ``span``: (lowest, end) offset of the accesses when the caller has checked their
     bounds, ``starts``: their flat first bytes when it has them, ``aligned``: every start is a
     multiple of ``nbytes``, a power of two (known to the caller)."""
+    meets = _store_meets(ctx, banks, offs, nbytes, span, starts, aligned)
+    if meets is None:
+        return
+    inflight, reading, starts = meets
     st = ctx.async_proxy
-    if st is None or not (st.n_inflight or st.reads):
-        return
-    if span is None:
-        ctx.shared._check(offs, nbytes)
-        counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
-    else:
-        counts = _counts(st, *span) if st.n_inflight and len(offs) else None
-    if starts is None:
-        starts = _starts(ctx, banks, offs)
     nbytes = int(nbytes)
-    inflight = counts is not None and M.take_rows(counts, starts, nbytes).any()
-    reading = bool(st.reads) and bool(st.rchunk[_row_chunks(M.signed(offs), nbytes, aligned)].any())
-    if not (inflight or reading):
-        return
     flat = (starts[:, None] + np.arange(nbytes)).reshape(-1)
     if inflight:
         bad = st.inflight[flat]
@@ -668,6 +659,33 @@ def on_generic_store(ctx, g, banks, offs, nbytes, span=None, starts=None, aligne
                             f"through the async proxy: retire its bulk async-group first "
                             f"(cp.async.bulk.commit_group, then cp.async.bulk.wait_group.read)", g,
                             min(k // max(nbytes, 1), g.n - 1))
+
+
+def generic_store_clear(ctx, banks, offs, nbytes, span, starts, aligned) -> bool:
+    """Whether ``on_generic_store`` of a store (its arguments) has nothing to look at byte by
+    byte: no byte of it can be in flight or read by a bulk store."""
+    return _store_meets(ctx, banks, offs, nbytes, span, starts, aligned) is None
+
+
+def _store_meets(ctx, banks, offs, nbytes, span, starts, aligned):
+    """(whether a byte of a generic store may be in flight, whether one may be read by a bulk
+    store, its flat first bytes) for ``on_generic_store``; None when neither."""
+    st = ctx.async_proxy
+    if st is None or not (st.n_inflight or st.reads):
+        return None
+    if span is None:
+        ctx.shared._check(offs, nbytes)
+        counts = _counts_at(st, offs, nbytes) if st.n_inflight else None
+    else:
+        counts = _counts(st, *span) if st.n_inflight and len(offs) else None
+    if starts is None:
+        starts = _starts(ctx, banks, offs)
+    nbytes = int(nbytes)
+    inflight = counts is not None and M.take_rows(counts, starts, nbytes).any()
+    reading = bool(st.reads) and bool(st.rchunk[_row_chunks(M.signed(offs), nbytes, aligned)].any())
+    if not (inflight or reading):
+        return None
+    return inflight, reading, starts
 
 
 def _row_chunks(starts, nbytes: int, aligned=False):

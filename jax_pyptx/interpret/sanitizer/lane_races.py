@@ -137,13 +137,17 @@ class LaneRaces:
             rt.promote(starts, nbytes)
 
     def intra_store(self, banks, offs, nbytes, gwarps, lanes, nwarps, vals=None, idx=None, starts=None,
-                    aligned=False, uw=None):
+                    aligned=False, uw=None, quiet=False):
         """A store by lanes ``lanes`` of batch warps ``gwarps``; ``vals`` as for ``on_store``,
-        ``idx``, ``starts``, ``aligned`` and ``uw`` as for ``intra_load``."""
+        ``idx``, ``starts``, ``aligned`` and ``uw`` as for ``intra_load``. ``quiet``: record it
+        only where no lane's bytes need comparing with other lanes' (nothing to report): False,
+        and nothing recorded, where they do (else True)."""
         starts, lay, q, ln = self._intra_begin(banks, offs, nbytes, gwarps, lanes, nwarps, starts, aligned)
         whole = lay != BYTES
         fw = gwarps if uw is None else uw
         if self._ld_any and (ln.ld or self.iv_ld[fw].any()):
+            if quiet:
+                return False
             rt, u = self.r_tag.take(starts, nbytes, lay, q)
             war = ln.tags(64, rt.shape[1]) ^ rt
             war = war.view(np.uint32) - np.uint32(1) < 63   # another lane (or several)
@@ -163,6 +167,8 @@ class LaneRaces:
             # tags below every interval of these warps (stores before their warps last synchronized,
             # the usual case) cannot share one: then nothing to compare lane by lane
             if len(wt) and int(wt.max()) >= ln.low << 5:
+                if quiet:
+                    return False
                 bad = (wt ^ (mine if u == pu else ln.tags(32, nbytes))).view(np.uint32) - np.uint32(1) < 31
                 if bad.any():
                     if u != 1:
@@ -174,6 +180,7 @@ class LaneRaces:
         if not ln.st:
             self.iv_st[fw] = ln.st = True
         self._st_any = True
+        return True
 
     def _intra_ww(self, banks, offs, nbytes, gwarps, nwarps, vals, idx, wt, bad):
         """Report lanes of one warp storing bytes (``bad``, per byte) another lane stored in the

@@ -462,17 +462,29 @@ class RaceTracker(RangeChecks, LaneRaces):
                             f"stored since the last barrier: {_missing(int(ww[j, k]), int(warps[lane]))} "
                             f"between the store and this load", "shared")
 
+    def quiet_store(self, offs, nbytes, span, blocks):
+        """``on_store``'s ``hulls`` of a store (not empty; ``span``, ``blocks`` as for it) that
+        meets no chunk another warp loaded or stored in the current epoch, so that recording it
+        checks nothing byte by byte (and reports nothing); None when it may meet one."""
+        lo, hi = span
+        hulls = self._hulls(offs, nbytes, lo, hi, blocks)
+        for kind in ("r", "w"):
+            if self._covered(kind, hulls[0]) and not self._clear(kind, lo, hi):
+                return None
+        return hulls
+
     def on_store(self, banks, offs, nbytes, warps, vals=None, idx=None, span=None, starts=None,
-                 aligned=False, blocks=None):
+                 aligned=False, blocks=None, hulls=None):
         """``vals``: the stored bytes (n, nbytes), to tell same-value write-write races apart
         (None: every write-write race is an error); ``idx``: the bytes, ``span``, ``starts``,
-        ``aligned`` and ``blocks`` as for ``on_load``, when the caller has them."""
+        ``aligned`` and ``blocks`` as for ``on_load``, when the caller has them; ``hulls``:
+        ``quiet_store``'s answer."""
         if not len(offs):
             return
         if starts is None:
             starts = _Starts(banks, offs, self.stride)  # made when a check or the chunks need them
         lo, hi = self._span(offs, nbytes) if span is None else span
-        hulls, apart = self._hulls(offs, nbytes, lo, hi, blocks)
+        hulls, apart = self._hulls(offs, nbytes, lo, hi, blocks) if hulls is None else hulls
         # (the per-warp sets first: a few machine words each, the deferred chunks' bits hundreds)
         war = self._covered("r", hulls) and not self._clear("r", lo, hi)
         ww = self._covered("w", hulls) and not self._clear("w", lo, hi)

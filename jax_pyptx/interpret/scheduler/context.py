@@ -28,7 +28,7 @@ import numpy as np
 from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError
 from ..state import memory as M
 from ..state import stack
-from . import progress, segments, specials
+from . import progress, segments, specials, store_runs
 from .register_blocks import write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, merge
@@ -108,6 +108,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}
         self.ldm_layouts = {}      # (id(group), .x count) -> ops.mma._Layout (ldmatrix, ``_row_layout``)
+        self.store_rows = None     # ops.store_runs: the rows of the last run of stores written at once
+        self.store_units = {}      # ... its scratch per row size (the rows' disjointness)
         self.groups = []
         self.bars = {}
         self.bar_pending = 0
@@ -588,10 +590,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                     hook.step(pc)
                 d = code[pc]
                 self.cur = d
-                if self._taint_d is not None:
-                    self._taint_d = None
-                if self._pt_d is not None:
-                    self._pt_d = None
+                self._taint_d = self._pt_d = None
                 sub = g
                 p = None
                 if d.guard is not None:
@@ -615,7 +614,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 if k == K_OP:
                     if d.sync is not None and not self.check_sync(d, sub, g):
                         return self._stay(g, pc, n - 1, tn - sub.n, hook)
-                    if d.seg is not None and hook is None and (s := self._batched(d.seg, sub, n, pc, marks)):
+                    if (d.seg is not None or d.srun is not None) and hook is None and \
+                            (s := self._batched(d.seg, sub, n, pc, marks) if d.srun is None
+                             else self._stores(d.srun, sub, n, pc, marks)):
                         n, tn, pc = n + s - 1, tn + (s - 1) * sub.n, pc + s
                         continue
                     d.fn(self, sub)
@@ -665,6 +666,16 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         if (self.fuse and n + seg.span < self.YIELD_AFTER and not (marks and seg.crosses(marks, pc))
                 and segments.run(self, seg, g)):
             return seg.span
+        return 0
+
+    def _stores(self, srun, g, n, pc, marks):
+        """The instruction count of the run of shared stores ``srun`` at ``pc`` run for ``g``
+        with their bookkeeping made once (``store_runs``), or 0 where it runs one instruction at
+        a time: unsanitized (nothing to make once), batching off, statistics kept, or as for a
+        segment (``_batched``)."""
+        if (self.sanitize and self.fuse and self.stats is None and n + srun.span < self.YIELD_AFTER
+                and not (marks and srun.crosses(marks, pc)) and store_runs.run(self, srun, g)):
+            return srun.span
         return 0
 
     def _stay(self, g, pc, n, tn, hook=None):

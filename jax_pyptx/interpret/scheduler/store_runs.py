@@ -1,0 +1,111 @@
+"""Runs of shared-memory stores, sanitized: their operands read one by one, their bookkeeping
+made once (``ops.store_runs`` says when that changes nothing).
+
+A *run* is a stretch of one function, with no branch target inside, of weak ``st`` to the
+CTA's own shared memory (``Decoded.stc``) and pure register arithmetic between them (what
+``segments`` batches: their addresses), starting and ending with a store, no instruction
+guarded; the planner (``plan``) gives its first store a ``StoreRun``. The scheduler hands a
+run to ``run`` where it would hand it a segment (``Context._stores``: sanitized, no timeline,
+no yield or other group's PC inside). ``run`` executes the run's instructions in order, except
+that a store only reads its address and value registers (so every register check happens
+where it did) and is written at the end: pure arithmetic reads and writes registers only, so
+no instruction of the run could tell. At the end ``ops.store_runs.commit`` writes the stores
+as one access, or they are written one by one, in order, as before.
+
+Should an instruction of the run fail, the stores issued before it are written first (one by
+one: their own reports come first, as they would have), then its error is raised. Warnings are
+the one difference: a store's warning (a same-value race of lanes) comes after those of the
+arithmetic that follows it in the run.
+"""
+from __future__ import annotations
+
+from ..machine.registry import K_NOP
+from ..ops.store_runs import commit
+from ..state import memory as M
+from . import segments
+
+MIN_STORES = 2
+
+
+class StoreRun:
+    """A planned run of ``span`` instructions from ``pc`` holding ``stores`` stores."""
+
+    __slots__ = ("pc", "span", "stores")
+
+    def __init__(self, pc, span, stores):
+        self.pc, self.span, self.stores = pc, span, stores
+
+    def crosses(self, marks, pc):
+        """True when one of ``marks`` (other groups' PCs) lies strictly inside the run."""
+        end = pc + self.span
+        for m in marks:
+            if pc < m < end:
+                return True
+        return False
+
+
+def plan(code, pure):
+    """Give the first store of every run of ``code`` its ``StoreRun`` (``d.srun``); ``pure``:
+    the PCs of pure instructions (``segments.describe``'s)."""
+    targets = {d.target for d in code if d.target is not None}
+    pc, end = 0, len(code)
+    while pc < end:
+        if not _store(code[pc]):
+            pc += 1
+            continue
+        last, stores, q = pc, 1, pc + 1
+        while q < end and q not in targets and code[q].func == code[pc].func:
+            if _store(code[q]):
+                last, stores = q, stores + 1
+            elif q not in pure and code[q].kind != K_NOP:
+                break
+            q += 1
+        if stores >= MIN_STORES:
+            code[pc].srun = StoreRun(pc, last + 1 - pc, stores)
+        pc = last + 1
+
+
+def _store(d) -> bool:
+    return d.stc is not None and d.guard is None and d.sync is None
+
+
+def run(ctx, srun, g) -> bool:
+    """Run ``srun`` for the threads of ``g`` (the module doc); True when done."""
+    code = ctx.code
+    items = []
+    pc, end = srun.pc, srun.pc + srun.span
+    d = None
+    try:
+        while pc < end:
+            d = code[pc]
+            ctx.cur = d
+            ctx._taint_d = ctx._pt_d = None      # (per instruction, as in ``Context._run``)
+            if d.stc is not None:
+                a, vals = d.stc[0](ctx, g)
+                items.append((d, a, vals))
+                pc += 1
+            elif d.seg is not None and ctx.fuse and segments.run(ctx, d.seg, g):
+                pc += d.seg.span
+            else:
+                if d.kind != K_NOP:
+                    d.fn(ctx, g)
+                pc += 1
+    except Exception as e:
+        _one_by_one(ctx, g, items)
+        if isinstance(e, M.MemoryFault):
+            raise ctx.fault(e, g, d) from None
+        raise
+    if not commit(ctx, g, items):
+        _one_by_one(ctx, g, items)
+    return True
+
+
+def _one_by_one(ctx, g, items):
+    """Write the stores ``items`` in order, as their instructions would (a memory fault names
+    its store)."""
+    for d, a, vals in items:
+        ctx.cur = d
+        try:
+            d.stc[1](ctx, g, a, vals)
+        except M.MemoryFault as f:
+            raise ctx.fault(f, g, d) from None
