@@ -44,7 +44,7 @@ from ..state.operands import items, parse_int, reader
 from .load_store import address_getter
 from .tcgen05 import _pair, defer_late
 from ..machine.registry import register
-from ..state.tmem import read_rects, rects, split, tmem, write_rects
+from ..state.tmem import read_rects, read_rects_of, rects, rects_ok, split, tmem, write_rects, write_rects_of
 
 _TYPES = IDESC_TYPE_CODES
 _D_TYPES = IDESC_D_TYPE_CODES
@@ -336,6 +336,8 @@ class _Tcgen05Mma:
         except PtxError:
             return False
         tm = tmem(ctx)
+        if self._accumulate_all(ctx, tm, g, ctas.tolist(), idesc, dad, ens, A, B):
+            return True
         for j in range(g.n):
             if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
                 ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
@@ -343,6 +345,45 @@ class _Tcgen05Mma:
             # one 2-D product per thread, as ``one`` makes it (the same BLAS call: the same sums)
             self.accumulate(ctx, tm, g, j, int(ctas[j]), idesc, int(dad[j]), A[j] @ B[j].T, bool(ens[j]),
                             None, 0)
+        return True
+
+    def _accumulate_all(self, ctx, tm, g, ctas, idesc, dad, ens, A, B):
+        """``accumulate`` of every thread's product at once, where the threads (of distinct CTAs)
+        name one D address and enable-input-d and every CTA's D is rectangles of TMEM that
+        ``rects_ok`` finds nothing to report in (each thread's cells are its own CTA's: the
+        order does not matter). False (nothing done) elsewhere."""
+        M, N, K = idesc.m, idesc.n, idesc.k
+        _, _, pieces = _layout_arrays(M, N, 1, self.ws)
+        daddr, enable = int(dad[0]), bool(ens[0])
+        if pieces is None or (dad != dad[0]).any() or (ens != ens[0]).any():
+            return False
+        self.check_d(ctx, g, 0, M, daddr)
+        lane0, col0 = (int(x) for x in split(daddr))
+        if not (rects_ok(tm, ctas, lane0, col0, pieces, False)
+                and (not enable or rects_ok(tm, ctas, lane0, col0, pieces, True))):
+            return False
+        n = len(ctas)
+        P, cells = tm.scratch(n, M, N)
+        for j in range(n):
+            if ctx.stats is not None:       # 2*M*N*K FLOPs per issued instruction (stats.py)
+                ctx.stats.add_flops("tcgen05.mma", str(idesc.atype), 2 * M * N * K)
+            # one 2-D product per thread, as ``one`` makes it (the same BLAS call: the same sums)
+            np.matmul(A[j], B[j].T, out=P[j])
+        if idesc.neg_a ^ idesc.neg_b:
+            np.negative(P, out=P)
+        f32 = idesc.dtype == "f32"
+        if enable:
+            old = read_rects_of(tm, ctas, lane0, col0, pieces, cells)
+            if f32 and not self.scale_in:       # (f32 -> f64 is exact: the add converts as it goes)
+                np.add(P, old.view(np.float32), out=P)
+            else:
+                Dold = _from_cells(old, idesc.dtype)
+                P += Dold * 2.0 ** -self.scale_in if self.scale_in else Dold
+        if f32:
+            cells.view(np.float32)[...] = P
+        else:
+            cells = _to_cells(P, idesc.dtype, idesc.sat and self.kind == "i8")
+        write_rects_of(tm, ctas, lane0, col0, pieces, cells)
         return True
 
     def run(self, ctx, g, j, vals):

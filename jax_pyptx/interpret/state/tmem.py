@@ -10,7 +10,8 @@ instruction wrote, and allocations still held at exit.
 
 ``read_rects`` / ``write_rects`` access a matrix that sits in TMEM as a few rectangles (a
 tcgen05.mma accumulator: ``rects``) with slices; on any problem they defer to ``read`` /
-``write``, which give the report.
+``write``, which give the report. ``read_rects_of`` / ``write_rects_of`` do so in several CTAs
+at once, where ``rects_ok`` finds nothing to report in any.
 """
 from __future__ import annotations
 
@@ -58,7 +59,16 @@ class TensorMemory:
         self.relinquished = np.zeros(n, bool)
         self.sanitize = ctx.sanitize
         self.ok_rects = set()     # ``_rect_ok`` keys found held (and written): until a dealloc
+        self._scratch = {}        # (n, rows, cols) -> ``scratch``'s arrays
         ctx.at_exit.append(self.check_exit)
+
+    def scratch(self, n, rows, cols):
+        """(float64, uint32) arrays (n, rows, cols) for a batched accumulator's values and cells
+        (reused: a fresh megabyte is a page fault per page)."""
+        got = self._scratch.get((n, rows, cols))
+        if got is None:
+            got = self._scratch[(n, rows, cols)] = (np.empty((n, rows, cols)), np.empty((n, rows, cols), np.uint32))
+        return got
 
     def recycle(self):
         """The batch is over: the cell arrays go to the next one (``shadow``)."""
@@ -293,19 +303,50 @@ def write_rects(tm, ctx, cta, lane0, col0, pieces, values, rel, what, g, lane_of
     (``rel``: as for ``read_rects``)."""
     if not _rect_ok(tm, cta, lane0, col0, pieces, False):
         return tm.write(ctx, cta, lane0 + rel[0], col0 + rel[1], values, what, g, lane_of)
-    # cells written before stay defined until a dealloc: a k-loop's accumulator marks them once
-    mark = tm.defined is not None and (cta, lane0, col0, tuple(pieces), True) not in tm.ok_rects
     for r0, r1, c0, c1, l, c in pieces:
-        sl = (cta, slice(lane0 + l, lane0 + l + r1 - r0), slice(col0 + c, col0 + c + c1 - c0))
-        tm.data[sl] = values[r0:r1, c0:c1]
-        if mark:
-            tm.defined[sl] = True
-    if mark:
-        for _, _, c0, c1, _, c in pieces:        # columns now defined in every lane
-            cs = slice(col0 + c, col0 + c + c1 - c0)
-            tm.full[cta, cs] = tm.defined[cta, :, cs].all(axis=0)
-        if len(tm.ok_rects) < 4096:
-            tm.ok_rects.add((cta, lane0, col0, tuple(pieces), True))
+        tm.data[cta, lane0 + l:lane0 + l + r1 - r0, col0 + c:col0 + c + c1 - c0] = values[r0:r1, c0:c1]
+    _mark_rects(tm, cta, lane0, col0, pieces)
+
+
+def _mark_rects(tm, cta, lane0, col0, pieces):
+    """The rectangles' cells were written: defined until a dealloc (a k-loop's accumulator marks
+    them once)."""
+    key = (cta, lane0, col0, tuple(pieces), True)
+    if tm.defined is None or key in tm.ok_rects:
+        return
+    for r0, r1, c0, c1, l, c in pieces:
+        tm.defined[cta, lane0 + l:lane0 + l + r1 - r0, col0 + c:col0 + c + c1 - c0] = True
+    for _, _, c0, c1, _, c in pieces:        # columns now defined in every lane
+        cs = slice(col0 + c, col0 + c + c1 - c0)
+        tm.full[cta, cs] = tm.defined[cta, :, cs].all(axis=0)
+    if len(tm.ok_rects) < 4096:
+        tm.ok_rects.add(key)
+
+
+def rects_ok(tm, ctas, lane0, col0, pieces, defined) -> bool:
+    """Whether ``read_rects`` (``defined``) or ``write_rects`` of the rectangles at (lane0,
+    col0) of each CTA of ``ctas`` would use slices, with nothing to report."""
+    return all(_rect_ok(tm, c, lane0, col0, pieces, defined) for c in ctas)
+
+
+def read_rects_of(tm, ctas, lane0, col0, pieces, out):
+    """``read_rects`` of the same rectangles in each CTA of ``ctas`` (``rects_ok``) into ``out``
+    (uint32 (len(ctas), rows, cols)), returned."""
+    for i, cta in enumerate(ctas):
+        d = tm.data[cta]
+        for r0, r1, c0, c1, l, c in pieces:
+            out[i, r0:r1, c0:c1] = d[lane0 + l:lane0 + l + r1 - r0, col0 + c:col0 + c + c1 - c0]
+    return out
+
+
+def write_rects_of(tm, ctas, lane0, col0, pieces, values):
+    """``write_rects`` of ``values`` (len(ctas), rows, cols) to the same rectangles in each CTA of
+    ``ctas`` (distinct; ``rects_ok``)."""
+    for i, cta in enumerate(ctas):
+        d = tm.data[cta]
+        for r0, r1, c0, c1, l, c in pieces:
+            d[lane0 + l:lane0 + l + r1 - r0, col0 + c:col0 + c + c1 - c0] = values[i, r0:r1, c0:c1]
+        _mark_rects(tm, cta, lane0, col0, pieces)
 
 
 def tmem(ctx) -> TensorMemory:
