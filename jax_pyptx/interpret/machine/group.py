@@ -5,7 +5,8 @@ import numpy as np
 
 
 class Group:
-    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok")
+    __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok",
+                 "_rc")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -22,6 +23,7 @@ class Group:
         self._wb = None
         self._sl = None
         self.ok = None            # register keys found written on every slot of idx (Context._set_on)
+        self._rc = None           # ``rect``'s answer, once asked
 
     def subset(self, mask, N) -> "Group":
         return Group(self.idx[mask], self.pc, N)
@@ -73,11 +75,46 @@ class Group:
                     self._wb = (len(uw) // nw, nw, local[:nw].tolist())
         return self._wb or None
 
+    def rect(self, S: int, nctas: int):
+        """(CTAs, S, first, end) when the group is slots ``[first, end)`` of each of the
+        ``nctas`` CTAs of ``S`` slots (a warp-specialized role: a register of the batch, viewed
+        (CTAs, S), holds the group's values as a strided slice); else False. Cached."""
+        r = self._rc
+        if r is None:
+            r = False
+            n, idx = self.n, self.idx
+            if nctas > 1 and n >= _RECT_MIN and n % nctas == 0:
+                w = n // nctas
+                lo = int(idx[0])
+                v = idx.reshape(nctas, w)
+                if lo + w <= S and (v[:, 0] == np.arange(nctas) * S + lo).all() and (np.diff(v, axis=1) == 1).all():
+                    r = (nctas, S, lo, lo + w)
+            self._rc = r
+        return r
+
     def __repr__(self):
         return f"Group(pc={self.pc}, n={self.n}, wait={self.wait})"
 
 
 _ALL_LANES = np.uint64(0xFFFFFFFF)
+_RECT_MIN = 512               # (smaller groups: a gather costs no more than a strided copy)
+
+
+def gather(a, g: Group, S: int, nctas: int):
+    """``a[g.idx]`` (a new array) of a register ``a`` of the batch (``Group.rect``)."""
+    r = g._rc if g._rc is not None else g.rect(S, nctas)
+    if not r or a.ndim != 1:
+        return a[g.idx]
+    return a.reshape(r[0], r[1])[:, r[2]:r[3]].reshape(-1)       # (strided: a copy)
+
+
+def scatter(a, g: Group, v, S: int, nctas: int):
+    """``a[g.idx] = v`` (``Group.rect``)."""
+    r = g._rc if g._rc is not None else g.rect(S, nctas)
+    if r and a.ndim == 1 and np.ndim(v) == 1:
+        a.reshape(r[0], r[1])[:, r[2]:r[3]] = v.reshape(r[0], -1)
+    else:
+        a[g.idx] = v
 
 
 def merge(groups, N) -> Group:

@@ -31,7 +31,7 @@ from ..state import stack
 from . import progress, segments, specials, store_runs
 from .register_blocks import write_rows
 from ..sanitizer import severity
-from ..machine.group import Group, merge
+from ..machine.group import Group, gather, merge, scatter
 from ..machine.cluster import ClusterMixin
 from ..sanitizer.definedness import DefinednessMixin
 from ..sanitizer.provenance import ProvenanceMixin
@@ -174,7 +174,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             self._undef_read(key, g, nbytes)
         if self.ptag and key in self.ptag:
             self._pt_read(key, g)
-        return a if g.full else a[g.idx]
+        return a if g.full else gather(a, g, self.S, self.nctas)
 
     def write(self, key, g, v):
         if self.rhooks and key in self.rhooks:
@@ -202,7 +202,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 known = g.ok if g.ok is not None else self._set_on(g)
                 if key not in known:
                     self._mask_gain(key, g, known)
-        a[g.idx] = v
+        scatter(a, g, v, self.S, self.nctas)
         self.regs[key] = a
 
     write_rows = write_rows     # a register block delivered at once (``rows``)

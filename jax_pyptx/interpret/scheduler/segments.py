@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Vec
+from ..machine.group import gather
 
 #: ISA forms whose handlers are pure: they read their register and immediate sources and
 #: write their one destination through ``state.operands``' readers and writers only
@@ -263,7 +264,8 @@ def run(ctx, seg, g) -> bool:
     if not _defined(ctx, seg, g):
         return False
     regs = ctx.regs
-    vals = {k: regs[k] for k in seg.ext} if g.full else {k: regs[k][g.idx] for k in seg.ext}
+    vals = {k: regs[k] for k in seg.ext} if g.full else \
+        {k: gather(regs[k], g, ctx.S, ctx.nctas) for k in seg.ext}
     n = g.n
     lanes = _Lanes()
     src = lanes.src

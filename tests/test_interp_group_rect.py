@@ -1,0 +1,49 @@
+"""A group that holds the same slots of every CTA of the batch (a warp-specialized role) reads
+and writes its registers as strided slices (``machine.group``: ``Group.rect``, ``gather``,
+``scatter``), with the values of fancy indexing."""
+from __future__ import annotations
+
+import numpy as np
+
+from jax_pyptx.interpret.machine.group import Group, gather, scatter
+
+S, NCTAS = 384, 4
+N = S * NCTAS
+
+
+def _role(lo, hi, ctas=range(NCTAS)):
+    return Group(np.concatenate([np.arange(c * S + lo, c * S + hi) for c in ctas]), 0, N)
+
+
+def test_a_role_of_every_cta_is_a_rect():
+    assert _role(128, 384).rect(S, NCTAS) == (NCTAS, S, 128, 384)
+    assert _role(0, 128).rect(S, NCTAS) == (NCTAS, S, 0, 128)
+
+
+def test_other_slot_sets_are_not():
+    assert _role(128, 384, ctas=range(3)).rect(S, NCTAS) is False        # not every CTA
+    assert _role(0, 64).rect(S, NCTAS) is False                          # too small to gain
+    g = _role(128, 384)
+    idx = g.idx.copy()
+    idx[300] += 1                                                        # a hole and a repeat
+    assert Group(np.sort(idx), 0, N).rect(S, NCTAS) is False
+    lo = [128, 128, 127, 128]                                            # CTA 2's slots moved by one
+    moved = np.concatenate([np.arange(c * S + lo[c], c * S + lo[c] + 256) for c in range(NCTAS)])
+    assert Group(moved, 0, N).rect(S, NCTAS) is False
+
+
+def test_gather_and_scatter_agree_with_fancy_indexing():
+    rng = np.random.default_rng(0)
+    g = _role(128, 384)
+    a = rng.integers(0, 1 << 30, N).astype(np.uint32)
+    got = gather(a, g, S, NCTAS)
+    np.testing.assert_array_equal(got, a[g.idx])
+    got[:] = 0                                                           # a copy, not a view
+    np.testing.assert_array_equal(gather(a, g, S, NCTAS), a[g.idx])
+    v = rng.integers(0, 1 << 30, g.n).astype(np.uint32)
+    b, c = a.copy(), a.copy()
+    scatter(b, g, v, S, NCTAS)
+    c[g.idx] = v
+    np.testing.assert_array_equal(b, c)
+    small = _role(0, 64)                                                 # fancy indexing
+    np.testing.assert_array_equal(gather(a, small, S, NCTAS), a[small.idx])
