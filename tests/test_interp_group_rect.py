@@ -7,7 +7,7 @@ import numpy as np
 
 from jax_pyptx.interpret.machine.group import Group, gather, scatter
 
-S, NCTAS = 384, 4
+S, NCTAS = 384, 16
 N = S * NCTAS
 
 
@@ -21,13 +21,14 @@ def test_a_role_of_every_cta_is_a_rect():
 
 
 def test_other_slot_sets_are_not():
-    assert _role(128, 384, ctas=range(3)).rect(S, NCTAS) is False        # not every CTA
+    assert _role(128, 384, ctas=range(15)).rect(S, NCTAS) is False       # not every CTA
     assert _role(0, 64).rect(S, NCTAS) is False                          # too small to gain
     g = _role(128, 384)
     idx = g.idx.copy()
     idx[300] += 1                                                        # a hole and a repeat
     assert Group(np.sort(idx), 0, N).rect(S, NCTAS) is False
-    lo = [128, 128, 127, 128]                                            # CTA 2's slots moved by one
+    lo = [128] * NCTAS
+    lo[2] = 127                                                          # CTA 2's slots moved by one
     moved = np.concatenate([np.arange(c * S + lo[c], c * S + lo[c] + 256) for c in range(NCTAS)])
     assert Group(moved, 0, N).rect(S, NCTAS) is False
 

@@ -6,7 +6,7 @@ import numpy as np
 
 class Group:
     __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok",
-                 "_rc")
+                 "strided")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -23,7 +23,7 @@ class Group:
         self._wb = None
         self._sl = None
         self.ok = None            # register keys found written on every slot of idx (Context._set_on)
-        self._rc = None           # ``rect``'s answer, once asked
+        self.strided = None       # ``rect``'s answer, once asked (False: fancy indexing)
 
     def subset(self, mask, N) -> "Group":
         return Group(self.idx[mask], self.pc, N)
@@ -79,7 +79,7 @@ class Group:
         """(CTAs, S, first, end) when the group is slots ``[first, end)`` of each of the
         ``nctas`` CTAs of ``S`` slots (a warp-specialized role: a register of the batch, viewed
         (CTAs, S), holds the group's values as a strided slice); else False. Cached."""
-        r = self._rc
+        r = self.strided
         if r is None:
             r = False
             n, idx = self.n, self.idx
@@ -89,7 +89,7 @@ class Group:
                 v = idx.reshape(nctas, w)
                 if lo + w <= S and (v[:, 0] == np.arange(nctas) * S + lo).all() and (np.diff(v, axis=1) == 1).all():
                     r = (nctas, S, lo, lo + w)
-            self._rc = r
+            self.strided = r
         return r
 
     def __repr__(self):
@@ -97,12 +97,12 @@ class Group:
 
 
 _ALL_LANES = np.uint64(0xFFFFFFFF)
-_RECT_MIN = 512               # (smaller groups: a gather costs no more than a strided copy)
+_RECT_MIN = 2048              # (smaller groups: a gather costs no more than a strided copy)
 
 
 def gather(a, g: Group, S: int, nctas: int):
     """``a[g.idx]`` (a new array) of a register ``a`` of the batch (``Group.rect``)."""
-    r = g._rc if g._rc is not None else g.rect(S, nctas)
+    r = g.strided if g.strided is not None else g.rect(S, nctas)
     if not r or a.ndim != 1:
         return a[g.idx]
     return a.reshape(r[0], r[1])[:, r[2]:r[3]].reshape(-1)       # (strided: a copy)
@@ -110,7 +110,7 @@ def gather(a, g: Group, S: int, nctas: int):
 
 def scatter(a, g: Group, v, S: int, nctas: int):
     """``a[g.idx] = v`` (``Group.rect``)."""
-    r = g._rc if g._rc is not None else g.rect(S, nctas)
+    r = g.strided if g.strided is not None else g.rect(S, nctas)
     if r and a.ndim == 1 and np.ndim(v) == 1:
         a.reshape(r[0], r[1])[:, r[2]:r[3]] = v.reshape(r[0], -1)
     else:

@@ -174,7 +174,9 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
             self._undef_read(key, g, nbytes)
         if self.ptag and key in self.ptag:
             self._pt_read(key, g)
-        return a if g.full else gather(a, g, self.S, self.nctas)
+        if g.full:
+            return a
+        return a[g.idx] if g.strided is False else gather(a, g, self.S, self.nctas)
 
     def write(self, key, g, v):
         if self.rhooks and key in self.rhooks:
@@ -202,7 +204,10 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 known = g.ok if g.ok is not None else self._set_on(g)
                 if key not in known:
                     self._mask_gain(key, g, known)
-        scatter(a, g, v, self.S, self.nctas)
+        if g.strided is False:
+            a[g.idx] = v
+        else:
+            scatter(a, g, v, self.S, self.nctas)
         self.regs[key] = a
 
     write_rows = write_rows     # a register block delivered at once (``rows``)

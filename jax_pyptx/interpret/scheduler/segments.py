@@ -264,8 +264,12 @@ def run(ctx, seg, g) -> bool:
     if not _defined(ctx, seg, g):
         return False
     regs = ctx.regs
-    vals = {k: regs[k] for k in seg.ext} if g.full else \
-        {k: gather(regs[k], g, ctx.S, ctx.nctas) for k in seg.ext}
+    if g.full:
+        vals = {k: regs[k] for k in seg.ext}
+    elif g.strided is False:
+        vals = {k: regs[k][g.idx] for k in seg.ext}
+    else:
+        vals = {k: gather(regs[k], g, ctx.S, ctx.nctas) for k in seg.ext}
     n = g.n
     lanes = _Lanes()
     src = lanes.src
