@@ -4,9 +4,9 @@
 An epilogue stages a tile in shared memory with a handful of ``st.shared`` instructions, each
 by every thread of the group, with only register arithmetic (their addresses) in between. The
 sanitizer's bookkeeping of one store (bounds, the async proxy, the race tracker's chunks and
-per-warp sets, the lanes' tags, the written flags) costs the same for 1 000 rows as for 8 000,
-so ``commit`` records the run's stores as one store of all their rows: the same checks, made
-once. It does so only where that provably changes nothing:
+per-warp sets, the lanes' tags, the written flags) is a few dozen NumPy calls whatever its
+rows, so ``commit`` records the run's stores as one store of all their rows: the same checks,
+made once. It does so only where that provably changes nothing:
 
 * the rows of the whole run are pairwise disjoint (a byte stored twice in the run, by one lane
   or two, is left to the one-by-one order, where the second store is checked against the

@@ -35,13 +35,7 @@ class StoreRun:
     def __init__(self, pc, span, stores):
         self.pc, self.span, self.stores = pc, span, stores
 
-    def crosses(self, marks, pc):
-        """True when one of ``marks`` (other groups' PCs) lies strictly inside the run."""
-        end = pc + self.span
-        for m in marks:
-            if pc < m < end:
-                return True
-        return False
+    crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
 
 
 def plan(code, pure):
