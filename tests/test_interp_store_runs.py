@@ -9,7 +9,7 @@ import pytest
 from jax_pyptx.errors import AsyncProxyError, OutOfBoundsError, RaceError
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.launch import get_module, get_program
-from jax_pyptx.interpret.scheduler import store_runs
+from jax_pyptx.interpret.scheduler import segments, store_runs
 from jax_pyptx.interpret.scheduler.context import Context
 
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -98,10 +98,57 @@ def test_the_run_is_planned_from_its_first_store_to_its_last():
     runs = [(d.pc, d.srun.span, d.srun.stores) for d in prog.code if d.srun is not None]
     first = next(d.pc for d in prog.code if d.ins.opcode == "st")
     assert runs == [(first, 7, 3)]            # 3 stores and the 4 additions between them
+    seg = prog.code[first].srun.seg           # the additions as one segment, run before the stores
+    assert sorted(k.split("::")[-1] for k, _ in seg.finals) == ["%r5", "%r6", "%r7", "%r8"]
+
+
+# the second store's value register is overwritten after the first store read it
+_REUSED = """
+  shl.b32 %r2, %r1, 2;
+  add.u32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+  add.u32 %r1, %r1, 5;
+  add.u32 %r5, %r4, 256;
+  st.shared.u32 [%r5], %r1;
+  bar.sync 0;
+  ld.shared.u32 %r10, [%r4];
+  ld.shared.u32 %r11, [%r4+256];
+  shl.b32 %r10, %r10, 8;
+  add.u32 %r10, %r10, %r11;
+  mov.u32 %r13, %ctaid.x;
+  shl.b32 %r13, %r13, 8;
+  add.u32 %r13, %r13, %r2;
+  mul.wide.u32 %rd2, %r13, 1;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r10;
+"""
+
+
+def test_arithmetic_overwriting_what_a_store_read_is_not_run_first(monkeypatch, commits):
+    # the run's arithmetic cannot go first (the first store must read %r1 before the add): it
+    # runs between the stores, in order, and the run is still written at once
+    prog = get_program(get_module(_kernel(_REUSED)), "k")
+    (srun,) = [d.srun for d in prog.code if d.srun is not None]
+    assert srun.stores == 2 and srun.seg is None
+    fused, single = _both(monkeypatch, _REUSED)
+    t = np.tile(np.arange(64), 2)
+    np.testing.assert_array_equal(fused, (t << 8) + t + 5)
+    np.testing.assert_array_equal(single, fused)
+    assert commits == [1, 0]
 
 
 def test_a_run_is_written_at_once_and_gives_the_values_of_one_by_one(monkeypatch, commits):
+    hoisted = []
+    real = segments.run
+
+    def seg_run(ctx, seg, g):
+        ok = real(ctx, seg, g)
+        if any(d.srun is not None and d.srun.seg is seg for d in ctx.code):
+            hoisted.append(ok)
+        return ok
+    monkeypatch.setattr(segments, "run", seg_run)
     fused, single = _both(monkeypatch, _GOOD)
+    assert hoisted == [True]                  # the run's arithmetic ran first, at once
     t = np.arange(64)
     nxt = (t + 1) % 64
     want = np.tile(nxt + 3 * nxt + nxt + 1000, 2).astype(np.uint32)

@@ -31,7 +31,7 @@ def decode_program(prog) -> None:
             if info is not None:
                 pure[d.pc] = info
     segments.plan(prog.code, pure, names)
-    store_runs.plan(prog.code, pure)
+    store_runs.plan(prog.code, pure, names)
 
 
 def _decoding(ins):

@@ -134,10 +134,7 @@ def plan(code, infos, names):
     ``infos``: pc -> ``describe``'s answer for the pure instructions; ``names``: pc -> the
     register keys each instruction names (``register_keys``), which tell the registers a
     segment writes that nothing reads after it (its temporaries: never written back)."""
-    uses = {}
-    for keys in names.values():
-        for k in keys:
-            uses[k] = uses.get(k, 0) + 1
+    uses = uses_of(names)
     targets = {d.target for d in code if d.target is not None}
     pc, end = 0, len(code)
     while pc < end:
@@ -148,14 +145,22 @@ def plan(code, infos, names):
         while q < end and q in infos and q not in targets and code[q].func == code[pc].func:
             q += 1
         if q - pc >= MIN_SPAN:
-            seg = _levelled(code, infos, pc, q, uses, names)
-            if seg is not None:
-                code[pc].seg = seg
+            code[pc].seg = levelled(code, infos, range(pc, q), uses, names)
         pc = q
 
 
-def _levelled(code, infos, s, e, uses, names):
-    """The ``Segment`` of ``code[s:e]``: each instruction's level is one past the levels of
+def uses_of(names):
+    """Register key -> how many instructions name it (``names``: as for ``plan``)."""
+    uses = {}
+    for keys in names.values():
+        for k in keys:
+            uses[k] = uses.get(k, 0) + 1
+    return uses
+
+
+def levelled(code, infos, run, uses, names):
+    """The ``Segment`` of the pure instructions at PCs ``run`` (in order; ``uses``: ``uses_of``
+    ``names``): each instruction's level is one past the levels of
     the writers it reads or overwrites, and no lower than its earlier readers of the register
     it writes (one past them unless it shares their signature: a batch reads before it
     writes). Batches are the instructions of one level and signature, run level by level.
@@ -164,7 +169,7 @@ def _levelled(code, infos, s, e, uses, names):
     writer_level, readers, ext = {}, {}, []
     batches = {}
     last = {}
-    for pc in range(s, e):
+    for pc in run:
         sig, dst, keys = infos[pc]
         lv = 0
         for k in keys:
@@ -193,11 +198,11 @@ def _levelled(code, infos, s, e, uses, names):
                            tuple(tuple(infos[pc][2][p] for pc in pcs) for p in pos),
                            tuple(infos[pc][1] for pc in pcs)))
     inside = {}
-    for pc in range(s, e):
+    for pc in run:
         for k in names[pc]:
             inside[k] = inside.get(k, 0) + 1
     finals = tuple((k, d) for k, d in last.items() if k in ext or uses[k] > inside[k])
-    return Segment(s, e - s, tuple(steps), tuple(ext), finals, tuple(last))
+    return Segment(run[0], run[-1] + 1 - run[0], tuple(steps), tuple(ext), finals, tuple(last))
 
 
 class _Lanes:

@@ -4,12 +4,16 @@ made once (``ops.store_runs`` says when that changes nothing).
 A *run* is a stretch of one function, with no branch target inside, of weak ``st`` to the
 CTA's own shared memory (``Decoded.stc``) and pure register arithmetic between them (what
 ``segments`` batches: their addresses), starting and ending with a store, no instruction
-guarded; the planner (``plan``) gives its first store a ``StoreRun``. The scheduler hands a
+guarded; the planner (``plan``) gives its first store a ``StoreRun``, with the run's
+arithmetic as one segment where no instruction of it overwrites a register an earlier store
+reads (an epilogue's address arithmetic: one batch per form instead of one segment between
+each two stores). The scheduler hands a
 run to ``run`` where it would hand it a segment (``Context._stores``: sanitized, no timeline,
-no yield or other group's PC inside). ``run`` executes the run's instructions in order, except
-that a store only reads its address and value registers (so every register check happens
-where it did) and is written at the end: pure arithmetic reads and writes registers only, so
-no instruction of the run could tell. At the end ``ops.store_runs.commit`` writes the stores
+no yield or other group's PC inside). ``run`` executes the run's arithmetic first, as one
+segment, where that segment runs (it reports nothing: else it stands back), then the stores in
+order, or else every instruction in order; either way a store only reads its address and
+value registers (every register check made as before) and is written at the end: pure
+arithmetic reads and writes registers only, so no instruction of the run could tell. At the end ``ops.store_runs.commit`` writes the stores
 as one access, or they are written one by one, in order, as before.
 
 Should an instruction of the run fail, the stores issued before it are written first (one by
@@ -28,20 +32,23 @@ MIN_STORES = 2
 
 
 class StoreRun:
-    """A planned run of ``span`` instructions from ``pc`` holding ``stores`` stores."""
+    """A planned run of ``span`` instructions from ``pc`` holding ``stores`` stores; ``seg``:
+    its arithmetic as one segment (``segments.levelled``), or None."""
 
-    __slots__ = ("pc", "span", "stores")
+    __slots__ = ("pc", "span", "stores", "seg")
 
-    def __init__(self, pc, span, stores):
-        self.pc, self.span, self.stores = pc, span, stores
+    def __init__(self, pc, span, stores, seg=None):
+        self.pc, self.span, self.stores, self.seg = pc, span, stores, seg
 
     crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
 
 
-def plan(code, pure):
+def plan(code, pure, names):
     """Give the first store of every run of ``code`` its ``StoreRun`` (``d.srun``); ``pure``:
-    the PCs of pure instructions (``segments.describe``'s)."""
+    pc -> ``segments.describe``'s answer for the pure instructions, ``names``: pc -> the
+    register keys each instruction names (``segments.register_keys``)."""
     targets = {d.target for d in code if d.target is not None}
+    uses = None
     pc, end = 0, len(code)
     while pc < end:
         if not _store(code[pc]):
@@ -55,8 +62,27 @@ def plan(code, pure):
                 break
             q += 1
         if stores >= MIN_STORES:
-            code[pc].srun = StoreRun(pc, last + 1 - pc, stores)
+            if uses is None:
+                uses = segments.uses_of(names)
+            code[pc].srun = StoreRun(pc, last + 1 - pc, stores, _arithmetic(code, pure, names, uses, pc, last + 1))
         pc = last + 1
+
+
+def _arithmetic(code, pure, names, uses, s, e):
+    """The pure instructions of the run ``code[s:e]`` as one segment, to run before its stores
+    read their registers; None where one overwrites a register an earlier store reads (the store
+    must read the value before it) or there are fewer than two."""
+    pcs = [q for q in range(s, e) if q in pure]
+    if len(pcs) < 2:
+        return None
+    read = set()
+    for q in range(s, e):
+        if q in pure:
+            if pure[q][1] in read:
+                return None
+        elif code[q].stc is not None:
+            read.update(names[q])
+    return segments.levelled(code, pure, pcs, uses, names)
 
 
 def _store(d) -> bool:
@@ -68,10 +94,15 @@ def run(ctx, srun, g) -> bool:
     code = ctx.code
     items = []
     pc, end = srun.pc, srun.pc + srun.span
+    # the arithmetic at once where it can be (then the stores read their registers in order)
+    hoisted = srun.seg is not None and ctx.fuse and segments.run(ctx, srun.seg, g)
     d = None
     try:
         while pc < end:
             d = code[pc]
+            if hoisted and d.stc is None:
+                pc += 1
+                continue
             ctx.cur = d
             ctx._taint_d = ctx._pt_d = None      # (per instruction, as in ``Context._run``)
             if d.stc is not None:
