@@ -6,14 +6,15 @@ CTA's own shared memory (``Decoded.stc``) and pure register arithmetic between t
 ``segments`` batches: their addresses), starting and ending with a store, no instruction
 guarded; the planner (``plan``) gives its first store a ``StoreRun``, with the run's
 arithmetic as one segment where no instruction of it overwrites a register an earlier store
-reads (an epilogue's address arithmetic: one batch per form instead of one segment between
-each two stores). The scheduler hands a
-run to ``run`` where it would hand it a segment (``Context._stores``: sanitized, no timeline,
-no yield or other group's PC inside). ``run`` executes the run's arithmetic first, as one
-segment, where that segment runs (it reports nothing: else it stands back), then the stores in
-order, or else every instruction in order; either way a store only reads its address and
-value registers (every register check made as before) and is written at the end: pure
-arithmetic reads and writes registers only, so no instruction of the run could tell. At the end ``ops.store_runs.commit`` writes the stores
+reads (an epilogue's address arithmetic: one batch per form, not a segment between each two
+stores). The scheduler hands a run to ``run`` where it would hand it a segment
+(``Context._stores``: sanitized, no timeline, no yield or other group's PC inside).
+
+``run`` executes the run's arithmetic first, as that one segment, where the segment runs (it
+reports nothing: else it stands back), then the stores in order; or else every instruction in
+order. Either way a store only reads its address and value registers (every register check
+made as before) and is written at the end: pure arithmetic reads and writes registers only, so
+no instruction of the run could tell. At the end ``ops.store_runs.commit`` writes the stores
 as one access, or they are written one by one, in order, as before.
 
 Should an instruction of the run fail, the stores issued before it are written first (one by
