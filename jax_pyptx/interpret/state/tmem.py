@@ -291,11 +291,7 @@ def read_rects(tm, ctx, cta, lane0, col0, pieces, shape, rel, what, g, lane_of=N
     and column offsets, for the cell-by-cell read where the slices cannot be used)."""
     if not _rect_ok(tm, cta, lane0, col0, pieces, True):
         return tm.read(ctx, cta, lane0 + rel[0], col0 + rel[1], what, g, lane_of)
-    out = np.empty(shape, np.uint32)
-    d = tm.data[cta]
-    for r0, r1, c0, c1, l, c in pieces:
-        out[r0:r1, c0:c1] = d[lane0 + l:lane0 + l + r1 - r0, col0 + c:col0 + c + c1 - c0]
-    return out
+    return read_rects_of(tm, (cta,), lane0, col0, pieces, np.empty((1,) + tuple(shape), np.uint32))[0]
 
 
 def write_rects(tm, ctx, cta, lane0, col0, pieces, values, rel, what, g, lane_of=None):
@@ -303,9 +299,7 @@ def write_rects(tm, ctx, cta, lane0, col0, pieces, values, rel, what, g, lane_of
     (``rel``: as for ``read_rects``)."""
     if not _rect_ok(tm, cta, lane0, col0, pieces, False):
         return tm.write(ctx, cta, lane0 + rel[0], col0 + rel[1], values, what, g, lane_of)
-    for r0, r1, c0, c1, l, c in pieces:
-        tm.data[cta, lane0 + l:lane0 + l + r1 - r0, col0 + c:col0 + c + c1 - c0] = values[r0:r1, c0:c1]
-    _mark_rects(tm, cta, lane0, col0, pieces)
+    write_rects_of(tm, (cta,), lane0, col0, pieces, values[None])
 
 
 def _mark_rects(tm, cta, lane0, col0, pieces):
