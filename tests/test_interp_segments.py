@@ -369,6 +369,7 @@ def test_a_handler_that_raises_in_a_batch_leaves_the_segment_to_run_one_by_one(r
     def wants_slots(ctx, g):
         return g.idx                    # what a handler needing slot indices would ask
     seg.steps[0].fn = wants_slots
+    seg.blocks = None                   # the NumPy batches, not a native block
     y = np.array([3.0], np.float32)
     launch(get_module(text), "k", [y])
     assert ran == [0, 1]

@@ -95,7 +95,9 @@ def test_per_byte_flags_recycled_too():
         launch(k, "k", [y, np.uint32(N // 2 - 128)], grid=N // 512, block=256, outputs=[0])
 
 
-def test_scratch_recycles_without_refill():
+def test_scratch_recycles_without_refill(monkeypatch):
+    monkeypatch.setattr(shadow, "_spare", {})              # an empty pool (other tests filled it)
+    monkeypatch.setattr(shadow, "_kept", 0)
     a = shadow.scratch(N, np.int32)
     assert a.shape == (N,) and not a.any()                 # new: zeroed pages
     a[:4] = 7

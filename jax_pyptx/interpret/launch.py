@@ -510,7 +510,7 @@ def _end_batch(ctx):
     if ctx.async_proxy is not None:
         ctx.async_proxy.recycle()
     sh.recycle()
-    shadow.recycle(*ctx.store_units.values())
+    shadow.recycle(*ctx.store_units.values(), ctx.nat_scratch)
     ctx.local.recycle()
     if ctx.tmem is not None:
         ctx.tmem.recycle()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...errors import InterpreterError, ValidationError
 from ...isa import decode, decode_parts
 from ..machine.registry import HANDLERS, K_CTRL, K_NOP, K_OP
-from . import segments, store_runs
+from . import native, segments, store_runs
 
 # the instruction families register their handlers on import
 from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, integer,  # noqa: F401
@@ -30,6 +30,7 @@ def decode_program(prog) -> None:
             info = segments.describe(prog, d, ins, scope, dec)
             if info is not None:
                 pure[d.pc] = info
+                d.nat = native.encode(prog, ins, scope, dec)
     segments.plan(prog.code, pure, names)
     store_runs.plan(prog.code, pure, names)
 

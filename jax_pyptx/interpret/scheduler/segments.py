@@ -30,6 +30,8 @@ import numpy as np
 
 from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Vec
 from ..machine.group import gather
+from . import native
+from .native import Block
 
 #: ISA forms whose handlers are pure: they read their register and immediate sources and
 #: write their one destination through ``state.operands``' readers and writers only
@@ -47,10 +49,11 @@ MIN_SPAN = 3                  # shorter runs are left to the loop
 class Segment:
     """A planned run of ``span`` pure instructions starting at ``pc``."""
 
-    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals")
+    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks")
 
-    def __init__(self, pc, span, steps, ext, finals, dsts):
+    def __init__(self, pc, span, steps, ext, finals, dsts, blocks=None):
         self.pc, self.span, self.steps = pc, span, steps
+        self.blocks = blocks      # the steps with native runs as ``native.Block``s, or None
         self.ext = ext            # source keys read before any write of the segment
         self.finals = finals      # ((key, Decoded writing it last), ...): the registers written back
         self.dsts = dsts          # every register the segment writes
@@ -67,9 +70,10 @@ class Segment:
 class _Step:
     """One batch: ``fn`` (its first instruction's handler) over ``srcs[p]`` laid end to end."""
 
-    __slots__ = ("fn", "keys0", "srcs", "dsts")
+    __slots__ = ("fn", "keys0", "srcs", "dsts", "pcs")
 
-    def __init__(self, fn, keys0, srcs, dsts):
+    def __init__(self, fn, keys0, srcs, dsts, pcs):
+        self.pcs = pcs            # the members' PCs, in order
         self.fn = fn              # the handler of the batch's first instruction
         self.keys0 = keys0        # per register position: the key that handler reads
         self.srcs = srcs          # per register position: the keys of every member, in order
@@ -196,13 +200,14 @@ def levelled(code, infos, run, uses, names):
         pos = [p for p, k in enumerate(first) if k is not None]
         steps.append(_Step(code[pcs[0]].fn, tuple(first[p] for p in pos),
                            tuple(tuple(infos[pc][2][p] for pc in pcs) for p in pos),
-                           tuple(infos[pc][1] for pc in pcs)))
+                           tuple(infos[pc][1] for pc in pcs), tuple(pcs)))
     inside = {}
     for pc in run:
         for k in names[pc]:
             inside[k] = inside.get(k, 0) + 1
     finals = tuple((k, d) for k, d in last.items() if k in ext or uses[k] > inside[k])
-    return Segment(run[0], run[-1] + 1 - run[0], tuple(steps), tuple(ext), finals, tuple(last))
+    return Segment(run[0], run[-1] + 1 - run[0], tuple(steps), tuple(ext), finals, tuple(last),
+                   native.blocks(code, steps, [k for k, _ in finals]))
 
 
 class _Lanes:
@@ -277,32 +282,43 @@ def run(ctx, seg, g) -> bool:
         vals = {k: gather(regs[k], g, ctx.S, ctx.nctas) for k in seg.ext}
     n = g.n
     lanes = _Lanes()
-    src = lanes.src
     one = _Wide(n)
     try:
-        for st in seg.steps:
-            dsts = st.dsts
-            lanes.out = None
-            if len(dsts) == 1:
-                for k in st.keys0:
-                    src[k] = vals[k]
-                st.fn(lanes, one)
-                out = vals[dsts[0]] = lanes.out
-                if out.shape != (n,):
-                    return False
-            else:
-                for k, ks in zip(st.keys0, st.srcs):
-                    src[k] = np.concatenate([vals[x] for x in ks])
-                st.fn(lanes, _Wide(n * len(dsts)))
-                out = lanes.out
-                if out.shape != (n * len(dsts),):
-                    return False
-                for j, k in enumerate(dsts):
-                    vals[k] = out[j * n:(j + 1) * n]
-            src.clear()
+        for st in seg.blocks or seg.steps:
+            if type(st) is Block:
+                if st.run(ctx, vals, n):
+                    continue
+                for sub in st.steps:          # declined: its batches through NumPy
+                    if not _step(sub, vals, lanes, one, n):
+                        return False
+            elif not _step(st, vals, lanes, one, n):
+                return False
     except Exception:             # the instructions say what went wrong, one by one (a
         return False              # handler that wrote nothing: out is None, .shape raises)
     for k, d in seg.finals:
         ctx.cur = d
         ctx.write(k, g, vals[k])
     return True
+
+
+def _step(st, vals, lanes, one, n):
+    """Run batch ``st`` through its NumPy handler on ``vals``; False when its result is not
+    one element per thread (the segment then runs one by one)."""
+    src, dsts = lanes.src, st.dsts
+    lanes.out = None
+    if len(dsts) == 1:
+        for k in st.keys0:
+            src[k] = vals[k]
+        st.fn(lanes, one)
+        out = vals[dsts[0]] = lanes.out
+        ok = out.shape == (n,)
+    else:
+        for k, ks in zip(st.keys0, st.srcs):
+            src[k] = np.concatenate([vals[x] for x in ks])
+        st.fn(lanes, _Wide(n * len(dsts)))
+        out = lanes.out
+        ok = out.shape == (n * len(dsts),)
+        for j, k in enumerate(dsts):
+            vals[k] = out[j * n:(j + 1) * n]
+    src.clear()
+    return ok

@@ -1,0 +1,421 @@
+// jax_pyptx.interpret.scheduler._arith: the interpreter's native arithmetic.
+//
+//   run(code, imms, arrays, widths, n)
+//   ops    the operation names, in the order of their codes (1, 2, ...)
+//
+// Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
+// compiles it from a segment's batches) for n threads in native loops, instead of one NumPy
+// call per batch. Every operation gives the bits the interpreter's NumPy handler gives
+// (tests/test_interp_native.py runs each against it on special values).
+//
+//   code    int32 (m, 6): op, flags, d, a, b, c. An operand >= 0 is a slot of `arrays`;
+//           -1 - k is immediate k of `imms`; -32768 is unused.
+//   imms    uint64: the immediates' bit patterns (their low bytes are used).
+//   arrays  the slots: 1-D arrays of n elements (any stride), the block's inputs, then its
+//           outputs (contiguous and writable, written before they are read).
+//   widths  uint8, one per slot: its element size in bytes (checked against the arrays).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+enum Op : int32_t {
+  F_ADD = 1, F_SUB, F_MUL, F_FMA, F_MAX, F_MIN, F_NEG, F_ABS, CVT_BF16X2,
+  MOV8, MOV32, MOV64,
+  ADD32, SUB32, MUL32, SHL32, SHRU32, SHRS32, AND32, OR32, XOR32,
+  ADD64, SUB64, MUL64, SHL64, SHRU64, SHRS64, AND64, OR64, XOR64,
+  ZEXT32_64, SEXT32_64, TRUNC64_32,
+  SETP32, SETP64, SELP32, SELP64,
+  OP_END
+};
+
+// flags
+constexpr int32_t FTZ = 1;
+// setp: flags >> 1 is the comparison; bit 4 set: signed
+enum Cmp : int32_t { EQ = 0, NE, LT, LE, GT, GE };
+constexpr int32_t SIGNED = 16;
+
+constexpr int32_t UNUSED = -32768;
+constexpr size_t CHUNK = 1024;
+
+inline float f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline uint32_t ftz(uint32_t u) { return (u & 0x7F800000u) == 0 ? (u & 0x80000000u) : u; }
+inline bool is_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
+inline uint32_t canon(uint32_t u) { return is_nan(u) ? 0x7FFFFFFFu : u; }
+
+// max / min of two f32 bit patterns, NaN-ignoring, -0 below +0 (the handler's rule), as
+// selects the compiler can vectorize: equal values have equal bits unless they are zeros of
+// two signs, where a & b (max) or a | b (min) is the zero the rule picks
+template <bool MIN>
+inline uint32_t fmax_bits(uint32_t a, uint32_t b) {
+  bool an = is_nan(a), bn = is_nan(b);
+  float x = f32(a), y = f32(b);
+  uint32_t r = (MIN ? x < y : x > y) ? a : b;
+  r = x == y ? (MIN ? (a | b) : (a & b)) : r;
+  r = an ? b : r;
+  r = bn ? a : r;
+  return (an && bn) ? 0x7FFFFFFFu : r;
+}
+
+inline uint32_t bf16_rn(uint32_t u) {
+  return u + (0x7FFFu + ((u >> 16) & 1u));
+}
+
+template <class T>
+inline bool compare(T x, T y, int32_t cmp) {
+  switch (cmp) {
+    case EQ: return x == y;
+    case NE: return x != y;
+    case LT: return x < y;
+    case LE: return x <= y;
+    case GT: return x > y;
+    default: return x >= y;
+  }
+}
+
+int width_of(int32_t op, int pos) {   // pos 0: d, 1..3: a, b, c
+  switch (op) {
+    case MOV8: return 1;
+    case MOV64: case ADD64: case SUB64: case MUL64: case AND64: case OR64: case XOR64:
+      return 8;
+    case SHL64: case SHRU64: case SHRS64: return pos == 2 ? 4 : 8;
+    case ZEXT32_64: case SEXT32_64: return pos == 0 ? 8 : 4;
+    case TRUNC64_32: return pos == 0 ? 4 : 8;
+    case SETP32: return pos == 0 ? 1 : 4;
+    case SETP64: return pos == 0 ? 1 : 8;
+    case SELP32: return pos == 3 ? 1 : 4;
+    case SELP64: return pos == 3 ? 1 : 8;
+    default: return 4;
+  }
+}
+
+int arity(int32_t op) {
+  switch (op) {
+    case F_NEG: case F_ABS: case MOV8: case MOV32: case MOV64:
+    case ZEXT32_64: case SEXT32_64: case TRUNC64_32:
+      return 1;
+    case F_FMA: case SELP32: case SELP64: return 3;
+    default: return 2;
+  }
+}
+
+struct Slot {
+  char* base = nullptr;
+  int64_t stride = 1;       // in elements
+  int width = 0;
+};
+
+// One operand's elements [lo, lo + len) as a contiguous pointer: the array itself, a
+// gathered copy of a strided one, or a constant buffer (an immediate, a stride-0 array)
+struct Source {
+  const char* direct = nullptr;   // contiguous array base (offset by lo at use)
+  const Slot* strided = nullptr;
+  std::vector<char> buf;
+  bool constant = false;
+
+  void fill(const void* value, int w, size_t count) {   // a constant: count copies
+    constant = true;
+    buf.resize(count * w);
+    switch (w) {
+      case 1: std::memset(buf.data(), *static_cast<const uint8_t*>(value), count); break;
+      case 4: copies<uint32_t>(value, count); break;
+      default: copies<uint64_t>(value, count); break;
+    }
+  }
+
+  template <class T>
+  void copies(const void* value, size_t count) {
+    T v;
+    std::memcpy(&v, value, sizeof(T));
+    T* p = reinterpret_cast<T*>(buf.data());
+    for (size_t i = 0; i < count; ++i) p[i] = v;
+  }
+
+  const char* at(size_t lo, size_t len, int w) {
+    if (direct) return direct + lo * w;
+    if (constant) return buf.data();
+    for (size_t i = 0; i < len; ++i)
+      std::memcpy(buf.data() + i * w,
+                  strided->base + static_cast<int64_t>(lo + i) * strided->stride * w, w);
+    return buf.data();
+  }
+};
+
+template <class T>
+inline const T* P(const char* p) { return reinterpret_cast<const T*>(p); }
+
+// ---------------------------------------------------------------- the element loops
+template <class F>
+void f32_binary(uint32_t* d, const uint32_t* a, const uint32_t* b, size_t len, bool flush, F f) {
+  if (flush) {
+    for (size_t i = 0; i < len; ++i) d[i] = canon(ftz(bits(f(f32(ftz(a[i])), f32(ftz(b[i]))))));
+  } else {
+    for (size_t i = 0; i < len; ++i) d[i] = canon(bits(f(f32(a[i]), f32(b[i]))));
+  }
+}
+
+template <bool FLUSH>
+void fma_loop(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, size_t len) {
+  for (size_t i = 0; i < len; ++i) {
+    uint32_t x = a[i], y = b[i], z = c[i];
+    if (FLUSH) { x = ftz(x); y = ftz(y); z = ftz(z); }
+    uint32_t u = bits(std::fmaf(f32(x), f32(y), f32(z)));
+    d[i] = canon(FLUSH ? ftz(u) : u);
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// the same loop where the CPU has an fma instruction (std::fmaf is then one instruction,
+// not the C library's exact emulation; both are the correctly rounded fma)
+template <bool FLUSH>
+__attribute__((target("fma"))) void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b,
+                                               const uint32_t* c, size_t len) {
+  for (size_t i = 0; i < len; ++i) {
+    uint32_t x = a[i], y = b[i], z = c[i];
+    if (FLUSH) { x = ftz(x); y = ftz(y); z = ftz(z); }
+    uint32_t u = bits(__builtin_fmaf(f32(x), f32(y), f32(z)));
+    d[i] = canon(FLUSH ? ftz(u) : u);
+  }
+}
+const bool HW_FMA = __builtin_cpu_supports("fma");
+#else
+template <bool FLUSH>
+void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, size_t len) {
+  fma_loop<FLUSH>(d, a, b, c, len);
+}
+const bool HW_FMA = false;
+#endif
+
+template <class T, class F>
+void int_binary(char* dp, const char* ap, const char* bp, size_t len, F f) {
+  T* d = reinterpret_cast<T*>(dp);
+  const T* a = P<T>(ap);
+  const T* b = P<T>(bp);
+  for (size_t i = 0; i < len; ++i) d[i] = f(a[i], b[i]);
+}
+
+template <class T>
+void shift(int32_t op, char* dp, const char* ap, const char* bp, size_t len) {
+  constexpr uint32_t W = sizeof(T) * 8;
+  using S = typename std::make_signed<T>::type;
+  T* d = reinterpret_cast<T*>(dp);
+  const T* a = P<T>(ap);
+  const uint32_t* s = P<uint32_t>(bp);
+  bool left = op == SHL32 || op == SHL64, sgn = op == SHRS32 || op == SHRS64;
+  for (size_t i = 0; i < len; ++i) {
+    uint32_t k = s[i];
+    if (left) d[i] = k >= W ? T(0) : T(a[i] << k);
+    else if (sgn) d[i] = static_cast<T>(static_cast<S>(a[i]) >> (k >= W - 1 ? W - 1 : k));
+    else d[i] = k >= W ? T(0) : T(a[i] >> k);
+  }
+}
+
+template <class T>
+void setp(int32_t fl, char* d, const char* ap, const char* bp, size_t len) {
+  using S = typename std::make_signed<T>::type;
+  int32_t cmp = (fl >> 1) & 7;
+  const T* a = P<T>(ap);
+  const T* b = P<T>(bp);
+  if (fl & SIGNED) {
+    for (size_t i = 0; i < len; ++i) d[i] = compare(static_cast<S>(a[i]), static_cast<S>(b[i]), cmp);
+  } else {
+    for (size_t i = 0; i < len; ++i) d[i] = compare(a[i], b[i], cmp);
+  }
+}
+
+template <class T>
+void selp(char* dp, const char* ap, const char* bp, const char* c, size_t len) {
+  T* d = reinterpret_cast<T*>(dp);
+  const T* a = P<T>(ap);
+  const T* b = P<T>(bp);
+  for (size_t i = 0; i < len; ++i) d[i] = c[i] ? a[i] : b[i];
+}
+
+// one instruction over len elements (an AVX2 build of it too, chosen at load where the CPU has it)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c, size_t len) {
+  bool flush = fl & FTZ;
+  uint32_t* d32 = reinterpret_cast<uint32_t*>(dp);
+  const uint32_t *a32 = P<uint32_t>(a), *b32 = P<uint32_t>(b), *c32 = P<uint32_t>(c);
+  switch (op) {
+    case F_ADD: return f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x + y; });
+    case F_SUB: return f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x - y; });
+    case F_MUL: return f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x * y; });
+    case F_FMA:
+      if (HW_FMA) return flush ? fma_loop_hw<true>(d32, a32, b32, c32, len) : fma_loop_hw<false>(d32, a32, b32, c32, len);
+      return flush ? fma_loop<true>(d32, a32, b32, c32, len) : fma_loop<false>(d32, a32, b32, c32, len);
+    case F_MAX:
+      if (flush) for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<false>(ftz(a32[i]), ftz(b32[i]));
+      else for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<false>(a32[i], b32[i]);
+      return;
+    case F_MIN:
+      if (flush) for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<true>(ftz(a32[i]), ftz(b32[i]));
+      else for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<true>(a32[i], b32[i]);
+      return;
+    case F_NEG: case F_ABS:
+      for (size_t i = 0; i < len; ++i) {
+        uint32_t x = flush ? ftz(a32[i]) : a32[i];
+        d32[i] = op == F_NEG ? x ^ 0x80000000u : x & 0x7FFFFFFFu;
+      }
+      return;
+    case CVT_BF16X2:
+      for (size_t i = 0; i < len; ++i) {
+        uint32_t x = a32[i], y = b32[i];
+        uint32_t hi = is_nan(x) ? 0x7FFF0000u : bf16_rn(x) & 0xFFFF0000u;
+        uint32_t lo16 = is_nan(y) ? 0x7FFFu : bf16_rn(y) >> 16;
+        d32[i] = hi | lo16;
+      }
+      return;
+    case MOV8: std::memcpy(dp, a, len); return;
+    case MOV32: std::memcpy(dp, a, len * 4); return;
+    case MOV64: std::memcpy(dp, a, len * 8); return;
+    case ADD32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x + y; });
+    case SUB32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x - y; });
+    case MUL32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x * y; });
+    case AND32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x & y; });
+    case OR32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x | y; });
+    case XOR32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x ^ y; });
+    case ADD64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x + y; });
+    case SUB64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x - y; });
+    case MUL64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x * y; });
+    case AND64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x & y; });
+    case OR64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x | y; });
+    case XOR64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x ^ y; });
+    case SHL32: case SHRU32: case SHRS32: return shift<uint32_t>(op, dp, a, b, len);
+    case SHL64: case SHRU64: case SHRS64: return shift<uint64_t>(op, dp, a, b, len);
+    case ZEXT32_64: {
+      uint64_t* d = reinterpret_cast<uint64_t*>(dp);
+      for (size_t i = 0; i < len; ++i) d[i] = a32[i];
+      return;
+    }
+    case SEXT32_64: {
+      uint64_t* d = reinterpret_cast<uint64_t*>(dp);
+      for (size_t i = 0; i < len; ++i) d[i] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a32[i])));
+      return;
+    }
+    case TRUNC64_32: {
+      const uint64_t* s = P<uint64_t>(a);
+      for (size_t i = 0; i < len; ++i) d32[i] = static_cast<uint32_t>(s[i]);
+      return;
+    }
+    case SETP32: return setp<uint32_t>(fl, dp, a, b, len);
+    case SETP64: return setp<uint64_t>(fl, dp, a, b, len);
+    case SELP32: return selp<uint32_t>(dp, a, b, c, len);
+    case SELP64: return selp<uint64_t>(dp, a, b, c, len);
+    default: throw std::invalid_argument("bad op");
+  }
+}
+
+void run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
+              std::vector<Slot>& slots, size_t n) {
+  // operands, decoded once
+  std::vector<Source> src(m * 3);
+  size_t fill = n < CHUNK ? n : CHUNK;      // a constant's copies: one chunk's worth
+  for (size_t j = 0; j < m; ++j) {
+    const int32_t* c = code + 6 * j;
+    int32_t op = c[0];
+    if (op <= 0 || op >= OP_END) throw std::invalid_argument("bad op");
+    int32_t d = c[2];
+    if (d < 0 || static_cast<size_t>(d) >= slots.size() || slots[d].width != width_of(op, 0)
+        || slots[d].stride != 1)
+      throw std::invalid_argument("bad destination slot");
+    for (int k = 0; k < 3; ++k) {
+      int32_t o = c[3 + k];
+      Source& s = src[3 * j + k];
+      if (k >= arity(op)) {
+        if (o != UNUSED) throw std::invalid_argument("operand past the arity");
+        continue;
+      }
+      int w = width_of(op, k + 1);
+      if (o < 0) {
+        size_t i = static_cast<size_t>(-1 - static_cast<int64_t>(o));
+        if (o == UNUSED || i >= nimm) throw std::invalid_argument("bad immediate");
+        s.fill(&imms[i], w, fill);
+        continue;
+      }
+      if (static_cast<size_t>(o) >= slots.size() || slots[o].width != w)
+        throw std::invalid_argument("bad source slot");
+      const Slot& sl = slots[o];
+      if (sl.stride == 1) {
+        s.direct = sl.base;
+      } else if (sl.stride == 0) {
+        s.fill(sl.base, w, fill);
+      } else {
+        s.strided = &sl;
+        s.buf.resize(CHUNK * w);
+      }
+    }
+  }
+  for (size_t lo = 0; lo < n; lo += CHUNK) {
+    size_t len = n - lo < CHUNK ? n - lo : CHUNK;
+    for (size_t j = 0; j < m; ++j) {
+      const int32_t* c = code + 6 * j;
+      int32_t op = c[0];
+      int na = arity(op);
+      const char* a = src[3 * j].at(lo, len, width_of(op, 1));
+      const char* b = na > 1 ? src[3 * j + 1].at(lo, len, width_of(op, 2)) : nullptr;
+      const char* cc = na > 2 ? src[3 * j + 2].at(lo, len, width_of(op, 3)) : nullptr;
+      apply(op, c[1], slots[c[2]].base + lo * width_of(op, 0), a, b, cc, len);
+    }
+  }
+}
+
+}  // namespace
+
+NB_MODULE(_arith, m) {
+  m.doc() = "The interpreter's native arithmetic (jax_pyptx.interpret.scheduler.native).";
+  m.def("run",
+        [](nb::ndarray<const int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> code,
+           nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> imms,
+           nb::list arrays,
+           nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> widths,
+           size_t n) {
+          if (code.shape(1) != 6) throw std::invalid_argument("code must be (m, 6)");
+          size_t ns = nb::len(arrays);
+          if (widths.shape(0) != ns) throw std::invalid_argument("one width per slot");
+          std::vector<Slot> slots(ns);
+          std::vector<Py_buffer> views(ns);
+          size_t got = 0;
+          struct Release {    // the views taken so far, on every way out
+            std::vector<Py_buffer>& v; size_t& k;
+            ~Release() { for (size_t i = 0; i < k; ++i) PyBuffer_Release(&v[i]); }
+          } release{views, got};
+          for (size_t i = 0; i < ns; ++i) {
+            if (PyObject_GetBuffer(arrays[i].ptr(), &views[i], PyBUF_RECORDS_RO) != 0) {
+              PyErr_Clear();
+              throw std::invalid_argument("slot " + std::to_string(i) + ": not a buffer");
+            }
+            ++got;
+            const Py_buffer& v = views[i];
+            int w = static_cast<int>(v.itemsize);
+            if (v.ndim != 1 || w != widths.data()[i] || static_cast<size_t>(v.shape[0]) != n
+                || v.strides[0] % w != 0)
+              throw std::invalid_argument("slot " + std::to_string(i) + ": shape, itemsize or stride");
+            slots[i].base = static_cast<char*>(v.buf);
+            slots[i].stride = v.strides[0] / w;
+            slots[i].width = w;
+          }
+          nb::gil_scoped_release unlocked;
+          run_block(code.data(), code.shape(0), imms.data(), imms.shape(0), slots, n);
+        },
+        nb::arg("code"), nb::arg("imms"), nb::arg("arrays"), nb::arg("widths"), nb::arg("n"));
+  m.attr("ops") = nb::make_tuple(
+      "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs",
+      "cvt_bf16x2", "mov8", "mov32", "mov64",
+      "add32", "sub32", "mul32", "shl32", "shru32", "shrs32", "and32", "or32", "xor32",
+      "add64", "sub64", "mul64", "shl64", "shru64", "shrs64", "and64", "or64", "xor64",
+      "zext32_64", "sext32_64", "trunc64_32", "setp32", "setp64", "selp32", "selp64");
+}

@@ -1,0 +1,246 @@
+"""A segment's batches run in native loops (``jax_pyptx.interpret.scheduler._arith``, ``ffi/interp/arith.cc``).
+
+A segment's batches (``segments``) cost one NumPy call each, and a NumPy call over a few
+thousand elements costs more in its fixed overhead than in its arithmetic; an ``fma.rn.f32``
+or an ``ex2`` takes several passes besides. Consecutive batches whose every instruction has a
+native form are compiled at decode into one *block*: the instructions in batch order (which
+keeps every dependency: a batch's members read before any later batch writes), each register
+a slot, and run for all threads with one call. Every native operation gives the bits the
+NumPy handler gives (``tests/test_interp_native.py`` runs each against it on special
+values); an ``ex2`` too near an f32 rounding boundary makes the block run through NumPy.
+
+``encode`` gives an instruction its native form (``Decoded.nat``) or None: the forms below,
+with every register exactly as wide as the instruction's type, no negated source and no
+modifier outside the listed ones. ``blocks`` groups a segment's batches; ``Block.run`` runs
+one on the segment's values (False: not run, the caller runs its batches). Without the
+compiled module (a source tree that was not built) nothing is native and segments run as
+before; ``JAX_PYPTX_NATIVE=0`` turns it off too.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ...ir.nodes import Imm, Reg
+from ...types import pred, u32
+from ..state import shadow
+from ..state.operands import imm_value
+
+try:
+    if os.environ.get("JAX_PYPTX_NATIVE", "1") == "0":
+        raise ImportError
+    from . import _arith as ARITH
+except ImportError:           # not built: the segments run their batches through NumPy
+    ARITH = None
+
+_OPS = {name: i + 1 for i, name in enumerate(ARITH.ops)} if ARITH is not None else {}
+_FTZ, _SIGNED = 1, 16
+_CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5, "lo": 2, "ls": 3, "hi": 4, "hs": 5}
+_UNUSED = -32768
+
+#: f32 forms: opcode -> (native op, the modifiers allowed besides the type)
+_FLOAT = {"add": ("f_add", {".rn", ".ftz"}), "sub": ("f_sub", {".rn", ".ftz"}),
+          "mul": ("f_mul", {".rn", ".ftz"}), "fma": ("f_fma", {".rn", ".ftz"}),
+          "max": ("f_max", {".ftz"}), "min": ("f_min", {".ftz"}),
+          "neg": ("f_neg", {".ftz"}), "abs": ("f_abs", {".ftz"})}
+#: integer forms: opcode -> native op stem (32 / 64 appended)
+_INT = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "shl": "shl"}
+
+
+class Nat:
+    """An instruction's native form: ``op``, ``flags``, the destination (key, bytes) and the
+    sources, each ``("r", key, bytes)`` or ``("i", bits)``."""
+
+    __slots__ = ("op", "flags", "dst", "srcs")
+
+    def __init__(self, op, flags, dst, srcs):
+        self.op, self.flags, self.dst, self.srcs = op, flags, dst, srcs
+
+
+def encode(prog, ins, scope, dec):
+    """``Nat`` of a pure instruction (``segments.describe`` accepted it), or None."""
+    if ARITH is None:
+        return None
+    form = _form(ins, dec)
+    if form is None:
+        return None
+    name, flags, types = form          # types: the destination's, then each source's
+    ops = ins.operands
+    if len(ops) != len(types):
+        return None
+    dst, srcs = _operand(prog, ops[0], types[0], scope), []
+    for op, t in zip(ops[1:], types[1:]):
+        srcs.append(_operand(prog, op, t, scope))
+    if dst is None or dst[0] != "r" or None in srcs:
+        return None
+    return Nat(_OPS[name], flags, dst[1:], tuple(srcs))
+
+
+def _form(ins, dec):
+    """(native op name, flags, operand types) of ``ins``, or None."""
+    op, t = ins.opcode, dec.type
+    mods = set(ins.modifiers)
+    if t is None:
+        return None
+    tn = t.name
+    if op in _FLOAT and tn == "f32":
+        name, allowed = _FLOAT[op]
+        if not mods - {".f32"} <= allowed or (op == "fma" and ".rn" not in mods):
+            return None
+        n = {"f_fma": 3, "f_neg": 1, "f_abs": 1}.get(name, 2)
+        return name, _FTZ if ".ftz" in mods else 0, (t,) * (n + 1)
+    if op == "cvt":
+        return _cvt(ins, dec, mods)
+    w = t.bits
+    if w not in (32, 64) and not (op == "mov" and tn == "pred"):
+        return None
+    if op == "mov":
+        return ({1: "mov8", 32: "mov32", 64: "mov64"}[1 if tn == "pred" else w], 0, (t, t)) \
+            if mods == {"." + tn} else None
+    integer = t.kind in ("signed", "unsigned", "bits")
+    if op in _INT and mods == {"." + tn} and integer:
+        if op == "shl":
+            return f"shl{w}", 0, (t, t, u32)
+        return f"{_INT[op]}{w}", 0, (t, t, t)
+    if op == "shr" and mods == {"." + tn} and integer:
+        return (f"shrs{w}" if t.is_signed else f"shru{w}"), 0, (t, t, u32)
+    if op == "mul" and mods == {".lo", "." + tn} and integer:
+        return f"mul{w}", 0, (t, t, t)
+    if op == "selp" and mods == {"." + tn}:
+        return f"selp{w}", 0, (t, t, t, pred)
+    if op == "setp" and integer and len(ins.operands) == 3:
+        cmp = dec.get("cmp")
+        if cmp is None or mods != {cmp, "." + tn} or cmp[1:] not in _CMP:
+            return None
+        signed = t.is_signed and cmp[1:] not in ("lo", "ls", "hi", "hs")
+        return f"setp{w}", (_CMP[cmp[1:]] << 1) | (_SIGNED if signed else 0), (pred, t, t)
+    return None
+
+
+def _cvt(ins, dec, mods):
+    """cvt.rn.bf16x2.f32 and the integer conversions without ``.sat``."""
+    tys = list(dec.types)
+    if len(tys) != 2:
+        return None
+    dt, st = tys
+    if mods == {".rn", ".bf16x2", ".f32"} and dt.name == "bf16x2" and st.name == "f32":
+        return "cvt_bf16x2", 0, (dt, st, st)
+    ints = ("signed", "unsigned")
+    if mods != {"." + dt.name, "." + st.name} or dt.kind not in ints or st.kind not in ints:
+        return None
+    if {dt.bits, st.bits} - {32, 64}:
+        return None
+    if dt.bits == st.bits:
+        return f"mov{dt.bits}", 0, (dt, st)
+    if dt.bits == 64:
+        return ("sext32_64" if st.is_signed else "zext32_64"), 0, (dt, st)
+    return "trunc64_32", 0, (dt, st)
+
+
+def _operand(prog, op, t, scope):
+    """("r", key, bytes) for a register exactly ``t``'s width, ("i", bits) for an
+    immediate, else None."""
+    width = 1 if t.kind == "pred" else t.bits // 8
+    if type(op) is Imm:
+        v = np.asarray(imm_value(op.text, t))
+        if v.dtype.itemsize != width:
+            return None
+        return ("i", int(v.view({1: np.uint8, 4: np.uint32, 8: np.uint64}[width])))
+    if type(op) is not Reg or op.neg or not prog.has_reg(op.name, scope):
+        return None
+    info = prog.reg(op.name, scope)
+    if (1 if info.bits == 1 else info.bits // 8) != width or (info.bits == 1) != (t.kind == "pred"):
+        return None
+    return ("r", info.key, width)
+
+
+class Block:
+    """Consecutive batches run as one native call (``run``); ``steps``: the batches, run
+    through NumPy instead when the call declines. ``live``: the registers read after the
+    block or written back; the block's other results are temporaries, kept in the context's
+    scratch (``Context.nat_scratch``, recycled from launch to launch: a fresh array for each would
+    fault in its pages)."""
+
+    __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps")
+
+    def __init__(self, steps, members, live):
+        self.steps = tuple(steps)
+        inputs, in_w, out_w = [], [], {}
+        for nat in members:
+            for s in nat.srcs:
+                if s[0] == "r" and s[1] not in out_w and s[1] not in inputs:
+                    inputs.append(s[1])
+                    in_w.append(s[2])
+            out_w[nat.dst[0]] = nat.dst[1]
+        outs = sorted(out_w, key=lambda k: k not in live)          # kept ones first
+        self.inputs, self.outputs = tuple(inputs), tuple(outs)
+        self.temps = sum(1 for k in outs if k not in live)
+        slot = {k: i for i, k in enumerate(inputs)}
+        imms, rows = [], []
+        for nat in members:
+            row = [nat.op, nat.flags, 0, _UNUSED, _UNUSED, _UNUSED]
+            for j, s in enumerate(nat.srcs):
+                if s[0] == "r":
+                    row[3 + j] = slot[s[1]]
+                else:
+                    imms.append(s[1] & 0xFFFFFFFFFFFFFFFF)
+                    row[3 + j] = -len(imms)
+            k = nat.dst[0]
+            slot[k] = row[2] = len(inputs) + outs.index(k)
+            rows.append(row)
+        self.code = np.array(rows, np.int32).reshape(-1, 6)
+        self.imms = np.array(imms, np.uint64)
+        self.widths = np.array(in_w + [out_w[k] for k in outs], np.uint8)
+        self.dtypes = tuple(np.dtype({1: np.bool_, 4: np.uint32, 8: np.uint64}[out_w[k]])
+                            for k in outs)
+
+    def run(self, ctx, vals, n) -> bool:
+        """Compute the block's registers into ``vals`` for ``n`` threads; False when the
+        native call declines (an array it cannot take)."""
+        dts = self.dtypes
+        keep = len(dts) - self.temps
+        outs = [np.empty(n, dt) for dt in dts[:keep]]
+        if self.temps:
+            need = 8 * n * self.temps
+            buf = ctx.nat_scratch
+            if buf is None or buf.size < need:
+                buf = ctx.nat_scratch = shadow.scratch(max(need, shadow.MIN_BYTES), np.uint8)
+            at = 0
+            for dt in dts[keep:]:
+                nb = n * dt.itemsize
+                outs.append(buf[at:at + nb].view(dt))
+                at += 8 * n
+        try:
+            ARITH.run(self.code, self.imms, [vals[k] for k in self.inputs] + outs, self.widths, n)
+        except (TypeError, ValueError):
+            return False
+        for k, o in zip(self.outputs, outs):
+            vals[k] = o
+        return True
+
+
+def blocks(code, steps, finals):
+    """``steps`` with every run of consecutive all-native batches replaced by its ``Block``;
+    None when no batch is native. ``finals``: the registers the segment writes back."""
+    later = [set(finals)]             # later[i]: read after step i (from the end) or written back
+    for st in reversed(steps[1:]):
+        later.append(later[-1] | {k for ks in st.srcs for k in ks})
+    later.reverse()
+    out, cur = [], []
+    for i, st in enumerate(steps):
+        nats = [code[pc].nat for pc in st.pcs]
+        if None not in nats:
+            cur.append((st, nats))
+        elif cur:
+            out.append(_block(cur, later[i - 1]))
+            cur = []
+        if None in nats:
+            out.append(st)
+    if cur:
+        out.append(_block(cur, later[-1]))
+    return tuple(out) if any(type(b) is Block for b in out) else None
+
+
+def _block(cur, live):
+    return Block([s for s, _ in cur], [x for _, ns in cur for x in ns], live)

@@ -1,0 +1,261 @@
+"""Native blocks (``scheduler.native``, ``ffi/interp/arith.cc``): every native operation gives
+the bits of the NumPy handler run one instruction at a time, on the values where rounding,
+NaNs, signed zeros, subnormals and shift counts differ; the blocks are actually used; and
+the forms the native code does not cover stay with NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jax_pyptx.interpret import launch
+from jax_pyptx.interpret.launch import get_module, get_program
+from jax_pyptx.interpret.scheduler import native
+from jax_pyptx.interpret.scheduler.context import Context
+
+pytestmark = pytest.mark.skipif(native.ARITH is None, reason="jax_pyptx.interpret.scheduler._arith not built")
+
+HDR = ".version 8.0\n.target sm_90\n.address_size 64\n"
+F32 = np.array([0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000,
+                0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA00005,      # NaNs: quiet, negative, signaling
+                0x00000001, 0x807FFFFF, 0x00800000, 0x80800000,      # subnormals, least normals
+                0x7F7FFFFF, 0xFF7FFFFF, 0x3F808000, 0x3F818000,      # largest; bf16 ties (even, odd)
+                0x3F807FFF, 0x477FE000, 0x33800000, 0x4B800001], np.uint32)
+INTS = np.array([0, 1, 2, 31, 32, 33, 63, 64, 100, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
+                 0x12345678, 0xFFFFFFE0], np.uint32)
+
+
+def _pairs(vals, rng, n=1024):
+    """``n`` (a, b, c) words: every pair of ``vals`` first, then random ones among them and
+    random bit patterns."""
+    a, b = np.meshgrid(vals, vals)
+    a, b = a.ravel(), b.ravel()
+    if a.size > n // 2:
+        keep = rng.choice(a.size, n // 2, replace=False)
+        a, b = a[keep], b[keep]
+    extra = n - a.size
+    a = np.concatenate([a, rng.choice(vals, extra // 2), rng.integers(0, 2**32, extra - extra // 2, dtype=np.uint32)])
+    b = np.concatenate([b, rng.integers(0, 2**32, extra // 2, dtype=np.uint32), rng.choice(vals, extra - extra // 2)])
+    c = rng.permutation(np.concatenate([vals, rng.integers(0, 2**32, n - vals.size, dtype=np.uint32)]))
+    return a.astype(np.uint32), b.astype(np.uint32), c.astype(np.uint32)
+
+
+def _kernel(body, nout, wide=False):
+    """A kernel of one CTA: thread t loads a[t], b[t], c[t] into %a, %b, %c (and, with
+    ``wide``, %x = {a, b}, %y = {c, b} as 64-bit values), runs ``body`` (which writes %o0..),
+    and stores each %oK at out[K * ntid + t]."""
+    stores = "\n".join(f"    st.global.b{64 if wide else 32} [%q+{k * 1024 * (8 if wide else 4)}], %o{k};"
+                       for k in range(nout))
+    ow = 64 if wide else 32
+    return HDR + f"""
+.visible .entry k(.param .u64 A, .param .u64 B, .param .u64 C, .param .u64 O)
+{{
+    .reg .b32 %a, %b, %c, %t; .reg .b64 %pa, %pb, %pc, %q, %off, %x, %y, %z;
+    .reg .b{ow} %o<{nout}>; .reg .b32 %w<16>; .reg .pred %p<8>;
+    ld.param.u64 %pa, [A]; ld.param.u64 %pb, [B]; ld.param.u64 %pc, [C]; ld.param.u64 %q, [O];
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %off, %t, 4;
+    add.s64 %pa, %pa, %off; add.s64 %pb, %pb, %off; add.s64 %pc, %pc, %off;
+    mul.wide.u32 %off, %t, {ow // 8};
+    add.s64 %q, %q, %off;
+    ld.global.b32 %a, [%pa]; ld.global.b32 %b, [%pb]; ld.global.b32 %c, [%pc];
+    mov.b64 %x, {{%a, %b}}; mov.b64 %y, {{%c, %b}};
+{body}
+{stores}
+    ret;
+}}
+"""
+
+
+def _run(text, ins, nout, wide, monkeypatch, fuse):
+    monkeypatch.setattr(Context, "fuse", fuse)
+    out = np.zeros(nout * 1024, np.uint64 if wide else np.uint32)
+    launch(get_module(text), "k", [*ins, out], block=(1024, 1, 1))
+    return out.reshape(nout, 1024)
+
+
+@pytest.fixture
+def blocks(monkeypatch):
+    """Counts of native blocks run: [ran, declined]."""
+    seen = [0, 0]
+    real = native.Block.run
+
+    def run(self, ctx, vals, n):
+        ok = real(self, ctx, vals, n)
+        seen[0 if ok else 1] += 1
+        return ok
+    monkeypatch.setattr(native.Block, "run", run)
+    return seen
+
+
+def _check(ops, preds, vals, monkeypatch, blocks, wide=False, seed=0):
+    nout = len(ops)
+    text = _kernel(_lines(ops, preds), nout, wide)
+    seg = [d for d in get_program(get_module(text), "k").code if d.seg is not None]
+    assert any(s.seg.blocks for s in seg), "no native block was planned"
+    ins = _pairs(vals, np.random.default_rng(seed))
+    got = _run(text, ins, nout, wide, monkeypatch, True)
+    assert blocks == [1, 0]
+    want = _run(text, ins, nout, wide, monkeypatch, False)       # one by one, NumPy handlers
+    for k, line in enumerate(ops):
+        bad = np.nonzero(got[k] != want[k])[0]
+        assert bad.size == 0, (f"{line.format(k=k)}: thread {bad[0]}: a={ins[0][bad[0]]:#x} "
+                               f"b={ins[1][bad[0]]:#x} c={ins[2][bad[0]]:#x}: native "
+                               f"{got[k][bad[0]]:#x}, NumPy {want[k][bad[0]]:#x}")
+
+
+F_OPS = ["add.f32 %o{k}, %a, %b;", "add.ftz.f32 %o{k}, %a, %b;", "add.rn.f32 %o{k}, %a, %b;",
+         "sub.f32 %o{k}, %a, %b;", "sub.ftz.f32 %o{k}, %a, %b;", "mul.f32 %o{k}, %a, %b;",
+         "mul.rn.ftz.f32 %o{k}, %a, %b;", "fma.rn.f32 %o{k}, %a, %b, %c;",
+         "fma.rn.ftz.f32 %o{k}, %a, %b, %c;", "fma.rn.f32 %o{k}, %a, 0f3FB8AA3B, %c;",
+         "max.f32 %o{k}, %a, %b;", "max.ftz.f32 %o{k}, %a, %b;", "min.f32 %o{k}, %a, %b;",
+         "min.ftz.f32 %o{k}, %a, %b;", "neg.f32 %o{k}, %a;", "neg.ftz.f32 %o{k}, %b;",
+         "abs.f32 %o{k}, %a;", "abs.ftz.f32 %o{k}, %b;", "cvt.rn.bf16x2.f32 %o{k}, %a, %b;",
+         "mov.f32 %o{k}, %c;", "mov.f32 %o{k}, 0fBF800000;", "selp.f32 %o{k}, %a, %b, %p0;"]
+I_OPS = ["add.u32 %o{k}, %a, %b;", "add.s32 %o{k}, %a, 7;", "sub.u32 %o{k}, %a, %b;",
+         "mul.lo.u32 %o{k}, %a, %b;", "mul.lo.s32 %o{k}, %a, -3;", "and.b32 %o{k}, %a, %b;",
+         "or.b32 %o{k}, %a, %b;", "xor.b32 %o{k}, %a, 255;", "shl.b32 %o{k}, %a, %b;",
+         "shl.b32 %o{k}, %a, 5;", "shr.u32 %o{k}, %a, %b;", "shr.b32 %o{k}, %a, %b;",
+         "shr.s32 %o{k}, %a, %b;", "shr.s32 %o{k}, %a, 40;", "cvt.u32.u64 %o{k}, %x;",
+         "cvt.s32.u32 %o{k}, %a;", "selp.u32 %o{k}, %a, %b, %p1;", "mov.b32 %o{k}, %b;"]
+W_OPS = ["add.s64 %o{k}, %x, %y;", "sub.u64 %o{k}, %x, %y;", "mul.lo.u64 %o{k}, %x, %y;",
+         "and.b64 %o{k}, %x, %y;", "or.b64 %o{k}, %x, %y;", "xor.b64 %o{k}, %x, %y;",
+         "shl.b64 %o{k}, %x, %b;", "shr.u64 %o{k}, %x, %b;", "shr.s64 %o{k}, %x, %b;",
+         "cvt.u64.u32 %o{k}, %a;", "cvt.s64.s32 %o{k}, %a;", "cvt.u64.s32 %o{k}, %b;",
+         "selp.b64 %o{k}, %x, %y, %p2;", "mov.b64 %o{k}, %y;", "add.u64 %o{k}, %x, -1;"]
+SETP = ["eq.u32", "ne.u32", "lt.u32", "le.s32", "gt.s32", "ge.u32", "lo.u32", "ls.s32",
+        "hi.s32", "hs.u32", "lt.s64", "ge.u64"]
+
+
+def _lines(ops, preds=""):
+    return preds + "\n".join("    " + op.format(k=k) for k, op in enumerate(ops))
+
+
+def test_f32_operations_give_the_numpy_bits(monkeypatch, blocks):
+    _check(F_OPS, "    setp.lt.u32 %p0, %c, %a;\n", F32, monkeypatch, blocks)
+
+
+def test_f32_operations_on_random_bits(monkeypatch, blocks):
+    rng = np.random.default_rng(5)
+    vals = np.concatenate([F32, rng.integers(0, 2**32, 40, dtype=np.uint32)])
+    _check(F_OPS, "    setp.lt.u32 %p0, %c, %a;\n", vals, monkeypatch, blocks, seed=3)
+
+
+def test_integer_operations_give_the_numpy_bits(monkeypatch, blocks):
+    _check(I_OPS, "    setp.ne.u32 %p1, %c, 0;\n", INTS, monkeypatch, blocks)
+
+
+def test_64_bit_operations_give_the_numpy_bits(monkeypatch, blocks):
+    _check(W_OPS, "    setp.lt.s64 %p2, %x, %y;\n", INTS, monkeypatch, blocks, wide=True)
+
+
+def test_comparisons_give_the_numpy_predicates(monkeypatch, blocks):
+    body = []
+    for k, cmp in enumerate(SETP):
+        a, b = ("%x", "%y") if cmp.endswith("64") else ("%a", "%b")
+        body.append(f"setp.{cmp} %p{k % 8}, {a}, {b};")
+        body.append(f"selp.u32 %o{k}, 1, 0, %p{k % 8};")
+    text = "\n".join("    " + line for line in body)
+    # one output per comparison: _check reads lines 2k+1's outputs as %ok
+    outs = len(SETP)
+    t = _kernel(text, outs)
+    ins = _pairs(INTS, np.random.default_rng(1))
+    got = _run(t, ins, outs, False, monkeypatch, True)
+    assert blocks == [1, 0]
+    want = _run(t, ins, outs, False, monkeypatch, False)
+    for k, cmp in enumerate(SETP):
+        assert (got[k] == want[k]).all(), cmp
+    assert got.any() and not got.all()
+
+
+def test_forms_without_a_native_operation_stay_with_numpy():
+    text = _kernel(_lines(["add.rz.f32 %o{k}, %a, %b;", "ex2.approx.ftz.f32 %o{k}, %a;",
+                           "max.NaN.f32 %o{k}, %a, %b;", "add.sat.s32 %o{k}, %a, %b;",
+                           "cvt.rn.f16x2.f32 %o{k}, %a, %b;", "add.f16x2 %o{k}, %a, %b;",
+                           "mul.hi.u32 %o{k}, %a, %b;", "setp.lt.f32 %p0, %a, %b;",
+                           "add.u32 %o{k}, %a, %b;"]), 9)
+    code = get_program(get_module(text), "k").code
+    nat = {d.ins.opcode + "".join(d.ins.modifiers): d.nat for d in code}
+    assert nat["add.u32"] is not None
+    for form in ("add.rz.f32", "ex2.approx.ftz.f32", "max.NaN.f32", "add.sat.s32",
+                 "cvt.rn.f16x2.f32", "add.f16x2", "mul.hi.u32", "setp.lt.f32"):
+        assert nat[form] is None, form
+
+
+def test_a_register_wider_than_the_type_stays_with_numpy():
+    text = HDR + """
+.visible .entry k(.param .u64 O)
+{
+    .reg .b32 %r<4>; .reg .b64 %d<2>;
+    mov.u32 %r0, 5;
+    cvt.u64.u32 %d0, %r0;
+    cvt.u64.u32 %d1, %d0;
+    add.u32 %r1, %r0, %r0;
+    ret;
+}
+"""
+    code = get_program(get_module(text), "k").code
+    assert [d.nat is not None for d in code if d.ins.opcode in ("mov", "cvt", "add")] == [True, True, False, True]
+
+
+def test_a_block_the_native_call_declines_runs_its_batches(monkeypatch, blocks):
+    body = _lines(["add.f32 %o{k}, %a, %b;", "mul.f32 %o{k}, %o0, %b;", "fma.rn.f32 %o{k}, %o1, %a, %c;"])
+    text = _kernel(body, 3)
+    ins = _pairs(F32, np.random.default_rng(2))
+
+    def decline(*a):
+        raise ValueError("declined")
+    want = _run(text, ins, 3, False, monkeypatch, False)
+    monkeypatch.setattr(native, "ARITH", type("A", (), {"run": staticmethod(decline)}))
+    got = _run(text, ins, 3, False, monkeypatch, True)
+    assert blocks == [0, 1]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_the_native_call_checks_its_slots():
+    A = native.ARITH
+    code = np.array([[1, 0, 2, 0, 1, -32768]], np.int32)      # f_add: slot 2 = slot 0 + slot 1
+    u = np.ones(4, np.uint32)
+    imms = np.zeros(0, np.uint64)
+    widths = np.array([4, 4, 4], np.uint8)
+    out = np.empty(4, np.uint32)
+    A.run(code, imms, [u.view(np.float32) * 0 + 1.5, u, out], widths, 4)   # any 4-byte dtype
+    with pytest.raises(ValueError, match="slot 1: shape, itemsize or stride"):
+        A.run(code, imms, [u, np.ones(3, np.uint32), out], widths, 4)
+    with pytest.raises(ValueError, match="slot 0: shape, itemsize or stride"):
+        A.run(code, imms, [np.ones(4, np.uint64), u, out], widths, 4)
+    with pytest.raises(ValueError, match="bad destination slot"):
+        A.run(code, imms, [u, u, u[::-1]], widths, 4)
+    with pytest.raises(ValueError, match="bad op"):
+        A.run(np.array([[99, 0, 2, 0, 1, -32768]], np.int32), imms, [u, u, out], widths, 4)
+    with pytest.raises(ValueError, match="bad immediate"):
+        A.run(np.array([[1, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
+
+
+def test_strided_and_broadcast_sources_read_like_copies():
+    A = native.ARITH
+    ops = {name: i + 1 for i, name in enumerate(A.ops)}
+    code = np.array([[ops["add32"], 0, 2, 0, 1, -32768], [ops["xor32"], 0, 3, 2, -1, -32768]], np.int32)
+    n = 3000                                          # past one chunk
+    base = np.arange(2 * n, dtype=np.uint32)
+    a = base[::2]                                     # strided
+    b = np.broadcast_to(np.uint32(7), (n,))           # stride 0
+    o1, o2 = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    A.run(code, np.array([0xFF], np.uint64), [a, b, o1, o2], np.array([4, 4, 4, 4], np.uint8), n)
+    np.testing.assert_array_equal(o1, a + 7)
+    np.testing.assert_array_equal(o2, (a + 7) ^ 0xFF)
+
+
+def test_a_blocks_result_read_after_a_later_block_is_not_a_temporary(monkeypatch, blocks):
+    # %w0 comes out of the first block and is read again only by add.rz (NumPy) after the
+    # second block, whose temporaries (%w3, %w4) are in the scratch: %w0 must not be there
+    ops = ["add.f32 %w0, %a, %b;", "mul.f32 %w1, %w0, %c;", "ex2.approx.f32 %w2, %w1;",
+           "add.f32 %w3, %w2, %a;", "mul.f32 %w4, %w3, %w3;", "sub.f32 %w5, %w4, %b;",
+           "add.rz.f32 %w6, %w0, %w5;", "mov.b32 %o0, %w6;"]
+    text = _kernel("\n".join("    " + op for op in ops), 1)
+    seg = [d.seg for d in get_program(get_module(text), "k").code if d.seg is not None][-1]
+    nb = sum(type(b) is native.Block for b in seg.blocks)
+    assert nb >= 2 and "%w0" in seg.blocks[0].outputs
+    ins = _pairs(F32[:8], np.random.default_rng(4))
+    got = _run(text, ins, 1, False, monkeypatch, True)
+    assert blocks == [nb, 0]
+    np.testing.assert_array_equal(got, _run(text, ins, 1, False, monkeypatch, False))
