@@ -19,7 +19,8 @@ F32 = np.array([0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF
                 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA00005,      # NaNs: quiet, negative, signaling
                 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000,      # subnormals, least normals
                 0x7F7FFFFF, 0xFF7FFFFF, 0x3F808000, 0x3F818000,      # largest; bf16 ties (even, odd)
-                0x3F807FFF, 0x477FE000, 0x33800000, 0x4B800001], np.uint32)
+                0x3F807FFF, 0x477FE000, 0x33800000, 0x4B800001,
+                0xC2FC0000, 0xC3150000, 0x42FFFFFF, 0xC2FF0000], np.uint32)  # ex2: 2^-126, 2^-149, ~2^128, 2^-127.5
 INTS = np.array([0, 1, 2, 31, 32, 33, 63, 64, 100, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
                  0x12345678, 0xFFFFFFE0], np.uint32)
 
@@ -110,7 +111,8 @@ F_OPS = ["add.f32 %o{k}, %a, %b;", "add.ftz.f32 %o{k}, %a, %b;", "add.rn.f32 %o{
          "max.f32 %o{k}, %a, %b;", "max.ftz.f32 %o{k}, %a, %b;", "min.f32 %o{k}, %a, %b;",
          "min.ftz.f32 %o{k}, %a, %b;", "neg.f32 %o{k}, %a;", "neg.ftz.f32 %o{k}, %b;",
          "abs.f32 %o{k}, %a;", "abs.ftz.f32 %o{k}, %b;", "cvt.rn.bf16x2.f32 %o{k}, %a, %b;",
-         "mov.f32 %o{k}, %c;", "mov.f32 %o{k}, 0fBF800000;", "selp.f32 %o{k}, %a, %b, %p0;"]
+         "mov.f32 %o{k}, %c;", "mov.f32 %o{k}, 0fBF800000;", "selp.f32 %o{k}, %a, %b, %p0;",
+         "ex2.approx.f32 %o{k}, %a;", "ex2.approx.ftz.f32 %o{k}, %b;"]
 I_OPS = ["add.u32 %o{k}, %a, %b;", "add.s32 %o{k}, %a, 7;", "sub.u32 %o{k}, %a, %b;",
          "mul.lo.u32 %o{k}, %a, %b;", "mul.lo.s32 %o{k}, %a, -3;", "and.b32 %o{k}, %a, %b;",
          "or.b32 %o{k}, %a, %b;", "xor.b32 %o{k}, %a, 255;", "shl.b32 %o{k}, %a, %b;",
@@ -168,7 +170,7 @@ def test_comparisons_give_the_numpy_predicates(monkeypatch, blocks):
 
 
 def test_forms_without_a_native_operation_stay_with_numpy():
-    text = _kernel(_lines(["add.rz.f32 %o{k}, %a, %b;", "ex2.approx.ftz.f32 %o{k}, %a;",
+    text = _kernel(_lines(["add.rz.f32 %o{k}, %a, %b;", "lg2.approx.ftz.f32 %o{k}, %a;",
                            "max.NaN.f32 %o{k}, %a, %b;", "add.sat.s32 %o{k}, %a, %b;",
                            "cvt.rn.f16x2.f32 %o{k}, %a, %b;", "add.f16x2 %o{k}, %a, %b;",
                            "mul.hi.u32 %o{k}, %a, %b;", "setp.lt.f32 %p0, %a, %b;",
@@ -176,7 +178,7 @@ def test_forms_without_a_native_operation_stay_with_numpy():
     code = get_program(get_module(text), "k").code
     nat = {d.ins.opcode + "".join(d.ins.modifiers): d.nat for d in code}
     assert nat["add.u32"] is not None
-    for form in ("add.rz.f32", "ex2.approx.ftz.f32", "max.NaN.f32", "add.sat.s32",
+    for form in ("add.rz.f32", "lg2.approx.ftz.f32", "max.NaN.f32", "add.sat.s32",
                  "cvt.rn.f16x2.f32", "add.f16x2", "mul.hi.u32", "setp.lt.f32"):
         assert nat[form] is None, form
 
@@ -209,6 +211,22 @@ def test_a_block_the_native_call_declines_runs_its_batches(monkeypatch, blocks):
     got = _run(text, ins, 3, False, monkeypatch, True)
     assert blocks == [0, 1]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("x", [0x3F4746F3, 0x3F4D2720, 0xBF34B452, 0xC3160000, 0x42FFFFFE])
+def test_an_ex2_near_a_rounding_boundary_runs_its_block_through_numpy(x, monkeypatch, blocks):
+    # exp2 of these lands within a few ulps of f64 from an f32 rounding boundary (2^-150 on
+    # one: a tie), where NumPy's exp2 and the C library's could round apart
+    body = _lines(["add.f32 %o{k}, %a, %b;", "ex2.approx.f32 %o{k}, %c;", "mul.f32 %o{k}, %o1, %b;"])
+    text = _kernel(body, 3)
+    a, b, c = _pairs(F32[:6], np.random.default_rng(6))
+    c[17] = x
+    got = _run(text, (a, b, c), 3, False, monkeypatch, True)
+    if x != 0x42FFFFFE:
+        assert blocks == [0, 1]
+    else:                                   # near 2^128 but not near FLT_MAX's boundary
+        assert blocks == [1, 0]
+    np.testing.assert_array_equal(got, _run(text, (a, b, c), 3, False, monkeypatch, False))
 
 
 def test_the_native_call_checks_its_slots():

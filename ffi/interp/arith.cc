@@ -1,6 +1,6 @@
 // jax_pyptx.interpret.scheduler._arith: the interpreter's native arithmetic.
 //
-//   run(code, imms, arrays, widths, n)
+//   run(code, imms, arrays, widths, n) -> True, or False where it declines (below)
 //   ops    the operation names, in the order of their codes (1, 2, ...)
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
@@ -14,9 +14,13 @@
 //   arrays  the slots: 1-D arrays of n elements (any stride), the block's inputs, then its
 //           outputs (contiguous and writable, written before they are read).
 //   widths  uint8, one per slot: its element size in bytes (checked against the arrays).
+//
+// It declines (the caller runs the block through NumPy) where an ex2 lies so near an f32
+// rounding boundary that NumPy's exp2 and the C library's could round apart.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -30,7 +34,7 @@ namespace nb = nanobind;
 namespace {
 
 enum Op : int32_t {
-  F_ADD = 1, F_SUB, F_MUL, F_FMA, F_MAX, F_MIN, F_NEG, F_ABS, CVT_BF16X2,
+  F_ADD = 1, F_SUB, F_MUL, F_FMA, F_MAX, F_MIN, F_NEG, F_ABS, F_EX2, CVT_BF16X2,
   MOV8, MOV32, MOV64,
   ADD32, SUB32, MUL32, SHL32, SHRU32, SHRS32, AND32, OR32, XOR32,
   ADD64, SUB64, MUL64, SHL64, SHRU64, SHRS64, AND64, OR64, XOR64,
@@ -72,6 +76,134 @@ inline uint32_t bf16_rn(uint32_t u) {
   return u + (0x7FFFu + ((u >> 16) & 1u));
 }
 
+// ex2: the f32 of exp2 in f64 (NumPy's, in the handler). Ours (exp2_core) and NumPy's differ
+// by a few ulps of f64; where the f64 value lies within EX2_MARGIN ulps of an f32 rounding
+// boundary the two could round apart, and the block declines.
+constexpr double EX2_MARGIN = 64;
+
+bool near_boundary(double y, float r) {        // y >= 0 finite, r = its f32
+  double margin = EX2_MARGIN * (std::nextafter(y, INFINITY) - y);
+  double top = static_cast<double>(FLT_MAX) + 0x1p103;          // FLT_MAX | inf
+  float lo = std::nextafterf(r, -INFINITY), hi = std::nextafterf(r, INFINITY);
+  double blo = std::isinf(r) ? top : (static_cast<double>(r) + lo) * 0.5;
+  double bhi = std::isinf(hi) ? top : (static_cast<double>(r) + hi) * 0.5;
+  return std::fabs(y - blo) <= margin || std::fabs(y - bhi) <= margin;
+}
+
+// p * t + c: fused where the CPU has fma (the series' accuracy only, not its bits, matters)
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+template <bool FMA>
+ALWAYS_INLINE double madd(double p, double t, double c) {
+#if defined(__GNUC__) || defined(__clang__)
+  if (FMA) return __builtin_fma(p, t, c);
+#endif
+  return p * t + c;
+}
+
+// 2^x in f64 for f32 x in [-1022, 1023], within a few ulps (the margin above covers them):
+// x = k + f with |f| <= 1/2, 2^f by its Taylor series in f ln 2 to the 14th power (|f ln 2|
+// <= 0.35: the first term left out is under 2^-57), times 2^k made from k's bits. No branch:
+// the loop over a chunk vectorizes.
+template <bool FMA>
+ALWAYS_INLINE double exp2_core(double x) {
+  constexpr double shifter = 0x1.8p52;
+  double r = x + shifter;                             // k in its low bits, rounded to nearest
+  double k = r - shifter;
+  double t = (x - k) * 0x1.62e42fefa39efp-1;          // f ln 2
+  double p = 1.0 / 87178291200.0;                     // 1/14!
+  p = madd<FMA>(p, t, 1.0 / 6227020800.0);
+  p = madd<FMA>(p, t, 1.0 / 479001600.0);
+  p = madd<FMA>(p, t, 1.0 / 39916800.0);
+  p = madd<FMA>(p, t, 1.0 / 3628800.0);
+  p = madd<FMA>(p, t, 1.0 / 362880.0);
+  p = madd<FMA>(p, t, 1.0 / 40320.0);
+  p = madd<FMA>(p, t, 1.0 / 5040.0);
+  p = madd<FMA>(p, t, 1.0 / 720.0);
+  p = madd<FMA>(p, t, 1.0 / 120.0);
+  p = madd<FMA>(p, t, 1.0 / 24.0);
+  p = madd<FMA>(p, t, 1.0 / 6.0);
+  p = madd<FMA>(p, t, 0.5);
+  p = madd<FMA>(p, t, 1.0);
+  p = madd<FMA>(p, t, 1.0);
+  uint64_t rb, sb;
+  std::memcpy(&rb, &r, 8);
+  const uint64_t base = 0x4338000000000000ull;        // the bits of the shifter
+  sb = (rb - base + 1023) << 52;                      // 2^k (k in [-1022, 1023])
+  double scale;
+  std::memcpy(&scale, &sb, 8);
+  return p * scale;
+}
+
+// the same for any f32 x (NaN, infinities, under- and overflow, subnormal results)
+double exp2_any(float xf) {
+  double x = xf;
+  if (x != x) return x;
+  if (x >= 1024.0) return static_cast<double>(INFINITY);
+  if (x <= -1075.0) return 0.0;
+  if (x >= -1022.0 && x <= 1023.0) return exp2_core<false>(x);
+  return x > 0 ? exp2_core<false>(x - 1.0) * 2.0 : std::ldexp(exp2_core<false>(x + 1022.0), -1022);
+}
+
+// ex2 over len elements (len <= CHUNK): the f64 values, their f32 and the boundary test in
+// passes that vectorize; values outside the f32 normal range are checked one by one after.
+// False where it declines.
+template <bool FMA>
+ALWAYS_INLINE bool ex2_loop(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
+  double y[CHUNK];
+  uint32_t odd = 0;
+  for (size_t i = 0; i < len; ++i) {
+    float x = f32(flush ? ftz(a[i]) : a[i]);
+    uint32_t in = x >= -1022.0f && x <= 1023.0f;
+    odd |= in ^ 1u;
+    y[i] = exp2_core<FMA>(in ? x : 0.0f);
+  }
+  if (odd) {
+    for (size_t i = 0; i < len; ++i) {
+      float x = f32(flush ? ftz(a[i]) : a[i]);
+      if (!(x >= -1022.0f && x <= 1023.0f)) y[i] = exp2_any(x);
+    }
+  }
+  uint32_t risky = 0, rare = 0;
+  const int64_t margin = static_cast<int64_t>(EX2_MARGIN);
+  for (size_t i = 0; i < len; ++i) {
+    double v = y[i];
+    uint64_t yb;
+    std::memcpy(&yb, &v, 8);
+    int64_t t = static_cast<int64_t>(yb & 0x1FFFFFFFull) - 0x10000000ll;
+    uint32_t normal = v >= 0x1p-125 && v < 0x1p127;   // an f32 boundary ends in 1 << 28
+    risky |= normal & static_cast<uint32_t>(t <= margin && t >= -margin);
+    rare |= normal ^ 1u;
+    uint32_t u = bits(static_cast<float>(v));
+    d[i] = canon(flush ? ftz(u) : u);
+  }
+  if (rare) {
+    for (size_t i = 0; i < len; ++i) {
+      double v = y[i];
+      if (v >= 0x1p-125 && v < 0x1p127) continue;
+      if (v > 0 && std::isfinite(v) && !(flush && v < 0x1p-127) &&
+          near_boundary(v, static_cast<float>(v)))
+        risky = 1;
+    }
+  }
+  return !risky;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) bool ex2_loop_hw(uint32_t* d, const uint32_t* a, size_t len,
+                                                    bool flush) {
+  return ex2_loop<true>(d, a, len, flush);
+}
+#else
+bool ex2_loop_hw(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
+  return ex2_loop<false>(d, a, len, flush);
+}
+#endif
+
 template <class T>
 inline bool compare(T x, T y, int32_t cmp) {
   switch (cmp) {
@@ -102,7 +234,7 @@ int width_of(int32_t op, int pos) {   // pos 0: d, 1..3: a, b, c
 
 int arity(int32_t op) {
   switch (op) {
-    case F_NEG: case F_ABS: case MOV8: case MOV32: case MOV64:
+    case F_NEG: case F_ABS: case F_EX2: case MOV8: case MOV32: case MOV64:
     case ZEXT32_64: case SEXT32_64: case TRUNC64_32:
       return 1;
     case F_FMA: case SELP32: case SELP64: return 3;
@@ -188,13 +320,23 @@ __attribute__((target("fma"))) void fma_loop_hw(uint32_t* d, const uint32_t* a, 
     d[i] = canon(FLUSH ? ftz(u) : u);
   }
 }
-const bool HW_FMA = __builtin_cpu_supports("fma");
+bool cpu_has_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("fma");
+}
+bool cpu_has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+}
+const bool HW_FMA = cpu_has_fma();
+const bool HW_AVX2_FMA = cpu_has_avx2_fma();
 #else
 template <bool FLUSH>
 void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, size_t len) {
   fma_loop<FLUSH>(d, a, b, c, len);
 }
 const bool HW_FMA = false;
+const bool HW_AVX2_FMA = false;
 #endif
 
 template <class T, class F>
@@ -242,35 +384,39 @@ void selp(char* dp, const char* ap, const char* bp, const char* c, size_t len) {
   for (size_t i = 0; i < len; ++i) d[i] = c[i] ? a[i] : b[i];
 }
 
-// one instruction over len elements (an AVX2 build of it too, chosen at load where the CPU has it)
+// one instruction over len elements (an AVX2 build of it too, chosen at load where the CPU has
+// it); false where an ex2 declines
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-void apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c, size_t len) {
+bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c, size_t len) {
   bool flush = fl & FTZ;
   uint32_t* d32 = reinterpret_cast<uint32_t*>(dp);
   const uint32_t *a32 = P<uint32_t>(a), *b32 = P<uint32_t>(b), *c32 = P<uint32_t>(c);
   switch (op) {
-    case F_ADD: return f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x + y; });
-    case F_SUB: return f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x - y; });
-    case F_MUL: return f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x * y; });
+    case F_ADD: f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x + y; }); return true;
+    case F_SUB: f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x - y; }); return true;
+    case F_MUL: f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x * y; }); return true;
     case F_FMA:
-      if (HW_FMA) return flush ? fma_loop_hw<true>(d32, a32, b32, c32, len) : fma_loop_hw<false>(d32, a32, b32, c32, len);
-      return flush ? fma_loop<true>(d32, a32, b32, c32, len) : fma_loop<false>(d32, a32, b32, c32, len);
+      if (HW_FMA) flush ? fma_loop_hw<true>(d32, a32, b32, c32, len) : fma_loop_hw<false>(d32, a32, b32, c32, len);
+      else flush ? fma_loop<true>(d32, a32, b32, c32, len) : fma_loop<false>(d32, a32, b32, c32, len);
+      return true;
     case F_MAX:
       if (flush) for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<false>(ftz(a32[i]), ftz(b32[i]));
       else for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<false>(a32[i], b32[i]);
-      return;
+      return true;
     case F_MIN:
       if (flush) for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<true>(ftz(a32[i]), ftz(b32[i]));
       else for (size_t i = 0; i < len; ++i) d32[i] = fmax_bits<true>(a32[i], b32[i]);
-      return;
+      return true;
     case F_NEG: case F_ABS:
       for (size_t i = 0; i < len; ++i) {
         uint32_t x = flush ? ftz(a32[i]) : a32[i];
         d32[i] = op == F_NEG ? x ^ 0x80000000u : x & 0x7FFFFFFFu;
       }
-      return;
+      return true;
+    case F_EX2:
+      return HW_AVX2_FMA ? ex2_loop_hw(d32, a32, len, flush) : ex2_loop<false>(d32, a32, len, flush);
     case CVT_BF16X2:
       for (size_t i = 0; i < len; ++i) {
         uint32_t x = a32[i], y = b32[i];
@@ -278,48 +424,49 @@ void apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
         uint32_t lo16 = is_nan(y) ? 0x7FFFu : bf16_rn(y) >> 16;
         d32[i] = hi | lo16;
       }
-      return;
-    case MOV8: std::memcpy(dp, a, len); return;
-    case MOV32: std::memcpy(dp, a, len * 4); return;
-    case MOV64: std::memcpy(dp, a, len * 8); return;
-    case ADD32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x + y; });
-    case SUB32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x - y; });
-    case MUL32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x * y; });
-    case AND32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x & y; });
-    case OR32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x | y; });
-    case XOR32: return int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x ^ y; });
-    case ADD64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x + y; });
-    case SUB64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x - y; });
-    case MUL64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x * y; });
-    case AND64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x & y; });
-    case OR64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x | y; });
-    case XOR64: return int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x ^ y; });
-    case SHL32: case SHRU32: case SHRS32: return shift<uint32_t>(op, dp, a, b, len);
-    case SHL64: case SHRU64: case SHRS64: return shift<uint64_t>(op, dp, a, b, len);
+      return true;
+    case MOV8: std::memcpy(dp, a, len); return true;
+    case MOV32: std::memcpy(dp, a, len * 4); return true;
+    case MOV64: std::memcpy(dp, a, len * 8); return true;
+    case ADD32: int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x + y; }); return true;
+    case SUB32: int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x - y; }); return true;
+    case MUL32: int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x * y; }); return true;
+    case AND32: int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x & y; }); return true;
+    case OR32: int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x | y; }); return true;
+    case XOR32: int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x ^ y; }); return true;
+    case ADD64: int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x + y; }); return true;
+    case SUB64: int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x - y; }); return true;
+    case MUL64: int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x * y; }); return true;
+    case AND64: int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x & y; }); return true;
+    case OR64: int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x | y; }); return true;
+    case XOR64: int_binary<uint64_t>(dp, a, b, len, [](uint64_t x, uint64_t y) { return x ^ y; }); return true;
+    case SHL32: case SHRU32: case SHRS32: shift<uint32_t>(op, dp, a, b, len); return true;
+    case SHL64: case SHRU64: case SHRS64: shift<uint64_t>(op, dp, a, b, len); return true;
     case ZEXT32_64: {
       uint64_t* d = reinterpret_cast<uint64_t*>(dp);
       for (size_t i = 0; i < len; ++i) d[i] = a32[i];
-      return;
+      return true;
     }
     case SEXT32_64: {
       uint64_t* d = reinterpret_cast<uint64_t*>(dp);
       for (size_t i = 0; i < len; ++i) d[i] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a32[i])));
-      return;
+      return true;
     }
     case TRUNC64_32: {
       const uint64_t* s = P<uint64_t>(a);
       for (size_t i = 0; i < len; ++i) d32[i] = static_cast<uint32_t>(s[i]);
-      return;
+      return true;
     }
-    case SETP32: return setp<uint32_t>(fl, dp, a, b, len);
-    case SETP64: return setp<uint64_t>(fl, dp, a, b, len);
-    case SELP32: return selp<uint32_t>(dp, a, b, c, len);
-    case SELP64: return selp<uint64_t>(dp, a, b, c, len);
+    case SETP32: setp<uint32_t>(fl, dp, a, b, len); return true;
+    case SETP64: setp<uint64_t>(fl, dp, a, b, len); return true;
+    case SELP32: selp<uint32_t>(dp, a, b, c, len); return true;
+    case SELP64: selp<uint64_t>(dp, a, b, c, len); return true;
     default: throw std::invalid_argument("bad op");
   }
 }
 
-void run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
+// false where the block declines (an ex2 near a rounding boundary): the outputs are then partial
+bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
               std::vector<Slot>& slots, size_t n) {
   // operands, decoded once
   std::vector<Source> src(m * 3);
@@ -368,9 +515,10 @@ void run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       const char* a = src[3 * j].at(lo, len, width_of(op, 1));
       const char* b = na > 1 ? src[3 * j + 1].at(lo, len, width_of(op, 2)) : nullptr;
       const char* cc = na > 2 ? src[3 * j + 2].at(lo, len, width_of(op, 3)) : nullptr;
-      apply(op, c[1], slots[c[2]].base + lo * width_of(op, 0), a, b, cc, len);
+      if (!apply(op, c[1], slots[c[2]].base + lo * width_of(op, 0), a, b, cc, len)) return false;
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -409,11 +557,11 @@ NB_MODULE(_arith, m) {
             slots[i].width = w;
           }
           nb::gil_scoped_release unlocked;
-          run_block(code.data(), code.shape(0), imms.data(), imms.shape(0), slots, n);
+          return run_block(code.data(), code.shape(0), imms.data(), imms.shape(0), slots, n);
         },
         nb::arg("code"), nb::arg("imms"), nb::arg("arrays"), nb::arg("widths"), nb::arg("n"));
   m.attr("ops") = nb::make_tuple(
-      "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs",
+      "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs", "f_ex2",
       "cvt_bf16x2", "mov8", "mov32", "mov64",
       "add32", "sub32", "mul32", "shl32", "shru32", "shrs32", "and32", "or32", "xor32",
       "add64", "sub64", "mul64", "shl64", "shru64", "shrs64", "and64", "or64", "xor64",

@@ -43,7 +43,8 @@ _UNUSED = -32768
 _FLOAT = {"add": ("f_add", {".rn", ".ftz"}), "sub": ("f_sub", {".rn", ".ftz"}),
           "mul": ("f_mul", {".rn", ".ftz"}), "fma": ("f_fma", {".rn", ".ftz"}),
           "max": ("f_max", {".ftz"}), "min": ("f_min", {".ftz"}),
-          "neg": ("f_neg", {".ftz"}), "abs": ("f_abs", {".ftz"})}
+          "neg": ("f_neg", {".ftz"}), "abs": ("f_abs", {".ftz"}),
+          "ex2": ("f_ex2", {".approx", ".ftz"})}
 #: integer forms: opcode -> native op stem (32 / 64 appended)
 _INT = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "shl": "shl"}
 
@@ -88,7 +89,9 @@ def _form(ins, dec):
         name, allowed = _FLOAT[op]
         if not mods - {".f32"} <= allowed or (op == "fma" and ".rn" not in mods):
             return None
-        n = {"f_fma": 3, "f_neg": 1, "f_abs": 1}.get(name, 2)
+        if op == "ex2" and ".approx" not in mods:
+            return None
+        n = {"f_fma": 3, "f_neg": 1, "f_abs": 1, "f_ex2": 1}.get(name, 2)
         return name, _FTZ if ".ftz" in mods else 0, (t,) * (n + 1)
     if op == "cvt":
         return _cvt(ins, dec, mods)
@@ -197,7 +200,7 @@ class Block:
 
     def run(self, ctx, vals, n) -> bool:
         """Compute the block's registers into ``vals`` for ``n`` threads; False when the
-        native call declines (an array it cannot take)."""
+        native call declines (an ex2 near a rounding boundary, an array it cannot take)."""
         dts = self.dtypes
         keep = len(dts) - self.temps
         outs = [np.empty(n, dt) for dt in dts[:keep]]
@@ -212,7 +215,9 @@ class Block:
                 outs.append(buf[at:at + nb].view(dt))
                 at += 8 * n
         try:
-            ARITH.run(self.code, self.imms, [vals[k] for k in self.inputs] + outs, self.widths, n)
+            if not ARITH.run(self.code, self.imms, [vals[k] for k in self.inputs] + outs,
+                             self.widths, n):
+                return False
         except (TypeError, ValueError):
             return False
         for k, o in zip(self.outputs, outs):
