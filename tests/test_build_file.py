@@ -72,7 +72,7 @@ def test_every_ffi_source_is_named_once(rules):
     assert set(named) == on_disk
     assert rules["jax_pyptx/_ffi"]["srcs"] == ["ffi/module.cc"]
     assert ":ffi_launcher" in rules["jax_pyptx/_ffi"]["deps"]
-    assert rules["jax_pyptx/interpret/scheduler/_arith"]["srcs"] == ["ffi/interp/arith.cc"]
+    assert rules["jax_pyptx/interpret/state/_arith"]["srcs"] == ["ffi/interp/arith.cc"]
 
 
 def test_cmake_sources_match_ffi_dir():
@@ -84,7 +84,7 @@ def test_cmake_sources_match_ffi_dir():
     assert "nanobind_add_module(_ffi" in text
     # the interpreter's native arithmetic: its own module, built at -O3 (NOMINSIZE)
     assert "nanobind_add_module(_arith NB_STATIC NOMINSIZE ffi/interp/arith.cc)" in text
-    assert "install(TARGETS _arith LIBRARY DESTINATION jax_pyptx/interpret/scheduler)" in text
+    assert "install(TARGETS _arith LIBRARY DESTINATION jax_pyptx/interpret/state)" in text
 
 
 def test_python_sources_are_covered(rules):
@@ -96,7 +96,7 @@ def test_python_sources_are_covered(rules):
     assert on_disk and on_disk <= srcs
     assert "jax_pyptx/runtime/ffi_bridge.py" in srcs
     assert ":jax_pyptx/_ffi" in lib["data"]
-    assert ":jax_pyptx/interpret/scheduler/_arith" in lib["data"]
+    assert ":jax_pyptx/interpret/state/_arith" in lib["data"]
 
 
 def test_every_test_file_has_a_py_test(rules):

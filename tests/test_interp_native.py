@@ -12,7 +12,7 @@ from jax_pyptx.interpret.launch import get_module, get_program
 from jax_pyptx.interpret.scheduler import native
 from jax_pyptx.interpret.scheduler.context import Context
 
-pytestmark = pytest.mark.skipif(native.ARITH is None, reason="jax_pyptx.interpret.scheduler._arith not built")
+pytestmark = pytest.mark.skipif(native.ARITH is None, reason="jax_pyptx.interpret.state._arith not built")
 
 HDR = ".version 8.0\n.target sm_90\n.address_size 64\n"
 F32 = np.array([0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000,
@@ -277,3 +277,28 @@ def test_a_blocks_result_read_after_a_later_block_is_not_a_temporary(monkeypatch
     got = _run(text, ins, 1, False, monkeypatch, True)
     assert blocks == [nb, 0]
     np.testing.assert_array_equal(got, _run(text, ins, 1, False, monkeypatch, False))
+
+
+def test_a_wgmma_accumulator_rounds_to_the_numpy_bits(monkeypatch):
+    # the Hopper GEMM's f32 accumulators, chained over K: the native add-and-round against
+    # NumPy's add and cast, with infinities among the inputs (inf - inf: NaN accumulators)
+    from examples import proof
+    from examples.library import get
+    from jax_pyptx.interpret.ops import wgmma
+
+    e = get("hopper/gemm-bf16")
+    k = e.kernel()
+    a, b = proof.make_inputs(e, k, {"M": 128, "N": 128, "K": 128})
+    a, b = np.array(a), np.array(b)
+    a[3, 5], a[3, 9], a[7, 9] = np.inf, -np.inf, np.inf
+    b[5, 1] = b[9, 1] = b[1, 5] = b[1, 9] = 1                # B as (K, N) or (N, K)
+    calls = []
+    real = wgmma._round_f32
+    monkeypatch.setattr(wgmma, "_round_f32", lambda *x: calls.append(1) or real(*x))
+    got = np.asarray(k.interpret(a, b))
+    assert calls and np.isnan(got).any() and np.isfinite(got).sum() > got.size // 2
+    monkeypatch.setattr(wgmma, "ARITH", None)
+    n = len(calls)
+    want = np.asarray(k.interpret(a, b))
+    assert len(calls) == n                                  # NumPy this time
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -1,7 +1,8 @@
-// jax_pyptx.interpret.scheduler._arith: the interpreter's native arithmetic.
+// jax_pyptx.interpret.state._arith: the interpreter's native arithmetic.
 //
 //   run(code, imms, arrays, widths, n) -> True, or False where it declines (below)
 //   ops    the operation names, in the order of their codes (1, 2, ...)
+//   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
 // compiles it from a segment's batches) for n threads in native loops, instead of one NumPy
@@ -19,11 +20,13 @@
 // rounding boundary that NumPy's exp2 and the C library's could round apart.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -465,6 +468,19 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
   }
 }
 
+// o = the f32 bits of s + a (a: f32 bits, or null), rounded once
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void round_f32(const double* __restrict s, const uint32_t* __restrict a, uint32_t* __restrict o,
+               size_t n) {
+  if (a) {
+    for (size_t i = 0; i < n; ++i) o[i] = bits(static_cast<float>(s[i] + static_cast<double>(f32(a[i]))));
+  } else {
+    for (size_t i = 0; i < n; ++i) o[i] = bits(static_cast<float>(s[i]));
+  }
+}
+
 // false where the block declines (an ex2 near a rounding boundary): the outputs are then partial
 bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
               std::vector<Slot>& slots, size_t n) {
@@ -560,6 +576,21 @@ NB_MODULE(_arith, m) {
           return run_block(code.data(), code.shape(0), imms.data(), imms.shape(0), slots, n);
         },
         nb::arg("code"), nb::arg("imms"), nb::arg("arrays"), nb::arg("widths"), nb::arg("n"));
+  m.def("round_f32",
+        [](nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu> sum,
+           std::optional<nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> addend,
+           nb::ndarray<uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> out) {
+          size_t n = sum.shape(0);
+          if (out.shape(0) != n || (addend && addend->shape(0) != n))
+            throw std::invalid_argument("round_f32: arrays of different lengths");
+          const double* s = sum.data();
+          uint32_t* o = out.data();
+          nb::gil_scoped_release unlocked;
+          round_f32(s, addend ? addend->data() : nullptr, o, n);
+        },
+        nb::arg("sum"), nb::arg("addend").none(), nb::arg("out"),
+        "out = the f32 bits of sum (float64) + addend (f32 bits, or None), rounded once: an "
+        "f32 accumulator after a matrix product (ops.wgmma)");
   m.attr("ops") = nb::make_tuple(
       "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs", "f_ex2",
       "cvt_bf16x2", "mov8", "mov32", "mov64",

@@ -34,6 +34,7 @@ from ...ir.nodes import Imm, Vec
 from ...isa.fragments import mnk, wgmma_a_fragment, wgmma_d_fragment
 from ...types import b32, b64, pred
 from ..state import fp
+from ..state.arith import ARITH
 from . import smem_matrix as SM
 from ..sanitizer import wgfence
 from ..machine.asyncregs import AsyncWrites, TileLayout
@@ -327,12 +328,15 @@ class _MmaAsync:
         M, N, dt = self.M, self.N, self.dt
         out = prod
         warps = g.idx[::32] // 32
+        bits = None
         if sd.any():
             C = None
             if sd.all():        # the accumulator chains on a pending tile: no registers involved
                 t_ = st.regs.tile_read(self.keys_t, g, warps)
                 if t_ is not None:
-                    if dt == "f32":         # f32 -> f64 is exact: the add converts as it goes
+                    if dt == "f32" and ARITH is not None:   # the add and the rounding: one pass
+                        bits = _round_f32(out, t_)
+                    elif dt == "f32":       # f32 -> f64 is exact: the add converts as it goes
                         np.add(out, t_.reshape(W, M, N).view(np.float32), out=out)
                     else:
                         out += _tile_values(t_.reshape(W, M, N), dt)
@@ -343,7 +347,9 @@ class _MmaAsync:
                     out += C
                 else:
                     out[sd] += C
-        bits = _tile_bits(out, dt, self.sat).reshape(W * 4, M // 4, N)
+        if bits is None:
+            bits = _round_f32(out) if dt == "f32" and ARITH is not None else _tile_bits(out, dt, self.sat)
+        bits = bits.reshape(W * 4, M // 4, N)
         d = self.d
         same, o = st.regs.owner(self.keys_t)   # a later group issued since keeps ownership (late)
         if same:
@@ -421,6 +427,14 @@ def _tile_bits(res, dt, sat):
     if dt == "f32":
         return res.astype(np.float32).view(np.uint32)
     return fp.encode(fp.round_to(res, fp.F16, "rn"), fp.F16).astype(np.uint16)
+
+
+def _round_f32(res, addend=None):
+    """``_tile_bits`` of the f32 accumulator ``res`` (+ ``addend``, f32 bits) in one native
+    pass (``state.arith``): the same bits as NumPy's add and cast."""
+    out = np.empty(res.size, np.uint32)
+    ARITH.round_f32(res.reshape(-1), None if addend is None else addend.reshape(-1), out)
+    return out
 
 
 def _tile_values(bits, dt):

@@ -1,4 +1,4 @@
-"""A segment's batches run in native loops (``jax_pyptx.interpret.scheduler._arith``, ``ffi/interp/arith.cc``).
+"""A segment's batches run in native loops (``state.arith``: ``ffi/interp/arith.cc``).
 
 A segment's batches (``segments``) cost one NumPy call each, and a NumPy call over a few
 thousand elements costs more in its fixed overhead than in its arithmetic; an ``fma.rn.f32``
@@ -13,26 +13,19 @@ values); an ``ex2`` too near an f32 rounding boundary makes the block run throug
 with every register exactly as wide as the instruction's type, no negated source and no
 modifier outside the listed ones. ``blocks`` groups a segment's batches; ``Block.run`` runs
 one on the segment's values (False: not run, the caller runs its batches). Without the
-compiled module (a source tree that was not built) nothing is native and segments run as
-before; ``JAX_PYPTX_NATIVE=0`` turns it off too.
+compiled module (``state.arith``: not built, or ``JAX_PYPTX_NATIVE=0``) nothing is native
+and segments run as before.
 """
 from __future__ import annotations
-
-import os
 
 import numpy as np
 
 from ...ir.nodes import Imm, Reg
 from ...types import pred, u32
-from ..state import shadow
+from ..state import arith, shadow
 from ..state.operands import imm_value
 
-try:
-    if os.environ.get("JAX_PYPTX_NATIVE", "1") == "0":
-        raise ImportError
-    from . import _arith as ARITH
-except ImportError:           # not built: the segments run their batches through NumPy
-    ARITH = None
+ARITH = arith.ARITH          # None: not built, or turned off; the segments then use NumPy
 
 _OPS = {name: i + 1 for i, name in enumerate(ARITH.ops)} if ARITH is not None else {}
 _FTZ, _SIGNED = 1, 16

@@ -1,0 +1,15 @@
+"""The interpreter's compiled element loops: ``ARITH``, the module ``_arith`` built from
+``ffi/interp/arith.cc`` (``pip install`` builds it with the rest), or None where it was not
+built (a source tree run in place) or ``JAX_PYPTX_NATIVE=0`` is set: its users then compute
+with NumPy, bit for bit the same (``scheduler.native`` runs a segment's arithmetic with it,
+``ops.wgmma`` an accumulator's rounding)."""
+from __future__ import annotations
+
+import os
+
+try:
+    if os.environ.get("JAX_PYPTX_NATIVE", "1") == "0":
+        raise ImportError
+    from . import _arith as ARITH
+except ImportError:
+    ARITH = None
