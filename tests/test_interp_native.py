@@ -20,7 +20,9 @@ F32 = np.array([0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF
                 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000,      # subnormals, least normals
                 0x7F7FFFFF, 0xFF7FFFFF, 0x3F808000, 0x3F818000,      # largest; bf16 ties (even, odd)
                 0x3F807FFF, 0x477FE000, 0x33800000, 0x4B800001,
-                0xC2FC0000, 0xC3150000, 0x42FFFFFF, 0xC2FF0000], np.uint32)  # ex2: 2^-126, 2^-149, ~2^128, 2^-127.5
+                0xC2FC0000, 0xC3150000, 0x42FFFFFF, 0xC2FF0000,     # ex2: 2^-126, 2^-149, ~2^128, 2^-127.5
+                0x477FF000, 0xC77FEFFF, 0x33000000, 0x33400000,     # f16: 65520, -65519.99, 2^-25, 1.5 2^-25
+                0x387FFFFF, 0x38801000, 0x34200000], np.uint32)     # f16: below 2^-14, two ties
 INTS = np.array([0, 1, 2, 31, 32, 33, 63, 64, 100, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
                  0x12345678, 0xFFFFFFE0], np.uint32)
 
@@ -112,13 +114,18 @@ F_OPS = ["add.f32 %o{k}, %a, %b;", "add.ftz.f32 %o{k}, %a, %b;", "add.rn.f32 %o{
          "min.ftz.f32 %o{k}, %a, %b;", "neg.f32 %o{k}, %a;", "neg.ftz.f32 %o{k}, %b;",
          "abs.f32 %o{k}, %a;", "abs.ftz.f32 %o{k}, %b;", "cvt.rn.bf16x2.f32 %o{k}, %a, %b;",
          "mov.f32 %o{k}, %c;", "mov.f32 %o{k}, 0fBF800000;", "selp.f32 %o{k}, %a, %b, %p0;",
-         "ex2.approx.f32 %o{k}, %a;", "ex2.approx.ftz.f32 %o{k}, %b;"]
+         "ex2.approx.f32 %o{k}, %a;", "ex2.approx.ftz.f32 %o{k}, %b;",
+         "cvt.rn.f16x2.f32 %o{k}, %a, %b;"]
 I_OPS = ["add.u32 %o{k}, %a, %b;", "add.s32 %o{k}, %a, 7;", "sub.u32 %o{k}, %a, %b;",
          "mul.lo.u32 %o{k}, %a, %b;", "mul.lo.s32 %o{k}, %a, -3;", "and.b32 %o{k}, %a, %b;",
          "or.b32 %o{k}, %a, %b;", "xor.b32 %o{k}, %a, 255;", "shl.b32 %o{k}, %a, %b;",
          "shl.b32 %o{k}, %a, 5;", "shr.u32 %o{k}, %a, %b;", "shr.b32 %o{k}, %a, %b;",
          "shr.s32 %o{k}, %a, %b;", "shr.s32 %o{k}, %a, 40;", "cvt.u32.u64 %o{k}, %x;",
-         "cvt.s32.u32 %o{k}, %a;", "selp.u32 %o{k}, %a, %b, %p1;", "mov.b32 %o{k}, %b;"]
+         "cvt.s32.u32 %o{k}, %a;", "selp.u32 %o{k}, %a, %b, %p1;", "mov.b32 %o{k}, %b;",
+         "and.pred %p2, %p1, %p3; selp.u32 %o{k}, 1, 2, %p2;",
+         "or.pred %p4, %p1, %p3; selp.u32 %o{k}, 3, 4, %p4;",
+         "xor.pred %p5, %p1, %p3; selp.u32 %o{k}, 5, 6, %p5;",
+         "mov.pred %p6, %p5; selp.u32 %o{k}, %a, 7, %p6;"]
 W_OPS = ["add.s64 %o{k}, %x, %y;", "sub.u64 %o{k}, %x, %y;", "mul.lo.u64 %o{k}, %x, %y;",
          "and.b64 %o{k}, %x, %y;", "or.b64 %o{k}, %x, %y;", "xor.b64 %o{k}, %x, %y;",
          "shl.b64 %o{k}, %x, %b;", "shr.u64 %o{k}, %x, %b;", "shr.s64 %o{k}, %x, %b;",
@@ -143,7 +150,7 @@ def test_f32_operations_on_random_bits(monkeypatch, blocks):
 
 
 def test_integer_operations_give_the_numpy_bits(monkeypatch, blocks):
-    _check(I_OPS, "    setp.ne.u32 %p1, %c, 0;\n", INTS, monkeypatch, blocks)
+    _check(I_OPS, "    setp.ne.u32 %p1, %c, 0;\n    setp.lt.u32 %p3, %a, %b;\n", INTS, monkeypatch, blocks)
 
 
 def test_64_bit_operations_give_the_numpy_bits(monkeypatch, blocks):
@@ -172,14 +179,14 @@ def test_comparisons_give_the_numpy_predicates(monkeypatch, blocks):
 def test_forms_without_a_native_operation_stay_with_numpy():
     text = _kernel(_lines(["add.rz.f32 %o{k}, %a, %b;", "lg2.approx.ftz.f32 %o{k}, %a;",
                            "max.NaN.f32 %o{k}, %a, %b;", "add.sat.s32 %o{k}, %a, %b;",
-                           "cvt.rn.f16x2.f32 %o{k}, %a, %b;", "add.f16x2 %o{k}, %a, %b;",
+                           "cvt.rn.relu.f16x2.f32 %o{k}, %a, %b;", "add.f16x2 %o{k}, %a, %b;",
                            "mul.hi.u32 %o{k}, %a, %b;", "setp.lt.f32 %p0, %a, %b;",
                            "add.u32 %o{k}, %a, %b;"]), 9)
     code = get_program(get_module(text), "k").code
     nat = {d.ins.opcode + "".join(d.ins.modifiers): d.nat for d in code}
     assert nat["add.u32"] is not None
     for form in ("add.rz.f32", "lg2.approx.ftz.f32", "max.NaN.f32", "add.sat.s32",
-                 "cvt.rn.f16x2.f32", "add.f16x2", "mul.hi.u32", "setp.lt.f32"):
+                 "cvt.rn.relu.f16x2.f32", "add.f16x2", "mul.hi.u32", "setp.lt.f32"):
         assert nat[form] is None, form
 
 

@@ -37,8 +37,8 @@ namespace nb = nanobind;
 namespace {
 
 enum Op : int32_t {
-  F_ADD = 1, F_SUB, F_MUL, F_FMA, F_MAX, F_MIN, F_NEG, F_ABS, F_EX2, CVT_BF16X2,
-  MOV8, MOV32, MOV64,
+  F_ADD = 1, F_SUB, F_MUL, F_FMA, F_MAX, F_MIN, F_NEG, F_ABS, F_EX2, CVT_BF16X2, CVT_F16X2,
+  MOV8, MOV32, MOV64, AND8, OR8, XOR8,
   ADD32, SUB32, MUL32, SHL32, SHRU32, SHRS32, AND32, OR32, XOR32,
   ADD64, SUB64, MUL64, SHL64, SHRU64, SHRS64, AND64, OR64, XOR64,
   ZEXT32_64, SEXT32_64, TRUNC64_32,
@@ -73,6 +73,22 @@ inline uint32_t fmax_bits(uint32_t a, uint32_t b) {
   r = an ? b : r;
   r = bn ? a : r;
   return (an && bn) ? 0x7FFFFFFFu : r;
+}
+
+// f32 -> f16 bits, rounded once to nearest even (subnormals, infinity), NaN as 0x7FFF
+inline uint32_t f16_rn(uint32_t u) {
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return 0x7FFFu;
+  if (a >= 0x477FF000u) return sign | 0x7C00u;          // 65520 and up round to infinity
+  if (a >= 0x38800000u)                                 // 2^-14 and up: a normal half
+    return sign | ((a + 0x0FFFu + ((a >> 13) & 1u) - 0x38000000u) >> 13);
+  if (a <= 0x33000000u) return sign;                    // 2^-25 and below: zero (2^-25: a tie)
+  uint32_t shift = 126u - (a >> 23);                    // a subnormal half: units of 2^-24
+  uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
+  uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+  q += (rem > half || (rem == half && (q & 1u))) ? 1u : 0u;
+  return sign | q;
 }
 
 inline uint32_t bf16_rn(uint32_t u) {
@@ -221,7 +237,7 @@ inline bool compare(T x, T y, int32_t cmp) {
 
 int width_of(int32_t op, int pos) {   // pos 0: d, 1..3: a, b, c
   switch (op) {
-    case MOV8: return 1;
+    case MOV8: case AND8: case OR8: case XOR8: return 1;
     case MOV64: case ADD64: case SUB64: case MUL64: case AND64: case OR64: case XOR64:
       return 8;
     case SHL64: case SHRU64: case SHRS64: return pos == 2 ? 4 : 8;
@@ -428,7 +444,13 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
         d32[i] = hi | lo16;
       }
       return true;
+    case CVT_F16X2:
+      for (size_t i = 0; i < len; ++i) d32[i] = (f16_rn(a32[i]) << 16) | f16_rn(b32[i]);
+      return true;
     case MOV8: std::memcpy(dp, a, len); return true;
+    case AND8: int_binary<uint8_t>(dp, a, b, len, [](uint8_t x, uint8_t y) { return uint8_t(x & y); }); return true;
+    case OR8: int_binary<uint8_t>(dp, a, b, len, [](uint8_t x, uint8_t y) { return uint8_t(x | y); }); return true;
+    case XOR8: int_binary<uint8_t>(dp, a, b, len, [](uint8_t x, uint8_t y) { return uint8_t(x ^ y); }); return true;
     case MOV32: std::memcpy(dp, a, len * 4); return true;
     case MOV64: std::memcpy(dp, a, len * 8); return true;
     case ADD32: int_binary<uint32_t>(dp, a, b, len, [](uint32_t x, uint32_t y) { return x + y; }); return true;
@@ -593,7 +615,7 @@ NB_MODULE(_arith, m) {
         "f32 accumulator after a matrix product (ops.wgmma)");
   m.attr("ops") = nb::make_tuple(
       "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs", "f_ex2",
-      "cvt_bf16x2", "mov8", "mov32", "mov64",
+      "cvt_bf16x2", "cvt_f16x2", "mov8", "mov32", "mov64", "and8", "or8", "xor8",
       "add32", "sub32", "mul32", "shl32", "shru32", "shrs32", "and32", "or32", "xor32",
       "add64", "sub64", "mul64", "shl64", "shru64", "shrs64", "and64", "or64", "xor64",
       "zext32_64", "sext32_64", "trunc64_32", "setp32", "setp64", "selp32", "selp64");

@@ -89,11 +89,14 @@ def _form(ins, dec):
     if op == "cvt":
         return _cvt(ins, dec, mods)
     w = t.bits
-    if w not in (32, 64) and not (op == "mov" and tn == "pred"):
+    if tn == "pred":
+        if op in ("and", "or", "xor") and mods == {".pred"}:
+            return f"{op}8", 0, (t, t, t)
+        return ("mov8", 0, (t, t)) if op == "mov" and mods == {".pred"} else None
+    if w not in (32, 64):
         return None
     if op == "mov":
-        return ({1: "mov8", 32: "mov32", 64: "mov64"}[1 if tn == "pred" else w], 0, (t, t)) \
-            if mods == {"." + tn} else None
+        return (f"mov{w}", 0, (t, t)) if mods == {"." + tn} else None
     integer = t.kind in ("signed", "unsigned", "bits")
     if op in _INT and mods == {"." + tn} and integer:
         if op == "shl":
@@ -115,13 +118,13 @@ def _form(ins, dec):
 
 
 def _cvt(ins, dec, mods):
-    """cvt.rn.bf16x2.f32 and the integer conversions without ``.sat``."""
+    """cvt.rn.{bf16x2,f16x2}.f32 and the integer conversions without ``.sat``."""
     tys = list(dec.types)
     if len(tys) != 2:
         return None
     dt, st = tys
-    if mods == {".rn", ".bf16x2", ".f32"} and dt.name == "bf16x2" and st.name == "f32":
-        return "cvt_bf16x2", 0, (dt, st, st)
+    if mods == {".rn", "." + dt.name, ".f32"} and dt.name in ("bf16x2", "f16x2") and st.name == "f32":
+        return "cvt_" + dt.name, 0, (dt, st, st)
     ints = ("signed", "unsigned")
     if mods != {"." + dt.name, "." + st.name} or dt.kind not in ints or st.kind not in ints:
         return None
