@@ -30,7 +30,8 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   ``specials`` (special registers and the slot geometry of a batch, cached per launch),
   ``register_blocks`` (a register block written at once: a delivered wgmma accumulator), ``handlers`` (each instruction decoded once
   by the ISA table into the closure its family registered), ``segments`` (straight-line
-  register arithmetic run in batches, one NumPy operation for many instructions), ``schedule`` (when asynchronous
+  register arithmetic run in batches, one NumPy operation for many instructions), ``native``
+  (a segment's batches compiled into blocks run in native loops), ``schedule`` (when asynchronous
   work completes, which warps run next), ``progress`` (no-progress detection: spin loops that
   can never exit; ``max_steps``, ``timeout`` (default 300 s), the progress line on stderr);
 * ``ops``: the instruction families, one module each. ``integer``, ``bits``, ``floating``,
@@ -69,7 +70,8 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   its allocation checks), ``operands`` (immediates, typed register views, special registers,
   vectors), ``fp`` (exact rounding to every floating-point format and mode), ``tensormap``
   (the 128-byte tensor-map encoding and ``tensor_map``), ``shadow`` (the sanitizer's large
-  per-launch arrays, recycled from one launch to the next).
+  per-launch arrays, recycled from one launch to the next), ``arith`` (the compiled element
+  loops, ``ffi/interp/arith.cc``, or None where not built).
 
 The sanitizer (``sanitize=True``, the default) reports uninitialized bits where they are used
 (memcheck's rule, ``definedness``: a store of the bytes holding them, an address, a branch, a
