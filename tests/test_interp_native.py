@@ -164,8 +164,7 @@ def test_comparisons_give_the_numpy_predicates(monkeypatch, blocks):
         body.append(f"setp.{cmp} %p{k % 8}, {a}, {b};")
         body.append(f"selp.u32 %o{k}, 1, 0, %p{k % 8};")
     text = "\n".join("    " + line for line in body)
-    # one output per comparison: _check reads lines 2k+1's outputs as %ok
-    outs = len(SETP)
+    outs = len(SETP)                  # %ok: 1 where comparison k holds
     t = _kernel(text, outs)
     ins = _pairs(INTS, np.random.default_rng(1))
     got = _run(t, ins, outs, False, monkeypatch, True)
@@ -238,12 +237,14 @@ def test_an_ex2_near_a_rounding_boundary_runs_its_block_through_numpy(x, monkeyp
 
 def test_the_native_call_checks_its_slots():
     A = native.ARITH
-    code = np.array([[1, 0, 2, 0, 1, -32768]], np.int32)      # f_add: slot 2 = slot 0 + slot 1
-    u = np.ones(4, np.uint32)
+    add = A.ops.index("f_add") + 1
+    code = np.array([[add, 0, 2, 0, 1, -32768]], np.int32)    # slot 2 = slot 0 + slot 1
+    u = np.zeros(4, np.uint32)
     imms = np.zeros(0, np.uint64)
     widths = np.array([4, 4, 4], np.uint8)
     out = np.empty(4, np.uint32)
-    A.run(code, imms, [u.view(np.float32) * 0 + 1.5, u, out], widths, 4)   # any 4-byte dtype
+    assert A.run(code, imms, [np.full(4, 1.5, np.float32), u, out], widths, 4)   # any 4-byte dtype
+    assert (out.view(np.float32) == 1.5).all()
     with pytest.raises(ValueError, match="slot 1: shape, itemsize or stride"):
         A.run(code, imms, [u, np.ones(3, np.uint32), out], widths, 4)
     with pytest.raises(ValueError, match="slot 0: shape, itemsize or stride"):
@@ -253,7 +254,7 @@ def test_the_native_call_checks_its_slots():
     with pytest.raises(ValueError, match="bad op"):
         A.run(np.array([[99, 0, 2, 0, 1, -32768]], np.int32), imms, [u, u, out], widths, 4)
     with pytest.raises(ValueError, match="bad immediate"):
-        A.run(np.array([[1, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
+        A.run(np.array([[add, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
 
 
 def test_strided_and_broadcast_sources_read_like_copies():

@@ -23,6 +23,10 @@ masks), named for the instruction that wrote them last; a register that only the
 names, and that it writes before it reads, is a temporary and is not written back. The
 scheduler's counts and yields (``YIELD_AFTER``) see the same instruction numbers, so
 schedules are unchanged. ``Context.fuse = False`` turns batching off.
+
+Consecutive batches whose every instruction has a native form run as one call of the compiled
+core instead (a ``native.Block``, ``Segment.blocks``), with the same bits; where the call
+declines, the block's batches run as above.
 """
 from __future__ import annotations
 
@@ -30,8 +34,7 @@ import numpy as np
 
 from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Vec
 from ..machine.group import gather
-from . import native
-from .native import Block
+from .native import Block, blocks
 
 #: ISA forms whose handlers are pure: they read their register and immediate sources and
 #: write their one destination through ``state.operands``' readers and writers only
@@ -207,7 +210,7 @@ def levelled(code, infos, run, uses, names):
             inside[k] = inside.get(k, 0) + 1
     finals = tuple((k, d) for k, d in last.items() if k in ext or uses[k] > inside[k])
     return Segment(run[0], run[-1] + 1 - run[0], tuple(steps), tuple(ext), finals, tuple(last),
-                   native.blocks(code, steps, [k for k, _ in finals]))
+                   blocks(code, steps, [k for k, _ in finals]))
 
 
 class _Lanes:
