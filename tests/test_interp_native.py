@@ -82,8 +82,8 @@ def blocks(monkeypatch):
     seen = [0, 0]
     real = native.Block.run
 
-    def run(self, ctx, vals, n):
-        ok = real(self, ctx, vals, n)
+    def run(self, vals, n):
+        ok = real(self, vals, n)
         seen[0 if ok else 1] += 1
         return ok
     monkeypatch.setattr(native.Block, "run", run)

@@ -439,6 +439,7 @@ def launch(ptx_or_module, entry: str, args, *, grid=(1, 1, 1), block=(1, 1, 1), 
     """
     t0 = time.perf_counter()
     sanitize = sanitize_mode(sanitize)
+    shadow.settle_allocator()
     sched = make_schedule(schedule, seed)
     tl_path = check_path(timeline)
     max_steps, timeout = _limits(max_steps, timeout)
@@ -510,7 +511,7 @@ def _end_batch(ctx):
     if ctx.async_proxy is not None:
         ctx.async_proxy.recycle()
     sh.recycle()
-    shadow.recycle(*ctx.store_units.values(), ctx.nat_scratch)
+    shadow.recycle(*ctx.store_units.values())
     ctx.local.recycle()
     if ctx.tmem is not None:
         ctx.tmem.recycle()

@@ -110,7 +110,6 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.ldm_layouts = {}      # (id(group), .x count) -> ops.mma._Layout (ldmatrix, ``_row_layout``)
         self.store_rows = None     # ops.store_runs: the rows of the last run of stores written at once
         self.store_units = {}      # ... its scratch per row size (the rows' disjointness)
-        self.nat_scratch = None    # scheduler.native: a block's temporaries (uint8, grown)
         self.groups = []
         self.bars = {}
         self.bar_pending = 0

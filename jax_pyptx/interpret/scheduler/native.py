@@ -18,11 +18,13 @@ and segments run as before.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ...ir.nodes import Imm, Reg
 from ...types import pred, u32
-from ..state import arith, shadow
+from ..state import arith
 from ..state.operands import imm_value
 
 ARITH = arith.ARITH          # None: not built, or turned off; the segments then use NumPy
@@ -31,6 +33,7 @@ _OPS = {name: i + 1 for i, name in enumerate(ARITH.ops)} if ARITH is not None el
 _FTZ, _SIGNED = 1, 16
 _CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5, "lo": 2, "ls": 3, "hi": 4, "hs": 5}
 _UNUSED = -32768
+_SCRATCH = threading.local()  # .buf: the blocks' temporaries, per thread (a launch runs in one)
 
 #: f32 forms: opcode -> (native op, the modifiers allowed besides the type)
 _FLOAT = {"add": ("f_add", {".rn", ".ftz"}), "sub": ("f_sub", {".rn", ".ftz"}),
@@ -157,9 +160,9 @@ def _operand(prog, op, t, scope):
 class Block:
     """Consecutive batches run as one native call (``run``); ``steps``: the batches, run
     through NumPy instead when the call declines. ``live``: the registers read after the
-    block or written back; the block's other results are temporaries, kept in the context's
-    scratch (``Context.nat_scratch``, recycled from launch to launch: a fresh array for each would
-    fault in its pages)."""
+    block or written back; the block's other results are temporaries, kept in one scratch
+    array per thread that lives from launch to launch (a fresh array for each would fault in
+    its pages; one from ``state.shadow``'s pool took it from the arrays that wait there)."""
 
     __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps")
 
@@ -194,7 +197,7 @@ class Block:
         self.dtypes = tuple(np.dtype({1: np.bool_, 4: np.uint32, 8: np.uint64}[out_w[k]])
                             for k in outs)
 
-    def run(self, ctx, vals, n) -> bool:
+    def run(self, vals, n) -> bool:
         """Compute the block's registers into ``vals`` for ``n`` threads; False when the
         native call declines (an ex2 near a rounding boundary, an array it cannot take)."""
         dts = self.dtypes
@@ -202,9 +205,9 @@ class Block:
         outs = [np.empty(n, dt) for dt in dts[:keep]]
         if self.temps:
             need = 8 * n * self.temps
-            buf = ctx.nat_scratch
+            buf = getattr(_SCRATCH, "buf", None)
             if buf is None or buf.size < need:
-                buf = ctx.nat_scratch = shadow.scratch(max(need, shadow.MIN_BYTES), np.uint8)
+                buf = _SCRATCH.buf = np.empty(max(need, 1 << 20), np.uint8)
             at = 0
             for dt in dts[keep:]:
                 nb = n * dt.itemsize

@@ -289,7 +289,7 @@ def run(ctx, seg, g) -> bool:
     try:
         for st in seg.blocks or seg.steps:
             if type(st) is Block:
-                if st.run(ctx, vals, n):
+                if st.run(vals, n):
                     continue
                 for sub in st.steps:          # declined: its batches through NumPy
                     if not _step(sub, vals, lanes, one, n):

@@ -25,6 +25,23 @@ _kept = 0
 _lock = threading.Lock()
 
 
+_settled = False
+
+
+def settle_allocator() -> None:
+    """Once per process: allocate and free one 16 MB array, so that the C library's allocator
+    (glibc) raises its mmap threshold to 16 MB as it does after any large array is freed. Below
+    that threshold a freed array's memory is reused by the next one; above it every array is a
+    fresh mapping whose pages fault as they are first written (a 256 KB register of a 16K-thread
+    kernel: 64 faults). The NumPy temporaries of the interpreter's batches used to do this as a
+    side effect; its native arithmetic makes none (RMSNorm sanitized: 4800 -> 0 faults a
+    launch). Any process that frees a large NumPy array does the same."""
+    global _settled
+    if not _settled:
+        _settled = True
+        np.empty(30 << 20, np.uint8)
+
+
 def filled(n: int, dtype, value: int = 0) -> np.ndarray:
     """A new C-order array of ``n`` elements of ``dtype``, every element ``value`` (``np.full``),
     recycled when one of its size waits (``recycle``)."""
