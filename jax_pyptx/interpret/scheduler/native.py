@@ -162,7 +162,7 @@ class Block:
     through NumPy instead when the call declines. ``live``: the registers read after the
     block or written back; the block's other results are temporaries, kept in one scratch
     array per thread that lives from launch to launch (a fresh array for each would fault in
-    its pages; one from ``state.shadow``'s pool took it from the arrays that wait there)."""
+    its pages)."""
 
     __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps")
 
