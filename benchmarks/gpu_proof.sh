@@ -162,10 +162,10 @@ if [ "$SKIP_INSTALL" = 1 ]; then
   skip install setup.log "--skip-install"
 elif ! step install 180 300 setup.log "$PY" -m pip install --no-deps --no-build-isolation \
     --no-index -e .; then
-  # the same CMake build without pip: the module lands in build/, copied beside the package
+  # the same CMake build without pip: the modules land in build/, copied into the package
   step cmake 150 280 setup.log bash -c "cmake -S . -B build/gpu-proof -G Ninja \
       -DPython_EXECUTABLE=\"\$(command -v '$PY')\" && cmake --build build/gpu-proof && \
-      cp build/gpu-proof/_ffi*.so jax_pyptx/"
+      cp build/gpu-proof/_ffi*.so jax_pyptx/ && cp build/gpu-proof/_arith*.so jax_pyptx/interpret/state/"
 fi
 DRYFLAG=""
 [ "$DRY" = 1 ] && DRYFLAG="--dry-run"
