@@ -271,9 +271,13 @@ def test_strided_and_broadcast_sources_read_like_copies():
     np.testing.assert_array_equal(o2, (a + 7) ^ 0xFF)
 
 
-def test_a_blocks_result_read_after_a_later_block_is_not_a_temporary(monkeypatch, blocks):
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_blocks_result_read_after_a_later_block_is_not_a_temporary(kept, monkeypatch, blocks):
     # %w0 comes out of the first block and is read again only by add.rz (NumPy) after the
-    # second block, whose temporaries (%w3, %w4) are in the scratch: %w0 must not be there
+    # second block, whose temporaries (%w3, %w4) are in the scratch: %w0 must not be there.
+    # kept=False: a scratch over the most a thread keeps is made for the call
+    if not kept:
+        monkeypatch.setattr(native, "_SCRATCH_MAX", 0)
     ops = ["add.f32 %w0, %a, %b;", "mul.f32 %w1, %w0, %c;", "ex2.approx.f32 %w2, %w1;",
            "add.f32 %w3, %w2, %a;", "mul.f32 %w4, %w3, %w3;", "sub.f32 %w5, %w4, %b;",
            "add.rz.f32 %w6, %w0, %w5;", "mov.b32 %o0, %w6;"]

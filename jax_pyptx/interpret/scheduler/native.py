@@ -34,6 +34,7 @@ _FTZ, _SIGNED = 1, 16
 _CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5, "lo": 2, "ls": 3, "hi": 4, "hs": 5}
 _UNUSED = -32768
 _SCRATCH = threading.local()  # .buf: the blocks' temporaries, per thread (a launch runs in one)
+_SCRATCH_MAX = 64 << 20       # bytes: the most a thread keeps between launches
 
 #: f32 forms: opcode -> (native op, the modifiers allowed besides the type)
 _FLOAT = {"add": ("f_add", {".rn", ".ftz"}), "sub": ("f_sub", {".rn", ".ftz"}),
@@ -161,8 +162,8 @@ class Block:
     """Consecutive batches run as one native call (``run``); ``steps``: the batches, run
     through NumPy instead when the call declines. ``live``: the registers read after the
     block or written back; the block's other results are temporaries, kept in one scratch
-    array per thread that lives from launch to launch (a fresh array for each would fault in
-    its pages)."""
+    array per thread that lives from launch to launch, up to ``_SCRATCH_MAX`` bytes (a fresh
+    array for each would fault in its pages)."""
 
     __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps")
 
@@ -204,15 +205,17 @@ class Block:
         keep = len(dts) - self.temps
         outs = [np.empty(n, dt) for dt in dts[:keep]]
         if self.temps:
-            need = 8 * n * self.temps
+            need = sum((n * dt.itemsize + 7) & ~7 for dt in dts[keep:])
             buf = getattr(_SCRATCH, "buf", None)
-            if buf is None or buf.size < need:
+            if need > _SCRATCH_MAX:                 # not kept: a launch this large pays its faults
+                buf = np.empty(need, np.uint8)
+            elif buf is None or buf.size < need:
                 buf = _SCRATCH.buf = np.empty(max(need, 1 << 20), np.uint8)
             at = 0
             for dt in dts[keep:]:
                 nb = n * dt.itemsize
                 outs.append(buf[at:at + nb].view(dt))
-                at += 8 * n
+                at += (nb + 7) & ~7
         try:
             if not ARITH.run(self.code, self.imms, [vals[k] for k in self.inputs] + outs,
                              self.widths, n):
