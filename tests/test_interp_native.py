@@ -314,3 +314,17 @@ def test_a_wgmma_accumulator_rounds_to_the_numpy_bits(monkeypatch):
     want = np.asarray(k.interpret(a, b))
     assert len(calls) == n                                  # NumPy this time
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_bf16_operands_widen_to_the_numpy_values():
+    # every bf16 bit pattern, in the layouts a matrix operand's gather gives (C order, a
+    # transposed view, strided): the f64 values NumPy's shift and casts give, bit for bit
+    from jax_pyptx.interpret.ops import smem_matrix as SM
+
+    base = np.arange(1 << 16, dtype=np.uint16).reshape(8, 64, 128)
+    for raw in (base, base.swapaxes(1, 2), base[:, ::2, ::3], base[::2].swapaxes(0, 2)):
+        with np.errstate(invalid="ignore"):
+            want = (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        got = SM.values(raw, "bf16")
+        assert got.shape == raw.shape and got.flags.c_contiguous
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))

@@ -3,6 +3,7 @@
 //   run(code, imms, arrays, widths, n) -> True, or False where it declines (below)
 //   ops    the operation names, in the order of their codes (1, 2, ...)
 //   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
+//   bf16_to_f64(raw, out)          a bf16 matrix operand's values
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
 // compiles it from a segment's batches) for n threads in native loops, instead of one NumPy
@@ -503,6 +504,35 @@ void round_f32(const double* __restrict s, const uint32_t* __restrict a, uint32_
   }
 }
 
+// o (C order) = the f64 values of the bf16 bit patterns of a 3-D array a of any strides (in
+// elements), exact: a bf16 is the high half of an f32
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void bf16_to_f64(const uint16_t* a, const int64_t* shape, const int64_t* st, double* __restrict o) {
+  if (st[2] != 1 && st[1] == 1) {         // a transposed view: read along its contiguous axis
+    for (int64_t i = 0; i < shape[0]; ++i)
+      for (int64_t k = 0; k < shape[2]; ++k) {
+        const uint16_t* col = a + i * st[0] + k * st[2];
+        double* out = o + i * shape[1] * shape[2] + k;
+        for (int64_t j = 0; j < shape[1]; ++j)
+          out[j * shape[2]] = static_cast<double>(f32(static_cast<uint32_t>(col[j]) << 16));
+      }
+    return;
+  }
+  for (int64_t i = 0; i < shape[0]; ++i)
+    for (int64_t j = 0; j < shape[1]; ++j) {
+      const uint16_t* row = a + i * st[0] + j * st[1];
+      double* out = o + (i * shape[1] + j) * shape[2];
+      if (st[2] == 1) {
+        for (int64_t k = 0; k < shape[2]; ++k) out[k] = static_cast<double>(f32(static_cast<uint32_t>(row[k]) << 16));
+      } else {
+        for (int64_t k = 0; k < shape[2]; ++k)
+          out[k] = static_cast<double>(f32(static_cast<uint32_t>(row[k * st[2]]) << 16));
+      }
+    }
+}
+
 // false where the block declines (an ex2 near a rounding boundary): the outputs are then partial
 bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
               std::vector<Slot>& slots, size_t n) {
@@ -613,6 +643,24 @@ NB_MODULE(_arith, m) {
         nb::arg("sum"), nb::arg("addend").none(), nb::arg("out"),
         "out = the f32 bits of sum (float64) + addend (f32 bits, or None), rounded once: an "
         "f32 accumulator after a matrix product (ops.wgmma)");
+  m.def("bf16_to_f64",
+        [](nb::ndarray<const uint16_t, nb::ndim<3>, nb::device::cpu> raw,
+           nb::ndarray<double, nb::ndim<3>, nb::c_contig, nb::device::cpu> out) {
+          int64_t shape[3], st[3];
+          for (int d = 0; d < 3; ++d) {
+            shape[d] = static_cast<int64_t>(raw.shape(d));
+            st[d] = raw.stride(d);
+            if (static_cast<int64_t>(out.shape(d)) != shape[d])
+              throw std::invalid_argument("bf16_to_f64: arrays of different shapes");
+          }
+          const uint16_t* a = raw.data();
+          double* o = out.data();
+          nb::gil_scoped_release unlocked;
+          bf16_to_f64(a, shape, st, o);
+        },
+        nb::arg("raw"), nb::arg("out"),
+        "out = the float64 values of a 3-D array of bf16 bit patterns (any strides): a matrix "
+        "operand (ops.smem_matrix.values)");
   m.attr("ops") = nb::make_tuple(
       "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs", "f_ex2",
       "cvt_bf16x2", "cvt_f16x2", "mov8", "mov32", "mov64", "and8", "or8", "xor8",

@@ -21,6 +21,7 @@ from ...isa.descriptors import TCGEN05_SMEM, TCGEN05_SWIZZLE_CODES, WGMMA_SMEM, 
 from ...isa.fragments import smem_matrix_offsets
 from ...isa.swizzle import swizzle as _swizzle
 from ..state import fp
+from ..state.arith import ARITH
 from ..sanitizer.async_proxy import check_async_read, spans_clear
 
 
@@ -355,6 +356,10 @@ def values(raw, t: str):
     if t == "f16":
         return raw.astype(np.uint16).view(np.float16).astype(np.float64)
     if t == "bf16":
+        if ARITH is not None and raw.dtype == np.uint16 and raw.ndim == 3:
+            out = np.empty(raw.shape, np.float64)          # one native pass (state.arith)
+            ARITH.bf16_to_f64(raw, out)
+            return out
         return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     if t == "tf32":          # the tensor core ignores the low 13 bits of a .tf32 input
         return (raw.astype(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
