@@ -12,6 +12,8 @@ from jax_pyptx.interpret.launch import get_module, get_program
 from jax_pyptx.interpret.scheduler import native
 from jax_pyptx.interpret.scheduler.context import Context
 
+from .test_interp_segments import answers
+
 pytestmark = pytest.mark.skipif(native.ARITH is None, reason="jax_pyptx.interpret.state._arith not built")
 
 HDR = ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -79,15 +81,15 @@ def _run(text, ins, nout, wide, monkeypatch, fuse):
 @pytest.fixture
 def blocks(monkeypatch):
     """Counts of native blocks run: [ran, declined]."""
-    seen = [0, 0]
-    real = native.Block.run
+    return answers(monkeypatch, native.Block, "run")
 
-    def run(self, vals, n):
-        ok = real(self, vals, n)
-        seen[0 if ok else 1] += 1
-        return ok
-    monkeypatch.setattr(native.Block, "run", run)
-    return seen
+
+@pytest.fixture(params=["cpu", "portable"])
+def loops(request):
+    """The native loops this CPU picks (fma, AVX2), then the portable ones: the same bits."""
+    before = native.ARITH.use_cpu_features(request.param == "cpu")
+    yield request.param
+    native.ARITH.use_cpu_features(before)
 
 
 def _check(ops, preds, vals, monkeypatch, blocks, wide=False, seed=0):
@@ -139,11 +141,11 @@ def _lines(ops, preds=""):
     return preds + "\n".join("    " + op.format(k=k) for k, op in enumerate(ops))
 
 
-def test_f32_operations_give_the_numpy_bits(monkeypatch, blocks):
+def test_f32_operations_give_the_numpy_bits(monkeypatch, blocks, loops):
     _check(F_OPS, "    setp.lt.u32 %p0, %c, %a;\n", F32, monkeypatch, blocks)
 
 
-def test_f32_operations_on_random_bits(monkeypatch, blocks):
+def test_f32_operations_on_random_bits(monkeypatch, blocks, loops):
     rng = np.random.default_rng(5)
     vals = np.concatenate([F32, rng.integers(0, 2**32, 40, dtype=np.uint32)])
     _check(F_OPS, "    setp.lt.u32 %p0, %c, %a;\n", vals, monkeypatch, blocks, seed=3)

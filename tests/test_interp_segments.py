@@ -17,18 +17,23 @@ NF, NR, NP = 8, 8, 3          # f32, u32 and predicate registers of the random p
 T = 64                        # threads
 
 
+def answers(monkeypatch, owner, name):
+    """Counts of the True and False answers of ``owner.name`` from now on: [True, False]."""
+    seen = [0, 0]
+    real = getattr(owner, name)
+
+    def counted(*args):
+        ok = real(*args)
+        seen[0 if ok else 1] += 1
+        return ok
+    monkeypatch.setattr(owner, name, counted)
+    return seen
+
+
 @pytest.fixture
 def ran(monkeypatch):
     """Counts of ``segments.run`` answers: [batched, fell back]."""
-    seen = [0, 0]
-    real = segments.run
-
-    def run(ctx, seg, g):
-        ok = real(ctx, seg, g)
-        seen[0 if ok else 1] += 1
-        return ok
-    monkeypatch.setattr(context.segments, "run", run)
-    return seen
+    return answers(monkeypatch, context.segments, "run")
 
 
 def _both(monkeypatch, fn):

@@ -4,6 +4,7 @@
 //   ops    the operation names, in the order of their codes (1, 2, ...)
 //   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
 //   bf16_to_f64(raw, out)          a bf16 matrix operand's values
+//   use_cpu_features(on)           the fma / AVX2 loops, or the portable ones (tests)
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
 // compiles it from a segment's batches) for n threads in native loops, instead of one NumPy
@@ -348,16 +349,20 @@ bool cpu_has_avx2_fma() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
 }
-const bool HW_FMA = cpu_has_fma();
-const bool HW_AVX2_FMA = cpu_has_avx2_fma();
+const bool CPU_FMA = cpu_has_fma();
+const bool CPU_AVX2_FMA = cpu_has_avx2_fma();
 #else
 template <bool FLUSH>
 void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, size_t len) {
   fma_loop<FLUSH>(d, a, b, c, len);
 }
-const bool HW_FMA = false;
-const bool HW_AVX2_FMA = false;
+const bool CPU_FMA = false;
+const bool CPU_AVX2_FMA = false;
 #endif
+// the loops in use: the CPU's fma / AVX2 ones where it has them (use_cpu_features(False) picks
+// the portable ones, which the tests run too)
+bool HW_FMA = CPU_FMA;
+bool HW_AVX2_FMA = CPU_AVX2_FMA;
 
 template <class T, class F>
 void int_binary(char* dp, const char* ap, const char* bp, size_t len, F f) {
@@ -661,6 +666,16 @@ NB_MODULE(_arith, m) {
         nb::arg("raw"), nb::arg("out"),
         "out = the float64 values of a 3-D array of bf16 bit patterns (any strides): a matrix "
         "operand (ops.smem_matrix.values)");
+  m.def("use_cpu_features",
+        [](bool on) {
+          bool was = HW_FMA || HW_AVX2_FMA;
+          HW_FMA = on && CPU_FMA;
+          HW_AVX2_FMA = on && CPU_AVX2_FMA;
+          return was;
+        },
+        nb::arg("on"),
+        "Use the fma / AVX2 loops where the CPU has them (the default), or the portable loops "
+        "(False: the same bits, for the tests); returns whether any was in use before");
   m.attr("ops") = nb::make_tuple(
       "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs", "f_ex2",
       "cvt_bf16x2", "cvt_f16x2", "mov8", "mov32", "mov64", "and8", "or8", "xor8",

@@ -348,7 +348,7 @@ class _MmaAsync:
                 else:
                     out[sd] += C
         if bits is None:
-            bits = _round_f32(out) if dt == "f32" and ARITH is not None else _tile_bits(out, dt, self.sat)
+            bits = _tile_bits(out, dt, self.sat)
         bits = bits.reshape(W * 4, M // 4, N)
         d = self.d
         same, o = st.regs.owner(self.keys_t)   # a later group issued since keeps ownership (late)
@@ -425,15 +425,15 @@ def _tile_bits(res, dt, sat):
             v = np.clip(v, -2 ** 31, 2 ** 31 - 1)
         return (v & 0xFFFFFFFF).astype(np.uint32)
     if dt == "f32":
-        return res.astype(np.float32).view(np.uint32)
+        return _round_f32(res) if ARITH is not None else res.astype(np.float32).view(np.uint32)
     return fp.encode(fp.round_to(res, fp.F16, "rn"), fp.F16).astype(np.uint16)
 
 
 def _round_f32(res, addend=None):
     """``_tile_bits`` of the f32 accumulator ``res`` (+ ``addend``, f32 bits) in one native
     pass (``state.arith``): the same bits as NumPy's add and cast."""
-    out = np.empty(res.size, np.uint32)
-    ARITH.round_f32(res.reshape(-1), None if addend is None else addend.reshape(-1), out)
+    out = np.empty(res.shape, np.uint32)
+    ARITH.round_f32(res.reshape(-1), None if addend is None else addend.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -180,6 +180,7 @@ class Block:
         self.inputs, self.outputs = tuple(inputs), tuple(outs)
         self.temps = sum(1 for k in outs if k not in live)
         slot = {k: i for i, k in enumerate(inputs)}
+        out_slot = {k: len(inputs) + i for i, k in enumerate(outs)}
         imms, rows = [], []
         for nat in members:
             row = [nat.op, nat.flags, 0, _UNUSED, _UNUSED, _UNUSED]
@@ -190,7 +191,7 @@ class Block:
                     imms.append(s[1] & 0xFFFFFFFFFFFFFFFF)
                     row[3 + j] = -len(imms)
             k = nat.dst[0]
-            slot[k] = row[2] = len(inputs) + outs.index(k)
+            slot[k] = row[2] = out_slot[k]
             rows.append(row)
         self.code = np.array(rows, np.int32).reshape(-1, 6)
         self.imms = np.array(imms, np.uint64)
