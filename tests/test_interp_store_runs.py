@@ -12,6 +12,8 @@ from jax_pyptx.interpret.launch import get_module, get_program
 from jax_pyptx.interpret.scheduler import segments, store_runs
 from jax_pyptx.interpret.scheduler.context import Context
 
+from .test_interp_segments import answers
+
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
 
@@ -68,15 +70,7 @@ _GOOD = """
 @pytest.fixture
 def commits(monkeypatch):
     """The answers of ``ops.store_runs.commit``: [written at once, left to one by one]."""
-    seen = [0, 0]
-    real = store_runs.commit
-
-    def commit(ctx, g, items):
-        ok = real(ctx, g, items)
-        seen[0 if ok else 1] += 1
-        return ok
-    monkeypatch.setattr(store_runs, "commit", commit)
-    return seen
+    return answers(monkeypatch, store_runs, "commit")
 
 
 def _both(monkeypatch, body, grid=2, sanitize=True, block=64):
