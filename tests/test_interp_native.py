@@ -259,6 +259,65 @@ def test_the_native_call_checks_its_slots():
         A.run(np.array([[add, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
 
 
+def test_the_native_call_gathers_its_inputs_and_carves_its_temporaries():
+    # inputs read from whole arrays at an index (a group's slots of the batch's registers),
+    # temporaries carved from a scratch array: the values a copy and fresh arrays give
+    A = native.ARITH
+    ops = {name: i + 1 for i, name in enumerate(A.ops)}
+    n = 2500                                          # past two chunks
+    # slots: a, b (u32), c (u64) gathered; o5, o6 (u32) kept; t2 (u32), t4 (u64) temporaries
+    u = -32768
+    code = np.array([[ops["add32"], 0, 5, 0, 1, u],           # t2 = a + b
+                     [ops["mul64"], 0, 6, 2, 2, u],           # t4 = c * c
+                     [ops["xor32"], 0, 3, 5, -1, u],          # o5 = t2 ^ 0x55
+                     [ops["trunc64_32"], 0, 4, 6, u, u]], np.int32)    # o6 = t4's low half
+    widths = np.array([4, 4, 8, 4, 4, 4, 8], np.uint8)
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 2**32, 9000, dtype=np.uint32)
+    b = rng.integers(0, 2**32, 9000, dtype=np.uint32)
+    c = rng.integers(0, 2**64, 9000, dtype=np.uint64)
+    idx = rng.permutation(9000)[:n].astype(np.int64)
+    o5, o6 = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    scratch = np.full(n * 4 + n * 8 + 64, 0xAB, np.uint8)
+    assert A.run(code, np.array([0x55], np.uint64), [a, b, c, o5, o6], widths, n, idx, 3, scratch)
+    np.testing.assert_array_equal(o5, (a[idx] + b[idx]) ^ np.uint32(0x55))
+    np.testing.assert_array_equal(o6, (c[idx] * c[idx]).astype(np.uint32))
+    t2 = scratch[:n * 4].view(np.uint32)              # the first temporary, at offset 0
+    np.testing.assert_array_equal(t2, a[idx] + b[idx])
+    args = (code, np.array([0x55], np.uint64))
+    with pytest.raises(ValueError, match="slot 0: shape, itemsize or stride"):
+        A.run(*args, [a[:100], b, c, o5, o6], widths, n, idx, 3, scratch)    # index past it
+    with pytest.raises(ValueError, match="a negative index"):
+        A.run(*args, [a, b, c, o5, o6], widths, n, -idx, 3, scratch)
+    with pytest.raises(ValueError, match="gathered slots need an index"):
+        A.run(*args, [a, b, c, o5, o6], widths, n, None, 3, scratch)
+    with pytest.raises(ValueError, match="scratch too small"):
+        A.run(*args, [a, b, c, o5, o6], widths, n, idx, 3, scratch[:n * 4])
+    with pytest.raises(ValueError, match="the index must have n elements"):
+        A.run(*args, [a, b, c, o5, o6], widths, n, idx[:-1], 3, scratch)
+
+
+def test_a_segment_of_some_threads_reads_their_registers(monkeypatch, blocks):
+    # the segment runs for the threads of a group that is not the whole batch (not a
+    # rectangle of it either): its block reads their registers at their slots natively
+    ops = ["add.f32 %o{k}, %a, %b;", "fma.rn.f32 %o{k}, %o0, %c, %a;", "ex2.approx.f32 %o{k}, %o1;",
+           "shl.b32 %o{k}, %a, 3;"]
+    init = "\n".join(f"    mov.b32 %o{k}, 0;" for k in range(4))
+    body = (init + "\n    rem.u32 %w0, %t, 3;\n    setp.eq.u32 %p7, %w0, 1;\n    @%p7 bra SKIP;\n"
+            + _lines(ops) + "\nSKIP:")
+    text = _kernel(body, 4)
+    ins = _pairs(F32, np.random.default_rng(8))
+    indexed = []
+    real = native.ARITH.run
+    fake = type("A", (), {"run": staticmethod(lambda *a: indexed.append(a[5] is not None and len(a[5])) or real(*a))})
+    monkeypatch.setattr(native, "ARITH", fake)
+    got = _run(text, ins, 4, False, monkeypatch, True)
+    assert blocks == [2, 0] and indexed == [False, 683]       # the whole CTA, then 2 threads in 3
+    want = _run(text, ins, 4, False, monkeypatch, False)
+    np.testing.assert_array_equal(got, want)
+    assert (got[3, 1::3] == 0).all() and (got[3, ::3] == ins[0][::3] << 3).all()
+
+
 def test_strided_and_broadcast_sources_read_like_copies():
     A = native.ARITH
     ops = {name: i + 1 for i, name in enumerate(A.ops)}
@@ -316,6 +375,63 @@ def test_a_wgmma_accumulator_rounds_to_the_numpy_bits(monkeypatch):
     want = np.asarray(k.interpret(a, b))
     assert len(calls) == n                                  # NumPy this time
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_bf16_operands_gather_and_widen_to_the_numpy_values():
+    # take_bf16: every bf16 pattern at element offsets first[i] + index[j] (a matrix operand
+    # in shared memory), the values NumPy's gather, shift and casts give
+    A = native.ARITH
+    src = np.random.default_rng(9).permutation(1 << 16).astype(np.uint16)
+    first = np.array([0, 4096, 64, 60000], np.int64)
+    index = np.random.default_rng(10).integers(0, 5536, 2048).astype(np.int64)
+    out = np.empty((4, 2048), np.float64)
+    A.take_bf16(src, first, index, out)
+    raw = src[first[:, None] + index[None, :]]
+    with np.errstate(invalid="ignore"):
+        want = (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
+    every = np.empty((1, 1 << 16), np.float64)
+    A.take_bf16(src, np.zeros(1, np.int64), np.argsort(src).astype(np.int64), every)
+    with np.errstate(invalid="ignore"):
+        want = (np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    np.testing.assert_array_equal(every[0].view(np.uint64), want.view(np.uint64))
+    with pytest.raises(ValueError, match="an element offset lies outside src"):
+        A.take_bf16(src, np.array([60001], np.int64), np.array([5535], np.int64), np.empty((1, 1)))
+    with pytest.raises(ValueError, match="an element offset lies outside src"):
+        A.take_bf16(src, np.array([0], np.int64), np.array([-1], np.int64), np.empty((1, 1)))
+    with pytest.raises(ValueError, match="out must be"):
+        A.take_bf16(src, first, index, np.empty((4, 2047)))
+
+
+@pytest.mark.parametrize("entry,shape", [("hopper/attention-bf16", {"H": 2, "S": 128, "L": 192}),
+                                         ("hopper/gemm-bf16", {"M": 128, "N": 128, "K": 128})])
+def test_wgmma_operands_gathered_natively_give_the_numpy_bits(entry, shape, monkeypatch):
+    # attention: A from registers (P) and B MN-major (V); the GEMM: both from descriptors;
+    # with NaNs and infinities among the inputs; the native gather and widening against
+    # NumPy's gather and casts, bit for bit
+    from examples import proof
+    from examples.library import get
+    from jax_pyptx.interpret.ops import smem_matrix, wgmma
+
+    e = get(entry)
+    k = e.kernel()
+    ins = [np.array(x) for x in proof.make_inputs(e, k, shape)]
+    ins[0].reshape(-1)[[3, 77]] = np.inf
+    ins[-1].reshape(-1)[[5, 300]] = (np.nan, -np.inf)
+    calls = []
+    real = native.ARITH.take_bf16
+    fake = type("A", (), {"take_bf16": staticmethod(lambda *a: calls.append(1) or real(*a)),
+                          "__getattr__": lambda self, name: getattr(native.ARITH, name)})()
+    monkeypatch.setattr(smem_matrix, "ARITH", fake)
+    monkeypatch.setattr(wgmma, "ARITH", fake)
+    got = np.asarray(k.interpret(*ins)).view(np.uint16)
+    assert calls
+    monkeypatch.setattr(smem_matrix, "ARITH", None)
+    monkeypatch.setattr(wgmma, "ARITH", None)
+    n = len(calls)
+    want = np.asarray(k.interpret(*ins)).view(np.uint16)
+    assert len(calls) == n and not np.isfinite(np.asarray(k.interpret(*ins), np.float32)).all()
+    np.testing.assert_array_equal(got, want)
 
 
 def test_bf16_operands_widen_to_the_numpy_values():

@@ -1,9 +1,11 @@
 // jax_pyptx.interpret.state._arith: the interpreter's native arithmetic.
 //
-//   run(code, imms, arrays, widths, n) -> True, or False where it declines (below)
+//   run(code, imms, arrays, widths, n, index, gathered, scratch) -> True, or False where it
+//       declines (below)
 //   ops    the operation names, in the order of their codes (1, 2, ...)
 //   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
 //   bf16_to_f64(raw, out)          a bf16 matrix operand's values
+//   take_bf16(src, first, index, out)   a bf16 matrix operand gathered and widened
 //   use_cpu_features(on)           the fma / AVX2 loops, or the portable ones (tests)
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
@@ -15,7 +17,11 @@
 //           -1 - k is immediate k of `imms`; -32768 is unused.
 //   imms    uint64: the immediates' bit patterns (their low bytes are used).
 //   arrays  the slots: 1-D arrays of n elements (any stride), the block's inputs, then its
-//           outputs (contiguous and writable, written before they are read).
+//           outputs (contiguous and writable, written before they are read). The first
+//           `gathered` are read at `index` (int64, n elements): element i is array[index[i]]
+//           (a group's threads read from the batch's registers). Slots past the arrays (the
+//           block's temporaries) are carved from `scratch` (uint8), n elements each, in order,
+//           each at an 8-byte boundary.
 //   widths  uint8, one per slot: its element size in bytes (checked against the arrays).
 //
 // It declines (the caller runs the block through NumPy) where an ex2 lies so near an f32
@@ -267,6 +273,8 @@ struct Slot {
   char* base = nullptr;
   int64_t stride = 1;       // in elements
   int width = 0;
+  const int64_t* index = nullptr;   // a gathered input: element i is base[index[i] * stride]
+  std::vector<char> chunk;          // a gathered input's elements of the current chunk
 };
 
 // One operand's elements [lo, lo + len) as a contiguous pointer: the array itself, a
@@ -295,9 +303,12 @@ struct Source {
     for (size_t i = 0; i < count; ++i) p[i] = v;
   }
 
+  const Slot* chunked = nullptr;  // a gathered input: its chunk buffer, filled per chunk
+
   const char* at(size_t lo, size_t len, int w) {
     if (direct) return direct + lo * w;
     if (constant) return buf.data();
+    if (chunked) return chunked->chunk.data();
     for (size_t i = 0; i < len; ++i)
       std::memcpy(buf.data() + i * w,
                   strided->base + static_cast<int64_t>(lo + i) * strided->stride * w, w);
@@ -538,6 +549,28 @@ void bf16_to_f64(const uint16_t* a, const int64_t* shape, const int64_t* st, dou
     }
 }
 
+// o[i, j] = the f64 value of the bf16 bit pattern a[first[i] + index[j]] (m x len, C order):
+// a matrix operand gathered by its element offsets and widened in one pass
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void take_bf16(const uint16_t* a, const int64_t* first, size_t m, const int64_t* index, size_t len,
+               double* __restrict o) {
+  for (size_t i = 0; i < m; ++i) {
+    const uint16_t* row = a + first[i];
+    double* out = o + i * len;
+    for (size_t j = 0; j < len; ++j) out[j] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j]]) << 16));
+  }
+}
+
+template <class T>
+void gather_into(Slot& sl, const int64_t* ix, size_t len) {
+  const T* base = reinterpret_cast<const T*>(sl.base);
+  T* out = reinterpret_cast<T*>(sl.chunk.data());
+  int64_t st = sl.stride;
+  for (size_t i = 0; i < len; ++i) out[i] = base[ix[i] * st];
+}
+
 // false where the block declines (an ex2 near a rounding boundary): the outputs are then partial
 bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
               std::vector<Slot>& slots, size_t n) {
@@ -569,7 +602,9 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       if (static_cast<size_t>(o) >= slots.size() || slots[o].width != w)
         throw std::invalid_argument("bad source slot");
       const Slot& sl = slots[o];
-      if (sl.stride == 1) {
+      if (sl.index) {
+        s.chunked = &sl;
+      } else if (sl.stride == 1) {
         s.direct = sl.base;
       } else if (sl.stride == 0) {
         s.fill(sl.base, w, fill);
@@ -579,8 +614,19 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       }
     }
   }
+  for (Slot& sl : slots)
+    if (sl.index) sl.chunk.resize(CHUNK * sl.width);
   for (size_t lo = 0; lo < n; lo += CHUNK) {
     size_t len = n - lo < CHUNK ? n - lo : CHUNK;
+    for (Slot& sl : slots) {      // the gathered inputs' elements of this chunk, once
+      if (!sl.index) continue;
+      const int64_t* ix = sl.index + lo;
+      switch (sl.width) {
+        case 1: gather_into<uint8_t>(sl, ix, len); break;
+        case 4: gather_into<uint32_t>(sl, ix, len); break;
+        default: gather_into<uint64_t>(sl, ix, len); break;
+      }
+    }
     for (size_t j = 0; j < m; ++j) {
       const int32_t* c = code + 6 * j;
       int32_t op = c[0];
@@ -603,18 +649,32 @@ NB_MODULE(_arith, m) {
            nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> imms,
            nb::list arrays,
            nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> widths,
-           size_t n) {
+           size_t n,
+           std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> index,
+           size_t gathered,
+           std::optional<nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> scratch) {
           if (code.shape(1) != 6) throw std::invalid_argument("code must be (m, 6)");
-          size_t ns = nb::len(arrays);
-          if (widths.shape(0) != ns) throw std::invalid_argument("one width per slot");
+          size_t ns = widths.shape(0), na = nb::len(arrays);
+          if (na > ns) throw std::invalid_argument("more arrays than widths");
+          if (gathered > na || (gathered && !index)) throw std::invalid_argument("gathered slots need an index");
+          const int64_t* ix = nullptr;
+          int64_t ix_max = -1;
+          if (index) {
+            if (index->shape(0) != n) throw std::invalid_argument("the index must have n elements");
+            ix = index->data();
+            for (size_t i = 0; i < n; ++i) {
+              if (ix[i] < 0) throw std::invalid_argument("a negative index");
+              ix_max = ix[i] > ix_max ? ix[i] : ix_max;
+            }
+          }
           std::vector<Slot> slots(ns);
-          std::vector<Py_buffer> views(ns);
+          std::vector<Py_buffer> views(na);
           size_t got = 0;
           struct Release {    // the views taken so far, on every way out
             std::vector<Py_buffer>& v; size_t& k;
             ~Release() { for (size_t i = 0; i < k; ++i) PyBuffer_Release(&v[i]); }
           } release{views, got};
-          for (size_t i = 0; i < ns; ++i) {
+          for (size_t i = 0; i < na; ++i) {
             if (PyObject_GetBuffer(arrays[i].ptr(), &views[i], PyBUF_RECORDS_RO) != 0) {
               PyErr_Clear();
               throw std::invalid_argument("slot " + std::to_string(i) + ": not a buffer");
@@ -622,17 +682,30 @@ NB_MODULE(_arith, m) {
             ++got;
             const Py_buffer& v = views[i];
             int w = static_cast<int>(v.itemsize);
-            if (v.ndim != 1 || w != widths.data()[i] || static_cast<size_t>(v.shape[0]) != n
-                || v.strides[0] % w != 0)
+            bool gath = i < gathered;
+            if (v.ndim != 1 || w != widths.data()[i] || v.strides[0] % w != 0
+                || (gath ? v.shape[0] <= ix_max : static_cast<size_t>(v.shape[0]) != n))
               throw std::invalid_argument("slot " + std::to_string(i) + ": shape, itemsize or stride");
             slots[i].base = static_cast<char*>(v.buf);
             slots[i].stride = v.strides[0] / w;
             slots[i].width = w;
+            if (gath) slots[i].index = ix;
+          }
+          size_t at = 0, room = scratch ? scratch->shape(0) : 0;
+          for (size_t i = na; i < ns; ++i) {    // the rest: carved from scratch, 8-byte aligned
+            int w = widths.data()[i];
+            size_t nb_ = (n * w + 7) & ~static_cast<size_t>(7);
+            if (at + nb_ > room) throw std::invalid_argument("scratch too small for the slots past the arrays");
+            slots[i].base = reinterpret_cast<char*>(scratch->data()) + at;
+            slots[i].width = w;
+            at += nb_;
           }
           nb::gil_scoped_release unlocked;
           return run_block(code.data(), code.shape(0), imms.data(), imms.shape(0), slots, n);
         },
-        nb::arg("code"), nb::arg("imms"), nb::arg("arrays"), nb::arg("widths"), nb::arg("n"));
+        nb::arg("code"), nb::arg("imms"), nb::arg("arrays"), nb::arg("widths"), nb::arg("n"),
+        nb::arg("index").none() = nb::none(), nb::arg("gathered") = 0,
+        nb::arg("scratch").none() = nb::none());
   m.def("round_f32",
         [](nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu> sum,
            std::optional<nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> addend,
@@ -666,6 +739,31 @@ NB_MODULE(_arith, m) {
         nb::arg("raw"), nb::arg("out"),
         "out = the float64 values of a 3-D array of bf16 bit patterns (any strides): a matrix "
         "operand (ops.smem_matrix.values)");
+  m.def("take_bf16",
+        [](nb::ndarray<const uint16_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> src,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> first,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> index,
+           nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+          size_t m = first.shape(0), len = index.shape(0);
+          if (out.shape(0) != m || out.shape(1) != len)
+            throw std::invalid_argument("take_bf16: out must be (len(first), len(index))");
+          const int64_t* f = first.data();
+          const int64_t* ix = index.data();
+          if (m && len) {         // every element read lies inside src
+            int64_t flo = f[0], fhi = f[0], ilo = ix[0], ihi = ix[0];
+            for (size_t i = 1; i < m; ++i) { flo = f[i] < flo ? f[i] : flo; fhi = f[i] > fhi ? f[i] : fhi; }
+            for (size_t j = 1; j < len; ++j) { ilo = ix[j] < ilo ? ix[j] : ilo; ihi = ix[j] > ihi ? ix[j] : ihi; }
+            if (flo + ilo < 0 || fhi + ihi >= static_cast<int64_t>(src.shape(0)))
+              throw std::invalid_argument("take_bf16: an element offset lies outside src");
+          }
+          const uint16_t* a = src.data();
+          double* o = out.data();
+          nb::gil_scoped_release unlocked;
+          take_bf16(a, f, m, ix, len, o);
+        },
+        nb::arg("src"), nb::arg("first"), nb::arg("index"), nb::arg("out"),
+        "out[i, j] = the float64 value of the bf16 bit pattern src[first[i] + index[j]]: a "
+        "matrix operand gathered by element offsets and widened in one pass (ops.smem_matrix)");
   m.def("use_cpu_features",
         [](bool on) {
           bool was = HW_FMA || HW_AVX2_FMA;

@@ -150,33 +150,36 @@ def _chunks(rel, esz):
     return None
 
 
-def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None):
+def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None,
+           t=None):
     """Raw element bits (len(descs), mn, k) of the operand each descriptor describes, read from
     the shared memory of CTA ``banks[i]`` through the async proxy (the sanitizer reports bytes
     the generic proxy wrote without a ``fence.proxy.async`` since, and bytes an asynchronous copy
     is still writing). ``what`` names the operand in messages. ``used``: a bool (k,) mask of the
     elements whose definedness is checked (padding the hardware ignores is not). Matrices of
     one layout that start at the same offset within the swizzle period share their address
-    pattern (``_relative``): one add and one gather."""
+    pattern (``_relative``): one add and one gather. ``t``: the element type, to get the
+    elements' ``values`` instead of their bits (a bf16 operand is then gathered and widened in
+    one native pass where ``state.arith`` is built)."""
     nm = len(descs)
     key0 = descs[0].layout_key()
     if all(d.layout_key() == key0 for d in descs):          # one layout (the usual case)
         return _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane,
-                              used).reshape(nm, mn, k)
+                              used, t).reshape(nm, mn, k)
     out = None
     groups = {}
     for i, d in enumerate(descs):
         groups.setdefault(d.layout_key(), []).append(i)
     for sel in groups.values():
         raw = _gather_layout(ctx, [banks[i] for i in sel], [descs[i] for i in sel], major, mn, k, elem_bits,
-                             what, check_init, g, lane, used)
+                             what, check_init, g, lane, used, t)
         if out is None:
             out = np.empty((nm, mn, k), raw.dtype)
         out[sel] = raw.reshape(len(sel), mn, k)
     return out
 
 
-def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane, used):
+def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane, used, t):
     """``gather`` of matrices whose descriptors share one layout (all but the start)."""
     d0 = descs[0]
     if d0.lbo_mode:
@@ -187,11 +190,12 @@ def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init,
     s_lo = starts % _PERIOD
     if elem_bits >= 8 and (s_lo == s_lo[0]).all():
         return _gather_same(ctx, bk, starts, int(s_lo[0]), d0, major, mn, k, elem_bits, what,
-                            check_init, g, lane, used)
-    return _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used)
+                            check_init, g, lane, used, t)
+    raw = _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used)
+    return raw if t is None else values(raw, t)
 
 
-def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):
+def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check_init, g, lane, used, t):
     """``gather`` of byte-sized elements for matrices at the same offset within the period."""
     sh = ctx.shared
     rel, relq, rmin, rmax, aligned, chunks = _relative(major, d0.swizzle, mn, k, elem_bits, d0.lbo,
@@ -211,7 +215,11 @@ def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check
         raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
     dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[esz]
     first = bk[:, 0] * sh.stride + S            # flat byte of each matrix's period: a multiple of 1024
-    if chunks is not None and sh.stride % chunks[0] == 0:
+    if t == "bf16" and ARITH is not None:       # gathered and widened in one pass
+        raw = np.empty((len(first), mn * k), np.float64)
+        ARITH.take_bf16(sh.view(np.uint16), first // 2, relq, raw)
+        t = None
+    elif chunks is not None and sh.stride % chunks[0] == 0:
         nb, idx, across = chunks
         raw = sh.view(np.dtype((np.void, nb)))[(first // nb)[:, None] + idx[None, :]].view(dt)
         if across:                              # gathered (k, mn): the transposed view
@@ -227,7 +235,7 @@ def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check
                 if addr is None:
                     addr = S[:, None] + rel[None, :]
                 _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
-    return raw
+    return raw if t is None else values(raw, t)
 
 
 def _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):

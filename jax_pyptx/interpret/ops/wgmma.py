@@ -289,6 +289,12 @@ class _MmaAsync:
         raw = np.empty((g.n, 4), np.uint32)
         for j, f in enumerate(self.get_a):
             raw[:, j] = f(ctx, g)
+        if self.at == "bf16" and ARITH is not None and _LITTLE:     # permuted and widened in one pass
+            row = raw.view(np.uint16).reshape(-1)
+            A = np.empty((W, self.M * self.Ka), np.float64)
+            ARITH.take_bf16(row, np.arange(W, dtype=np.int64) * (len(row) // W), self.a_inv, A)
+            st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
+            return A.reshape(W, self.M, self.Ka)
         if abits in (8, 16) and _LITTLE:        # a register's elements, its low bits first
             el = raw.view(np.uint8 if abits == 8 else np.uint16).reshape(W, -1)     # (W, 128*elems)
         else:
@@ -307,11 +313,11 @@ class _MmaAsync:
     def product(self, ctx, g, W, banks, bdesc, adesc, A):
         """A x B (W, M, N) of each warpgroup, B (and A from a descriptor) gathered from shared memory."""
         M, N, K, at, abits, name = self.M, self.N, self.K, self.at, self.abits, self.name
-        B = SM.values(SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits,
-                                f"{name} (matrix B)", ctx.sanitize, g), self.bt)        # (W, N, K)
+        B = SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits, f"{name} (matrix B)",
+                      ctx.sanitize, g, t=self.bt)                                     # (W, N, K)
         if adesc is not None:
-            A = SM.values(SM.gather(ctx, banks, adesc, "MN" if self.ta else "K", M, self.Ka, abits,
-                                    f"{name} (matrix A)", ctx.sanitize, g), at)     # (W, M, Ka)
+            A = SM.gather(ctx, banks, adesc, "MN" if self.ta else "K", M, self.Ka, abits,
+                          f"{name} (matrix A)", ctx.sanitize, g, t=at)                # (W, M, Ka)
         if self.sp is not None:
             A = self.sp(ctx, g, self.d, W, A)                                    # (W, M, K)
         prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)

@@ -165,7 +165,7 @@ class Block:
     array per thread that lives from launch to launch, up to ``_SCRATCH_MAX`` bytes (a fresh
     array for each would fault in its pages)."""
 
-    __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps")
+    __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps", "tcount")
 
     def __init__(self, steps, members, live):
         self.steps = tuple(steps)
@@ -198,34 +198,46 @@ class Block:
         self.widths = np.array(in_w + [out_w[k] for k in outs], np.uint8)
         self.dtypes = tuple(np.dtype({1: np.bool_, 4: np.uint32, 8: np.uint64}[out_w[k]])
                             for k in outs)
+        tw = [out_w[k] for k in outs[len(outs) - self.temps:]]
+        self.tcount = (tw.count(1), tw.count(4), tw.count(8))
 
-    def run(self, vals, n) -> bool:
+    def run(self, vals, n, regs=None, idx=None) -> bool:
         """Compute the block's registers into ``vals`` for ``n`` threads; False when the
-        native call declines (an ex2 near a rounding boundary, an array it cannot take)."""
-        dts = self.dtypes
-        keep = len(dts) - self.temps
-        outs = [np.empty(n, dt) for dt in dts[:keep]]
-        if self.temps:
-            need = sum((n * dt.itemsize + 7) & ~7 for dt in dts[keep:])
-            buf = getattr(_SCRATCH, "buf", None)
-            if need > _SCRATCH_MAX:                 # not kept: a launch this large pays its faults
-                buf = np.empty(need, np.uint8)
-            elif buf is None or buf.size < need:
-                buf = _SCRATCH.buf = np.empty(max(need, 1 << 20), np.uint8)
-            at = 0
-            for dt in dts[keep:]:
-                nb = n * dt.itemsize
-                outs.append(buf[at:at + nb].view(dt))
-                at += (nb + 7) & ~7
+        native call declines (an ex2 near a rounding boundary, an array it cannot take).
+        Its inputs are ``vals``'s, or with ``regs`` (the batch's registers) read there at the
+        slots ``idx`` (None: every slot) by the native call itself."""
+        if regs is None:
+            ins, gathered = [vals[k] for k in self.inputs], 0
+        else:
+            ins = [regs[k] for k in self.inputs]
+            gathered = len(ins) if idx is not None else 0
+        keep = [np.empty(n, dt) for dt in self.dtypes[:len(self.dtypes) - self.temps]]
         try:
-            if not ARITH.run(self.code, self.imms, [vals[k] for k in self.inputs] + outs,
-                             self.widths, n):
+            if not ARITH.run(self.code, self.imms, ins + keep, self.widths, n, idx, gathered,
+                             _scratch(self.temp_bytes(n)) if self.temps else None):
                 return False
         except (TypeError, ValueError):
             return False
-        for k, o in zip(self.outputs, outs):
+        for k, o in zip(self.outputs, keep):
             vals[k] = o
         return True
+
+    def temp_bytes(self, n) -> int:
+        """The scratch bytes of the temporaries for ``n`` threads (each at an 8-byte boundary,
+        as the native call carves them)."""
+        c1, c4, c8 = self.tcount
+        return c1 * ((n + 7) & ~7) + c4 * ((4 * n + 7) & ~7) + c8 * 8 * n
+
+
+def _scratch(need):
+    """A uint8 array of at least ``need`` bytes for the temporaries: the thread's kept one,
+    grown as needed up to ``_SCRATCH_MAX`` (above it, one for the call)."""
+    buf = getattr(_SCRATCH, "buf", None)
+    if need > _SCRATCH_MAX:                 # not kept: a launch this large pays its faults
+        return np.empty(need, np.uint8)
+    if buf is None or buf.size < need:
+        buf = _SCRATCH.buf = np.empty(max(need, 1 << 20), np.uint8)
+    return buf
 
 
 def blocks(code, steps, finals):

@@ -277,6 +277,13 @@ def run(ctx, seg, g) -> bool:
     if not _defined(ctx, seg, g):
         return False
     regs = ctx.regs
+    todo = seg.blocks or seg.steps
+    if len(todo) == 1 and type(todo[0]) is Block:   # one native block: it reads the registers
+        vals = {}
+        if todo[0].run(vals, g.n, regs, None if g.full else g.idx):
+            _write_back(ctx, seg, g, vals)
+            return True
+        todo = todo[0].steps                         # declined: its batches through NumPy
     if g.full:
         vals = {k: regs[k] for k in seg.ext}
     elif g.strided is False:
@@ -287,7 +294,7 @@ def run(ctx, seg, g) -> bool:
     lanes = _Lanes()
     one = _Wide(n)
     try:
-        for st in seg.blocks or seg.steps:
+        for st in todo:
             if type(st) is Block:
                 if st.run(vals, n):
                     continue
@@ -298,10 +305,15 @@ def run(ctx, seg, g) -> bool:
                 return False
     except Exception:             # the instructions say what went wrong, one by one (a
         return False              # handler that wrote nothing: out is None, .shape raises)
+    _write_back(ctx, seg, g, vals)
+    return True
+
+
+def _write_back(ctx, seg, g, vals):
+    """The segment's results (``seg.finals``) into the registers, each as its instruction."""
     for k, d in seg.finals:
         ctx.cur = d
         ctx.write(k, g, vals[k])
-    return True
 
 
 def _step(st, vals, lanes, one, n):
