@@ -405,12 +405,14 @@ def test_bf16_operands_gather_and_widen_to_the_numpy_values():
 
 @pytest.mark.parametrize("entry,shape", [("hopper/attention-bf16", {"H": 2, "S": 128, "L": 192}),
                                          ("hopper/gemm-bf16", {"M": 128, "N": 128, "K": 128})])
-def test_wgmma_operands_gathered_natively_give_the_numpy_bits(entry, shape, monkeypatch):
-    # attention: A from registers (P) and B MN-major (V); the GEMM: both from descriptors;
-    # with NaNs and infinities among the inputs; the native gather and widening against
-    # NumPy's gather and casts, bit for bit
+def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entry, shape, monkeypatch):
+    # attention: A from registers (P), B MN-major (V), the accumulator rescaled in its
+    # registers between two wgmma groups (read back as a tile); the GEMM: both operands from
+    # descriptors. NaNs and infinities among the inputs. The native gathers, widening and
+    # register <-> tile moves against NumPy's, bit for bit
     from examples import proof
     from examples.library import get
+    from jax_pyptx.interpret.machine import asyncregs
     from jax_pyptx.interpret.ops import smem_matrix, wgmma
 
     e = get(entry)
@@ -418,20 +420,61 @@ def test_wgmma_operands_gathered_natively_give_the_numpy_bits(entry, shape, monk
     ins = [np.array(x) for x in proof.make_inputs(e, k, shape)]
     ins[0].reshape(-1)[[3, 77]] = np.inf
     ins[-1].reshape(-1)[[5, 300]] = (np.nan, -np.inf)
-    calls = []
-    real = native.ARITH.take_bf16
-    fake = type("A", (), {"take_bf16": staticmethod(lambda *a: calls.append(1) or real(*a)),
-                          "__getattr__": lambda self, name: getattr(native.ARITH, name)})()
-    monkeypatch.setattr(smem_matrix, "ARITH", fake)
-    monkeypatch.setattr(wgmma, "ARITH", fake)
+    calls = {"take_bf16": 0, "regs_to_tile": 0, "tile_to_regs": 0}
+    real = native.ARITH
+
+    class Counting:
+        def __getattr__(self, name):
+            fn = getattr(real, name)
+            if name not in calls:
+                return fn
+
+            def counted(*a):
+                calls[name] += 1
+                return fn(*a)
+            return counted
+    mods = (smem_matrix, wgmma, asyncregs)
+    for m in mods:
+        monkeypatch.setattr(m, "ARITH", Counting())
     got = np.asarray(k.interpret(*ins)).view(np.uint16)
-    assert calls
-    monkeypatch.setattr(smem_matrix, "ARITH", None)
-    monkeypatch.setattr(wgmma, "ARITH", None)
-    n = len(calls)
+    assert calls["take_bf16"] and calls["tile_to_regs"]
+    assert bool(calls["regs_to_tile"]) == ("attention" in entry)
+    for m in mods:
+        monkeypatch.setattr(m, "ARITH", None)
+    seen = dict(calls)
     want = np.asarray(k.interpret(*ins)).view(np.uint16)
-    assert len(calls) == n and not np.isfinite(np.asarray(k.interpret(*ins), np.float32)).all()
+    assert calls == seen and not np.isfinite(np.asarray(k.interpret(*ins), np.float32)).all()
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_register_block_moves_to_its_tile_and_back():
+    # regs_to_tile / tile_to_regs against NumPy's fancy indexing: 3 warps of a block of 4
+    # registers whose lanes hold a permutation of each warp's 128-element tile
+    A = native.ARITH
+    rng = np.random.default_rng(11)
+    k, N = 4, 200
+    lanes = rng.permutation(32 * k).reshape(k, 32).astype(np.int64)
+    slots = np.sort(rng.choice(N, 96, replace=False)).astype(np.int64)
+    regs = [rng.integers(0, 2**32, N, dtype=np.uint32) for _ in range(k)]
+    tile = np.empty((3, 32 * k), np.uint32)
+    A.regs_to_tile(regs, slots, lanes, tile)
+    i = np.arange(96)
+    want = np.empty_like(tile)
+    for j in range(k):
+        want[i // 32, lanes[j, i % 32]] = regs[j][slots]
+    np.testing.assert_array_equal(tile, want)
+    out = np.zeros((k, N), np.uint32)
+    A.tile_to_regs(tile, lanes, slots, out)
+    np.testing.assert_array_equal(out[:, slots], np.stack(regs)[:, slots])
+    assert not np.delete(out, slots, axis=1).any()
+    with pytest.raises(ValueError, match="regs_to_tile: a slot lies outside the registers"):
+        A.regs_to_tile([r[:150] for r in regs], slots, lanes, tile)
+    with pytest.raises(ValueError, match="tile_to_regs: a lane's element lies outside its warp's tile"):
+        A.tile_to_regs(tile, lanes + 1, slots, out)
+    with pytest.raises(ValueError, match="regs_to_tile: register 1 is not 1-D of 4-byte elements"):
+        A.regs_to_tile([regs[0], regs[1].astype(np.uint64), regs[2], regs[3]], slots, lanes, tile)
+    with pytest.raises(ValueError, match="regs_to_tile: lanes must be"):
+        A.regs_to_tile(regs[:3], slots, lanes, tile)
 
 
 def test_bf16_operands_widen_to_the_numpy_values():

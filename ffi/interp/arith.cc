@@ -6,6 +6,8 @@
 //   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
 //   bf16_to_f64(raw, out)          a bf16 matrix operand's values
 //   take_bf16(src, first, index, out)   a bf16 matrix operand gathered and widened
+//   regs_to_tile(regs, slots, lanes, out) / tile_to_regs(tile, lanes, slots, out)
+//                                  a register block (a wgmma accumulator) to its tile and back
 //   use_cpu_features(on)           the fma / AVX2 loops, or the portable ones (tests)
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
@@ -571,6 +573,49 @@ void gather_into(Slot& sl, const int64_t* ix, size_t len) {
   for (size_t i = 0; i < len; ++i) out[i] = base[ix[i] * st];
 }
 
+// A register block's tile (a wgmma accumulator, machine/asyncregs.py's TileLayout): lane l of
+// a warp holds in register j the tile element lanes[j, l] of its warp's rows x cols tile.
+// Thread i of a group of whole warps is lane i % 32 of its warp i / 32, at batch slot slots[i].
+// regs_to_tile: tile[i / 32, lanes[j, i % 32]] = regs[j][slots[i]] (a permutation: every
+// element is written once); tile_to_regs: out[j, slots[i]] = tile[i / 32, lanes[j, i % 32]].
+void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots, size_t n,
+                  const int64_t* lanes, uint32_t* __restrict tile, size_t per_warp) {
+  size_t k = regs.size();
+  for (size_t w = 0; w < n / 32; ++w) {        // a warp at a time: its tile stays in cache
+    uint32_t* t = tile + w * per_warp;
+    const int64_t* s = slots + 32 * w;
+    for (size_t j = 0; j < k; ++j) {
+      const uint32_t* r = regs[j];
+      const int64_t* ln = lanes + 32 * j;
+      for (size_t l = 0; l < 32; ++l) t[ln[l]] = r[s[l]];
+    }
+  }
+}
+
+void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes, size_t k,
+                  const int64_t* slots, size_t n, uint32_t* __restrict out, size_t N) {
+  for (size_t w = 0; w < n / 32; ++w) {
+    const uint32_t* t = tile + w * per_warp;
+    const int64_t* s = slots + 32 * w;
+    for (size_t j = 0; j < k; ++j) {
+      uint32_t* row = out + j * N;
+      const int64_t* ln = lanes + 32 * j;
+      for (size_t l = 0; l < 32; ++l) row[s[l]] = t[ln[l]];
+    }
+  }
+}
+
+// the lanes map (k, 32) lies inside a warp's tile, the slots inside [0, limit)
+void check_block(const int64_t* lanes, size_t nl, size_t per_warp, const int64_t* slots, size_t n,
+                 int64_t limit, const char* what) {
+  for (size_t i = 0; i < nl; ++i)
+    if (lanes[i] < 0 || static_cast<size_t>(lanes[i]) >= per_warp)
+      throw std::invalid_argument(std::string(what) + ": a lane's element lies outside its warp's tile");
+  for (size_t i = 0; i < n; ++i)
+    if (slots[i] < 0 || slots[i] >= limit)
+      throw std::invalid_argument(std::string(what) + ": a slot lies outside the registers");
+}
+
 // false where the block declines (an ex2 near a rounding boundary): the outputs are then partial
 bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
               std::vector<Slot>& slots, size_t n) {
@@ -764,6 +809,57 @@ NB_MODULE(_arith, m) {
         nb::arg("src"), nb::arg("first"), nb::arg("index"), nb::arg("out"),
         "out[i, j] = the float64 value of the bf16 bit pattern src[first[i] + index[j]]: a "
         "matrix operand gathered by element offsets and widened in one pass (ops.smem_matrix)");
+  m.def("regs_to_tile",
+        [](nb::list regs,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
+           nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> lanes,
+           nb::ndarray<uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+          size_t k = nb::len(regs), n = slots.shape(0), per_warp = out.shape(1);
+          if (lanes.shape(0) != k || lanes.shape(1) != 32 || n % 32 || out.shape(0) != n / 32
+              || k * 32 != per_warp)
+            throw std::invalid_argument("regs_to_tile: lanes must be (len(regs), 32), out (len(slots) / 32, 32 * len(regs))");
+          std::vector<Py_buffer> views(k);
+          size_t got = 0;
+          struct Release {
+            std::vector<Py_buffer>& v; size_t& c;
+            ~Release() { for (size_t i = 0; i < c; ++i) PyBuffer_Release(&v[i]); }
+          } release{views, got};
+          std::vector<const uint32_t*> ptrs(k);
+          int64_t limit = INT64_MAX;
+          for (size_t j = 0; j < k; ++j) {
+            if (PyObject_GetBuffer(regs[j].ptr(), &views[j], PyBUF_ND) != 0) {
+              PyErr_Clear();
+              throw std::invalid_argument("regs_to_tile: register " + std::to_string(j) + " is not a contiguous buffer");
+            }
+            ++got;
+            if (views[j].itemsize != 4 || views[j].ndim != 1)
+              throw std::invalid_argument("regs_to_tile: register " + std::to_string(j) + " is not 1-D of 4-byte elements");
+            limit = views[j].shape[0] < limit ? views[j].shape[0] : limit;
+            ptrs[j] = static_cast<const uint32_t*>(views[j].buf);
+          }
+          check_block(lanes.data(), k * 32, per_warp, slots.data(), n, limit, "regs_to_tile");
+          nb::gil_scoped_release unlocked;
+          regs_to_tile(ptrs, slots.data(), n, lanes.data(), out.data(), per_warp);
+        },
+        nb::arg("regs"), nb::arg("slots"), nb::arg("lanes"), nb::arg("out"),
+        "out[i // 32, lanes[j, i % 32]] = regs[j][slots[i]]: a register block's tile from its "
+        "registers (machine.asyncregs.TileLayout)");
+  m.def("tile_to_regs",
+        [](nb::ndarray<const uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> tile,
+           nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> lanes,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
+           nb::ndarray<uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+          size_t k = lanes.shape(0), n = slots.shape(0), per_warp = tile.shape(1);
+          if (lanes.shape(1) != 32 || out.shape(0) != k || tile.shape(0) * 32 != n)
+            throw std::invalid_argument("tile_to_regs: lanes must be (k, 32), out (k, N), tile (len(slots) / 32, elements)");
+          check_block(lanes.data(), k * 32, per_warp, slots.data(), n,
+                      static_cast<int64_t>(out.shape(1)), "tile_to_regs");
+          nb::gil_scoped_release unlocked;
+          tile_to_regs(tile.data(), per_warp, lanes.data(), k, slots.data(), n, out.data(), out.shape(1));
+        },
+        nb::arg("tile"), nb::arg("lanes"), nb::arg("slots"), nb::arg("out"),
+        "out[j, slots[i]] = tile[i // 32, lanes[j, i % 32]]: a register block's registers from "
+        "its tile, written at the slots of the group (machine.asyncregs.TileLayout)");
   m.def("use_cpu_features",
         [](bool on) {
           bool was = HW_FMA || HW_AVX2_FMA;

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import AsyncHazardError
+from ..state.arith import ARITH
 from .group import Group
 
 
@@ -141,6 +142,18 @@ class AsyncWrites:
         if b.dense is not None and _same(b.dense[0], w):
             return b.layout.rows(b.dense[1])
         return b.layout.rows(b.full(), w)
+
+    def _block_tile(self, b, slots):
+        """Block ``b``'s values at ``slots`` as a ``TileRows`` when the slots are whole warps in
+        order and the native core can write them (``TileLayout.lanes``); else None."""
+        if b.layout.lanes(b.shape[2]) is None:
+            return None
+        w = whole_warps(slots)
+        if w is None:
+            return None
+        if b.dense is not None and _same(b.dense[0], w):
+            return TileRows(b.layout, b.dense[1])
+        return TileRows(b.layout, b.full()[w])
 
     def _dissolve(self, keys):
         """Give every register of block ``keys`` its own arrays (one of them is set alone)."""
@@ -264,10 +277,11 @@ class AsyncWrites:
             if not m.any():
                 continue
             sel = idx[m]
-            rows = self._block_rows(b, sel)             # (k, len(sel))
+            tile = self._block_tile(b, sel)
+            rows = self._block_rows(b, sel) if tile is None else None     # (k, len(sel))
             for key in keys:
                 ctx.rhooks.pop(key, None)
-            ctx.write_rows(keys, Group(sel, 0, self.N), rows)
+            ctx.write_rows(keys, Group(sel, 0, self.N), rows, tile)
             b.tag[sel] = -1
             if not (b.tag >= 0).any():
                 del self.blocks[keys]
@@ -432,12 +446,29 @@ def whole_warps(slots):
 class TileLayout:
     """How a register group holds a tile of ``rows`` x ``cols`` elements per warp: lane ``l``'s
     register ``j`` holds element ``e`` at (``row[l, j, e]``, ``col[l, j, e]``); ``encode``
-    turns (..., per) element values into register bits of storage type ``sdt``."""
+    turns (..., per) element values into register bits of storage type ``sdt`` (None: one
+    element per register, its bits as they are)."""
 
     def __init__(self, row, col, encode, sdt):
         self.row, self.col = np.asarray(row, np.int64), np.asarray(col, np.int64)
-        self.encode, self.sdt = encode, sdt
+        self.raw = encode is None and self.row.shape[2] == 1 and sdt == np.uint32
+        self.encode = _first if encode is None else encode
+        self.sdt = sdt
         self._flat = {}       # tile columns -> flat element index per (register, lane, element)
+
+    def lanes(self, cols):
+        """(k, 32) int64: the flat element of a warp's tile (``cols`` columns) that lane l's
+        register j holds, for the native core (``state.arith``); None where a register is not
+        one 32-bit element as it is (``raw``) or the core is not built."""
+        if not self.raw or ARITH is None:
+            return None
+        return self._flat_index(cols)[:, :, 0]
+
+    def _flat_index(self, C):
+        f = self._flat.get(C)
+        if f is None:                  # (k, 32, per): element of lane l's register j in a warp's tile
+            f = self._flat[C] = np.ascontiguousarray((self.row * C + self.col).transpose(1, 0, 2))
+        return f
 
     def rows(self, tile, warps=None):
         """(k, 32 * len(warps)) register bits, register by register, of every lane of the warps
@@ -445,9 +476,7 @@ class TileLayout:
         if warps is not None:
             tile = tile[warps]
         nw, R, C = tile.shape
-        f = self._flat.get(C)
-        if f is None:                  # (k, 32, per): element of lane l's register j in a warp's tile
-            f = self._flat[C] = np.ascontiguousarray((self.row * C + self.col).transpose(1, 0, 2))
+        f = self._flat_index(C)
         x = self.encode(np.take(tile.reshape(nw, R * C), f, axis=1))      # (warps, k, 32)
         return np.ascontiguousarray(x.transpose(1, 0, 2)).reshape(len(f), -1)
 
@@ -457,6 +486,36 @@ class TileLayout:
         w = np.asarray(warps)[:, None, None]
         lanes = np.asarray(lanes)
         return self.encode(tile[w, self.row[lanes], self.col[lanes]])
+
+
+class TileRows:
+    """A register block's values for whole warps as its ``tile`` (warps, rows, cols) in
+    ``layout``: ``Context.write_rows`` scatters them into the registers natively (``into``),
+    or takes them register by register (``rows``)."""
+
+    __slots__ = ("layout", "tile", "dtype")
+
+    def __init__(self, layout, tile):
+        self.layout, self.tile, self.dtype = layout, tile, np.dtype(layout.sdt)
+
+    def rows(self):
+        """(k, 32 * warps) register bits, register by register (``TileLayout.rows``)."""
+        return self.layout.rows(self.tile)
+
+    def into(self, new, slots) -> bool:
+        """``new[j, slots] = register j's bits`` in one native pass; False (nothing written)
+        where the layout or the arrays do not allow it."""
+        nw, R, C = self.tile.shape
+        lanes = self.layout.lanes(C)
+        if lanes is None or new.dtype != np.uint32 or not new.flags.c_contiguous:
+            return False
+        ARITH.tile_to_regs(np.ascontiguousarray(self.tile).reshape(nw, R * C), lanes,
+                           np.asarray(slots, np.int64), new)
+        return True
+
+
+def _first(x):
+    return x[..., 0]
 
 
 def _name(key):

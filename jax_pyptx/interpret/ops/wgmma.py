@@ -348,11 +348,15 @@ class _MmaAsync:
                         out += _tile_values(t_.reshape(W, M, N), dt)
                     C = out
             if C is None:
-                C = self._registers_value(ctx, st, g, W, sd)
-                if sd.all():
-                    out += C
+                tile = self._registers_tile(ctx, st, g, W, sd)
+                if tile is not None:        # the add and the rounding: one pass
+                    bits = _round_f32(out, tile)
                 else:
-                    out[sd] += C
+                    C = self._registers_value(ctx, st, g, W, sd)
+                    if sd.all():
+                        out += C
+                    else:
+                        out[sd] += C
         if bits is None:
             bits = _tile_bits(out, dt, self.sat)
         bits = bits.reshape(W * 4, M // 4, N)
@@ -366,6 +370,22 @@ class _MmaAsync:
         for j, k_ in enumerate(self.keys):
             owner = st.regs.tag.get(k_)
             st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
+
+    def _registers_tile(self, ctx, st, g, W, sd):
+        """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) read from its
+        registers in one native pass, where that is all reading them does: an .f32
+        accumulator of every warpgroup (scale-d), nothing of it pending, its registers plain
+        (``Context.plain``). Else None (``_registers_value``)."""
+        if self.dt != "f32" or not sd.all():
+            return None
+        lanes = self.layout.lanes(self.N)
+        tags = st.regs.tag
+        if lanes is None or (tags and any(k in tags for k in self.keys_t)) or not ctx.plain(self.keys_t, g):
+            return None
+        tile = np.empty((W * 4, 16 * self.N), np.uint32)
+        regs = ctx.regs
+        ARITH.regs_to_tile([regs[k] for k in self.keys], g.idx, lanes, tile)
+        return tile
 
     def _registers_value(self, ctx, st, g, W, sd):
         """C (warpgroups with scale-d set, M, N) from the accumulator registers (their pending
@@ -464,12 +484,10 @@ def _d_layout(n, dt):
         fr = np.array(wgmma_d_fragment(n), np.int64)[:32]              # (32, N/2, 2)
         row = fr[:, :, 0].reshape(32, -1, per)
         col = fr[:, :, 1].reshape(32, -1, per)
+        encode = None                   # .f32 / .s32: a register is one element's bits
         if dt == "f16":
             def encode(x):
                 return x[..., 0].astype(np.uint32) | (x[..., 1].astype(np.uint32) << np.uint32(16))
-        else:
-            def encode(x):
-                return x[..., 0]
         lay = _LAYOUTS[(n, dt)] = TileLayout(row, col, encode, np.dtype(np.uint32))
     return lay
 

@@ -29,7 +29,7 @@ from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, 
 from ..state import memory as M
 from ..state import stack
 from . import progress, segments, specials, store_runs
-from .register_blocks import write_rows
+from .register_blocks import plain, write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, gather, merge, scatter
 from ..machine.cluster import ClusterMixin
@@ -210,6 +210,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
         self.regs[key] = a
 
     write_rows = write_rows     # a register block delivered at once (``rows``)
+    plain = plain               # reading these registers is only a gather
 
     def _set_on(self, g):
         """``{register key: ...}``: the registers found written on every slot of ``g`` (their

@@ -1,34 +1,54 @@
-"""``Context.write_rows``: the registers of one block written at once (a wgmma accumulator its
+"""Registers of a block at once: ``Context.write_rows`` writes them (a wgmma accumulator its
 ``wait_group`` delivers, ``machine.asyncregs``), with what ``Context.write`` does for each:
 its hooks, the ``wgmma.fence`` bookkeeping, definedness and provenance, the partial-write
-masks; the new arrays are rows of one array filled by a slice per run of consecutive slots."""
+masks; the new arrays are rows of one array filled by a slice per run of consecutive slots
+(or by the native core from the block's tile). ``Context.plain`` says when reading registers
+is only a gather, which a caller may then do its own way (a segment's native block, a wgmma
+accumulator read as a tile)."""
 from __future__ import annotations
 
 import numpy as np
 
 
-def write_rows(self, keys, g, rows):   # self: the Context
+def plain(self, keys, g) -> bool:      # self: the Context
+    """Whether ``read(k, g)`` of every register of ``keys`` would only gather its values: each
+    is written on every thread of ``g`` (the sanitizer's masks), with no hook, no undefined
+    value and no pointer tag."""
+    regs, rh, undef, ptag = self.regs, self.rhooks, self.undef, self.ptag
+    for k in keys:
+        if k not in regs or (rh and k in rh) or (undef and k in undef) or (ptag and k in ptag):
+            return False
+    if self.pinit:
+        known = g.ok if g.ok is not None else self._set_on(g)
+        for k in keys:
+            if k not in known:
+                m = self.pinit.get(k)
+                if m is not None and not (m if g.full else m[g.idx]).all():
+                    return False
+                known[k] = True
+    return True
+
+
+def write_rows(self, keys, g, rows, tile=None):   # self: the Context
     """``write(keys[j], g, rows[j])`` for every j (a register block delivered at once: a
-    wgmma accumulator at its wait_group): the same checks, the new arrays made by one scatter."""
+    wgmma accumulator at its wait_group): the same checks, the new arrays made by one scatter.
+    ``tile``: instead of ``rows``, the block's tile (``machine.asyncregs.TileRows``), which
+    the native core scatters into the new arrays."""
     olds = [self.regs.get(k) for k in keys]
-    if g.full or any(a is not None and a.dtype != rows.dtype for a in olds):
-        for k, v in zip(keys, np.ascontiguousarray(rows)):
+    dtype = rows.dtype if tile is None else tile.dtype
+    if g.full or any(a is not None and a.dtype != dtype for a in olds):
+        for k, v in zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows())):
             self.write(k, g, v)
         return
     if all(a is not None for a in olds):
         new = np.stack(olds)
     else:
-        new = np.zeros((len(keys), self.N), rows.dtype)
+        new = np.zeros((len(keys), self.N), dtype)
         for j, a in enumerate(olds):
             if a is not None:
                 new[j] = a
-    cut = np.flatnonzero(np.diff(g.idx) != 1) + 1       # runs of consecutive slots: slices
-    if len(cut) < 16:
-        at = [0, *cut.tolist(), g.n]
-        for p, q, s in zip(at, at[1:], g.idx[at[:-1]].tolist()):
-            new[:, s:s + q - p] = rows[:, p:q]
-    else:
-        new[:, g.idx] = rows
+    if tile is None or not tile.into(new, g.idx):
+        _scatter(new, g.idx, rows if tile is None else tile.rows())
     known = self._set_on(g) if self.sanitize else None
     fresh = sum(a is None for a in olds)
     first = self._first_mask(g, known) if known is not None and fresh else None   # shared, read-only
@@ -47,3 +67,14 @@ def write_rows(self, keys, g, rows):   # self: the Context
         elif known is not None and key not in known:
             self._mask_gain(key, g, known)
         self.regs[key] = new[j]
+
+
+def _scatter(new, idx, rows):
+    """``new[:, idx] = rows``: a slice per run of consecutive slots where there are a few."""
+    cut = np.flatnonzero(np.diff(idx) != 1) + 1
+    if len(cut) < 16:
+        at = [0, *cut.tolist(), len(idx)]
+        for p, q, s in zip(at, at[1:], idx[at[:-1]].tolist()):
+            new[:, s:s + q - p] = rows[:, p:q]
+    else:
+        new[:, idx] = rows

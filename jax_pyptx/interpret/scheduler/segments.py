@@ -246,29 +246,14 @@ class _Wide:
 
 
 def _defined(ctx, seg, g):
-    """The segment's sources are written on every thread of ``g`` and plain (no hook, no
-    undefined value, no pointer tag), and its destinations have no hook."""
-    regs, rh = ctx.regs, ctx.rhooks
+    """The segment's sources are written on every thread of ``g`` and plain (``Context.plain``),
+    and its destinations have no hook."""
+    rh = ctx.rhooks
     if rh:
-        for k in seg.ext:
-            if k in rh:
-                return False
         for k in seg.dsts:
             if k in rh:
                 return False
-    undef, ptag = ctx.undef, ctx.ptag
-    for k in seg.ext:
-        if k not in regs or (undef and k in undef) or (ptag and k in ptag):
-            return False
-    if ctx.pinit:
-        known = g.ok if g.ok is not None else ctx._set_on(g)
-        for k in seg.ext:
-            if k not in known:
-                m = ctx.pinit.get(k)
-                if m is not None and not (m if g.full else m[g.idx]).all():
-                    return False
-                known[k] = True
-    return True
+    return ctx.plain(seg.ext, g)
 
 
 def run(ctx, seg, g) -> bool:
