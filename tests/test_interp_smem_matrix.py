@@ -119,3 +119,29 @@ def test_copied_spans_follow_one_another():
     assert not sh.copied_over(0, 700, 701) and not sh.copied_over(1, 0, 128)
     sh.note_copied(0, 256, 512)                  # the gap filled: one run from 0 to 700
     assert sh.copied_over(0, 64, 700) and not sh.copied_over(0, 64, 701)
+
+
+@pytest.mark.parametrize("major,swz,lbo,sbo", LAYOUTS)
+def test_a_remembered_plan_reads_and_checks_as_the_first_call(major, swz, lbo, sbo):
+    """``plans``: the second gather of the same descriptors and CTAs reuses the addresses the
+    first worked out (one plan), reads the same values (as bits and, ``t``, as bf16 values), and
+    still checks the bytes' state at the time of the read: unwritten bytes are reported."""
+    ctx = _ctx()
+    sh = ctx.shared
+    plans = {}
+    descs = _descs([1024 + 32, 4096 + 32, 32], swz, lbo, sbo, 0)
+    want = _general(ctx, [0, 1, 2], descs, major, 64, 16, 16)
+    for _ in range(2):
+        assert np.array_equal(SM.gather(ctx, [0, 1, 2], descs, major, 64, 16, 16, "B", plans=plans), want)
+    assert len(plans) == 1
+    vals = SM.gather(ctx, [0, 1, 2], descs, major, 64, 16, 16, "B", t="bf16", plans=plans)
+    np.testing.assert_array_equal(vals.view(np.uint64), SM.values(want, "bf16").view(np.uint64))
+    assert len(plans) == 1
+    sh.written.clear()
+    sh.init[2 * sh.stride + 32:2 * sh.stride + 64] = 0       # CTA 2's matrix: never written now
+    with pytest.raises(UninitializedReadError, match="B reads shared address 0x[0-9a-f]+ that no thread or copy"):
+        SM.gather(ctx, [0, 1, 2], descs, major, 64, 16, 16, "B", plans=plans)
+    other = _ctx(size=20480)                                 # another geometry: a plan of its own
+    SM.gather(other, [0, 1, 2], _descs([1024, 2048, 0], swz, lbo, sbo, 0), major, 64, 16, 16, "B", plans=plans)
+    SM.gather(other, [0, 1, 2], descs, major, 64, 16, 16, "B", plans=plans)
+    assert len(plans) == 3

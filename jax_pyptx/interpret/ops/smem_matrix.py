@@ -28,11 +28,12 @@ from ..sanitizer.async_proxy import check_async_read, spans_clear
 class Desc:
     """A decoded matrix descriptor (byte quantities)."""
 
-    __slots__ = ("start", "lbo", "sbo", "base", "swizzle", "lbo_mode", "raw")
+    __slots__ = ("start", "lbo", "sbo", "base", "swizzle", "lbo_mode", "raw", "fields")
 
     def __init__(self, start, lbo, sbo, base, swizzle, lbo_mode=0, raw=0):
         self.start, self.lbo, self.sbo, self.base = start, lbo, sbo, base
         self.swizzle, self.lbo_mode, self.raw = swizzle, lbo_mode, raw
+        self.fields = (start, lbo, sbo, base, swizzle, lbo_mode)      # what a matrix's addresses depend on
 
     def layout_key(self):
         return (self.lbo, self.sbo, self.base, self.swizzle, self.lbo_mode)
@@ -151,7 +152,7 @@ def _chunks(rel, esz):
 
 
 def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None,
-           t=None):
+           t=None, plans=None):
     """Raw element bits (len(descs), mn, k) of the operand each descriptor describes, read from
     the shared memory of CTA ``banks[i]`` through the async proxy (the sanitizer reports bytes
     the generic proxy wrote without a ``fence.proxy.async`` since, and bytes an asynchronous copy
@@ -160,10 +161,27 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
     one layout that start at the same offset within the swizzle period share their address
     pattern (``_relative``): one add and one gather. ``t``: the element type, to get the
     elements' ``values`` instead of their bits (a bf16 operand is then gathered and widened in
-    one native pass where ``state.arith`` is built)."""
+    one native pass where ``state.arith`` is built). ``plans``: a dict the caller keeps, where
+    the addresses of matrices read before are remembered by their descriptors' fields and
+    CTAs (``_Plan``)."""
     nm = len(descs)
+    sh = ctx.shared
+    pkey = None
+    if plans is not None:
+        pkey = (tuple([d.fields for d in descs]), np.asarray(banks, np.int64).tobytes(), major, mn, k,
+                elem_bits, sh.size, sh.stride)
+        p = plans.get(pkey)
+        if p is not None:                                   # seen before: its addresses are known
+            return _read_same(ctx, p, what, check_init, g, lane, used, t).reshape(nm, mn, k)
     key0 = descs[0].layout_key()
     if all(d.layout_key() == key0 for d in descs):          # one layout (the usual case)
+        if pkey is not None and elem_bits >= 8 and not descs[0].lbo_mode:
+            p = _plan_same(sh, banks, descs, major, mn, k, elem_bits, what)
+            if p is not None:
+                if len(plans) >= 256:
+                    plans.clear()
+                plans[pkey] = p
+                return _read_same(ctx, p, what, check_init, g, lane, used, t).reshape(nm, mn, k)
         return _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane,
                               used, t).reshape(nm, mn, k)
     out = None
@@ -189,35 +207,66 @@ def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init,
     bk = np.asarray(banks, np.int64).reshape(-1, 1)
     s_lo = starts % _PERIOD
     if elem_bits >= 8 and (s_lo == s_lo[0]).all():
-        return _gather_same(ctx, bk, starts, int(s_lo[0]), d0, major, mn, k, elem_bits, what,
-                            check_init, g, lane, used, t)
+        p = _plan_same(ctx.shared, banks, descs, major, mn, k, elem_bits, what)
+        return _read_same(ctx, p, what, check_init, g, lane, used, t)
     raw = _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used)
     return raw if t is None else values(raw, t)
 
 
-def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check_init, g, lane, used, t):
-    """``gather`` of byte-sized elements for matrices at the same offset within the period."""
+class _Plan:
+    """Where the matrices of one ``gather`` lie (``_plan_same``): remembered per descriptors,
+    CTAs and shape (``gather``'s ``plans``), since a kernel reads the same operands launch
+    after launch."""
+
+    __slots__ = ("bk", "S", "spans", "rel", "relq", "rmin", "rmax", "esz", "aligned", "chunks",
+                 "first", "mn", "k", "wkey", "rkey", "lohi")
+
+
+def _plan_same(sh, banks, descs, major, mn, k, elem_bits, what):
+    """The ``_Plan`` of byte-sized elements of one layout's matrices at the same offset within
+    the period; None when their starts lie at different offsets. Raises for a matrix past the
+    end of shared memory."""
+    d0 = descs[0]
+    starts = np.array([d.start for d in descs], np.int64)
+    s_lo = starts % _PERIOD
+    if not (s_lo == s_lo[0]).all():
+        return None
+    s_lo = int(s_lo[0])
+    p = _Plan()
+    p.bk = np.asarray(banks, np.int64).reshape(-1, 1)
+    p.rel, p.relq, p.rmin, p.rmax, p.aligned, p.chunks = _relative(major, d0.swizzle, mn, k, elem_bits,
+                                                                   d0.lbo, d0.sbo, d0.base, s_lo)
+    p.S = S = starts - s_lo
+    p.esz = esz = elem_bits // 8
+    p.spans = (S + p.rmin, S + p.rmax + esz)
+    if int(p.spans[1].max()) > sh.size:
+        _past_end(sh, S[:, None] + p.rel[None, :], d0, mn, k, elem_bits, major, what)
+    p.first = p.bk[:, 0] * sh.stride + S      # flat byte of each matrix's period: a multiple of 1024
+    p.mn, p.k = mn, k
+    # matrices of this layout in the same periods read again (the k-steps of a k-loop, a ring's
+    # stages): one set look-up of what ``_spans_written`` would round them to
+    p.wkey = (p.bk.tobytes(), S.tobytes(), p.rmin // _PERIOD, -(-(p.rmax + esz) // _PERIOD))
+    p.rkey = _rounded(p.bk[:, 0], *p.spans, sh.stride)
+    p.lohi = (int(p.spans[0].min()), int(p.spans[1].max()))
+    return p
+
+
+def _read_same(ctx, p, what, check_init, g, lane, used, t):
+    """``gather`` of a ``_Plan``'s matrices: the sanitizer's checks of shared memory (the async
+    proxy; definedness) and the read."""
     sh = ctx.shared
-    rel, relq, rmin, rmax, aligned, chunks = _relative(major, d0.swizzle, mn, k, elem_bits, d0.lbo,
-                                                       d0.sbo, d0.base, s_lo)
-    S = starts - s_lo
-    esz = elem_bits // 8
-    spans = (S + rmin, S + rmax + esz)
-    addr = None
-    if int(spans[1].max()) > sh.size:
-        addr = S[:, None] + rel[None, :]
-        _past_end(sh, addr, d0, mn, k, elem_bits, major, what)
-    if ctx.sanitize and not spans_clear(ctx, bk[:, 0], *spans):
-        addr = S[:, None] + rel[None, :]
+    bk, S, esz, mn, k = p.bk, p.S, p.esz, p.mn, p.k
+    if ctx.sanitize and not spans_clear(ctx, bk[:, 0], *p.spans, p.lohi):
+        addr = S[:, None] + p.rel[None, :]
         check_async_read(ctx, np.broadcast_to(bk, addr.shape).reshape(-1), addr.reshape(-1),
                          esz, what, g, lane)
-    if not aligned:
+    if not p.aligned:
         raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
     dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[esz]
-    first = bk[:, 0] * sh.stride + S            # flat byte of each matrix's period: a multiple of 1024
+    first, chunks = p.first, p.chunks
     if t == "bf16" and ARITH is not None:       # gathered and widened in one pass
         raw = np.empty((len(first), mn * k), np.float64)
-        ARITH.take_bf16(sh.view(np.uint16), first // 2, relq, raw)
+        ARITH.take_bf16(sh.view(np.uint16), first // 2, p.relq, raw)
         t = None
     elif chunks is not None and sh.stride % chunks[0] == 0:
         nb, idx, across = chunks
@@ -225,16 +274,11 @@ def _gather_same(ctx, bk, starts, s_lo, d0, major, mn, k, elem_bits, what, check
         if across:                              # gathered (k, mn): the transposed view
             raw = raw.reshape(-1, k, mn).swapaxes(1, 2)
     else:
-        raw = sh.view(dt)[(first // esz)[:, None] + relq[None, :]]
-    if check_init and sh.init is not None and not sh.init_full:
-        # matrices of this layout in the same periods read again (the k-steps of a k-loop, a
-        # ring's stages): one set look-up of what ``_spans_written`` would round them to
-        wkey = (bk.tobytes(), S.tobytes(), rmin // _PERIOD, -(-(rmax + esz) // _PERIOD))
-        if wkey not in sh.written:
-            if not _spans_written(sh, bk[:, 0], *spans, alias=wkey):
-                if addr is None:
-                    addr = S[:, None] + rel[None, :]
-                _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
+        raw = sh.view(dt)[(first // esz)[:, None] + p.relq[None, :]]
+    if check_init and sh.init is not None and not sh.init_full and p.wkey not in sh.written:
+        if not _spans_written(sh, bk[:, 0], *p.spans, alias=p.wkey, key=p.rkey):
+            addr = S[:, None] + p.rel[None, :]
+            _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
     return raw if t is None else values(raw, t)
 
 
@@ -288,7 +332,14 @@ def _check_init(ctx, sh, flat, addr, mn, used, what):
                         f"that no thread or copy of this CTA wrote")
 
 
-def _spans_written(sh, ctas, lo, hi, alias=None) -> bool:
+def _rounded(ctas, lo, hi, stride):
+    """``_spans_written``'s spans rounded out to the swizzle period: ``(cta, lo, hi)`` each."""
+    P = _PERIOD
+    return tuple((c_, a - a % P, min(b + -b % P, stride))
+                 for c_, a, b in zip(np.asarray(ctas, np.int64).tolist(), lo.tolist(), hi.tolist()))
+
+
+def _spans_written(sh, ctas, lo, hi, alias=None, key=None) -> bool:
     """Whether every byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` was written
     (then every element inside them is defined; else the caller checks element by element).
     The spans are rounded out to the swizzle period (the operands of a k-loop, steps inside one
@@ -296,12 +347,12 @@ def _spans_written(sh, ctas, lo, hi, alias=None) -> bool:
     CTAs; bytes never become unwritten, so a call whose rounded-out spans are all written is
     remembered as one key (``sh.written``: the next step of the k-loop in the same buffers is
     one look-up), and so is a span written inside periods that are not. ``alias``: a cheaper
-    key the caller made for the same rounded-out spans, remembered with it."""
+    key the caller made for the same rounded-out spans, remembered with it; ``key``: the
+    rounded-out spans (``_rounded``) where the caller has them."""
     known, init, stride = sh.written, sh.init, sh.stride
-    cl = np.asarray(ctas, np.int64).tolist()            # a few operands: Python ints, no arrays
     P = _PERIOD
-    spans = list(zip(cl, lo.tolist(), hi.tolist()))
-    key = tuple((c_, a - a % P, min(b + -b % P, stride)) for c_, a, b in spans)
+    if key is None:
+        key = _rounded(ctas, lo, hi, stride)
     if key in known:
         return True
     if all(sh.copied_over(c_, wa, wb) for c_, wa, wb in set(key)):     # a copy ring's stages
@@ -310,6 +361,7 @@ def _spans_written(sh, ctas, lo, hi, alias=None) -> bool:
             if alias is not None:
                 known.add(alias)
         return True
+    spans = list(zip(np.asarray(ctas, np.int64).tolist(), lo.tolist(), hi.tolist()))   # a few: Python ints
     rows = init.reshape(-1, stride)                # (banks, bytes of a bank)
     wide = {}
     for c_, wa, wb in key:

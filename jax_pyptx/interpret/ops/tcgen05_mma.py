@@ -150,6 +150,9 @@ def _unpack_padded(raw, t):
     return out.reshape(sh)
 
 
+_PLANS: dict = {}       # where shared-memory operands lie, by descriptors (SM.gather)
+
+
 def _operand(ctx, ctas, descs, t, mn, k, major, kind, what, g=None, lane=0):
     """(len(descs), mn, k) float64 / int64 values of shared-memory operands, descriptor i in the
     shared memory of CTA ``ctas[i]``."""
@@ -163,7 +166,7 @@ def _operand(ctx, ctas, descs, t, mn, k, major, kind, what, g=None, lane=0):
         raw = SM.gather(ctx, ctas, descs, "K", mn, k, 8, what, ctx.sanitize, g, lane, used)
         raw = _unpack_padded(raw, t)
     else:
-        raw = SM.gather(ctx, ctas, descs, major, mn, k, bits, what, ctx.sanitize, g, lane)
+        return SM.gather(ctx, ctas, descs, major, mn, k, bits, what, ctx.sanitize, g, lane, t=t, plans=_PLANS)
     return SM.values(raw, t)
 
 

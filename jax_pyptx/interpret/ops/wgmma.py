@@ -150,10 +150,11 @@ class _MmaAsync:
 
     __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
                  "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "a_keys_t", "get_a", "get_b", "get_scale", "a_inv",
-                 "d_inv", "layout")
+                 "d_inv", "layout", "plans")
 
     def __init__(self, prog, d, ins, scope, dec):
         self.d = d
+        self.plans = {}           # where its shared-memory operands lie, by descriptors (SM.gather)
         ops = self._shape(prog, ins, scope, dec)
         self._immediates(ops, dec)
         self._accumulator(prog, items(ops[0]), scope)
@@ -314,10 +315,10 @@ class _MmaAsync:
         """A x B (W, M, N) of each warpgroup, B (and A from a descriptor) gathered from shared memory."""
         M, N, K, at, abits, name = self.M, self.N, self.K, self.at, self.abits, self.name
         B = SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits, f"{name} (matrix B)",
-                      ctx.sanitize, g, t=self.bt)                                     # (W, N, K)
+                      ctx.sanitize, g, t=self.bt, plans=self.plans)                   # (W, N, K)
         if adesc is not None:
             A = SM.gather(ctx, banks, adesc, "MN" if self.ta else "K", M, self.Ka, abits,
-                          f"{name} (matrix A)", ctx.sanitize, g, t=at)                # (W, M, Ka)
+                          f"{name} (matrix A)", ctx.sanitize, g, t=at, plans=self.plans)    # (W, M, Ka)
         if self.sp is not None:
             A = self.sp(ctx, g, self.d, W, A)                                    # (W, M, K)
         prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)

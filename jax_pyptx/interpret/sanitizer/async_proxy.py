@@ -232,13 +232,14 @@ def _dirty_near(sh, lo: int, hi: int) -> bool:
     return getattr(sh, "dirty_lo", 0) < hi and lo < getattr(sh, "dirty_hi", 1 << 62)
 
 
-def spans_clear(ctx, ctas, lo, hi) -> bool:
+def spans_clear(ctx, ctas, lo, hi, bounds=None) -> bool:
     """Whether no byte of shared offsets ``[lo[i], hi[i])`` of CTA ``ctas[i]`` (one span per
     operand: a few) is marked for ``check_async_read`` (written by the generic proxy without a
     fence since, or in flight): then no access inside the spans is reported, and a caller
-    checks them as slices instead of byte by byte."""
+    checks them as slices instead of byte by byte. ``bounds``: ``(min(lo), max(hi))`` where
+    the caller has them."""
     sh, st = ctx.shared, ctx.async_proxy
-    lo0, hi0 = int(lo.min()), int(hi.max())
+    lo0, hi0 = (int(lo.min()), int(hi.max())) if bounds is None else bounds
     pairs = [(sh.dirty, getattr(sh, "dirty_blk", None))] \
         if _dirty_near(sh, lo0, hi0) and sh.dirty is not None and sh.dirty_bank[np.asarray(ctas)].any() else []
     if st is not None and st.n_inflight:
