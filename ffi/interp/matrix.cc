@@ -1,0 +1,241 @@
+// Part of jax_pyptx.interpret.state._arith (ffi/interp/arith.cc makes the module): the
+// interpreter's matrices and register blocks moved in one native pass each.
+//
+//   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
+//   bf16_to_f64(raw, out)          a bf16 matrix operand's values
+//   take_bf16(src, first, index, out)   a bf16 matrix operand gathered and widened
+//   regs_to_tile(regs, slots, lanes, out) / tile_to_regs(tile, lanes, slots, out)
+//                                  a register block (a wgmma accumulator) to its tile and back
+//
+// Each gives the values the NumPy code it replaces gives (tests/test_interp_native.py).
+#include "matrix.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+inline float f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+
+// o = the f32 bits of s + a (a: f32 bits, or null), rounded once
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void round_f32(const double* __restrict s, const uint32_t* __restrict a, uint32_t* __restrict o,
+               size_t n) {
+  if (a) {
+    for (size_t i = 0; i < n; ++i) o[i] = bits(static_cast<float>(s[i] + static_cast<double>(f32(a[i]))));
+  } else {
+    for (size_t i = 0; i < n; ++i) o[i] = bits(static_cast<float>(s[i]));
+  }
+}
+
+// o (C order) = the f64 values of the bf16 bit patterns of a 3-D array a of any strides (in
+// elements), exact: a bf16 is the high half of an f32
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void bf16_to_f64(const uint16_t* a, const int64_t* shape, const int64_t* st, double* __restrict o) {
+  if (st[2] != 1 && st[1] == 1) {         // a transposed view: read along its contiguous axis
+    for (int64_t i = 0; i < shape[0]; ++i)
+      for (int64_t k = 0; k < shape[2]; ++k) {
+        const uint16_t* col = a + i * st[0] + k * st[2];
+        double* out = o + i * shape[1] * shape[2] + k;
+        for (int64_t j = 0; j < shape[1]; ++j)
+          out[j * shape[2]] = static_cast<double>(f32(static_cast<uint32_t>(col[j]) << 16));
+      }
+    return;
+  }
+  for (int64_t i = 0; i < shape[0]; ++i)
+    for (int64_t j = 0; j < shape[1]; ++j) {
+      const uint16_t* row = a + i * st[0] + j * st[1];
+      double* out = o + (i * shape[1] + j) * shape[2];
+      if (st[2] == 1) {
+        for (int64_t k = 0; k < shape[2]; ++k) out[k] = static_cast<double>(f32(static_cast<uint32_t>(row[k]) << 16));
+      } else {
+        for (int64_t k = 0; k < shape[2]; ++k)
+          out[k] = static_cast<double>(f32(static_cast<uint32_t>(row[k * st[2]]) << 16));
+      }
+    }
+}
+
+// o[i, j] = the f64 value of the bf16 bit pattern a[first[i] + index[j]] (m x len, C order):
+// a matrix operand gathered by its element offsets and widened in one pass
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void take_bf16(const uint16_t* a, const int64_t* first, size_t m, const int64_t* index, size_t len,
+               double* __restrict o) {
+  for (size_t i = 0; i < m; ++i) {
+    const uint16_t* row = a + first[i];
+    double* out = o + i * len;
+    for (size_t j = 0; j < len; ++j) out[j] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j]]) << 16));
+  }
+}
+
+// A register block's tile (a wgmma accumulator, machine/asyncregs.py's TileLayout): lane l of
+// a warp holds in register j the tile element lanes[j, l] of its warp's rows x cols tile.
+// Thread i of a group of whole warps is lane i % 32 of its warp i / 32, at batch slot slots[i].
+// regs_to_tile: tile[i / 32, lanes[j, i % 32]] = regs[j][slots[i]] (a permutation: every
+// element is written once); tile_to_regs: out[j, slots[i]] = tile[i / 32, lanes[j, i % 32]].
+void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots, size_t n,
+                  const int64_t* lanes, uint32_t* __restrict tile, size_t per_warp) {
+  size_t k = regs.size();
+  for (size_t w = 0; w < n / 32; ++w) {        // a warp at a time: its tile stays in cache
+    uint32_t* t = tile + w * per_warp;
+    const int64_t* s = slots + 32 * w;
+    for (size_t j = 0; j < k; ++j) {
+      const uint32_t* r = regs[j];
+      const int64_t* ln = lanes + 32 * j;
+      for (size_t l = 0; l < 32; ++l) t[ln[l]] = r[s[l]];
+    }
+  }
+}
+
+void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes, size_t k,
+                  const int64_t* slots, size_t n, uint32_t* __restrict out, size_t N) {
+  for (size_t w = 0; w < n / 32; ++w) {
+    const uint32_t* t = tile + w * per_warp;
+    const int64_t* s = slots + 32 * w;
+    for (size_t j = 0; j < k; ++j) {
+      uint32_t* row = out + j * N;
+      const int64_t* ln = lanes + 32 * j;
+      for (size_t l = 0; l < 32; ++l) row[s[l]] = t[ln[l]];
+    }
+  }
+}
+
+// the lanes map (k, 32) lies inside a warp's tile, the slots inside [0, limit)
+void check_block(const int64_t* lanes, size_t nl, size_t per_warp, const int64_t* slots, size_t n,
+                 int64_t limit, const char* what) {
+  for (size_t i = 0; i < nl; ++i)
+    if (lanes[i] < 0 || static_cast<size_t>(lanes[i]) >= per_warp)
+      throw std::invalid_argument(std::string(what) + ": a lane's element lies outside its warp's tile");
+  for (size_t i = 0; i < n; ++i)
+    if (slots[i] < 0 || slots[i] >= limit)
+      throw std::invalid_argument(std::string(what) + ": a slot lies outside the registers");
+}
+
+}  // namespace
+
+void register_matrix(nb::module_& m) {
+  m.def("round_f32",
+        [](nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu> sum,
+           std::optional<nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> addend,
+           nb::ndarray<uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> out) {
+          size_t n = sum.shape(0);
+          if (out.shape(0) != n || (addend && addend->shape(0) != n))
+            throw std::invalid_argument("round_f32: arrays of different lengths");
+          const double* s = sum.data();
+          uint32_t* o = out.data();
+          nb::gil_scoped_release unlocked;
+          round_f32(s, addend ? addend->data() : nullptr, o, n);
+        },
+        nb::arg("sum"), nb::arg("addend").none(), nb::arg("out"),
+        "out = the f32 bits of sum (float64) + addend (f32 bits, or None), rounded once: an "
+        "f32 accumulator after a matrix product (ops.wgmma)");
+  m.def("bf16_to_f64",
+        [](nb::ndarray<const uint16_t, nb::ndim<3>, nb::device::cpu> raw,
+           nb::ndarray<double, nb::ndim<3>, nb::c_contig, nb::device::cpu> out) {
+          int64_t shape[3], st[3];
+          for (int d = 0; d < 3; ++d) {
+            shape[d] = static_cast<int64_t>(raw.shape(d));
+            st[d] = raw.stride(d);
+            if (static_cast<int64_t>(out.shape(d)) != shape[d])
+              throw std::invalid_argument("bf16_to_f64: arrays of different shapes");
+          }
+          const uint16_t* a = raw.data();
+          double* o = out.data();
+          nb::gil_scoped_release unlocked;
+          bf16_to_f64(a, shape, st, o);
+        },
+        nb::arg("raw"), nb::arg("out"),
+        "out = the float64 values of a 3-D array of bf16 bit patterns (any strides): a matrix "
+        "operand (ops.smem_matrix.values)");
+  m.def("take_bf16",
+        [](nb::ndarray<const uint16_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> src,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> first,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> index,
+           nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+          size_t m = first.shape(0), len = index.shape(0);
+          if (out.shape(0) != m || out.shape(1) != len)
+            throw std::invalid_argument("take_bf16: out must be (len(first), len(index))");
+          const int64_t* f = first.data();
+          const int64_t* ix = index.data();
+          if (m && len) {         // every element read lies inside src
+            int64_t flo = f[0], fhi = f[0], ilo = ix[0], ihi = ix[0];
+            for (size_t i = 1; i < m; ++i) { flo = f[i] < flo ? f[i] : flo; fhi = f[i] > fhi ? f[i] : fhi; }
+            for (size_t j = 1; j < len; ++j) { ilo = ix[j] < ilo ? ix[j] : ilo; ihi = ix[j] > ihi ? ix[j] : ihi; }
+            if (flo + ilo < 0 || fhi + ihi >= static_cast<int64_t>(src.shape(0)))
+              throw std::invalid_argument("take_bf16: an element offset lies outside src");
+          }
+          const uint16_t* a = src.data();
+          double* o = out.data();
+          nb::gil_scoped_release unlocked;
+          take_bf16(a, f, m, ix, len, o);
+        },
+        nb::arg("src"), nb::arg("first"), nb::arg("index"), nb::arg("out"),
+        "out[i, j] = the float64 value of the bf16 bit pattern src[first[i] + index[j]]: a "
+        "matrix operand gathered by element offsets and widened in one pass (ops.smem_matrix)");
+  m.def("regs_to_tile",
+        [](nb::list regs,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
+           nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> lanes,
+           nb::ndarray<uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+          size_t k = nb::len(regs), n = slots.shape(0), per_warp = out.shape(1);
+          if (lanes.shape(0) != k || lanes.shape(1) != 32 || n % 32 || out.shape(0) != n / 32
+              || k * 32 != per_warp)
+            throw std::invalid_argument("regs_to_tile: lanes must be (len(regs), 32), out (len(slots) / 32, 32 * len(regs))");
+          std::vector<Py_buffer> views(k);
+          size_t got = 0;
+          struct Release {
+            std::vector<Py_buffer>& v; size_t& c;
+            ~Release() { for (size_t i = 0; i < c; ++i) PyBuffer_Release(&v[i]); }
+          } release{views, got};
+          std::vector<const uint32_t*> ptrs(k);
+          int64_t limit = INT64_MAX;
+          for (size_t j = 0; j < k; ++j) {
+            if (PyObject_GetBuffer(regs[j].ptr(), &views[j], PyBUF_ND) != 0) {
+              PyErr_Clear();
+              throw std::invalid_argument("regs_to_tile: register " + std::to_string(j) + " is not a contiguous buffer");
+            }
+            ++got;
+            if (views[j].itemsize != 4 || views[j].ndim != 1)
+              throw std::invalid_argument("regs_to_tile: register " + std::to_string(j) + " is not 1-D of 4-byte elements");
+            limit = views[j].shape[0] < limit ? views[j].shape[0] : limit;
+            ptrs[j] = static_cast<const uint32_t*>(views[j].buf);
+          }
+          check_block(lanes.data(), k * 32, per_warp, slots.data(), n, limit, "regs_to_tile");
+          nb::gil_scoped_release unlocked;
+          regs_to_tile(ptrs, slots.data(), n, lanes.data(), out.data(), per_warp);
+        },
+        nb::arg("regs"), nb::arg("slots"), nb::arg("lanes"), nb::arg("out"),
+        "out[i // 32, lanes[j, i % 32]] = regs[j][slots[i]]: a register block's tile from its "
+        "registers (machine.asyncregs.TileLayout)");
+  m.def("tile_to_regs",
+        [](nb::ndarray<const uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> tile,
+           nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> lanes,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
+           nb::ndarray<uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+          size_t k = lanes.shape(0), n = slots.shape(0), per_warp = tile.shape(1);
+          if (lanes.shape(1) != 32 || out.shape(0) != k || tile.shape(0) * 32 != n)
+            throw std::invalid_argument("tile_to_regs: lanes must be (k, 32), out (k, N), tile (len(slots) / 32, elements)");
+          check_block(lanes.data(), k * 32, per_warp, slots.data(), n,
+                      static_cast<int64_t>(out.shape(1)), "tile_to_regs");
+          nb::gil_scoped_release unlocked;
+          tile_to_regs(tile.data(), per_warp, lanes.data(), k, slots.data(), n, out.data(), out.shape(1));
+        },
+        nb::arg("tile"), nb::arg("lanes"), nb::arg("slots"), nb::arg("out"),
+        "out[j, slots[i]] = tile[i // 32, lanes[j, i % 32]]: a register block's registers from "
+        "its tile, written at the slots of the group (machine.asyncregs.TileLayout)");
+}
