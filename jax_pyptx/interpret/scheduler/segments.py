@@ -26,7 +26,8 @@ schedules are unchanged. ``Context.fuse = False`` turns batching off.
 
 Consecutive batches whose every instruction has a native form run as one call of the compiled
 core instead (a ``native.Block``, ``Segment.blocks``), with the same bits; where the call
-declines, the block's batches run as above.
+declines, the block's batches run as above. A segment that is one block hands the call the
+batch's registers and the group's slots, and the call reads its inputs there itself.
 """
 from __future__ import annotations
 
