@@ -447,6 +447,35 @@ def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entr
     np.testing.assert_array_equal(got, want)
 
 
+def test_register_block_moves_the_native_core_declines_take_the_numpy_path(monkeypatch):
+    # regs_to_tile / tile_to_regs raising (an array they cannot take): the accumulator is read
+    # and delivered through NumPy instead, with the same bits
+    from examples import proof
+    from examples.library import get
+    from jax_pyptx.interpret.machine import asyncregs
+    from jax_pyptx.interpret.ops import wgmma
+
+    e = get("hopper/attention-bf16")
+    k = e.kernel()
+    ins = proof.make_inputs(e, k, {"H": 1, "S": 128, "L": 256})
+    want = np.asarray(k.interpret(*ins)).view(np.uint16)
+    tried = []
+
+    class Refusing:
+        def __getattr__(self, name):
+            if name in ("regs_to_tile", "tile_to_regs"):
+                def refuse(*a):
+                    tried.append(name)
+                    raise ValueError("not contiguous")
+                return refuse
+            return getattr(native.ARITH, name)
+    monkeypatch.setattr(wgmma, "ARITH", Refusing())
+    monkeypatch.setattr(asyncregs, "ARITH", Refusing())
+    got = np.asarray(k.interpret(*ins)).view(np.uint16)
+    assert {"regs_to_tile", "tile_to_regs"} <= set(tried)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_a_register_block_moves_to_its_tile_and_back():
     # regs_to_tile / tile_to_regs against NumPy's fancy indexing: 3 warps of a block of 4
     # registers whose lanes hold a permutation of each warp's 128-element tile

@@ -509,8 +509,11 @@ class TileRows:
         lanes = self.layout.lanes(C)
         if lanes is None or new.dtype != np.uint32 or not new.flags.c_contiguous:
             return False
-        ARITH.tile_to_regs(np.ascontiguousarray(self.tile).reshape(nw, R * C), lanes,
-                           np.asarray(slots, np.int64), new)
+        try:
+            ARITH.tile_to_regs(np.ascontiguousarray(self.tile).reshape(nw, R * C), lanes,
+                               np.ascontiguousarray(slots, np.int64), new)
+        except (TypeError, ValueError):     # (its checks come before it writes anything)
+            return False
         return True
 
 

@@ -203,12 +203,12 @@ def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init,
     if d0.lbo_mode:
         raise InterpreterError(f"{what}: the absolute leading-dimension address mode (bit 52, "
                                f"sm_103a) is not supported by the interpreter")
+    if elem_bits >= 8:
+        p = _plan_same(ctx.shared, banks, descs, major, mn, k, elem_bits, what)
+        if p is not None:
+            return _read_same(ctx, p, what, check_init, g, lane, used, t)
     starts = np.array([d.start for d in descs], np.int64)
     bk = np.asarray(banks, np.int64).reshape(-1, 1)
-    s_lo = starts % _PERIOD
-    if elem_bits >= 8 and (s_lo == s_lo[0]).all():
-        p = _plan_same(ctx.shared, banks, descs, major, mn, k, elem_bits, what)
-        return _read_same(ctx, p, what, check_init, g, lane, used, t)
     raw = _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used)
     return raw if t is None else values(raw, t)
 

@@ -376,7 +376,7 @@ class _MmaAsync:
         """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) read from its
         registers in one native pass, where that is all reading them does: an .f32
         accumulator of every warpgroup (scale-d), nothing of it pending, its registers plain
-        (``Context.plain``). Else None (``_registers_value``)."""
+        (``Context.plain``), arrays the native call takes. Else None (``_registers_value``)."""
         if self.dt != "f32" or not sd.all():
             return None
         lanes = self.layout.lanes(self.N)
@@ -385,7 +385,10 @@ class _MmaAsync:
             return None
         tile = np.empty((W * 4, 16 * self.N), np.uint32)
         regs = ctx.regs
-        ARITH.regs_to_tile([regs[k] for k in self.keys], g.idx, lanes, tile)
+        try:
+            ARITH.regs_to_tile([regs[k] for k in self.keys], g.idx, lanes, tile)
+        except (TypeError, ValueError):     # an array it cannot take (not contiguous, say)
+            return None
         return tile
 
     def _registers_value(self, ctx, st, g, W, sd):
