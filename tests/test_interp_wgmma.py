@@ -420,6 +420,30 @@ def test_generic_writes_read_by_wgmma_without_a_proxy_fence():
     np.testing.assert_allclose(acc_matrix(out, 8), ref_mma(A, B, "f16"), rtol=1e-6)
 
 
+def test_a_launch_after_the_first_reads_by_the_remembered_plan_and_checks_again():
+    """The second launch of a kernel reads its operands where the first worked out they lie
+    (the instruction's plans), and the sanitizer still looks at shared memory's state then:
+    a missing proxy fence is reported by every launch, and a fenced kernel gives the same
+    values every time."""
+    from jax_pyptx.errors import AsyncProxyError
+    from jax_pyptx.interpret.launch import get_module, get_program
+    rng = np.random.default_rng(21)
+    A, B = rand(rng, (64, 16), "f16"), rand(rng, (16, 8), "f16")
+    img, da, db = kmajor_image(A, B, "f16", "f16")
+    ptx = wgmma_kernel(mma_line(8, "f32", "f16", "f16", scale_d="0"), 4)
+    bad = ptx.replace("  fence.proxy.async.shared::cta;\n", "")
+    for _ in range(2):
+        with pytest.raises(AsyncProxyError, match=r"\(matrix B\) reads shared address 0x2000 .*through the "
+                                                   r"async proxy, but the generic proxy wrote it"):
+            run_wgmma(bad, img, 4, da, db)
+    first = run_wgmma(ptx, img, 4, da, db)
+    mma = next(d.fn.__self__ for d in get_program(get_module(ptx), "k").code
+               if d.ins.opcode == "wgmma.mma_async")
+    assert len(mma.plans) == 2                                      # A's and B's
+    np.testing.assert_array_equal(run_wgmma(ptx, img, 4, da, db), first)
+    assert len(mma.plans) == 2
+
+
 # ----------------------------------------------------------------------------- the pending tile
 @pytest.mark.parametrize("dt,at", [("f32", "f16"), ("f16", "f16"), ("s32", "s8")])
 def test_chain_of_three_on_the_pending_tile_every_accumulator_type(dt, at):
