@@ -439,9 +439,10 @@ def test_a_launch_after_the_first_reads_by_the_remembered_plan_and_checks_again(
     first = run_wgmma(ptx, img, 4, da, db)
     mma = next(d.fn.__self__ for d in get_program(get_module(ptx), "k").code
                if d.ins.opcode == "wgmma.mma_async")
-    assert len(mma.plans) == 2                                      # A's and B's
+    n = len(mma.plans)                  # A's and B's (and those of other tests of this kernel)
+    assert n >= 2
     np.testing.assert_array_equal(run_wgmma(ptx, img, 4, da, db), first)
-    assert len(mma.plans) == 2
+    assert len(mma.plans) == n                                      # no new one: reused
 
 
 # ----------------------------------------------------------------------------- the pending tile
