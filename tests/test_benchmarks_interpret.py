@@ -136,3 +136,34 @@ def test_kernel_interpret_stats():
     assert full["thread_instructions"] % 1024 == 0
     skipped = full["thread_instructions"] - part["thread_instructions"]
     assert skipped > 0 and skipped % 24 == 0
+
+
+def test_breakdown_names_the_parts_of_a_launch():
+    """``benchmarks/interpret_breakdown.py``: at the smoke shape, attention's launch splits into
+    its instruction forms (the wgmmas, the mbarrier waits, TMA), the batched segments and the
+    rest, which add up to the launch; the handlers are unwrapped afterwards."""
+    from benchmarks import interpret_breakdown as B
+    from jax_pyptx.interpret.scheduler import context, segments
+
+    run_seg, init = segments.run, context.Context.__init__
+    r = B.measure("attention", sanitize=True, launches=1, smoke=True)
+    names = [p[0] for p in r["parts"]]
+    assert r["entry"] == "hopper/attention-bf16" and names[-1] == B.REST
+    assert B.SEGMENTS in names and "mbarrier.try_wait.parity.shared::cta.b64" in names
+    assert any(n.startswith("wgmma.mma_async.sync.aligned.m64n") for n in names)
+    inner = sum(s for _, s, _ in r["parts"][:-1])          # the timed parts lie inside the launch
+    assert 0 < inner <= r["total_s"] * 1.1 and all(s > 0 for _, s, _ in r["parts"][:-1])
+    assert r["parts"][-1][1] == pytest.approx(max(r["total_s"] - inner, 0.0))
+    assert segments.run is run_seg and context.Context.__init__ is init
+    text = B.format_table(r, top=3)
+    lines = text.splitlines()
+    assert lines[0].startswith("hopper/attention-bf16 H=") and "sanitizer on" in lines[0]
+    assert lines[-2].endswith(B.REST) and lines[-1].startswith(f"({len(names) - 4} more parts")
+
+
+def test_breakdown_refuses_a_row_it_cannot_name():
+    from benchmarks import interpret_breakdown as B
+
+    with pytest.raises(SystemExit, match=r"'gemm' names 3 rows of the peer table; give one of .*hopper/gemm-bf16"):
+        B.row_of("gemm")
+    assert B.row_of("blackwell/gemm-bf16") == ("gemm", "blackwell/gemm-bf16")
