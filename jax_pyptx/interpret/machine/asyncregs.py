@@ -134,26 +134,15 @@ class AsyncWrites:
         """(len(slots), k) register values of block ``b`` at ``slots``."""
         return b.layout.regs(b.full(), slots % 32, slots // 32)
 
-    def _block_rows(self, b, slots):
-        """(k, len(slots)) register values of block ``b`` at ``slots``, register by register."""
-        w = whole_warps(slots)
-        if w is None:
-            return np.ascontiguousarray(self._block_regs(b, slots).T)
-        if b.dense is not None and _same(b.dense[0], w):
-            return b.layout.rows(b.dense[1])
-        return b.layout.rows(b.full(), w)
-
-    def _block_tile(self, b, slots):
-        """Block ``b``'s values at ``slots`` as a ``TileRows`` when the slots are whole warps in
-        order and the native core can write them (``TileLayout.lanes``); else None."""
-        if b.layout.lanes(b.shape[2]) is None:
-            return None
+    def _warps_tile(self, b, slots):
+        """Block ``b``'s tile of the whole warps the slots ``slots`` are, in order, made of;
+        None when they are not whole warps."""
         w = whole_warps(slots)
         if w is None:
             return None
         if b.dense is not None and _same(b.dense[0], w):
-            return TileRows(b.layout, b.dense[1])
-        return TileRows(b.layout, b.full()[w])
+            return b.dense[1]
+        return b.full()[w]
 
     def _dissolve(self, keys):
         """Give every register of block ``keys`` its own arrays (one of them is set alone)."""
@@ -277,8 +266,9 @@ class AsyncWrites:
             if not m.any():
                 continue
             sel = idx[m]
-            tile = self._block_tile(b, sel)
-            rows = self._block_rows(b, sel) if tile is None else None     # (k, len(sel))
+            t = self._warps_tile(b, sel)
+            tile = None if t is None else TileRows(b.layout, t)
+            rows = np.ascontiguousarray(self._block_regs(b, sel).T) if t is None else None    # (k, len(sel))
             for key in keys:
                 ctx.rhooks.pop(key, None)
             ctx.write_rows(keys, Group(sel, 0, self.N), rows, tile)
@@ -470,11 +460,9 @@ class TileLayout:
             f = self._flat[C] = np.ascontiguousarray((self.row * C + self.col).transpose(1, 0, 2))
         return f
 
-    def rows(self, tile, warps=None):
-        """(k, 32 * len(warps)) register bits, register by register, of every lane of the warps
-        ``warps`` (all of ``tile``'s when None) from ``tile`` (warps, rows, cols): one gather."""
-        if warps is not None:
-            tile = tile[warps]
+    def rows(self, tile):
+        """(k, 32 * warps) register bits, register by register, of every lane of the warps of
+        ``tile`` (warps, rows, cols): one gather."""
         nw, R, C = tile.shape
         f = self._flat_index(C)
         x = self.encode(np.take(tile.reshape(nw, R * C), f, axis=1))      # (warps, k, 32)

@@ -36,7 +36,7 @@ class Desc:
         self.fields = (start, lbo, sbo, base, swizzle, lbo_mode)      # what a matrix's addresses depend on
 
     def layout_key(self):
-        return (self.lbo, self.sbo, self.base, self.swizzle, self.lbo_mode)
+        return self.fields[1:]          # all but the start
 
     def __repr__(self):
         return (f"Desc(start={self.start:#x}, lbo={self.lbo}, sbo={self.sbo}, base={self.base}, "

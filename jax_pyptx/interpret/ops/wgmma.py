@@ -294,16 +294,16 @@ class _MmaAsync:
             row = raw.view(np.uint16).reshape(-1)
             A = np.empty((W, self.M * self.Ka), np.float64)
             ARITH.take_bf16(row, np.arange(W, dtype=np.int64) * (len(row) // W), self.a_inv, A)
-            st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
-            return A.reshape(W, self.M, self.Ka)
-        if abits in (8, 16) and _LITTLE:        # a register's elements, its low bits first
-            el = raw.view(np.uint8 if abits == 8 else np.uint16).reshape(W, -1)     # (W, 128*elems)
+            A = A.reshape(W, self.M, self.Ka)
         else:
-            per = 32 // abits
-            sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
-            el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
-                  else raw[:, :, None]).reshape(W, -1)
-        A = SM.values(el[:, self.a_inv].reshape(W, self.M, self.Ka), self.at)
+            if abits in (8, 16) and _LITTLE:        # a register's elements, its low bits first
+                el = raw.view(np.uint8 if abits == 8 else np.uint16).reshape(W, -1)     # (W, 128*elems)
+            else:
+                per = 32 // abits
+                sh = (np.arange(per, dtype=np.uint32) * np.uint32(abits))
+                el = ((raw[:, :, None] >> sh) & np.uint32((1 << abits) - 1) if abits < 32
+                      else raw[:, :, None]).reshape(W, -1)
+            A = SM.values(el[:, self.a_inv].reshape(W, self.M, self.Ka), self.at)
         st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
         return A
 
