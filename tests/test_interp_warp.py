@@ -45,6 +45,30 @@ def test_shfl_sub_warp_segments():
     assert d == [v[i ^ 4] for i in range(32)]
 
 
+def test_shfl_whole_warps_of_a_part_of_the_block_match_the_per_thread_path():
+    """Constant b and c by whole warps (warps 1 and 3 of 4) take the per-warp permutation; the
+    same shfl with b in a register takes the per-thread path: both give the ISA's values, and
+    warps 0 and 2 keep theirs."""
+    n = 128
+    tid = np.arange(n)
+    v = (tid * 7 + 1).tolist()
+    pre = ("shr.u32 %w, %tid_, 5; and.b32 %w, %w, 1; setp.eq.u32 %q, %w, 1; mov.u32 %d, 9; "
+           "mov.u32 %bb, {b}; @!%q bra DONE; ")
+    cases = [("bfly", 6, 31, lambda i: i ^ 6), ("down", 5, 31, lambda i: i + 5 if i + 5 < 32 else i),
+             ("up", 3, 0, lambda i: i - 3 if i >= 3 else i), ("idx", 3, ((32 - 8) << 8) | 31,
+                                                              lambda i: (i // 8) * 8 + 3)]
+    for mode, b, c, src in cases:
+        got = []
+        for bop in (str(b), "%bb"):
+            body = pre.format(b=b) + f"shfl.sync.{mode}.b32 %d|%p, %a, {bop}, {c}, -1; DONE:"
+            out = R(body, {"a": ("u32", v)}, {"d": "u32"}, n=n,
+                    decls=".reg .pred %p; .reg .pred %q; .reg .u32 %w; .reg .u32 %bb;")
+            got.append(out["d"].tolist())
+        want = [v[(i & ~31) + src(i % 32)] if (i >> 5) & 1 else 9 for i in range(n)]
+        assert got[0] == want, mode
+        assert got[1] == want, mode
+
+
 def test_vote_and_ballot_with_half_warp_mask():
     prog = HDR + """
     .visible .entry k(.param .u64 y)

@@ -6,7 +6,7 @@ import numpy as np
 
 class Group:
     __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok",
-                 "strided")
+                 "strided", "_ww")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -24,6 +24,7 @@ class Group:
         self._sl = None
         self.ok = None            # register keys found written on every slot of idx (Context._set_on)
         self.strided = None       # ``rect``'s answer, once asked (False: fancy indexing)
+        self._ww = None
 
     def subset(self, mask, N) -> "Group":
         return Group(self.idx[mask], self.pc, N)
@@ -52,6 +53,16 @@ class Group:
             self._wm = (uw, m)
             self._wl = inv
         return self._wm
+
+    def whole_warps(self) -> bool:
+        """Whether the group is whole warps in slot order: its ``idx`` is rows of the 32 slots
+        of a warp, lane 0 first. Cached."""
+        if self._ww is None:
+            s = self.idx
+            w = s[::32]
+            self._ww = bool(self.n % 32 == 0 and not (w % 32).any() and
+                            (s.reshape(-1, 32) == w[:, None] + np.arange(32)).all())
+        return self._ww
 
     def slot_info(self, ctx):
         """(batch warp, lane, warp within its CTA) of each thread (``idx >> 5``, ``ctx.lane``,

@@ -143,6 +143,17 @@ def _runs(keys):
     return at if len(set(keys[at].tolist())) == len(at) else None
 
 
+def _barrier_set(ctas, offs):
+    """The set of ``(cta, offset)`` mbarriers the threads name, built from the first thread of
+    each run of equal names (a CTA's threads name theirs together), in thread order: the same
+    set, iterated in the same order, as one built from every thread's pair."""
+    if len(ctas) > 1:
+        cut = np.flatnonzero((ctas[1:] != ctas[:-1]) | (offs[1:] != offs[:-1])) + 1
+        at = np.concatenate(([0], cut))
+        ctas, offs = ctas[at], offs[at]
+    return set(zip(ctas.tolist(), offs.tolist()))
+
+
 def _wait_factory(blocking):
     """test_wait (non-blocking) / try_wait (potentially blocking, with a time limit)."""
     def factory(prog, d, ins, scope, dec):
@@ -161,11 +172,11 @@ def _wait_factory(blocking):
             # the phase already satisfies, pulls nothing in)
             late = ctx.mbar_deferred and ctx.schedule.late()
             if ctx.mbar_deferred and not late:
-                MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
+                MB.flush(ctx, _barrier_set(ctas, offs))
             s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.uint64), (sub.n,))
             done = _phases_done(ctx, sub, ctas, offs, s, parity, None)
             if late and not done.all():
-                MB.flush(ctx, set(zip(ctas[~done].tolist(), offs[~done].tolist())))
+                MB.flush(ctx, _barrier_set(ctas[~done], offs[~done]))
                 nd = np.nonzero(~done)[0]
                 done[nd] = _phases_done(ctx, sub, ctas[nd], offs[nd], s[nd], parity, nd)
             if done.all():

@@ -57,10 +57,15 @@ def _shfl(prog, d, ins, scope, dec):
     a_op = ins.operands[1]
     a_key = prog.reg(a_op.name, scope).key if isinstance(a_op, Reg) else None
 
+    perms = {}          # (b, c) immediates -> each lane's source lane and whether it is in range
+
     def shfl(ctx, g):
+        b, c = gb(ctx, g), gc(ctx, g)
+        if np.ndim(b) == 0 and np.ndim(c) == 0 and g.whole_warps():
+            return _shfl_warps(ctx, g, _lane_perm(perms, mode, int(b), int(c)), ga, a_key, put, putp)
         lane = ctx.lane[g.idx].astype(np.int64)
-        b = np.asarray(gb(ctx, g)).astype(np.int64) & 31
-        c = np.asarray(gc(ctx, g)).astype(np.int64)
+        b = np.asarray(b).astype(np.int64) & 31
+        c = np.asarray(c).astype(np.int64)
         cval = c & 31
         seg = (c >> 8) & 31
         maxl = (lane & seg) | (cval & ~seg)
@@ -103,6 +108,53 @@ def _shfl(prog, d, ins, scope, dec):
             putp(ctx, g, np.broadcast_to(ok, (g.n,)).copy())
         warp_synced(ctx, g)
     d.fn = shfl
+
+
+def _lane_perm(perms, mode, b, c):
+    """``(source lane, in range)`` (32,) of each lane of a warp for the constant operands ``b``
+    and ``c`` of a ``shfl`` in ``mode`` (the ISA's pseudocode; an out-of-range lane reads its
+    own value), remembered per ``(b, c)``."""
+    got = perms.get((b, c))
+    if got is None:
+        lane = np.arange(32, dtype=np.int64)
+        b &= 31
+        cval, seg = c & 31, (c >> 8) & 31
+        maxl = (lane & seg) | (cval & ~seg)
+        if mode == "up":
+            j = lane - b
+            ok = j >= maxl
+        elif mode == "down":
+            j = lane + b
+            ok = j <= maxl
+        elif mode == "bfly":
+            j = lane ^ b
+            ok = j <= maxl
+        else:
+            j = (lane & seg) | (b & ~seg)
+            ok = j <= maxl
+        got = perms[(b, c)] = (np.where(ok, j, lane), ok)
+    return got
+
+
+def _shfl_warps(ctx, g, perm, ga, a_key, put, putp):
+    """``shfl`` with constant ``b`` and ``c`` by a group of whole warps: every source lane
+    executes it, so each warp's values are permuted by ``perm`` (``_lane_perm``)."""
+    src, ok = perm
+    ua = ctx.undef.pop(a_key, None) if ctx.undef and a_key is not None else None
+    try:
+        a = np.asarray(ga(ctx, g))
+    finally:
+        if ua is not None:
+            ctx.undef[a_key] = ua
+    vals = np.broadcast_to(a, (g.n,)).reshape(-1, 32)[:, src].reshape(-1)
+    if ctx.sanitize and ua is not None:
+        srcv = (g.idx.reshape(-1, 32)[:, :1] + src).reshape(-1)
+        _undefined_sources(ctx, g, srcv, None, ua, a_key)
+    put(ctx, g, np.ascontiguousarray(vals, np.uint32))
+    ctx._taint_d = None                         # the predicate (source lane in range) is defined
+    if putp is not None:
+        putp(ctx, g, np.tile(ok, g.n // 32))
+    warp_synced(ctx, g)
 
 
 def _undefined_sources(ctx, g, srcv, here, ua, a_key):
