@@ -284,6 +284,14 @@ def test_the_native_call_gathers_its_inputs_and_carves_its_temporaries():
     np.testing.assert_array_equal(o6, (c[idx] * c[idx]).astype(np.uint32))
     t2 = scratch[:n * 4].view(np.uint32)              # the first temporary, at offset 0
     np.testing.assert_array_equal(t2, a[idx] + b[idx])
+    # an index of runs (whole warps of a role in each CTA) is copied run by run, a strided
+    # input element by element, a chunk that is one short run too: the same values
+    runs = np.concatenate([np.arange(s0, s0 + 256) for s0 in range(128, 9000 - 256, 384)])[:n]
+    runs[-3:] = [8990, 5, 17]                           # the last chunk's end: short runs
+    bs = np.repeat(b, 2)[::2]                           # b through a view of stride 2
+    assert A.run(code, np.array([0x55], np.uint64), [a, bs, c, o5, o6], widths, n, runs, 3, scratch)
+    np.testing.assert_array_equal(o5, (a[runs] + b[runs]) ^ np.uint32(0x55))
+    np.testing.assert_array_equal(o6, (c[runs] * c[runs]).astype(np.uint32))
     args = (code, np.array([0x55], np.uint64))
     with pytest.raises(ValueError, match="slot 0: shape, itemsize or stride"):
         A.run(*args, [a[:100], b, c, o5, o6], widths, n, idx, 3, scratch)    # index past it

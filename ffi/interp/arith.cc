@@ -516,6 +516,24 @@ void gather_into(Slot& sl, const int64_t* ix, size_t len) {
   for (size_t i = 0; i < len; ++i) out[i] = base[ix[i] * st];
 }
 
+// the starts of the runs of consecutive indices in ix[0, len) (a group of whole warps of a
+// warp-specialized role is a few runs), with len as the last entry
+void index_runs(const int64_t* ix, size_t len, std::vector<size_t>& at) {
+  at.clear();
+  at.push_back(0);
+  for (size_t i = 1; i < len; ++i)
+    if (ix[i] != ix[i - 1] + 1) at.push_back(i);
+  at.push_back(len);
+}
+
+// a gathered input of stride 1 as one copy per run
+void gather_runs(Slot& sl, const int64_t* ix, const std::vector<size_t>& at) {
+  size_t w = static_cast<size_t>(sl.width);
+  for (size_t r = 0; r + 1 < at.size(); ++r)
+    std::memcpy(sl.chunk.data() + at[r] * w, sl.base + static_cast<size_t>(ix[at[r]]) * w,
+                (at[r + 1] - at[r]) * w);
+}
+
 // false where the block declines (an ex2 near a rounding boundary): the outputs are then partial
 bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
               std::vector<Slot>& slots, size_t n) {
@@ -559,13 +577,31 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       }
     }
   }
+  bool any_index = false;
   for (Slot& sl : slots)
-    if (sl.index) sl.chunk.resize(CHUNK * sl.width);
+    if (sl.index) {
+      sl.chunk.resize(CHUNK * sl.width);
+      any_index = true;
+    }
+  std::vector<size_t> runs;
   for (size_t lo = 0; lo < n; lo += CHUNK) {
     size_t len = n - lo < CHUNK ? n - lo : CHUNK;
+    bool by_runs = false;     // the gathered inputs share one index: its runs, once a chunk
+    if (any_index) {
+      for (const Slot& sl : slots)
+        if (sl.index) {
+          index_runs(sl.index + lo, len, runs);
+          by_runs = (runs.size() - 1) * 16 <= len;     // runs of 16 elements or more on average
+          break;
+        }
+    }
     for (Slot& sl : slots) {      // the gathered inputs' elements of this chunk, once
       if (!sl.index) continue;
       const int64_t* ix = sl.index + lo;
+      if (by_runs && sl.stride == 1) {
+        gather_runs(sl, ix, runs);
+        continue;
+      }
       switch (sl.width) {
         case 1: gather_into<uint8_t>(sl, ix, len); break;
         case 4: gather_into<uint32_t>(sl, ix, len); break;

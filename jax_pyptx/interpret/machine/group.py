@@ -6,7 +6,7 @@ import numpy as np
 
 class Group:
     __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok",
-                 "strided", "_ww")
+                 "strided", "_ww", "synced")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -25,6 +25,7 @@ class Group:
         self.ok = None            # register keys found written on every slot of idx (Context._set_on)
         self.strided = None       # ``rect``'s answer, once asked (False: fancy indexing)
         self._ww = None
+        self.synced = None        # the last warp-synchrony check passed (Context.check_sync)
 
     def subset(self, mask, N) -> "Group":
         return Group(self.idx[mask], self.pc, N)

@@ -413,19 +413,41 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
 
     # ------------------------------------------------------------------ warp synchrony
     def check_sync(self, d, sub: Group, g: Group):
-        """True when every lane the instruction needs is in ``sub``; else park or report."""
-        if d.sync == "warpgroup":
-            return self._check_warpgroup(d, sub, g)
-        if d.sync == "aligned":
-            if sub.n == self.nlive:
+        """True when every lane the instruction needs is in ``sub``; else park or report. A
+        group that passed a check passes it again while no thread exits (``nlive``, which only
+        falls, and ``live_mask`` change together): ``Group.synced`` remembers the last pass."""
+        sync = d.sync
+        if sync == "warpgroup":
+            if sub.synced == (self.nlive, 1):
+                return True
+            ok = self._check_warpgroup(d, sub, g)
+            if ok:
+                sub.synced = (self.nlive, 1)
+            return ok
+        if sync == "aligned":
+            if sub.n == self.nlive or sub.synced == (self.nlive, 0):
                 return True
             uw, m = sub.warp_masks()
             need = self.live_mask[uw]
             if (m == need).all():
+                sub.synced = (self.nlive, 0)
                 return True
             missing = need & ~m
             return self._sync_missing(d, sub, g, uw, missing, "all threads of the warp (.aligned)")
-        mask = d.sync(self, sub)
+        mask = sync(self, sub)
+        if np.ndim(mask) == 0:          # an immediate membermask: its pass is remembered too
+            key = (self.nlive, 2, int(mask))
+            if sub.synced == key:
+                return True
+            ok = self._check_mask(d, sub, g, mask)
+            if ok:
+                sub.synced = key
+            return ok
+        return self._check_mask(d, sub, g, mask)
+
+    def _check_mask(self, d, sub, g, mask):
+        """``check_sync`` of an instruction with a membermask (``mask``: its value, one or per
+        thread)."""
         mask = np.broadcast_to(np.asarray(mask).astype(np.uint64), (sub.n,))
         lane = self.lane[sub.idx].astype(np.uint64)
         own = (mask >> lane) & np.uint64(1)
