@@ -92,7 +92,7 @@ class AsyncWrites:
         ``warps`` that ``g`` is made of, if every thread of ``g`` has its value pending there;
         else None (read the registers: ``read_now``)."""
         b = self.blocks.get(keys)
-        if b is None or not (b.tag[g.idx] >= 0).all():
+        if b is None or np.count_nonzero(b.tag[g.idx] < 0):
             return None
         if b.dense is not None and _same(b.dense[0], warps):
             return b.dense[1]
@@ -329,9 +329,9 @@ class AsyncWrites:
             if gone is None:
                 m = due(t)
                 gone = False
-                if m.any():
+                if np.count_nonzero(m):
                     t[due.idx[m]] = -1
-                    gone = not (t >= 0).any()
+                    gone = not np.count_nonzero(t >= 0)
                 cleared[id(t)] = gone
             if gone:
                 del self.rtag[key]
@@ -418,7 +418,7 @@ class _Block:
 
 
 def _same(a, b) -> bool:
-    return a is b or (len(a) == len(b) and bool((a == b).all()))
+    return a is b or (len(a) == len(b) and not np.count_nonzero(a != b))
 
 
 def whole_warps(slots):

@@ -7,7 +7,7 @@ import numpy as np
 from ...ir.nodes import Imm
 from ...types import by_name, u32
 from ..machine.registry import register
-from ..state.operands import SINT, UINT, imm_value, np_dtype, reader, writer
+from ..state.operands import SINT, UINT, imm_value, np_dtype, per_thread, reader, writer
 from .integer import U, _dst, _simple, _bits_type
 
 
@@ -310,7 +310,7 @@ def _shift(prog, d, ins, scope, dec):
             shift = np.left_shift if left else np.right_shift
 
             def fn(ctx, g):
-                put(ctx, g, np.broadcast_to(shift(np.asarray(a(ctx, g), dt), sc), (g.n,)))
+                put(ctx, g, per_thread(shift(np.asarray(a(ctx, g), dt), sc), g.n))
         d.fn = fn
         return
 

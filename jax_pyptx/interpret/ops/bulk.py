@@ -26,7 +26,7 @@ from ..state import memory as M
 from ..state import tensormap as TM
 from . import tma_boxes as T
 from ..machine.group import Group
-from ..state.operands import reader
+from ..state.operands import per_thread, reader
 from ..machine.cluster import CLUSTER_BIT, shared_banks, shared_target
 from .load_store import address_getter
 from ..machine.registry import register
@@ -39,7 +39,7 @@ def _one(ctx, g, j):
 
 
 def _vals(get, ctx, g, dt=np.int64):
-    return np.broadcast_to(np.asarray(get(ctx, g)), (g.n,)).astype(dt)
+    return per_thread(np.asarray(get(ctx, g)), g.n).astype(dt)
 
 
 def _shared_at(ctx, gj, addr: int, align: int, what: str):

@@ -11,7 +11,7 @@ from ...types import b64, pred, u32, u64
 from ..machine import mbarrier as MB
 from ..machine.group import Group
 from .load_store import _cp_state, address_getter, cp_complete, space_of
-from ..state.operands import reader, writer
+from ..state.operands import per_thread, reader, writer
 from ..machine.registry import K_CTRL, register
 
 
@@ -20,7 +20,7 @@ def _space(dec):
 
 
 def _u32s(get, ctx, g):
-    return np.broadcast_to(np.asarray(get(ctx, g)).astype(np.int64), (g.n,))
+    return per_thread(np.asarray(get(ctx, g)).astype(np.int64), g.n)
 
 
 @register("mbarrier.init")
@@ -173,7 +173,7 @@ def _wait_factory(blocking):
             late = ctx.mbar_deferred and ctx.schedule.late()
             if ctx.mbar_deferred and not late:
                 MB.flush(ctx, _barrier_set(ctas, offs))
-            s = np.broadcast_to(np.asarray(gstate(ctx, sub)).astype(np.uint64), (sub.n,))
+            s = per_thread(np.asarray(gstate(ctx, sub)).astype(np.uint64), sub.n)
             done = _phases_done(ctx, sub, ctas, offs, s, parity, None)
             if late and not done.all():
                 MB.flush(ctx, _barrier_set(ctas[~done], offs[~done]))

@@ -27,7 +27,7 @@ from ..sanitizer import async_proxy as AP
 from ..sanitizer import bulk_groups as BG
 from ..state import memory as M
 from ..state import tensormap as TM
-from ..state.operands import items, reader
+from ..state.operands import items, per_thread, reader
 from . import tma_boxes as T
 from .bulk import _UINT, _land_late, _one, _shared_at, _vals, multicast_ctas, read_shared_async
 from .load_store import address_getter, space_code
@@ -69,7 +69,7 @@ def _tmap_operand(prog, op, scope):
 
 
 def _coords(coords, ctx, g):
-    return [np.broadcast_to(np.asarray(c(ctx, g)).astype(np.uint32).view(np.int32), (g.n,)) for c in coords]
+    return [per_thread(np.asarray(c(ctx, g)).astype(np.uint32).view(np.int32), g.n) for c in coords]
 
 
 def _mode(dec):

@@ -19,7 +19,7 @@ import numpy as np
 from ...ir.nodes import PredPair, Reg
 from ...types import b32, pred, u32
 from ..machine.registry import register
-from ..state.operands import np_dtype, reader, writer
+from ..state.operands import np_dtype, per_thread, reader, writer
 from ..sanitizer.smem_races import warp_synced
 
 
@@ -146,7 +146,7 @@ def _shfl_warps(ctx, g, perm, ga, a_key, put, putp):
     finally:
         if ua is not None:
             ctx.undef[a_key] = ua
-    vals = np.broadcast_to(a, (g.n,)).reshape(-1, 32)[:, src].reshape(-1)
+    vals = per_thread(a, g.n).reshape(-1, 32)[:, src].reshape(-1)
     if ctx.sanitize and ua is not None:
         srcv = (g.idx.reshape(-1, 32)[:, :1] + src).reshape(-1)
         _undefined_sources(ctx, g, srcv, None, ua, a_key)

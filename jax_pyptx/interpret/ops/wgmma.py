@@ -120,7 +120,7 @@ def warpgroups(ctx, g):
 def uniform(ctx, vals, W, what, g):
     """The per-warpgroup value of an operand that must be uniform over the warpgroup."""
     v = np.asarray(vals).reshape(W, WG)
-    if ctx.sanitize and (v != v[:, :1]).any():
+    if ctx.sanitize and np.count_nonzero(v != v[:, :1]):
         w, t = np.argwhere(v != v[:, :1])[0]
         raise ctx.error(InterpreterError,
                         f"{what} differs between threads of a warpgroup (thread {t} has "
@@ -266,7 +266,7 @@ class _MmaAsync:
         else:
             sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
         tag = st.open[g.idx]
-        if fs is not None and sd.any():     # the accumulator is read (scale-d): ordinary writes need a fence
+        if fs is not None and np.count_nonzero(sd):     # the accumulator is read (scale-d): ordinary writes need a fence
             fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
                      self.keys, ())
         if st.deferred or ctx.schedule.late():
@@ -336,9 +336,9 @@ class _MmaAsync:
         out = prod
         warps = g.idx[::32] // 32
         bits = None
-        if sd.any():
+        if np.count_nonzero(sd):
             C = None
-            if sd.all():        # the accumulator chains on a pending tile: no registers involved
+            if np.count_nonzero(sd) == len(sd):        # the accumulator chains on a pending tile: no registers involved
                 t_ = st.regs.tile_read(self.keys_t, g, warps)
                 if t_ is not None:
                     if dt == "f32" and ARITH is not None:   # the add and the rounding: one pass

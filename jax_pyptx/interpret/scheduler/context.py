@@ -28,6 +28,7 @@ import numpy as np
 from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, OutOfBoundsError, UninitializedReadError
 from ..state import memory as M
 from ..state import stack
+from ..state.operands import per_thread
 from . import progress, segments, specials, store_runs
 from .register_blocks import plain, write_rows
 from ..sanitizer import severity
@@ -448,7 +449,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
     def _check_mask(self, d, sub, g, mask):
         """``check_sync`` of an instruction with a membermask (``mask``: its value, one or per
         thread)."""
-        mask = np.broadcast_to(np.asarray(mask).astype(np.uint64), (sub.n,))
+        mask = per_thread(np.asarray(mask).astype(np.uint64), sub.n)
         lane = self.lane[sub.idx].astype(np.uint64)
         own = (mask >> lane) & np.uint64(1)
         if self.sanitize and not own.all():

@@ -501,7 +501,7 @@ class BankedSpace:
         align = nbytes if align is None else align
         if align > 1:
             mis = _misaligned(offs, align)
-            if mis.any():
+            if np.count_nonzero(mis):
                 lane = int(np.argmax(mis))
                 a = int(offs[lane])
                 raise MemoryFault("misaligned", lane, a,

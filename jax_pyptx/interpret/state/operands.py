@@ -21,6 +21,15 @@ UINT = {1: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
+def per_thread(x, n: int):
+    """``x`` (an operand's value: one, or one per thread) as ``n`` values, one per thread:
+    ``x`` itself where it already is an (n,) array, else a broadcast view (``np.broadcast_to``,
+    whose call costs more than the check). Callers only read the result."""
+    if type(x) is np.ndarray and x.shape == (n,):
+        return x
+    return np.broadcast_to(x, (n,))
+
+
 def np_dtype(t: PtxType):
     """NumPy dtype used to compute with values of PTX type ``t`` (packed -> unsigned bits)."""
     if t.kind == "pred":
