@@ -133,17 +133,25 @@ def test_zeroed_accumulator_with_scale_d_false_needs_no_fence():
 N = 64
 
 
-def build_rescale(fence_after_rescale: bool):
+def build_rescale(fence_after_rescale: bool, idle_warpgroup: bool = False):
+    """``idle_warpgroup``: a second warpgroup exits at once, so the first one's instructions run
+    for a part of the batch's slots (its rescale written back as one block of registers)."""
     @kernel(arch="sm_90a", in_specs=(Tile(64, 16, bf16), Tile(N, 16, bf16)), out_specs=(Tile(64, N, f32),),
-            block=(128, 1, 1), grid=(1, 1, 1))
+            block=(256 if idle_warpgroup else 128, 1, 1), grid=(1, 1, 1))
     def rescale(A, Bt, C):
         sa = smem.alloc(bf16, (64, 16), align=128, name="sa")
         sb = smem.alloc(bf16, (N, 16), align=128, name="sb")
         tid = reg.from_(ptx.special.tid.x(), u32)
+        if idle_warpgroup:
+            with ptx.if_(tid >= 128):
+                ptx.ret()
         _copy_k_major(A, sa, 64, tid, 1024)
         _copy_k_major(Bt, sb, N, tid, (N // 8) * 128)
         ptx.inst.fence.proxy.async_.shared__cta()
-        ptx.bar.sync(0)
+        if idle_warpgroup:
+            ptx.bar.sync(1, 128)            # (the first warpgroup's threads only)
+        else:
+            ptx.bar.sync(0)
         da = ptx.wgmma.desc_reg(sa, 1024, 128, swizzle="none")
         db = ptx.wgmma.desc_reg(sb, (N // 8) * 128, 128, swizzle="none")
         acc = ptx.wgmma.zero_acc(N)
@@ -151,7 +159,8 @@ def build_rescale(fence_after_rescale: bool):
         ptx.wgmma.mma_async(acc, da, db, n=N, atype=bf16, scale_d=0)
         ptx.wgmma.commit_group()
         ptx.wgmma.wait_group(0)
-        for i in range(N // 2):
+        acc[0] += acc[0]                                                 # the first rescale
+        for i in range(1, N // 2):
             acc[i] += acc[i]                                             # the rescale
         if fence_after_rescale:
             ptx.wgmma.fence()
@@ -177,8 +186,24 @@ def test_missing_wgmma_fence_names_the_users_lines():
     msg = str(ei.value)
     assert msg.startswith(line_of(build_rescale, "# the second mma") + ": this wgmma.mma_async reads "
                           "accumulator register ")
-    assert f"({line_of(build_rescale, '# the rescale')}) wrote after the warpgroup's last wgmma.fence" in msg
+    assert f"({line_of(build_rescale, '# the first rescale')}) wrote after the warpgroup's last wgmma.fence" in msg
     np.testing.assert_array_equal(clean(build_rescale(True).interpret, A, Bt, sanitize="strict"), ref)
+
+
+def test_missing_wgmma_fence_names_the_writer_of_a_block_written_back_at_once():
+    """The rescale runs as one batched segment for a part of the batch (a second warpgroup has
+    exited), its results written back as one block: the report still names the instruction
+    that wrote the register it finds, not the segment's last one."""
+    rng = np.random.default_rng(5)
+    A = rng.integers(-3, 4, (64, 16)).astype(ml_dtypes.bfloat16)
+    Bt = rng.integers(-3, 4, (N, 16)).astype(ml_dtypes.bfloat16)
+    ref = 3 * (A.astype(np.float64) @ Bt.astype(np.float64).T)
+    with pytest.raises(AsyncHazardError) as ei:
+        build_rescale(False, idle_warpgroup=True).interpret(A, Bt, sanitize="strict")
+    msg = str(ei.value)
+    assert f"({line_of(build_rescale, '# the first rescale')}) wrote after the warpgroup's last wgmma.fence" in msg
+    np.testing.assert_array_equal(clean(build_rescale(True, idle_warpgroup=True).interpret, A, Bt,
+                                        sanitize="strict"), ref)
 
 
 # ----------------------------------------------------------------------------- lanes of one warp

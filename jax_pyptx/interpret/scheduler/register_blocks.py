@@ -29,18 +29,24 @@ def plain(self, keys, g) -> bool:      # self: the Context
     return True
 
 
-def write_rows(self, keys, g, rows, tile=None):   # self: the Context
+def write_rows(self, keys, g, rows, tile=None, ds=None):   # self: the Context
     """``write(keys[j], g, rows[j])`` for every j (a register block delivered at once: a
-    wgmma accumulator at its wait_group): the same checks, the new arrays made by one scatter.
+    wgmma accumulator at its wait_group, a segment's results): the same checks, the new arrays
+    made by one scatter, and the per-register bookkeeping only for the registers it concerns.
     ``tile``: instead of ``rows``, the block's tile (``machine.asyncregs.TileRows``), which
-    the native core scatters into the new arrays."""
-    olds = [self.regs.get(k) for k in keys]
+    the native core scatters into the new arrays. ``ds``: the instruction writing each register
+    (for the ``wgmma.fence`` bookkeeping; None: the current one writes them all)."""
+    regs = self.regs
+    olds = [regs.get(k) for k in keys]
     dtype = rows.dtype if tile is None else tile.dtype
     if g.full or any(a is not None and a.dtype != dtype for a in olds):
-        for k, v in zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows())):
+        for j, (k, v) in enumerate(zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows()))):
+            if ds is not None:
+                self.cur = ds[j]
             self.write(k, g, v)
         return
-    if all(a is not None for a in olds):
+    fresh = [k for k, a in zip(keys, olds) if a is None]
+    if not fresh:
         new = np.array(olds)           # (one copy: faster than np.stack for many rows)
     else:
         new = np.zeros((len(keys), self.N), dtype)
@@ -49,24 +55,36 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
                 new[j] = a
     if tile is None or not tile.into(new, g.idx):
         _scatter(new, g.idx, rows if tile is None else tile.rows())
-    known = self._set_on(g) if self.sanitize else None
-    fresh = sum(a is None for a in olds)
-    first = self._first_mask(g, known) if known is not None and fresh else None   # shared, read-only
     if self.wgfence is not None:
-        self.wgfence.wrote_all(self, keys, g)
-    for j, key in enumerate(keys):
-        if self.rhooks and key in self.rhooks:
-            self.rhooks[key](self, key, g, True)
-        if self._taint_d is not None or self.undef:
+        self.wgfence.wrote_all(self, keys, g, ds)
+    rh = self.rhooks
+    if rh and not rh.keys().isdisjoint(keys):
+        for key in keys:
+            if key in rh:
+                rh[key](self, key, g, True)
+    undef = self.undef
+    if self._taint_d is not None:
+        for key in keys:
             self._undef_write(key, g)
-        if self.ptag and (self._pt_d is not None or key in self.ptag):
-            self._pt_write(key, g)
-        if olds[j] is None:
-            if known is not None:
+    elif undef and not undef.keys().isdisjoint(keys):     # (only a key with undefined bits changes)
+        for key in keys:
+            if key in undef:
+                self._undef_write(key, g)
+    ptag = self.ptag
+    if ptag and (self._pt_d is not None or not ptag.keys().isdisjoint(keys)):
+        for key in keys:
+            if self._pt_d is not None or key in ptag:
+                self._pt_write(key, g)
+    if self.sanitize:
+        known = self._set_on(g)
+        if fresh:
+            first = self._first_mask(g, known)          # shared, read-only
+            for key in fresh:
                 self.pinit[key] = known[key] = first
-        elif known is not None and key not in known:
-            self._mask_gain(key, g, known)
-        self.regs[key] = new[j]
+        for key, a in zip(keys, olds):
+            if a is not None and key not in known:
+                self._mask_gain(key, g, known)
+    regs.update(zip(keys, new))
 
 
 def _scatter(new, idx, rows):

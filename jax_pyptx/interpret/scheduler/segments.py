@@ -295,9 +295,28 @@ def run(ctx, seg, g) -> bool:
     return True
 
 
+#: a segment writes back this many registers of one dtype or more as one block (``write_rows``)
+ROWS_MIN = 8
+
+
 def _write_back(ctx, seg, g, vals):
-    """The segment's results (``seg.finals``) into the registers, each as its instruction."""
-    for k, d in seg.finals:
+    """The segment's results (``seg.finals``) into the registers, each as its instruction; for
+    a group that is not the whole batch, those of a dtype many share as one block
+    (``Context.write_rows``: the same checks, the new arrays copied and scattered at once)."""
+    finals = seg.finals
+    if len(finals) >= ROWS_MIN and not g.full:
+        by = {}
+        for k, d in finals:
+            by.setdefault(vals[k].dtype, []).append((k, d))
+        finals = []
+        for kds in by.values():
+            if len(kds) < ROWS_MIN:
+                finals += kds
+                continue
+            keys = [k for k, _ in kds]
+            ctx.write_rows(keys, g, np.array([vals[k] for k in keys]), ds=[d for _, d in kds])
+        ctx.cur = seg.finals[-1][1]
+    for k, d in finals:
         ctx.cur = d
         ctx.write(k, g, vals[k])
 
