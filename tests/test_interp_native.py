@@ -414,7 +414,7 @@ def test_bf16_operands_gather_and_widen_to_the_numpy_values():
 @pytest.mark.parametrize("entry,shape", [("hopper/attention-bf16", {"H": 2, "S": 128, "L": 192}),
                                          ("hopper/gemm-bf16", {"M": 128, "N": 128, "K": 128})])
 def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entry, shape, monkeypatch):
-    # attention: A from registers (P), B MN-major (V), the accumulator rescaled in its
+    # attention: A from registers (P, read natively), B MN-major (V), the accumulator rescaled in its
     # registers between two wgmma groups (read back as a tile); the GEMM: both operands from
     # descriptors. NaNs and infinities among the inputs. The native gathers, widening and
     # register <-> tile moves against NumPy's, bit for bit
@@ -428,7 +428,7 @@ def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entr
     ins = [np.array(x) for x in proof.make_inputs(e, k, shape)]
     ins[0].reshape(-1)[[3, 77]] = np.inf
     ins[-1].reshape(-1)[[5, 300]] = (np.nan, -np.inf)
-    calls = {"take_bf16": 0, "regs_to_tile": 0, "tile_to_regs": 0}
+    calls = {"take_bf16": 0, "regs_to_tile": 0, "tile_to_regs": 0, "bf16_to_f64": 0}
     real = native.ARITH
 
     class Counting:
@@ -446,7 +446,8 @@ def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entr
         monkeypatch.setattr(m, "ARITH", Counting())
     got = np.asarray(k.interpret(*ins)).view(np.uint16)
     assert calls["take_bf16"] and calls["tile_to_regs"]
-    assert bool(calls["regs_to_tile"]) == ("attention" in entry)
+    # attention's P: A's fragment registers into rows of bf16 pairs, widened (wgmma._a_native)
+    assert bool(calls["regs_to_tile"]) == bool(calls["bf16_to_f64"]) == ("attention" in entry)
     for m in mods:
         monkeypatch.setattr(m, "ARITH", None)
     seen = dict(calls)

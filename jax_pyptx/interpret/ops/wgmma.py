@@ -150,7 +150,7 @@ class _MmaAsync:
 
     __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
                  "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "a_keys_t", "get_a", "get_b", "get_scale", "a_inv",
-                 "d_inv", "layout", "plans")
+                 "a_lanes", "d_inv", "layout", "plans")
 
     def __init__(self, prog, d, ins, scope, dec):
         self.d = d
@@ -229,7 +229,7 @@ class _MmaAsync:
         """A's readers: its 4 fragment registers (with the fragment -> row-major map) or its
         shared-memory descriptor."""
         self.a_keys, self.a_keys_t = [], ()
-        self.a_inv = None
+        self.a_inv = self.a_lanes = None
         if not self.a_regs:
             self.get_a = reader(prog, op, b64, scope)
             return
@@ -245,6 +245,7 @@ class _MmaAsync:
         a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], Ka)
         self.a_inv = np.empty(M * Ka, np.int64)
         self.a_inv[a_pos] = np.arange(M * Ka)
+        self.a_lanes = _pair_lanes(afrag, Ka) if self.at == "bf16" and ARITH is not None else None
 
     def issue(self, ctx, g):
         """Execute for the warpgroups of ``g``: check the fences, read the descriptors, A's
@@ -286,6 +287,10 @@ class _MmaAsync:
 
     def a_from_regs(self, ctx, g, W, st):
         """A (W, M, Ka) from its fragment registers (read, and checked against in-flight writes)."""
+        A = self._a_native(ctx, g, W)
+        if A is not None:
+            st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
+            return A
         abits = self.abits
         raw = np.empty((g.n, 4), np.uint32)
         for j, f in enumerate(self.get_a):
@@ -305,6 +310,23 @@ class _MmaAsync:
                       else raw[:, :, None]).reshape(W, -1)
             A = SM.values(el[:, self.a_inv].reshape(W, self.M, self.Ka), self.at)
         st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
+        return A
+
+    def _a_native(self, ctx, g, W):
+        """A (W, M, Ka) of bf16 fragment registers in two native passes, where reading them is
+        only a gather (``Context.plain``): each warp's registers into its 16 rows of A as bf16
+        pairs (``regs_to_tile``, ``_pair_lanes``), then widened; else None."""
+        lanes = self.a_lanes
+        if lanes is None or ARITH is None or not ctx.plain(self.a_keys_t, g):
+            return None
+        regs = ctx.regs
+        pairs = np.empty((W * 4, 32 * 4), np.uint32)       # a warp's 16 rows x 8 pairs
+        try:
+            ARITH.regs_to_tile([regs[k] for k in self.a_keys], g.idx, lanes, pairs)
+        except (TypeError, ValueError):     # an array it cannot take (not contiguous, say)
+            return None
+        A = np.empty((W, self.M, self.Ka), np.float64)
+        ARITH.bf16_to_f64(pairs.view(np.uint16).reshape(W, self.M, self.Ka), A)
         return A
 
     def finish(self, ctx, g, W, banks, bdesc, adesc, A, sd, tag):
@@ -398,6 +420,24 @@ class _MmaAsync:
         cur = _acc_values(np.stack([np.asarray(st.regs.read_now(ctx, k_, sub)) for k_ in self.keys], axis=1),
                           self.dt)
         return cur.reshape(int(sd.sum()), -1)[:, self.d_inv].reshape(-1, self.M, self.N)
+
+
+def _pair_lanes(afrag, Ka):
+    """(4, 32): where lane l's A register j (two 16-bit elements of one row, the even column
+    in its low half) lies in its warp's 16 rows of A as 32-bit pairs (``Ka / 2`` a row); None
+    where the fragment is not such pairs of one warp's rows."""
+    out = np.empty((4, 32), np.int64)
+    for t in range(32):
+        for j in range(4):
+            (r, c), (r2, c2) = afrag[t][2 * j], afrag[t][2 * j + 1]
+            if r2 != r or c2 != c + 1 or c % 2 or not 0 <= r < 16:
+                return None
+            out[j, t] = r * (Ka // 2) + c // 2
+    for w in range(1, 4):               # the other warps: the same lanes, 16 rows on
+        for t in range(32):
+            if any(afrag[32 * w + t][e] != (afrag[t][e][0] + 16 * w, afrag[t][e][1]) for e in range(8)):
+                return None
+    return out if len(set(out.reshape(-1).tolist())) == out.size else None
 
 
 def _accumulated(ctx, st, key, g, sd, W):
