@@ -293,10 +293,15 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
         cta, off = int(ctas[sel[0]]), int(offs[sel[0]])
         st = _get(ctx, cta, off, g, lane0 + int(sel[0]), "arrived on")
         if tx is not None:
-            t = tx[sel]
-            total = int(t.sum())
-            if ctx.sanitize and ((t < 0) | (t > MAX_TX)).any():
-                raise ctx.error(InterpreterError, f"tx-count operand must be 0..{MAX_TX}, got {int(t.max())}",
+            if len(sel) == 1:               # (one thread: its operand as an int)
+                total = int(tx[sel[0]])
+                bad = not 0 <= total <= MAX_TX
+            else:
+                t = tx[sel]
+                total = int(t.sum())
+                bad = bool(((t < 0) | (t > MAX_TX)).any())
+            if ctx.sanitize and bad:
+                raise ctx.error(InterpreterError, f"tx-count operand must be 0..{MAX_TX}, got {int(tx[sel].max())}",
                                 g, lane0 + int(sel[0]))
             # expect-tx of every thread first: no arrival of this group can complete the phase
             # before its own expect-tx, and tx only rises here
@@ -307,13 +312,27 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
     return tokens
 
 
+def _no_complete(ctx, off, g, lane):
+    return ctx.error(SanitizerError, f"mbarrier.arrive.noComplete completes the current phase of the mbarrier "
+                                     f"at shared {off:#x} (the ISA leaves that undefined)", g, lane)
+
+
 def _arrive_seq(ctx, cta, off, st, cnt, tokens, sel, drop, no_complete, g, lane0):
     m = len(cnt)
-    if m == 1 and not drop and int(cnt[0]) < st.pending:     # one arrival that leaves some pending
+    if m == 1 and not drop:
         c = int(cnt[0])
-        tokens[sel[0]] = token(st.phase, st.pending - c)
-        st.pending -= c
-        return
+        if c < st.pending:              # one arrival that leaves some pending
+            tokens[sel[0]] = token(st.phase, st.pending - c)
+            st.pending -= c
+            return
+        if c == st.pending > 0:         # one arrival that is the phase's last (as the loop below)
+            tokens[sel[0]] = token(st.phase, 0)
+            st.pending = 0
+            if st.tx == 0:
+                if no_complete and ctx.sanitize:
+                    raise _no_complete(ctx, off, g, lane0 + int(sel[0]))
+                _complete(ctx, cta, off, st)
+            return
     i = 0
     while i < m:
         if drop:
@@ -356,9 +375,7 @@ def _arrive_seq(ctx, cta, off, st, cnt, tokens, sel, drop, no_complete, g, lane0
         i += j + 1
         if st.tx == 0:
             if no_complete and ctx.sanitize:
-                raise ctx.error(SanitizerError,
-                                f"mbarrier.arrive.noComplete completes the current phase of the mbarrier "
-                                f"at shared {off:#x} (the ISA leaves that undefined)", g, lane0 + int(sel[i - 1]))
+                raise _no_complete(ctx, off, g, lane0 + int(sel[i - 1]))
             _complete(ctx, cta, off, st)
         elif i < m and ctx.sanitize:
             lane = lane0 + int(sel[i])
