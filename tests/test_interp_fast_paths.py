@@ -35,11 +35,16 @@ def test_a_contiguous_box_moves_as_one_slice_in_address_order(swizzle, atomicity
     want = np.zeros(16384 // es, dt)
     want[sl.elems] = vals                           # the element-by-element scatter
     got = np.zeros(16384 // es, dt)
-    got[off // es:off // es + n] = vals if sl.order is None else vals[sl.order]
+    got[off // es:off // es + n] = sl.in_order(vals)
     np.testing.assert_array_equal(got, want)
     span = got[off // es:off // es + n]             # and read back through ``local``
     np.testing.assert_array_equal(span.copy() if sl.local is None else span[sl.local], vals)
     assert (sl.order is None) == (swizzle == 0)
+    # a swizzle permutes 16-byte chunks whole: moved as chunks, the elements' order all the same
+    assert (sl.chunks is None) == (swizzle == 0)
+    if sl.order is not None:
+        np.testing.assert_array_equal(sl.in_order(vals), vals[sl.order])
+        np.testing.assert_array_equal(sl.in_order(vals[::-1].copy()[::-1]), vals[sl.order])   # (a strided copy)
 
 
 def _space(uninit=False, readonly=False):

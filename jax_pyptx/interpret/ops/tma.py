@@ -226,6 +226,7 @@ def _check_peer_mbarrier(ctx, gj, pair: bool, cta: int, mcta: int):
 
 
 _SLOTS: dict = {}
+_CHUNK = np.dtype((np.void, 16))
 
 
 class _Slots:
@@ -235,9 +236,10 @@ class _Slots:
     and end offset; ``bytes_rel``, the offsets of all its bytes (made on first use). A
     contiguous box (``off`` a multiple of ``es``) moves as one slice of the span: ``order``,
     its elements in address order, and ``local``, their places in the span (both None when the
-    swizzle leaves them in order)."""
+    swizzle leaves them in order). A swizzle moves 16-byte chunks whole: ``chunks``, the order
+    of the box's 16-byte chunks, lets ``in_order`` move them as such (None where it does not)."""
 
-    __slots__ = ("phys", "contig", "elems", "span", "es", "_bytes", "order", "local")
+    __slots__ = ("phys", "contig", "elems", "span", "es", "_bytes", "order", "local", "chunks")
 
     def __init__(self, phys, off, n, es):
         self.phys, self.es, self._bytes = phys, es, None
@@ -247,12 +249,27 @@ class _Slots:
         self.elems = phys // es
         # contiguous: the elements in address order (None: already), so that the box is written
         # as one slice of ``values[order]``
-        self.order = self.local = None
+        self.order = self.local = self.chunks = None
         if self.contig and off % es == 0:
             order = np.argsort(self.elems, kind="stable")
             if not (order == np.arange(n)).all():
                 self.order = order
                 self.local = self.elems - off // es     # the elements' places in the span
+                c = 16 // es if 16 % es == 0 else 0
+                if c and n % c == 0:
+                    runs = order.reshape(-1, c)
+                    first = runs[:, 0]
+                    if not (first % c).any() and (runs == first[:, None] + np.arange(c)).all():
+                        self.chunks = first // c
+
+    def in_order(self, vals):
+        """A contiguous box's ``vals`` (box order) in address order: ``vals[order]``, moved
+        16-byte chunk by chunk where the swizzle keeps chunks whole."""
+        if self.order is None:
+            return vals
+        if self.chunks is not None and vals.dtype.itemsize == self.es and vals.flags.c_contiguous:
+            return vals.reshape(-1).view(_CHUNK)[self.chunks].view(vals.dtype)
+        return vals[self.order]
 
     def bytes_rel(self):
         if self._bytes is None:
@@ -293,7 +310,7 @@ def deliver(ctx, gj, f, box, vals, ctas, off, mbar_off, d, mbar_cta=None, race=T
             e0 = (base + off) // es
             elems = slice(e0, e0 + box.n)
             if ordered is None:
-                ordered = vals if sl.order is None else vals[sl.order]
+                ordered = sl.in_order(vals)
             vals_c = ordered
         else:
             elems = sl.elems + base // es if base % es == 0 else (base + sl.phys) // es
