@@ -392,3 +392,18 @@ def test_brx_idx_jump_table_diverges_per_thread():
     y = np.zeros(32, np.uint32)
     launch(prog, "k", [y], block=32)
     assert y.tolist() == (100 * (LANES % 3 + 1) + LANES).tolist()
+
+
+@pytest.mark.parametrize("key", [
+    np.repeat([3 * 16 + 1, 16 + 2, 16 + 1, 2], [64, 32, 32, 128]),      # runs (not in key order)
+    np.tile([17, 18], 64),                                                # interleaved: a mask each
+    np.full(96, 5),
+])
+def test_barrier_groups_are_the_distinct_keys_in_order_with_their_threads(key):
+    from jax_pyptx.interpret.machine.barriers import _barrier_groups
+    keys, sels, cnts = _barrier_groups(key)
+    want = np.unique(key)
+    assert keys == want.tolist()
+    for k, sel, c in zip(keys, sels, cnts):
+        np.testing.assert_array_equal(np.arange(len(key))[sel], np.flatnonzero(key == k))
+        assert c == np.count_nonzero(key == k)

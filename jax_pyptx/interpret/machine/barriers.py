@@ -58,7 +58,7 @@ class SyncMixin:
         cta = self.slot_cta[g.idx]
         bars = np.broadcast_to(np.asarray(bar, np.int64), (g.n,))
         key = cta * 16 + bars
-        keys, inv, cnts = np.unique(key, return_inverse=True, return_counts=True)
+        keys, sels, cnts = _barrier_groups(key)
         counts = None if count is None else np.broadcast_to(np.asarray(count, np.int64), (g.n,))
         done_keys = set()
         for j, k in enumerate(keys):
@@ -69,8 +69,8 @@ class SyncMixin:
             if st.arrived == 0:
                 self.bar_pending += 1
                 st.aligned_pc = self.cur.pc if strict else None
-            st.arrived += int(cnts[j])
-            sel = inv == j
+            sel = sels[j]
+            st.arrived += cnts[j]
             if counts is not None:
                 st.expected = int(counts[sel][0])
             if red is not None:
@@ -96,7 +96,9 @@ class SyncMixin:
                 done_keys.add(j)
         if not wait:
             return None
-        go = np.isin(inv, list(done_keys)) if done_keys else np.zeros(g.n, bool)
+        go = np.zeros(g.n, bool)
+        for j in done_keys:
+            go[sels[j]] = True
         if go.all():
             return None
         parked = g.subset(~go, self.N)
@@ -247,3 +249,20 @@ def _lanes(mask: int) -> str:
         else:
             i += 1
     return ",".join(out) or "none"
+
+
+def _barrier_groups(key):
+    """The distinct barrier keys (``cta * 16 + barrier``) of the arriving threads in ascending
+    order, the threads naming each (a slice of them where each key is one run of consecutive
+    threads: a CTA's threads, a warpgroup's named barrier; else a mask) and their numbers."""
+    n = len(key)
+    cut = np.flatnonzero(key[1:] != key[:-1]) + 1
+    if len(cut) < 64:
+        at = [0, *cut.tolist(), n]
+        runs = key[at[:-1]].tolist()
+        if len(set(runs)) == len(runs):
+            order = sorted(range(len(runs)), key=runs.__getitem__)
+            return ([runs[j] for j in order], [slice(at[j], at[j + 1]) for j in order],
+                    [at[j + 1] - at[j] for j in order])
+    keys, inv, cnts = np.unique(key, return_inverse=True, return_counts=True)
+    return keys.tolist(), [inv == j for j in range(len(keys))], cnts.tolist()
