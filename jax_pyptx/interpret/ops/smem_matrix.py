@@ -152,7 +152,7 @@ def _chunks(rel, esz):
 
 
 def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=None, lane=0, used=None,
-           t=None, plans=None):
+           t=None, plans=None, trans=False):
     """Raw element bits (len(descs), mn, k) of the operand each descriptor describes, read from
     the shared memory of CTA ``banks[i]`` through the async proxy (the sanitizer reports bytes
     the generic proxy wrote without a ``fence.proxy.async`` since, and bytes an asynchronous copy
@@ -163,7 +163,8 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
     elements' ``values`` instead of their bits (a bf16 operand is then gathered and widened in
     one native pass where ``state.arith`` is built). ``plans``: a dict the caller keeps, where
     the addresses of matrices read before are remembered by their descriptors' fields and
-    CTAs (``_Plan``)."""
+    CTAs (``_Plan``). ``trans``: each matrix transposed, (len(descs), k, mn), gathered so where
+    the bf16 pass makes it (a contiguous operand for a matrix product), else a view."""
     nm = len(descs)
     sh = ctx.shared
     pkey = None
@@ -172,7 +173,7 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
                 elem_bits, sh.size, sh.stride)
         p = plans.get(pkey)
         if p is not None:                                   # seen before: its addresses are known
-            return _read_same(ctx, p, what, check_init, g, lane, used, t).reshape(nm, mn, k)
+            return _read_same(ctx, p, what, check_init, g, lane, used, t, trans)
     key0 = descs[0].layout_key()
     if all(d.layout_key() == key0 for d in descs):          # one layout (the usual case)
         if pkey is not None and elem_bits >= 8 and not descs[0].lbo_mode:
@@ -181,9 +182,9 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
                 if len(plans) >= 256:
                     plans.clear()
                 plans[pkey] = p
-                return _read_same(ctx, p, what, check_init, g, lane, used, t).reshape(nm, mn, k)
-        return _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane,
-                              used, t).reshape(nm, mn, k)
+                return _read_same(ctx, p, what, check_init, g, lane, used, t, trans)
+        return _transposed(_gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g,
+                                          lane, used, t).reshape(nm, mn, k), trans)
     out = None
     groups = {}
     for i, d in enumerate(descs):
@@ -194,7 +195,12 @@ def gather(ctx, banks, descs, major, mn, k, elem_bits, what, check_init=True, g=
         if out is None:
             out = np.empty((nm, mn, k), raw.dtype)
         out[sel] = raw.reshape(len(sel), mn, k)
-    return out
+    return _transposed(out, trans)
+
+
+def _transposed(m, trans):
+    """Matrices (n, mn, k) as ``gather`` returns them: transposed (a view) with ``trans``."""
+    return np.swapaxes(m, 1, 2) if trans else m
 
 
 def _gather_layout(ctx, banks, descs, major, mn, k, elem_bits, what, check_init, g, lane, used, t):
@@ -219,7 +225,14 @@ class _Plan:
     after launch."""
 
     __slots__ = ("bk", "S", "spans", "rel", "relq", "rmin", "rmax", "esz", "aligned", "chunks",
-                 "first", "mn", "k", "wkey", "rkey", "lohi")
+                 "first", "mn", "k", "wkey", "rkey", "lohi", "_relq_t")
+
+    def relq_t(self):
+        """``relq`` in the transposed order (k, mn): a transposed operand's gather."""
+        r = getattr(self, "_relq_t", None)
+        if r is None:
+            r = self._relq_t = np.ascontiguousarray(self.relq.reshape(self.mn, self.k).T).reshape(-1)
+        return r
 
 
 def _plan_same(sh, banks, descs, major, mn, k, elem_bits, what):
@@ -251,9 +264,9 @@ def _plan_same(sh, banks, descs, major, mn, k, elem_bits, what):
     return p
 
 
-def _read_same(ctx, p, what, check_init, g, lane, used, t):
-    """``gather`` of a ``_Plan``'s matrices: the sanitizer's checks of shared memory (the async
-    proxy; definedness) and the read."""
+def _read_same(ctx, p, what, check_init, g, lane, used, t, trans=False):
+    """``gather`` of a ``_Plan``'s matrices, (n, mn, k) (``trans``: (n, k, mn)): the sanitizer's
+    checks of shared memory (the async proxy; definedness) and the read."""
     sh = ctx.shared
     bk, S, esz, mn, k = p.bk, p.S, p.esz, p.mn, p.k
     if ctx.sanitize and not spans_clear(ctx, bk[:, 0], *p.spans, p.lohi):
@@ -264,10 +277,11 @@ def _read_same(ctx, p, what, check_init, g, lane, used, t):
         raise InterpreterError(f"{what}: element addresses are not aligned to {esz} bytes")
     dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[esz]
     first, chunks = p.first, p.chunks
-    if t == "bf16" and ARITH is not None:       # gathered and widened in one pass
+    done = False
+    if t == "bf16" and ARITH is not None:       # gathered (transposed or not) and widened in one pass
         raw = np.empty((len(first), mn * k), np.float64)
-        ARITH.take_bf16(sh.view(np.uint16), first // 2, p.relq, raw)
-        t = None
+        ARITH.take_bf16(sh.view(np.uint16), first // 2, p.relq_t() if trans else p.relq, raw)
+        t, done = None, trans
     elif chunks is not None and sh.stride % chunks[0] == 0:
         nb, idx, across = chunks
         raw = sh.view(np.dtype((np.void, nb)))[(first // nb)[:, None] + idx[None, :]].view(dt)
@@ -279,7 +293,9 @@ def _read_same(ctx, p, what, check_init, g, lane, used, t):
         if not _spans_written(sh, bk[:, 0], *p.spans, alias=p.wkey, key=p.rkey):
             addr = S[:, None] + p.rel[None, :]
             _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
-    return raw if t is None else values(raw, t)
+    if done:
+        return raw.reshape(-1, k, mn)
+    return _transposed((raw if t is None else values(raw, t)).reshape(-1, mn, k), trans)
 
 
 def _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):

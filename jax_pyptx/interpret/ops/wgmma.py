@@ -336,14 +336,15 @@ class _MmaAsync:
     def product(self, ctx, g, W, banks, bdesc, adesc, A):
         """A x B (W, M, N) of each warpgroup, B (and A from a descriptor) gathered from shared memory."""
         M, N, K, at, abits, name = self.M, self.N, self.K, self.at, self.abits, self.name
-        B = SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits, f"{name} (matrix B)",
-                      ctx.sanitize, g, t=self.bt, plans=self.plans)                   # (W, N, K)
+        # B transposed, (W, K, N): contiguous where it is gathered so, which the product wants
+        Bt = SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits, f"{name} (matrix B)",
+                       ctx.sanitize, g, t=self.bt, plans=self.plans, trans=True)
         if adesc is not None:
             A = SM.gather(ctx, banks, adesc, "MN" if self.ta else "K", M, self.Ka, abits,
                           f"{name} (matrix A)", ctx.sanitize, g, t=at, plans=self.plans)    # (W, M, Ka)
         if self.sp is not None:
             A = self.sp(ctx, g, self.d, W, A)                                    # (W, M, K)
-        prod = np.matmul(A, np.swapaxes(B, 1, 2))                                # (W, M, N)
+        prod = np.matmul(A, Bt)                                                  # (W, M, N)
         if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
             ctx.stats.add_flops(self.form, at, 2 * M * N * K * W)
         if self.sa * self.sb < 0:
