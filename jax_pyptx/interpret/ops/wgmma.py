@@ -255,12 +255,12 @@ class _MmaAsync:
         if fs is not None:
             fs.check(ctx, g, (), self.a_keys)
         W, banks = st.warpgroups(ctx, g)
-        bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_b(ctx, g), W, "b-desc", g)]
+        bdesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_b(ctx, g), W, "b-desc", g).tolist()]
         A = adesc = None
         if self.a_regs:
             A = self.a_from_regs(ctx, g, W, st)
         else:
-            adesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_a(ctx, g), W, "a-desc", g)]
+            adesc = [SM.decode_wgmma(v) for v in uniform(ctx, self.get_a(ctx, g), W, "a-desc", g).tolist()]
         scale = np.asarray(self.get_scale(ctx, g))
         if scale.ndim == 0:             # an immediate
             sd = np.full(W, bool(scale))
