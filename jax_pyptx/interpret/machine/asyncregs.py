@@ -260,6 +260,10 @@ class AsyncWrites:
             tt = t[idx]
             return tt >= 0 if lim is None else (tt >= 0) & (tt <= lim)
         due.idx = idx
+        # the limit over every slot (-1 off ``idx``: nothing there is due), for tag arrays
+        # tested whole (``_retire_reads``)
+        due.whole = np.full(self.N, -1, np.int64)
+        due.whole[idx] = np.iinfo(np.int64).max if lim is None else lim
 
         for keys, b in list(self.blocks.items()):
             m = due(b.tag)
@@ -324,13 +328,14 @@ class AsyncWrites:
     def _retire_reads(self, due):
         """Clear the read tags ``due`` selects (a tag array shared by registers, once)."""
         cleared = {}
+        whole = due.whole
         for key, t in list(self.rtag.items()):
             gone = cleared.get(id(t))
             if gone is None:
-                m = due(t)
+                m = (t >= 0) & (t <= whole)         # (due over every slot: no gather)
                 gone = False
                 if np.count_nonzero(m):
-                    t[due.idx[m]] = -1
+                    t[m] = -1
                     gone = not np.count_nonzero(t >= 0)
                 cleared[id(t)] = gone
             if gone:

@@ -55,15 +55,21 @@ class WgmmaState:
         self.open = np.zeros(ctx.N, np.int64)       # tag of the group being built, per slot
         self.deferred = []      # (tags, slots, finish): operations that read their operands late
         #                         (tags: each slot's group, aligned with slots)
-        self._wg = None         # (slots, warpgroups, banks) of the last group checked
+        self._wg = None         # (slots, warpgroups, banks, warps) of the last group checked
 
     def warpgroups(self, ctx, g):
         """``warpgroups(ctx, g)``, remembered for the slot array ``g`` holds (groups keep theirs
         unchanged; the array is kept alive with the answer, so its identity is not reused)."""
         c = self._wg
         if c is None or c[0] is not g.idx:
-            c = self._wg = (g.idx,) + warpgroups(ctx, g)
+            c = self._wg = (g.idx,) + warpgroups(ctx, g) + (g.idx[::32] // 32,)
         return c[1], c[2]
+
+    def warps(self, g):
+        """The batch warps of ``g`` (whole warpgroups, ``warpgroups`` asked first): one array
+        per slot array, so that a pending tile's warps compare by identity."""
+        c = self._wg
+        return c[3] if c is not None and c[0] is g.idx else g.idx[::32] // 32
 
     def run_deferred(self, ctx, idx, limits):
         """Complete, in issue order, the late operations that a ``wgmma.wait_group`` of the
@@ -357,7 +363,7 @@ class _MmaAsync:
         st = state(ctx)
         M, N, dt = self.M, self.N, self.dt
         out = prod
-        warps = g.idx[::32] // 32
+        warps = st.warps(g)
         bits = None
         if np.count_nonzero(sd):
             C = None
