@@ -19,7 +19,8 @@ returns False): a source not written on every thread, a register owned by an asy
 operation (``Context.rhooks``), a value tagged undefined or with a pointer provenance, a join
 point of another group inside the segment, a timeline hook, or an exception in a handler.
 Destinations are written once each at the end, through ``Context.write`` (its hooks and
-masks), named for the instruction that wrote them last; a register that only the segment
+masks; many of one dtype at once through ``Context.write_rows``, which does the same), named
+for the instruction that wrote them last; a register that only the segment
 names, and that it writes before it reads, is a temporary and is not written back. The
 scheduler's counts and yields (``YIELD_AFTER``) see the same instruction numbers, so
 schedules are unchanged. ``Context.fuse = False`` turns batching off.
