@@ -114,10 +114,10 @@ def _lane_perm(perms, mode, b, c):
     """``(source lane, in range)`` (32,) of each lane of a warp for the constant operands ``b``
     and ``c`` of a ``shfl`` in ``mode`` (the ISA's pseudocode; an out-of-range lane reads its
     own value), remembered per ``(b, c)``."""
+    b &= 31
     got = perms.get((b, c))
     if got is None:
         lane = np.arange(32, dtype=np.int64)
-        b &= 31
         cval, seg = c & 31, (c >> 8) & 31
         maxl = (lane & seg) | (cval & ~seg)
         if mode == "up":

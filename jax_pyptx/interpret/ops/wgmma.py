@@ -365,9 +365,10 @@ class _MmaAsync:
         out = prod
         warps = st.warps(g)
         bits = None
-        if np.count_nonzero(sd):
+        nsd = np.count_nonzero(sd)
+        if nsd:
             C = None
-            if np.count_nonzero(sd) == len(sd):        # the accumulator chains on a pending tile: no registers involved
+            if nsd == len(sd):        # the accumulator chains on a pending tile: no registers involved
                 t_ = st.regs.tile_read(self.keys_t, g, warps)
                 if t_ is not None:
                     if dt == "f32" and ARITH is not None:   # the add and the rounding: one pass
