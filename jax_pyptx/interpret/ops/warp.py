@@ -64,32 +64,9 @@ def _shfl(prog, d, ins, scope, dec):
         if np.ndim(b) == 0 and np.ndim(c) == 0 and g.whole_warps():
             return _shfl_warps(ctx, g, _lane_perm(perms, mode, int(b), int(c)), ga, a_key, put, putp)
         lane = ctx.lane[g.idx].astype(np.int64)
-        b = np.asarray(b).astype(np.int64) & 31
-        c = np.asarray(c).astype(np.int64)
-        cval = c & 31
-        seg = (c >> 8) & 31
-        maxl = (lane & seg) | (cval & ~seg)
-        minl = lane & seg
-        if mode == "up":
-            j = lane - b
-            ok = j >= maxl
-        elif mode == "down":
-            j = lane + b
-            ok = j <= maxl
-        elif mode == "bfly":
-            j = lane ^ b
-            ok = j <= maxl
-        else:
-            j = minl | (b & ~seg)
-            ok = j <= maxl
-        j = np.where(ok, j, lane)
+        j, ok = _source_lanes(mode, lane, np.asarray(b).astype(np.int64) & 31, np.asarray(c).astype(np.int64))
         src = (g.idx & ~31) + j
-        ua = ctx.undef.pop(a_key, None) if ctx.undef and a_key is not None else None
-        try:
-            a = np.asarray(ga(ctx, g))
-        finally:
-            if ua is not None:
-                ctx.undef[a_key] = ua
+        a, ua = _source_values(ctx, g, ga, a_key)
         if g.full:
             vals = np.broadcast_to(a, (g.n,))[src]
             srcv, here = src, None
@@ -117,35 +94,36 @@ def _lane_perm(perms, mode, b, c):
     b &= 31
     got = perms.get((b, c))
     if got is None:
-        lane = np.arange(32, dtype=np.int64)
-        cval, seg = c & 31, (c >> 8) & 31
-        maxl = (lane & seg) | (cval & ~seg)
-        if mode == "up":
-            j = lane - b
-            ok = j >= maxl
-        elif mode == "down":
-            j = lane + b
-            ok = j <= maxl
-        elif mode == "bfly":
-            j = lane ^ b
-            ok = j <= maxl
-        else:
-            j = (lane & seg) | (b & ~seg)
-            ok = j <= maxl
-        got = perms[(b, c)] = (np.where(ok, j, lane), ok)
+        got = perms[(b, c)] = _source_lanes(mode, np.arange(32, dtype=np.int64), b, c)
     return got
+
+
+def _source_lanes(mode, lane, b, c):
+    """``(source lane, in range)`` of each ``lane`` of a ``shfl`` in ``mode`` with operands
+    ``b`` (masked to 5 bits) and ``c`` (one each, or one per lane): the ISA's pseudocode; a lane
+    whose source is out of range reads its own value."""
+    cval, seg = c & 31, (c >> 8) & 31
+    maxl = (lane & seg) | (cval & ~seg)
+    if mode == "up":
+        j = lane - b
+        ok = j >= maxl
+    elif mode == "down":
+        j = lane + b
+        ok = j <= maxl
+    elif mode == "bfly":
+        j = lane ^ b
+        ok = j <= maxl
+    else:
+        j = (lane & seg) | (b & ~seg)
+        ok = j <= maxl
+    return np.where(ok, j, lane), ok
 
 
 def _shfl_warps(ctx, g, perm, ga, a_key, put, putp):
     """``shfl`` with constant ``b`` and ``c`` by a group of whole warps: every source lane
     executes it, so each warp's values are permuted by ``perm`` (``_lane_perm``)."""
     src, ok = perm
-    ua = ctx.undef.pop(a_key, None) if ctx.undef and a_key is not None else None
-    try:
-        a = np.asarray(ga(ctx, g))
-    finally:
-        if ua is not None:
-            ctx.undef[a_key] = ua
+    a, ua = _source_values(ctx, g, ga, a_key)
     vals = per_thread(a, g.n).reshape(-1, 32)[:, src].reshape(-1)
     if ctx.sanitize and ua is not None:
         srcv = (g.idx.reshape(-1, 32)[:, :1] + src).reshape(-1)
@@ -155,6 +133,18 @@ def _shfl_warps(ctx, g, perm, ga, a_key, put, putp):
     if putp is not None:
         putp(ctx, g, np.tile(ok, g.n // 32))
     warp_synced(ctx, g)
+
+
+def _source_values(ctx, g, ga, a_key):
+    """Operand a of a ``shfl`` (its values, and its undefined bits ``ctx.undef`` holds, or
+    None): read without the definedness check, since a lane's bits go to another lane, which
+    takes them as its own (``_undefined_sources``)."""
+    ua = ctx.undef.pop(a_key, None) if ctx.undef and a_key is not None else None
+    try:
+        return np.asarray(ga(ctx, g)), ua
+    finally:
+        if ua is not None:
+            ctx.undef[a_key] = ua
 
 
 def _undefined_sources(ctx, g, srcv, here, ua, a_key):
