@@ -117,8 +117,12 @@ def _phases_done(ctx, sub, ctas, offs, s, parity, lanes):
         lane = 0 if lanes is None else int(lanes[0])
         ph = np.uint64(MB._get(ctx, ctas[0], offs[0], sub, lane, "waited on").phase & 0xFFFFFFFF)
     elif at is not None:        # the runs' first threads are the first-naming threads, in order
-        phases = [MB._get(ctx, ctas[j], offs[j], sub, j if lanes is None else int(lanes[j]),
-                          "waited on").phase & 0xFFFFFFFF for j in at]
+        mbar, phases = ctx.mbar, []
+        for j, c, o in zip(at, ctas[at].tolist(), offs[at].tolist()):
+            st = mbar.get((c, o))
+            if st is None:          # (reported for the run's first thread)
+                MB._get(ctx, c, o, sub, j if lanes is None else int(lanes[j]), "waited on")
+            phases.append(st.phase & 0xFFFFFFFF)
         ph = np.repeat(np.array(phases, np.uint64), np.diff([*at, len(keys)]))
     else:
         uk, first, inv = np.unique(keys, return_index=True, return_inverse=True)
