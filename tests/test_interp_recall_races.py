@@ -135,7 +135,7 @@ N = 64
 
 def build_rescale(fence_after_rescale: bool, idle_warpgroup: bool = False):
     """``idle_warpgroup``: a second warpgroup exits at once, so the first one's instructions run
-    for a part of the batch's slots (its rescale written back as one block of registers)."""
+    for a part of the batch's slots."""
     @kernel(arch="sm_90a", in_specs=(Tile(64, 16, bf16), Tile(N, 16, bf16)), out_specs=(Tile(64, N, f32),),
             block=(256 if idle_warpgroup else 128, 1, 1), grid=(1, 1, 1))
     def rescale(A, Bt, C):
@@ -192,8 +192,8 @@ def test_missing_wgmma_fence_names_the_users_lines():
 
 def test_missing_wgmma_fence_names_the_writer_of_a_block_written_back_at_once():
     """The rescale runs as one batched segment for a part of the batch (a second warpgroup has
-    exited), its results written back as one block: the report still names the instruction
-    that wrote the register it finds, not the segment's last one."""
+    exited): the report still names the instruction that wrote the register it finds, not the
+    segment's last one."""
     rng = np.random.default_rng(5)
     A = rng.integers(-3, 4, (64, 16)).astype(ml_dtypes.bfloat16)
     Bt = rng.integers(-3, 4, (N, 16)).astype(ml_dtypes.bfloat16)

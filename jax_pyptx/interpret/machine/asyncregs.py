@@ -259,11 +259,7 @@ class AsyncWrites:
         def due(t):
             tt = t[idx]
             return tt >= 0 if lim is None else (tt >= 0) & (tt <= lim)
-        due.idx = idx
-        # the limit over every slot (-1 off ``idx``: nothing there is due), for tag arrays
-        # tested whole (``_retire_reads``)
-        due.whole = np.full(self.N, -1, np.int64)
-        due.whole[idx] = np.iinfo(np.int64).max if lim is None else lim
+        due.idx, due.lim = idx, lim
 
         for keys, b in list(self.blocks.items()):
             m = due(b.tag)
@@ -328,8 +324,11 @@ class AsyncWrites:
     def _retire_reads(self, due):
         """Clear the read tags ``due`` selects (a tag array shared by registers, once)."""
         cleared = {}
-        whole = due.whole
+        whole = None
         for key, t in list(self.rtag.items()):
+            if whole is None:       # the limit of every slot (-1: none due there), once
+                whole = np.full(self.N, -1, np.int64)
+                whole[due.idx] = np.iinfo(np.int64).max if due.lim is None else due.lim
             gone = cleared.get(id(t))
             if gone is None:
                 m = (t >= 0) & (t <= whole)         # (due over every slot: no gather)

@@ -78,10 +78,6 @@ class FenceState:
         d = ctx.cur
         if d is not None and d.ins.opcode.startswith("wgmma."):
             return                # wgmma.wait_group delivering accumulators
-        self._wrote(key, g, d)
-
-    def _wrote(self, key, g, d):
-        """``wrote`` by the instruction ``d`` (not a ``wgmma.*`` one)."""
         e = self.last[key] = self.top = self.epoch + 1
         self.src[key] = d
         tok = getattr(g, "ok", None)
@@ -110,19 +106,14 @@ class FenceState:
                 m[idx] = e
         return m
 
-    def wrote_all(self, ctx, keys, g, ds=None):
-        """``wrote`` for each watched register of ``keys`` (``Context.write_rows``); ``ds``: the
-        instruction writing each (None: ``ctx.cur`` writes them all)."""
-        if self.keys.isdisjoint(keys):
+    def wrote_all(self, ctx, keys, g):
+        """``wrote`` for each watched register of ``keys`` (``Context.write_rows``)."""
+        d = ctx.cur
+        if (d is not None and d.ins.opcode.startswith("wgmma.")) or self.keys.isdisjoint(keys):
             return
-        if ds is None:
-            d = ctx.cur
-            if d is not None and d.ins.opcode.startswith("wgmma."):
-                return
-            ds = [d] * len(keys)
-        for key, d in zip(keys, ds):
-            if key in self.keys and not (d is not None and d.ins.opcode.startswith("wgmma.")):
-                self._wrote(key, g, d)
+        for key in keys:
+            if key in self.keys:
+                self.wrote(ctx, key, g)
 
     def fence(self, g):
         self.epoch += 1

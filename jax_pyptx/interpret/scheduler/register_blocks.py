@@ -29,20 +29,17 @@ def plain(self, keys, g) -> bool:      # self: the Context
     return True
 
 
-def write_rows(self, keys, g, rows, tile=None, ds=None):   # self: the Context
+def write_rows(self, keys, g, rows, tile=None):   # self: the Context
     """``write(keys[j], g, rows[j])`` for every j (a register block delivered at once: a
-    wgmma accumulator at its wait_group, a segment's results): the same checks, the new arrays
-    made by one scatter, and the per-register bookkeeping only for the registers it concerns.
+    wgmma accumulator at its wait_group): the same checks, the new arrays made by one scatter,
+    and the per-register bookkeeping only for the registers it concerns.
     ``tile``: instead of ``rows``, the block's tile (``machine.asyncregs.TileRows``), which
-    the native core scatters into the new arrays. ``ds``: the instruction writing each register
-    (for the ``wgmma.fence`` bookkeeping; None: the current one writes them all)."""
+    the native core scatters into the new arrays."""
     regs = self.regs
     olds = [regs.get(k) for k in keys]
     dtype = rows.dtype if tile is None else tile.dtype
     if g.full or any(a is not None and a.dtype != dtype for a in olds):
-        for j, (k, v) in enumerate(zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows()))):
-            if ds is not None:
-                self.cur = ds[j]
+        for k, v in zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows())):
             self.write(k, g, v)
         return
     fresh = [k for k, a in zip(keys, olds) if a is None]
@@ -56,7 +53,7 @@ def write_rows(self, keys, g, rows, tile=None, ds=None):   # self: the Context
     if tile is None or not tile.into(new, g.idx):
         _scatter(new, g.idx, rows if tile is None else tile.rows())
     if self.wgfence is not None:
-        self.wgfence.wrote_all(self, keys, g, ds)
+        self.wgfence.wrote_all(self, keys, g)
     rh = self.rhooks
     if rh and not rh.keys().isdisjoint(keys):
         for key in keys:

@@ -19,8 +19,7 @@ returns False): a source not written on every thread, a register owned by an asy
 operation (``Context.rhooks``), a value tagged undefined or with a pointer provenance, a join
 point of another group inside the segment, a timeline hook, or an exception in a handler.
 Destinations are written once each at the end, through ``Context.write`` (its hooks and
-masks; many of one dtype at once through ``Context.write_rows``, which does the same), named
-for the instruction that wrote them last; a register that only the segment
+masks), named for the instruction that wrote them last; a register that only the segment
 names, and that it writes before it reads, is a temporary and is not written back. The
 scheduler's counts and yields (``YIELD_AFTER``) see the same instruction numbers, so
 schedules are unchanged. ``Context.fuse = False`` turns batching off.
@@ -296,28 +295,9 @@ def run(ctx, seg, g) -> bool:
     return True
 
 
-#: a segment writes back this many registers of one dtype or more as one block (``write_rows``)
-ROWS_MIN = 8
-
-
 def _write_back(ctx, seg, g, vals):
-    """The segment's results (``seg.finals``) into the registers, each as its instruction; for
-    a group that is not the whole batch, those of a dtype many share as one block
-    (``Context.write_rows``: the same checks, the new arrays copied and scattered at once)."""
-    finals = seg.finals
-    if len(finals) >= ROWS_MIN and not g.full:
-        by = {}
-        for k, d in finals:
-            by.setdefault(vals[k].dtype, []).append((k, d))
-        finals = []
-        for kds in by.values():
-            if len(kds) < ROWS_MIN:
-                finals += kds
-                continue
-            keys = [k for k, _ in kds]
-            ctx.write_rows(keys, g, np.array([vals[k] for k in keys]), ds=[d for _, d in kds])
-        ctx.cur = seg.finals[-1][1]
-    for k, d in finals:
+    """The segment's results (``seg.finals``) into the registers, each as its instruction."""
+    for k, d in seg.finals:
         ctx.cur = d
         ctx.write(k, g, vals[k])
 
