@@ -1,8 +1,9 @@
 """Where an interpreted launch's time goes, for a row of the peer table (``benchmarks/interpret.py
 --peers``): the wall time of each PTX instruction form's handler, of the batched segments (native
-blocks and NumPy batches, ``scheduler/segments.py``) and of the runs of shared stores
-(``scheduler/store_runs.py``), per launch, and the rest (the scheduler's loop and the launch's
-setup).
+blocks and NumPy batches, ``scheduler/segments.py``), of the runs of shared stores
+(``scheduler/store_runs.py``) and of the runs of ``wgmma.mma_async`` issued as one
+(``scheduler/wgmma_runs.py``), per launch, and the rest (the scheduler's loop and the launch's
+setup). A part's time excludes the parts it calls (a run's hoisted segment is a segment's).
 
     python benchmarks/interpret_breakdown.py attention                  # sanitizer on
     python benchmarks/interpret_breakdown.py hopper/gemm-bf16 --off --launches 5
@@ -30,7 +31,8 @@ if __name__ == "__main__":
 
 import time  # noqa: E402
 
-SEGMENTS, STORE_RUNS, REST = "(batched segments)", "(runs of shared stores)", "(scheduler and launch)"
+SEGMENTS, STORE_RUNS, WGMMA_RUNS = "(batched segments)", "(runs of shared stores)", "(runs of wgmma.mma_async)"
+REST = "(scheduler and launch)"
 
 
 def row_of(target: str) -> tuple:
@@ -51,7 +53,7 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
     warm-up launches: ``{"total_s", "parts": [(name, seconds per launch, calls per launch)]}``,
     the parts slowest first."""
     from benchmarks.interpret_peers import ours, spec
-    from jax_pyptx.interpret.scheduler import context, segments, store_runs
+    from jax_pyptx.interpret.scheduler import context, segments, store_runs, wgmma_runs
 
     key, entry = row_of(target)
     k, ins = ours.build(key, entry, spec.shape_of(key, smoke))
@@ -59,16 +61,20 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
         k.interpret(*ins, sanitize=sanitize)
     spent: dict = {}
     wrapped: list = []
+    inner = [0.0]           # the time of the timed calls made inside the current one
 
     def timed(fn, name):
         def run(*a):
+            outer, inner[0] = inner[0], 0.0
             t0 = time.perf_counter()
             try:
                 return fn(*a)
             finally:
+                t = time.perf_counter() - t0
                 c = spent.setdefault(name, [0.0, 0])
-                c[0] += time.perf_counter() - t0
+                c[0] += t - inner[0]
                 c[1] += 1
+                inner[0] = outer + t
         return run
 
     init = context.Context.__init__
@@ -83,7 +89,8 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
 
     patches = [(context.Context, "__init__", init_timed),
                (segments, "run", timed(segments.run, SEGMENTS)),
-               (store_runs, "run", timed(store_runs.run, STORE_RUNS))]
+               (store_runs, "run", timed(store_runs.run, STORE_RUNS)),
+               (wgmma_runs, "run", timed(wgmma_runs.run, WGMMA_RUNS))]
     saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]
     try:
         for obj, name, new in patches:

@@ -21,7 +21,7 @@ from .registry import K_OP
 
 class Decoded:
     __slots__ = ("pc", "ins", "kind", "fn", "guard", "gneg", "target", "sync", "func", "noun", "seg",
-                 "stc", "srun", "nat", "_text")
+                 "stc", "srun", "wgc", "wrun", "nat", "_text")
 
     def __init__(self, pc, ins, func):
         self.pc, self.ins, self.func = pc, ins, func
@@ -35,6 +35,8 @@ class Decoded:
         self.seg = None           # scheduler.segments.Segment starting here, if any
         self.stc = None           # a shared store: (its operands' reader, its writer) (store_runs)
         self.srun = None          # scheduler.store_runs.StoreRun starting here, if any
+        self.wgc = None           # a wgmma.mma_async that may issue in a run (ops.wgmma.run_chain)
+        self.wrun = None          # scheduler.wgmma_runs.WgmmaRun starting here, if any
         self.nat = None           # a pure instruction's native form (scheduler.native.Nat)
         self._text = None
 

@@ -144,6 +144,8 @@ def _perm(rows, cols, ncols):
 def _mma_async(prog, d, ins, scope, dec):
     """Decode the modifiers and operands once (``_MmaAsync``); each execution is its ``issue``."""
     op = _MmaAsync(prog, d, ins, scope, dec)
+    if op.sp is None:
+        d.wgc = op            # a run of them may issue as one (run_chain, scheduler.wgmma_runs)
     d.sync = "warpgroup"
     d.noun = "wgmma shared-memory operand read"
     d.fn = op.issue
@@ -258,6 +260,26 @@ class _MmaAsync:
         registers and scale-d, then finish now or (late schedule) at the wait_group retiring it."""
         st = state(ctx)
         fs = wgfence.state(ctx)
+        W, banks, bdesc, adesc, A, sd, tag = self.operands(ctx, g, st, fs)
+        if st.deferred or ctx.schedule.late():
+            # late (schedule): shared-memory operands are read at the wait_group that retires
+            # it. The accumulators are owned from now on (their hazards are reported as usual),
+            # holding what the operation accumulates onto (read and checked now)
+            for k_ in self.keys:
+                st.regs.set(ctx, k_, g, _accumulated(ctx, st, k_, g, sd, W), tag, self.d)
+            st.deferred.append((tag, g.idx,
+                                lambda ctx: self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
+        else:
+            self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
+        if fs is not None:           # the accumulator now holds this mma's (chained) value
+            fs.clean(g, self.keys)
+        if ctx.timeline is not None:        # in flight until the wait_group retiring it
+            ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
+
+    def operands(self, ctx, g, st, fs):
+        """What an issue reads, checked (``fs``: the fence state, None unsanitized): (W, the
+        CTA banks, B's descriptors, A's (or None), A from registers (or None), scale-d per
+        warpgroup, the open group's tag per thread)."""
         if fs is not None:
             fs.check(ctx, g, (), self.a_keys)
         W, banks = st.warpgroups(ctx, g)
@@ -276,20 +298,7 @@ class _MmaAsync:
         if fs is not None and np.count_nonzero(sd):     # the accumulator is read (scale-d): ordinary writes need a fence
             fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
                      self.keys, ())
-        if st.deferred or ctx.schedule.late():
-            # late (schedule): shared-memory operands are read at the wait_group that retires
-            # it. The accumulators are owned from now on (their hazards are reported as usual),
-            # holding what the operation accumulates onto (read and checked now)
-            for k_ in self.keys:
-                st.regs.set(ctx, k_, g, _accumulated(ctx, st, k_, g, sd, W), tag, self.d)
-            st.deferred.append((tag, g.idx,
-                                lambda ctx: self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)))
-        else:
-            self.finish(ctx, g, W, banks, bdesc, adesc, A, sd, tag)
-        if fs is not None:           # the accumulator now holds this mma's (chained) value
-            fs.clean(g, self.keys)
-        if ctx.timeline is not None:        # in flight until the wait_group retiring it
-            ctx.timeline.issue(ctx, "wgmma", g, st.open, 4)
+        return W, banks, bdesc, adesc, A, sd, tag
 
     def a_from_regs(self, ctx, g, W, st):
         """A (W, M, Ka) from its fragment registers (read, and checked against in-flight writes)."""
@@ -361,9 +370,14 @@ class _MmaAsync:
         """The accumulators (pending until their wait_group) = ``prod`` + C where scale-d is set
         (``prod`` is this instruction's own array: C is added in place)."""
         st = state(ctx)
+        warps = st.warps(g)
+        self.pend(ctx, st, g, W, warps, self.accumulate(ctx, st, g, W, warps, prod, sd), tag)
+
+    def accumulate(self, ctx, st, g, W, warps, prod, sd):
+        """The accumulator tile's bits (W * 4 warps, 16 rows, N) after this operation: ``prod``
+        + C where scale-d is set, C the pending tile or the registers (read and checked)."""
         M, N, dt = self.M, self.N, self.dt
         out = prod
-        warps = st.warps(g)
         bits = None
         nsd = np.count_nonzero(sd)
         if nsd:
@@ -390,9 +404,13 @@ class _MmaAsync:
                         out[sd] += C
         if bits is None:
             bits = _tile_bits(out, dt, self.sat)
-        bits = bits.reshape(W * 4, M // 4, N)
+        return bits.reshape(W * 4, M // 4, N)
+
+    def pend(self, ctx, st, g, W, warps, bits, tag):
+        """Make the accumulators pending with the tile ``bits`` (``accumulate``) for the open
+        group ``tag`` (a later group issued since keeps ownership: late)."""
         d = self.d
-        same, o = st.regs.owner(self.keys_t)   # a later group issued since keeps ownership (late)
+        same, o = st.regs.owner(self.keys_t)
         if same:
             st.regs.tile_set(ctx, self.keys_t, g, warps, bits, tag if o is None else np.maximum(tag, o[g.idx]), d,
                              self.layout)
@@ -428,6 +446,65 @@ class _MmaAsync:
         cur = _acc_values(np.stack([np.asarray(st.regs.read_now(ctx, k_, sub)) for k_ in self.keys], axis=1),
                           self.dt)
         return cur.reshape(int(sd.sum()), -1)[:, self.d_inv].reshape(-1, self.M, self.N)
+
+
+def chain_ready(ctx, op) -> bool:
+    """A run of ``mma_async`` on ``op``'s accumulator can issue as one (``run_chain``): eager
+    (no late schedule, nothing deferred), no timeline or statistics, an .f32 accumulator rounded
+    natively, and its registers one tile block or nothing of them pending (so every issue of
+    the run would make the block's tile pending)."""
+    if ARITH is None or op.dt != "f32" or ctx.stats is not None or ctx.timeline is not None \
+            or ctx.schedule.late():
+        return False
+    st = state(ctx)
+    if st.deferred:
+        return False
+    regs = st.regs
+    b = regs.blocks.get(op.keys_t)
+    if b is not None:
+        return b.layout is op.layout
+    return not regs.early and not any(k in regs.tag for k in op.keys_t)
+
+
+def run_chain(ctx, g, members):
+    """Issue the ``mma_async`` of ``members`` ((decoded, ``_MmaAsync``) in program order, one
+    accumulator; ``chain_ready`` said so) for ``g`` as one by one, but for the accumulator's
+    tile: each reads and checks its operands (``operands``) and multiplies in turn, its product
+    is added to the tile of the one before and rounded (one native pass), and the tile is made
+    pending once, at the end (on an error, the tile of the operations before it, as they
+    would have left it)."""
+    st = state(ctx)
+    fs = wgfence.state(ctx)
+    warps = bits = last = None
+    try:
+        for d, op in members:
+            ctx.cur = d
+            ctx._taint_d = ctx._pt_d = None
+            W, banks, bdesc, adesc, A, sd, tag = op.operands(ctx, g, st, fs)
+            prod = op.product(ctx, g, W, banks, bdesc, adesc, A)
+            if bits is None:
+                warps = st.warps(g)
+                bits = op.accumulate(ctx, st, g, W, warps, prod, sd)
+            else:
+                bits = _chained(prod, bits, sd)
+            last = op, W, tag
+            if fs is not None:
+                fs.clean(g, op.keys)
+    finally:
+        if last is not None:
+            op, W, tag = last
+            op.pend(ctx, st, g, W, warps, bits, tag)
+
+
+def _chained(prod, prev, sd):
+    """``accumulate`` of an .f32 product ``prod`` (W, M, N) onto the pending tile ``prev`` (its
+    bits, W * 4 warps of M / 4 rows): added where scale-d is set, then rounded."""
+    n = np.count_nonzero(sd)
+    if n == len(sd):
+        return _round_f32(prod, prev).reshape(prev.shape)
+    if n:
+        prod[sd] += prev.reshape(prod.shape)[sd].view(np.float32)
+    return _round_f32(prod).reshape(prev.shape)
 
 
 def _pair_lanes(afrag, Ka):

@@ -29,7 +29,7 @@ from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, 
 from ..state import memory as M
 from ..state import stack
 from ..state.operands import per_thread
-from . import progress, segments, specials, store_runs
+from . import progress, segments, specials, store_runs, wgmma_runs
 from .register_blocks import plain, write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, gather, merge, scatter
@@ -642,9 +642,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 if k == K_OP:
                     if d.sync is not None and not self.check_sync(d, sub, g):
                         return self._stay(g, pc, n - 1, tn - sub.n, hook)
-                    if (d.seg is not None or d.srun is not None) and hook is None and \
-                            (s := self._batched(d.seg, sub, n, pc, marks) if d.srun is None
-                             else self._stores(d.srun, sub, n, pc, marks)):
+                    if (d.seg is not None or d.srun is not None or d.wrun is not None) and hook is None \
+                            and (s := self._fused(d, sub, n, pc, marks)):
                         n, tn, pc = n + s - 1, tn + (s - 1) * sub.n, pc + s
                         continue
                     d.fn(self, sub)
@@ -685,6 +684,25 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 pc += 1
         except M.MemoryFault as f:
             raise self.fault(f, sub, d) from None
+
+    def _fused(self, d, g, n, pc, marks):
+        """The instruction count of the planned run at ``d`` (a segment, a run of shared stores
+        or of wgmma.mma_async) run for ``g`` at once, or 0 where it runs one instruction at a
+        time."""
+        if d.wrun is not None:
+            return self._wgmmas(d.wrun, g, n, pc, marks)
+        if d.srun is not None:
+            return self._stores(d.srun, g, n, pc, marks)
+        return self._batched(d.seg, g, n, pc, marks)
+
+    def _wgmmas(self, wrun, g, n, pc, marks):
+        """The instruction count of the run of ``wgmma.mma_async`` ``wrun`` at ``pc`` issued for
+        ``g`` as one (``wgmma_runs``), or 0 where it runs one instruction at a time: as for a
+        segment (``_batched``), or ``wgmma_runs.run`` stood back."""
+        if (n + wrun.span < self.YIELD_AFTER and not (marks and wrun.crosses(marks, pc))
+                and wgmma_runs.run(self, wrun, g)):
+            return wrun.span
+        return 0
 
     def _batched(self, seg, g, n, pc, marks):
         """The instruction count of segment ``seg`` run at ``pc`` for ``g`` in batches

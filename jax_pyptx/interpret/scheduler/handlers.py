@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...errors import InterpreterError, ValidationError
 from ...isa import decode, decode_parts
 from ..machine.registry import HANDLERS, K_CTRL, K_NOP, K_OP
-from . import native, segments, store_runs
+from . import native, segments, store_runs, wgmma_runs
 
 # the instruction families register their handlers on import
 from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, integer,  # noqa: F401
@@ -33,6 +33,7 @@ def decode_program(prog) -> None:
                 d.nat = native.encode(prog, ins, scope, dec)
     segments.plan(prog.code, pure, names)
     store_runs.plan(prog.code, pure, names)
+    wgmma_runs.plan(prog.code, pure, names)
 
 
 def _decoding(ins):

@@ -1,0 +1,113 @@
+"""Runs of ``wgmma.mma_async`` on one accumulator issued as one (``ops.wgmma.run_chain``).
+
+A k-loop's body issues its ``mma_async`` one k-step after the other, all on one accumulator,
+with only the descriptors' register arithmetic between them (``add.s64 %rd23, %rd12, 2``).
+One by one, each issue makes the accumulator's tile pending and the next reads it back; the
+register arithmetic between them runs one instruction at a time. A *run* is such a stretch of
+one function, with no branch target inside, starting and ending with an ``mma_async``, no
+instruction guarded: ``mma_async`` of one accumulator (``Decoded.wgc``: not the sparse form)
+and pure instructions (what ``segments`` batches) that name none of the run's accumulator or A
+registers and write no register an earlier ``mma_async`` of the run reads. The planner
+(``plan``) gives the run's first ``mma_async`` a ``WgmmaRun``, with the pure instructions as one
+segment (none, or two and more: a lone one ends the run before it).
+
+``run`` executes the pure instructions first, as that one segment (where it stands back, the
+whole run goes one by one), then the ``mma_async`` in order through ``run_chain``: each reads
+and checks its operands as its issue would, in the same order, and only the pending tile is
+made once. The pure instructions touch no register of an ``mma_async`` before them, and no
+``mma_async`` touches theirs, so no instruction of the run could tell the order. The scheduler
+hands a run to ``run`` where it would hand it a segment (``Context._fused``: no timeline, no
+yield or other group's PC inside), ``run_chain`` where ``ops.wgmma.chain_ready`` says the
+accumulator allows it.
+"""
+from __future__ import annotations
+
+from ..machine.registry import K_NOP
+from ..ops.wgmma import chain_ready, run_chain
+from . import segments
+
+MIN_MMAS = 2
+
+
+class WgmmaRun:
+    """A planned run of ``span`` instructions from ``pc``: ``members``, its ``mma_async``
+    ((decoded, ``ops.wgmma._MmaAsync``), in order); ``seg``, its pure instructions as one
+    segment (``segments.levelled``), or None (there are none)."""
+
+    __slots__ = ("pc", "span", "members", "seg")
+
+    def __init__(self, pc, span, members, seg=None):
+        self.pc, self.span, self.members, self.seg = pc, span, members, seg
+
+    crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
+
+
+def plan(code, pure, names):
+    """Give the first ``mma_async`` of every run of ``code`` its ``WgmmaRun`` (``d.wrun``);
+    ``pure``: pc -> ``segments.describe``'s answer for the pure instructions, ``names``: pc ->
+    the register keys each instruction names (``segments.register_keys``)."""
+    targets = {d.target for d in code if d.target is not None}
+    uses = None
+    pc, end = 0, len(code)
+    while pc < end:
+        d = code[pc]
+        if d.wgc is None or d.guard is not None:
+            pc += 1
+            continue
+        members, pures = _extent(code, pure, names, targets, pc)
+        last = members[-1][0].pc
+        if len(members) >= MIN_MMAS:
+            seg = None
+            if pures:
+                if uses is None:
+                    uses = segments.uses_of(names)
+                seg = segments.levelled(code, pure, pures, uses, names)
+            d.wrun = WgmmaRun(pc, last + 1 - pc, tuple(members), seg)
+        pc = last + 1
+
+
+def _extent(code, pure, names, targets, pc):
+    """The ``mma_async`` (decoded, op) and the pure instructions' PCs of the run from ``pc``
+    (the module doc)."""
+    op = code[pc].wgc
+    acc = set(op.keys)
+    members, pures = [(code[pc], op)], []
+    owned = acc | set(op.a_keys)          # the mma_async's accumulator and A registers
+    read = set(names[pc])                 # every register an mma_async of the run names
+    named = set()                         # every register a pure instruction of it names
+    q, end, func = pc + 1, len(code), code[pc].func
+    while q < end and q not in targets and code[q].func == func:
+        dq = code[q]
+        w = dq.wgc
+        if w is not None and dq.guard is None and w.keys_t == op.keys_t:
+            mine = acc | set(w.a_keys)
+            if (set(names[q]) - mine) & acc or mine & named:
+                break                     # a descriptor in the accumulator; a pure one's register
+            members.append((dq, w))
+            owned |= mine
+            read |= set(names[q])
+        elif q in pure and dq.guard is None:
+            keys = set(names[q])
+            if keys & owned or pure[q][1] in read:
+                break
+            pures.append(q)
+            named |= keys
+        elif dq.kind != K_NOP:
+            break
+        q += 1
+    pures = [p for p in pures if p < members[-1][0].pc]
+    if len(pures) == 1:                   # one pure instruction: the run ends before it
+        members = [m for m in members if m[0].pc < pures[0]]
+        pures = []
+    return members, pures
+
+
+def run(ctx, wrun, g) -> bool:
+    """Run ``wrun`` for the threads of ``g`` (the module doc); True when done, False (nothing
+    done) where its instructions must run one by one."""
+    if not ctx.fuse or g.synced != (ctx.nlive, 1) or not chain_ready(ctx, wrun.members[0][1]):
+        return False
+    if wrun.seg is not None and not segments.run(ctx, wrun.seg, g):
+        return False
+    run_chain(ctx, g, wrun.members)
+    return True

@@ -1,0 +1,155 @@
+"""Runs of ``wgmma.mma_async`` on one accumulator issued as one (``scheduler.wgmma_runs``,
+``ops.wgmma.run_chain``): the k-steps' descriptor arithmetic runs first as one segment, each
+``mma_async`` reads and checks its operands in order, and the accumulator's tile is made
+pending once; the registers, the values and the diagnostics are those of running them one by
+one (``Context.fuse = False``)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from jax_pyptx.errors import InterpreterError, SanitizerWarning
+from jax_pyptx.interpret import launch
+from jax_pyptx.interpret.launch import get_module, get_program
+from jax_pyptx.interpret.scheduler import wgmma_runs
+from jax_pyptx.interpret.scheduler.context import Context
+
+from .mma_util import acc_matrix, place, rand, wgmma_desc, wgmma_kernel
+from .test_interp_wgmma_blocks import COMMIT, WAIT, two_warpgroups
+
+B2 = 4096 >> 4            # the second B lies 4 KiB after the first: its descriptor's start + 256
+
+
+def mma(db, sd):
+    return (f"  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {{acc}}, %da, {db}, {sd}, 1, 1, 0, 0;\n")
+
+
+# three k-steps on one accumulator (B1, B2, B1), the later descriptors worked out between them
+CHAIN = (mma("%db", "SD0") + f"  add.u64 %rd9, %db, {B2};\n" + mma("%rd9", 1) + "  add.u64 %rd4, %db, 0;\n" +
+         mma("%rd4", 1) + COMMIT + WAIT)
+
+
+def image(seed):
+    """A (64 x 16) at 0, B1 and B2 (16 x 8) at 8 and 12 KiB, f16; their exact products."""
+    rng = np.random.default_rng(seed)
+    A, B1, B2_ = rand(rng, (64, 16), "f16"), rand(rng, (16, 8), "f16"), rand(rng, (16, 8), "f16")
+    img = np.zeros(16384, np.uint8)
+    place(img, 0, A, "f16", "K", "none", lbo=8 * 128, sbo=128)
+    place(img, 8192, B1.T, "f16", "K", "none", lbo=128, sbo=128)
+    place(img, 12288, B2_.T, "f16", "K", "none", lbo=128, sbo=128)
+    a = A.astype(np.float64)
+    return img, a @ B1.astype(np.float64), a @ B2_.astype(np.float64)
+
+
+def run(ptx, img, block=128, cin=None, **kw):
+    out = np.zeros(block * 4, np.uint32)
+    c = np.zeros(block * 4, np.uint32) if cin is None else cin
+    launch(ptx, "k", [img, out, np.uint64(wgmma_desc(0, 1024, 128)), np.uint64(wgmma_desc(8192, 128, 128)),
+                      c, np.zeros((block, 4), np.uint32)], block=block, **kw)
+    return out
+
+
+def both(monkeypatch, fn):
+    """``fn()`` with runs on, then one by one (the answer, or the error's type and message),
+    and how many runs issued as one in each."""
+    out, chains = [], []
+    real = wgmma_runs.run_chain
+    for fuse in (True, False):
+        seen = []
+
+        def counted(ctx, g, members, seen=seen):
+            seen.append(len(members))
+            return real(ctx, g, members)
+        monkeypatch.setattr(wgmma_runs, "run_chain", counted)
+        monkeypatch.setattr(Context, "fuse", fuse)
+        try:
+            out.append(fn())
+        except InterpreterError as e:
+            out.append((type(e), str(e)))
+        chains.append(seen)
+    return out, chains
+
+
+def f32(x):
+    return np.asarray(x, np.float32).astype(np.float64)
+
+
+def test_a_run_is_planned_from_the_first_mma_to_the_last():
+    prog = get_program(get_module(wgmma_kernel(CHAIN.replace("SD0", "0"), 4)), "k")
+    (d,) = [d for d in prog.code if d.wrun is not None]
+    first = next(c.pc for c in prog.code if c.ins.opcode == "wgmma.mma_async")
+    assert d.pc == first and d.wrun.span == 5 and len(d.wrun.members) == 3
+    names = sorted(k.split("::")[-1] for k, _ in d.wrun.seg.finals)      # hoisted, written back
+    assert names == ["%rd4", "%rd9"]
+
+
+@pytest.mark.parametrize("body, runs", [
+    # the add overwrites a descriptor the first mma read: the run ends before it
+    (mma("%rd9", 0) + "  add.u64 %rd9, %rd9, 0;\n" + mma("%rd9", 1) + mma("%rd9", 1), [(2, 2)]),
+    # one pure instruction between: not a segment, so the run ends before it
+    (mma("%db", 0) + "  add.u64 %rd9, %db, 0;\n" + mma("%rd9", 1) + mma("%db", 1), [(2, 2)]),
+    # a pure instruction writing an accumulator register ends it
+    (mma("%db", 0) + mma("%db", 1) + "  mov.f32 %c1, 0f00000000;\n  add.u64 %rd9, %db, 0;\n" +
+     mma("%db", 1), [(0, 2)]),
+])
+def test_a_run_ends_where_moving_an_instruction_first_could_change_it(body, runs):
+    prog = get_program(get_module(wgmma_kernel(body.replace("{acc}", "{acc}"), 4)), "k")
+    first = next(c.pc for c in prog.code if c.ins.opcode == "wgmma.mma_async")
+    got = [(d.pc - first, d.wrun.span) for d in prog.code if d.wrun is not None]
+    assert got == runs
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+@pytest.mark.parametrize("sd0", [0, 1])
+def test_a_run_gives_the_registers_of_one_by_one(monkeypatch, sanitize, sd0):
+    img, P1, P2 = image(50)
+    rng = np.random.default_rng(51)
+    C = rand(rng, (128, 4), "f16").astype(np.float32).view(np.uint32).reshape(-1)
+    ptx = wgmma_kernel(CHAIN.replace("SD0", str(sd0)), 4, cin=True)
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, cin=C, sanitize=sanitize))
+    assert chains == [[3], []]
+    np.testing.assert_array_equal(fused, single)
+    d = f32(P1 + (acc_matrix(C, 8) if sd0 else 0))          # each k-step rounded to f32
+    d = f32(f32(d + P2) + P1)
+    np.testing.assert_array_equal(acc_matrix(fused, 8), d)
+
+
+def test_scale_d_set_for_one_warpgroup_only(monkeypatch):
+    # warpgroup 0 adds the second product to the first; warpgroup 1 starts over with it
+    img, P1, P2 = image(52)
+    body = ("  setp.eq.u32 %p2, %r5, 0;\n" + mma("%db", 0) + f"  add.u64 %rd9, %db, {B2};\n"
+            "  add.u64 %rd4, %rd9, 0;\n" + mma("%rd4", "%p2") + COMMIT + WAIT)
+    ptx = two_warpgroups(body)
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, block=256))
+    assert chains == [[2], []]
+    np.testing.assert_array_equal(fused, single)
+    np.testing.assert_array_equal(acc_matrix(fused[:512], 8), f32(f32(P1) + P2))
+    np.testing.assert_array_equal(acc_matrix(fused[512:], 8), f32(P2))
+
+
+def test_an_error_in_a_later_mma_is_the_one_by_one_error(monkeypatch):
+    # the third mma's B descriptor differs between the threads of the warpgroup
+    img, _, _ = image(53)
+    body = CHAIN.replace("SD0", "0").replace("  add.u64 %rd4, %db, 0;\n",
+                                             "  cvt.u64.u32 %rd4, %r1;\n  add.u64 %rd4, %db, %rd4;\n")
+    (fused, single), chains = both(monkeypatch, lambda: run(wgmma_kernel(body, 4), img))
+    assert chains == [[3], []]
+    assert fused == single
+    assert fused[0] is InterpreterError and "b-desc differs between threads of a warpgroup (thread 1" in fused[1]
+
+
+def test_a_missing_fence_warns_once_per_mma_as_one_by_one(monkeypatch):
+    img, _, _ = image(54)
+    ptx = wgmma_kernel(CHAIN.replace("SD0", "0"), 4).replace("  wgmma.fence.sync.aligned;\n", "")
+
+    def warned():
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            run(ptx, img)
+        return [(type(x.message), str(x.message)) for x in w if issubclass(x.category, SanitizerWarning)]
+    (fused, single), chains = both(monkeypatch, warned)
+    assert chains == [[3], []]
+    assert fused == single and len(fused) == 3
+    assert all("no wgmma.fence before this warpgroup's first wgmma.mma_async" in m for _, m in fused)
