@@ -1,8 +1,9 @@
 """Runs of ``wgmma.mma_async`` on one accumulator issued as one (``scheduler.wgmma_runs``,
-``ops.wgmma.run_chain``): the k-steps' descriptor arithmetic runs first as one segment, each
+``ops.wgmma_chain``): the k-steps' descriptor arithmetic runs first as one segment, each
 ``mma_async`` reads and checks its operands in order, and the accumulator's tile is made
-pending once; the registers, the values and the diagnostics are those of running them one by
-one (``Context.fuse = False``)."""
+pending once; bf16 operands are read at once where nothing can be reported (``_at_once``).
+The registers, the values and the diagnostics are those of running them one by one
+(``Context.fuse = False``)."""
 from __future__ import annotations
 
 import warnings
@@ -10,65 +11,77 @@ import warnings
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import InterpreterError, SanitizerWarning
+from jax_pyptx.errors import InterpreterError, SanitizerWarning, UninitializedReadError
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.launch import get_module, get_program
+from jax_pyptx.interpret.ops import wgmma_chain
 from jax_pyptx.interpret.scheduler import wgmma_runs
 from jax_pyptx.interpret.scheduler.context import Context
 
-from .mma_util import acc_matrix, place, rand, wgmma_desc, wgmma_kernel
+from .mma_util import a_regs, acc_matrix, place, rand, wgmma_desc, wgmma_kernel
 from .test_interp_wgmma_blocks import COMMIT, WAIT, two_warpgroups
 
 B2 = 4096 >> 4            # the second B lies 4 KiB after the first: its descriptor's start + 256
 
 
-def mma(db, sd):
-    return (f"  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {{acc}}, %da, {db}, {sd}, 1, 1, 0, 0;\n")
+def mma(db, sd, t="f16", a="%da"):
+    tail = "0" if a.startswith("{") else "0, 0"         # imm-trans-b (and -a for a descriptor)
+    return f"  wgmma.mma_async.sync.aligned.m64n8k16.f32.{t}.{t} {{acc}}, {a}, {db}, {sd}, 1, 1, {tail};\n"
 
 
-# three k-steps on one accumulator (B1, B2, B1), the later descriptors worked out between them
-CHAIN = (mma("%db", "SD0") + f"  add.u64 %rd9, %db, {B2};\n" + mma("%rd9", 1) + "  add.u64 %rd4, %db, 0;\n" +
+# three k-steps on one accumulator (B1, B2, B2), the later descriptors worked out between them
+CHAIN = (mma("%db", "SD0") + f"  add.u64 %rd9, %db, {B2};\n" + mma("%rd9", 1) + "  add.u64 %rd4, %rd9, 0;\n" +
          mma("%rd4", 1) + COMMIT + WAIT)
 
 
-def image(seed):
-    """A (64 x 16) at 0, B1 and B2 (16 x 8) at 8 and 12 KiB, f16; their exact products."""
+def image(seed, t="f16"):
+    """A (64 x 16) at 0, B1 and B2 (16 x 8) at 8 and 12 KiB, of type ``t``; A and the exact
+    products."""
     rng = np.random.default_rng(seed)
-    A, B1, B2_ = rand(rng, (64, 16), "f16"), rand(rng, (16, 8), "f16"), rand(rng, (16, 8), "f16")
+    A, B1, B2_ = rand(rng, (64, 16), t), rand(rng, (16, 8), t), rand(rng, (16, 8), t)
     img = np.zeros(16384, np.uint8)
-    place(img, 0, A, "f16", "K", "none", lbo=8 * 128, sbo=128)
-    place(img, 8192, B1.T, "f16", "K", "none", lbo=128, sbo=128)
-    place(img, 12288, B2_.T, "f16", "K", "none", lbo=128, sbo=128)
+    place(img, 0, A, t, "K", "none", lbo=8 * 128, sbo=128)
+    place(img, 8192, B1.T, t, "K", "none", lbo=128, sbo=128)
+    place(img, 12288, B2_.T, t, "K", "none", lbo=128, sbo=128)
     a = A.astype(np.float64)
-    return img, a @ B1.astype(np.float64), a @ B2_.astype(np.float64)
+    return img, a @ B1.astype(np.float64), a @ B2_.astype(np.float64), A
 
 
-def run(ptx, img, block=128, cin=None, **kw):
+def run(ptx, img, block=128, cin=None, areg=None, **kw):
     out = np.zeros(block * 4, np.uint32)
     c = np.zeros(block * 4, np.uint32) if cin is None else cin
+    ar = np.zeros((block, 4), np.uint32) if areg is None else areg
     launch(ptx, "k", [img, out, np.uint64(wgmma_desc(0, 1024, 128)), np.uint64(wgmma_desc(8192, 128, 128)),
-                      c, np.zeros((block, 4), np.uint32)], block=block, **kw)
+                      c, ar], block=block, **kw)
     return out
 
 
-def both(monkeypatch, fn):
+def both(monkeypatch, fn, at_once=None):
     """``fn()`` with runs on, then one by one (the answer, or the error's type and message),
-    and how many runs issued as one in each."""
+    and the runs issued as one in each (their lengths); ``at_once`` (a list) gets how many of
+    them read their operands at once."""
     out, chains = [], []
-    real = wgmma_runs.run_chain
+    real, issue = wgmma_runs.run_chain, wgmma_chain._issue
     for fuse in (True, False):
-        seen = []
+        seen, fast = [], []
 
         def counted(ctx, g, members, seen=seen):
             seen.append(len(members))
             return real(ctx, g, members)
+
+        def issued(*a, fast=fast):
+            fast.append(1)
+            return issue(*a)
         monkeypatch.setattr(wgmma_runs, "run_chain", counted)
+        monkeypatch.setattr(wgmma_chain, "_issue", issued)
         monkeypatch.setattr(Context, "fuse", fuse)
         try:
             out.append(fn())
         except InterpreterError as e:
             out.append((type(e), str(e)))
         chains.append(seen)
+        if at_once is not None:
+            at_once.append(len(fast))
     return out, chains
 
 
@@ -101,24 +114,26 @@ def test_a_run_ends_where_moving_an_instruction_first_could_change_it(body, runs
     assert got == runs
 
 
+@pytest.mark.parametrize("t", ["f16", "bf16"])
 @pytest.mark.parametrize("sanitize", [True, False])
 @pytest.mark.parametrize("sd0", [0, 1])
-def test_a_run_gives_the_registers_of_one_by_one(monkeypatch, sanitize, sd0):
-    img, P1, P2 = image(50)
+def test_a_run_gives_the_registers_of_one_by_one(monkeypatch, sanitize, sd0, t):
+    img, P1, P2, _ = image(50, t)
     rng = np.random.default_rng(51)
     C = rand(rng, (128, 4), "f16").astype(np.float32).view(np.uint32).reshape(-1)
-    ptx = wgmma_kernel(CHAIN.replace("SD0", str(sd0)), 4, cin=True)
-    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, cin=C, sanitize=sanitize))
-    assert chains == [[3], []]
+    ptx = wgmma_kernel(CHAIN.replace("SD0", str(sd0)).replace(".f16.f16", f".{t}.{t}"), 4, cin=True)
+    fast = []
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, cin=C, sanitize=sanitize), fast)
+    assert chains == [[3], []] and fast == [int(t == "bf16"), 0]     # bf16: its operands at once
     np.testing.assert_array_equal(fused, single)
     d = f32(P1 + (acc_matrix(C, 8) if sd0 else 0))          # each k-step rounded to f32
-    d = f32(f32(d + P2) + P1)
+    d = f32(f32(d + P2) + P2)
     np.testing.assert_array_equal(acc_matrix(fused, 8), d)
 
 
 def test_scale_d_set_for_one_warpgroup_only(monkeypatch):
     # warpgroup 0 adds the second product to the first; warpgroup 1 starts over with it
-    img, P1, P2 = image(52)
+    img, P1, P2, _ = image(52)
     body = ("  setp.eq.u32 %p2, %r5, 0;\n" + mma("%db", 0) + f"  add.u64 %rd9, %db, {B2};\n"
             "  add.u64 %rd4, %rd9, 0;\n" + mma("%rd4", "%p2") + COMMIT + WAIT)
     ptx = two_warpgroups(body)
@@ -131,8 +146,8 @@ def test_scale_d_set_for_one_warpgroup_only(monkeypatch):
 
 def test_an_error_in_a_later_mma_is_the_one_by_one_error(monkeypatch):
     # the third mma's B descriptor differs between the threads of the warpgroup
-    img, _, _ = image(53)
-    body = CHAIN.replace("SD0", "0").replace("  add.u64 %rd4, %db, 0;\n",
+    img, _, _, _ = image(53)
+    body = CHAIN.replace("SD0", "0").replace("  add.u64 %rd4, %rd9, 0;\n",
                                              "  cvt.u64.u32 %rd4, %r1;\n  add.u64 %rd4, %db, %rd4;\n")
     (fused, single), chains = both(monkeypatch, lambda: run(wgmma_kernel(body, 4), img))
     assert chains == [[3], []]
@@ -141,7 +156,7 @@ def test_an_error_in_a_later_mma_is_the_one_by_one_error(monkeypatch):
 
 
 def test_a_missing_fence_warns_once_per_mma_as_one_by_one(monkeypatch):
-    img, _, _ = image(54)
+    img, _, _, _ = image(54)
     ptx = wgmma_kernel(CHAIN.replace("SD0", "0"), 4).replace("  wgmma.fence.sync.aligned;\n", "")
 
     def warned():
@@ -153,3 +168,34 @@ def test_a_missing_fence_warns_once_per_mma_as_one_by_one(monkeypatch):
     assert chains == [[3], []]
     assert fused == single and len(fused) == 3
     assert all("no wgmma.fence before this warpgroup's first wgmma.mma_async" in m for _, m in fused)
+
+
+# A from registers: %a0..%a3 for the first k-step, copies of them in %e0..%e3 for the second
+A_REGS = ("  mov.b32 %e0, %a0;\n  mov.b32 %e1, %a1;\n  mov.b32 %e2, %a2;\n  mov.b32 %e3, %a3;\n"
+          "  wgmma.fence.sync.aligned;\n" +
+          mma("%db", 0, "bf16", "{%a0, %a1, %a2, %a3}") + f"  add.u64 %rd9, %db, {B2};\n  add.u64 %rd4, %rd9, 0;\n" +
+          mma("%rd4", 1, "bf16", "{AREGS}") + COMMIT + WAIT)
+
+
+@pytest.mark.parametrize("second, at_once", [("%e0, %e1, %e2, %e3", 1), ("%a0, %a1, %a2, %a3", 0)])
+def test_a_from_registers(monkeypatch, second, at_once):
+    # read at once unless an operation reads the registers an earlier one of the run reads
+    img, P1, P2, A = image(55, "bf16")
+    ptx = wgmma_kernel(A_REGS.replace("AREGS", second), 4, aregs=True, extra_regs="\n  .reg .b32 %e<4>;")
+    fast = []
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, areg=a_regs(A, "bf16")), fast)
+    assert chains == [[2], []] and fast == [at_once, 0]
+    np.testing.assert_array_equal(fused, single)
+    np.testing.assert_array_equal(acc_matrix(fused, 8), f32(f32(P1) + P2))
+
+
+def test_unwritten_shared_memory_is_reported_as_one_by_one(monkeypatch):
+    # only the first 12 KiB are copied in: the second k-step's B is never written
+    img, _, _, _ = image(56, "bf16")
+    ptx = wgmma_kernel(CHAIN.replace("SD0", "0").replace(".f16.f16", ".bf16.bf16"), 4)
+    short = ptx.replace("setp.ge.u32 %p0, %r2, 1024;", "setp.ge.u32 %p0, %r2, 768;")
+    assert short != ptx
+    fast = []
+    (fused, single), chains = both(monkeypatch, lambda: run(short, img), fast)
+    assert chains == [[3], []] and fast == [0, 0]
+    assert fused == single and fused[0] is UninitializedReadError

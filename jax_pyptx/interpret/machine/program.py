@@ -35,7 +35,7 @@ class Decoded:
         self.seg = None           # scheduler.segments.Segment starting here, if any
         self.stc = None           # a shared store: (its operands' reader, its writer) (store_runs)
         self.srun = None          # scheduler.store_runs.StoreRun starting here, if any
-        self.wgc = None           # a wgmma.mma_async that may issue in a run (ops.wgmma.run_chain)
+        self.wgc = None           # a wgmma.mma_async that may issue in a run (ops.wgmma_chain.run_chain)
         self.wrun = None          # scheduler.wgmma_runs.WgmmaRun starting here, if any
         self.nat = None           # a pure instruction's native form (scheduler.native.Nat)
         self._text = None

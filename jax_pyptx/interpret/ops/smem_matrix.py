@@ -298,6 +298,66 @@ def _read_same(ctx, p, what, check_init, g, lane, used, t, trans=False):
     return _transposed((raw if t is None else values(raw, t)).reshape(-1, mn, k), trans)
 
 
+class ChainPlan:
+    """Where the bf16 matrices of several ``gather`` calls (a run's k-steps, ``chain_plan``) lie:
+    one index, relative to each CTA's first matrix, and their spans for the sanitizer's checks."""
+
+    __slots__ = ("first", "rel", "ctas", "lo", "hi", "lohi", "wkey", "rkey")
+
+
+def chain_plan(sh, banks, steps, major, mn, k, trans=False):
+    """The ``ChainPlan`` of the bf16 operands ``steps`` (each a list of descriptors, one per
+    CTA bank of ``banks``), each step read as ``gather`` (``trans``: (k, mn) each), or None
+    where they are not all ``_Plan`` matrices at one offset from the first step's in every CTA
+    (or a step reads past the end of shared memory, or unaligned: ``gather`` says so), or
+    the native core is not built."""
+    if ARITH is None:
+        return None
+    ps = []
+    for descs in steps:
+        key0 = descs[0].layout_key()
+        if descs[0].lbo_mode or any(d.layout_key() != key0 for d in descs):
+            return None
+        try:
+            p = _plan_same(sh, banks, descs, major, mn, k, 16, "")
+        except InterpreterError:
+            return None
+        if p is None or not p.aligned:
+            return None
+        ps.append(p)
+    first = ps[0].first
+    shift = [p.first - first for p in ps]
+    if any((s != s[0]).any() or s[0] % 2 for s in shift):
+        return None
+    cp = ChainPlan()
+    cp.first = first // 2
+    cp.rel = np.concatenate([int(s[0]) // 2 + (p.relq_t() if trans else p.relq) for s, p in zip(shift, ps)])
+    cp.ctas = np.concatenate([p.bk[:, 0] for p in ps])
+    cp.lo = np.concatenate([p.spans[0] for p in ps])
+    cp.hi = np.concatenate([p.spans[1] for p in ps])
+    cp.lohi = (int(cp.lo.min()), int(cp.hi.max()))
+    cp.rkey = _rounded(cp.ctas, cp.lo, cp.hi, sh.stride)
+    cp.wkey = ("chain", cp.rkey)
+    return cp
+
+
+def read_chain(ctx, cp, check_init=True):
+    """The matrices of ``cp`` widened to float64, (CTA banks, steps * mn * k), where the
+    sanitizer has nothing to report of any of them (``_read_same``'s checks: async proxy and
+    definedness); else None (read them one by one: ``gather``)."""
+    if ARITH is None:
+        return None
+    sh = ctx.shared
+    if ctx.sanitize and not spans_clear(ctx, cp.ctas, cp.lo, cp.hi, cp.lohi):
+        return None
+    if check_init and sh.init is not None and not sh.init_full and cp.wkey not in sh.written \
+            and not _spans_written(sh, cp.ctas, cp.lo, cp.hi, alias=cp.wkey, key=cp.rkey):
+        return None
+    raw = np.empty((len(cp.first), len(cp.rel)), np.float64)
+    ARITH.take_bf16(sh.view(np.uint16), cp.first, cp.rel, raw)
+    return raw
+
+
 def _gather_any(ctx, bk, starts, d0, major, mn, k, elem_bits, what, check_init, g, lane, used):
     """``gather`` of one layout's matrices, any starts and element sizes (sub-byte too)."""
     sh = ctx.shared

@@ -30,7 +30,7 @@ import sys
 import numpy as np
 
 from ...errors import InterpreterError
-from ...ir.nodes import Imm, Vec
+from ...ir.nodes import Imm, Reg, Vec
 from ...isa.fragments import mnk, wgmma_a_fragment, wgmma_d_fragment
 from ...types import b32, b64, pred
 from ..state import fp
@@ -39,7 +39,7 @@ from . import smem_matrix as SM
 from ..sanitizer import wgfence
 from ..machine.asyncregs import AsyncWrites, TileLayout
 from ..machine.group import Group
-from ..state.operands import items, reader
+from ..state.operands import items, parse_int, reader
 from ..machine.registry import register
 
 WG = 128
@@ -97,10 +97,18 @@ def state(ctx) -> WgmmaState:
     return st
 
 
+def _desc_key(prog, op, scope):
+    """The register key of a descriptor operand that is a 64-bit register read as it is (no
+    negation), else None."""
+    if type(op) is not Reg or op.neg or not prog.has_reg(op.name, scope):
+        return None
+    info = prog.reg(op.name, scope)
+    return info.key if info.bits == 64 else None
+
+
 def _imm(op, what, allowed):
     if not isinstance(op, Imm):
         raise InterpreterError(f"{what} must be an immediate, got {op}")
-    from ..state.operands import parse_int
     v = parse_int(op.text)
     if v not in allowed:
         raise InterpreterError(f"{what} is {v}; allowed: {', '.join(map(str, allowed))}")
@@ -145,7 +153,7 @@ def _mma_async(prog, d, ins, scope, dec):
     """Decode the modifiers and operands once (``_MmaAsync``); each execution is its ``issue``."""
     op = _MmaAsync(prog, d, ins, scope, dec)
     if op.sp is None:
-        d.wgc = op            # a run of them may issue as one (run_chain, scheduler.wgmma_runs)
+        d.wgc = op            # a run of them may issue as one (wgmma_chain, scheduler.wgmma_runs)
     d.sync = "warpgroup"
     d.noun = "wgmma shared-memory operand read"
     d.fn = op.issue
@@ -158,7 +166,7 @@ class _MmaAsync:
 
     __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
                  "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "a_keys_t", "get_a", "get_b", "get_scale", "a_inv",
-                 "a_lanes", "d_inv", "layout", "plans")
+                 "a_lanes", "d_inv", "layout", "plans", "b_key", "a_key", "sd_imm")
 
     def __init__(self, prog, d, ins, scope, dec):
         self.d = d
@@ -169,6 +177,11 @@ class _MmaAsync:
         self.get_b = reader(prog, ops[2], b64, scope)
         self._a_operand(prog, ops[1], scope)
         self.get_scale = reader(prog, ops[3], pred, scope)
+        # what a run's issue reads without the readers (wgmma_chain): the descriptors' 64-bit
+        # registers (None: another operand) and scale-d as an immediate (None: a predicate)
+        self.b_key = _desc_key(prog, ops[2], scope)
+        self.a_key = None if self.a_regs else _desc_key(prog, ops[1], scope)
+        self.sd_imm = bool(parse_int(ops[3].text)) if isinstance(ops[3], Imm) else None
         if self.at == "b1" and dec.get("op") != ".and":
             raise InterpreterError(f"wgmma .b1 with {dec.get('op')}: the ISA defines .and.popc only")
         N = self.N
@@ -420,6 +433,10 @@ class _MmaAsync:
             owner = st.regs.tag.get(k_)
             st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
 
+    def rounds_natively(self) -> bool:
+        """Whether the accumulator is added to and rounded in the native core (.f32)."""
+        return self.dt == "f32" and ARITH is not None
+
     def _registers_tile(self, ctx, st, g, W, sd):
         """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) read from its
         registers in one native pass, where that is all reading them does: an .f32
@@ -448,56 +465,8 @@ class _MmaAsync:
         return cur.reshape(int(sd.sum()), -1)[:, self.d_inv].reshape(-1, self.M, self.N)
 
 
-def chain_ready(ctx, op) -> bool:
-    """A run of ``mma_async`` on ``op``'s accumulator can issue as one (``run_chain``): eager
-    (no late schedule, nothing deferred), no timeline or statistics, an .f32 accumulator rounded
-    natively, and its registers one tile block or nothing of them pending (so every issue of
-    the run would make the block's tile pending)."""
-    if ARITH is None or op.dt != "f32" or ctx.stats is not None or ctx.timeline is not None \
-            or ctx.schedule.late():
-        return False
-    st = state(ctx)
-    if st.deferred:
-        return False
-    regs = st.regs
-    b = regs.blocks.get(op.keys_t)
-    if b is not None:
-        return b.layout is op.layout
-    return not regs.early and not any(k in regs.tag for k in op.keys_t)
-
-
-def run_chain(ctx, g, members):
-    """Issue the ``mma_async`` of ``members`` ((decoded, ``_MmaAsync``) in program order, one
-    accumulator; ``chain_ready`` said so) for ``g`` as one by one, but for the accumulator's
-    tile: each reads and checks its operands (``operands``) and multiplies in turn, its product
-    is added to the tile of the one before and rounded (one native pass), and the tile is made
-    pending once, at the end (on an error, the tile of the operations before it, as they
-    would have left it)."""
-    st = state(ctx)
-    fs = wgfence.state(ctx)
-    warps = bits = last = None
-    try:
-        for d, op in members:
-            ctx.cur = d
-            ctx._taint_d = ctx._pt_d = None
-            W, banks, bdesc, adesc, A, sd, tag = op.operands(ctx, g, st, fs)
-            prod = op.product(ctx, g, W, banks, bdesc, adesc, A)
-            if bits is None:
-                warps = st.warps(g)
-                bits = op.accumulate(ctx, st, g, W, warps, prod, sd)
-            else:
-                bits = _chained(prod, bits, sd)
-            last = op, W, tag
-            if fs is not None:
-                fs.clean(g, op.keys)
-    finally:
-        if last is not None:
-            op, W, tag = last
-            op.pend(ctx, st, g, W, warps, bits, tag)
-
-
-def _chained(prod, prev, sd):
-    """``accumulate`` of an .f32 product ``prod`` (W, M, N) onto the pending tile ``prev`` (its
+def chained(prod, prev, sd):
+    """``_MmaAsync.accumulate`` of an .f32 product ``prod`` (W, M, N) onto the pending tile ``prev`` (its
     bits, W * 4 warps of M / 4 rows): added where scale-d is set, then rounded."""
     n = np.count_nonzero(sd)
     if n == len(sd):

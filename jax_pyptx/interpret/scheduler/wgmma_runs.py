@@ -1,4 +1,4 @@
-"""Runs of ``wgmma.mma_async`` on one accumulator issued as one (``ops.wgmma.run_chain``).
+"""Runs of ``wgmma.mma_async`` on one accumulator issued as one (``ops.wgmma_chain.run_chain``).
 
 A k-loop's body issues its ``mma_async`` one k-step after the other, all on one accumulator,
 with only the descriptors' register arithmetic between them (``add.s64 %rd23, %rd12, 2``).
@@ -17,13 +17,13 @@ and checks its operands as its issue would, in the same order, and only the pend
 made once. The pure instructions touch no register of an ``mma_async`` before them, and no
 ``mma_async`` touches theirs, so no instruction of the run could tell the order. The scheduler
 hands a run to ``run`` where it would hand it a segment (``Context._fused``: no timeline, no
-yield or other group's PC inside), ``run_chain`` where ``ops.wgmma.chain_ready`` says the
+yield or other group's PC inside), ``run_chain`` where ``ops.wgmma_chain.chain_ready`` says the
 accumulator allows it.
 """
 from __future__ import annotations
 
 from ..machine.registry import K_NOP
-from ..ops.wgmma import chain_ready, run_chain
+from ..ops.wgmma_chain import chain_ready, run_chain
 from . import segments
 
 MIN_MMAS = 2

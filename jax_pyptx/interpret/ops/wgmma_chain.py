@@ -1,0 +1,189 @@
+"""A run of ``wgmma.mma_async`` on one accumulator issued as one (the ops half of
+``scheduler.wgmma_runs``, which finds the runs and hoists the arithmetic between them).
+
+One by one, each ``mma_async`` of a k-loop makes the accumulator's tile pending and the next
+reads it back; ``run_chain`` keeps the tile between them and makes it pending once, at the
+end. Every operation still reads and checks its operands in order (``_MmaAsync.operands``),
+and its product is added to the tile of the one before and rounded, as its own issue would.
+
+Where nothing can be reported (``_at_once`` checks it first, changing nothing), the run's
+operands are read at once instead: the descriptors of every k-step from their registers, the
+bf16 matrices of all the k-steps as one gather (``smem_matrix.chain_plan``, remembered per
+descriptor values and CTAs), one matrix product of every k-step and warpgroup. That needs
+each descriptor's register plain (``Context.plain``) and the same in every thread of a
+warpgroup, scale-d an immediate, A's registers plain, and the shared memory clear of the
+sanitizer's marks and written (``smem_matrix.read_chain``); then the fence checks, the A
+registers' in-flight reads and the accumulator's rounding follow in issue order, as one by
+one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..sanitizer import wgfence
+from . import smem_matrix as SM
+from .wgmma import WG, chained, state
+
+_PLANS: dict = {}           # (run, descriptor values, banks, memory shape) -> plans of B and A
+_KEYS: dict = {}            # run -> its descriptor registers (None: it cannot issue at once)
+
+
+def chain_ready(ctx, op) -> bool:
+    """A run of ``mma_async`` on ``op``'s accumulator can issue as one (``run_chain``): eager
+    (no late schedule, nothing deferred), no timeline or statistics, an .f32 accumulator rounded
+    natively, and its registers one tile block or nothing of them pending (so every issue of
+    the run would make the block's tile pending)."""
+    if not op.rounds_natively() or ctx.stats is not None or ctx.timeline is not None or ctx.schedule.late():
+        return False
+    st = state(ctx)
+    if st.deferred:
+        return False
+    regs = st.regs
+    b = regs.blocks.get(op.keys_t)
+    if b is not None:
+        return b.layout is op.layout
+    return not regs.early and not any(k in regs.tag for k in op.keys_t)
+
+
+def run_chain(ctx, g, members):
+    """Issue the ``mma_async`` of ``members`` ((decoded, ``_MmaAsync``) in program order, one
+    accumulator; ``chain_ready`` said so) for ``g`` (the module doc)."""
+    st = state(ctx)
+    fs = wgfence.state(ctx)
+    if _at_once(ctx, g, members, st, fs):
+        return
+    warps = bits = last = None
+    try:
+        for d, op in members:
+            _at(ctx, d)
+            W, banks, bdesc, adesc, A, sd, tag = op.operands(ctx, g, st, fs)
+            prod = op.product(ctx, g, W, banks, bdesc, adesc, A)
+            if bits is None:
+                warps = st.warps(g)
+                bits = op.accumulate(ctx, st, g, W, warps, prod, sd)
+            else:
+                bits = chained(prod, bits, sd)
+            last = op, W, tag
+            if fs is not None:
+                fs.clean(g, op.keys)
+    finally:
+        if last is not None:            # (on an error, the tile of the operations before it)
+            op, W, tag = last
+            op.pend(ctx, st, g, W, warps, bits, tag)
+
+
+def _at(ctx, d):
+    """``d`` is the instruction running (as ``Context._run`` sets it)."""
+    ctx.cur = d
+    ctx._taint_d = ctx._pt_d = None
+
+
+def _at_once(ctx, g, members, st, fs) -> bool:
+    """Issue the run with its operands read at once (the module doc); False, having changed
+    nothing, where they must be read one operation at a time."""
+    keys = _keys(members)
+    if keys is None or not ctx.plain(keys, g):
+        return False
+    W, banks = st.warpgroups(ctx, g)
+    v = np.stack([ctx.read(k, g).view(np.uint64) for k in keys]).reshape(len(keys), W, WG)
+    if ctx.sanitize and np.count_nonzero(v != v[:, :, :1]):
+        return False                   # (a descriptor differs in a warpgroup: one by one says so)
+    plans = _plans(ctx, members, banks, v[:, :, 0])
+    if plans is None:
+        return False
+    op0 = members[0][1]
+    A = None
+    if op0.a_regs:
+        A = [op._a_native(ctx, g, W) for _, op in members]
+        if any(a is None for a in A):
+            return False
+    Bt = SM.read_chain(ctx, plans[0], ctx.sanitize)
+    if Bt is None:
+        return False
+    if not op0.a_regs:
+        A = SM.read_chain(ctx, plans[1], ctx.sanitize)
+        if A is None:
+            return False
+    _issue(ctx, g, members, st, fs, W, A, Bt)
+    return True
+
+
+def _keys(members):
+    """The descriptor registers a run reads, B's then A's of each operation in turn (remembered);
+    None where it cannot read its operands at once: not bf16, operands of other shapes or
+    layouts than the first's, a descriptor that is not a 64-bit register, scale-d a
+    predicate, or A registers named twice (a later read of them sees the earlier operation's
+    in-flight read)."""
+    keys = _KEYS.get(members, 0)
+    if keys == 0:
+        if len(_KEYS) >= 256:
+            _KEYS.clear()
+        keys, a_keys = [], []
+        op0 = members[0][1]
+        for _, op in members:
+            if op.at != "bf16" or op.bt != "bf16" or op.b_key is None or op.sd_imm is None \
+                    or (op.a_regs, op.ta, op.tb, op.N, op.K) != (op0.a_regs, op0.ta, op0.tb, op0.N, op0.K) \
+                    or (not op.a_regs and op.a_key is None):
+                keys = None
+                break
+            keys.append(op.b_key)
+            if op.a_regs:
+                a_keys += op.a_keys
+            else:
+                keys.append(op.a_key)
+        if keys is not None and len(set(a_keys)) < len(a_keys):
+            keys = None
+        keys = _KEYS[members] = None if keys is None else tuple(keys)
+    return keys
+
+
+def _plans(ctx, members, banks, descs):
+    """The ``ChainPlan`` of B and of A (None from registers) of the run for the descriptor
+    values ``descs`` (one row per descriptor register, as ``_at_once`` reads them), remembered;
+    None where the operands are not such a plan."""
+    sh = ctx.shared
+    key = (members, descs.tobytes(), banks.tobytes(), sh.size, sh.stride)
+    plans = _PLANS.get(key)
+    if plans is None and key not in _PLANS:
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        rows = [[SM.decode_wgmma(x) for x in row] for row in descs.tolist()]
+        op0 = members[0][1]
+        step = 1 if op0.a_regs else 2
+        bp = SM.chain_plan(sh, banks, rows[::step], "MN" if op0.tb else "K", op0.N, op0.K, trans=True)
+        ap = None if op0.a_regs else SM.chain_plan(sh, banks, rows[1::2], "MN" if op0.ta else "K", op0.M, op0.Ka)
+        plans = _PLANS[key] = None if bp is None or (not op0.a_regs and ap is None) else (bp, ap)
+    return plans
+
+
+def _issue(ctx, g, members, st, fs, W, A, Bt):
+    """The run's products (A: per-step arrays from registers, or every step's matrices as read,
+    (W, steps * M * K); Bt likewise, (K, N) each), then each operation's checks and rounding in
+    issue order, and the tile made pending."""
+    op0 = members[0][1]
+    n, M, N, K = len(members), op0.M, op0.N, op0.K
+    Bt = Bt.reshape(W, n, K, N).swapaxes(0, 1)                  # (steps, W, K, N)
+    A = np.stack(A) if isinstance(A, list) else A.reshape(W, n, M, K).swapaxes(0, 1)
+    prods = np.matmul(A, Bt)                                    # (steps, W, M, N)
+    tag = st.open[g.idx]
+    warps = st.warps(g)
+    bits = None
+    sds = {}
+    for i, (d, op) in enumerate(members):
+        _at(ctx, d)
+        sd = sds.get(op.sd_imm)
+        if sd is None:
+            sd = sds[op.sd_imm] = np.full(W, op.sd_imm)
+        if fs is not None:
+            fs.check(ctx, g, (), op.a_keys)
+        if op.a_regs:
+            st.regs.reading_all(ctx, op.a_keys_t, g, tag, op.d)
+        if fs is not None and op.sd_imm:
+            fs.check(ctx, g, op.keys, ())
+        prod = prods[i]
+        if op.sa * op.sb < 0:
+            prod = -prod
+        bits = op.accumulate(ctx, st, g, W, warps, prod, sd) if bits is None else chained(prod, bits, sd)
+        if fs is not None:
+            fs.clean(g, op.keys)
+    op.pend(ctx, st, g, W, warps, bits, tag)
