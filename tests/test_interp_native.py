@@ -259,6 +259,26 @@ def test_the_native_call_checks_its_slots():
         A.run(np.array([[add, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
 
 
+def test_bfly32_permutes_each_warp_in_place_too():
+    # a segment's shfl.sync.bfly (lane mask 13) over 2048 threads: two chunks of whole warps;
+    # the second row shuffles the first's result in its own slot (d is a), undoing it
+    A = native.ARITH
+    mov, bfly = A.ops.index("mov32") + 1, A.ops.index("bfly32") + 1
+    n = 2048
+    x = np.random.default_rng(4).integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    imms = np.array([13], np.uint64)
+    widths = np.array([4, 4, 4], np.uint8)
+    want = x.reshape(-1, 32)[:, np.arange(32) ^ 13].reshape(-1)
+    out, back = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    code = np.array([[bfly, 0, 1, 0, -1, -32768], [mov, 0, 2, 1, -32768, -32768],
+                     [bfly, 0, 2, 2, -1, -32768]], np.int32)
+    assert A.run(code, imms, [x, out, back], widths, n)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(back, x)
+    with pytest.raises(ValueError, match="bfly32 needs whole warps"):
+        A.run(code, imms, [x[:48], out[:48], back[:48]], widths, 48)
+
+
 def test_the_native_call_gathers_its_inputs_and_carves_its_temporaries():
     # inputs read from whole arrays at an index (a group's slots of the batch's registers),
     # temporaries carved from a scratch array: the values a copy and fresh arrays give

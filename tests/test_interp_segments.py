@@ -117,9 +117,15 @@ def _forms(rng):
     return table
 
 
-def random_block(rng, n):
-    """``n`` random pure instructions, some of them in runs of one form (batches)."""
+def random_block(rng, n, shuffles=False):
+    """``n`` random pure instructions, some of them in runs of one form (batches); with
+    ``shuffles`` (every thread runs them) warp shuffles too (``Decoded.lanes``)."""
     table = _forms(rng)
+    if shuffles:
+        table += [lambda: f"shfl.sync.bfly.b32 {rng.choice(F)}, {rng.choice(F)}, {rng.integers(0, 32)}, 31, "
+                          "0xffffffff;",
+                  lambda: f"shfl.sync.bfly.b32 {rng.choice(R)}, {rng.choice(R)}, {rng.integers(0, 32)}, 31, "
+                          "0xffffffff;"]
     out = []
     while len(out) < n:
         make = table[rng.integers(len(table))]
@@ -129,7 +135,8 @@ def random_block(rng, n):
 
 def random_kernel(rng, n=120, diverge=True, loop=False):
     """A kernel loading NF f32 and NR u32 registers per thread, running ``n`` random pure
-    instructions (the first part only on threads 0-19 when ``diverge``; the second part three
+    instructions (the first part only on threads 0-19 when ``diverge``; the second part, warp
+    shuffles among them, three
     times over in a loop when ``loop``: registers carried from one iteration to the next) and
     storing them."""
     lines = [HDR, ".visible .entry k(.param .u64 x, .param .u64 y)", "{",
@@ -155,7 +162,7 @@ def random_kernel(rng, n=120, diverge=True, loop=False):
         lines.append("SKIP:")
     if loop:
         lines += ["    mov.u32 %i, 0;", "AGAIN:"]
-    lines += ["    " + s for s in random_block(rng, n - half)]
+    lines += ["    " + s for s in random_block(rng, n - half, shuffles=True)]
     if loop:
         lines += ["    add.u32 %i, %i, 1;", "    setp.lt.u32 %q, %i, 3;", "    @%q bra AGAIN;"]
     for i in range(NF):

@@ -2,7 +2,8 @@
 //
 //   run(code, imms, arrays, widths, n, index, gathered, scratch) -> True, or False where it
 //       declines (below)
-//   ops    the operation names, in the order of their codes (1, 2, ...)
+//   ops    the operation names, in the order of their codes (1, 2, ...); bfly32 (a warp
+//          shuffle) needs n a multiple of 32, its warps whole
 //   round_f32, bf16_to_f64, take_bf16, regs_to_tile, tile_to_regs: matrices and register
 //                                  blocks moved in one pass (ffi/interp/matrix.cc)
 //   use_cpu_features(on)           the fma / AVX2 loops, or the portable ones (tests)
@@ -52,6 +53,7 @@ enum Op : int32_t {
   ADD64, SUB64, MUL64, SHL64, SHRU64, SHRS64, AND64, OR64, XOR64,
   ZEXT32_64, SEXT32_64, TRUNC64_32,
   SETP32, SETP64, SELP32, SELP64,
+  BFLY32,
   OP_END
 };
 
@@ -63,6 +65,7 @@ constexpr int32_t SIGNED = 16;
 
 constexpr int32_t UNUSED = -32768;
 constexpr size_t CHUNK = 1024;
+static_assert(CHUNK % 32 == 0, "a chunk holds whole warps (bfly32)");
 
 inline float f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
@@ -421,6 +424,18 @@ void selp(char* dp, const char* ap, const char* bp, const char* c, size_t len) {
   for (size_t i = 0; i < len; ++i) d[i] = c[i] ? a[i] : b[i];
 }
 
+// shfl.sync.bfly.b32 over whole warps (every lane executing it, the clamp 31): element i of
+// a warp of 32 takes its lane i ^ b (b: the lane mask, one immediate, its low 5 bits). A chunk
+// starts on a warp (CHUNK is a multiple of 32) and holds whole warps (run_block checks n);
+// d may be a itself
+void bfly(uint32_t* d, const uint32_t* a, const uint32_t* b, size_t len) {
+  uint32_t m = b[0] & 31, w[32];
+  for (size_t lo = 0; lo < len; lo += 32) {
+    std::memcpy(w, a + lo, sizeof w);
+    for (uint32_t l = 0; l < 32; ++l) d[lo + l] = w[l ^ m];
+  }
+}
+
 // one instruction over len elements (an AVX2 build of it too, chosen at load where the CPU has
 // it); false where an ex2 declines
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -504,6 +519,7 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
     case SETP64: setp<uint64_t>(fl, dp, a, b, len); return true;
     case SELP32: selp<uint32_t>(dp, a, b, c, len); return true;
     case SELP64: selp<uint64_t>(dp, a, b, c, len); return true;
+    case BFLY32: bfly(d32, a32, b32, len); return true;
     default: throw std::invalid_argument("bad op");
   }
 }
@@ -544,6 +560,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
     const int32_t* c = code + 6 * j;
     int32_t op = c[0];
     if (op <= 0 || op >= OP_END) throw std::invalid_argument("bad op");
+    if (op == BFLY32 && n % 32) throw std::invalid_argument("bfly32 needs whole warps");
     int32_t d = c[2];
     if (d < 0 || static_cast<size_t>(d) >= slots.size() || slots[d].width != width_of(op, 0)
         || slots[d].stride != 1)
@@ -703,5 +720,6 @@ NB_MODULE(_arith, m) {
       "cvt_bf16x2", "cvt_f16x2", "mov8", "mov32", "mov64", "and8", "or8", "xor8",
       "add32", "sub32", "mul32", "shl32", "shru32", "shrs32", "and32", "or32", "xor32",
       "add64", "sub64", "mul64", "shl64", "shru64", "shrs64", "and64", "or64", "xor64",
-      "zext32_64", "sext32_64", "trunc64_32", "setp32", "setp64", "selp32", "selp64");
+      "zext32_64", "sext32_64", "trunc64_32", "setp32", "setp64", "selp32", "selp64",
+      "bfly32");
 }

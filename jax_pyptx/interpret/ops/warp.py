@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.nodes import PredPair, Reg
+from ...ir.nodes import Imm, PredPair, Reg
 from ...types import b32, pred, u32
 from ..machine.registry import register
-from ..state.operands import np_dtype, per_thread, reader, writer
+from ..state.operands import np_dtype, parse_int, per_thread, reader, writer
 from ..sanitizer.smem_races import warp_synced
 
 
@@ -58,6 +58,7 @@ def _shfl(prog, d, ins, scope, dec):
     a_key = prog.reg(a_op.name, scope).key if isinstance(a_op, Reg) else None
 
     perms = {}          # (b, c) immediates -> each lane's source lane and whether it is in range
+    d.lanes = _in_segments(ins, mode, putp, a_key, ga, put)
 
     def shfl(ctx, g):
         b, c = gb(ctx, g), gc(ctx, g)
@@ -85,6 +86,27 @@ def _shfl(prog, d, ins, scope, dec):
             putp(ctx, g, np.broadcast_to(ok, (g.n,)).copy())
         warp_synced(ctx, g)
     d.fn = shfl
+
+
+def _in_segments(ins, mode, putp, a_key, ga, put):
+    """``(lane mask, batch handler)`` of a ``shfl.sync.bfly.b32`` a segment may hold
+    (``scheduler.segments``), else None: no predicate destination, a register source, the lane
+    mask, the clamp 31 and the full membermask immediates. Run by whole warps (the segment
+    checks), it is a permutation of each warp's values: every lane executes it, its source
+    lane ``lane ^ b`` is in range, and it is synchronized. The handler takes the sources of
+    a batch of them laid end to end (whole warps each) and permutes every warp."""
+    ops = ins.operands
+    if mode != "bfly" or putp is not None or a_key is None or not all(type(o) is Imm for o in ops[2:5]):
+        return None
+    b, c, m = (parse_int(o.text) for o in ops[2:5])
+    if c != 31 or m != 0xFFFFFFFF or not 0 <= b < 32:
+        return None
+    src = np.arange(32) ^ b
+
+    def batch(ctx, g):
+        v = np.asarray(ga(ctx, g))
+        put(ctx, g, np.ascontiguousarray(v.reshape(-1, 32)[:, src].reshape(-1), np.uint32))
+    return b, batch
 
 
 def _lane_perm(perms, mode, b, c):

@@ -32,8 +32,11 @@ def decode_program(prog) -> None:
                 pure[d.pc] = info
                 d.nat = native.encode(prog, ins, scope, dec)
     segments.plan(prog.code, pure, names)
-    store_runs.plan(prog.code, pure, names)
-    wgmma_runs.plan(prog.code, pure, names)
+    # the runs hoist their arithmetic over memory accesses: not a warp shuffle, which orders
+    # its warps' shared accesses for the race checker (ops.warp)
+    arith = {pc: info for pc, info in pure.items() if prog.code[pc].lanes is None}
+    store_runs.plan(prog.code, arith, names)
+    wgmma_runs.plan(prog.code, arith, names)
 
 
 def _decoding(ins):

@@ -11,7 +11,8 @@ values); an ``ex2`` too near an f32 rounding boundary makes the block run throug
 
 ``encode`` gives an instruction its native form (``Decoded.nat``) or None: the forms below,
 with every register exactly as wide as the instruction's type, no negated source and no
-modifier outside the listed ones. ``blocks`` groups a segment's batches; ``Block.run`` runs
+modifier outside the listed ones; a segment's ``shfl.sync.bfly`` (``Decoded.lanes``, whole
+warps: the segment checks) as ``bfly32``. ``blocks`` groups a segment's batches; ``Block.run`` runs
 one on the segment's values (False: not run, the caller runs its batches). Without the
 compiled module (``state.arith``: not built, or ``JAX_PYPTX_NATIVE=0``) nothing is native
 and segments run as before.
@@ -23,7 +24,7 @@ import threading
 import numpy as np
 
 from ...ir.nodes import Imm, Reg
-from ...types import pred, u32
+from ...types import b32, pred, u32
 from ..state import arith
 from ..state.operands import imm_value
 
@@ -65,6 +66,8 @@ def encode(prog, ins, scope, dec):
         return None
     name, flags, types = form          # types: the destination's, then each source's
     ops = ins.operands
+    if name == "bfly32":
+        ops = ops[:3]                  # (the clamp and the membermask: constants it checked)
     if len(ops) != len(types):
         return None
     dst, srcs = _operand(prog, ops[0], types[0], scope), []
@@ -79,6 +82,8 @@ def _form(ins, dec):
     """(native op name, flags, operand types) of ``ins``, or None."""
     op, t = ins.opcode, dec.type
     mods = set(ins.modifiers)
+    if dec.form.name == "shfl.sync":   # a segment's warp shuffle (Decoded.lanes): its lane mask
+        return "bfly32", 0, (b32, b32, u32)
     if t is None:
         return None
     tn = t.name

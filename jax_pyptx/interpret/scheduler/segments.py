@@ -35,6 +35,7 @@ import numpy as np
 
 from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Vec
 from ..machine.group import gather
+from ..sanitizer.smem_races import warp_synced
 from .native import Block, blocks
 
 #: ISA forms whose handlers are pure: they read their register and immediate sources and
@@ -53,10 +54,11 @@ MIN_SPAN = 3                  # shorter runs are left to the loop
 class Segment:
     """A planned run of ``span`` pure instructions starting at ``pc``."""
 
-    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks")
+    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks", "shuffles")
 
-    def __init__(self, pc, span, steps, ext, finals, dsts, blocks=None):
+    def __init__(self, pc, span, steps, ext, finals, dsts, blocks=None, shuffles=0):
         self.pc, self.span, self.steps = pc, span, steps
+        self.shuffles = shuffles  # its warp shuffles (``Decoded.lanes``): whole warps run it
         self.blocks = blocks      # the steps with native runs as ``native.Block``s, or None
         self.ext = ext            # source keys read before any write of the segment
         self.finals = finals      # ((key, Decoded writing it last), ...): the registers written back
@@ -87,9 +89,11 @@ class _Step:
 def describe(prog, d, ins, scope, dec):
     """``(signature, destination key, source keys)`` of a pure instruction, or None. A source
     position holds a register key, or None for an immediate (part of the signature)."""
-    if (dec.form.name not in FUSABLE or d.guard is not None or d.sync is not None
-            or d.fn is None or any(m in _NO for m in ins.modifiers) or len(ins.operands) < 2):
+    if d.guard is not None:
         return None
+    if d.lanes is None and (dec.form.name not in FUSABLE or d.sync is not None or d.fn is None
+                            or any(m in _NO for m in ins.modifiers) or len(ins.operands) < 2):
+        return None               # (d.lanes: a warp shuffle, a permutation of whole warps)
     dst = ins.operands[0]
     if type(dst) is not Reg or dst.neg or not prog.has_reg(dst.name, scope):
         return None
@@ -202,7 +206,8 @@ def levelled(code, infos, run, uses, names):
     for (_, _), pcs in sorted(batches.items(), key=lambda kv: (kv[0][0], kv[1][0])):
         first = infos[pcs[0]][2]
         pos = [p for p, k in enumerate(first) if k is not None]
-        steps.append(_Step(code[pcs[0]].fn, tuple(first[p] for p in pos),
+        lanes = code[pcs[0]].lanes
+        steps.append(_Step(code[pcs[0]].fn if lanes is None else lanes[1], tuple(first[p] for p in pos),
                            tuple(tuple(infos[pc][2][p] for pc in pcs) for p in pos),
                            tuple(infos[pc][1] for pc in pcs), tuple(pcs)))
     inside = {}
@@ -211,7 +216,8 @@ def levelled(code, infos, run, uses, names):
             inside[k] = inside.get(k, 0) + 1
     finals = tuple((k, d) for k, d in last.items() if k in ext or uses[k] > inside[k])
     return Segment(run[0], run[-1] + 1 - run[0], tuple(steps), tuple(ext), finals, tuple(last),
-                   blocks(code, steps, [k for k, _ in finals]))
+                   blocks(code, steps, [k for k, _ in finals]),
+                   sum(1 for pc in run if code[pc].lanes is not None))
 
 
 class _Lanes:
@@ -260,7 +266,7 @@ def _defined(ctx, seg, g):
 def run(ctx, seg, g) -> bool:
     """Run ``seg`` for the threads of ``g``; False (nothing done) where the instructions must
     run one by one (see the module docstring)."""
-    if not _defined(ctx, seg, g):
+    if not _defined(ctx, seg, g) or (seg.shuffles and not g.whole_warps()):
         return False
     regs = ctx.regs
     todo = seg.blocks or seg.steps
@@ -268,6 +274,7 @@ def run(ctx, seg, g) -> bool:
         vals = {}
         if todo[0].run(vals, g.n, regs, None if g.full else g.idx):
             _write_back(ctx, seg, g, vals)
+            _synced(ctx, seg, g)
             return True
         todo = todo[0].steps                         # declined: its batches through NumPy
     if g.full:
@@ -292,7 +299,15 @@ def run(ctx, seg, g) -> bool:
     except Exception:             # the instructions say what went wrong, one by one (a
         return False              # handler that wrote nothing: out is None, .shape raises)
     _write_back(ctx, seg, g, vals)
+    _synced(ctx, seg, g)
     return True
+
+
+def _synced(ctx, seg, g):
+    """Each warp shuffle of the segment synchronizes its warps for the race checker, as it
+    would one by one (no memory access lies between them)."""
+    for _ in range(seg.shuffles):
+        warp_synced(ctx, g)
 
 
 def _write_back(ctx, seg, g, vals):
