@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jax_pyptx.errors import InterpreterError
+from jax_pyptx.errors import InterpreterError, UninitializedReadError
 from jax_pyptx.interpret import Stats, launch
 from jax_pyptx.interpret.launch import get_module, get_program
 from jax_pyptx.interpret.scheduler import context, segments
@@ -386,3 +386,77 @@ def test_a_handler_that_raises_in_a_batch_leaves_the_segment_to_run_one_by_one(r
     launch(get_module(text), "k", [y])
     assert ran == [0, 1]
     assert y[0] == np.float32(4.0 * 5.0)
+
+
+def test_a_segment_stopped_by_a_pointer_runs_the_rest_in_pieces(monkeypatch, ran):
+    # sanitized, %rd1 holds a pointer (its provenance is tracked): the address arithmetic runs
+    # one by one, the f32 arithmetic around it as two segments, in program order
+    text = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<12>; .reg .u32 %t; .reg .u64 %rd<4>;
+    ld.param.u64 %rd1, [y];
+    mov.u32 %t, %tid.x;
+    cvt.rn.f32.u32 %f0, %t;
+    add.f32 %f1, %f0, 0f3F800000;
+    mul.f32 %f2, %f1, %f1;
+    add.f32 %f3, %f2, %f0;
+    mul.wide.u32 %rd2, %t, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    mul.f32 %f4, %f3, 0f3F000000;
+    add.f32 %f5, %f4, %f1;
+    mul.f32 %f6, %f5, %f5;
+    st.global.f32 [%rd3], %f6;
+    ret;
+}
+"""
+    prog = get_program(get_module(text), "k")
+    (seg,) = [d.seg for d in prog.code if d.seg is not None]
+    assert seg.span == 9                        # from the cvt (%tid.x is a special register)
+
+    def go():
+        y = np.zeros(64, np.float32)
+        launch(text, "k", [y], block=(64, 1, 1))
+        return y
+    fused, plain = _both(monkeypatch, go)
+    t = np.arange(64, dtype=np.float32)
+    f1 = t + 1
+    f5 = (f1 * f1 + t) * np.float32(0.5) + f1
+    np.testing.assert_array_equal(fused, f5 * f5)
+    np.testing.assert_array_equal(fused, plain)
+    assert ran == [1, 0]
+    (pieces,) = seg.pieces.values()             # %rd1's provenance stopped it
+    assert [p.span if type(p) is not int else prog.code[p].text for p in pieces] == \
+        [5, "add.u64 %rd3, %rd1, %rd2;", 3]     # (the mul.wide reads %t only)
+
+
+def test_an_uninitialized_source_in_a_piece_is_reported_as_one_by_one(monkeypatch, ran):
+    # %f9 is never written: the instruction reading it runs one by one, after the run before
+    # it; its undefined bits reach the store, which reports them
+    text = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<12>; .reg .u32 %t; .reg .u64 %rd<4>;
+    ld.param.u64 %rd1, [y];
+    mov.u32 %t, %tid.x;
+    cvt.rn.f32.u32 %f0, %t;
+    add.f32 %f1, %f0, 0f3F800000;
+    mul.f32 %f2, %f1, %f1;
+    add.f32 %f3, %f2, %f9;
+    mul.f32 %f4, %f1, 0f3F000000;
+    add.f32 %f5, %f4, %f1;
+    mul.f32 %f6, %f5, %f3;
+    mul.wide.u32 %rd2, %t, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.f32 [%rd3], %f6;
+    ret;
+}
+"""
+    errors = []
+    for fuse in (True, False):
+        monkeypatch.setattr(Context, "fuse", fuse)
+        with pytest.raises(InterpreterError) as e:
+            launch(text, "k", [np.zeros(64, np.float32)], block=(64, 1, 1))
+        errors.append((type(e.value), str(e.value)))
+    assert errors[0] == errors[1] and errors[0][0] is UninitializedReadError and "%f9" in errors[0][1]
+    assert ran == [1, 0]                        # in pieces: the add reading %f9 one by one

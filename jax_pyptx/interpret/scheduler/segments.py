@@ -54,11 +54,13 @@ MIN_SPAN = 3                  # shorter runs are left to the loop
 class Segment:
     """A planned run of ``span`` pure instructions starting at ``pc``."""
 
-    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks", "shuffles")
+    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks", "shuffles", "plan", "pieces")
 
     def __init__(self, pc, span, steps, ext, finals, dsts, blocks=None, shuffles=0):
         self.pc, self.span, self.steps = pc, span, steps
         self.shuffles = shuffles  # its warp shuffles (``Decoded.lanes``): whole warps run it
+        self.plan = None          # ({pc: describe's answer}, {pc: register keys}, uses_of): ``_split``
+        self.pieces = None        # ``_split``'s answers, by the sources and hooks that stopped it
         self.blocks = blocks      # the steps with native runs as ``native.Block``s, or None
         self.ext = ext            # source keys read before any write of the segment
         self.finals = finals      # ((key, Decoded writing it last), ...): the registers written back
@@ -215,9 +217,11 @@ def levelled(code, infos, run, uses, names):
         for k in names[pc]:
             inside[k] = inside.get(k, 0) + 1
     finals = tuple((k, d) for k, d in last.items() if k in ext or uses[k] > inside[k])
-    return Segment(run[0], run[-1] + 1 - run[0], tuple(steps), tuple(ext), finals, tuple(last),
-                   blocks(code, steps, [k for k, _ in finals]),
-                   sum(1 for pc in run if code[pc].lanes is not None))
+    seg = Segment(run[0], run[-1] + 1 - run[0], tuple(steps), tuple(ext), finals, tuple(last),
+                  blocks(code, steps, [k for k, _ in finals]),
+                  sum(1 for pc in run if code[pc].lanes is not None))
+    seg.plan = ({pc: infos[pc] for pc in run}, {pc: names[pc] for pc in run}, uses)
+    return seg
 
 
 class _Lanes:
@@ -265,9 +269,82 @@ def _defined(ctx, seg, g):
 
 def run(ctx, seg, g) -> bool:
     """Run ``seg`` for the threads of ``g``; False (nothing done) where the instructions must
-    run one by one (see the module docstring)."""
-    if not _defined(ctx, seg, g) or (seg.shuffles and not g.whole_warps()):
+    run one by one (see the module docstring). Where some of its sources or destinations
+    stop it (``_defined``), the instructions that touch them run one by one and the others in
+    batches, in program order (``_by_pieces``)."""
+    if seg.shuffles and not g.whole_warps():
         return False
+    if not _defined(ctx, seg, g):
+        return _by_pieces(ctx, seg, g)
+    return _batched(ctx, seg, g)
+
+
+def _by_pieces(ctx, seg, g) -> bool:
+    """``seg`` in pieces, in program order: the instructions that read a source ``Context.plain``
+    refuses (a pointer's provenance, undefined bits, a partial write, a hook), or a register
+    one of those wrote, or that write a hooked register, one by one; the runs of the others
+    in between as segments (each run one by one where it stands back too). False (nothing
+    done) where no run is long enough to gain, or a warp shuffle would run one by one."""
+    rh = ctx.rhooks
+    key = (frozenset(k for k in seg.ext if not ctx.plain((k,), g)),
+           frozenset(k for k in seg.dsts if k in rh) if rh else frozenset())
+    cache = seg.pieces
+    if cache is None:
+        cache = seg.pieces = {}
+    pieces = cache.get(key)
+    if pieces is None:
+        if len(cache) >= 8:
+            cache.clear()
+        pieces = cache[key] = _split(ctx.code, seg, *key)
+    if not pieces:
+        return False
+    code = ctx.code
+    for p in pieces:
+        if type(p) is Segment:
+            if _defined(ctx, p, g) and _batched(ctx, p, g):
+                continue
+            todo = p.plan[0]
+        else:
+            todo = (p,)
+        for pc in todo:
+            d = code[pc]
+            ctx.cur = d
+            ctx._taint_d = ctx._pt_d = None      # (per instruction, as in ``Context._run``)
+            d.fn(ctx, g)
+    return True
+
+
+def _split(code, seg, bad, hooked):
+    """``_by_pieces``'s pieces of ``seg`` (segments and PCs, in order) when ``bad`` sources
+    and ``hooked`` destinations stop it; () where it runs one by one."""
+    infos, names, uses = seg.plan
+    dirty, pieces, cur = set(bad), [], []
+    for pc, (_, dst, keys) in infos.items():
+        if dst in hooked or any(k in dirty for k in keys if k is not None):
+            if code[pc].lanes is not None:
+                return ()
+            dirty.add(dst)
+            _close(code, infos, names, uses, cur, pieces)
+            pieces.append(pc)
+        else:
+            dirty.discard(dst)
+            cur.append(pc)
+    _close(code, infos, names, uses, cur, pieces)
+    return tuple(pieces) if any(type(p) is Segment for p in pieces) else ()
+
+
+def _close(code, infos, names, uses, cur, pieces):
+    """The run ``cur`` of ``_split`` as a segment (one instruction at a time if short); empties it."""
+    if len(cur) >= MIN_SPAN:
+        pieces.append(levelled(code, infos, cur, uses, names))
+    else:
+        pieces.extend(cur)
+    cur.clear()
+
+
+def _batched(ctx, seg, g) -> bool:
+    """``run`` of a segment whose sources are plain: its batches (a native block reading the
+    registers itself where it is one), the results written back."""
     regs = ctx.regs
     todo = seg.blocks or seg.steps
     if len(todo) == 1 and type(todo[0]) is Block:   # one native block: it reads the registers
