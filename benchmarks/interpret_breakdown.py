@@ -64,11 +64,11 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
     inner = [0.0]           # the time of the timed calls made inside the current one
 
     def timed(fn, name):
-        def run(*a):
+        def run(*a, **kw):
             outer, inner[0] = inner[0], 0.0
             t0 = time.perf_counter()
             try:
-                return fn(*a)
+                return fn(*a, **kw)
             finally:
                 t = time.perf_counter() - t0
                 c = spent.setdefault(name, [0.0, 0])

@@ -44,8 +44,8 @@ def ran(monkeypatch):
     seen = [0, 0]
     real = context.segments.run
 
-    def counted(ctx, seg, g):
-        ok = real(ctx, seg, g)
+    def counted(ctx, seg, g, **kw):
+        ok = real(ctx, seg, g, **kw)
         if seg.shuffles:
             seen[0 if ok else 1] += 1
         return ok

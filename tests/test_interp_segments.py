@@ -22,8 +22,8 @@ def answers(monkeypatch, owner, name):
     seen = [0, 0]
     real = getattr(owner, name)
 
-    def counted(*args):
-        ok = real(*args)
+    def counted(*args, **kw):
+        ok = real(*args, **kw)
         seen[0 if ok else 1] += 1
         return ok
     monkeypatch.setattr(owner, name, counted)

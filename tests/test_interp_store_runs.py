@@ -135,8 +135,8 @@ def test_a_run_is_written_at_once_and_gives_the_values_of_one_by_one(monkeypatch
     hoisted = []
     real = segments.run
 
-    def seg_run(ctx, seg, g):
-        ok = real(ctx, seg, g)
+    def seg_run(ctx, seg, g, **kw):
+        ok = real(ctx, seg, g, **kw)
         if any(d.srun is not None and d.srun.seg is seg for d in ctx.code):
             hoisted.append(ok)
         return ok

@@ -131,14 +131,17 @@ def test_a_run_gives_the_registers_of_one_by_one(monkeypatch, sanitize, sd0, t):
     np.testing.assert_array_equal(acc_matrix(fused, 8), d)
 
 
-def test_scale_d_set_for_one_warpgroup_only(monkeypatch):
-    # warpgroup 0 adds the second product to the first; warpgroup 1 starts over with it
-    img, P1, P2, _ = image(52)
-    body = ("  setp.eq.u32 %p2, %r5, 0;\n" + mma("%db", 0) + f"  add.u64 %rd9, %db, {B2};\n"
-            "  add.u64 %rd4, %rd9, 0;\n" + mma("%rd4", "%p2") + COMMIT + WAIT)
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_scale_d_set_for_one_warpgroup_only(monkeypatch, t):
+    # warpgroup 0 adds the second product to the first; warpgroup 1 starts over with it (bf16:
+    # the predicate read at once, per warpgroup)
+    img, P1, P2, _ = image(52, t)
+    body = ("  setp.eq.u32 %p2, %r5, 0;\n" + mma("%db", 0, t) + f"  add.u64 %rd9, %db, {B2};\n"
+            "  add.u64 %rd4, %rd9, 0;\n" + mma("%rd4", "%p2", t) + COMMIT + WAIT)
     ptx = two_warpgroups(body)
-    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, block=256))
-    assert chains == [[2], []]
+    fast = []
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, block=256), fast)
+    assert chains == [[2], []] and fast == [int(t == "bf16"), 0]
     np.testing.assert_array_equal(fused, single)
     np.testing.assert_array_equal(acc_matrix(fused[:512], 8), f32(f32(P1) + P2))
     np.testing.assert_array_equal(acc_matrix(fused[512:], 8), f32(P2))
@@ -199,3 +202,14 @@ def test_unwritten_shared_memory_is_reported_as_one_by_one(monkeypatch):
     (fused, single), chains = both(monkeypatch, lambda: run(short, img), fast)
     assert chains == [[3], []] and fast == [0, 0]
     assert fused == single and fused[0] is UninitializedReadError
+
+
+def test_a_run_too_large_for_the_caches_reads_its_operands_one_step_at_a_time(monkeypatch):
+    img, P1, P2, _ = image(57, "bf16")
+    ptx = wgmma_kernel(CHAIN.replace("SD0", "0").replace(".f16.f16", ".bf16.bf16"), 4)
+    monkeypatch.setattr(wgmma_chain, "AT_ONCE_BYTES", 3 * (64 * 16 + 16 * 8) * 8 - 1)    # (3 k-steps of A and B)
+    fast = []
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img), fast)
+    assert chains == [[3], []] and fast == [0, 0]
+    np.testing.assert_array_equal(fused, single)
+    np.testing.assert_array_equal(acc_matrix(fused, 8), f32(f32(f32(P1) + P2) + P2))

@@ -97,13 +97,18 @@ def state(ctx) -> WgmmaState:
     return st
 
 
-def _desc_key(prog, op, scope):
-    """The register key of a descriptor operand that is a 64-bit register read as it is (no
+def _reg_key(prog, op, scope, bits):
+    """The register key of an operand that is a ``bits``-bit register read as it is (no
     negation), else None."""
     if type(op) is not Reg or op.neg or not prog.has_reg(op.name, scope):
         return None
     info = prog.reg(op.name, scope)
-    return info.key if info.bits == 64 else None
+    return info.key if info.bits == bits else None
+
+
+def _desc_key(prog, op, scope):
+    """``_reg_key`` of a descriptor operand (a 64-bit register)."""
+    return _reg_key(prog, op, scope, 64)
 
 
 def _imm(op, what, allowed):
@@ -166,7 +171,7 @@ class _MmaAsync:
 
     __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
                  "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "a_keys_t", "get_a", "get_b", "get_scale", "a_inv",
-                 "a_lanes", "d_inv", "layout", "plans", "b_key", "a_key", "sd_imm")
+                 "a_lanes", "d_inv", "layout", "plans", "b_key", "a_key", "sd_imm", "sd_key")
 
     def __init__(self, prog, d, ins, scope, dec):
         self.d = d
@@ -178,10 +183,12 @@ class _MmaAsync:
         self._a_operand(prog, ops[1], scope)
         self.get_scale = reader(prog, ops[3], pred, scope)
         # what a run's issue reads without the readers (wgmma_chain): the descriptors' 64-bit
-        # registers (None: another operand) and scale-d as an immediate (None: a predicate)
+        # registers (None: another operand), scale-d as an immediate or its predicate register
+        # (None: neither, or negated)
         self.b_key = _desc_key(prog, ops[2], scope)
         self.a_key = None if self.a_regs else _desc_key(prog, ops[1], scope)
         self.sd_imm = bool(parse_int(ops[3].text)) if isinstance(ops[3], Imm) else None
+        self.sd_key = _reg_key(prog, ops[3], scope, 1)
         if self.at == "b1" and dec.get("op") != ".and":
             raise InterpreterError(f"wgmma .b1 with {dec.get('op')}: the ISA defines .and.popc only")
         N = self.N

@@ -9,10 +9,11 @@ and its product is added to the tile of the one before and rounded, as its own i
 Where nothing can be reported (``_at_once`` checks it first, changing nothing), the run's
 operands are read at once instead: the descriptors of every k-step from their registers, the
 bf16 matrices of all the k-steps as one gather (``smem_matrix.chain_plan``, remembered per
-descriptor values and CTAs), one matrix product of every k-step and warpgroup. That needs
+descriptor values and CTAs). That needs
 each descriptor's register plain (``Context.plain``) and the same in every thread of a
-warpgroup, scale-d an immediate, A's registers plain, and the shared memory clear of the
-sanitizer's marks and written (``smem_matrix.read_chain``); then the fence checks, the A
+warpgroup, scale-d an immediate or such a predicate register, A's registers plain, and the shared memory clear of the
+sanitizer's marks and written (``smem_matrix.read_chain``), and the operands small enough to
+stay in the caches (``AT_ONCE_BYTES``); then the fence checks, the A
 registers' in-flight reads and the accumulator's rounding follow in issue order, as one by
 one.
 """
@@ -20,12 +21,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..machine.group import Group
 from ..sanitizer import wgfence
 from . import smem_matrix as SM
 from .wgmma import WG, chained, state
 
 _PLANS: dict = {}           # (run, descriptor values, banks, memory shape) -> plans of B and A
 _KEYS: dict = {}            # run -> its descriptor registers (None: it cannot issue at once)
+#: the most operand bytes (float64) a run reads at once: more stops fitting the caches, and the
+#: products made one k-step at a time from their own gathers go faster (a 512^3 GEMM's 32
+#: warpgroups: 3 MB a run)
+AT_ONCE_BYTES = 1536 << 10
 
 
 def chain_ready(ctx, op) -> bool:
@@ -81,17 +87,25 @@ def _at(ctx, d):
 def _at_once(ctx, g, members, st, fs) -> bool:
     """Issue the run with its operands read at once (the module doc); False, having changed
     nothing, where they must be read one operation at a time."""
-    keys = _keys(members)
-    if keys is None or not ctx.plain(keys, g):
+    got = _keys(members)
+    if got is None:
+        return False
+    keys, scales = got
+    if not ctx.plain(keys + tuple(k for k in scales if k is not None), g):
         return False
     W, banks = st.warpgroups(ctx, g)
+    op0 = members[0][1]
+    if len(members) * W * (op0.M * op0.K + op0.K * op0.N) * 8 > AT_ONCE_BYTES:
+        return False
     v = np.stack([ctx.read(k, g).view(np.uint64) for k in keys]).reshape(len(keys), W, WG)
     if ctx.sanitize and np.count_nonzero(v != v[:, :, :1]):
         return False                   # (a descriptor differs in a warpgroup: one by one says so)
+    sds = _scale_d(ctx, g, W, members, scales)
+    if sds is None:
+        return False
     plans = _plans(ctx, members, banks, v[:, :, 0])
     if plans is None:
         return False
-    op0 = members[0][1]
     A = None
     if op0.a_regs:
         A = [op._a_native(ctx, g, W) for _, op in members]
@@ -104,36 +118,55 @@ def _at_once(ctx, g, members, st, fs) -> bool:
         A = SM.read_chain(ctx, plans[1], ctx.sanitize)
         if A is None:
             return False
-    _issue(ctx, g, members, st, fs, W, A, Bt)
+    _issue(ctx, g, members, st, fs, W, A, Bt, sds)
     return True
 
 
+def _scale_d(ctx, g, W, members, scales):
+    """Each operation's scale-d per warpgroup: its immediate, or its predicate register's
+    value (None where it differs in a warpgroup: one by one says so)."""
+    out, imm = [], {}
+    for (_, op), k in zip(members, scales):
+        if k is None:
+            sd = imm.get(op.sd_imm)
+            if sd is None:
+                sd = imm[op.sd_imm] = np.full(W, op.sd_imm)
+        else:
+            p = np.asarray(ctx.read(k, g)).reshape(W, WG)
+            if ctx.sanitize and np.count_nonzero(p != p[:, :1]):
+                return None
+            sd = p[:, 0].astype(bool)
+        out.append(sd)
+    return out
+
+
 def _keys(members):
-    """The descriptor registers a run reads, B's then A's of each operation in turn (remembered);
-    None where it cannot read its operands at once: not bf16, operands of other shapes or
-    layouts than the first's, a descriptor that is not a 64-bit register, scale-d a
-    predicate, or A registers named twice (a later read of them sees the earlier operation's
-    in-flight read)."""
+    """(the descriptor registers a run reads, B's then A's of each operation in turn; each
+    operation's scale-d predicate register, None for an immediate), remembered; None where it
+    cannot read its operands at once: not bf16, operands of other shapes or layouts than the
+    first's, a descriptor that is not a 64-bit register, scale-d a negated predicate, or A
+    registers named twice (a later read of them sees the earlier operation's in-flight read)."""
     keys = _KEYS.get(members, 0)
     if keys == 0:
         if len(_KEYS) >= 256:
             _KEYS.clear()
-        keys, a_keys = [], []
+        keys, a_keys, scales = [], [], []
         op0 = members[0][1]
         for _, op in members:
-            if op.at != "bf16" or op.bt != "bf16" or op.b_key is None or op.sd_imm is None \
+            if op.at != "bf16" or op.bt != "bf16" or op.b_key is None or (op.sd_imm is None and op.sd_key is None) \
                     or (op.a_regs, op.ta, op.tb, op.N, op.K) != (op0.a_regs, op0.ta, op0.tb, op0.N, op0.K) \
                     or (not op.a_regs and op.a_key is None):
                 keys = None
                 break
             keys.append(op.b_key)
+            scales.append(None if op.sd_imm is not None else op.sd_key)
             if op.a_regs:
                 a_keys += op.a_keys
             else:
                 keys.append(op.a_key)
         if keys is not None and len(set(a_keys)) < len(a_keys):
             keys = None
-        keys = _KEYS[members] = None if keys is None else tuple(keys)
+        keys = _KEYS[members] = None if keys is None else (tuple(keys), tuple(scales))
     return keys
 
 
@@ -156,31 +189,29 @@ def _plans(ctx, members, banks, descs):
     return plans
 
 
-def _issue(ctx, g, members, st, fs, W, A, Bt):
-    """The run's products (A: per-step arrays from registers, or every step's matrices as read,
-    (W, steps * M * K); Bt likewise, (K, N) each), then each operation's checks and rounding in
-    issue order, and the tile made pending."""
+def _issue(ctx, g, members, st, fs, W, A, Bt, sds):
+    """Each operation's checks, product and rounding in issue order (A: per-step arrays from
+    registers, or every step's matrices as read, (W, steps * M * K); Bt likewise, (K, N) each;
+    ``sds``: each one's scale-d per warpgroup), and the tile made pending."""
     op0 = members[0][1]
     n, M, N, K = len(members), op0.M, op0.N, op0.K
-    Bt = Bt.reshape(W, n, K, N).swapaxes(0, 1)                  # (steps, W, K, N)
-    A = np.stack(A) if isinstance(A, list) else A.reshape(W, n, M, K).swapaxes(0, 1)
-    prods = np.matmul(A, Bt)                                    # (steps, W, M, N)
+    Bt = Bt.reshape(W, n, K, N)
+    if not isinstance(A, list):
+        A = A.reshape(W, n, M, K)
+        A = [A[:, i] for i in range(n)]
     tag = st.open[g.idx]
     warps = st.warps(g)
     bits = None
-    sds = {}
-    for i, (d, op) in enumerate(members):
+    for i, ((d, op), sd) in enumerate(zip(members, sds)):
         _at(ctx, d)
-        sd = sds.get(op.sd_imm)
-        if sd is None:
-            sd = sds[op.sd_imm] = np.full(W, op.sd_imm)
         if fs is not None:
             fs.check(ctx, g, (), op.a_keys)
         if op.a_regs:
             st.regs.reading_all(ctx, op.a_keys_t, g, tag, op.d)
-        if fs is not None and op.sd_imm:
-            fs.check(ctx, g, op.keys, ())
-        prod = prods[i]
+        if fs is not None and np.count_nonzero(sd):     # (as _MmaAsync.operands)
+            fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
+                     op.keys, ())
+        prod = np.matmul(A[i], Bt[:, i])     # (W, M, N), made and rounded while in the cache
         if op.sa * op.sb < 0:
             prod = -prod
         bits = op.accumulate(ctx, st, g, W, warps, prod, sd) if bits is None else chained(prod, bits, sd)

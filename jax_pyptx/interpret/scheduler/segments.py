@@ -267,15 +267,17 @@ def _defined(ctx, seg, g):
     return ctx.plain(seg.ext, g)
 
 
-def run(ctx, seg, g) -> bool:
+def run(ctx, seg, g, pieces=True) -> bool:
     """Run ``seg`` for the threads of ``g``; False (nothing done) where the instructions must
     run one by one (see the module docstring). Where some of its sources or destinations
     stop it (``_defined``), the instructions that touch them run one by one and the others in
-    batches, in program order (``_by_pieces``)."""
+    batches, in program order (``_by_pieces``), unless ``pieces`` is False: a run's arithmetic
+    hoisted over other instructions (``store_runs``, ``wgmma_runs``), whose one by one order is
+    theirs."""
     if seg.shuffles and not g.whole_warps():
         return False
     if not _defined(ctx, seg, g):
-        return _by_pieces(ctx, seg, g)
+        return pieces and _by_pieces(ctx, seg, g)
     return _batched(ctx, seg, g)
 
 

@@ -96,7 +96,7 @@ def run(ctx, srun, g) -> bool:
     items = []
     pc, end = srun.pc, srun.pc + srun.span
     # the arithmetic at once where it can be (then the stores read their registers in order)
-    hoisted = srun.seg is not None and ctx.fuse and segments.run(ctx, srun.seg, g)
+    hoisted = srun.seg is not None and ctx.fuse and segments.run(ctx, srun.seg, g, pieces=False)
     d = None
     try:
         while pc < end:

@@ -107,7 +107,7 @@ def run(ctx, wrun, g) -> bool:
     done) where its instructions must run one by one."""
     if not ctx.fuse or g.synced != (ctx.nlive, 1) or not chain_ready(ctx, wrun.members[0][1]):
         return False
-    if wrun.seg is not None and not segments.run(ctx, wrun.seg, g):
+    if wrun.seg is not None and not segments.run(ctx, wrun.seg, g, pieces=False):
         return False
     run_chain(ctx, g, wrun.members)
     return True
