@@ -45,6 +45,15 @@ def _both(monkeypatch, fn):
     return out
 
 
+def _both_f32(monkeypatch, text, n):
+    """``_both`` of launching kernel ``k`` of ``text`` on n threads with an f32 output y[n]."""
+    def go():
+        y = np.zeros(n, np.float32)
+        launch(text, "k", [y], block=(n, 1, 1))
+        return y
+    return _both(monkeypatch, go)
+
+
 # ----------------------------------------------------------------------------- random programs
 NG = 4                        # f32 registers never stored: temporaries, or carried between segments
 F = [f"%f{i}" for i in range(NF)] + [f"%g{i}" for i in range(NG)]
@@ -340,12 +349,7 @@ MID:
     ret;
 }
 """
-
-    def go():
-        y = np.zeros(32, np.float32)
-        launch(text, "k", [y], block=(32, 1, 1))
-        return y
-    fused, plain = _both(monkeypatch, go)
+    fused, plain = _both_f32(monkeypatch, text, 32)
     t = np.arange(32, dtype=np.float32)
     f1 = np.where(t < 16, t, (t + 1) * (t + 2))
     f2 = np.where(t < 16, t, t + 2)
@@ -388,37 +392,38 @@ def test_a_handler_that_raises_in_a_batch_leaves_the_segment_to_run_one_by_one(r
     assert y[0] == np.float32(4.0 * 5.0)
 
 
-def test_a_segment_stopped_by_a_pointer_runs_the_rest_in_pieces(monkeypatch, ran):
-    # sanitized, %rd1 holds a pointer (its provenance is tracked): the address arithmetic runs
-    # one by one, the f32 arithmetic around it as two segments, in program order
-    text = HDR + """
+def _stores_f6(body):
+    """A kernel of straight-line code from ``%f0`` = %tid.x to ``%f6``, stored at y[%tid.x]
+    (%rd1: y, a pointer whose provenance the sanitizer tracks; %rd3: the address)."""
+    return HDR + f"""
 .visible .entry k(.param .u64 y)
-{
+{{
     .reg .f32 %f<12>; .reg .u32 %t; .reg .u64 %rd<4>;
     ld.param.u64 %rd1, [y];
     mov.u32 %t, %tid.x;
     cvt.rn.f32.u32 %f0, %t;
     add.f32 %f1, %f0, 0f3F800000;
     mul.f32 %f2, %f1, %f1;
-    add.f32 %f3, %f2, %f0;
+{body}    st.global.f32 [%rd3], %f6;
+    ret;
+}}
+"""
+
+
+def test_a_segment_stopped_by_a_pointer_runs_the_rest_in_pieces(monkeypatch, ran):
+    # sanitized, %rd1 holds a pointer (its provenance is tracked): the address arithmetic runs
+    # one by one, the f32 arithmetic around it as two segments, in program order
+    text = _stores_f6("""    add.f32 %f3, %f2, %f0;
     mul.wide.u32 %rd2, %t, 4;
     add.u64 %rd3, %rd1, %rd2;
     mul.f32 %f4, %f3, 0f3F000000;
     add.f32 %f5, %f4, %f1;
     mul.f32 %f6, %f5, %f5;
-    st.global.f32 [%rd3], %f6;
-    ret;
-}
-"""
+""")
     prog = get_program(get_module(text), "k")
     (seg,) = [d.seg for d in prog.code if d.seg is not None]
     assert seg.span == 9                        # from the cvt (%tid.x is a special register)
-
-    def go():
-        y = np.zeros(64, np.float32)
-        launch(text, "k", [y], block=(64, 1, 1))
-        return y
-    fused, plain = _both(monkeypatch, go)
+    fused, plain = _both_f32(monkeypatch, text, 64)
     t = np.arange(64, dtype=np.float32)
     f1 = t + 1
     f5 = (f1 * f1 + t) * np.float32(0.5) + f1
@@ -433,25 +438,13 @@ def test_a_segment_stopped_by_a_pointer_runs_the_rest_in_pieces(monkeypatch, ran
 def test_an_uninitialized_source_in_a_piece_is_reported_as_one_by_one(monkeypatch, ran):
     # %f9 is never written: the instruction reading it runs one by one, after the run before
     # it; its undefined bits reach the store, which reports them
-    text = HDR + """
-.visible .entry k(.param .u64 y)
-{
-    .reg .f32 %f<12>; .reg .u32 %t; .reg .u64 %rd<4>;
-    ld.param.u64 %rd1, [y];
-    mov.u32 %t, %tid.x;
-    cvt.rn.f32.u32 %f0, %t;
-    add.f32 %f1, %f0, 0f3F800000;
-    mul.f32 %f2, %f1, %f1;
-    add.f32 %f3, %f2, %f9;
+    text = _stores_f6("""    add.f32 %f3, %f2, %f9;
     mul.f32 %f4, %f1, 0f3F000000;
     add.f32 %f5, %f4, %f1;
     mul.f32 %f6, %f5, %f3;
     mul.wide.u32 %rd2, %t, 4;
     add.u64 %rd3, %rd1, %rd2;
-    st.global.f32 [%rd3], %f6;
-    ret;
-}
-"""
+""")
     errors = []
     for fuse in (True, False):
         monkeypatch.setattr(Context, "fuse", fuse)

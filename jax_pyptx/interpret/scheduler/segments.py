@@ -13,11 +13,20 @@ end to end (a stand-in context, ``_Lanes``). Instructions are pure, so any order
 dependencies allow gives the same registers, and every element is computed by the same
 element-wise code: results are bit-identical.
 
+A ``shfl.sync.bfly`` with constant operands and the full membermask (``Decoded.lanes``) is
+pure too where whole warps run it: a permutation of each warp's values (its batches permute
+every warp of their sources; natively ``bfly32``), and each one still orders its warps'
+shared accesses for the race checker at the segment's end (``_synced``: no memory access lies
+in between). A group that is not whole warps runs such a segment one by one.
+
 Where the real context would check or report something, the segment is not used and its
 instructions run one by one as before, so every diagnostic is the one they give (``run``
-returns False): a source not written on every thread, a register owned by an asynchronous
-operation (``Context.rhooks``), a value tagged undefined or with a pointer provenance, a join
-point of another group inside the segment, a timeline hook, or an exception in a handler.
+returns False): a join point of another group inside the segment, a timeline hook, or an
+exception in a handler. Where some of its sources would be reported or looked at (a source
+not written on every thread, a register owned by an asynchronous operation:
+``Context.rhooks``, a value tagged undefined or with a pointer provenance), only the
+instructions that read them, or what those wrote, run one by one, and the runs of the others
+between them as segments, in program order (``_by_pieces``).
 Destinations are written once each at the end, through ``Context.write`` (its hooks and
 masks), named for the instruction that wrote them last; a register that only the segment
 names, and that it writes before it reads, is a temporary and is not written back. The
