@@ -65,9 +65,9 @@ def both(monkeypatch, fn, at_once=None):
     for fuse in (True, False):
         seen, fast = [], []
 
-        def counted(ctx, g, members, seen=seen):
+        def counted(ctx, g, members, memo, seen=seen):
             seen.append(len(members))
-            return real(ctx, g, members)
+            return real(ctx, g, members, memo)
 
         def issued(*a, fast=fast):
             fast.append(1)

@@ -26,8 +26,6 @@ from ..sanitizer import wgfence
 from . import smem_matrix as SM
 from .wgmma import WG, chained, state
 
-_PLANS: dict = {}           # (run, descriptor values, banks, memory shape) -> plans of B and A
-_KEYS: dict = {}            # run -> its descriptor registers (None: it cannot issue at once)
 #: the most operand bytes (float64) a run reads at once: more stops fitting the caches, and the
 #: products made one k-step at a time from their own gathers go faster (a 512^3 GEMM's 32
 #: warpgroups: 3 MB a run)
@@ -51,12 +49,13 @@ def chain_ready(ctx, op) -> bool:
     return not regs.early and not any(k in regs.tag for k in op.keys_t)
 
 
-def run_chain(ctx, g, members):
+def run_chain(ctx, g, members, memo):
     """Issue the ``mma_async`` of ``members`` ((decoded, ``_MmaAsync``) in program order, one
-    accumulator; ``chain_ready`` said so) for ``g`` (the module doc)."""
+    accumulator; ``chain_ready`` said so) for ``g`` (the module doc). ``memo``: a dict the
+    caller keeps with the run, where what reading its operands at once needs is remembered."""
     st = state(ctx)
     fs = wgfence.state(ctx)
-    if _at_once(ctx, g, members, st, fs):
+    if _at_once(ctx, g, members, memo, st, fs):
         return
     warps = bits = last = None
     try:
@@ -84,10 +83,12 @@ def _at(ctx, d):
     ctx._taint_d = ctx._pt_d = None
 
 
-def _at_once(ctx, g, members, st, fs) -> bool:
+def _at_once(ctx, g, members, memo, st, fs) -> bool:
     """Issue the run with its operands read at once (the module doc); False, having changed
     nothing, where they must be read one operation at a time."""
-    got = _keys(members)
+    got = memo.get("keys", 0)
+    if got == 0:
+        got = memo["keys"] = _keys(members)
     if got is None:
         return False
     keys, scales = got
@@ -103,7 +104,7 @@ def _at_once(ctx, g, members, st, fs) -> bool:
     sds = _scale_d(ctx, g, W, members, scales)
     if sds is None:
         return False
-    plans = _plans(ctx, members, banks, v[:, :, 0])
+    plans = _plans(ctx, members, memo, banks, v[:, :, 0])
     if plans is None:
         return False
     A = None
@@ -142,50 +143,44 @@ def _scale_d(ctx, g, W, members, scales):
 
 def _keys(members):
     """(the descriptor registers a run reads, B's then A's of each operation in turn; each
-    operation's scale-d predicate register, None for an immediate), remembered; None where it
-    cannot read its operands at once: not bf16, operands of other shapes or layouts than the
-    first's, a descriptor that is not a 64-bit register, scale-d a negated predicate, or A
-    registers named twice (a later read of them sees the earlier operation's in-flight read)."""
-    keys = _KEYS.get(members, 0)
-    if keys == 0:
-        if len(_KEYS) >= 256:
-            _KEYS.clear()
-        keys, a_keys, scales = [], [], []
-        op0 = members[0][1]
-        for _, op in members:
-            if op.at != "bf16" or op.bt != "bf16" or op.b_key is None or (op.sd_imm is None and op.sd_key is None) \
-                    or (op.a_regs, op.ta, op.tb, op.N, op.K) != (op0.a_regs, op0.ta, op0.tb, op0.N, op0.K) \
-                    or (not op.a_regs and op.a_key is None):
-                keys = None
-                break
-            keys.append(op.b_key)
-            scales.append(None if op.sd_imm is not None else op.sd_key)
-            if op.a_regs:
-                a_keys += op.a_keys
-            else:
-                keys.append(op.a_key)
-        if keys is not None and len(set(a_keys)) < len(a_keys):
-            keys = None
-        keys = _KEYS[members] = None if keys is None else (tuple(keys), tuple(scales))
-    return keys
+    operation's scale-d predicate register, None for an immediate); None where it cannot read
+    its operands at once: not bf16, operands of other shapes or layouts than the first's, a
+    descriptor that is not a 64-bit register, scale-d a negated predicate, or A registers
+    named twice (a later read of them sees the earlier operation's in-flight read)."""
+    keys, a_keys, scales = [], [], []
+    op0 = members[0][1]
+    for _, op in members:
+        if op.at != "bf16" or op.bt != "bf16" or op.b_key is None or (op.sd_imm is None and op.sd_key is None) \
+                or (op.a_regs, op.ta, op.tb, op.N, op.K) != (op0.a_regs, op0.ta, op0.tb, op0.N, op0.K) \
+                or (not op.a_regs and op.a_key is None):
+            return None
+        keys.append(op.b_key)
+        scales.append(None if op.sd_imm is not None else op.sd_key)
+        if op.a_regs:
+            a_keys += op.a_keys
+        else:
+            keys.append(op.a_key)
+    if len(set(a_keys)) < len(a_keys):
+        return None
+    return tuple(keys), tuple(scales)
 
 
-def _plans(ctx, members, banks, descs):
+def _plans(ctx, members, memo, banks, descs):
     """The ``ChainPlan`` of B and of A (None from registers) of the run for the descriptor
-    values ``descs`` (one row per descriptor register, as ``_at_once`` reads them), remembered;
-    None where the operands are not such a plan."""
+    values ``descs`` (one row per descriptor register, as ``_at_once`` reads them), remembered
+    in ``memo``; None where the operands are not such a plan."""
     sh = ctx.shared
-    key = (members, descs.tobytes(), banks.tobytes(), sh.size, sh.stride)
-    plans = _PLANS.get(key)
-    if plans is None and key not in _PLANS:
-        if len(_PLANS) >= 256:
-            _PLANS.clear()
+    key = (descs.tobytes(), banks.tobytes(), sh.size, sh.stride)
+    plans = memo.get(key, 0)
+    if plans == 0:
+        if len(memo) >= 64:
+            memo.clear()
         rows = [[SM.decode_wgmma(x) for x in row] for row in descs.tolist()]
         op0 = members[0][1]
         step = 1 if op0.a_regs else 2
         bp = SM.chain_plan(sh, banks, rows[::step], "MN" if op0.tb else "K", op0.N, op0.K, trans=True)
         ap = None if op0.a_regs else SM.chain_plan(sh, banks, rows[1::2], "MN" if op0.ta else "K", op0.M, op0.Ka)
-        plans = _PLANS[key] = None if bp is None or (not op0.a_regs and ap is None) else (bp, ap)
+        plans = memo[key] = None if bp is None or (not op0.a_regs and ap is None) else (bp, ap)
     return plans
 
 

@@ -34,10 +34,11 @@ class WgmmaRun:
     ((decoded, ``ops.wgmma._MmaAsync``), in order); ``seg``, its pure instructions as one
     segment (``segments.levelled``), or None (there are none)."""
 
-    __slots__ = ("pc", "span", "members", "seg")
+    __slots__ = ("pc", "span", "members", "seg", "memo")
 
     def __init__(self, pc, span, members, seg=None):
         self.pc, self.span, self.members, self.seg = pc, span, members, seg
+        self.memo = {}            # what run_chain remembers of the run (its operands' plans)
 
     crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
 
@@ -109,5 +110,5 @@ def run(ctx, wrun, g) -> bool:
         return False
     if wrun.seg is not None and not segments.run(ctx, wrun.seg, g, pieces=False):
         return False
-    run_chain(ctx, g, wrun.members)
+    run_chain(ctx, g, wrun.members, wrun.memo)
     return True
