@@ -466,7 +466,7 @@ def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entr
         monkeypatch.setattr(m, "ARITH", Counting())
     got = np.asarray(k.interpret(*ins)).view(np.uint16)
     assert calls["take_bf16"] and calls["tile_to_regs"]
-    # attention's P: A's fragment registers into rows of bf16 pairs, widened (wgmma._a_native)
+    # attention's P: A's fragment registers into rows of bf16 pairs, widened (wgmma._MmaAsync.a_native)
     assert bool(calls["regs_to_tile"]) == bool(calls["bf16_to_f64"]) == ("attention" in entry)
     for m in mods:
         monkeypatch.setattr(m, "ARITH", None)

@@ -322,7 +322,7 @@ class _MmaAsync:
 
     def a_from_regs(self, ctx, g, W, st):
         """A (W, M, Ka) from its fragment registers (read, and checked against in-flight writes)."""
-        A = self._a_native(ctx, g, W)
+        A = self.a_native(ctx, g, W)
         if A is not None:
             st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
             return A
@@ -347,7 +347,7 @@ class _MmaAsync:
         st.regs.reading_all(ctx, self.a_keys_t, g, st.open[g.idx], self.d)
         return A
 
-    def _a_native(self, ctx, g, W):
+    def a_native(self, ctx, g, W):
         """A (W, M, Ka) of bf16 fragment registers in two native passes, where reading them is
         only a gather (``Context.plain``): each warp's registers into its 16 rows of A as bf16
         pairs (``regs_to_tile``, ``_pair_lanes``), then widened; else None."""

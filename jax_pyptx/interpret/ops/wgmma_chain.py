@@ -109,7 +109,7 @@ def _at_once(ctx, g, members, memo, st, fs) -> bool:
         return False
     A = None
     if op0.a_regs:
-        A = [op._a_native(ctx, g, W) for _, op in members]
+        A = [op.a_native(ctx, g, W) for _, op in members]
         if any(a is None for a in A):
             return False
     Bt = SM.read_chain(ctx, plans[0], ctx.sanitize)
