@@ -11,7 +11,7 @@ import pytest
 from jax_pyptx.errors import InterpreterError, RaceError
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.launch import get_module, get_program
-from jax_pyptx.interpret.scheduler import context, native
+from jax_pyptx.interpret.scheduler import native, segments
 from jax_pyptx.interpret.scheduler.context import Context
 
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -42,14 +42,14 @@ def kernel(body, head=""):
 def ran(monkeypatch):
     """Counts of ``segments.run`` answers for segments holding a shuffle: [batched, fell back]."""
     seen = [0, 0]
-    real = context.segments.run
+    real = segments.run
 
     def counted(ctx, seg, g, **kw):
         ok = real(ctx, seg, g, **kw)
         if seg.shuffles:
             seen[0 if ok else 1] += 1
         return ok
-    monkeypatch.setattr(context.segments, "run", counted)
+    monkeypatch.setattr(segments, "run", counted)
     return seen
 
 

@@ -9,7 +9,7 @@ import pytest
 from jax_pyptx.errors import InterpreterError, UninitializedReadError
 from jax_pyptx.interpret import Stats, launch
 from jax_pyptx.interpret.launch import get_module, get_program
-from jax_pyptx.interpret.scheduler import context, segments
+from jax_pyptx.interpret.scheduler import segments
 from jax_pyptx.interpret.scheduler.context import Context
 
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -33,7 +33,7 @@ def answers(monkeypatch, owner, name):
 @pytest.fixture
 def ran(monkeypatch):
     """Counts of ``segments.run`` answers: [batched, fell back]."""
-    return answers(monkeypatch, context.segments, "run")
+    return answers(monkeypatch, segments, "run")
 
 
 def _both(monkeypatch, fn):

@@ -29,7 +29,8 @@ from ...errors import DivergenceError, InterpreterError, MisalignedAccessError, 
 from ..state import memory as M
 from ..state import stack
 from ..state.operands import per_thread
-from . import progress, segments, specials, store_runs, wgmma_runs
+from . import progress, specials
+from .fused import FusedMixin
 from .register_blocks import plain, write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, gather, merge, scatter
@@ -43,7 +44,7 @@ from ..machine.barriers import SyncMixin, _lanes
 
 
 
-class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
+class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedMixin):
     """Everything one batch of CTAs needs while it runs."""
 
     stats = None                # interpret.stats.Stats of a launch that opted in to counting
@@ -684,45 +685,6 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin):
                 pc += 1
         except M.MemoryFault as f:
             raise self.fault(f, sub, d) from None
-
-    def _fused(self, d, g, n, pc, marks):
-        """The instruction count of the planned run at ``d`` (a segment, a run of shared stores
-        or of wgmma.mma_async) run for ``g`` at once, or 0 where it runs one instruction at a
-        time."""
-        if d.wrun is not None:
-            return self._wgmmas(d.wrun, g, n, pc, marks)
-        if d.srun is not None:
-            return self._stores(d.srun, g, n, pc, marks)
-        return self._batched(d.seg, g, n, pc, marks)
-
-    def _wgmmas(self, wrun, g, n, pc, marks):
-        """The instruction count of the run of ``wgmma.mma_async`` ``wrun`` at ``pc`` issued for
-        ``g`` as one (``wgmma_runs``), or 0 where it runs one instruction at a time: as for a
-        segment (``_batched``), or ``wgmma_runs.run`` stood back."""
-        if (n + wrun.span < self.YIELD_AFTER and not (marks and wrun.crosses(marks, pc))
-                and wgmma_runs.run(self, wrun, g)):
-            return wrun.span
-        return 0
-
-    def _batched(self, seg, g, n, pc, marks):
-        """The instruction count of segment ``seg`` run at ``pc`` for ``g`` in batches
-        (``segments``), or 0 where it runs one instruction at a time: batching is off, the
-        loop's next yield (``YIELD_AFTER``, ``n`` instructions run) falls inside it, a group
-        waits inside it (``marks``), or ``segments.run`` stood back."""
-        if (self.fuse and n + seg.span < self.YIELD_AFTER and not (marks and seg.crosses(marks, pc))
-                and segments.run(self, seg, g)):
-            return seg.span
-        return 0
-
-    def _stores(self, srun, g, n, pc, marks):
-        """The instruction count of the run of shared stores ``srun`` at ``pc`` run for ``g``
-        with their bookkeeping made once (``store_runs``), or 0 where it runs one instruction at
-        a time: unsanitized (nothing to make once), batching off, statistics kept, or as for a
-        segment (``_batched``)."""
-        if (self.sanitize and self.fuse and self.stats is None and n + srun.span < self.YIELD_AFTER
-                and not (marks and srun.crosses(marks, pc)) and store_runs.run(self, srun, g)):
-            return srun.span
-        return 0
 
     def _stay(self, g, pc, n, tn, hook=None):
         """``g`` leaves the loop at ``pc`` (a join point, or waiting there for the rest of its
