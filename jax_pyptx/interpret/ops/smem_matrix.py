@@ -289,10 +289,9 @@ def _read_same(ctx, p, what, check_init, g, lane, used, t, trans=False):
             raw = raw.reshape(-1, k, mn).swapaxes(1, 2)
     else:
         raw = sh.view(dt)[(first // esz)[:, None] + p.relq[None, :]]
-    if check_init and sh.init is not None and not sh.init_full and p.wkey not in sh.written:
-        if not _spans_written(sh, bk[:, 0], *p.spans, alias=p.wkey, key=p.rkey):
-            addr = S[:, None] + p.rel[None, :]
-            _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
+    if check_init and not _all_written(sh, bk[:, 0], *p.spans, p.wkey, p.rkey):
+        addr = S[:, None] + p.rel[None, :]
+        _check_init(ctx, sh, bk * sh.stride + addr, addr, mn, used, what)
     if done:
         return raw.reshape(-1, k, mn)
     return _transposed((raw if t is None else values(raw, t)).reshape(-1, mn, k), trans)
@@ -350,8 +349,7 @@ def read_chain(ctx, cp, check_init=True):
     sh = ctx.shared
     if ctx.sanitize and not spans_clear(ctx, cp.ctas, cp.lo, cp.hi, cp.lohi):
         return None
-    if check_init and sh.init is not None and not sh.init_full and cp.wkey not in sh.written \
-            and not _spans_written(sh, cp.ctas, cp.lo, cp.hi, alias=cp.wkey, key=cp.rkey):
+    if check_init and not _all_written(sh, cp.ctas, cp.lo, cp.hi, cp.wkey, cp.rkey):
         return None
     raw = np.empty((len(cp.first), len(cp.rel)), np.float64)
     ARITH.take_bf16(sh.view(np.uint16), cp.first, cp.rel, raw)
@@ -413,6 +411,14 @@ def _rounded(ctas, lo, hi, stride):
     P = _PERIOD
     return tuple((c_, a - a % P, min(b + -b % P, stride))
                  for c_, a, b in zip(np.asarray(ctas, np.int64).tolist(), lo.tolist(), hi.tolist()))
+
+
+def _all_written(sh, ctas, lo, hi, wkey, rkey) -> bool:
+    """Whether a plan's spans (``_Plan``, ``ChainPlan``: their cheap key ``wkey`` and rounded
+    spans ``rkey``) hold no unwritten byte: definedness not tracked or all written, a key known
+    written, or ``_spans_written``."""
+    return (sh.init is None or sh.init_full or wkey in sh.written
+            or _spans_written(sh, ctas, lo, hi, alias=wkey, key=rkey))
 
 
 def _spans_written(sh, ctas, lo, hi, alias=None, key=None) -> bool:

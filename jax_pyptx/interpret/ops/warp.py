@@ -101,7 +101,7 @@ def _in_segments(ins, mode, putp, a_key, ga, put):
     b, c, m = (parse_int(o.text) for o in ops[2:5])
     if c != 31 or m != 0xFFFFFFFF or not 0 <= b < 32:
         return None
-    src = np.arange(32) ^ b
+    src = _source_lanes(mode, np.arange(32, dtype=np.int64), b, c)[0]      # (lane ^ b, all in range)
 
     def batch(ctx, g):
         v = np.asarray(ga(ctx, g))

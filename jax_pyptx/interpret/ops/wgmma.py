@@ -106,10 +106,6 @@ def _reg_key(prog, op, scope, bits):
     return info.key if info.bits == bits else None
 
 
-def _desc_key(prog, op, scope):
-    """``_reg_key`` of a descriptor operand (a 64-bit register)."""
-    return _reg_key(prog, op, scope, 64)
-
 
 def _imm(op, what, allowed):
     if not isinstance(op, Imm):
@@ -185,8 +181,8 @@ class _MmaAsync:
         # what a run's issue reads without the readers (wgmma_chain): the descriptors' 64-bit
         # registers (None: another operand), scale-d as an immediate or its predicate register
         # (None: neither, or negated)
-        self.b_key = _desc_key(prog, ops[2], scope)
-        self.a_key = None if self.a_regs else _desc_key(prog, ops[1], scope)
+        self.b_key = _reg_key(prog, ops[2], scope, 64)
+        self.a_key = None if self.a_regs else _reg_key(prog, ops[1], scope, 64)
         self.sd_imm = bool(parse_int(ops[3].text)) if isinstance(ops[3], Imm) else None
         self.sd_key = _reg_key(prog, ops[3], scope, 1)
         if self.at == "b1" and dec.get("op") != ".and":
@@ -315,10 +311,16 @@ class _MmaAsync:
         else:
             sd = uniform(ctx, np.broadcast_to(scale, (g.n,)).astype(np.uint8), W, "scale-d", g).astype(bool)
         tag = st.open[g.idx]
-        if fs is not None and np.count_nonzero(sd):     # the accumulator is read (scale-d): ordinary writes need a fence
+        if fs is not None:
+            self.check_read_fence(ctx, g, fs, W, sd)
+        return W, banks, bdesc, adesc, A, sd, tag
+
+    def check_read_fence(self, ctx, g, fs, W, sd):
+        """The fence check of the accumulator where it is read (scale-d): ordinary writes to it
+        need a ``wgmma.fence`` (``wgfence``), on the warpgroups that read it."""
+        if np.count_nonzero(sd):
             fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
                      self.keys, ())
-        return W, banks, bdesc, adesc, A, sd, tag
 
     def a_from_regs(self, ctx, g, W, st):
         """A (W, M, Ka) from its fragment registers (read, and checked against in-flight writes)."""

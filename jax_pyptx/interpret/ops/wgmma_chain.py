@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..machine.group import Group
 from ..sanitizer import wgfence
 from . import smem_matrix as SM
 from .wgmma import WG, chained, state
@@ -203,9 +202,8 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds):
             fs.check(ctx, g, (), op.a_keys)
         if op.a_regs:
             st.regs.reading_all(ctx, op.a_keys_t, g, tag, op.d)
-        if fs is not None and np.count_nonzero(sd):     # (as _MmaAsync.operands)
-            fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
-                     op.keys, ())
+        if fs is not None:
+            op.check_read_fence(ctx, g, fs, W, sd)
         prod = np.matmul(A[i], Bt[:, i])     # (W, M, N), made and rounded while in the cache
         if op.sa * op.sb < 0:
             prod = -prod

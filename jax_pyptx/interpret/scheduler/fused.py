@@ -25,7 +25,7 @@ class FusedMixin:
         """The instruction count of the run of ``wgmma.mma_async`` ``wrun`` at ``pc`` issued for
         ``g`` as one (``wgmma_runs``), or 0 where it runs one instruction at a time: as for a
         segment (``_batched``), or ``wgmma_runs.run`` stood back."""
-        if (n + wrun.span < self.YIELD_AFTER and not (marks and wrun.crosses(marks, pc))
+        if (self.fuse and n + wrun.span < self.YIELD_AFTER and not (marks and wrun.crosses(marks, pc))
                 and wgmma_runs.run(self, wrun, g)):
             return wrun.span
         return 0

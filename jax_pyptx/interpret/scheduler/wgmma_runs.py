@@ -106,7 +106,7 @@ def _extent(code, pure, names, targets, pc):
 def run(ctx, wrun, g) -> bool:
     """Run ``wrun`` for the threads of ``g`` (the module doc); True when done, False (nothing
     done) where its instructions must run one by one."""
-    if not ctx.fuse or g.synced != (ctx.nlive, 1) or not chain_ready(ctx, wrun.members[0][1]):
+    if g.synced != (ctx.nlive, 1) or not chain_ready(ctx, wrun.members[0][1]):
         return False
     if wrun.seg is not None and not segments.run(ctx, wrun.seg, g, pieces=False):
         return False
