@@ -453,3 +453,63 @@ def test_an_uninitialized_source_in_a_piece_is_reported_as_one_by_one(monkeypatc
         errors.append((type(e.value), str(e.value)))
     assert errors[0] == errors[1] and errors[0][0] is UninitializedReadError and "%f9" in errors[0][1]
     assert ran == [1, 0]                        # in pieces: the add reading %f9 one by one
+
+
+# ----------------------------------------------------------------------------- block write-back
+SPLIT_WRITES = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .f32 %f<8>; .reg .u32 %t; .reg .pred %p; .reg .u64 %b, %o;
+    ld.param.u64 %b, [y];
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %o, %t, 4;
+    add.u64 %b, %b, %o;
+    cvt.rn.f32.u32 %f0, %t;
+    setp.lt.u32 %p, %t, 32;
+    @%p bra LOW;
+    add.f32 %f1, %f0, 0f3F800000;
+    mul.f32 %f2, %f1, %f1;
+    add.f32 %f3, %f2, %f0;
+    bra JOIN;
+LOW:
+    mul.f32 %f1, %f0, 0f40000000;
+    add.f32 %f2, %f1, %f1;
+    mul.f32 %f3, %f2, %f0;
+JOIN:
+    READ
+    ret;
+}
+"""
+
+
+@pytest.fixture
+def blocks(monkeypatch):
+    """Counts of ``Context.write_blocks`` answers: [written at once, left to write]."""
+    return answers(monkeypatch, Context, "write_blocks")
+
+
+def test_registers_written_in_part_by_two_native_segments_are_written_everywhere(monkeypatch, ran,
+                                                                                  blocks):
+    # threads 32-63 write %f1-%f3 first (their partial-write masks made), threads 0-31 then
+    # write them again (the masks gain their slots), each half as one native block written
+    # back at once: every thread reads them written
+    text = SPLIT_WRITES.replace("READ", "st.global.f32 [%b], %f3;")
+    fused, plain = _both_f32(monkeypatch, text, 64)
+    t = np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(fused, np.where(t < 32, 4 * t * t, (t + 1) * (t + 1) + t))
+    np.testing.assert_array_equal(plain, fused)
+    assert ran[0] == 2 and blocks == [2, 0]        # (the prologue stays one by one: %b is a pointer)
+
+
+def test_a_register_one_native_segment_wrote_in_part_is_unwritten_elsewhere(monkeypatch, ran, blocks):
+    # %f4 is written by threads 32-63 only (the first segment): threads 0-31 read it unwritten
+    text = SPLIT_WRITES.replace("add.f32 %f3, %f2, %f0;", "add.f32 %f3, %f2, %f0;\n    mov.f32 %f4, %f3;")
+    text = text.replace("READ", "st.global.f32 [%b], %f4;")
+    errors = []
+    for fuse in (True, False):
+        monkeypatch.setattr(Context, "fuse", fuse)
+        with pytest.raises(UninitializedReadError) as e:
+            launch(text, "k", [np.zeros(64, np.float32)], block=(64, 1, 1))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "%f4" in errors[0]
+    assert blocks[0] == 2

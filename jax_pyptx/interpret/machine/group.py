@@ -6,7 +6,7 @@ import numpy as np
 
 class Group:
     __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok",
-                 "strided", "_ww", "synced")
+                 "strided", "_ww", "synced", "_runs")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.idx = idx
@@ -26,6 +26,22 @@ class Group:
         self.strided = None       # ``rect``'s answer, once asked (False: fancy indexing)
         self._ww = None
         self.synced = None        # the last warp-synchrony check passed (Context.check_sync)
+        self._runs = 0            # ``runs``'s answer, once asked
+
+    def runs(self):
+        """``[(p, q, s)]``: the group's slots ``idx[p:q]`` are ``s, s + 1, ...``, a run of
+        consecutive slots each; None where there are 16 runs or more (then fancy indexing is no
+        slower). Cached."""
+        r = self._runs
+        if r == 0:
+            idx = self.idx
+            cut = np.flatnonzero(np.diff(idx) != 1) + 1
+            r = None
+            if len(cut) < 16:
+                at = [0, *cut.tolist(), len(idx)]
+                r = list(zip(at, at[1:], idx[at[:-1]].tolist()))
+            self._runs = r
+        return r
 
     def subset(self, mask, N) -> "Group":
         return Group(self.idx[mask], self.pc, N)

@@ -78,20 +78,33 @@ class FenceState:
         d = ctx.cur
         if d is not None and d.ins.opcode.startswith("wgmma."):
             return                # wgmma.wait_group delivering accumulators
-        e = self.last[key] = self.top = self.epoch + 1
-        self.src[key] = d
+        tok = getattr(g, "ok", None)
+        self._wrote(key, d, g.idx if tok is None else tok, g.idx)
+
+    def wrote_each(self, finals, g):
+        """``wrote`` of each watched register of ``finals`` (``(key, Decoded)`` pairs: a
+        segment's results written at once, each by its pure instruction, in order:
+        ``Context.write_blocks``)."""
         tok = getattr(g, "ok", None)
         if tok is None:
             tok = g.idx
+        keys = self.keys
+        for key, d in finals:
+            if key in keys:
+                self._wrote(key, d, tok, g.idx)
+
+    def _wrote(self, key, d, tok, idx):
+        e = self.last[key] = self.top = self.epoch + 1
+        self.src[key] = d
         p = self.pend.get(key)
         if p is None:
-            self.pend[key] = [(tok, g.idx, e)]
+            self.pend[key] = [(tok, idx, e)]
             return
         for j, w in enumerate(p):
             if w[0] is tok:       # the same slots written again: the older write is covered
                 del p[j]
                 break
-        p.append((tok, g.idx, e))
+        p.append((tok, idx, e))
         if len(p) > self.PEND:
             self._stamps(key)
 

@@ -31,7 +31,7 @@ from ..state import stack
 from ..state.operands import per_thread
 from . import progress, specials
 from .fused import FusedMixin
-from .register_blocks import plain, write_rows
+from .register_blocks import plain, write_blocks, write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, gather, merge, scatter
 from ..machine.cluster import ClusterMixin
@@ -212,6 +212,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         self.regs[key] = a
 
     write_rows = write_rows     # a register block delivered at once (``rows``)
+    write_blocks = write_blocks  # a segment's results, rows of a native block
     plain = plain               # reading these registers is only a gather
 
     def _set_on(self, g):

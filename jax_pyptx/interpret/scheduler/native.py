@@ -168,9 +168,12 @@ class Block:
     through NumPy instead when the call declines. ``live``: the registers read after the
     block or written back; the block's other results are temporaries, kept in one scratch
     array per thread that lives from launch to launch, up to ``_SCRATCH_MAX`` bytes (a fresh
-    array for each would fault in its pages)."""
+    array for each would fault in its pages). The kept results of one dtype are the rows of one
+    array (``kept``: per dtype, its outputs' keys), which a segment writes back at once
+    (``Context.write_blocks``)."""
 
-    __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps", "tcount")
+    __slots__ = ("steps", "code", "imms", "widths", "inputs", "outputs", "dtypes", "temps", "tcount",
+                 "kept")
 
     def __init__(self, steps, members, live):
         self.steps = tuple(steps)
@@ -181,7 +184,8 @@ class Block:
                     inputs.append(s[1])
                     in_w.append(s[2])
             out_w[nat.dst[0]] = nat.dst[1]
-        outs = sorted(out_w, key=lambda k: k not in live)          # kept ones first
+        # kept ones first, those of one width (so one dtype) together: ``kept``'s rows in order
+        outs = sorted(out_w, key=lambda k: (k not in live, out_w[k]))
         self.inputs, self.outputs = tuple(inputs), tuple(outs)
         self.temps = sum(1 for k in outs if k not in live)
         slot = {k: i for i, k in enumerate(inputs)}
@@ -205,18 +209,24 @@ class Block:
                             for k in outs)
         tw = [out_w[k] for k in outs[len(outs) - self.temps:]]
         self.tcount = (tw.count(1), tw.count(4), tw.count(8))
+        by = {}
+        for k, dt in zip(outs[:len(outs) - self.temps], self.dtypes):
+            by.setdefault(dt, []).append(k)
+        self.kept = tuple((dt, tuple(ks)) for dt, ks in by.items())
 
-    def run(self, vals, n, regs=None, idx=None) -> bool:
+    def run(self, vals, n, regs=None, idx=None, rows=None) -> bool:
         """Compute the block's registers into ``vals`` for ``n`` threads; False when the
         native call declines (an ex2 near a rounding boundary, an array it cannot take).
         Its inputs are ``vals``'s, or with ``regs`` (the batch's registers) read there at the
-        slots ``idx`` (None: every slot) by the native call itself."""
+        slots ``idx`` (None: every slot) by the native call itself. ``rows``, a list, receives
+        the kept results as ``(keys, (len(keys), n) array)`` per dtype (``kept``)."""
         if regs is None:
             ins, gathered = [vals[k] for k in self.inputs], 0
         else:
             ins = [regs[k] for k in self.inputs]
             gathered = len(ins) if idx is not None else 0
-        keep = [np.empty(n, dt) for dt in self.dtypes[:len(self.dtypes) - self.temps]]
+        blocks = [(ks, np.empty((len(ks), n), dt)) for dt, ks in self.kept]
+        keep = [row for _, b in blocks for row in b]
         try:
             if not ARITH.run(self.code, self.imms, ins + keep, self.widths, n, idx, gathered,
                              _scratch(self.temp_bytes(n)) if self.temps else None):
@@ -225,6 +235,8 @@ class Block:
             return False
         for k, o in zip(self.outputs, keep):
             vals[k] = o
+        if rows is not None:
+            rows.extend(blocks)
         return True
 
     def temp_bytes(self, n) -> int:

@@ -51,7 +51,7 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
             if a is not None:
                 new[j] = a
     if tile is None or not tile.into(new, g.idx):
-        _scatter(new, g.idx, rows if tile is None else tile.rows())
+        _scatter(new, g, rows if tile is None else tile.rows())
     if self.wgfence is not None:
         self.wgfence.wrote_all(self, keys, g)
     rh = self.rhooks
@@ -84,12 +84,61 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
     regs.update(zip(keys, new))
 
 
-def _scatter(new, idx, rows):
-    """``new[:, idx] = rows``: a slice per run of consecutive slots where there are a few."""
-    cut = np.flatnonzero(np.diff(idx) != 1) + 1
-    if len(cut) < 16:
-        at = [0, *cut.tolist(), len(idx)]
-        for p, q, s in zip(at, at[1:], idx[at[:-1]].tolist()):
-            new[:, s:s + q - p] = rows[:, p:q]
-    else:
-        new[:, idx] = rows
+def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
+    """``write(k, g, v)`` for every ``(k, d)`` of ``finals`` (a segment's results, each written
+    as its instruction ``d``), whose values are the rows of ``blocks`` (``(keys, (len(keys),
+    g.n) array)`` per dtype, ``native.Block.run``): the old arrays copied at once and the rows
+    scattered at once a block, with what ``write`` does for each register only where it
+    applies (the ``wgmma.fence`` bookkeeping, the partial-write masks). False, having done
+    nothing, for a full group, rows that are not the finals' (as many), or where a register
+    needs ``write`` itself: a hook, undefined bits, a pointer tag, an array of another dtype."""
+    keys = [k for k, _ in finals]
+    if not keys and not blocks:
+        return True
+    rh, undef, ptag = self.rhooks, self.undef, self.ptag
+    if sum(len(ks) for ks, _ in blocks) != len(keys) or g.full or self._taint_d is not None or self._pt_d is not None \
+            or (rh and not rh.keys().isdisjoint(keys)) or (undef and not undef.keys().isdisjoint(keys)) \
+            or (ptag and not ptag.keys().isdisjoint(keys)):
+        return False
+    regs, N = self.regs, self.N
+    olds, fresh = [], []
+    for ks, rows in blocks:
+        old = [regs.get(k) for k in ks]
+        for k, a in zip(ks, old):
+            if a is None:
+                fresh.append(k)
+            elif a.dtype != rows.dtype or a.shape != (N,):
+                return False
+        olds.append(old)
+    wf = self.wgfence
+    if wf is not None and not wf.keys.isdisjoint(keys):
+        wf.wrote_each(finals, g)
+    if self.pinit or (fresh and self.sanitize):
+        known = self._set_on(g)
+        if fresh and self.sanitize:
+            first = self._first_mask(g, known)          # shared, read-only
+            for k in fresh:
+                self.pinit[k] = known[k] = first
+        for k in keys:
+            if k not in known:
+                self._mask_gain(k, g, known)
+    for (ks, rows), old in zip(blocks, olds):
+        if fresh:
+            zero = np.zeros(N, rows.dtype)
+            old = [zero if a is None else a for a in old]
+        new = np.array(old)             # (one copy of the block's old arrays)
+        _scatter(new, g, rows)
+        regs.update(zip(ks, new))
+    self.cur = finals[-1][1]
+    return True
+
+
+def _scatter(new, g, rows):
+    """``new[:, g.idx] = rows``: a slice per run of consecutive slots where there are a few
+    (``Group.runs``)."""
+    runs = g.runs()
+    if runs is None:
+        new[:, g.idx] = rows
+        return
+    for p, q, s in runs:
+        new[:, s:s + q - p] = rows[:, p:q]

@@ -359,9 +359,10 @@ def _batched(ctx, seg, g) -> bool:
     regs = ctx.regs
     todo = seg.blocks or seg.steps
     if len(todo) == 1 and type(todo[0]) is Block:   # one native block: it reads the registers
-        vals = {}
-        if todo[0].run(vals, g.n, regs, None if g.full else g.idx):
-            _write_back(ctx, seg, g, vals)
+        vals, rows = {}, []
+        if todo[0].run(vals, g.n, regs, None if g.full else g.idx, rows):
+            if not ctx.write_blocks(seg.finals, g, rows):
+                _write_back(ctx, seg, g, vals)
             _synced(ctx, seg, g)
             return True
         todo = todo[0].steps                         # declined: its batches through NumPy
