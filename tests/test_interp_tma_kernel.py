@@ -94,6 +94,33 @@ def test_kernel_interpret_builds_tensor_maps_from_the_tile_specs():
     np.testing.assert_array_equal(y, 2 * x + 1)
 
 
+def test_a_launch_again_keeps_its_tensor_maps_fields(monkeypatch):
+    # each call copies its inputs into fresh buffers at new addresses: the maps' fields (what
+    # the buffer's shape, strides and dtype give) are made once, each call's map points at its
+    # own buffer and reads its own input
+    from jax_pyptx.interpret import tensor_map
+    from jax_pyptx.specialize import host
+    made = []
+
+    def counted(arr, *a, **kw):
+        made.append(arr.shape)
+        return tensor_map(arr, *a, **kw)
+    monkeypatch.setattr("jax_pyptx.interpret.tensor_map", counted)
+    hl = host.HostLaunch(tma_roundtrip.trace(M=48, N=64))
+    for seed in (5, 6, 7):
+        x = _x(seed=seed)
+        (y,) = hl([x])
+        np.testing.assert_array_equal(y, 2 * x + 1)
+    assert made == [(48, 64), (48, 64)]          # X's map and Y's, the first call only
+    # a buffer of another layout gets its own fields, and the next C-order one its own again
+    (ts,) = [k for k in hl._maps if k.operand == 0]
+    hl.tensor_maps(ts, [np.asfortranarray(_x(seed=8))])
+    hl.tensor_maps(ts, [_x(seed=9)])
+    assert len(made) == 4
+    assert host._host_launch(tma_roundtrip.trace(M=48, N=64)) is host._host_launch(
+        tma_roundtrip.trace(M=48, N=64))
+
+
 def test_tensor_maps_by_value():
     x = _x(16, 64, seed=4)
     assert ".param .align 64 .b8 X_tma_desc[128]" in tma_roundtrip_by_value.ptx(M=16, N=64)

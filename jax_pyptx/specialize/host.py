@@ -112,7 +112,7 @@ class HostLaunch:
     """
 
     __slots__ = ("traced", "grid", "label", "_out_src", "_params", "_in_layouts",
-                 "_out_layouts", "_out_bufs", "_aliased", "_partial", "_items")
+                 "_out_layouts", "_out_bufs", "_aliased", "_partial", "_items", "_maps")
 
     def __init__(self, traced, grid=None, aliases=(), label=None, out_shapes=None):
         self.traced = t = traced
@@ -126,6 +126,7 @@ class HostLaunch:
         self._aliased = set(alias.values())           # tensor inputs written as outputs
         self._partial = {j for j, o in enumerate(t.outputs) if getattr(o.tile, "partial", False)}
         self._items = _batch_items(t, self.grid)
+        self._maps = {}           # TmaSpec -> (buffer signature, maps' fields): ``tensor_maps``
         shapes = out_shapes if out_shapes is not None else [o.shape for o in t.outputs]
         self._out_bufs = [(memory_shape(tuple(shape), o.layout), o.dtype.np_dtype)
                           for shape, o in zip(shapes, t.outputs)]
@@ -223,19 +224,27 @@ class HostLaunch:
         refused when it would be truncated, wrapped or overflow)."""
         return scalar_value(info.type, v, f"kernel {self.label!r}: runtime scalar {info.name}")
 
-    @staticmethod
-    def tensor_maps(ts, bufs):
+    def tensor_maps(self, ts, bufs):
         """The interpreter's tensor map(s) of ``TmaSpec`` ``ts`` over the operand's buffer (as
-        the C++ launcher encodes them: one per batch item for a batched global-mode map)."""
+        the C++ launcher encodes them: one per batch item for a batched global-mode map). A
+        map's fields depend on the buffer's shape, strides, dtype and contiguity only (its
+        address is encoded at the launch): they are kept for the last such buffer."""
         from ..interpret import tensor_map
+        from ..interpret.state.tensormap import TensorMap
 
         buf = bufs[ts.operand]
-        maps = [tensor_map(buf, box=ts.box, dtype=ts.data_type, dims=ts.global_dims,
-                           strides=ts.global_strides, element_strides=ts.element_strides,
-                           interleave=ts.interleave, swizzle=ts.swizzle,
-                           l2_promotion=ts.l2_promotion, oob_fill=ts.oob_fill,
-                           offset=i * ts.batch_stride)
-                for i in range(ts.batch)]
+        sig = (buf.shape, buf.strides, buf.dtype, buf.flags.c_contiguous)
+        got = self._maps.get(ts)
+        if got is not None and got[0] == sig:
+            maps = [TensorMap(buf, off, f) for off, f in got[1]]
+        else:
+            maps = [tensor_map(buf, box=ts.box, dtype=ts.data_type, dims=ts.global_dims,
+                               strides=ts.global_strides, element_strides=ts.element_strides,
+                               interleave=ts.interleave, swizzle=ts.swizzle,
+                               l2_promotion=ts.l2_promotion, oob_fill=ts.oob_fill,
+                               offset=i * ts.batch_stride)
+                    for i in range(ts.batch)]
+            self._maps[ts] = (sig, [(m.offset, m.fields) for m in maps])
         return maps[0] if ts.mode == "by_value" else maps
 
 
@@ -275,5 +284,14 @@ def run_on_host(kernel, arrays, kw: dict, stats=None) -> tuple:
     specs = kernel.in_specs
     tensors = [a for a, s in zip(arrays, specs) if not isinstance(s, PtxType)]
     scalars = [a for a, s in zip(arrays, specs) if isinstance(s, PtxType)]
-    return HostLaunch(b.trace())(tensors, scalars, b.raw_values(host=True), options,
-                                 stats=stats)
+    return _host_launch(b.trace())(tensors, scalars, b.raw_values(host=True), options,
+                                   stats=stats)
+
+
+def _host_launch(traced) -> HostLaunch:
+    """The trace's ``HostLaunch`` on its own grid, made once (it only holds what the trace
+    says)."""
+    hl = traced.__dict__.get("_host_launch")
+    if hl is None:
+        hl = traced.__dict__["_host_launch"] = HostLaunch(traced)
+    return hl

@@ -421,16 +421,28 @@ class TensorMap:
             >>> len(blob)
             128
         """
+        key = (self.fields, int(base_address) + self.offset)
+        got = _ENCODED.get(key)
+        if got is not None:
+            return got
         from dataclasses import replace
-        f = replace(self.fields, address=int(base_address) + self.offset)
+        f = replace(self.fields, address=key[1])
         align = alignment(f)
         if f.address % align:
             raise InterpreterError(f"tensor_map: the tensor's device address {f.address:#x} is not "
                                    f"{align}-byte aligned (a view starting inside an element row?)")
-        return encode(f)
+        if len(_ENCODED) >= 256:
+            _ENCODED.clear()
+        got = _ENCODED[key] = encode(f)
+        return got
 
     def __repr__(self):
         return f"TensorMap({describe(self.fields, False)})"
+
+
+#: ``TensorMap.encode``'s answers by (fields, address): a launch's maps are encoded again each
+#: launch at the same addresses
+_ENCODED: dict = {}
 
 
 def _enum(name, value, names, allowed):
