@@ -15,6 +15,7 @@ from jax_pyptx.errors import InterpreterError, SanitizerWarning, UninitializedRe
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.launch import get_module, get_program
 from jax_pyptx.interpret.ops import wgmma_chain
+from jax_pyptx.interpret.ops.wgmma import _MmaAsync
 from jax_pyptx.interpret.scheduler import wgmma_runs
 from jax_pyptx.interpret.scheduler.context import Context
 
@@ -56,18 +57,25 @@ def run(ptx, img, block=128, cin=None, areg=None, **kw):
     return out
 
 
-def both(monkeypatch, fn, at_once=None):
+def both(monkeypatch, fn, at_once=None, delivered=None):
     """``fn()`` with runs on, then one by one (the answer, or the error's type and message),
     and the runs issued as one in each (their lengths); ``at_once`` (a list) gets how many of
-    them read their operands at once."""
+    them read their operands at once, ``delivered`` how many delivered their tile themselves
+    (``_MmaAsync.deliver``: the wait_group right after them retires nothing)."""
     out, chains = [], []
     real, issue = wgmma_runs.run_chain, wgmma_chain._issue
+    deliver = _MmaAsync.deliver
     for fuse in (True, False):
-        seen, fast = [], []
+        seen, fast, got = [], [], []
 
-        def counted(ctx, g, members, memo, seen=seen):
+        def delivering(*a, got=got):
+            got.append(1)
+            return deliver(*a)
+        monkeypatch.setattr(_MmaAsync, "deliver", delivering)
+
+        def counted(ctx, g, members, memo, wait=None, seen=seen):
             seen.append(len(members))
-            return real(ctx, g, members, memo)
+            return real(ctx, g, members, memo, wait)
 
         def issued(*a, fast=fast):
             fast.append(1)
@@ -82,6 +90,8 @@ def both(monkeypatch, fn, at_once=None):
         chains.append(seen)
         if at_once is not None:
             at_once.append(len(fast))
+        if delivered is not None:
+            delivered.append(len(got))
     return out, chains
 
 
@@ -93,7 +103,10 @@ def test_a_run_is_planned_from_the_first_mma_to_the_last():
     prog = get_program(get_module(wgmma_kernel(CHAIN.replace("SD0", "0"), 4)), "k")
     (d,) = [d for d in prog.code if d.wrun is not None]
     first = next(c.pc for c in prog.code if c.ins.opcode == "wgmma.mma_async")
-    assert d.pc == first and d.wrun.span == 5 and len(d.wrun.members) == 3
+    # with the commit_group and the wait_group 0 right after the last mma_async
+    assert d.pc == first and d.wrun.span == 7 and len(d.wrun.members) == 3
+    assert [w.ins.full_opcode for w in d.wrun.waits] == ["wgmma.commit_group.sync.aligned",
+                                                        "wgmma.wait_group.sync.aligned"]
     names = sorted(k.split("::")[-1] for k, _ in d.wrun.seg.finals)      # hoisted, written back
     assert names == ["%rd4", "%rd9"]
 
@@ -122,13 +135,42 @@ def test_a_run_gives_the_registers_of_one_by_one(monkeypatch, sanitize, sd0, t):
     rng = np.random.default_rng(51)
     C = rand(rng, (128, 4), "f16").astype(np.float32).view(np.uint32).reshape(-1)
     ptx = wgmma_kernel(CHAIN.replace("SD0", str(sd0)).replace(".f16.f16", f".{t}.{t}"), 4, cin=True)
-    fast = []
-    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, cin=C, sanitize=sanitize), fast)
+    fast, delivered = [], []
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, cin=C, sanitize=sanitize), fast, delivered)
     assert chains == [[3], []] and fast == [int(t == "bf16"), 0]     # bf16: its operands at once
+    assert delivered == fast                    # ... and its wait_group 0 right after: delivered
     np.testing.assert_array_equal(fused, single)
     d = f32(P1 + (acc_matrix(C, 8) if sd0 else 0))          # each k-step rounded to f32
     d = f32(f32(d + P2) + P2)
     np.testing.assert_array_equal(acc_matrix(fused, 8), d)
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+def test_a_run_after_another_group_in_flight_leaves_its_tile_to_the_wait(monkeypatch, sanitize):
+    # the first mma_async's group is committed, not waited: the run chains on its pending tile
+    # and makes its own pending; the wait_group retires both
+    img, P1, P2, _ = image(58, "bf16")
+    body = mma("%db", 0, "bf16") + COMMIT + CHAIN.replace("SD0", "1").replace(".f16.f16", ".bf16.bf16")
+    fast, delivered = [], []
+    (fused, single), chains = both(monkeypatch, lambda: run(wgmma_kernel(body, 4), img, sanitize=sanitize),
+                                   fast, delivered)
+    assert chains == [[3], []] and fast == [1, 0] and delivered == [0, 0]
+    np.testing.assert_array_equal(fused, single)
+    np.testing.assert_array_equal(acc_matrix(fused, 8), f32(f32(f32(f32(P1) + P1) + P2) + P2))
+
+
+def test_a_register_a_delivered_run_read_may_be_written_after_its_wait(monkeypatch):
+    # the run's A registers stop being read in flight at the wait that follows it: writing one
+    # after it is no hazard (nor is it one by one), and the run delivered its tile itself
+    img, P1, P2, A = image(59, "bf16")
+    body = A_REGS.replace("AREGS", "%e0, %e1, %e2, %e3") + "  mov.b32 %a0, 0;\n  mov.b32 %e0, %a0;\n"
+    ptx = wgmma_kernel(body, 4, aregs=True, extra_regs="\n  .reg .b32 %e<4>;")
+    delivered = []
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, areg=a_regs(A, "bf16"), sanitize="strict"),
+                                   None, delivered)
+    assert chains == [[2], []] and delivered == [1, 0]
+    np.testing.assert_array_equal(fused, single)
+    np.testing.assert_array_equal(acc_matrix(fused, 8), f32(f32(P1) + P2))
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16"])

@@ -37,7 +37,7 @@ from ..state import fp
 from ..state.arith import ARITH
 from . import smem_matrix as SM
 from ..sanitizer import wgfence
-from ..machine.asyncregs import AsyncWrites, TileLayout
+from ..machine.asyncregs import AsyncWrites, TileLayout, TileRows
 from ..machine.group import Group
 from ..state.operands import items, parse_int, reader
 from ..machine.registry import register
@@ -441,6 +441,13 @@ class _MmaAsync:
         for j, k_ in enumerate(self.keys):
             owner = st.regs.tag.get(k_)
             st.regs.set(ctx, k_, g, regs_out[:, j], tag if owner is None else np.maximum(tag, owner[g.idx]), d)
+
+    def deliver(self, ctx, g, bits):
+        """The accumulator tile ``bits`` (``accumulate``) into the registers of ``g`` at once,
+        as the ``wgmma.wait_group`` at hand (``ctx.cur``) retires a pending one
+        (``AsyncWrites.retire``): a run of ``mma_async`` that this wait follows with nothing
+        in flight (``wgmma_chain.run_chain``)."""
+        ctx.write_rows(self.keys_t, g, None, TileRows(self.layout, bits))
 
     def rounds_natively(self) -> bool:
         """Whether the accumulator is added to and rounded in the native core (.f32)."""

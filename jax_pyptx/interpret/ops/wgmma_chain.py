@@ -48,13 +48,20 @@ def chain_ready(ctx, op) -> bool:
     return not regs.early and not any(k in regs.tag for k in op.keys_t)
 
 
-def run_chain(ctx, g, members, memo):
+def run_chain(ctx, g, members, memo, wait=None):
     """Issue the ``mma_async`` of ``members`` ((decoded, ``_MmaAsync``) in program order, one
     accumulator; ``chain_ready`` said so) for ``g`` (the module doc). ``memo``: a dict the
-    caller keeps with the run, where what reading its operands at once needs is remembered."""
+    caller keeps with the run, where what reading its operands at once needs is remembered.
+    ``wait``: the ``wgmma.wait_group 0`` (decoded) that follows the run right after its
+    ``wgmma.commit_group``, or None; where nothing else is in flight, a run reading its
+    operands at once then delivers its tile into the registers itself, as that wait would
+    (``_MmaAsync.deliver``), instead of making it pending for the wait to retire."""
     st = state(ctx)
     fs = wgfence.state(ctx)
-    if _at_once(ctx, g, members, memo, st, fs):
+    if wait is not None and (st.regs.tag or st.regs.rtag or
+                             (ctx.rhooks and not ctx.rhooks.keys().isdisjoint(members[0][1].keys_t))):
+        wait = None
+    if _at_once(ctx, g, members, memo, st, fs, wait):
         return
     warps = bits = last = None
     try:
@@ -82,9 +89,10 @@ def _at(ctx, d):
     ctx._taint_d = ctx._pt_d = None
 
 
-def _at_once(ctx, g, members, memo, st, fs) -> bool:
-    """Issue the run with its operands read at once (the module doc); False, having changed
-    nothing, where they must be read one operation at a time."""
+def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
+    """Issue the run with its operands read at once (the module doc; ``wait``: ``run_chain``'s,
+    the run delivers its tile); False, having changed nothing, where they must be read one
+    operation at a time."""
     got = memo.get("keys", 0)
     if got == 0:
         got = memo["keys"] = _keys(members)
@@ -118,7 +126,7 @@ def _at_once(ctx, g, members, memo, st, fs) -> bool:
         A = SM.read_chain(ctx, plans[1], ctx.sanitize)
         if A is None:
             return False
-    _issue(ctx, g, members, st, fs, W, A, Bt, sds)
+    _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait)
     return True
 
 
@@ -183,10 +191,12 @@ def _plans(ctx, members, memo, banks, descs):
     return plans
 
 
-def _issue(ctx, g, members, st, fs, W, A, Bt, sds):
+def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None):
     """Each operation's checks, product and rounding in issue order (A: per-step arrays from
     registers, or every step's matrices as read, (W, steps * M * K); Bt likewise, (K, N) each;
-    ``sds``: each one's scale-d per warpgroup), and the tile made pending."""
+    ``sds``: each one's scale-d per warpgroup), and the tile made pending, or with ``wait``
+    (``run_chain``) delivered: nothing runs before that wait, so the A registers' in-flight
+    reads, which it would end, are not recorded."""
     op0 = members[0][1]
     n, M, N, K = len(members), op0.M, op0.N, op0.K
     Bt = Bt.reshape(W, n, K, N)
@@ -200,7 +210,7 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds):
         _at(ctx, d)
         if fs is not None:
             fs.check(ctx, g, (), op.a_keys)
-        if op.a_regs:
+        if op.a_regs and wait is None:
             st.regs.reading_all(ctx, op.a_keys_t, g, tag, op.d)
         if fs is not None:
             op.check_read_fence(ctx, g, fs, W, sd)
@@ -210,4 +220,8 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds):
         bits = op.accumulate(ctx, st, g, W, warps, prod, sd) if bits is None else chained(prod, bits, sd)
         if fs is not None:
             fs.clean(g, op.keys)
-    op.pend(ctx, st, g, W, warps, bits, tag)
+    if wait is not None:
+        _at(ctx, wait)
+        op.deliver(ctx, g, bits)
+    else:
+        op.pend(ctx, st, g, W, warps, bits, tag)

@@ -19,10 +19,19 @@ made once. The pure instructions touch no register of an ``mma_async`` before th
 hands a run to ``run`` where it would hand it a segment (``Context._fused``: no timeline, no
 yield or other group's PC inside), ``run_chain`` where ``ops.wgmma_chain.chain_ready`` says the
 accumulator allows it.
+
+Where the run's last ``mma_async`` is followed right away by ``wgmma.commit_group`` and
+``wgmma.wait_group 0`` (a flash-attention block's two products), those two are part of the run
+(``WgmmaRun.waits``): ``run`` executes them after the chain, and a chain with nothing else in
+flight delivers its tile into the registers itself, as the wait would retire it
+(``run_chain``'s ``wait``), so the wait finds nothing to retire. No instruction runs between
+the chain and the wait, so none could see the tile pending.
 """
 from __future__ import annotations
 
+from ...ir.nodes import Imm
 from ..machine.registry import K_NOP
+from ..state.operands import parse_int
 from ..ops.wgmma_chain import chain_ready, run_chain
 from . import segments
 
@@ -32,12 +41,15 @@ MIN_MMAS = 2
 class WgmmaRun:
     """A planned run of ``span`` instructions from ``pc``: ``members``, its ``mma_async``
     ((decoded, ``ops.wgmma._MmaAsync``), in order); ``seg``, its pure instructions as one
-    segment (``segments.levelled``), or None (there are none)."""
+    segment (``segments.levelled``), or None (there are none); ``waits``, the
+    ``wgmma.commit_group`` and ``wgmma.wait_group 0`` right after its last ``mma_async``
+    (decoded), part of the run, or None."""
 
-    __slots__ = ("pc", "span", "members", "seg", "memo")
+    __slots__ = ("pc", "span", "members", "seg", "memo", "waits")
 
-    def __init__(self, pc, span, members, seg=None):
+    def __init__(self, pc, span, members, seg=None, waits=None):
         self.pc, self.span, self.members, self.seg = pc, span, members, seg
+        self.waits = waits
         self.memo = {}            # what run_chain remembers of the run (its operands' plans)
 
     crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
@@ -63,8 +75,22 @@ def plan(code, pure, names):
                 if uses is None:
                     uses = segments.uses_of(names)
                 seg = segments.levelled(code, pure, pures, uses, names)
-            d.wrun = WgmmaRun(pc, last + 1 - pc, tuple(members), seg)
+            waits = _waits(code, targets, last)
+            d.wrun = WgmmaRun(pc, last + 1 - pc + (2 if waits else 0), tuple(members), seg, waits)
         pc = last + 1
+
+
+def _waits(code, targets, last):
+    """The ``wgmma.commit_group`` and ``wgmma.wait_group 0`` (decoded) at ``last + 1`` and
+    ``last + 2``, unguarded, no branch target, in ``last``'s function; else None."""
+    if last + 2 >= len(code) or last + 1 in targets or last + 2 in targets:
+        return None
+    c, w = code[last + 1], code[last + 2]
+    if (c.ins.opcode, w.ins.opcode) != ("wgmma.commit_group", "wgmma.wait_group") or \
+            c.guard is not None or w.guard is not None or c.func != code[last].func or w.func != c.func:
+        return None
+    n = w.ins.operands[0]
+    return (c, w) if type(n) is Imm and parse_int(n.text) == 0 else None
 
 
 def _extent(code, pure, names, targets, pc):
@@ -110,5 +136,11 @@ def run(ctx, wrun, g) -> bool:
         return False
     if wrun.seg is not None and not segments.run(ctx, wrun.seg, g, pieces=False):
         return False
-    run_chain(ctx, g, wrun.members, wrun.memo)
+    waits = wrun.waits
+    run_chain(ctx, g, wrun.members, wrun.memo, None if waits is None else waits[1])
+    if waits is not None:
+        for d in waits:               # (after a run that retired itself, nothing is in flight)
+            ctx.cur = d
+            ctx._taint_d = ctx._pt_d = None
+            d.fn(ctx, g)
     return True
