@@ -484,7 +484,9 @@ JOIN:
 
 @pytest.fixture
 def blocks(monkeypatch):
-    """Counts of ``Context.write_blocks`` answers: [written at once, left to write]."""
+    """Counts of ``Context.write_blocks`` answers: [written at once, left to write], every
+    native block's results written at once (however few)."""
+    monkeypatch.setattr(segments, "WRITE_AT_ONCE", 1)
     return answers(monkeypatch, Context, "write_blocks")
 
 
