@@ -48,3 +48,16 @@ def test_gather_and_scatter_agree_with_fancy_indexing():
     np.testing.assert_array_equal(b, c)
     small = _role(0, 64)                                                 # fancy indexing
     np.testing.assert_array_equal(gather(a, small, S, NCTAS), a[small.idx])
+
+
+def test_runs_of_consecutive_slots_and_a_group_narrowed():
+    g = _role(128, 384)
+    assert g.runs() == [(256 * c, 256 * (c + 1), c * S + 128) for c in range(NCTAS)]
+    assert Group(np.arange(0, 64, 2), 0, N).runs() is None                  # 32 runs
+    assert g.rect(S, NCTAS) == (NCTAS, S, 128, 384) and len(g.warp_masks()[0]) == 8 * NCTAS
+    # released in part at a barrier, the group keeps CTA 1's slots: what was worked out of the
+    # old ones is dropped
+    g.narrow(g.idx[256:512], N)
+    assert (g.n, g.full) == (256, False)
+    assert g.runs() == [(0, 256, S + 128)] and g.rect(S, NCTAS) is False
+    np.testing.assert_array_equal(g.warp_masks()[0], np.arange(16, 24))

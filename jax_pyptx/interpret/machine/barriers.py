@@ -170,7 +170,7 @@ class SyncMixin:
                     rel.pc = g.pc
                     stay = g.subset(~inc, self.N)
                     stay.pc, stay.wait = g.pc, g.wait
-                    g.idx, g.n, g.full, g._wm = stay.idx, stay.n, stay.full, None
+                    g.narrow(stay.idx, self.N)
                     new.append(rel)
         self.groups.extend(new)
 

@@ -9,15 +9,19 @@ class Group:
                  "strided", "_ww", "synced", "_runs")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
-        self.idx = idx
         self.pc = pc
-        self.n = len(idx)
-        self.full = self.n == N
         self.wait = None
         self.last = 0
         self.spin = None          # progress.epoch when found spinning in a loop that cannot exit
         self.arm = None           # progress: its state at a backward branch, to compare at the next
         self.cycle = None         # progress: (head, tail, epoch, step) of a loop it repeats forever
+        self.narrow(idx, N)
+
+    def narrow(self, idx, N):
+        """The group's slots become ``idx``: what was worked out from the old ones is dropped."""
+        self.idx = idx
+        self.n = len(idx)
+        self.full = self.n == N
         self._wm = None
         self._wl = None
         self._wb = None
