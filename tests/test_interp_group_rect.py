@@ -61,3 +61,14 @@ def test_runs_of_consecutive_slots_and_a_group_narrowed():
     assert (g.n, g.full) == (256, False)
     assert g.runs() == [(0, 256, S + 128)] and g.rect(S, NCTAS) is False
     np.testing.assert_array_equal(g.warp_masks()[0], np.arange(16, 24))
+
+
+def test_groups_of_the_same_slots_share_what_was_worked_out():
+    # a role's group made anew (another divergence, another launch) finds its slots' answers;
+    # an answer that depends on the CTA's shape is kept per shape
+    a, b = _role(128, 384), _role(128, 384)
+    assert a.idx is not b.idx
+    assert b.warp_masks() is a.warp_masks() and b.runs() is a.runs()
+    assert a.warp_blocks(12) == (NCTAS, 8, [4, 5, 6, 7, 8, 9, 10, 11])
+    assert b.warp_blocks(16) is None                  # (CTAs of 16 warps: not one sequence)
+    assert _role(0, 128).warp_masks() is not a.warp_masks()

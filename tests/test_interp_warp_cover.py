@@ -88,6 +88,7 @@ def test_the_sets_tell_other_warps_and_restart_with_the_epoch():
 
 def test_group_warp_blocks_and_slot_info():
     class Ctx:
+        S = 128
         lane = np.arange(256) % 32
         warp_in_cta = (np.arange(256) % 128) // 32
     idx = np.concatenate([np.arange(32, 96), np.arange(160, 224)])   # warps 1, 2 of CTAs 0, 1

@@ -6,7 +6,7 @@ import numpy as np
 
 class Group:
     __slots__ = ("idx", "pc", "n", "full", "wait", "last", "spin", "arm", "cycle", "_wm", "_wl", "_wb", "_sl", "ok",
-                 "strided", "_ww", "synced", "_runs")
+                 "strided", "_ww", "synced", "_runs", "_f")
 
     def __init__(self, idx: np.ndarray, pc: int, N: int):
         self.pc = pc
@@ -31,6 +31,15 @@ class Group:
         self._ww = None
         self.synced = None        # the last warp-synchrony check passed (Context.check_sync)
         self._runs = 0            # ``runs``'s answer, once asked
+        self._f = None            # the ``_Facts`` of idx, once looked up (``facts``)
+
+    def facts(self) -> "_Facts":
+        """What the group's slots are, worked out once for every group holding the same slots,
+        in any batch (``_Facts``)."""
+        f = self._f
+        if f is None:
+            f = self._f = _facts_of(self.idx)
+        return f
 
     def runs(self):
         """``[(p, q, s)]``: the group's slots ``idx[p:q]`` are ``s, s + 1, ...``, a run of
@@ -38,12 +47,16 @@ class Group:
         slower). Cached."""
         r = self._runs
         if r == 0:
-            idx = self.idx
-            cut = np.flatnonzero(np.diff(idx) != 1) + 1
-            r = None
-            if len(cut) < 16:
-                at = [0, *cut.tolist(), len(idx)]
-                r = list(zip(at, at[1:], idx[at[:-1]].tolist()))
+            f = self.facts()
+            r = f.runs
+            if r == 0:
+                idx = self.idx
+                cut = np.flatnonzero(np.diff(idx) != 1) + 1
+                r = None
+                if len(cut) < 16:
+                    at = [0, *cut.tolist(), len(idx)]
+                    r = list(zip(at, at[1:], idx[at[:-1]].tolist()))
+                f.runs = r
             self._runs = r
         return r
 
@@ -58,38 +71,35 @@ class Group:
         """(warp indices touched, lane bitmask of this group in each) - cached. ``_wl``: the
         position in the first array of each thread's warp."""
         if self._wm is None:
-            w = self.idx >> 5
-            lanes = np.left_shift(np.uint64(1), (self.idx & 31).astype(np.uint64))
-            if len(w) and (w[1:] >= w[:-1]).all():
-                # threads in slot order (as groups hold them): warps are runs, no sort needed
-                new = np.empty(len(w), bool)
-                new[0] = True
-                np.not_equal(w[1:], w[:-1], out=new[1:])
-                start = np.flatnonzero(new)
-                self._wm = (w[start], np.bitwise_or.reduceat(lanes, start))
-                self._wl = np.cumsum(new) - 1
-                return self._wm
-            uw, inv = np.unique(w, return_inverse=True)
-            m = np.bincount(inv, weights=lanes.astype(np.float64), minlength=len(uw)).astype(np.uint64)
-            self._wm = (uw, m)
-            self._wl = inv
+            f = self.facts()
+            if f.wm is None:
+                f.wm, f.wl = _warp_masks(self.idx)
+            self._wm, self._wl = f.wm, f.wl
         return self._wm
 
     def whole_warps(self) -> bool:
         """Whether the group is whole warps in slot order: its ``idx`` is rows of the 32 slots
         of a warp, lane 0 first. Cached."""
         if self._ww is None:
-            s = self.idx
-            w = s[::32]
-            self._ww = bool(self.n % 32 == 0 and not (w % 32).any() and
+            f = self.facts()
+            if f.ww is None:
+                s = self.idx
+                w = s[::32]
+                f.ww = bool(self.n % 32 == 0 and not (w % 32).any() and
                             (s.reshape(-1, 32) == w[:, None] + np.arange(32)).all())
+            self._ww = f.ww
         return self._ww
 
     def slot_info(self, ctx):
         """(batch warp, lane, warp within its CTA) of each thread (``idx >> 5``, ``ctx.lane``,
-        ``ctx.warp_in_cta``): cached, read-only."""
+        ``ctx.warp_in_cta``, which depend on the CTA's slots ``S`` only): cached, read-only."""
         if self._sl is None:
-            self._sl = (self.idx >> 5, ctx.lane[self.idx], ctx.warp_in_cta[self.idx])
+            more = self.facts().more
+            key = ("slot_info", ctx.S)
+            sl = more.get(key)
+            if sl is None:
+                sl = more[key] = (self.idx >> 5, ctx.lane[self.idx], ctx.warp_in_cta[self.idx])
+            self._sl = sl
         return self._sl
 
     def warp_blocks(self, W: int):
@@ -98,13 +108,18 @@ class Group:
         the usual case): its threads are then those blocks by those warps by 32 lanes. None
         otherwise; cached. ``W``: the warps of a CTA."""
         if self._wb is None:
-            self._wb = False
-            uw, m = self.warp_masks()
-            if len(uw) * 32 == self.n and (m == _ALL_LANES).all():
-                local = uw % W
-                nw = int(np.searchsorted(uw, (int(uw[0]) // W + 1) * W))
-                if len(uw) % nw == 0 and (local.reshape(-1, nw) == local[:nw]).all():
-                    self._wb = (len(uw) // nw, nw, local[:nw].tolist())
+            more = self.facts().more
+            wb = more.get(("warp_blocks", W))
+            if wb is None:
+                wb = False
+                uw, m = self.warp_masks()
+                if len(uw) * 32 == self.n and (m == _ALL_LANES).all():
+                    local = uw % W
+                    nw = int(np.searchsorted(uw, (int(uw[0]) // W + 1) * W))
+                    if len(uw) % nw == 0 and (local.reshape(-1, nw) == local[:nw]).all():
+                        wb = (len(uw) // nw, nw, local[:nw].tolist())
+                more[("warp_blocks", W)] = wb
+            self._wb = wb
         return self._wb or None
 
     def rect(self, S: int, nctas: int):
@@ -113,14 +128,20 @@ class Group:
         (CTAs, S), holds the group's values as a strided slice); else False. Cached."""
         r = self.strided
         if r is None:
-            r = False
             n, idx = self.n, self.idx
+            r = False
             if nctas > 1 and n >= _RECT_MIN and n % nctas == 0:
-                w = n // nctas
-                lo = int(idx[0])
-                v = idx.reshape(nctas, w)
-                if lo + w <= S and (v[:, 0] == np.arange(nctas) * S + lo).all() and (np.diff(v, axis=1) == 1).all():
-                    r = (nctas, S, lo, lo + w)
+                more = self.facts().more
+                r = more.get(("rect", S, nctas))
+                if r is None:
+                    r = False
+                    w = n // nctas
+                    lo = int(idx[0])
+                    v = idx.reshape(nctas, w)
+                    if lo + w <= S and (v[:, 0] == np.arange(nctas) * S + lo).all() and \
+                            (np.diff(v, axis=1) == 1).all():
+                        r = (nctas, S, lo, lo + w)
+                    more[("rect", S, nctas)] = r
             self.strided = r
         return r
 
@@ -130,6 +151,60 @@ class Group:
 
 _ALL_LANES = np.uint64(0xFFFFFFFF)
 _RECT_MIN = 2048              # (smaller groups: a gather costs no more than a strided copy)
+
+
+def _warp_masks(idx):
+    """``Group.warp_masks``'s answer and the warp position of each thread (``_wl``)."""
+    w = idx >> 5
+    lanes = np.left_shift(np.uint64(1), (idx & 31).astype(np.uint64))
+    if len(w) and (w[1:] >= w[:-1]).all():
+        # threads in slot order (as groups hold them): warps are runs, no sort needed
+        new = np.empty(len(w), bool)
+        new[0] = True
+        np.not_equal(w[1:], w[:-1], out=new[1:])
+        start = np.flatnonzero(new)
+        return (w[start], np.bitwise_or.reduceat(lanes, start)), np.cumsum(new) - 1
+    uw, inv = np.unique(w, return_inverse=True)
+    m = np.bincount(inv, weights=lanes.astype(np.float64), minlength=len(uw)).astype(np.uint64)
+    return (uw, m), inv
+
+
+class _Facts:
+    """What one set of slots is (its warps, runs, rectangles...), worked out once for every
+    group that holds it: a warp-specialized role's group is made anew at every divergence and
+    every launch. Each answer only depends on the slots and the parameters in its key
+    (``more``: the warps of a CTA, its slots, the CTAs of the batch). Read-only."""
+
+    __slots__ = ("wm", "wl", "ww", "runs", "more")
+
+    def __init__(self):
+        self.wm = self.wl = self.ww = None
+        self.runs = 0
+        self.more = {}
+
+
+#: (slots, first, last slot) -> [(slots, their ``_Facts``)]: a few slot sets per key, looked up
+#: by content (``_facts_of``)
+_FACTS: dict = {}
+_FACTS_MAX = 4096
+
+
+def _facts_of(idx) -> _Facts:
+    """The ``_Facts`` of the slot set ``idx``."""
+    n = len(idx)
+    key = (n, int(idx[0]), int(idx[-1])) if n else (0, 0, 0)
+    same = _FACTS.get(key)
+    if same is None:
+        if len(_FACTS) >= _FACTS_MAX:
+            _FACTS.clear()
+        same = _FACTS[key] = []
+    for other, f in same:
+        if other is idx or np.array_equal(other, idx):
+            return f
+    f = _Facts()
+    if len(same) < 8:
+        same.append((idx.copy(), f))
+    return f
 
 
 def gather(a, g: Group, S: int, nctas: int):
