@@ -75,14 +75,16 @@ def commit(ctx, g, items) -> bool:
 
 def _rows(ctx, g, k):
     """(CTA, warp within the CTA, batch warp, lane) of each row of ``k`` stores by ``g``: kept
-    for the last group's threads and count (an epilogue's group is made anew each tile; the
-    lanes' tags cache by these arrays)."""
-    got = ctx.store_rows
-    if got is not None and got[1] == k and (got[0] is g.idx or np.array_equal(got[0], g.idx)):
-        return got[2]
-    gw, lanes, warps = g.slot_info(ctx)
-    rows = tuple(np.tile(x, k) for x in (ctx.slot_cta[g.idx], warps, gw, lanes))
-    ctx.store_rows = (g.idx, k, rows)
+    with the group's slot set (``Group.facts``: they depend on the CTA's slots ``S`` too; an
+    epilogue's group is made anew each tile; the lanes' tags cache by these arrays)."""
+    more = g.facts().more
+    key = ("store_rows", ctx.S, k)
+    rows = more.get(key)
+    if rows is None:
+        gw, lanes, warps = g.slot_info(ctx)
+        rows = more[key] = tuple(np.tile(x, k) for x in (ctx.slot_cta[g.idx], warps, gw, lanes))
+        for x in rows:
+            x.flags.writeable = False
     return rows
 
 

@@ -110,7 +110,6 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
                                    layout=[(v.name, v.addr, v.size) for v in prog.local_vars])
         self._special = {}
         self.ldm_layouts = {}      # (id(group), .x count) -> ops.mma._Layout (ldmatrix, ``_row_layout``)
-        self.store_rows = None     # ops.store_runs: the rows of the last run of stores written at once
         self.store_units = {}      # ... its scratch per row size (the rows' disjointness)
         self.groups = []
         self.bars = {}
