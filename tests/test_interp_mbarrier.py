@@ -364,3 +364,79 @@ def test_wait_on_several_mbarriers_names_the_first_thread_of_an_uninitialized_on
               + "    selp.u64 %rd2, 1, 0, %p1;\n    mul.wide.u32 %rd3, %r1, 8;\n"
                 "    add.u64 %rd3, %rd1, %rd3;\n    st.global.u64 [%rd3], %rd2;\n", block=4)
     assert out[:4].tolist() == [1, 1, 0, 0]
+
+
+# a role waiting on its CTA's mbarrier: warp 1 of each of two CTAs (runs of slots, one CTA each),
+# answered once a run (``mbarrier_ops._all_done``)
+ROLE_WAIT = HDR + """
+.visible .entry k(.param .u64 out)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %p<4>;
+    .shared .align 8 .b64 bar[2];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    setp.eq.u32 %p2, %r2, 0;
+    INIT_GUARD
+    mov.u32 %r3, bar;
+    @%p1 mbarrier.init.shared.b64 [%r3], 1;
+    bar.sync 0;
+    mul.lo.u32 %r4, %r2, OFFSET;
+    add.u32 %r3, %r3, %r4;
+    setp.lt.u32 %p1, %r1, 32;
+    @%p1 bra DONE;
+    mbarrier.try_wait.parity.shared.b64 %p3, [%r3], PARITY;
+    selp.u64 %rd2, 1, 2, %p3;
+    mad.lo.u32 %r5, %r2, 32, %r1;
+    mul.wide.u32 %rd3, %r5, 8;
+    add.u64 %rd3, %rd1, %rd3;
+    st.global.u64 [%rd3], %rd2;
+DONE:
+    ret;
+}
+"""
+
+
+def _role_wait(monkeypatch, parity=1, guard="", offset=0):
+    from jax_pyptx.interpret.ops import mbarrier_ops
+    seen = []
+    real = mbarrier_ops._all_done
+
+    def counted(*a):
+        ok = real(*a)
+        seen.append(ok)
+        return ok
+    monkeypatch.setattr(mbarrier_ops, "_all_done", counted)
+    text = ROLE_WAIT.replace("PARITY", str(parity)).replace("INIT_GUARD", guard).replace("OFFSET", str(offset))
+    _ptxas_ok(text)
+    out = np.zeros(96, np.uint64)
+    launch(text, "k", [out], grid=2, block=64, timeout=10.0)
+    return out, seen
+
+
+def test_a_role_waiting_on_its_ctas_mbarrier_is_answered_once_a_run(monkeypatch):
+    out, seen = _role_wait(monkeypatch)            # parity 1 of a fresh mbarrier: done
+    assert seen == [True]
+    assert out[32:96].tolist() == [1] * 64
+
+
+def test_a_role_whose_phase_is_not_done_parks_as_before(monkeypatch):
+    # parity 0 of a fresh mbarrier: not done; the threads park until nothing else can run, and
+    # their try_wait's time limit expires (false), as thread by thread
+    out, seen = _role_wait(monkeypatch, parity=0)
+    assert seen[0] is False
+    assert out[32:96].tolist() == [2] * 64
+
+
+@pytest.mark.parametrize("guard, offset, error, what", [
+    ("and.pred %p1, %p1, %p2;", 0, UninitializedReadError, "waited on before mbarrier.init"),
+    ("", 4, InterpreterError, "shared address 0x4 is not aligned to 8 bytes"),
+])
+def test_a_role_waiting_on_a_bad_mbarrier_names_the_first_thread_of_its_cta(monkeypatch, guard, offset,
+                                                                           error, what):
+    # CTA 1's mbarrier is not initialized, or its address is misaligned: the report names its
+    # first waiting thread, as a thread by thread wait does
+    with pytest.raises(error) as e:
+        _role_wait(monkeypatch, guard=guard, offset=offset)
+    assert what in str(e.value) and "by thread (32,0,0) of CTA (1,0,0)" in str(e.value)

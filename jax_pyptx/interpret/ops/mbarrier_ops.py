@@ -13,6 +13,7 @@ from ..machine.group import Group
 from .load_store import _cp_state, address_getter, cp_complete, space_of
 from ..state.operands import per_thread, reader, writer
 from ..machine.registry import K_CTRL, register
+from ..state.memory import MemoryFault
 
 
 def _space(dec):
@@ -170,11 +171,14 @@ def _wait_factory(blocking):
         kind = "try" if blocking else "poll"
 
         def wait(ctx, sub, g):
-            ctas, offs = MB.locate(ctx, sub, getaddr(ctx, sub), space)
+            a = getaddr(ctx, sub)
+            late = ctx.mbar_deferred and ctx.schedule.late()
+            if not late and _all_done(ctx, sub, a, space, gstate, parity, put):
+                return None
+            ctas, offs = MB.locate(ctx, sub, a, space)
             # eager: copies counted on the mbarrier land before it is tested; late (schedule):
             # only when the phase is not done without them (a wait on the wrong parity, which
             # the phase already satisfies, pulls nothing in)
-            late = ctx.mbar_deferred and ctx.schedule.late()
             if ctx.mbar_deferred and not late:
                 MB.flush(ctx, _barrier_set(ctas, offs))
             s = per_thread(np.asarray(gstate(ctx, sub)).astype(np.uint64), sub.n)
@@ -222,6 +226,47 @@ def _wait_factory(blocking):
             return out
         d.fn = wait
     return factory
+
+
+def _all_done(ctx, sub, a, space, gstate, parity, put) -> bool:
+    """A wait of ``sub`` at addresses ``a`` (not late) where every run of consecutive slots of
+    one CTA names one mbarrier (a warp-specialized role waiting on its CTA's): the mbarriers
+    located, flushed and looked up once a run, as the threads' own would be. True, the
+    answers written, where every thread's phase is done; False, having flushed at most, where
+    the wait must look at each thread (a thread whose phase is not done parks)."""
+    runs = sub.runs()
+    if runs is None or len(runs) > 64:
+        return False
+    heads = [p for p, _, _ in runs]
+    lens = [q - p for p, q, _ in runs]
+    a = np.asarray(a)
+    slot_cta = ctx.slot_cta
+    if any(slot_cta[s] != slot_cta[s + q - p - 1] for p, q, s in runs) or \
+            not np.array_equal(np.repeat(a[heads], lens), a):
+        return False
+    try:
+        ctas, offs = MB.locate(ctx, Group(sub.idx[heads], sub.pc, ctx.N), a[heads], space)
+    except MemoryFault as f:      # (the first thread naming the address)
+        f.lane = heads[f.lane]
+        raise
+    if ctx.mbar_deferred:
+        MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
+    mbar, phases = ctx.mbar, []
+    for j, c, o in zip(heads, ctas.tolist(), offs.tolist()):
+        st = mbar.get((c, o))
+        if st is None:            # (reported for the run's first thread)
+            st = MB._get(ctx, c, o, sub, j, "waited on")
+        phases.append(st.phase & 0xFFFFFFFF)
+    ph = np.repeat(np.array(phases, np.uint64), lens)
+    s = per_thread(np.asarray(gstate(ctx, sub)).astype(np.uint64), sub.n)
+    if parity:
+        done = (ph & np.uint64(1)) != (s & np.uint64(1))
+    else:
+        done = ph != ((s >> np.uint64(32)) & np.uint64(0xFFFFFFFF))
+    if not done.all():
+        return False
+    put(ctx, sub, done)
+    return True
 
 
 register("mbarrier.try_wait")(_wait_factory(True))
