@@ -83,3 +83,15 @@ def test_threads_exiting_early_leave_barriers_that_count_the_rest():
     c = np.repeat(np.arange(400), 96)
     t = np.tile(np.arange(96), 400)
     assert y.tolist() == np.where(t < c % 3 * 32, 7, np.arange(400 * 96)).tolist()
+
+
+def test_batches_of_one_slot_shape_and_other_thread_counts_share_no_live_threads():
+    # blocks of 48 and of 64 threads both take 64 slots a CTA: the slot arrays every batch of a
+    # shape shares (``specials.geometry``) keep each its own live threads
+    text = SPECIALS.replace("mul.lo.u32 %r10, %r8, 256;", "mul.lo.u32 %r10, %r8, 64;")
+    for threads in (48, 64, 48):
+        y = np.full((4 * 64, 4), 7, np.uint32)
+        launch(text, "k", [y], grid=4, block=threads)
+        t = np.arange(4 * 64) % 64
+        assert (y[t >= threads] == 7).all()
+        assert y[t < threads, 3].tolist() == (t[t < threads] % 32).tolist()

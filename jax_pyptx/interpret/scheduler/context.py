@@ -79,7 +79,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         self.cta_ids = np.asarray(cta_ids, np.int64)
         self.nctas = len(cta_ids)
         self.N = N = self.nctas * self.S
-        geo = specials.geometry(launch, self.nctas, self.S, self.T)
+        geo = specials.geometry(self.nctas, self.S, self.T)
         self.slot_cta, self.tid_lin, self.valid, self.lane, self.warp_in_cta = geo[:5]
         self.live = geo[5].copy()
         self.live_mask = geo[6].copy()

@@ -94,13 +94,12 @@ def make(ctx, name):
     raise InterpreterError(f"unknown special register {name}")
 
 
-def geometry(launch, nctas, S, T):
+def geometry(nctas, S, T):
     """Slot arrays of a batch of ``nctas`` CTAs of ``S`` slots (``T`` threads) each: slot's
-    CTA, linear thread id, valid, lane, warp in its CTA (read-only, shared by the batches of a
-    launch), and the initial live flags and per-warp live lane masks (to copy)."""
-    cache = getattr(launch, "special_cache", None)
-    key = ("geometry", nctas)
-    got = None if cache is None else cache.get(key)
+    CTA, linear thread id, valid, lane, warp in its CTA, and the initial live flags and per-warp
+    live lane masks (to copy): read-only, shared by every batch of that shape (``_GEOMETRY``)."""
+    key = (nctas, S, T)
+    got = _GEOMETRY.get(key)
     if got is not None:
         return got
     N = nctas * S
@@ -114,8 +113,14 @@ def geometry(launch, nctas, S, T):
         lm[w::W] = np.uint64((1 << k) - 1)
     got = (slots // S, tid_lin, valid, (slots & 31).astype(np.uint32), (tid_lin // 32).astype(np.int64),
            valid, lm)
-    for a in got[:5]:
+    for a in got:
         a.flags.writeable = False
-    if cache is not None:
-        cache[key] = got
+    if len(_GEOMETRY) >= 64:
+        _GEOMETRY.clear()
+    _GEOMETRY[key] = got
     return got
+
+
+#: ``geometry``'s answers by (CTAs, slots and threads a CTA): they depend on nothing else, so
+#: every launch of a shape shares them (read-only)
+_GEOMETRY: dict = {}
