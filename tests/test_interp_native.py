@@ -117,7 +117,8 @@ F_OPS = ["add.f32 %o{k}, %a, %b;", "add.ftz.f32 %o{k}, %a, %b;", "add.rn.f32 %o{
          "abs.f32 %o{k}, %a;", "abs.ftz.f32 %o{k}, %b;", "cvt.rn.bf16x2.f32 %o{k}, %a, %b;",
          "mov.f32 %o{k}, %c;", "mov.f32 %o{k}, 0fBF800000;", "selp.f32 %o{k}, %a, %b, %p0;",
          "ex2.approx.f32 %o{k}, %a;", "ex2.approx.ftz.f32 %o{k}, %b;",
-         "cvt.rn.f16x2.f32 %o{k}, %a, %b;"]
+         "cvt.rn.f16x2.f32 %o{k}, %a, %b;", "rcp.rn.f32 %o{k}, %a;", "rcp.rn.ftz.f32 %o{k}, %b;",
+         "rcp.approx.f32 %o{k}, %c;", "rcp.approx.ftz.f32 %o{k}, %a;"]
 I_OPS = ["add.u32 %o{k}, %a, %b;", "add.s32 %o{k}, %a, 7;", "sub.u32 %o{k}, %a, %b;",
          "mul.lo.u32 %o{k}, %a, %b;", "mul.lo.s32 %o{k}, %a, -3;", "and.b32 %o{k}, %a, %b;",
          "or.b32 %o{k}, %a, %b;", "xor.b32 %o{k}, %a, 255;", "shl.b32 %o{k}, %a, %b;",
@@ -178,15 +179,15 @@ def test_comparisons_give_the_numpy_predicates(monkeypatch, blocks):
 
 
 def test_forms_without_a_native_operation_stay_with_numpy():
-    text = _kernel(_lines(["add.rz.f32 %o{k}, %a, %b;", "lg2.approx.ftz.f32 %o{k}, %a;",
+    text = _kernel(_lines(["add.rz.f32 %o{k}, %a, %b;", "lg2.approx.ftz.f32 %o{k}, %a;", "rcp.rz.f32 %o{k}, %a;",
                            "max.NaN.f32 %o{k}, %a, %b;", "add.sat.s32 %o{k}, %a, %b;",
                            "cvt.rn.relu.f16x2.f32 %o{k}, %a, %b;", "add.f16x2 %o{k}, %a, %b;",
                            "mul.hi.u32 %o{k}, %a, %b;", "setp.lt.f32 %p0, %a, %b;",
-                           "add.u32 %o{k}, %a, %b;"]), 9)
+                           "add.u32 %o{k}, %a, %b;"]), 10)
     code = get_program(get_module(text), "k").code
     nat = {d.ins.opcode + "".join(d.ins.modifiers): d.nat for d in code}
     assert nat["add.u32"] is not None
-    for form in ("add.rz.f32", "lg2.approx.ftz.f32", "max.NaN.f32", "add.sat.s32",
+    for form in ("add.rz.f32", "lg2.approx.ftz.f32", "rcp.rz.f32", "max.NaN.f32", "add.sat.s32",
                  "cvt.rn.relu.f16x2.f32", "add.f16x2", "mul.hi.u32", "setp.lt.f32"):
         assert nat[form] is None, form
 

@@ -53,7 +53,7 @@ enum Op : int32_t {
   ADD64, SUB64, MUL64, SHL64, SHRU64, SHRS64, AND64, OR64, XOR64,
   ZEXT32_64, SEXT32_64, TRUNC64_32,
   SETP32, SETP64, SELP32, SELP64,
-  BFLY32,
+  BFLY32, F_RCP,
   OP_END
 };
 
@@ -265,7 +265,7 @@ int width_of(int32_t op, int pos) {   // pos 0: d, 1..3: a, b, c
 
 int arity(int32_t op) {
   switch (op) {
-    case F_NEG: case F_ABS: case F_EX2: case MOV8: case MOV32: case MOV64:
+    case F_NEG: case F_ABS: case F_EX2: case F_RCP: case MOV8: case MOV32: case MOV64:
     case ZEXT32_64: case SEXT32_64: case TRUNC64_32:
       return 1;
     case F_FMA: case SELP32: case SELP64: return 3;
@@ -469,6 +469,10 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
       return true;
     case F_EX2:
       return HW_AVX2_FMA ? ex2_loop_hw(d32, a32, len, flush) : ex2_loop<false>(d32, a32, len, flush);
+    case F_RCP:       // 1 / x rounded to nearest: the IEEE quotient (rcp.rn, and rcp.approx as the handler)
+      if (flush) for (size_t i = 0; i < len; ++i) d32[i] = canon(ftz(bits(1.0f / f32(ftz(a32[i])))));
+      else for (size_t i = 0; i < len; ++i) d32[i] = canon(bits(1.0f / f32(a32[i])));
+      return true;
     case CVT_BF16X2:
       for (size_t i = 0; i < len; ++i) {
         uint32_t x = a32[i], y = b32[i];
@@ -721,5 +725,5 @@ NB_MODULE(_arith, m) {
       "add32", "sub32", "mul32", "shl32", "shru32", "shrs32", "and32", "or32", "xor32",
       "add64", "sub64", "mul64", "shl64", "shru64", "shrs64", "and64", "or64", "xor64",
       "zext32_64", "sext32_64", "trunc64_32", "setp32", "setp64", "selp32", "selp64",
-      "bfly32");
+      "bfly32", "f_rcp");
 }

@@ -42,7 +42,7 @@ _FLOAT = {"add": ("f_add", {".rn", ".ftz"}), "sub": ("f_sub", {".rn", ".ftz"}),
           "mul": ("f_mul", {".rn", ".ftz"}), "fma": ("f_fma", {".rn", ".ftz"}),
           "max": ("f_max", {".ftz"}), "min": ("f_min", {".ftz"}),
           "neg": ("f_neg", {".ftz"}), "abs": ("f_abs", {".ftz"}),
-          "ex2": ("f_ex2", {".approx", ".ftz"})}
+          "ex2": ("f_ex2", {".approx", ".ftz"}), "rcp": ("f_rcp", {".rn", ".approx", ".ftz"})}
 #: integer forms: opcode -> native op stem (32 / 64 appended)
 _INT = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "shl": "shl"}
 
@@ -91,9 +91,9 @@ def _form(ins, dec):
         name, allowed = _FLOAT[op]
         if not mods - {".f32"} <= allowed or (op == "fma" and ".rn" not in mods):
             return None
-        if op == "ex2" and ".approx" not in mods:
+        if (op == "ex2" and ".approx" not in mods) or (op == "rcp" and not mods & {".rn", ".approx"}):
             return None
-        n = {"f_fma": 3, "f_neg": 1, "f_abs": 1, "f_ex2": 1}.get(name, 2)
+        n = {"f_fma": 3, "f_neg": 1, "f_abs": 1, "f_ex2": 1, "f_rcp": 1}.get(name, 2)
         return name, _FTZ if ".ftz" in mods else 0, (t,) * (n + 1)
     if op == "cvt":
         return _cvt(ins, dec, mods)
