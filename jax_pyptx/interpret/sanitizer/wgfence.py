@@ -78,35 +78,34 @@ class FenceState:
         d = ctx.cur
         if d is not None and d.ins.opcode.startswith("wgmma."):
             return                # wgmma.wait_group delivering accumulators
-        tok = getattr(g, "ok", None)
-        self._wrote(key, d, g.idx if tok is None else tok, g.idx)
+        self.wrote_each(((key, d),), g)
 
     def wrote_each(self, finals, g):
-        """``wrote`` of each watched register of ``finals`` (``(key, Decoded)`` pairs: a
-        segment's results written at once, each by its pure instruction, in order:
-        ``Context.write_blocks``)."""
+        """The writes of the watched registers of ``finals`` (``(key, Decoded)`` pairs, in
+        order: a segment's results written at once, ``Context.write_blocks``) by the threads of
+        ``g``, each stamped with the epoch after the current one (the class doc)."""
         tok = getattr(g, "ok", None)
+        idx = g.idx
         if tok is None:
-            tok = g.idx
-        keys = self.keys
+            tok = idx
+        keys, pend, last, src = self.keys, self.pend, self.last, self.src
+        e = self.epoch + 1
         for key, d in finals:
-            if key in keys:
-                self._wrote(key, d, tok, g.idx)
-
-    def _wrote(self, key, d, tok, idx):
-        e = self.last[key] = self.top = self.epoch + 1
-        self.src[key] = d
-        p = self.pend.get(key)
-        if p is None:
-            self.pend[key] = [(tok, idx, e)]
-            return
-        for j, w in enumerate(p):
-            if w[0] is tok:       # the same slots written again: the older write is covered
-                del p[j]
-                break
-        p.append((tok, idx, e))
-        if len(p) > self.PEND:
-            self._stamps(key)
+            if key not in keys:
+                continue
+            last[key] = self.top = e
+            src[key] = d
+            p = pend.get(key)
+            if p is None:
+                pend[key] = [(tok, idx, e)]
+                continue
+            for j, w in enumerate(p):
+                if w[0] is tok:   # the same slots written again: the older write is covered
+                    del p[j]
+                    break
+            p.append((tok, idx, e))
+            if len(p) > self.PEND:
+                self._stamps(key)
 
     def _stamps(self, key):
         """The stamp array of ``key`` with its pending writes applied (made on first use)."""

@@ -123,10 +123,13 @@ def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
             if k not in known:
                 self._mask_gain(k, g, known)
     for (ks, rows), old in zip(blocks, olds):
-        if fresh:
-            zero = np.zeros(N, rows.dtype)
-            old = [zero if a is None else a for a in old]
-        new = np.array(old)             # (one copy of the block's old arrays)
+        if fresh and all(a is None for a in old):
+            new = np.zeros((len(ks), N), rows.dtype)
+        else:
+            if fresh:
+                zero = np.zeros(N, rows.dtype)
+                old = [zero if a is None else a for a in old]
+            new = np.array(old)         # (one copy of the block's old arrays)
         _scatter(new, g, rows)
         regs.update(zip(ks, new))
     self.cur = finals[-1][1]
