@@ -322,11 +322,8 @@ def test_counts_and_the_op_census_are_unchanged(monkeypatch, ran):
     assert fused == plain
 
 
-def test_divergent_threads_run_their_segments_and_rejoin(monkeypatch, ran):
-    # threads 0-15 jump to MID; the others run the straight line before it as a segment of
-    # their own (a branch target ends a segment), then all run the one from MID together
-    text = HDR + """
-.visible .entry k(.param .u64 y)
+# y[%tid.x] at %b, %f0 = %tid.x as f32: the start of the kernels of threads that part ways
+PARTING = HDR + """.visible .entry k(.param .u64 y)
 {
     .reg .f32 %f<8>; .reg .u32 %t; .reg .pred %p; .reg .u64 %b, %o;
     ld.param.u64 %b, [y];
@@ -334,7 +331,13 @@ def test_divergent_threads_run_their_segments_and_rejoin(monkeypatch, ran):
     mul.wide.u32 %o, %t, 4;
     add.u64 %b, %b, %o;
     cvt.rn.f32.u32 %f0, %t;
-    mov.f32 %f1, %f0;
+"""
+
+
+def test_divergent_threads_run_their_segments_and_rejoin(monkeypatch, ran):
+    # threads 0-15 jump to MID; the others run the straight line before it as a segment of
+    # their own (a branch target ends a segment), then all run the one from MID together
+    text = PARTING + """    mov.f32 %f1, %f0;
     mov.f32 %f2, %f0;
     setp.lt.u32 %p, %t, 16;
     @%p bra MID;
@@ -456,16 +459,7 @@ def test_an_uninitialized_source_in_a_piece_is_reported_as_one_by_one(monkeypatc
 
 
 # ----------------------------------------------------------------------------- block write-back
-SPLIT_WRITES = HDR + """
-.visible .entry k(.param .u64 y)
-{
-    .reg .f32 %f<8>; .reg .u32 %t; .reg .pred %p; .reg .u64 %b, %o;
-    ld.param.u64 %b, [y];
-    mov.u32 %t, %tid.x;
-    mul.wide.u32 %o, %t, 4;
-    add.u64 %b, %b, %o;
-    cvt.rn.f32.u32 %f0, %t;
-    setp.lt.u32 %p, %t, 32;
+SPLIT_WRITES = PARTING + """    setp.lt.u32 %p, %t, 32;
     @%p bra LOW;
     add.f32 %f1, %f0, 0f3F800000;
     mul.f32 %f2, %f1, %f1;
