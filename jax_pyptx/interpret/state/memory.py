@@ -82,8 +82,7 @@ class FlatSpace:
         self.allocs: list[Allocation] = []
         self.version = 0                  # writes so far (see the module docstring)
         self._next = base
-        self._bases = np.zeros(0, np.uint64)
-        self._ends = np.zeros(0, np.uint64)
+        self._arrays = None                 # (bases, ends) as arrays, made on first use
         self._base_ints: list[int] = []     # the bases as ints, ascending (``find``)
         self.counter = None         # Stats.global_access of an opted-in launch (stats.py)
         self.tracks_init = False    # some allocation starts uninitialized (Allocation.init)
@@ -97,10 +96,25 @@ class FlatSpace:
         self.allocs.append(a)
         # keep a guard gap after every allocation so a small overrun is never another's byte
         self._next = base + max(size, 1) + 4096
-        self._bases = np.array([x.base for x in self.allocs], np.uint64)
-        self._ends = np.array([x.end for x in self.allocs], np.uint64)
+        self._arrays = None
         self._base_ints.append(base)
         return a
+
+    def _tables(self):
+        """(first addresses, ends) of the allocations, ascending, as arrays: made when first
+        asked after an ``add`` (a launch adds a dozen before anything looks)."""
+        if self._arrays is None:
+            self._arrays = (np.array([x.base for x in self.allocs], np.uint64),
+                            np.array([x.end for x in self.allocs], np.uint64))
+        return self._arrays
+
+    @property
+    def _bases(self):
+        return self._tables()[0]
+
+    @property
+    def _ends(self):
+        return self._tables()[1]
 
     def find(self, addr: int):
         """The allocation containing byte ``addr`` or None."""
