@@ -2,8 +2,10 @@
 --peers``): the wall time of each PTX instruction form's handler, of the batched segments (native
 blocks and NumPy batches, ``scheduler/segments.py``), of the runs of shared stores
 (``scheduler/store_runs.py``) and of the runs of ``wgmma.mma_async`` issued as one
-(``scheduler/wgmma_runs.py``), per launch, and the rest (the scheduler's loop and the launch's
-setup). A part's time excludes the parts it calls (a run's hoisted segment is a segment's).
+(``scheduler/wgmma_runs.py``), per launch, the scheduler's loop (``Context.run`` less all of
+those) and the rest (the launch outside its batches: the arguments, the tensor maps, each
+batch's state). A part's time excludes the parts it calls (a run's hoisted segment is a
+segment's).
 
     python benchmarks/interpret_breakdown.py attention                  # sanitizer on
     python benchmarks/interpret_breakdown.py hopper/gemm-bf16 --off --launches 5
@@ -32,7 +34,8 @@ if __name__ == "__main__":
 import time  # noqa: E402
 
 SEGMENTS, STORE_RUNS, WGMMA_RUNS = "(batched segments)", "(runs of shared stores)", "(runs of wgmma.mma_async)"
-REST = "(scheduler and launch)"
+LOOP = "(scheduler loop)"                   # Context.run less the parts it calls
+REST = "(launch outside the batches)"       # the arguments, tensor maps, the batches' state
 
 
 def row_of(target: str) -> tuple:
@@ -88,6 +91,7 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
                 d.fn._timed = True
 
     patches = [(context.Context, "__init__", init_timed),
+               (context.Context, "run", timed(context.Context.run, LOOP)),
                (segments, "run", timed(segments.run, SEGMENTS)),
                (store_runs, "run", timed(store_runs.run, STORE_RUNS)),
                (wgmma_runs, "run", timed(wgmma_runs.run, WGMMA_RUNS))]

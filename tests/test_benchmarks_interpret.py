@@ -140,22 +140,22 @@ def test_kernel_interpret_stats():
 
 def test_breakdown_names_the_parts_of_a_launch():
     """``benchmarks/interpret_breakdown.py``: at the smoke shape, attention's launch splits into
-    its instruction forms (the wgmmas, the mbarrier waits, TMA), the batched segments and the
-    rest, which add up to the launch (a part's time excludes the parts it calls); the handlers
-    are unwrapped afterwards."""
+    its instruction forms (the wgmmas, the mbarrier waits, TMA), the batched segments, the
+    scheduler's loop and the rest, which add up to the launch (a part's time excludes the parts
+    it calls); the handlers are unwrapped afterwards."""
     from benchmarks import interpret_breakdown as B
     from jax_pyptx.interpret.scheduler import context, segments
 
-    run_seg, init = segments.run, context.Context.__init__
+    run_seg, init, run = segments.run, context.Context.__init__, context.Context.run
     r = B.measure("attention", sanitize=True, launches=1, smoke=True)
     names = [p[0] for p in r["parts"]]
     assert r["entry"] == "hopper/attention-bf16" and names[-1] == B.REST
-    assert B.SEGMENTS in names and "mbarrier.try_wait.parity.shared::cta.b64" in names
+    assert B.SEGMENTS in names and B.LOOP in names and "mbarrier.try_wait.parity.shared::cta.b64" in names
     assert B.WGMMA_RUNS in names          # the k-steps on one accumulator, issued as one
     inner = sum(s for _, s, _ in r["parts"][:-1])          # the timed parts lie inside the launch
     assert 0 < inner <= r["total_s"] * 1.1 and all(s > 0 for _, s, _ in r["parts"][:-1])
     assert r["parts"][-1][1] == pytest.approx(max(r["total_s"] - inner, 0.0))
-    assert segments.run is run_seg and context.Context.__init__ is init
+    assert segments.run is run_seg and context.Context.__init__ is init and context.Context.run is run
     text = B.format_table(r, top=3)
     lines = text.splitlines()
     assert lines[0].startswith("hopper/attention-bf16 H=") and "sanitizer on" in lines[0]
