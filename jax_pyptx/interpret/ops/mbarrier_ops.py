@@ -118,13 +118,8 @@ def _phases_done(ctx, sub, ctas, offs, s, parity, lanes):
         lane = 0 if lanes is None else int(lanes[0])
         ph = np.uint64(MB._get(ctx, ctas[0], offs[0], sub, lane, "waited on").phase & 0xFFFFFFFF)
     elif at is not None:        # the runs' first threads are the first-naming threads, in order
-        mbar, phases = ctx.mbar, []
-        for j, c, o in zip(at, ctas[at].tolist(), offs[at].tolist()):
-            st = mbar.get((c, o))
-            if st is None:          # (reported for the run's first thread)
-                MB._get(ctx, c, o, sub, j if lanes is None else int(lanes[j]), "waited on")
-            phases.append(st.phase & 0xFFFFFFFF)
-        ph = np.repeat(np.array(phases, np.uint64), np.diff([*at, len(keys)]))
+        heads = at if lanes is None else [int(lanes[j]) for j in at]
+        ph = _run_phases(ctx, sub, heads, ctas[at].tolist(), offs[at].tolist(), np.diff([*at, len(keys)]))
     else:
         uk, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         phases = np.empty(len(uk), np.uint64)
@@ -133,6 +128,25 @@ def _phases_done(ctx, sub, ctas, offs, s, parity, lanes):
             lane = j if lanes is None else int(lanes[j])
             phases[u] = MB._get(ctx, ctas[j], offs[j], sub, lane, "waited on").phase & 0xFFFFFFFF
         ph = phases[inv.reshape(-1)]
+    return _done(ph, s, parity)
+
+
+def _run_phases(ctx, sub, heads, ctas, offs, lens):
+    """Each thread's mbarrier phase where runs of threads name one mbarrier each: the runs'
+    mbarriers (CTAs ``ctas``, offsets ``offs``, as ints) looked up once, a missing one reported
+    for its run's first thread (``heads``: their lanes in ``sub``), repeated ``lens`` times."""
+    mbar, phases = ctx.mbar, []
+    for j, c, o in zip(heads, ctas, offs):
+        st = mbar.get((c, o))
+        if st is None:
+            st = MB._get(ctx, c, o, sub, j, "waited on")        # (raises)
+        phases.append(st.phase & 0xFFFFFFFF)
+    return np.repeat(np.array(phases, np.uint64), lens)
+
+
+def _done(ph, s, parity):
+    """Whether the phase each wait operand ``s`` names has completed, the mbarriers' current
+    phases being ``ph`` (``MB.phase_done``, vectorized)."""
     if parity:
         return (ph & np.uint64(1)) != (s & np.uint64(1))
     return ph != ((s >> np.uint64(32)) & np.uint64(0xFFFFFFFF))
@@ -251,18 +265,8 @@ def _all_done(ctx, sub, a, space, gstate, parity, put) -> bool:
         raise
     if ctx.mbar_deferred:
         MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
-    mbar, phases = ctx.mbar, []
-    for j, c, o in zip(heads, ctas.tolist(), offs.tolist()):
-        st = mbar.get((c, o))
-        if st is None:            # (reported for the run's first thread)
-            st = MB._get(ctx, c, o, sub, j, "waited on")
-        phases.append(st.phase & 0xFFFFFFFF)
-    ph = np.repeat(np.array(phases, np.uint64), lens)
-    s = per_thread(np.asarray(gstate(ctx, sub)).astype(np.uint64), sub.n)
-    if parity:
-        done = (ph & np.uint64(1)) != (s & np.uint64(1))
-    else:
-        done = ph != ((s >> np.uint64(32)) & np.uint64(0xFFFFFFFF))
+    ph = _run_phases(ctx, sub, heads, ctas.tolist(), offs.tolist(), lens)
+    done = _done(ph, per_thread(np.asarray(gstate(ctx, sub)).astype(np.uint64), sub.n), parity)
     if not done.all():
         return False
     put(ctx, sub, done)

@@ -42,14 +42,7 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
         for k, v in zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows())):
             self.write(k, g, v)
         return
-    fresh = [k for k, a in zip(keys, olds) if a is None]
-    if not fresh:
-        new = np.array(olds)           # (one copy: faster than np.stack for many rows)
-    else:
-        new = np.zeros((len(keys), self.N), dtype)
-        for j, a in enumerate(olds):
-            if a is not None:
-                new[j] = a
+    new = _old_rows(olds, self.N, dtype)
     if tile is None or not tile.into(new, g.idx):
         _scatter(new, g, rows if tile is None else tile.rows())
     if self.wgfence is not None:
@@ -73,15 +66,34 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
             if self._pt_d is not None or key in ptag:
                 self._pt_write(key, g)
     if self.sanitize:
-        known = self._set_on(g)
-        if fresh:
-            first = self._first_mask(g, known)          # shared, read-only
-            for key in fresh:
-                self.pinit[key] = known[key] = first
-        for key, a in zip(keys, olds):
-            if a is not None and key not in known:
-                self._mask_gain(key, g, known)
+        _masks(self, keys, olds, g)
     regs.update(zip(keys, new))
+
+
+def _old_rows(olds, N, dtype):
+    """The new arrays of a block of registers, (len(olds), N): a copy of each old array, zeros
+    for a register not written yet (None)."""
+    if all(a is not None for a in olds):
+        return np.array(olds)          # (one copy: faster than np.stack for many rows)
+    new = np.zeros((len(olds), N), dtype)
+    for j, a in enumerate(olds):
+        if a is not None:
+            new[j] = a
+    return new
+
+
+def _masks(self, keys, olds, g):   # self: the Context
+    """The partial-write masks of the registers ``keys`` (old arrays ``olds``, None: not written
+    yet) that ``g`` writes, as ``write`` sets them."""
+    known = self._set_on(g)
+    if any(a is None for a in olds):
+        first = self._first_mask(g, known)          # shared, read-only
+        for key, a in zip(keys, olds):
+            if a is None:
+                self.pinit[key] = known[key] = first
+    for key, a in zip(keys, olds):
+        if a is not None and key not in known:
+            self._mask_gain(key, g, known)
 
 
 def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
@@ -100,36 +112,20 @@ def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
             or (rh and not rh.keys().isdisjoint(keys)) or (undef and not undef.keys().isdisjoint(keys)) \
             or (ptag and not ptag.keys().isdisjoint(keys)):
         return False
-    regs, N = self.regs, self.N
-    olds, fresh = [], []
+    regs = self.regs
+    olds = []
     for ks, rows in blocks:
         old = [regs.get(k) for k in ks]
-        for k, a in zip(ks, old):
-            if a is None:
-                fresh.append(k)
-            elif a.dtype != rows.dtype or a.shape != (N,):
-                return False
+        if any(a is not None and (a.dtype != rows.dtype or a.shape != (self.N,)) for a in old):
+            return False
         olds.append(old)
     wf = self.wgfence
     if wf is not None and not wf.keys.isdisjoint(keys):
         wf.wrote_each(finals, g)
-    if self.pinit or (fresh and self.sanitize):
-        known = self._set_on(g)
-        if fresh and self.sanitize:
-            first = self._first_mask(g, known)          # shared, read-only
-            for k in fresh:
-                self.pinit[k] = known[k] = first
-        for k in keys:
-            if k not in known:
-                self._mask_gain(k, g, known)
     for (ks, rows), old in zip(blocks, olds):
-        if fresh and all(a is None for a in old):
-            new = np.zeros((len(ks), N), rows.dtype)
-        else:
-            if fresh:
-                zero = np.zeros(N, rows.dtype)
-                old = [zero if a is None else a for a in old]
-            new = np.array(old)         # (one copy of the block's old arrays)
+        if self.sanitize:
+            _masks(self, ks, old, g)
+        new = _old_rows(old, self.N, rows.dtype)
         _scatter(new, g, rows)
         regs.update(zip(ks, new))
     self.cur = finals[-1][1]
