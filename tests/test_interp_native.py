@@ -382,11 +382,12 @@ def test_a_blocks_result_read_after_a_later_block_is_not_a_temporary(kept, monke
 
 
 def test_a_wgmma_accumulator_rounds_to_the_numpy_bits(monkeypatch):
-    # the Hopper GEMM's f32 accumulators, chained over K: the native add-and-round against
-    # NumPy's add and cast, with infinities among the inputs (inf - inf: NaN accumulators)
+    # the Hopper GEMM's f32 accumulators, chained over K: its runs of k-steps in one native pass
+    # (mma_chain_f32), the others' native add-and-round, against NumPy's products, add and
+    # cast, with infinities among the inputs (inf - inf: NaN accumulators)
     from examples import proof
     from examples.library import get
-    from jax_pyptx.interpret.ops import wgmma
+    from jax_pyptx.interpret.ops import wgmma, wgmma_chain
 
     e = get("hopper/gemm-bf16")
     k = e.kernel()
@@ -395,15 +396,67 @@ def test_a_wgmma_accumulator_rounds_to_the_numpy_bits(monkeypatch):
     a[3, 5], a[3, 9], a[7, 9] = np.inf, -np.inf, np.inf
     b[5, 1] = b[9, 1] = b[1, 5] = b[1, 9] = 1                # B as (K, N) or (N, K)
     calls = []
-    real = wgmma._round_f32
+    real, core = wgmma._round_f32, native.ARITH
+
+    class Spy:                      # the native module, its runs of k-steps counted
+        def __getattr__(self, name):
+            return getattr(core, name)
+
+        def mma_chain_f32(self, *x):
+            calls.append("run")
+            return core.mma_chain_f32(*x)
+
     monkeypatch.setattr(wgmma, "_round_f32", lambda *x: calls.append(1) or real(*x))
+    monkeypatch.setattr(wgmma_chain, "ARITH", Spy())
     got = np.asarray(k.interpret(a, b))
-    assert calls and np.isnan(got).any() and np.isfinite(got).sum() > got.size // 2
+    assert "run" in calls and np.isnan(got).any() and np.isfinite(got).sum() > got.size // 2
     monkeypatch.setattr(wgmma, "ARITH", None)
     n = len(calls)
     want = np.asarray(k.interpret(a, b))
     assert len(calls) == n                                  # NumPy this time
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("W, M, K, N, steps", [(8, 64, 16, 128, 4), (3, 64, 16, 24, 3), (2, 64, 8, 40, 5),
+                                               (1, 64, 32, 8, 2), (2, 12, 16, 20, 3)])
+def test_a_run_of_k_steps_gives_the_numpy_bits(W, M, K, N, steps, loops):
+    # mma_chain_f32: each step's product (bf16 values whose float64 sums are exact, so any
+    # order gives them), negated where asked, added where scale-d is set, rounded to f32 once,
+    # against NumPy's matmul and cast; infinities make NaNs. (M, N of 12 x 20: the portable
+    # loop also on a CPU with AVX-512.) Operands at strides, as a run reads them.
+    rng = np.random.default_rng(W * 100 + N)
+
+    def bf16(shape):
+        v = rng.integers(-255, 256, shape) * np.exp2(rng.integers(-12, 4, shape))
+        return v.astype(np.float32).astype(np.float64)
+    A = bf16((W, steps, M, K))
+    Bt = bf16((W, steps, K, N))
+    A[0, 0, 3, 2], Bt[0, 0, 2, 5], Bt[W - 1, steps - 1, 1, 4] = np.inf, 0, -np.inf     # inf * 0
+    sd = rng.integers(0, 2, (steps, W)).astype(np.uint8)
+    sd[1], sd[1:, 0] = 1, 1                                  # (warpgroup 0 keeps its NaN)
+    neg = (np.arange(steps) % 2).astype(np.uint8)
+    acc = bf16((W, M, N)).astype(np.float32).view(np.uint32)
+    want = acc.copy()
+    with np.errstate(invalid="ignore"):
+        for i in range(steps):
+            p = np.matmul(A[:, i], Bt[:, i]) * (-1.0 if neg[i] else 1.0)
+            p[sd[i] == 1] += want[sd[i] == 1].view(np.float32)
+            want = p.astype(np.float32).view(np.uint32)
+    native.ARITH.mma_chain_f32([A[:, i] for i in range(steps)], [Bt[:, i] for i in range(steps)], sd, neg, acc)
+    assert np.isnan(acc.view(np.float32)).any()
+    np.testing.assert_array_equal(acc, want)
+
+
+def test_a_run_of_k_steps_checks_its_operands():
+    A, B = np.zeros((2, 64, 16)), np.zeros((2, 16, 8))
+    acc = np.zeros((2, 64, 8), np.uint32)
+    sd, neg = np.zeros((1, 2), np.uint8), np.zeros(1, np.uint8)
+    with pytest.raises(ValueError, match="step 0: a must be"):
+        native.ARITH.mma_chain_f32([A], [np.zeros((2, 8, 8))], sd, neg, acc)
+    with pytest.raises(ValueError, match="one entry per step"):
+        native.ARITH.mma_chain_f32([A, A], [B], sd, neg, acc)
+    with pytest.raises(ValueError, match="step 0: a row's elements must be contiguous"):
+        native.ARITH.mma_chain_f32([np.zeros((2, 16, 64)).swapaxes(1, 2)], [B], sd, neg, acc)
 
 
 def test_bf16_operands_gather_and_widen_to_the_numpy_values():

@@ -6,7 +6,8 @@
 //          shuffle) needs n a multiple of 32, its warps whole
 //   round_f32, bf16_to_f64, take_bf16, regs_to_tile, tile_to_regs: matrices and register
 //                                  blocks moved in one pass (ffi/interp/matrix.cc)
-//   use_cpu_features(on)           the fma / AVX2 loops, or the portable ones (tests)
+//   mma_chain_f32                  a run of wgmma k-steps on one f32 accumulator (ffi/interp/mma.cc)
+//   use_cpu_features(on)           the fma / AVX2 / AVX-512 loops, or the portable ones (tests)
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
 // compiles it from a segment's batches) for n threads in native loops, instead of one NumPy
@@ -31,6 +32,7 @@
 #include <nanobind/stl/optional.h>
 
 #include "matrix.h"
+#include "mma.h"
 
 #include <cfloat>
 #include <cmath>
@@ -709,16 +711,18 @@ NB_MODULE(_arith, m) {
         nb::arg("index").none() = nb::none(), nb::arg("gathered") = 0,
         nb::arg("scratch").none() = nb::none());
   register_matrix(m);
+  register_mma(m);
   m.def("use_cpu_features",
         [](bool on) {
           bool was = HW_FMA || HW_AVX2_FMA;
           HW_FMA = on && CPU_FMA;
           HW_AVX2_FMA = on && CPU_AVX2_FMA;
-          return was;
+          return mma_cpu_features(on) || was;
         },
         nb::arg("on"),
-        "Use the fma / AVX2 loops where the CPU has them (the default), or the portable loops "
-        "(False: the same bits, for the tests); returns whether any was in use before");
+        "Use the fma / AVX2 / AVX-512 loops where the CPU has them (the default), or the "
+        "portable loops (False: the same bits, for the tests); returns whether any was in use "
+        "before");
   m.attr("ops") = nb::make_tuple(
       "f_add", "f_sub", "f_mul", "f_fma", "f_max", "f_min", "f_neg", "f_abs", "f_ex2",
       "cvt_bf16x2", "cvt_f16x2", "mov8", "mov32", "mov64", "and8", "or8", "xor8",

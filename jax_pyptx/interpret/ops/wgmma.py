@@ -453,6 +453,16 @@ class _MmaAsync:
         """Whether the accumulator is added to and rounded in the native core (.f32)."""
         return self.dt == "f32" and ARITH is not None
 
+    def c_tile(self, ctx, st, g, W, warps, sd):
+        """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) where every
+        warpgroup reads it (scale-d) and that is all reading it does: its pending tile
+        (``AsyncWrites.tile_read``, not a copy) or its registers' (``_registers_tile``); else
+        None. Like ``accumulate``, it checks nothing."""
+        if self.dt != "f32" or not sd.all():
+            return None
+        t = st.regs.tile_read(self.keys_t, g, warps)
+        return t if t is not None else self._registers_tile(ctx, st, g, W, sd)
+
     def _registers_tile(self, ctx, st, g, W, sd):
         """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) read from its
         registers in one native pass, where that is all reading them does: an .f32

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sanitizer import wgfence
+from ..state.arith import ARITH
 from . import smem_matrix as SM
 from .wgmma import WG, chained, state
 
@@ -196,17 +197,24 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None):
     registers, or every step's matrices as read, (W, steps * M * K); Bt likewise, (K, N) each;
     ``sds``: each one's scale-d per warpgroup), and the tile made pending, or with ``wait``
     (``run_chain``) delivered: nothing runs before that wait, so the A registers' in-flight
-    reads, which it would end, are not recorded."""
+    reads, which it would end, are not recorded.
+
+    Where the first operation's C is none (scale-d false everywhere) or a tile
+    (``_MmaAsync.c_tile``), the checks go first, in issue order, then every product and
+    rounding in one native pass (``mma_chain_f32``): no check looks at the tile, and one that
+    reports ends the launch, so nothing a launch can see changes."""
     op0 = members[0][1]
     n, M, N, K = len(members), op0.M, op0.N, op0.K
     Bt = Bt.reshape(W, n, K, N)
+    Bt = [Bt[:, i] for i in range(n)]
     if not isinstance(A, list):
         A = A.reshape(W, n, M, K)
         A = [A[:, i] for i in range(n)]
     tag = st.open[g.idx]
     warps = st.warps(g)
+    acc = _first_tile(ctx, g, op0, st, W, warps, sds[0])
     bits = None
-    for i, ((d, op), sd) in enumerate(zip(members, sds)):
+    for (d, op), a, bt, sd in zip(members, A, Bt, sds):
         _at(ctx, d)
         if fs is not None:
             fs.check(ctx, g, (), op.a_keys)
@@ -214,14 +222,29 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None):
             st.regs.reading_all(ctx, op.a_keys_t, g, tag, op.d)
         if fs is not None:
             op.check_read_fence(ctx, g, fs, W, sd)
-        prod = np.matmul(A[i], Bt[:, i])     # (W, M, N), made and rounded while in the cache
-        if op.sa * op.sb < 0:
-            prod = -prod
-        bits = op.accumulate(ctx, st, g, W, warps, prod, sd) if bits is None else chained(prod, bits, sd)
+        if acc is None:
+            prod = np.matmul(a, bt)         # (W, M, N), made and rounded while in the cache
+            if op.sa * op.sb < 0:
+                prod = -prod
+            bits = op.accumulate(ctx, st, g, W, warps, prod, sd) if bits is None else chained(prod, bits, sd)
         if fs is not None:
             fs.clean(g, op.keys)
+    if acc is not None:
+        ARITH.mma_chain_f32(A, Bt, np.array(sds, np.uint8),
+                            np.array([op.sa * op.sb < 0 for _, op in members], np.uint8), acc)
+        bits = acc.reshape(W * 4, M // 4, N)
     if wait is not None:
         _at(ctx, wait)
         op.deliver(ctx, g, bits)
     else:
         op.pend(ctx, st, g, W, warps, bits, tag)
+
+
+def _first_tile(ctx, g, op, st, W, warps, sd):
+    """The array (W, M, N) of f32 bits the run's native pass (``_issue``) starts from: the
+    first operation's C (``_MmaAsync.c_tile``, copied: a pending tile is not ours) where
+    scale-d reads it, uninitialized where it reads none; None where C is not such a tile."""
+    if not np.count_nonzero(sd):
+        return np.empty((W, op.M, op.N), np.uint32)
+    acc = op.c_tile(ctx, st, g, W, warps, sd)
+    return None if acc is None else np.array(acc, np.uint32).reshape(W, op.M, op.N)
