@@ -495,7 +495,7 @@ def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entr
     from examples import proof
     from examples.library import get
     from jax_pyptx.interpret.machine import asyncregs
-    from jax_pyptx.interpret.ops import smem_matrix, wgmma
+    from jax_pyptx.interpret.ops import smem_matrix, wgmma, wgmma_chain
 
     e = get(entry)
     k = e.kernel()
@@ -515,12 +515,13 @@ def test_wgmma_operands_and_accumulators_moved_natively_give_the_numpy_bits(entr
                 calls[name] += 1
                 return fn(*a)
             return counted
-    mods = (smem_matrix, wgmma, asyncregs)
+    mods = (smem_matrix, wgmma, wgmma_chain, asyncregs)
     for m in mods:
         monkeypatch.setattr(m, "ARITH", Counting())
     got = np.asarray(k.interpret(*ins)).view(np.uint16)
     assert calls["take_bf16"] and calls["tile_to_regs"]
-    # attention's P: A's fragment registers into rows of bf16 pairs, widened (wgmma._MmaAsync.a_native)
+    # attention's P: A's fragment registers into rows of bf16 pairs, widened (a run's at once:
+    # wgmma_chain._a_native)
     assert bool(calls["regs_to_tile"]) == bool(calls["bf16_to_f64"]) == ("attention" in entry)
     for m in mods:
         monkeypatch.setattr(m, "ARITH", None)

@@ -88,12 +88,28 @@ void take_bf16(const uint16_t* a, const int64_t* first, size_t m, const int64_t*
 // Thread i of a group of whole warps is lane i % 32 of its warp i / 32, at batch slot slots[i].
 // regs_to_tile: tile[i / 32, lanes[j, i % 32]] = regs[j][slots[i]] (a permutation: every
 // element is written once); tile_to_regs: out[j, slots[i]] = tile[i / 32, lanes[j, i % 32]].
+// whether a warp's 32 slots are consecutive (a whole warp of a CTA: its lanes read and write
+// one run of 32 elements, no per-lane slot to look up)
+inline bool consecutive(const int64_t* s) {
+  bool ok = true;
+  for (int l = 1; l < 32; ++l) ok &= s[l] == s[0] + l;
+  return ok;
+}
+
 void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots, size_t n,
                   const int64_t* lanes, uint32_t* __restrict tile, size_t per_warp) {
   size_t k = regs.size();
   for (size_t w = 0; w < n / 32; ++w) {        // a warp at a time: its tile stays in cache
     uint32_t* t = tile + w * per_warp;
     const int64_t* s = slots + 32 * w;
+    if (consecutive(s)) {
+      for (size_t j = 0; j < k; ++j) {
+        const uint32_t* r = regs[j] + s[0];
+        const int64_t* ln = lanes + 32 * j;
+        for (size_t l = 0; l < 32; ++l) t[ln[l]] = r[l];
+      }
+      continue;
+    }
     for (size_t j = 0; j < k; ++j) {
       const uint32_t* r = regs[j];
       const int64_t* ln = lanes + 32 * j;
@@ -107,6 +123,14 @@ void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes, s
   for (size_t w = 0; w < n / 32; ++w) {
     const uint32_t* t = tile + w * per_warp;
     const int64_t* s = slots + 32 * w;
+    if (consecutive(s)) {
+      for (size_t j = 0; j < k; ++j) {
+        uint32_t* row = out + j * N + s[0];
+        const int64_t* ln = lanes + 32 * j;
+        for (size_t l = 0; l < 32; ++l) row[l] = t[ln[l]];
+      }
+      continue;
+    }
     for (size_t j = 0; j < k; ++j) {
       uint32_t* row = out + j * N;
       const int64_t* ln = lanes + 32 * j;

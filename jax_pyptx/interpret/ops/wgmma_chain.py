@@ -117,8 +117,8 @@ def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
         return False
     A = None
     if op0.a_regs:
-        A = [op.a_native(ctx, g, W) for _, op in members]
-        if any(a is None for a in A):
+        A = _a_native(ctx, g, W, members, memo)
+        if A is None:
             return False
     Bt = SM.read_chain(ctx, plans[0], ctx.sanitize)
     if Bt is None:
@@ -129,6 +129,33 @@ def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
             return False
     _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait)
     return True
+
+
+def _a_native(ctx, g, W, members, memo):
+    """Every operation's A (W, M, Ka) from its bf16 fragment registers, for the whole run in
+    two native passes (``_MmaAsync.a_native``'s, for all its registers at once): a warp's 16
+    rows hold each row's pairs of every k-step side by side, so that step i's A is a view at
+    column i * Ka of one (W, M, steps * Ka) array. None where reading them is more than a
+    gather (``Context.plain``) or an array is one the native call does not take."""
+    op0 = members[0][1]
+    keys = [k for _, op in members for k in op.a_keys]
+    if op0.a_lanes is None or not ctx.plain(keys, g):
+        return None
+    n, M, Ka = len(members), op0.M, op0.Ka
+    lanes = memo.get("a_lanes")
+    if lanes is None:                   # a pair at row r, column c of step i: r * n * Ka/2 + i * Ka/2 + c
+        r, c = np.divmod(op0.a_lanes, Ka // 2)
+        step = np.arange(n).reshape(n, 1, 1) * (Ka // 2)
+        lanes = memo["a_lanes"] = np.ascontiguousarray((r * (n * Ka // 2) + step + c).reshape(-1, 32))
+    regs = ctx.regs
+    pairs = np.empty((W * 4, 32 * len(keys)), np.uint32)
+    try:
+        ARITH.regs_to_tile([regs[k] for k in keys], g.idx, lanes, pairs)
+    except (TypeError, ValueError):     # an array it cannot take (not contiguous, say)
+        return None
+    A = np.empty((W, M, n * Ka), np.float64)
+    ARITH.bf16_to_f64(pairs.view(np.uint16).reshape(W, M, n * Ka), A)
+    return [A[:, :, i * Ka:(i + 1) * Ka] for i in range(n)]
 
 
 def _scale_d(ctx, g, W, members, scales):
