@@ -255,3 +255,32 @@ def test_a_run_too_large_for_the_caches_reads_its_operands_one_step_at_a_time(mo
     assert chains == [[3], []] and fast == [0, 0]
     np.testing.assert_array_equal(fused, single)
     np.testing.assert_array_equal(acc_matrix(fused, 8), f32(f32(f32(P1) + P2) + P2))
+
+
+@pytest.mark.parametrize("sd0", [0, 1])
+def test_a_run_read_one_step_at_a_time_multiplies_natively(monkeypatch, sd0):
+    # f16 operands (read a k-step at a time): each step's product and rounding in the native
+    # core, from C in the registers (scale-d) or none, the bits of NumPy's one by one
+    from jax_pyptx.interpret.state.arith import ARITH
+    if ARITH is None:
+        pytest.skip("jax_pyptx.interpret.state._arith not built")
+    img, P1, P2, _ = image(58, "f16")
+    C = rand(np.random.default_rng(59), (128, 4), "f16").astype(np.float32).view(np.uint32).reshape(-1)
+    ptx = wgmma_kernel(CHAIN.replace("SD0", str(sd0)), 4, cin=True)
+    steps = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(ARITH, name)
+
+        def mma_chain_f32(self, a, *x):
+            steps.append(len(a))
+            return ARITH.mma_chain_f32(a, *x)
+    monkeypatch.setattr(wgmma_chain, "ARITH", Spy())
+    got = run(ptx, img, cin=C)
+    assert steps == [1, 1, 1]
+    monkeypatch.setattr(Context, "fuse", False)             # one by one: NumPy's products
+    np.testing.assert_array_equal(got, run(ptx, img, cin=C))
+    assert steps == [1, 1, 1]
+    d = f32(f32(f32(P1 + (acc_matrix(C, 8) if sd0 else 0)) + P2) + P2)
+    np.testing.assert_array_equal(acc_matrix(got, 8), d)

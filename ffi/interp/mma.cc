@@ -15,8 +15,8 @@
 // negate[i], then acc[w] = the f32 of P + acc[w] where scale_d[i, w], else of P, rounded once
 // (matrix.cc's round_f32). An element of P is the float64 sum of its K products taken in
 // order k = 0, 1, ... from 0.0, as a matrix product's kernel takes it; the operands are
-// bf16 values (ops.wgmma_chain), whose products float64 holds exactly, so a fused
-// multiply-add and a product then a sum give the same bits. The CPU's AVX-512 loop and the
+// bf16, f16, tf32 or fp8 values (ops.wgmma_chain), whose products float64 holds exactly, so
+// a fused multiply-add and a product then a sum give the same bits. The CPU's AVX-512 loop and the
 // portable one (use_cpu_features(False)) give the same bits.
 #include "mma.h"
 

@@ -371,7 +371,18 @@ class _MmaAsync:
         self.write_back(ctx, g, W, self.product(ctx, g, W, banks, bdesc, adesc, A), sd, tag)
 
     def product(self, ctx, g, W, banks, bdesc, adesc, A):
-        """A x B (W, M, N) of each warpgroup, B (and A from a descriptor) gathered from shared memory."""
+        """A x B (W, M, N) of each warpgroup (``matrices``), negated where scale-a * scale-b < 0."""
+        A, Bt = self.matrices(ctx, g, W, banks, bdesc, adesc, A)
+        prod = np.matmul(A, Bt)                                                  # (W, M, N)
+        if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
+            ctx.stats.add_flops(self.form, self.at, 2 * self.M * self.N * self.K * W)
+        if self.sa * self.sb < 0:
+            prod = -prod
+        return prod
+
+    def matrices(self, ctx, g, W, banks, bdesc, adesc, A):
+        """A (W, M, K) and B transposed (W, K, N) of each warpgroup: B (and A from a descriptor)
+        gathered from shared memory, a sparse A expanded."""
         M, N, K, at, abits, name = self.M, self.N, self.K, self.at, self.abits, self.name
         # B transposed, (W, K, N): contiguous where it is gathered so, which the product wants
         Bt = SM.gather(ctx, banks, bdesc, "MN" if self.tb else "K", N, K, abits, f"{name} (matrix B)",
@@ -381,12 +392,7 @@ class _MmaAsync:
                           f"{name} (matrix A)", ctx.sanitize, g, t=at, plans=self.plans)    # (W, M, Ka)
         if self.sp is not None:
             A = self.sp(ctx, g, self.d, W, A)                                    # (W, M, K)
-        prod = np.matmul(A, Bt)                                                  # (W, M, N)
-        if ctx.stats is not None:       # 2*M*N*K FLOPs per warpgroup (stats.py)
-            ctx.stats.add_flops(self.form, at, 2 * M * N * K * W)
-        if self.sa * self.sb < 0:
-            prod = -prod
-        return prod
+        return A, Bt
 
     def write_back(self, ctx, g, W, prod, sd, tag):
         """The accumulators (pending until their wait_group) = ``prod`` + C where scale-d is set

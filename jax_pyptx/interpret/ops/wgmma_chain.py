@@ -4,7 +4,9 @@
 One by one, each ``mma_async`` of a k-loop makes the accumulator's tile pending and the next
 reads it back; ``run_chain`` keeps the tile between them and makes it pending once, at the
 end. Every operation still reads and checks its operands in order (``_MmaAsync.operands``),
-and its product is added to the tile of the one before and rounded, as its own issue would.
+and its product is added to the tile of the one before and rounded, as its own issue would:
+in the native core (``mma_chain_f32``, the f64 product and the rounding in one pass) where
+the first operation's C is none or a tile (``_MmaAsync.c_tile``), else through NumPy.
 
 Where nothing can be reported (``_at_once`` checks it first, changing nothing), the run's
 operands are read at once instead: the descriptors of every k-step from their registers, the
@@ -13,9 +15,9 @@ descriptor values and CTAs). That needs
 each descriptor's register plain (``Context.plain``) and the same in every thread of a
 warpgroup, scale-d an immediate or such a predicate register, A's registers plain, and the shared memory clear of the
 sanitizer's marks and written (``smem_matrix.read_chain``), and the operands small enough to
-stay in the caches (``AT_ONCE_BYTES``); then the fence checks, the A
-registers' in-flight reads and the accumulator's rounding follow in issue order, as one by
-one.
+stay in the caches (``AT_ONCE_BYTES``); then the fence checks and the A registers' in-flight
+reads follow in issue order, and the products and roundings of every k-step in one native
+pass (``_issue``).
 """
 from __future__ import annotations
 
@@ -64,17 +66,24 @@ def run_chain(ctx, g, members, memo, wait=None):
         wait = None
     if _at_once(ctx, g, members, memo, st, fs, wait):
         return
-    warps = bits = last = None
+    warps = acc = bits = last = None
     try:
         for d, op in members:
             _at(ctx, d)
             W, banks, bdesc, adesc, A, sd, tag = op.operands(ctx, g, st, fs)
-            prod = op.product(ctx, g, W, banks, bdesc, adesc, A)
-            if bits is None:
+            A, Bt = op.matrices(ctx, g, W, banks, bdesc, adesc, A)
+            if warps is None:
                 warps = st.warps(g)
-                bits = op.accumulate(ctx, st, g, W, warps, prod, sd)
+                acc = _first_tile(ctx, g, op, st, W, warps, sd)
+            if acc is not None:         # the product and rounding of this k-step natively
+                ARITH.mma_chain_f32([np.ascontiguousarray(A)], [np.ascontiguousarray(Bt)], sd.astype(np.uint8).reshape(1, W),
+                                    np.array([op.sa * op.sb < 0], np.uint8), acc)
+                bits = acc.reshape(W * 4, op.M // 4, op.N)
             else:
-                bits = chained(prod, bits, sd)
+                prod = np.matmul(A, Bt)
+                if op.sa * op.sb < 0:
+                    prod = -prod
+                bits = op.accumulate(ctx, st, g, W, warps, prod, sd) if bits is None else chained(prod, bits, sd)
             last = op, W, tag
             if fs is not None:
                 fs.clean(g, op.keys)
