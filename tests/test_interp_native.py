@@ -326,6 +326,30 @@ def test_the_native_call_gathers_its_inputs_and_carves_its_temporaries():
         A.run(*args, [a, b, c, o5, o6], widths, n, idx[:-1], 3, scratch)
 
 
+def test_constants_of_one_value_at_two_widths_or_two_values_stay_apart():
+    # a block's constants are made once per value and width and shared: the same bits as a
+    # u32 and as a u64 operand, two values, one named twice, and a broadcast input (stride 0)
+    A = native.ARITH
+    ops = {name: i + 1 for i, name in enumerate(A.ops)}
+    u = -32768
+    code = np.array([[ops["add32"], 0, 3, 0, -1, u],            # o3 = a + 0xFFFFFFFF (u32)
+                     [ops["add64"], 0, 4, 1, -2, u],            # o4 = c + 0xFFFFFFFF (u64)
+                     [ops["add32"], 0, 5, 0, -3, u],            # o5 = a + 7
+                     [ops["xor32"], 0, 6, 2, -1, u]], np.int32)  # o6 = k ^ 0xFFFFFFFF
+    widths = np.array([4, 8, 4, 4, 8, 4, 4], np.uint8)
+    n = 1100
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 2**32, n, dtype=np.uint32)
+    c = rng.integers(0, 2**40, n, dtype=np.uint64)
+    k = np.broadcast_to(np.uint32(0x1234), (n,))
+    outs = [np.empty(n, np.uint32), np.empty(n, np.uint64), np.empty(n, np.uint32), np.empty(n, np.uint32)]
+    assert A.run(code, np.array([0xFFFFFFFF, 0xFFFFFFFF, 7], np.uint64), [a, c, k] + outs, widths, n)
+    np.testing.assert_array_equal(outs[0], a + np.uint32(0xFFFFFFFF))
+    np.testing.assert_array_equal(outs[1], c + np.uint64(0xFFFFFFFF))
+    np.testing.assert_array_equal(outs[2], a + np.uint32(7))
+    np.testing.assert_array_equal(outs[3], np.full(n, 0x1234 ^ 0xFFFFFFFF, np.uint32))
+
+
 def test_a_segment_of_some_threads_reads_their_registers(monkeypatch, blocks):
     # the segment runs for the threads of a group that is not the whole batch (not a
     # rectangle of it either): its block reads their registers at their slots natively

@@ -42,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace nb = nanobind;
@@ -285,35 +286,51 @@ struct Slot {
 
 // One operand's elements [lo, lo + len) as a contiguous pointer: the array itself, a
 // gathered copy of a strided one, or a constant buffer (an immediate, a stride-0 array)
+// a block's constants: count copies of each value (its low w bytes) once, shared by every
+// operand that names it
+class Constants {
+ public:
+  explicit Constants(size_t count) : count_(count) {}
+
+  const char* of(const void* value, int w) {
+    uint64_t v = 0;
+    std::memcpy(&v, value, static_cast<size_t>(w));
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i].first == v && keys_[i].second == w) return bufs_[i].data();
+    keys_.emplace_back(v, w);
+    bufs_.emplace_back(count_ * static_cast<size_t>(w));
+    char* p = bufs_.back().data();
+    switch (w) {
+      case 1: std::memset(p, static_cast<int>(v & 0xFF), count_); break;
+      case 4: copies<uint32_t>(p, static_cast<uint32_t>(v)); break;
+      default: copies<uint64_t>(p, v); break;
+    }
+    return p;
+  }
+
+ private:
+  template <class T>
+  void copies(char* p, T v) {
+    T* q = reinterpret_cast<T*>(p);
+    for (size_t i = 0; i < count_; ++i) q[i] = v;
+  }
+
+  size_t count_;
+  std::vector<std::pair<uint64_t, int>> keys_;
+  std::vector<std::vector<char>> bufs_;
+};
+
 struct Source {
   const char* direct = nullptr;   // contiguous array base (offset by lo at use)
   const Slot* strided = nullptr;
   std::vector<char> buf;
-  bool constant = false;
-
-  void fill(const void* value, int w, size_t count) {   // a constant: count copies
-    constant = true;
-    buf.resize(count * w);
-    switch (w) {
-      case 1: std::memset(buf.data(), *static_cast<const uint8_t*>(value), count); break;
-      case 4: copies<uint32_t>(value, count); break;
-      default: copies<uint64_t>(value, count); break;
-    }
-  }
-
-  template <class T>
-  void copies(const void* value, size_t count) {
-    T v;
-    std::memcpy(&v, value, sizeof(T));
-    T* p = reinterpret_cast<T*>(buf.data());
-    for (size_t i = 0; i < count; ++i) p[i] = v;
-  }
+  const char* constant = nullptr; // a constant's copies (Constants)
 
   const Slot* chunked = nullptr;  // a gathered input: its chunk buffer, filled per chunk
 
   const char* at(size_t lo, size_t len, int w) {
     if (direct) return direct + lo * w;
-    if (constant) return buf.data();
+    if (constant) return constant;
     if (chunked) return chunked->chunk.data();
     for (size_t i = 0; i < len; ++i)
       std::memcpy(buf.data() + i * w,
@@ -561,7 +578,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
               std::vector<Slot>& slots, size_t n) {
   // operands, decoded once
   std::vector<Source> src(m * 3);
-  size_t fill = n < CHUNK ? n : CHUNK;      // a constant's copies: one chunk's worth
+  Constants consts(n < CHUNK ? n : CHUNK);   // a constant's copies: one chunk's worth
   for (size_t j = 0; j < m; ++j) {
     const int32_t* c = code + 6 * j;
     int32_t op = c[0];
@@ -582,7 +599,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       if (o < 0) {
         size_t i = static_cast<size_t>(-1 - static_cast<int64_t>(o));
         if (o == UNUSED || i >= nimm) throw std::invalid_argument("bad immediate");
-        s.fill(&imms[i], w, fill);
+        s.constant = consts.of(&imms[i], w);
         continue;
       }
       if (static_cast<size_t>(o) >= slots.size() || slots[o].width != w)
@@ -593,7 +610,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       } else if (sl.stride == 1) {
         s.direct = sl.base;
       } else if (sl.stride == 0) {
-        s.fill(sl.base, w, fill);
+        s.constant = consts.of(sl.base, w);
       } else {
         s.strided = &sl;
         s.buf.resize(CHUNK * w);
