@@ -466,8 +466,21 @@ def test_a_run_of_k_steps_gives_the_numpy_bits(W, M, K, N, steps, loops):
             p = np.matmul(A[:, i], Bt[:, i]) * (-1.0 if neg[i] else 1.0)
             p[sd[i] == 1] += want[sd[i] == 1].view(np.float32)
             want = p.astype(np.float32).view(np.uint32)
+    start = acc.copy()
     native.ARITH.mma_chain_f32([A[:, i] for i in range(steps)], [Bt[:, i] for i in range(steps)], sd, neg, acc)
     assert np.isnan(acc.view(np.float32)).any()
+    np.testing.assert_array_equal(acc, want)
+    # B read once for the warpgroups that share it (b_rows: warpgroup w's row of B)
+    rows = np.arange(W, dtype=np.int64) // 2 * 2
+    Bt[1::2] = Bt[0::2][:W // 2]
+    acc, want = start.copy(), start.copy()
+    with np.errstate(invalid="ignore"):
+        for i in range(steps):
+            p = np.matmul(A[:, i], Bt[:, i]) * (-1.0 if neg[i] else 1.0)
+            p[sd[i] == 1] += want[sd[i] == 1].view(np.float32)
+            want = p.astype(np.float32).view(np.uint32)
+    native.ARITH.mma_chain_f32([A[:, i] for i in range(steps)], [Bt[::2, i] for i in range(steps)], sd, neg, acc,
+                               rows // 2)
     np.testing.assert_array_equal(acc, want)
 
 
@@ -481,6 +494,10 @@ def test_a_run_of_k_steps_checks_its_operands():
         native.ARITH.mma_chain_f32([A, A], [B], sd, neg, acc)
     with pytest.raises(ValueError, match="step 0: a row's elements must be contiguous"):
         native.ARITH.mma_chain_f32([np.zeros((2, 16, 64)).swapaxes(1, 2)], [B], sd, neg, acc)
+    with pytest.raises(ValueError, match="a row of b_rows lies outside b"):
+        native.ARITH.mma_chain_f32([A], [B[:1]], sd, neg, acc, np.array([0, 1], np.int64))
+    with pytest.raises(ValueError, match="b_rows must have one entry per warpgroup"):
+        native.ARITH.mma_chain_f32([A], [B[:1]], sd, neg, acc, np.array([0], np.int64))
 
 
 def test_bf16_operands_gather_and_widen_to_the_numpy_values():

@@ -1,11 +1,12 @@
 // ffi/interp/mma.cc: a run of wgmma k-steps on one f32 accumulator in one pass, part of
 // jax_pyptx.interpret.state._arith (registered by arith.cc's module).
 //
-//   mma_chain_f32(a, b, scale_d, negate, acc)
+//   mma_chain_f32(a, b, scale_d, negate, acc, b_rows=None)
 //     a        n float64 arrays (W, M, K): each step's A of each warpgroup (a row's K elements
 //              contiguous, rows and warpgroups at any stride)
 //     b        n float64 arrays (W, K, N): each step's B, transposed as the product reads it
-//              (likewise)
+//              (likewise); with b_rows (int64 (W)), (U, K, N): warpgroup w's B is row b_rows[w]
+//              (warpgroups of one CTA reading the same B)
 //     scale_d  uint8 (n, W): whether step i adds warpgroup w's accumulator
 //     negate   uint8 (n): whether step i's product is negated (scale-a * scale-b < 0)
 //     acc      uint32 (W, M, N), C order: the accumulator's f32 bits, read where a step's
@@ -21,10 +22,12 @@
 #include "mma.h"
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -125,7 +128,7 @@ const bool CPU_AVX512 = false;
 bool HW_AVX512 = CPU_AVX512;
 
 void chain(const std::vector<Step>& steps, const uint8_t* sd, const uint8_t* neg, int64_t W, int64_t M,
-           int64_t N, int64_t K, const int64_t* wa, const int64_t* wb, uint32_t* acc) {
+           int64_t N, int64_t K, const int64_t* wa, const int64_t* wb, const int64_t* brow, uint32_t* acc) {
   size_t n = steps.size();
   bool wide = HW_AVX512 && M % 8 == 0 && N % 8 == 0;
   for (int64_t w = 0; w < W; ++w) {            // a warpgroup at a time: its tile stays in cache
@@ -133,7 +136,7 @@ void chain(const std::vector<Step>& steps, const uint8_t* sd, const uint8_t* neg
     for (size_t i = 0; i < n; ++i) {
       Step s = steps[i];
       s.a += w * wa[i];
-      s.b += w * wb[i];
+      s.b += (brow ? brow[w] : w) * wb[i];
       bool add = sd[i * W + w] != 0;
 #ifdef MMA_X86
       if (wide) {
@@ -161,23 +164,34 @@ void register_mma(nb::module_& m) {
         [](std::vector<F64_3> a, std::vector<F64_3> b,
            nb::ndarray<const uint8_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> scale_d,
            nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> negate,
-           nb::ndarray<uint32_t, nb::ndim<3>, nb::c_contig, nb::device::cpu> acc) {
+           nb::ndarray<uint32_t, nb::ndim<3>, nb::c_contig, nb::device::cpu> acc,
+           std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> b_rows) {
           size_t n = a.size();
           int64_t W = acc.shape(0), M = acc.shape(1), N = acc.shape(2);
           if (n == 0 || b.size() != n || scale_d.shape(0) != n || static_cast<int64_t>(scale_d.shape(1)) != W
               || negate.shape(0) != n)
             throw std::invalid_argument("mma_chain_f32: a, b, scale_d and negate must have one entry per step");
           int64_t K = a[0].shape(2);
+          int64_t U = b_rows ? static_cast<int64_t>(b[0].shape(0)) : W;     // B's rows
+          const int64_t* brow = nullptr;
+          if (b_rows) {
+            if (static_cast<int64_t>(b_rows->shape(0)) != W)
+              throw std::invalid_argument("mma_chain_f32: b_rows must have one entry per warpgroup");
+            brow = b_rows->data();
+            for (int64_t w = 0; w < W; ++w)
+              if (brow[w] < 0 || brow[w] >= U)
+                throw std::invalid_argument("mma_chain_f32: a row of b_rows lies outside b");
+          }
           std::vector<Step> steps(n);
           std::vector<int64_t> wa(n), wb(n);
           for (size_t i = 0; i < n; ++i) {
             const F64_3& x = a[i];
             const F64_3& y = b[i];
             if (static_cast<int64_t>(x.shape(0)) != W || static_cast<int64_t>(x.shape(1)) != M
-                || static_cast<int64_t>(x.shape(2)) != K || static_cast<int64_t>(y.shape(0)) != W
+                || static_cast<int64_t>(x.shape(2)) != K || static_cast<int64_t>(y.shape(0)) != U
                 || static_cast<int64_t>(y.shape(1)) != K || static_cast<int64_t>(y.shape(2)) != N)
               throw std::invalid_argument("mma_chain_f32: step " + std::to_string(i) +
-                                          ": a must be (W, M, K) and b (W, K, N), acc (W, M, N)");
+                                          ": a must be (W, M, K) and b (W, K, N) (rows of b_rows), acc (W, M, N)");
             if ((K > 1 && x.stride(2) != 1) || (N > 1 && y.stride(2) != 1))
               throw std::invalid_argument("mma_chain_f32: step " + std::to_string(i) +
                                           ": a row's elements must be contiguous");
@@ -189,9 +203,10 @@ void register_mma(nb::module_& m) {
           const uint8_t* ng = negate.data();
           uint32_t* o = acc.data();
           nb::gil_scoped_release unlocked;
-          chain(steps, sd, ng, W, M, N, K, wa.data(), wb.data(), o);
+          chain(steps, sd, ng, W, M, N, K, wa.data(), wb.data(), brow, o);
         },
         nb::arg("a"), nb::arg("b"), nb::arg("scale_d"), nb::arg("negate"), nb::arg("acc"),
+        nb::arg("b_rows").none() = nb::none(),
         "acc = each step's A x B (float64, k in order) added to acc where scale_d, rounded to "
         "f32 once, step after step: a run of wgmma.mma_async on one f32 accumulator "
         "(ops.wgmma_chain)");

@@ -299,9 +299,11 @@ def _read_same(ctx, p, what, check_init, g, lane, used, t, trans=False):
 
 class ChainPlan:
     """Where the bf16 matrices of several ``gather`` calls (a run's k-steps, ``chain_plan``) lie:
-    one index, relative to each CTA's first matrix, and their spans for the sanitizer's checks."""
+    one index, relative to each CTA's first matrix, and their spans for the sanitizer's checks.
+    ``first``: the distinct first matrices' offsets; ``rows``: the row of ``first`` each CTA bank
+    reads (the warpgroups of one CTA naming the same matrices), or None: one row a bank."""
 
-    __slots__ = ("first", "rel", "ctas", "lo", "hi", "lohi", "wkey", "rkey")
+    __slots__ = ("first", "rel", "ctas", "lo", "hi", "lohi", "wkey", "rkey", "rows")
 
 
 def chain_plan(sh, banks, steps, major, mn, k, trans=False):
@@ -329,7 +331,10 @@ def chain_plan(sh, banks, steps, major, mn, k, trans=False):
     if any((s != s[0]).any() or s[0] % 2 for s in shift):
         return None
     cp = ChainPlan()
-    cp.first = first // 2
+    cp.first, cp.rows = first // 2, None
+    u, inv = np.unique(cp.first, return_inverse=True)
+    if len(u) < len(cp.first):          # read once, whichever warpgroups share them
+        cp.first, cp.rows = u, inv.reshape(-1).astype(np.int64)
     cp.rel = np.concatenate([int(s[0]) // 2 + (p.relq_t() if trans else p.relq) for s, p in zip(shift, ps)])
     cp.ctas = np.concatenate([p.bk[:, 0] for p in ps])
     cp.lo = np.concatenate([p.spans[0] for p in ps])
@@ -341,7 +346,8 @@ def chain_plan(sh, banks, steps, major, mn, k, trans=False):
 
 
 def read_chain(ctx, cp, check_init=True):
-    """The matrices of ``cp`` widened to float64, (CTA banks, steps * mn * k), where the
+    """The matrices of ``cp`` widened to float64, (``len(cp.first)``: the distinct ones, each
+    CTA bank's at row ``cp.rows``; steps * mn * k), where the
     sanitizer has nothing to report of any of them (``_read_same``'s checks: async proxy and
     definedness); else None (read them one by one: ``gather``)."""
     if ARITH is None:

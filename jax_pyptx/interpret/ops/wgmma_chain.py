@@ -136,7 +136,9 @@ def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
         A = SM.read_chain(ctx, plans[1], ctx.sanitize)
         if A is None:
             return False
-    _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait)
+        if plans[1].rows is not None:
+            A = A[plans[1].rows]
+    _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait, plans[0].rows)
     return True
 
 
@@ -228,10 +230,11 @@ def _plans(ctx, members, memo, banks, descs):
     return plans
 
 
-def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None):
+def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
     """Each operation's checks, product and rounding in issue order (A: per-step arrays from
-    registers, or every step's matrices as read, (W, steps * M * K); Bt likewise, (K, N) each;
-    ``sds``: each one's scale-d per warpgroup), and the tile made pending, or with ``wait``
+    registers, or every step's matrices as read, (W, steps * M * K); Bt likewise, (K, N) each,
+    or with ``b_rows`` the distinct ones, warpgroup w's at row ``b_rows[w]``; ``sds``: each
+    one's scale-d per warpgroup), and the tile made pending, or with ``wait``
     (``run_chain``) delivered: nothing runs before that wait, so the A registers' in-flight
     reads, which it would end, are not recorded.
 
@@ -241,7 +244,7 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None):
     reports ends the launch, so nothing a launch can see changes."""
     op0 = members[0][1]
     n, M, N, K = len(members), op0.M, op0.N, op0.K
-    Bt = Bt.reshape(W, n, K, N)
+    Bt = Bt.reshape(-1, n, K, N)
     Bt = [Bt[:, i] for i in range(n)]
     if not isinstance(A, list):
         A = A.reshape(W, n, M, K)
@@ -259,7 +262,7 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None):
         if fs is not None:
             op.check_read_fence(ctx, g, fs, W, sd)
         if acc is None:
-            prod = np.matmul(a, bt)         # (W, M, N), made and rounded while in the cache
+            prod = np.matmul(a, bt if b_rows is None else bt[b_rows])     # (W, M, N)
             if op.sa * op.sb < 0:
                 prod = -prod
             bits = op.accumulate(ctx, st, g, W, warps, prod, sd) if bits is None else chained(prod, bits, sd)
@@ -267,7 +270,7 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None):
             fs.clean(g, op.keys)
     if acc is not None:
         ARITH.mma_chain_f32(A, Bt, np.array(sds, np.uint8),
-                            np.array([op.sa * op.sb < 0 for _, op in members], np.uint8), acc)
+                            np.array([op.sa * op.sb < 0 for _, op in members], np.uint8), acc, b_rows)
         bits = acc.reshape(W * 4, M // 4, N)
     if wait is not None:
         _at(ctx, wait)
