@@ -69,7 +69,7 @@ def run_chain(ctx, g, members, memo, wait=None):
     warps = acc = bits = last = None
     try:
         for d, op in members:
-            _at(ctx, d)
+            ctx.runs_now(d)
             W, banks, bdesc, adesc, A, sd, tag = op.operands(ctx, g, st, fs)
             A, Bt = op.matrices(ctx, g, W, banks, bdesc, adesc, A)
             if warps is None:
@@ -91,12 +91,6 @@ def run_chain(ctx, g, members, memo, wait=None):
         if last is not None:            # (on an error, the tile of the operations before it)
             op, W, tag = last
             op.pend(ctx, st, g, W, warps, bits, tag)
-
-
-def _at(ctx, d):
-    """``d`` is the instruction running (as ``Context._run`` sets it)."""
-    ctx.cur = d
-    ctx._taint_d = ctx._pt_d = None
 
 
 def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
@@ -254,7 +248,7 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
     acc = _first_tile(ctx, g, op0, st, W, warps, sds[0])
     bits = None
     for (d, op), a, bt, sd in zip(members, A, Bt, sds):
-        _at(ctx, d)
+        ctx.runs_now(d)
         if fs is not None:
             fs.check(ctx, g, (), op.a_keys)
         if op.a_regs and wait is None:
@@ -273,7 +267,7 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
                             np.array([op.sa * op.sb < 0 for _, op in members], np.uint8), acc, b_rows)
         bits = acc.reshape(W * 4, M // 4, N)
     if wait is not None:
-        _at(ctx, wait)
+        ctx.runs_now(wait)
         op.deliver(ctx, g, bits)
     else:
         op.pend(ctx, st, g, W, warps, bits, tag)

@@ -319,6 +319,13 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         loc = getattr(d.ins, "loc", None) if d is not None else None
         return cls("".join(parts), loc=loc)
 
+    def runs_now(self, d):
+        """``d`` is the instruction running, as ``_run`` makes each (inline there): reports
+        name it, and the definedness and provenance its writes carry start afresh. For the
+        planned runs that execute several instructions in one dispatch."""
+        self.cur = d
+        self._taint_d = self._pt_d = None
+
     def as_issued(self, d, fn, *args):
         """``fn(self, *args)`` with ``d`` (the instruction that issued deferred work) as the
         current instruction, so that its reports name it."""
@@ -618,7 +625,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
                         return self._stay(g, pc, n, tn)
                     hook.step(pc)
                 d = code[pc]
-                self.cur = d
+                self.cur = d                              # (runs_now, inline)
                 self._taint_d = self._pt_d = None
                 sub = g
                 p = None

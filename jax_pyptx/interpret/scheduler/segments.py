@@ -322,8 +322,7 @@ def _by_pieces(ctx, seg, g) -> bool:
             todo = (p,)
         for pc in todo:
             d = code[pc]
-            ctx.cur = d
-            ctx._taint_d = ctx._pt_d = None      # (per instruction, as in ``Context._run``)
+            ctx.runs_now(d)
             d.fn(ctx, g)
     return True
 

@@ -104,8 +104,7 @@ def run(ctx, srun, g) -> bool:
             if hoisted and d.stc is None:
                 pc += 1
                 continue
-            ctx.cur = d
-            ctx._taint_d = ctx._pt_d = None      # (per instruction, as in ``Context._run``)
+            ctx.runs_now(d)
             if d.stc is not None:
                 a, vals = d.stc[0](ctx, g)
                 items.append((d, a, vals))

@@ -140,7 +140,6 @@ def run(ctx, wrun, g) -> bool:
     run_chain(ctx, g, wrun.members, wrun.memo, None if waits is None else waits[1])
     if waits is not None:
         for d in waits:               # (after a run that retired itself, nothing is in flight)
-            ctx.cur = d
-            ctx._taint_d = ctx._pt_d = None
+            ctx.runs_now(d)
             d.fn(ctx, g)
     return True
