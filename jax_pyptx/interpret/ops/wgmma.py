@@ -463,7 +463,7 @@ class _MmaAsync:
         """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) where every
         warpgroup reads it (scale-d) and that is all reading it does: its pending tile
         (``AsyncWrites.tile_read``, not a copy) or its registers' (``_registers_tile``); else
-        None. Like ``accumulate``, it checks nothing."""
+        None. It checks nothing: where reading C would (``_registers_value``), it answers None."""
         if self.dt != "f32" or not sd.all():
             return None
         t = st.regs.tile_read(self.keys_t, g, warps)

@@ -76,8 +76,9 @@ def run_chain(ctx, g, members, memo, wait=None):
                 warps = st.warps(g)
                 acc = _first_tile(ctx, g, op, st, W, warps, sd)
             if acc is not None:         # the product and rounding of this k-step natively
-                ARITH.mma_chain_f32([np.ascontiguousarray(A)], [np.ascontiguousarray(Bt)], sd.astype(np.uint8).reshape(1, W),
-                                    np.array([op.sa * op.sb < 0], np.uint8), acc)
+                neg = np.array([op.sa * op.sb < 0], np.uint8)
+                ARITH.mma_chain_f32([np.ascontiguousarray(A)], [np.ascontiguousarray(Bt)],
+                                    sd.astype(np.uint8).reshape(1, W), neg, acc)
                 bits = acc.reshape(W * 4, op.M // 4, op.N)
             else:
                 prod = np.matmul(A, Bt)
