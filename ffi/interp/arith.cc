@@ -227,13 +227,22 @@ ALWAYS_INLINE bool ex2_loop(uint32_t* d, const uint32_t* a, size_t len, bool flu
   return !risky;
 }
 
+// the same loop built for the CPU's vector units (the same bits: every element takes the same
+// operations, only more of them at once)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("avx2,fma"))) bool ex2_loop_hw(uint32_t* d, const uint32_t* a, size_t len,
                                                     bool flush) {
   return ex2_loop<true>(d, a, len, flush);
 }
+__attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))) bool ex2_loop_512(uint32_t* d, const uint32_t* a,
+                                                                             size_t len, bool flush) {
+  return ex2_loop<true>(d, a, len, flush);
+}
 #else
 bool ex2_loop_hw(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
+  return ex2_loop<false>(d, a, len, flush);
+}
+bool ex2_loop_512(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
   return ex2_loop<false>(d, a, len, flush);
 }
 #endif
@@ -383,8 +392,14 @@ bool cpu_has_avx2_fma() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
 }
+bool cpu_has_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
+}
 const bool CPU_FMA = cpu_has_fma();
 const bool CPU_AVX2_FMA = cpu_has_avx2_fma();
+const bool CPU_AVX512 = CPU_AVX2_FMA && cpu_has_avx512();
 #else
 template <bool FLUSH>
 void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, size_t len) {
@@ -392,11 +407,13 @@ void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32
 }
 const bool CPU_FMA = false;
 const bool CPU_AVX2_FMA = false;
+const bool CPU_AVX512 = false;
 #endif
 // the loops in use: the CPU's fma / AVX2 ones where it has them (use_cpu_features(False) picks
 // the portable ones, which the tests run too)
 bool HW_FMA = CPU_FMA;
 bool HW_AVX2_FMA = CPU_AVX2_FMA;
+bool HW_AVX512 = CPU_AVX512;        // (ex2's loop)
 
 template <class T, class F>
 void int_binary(char* dp, const char* ap, const char* bp, size_t len, F f) {
@@ -487,6 +504,7 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
       }
       return true;
     case F_EX2:
+      if (HW_AVX512) return ex2_loop_512(d32, a32, len, flush);
       return HW_AVX2_FMA ? ex2_loop_hw(d32, a32, len, flush) : ex2_loop<false>(d32, a32, len, flush);
     case F_RCP:       // 1 / x rounded to nearest: the IEEE quotient (rcp.rn, and rcp.approx as the handler)
       if (flush) for (size_t i = 0; i < len; ++i) d32[i] = canon(ftz(bits(1.0f / f32(ftz(a32[i])))));
@@ -734,6 +752,7 @@ NB_MODULE(_arith, m) {
           bool was = HW_FMA || HW_AVX2_FMA;
           HW_FMA = on && CPU_FMA;
           HW_AVX2_FMA = on && CPU_AVX2_FMA;
+          HW_AVX512 = on && CPU_AVX512;
           return mma_cpu_features(on) || was;
         },
         nb::arg("on"),
