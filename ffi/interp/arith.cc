@@ -409,8 +409,8 @@ const bool CPU_FMA = false;
 const bool CPU_AVX2_FMA = false;
 const bool CPU_AVX512 = false;
 #endif
-// the loops in use: the CPU's fma / AVX2 ones where it has them (use_cpu_features(False) picks
-// the portable ones, which the tests run too)
+// the loops in use: the CPU's fma / AVX2 / AVX-512 ones where it has them
+// (use_cpu_features(False) picks the portable ones, which the tests run too)
 bool HW_FMA = CPU_FMA;
 bool HW_AVX2_FMA = CPU_AVX2_FMA;
 bool HW_AVX512 = CPU_AVX512;        // (ex2's loop)
@@ -749,7 +749,7 @@ NB_MODULE(_arith, m) {
   register_mma(m);
   m.def("use_cpu_features",
         [](bool on) {
-          bool was = HW_FMA || HW_AVX2_FMA;
+          bool was = HW_FMA || HW_AVX2_FMA || HW_AVX512;
           HW_FMA = on && CPU_FMA;
           HW_AVX2_FMA = on && CPU_AVX2_FMA;
           HW_AVX512 = on && CPU_AVX512;
