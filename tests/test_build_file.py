@@ -72,9 +72,9 @@ def test_every_ffi_source_is_named_once(rules):
     assert set(named) == on_disk
     assert rules["jax_pyptx/_ffi"]["srcs"] == ["ffi/module.cc"]
     assert ":ffi_launcher" in rules["jax_pyptx/_ffi"]["deps"]
-    assert rules["jax_pyptx/interpret/state/_arith"]["srcs"] == ["ffi/interp/arith.cc", "ffi/interp/matrix.cc",
-                                                                  "ffi/interp/matrix.h", "ffi/interp/mma.cc",
-                                                                  "ffi/interp/mma.h"]
+    assert rules["jax_pyptx/interpret/state/_arith"]["srcs"] == ["ffi/interp/arith.cc", "ffi/interp/bits.h",
+                                                                  "ffi/interp/matrix.cc", "ffi/interp/matrix.h",
+                                                                  "ffi/interp/mma.cc", "ffi/interp/mma.h"]
 
 
 def test_cmake_sources_match_ffi_dir():

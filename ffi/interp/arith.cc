@@ -31,6 +31,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 
+#include "bits.h"
 #include "matrix.h"
 #include "mma.h"
 
@@ -70,8 +71,6 @@ constexpr int32_t UNUSED = -32768;
 constexpr size_t CHUNK = 1024;
 static_assert(CHUNK % 32 == 0, "a chunk holds whole warps (bfly32)");
 
-inline float f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline uint32_t ftz(uint32_t u) { return (u & 0x7F800000u) == 0 ? (u & 0x80000000u) : u; }
 inline bool is_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
 inline uint32_t canon(uint32_t u) { return is_nan(u) ? 0x7FFFFFFFu : u; }
@@ -392,14 +391,8 @@ bool cpu_has_avx2_fma() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
 }
-bool cpu_has_avx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl");
-}
 const bool CPU_FMA = cpu_has_fma();
 const bool CPU_AVX2_FMA = cpu_has_avx2_fma();
-const bool CPU_AVX512 = CPU_AVX2_FMA && cpu_has_avx512();
 #else
 template <bool FLUSH>
 void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, size_t len) {
@@ -407,13 +400,11 @@ void fma_loop_hw(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32
 }
 const bool CPU_FMA = false;
 const bool CPU_AVX2_FMA = false;
-const bool CPU_AVX512 = false;
 #endif
-// the loops in use: the CPU's fma / AVX2 / AVX-512 ones where it has them
-// (use_cpu_features(False) picks the portable ones, which the tests run too)
+// the loops in use: the CPU's fma / AVX2 ones where it has them, and AVX-512 ones (mma.h's
+// switch) (use_cpu_features(False) picks the portable ones, which the tests run too)
 bool HW_FMA = CPU_FMA;
 bool HW_AVX2_FMA = CPU_AVX2_FMA;
-bool HW_AVX512 = CPU_AVX512;        // (ex2's loop)
 
 template <class T, class F>
 void int_binary(char* dp, const char* ap, const char* bp, size_t len, F f) {
@@ -504,7 +495,7 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
       }
       return true;
     case F_EX2:
-      if (HW_AVX512) return ex2_loop_512(d32, a32, len, flush);
+      if (avx512_in_use()) return ex2_loop_512(d32, a32, len, flush);
       return HW_AVX2_FMA ? ex2_loop_hw(d32, a32, len, flush) : ex2_loop<false>(d32, a32, len, flush);
     case F_RCP:       // 1 / x rounded to nearest: the IEEE quotient (rcp.rn, and rcp.approx as the handler)
       if (flush) for (size_t i = 0; i < len; ++i) d32[i] = canon(ftz(bits(1.0f / f32(ftz(a32[i])))));
@@ -749,11 +740,10 @@ NB_MODULE(_arith, m) {
   register_mma(m);
   m.def("use_cpu_features",
         [](bool on) {
-          bool was = HW_FMA || HW_AVX2_FMA || HW_AVX512;
+          bool was = HW_FMA || HW_AVX2_FMA;
           HW_FMA = on && CPU_FMA;
           HW_AVX2_FMA = on && CPU_AVX2_FMA;
-          HW_AVX512 = on && CPU_AVX512;
-          return mma_cpu_features(on) || was;
+          return use_avx512(on) || was;
         },
         nb::arg("on"),
         "Use the fma / AVX2 / AVX-512 loops where the CPU has them (the default), or the "

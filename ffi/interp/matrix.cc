@@ -8,6 +8,7 @@
 //                                  a register block (a wgmma accumulator) to its tile and back
 //
 // Each gives the values the NumPy code it replaces gives (tests/test_interp_native.py).
+#include "bits.h"
 #include "matrix.h"
 
 #include <nanobind/ndarray.h>
@@ -24,8 +25,6 @@ namespace nb = nanobind;
 
 namespace {
 
-inline float f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 
 // o = the f32 bits of s + a (a: f32 bits, or null), rounded once
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

@@ -17,8 +17,9 @@
 // (matrix.cc's round_f32). An element of P is the float64 sum of its K products taken in
 // order k = 0, 1, ... from 0.0, as a matrix product's kernel takes it; the operands are
 // bf16, f16, tf32 or fp8 values (ops.wgmma_chain), whose products float64 holds exactly, so
-// a fused multiply-add and a product then a sum give the same bits. The CPU's AVX-512 loop and the
-// portable one (use_cpu_features(False)) give the same bits.
+// a fused multiply-add and a product then a sum give the same bits. The CPU's AVX-512 loop
+// and the portable one (use_cpu_features(False)) give the same bits.
+#include "bits.h"
 #include "mma.h"
 
 #include <nanobind/ndarray.h>
@@ -41,8 +42,6 @@ namespace nb = nanobind;
 
 namespace {
 
-inline float f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 
 // one step of one warpgroup's operands: A rows at a (row stride lda), B rows at b (ldb)
 struct Step {
@@ -79,9 +78,10 @@ void step_portable(const Step& s, int64_t M, int64_t N, int64_t K, bool add, boo
 }
 
 #ifdef MMA_X86
-bool cpu_has_avx512() {
+bool cpu_has_avx512() {           // (and the AVX2 and fma the AVX-512 loops are built with)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 const bool CPU_AVX512 = cpu_has_avx512();
 
@@ -153,7 +153,9 @@ using F64_3 = nb::ndarray<const double, nb::ndim<3>, nb::device::cpu>;
 
 }  // namespace
 
-bool mma_cpu_features(bool on) {
+bool avx512_in_use() { return HW_AVX512; }
+
+bool use_avx512(bool on) {
   bool was = HW_AVX512;
   HW_AVX512 = on && CPU_AVX512;
   return was;

@@ -6,5 +6,8 @@
 
 void register_mma(nanobind::module_& m);
 
-// use the AVX-512 loop where the CPU has it (on), or the portable one; returns whether it was
-bool mma_cpu_features(bool on);
+// The module's one AVX-512 switch (the wgmma products here, ex2's loop in arith.cc): on where
+// the CPU has avx512f/dq/vl (with AVX2 and fma) until use_cpu_features(False).
+bool avx512_in_use();
+// turn the AVX-512 loops on (where the CPU has them) or off; returns whether they were on
+bool use_avx512(bool on);
