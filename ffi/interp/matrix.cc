@@ -6,6 +6,7 @@
 //   take_bf16(src, first, index, out)   a bf16 matrix operand gathered and widened
 //   regs_to_tile(regs, slots, lanes, out) / tile_to_regs(tile, lanes, slots, out)
 //                                  a register block (a wgmma accumulator) to its tile and back
+//   rows_to_regs(rows, slots, regs)   a block's rows into its registers, in place
 //
 // Each gives the values the NumPy code it replaces gives (tests/test_interp_native.py).
 #include "bits.h"
@@ -117,25 +118,99 @@ void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots
   }
 }
 
-void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes, size_t k,
-                  const int64_t* slots, size_t n, uint32_t* __restrict out, size_t N) {
+void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes,
+                  const std::vector<uint32_t*>& out, const int64_t* slots, size_t n) {
+  size_t k = out.size();
   for (size_t w = 0; w < n / 32; ++w) {
     const uint32_t* t = tile + w * per_warp;
     const int64_t* s = slots + 32 * w;
     if (consecutive(s)) {
       for (size_t j = 0; j < k; ++j) {
-        uint32_t* row = out + j * N + s[0];
+        uint32_t* row = out[j] + s[0];
         const int64_t* ln = lanes + 32 * j;
         for (size_t l = 0; l < 32; ++l) row[l] = t[ln[l]];
       }
       continue;
     }
     for (size_t j = 0; j < k; ++j) {
-      uint32_t* row = out + j * N;
+      uint32_t* row = out[j];
       const int64_t* ln = lanes + 32 * j;
       for (size_t l = 0; l < 32; ++l) row[s[l]] = t[ln[l]];
     }
   }
+}
+
+// out[j][slots[i]] = rows[j, i] for elements of `width` bytes: a block's rows written into
+// its registers at the group's slots, a run of consecutive slots at a time where the runs are
+// long (32 elements or more on average), else element by element
+template <typename T>
+void scatter_rows(const T* rows, size_t n, const std::vector<char*>& out, const int64_t* slots) {
+  for (size_t j = 0; j < out.size(); ++j) {
+    T* o = reinterpret_cast<T*>(out[j]);
+    const T* r = rows + j * n;
+    for (size_t i = 0; i < n; ++i) o[slots[i]] = r[i];
+  }
+}
+
+void rows_to_regs(const char* rows, size_t n, size_t width, const std::vector<char*>& out,
+                  const int64_t* slots) {
+  std::vector<size_t> cut{0};          // the runs of consecutive slots: [cut[r], cut[r + 1])
+  for (size_t i = 1; i < n; ++i)
+    if (slots[i] != slots[i - 1] + 1) cut.push_back(i);
+  cut.push_back(n);
+  if (n && (cut.size() - 1) * 32 <= n) {
+    for (size_t j = 0; j < out.size(); ++j)
+      for (size_t r = 0; r + 1 < cut.size(); ++r)
+        std::memcpy(out[j] + slots[cut[r]] * width, rows + (j * n + cut[r]) * width,
+                    (cut[r + 1] - cut[r]) * width);
+    return;
+  }
+  switch (width) {
+    case 1: scatter_rows(reinterpret_cast<const uint8_t*>(rows), n, out, slots); break;
+    case 4: scatter_rows(reinterpret_cast<const uint32_t*>(rows), n, out, slots); break;
+    default: scatter_rows(reinterpret_cast<const uint64_t*>(rows), n, out, slots); break;
+  }
+}
+
+// The 1-D arrays of a Python list as pointers, each of `width` bytes an element and more than
+// `past` elements (a slot written lies below it); writable ones where asked. The buffers are
+// released when the object goes (every way out of the call).
+struct BufferList {
+  std::vector<Py_buffer> views;
+  size_t got = 0;
+  BufferList(nb::list arrays, size_t width, int64_t past, bool writable, const char* what) : views(nb::len(arrays)) {
+    int flags = PyBUF_ND | (writable ? PyBUF_WRITABLE : 0);
+    for (size_t j = 0; j < views.size(); ++j) {
+      if (PyObject_GetBuffer(arrays[j].ptr(), &views[j], flags) != 0) {
+        PyErr_Clear();
+        throw std::invalid_argument(std::string(what) + ": register " + std::to_string(j) + " is not a contiguous" +
+                                    (writable ? " writable" : "") + " buffer");
+      }
+      ++got;
+      if (static_cast<size_t>(views[j].itemsize) != width || views[j].ndim != 1)
+        throw std::invalid_argument(std::string(what) + ": register " + std::to_string(j) + " is not 1-D of " +
+                                    std::to_string(width) + "-byte elements");
+      if (views[j].shape[0] <= past)
+        throw std::invalid_argument(std::string(what) + ": a slot lies outside the registers");
+    }
+  }
+  BufferList(const BufferList&) = delete;
+  BufferList& operator=(const BufferList&) = delete;
+  ~BufferList() { for (size_t i = 0; i < got; ++i) PyBuffer_Release(&views[i]); }
+  template <typename T> std::vector<T*> pointers() const {
+    std::vector<T*> p(views.size());
+    for (size_t j = 0; j < views.size(); ++j) p[j] = static_cast<T*>(views[j].buf);
+    return p;
+  }
+};
+
+int64_t max_slot(const int64_t* slots, size_t n, const char* what) {
+  int64_t hi = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (slots[i] < 0) throw std::invalid_argument(std::string(what) + ": a slot lies outside the registers");
+    hi = slots[i] > hi ? slots[i] : hi;
+  }
+  return hi;
 }
 
 // the lanes map (k, 32) lies inside a warp's tile, the slots inside [0, limit)
@@ -219,26 +294,9 @@ void register_matrix(nb::module_& m) {
           if (lanes.shape(0) != k || lanes.shape(1) != 32 || n % 32 || out.shape(0) != n / 32
               || k * 32 != per_warp)
             throw std::invalid_argument("regs_to_tile: lanes must be (len(regs), 32), out (len(slots) / 32, 32 * len(regs))");
-          std::vector<Py_buffer> views(k);
-          size_t got = 0;
-          struct Release {
-            std::vector<Py_buffer>& v; size_t& c;
-            ~Release() { for (size_t i = 0; i < c; ++i) PyBuffer_Release(&v[i]); }
-          } release{views, got};
-          std::vector<const uint32_t*> ptrs(k);
-          int64_t limit = INT64_MAX;
-          for (size_t j = 0; j < k; ++j) {
-            if (PyObject_GetBuffer(regs[j].ptr(), &views[j], PyBUF_ND) != 0) {
-              PyErr_Clear();
-              throw std::invalid_argument("regs_to_tile: register " + std::to_string(j) + " is not a contiguous buffer");
-            }
-            ++got;
-            if (views[j].itemsize != 4 || views[j].ndim != 1)
-              throw std::invalid_argument("regs_to_tile: register " + std::to_string(j) + " is not 1-D of 4-byte elements");
-            limit = views[j].shape[0] < limit ? views[j].shape[0] : limit;
-            ptrs[j] = static_cast<const uint32_t*>(views[j].buf);
-          }
-          check_block(lanes.data(), k * 32, per_warp, slots.data(), n, limit, "regs_to_tile");
+          check_block(lanes.data(), k * 32, per_warp, slots.data(), n, INT64_MAX, "regs_to_tile");
+          BufferList in(regs, 4, max_slot(slots.data(), n, "regs_to_tile"), false, "regs_to_tile");
+          std::vector<const uint32_t*> ptrs = in.pointers<const uint32_t>();
           nb::gil_scoped_release unlocked;
           regs_to_tile(ptrs, slots.data(), n, lanes.data(), out.data(), per_warp);
         },
@@ -249,16 +307,46 @@ void register_matrix(nb::module_& m) {
         [](nb::ndarray<const uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> tile,
            nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> lanes,
            nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
-           nb::ndarray<uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+           nb::object out) {
           size_t k = lanes.shape(0), n = slots.shape(0), per_warp = tile.shape(1);
-          if (lanes.shape(1) != 32 || out.shape(0) != k || tile.shape(0) * 32 != n)
+          if (lanes.shape(1) != 32 || tile.shape(0) * 32 != n)
             throw std::invalid_argument("tile_to_regs: lanes must be (k, 32), out (k, N), tile (len(slots) / 32, elements)");
-          check_block(lanes.data(), k * 32, per_warp, slots.data(), n,
-                      static_cast<int64_t>(out.shape(1)), "tile_to_regs");
+          std::vector<uint32_t*> rows(k);
+          std::optional<BufferList> regs;
+          if (nb::isinstance<nb::list>(out)) {       // the registers themselves, written in place
+            if (nb::len(out) != k) throw std::invalid_argument("tile_to_regs: out must hold k registers");
+            check_block(lanes.data(), k * 32, per_warp, slots.data(), n, INT64_MAX, "tile_to_regs");
+            regs.emplace(nb::borrow<nb::list>(out), 4, max_slot(slots.data(), n, "tile_to_regs"), true, "tile_to_regs");
+            rows = regs->pointers<uint32_t>();
+          } else {
+            auto o = nb::cast<nb::ndarray<uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>>(out);
+            if (o.shape(0) != k) throw std::invalid_argument("tile_to_regs: lanes must be (k, 32), out (k, N), tile (len(slots) / 32, elements)");
+            check_block(lanes.data(), k * 32, per_warp, slots.data(), n, static_cast<int64_t>(o.shape(1)), "tile_to_regs");
+            for (size_t j = 0; j < k; ++j) rows[j] = o.data() + j * o.shape(1);
+          }
           nb::gil_scoped_release unlocked;
-          tile_to_regs(tile.data(), per_warp, lanes.data(), k, slots.data(), n, out.data(), out.shape(1));
+          tile_to_regs(tile.data(), per_warp, lanes.data(), rows, slots.data(), n);
         },
         nb::arg("tile"), nb::arg("lanes"), nb::arg("slots"), nb::arg("out"),
-        "out[j, slots[i]] = tile[i // 32, lanes[j, i % 32]]: a register block's registers from "
-        "its tile, written at the slots of the group (machine.asyncregs.TileLayout)");
+        "out[j][slots[i]] = tile[i // 32, lanes[j, i % 32]]: a register block's registers from "
+        "its tile, written at the slots of the group (machine.asyncregs.TileLayout); out is "
+        "(k, N) or a list of k registers, written in place");
+  m.def("rows_to_regs",
+        [](nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu> rows,
+           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
+           nb::list regs) {
+          size_t k = rows.shape(0), n = rows.shape(1), width = rows.dtype().bits / 8;
+          if (width != 1 && width != 4 && width != 8)
+            throw std::invalid_argument("rows_to_regs: rows must be of 1-, 4- or 8-byte elements");
+          if (slots.shape(0) != n || nb::len(regs) != k)
+            throw std::invalid_argument("rows_to_regs: rows must be (len(regs), len(slots))");
+          BufferList out(regs, width, max_slot(slots.data(), n, "rows_to_regs"), true, "rows_to_regs");
+          std::vector<char*> ptrs = out.pointers<char>();
+          const char* r = static_cast<const char*>(rows.data());
+          nb::gil_scoped_release unlocked;
+          rows_to_regs(r, n, width, ptrs, slots.data());
+        },
+        nb::arg("rows"), nb::arg("slots"), nb::arg("regs"),
+        "regs[j][slots[i]] = rows[j, i], in place: a block of registers' new values written at "
+        "the slots of the group (scheduler.register_blocks)");
 }

@@ -495,11 +495,12 @@ class TileRows:
         return self.layout.rows(self.tile)
 
     def into(self, new, slots) -> bool:
-        """``new[j, slots] = register j's bits`` in one native pass; False (nothing written)
-        where the layout or the arrays do not allow it."""
+        """``new[j][slots] = register j's bits`` (``new``: a list of the registers' arrays) in
+        one native pass; False (nothing written) where the layout or the arrays do not allow
+        it."""
         nw, R, C = self.tile.shape
         lanes = self.layout.lanes(C)
-        if lanes is None or new.dtype != np.uint32 or not new.flags.c_contiguous:
+        if lanes is None or self.dtype != np.uint32:
             return False
         try:
             ARITH.tile_to_regs(np.ascontiguousarray(self.tile).reshape(nw, R * C), lanes,

@@ -31,7 +31,7 @@ from ..state import stack
 from ..state.operands import per_thread
 from . import progress, specials
 from .fused import FusedMixin
-from .register_blocks import plain, write_blocks, write_rows
+from .register_blocks import SOLE_IN_WRITE, plain, sole, write_blocks, write_rows
 from ..sanitizer import severity
 from ..machine.group import Group, gather, merge, scatter
 from ..machine.cluster import ClusterMixin
@@ -199,7 +199,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
                 known = g.ok if g.ok is not None else self._set_on(g)
                 self.pinit[key] = known[key] = self._first_mask(g, known)
         else:
-            a = a.copy()
+            if not sole(a, SOLE_IN_WRITE):         # (else written in place: nothing else holds it)
+                a = a.copy()
             if self.pinit:
                 known = g.ok if g.ok is not None else self._set_on(g)
                 if key not in known:

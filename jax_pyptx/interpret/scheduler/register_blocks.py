@@ -1,13 +1,32 @@
 """Registers of a block at once: ``Context.write_rows`` writes them (a wgmma accumulator its
 ``wait_group`` delivers, ``machine.asyncregs``), with what ``Context.write`` does for each:
 its hooks, the ``wgmma.fence`` bookkeeping, definedness and provenance, the partial-write
-masks; the new arrays are rows of one array filled by a slice per run of consecutive slots
-(or by the native core from the block's tile). ``Context.plain`` says when reading registers
-is only a gather, which a caller may then do its own way (a segment's native block, a wgmma
-accumulator read as a tile)."""
+masks; the values scattered in one native pass (from rows, or from the block's tile) into
+each register's old array where nothing else holds it, else into a copy (``targets``).
+``Context.plain`` says when reading registers is only a gather, which a caller may then do
+its own way (a segment's native block, a wgmma accumulator read as a tile)."""
 from __future__ import annotations
 
+from sys import getrefcount
+
 import numpy as np
+
+from ..state.arith import ARITH
+
+#: what ``getrefcount(a)`` reads in the caller of ``sole`` for an old register array ``a`` that
+#: only the registers' dict holds: in ``targets`` the dict, the list of old arrays, its local
+#: name and the call's argument; in ``Context.write`` the dict, its local name, the argument
+SOLE_IN_LIST = 4
+SOLE_IN_WRITE = 3
+
+
+def sole(a, refs: int) -> bool:
+    """Whether a register's old array ``a`` may take a write in place: it owns its memory (so
+    every view of it holds a reference to it), is writable, and ``refs`` references are all
+    that the caller's ``getrefcount`` would find (``SOLE_IN_*``: the registers' dict's and its own).
+    A value read earlier is then a copy or holds a reference, so nothing that can still see
+    the old values sees them change."""
+    return a.base is None and a.flags.writeable and getrefcount(a) == refs + 1     # (+1: ``a`` here)
 
 
 def plain(self, keys, g) -> bool:      # self: the Context
@@ -42,7 +61,7 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
         for k, v in zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows())):
             self.write(k, g, v)
         return
-    new = _old_rows(olds, self.N, dtype)
+    new = targets(olds, self.N, dtype)
     if tile is None or not tile.into(new, g.idx):
         _scatter(new, g, rows if tile is None else tile.rows())
     if self.wgfence is not None:
@@ -70,16 +89,20 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
     regs.update(zip(keys, new))
 
 
-def _old_rows(olds, N, dtype):
-    """The new arrays of a block of registers, (len(olds), N): a copy of each old array, zeros
-    for a register not written yet (None)."""
-    if all(a is not None for a in olds):
-        return np.array(olds)          # (one copy: faster than np.stack for many rows)
-    new = np.zeros((len(olds), N), dtype)
-    for j, a in enumerate(olds):
-        if a is not None:
-            new[j] = a
-    return new
+def targets(olds, N, dtype):
+    """The arrays a block's new values are written into, one per register (``olds``, a list of
+    its old arrays, None: not written yet): the old array itself where it may take the write in
+    place (``sole``), else a copy of it; zeros for one not written yet."""
+    out = []
+    for j in range(len(olds)):
+        a = olds[j]
+        if a is None:
+            out.append(np.zeros(N, dtype))
+        elif sole(a, SOLE_IN_LIST):
+            out.append(a)
+        else:
+            out.append(a.copy())
+    return out
 
 
 def _masks(self, keys, olds, g):   # self: the Context
@@ -125,7 +148,7 @@ def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
     for (ks, rows), old in zip(blocks, olds):
         if self.sanitize:
             _masks(self, ks, old, g)
-        new = _old_rows(old, self.N, rows.dtype)
+        new = targets(old, self.N, rows.dtype)
         _scatter(new, g, rows)
         regs.update(zip(ks, new))
     self.cur = finals[-1][1]
@@ -133,11 +156,18 @@ def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
 
 
 def _scatter(new, g, rows):
-    """``new[:, g.idx] = rows``: a slice per run of consecutive slots where there are a few
-    (``Group.runs``)."""
+    """``new[j][g.idx] = rows[j]`` for each array of ``new``: in one native pass, else a slice
+    per run of consecutive slots where there are a few (``Group.runs``)."""
+    if ARITH is not None:
+        try:
+            ARITH.rows_to_regs(np.ascontiguousarray(rows), np.ascontiguousarray(g.idx, np.int64), new)
+            return
+        except (TypeError, ValueError):     # (its checks come before it writes anything)
+            pass
     runs = g.runs()
-    if runs is None:
-        new[:, g.idx] = rows
-        return
-    for p, q, s in runs:
-        new[:, s:s + q - p] = rows[:, p:q]
+    for a, row in zip(new, rows):
+        if runs is None:
+            a[g.idx] = row
+            continue
+        for p, q, s in runs:
+            a[s:s + q - p] = row[p:q]
