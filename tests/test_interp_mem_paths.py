@@ -295,3 +295,21 @@ def test_shared_vector_round_trip_and_duplicate_vector_stores():
     y2 = np.zeros((32, 2), np.float32)
     launch(same, "k", [y2], block=32)
     assert y2.tolist() == [[31.0, 31.5]] * 32
+
+
+PARAM_ONCE = _kernel("""
+    mov.u32 %r0, %tid.x; ld.param.u32 %r1, [n+OFF]; ld.param.u64 %y, [y];
+    mul.wide.u32 %o, %r0, 4; add.u64 %b, %y, %o; add.u32 %r2, %r1, %r0;
+    st.global.u32 [%b], %r2;
+    ret;""", ".param .u64 y, .param .u32 n", ".reg .u32 %r<3>; .reg .u64 %y, %o, %b;")
+
+
+def test_a_param_every_thread_loads_at_one_address_is_read_once_and_checked_once():
+    y = np.zeros(64, np.uint32)
+    launch(PARAM_ONCE.replace("+OFF", ""), "k", [y, np.uint32(5)], block=64)
+    assert y.tolist() == list(range(5, 69))
+    with pytest.raises(OutOfBoundsError) as ei:
+        launch(PARAM_ONCE.replace("OFF", "4"), "k", [y, np.uint32(5)], block=64)
+    assert ("out-of-bounds param load ld.param.u32 %r1, [n+4]; by thread (0,0,0) of CTA (0,0,0): address "
+            "0x7000000c is 4 bytes past the end of allocation #0 (kernel params of 'k', 12 bytes at "
+            "0x70000000) [instruction #1 of k]") in str(ei.value)
