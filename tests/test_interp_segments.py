@@ -509,3 +509,53 @@ def test_a_register_one_native_segment_wrote_in_part_is_unwritten_elsewhere(monk
         errors.append(str(e.value))
     assert errors[0] == errors[1] and "%f4" in errors[0]
     assert blocks[0] == 2
+
+
+def test_a_variables_address_is_a_constant_of_the_segment(monkeypatch, ran):
+    # mov of a shared and of a global variable's address: immediates the program fixes, so the
+    # movs join the arithmetic around them in one segment; two of one form and level but of
+    # different variables are told apart (each its own value)
+    text = HDR + """
+.global .align 8 .b8 gv[64];
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<6>; .reg .u64 %b, %g, %o;
+    .shared .align 16 .b8 sa[48];
+    .shared .align 16 .b8 sb[32];
+    ld.param.u64 %b, [y];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, sa;
+    mov.u32 %r2, sb+16;
+    shl.b32 %r3, %r0, 2;
+    add.u32 %r4, %r1, %r3;
+    add.u32 %r5, %r2, %r3;
+    mov.u64 %g, gv;
+    cvt.u64.u32 %o, %r4;
+    add.u64 %g, %g, %o;
+    mul.wide.u32 %o, %r0, 16;
+    add.u64 %b, %b, %o;
+    st.global.v2.u32 [%b], {%r4, %r5};
+    st.global.u64 [%b+8], %g;
+    ret;
+}
+"""
+    mod = get_module(text)
+    seg = get_program(mod, "k").code[2].seg
+    assert seg is not None and seg.span == 10                 # the movs of sa, sb+16 and gv among them
+
+    def go():
+        y = np.zeros((32, 4), np.uint32)
+        launch(mod, "k", [y], block=32)
+        return y
+    fused, plain = _both(monkeypatch, go)
+    monkeypatch.setattr(Context, "fuse", True)
+    seg.blocks = None                   # the NumPy batches, not a native block
+    batches = go()
+    assert ran[0] >= 2
+    np.testing.assert_array_equal(fused, plain)
+    np.testing.assert_array_equal(batches, plain)
+    t = np.arange(32, dtype=np.uint32) * 4
+    assert (fused[:, 1] - fused[:, 0]).tolist() == [48 + 16] * 32            # sb+16 lies 64 bytes past sa
+    assert (fused[:, 0] - fused[0, 0]).tolist() == t.tolist()
+    g = fused[:, 2].astype(np.uint64) | (fused[:, 3].astype(np.uint64) << np.uint64(32))
+    assert (g - g[0]).tolist() == t.tolist() and int(g[0]) != int(fused[0, 0])

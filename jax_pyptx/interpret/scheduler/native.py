@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from ...ir.nodes import Imm, Reg
+from ...ir.nodes import Imm, Reg, Sym
 from ...types import b32, pred, u32
 from ..state import arith
 from ..state.operands import imm_value
@@ -148,13 +148,18 @@ def _cvt(ins, dec, mods):
 
 def _operand(prog, op, t, scope):
     """("r", key, bytes) for a register exactly ``t``'s width, ("i", bits) for an
-    immediate, else None."""
+    immediate or a variable's address, else None."""
     width = 1 if t.kind == "pred" else t.bits // 8
     if type(op) is Imm:
         v = np.asarray(imm_value(op.text, t))
         if v.dtype.itemsize != width:
             return None
         return ("i", int(v.view({1: np.uint8, 4: np.uint32, 8: np.uint64}[width])))
+    if type(op) is Sym:                 # a variable's address (``segments.describe``): its bits
+        at = prog.symbol_address(op.name, op.offset, scope)
+        if at is None or at[0] in ("label", "func") or t.kind not in ("signed", "unsigned", "bits"):
+            return None
+        return ("i", at[1] & ((1 << (8 * width)) - 1))
     if type(op) is not Reg or op.neg or not prog.has_reg(op.name, scope):
         return None
     info = prog.reg(op.name, scope)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Vec
+from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sym, Vec
 from ..machine.group import gather
 from ..sanitizer.smem_races import warp_synced
 from .native import Block, blocks
@@ -120,6 +120,12 @@ def describe(prog, d, ins, scope, dec):
         if type(op) is Imm:
             shape.append(("i", op.text))
             keys.append(None)
+        elif type(op) is Sym and ins.opcode == "mov":      # an address the program fixes: a constant
+            at = prog.symbol_address(op.name, op.offset, scope)
+            if at is None or at[0] in ("label", "func"):
+                return None
+            shape.append(("s", at[1]))
+            keys.append(None)
         elif type(op) is Reg and prog.has_reg(op.name, scope):
             info = prog.reg(op.name, scope)
             if info.bits > 64:
@@ -128,7 +134,7 @@ def describe(prog, d, ins, scope, dec):
             shape.append(("r", info.bits, op.neg, same))
             keys.append(info.key)
         else:
-            return None           # special registers, symbols, vectors: not pure here
+            return None           # special registers, other symbols, vectors: not pure here
     return (ins.opcode, ins.modifiers, tuple(shape)), out.key, tuple(keys)
 
 
