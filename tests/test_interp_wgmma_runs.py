@@ -189,15 +189,30 @@ def test_scale_d_set_for_one_warpgroup_only(monkeypatch, t):
     np.testing.assert_array_equal(acc_matrix(fused[512:], 8), f32(P2))
 
 
-def test_an_error_in_a_later_mma_is_the_one_by_one_error(monkeypatch):
-    # the third mma's B descriptor differs between the threads of the warpgroup
-    img, _, _, _ = image(53)
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_an_error_in_a_later_mma_is_the_one_by_one_error(monkeypatch, t):
+    # the third mma's B descriptor differs between the threads of the warpgroup (bf16: the
+    # run reads its descriptors at once, finds it and leaves the run to one by one)
+    img, _, _, _ = image(53, t)
     body = CHAIN.replace("SD0", "0").replace("  add.u64 %rd4, %rd9, 0;\n",
                                              "  cvt.u64.u32 %rd4, %r1;\n  add.u64 %rd4, %db, %rd4;\n")
-    (fused, single), chains = both(monkeypatch, lambda: run(wgmma_kernel(body, 4), img))
-    assert chains == [[3], []]
+    fast = []
+    (fused, single), chains = both(monkeypatch, lambda: run(wgmma_kernel(body.replace(".f16.f16", f".{t}.{t}"), 4),
+                                                            img), fast)
+    assert chains == [[3], []] and fast == [0, 0]
     assert fused == single
     assert fused[0] is InterpreterError and "b-desc differs between threads of a warpgroup (thread 1" in fused[1]
+
+
+def test_a_scale_d_that_differs_in_a_warpgroup_is_the_one_by_one_error(monkeypatch):
+    img, _, _, _ = image(57, "bf16")
+    body = ("  setp.lt.u32 %p2, %r1, 64;\n" + mma("%db", 0, "bf16") + f"  add.u64 %rd9, %db, {B2};\n"
+            "  add.u64 %rd4, %rd9, 0;\n" + mma("%rd4", "%p2", "bf16") + COMMIT + WAIT)
+    fast = []
+    (fused, single), chains = both(monkeypatch, lambda: run(wgmma_kernel(body, 4), img), fast)
+    assert chains == [[2], []] and fast == [0, 0]
+    assert fused == single
+    assert fused[0] is InterpreterError and "scale-d differs between threads of a warpgroup (thread 64 has 0x0, thread 0 has 0x1)" in fused[1]
 
 
 def test_a_missing_fence_warns_once_per_mma_as_one_by_one(monkeypatch):

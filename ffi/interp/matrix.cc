@@ -7,6 +7,7 @@
 //   regs_to_tile(regs, slots, lanes, out) / tile_to_regs(tile, lanes, slots, out)
 //                                  a register block (a wgmma accumulator) to its tile and back
 //   rows_to_regs(rows, slots, regs)   a block's rows into its registers, in place
+//   take_uniform(regs, slots, group, out)   registers each group of threads holds one value of
 //
 // Each gives the values the NumPy code it replaces gives (tests/test_interp_native.py).
 #include "bits.h"
@@ -204,6 +205,27 @@ struct BufferList {
   }
 };
 
+// out[j, w] = regs[j][slots[w * group]]: each group's first thread's value of each register;
+// whether every thread of each group holds that value (a warpgroup's uniform operands: the
+// descriptors and scale-d of a run of wgmma.mma_async)
+template <typename T>
+bool take_uniform(const std::vector<const char*>& regs, const int64_t* slots, size_t n, size_t group,
+                  char* out) {
+  size_t W = n / group;
+  bool same = true;
+  for (size_t j = 0; j < regs.size(); ++j) {
+    const T* r = reinterpret_cast<const T*>(regs[j]);
+    T* o = reinterpret_cast<T*>(out) + j * W;
+    for (size_t w = 0; w < W; ++w) {
+      const int64_t* s = slots + w * group;
+      T v = r[s[0]];
+      o[w] = v;
+      for (size_t i = 1; i < group; ++i) same &= r[s[i]] == v;
+    }
+  }
+  return same;
+}
+
 int64_t max_slot(const int64_t* slots, size_t n, const char* what) {
   int64_t hi = -1;
   for (size_t i = 0; i < n; ++i) {
@@ -331,6 +353,28 @@ void register_matrix(nb::module_& m) {
         "out[j][slots[i]] = tile[i // 32, lanes[j, i % 32]]: a register block's registers from "
         "its tile, written at the slots of the group (machine.asyncregs.TileLayout); out is "
         "(k, N) or a list of k registers, written in place");
+  m.def("take_uniform",
+        [](nb::list regs, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
+           size_t group, nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+          size_t k = nb::len(regs), n = slots.shape(0), width = out.dtype().bits / 8;
+          if (width != 1 && width != 4 && width != 8)
+            throw std::invalid_argument("take_uniform: out must be of 1-, 4- or 8-byte elements");
+          if (!group || n % group || out.shape(0) != k || out.shape(1) * group != n)
+            throw std::invalid_argument("take_uniform: out must be (len(regs), len(slots) / group)");
+          BufferList in(regs, width, max_slot(slots.data(), n, "take_uniform"), false, "take_uniform");
+          std::vector<const char*> ptrs = in.pointers<const char>();
+          char* o = static_cast<char*>(out.data());
+          nb::gil_scoped_release unlocked;
+          switch (width) {
+            case 1: return take_uniform<uint8_t>(ptrs, slots.data(), n, group, o);
+            case 4: return take_uniform<uint32_t>(ptrs, slots.data(), n, group, o);
+            default: return take_uniform<uint64_t>(ptrs, slots.data(), n, group, o);
+          }
+        },
+        nb::arg("regs"), nb::arg("slots"), nb::arg("group"), nb::arg("out"),
+        "out[j, w] = regs[j][slots[w * group]]; returns whether every thread of each group of "
+        "``group`` slots holds that value in every register (a warpgroup's uniform operands: "
+        "ops.wgmma_chain)");
   m.def("rows_to_regs",
         [](nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu> rows,
            nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,

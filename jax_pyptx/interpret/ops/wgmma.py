@@ -59,10 +59,19 @@ class WgmmaState:
 
     def warpgroups(self, ctx, g):
         """``warpgroups(ctx, g)``, remembered for the slot array ``g`` holds (groups keep theirs
-        unchanged; the array is kept alive with the answer, so its identity is not reused)."""
+        unchanged; the array is kept alive with the answer, so its identity is not reused) and
+        with the slots' facts (``Group.facts``: the groups of a role holding them, launch after
+        launch, share one answer, read-only)."""
         c = self._wg
         if c is None or c[0] is not g.idx:
-            c = self._wg = (g.idx,) + warpgroups(ctx, g) + (g.idx[::32] // 32,)
+            more = g.facts().more
+            key = ("warpgroups", ctx.S, ctx.T, ctx.N)
+            got = more.get(key)
+            if got is None:
+                got = warpgroups(ctx, g) + (g.idx[::32] // 32,)
+                got[1].flags.writeable = got[2].flags.writeable = False
+                more[key] = got
+            c = self._wg = (g.idx,) + got
         return c[1], c[2]
 
     def warps(self, g):

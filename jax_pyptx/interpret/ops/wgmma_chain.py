@@ -110,13 +110,13 @@ def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
     op0 = members[0][1]
     if len(members) * W * (op0.M * op0.K + op0.K * op0.N) * 8 > AT_ONCE_BYTES:
         return False
-    v = np.stack([ctx.read(k, g).view(np.uint64) for k in keys]).reshape(len(keys), W, WG)
-    if ctx.sanitize and np.count_nonzero(v != v[:, :, :1]):
+    v = _uniform(ctx, g, W, keys, np.uint64)
+    if v is None:
         return False                   # (a descriptor differs in a warpgroup: one by one says so)
     sds = _scale_d(ctx, g, W, members, scales)
     if sds is None:
         return False
-    plans = _plans(ctx, members, memo, banks, v[:, :, 0])
+    plans = _plans(ctx, members, memo, banks, v)
     if plans is None:
         return False
     A = None
@@ -164,20 +164,40 @@ def _a_native(ctx, g, W, members, memo):
     return [A[:, :, i * Ka:(i + 1) * Ka] for i in range(n)]
 
 
+def _uniform(ctx, g, W, keys, dtype):
+    """(len(keys), W): each register of ``keys`` (plain: ``Context.plain``) as the first thread
+    of each warpgroup of ``g`` holds it, in one native pass where it can be; None where,
+    sanitized, a warpgroup's threads hold different values (one by one says so)."""
+    if ARITH is not None:
+        out = np.empty((len(keys), W), dtype)
+        regs = ctx.regs
+        try:
+            same = ARITH.take_uniform([regs[k] for k in keys], g.idx, WG, out)
+        except (TypeError, ValueError):     # an array it cannot take (not contiguous, say)
+            pass
+        else:
+            return out if same or not ctx.sanitize else None
+    v = np.stack([np.asarray(ctx.read(k, g)).view(dtype) for k in keys]).reshape(len(keys), W, WG)
+    if ctx.sanitize and np.count_nonzero(v != v[:, :, :1]):
+        return None
+    return v[:, :, 0]
+
+
 def _scale_d(ctx, g, W, members, scales):
     """Each operation's scale-d per warpgroup: its immediate, or its predicate register's
     value (None where it differs in a warpgroup: one by one says so)."""
-    out, imm = [], {}
+    out, known = [], {}
     for (_, op), k in zip(members, scales):
-        if k is None:
-            sd = imm.get(op.sd_imm)
-            if sd is None:
-                sd = imm[op.sd_imm] = np.full(W, op.sd_imm)
-        else:
-            p = np.asarray(ctx.read(k, g)).reshape(W, WG)
-            if ctx.sanitize and np.count_nonzero(p != p[:, :1]):
-                return None
-            sd = p[:, 0].astype(bool)
+        sd = known.get((k, op.sd_imm))
+        if sd is None:
+            if k is None:
+                sd = np.full(W, op.sd_imm)
+            else:
+                p = _uniform(ctx, g, W, (k,), np.bool_)
+                if p is None:
+                    return None
+                sd = p[0]
+            known[(k, op.sd_imm)] = sd
         out.append(sd)
     return out
 
