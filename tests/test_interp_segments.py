@@ -301,7 +301,9 @@ def test_a_source_not_written_on_every_thread_is_reported_at_its_instruction(mon
             launch(UNINIT, "k", [np.zeros(32, np.float32)], block=(32, 1, 1))
         return str(e.value)
     fused, plain = _both(monkeypatch, go)
-    assert ran == [0, 1]                  # the segment saw the undefined %f5 and stood back
+    # the prologue's segment (%tid.x, setp, mov) ran; the one after the guarded mov saw the
+    # undefined %f5 and stood back
+    assert ran == [1, 1]
     assert fused == plain
     assert "mul.f32 %f3, %f2, %f5" in fused and "%f5" in fused
 
@@ -425,7 +427,7 @@ def test_a_segment_stopped_by_a_pointer_runs_the_rest_in_pieces(monkeypatch, ran
 """)
     prog = get_program(get_module(text), "k")
     (seg,) = [d.seg for d in prog.code if d.seg is not None]
-    assert seg.span == 9                        # from the cvt (%tid.x is a special register)
+    assert seg.span == 10                       # from the mov of %tid.x (the batch fixes its values)
     fused, plain = _both_f32(monkeypatch, text, 64)
     t = np.arange(64, dtype=np.float32)
     f1 = t + 1
@@ -435,7 +437,7 @@ def test_a_segment_stopped_by_a_pointer_runs_the_rest_in_pieces(monkeypatch, ran
     assert ran == [1, 0]
     (pieces,) = seg.pieces.values()             # %rd1's provenance stopped it
     assert [p.span if type(p) is not int else prog.code[p].text for p in pieces] == \
-        [5, "add.u64 %rd3, %rd1, %rd2;", 3]     # (the mul.wide reads %t only)
+        [6, "add.u64 %rd3, %rd1, %rd2;", 3]     # (the mul.wide reads %t only)
 
 
 def test_an_uninitialized_source_in_a_piece_is_reported_as_one_by_one(monkeypatch, ran):
@@ -540,8 +542,8 @@ def test_a_variables_address_is_a_constant_of_the_segment(monkeypatch, ran):
 }
 """
     mod = get_module(text)
-    seg = get_program(mod, "k").code[2].seg
-    assert seg is not None and seg.span == 10                 # the movs of sa, sb+16 and gv among them
+    seg = get_program(mod, "k").code[1].seg
+    assert seg is not None and seg.span == 11                 # the movs of sa, sb+16 and gv among them
 
     def go():
         y = np.zeros((32, 4), np.uint32)
@@ -559,3 +561,53 @@ def test_a_variables_address_is_a_constant_of_the_segment(monkeypatch, ran):
     assert (fused[:, 0] - fused[0, 0]).tolist() == t.tolist()
     g = fused[:, 2].astype(np.uint64) | (fused[:, 3].astype(np.uint64) << np.uint64(32))
     assert (g - g[0]).tolist() == t.tolist() and int(g[0]) != int(fused[0, 0])
+
+
+def test_special_registers_the_batch_fixes_are_sources_of_the_segment(monkeypatch, ran):
+    # %tid, %ntid, %ctaid, %laneid, %warpid and a lane mask read as registers by one segment
+    # (natively, then as NumPy batches): each thread's values, as one by one; %clock is a
+    # timer, not a constant of the batch, and stays out of it
+    text = HDR + """
+.visible .entry k(.param .u64 y)
+{
+    .reg .u32 %r<12>; .reg .u64 %b, %o;
+    ld.param.u64 %b, [y];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, %tid.y;
+    mov.u32 %r2, %ntid.x;
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r4, %nctaid.x;
+    mad.lo.u32 %r5, %r1, %r2, %r0;
+    mov.u32 %r6, %laneid;
+    mov.u32 %r7, %warpid;
+    xor.b32 %r8, %r6, %lanemask_lt;
+    mul.lo.u32 %r9, %r3, 64;
+    add.u32 %r10, %r9, %r5;
+    mov.u32 %r11, %clock;
+    mul.wide.u32 %o, %r10, 16;
+    add.u64 %b, %b, %o;
+    st.global.v4.u32 [%b], {%r5, %r7, %r8, %r4};
+    ret;
+}
+"""
+    mod = get_module(text)
+    code = get_program(mod, "k").code
+    seg = code[1].seg
+    assert seg is not None and seg.span == 11 and code[12].seg is None       # (%clock at pc 12)
+    assert set(seg.specials) == {"%tid.x", "%tid.y", "%ntid.x", "%ctaid.x", "%nctaid.x", "%laneid",
+                                 "%warpid", "%lanemask_lt"}
+
+    def go():
+        y = np.zeros((3 * 64, 4), np.uint32)
+        launch(mod, "k", [y], grid=3, block=(16, 4, 1))
+        return y
+    fused, plain = _both(monkeypatch, go)
+    monkeypatch.setattr(Context, "fuse", True)
+    seg.blocks = None                   # the NumPy batches, not a native block
+    batches = go()
+    assert ran[0] >= 2
+    np.testing.assert_array_equal(fused, plain)
+    np.testing.assert_array_equal(batches, plain)
+    t = np.tile(np.arange(64, dtype=np.uint32), 3)
+    lane = t % 32
+    np.testing.assert_array_equal(fused, np.stack([t, t // 32, lane ^ ((1 << lane) - 1), np.full(192, 3)], 1))

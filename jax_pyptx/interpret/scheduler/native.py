@@ -27,6 +27,7 @@ from ...ir.nodes import Imm, Reg, Sym
 from ...types import b32, pred, u32
 from ..state import arith
 from ..state.operands import imm_value
+from . import specials
 
 ARITH = arith.ARITH          # None: not built, or turned off; the segments then use NumPy
 
@@ -160,6 +161,8 @@ def _operand(prog, op, t, scope):
         if at is None or at[0] in ("label", "func") or t.kind not in ("signed", "unsigned", "bits"):
             return None
         return ("i", at[1] & ((1 << (8 * width)) - 1))
+    if type(op) is Reg and not op.neg and not prog.has_reg(op.name, scope) and specials.in_segments(op.name):
+        return ("r", op.name, 4) if width == 4 and t.kind != "pred" else None      # (a .u32 array)
     if type(op) is not Reg or op.neg or not prog.has_reg(op.name, scope):
         return None
     info = prog.reg(op.name, scope)

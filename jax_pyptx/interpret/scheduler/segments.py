@@ -45,6 +45,7 @@ import numpy as np
 from ...ir.nodes import Addr, Imm, ParenList, PredPair, Reg, Sym, Vec
 from ..machine.group import gather
 from ..sanitizer.smem_races import warp_synced
+from . import specials
 from .native import Block, blocks
 
 #: ISA forms whose handlers are pure: they read their register and immediate sources and
@@ -66,7 +67,8 @@ WRITE_AT_ONCE = 8
 class Segment:
     """A planned run of ``span`` pure instructions starting at ``pc``."""
 
-    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks", "shuffles", "plan", "pieces")
+    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks", "shuffles", "plan", "pieces",
+                 "specials")
 
     def __init__(self, pc, span, steps, ext, finals, dsts, blocks=None, shuffles=0):
         self.pc, self.span, self.steps = pc, span, steps
@@ -75,6 +77,7 @@ class Segment:
         self.pieces = None        # ``_split``'s answers, by the sources and hooks that stopped it
         self.blocks = blocks      # the steps with native runs as ``native.Block``s, or None
         self.ext = ext            # source keys read before any write of the segment
+        self.specials = tuple(k for k in ext if specials.in_segments(k))    # ... special registers
         self.finals = finals      # ((key, Decoded writing it last), ...): the registers written back
         self.dsts = dsts          # every register the segment writes
 
@@ -133,8 +136,12 @@ def describe(prog, d, ins, scope, dec):
             same = keys.index(info.key) if info.key in keys else -1
             shape.append(("r", info.bits, op.neg, same))
             keys.append(info.key)
+        elif type(op) is Reg and not op.neg and specials.in_segments(op.name):    # (its array: ``_defined``)
+            same = keys.index(op.name) if op.name in keys else -1
+            shape.append(("r", 32, False, same))
+            keys.append(op.name)
         else:
-            return None           # special registers, other symbols, vectors: not pure here
+            return None           # other special registers and symbols, vectors: not pure here
     return (ins.opcode, ins.modifiers, tuple(shape)), out.key, tuple(keys)
 
 
@@ -259,6 +266,9 @@ class _Lanes:
     def read(self, key, g, nbytes=None):
         return self.src[key]
 
+    def special(self, name):
+        return self.src[name]
+
     def write(self, key, g, v):
         self.out = v
 
@@ -276,7 +286,14 @@ class _Wide:
 
 def _defined(ctx, seg, g):
     """The segment's sources are written on every thread of ``g`` and plain (``Context.plain``),
-    and its destinations have no hook."""
+    and its destinations have no hook. A special register it reads (``specials.in_segments``)
+    is put among the registers first: its array over the batch (``Context.special``, read-only),
+    defined everywhere."""
+    if seg.specials:
+        regs = ctx.regs
+        for k in seg.specials:
+            if k not in regs:
+                regs[k] = ctx.special(k)
     rh = ctx.rhooks
     if rh:
         for k in seg.dsts:

@@ -9,10 +9,23 @@ import numpy as np
 
 from ...errors import InterpreterError
 
-__all__ = ["make", "geometry", "TIMERS", "PER_CTA"]
+__all__ = ["make", "geometry", "TIMERS", "PER_CTA", "in_segments"]
 
 TIMERS = frozenset({"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"})
 PER_CTA = frozenset({"%ctaid", "%smid", "%cluster_ctaid", "%clusterid", "%cluster_ctarank"})
+#: the .u32 special registers whose values a batch fixes (a thread's place and the launch's
+#: shape): a segment reads them as registers (``in_segments``)
+_FIXED = frozenset({"%laneid", "%warpid", "%nwarpid", "%cluster_ctarank", "%cluster_nctarank",
+                    "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge"}
+                   | {f"{b}.{c}" for b in ("%tid", "%ntid", "%ctaid", "%nctaid", "%cluster_ctaid",
+                                           "%clusterid", "%cluster_nctaid", "%nclusterid") for c in "xyz"})
+
+
+def in_segments(name: str) -> bool:
+    """Whether special register ``name`` is a .u32 value the batch fixes (not a timer), which a
+    segment may read as a register: ``Context.special``'s array, put among the registers
+    (``segments``)."""
+    return name in _FIXED
 
 
 def make(ctx, name):
