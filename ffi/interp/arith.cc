@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -284,12 +285,23 @@ int arity(int32_t op) {
   }
 }
 
+// bytes left uninitialized (every one is written before it is read): a vector<char> would
+// zero them first, a memset per buffer per call
+class Bytes {
+ public:
+  void resize(size_t n) { p_.reset(new char[n]); }
+  char* data() const { return p_.get(); }
+
+ private:
+  std::unique_ptr<char[]> p_;
+};
+
 struct Slot {
   char* base = nullptr;
   int64_t stride = 1;       // in elements
   int width = 0;
   const int64_t* index = nullptr;   // a gathered input: element i is base[index[i] * stride]
-  std::vector<char> chunk;          // a gathered input's elements of the current chunk
+  Bytes chunk;                      // a gathered input's elements of the current chunk
 };
 
 // One operand's elements [lo, lo + len) as a contiguous pointer: the array itself, a
@@ -306,7 +318,8 @@ class Constants {
     for (size_t i = 0; i < keys_.size(); ++i)
       if (keys_[i].first == v && keys_[i].second == w) return bufs_[i].data();
     keys_.emplace_back(v, w);
-    bufs_.emplace_back(count_ * static_cast<size_t>(w));
+    bufs_.emplace_back();
+    bufs_.back().resize(count_ * static_cast<size_t>(w));
     char* p = bufs_.back().data();
     switch (w) {
       case 1: std::memset(p, static_cast<int>(v & 0xFF), count_); break;
@@ -325,13 +338,13 @@ class Constants {
 
   size_t count_;
   std::vector<std::pair<uint64_t, int>> keys_;
-  std::vector<std::vector<char>> bufs_;
+  std::vector<Bytes> bufs_;
 };
 
 struct Source {
   const char* direct = nullptr;   // contiguous array base (offset by lo at use)
   const Slot* strided = nullptr;
-  std::vector<char> buf;
+  Bytes buf;
   const char* constant = nullptr; // a constant's copies (Constants)
 
   const Slot* chunked = nullptr;  // a gathered input: its chunk buffer, filled per chunk
