@@ -5,7 +5,10 @@ PTX spells a tile's arithmetic one register at a time: a softmax over a wgmma ac
 is the fixed cost per instruction, not the arithmetic. A *segment* is a maximal run of
 consecutive *pure* instructions of one function: no guard, no synchronization, a form in
 ``FUSABLE`` whose handler reads its sources and writes its one destination register through
-the operand readers and writers and touches nothing else. At decode (``plan``) its
+the operand readers and writers and touches nothing else. A source is a register, an
+immediate, a variable's address (a ``mov`` of a symbol: the program fixes it) or a special
+register the batch fixes (``specials.in_segments``: ``%tid``, ``%ctaid``, ...; the segment
+reads its array as a register, ``_defined``). At decode (``plan``) its
 instructions are levelled by their register dependencies; the instructions of one level with
 the same *signature* (opcode, modifiers, operand kinds, register widths, immediates) form a
 *batch*, which runs as one call of the first one's handler on the sources of all of them laid
