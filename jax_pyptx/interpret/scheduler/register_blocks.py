@@ -92,21 +92,17 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
 def targets(olds, N, dtype):
     """The arrays a block's new values are written into, one per register (``olds``, a list of
     its old arrays, None: not written yet): the old array itself where it may take the write in
-    place (``sole``), else a copy of it; zeros for one not written yet, rows of one array (its
-    next write copies it, as a first write would have made it)."""
-    out, fresh = [], 0
+    place (``sole``), else a copy of it; zeros for one not written yet, an array of its own (so
+    that its next write lands in place too)."""
+    out = []
     for j in range(len(olds)):
         a = olds[j]
         if a is None:
-            out.append(None)
-            fresh += 1
+            out.append(np.zeros(N, dtype))
         elif sole(a, SOLE_IN_LIST):
             out.append(a)
         else:
             out.append(a.copy())
-    if fresh:
-        rows = iter(np.zeros((fresh, N), dtype))
-        out = [next(rows) if a is None else a for a in out]
     return out
 
 
