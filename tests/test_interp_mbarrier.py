@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jax_pyptx import parse
-from jax_pyptx.errors import DeadlockError, InterpreterError, SanitizerError, UninitializedReadError
+from jax_pyptx.errors import DeadlockError, InterpreterError, OutOfBoundsError, SanitizerError, UninitializedReadError
 from jax_pyptx.interpret import launch
 from jax_pyptx.interpret.machine import mbarrier as MB
 from jax_pyptx.toolchain import ptxas_check
@@ -432,11 +432,13 @@ def test_a_role_whose_phase_is_not_done_parks_as_before(monkeypatch):
 @pytest.mark.parametrize("guard, offset, error, what", [
     ("and.pred %p1, %p1, %p2;", 0, UninitializedReadError, "waited on before mbarrier.init"),
     ("", 4, InterpreterError, "shared address 0x4 is not aligned to 8 bytes"),
+    ("", 16, OutOfBoundsError, "shared address 0x10 is 8 bytes past the end of shared memory of this CTA "
+                               "(16 bytes: 'bar' 16 bytes at 0x0)"),
 ])
 def test_a_role_waiting_on_a_bad_mbarrier_names_the_first_thread_of_its_cta(monkeypatch, guard, offset,
                                                                            error, what):
-    # CTA 1's mbarrier is not initialized, or its address is misaligned: the report names its
-    # first waiting thread, as a thread by thread wait does
+    # CTA 1's mbarrier is not initialized, or its address is misaligned or past the end of
+    # shared memory: the report names its first waiting thread, as a thread by thread wait does
     with pytest.raises(error) as e:
         _role_wait(monkeypatch, guard=guard, offset=offset)
     assert what in str(e.value) and "by thread (32,0,0) of CTA (1,0,0)" in str(e.value)

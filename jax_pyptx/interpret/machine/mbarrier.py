@@ -43,7 +43,7 @@ import numpy as np
 
 from ...errors import InterpreterError, SanitizerError, UninitializedReadError
 from ..state import memory as M
-from .cluster import shared_banks
+from .cluster import CLUSTER_BIT, shared_banks
 
 MAX_COUNT = (1 << 20) - 1          # arrival counts: 1 .. 2^20 - 1
 MAX_TX = (1 << 20) - 1             # tx-count range: -(2^20 - 1) .. 2^20 - 1
@@ -85,6 +85,10 @@ def locate(ctx, g, addrs, space: str):
     is ``"shared"`` (shared::cta or shared::cluster offsets) or ``"generic"``. Checks the 8-byte
     alignment and the bounds of shared memory."""
     a = np.asarray(addrs, np.uint64)
+    if space == "shared" and g.n <= _FEW:
+        got = _locate_few(ctx, g, a)
+        if got is not None:
+            return got
     if space == "generic":
         inwin = (a >= np.uint64(M.SHARED_WINDOW)) & (a < np.uint64(M.SHARED_WINDOW + M.WINDOW_SIZE))
         if not inwin.all():
@@ -96,6 +100,21 @@ def locate(ctx, g, addrs, space: str):
     banks, offs = shared_banks(ctx, g, a)
     ctx.shared._check(offs, 8)
     return banks.astype(np.int64), offs.astype(np.int64)
+
+
+_FEW = 16          # threads at most whose mbarrier addresses ``_locate_few`` checks on ints
+
+
+def _locate_few(ctx, g, a):
+    """``locate`` of the shared::cta offsets ``a`` of a few threads (a role's elected ones), on
+    Python ints: every one aligned, in bounds and below the shared::cluster bit; None where one
+    is not (``locate`` then checks and reports)."""
+    offs = np.broadcast_to(a, (g.n,)).tolist()
+    size = ctx.shared.size
+    for o in offs:
+        if o >= CLUSTER_BIT or o & 7 or o + 8 > size:
+            return None
+    return ctx.slot_cta[g.idx].astype(np.int64), np.array(offs, np.int64)
 
 
 def lookup(ctx, cta: int, addr: int):
