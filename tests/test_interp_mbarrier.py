@@ -268,6 +268,17 @@ def test_too_many_arrivals_are_reported():
         run("    mbarrier.init.shared.b64 [%r2], 2;\n    mbarrier.arrive.shared.b64 %st1, [%r2], 3;\n")
 
 
+def test_an_arrive_count_outside_the_isa_range_names_its_thread():
+    # thread 0 arrives with count 0; then thread 0 with 2^20 - 1 and thread 1 with twice that
+    # (the ISA allows 1 .. 2^20 - 1): every count is checked before any arrival
+    for sub, thread, got in (("mov.u32 %r3, %r1;", 0, 0), ("mad.lo.u32 %r3, %r1, 1048575, 1048575;", 1, 2097150)):
+        with pytest.raises(InterpreterError) as e:
+            run(f"    mbarrier.init.shared.b64 [%r2], 2;\n    {sub}\n"
+                "    mbarrier.arrive.shared.b64 %st1, [%r2], %r3;\n", block=2)
+        assert (f"mbarrier arrive count must be 1..1048575, got {got}: mbarrier.arrive.shared.b64 %st1, "
+                f"[%r2], %r3; by thread ({thread},0,0) of CTA (0,0,0)") in str(e.value)
+
+
 def test_no_complete_arrive_that_completes_is_reported():
     with pytest.raises(SanitizerError, match="mbarrier.arrive.noComplete completes the current phase"):
         run("    mbarrier.init.shared.b64 [%r2], 2;\n"

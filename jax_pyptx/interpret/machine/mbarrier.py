@@ -102,7 +102,7 @@ def locate(ctx, g, addrs, space: str):
     return banks.astype(np.int64), offs.astype(np.int64)
 
 
-_FEW = 16          # threads at most whose mbarrier addresses ``_locate_few`` checks on ints
+_FEW = 16          # threads at most whose addresses (``_locate_few``) and arrivals are worked on ints
 
 
 def _locate_few(ctx, g, a):
@@ -291,14 +291,25 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
     counts = np.broadcast_to(np.asarray(counts, np.int64), ctas.shape)
     n = len(ctas)
     tokens = np.zeros(n, np.uint64)
-    if ctx.sanitize and n and ((counts < 1) | (counts > MAX_COUNT)).any():
+    few = n <= _FEW             # (a role's elected threads: their operands as Python ints)
+    if few:
+        cl, ol, cn = ctas.tolist(), offs.tolist(), counts.tolist()
+        bad = ctx.sanitize and any(c < 1 or c > MAX_COUNT for c in cn)
+    else:
+        bad = ctx.sanitize and n and ((counts < 1) | (counts > MAX_COUNT)).any()
+    if bad:
         j = int(np.argmax((counts < 1) | (counts > MAX_COUNT)))
         raise ctx.error(InterpreterError, f"mbarrier arrive count must be 1..{MAX_COUNT}, got {int(counts[j])}",
                         g, lane0 + j)
-    if n == 1 or (ctas == ctas[0]).all() and (offs == offs[0]).all():
-        groups = [np.arange(n)] if n else []
-    elif n <= 64:           # (a few threads, one per CTA or warp: grouped as Python ints)
+    if few:                     # in first-thread order, each a list of its threads
         at: dict = {}
+        for i, key in enumerate(zip(cl, ol)):
+            at.setdefault(key, []).append(i)
+        groups = list(at.values())
+    elif (ctas == ctas[0]).all() and (offs == offs[0]).all():
+        groups = [np.arange(n)]
+    elif n <= 64:               # (a few threads, one per CTA or warp: grouped as Python ints)
+        at = {}
         for i, key in enumerate(zip(ctas.tolist(), offs.tolist())):
             at.setdefault(key, []).append(i)
         groups = [np.array(v) for v in at.values()]
@@ -309,11 +320,12 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
     if tx is not None:
         tx = np.broadcast_to(np.asarray(tx, np.int64), ctas.shape)
     for sel in groups:
-        cta, off = int(ctas[sel[0]]), int(offs[sel[0]])
-        st = _get(ctx, cta, off, g, lane0 + int(sel[0]), "arrived on")
+        i0 = int(sel[0])
+        cta, off = (cl[i0], ol[i0]) if few else (int(ctas[i0]), int(offs[i0]))
+        st = _get(ctx, cta, off, g, lane0 + i0, "arrived on")
         if tx is not None:
             if len(sel) == 1:               # (one thread: its operand as an int)
-                total = int(tx[sel[0]])
+                total = int(tx[i0])
                 bad = not 0 <= total <= MAX_TX
             else:
                 t = tx[sel]
@@ -321,12 +333,13 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
                 bad = bool(((t < 0) | (t > MAX_TX)).any())
             if ctx.sanitize and bad:
                 raise ctx.error(InterpreterError, f"tx-count operand must be 0..{MAX_TX}, got {int(tx[sel].max())}",
-                                g, lane0 + int(sel[0]))
+                                g, lane0 + i0)
             # expect-tx of every thread first: no arrival of this group can complete the phase
             # before its own expect-tx, and tx only rises here
             st.tx += total
             st.tx_by = ctx.cur
-        _arrive_seq(ctx, cta, off, st, counts[sel], tokens, sel, drop, no_complete, g, lane0)
+        _arrive_seq(ctx, cta, off, st, [cn[i] for i in sel] if few else counts[sel], tokens, sel, drop,
+                    no_complete, g, lane0)
     _bump(ctx)
     return tokens
 
