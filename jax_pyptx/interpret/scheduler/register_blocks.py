@@ -50,8 +50,9 @@ def plain(self, keys, g) -> bool:      # self: the Context
 
 def write_rows(self, keys, g, rows, tile=None):   # self: the Context
     """``write(keys[j], g, rows[j])`` for every j (a register block delivered at once: a
-    wgmma accumulator at its wait_group): the same checks, the new arrays made by one scatter,
-    and the per-register bookkeeping only for the registers it concerns.
+    wgmma accumulator at its wait_group): the same checks, in ``write``'s order (the hooks, which
+    may report, before any value lands), the values written by one scatter, and the
+    per-register bookkeeping only for the registers it concerns.
     ``tile``: instead of ``rows``, the block's tile (``machine.asyncregs.TileRows``), which
     the native core scatters into the new arrays."""
     regs = self.regs
@@ -61,16 +62,13 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
         for k, v in zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows())):
             self.write(k, g, v)
         return
-    new = targets(olds, self.N, dtype)
-    if tile is None or not tile.into(new, g.idx):
-        _scatter(new, g, rows if tile is None else tile.rows())
-    if self.wgfence is not None:
-        self.wgfence.wrote_all(self, keys, g)
-    rh = self.rhooks
+    rh = self.rhooks             # (before the values land, which may be in the old arrays)
     if rh and not rh.keys().isdisjoint(keys):
         for key in keys:
             if key in rh:
                 rh[key](self, key, g, True)
+    if self.wgfence is not None:
+        self.wgfence.wrote_all(self, keys, g)
     undef = self.undef
     if self._taint_d is not None:
         for key in keys:
@@ -84,6 +82,9 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
         for key in keys:
             if self._pt_d is not None or key in ptag:
                 self._pt_write(key, g)
+    new = targets(olds, self.N, dtype)
+    if tile is None or not tile.into(new, g.idx):
+        _scatter(new, g, rows if tile is None else tile.rows())
     if self.sanitize:
         _masks(self, keys, olds, g)
     regs.update(zip(keys, new))
