@@ -6,12 +6,16 @@ Triton itself is never run here (it is no project dependency)."""
 import importlib.util
 import json
 import os
+import pathlib
+import shutil
 import sys
 
 import numpy as np
 import pytest
 
 from benchmarks.interpret_peers import ours, pallas_peer, spec, table
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +172,43 @@ def test_breakdown_refuses_a_row_it_cannot_name():
     with pytest.raises(SystemExit, match=r"'gemm' names 3 rows of the peer table; give one of .*hopper/gemm-bf16"):
         B.row_of("gemm")
     assert B.row_of("blackwell/gemm-bf16") == ("gemm", "blackwell/gemm-bf16")
+
+
+def test_instruction_counts_read_valgrinds_report_and_say_what_is_missing(monkeypatch):
+    """``benchmarks/interpret_instructions.py``: the ``I refs`` total of a cachegrind report,
+    and a clear stop where valgrind is not installed or its report has no total."""
+    from benchmarks import interpret_instructions as I
+
+    assert I.instructions("==22313== Cachegrind\n==22313== I   refs:      6,041,301,205\n") == 6041301205
+    with pytest.raises(SystemExit, match="no 'I refs' line in valgrind's report"):
+        I.instructions("==1== Cachegrind, a cache and branch-prediction profiler\n")
+    monkeypatch.setattr(I.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match=r"valgrind is not on PATH \(apt install valgrind\)"):
+        I.count("attention", smoke=True)
+    with pytest.raises(SystemExit):
+        I.main(["attention", "--launches", "0"])
+
+
+def test_instruction_counts_child_runs_the_row():
+    """The counted process builds the row and launches it (here without valgrind, at the smoke
+    shape); a row it cannot name stops it with the breakdown's message."""
+    import subprocess
+
+    script = str(ROOT / "benchmarks" / "interpret_instructions.py")
+    ok = subprocess.run([sys.executable, script, "--child", "attention", "--smoke", "--launches", "1"],
+                        capture_output=True, text=True, cwd=str(ROOT))
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    bad = subprocess.run([sys.executable, script, "--child", "gemm", "--launches", "0"],
+                         capture_output=True, text=True, cwd=str(ROOT))
+    assert bad.returncode != 0 and "'gemm' names 3 rows of the peer table" in bad.stderr
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_instruction_counts_under_valgrind(capsys):
+    """A count of the smoke ``y = x*2+1`` (about 20 s under valgrind): a launch's instructions,
+    between the kernel's own work and the whole process's."""
+    from benchmarks import interpret_instructions as I
+
+    ((root, n),) = I.main(["axpb", "--smoke", "--launches", "2"])
+    assert root == ROOT and 1e5 < n < 5e7
+    assert f"M instructions a launch  axpb, sanitizer on  ({ROOT})" in capsys.readouterr().out
