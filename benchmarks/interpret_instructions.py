@@ -42,9 +42,8 @@ def count(target: str, sanitize: bool = True, launches: int = 8, smoke: bool = F
     totals = []
     for n in (0, launches):
         cmd = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-               sys.executable, str(pathlib.Path(root) / "benchmarks" / "interpret_instructions.py"),
-               "--child", target, "--launches", str(n)] + (["--off"] if not sanitize else []) + \
-              (["--smoke"] if smoke else [])
+               sys.executable, __file__, "--child", str(root), target, "--launches", str(n)] + \
+              (["--off"] if not sanitize else []) + (["--smoke"] if smoke else [])
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(root))
         if p.returncode:
             raise SystemExit(f"interpret_instructions: the child failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -52,9 +51,10 @@ def count(target: str, sanitize: bool = True, launches: int = 8, smoke: bool = F
     return (totals[1] - totals[0]) / launches
 
 
-def child(target: str, sanitize: bool, launches: int, smoke: bool) -> None:
-    """The measured process: the row's kernel built and launched twice, then ``launches`` more."""
-    sys.path.insert(0, str(ROOT))
+def child(root, target: str, sanitize: bool, launches: int, smoke: bool) -> None:
+    """The measured process: the row's kernel of the checkout at ``root`` built and launched
+    twice, then ``launches`` more."""
+    sys.path.insert(0, str(root))
     # this checkout's package, whichever one is installed (an editable install names its own)
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
     from benchmarks.interpret_peers.pinning import pin_threads
@@ -80,12 +80,12 @@ def main(argv=None):
     p.add_argument("--smoke", action="store_true", help="the workload's tiny shape")
     p.add_argument("--root", metavar="PATH", action="append", default=[],
                    help="another checkout to count too (repeatable)")
-    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--child", metavar="ROOT", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.launches < (0 if a.child else 1):
         p.error(f"--launches must be >= 1, got {a.launches}")
     if a.child:
-        return child(a.target, not a.off, a.launches, a.smoke)
+        return child(a.child, a.target, not a.off, a.launches, a.smoke)
     rows = []
     for root in [ROOT] + [pathlib.Path(r).resolve() for r in a.root]:
         n = count(a.target, not a.off, a.launches, a.smoke, root)

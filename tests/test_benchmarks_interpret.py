@@ -195,10 +195,10 @@ def test_instruction_counts_child_runs_the_row():
     import subprocess
 
     script = str(ROOT / "benchmarks" / "interpret_instructions.py")
-    ok = subprocess.run([sys.executable, script, "--child", "attention", "--smoke", "--launches", "1"],
+    ok = subprocess.run([sys.executable, script, "--child", str(ROOT), "attention", "--smoke", "--launches", "1"],
                         capture_output=True, text=True, cwd=str(ROOT))
     assert ok.returncode == 0, ok.stderr[-2000:]
-    bad = subprocess.run([sys.executable, script, "--child", "gemm", "--launches", "0"],
+    bad = subprocess.run([sys.executable, script, "--child", str(ROOT), "gemm", "--launches", "0"],
                          capture_output=True, text=True, cwd=str(ROOT))
     assert bad.returncode != 0 and "'gemm' names 3 rows of the peer table" in bad.stderr
 
