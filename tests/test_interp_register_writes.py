@@ -38,8 +38,11 @@ def test_a_partial_write_lands_in_place_only_where_nothing_else_holds_the_array(
     ctx = _context(sanitize)
     key = next(iter(ctx.prog.regs))
     half = Group(np.arange(32, dtype=np.int64), 0, ctx.N)
-    ctx.write(key, Group(np.arange(64, dtype=np.int64), 0, ctx.N), np.arange(64, dtype=np.uint32))
-    ctx.write(key, half, np.full(32, 7, np.uint32))         # a copy: the full write's array is the caller's
+    given = np.arange(64, dtype=np.uint32)
+    ctx.write(key, Group(np.arange(64, dtype=np.int64), 0, ctx.N), given)     # a full write keeps the array
+    ctx.write(key, half, np.full(32, 7, np.uint32))         # the caller still holds it: a copy
+    assert ctx.regs[key] is not given and (given[:32] == np.arange(32)).all()
+    del given
     first = id(ctx.regs[key])
     ctx.write(key, half, np.full(32, 8, np.uint32))         # only the registers hold it: in place
     assert id(ctx.regs[key]) == first
