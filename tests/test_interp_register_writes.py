@@ -1,7 +1,8 @@
 """A register write by part of a batch: the new values land in the register's old array itself
 where nothing else can see it (``register_blocks.sole``: it owns its memory and only the
 registers' dict holds it), else in a copy, so a value read earlier never changes; the native
-moves that write a block's rows or tile into its registers give NumPy's values."""
+moves that write a block's rows or tile into its registers, and the one that reads each
+warpgroup's uniform value, give NumPy's values."""
 from __future__ import annotations
 
 import numpy as np
@@ -135,3 +136,28 @@ def test_a_tile_lands_in_a_list_of_registers_as_in_its_rows():
         A.tile_to_regs(tile, lanes, slots, regs[:2])
     with pytest.raises(ValueError, match="tile_to_regs: a slot lies outside the registers"):
         A.tile_to_regs(tile, lanes, slots, [r[:slots.max()].copy() for r in regs])
+
+
+@needs_native
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint32, np.uint64])
+def test_take_uniform_gives_each_groups_first_value_and_whether_all_agree(dtype):
+    A = native.ARITH
+    rng = np.random.default_rng(7)
+    N, k, group = 600, 3, 128
+    slots = np.r_[64:320, 400:528].astype(np.int64)          # three groups of 128 slots
+    regs = [np.zeros(N, dtype) for _ in range(k)]
+    for j, r in enumerate(regs):
+        for w in range(3):
+            r[slots[w * group:(w + 1) * group]] = rng.integers(0, 2 if dtype is np.bool_ else 2**31)
+    out = np.empty((k, 3), dtype)
+    assert A.take_uniform(regs, slots, group, out)
+    np.testing.assert_array_equal(out, np.stack([r[slots[::group]] for r in regs]))
+    regs[2][slots[group + 77]] = ~regs[2][slots[group + 77]]        # one thread of group 1 differs
+    assert not A.take_uniform(regs, slots, group, out)
+    np.testing.assert_array_equal(out, np.stack([r[slots[::group]] for r in regs]))
+    with pytest.raises(ValueError, match=r"take_uniform: out must be \(len\(regs\), len\(slots\) / group\)"):
+        A.take_uniform(regs, slots[:200], group, out)
+    with pytest.raises(ValueError, match="take_uniform: a slot lies outside the registers"):
+        A.take_uniform([r[:500].copy() for r in regs], slots, group, out)
+    with pytest.raises(ValueError, match="take_uniform: register 0 is not 1-D of"):
+        A.take_uniform([regs[0].astype(np.uint16)] + regs[1:], slots, group, out)
