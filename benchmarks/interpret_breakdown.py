@@ -133,16 +133,22 @@ def format_table(r: dict, top: int = 25) -> str:
     return "\n".join(lines)
 
 
+def row_arguments(p, what: str, launches: int, smoke: str) -> None:
+    """A row's arguments on parser ``p`` (shared with ``interpret_instructions``): the row, the
+    sanitizer off, the ``what`` launches and the smoke shape."""
+    p.add_argument("target", help="a workload key (attention, rms_norm, ...) or a library entry "
+                                  "of the peer table (hopper/gemm-bf16, ...)")
+    p.add_argument("--off", action="store_true", help="sanitizer off")
+    p.add_argument("--launches", type=int, default=launches, help=f"{what} launches (default {launches})")
+    p.add_argument("--smoke", action="store_true", help=smoke)
+
+
 def main(argv=None):
     import argparse
     import json
 
     p = argparse.ArgumentParser(description="where an interpreted launch's time goes (module doc)")
-    p.add_argument("target", help="a workload key (attention, rms_norm, ...) or a library entry "
-                                  "of the peer table (hopper/gemm-bf16, ...)")
-    p.add_argument("--off", action="store_true", help="sanitizer off")
-    p.add_argument("--launches", type=int, default=10, help="measured launches (default 10)")
-    p.add_argument("--smoke", action="store_true", help="the workload's tiny shape, one launch")
+    row_arguments(p, "measured", 10, "the workload's tiny shape, one launch")
     p.add_argument("--top", type=int, default=25, help="parts printed (default 25)")
     p.add_argument("--json", metavar="PATH", help="write the rows to PATH")
     a = p.parse_args(argv)

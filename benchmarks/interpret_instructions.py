@@ -55,8 +55,11 @@ def child(root, target: str, sanitize: bool, launches: int, smoke: bool) -> None
     """The measured process: the row's kernel of the checkout at ``root`` built and launched
     twice, then ``launches`` more."""
     sys.path.insert(0, str(root))
-    # this checkout's package, whichever one is installed (an editable install names its own)
+    # that checkout's package, whichever one is installed (an editable install names its own),
+    # and its benchmarks (``main`` loaded this one's for its arguments)
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
+    for name in [m for m in sys.modules if m == "benchmarks" or m.startswith("benchmarks.")]:
+        del sys.modules[name]
     from benchmarks.interpret_peers.pinning import pin_threads
 
     pin_threads()
@@ -72,12 +75,12 @@ def child(root, target: str, sanitize: bool, launches: int, smoke: bool) -> None
 def main(argv=None):
     import argparse
 
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from benchmarks.interpret_breakdown import row_arguments
+
     p = argparse.ArgumentParser(description="machine instructions of an interpreted launch (module doc)")
-    p.add_argument("target", help="a workload key (attention, rms_norm, ...) or a library entry "
-                                  "of the peer table (hopper/gemm-bf16, ...)")
-    p.add_argument("--off", action="store_true", help="sanitizer off")
-    p.add_argument("--launches", type=int, default=8, help="counted launches (default 8)")
-    p.add_argument("--smoke", action="store_true", help="the workload's tiny shape")
+    row_arguments(p, "counted", 8, "the workload's tiny shape")
     p.add_argument("--root", metavar="PATH", action="append", default=[],
                    help="another checkout to count too (repeatable)")
     p.add_argument("--child", metavar="ROOT", help=argparse.SUPPRESS)

@@ -513,6 +513,19 @@ def test_a_register_one_native_segment_wrote_in_part_is_unwritten_elsewhere(monk
     assert blocks[0] == 2
 
 
+def _three_ways(monkeypatch, ran, seg, go):
+    """``go()`` with segment ``seg`` run as a native block, one instruction at a time, and as
+    NumPy batches: the same answers, the segment run both batched ways; the first answer."""
+    fused, plain = _both(monkeypatch, go)
+    monkeypatch.setattr(Context, "fuse", True)
+    seg.blocks = None                   # the NumPy batches, not a native block
+    batches = go()
+    assert ran[0] >= 2
+    np.testing.assert_array_equal(fused, plain)
+    np.testing.assert_array_equal(batches, plain)
+    return fused
+
+
 def test_a_variables_address_is_a_constant_of_the_segment(monkeypatch, ran):
     # mov of a shared and of a global variable's address: immediates the program fixes, so the
     # movs join the arithmetic around them in one segment; two of one form and level but of
@@ -549,13 +562,7 @@ def test_a_variables_address_is_a_constant_of_the_segment(monkeypatch, ran):
         y = np.zeros((32, 4), np.uint32)
         launch(mod, "k", [y], block=32)
         return y
-    fused, plain = _both(monkeypatch, go)
-    monkeypatch.setattr(Context, "fuse", True)
-    seg.blocks = None                   # the NumPy batches, not a native block
-    batches = go()
-    assert ran[0] >= 2
-    np.testing.assert_array_equal(fused, plain)
-    np.testing.assert_array_equal(batches, plain)
+    fused = _three_ways(monkeypatch, ran, seg, go)
     t = np.arange(32, dtype=np.uint32) * 4
     assert (fused[:, 1] - fused[:, 0]).tolist() == [48 + 16] * 32            # sb+16 lies 64 bytes past sa
     assert (fused[:, 0] - fused[0, 0]).tolist() == t.tolist()
@@ -601,13 +608,7 @@ def test_special_registers_the_batch_fixes_are_sources_of_the_segment(monkeypatc
         y = np.zeros((3 * 64, 4), np.uint32)
         launch(mod, "k", [y], grid=3, block=(16, 4, 1))
         return y
-    fused, plain = _both(monkeypatch, go)
-    monkeypatch.setattr(Context, "fuse", True)
-    seg.blocks = None                   # the NumPy batches, not a native block
-    batches = go()
-    assert ran[0] >= 2
-    np.testing.assert_array_equal(fused, plain)
-    np.testing.assert_array_equal(batches, plain)
+    fused = _three_ways(monkeypatch, ran, seg, go)
     t = np.tile(np.arange(64, dtype=np.uint32), 3)
     lane = t % 32
     np.testing.assert_array_equal(fused, np.stack([t, t // 32, lane ^ ((1 << lane) - 1), np.full(192, 3)], 1))
