@@ -617,14 +617,19 @@ def test_a_register_block_moves_to_its_tile_and_back():
     for j in range(k):
         want[i // 32, lanes[j, i % 32]] = regs[j][slots]
     np.testing.assert_array_equal(tile, want)
-    out = np.zeros((k, N), np.uint32)
-    A.tile_to_regs(tile, lanes, slots, out)
+    back = [np.zeros(N, np.uint32) for _ in range(k)]       # (written in place)
+    A.tile_to_regs(tile, lanes, slots, back)
+    out = np.stack(back)
     np.testing.assert_array_equal(out[:, slots], np.stack(regs)[:, slots])
     assert not np.delete(out, slots, axis=1).any()
     with pytest.raises(ValueError, match="regs_to_tile: a slot lies outside the registers"):
         A.regs_to_tile([r[:150] for r in regs], slots, lanes, tile)
     with pytest.raises(ValueError, match="tile_to_regs: a lane's element lies outside its warp's tile"):
-        A.tile_to_regs(tile, lanes + 1, slots, out)
+        A.tile_to_regs(tile, lanes + 1, slots, back)
+    with pytest.raises(ValueError, match=r"tile_to_regs: lanes must be \(len\(regs\), 32\)"):
+        A.tile_to_regs(tile, lanes, slots, back[:3])
+    with pytest.raises(ValueError, match="tile_to_regs: a slot lies outside the registers"):
+        A.tile_to_regs(tile, lanes, slots, [r[:int(slots.max())].copy() for r in back])
     with pytest.raises(ValueError, match="regs_to_tile: register 1 is not 1-D of 4-byte elements"):
         A.regs_to_tile([regs[0], regs[1].astype(np.uint64), regs[2], regs[3]], slots, lanes, tile)
     with pytest.raises(ValueError, match="regs_to_tile: lanes must be"):

@@ -1,8 +1,8 @@
 """A register write by part of a batch: the new values land in the register's old array itself
 where nothing else can see it (``register_blocks.sole``: it owns its memory and only the
 registers' dict holds it), else in a copy, so a value read earlier never changes; the native
-moves that write a block's rows or tile into its registers, and the one that reads each
-warpgroup's uniform value, give NumPy's values."""
+moves that write a block's rows into its registers, and the one that reads each warpgroup's
+uniform value, give NumPy's values (a tile's: ``test_interp_native``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -117,25 +117,6 @@ def test_rows_to_regs_says_what_it_cannot_take():
     with pytest.raises(ValueError, match="rows_to_regs: rows must be of 1-, 4- or 8-byte elements"):
         A.rows_to_regs(rows.astype(np.uint16), slots, regs)
     assert not regs[0].any() and not regs[1].any()          # (nothing written by a call that fails)
-
-
-@needs_native
-def test_a_tile_lands_in_a_list_of_registers_as_in_its_rows():
-    A = native.ARITH
-    rng = np.random.default_rng(5)
-    k, N = 3, 130
-    lanes = rng.permutation(32 * k).reshape(k, 32).astype(np.int64)
-    slots = np.sort(rng.choice(N, 64, replace=False)).astype(np.int64)
-    tile = rng.integers(0, 2**32, (2, 32 * k), dtype=np.uint32)
-    out = np.zeros((k, N), np.uint32)
-    A.tile_to_regs(tile, lanes, slots, out)
-    regs = [np.zeros(N, np.uint32) for _ in range(k)]
-    A.tile_to_regs(tile, lanes, slots, regs)
-    np.testing.assert_array_equal(np.stack(regs), out)
-    with pytest.raises(ValueError, match="tile_to_regs: out must hold k registers"):
-        A.tile_to_regs(tile, lanes, slots, regs[:2])
-    with pytest.raises(ValueError, match="tile_to_regs: a slot lies outside the registers"):
-        A.tile_to_regs(tile, lanes, slots, [r[:slots.max()].copy() for r in regs])
 
 
 @needs_native

@@ -4,7 +4,7 @@
 //   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
 //   bf16_to_f64(raw, out)          a bf16 matrix operand's values
 //   take_bf16(src, first, index, out)   a bf16 matrix operand gathered and widened
-//   regs_to_tile(regs, slots, lanes, out) / tile_to_regs(tile, lanes, slots, out)
+//   regs_to_tile(regs, slots, lanes, out) / tile_to_regs(tile, lanes, slots, regs)
 //                                  a register block (a wgmma accumulator) to its tile and back
 //   rows_to_regs(rows, slots, regs)   a block's rows into its registers, in place
 //   take_uniform(regs, slots, group, out)   registers each group of threads holds one value of
@@ -329,30 +329,19 @@ void register_matrix(nb::module_& m) {
         [](nb::ndarray<const uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> tile,
            nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> lanes,
            nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
-           nb::object out) {
+           nb::list regs) {
           size_t k = lanes.shape(0), n = slots.shape(0), per_warp = tile.shape(1);
-          if (lanes.shape(1) != 32 || tile.shape(0) * 32 != n)
-            throw std::invalid_argument("tile_to_regs: lanes must be (k, 32), out (k, N), tile (len(slots) / 32, elements)");
-          std::vector<uint32_t*> rows(k);
-          std::optional<BufferList> regs;
-          if (nb::isinstance<nb::list>(out)) {       // the registers themselves, written in place
-            if (nb::len(out) != k) throw std::invalid_argument("tile_to_regs: out must hold k registers");
-            check_block(lanes.data(), k * 32, per_warp, slots.data(), n, INT64_MAX, "tile_to_regs");
-            regs.emplace(nb::borrow<nb::list>(out), 4, max_slot(slots.data(), n, "tile_to_regs"), true, "tile_to_regs");
-            rows = regs->pointers<uint32_t>();
-          } else {
-            auto o = nb::cast<nb::ndarray<uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>>(out);
-            if (o.shape(0) != k) throw std::invalid_argument("tile_to_regs: lanes must be (k, 32), out (k, N), tile (len(slots) / 32, elements)");
-            check_block(lanes.data(), k * 32, per_warp, slots.data(), n, static_cast<int64_t>(o.shape(1)), "tile_to_regs");
-            for (size_t j = 0; j < k; ++j) rows[j] = o.data() + j * o.shape(1);
-          }
+          if (lanes.shape(1) != 32 || tile.shape(0) * 32 != n || nb::len(regs) != k)
+            throw std::invalid_argument("tile_to_regs: lanes must be (len(regs), 32), tile (len(slots) / 32, elements)");
+          check_block(lanes.data(), k * 32, per_warp, slots.data(), n, INT64_MAX, "tile_to_regs");
+          BufferList out(regs, 4, max_slot(slots.data(), n, "tile_to_regs"), true, "tile_to_regs");
+          std::vector<uint32_t*> rows = out.pointers<uint32_t>();
           nb::gil_scoped_release unlocked;
           tile_to_regs(tile.data(), per_warp, lanes.data(), rows, slots.data(), n);
         },
-        nb::arg("tile"), nb::arg("lanes"), nb::arg("slots"), nb::arg("out"),
-        "out[j][slots[i]] = tile[i // 32, lanes[j, i % 32]]: a register block's registers from "
-        "its tile, written at the slots of the group (machine.asyncregs.TileLayout); out is "
-        "(k, N) or a list of k registers, written in place");
+        nb::arg("tile"), nb::arg("lanes"), nb::arg("slots"), nb::arg("regs"),
+        "regs[j][slots[i]] = tile[i // 32, lanes[j, i % 32]], in place: a register block's "
+        "registers from its tile, written at the slots of the group (machine.asyncregs.TileLayout)");
   m.def("take_uniform",
         [](nb::list regs, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,
            size_t group, nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {

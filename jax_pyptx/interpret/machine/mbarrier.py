@@ -102,7 +102,7 @@ def locate(ctx, g, addrs, space: str):
     return banks.astype(np.int64), offs.astype(np.int64)
 
 
-_FEW = 16          # threads at most whose addresses (``_locate_few``) and arrivals are worked on ints
+_FEW = 16          # threads at most whose mbarrier addresses ``_locate_few`` checks on ints
 
 
 def _locate_few(ctx, g, a):
@@ -291,7 +291,7 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
     counts = np.broadcast_to(np.asarray(counts, np.int64), ctas.shape)
     n = len(ctas)
     tokens = np.zeros(n, np.uint64)
-    few = n <= _FEW             # (a role's elected threads: their operands as Python ints)
+    few = n <= 64               # (a few threads, one per CTA or warp: their operands as Python ints)
     if few:
         cl, ol, cn = ctas.tolist(), offs.tolist(), counts.tolist()
         bad = ctx.sanitize and any(c < 1 or c > MAX_COUNT for c in cn)
@@ -308,11 +308,6 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
         groups = list(at.values())
     elif (ctas == ctas[0]).all() and (offs == offs[0]).all():
         groups = [np.arange(n)]
-    elif n <= 64:               # (a few threads, one per CTA or warp: grouped as Python ints)
-        at = {}
-        for i, key in enumerate(zip(ctas.tolist(), offs.tolist())):
-            at.setdefault(key, []).append(i)
-        groups = [np.array(v) for v in at.values()]
     else:
         keys = ctas * (1 << 32) + offs
         _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
