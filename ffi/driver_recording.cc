@@ -257,16 +257,29 @@ CUresult RFuncSetAttribute(CUfunction fn, CUfunction_attribute attr, int value) 
   return rc;
 }
 
+// Recorded like every call: an index past the last parameter is CUDA_ERROR_INVALID_VALUE,
+// an API error that compute-sanitizer reports, so the launcher must never ask for one.
 CUresult RFuncGetParamInfo(CUfunction fn, size_t index, size_t* offset, size_t* size) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.functions.find(reinterpret_cast<uintptr_t>(fn));
-  if (it == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
-  if (!it->second.params_known) return CUDA_ERROR_NOT_SUPPORTED;
-  if (index >= it->second.params.size()) return CUDA_ERROR_INVALID_VALUE;
-  *offset = it->second.params[index].offset;
-  *size = it->second.params[index].size;
-  return CUDA_SUCCESS;
+  const uintptr_t fh = reinterpret_cast<uintptr_t>(fn);
+  auto it = s.functions.find(fh);
+  Record rec{{"fn", std::string("cuFuncGetParamInfo")},
+             {"function", uint64_t{fh}},
+             {"index", int64_t(index)}};
+  CUresult rc = CUDA_SUCCESS;
+  if (it == s.functions.end()) {
+    rc = CUDA_ERROR_INVALID_HANDLE;
+  } else if (!it->second.params_known) {
+    rc = CUDA_ERROR_NOT_SUPPORTED;
+  } else if (index >= it->second.params.size()) {
+    rc = CUDA_ERROR_INVALID_VALUE;
+  } else {
+    *offset = it->second.params[index].offset;
+    *size = it->second.params[index].size;
+  }
+  Push(s, std::move(rec), rc);
+  return rc;
 }
 
 std::vector<int64_t> List(const void* p, int n, bool wide) {

@@ -2,6 +2,7 @@
 #include "launch.h"
 
 #include "cubin_file.h"
+#include "ptx_params.h"
 
 #include <dirent.h>
 
@@ -194,14 +195,20 @@ std::string GetFunctionLocked(const DriverTable& d, const Plan& plan, ModuleEntr
                        " (no .entry named '" + name + "' in the module)");
   }
   if (d.cuFuncGetParamInfo != nullptr) {
+    // Ask only for the parameters the .entry declares: an index past the last one is an API
+    // error (CUDA_ERROR_INVALID_VALUE) that compute-sanitizer reports. The PTX text says how
+    // many there are; where this reader cannot size one, the plan's count is asked for.
+    size_t declared = plan.params.size();
+    const std::map<std::string, PtxEntry> entries = ParsePtxEntries(plan.ptx);
+    auto e = entries.find(name);
+    if (e != entries.end() && e->second.params_known) declared = e->second.params.size();
     fe.param_info = true;
-    for (size_t i = 0;; ++i) {
+    for (size_t i = 0; i < declared; ++i) {
       size_t offset = 0, size = 0;
       CUresult prc = d.cuFuncGetParamInfo(fe.fn, i, &offset, &size);
-      if (prc == CUDA_ERROR_INVALID_VALUE && i > 0) break;  // past the last parameter
-      if (prc != CUDA_SUCCESS) {
-        // No parameters at all, or the driver cannot tell (e.g. older cubins).
-        fe.param_info = prc == CUDA_ERROR_INVALID_VALUE;
+      if (prc == CUDA_ERROR_INVALID_VALUE) break;  // fewer than asked for: CheckParams says so
+      if (prc != CUDA_SUCCESS) {                   // the driver cannot tell (older cubins)
+        fe.param_info = false;
         break;
       }
       fe.param_sizes.push_back(size);

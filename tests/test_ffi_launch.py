@@ -393,6 +393,23 @@ def test_missing_entry_and_parameter_mismatch_are_reported():
         call(too_few, jnp.ones((4,), jnp.float32))
 
 
+def test_parameter_sizes_are_asked_for_only_within_the_entry():
+    """An index past the last parameter is an API error that compute-sanitizer reports (it did
+    on an H200): the launcher asks for exactly the parameters the .entry declares, none for a
+    kernel without any."""
+    two = entry("two_params", "  .param .u64 x,\n  .param .u32 n")
+    plan = LaunchPlan.from_ptx("two_params", two, "sm_90a", grid=(1, 1, 1), block=(1, 1, 1),
+                               params=(ParamSlot.buffer(0), ParamSlot.scalar(3, np.uint32)))
+    call(plan, jnp.ones((4,), jnp.float32))
+    assert [(c["index"], c["result"]) for c in calls("cuFuncGetParamInfo")] == [(0, 0), (1, 0)]
+    fb.clear_recording()
+    none = LaunchPlan.from_ptx("no_params", entry("no_params", ""), "sm_90a", grid=(1, 1, 1),
+                               block=(1, 1, 1), params=())
+    call(none, jnp.ones((4,), jnp.float32))
+    assert calls("cuFuncGetParamInfo") == []
+    assert len(calls("cuLaunchKernelEx")) == 1
+
+
 def test_tensor_map_outside_its_buffer_is_rejected_before_launch():
     ptx = entry("oob", "  .param .u64 d")
     spec = TmaSpec(operand=0, dtype="f32", global_dims=(16, 16), global_strides=(64,), box=(16, 16))
