@@ -2,12 +2,17 @@
 
     python benchmarks/gpu_proof.py ffi [--dry-run]                # the launcher and libcuda
     python benchmarks/gpu_proof.py sanitize NAME... [--dry-run]   # library calls, checked
+    python benchmarks/gpu_proof.py once NAME... [--dry-run]       # one call each, for ncu
     python benchmarks/gpu_proof.py finalize STEPS OUT             # summary, first failure
 
 ``sanitize`` runs each entry ``NAME`` (``hopper/gemm-bf16``, ``hopper/attention-bf16``) once
 through ``jax.jit`` at its first interpreter case and compares with the reference: the
 program ``compute-sanitizer`` watches. With ``--dry-run`` it lowers the call for CUDA instead
 (no GPU).
+
+``once`` runs each entry one time at its benchmark shape (``entry.shape``): the program
+that ``ncu --metrics gpu__time_duration.sum`` times kernel by kernel on the device, apart
+from the host's dispatch. With ``--dry-run`` it lowers each call for CUDA.
 
 ``finalize`` reads the step table the script wrote (``name<TAB>status<TAB>seconds<TAB>log
 <TAB>output file``), writes ``OUT/summary.txt``, adds the steps to ``OUT/figures.json`` and
@@ -67,6 +72,31 @@ def sanitize(name: str, dry: bool) -> int:
     err, excess = proof.compare(o, ref, proof.allowed_error(entry, inputs, o, ref))
     print(f"{name} {case.label}: max |err| {err:.3e}, {excess:.2f}x the allowed")
     return 0 if excess <= 1.0 else 1
+
+
+def once(name: str, dry: bool) -> int:
+    """One call of the entry ``name`` at its benchmark shape, for ncu to time on the device
+    (module docstring); with ``dry`` lowered for CUDA instead."""
+    if dry:
+        os.environ["JAX_PLATFORMS"] = "cpu"
+    import jax
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kernels
+
+    from examples.library import get
+
+    entry = get(name)
+    shape = " ".join(f"{a}={b}" for a, b in entry.shape.items())
+    if dry:
+        k, args = kernels.abstract_inputs(entry)
+        jax.jit(k).trace(*args).lower(lowering_platforms=("cuda",))
+        print(f"{name} {shape}: lowered for CUDA")
+        return 0
+    k, sets = kernels.device_input_sets(entry, n_max=2)
+    jax.block_until_ready(jax.jit(k)(*sets[0]))
+    print(f"{name} {shape}: ran once")
+    return 0
 
 
 def _first_failed_test(xml_path: str) -> str:
@@ -157,6 +187,8 @@ def main(argv=None) -> int:
         return ffi(dry)
     if argv[:1] == ["sanitize"] and len(argv) >= 2:
         return max(sanitize(name, dry) for name in argv[1:])
+    if argv[:1] == ["once"] and len(argv) >= 2:
+        return max(once(name, dry) for name in argv[1:])
     if argv[:1] == ["finalize"] and len(argv) == 3:
         return finalize(argv[1], argv[2])
     print(__doc__, file=sys.stderr)

@@ -11,7 +11,9 @@
 #   setup.log          the machine's tools and versions, the install, the launcher's check
 #   pytest_gpu.xml     junit XML of `pytest -m gpu tests/test_kernels_gpu.py`
 #   pytest_gpu.log     its output
-#   bench.log          benchmarks/kernels.py --gpu: the tables
+#   bench.log          benchmarks/kernels.py --gpu: the tables; benchmarks/gemm_sweep.py (the
+#                      GEMM's tile plans); ncu: the default GEMM's sections, and the device
+#                      time (gpu__time_duration) and DRAM bytes of one call of each kernel
 #   sanitizer.log      compute-sanitizer memcheck and racecheck over one GEMM and one
 #                      attention call (or why they did not run)
 #   first_failure.log  the first failed step's full output (and the first failed test's
@@ -224,6 +226,38 @@ else
   step racecheck 90 0 sanitizer.log env JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_ALLOCATOR=platform \
     compute-sanitizer --tool racecheck --error-exitcode 3 "$PY" benchmarks/gpu_proof.py sanitize $CALLS
   unset REFUSAL_OK
+fi
+
+# ---- the GEMM's tile plans (benchmarks/gemm_sweep.py), then ncu: the default plan's
+# sections, and the device time of one call of each ONCE entry (apart from host dispatch)
+ONCE="hopper/rms_norm-f32 hopper/layer_norm-f32 hopper/softmax-f32 hopper/swiglu-f32 \
+hopper/attention-bf16 hopper/gemm-bf16 hopper/grouped_gemm-bf16 ampere/rms_norm-f32"
+NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section
+          MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy
+          --section LaunchStats)
+if [ "$DRY" = 1 ]; then
+  step sweep 120 0 bench.log "$PY" benchmarks/gemm_sweep.py --dry-run --plans default \
+    bn256-s4-c2 --out f32
+  # shellcheck disable=SC2086
+  step once 120 0 bench.log "$PY" benchmarks/gpu_proof.py once --dry-run $ONCE
+  if [ -n "$NCU" ]; then step ncu-version 20 0 bench.log "$NCU" --version
+  else skip ncu bench.log "ncu is not on PATH here (the GPU run says so too)"; fi
+else
+  step sweep 150 100 bench.log env JAX_PLATFORMS=cuda "$PY" benchmarks/gemm_sweep.py
+  if [ -z "$NCU" ]; then
+    skip ncu-gemm bench.log "ncu not found"
+    skip ncu-time bench.log "ncu not found"
+  else
+    export REFUSAL_OK=1
+    step ncu-gemm 120 60 bench.log "$NCU" --target-processes all -k 'regex:^gemm$' -c 1 \
+      "${SECTIONS[@]}" env JAX_PLATFORMS=cuda "$PY" benchmarks/gemm_sweep.py --once default
+    # shellcheck disable=SC2086
+    step ncu-time 120 0 bench.log "$NCU" --target-processes all --csv --metrics \
+      gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+      env JAX_PLATFORMS=cuda "$PY" benchmarks/gpu_proof.py once $ONCE
+    unset REFUSAL_OK
+  fi
 fi
 
 # ---- summary.txt, figures.json's steps, first_failure.log

@@ -69,6 +69,9 @@ class LibraryKernel:
             ``rtol * |ref| + atol`` with rtol/atol by the output dtype (``TOLERANCE``).
         baseline: a JAX function of the inputs computing the same thing (benchmark).
         rate: ``"bytes"`` (report GB/s) or ``"flops"`` (TFLOP/s).
+        work: ``(inputs) -> FLOPs (or bytes)`` of one call, for a kernel whose work depends
+            on the data (a grouped GEMM's group sizes): the roofline's power laws, fitted at
+            small shapes, cannot know it. Default: the roofline's count.
     """
 
     name: str
@@ -85,6 +88,7 @@ class LibraryKernel:
     tolerance: Callable | None = None
     baseline: Callable | None = None
     rate: str = "bytes"
+    work: Callable | None = None
 
     def kernel(self, **overrides):
         """The built kernel for ``params`` updated by ``overrides`` (memoised)."""

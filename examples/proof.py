@@ -170,15 +170,20 @@ class CaseResult:
 
 
 def compare(out, ref, allowed) -> tuple:
-    """(max |out - ref|, max |out - ref| / allowed) in float64; NaN counts as a mismatch."""
+    """(max |out - ref|, max |out - ref| / allowed) in float64. A NaN in ``ref`` marks an
+    element the kernel does not write (a partial output's rest: on a GPU it holds whatever was
+    there), not compared; a NaN in ``out`` elsewhere counts as a mismatch."""
     o = np.asarray(out).astype(np.float64)
     r = np.asarray(ref, np.float64)
     if o.shape != r.shape:
         raise AssertionError(f"output shape {o.shape} != reference shape {r.shape}")
-    err = np.abs(o - r)
-    err = np.where(np.isnan(err), np.inf, err)
+    known = ~np.isnan(r)
+    err = np.abs(o - np.where(known, r, 0.0))
+    err = np.where(known, np.where(np.isnan(err), np.inf, err), 0.0)
     allowed = np.broadcast_to(np.asarray(allowed, np.float64), err.shape)
-    return float(err.max(initial=0)), float((err / allowed).max(initial=0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(known, err / allowed, 0.0)
+    return float(err.max(initial=0)), float(ratio.max(initial=0))
 
 
 def allowed_error(entry, inputs, out, ref):

@@ -83,11 +83,22 @@ def test_summary_lists_every_step(dry):
     rows = {m.group(1): m.group(2) for m in
             re.finditer(r"^(\S+)\s+(ok|skipped|failed rc=\d+|timeout \d+s)\s+[\d.]+\s+\S+$",
                         text, re.M)}
-    assert list(rows) == DRY_STEPS + ["sanitizer-version" if shutil.which("compute-sanitizer")
-                                      else "sanitizer"]
+    assert list(rows) == DRY_STEPS + [
+        "sanitizer-version" if shutil.which("compute-sanitizer") else "sanitizer",
+        "sweep", "once", "ncu-version" if shutil.which("ncu") else "ncu"]
     assert rows["install"] == "skipped"
-    assert all(rows[s] == "ok" for s in DRY_STEPS if s != "install")
+    assert all(rows[s] == "ok" for s in DRY_STEPS + ["sweep", "once"] if s != "install")
     assert text.rstrip().endswith("failed steps: none")
+
+
+def test_bench_log_has_the_gemm_plans_and_the_calls_ncu_times(dry):
+    out, _, _ = dry
+    text = (out / "bench.log").read_text()
+    for plan in ("default", "bn256-s4-c2"):         # built, compiled by ptxas, lowered
+        assert re.search(rf"^{plan} -> f32 +\d+ KiB smem, 0 spill bytes; lowered", text, re.M)
+    for name in ("hopper/rms_norm-f32 M=8192", "hopper/grouped_gemm-bf16 T=8192 K=4096 G=8 "
+                 "N=4096", "ampere/rms_norm-f32"):
+        assert re.search(rf"^{re.escape(name)}.*: lowered for CUDA$", text, re.M), name
 
 
 def test_figures_json_has_the_roofline_and_every_lowering(dry):
@@ -189,6 +200,24 @@ def test_measure_entry_times_kernel_and_baseline_on_any_backend():
     assert kern["vs_baseline"] == pytest.approx(base["seconds"] / kern["seconds"])
     assert kern["vs_roofline"] == pytest.approx(kern["roofline_s"] / kern["seconds"])
     assert kern["best_baseline"] == "xla_rms_norm"
+
+
+def test_measure_entry_counts_a_grouped_gemms_work_from_its_group_sizes():
+    """The roofline's power laws, fitted at small shapes, cannot know data-dependent work
+    (the H200 run reported 2831 TFLOP/s for the grouped GEMM): ``work`` counts
+    ``2 sum(sizes) K N``, and the roofline's time is scaled to it."""
+    from examples.library import get
+    from examples.proof import counts_roofline, make_inputs
+
+    e = dataclasses.replace(get("hopper/grouped_gemm-bf16"),
+                            shape={"T": 256, "K": 128, "G": 4, "N": 128})
+    sizes = make_inputs(e, e.kernel(), e.shape)[2]
+    est = next(r for r in counts_roofline(e, ("H200",)).rows)
+    rows = kernels.measure_entry(e, "H200", dry=True)
+    assert [r["impl"] for r in rows] == ["kernel", "ragged_dot"]
+    for r in rows:
+        assert r["work"] == 2 * int(sizes.sum()) * 128 * 128
+        assert r["roofline_s"] == pytest.approx(est.time * r["work"] / est.counts.tensor_flops)
 
 
 def test_ceilings_and_gpu_model():

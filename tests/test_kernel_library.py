@@ -231,3 +231,15 @@ def test_sass_names_of_the_hopper_and_blackwell_patterns(ptx_file, arch, names):
         ops = proof.mnemonics(disassemble(f.read(), arch))
     for n in names:
         assert proof.count_prefix(ops, proof.SASS[n]) > 0, (n, proof.SASS[n])
+
+
+def test_compare_skips_elements_without_a_reference_and_fails_on_nan_elsewhere():
+    """A NaN in the reference marks an element the kernel does not write (a partial output's
+    rest): not compared, whatever its tolerance; a NaN output elsewhere is a mismatch."""
+    from examples import proof
+
+    ref = np.array([1.0, np.nan, 3.0])
+    allowed = np.array([0.1, np.nan, 0.1])
+    err, excess = proof.compare(np.array([1.0, 123.0, 3.05], np.float32), ref, allowed)
+    assert err == pytest.approx(0.05) and excess == pytest.approx(0.5)
+    assert proof.compare(np.array([np.nan, 0.0, 3.0]), ref, allowed) == (np.inf, np.inf)

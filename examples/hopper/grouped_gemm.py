@@ -273,12 +273,19 @@ def grouped_body(cfg, A, B, sizes, C, maps):
 
 
 def grouped_gemm(a, b, group_sizes, *, kernel=None, **build):
-    """``C`` of the grouped GEMM (JAX arrays; ``kernel`` a ``build_grouped_gemm`` kernel, or
-    built from ``build`` and the inputs' dtype)."""
+    """``C`` of the grouped GEMM as ``jax.lax.ragged_dot`` gives it: rows past
+    ``sum(group_sizes)`` are zeros (the kernel leaves them unwritten; one elementwise select,
+    which XLA fuses, zeroes them). JAX arrays; ``kernel`` a ``build_grouped_gemm`` kernel, or
+    built from ``build`` and the inputs' dtype."""
+    import jax.numpy as jnp
+
     if kernel is None:
         dt = {"bfloat16": bf16, "float16": f16}[str(a.dtype)]
         kernel = _cached(dt, tuple(sorted(build.items())))
-    return kernel(a, b, group_sizes)[0]
+    c = kernel(a, b, group_sizes)[0]
+    used = jnp.sum(jnp.asarray(group_sizes, jnp.int32))
+    rows = jnp.arange(c.shape[0], dtype=jnp.int32)[:, None]
+    return jnp.where(rows < used, c, jnp.zeros((), c.dtype))
 
 
 _KERNELS: dict = {}
@@ -292,12 +299,13 @@ def _cached(dt, build):
 
 
 def reference(a, b, group_sizes):
-    """NumPy grouped GEMM in float64 (``jax.lax.ragged_dot``): rows past the groups are 0;
-    the second output (the tensor-map workspace) has no reference."""
+    """NumPy grouped GEMM in float64 (``jax.lax.ragged_dot``'s rows of the groups). Rows past
+    ``sum(group_sizes)`` are NaN: the kernel does not write them (on a GPU they hold whatever
+    was in C's memory), so they have no reference (``examples.proof.compare`` skips them)."""
     import numpy as np
 
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    out = np.zeros((a.shape[0], b.shape[2]))
+    out = np.full((a.shape[0], b.shape[2]), np.nan)
     r = 0
     for g, n in enumerate(np.asarray(group_sizes)):
         out[r:r + n] = a[r:r + n] @ b[g]

@@ -82,6 +82,12 @@ def grouped_inputs(kernel, shape, rng):
     return a, b, sizes
 
 
+def grouped_flops(inputs) -> int:
+    """``2 sum(group_sizes) K N``: the rows past the groups are not computed."""
+    a, b, sizes = inputs
+    return 2 * int(np.sum(sizes)) * a.shape[1] * b.shape[2]
+
+
 # ----------------------------------------------------------------------------- baselines
 def _dot(out_dtype):
     def baseline(a, b):
@@ -180,7 +186,7 @@ LIBRARY += [LibraryKernel(
     sass=PIPELINE_SASS + (HOPPER_SASS["fence.proxy.tensormap"],
                           HOPPER_SASS["tensormap.cp_fenceproxy"]),
     page="hopper_grouped_gemm.md", inputs=grouped_inputs, tolerance=gemm_tolerance(odt),
-    baseline=_ragged_dot, rate="flops")
+    baseline=_ragged_dot, rate="flops", work=grouped_flops)
     for dt, odt in ((bf16, f32), (f16, f16))]
 
 ATTENTION_SASS = PIPELINE_SASS + (SASS["ex2.approx"], SASS["shfl.sync.bfly"])

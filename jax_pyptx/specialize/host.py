@@ -54,6 +54,19 @@ def to_memory(a: np.ndarray, layout) -> np.ndarray:
     return np.array(a, order="C", copy=True)
 
 
+UNWRITTEN_BYTE = 0xFF    # what an output holds where the kernel never writes it
+
+
+def unwritten_output(shape, dtype) -> np.ndarray:
+    """A fresh output buffer, every byte ``UNWRITTEN_BYTE``: NaN in the float types that have
+    one (f64 to fp8), all ones in the integer types. On a GPU an output holds whatever was in
+    its memory: an element the kernel never writes reads as NaN here, never as a zero that a
+    reference could agree with."""
+    dtype = np.dtype(dtype)
+    raw = np.full(math.prod(shape) * dtype.itemsize, UNWRITTEN_BYTE, np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
 def from_memory(buf: np.ndarray, layout) -> np.ndarray:
     """The logical array of a buffer (COL: the last two dims swapped back, C order)."""
     if layout is Layout.COL and buf.ndim >= 2:
@@ -161,7 +174,7 @@ class HostLaunch:
         outs = []
         fresh = set()             # buffer indices of outputs that alias no input
         for (shape, dtype), src in zip(self._out_bufs, self._out_src):
-            buf = bufs[src] if src is not None else np.zeros(shape, dtype=dtype)
+            buf = bufs[src] if src is not None else unwritten_output(shape, dtype)
             if src is None:
                 fresh.add(len(bufs))
             bufs.append(buf)

@@ -1,0 +1,137 @@
+"""The Hopper GEMM's tile plans on a GPU: TFLOP/s of ``examples.hopper.gemm.build_gemm`` at
+``M = N = K = 8192`` (bf16 in, f32 or bf16 out) for each plan in ``PLANS``, next to
+``jnp.dot`` (cuBLAS), with each plan's shared memory and ptxas's spills.
+
+    python benchmarks/gemm_sweep.py [--size 8192] [--plans NAME ...] [--out f32,bf16]
+    python benchmarks/gemm_sweep.py --dry-run [--size 1024]   # ptxas + CUDA lowering, no GPU
+    python benchmarks/gemm_sweep.py --once NAME [--size 8192] # one call, for ncu to profile
+
+Timing is ``benchmarks/kernels.time_sets`` (one jitted call runs every input set; median over
+the timed runs). ``--once`` builds, compiles and runs the plan ``NAME`` one time and exits,
+so that ``ncu -k regex:gemm -c 1 python benchmarks/gemm_sweep.py --once NAME`` profiles
+exactly our kernel (no cuBLAS kernel runs in that process).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+# name -> build_gemm's tile plan (bm, bn, stages, cluster); "default" is the library's
+PLANS = {
+    "default": dict(bm=128, bn=128, stages=4, cluster=2),
+    "bn128-s4-c1": dict(bm=128, bn=128, stages=4, cluster=1),
+    "bn128-s6-c2": dict(bm=128, bn=128, stages=6, cluster=2),
+    "bn192-s4-c2": dict(bm=128, bn=192, stages=4, cluster=2),
+    "bn256-s3-c1": dict(bm=128, bn=256, stages=3, cluster=1),
+    "bn256-s3-c2": dict(bm=128, bn=256, stages=3, cluster=2),
+    "bn256-s4-c1": dict(bm=128, bn=256, stages=4, cluster=1),
+    "bn256-s4-c2": dict(bm=128, bn=256, stages=4, cluster=2),
+}
+
+
+def build(name: str, out: str):
+    from examples.hopper.gemm import build_gemm
+    from jax_pyptx import types
+
+    if name not in PLANS:
+        raise SystemExit(f"gemm_sweep: unknown plan {name!r}; the plans: {', '.join(PLANS)}")
+    return build_gemm(types.bf16, getattr(types, out), **PLANS[name])
+
+
+def resources(k, size: int) -> str:
+    """Shared memory of the plan and ptxas's spills for ``size``^3 (its register count is the
+    launch bound's 168 for every plan: ``setmaxnreg`` moves them between warpgroups)."""
+    r = k.resources(M=size, N=size, K=size)
+    return (f"{k.config.smem_bytes // 1024} KiB smem, "
+            f"{r.spill_stores + r.spill_loads} spill bytes")
+
+
+def inputs(size: int, sets: int):
+    import jax
+    import jax.numpy as jnp
+
+    keys = jax.random.split(jax.random.PRNGKey(0), 2 * sets)
+    return [[jax.random.normal(keys[2 * i + j], (size, size), jnp.float32).astype(jnp.bfloat16)
+             for j in range(2)] for i in range(sets)]
+
+
+def sweep(plans, outs, size: int, dry: bool) -> int:
+    import jax
+    import jax.numpy as jnp
+
+    from kernels import time_sets
+
+    flops = 2 * size ** 3
+    sets = None if dry else inputs(size, 4)
+    rows, failed = [], 0
+    for out in outs:
+        odt = getattr(jnp, {"f32": "float32", "bf16": "bfloat16"}[out])
+        dot = lambda a, b, odt=odt: jnp.dot(a, b, preferred_element_type=jnp.float32).astype(odt)
+        base = None if dry else time_sets(dot, sets)["seconds"]
+        if base is not None:
+            rows.append((f"jnp.dot -> {out}", f"{flops / base / 1e12:.1f}", f"{base * 1e6:.0f}",
+                         "1.00", ""))
+        for name in plans:
+            try:
+                k = build(name, out)
+                res = resources(k, size)
+                if dry:
+                    abstract = [jax.ShapeDtypeStruct((size, size), jnp.bfloat16)] * 2
+                    jax.jit(k).trace(*abstract).lower(lowering_platforms=("cuda",))
+                    rows.append((f"{name} -> {out}", "", "", "", res + "; lowered"))
+                    continue
+                t = time_sets(k, sets)["seconds"]
+                rows.append((f"{name} -> {out}", f"{flops / t / 1e12:.1f}", f"{t * 1e6:.0f}",
+                             f"{base / t:.2f}", res))
+            except Exception as e:      # one plan failing is a row, not a stop
+                failed += 1
+                rows.append((f"{name} -> {out}", "", "", "", f"ERROR {type(e).__name__}: "
+                              f"{str(e).splitlines()[0][:90]}"))
+    head = ("plan", "TFLOP/s", "us", "vs jnp.dot", "resources")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    print(f"hopper GEMM, {size}^3 bf16 ({'dry run: no timing' if dry else jax.devices()[0]})")
+    for r in [head] + rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    return 1 if failed else 0
+
+
+def once(name: str, out: str, size: int) -> int:
+    import jax
+
+    k = build(name, out)
+    a, b = inputs(size, 1)[0]
+    jax.block_until_ready(jax.jit(k)(a, b))
+    print(f"gemm_sweep --once {name} -> {out}: ran {size}^3")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", type=int, default=None, help="M = N = K (8192; dry run 1024)")
+    p.add_argument("--plans", nargs="+", default=list(PLANS), metavar="NAME")
+    p.add_argument("--out", default="f32,bf16", help="output dtypes, from f32 and bf16")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--once", metavar="NAME")
+    a = p.parse_args(argv)
+    outs = a.out.split(",")
+    for o in outs:
+        if o not in ("f32", "bf16"):
+            p.error(f"--out: {o!r} is not f32 or bf16")
+    for n in a.plans + ([a.once] if a.once else []):
+        if n not in PLANS:
+            p.error(f"unknown plan {n!r}; the plans: {', '.join(PLANS)}")
+    if a.dry_run:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    size = a.size or (1024 if a.dry_run else 8192)
+    if a.once:
+        return once(a.once, outs[0], size)
+    return sweep(a.plans, outs, size, a.dry_run)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
