@@ -14,8 +14,8 @@
 #   bench.log          benchmarks/kernels.py --gpu: the tables; benchmarks/gemm_sweep.py (the
 #                      GEMM's tile plans); ncu: the default GEMM's sections, and the device
 #                      time (gpu__time_duration) and DRAM bytes of one call of each kernel
-#   sanitizer.log      compute-sanitizer memcheck and racecheck over one GEMM and one
-#                      attention call (or why they did not run)
+#   sanitizer.log      compute-sanitizer memcheck and racecheck over one GEMM, one
+#                      attention and one grouped GEMM call (or why they did not run)
 #   first_failure.log  the first failed step's full output (and the first failed test's
 #                      report); absent when nothing failed
 #
@@ -204,8 +204,8 @@ else
     --json "$OUT_DIR/figures.json" --budget "$B" $BENCH
 fi
 
-# ---- compute-sanitizer over one GEMM and one attention call
-CALLS="hopper/gemm-bf16 hopper/attention-bf16"
+# ---- compute-sanitizer over one GEMM, one attention and one grouped GEMM call
+CALLS="hopper/gemm-bf16 hopper/attention-bf16 hopper/grouped_gemm-bf16"
 if [ "$DRY" = 1 ]; then
   # shellcheck disable=SC2086
   step sanitize-prog 60 0 sanitizer.log "$PY" benchmarks/gpu_proof.py sanitize --dry-run $CALLS
