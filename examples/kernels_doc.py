@@ -89,7 +89,68 @@ def generate(lib=None) -> str:
     for e in lib:
         rows += list(counts_roofline(e, DEVICES).rows)
     out.append(format_table(rows, markdown=True).rstrip("\n"))
+    out += gpu_runs_section()
     return "\n".join(out) + "\n"
+
+
+GPU_RUNS = os.path.join(ROOT, "docs", "gpu_runs")
+
+
+def gpu_runs_section() -> list:
+    """Lines of "Measured on a GPU": one part per record under ``docs/gpu_runs/`` (a run of
+    ``benchmarks/gpu_proof.sh``, newest first): the machine, the checks, each kernel's rate
+    next to its best JAX baseline and the measured ceiling, and the run's findings."""
+    import json
+
+    names = sorted((n for n in os.listdir(GPU_RUNS) if n.endswith(".json")), reverse=True) \
+        if os.path.isdir(GPU_RUNS) else []
+    if not names:
+        return []
+    out = ["", "## Measured on a GPU", "",
+           "Runs of `benchmarks/gpu_proof.sh` on a lent GPU, recorded under `docs/gpu_runs/`. "
+           "A rate is the work (the roofline's count, or the entry's own `work`) over the "
+           "measured time; the ceiling is the machine's device copy (GB/s, bytes read and "
+           "written) or bf16 `jnp.dot` (TFLOP/s), timed the same way."]
+    for name in names:
+        with open(os.path.join(GPU_RUNS, name)) as f:
+            run = json.load(f)
+        c = run["ceilings"]
+        t = run["tests"]
+        out += ["", f"### {run['gpu']}, {run['date']}", "",
+                f"Driver {run['driver']}, CUDA {run['cuda']}; {run['software']}. "
+                f"`{run['command']}` at commit {run['commit']}. Timing: {run['timing']}. "
+                f"Ceilings: copy {c['copy_gbs']:.0f} GB/s, bf16 `jnp.dot` "
+                f"{c['bf16_dot_tflops']:.0f} TFLOP/s.",
+                "", f"Checks: `{t['command']}`: {t['passed']} passed, {t['failed']} failed "
+                f"({t['failed_why']}), {t['skipped']} skipped ({t['skipped_why']}). "
+                f"compute-sanitizer memcheck: {run['sanitizer']['memcheck']}; racecheck: "
+                f"{run['sanitizer']['racecheck']}.", ""]
+        out += _gpu_rows(run["rows"], c)
+        out += [""] + [f"- {line}" for line in run["findings"]]
+    return out
+
+
+def _gpu_rows(rows, ceilings) -> list:
+    """The table of one run: each kernel row with its fastest baseline."""
+    out = ["| kernel | shape | rate | us | best baseline | its rate | kernel / baseline "
+           "| of the ceiling |", "|---|---|---|---|---|---|---|---|"]
+    kernels = [r for r in rows if r["impl"] == "kernel" and "seconds" in r]
+    for k in kernels:
+        scale, ceiling = ((1e12, ceilings["bf16_dot_tflops"]) if k["unit"] == "TFLOP/s"
+                          else (1e9, ceilings["copy_gbs"]))
+        rate = k["work"] / k["seconds"] / scale
+        base = [r for r in rows if r["entry"] == k["entry"] and r["impl"] != "kernel"
+                and "seconds" in r]
+        cells = ["", "", ""]
+        if base:
+            b = min(base, key=lambda r: r["seconds"])
+            cells = [b["impl"], f"{b['work'] / b['seconds'] / scale:.1f} {k['unit']}",
+                     f"{b['seconds'] / k['seconds']:.2f}x"]
+        shape = " ".join(f"{a}={v}" for a, v in k["shape"].items())
+        out.append(f"| {k['entry']} | {shape} | {rate:.1f} {k['unit']} | "
+                   f"{k['seconds'] * 1e6:.1f} | " + " | ".join(cells) +
+                   f" | {rate / ceiling:.0%} |")
+    return out
 
 
 BEGIN, END = "<!-- figures -->", "<!-- /figures -->"

@@ -243,3 +243,18 @@ def test_compare_skips_elements_without_a_reference_and_fails_on_nan_elsewhere()
     err, excess = proof.compare(np.array([1.0, 123.0, 3.05], np.float32), ref, allowed)
     assert err == pytest.approx(0.05) and excess == pytest.approx(0.5)
     assert proof.compare(np.array([np.nan, 0.0, 3.0]), ref, allowed) == (np.inf, np.inf)
+
+
+def test_gpu_run_rows_pick_the_fastest_baseline_and_use_the_recorded_work():
+    rows = [{"entry": "x/k", "impl": "kernel", "shape": {"M": 8}, "unit": "GB/s", "work": 4e9,
+             "seconds": 2e-3},
+            {"entry": "x/k", "impl": "slow", "shape": {"M": 8}, "unit": "GB/s", "work": 4e9,
+             "seconds": 8e-3},
+            {"entry": "x/k", "impl": "fast", "shape": {"M": 8}, "unit": "GB/s", "work": 4e9,
+             "seconds": 4e-3},
+            {"entry": "x/k", "impl": "broken", "shape": {"M": 8}, "unit": "GB/s", "work": 4e9,
+             "error": "boom"}]
+    table = kernels_doc._gpu_rows(rows, {"copy_gbs": 2500.0, "bf16_dot_tflops": 700.0})
+    assert table[2] == ("| x/k | M=8 | 2000.0 GB/s | 2000.0 | fast | 1000.0 GB/s | 2.00x "
+                        "| 80% |")
+    assert len(table) == 3

@@ -17,7 +17,7 @@ object. The op is functional (``mutates_args=()``) and has:
   variables bound from the inputs (symbolic under dynamic shapes); nothing is traced or run,
   so ``torch.compile(fullgraph=True)`` traces through it;
 * a CPU impl: the CPU interpreter (the one host launch, ``host.host_launch``) on the
-  tensors' NumPy views, returning new tensors (outputs start as zeros);
+  tensors' NumPy views, returning new tensors (outputs start as 0xFF bytes, as in JAX);
 * a CUDA impl: the launch plan the JAX CUDA lowering builds (``launch_plan.build_plan``),
   launched by the C++ launcher (``ffi_bridge.torch_launch``) on the tensors' ``data_ptr()``s
   and ``torch.cuda.current_stream()``. Outputs (and the TMA descriptor workspace, when the
