@@ -99,6 +99,9 @@ def test_gemm_sass_has_the_planned_instruction_forms():
     assert ops["UTMASTG.2D"] == 4
     assert ops["USETMAXREG.DEALLOC.CTAPOOL"] == 1 and ops["USETMAXREG.TRY_ALLOC.CTAPOOL"] == 1
     assert ops["UCGABAR_ARV"] == 2 and ops["UCGABAR_WAIT"] == 2
+    # GPU-wide fences only at the two cluster barriers' releases, none before the consumers'
+    # per-k-step remote arrives (a .release.cluster arrive put one there)
+    assert ops["MEMBAR.ALL.GPU"] == 2
     assert proof.local_memory(ops) == []
     wide = _sass_ops(gemm.build_gemm(f16, f16, bn=256, cluster=1), M=4096, N=4096, K=4096)
     assert wide["HGMMA.64x256x16.F32"] == 4 and "UTMALDG.2D.MULTICAST" not in wide

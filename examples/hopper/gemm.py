@@ -65,7 +65,7 @@ def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: i
       ``wgmma.mma_async.m64n{bn}k16`` (A K-major and B MN-major from 128B-swizzled shared
       memory, ``trans-b = 1``), commit, and ``wgmma.wait_group 1``: the previous stage's
       wgmmas are done, so that stage is released with one arrival on ``empty`` of each CTA of
-      the cluster (``mapa`` + remote ``mbarrier.arrive.release.cluster``).
+      the cluster (``mapa`` + a remote ``mbarrier.arrive.shared::cluster``).
 
     **Pipeline.** ``full[s]`` (count 1: the producer's arrive, plus the transaction bytes of
     A and both halves of B) and ``empty[s]`` (count ``consumers x cluster``) per stage; up

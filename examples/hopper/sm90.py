@@ -98,8 +98,12 @@ def advance_desc(desc, byte_offset):
 def release_stage(empty_base, stage, lane_in_group, cluster: int):
     """A consumer warpgroup frees ``stage``: one arrival on ``empty[stage]`` of every CTA in
     the cluster (their producers multicast into this CTA's stage too). Thread ``r`` of the
-    warpgroup signals CTA rank ``r`` (``mapa`` + a remote ``mbarrier.arrive.release.cluster``);
-    without a cluster, thread 0 arrives locally."""
+    warpgroup signals CTA rank ``r`` (``mapa`` + a remote ``mbarrier.arrive.shared::cluster``);
+    without a cluster, thread 0 arrives locally.
+
+    The arrive keeps its default semantics: the stage's readers, the warpgroup's wgmmas, are
+    finished (``wgmma.wait_group``), so a release has nothing to order. Spelled
+    ``.release.cluster``, ptxas precedes it with ``MEMBAR.ALL.GPU`` on every k step."""
     bar = barrier_at(empty_base, stage)
     if cluster == 1:
         with ptx.if_(lane_in_group == 0):
@@ -107,7 +111,7 @@ def release_stage(empty_base, stage, lane_in_group, cluster: int):
         return
     with ptx.if_(lane_in_group < cluster):
         peer = ptx.cluster.mapa(bar, lane_in_group)
-        ptx.mbarrier.arrive(peer, remote=True, sem="release", scope="cluster")
+        ptx.mbarrier.arrive(peer, remote=True)
 
 
 class EpilogueStore:
