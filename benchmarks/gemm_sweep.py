@@ -1,9 +1,11 @@
 """The Hopper GEMM's tile plans on a GPU: TFLOP/s of ``examples.hopper.gemm.build_gemm`` at
 ``M = N = K = 8192`` (bf16 in, f32 or bf16 out) for each plan in ``PLANS``, next to
-``jnp.dot`` (cuBLAS), with each plan's shared memory and ptxas's spills.
+``jnp.dot`` (cuBLAS), with each plan's shared memory and ptxas's spills. A plan whose product
+is off (``REL_ERROR``) is an error row, not a figure.
 
     python benchmarks/gemm_sweep.py [--size 8192] [--plans NAME ...] [--out f32,bf16]
-    python benchmarks/gemm_sweep.py --dry-run [--size 1024]   # ptxas + CUDA lowering, no GPU
+    python benchmarks/gemm_sweep.py --dry-run [--size 1024]   # ptxas, CUDA lowering and the
+                                                              # interpreter at 256^3, no GPU
     python benchmarks/gemm_sweep.py --once NAME [--size 8192] # one call, for ncu to profile
 
 Timing is ``benchmarks/kernels.time_sets`` (one jitted call runs every input set; median over
@@ -51,6 +53,30 @@ def resources(k, size: int) -> str:
             f"{r.spill_stores + r.spill_loads} spill bytes")
 
 
+REL_ERROR = {"f32": 1e-3, "bf16": 1e-2}   # max |C - ref| / max |ref| a plan may show
+CHECK_SIZE = 256                          # the dry run's interpreter check, M = N = K
+
+
+def relative_error(c, ref) -> float:
+    """``max |c - ref| / max |ref|`` in float64."""
+    import numpy as np
+
+    c, ref = np.asarray(c, np.float64), np.asarray(ref, np.float64)
+    return float(np.abs(c - ref).max() / max(np.abs(ref).max(), 1e-30))
+
+
+def interpreted_error(k) -> float:
+    """The plan ``k`` run by the CPU interpreter (sanitizer on) at ``CHECK_SIZE``^3 against
+    NumPy: every plan the GPU times is first checked without one."""
+    import ml_dtypes
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((CHECK_SIZE, CHECK_SIZE)).astype(ml_dtypes.bfloat16)
+            for _ in range(2))
+    return relative_error(k.interpret(a, b), np.asarray(a, np.float64) @ np.asarray(b, np.float64))
+
+
 def inputs(size: int, sets: int):
     import jax
     import jax.numpy as jnp
@@ -83,8 +109,17 @@ def sweep(plans, outs, size: int, dry: bool) -> int:
                 if dry:
                     abstract = [jax.ShapeDtypeStruct((size, size), jnp.bfloat16)] * 2
                     jax.jit(k).trace(*abstract).lower(lowering_platforms=("cuda",))
-                    rows.append((f"{name} -> {out}", "", "", "", res + "; lowered"))
+                    err = interpreted_error(k)
+                    if err > REL_ERROR[out]:
+                        raise ValueError(f"the interpreter's {CHECK_SIZE}^3 product is off by "
+                                         f"{err:.2e} of its largest value")
+                    rows.append((f"{name} -> {out}", "", "", "",
+                                 f"{res}; lowered; interpreter {CHECK_SIZE}^3 ok"))
                     continue
+                a, b = sets[0]
+                err = relative_error(jax.jit(k)(a, b), dot(a, b))
+                if err > REL_ERROR[out]:
+                    raise ValueError(f"wrong product: off by {err:.2e} of its largest value")
                 t = time_sets(k, sets)["seconds"]
                 rows.append((f"{name} -> {out}", f"{flops / t / 1e12:.1f}", f"{t * 1e6:.0f}",
                              f"{base / t:.2f}", res))

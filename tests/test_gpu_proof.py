@@ -95,7 +95,8 @@ def test_bench_log_has_the_gemm_plans_and_the_calls_ncu_times(dry):
     out, _, _ = dry
     text = (out / "bench.log").read_text()
     for plan in ("default", "bn256-s4-c2"):         # built, compiled by ptxas, lowered
-        assert re.search(rf"^{plan} -> f32 +\d+ KiB smem, 0 spill bytes; lowered", text, re.M)
+        assert re.search(rf"^{plan} -> f32 +\d+ KiB smem, 0 spill bytes; lowered; "
+                         rf"interpreter 256\^3 ok", text, re.M)
     for name in ("hopper/rms_norm-f32 M=8192", "hopper/grouped_gemm-bf16 T=8192 K=4096 G=8 "
                  "N=4096", "ampere/rms_norm-f32"):
         assert re.search(rf"^{re.escape(name)}.*: lowered for CUDA$", text, re.M), name
@@ -218,6 +219,18 @@ def test_measure_entry_counts_a_grouped_gemms_work_from_its_group_sizes():
     for r in rows:
         assert r["work"] == 2 * int(sizes.sum()) * 128 * 128
         assert r["roofline_s"] == pytest.approx(est.time * r["work"] / est.counts.tensor_flops)
+
+
+def test_gemm_sweep_reports_a_plan_whose_product_is_off(monkeypatch, capsys):
+    """A plan that computes a wrong product is an error row and a failed sweep, never a
+    figure; the relative error is measured against the largest reference value."""
+    sweep = _load("gemm_sweep")
+    assert sweep.relative_error([[1.0, 2.0]], [[1.0, 4.0]]) == 0.5
+    monkeypatch.setattr(sweep, "interpreted_error", lambda k: 0.25)
+    assert sweep.main(["--dry-run", "--size", "256", "--plans", "default", "--out", "f32"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^default -> f32 +ERROR ValueError: the interpreter's 256\^3 product is "
+                     r"off by 2\.50e-01 of its largest value", out, re.M), out
 
 
 def test_ceilings_and_gpu_model():
