@@ -1,5 +1,6 @@
-"""The Hopper GEMM's tile plans on a GPU: TFLOP/s of ``examples.hopper.gemm.build_gemm`` at
-``M = N = K = 8192`` (bf16 in, f32 or bf16 out) for each plan in ``PLANS``, next to
+"""The Hopper GEMM's tile plans on a GPU: TFLOP/s of ``examples.hopper.gemm.build_gemm``, and
+of the persistent grouped kernel with one group, at ``M = N = K = 8192`` (bf16 in, f32 or bf16
+out) for each plan in ``PLANS``, next to
 ``jnp.dot`` (cuBLAS), with each plan's shared memory and ptxas's spills. A plan whose product
 is off (``REL_ERROR``) is an error row, not a figure.
 
@@ -23,32 +24,78 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-# name -> build_gemm's tile plan (bm, bn, stages, cluster); "default" is the library's
+class Plan:
+    """A tile plan: ``build_gemm``'s (one CTA a tile), or, ``persistent``, the grouped GEMM's
+    persistent kernel with one group (``build_grouped_gemm``: 132 CTAs walk the tiles; the
+    ring and the epilogue's buffers carry on from tile to tile)."""
+
+    def __init__(self, bn: int, stages: int, cluster: int = 1, persistent: bool = False):
+        self.bn, self.stages, self.cluster, self.persistent = bn, stages, cluster, persistent
+
+    def build(self, out: str, ctas: int = 132):
+        from jax_pyptx import types
+
+        dt, odt = types.bf16, getattr(types, out)
+        if self.persistent:
+            from examples.hopper.grouped_gemm import build_grouped_gemm
+
+            return build_grouped_gemm(dt, odt, bm=128, bn=self.bn, stages=self.stages,
+                                      ctas=ctas)
+        from examples.hopper.gemm import build_gemm
+
+        return build_gemm(dt, odt, bm=128, bn=self.bn, stages=self.stages,
+                          cluster=self.cluster)
+
+    def call(self, k):
+        """``(a, b) -> C`` of the built kernel ``k`` (JAX or NumPy arrays on the CPU)."""
+        if not self.persistent:
+            return k
+
+        def one_group(a, b):
+            import numpy as np
+
+            return k(a, b[None], np.full((1,), a.shape[0], np.int32))[0]
+        return one_group
+
+    def interpret(self, k, a, b):
+        """The plan's ``C`` of ``a @ b`` on the CPU interpreter (sanitizer on)."""
+        import numpy as np
+
+        if not self.persistent:
+            return k.interpret(a, b)
+        return k.interpret(a, b[None], np.full((1,), a.shape[0], np.int32))[0]
+
+    def shape(self, size: int) -> dict:
+        if self.persistent:
+            return {"T": size, "K": size, "G": 1, "N": size}
+        return {"M": size, "N": size, "K": size}
+
+
+# name -> plan; "default" is the library's hopper/gemm
 PLANS = {
-    "default": dict(bm=128, bn=128, stages=4, cluster=2),
-    "bn128-s4-c1": dict(bm=128, bn=128, stages=4, cluster=1),
-    "bn128-s6-c2": dict(bm=128, bn=128, stages=6, cluster=2),
-    "bn192-s4-c2": dict(bm=128, bn=192, stages=4, cluster=2),
-    "bn256-s3-c1": dict(bm=128, bn=256, stages=3, cluster=1),
-    "bn256-s3-c2": dict(bm=128, bn=256, stages=3, cluster=2),
-    "bn256-s4-c1": dict(bm=128, bn=256, stages=4, cluster=1),
-    "bn256-s4-c2": dict(bm=128, bn=256, stages=4, cluster=2),
+    "default": Plan(bn=128, stages=4, cluster=2),
+    "bn128-s4-c1": Plan(bn=128, stages=4),
+    "bn128-s6-c2": Plan(bn=128, stages=6, cluster=2),
+    "bn192-s4-c2": Plan(bn=192, stages=4, cluster=2),
+    "bn256-s3-c1": Plan(bn=256, stages=3),
+    "bn256-s3-c2": Plan(bn=256, stages=3, cluster=2),
+    "bn256-s4-c1": Plan(bn=256, stages=4),
+    "bn256-s4-c2": Plan(bn=256, stages=4, cluster=2),
+    "persistent-bn128-s4": Plan(bn=128, stages=4, persistent=True),
+    "persistent-bn256-s3": Plan(bn=256, stages=3, persistent=True),
 }
 
 
-def build(name: str, out: str):
-    from examples.hopper.gemm import build_gemm
-    from jax_pyptx import types
-
+def build(name: str, out: str, ctas: int = 132):
     if name not in PLANS:
         raise SystemExit(f"gemm_sweep: unknown plan {name!r}; the plans: {', '.join(PLANS)}")
-    return build_gemm(types.bf16, getattr(types, out), **PLANS[name])
+    return PLANS[name].build(out, ctas)
 
 
-def resources(k, size: int) -> str:
+def resources(name: str, k, size: int) -> str:
     """Shared memory of the plan and ptxas's spills for ``size``^3 (its register count is the
     launch bound's 168 for every plan: ``setmaxnreg`` moves them between warpgroups)."""
-    r = k.resources(M=size, N=size, K=size)
+    r = k.resources(**PLANS[name].shape(size))
     return (f"{k.config.smem_bytes // 1024} KiB smem, "
             f"{r.spill_stores + r.spill_loads} spill bytes")
 
@@ -65,16 +112,18 @@ def relative_error(c, ref) -> float:
     return float(np.abs(c - ref).max() / max(np.abs(ref).max(), 1e-30))
 
 
-def interpreted_error(k) -> float:
-    """The plan ``k`` run by the CPU interpreter (sanitizer on) at ``CHECK_SIZE``^3 against
-    NumPy: every plan the GPU times is first checked without one."""
+def interpreted_error(name: str, out: str) -> float:
+    """The plan ``name`` run by the CPU interpreter (sanitizer on) at ``CHECK_SIZE``^3 against
+    NumPy (a persistent plan on 4 CTAs): every plan the GPU times is first checked without
+    one."""
     import ml_dtypes
     import numpy as np
 
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((CHECK_SIZE, CHECK_SIZE)).astype(ml_dtypes.bfloat16)
             for _ in range(2))
-    return relative_error(k.interpret(a, b), np.asarray(a, np.float64) @ np.asarray(b, np.float64))
+    c = PLANS[name].interpret(build(name, out, ctas=4), a, b)
+    return relative_error(c, np.asarray(a, np.float64) @ np.asarray(b, np.float64))
 
 
 def inputs(size: int, sets: int):
@@ -105,11 +154,12 @@ def sweep(plans, outs, size: int, dry: bool) -> int:
         for name in plans:
             try:
                 k = build(name, out)
-                res = resources(k, size)
+                fn = PLANS[name].call(k)
+                res = resources(name, k, size)
                 if dry:
                     abstract = [jax.ShapeDtypeStruct((size, size), jnp.bfloat16)] * 2
-                    jax.jit(k).trace(*abstract).lower(lowering_platforms=("cuda",))
-                    err = interpreted_error(k)
+                    jax.jit(fn).trace(*abstract).lower(lowering_platforms=("cuda",))
+                    err = interpreted_error(name, out)
                     if err > REL_ERROR[out]:
                         raise ValueError(f"the interpreter's {CHECK_SIZE}^3 product is off by "
                                          f"{err:.2e} of its largest value")
@@ -117,10 +167,10 @@ def sweep(plans, outs, size: int, dry: bool) -> int:
                                  f"{res}; lowered; interpreter {CHECK_SIZE}^3 ok"))
                     continue
                 a, b = sets[0]
-                err = relative_error(jax.jit(k)(a, b), dot(a, b))
+                err = relative_error(jax.jit(fn)(a, b), dot(a, b))
                 if err > REL_ERROR[out]:
                     raise ValueError(f"wrong product: off by {err:.2e} of its largest value")
-                t = time_sets(k, sets)["seconds"]
+                t = time_sets(fn, sets)["seconds"]
                 rows.append((f"{name} -> {out}", f"{flops / t / 1e12:.1f}", f"{t * 1e6:.0f}",
                              f"{base / t:.2f}", res))
             except Exception as e:      # one plan failing is a row, not a stop
@@ -138,9 +188,9 @@ def sweep(plans, outs, size: int, dry: bool) -> int:
 def once(name: str, out: str, size: int) -> int:
     import jax
 
-    k = build(name, out)
+    fn = PLANS[name].call(build(name, out))
     a, b = inputs(size, 1)[0]
-    jax.block_until_ready(jax.jit(k)(a, b))
+    jax.block_until_ready(jax.jit(fn)(a, b))
     print(f"gemm_sweep --once {name} -> {out}: ran {size}^3")
     return 0
 

@@ -238,7 +238,7 @@ SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section
           --section LaunchStats)
 if [ "$DRY" = 1 ]; then
   step sweep 120 0 bench.log "$PY" benchmarks/gemm_sweep.py --dry-run --plans default \
-    bn256-s4-c2 --out f32
+    bn256-s4-c2 persistent-bn128-s4 --out f32
   # shellcheck disable=SC2086
   step once 120 0 bench.log "$PY" benchmarks/gpu_proof.py once --dry-run $ONCE
   if [ -n "$NCU" ]; then step ncu-version 20 0 bench.log "$NCU" --version

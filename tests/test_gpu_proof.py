@@ -94,7 +94,7 @@ def test_summary_lists_every_step(dry):
 def test_bench_log_has_the_gemm_plans_and_the_calls_ncu_times(dry):
     out, _, _ = dry
     text = (out / "bench.log").read_text()
-    for plan in ("default", "bn256-s4-c2"):         # built, compiled by ptxas, lowered
+    for plan in ("default", "bn256-s4-c2", "persistent-bn128-s4"):   # built, ptxas, lowered
         assert re.search(rf"^{plan} -> f32 +\d+ KiB smem, 0 spill bytes; lowered; "
                          rf"interpreter 256\^3 ok", text, re.M)
     for name in ("hopper/rms_norm-f32 M=8192", "hopper/grouped_gemm-bf16 T=8192 K=4096 G=8 "
@@ -226,7 +226,7 @@ def test_gemm_sweep_reports_a_plan_whose_product_is_off(monkeypatch, capsys):
     figure; the relative error is measured against the largest reference value."""
     sweep = _load("gemm_sweep")
     assert sweep.relative_error([[1.0, 2.0]], [[1.0, 4.0]]) == 0.5
-    monkeypatch.setattr(sweep, "interpreted_error", lambda k: 0.25)
+    monkeypatch.setattr(sweep, "interpreted_error", lambda name, out: 0.25)
     assert sweep.main(["--dry-run", "--size", "256", "--plans", "default", "--out", "f32"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"^default -> f32 +ERROR ValueError: the interpreter's 256\^3 product is "
