@@ -69,9 +69,9 @@ def main():
     # the devices are still usable, and a correct call's results reach every shard
     x0 = jax.device_put(jnp.arange(64, dtype=jnp.float32), rows)
     d = jax.device_put(jnp.full(64, 2.0, jnp.float32), rows)
-    acc = ptx_call(accumulate, sanitize=False)      # Y reads as zeros: Y = D
+    acc = ptx_call(accumulate, input_output_aliases={0: 0})      # Y starts as X0: Y = X0 + D
     y = jax.jit(acc)(x0, d)
-    np.testing.assert_array_equal(np.asarray(y), np.full(64, 2.0, np.float32))
+    np.testing.assert_array_equal(np.asarray(y), np.arange(64, dtype=np.float32) + 2.0)
     print(f"OK {float(jax.jit(lambda a, b: acc(a, b).sum())(x0, d))}", flush=True)
     with jax.set_mesh(mesh):
         print(f"OK {float(jax.jit(lambda a, b: acc(a, b).sum())(x0, d))}", flush=True)
