@@ -4,6 +4,7 @@
     python benchmarks/gpu_proof.py sanitize NAME... [--dry-run]   # library calls, checked
     python benchmarks/gpu_proof.py once NAME... [--dry-run]       # one call each, for ncu
     python benchmarks/gpu_proof.py finalize STEPS OUT             # summary, first failure
+    python benchmarks/gpu_proof.py record OUT DEST COMMIT         # docs/gpu_runs/ record
 
 ``sanitize`` runs each entry ``NAME`` (``hopper/gemm-bf16``, ``hopper/attention-bf16``) once
 through ``jax.jit`` at its first interpreter case and compares with the reference: the
@@ -13,6 +14,10 @@ program ``compute-sanitizer`` watches. With ``--dry-run`` it lowers the call for
 ``once`` runs each entry one time at its benchmark shape (``entry.shape``): the program
 that ``ncu --metrics gpu__time_duration.sum`` times kernel by kernel on the device, apart
 from the host's dispatch. With ``--dry-run`` it lowers each call for CUDA.
+
+``record`` turns a run's output folder (fetched from the device) into the record under
+``docs/gpu_runs/`` that ``docs/kernels.md``'s "Measured on a GPU" renders; ``COMMIT`` is the
+commit that ran (the device's copy of the tree has no git history).
 
 ``finalize`` reads the step table the script wrote (``name<TAB>status<TAB>seconds<TAB>log
 <TAB>output file``), writes ``OUT/summary.txt``, adds the steps to ``OUT/figures.json`` and
@@ -178,6 +183,88 @@ def finalize(steps_path: str, out: str) -> int:
     return 1 if failed else 0
 
 
+ROW_KEYS = ("entry", "impl", "shape", "unit", "work", "seconds", "min_s", "max_s", "reps", "sets")
+
+
+def record(out: str, dest: str, commit: str) -> int:
+    """Write ``dest`` (``docs/gpu_runs/<gpu>-<date>.json``, which ``examples/kernels_doc.py``
+    renders in ``docs/kernels.md``) from a run's output folder ``out``: the machine, the
+    checks, the ceilings and every timed row. Its ``findings`` are left empty, for whoever
+    reads the run to write (what met its goal, what did not and why)."""
+    with open(os.path.join(out, "figures.json")) as f:
+        figures = json.load(f)
+    m = dict(line.split(": ", 1) for line in figures.get("machine", "").splitlines()
+             if ": " in line)
+    gpu = [p.strip() for p in m.get("gpu", "?").split(",")]
+    soft = ", ".join(f"{k} {m[k].replace('Version ', '').split()[0]}" for k in
+                     ("python", "jax", "jaxlib", "numpy", "torch", "compute-sanitizer")
+                     if m.get(k, "").strip())
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kernels
+
+    run = {"date": m.get("date", "?").split()[0],
+           "gpu": f"{gpu[0]} ({gpu[2]})" if len(gpu) > 2 else gpu[0],
+           "driver": gpu[1] if len(gpu) > 1 else "?",
+           "cuda": f"{m.get('cuda (driver)', '?').replace('CUDA Version: ', '')} (driver), "
+                   f"ptxas {m.get('ptxas', '?').replace('release ', '')}",
+           "software": soft, "command": "bash benchmarks/gpu_proof.sh", "commit": commit,
+           "timing": kernels.TIMING,
+           "ceilings": {k: v for k, v in (figures.get("ceilings") or {}).items()},
+           "tests": _tests(os.path.join(out, "pytest_gpu.xml")),
+           "sanitizer": _sanitizer(os.path.join(out, "sanitizer.log")),
+           "rows": [{k: r[k] for k in ROW_KEYS if k in r} for r in figures.get("gpu", [])
+                    if "seconds" in r],
+           "findings": []}
+    with open(dest, "w") as f:
+        json.dump(run, f, indent=1)
+        f.write("\n")
+    print(f"wrote {dest}: {len(run['rows'])} timed rows; write its findings, then "
+          f"python -m examples.kernels_doc --write")
+    return 0
+
+
+def _tests(xml_path: str) -> dict:
+    """The junit XML's counts, the failed tests and the commonest skip reasons (entry names
+    replaced by ``<entry>``)."""
+    import collections
+    import re
+
+    root = ET.parse(xml_path).getroot()
+    failed, skipped, passed = [], collections.Counter(), 0
+    for tc in root.iter("testcase"):
+        bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
+        if bad is not None:
+            failed.append(tc.get("name"))
+        elif tc.find("skipped") is not None:
+            why = tc.find("skipped").get("message", "")
+            skipped[re.sub(r"\b\w+/[\w.-]+", "<entry>", why)] += 1
+        else:
+            passed += 1
+    shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
+    return {"command": "pytest -m gpu tests/test_kernels_gpu.py", "passed": passed,
+            "failed": len(failed), "skipped": sum(skipped.values()),
+            "failed_why": shown or "none",
+            "skipped_why": "; ".join(f"{n}: {w}" for w, n in skipped.most_common(3)) or "none"}
+
+
+def _sanitizer(log_path: str) -> dict:
+    """Each tool's step status and compute-sanitizer's summary line (or why it did not run)."""
+    import re
+
+    text = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
+    out = {}
+    for tool in ("memcheck", "racecheck"):
+        m = re.search(rf"^=== {tool}: (.*)$", text, re.M)
+        if m is None:
+            out[tool] = "not run"
+            continue
+        start = text.rfind(f"=== {tool} (limit", 0, m.start())      # -1: it did not run
+        summary = re.findall(r"^========= (\w+ SUMMARY: .*)$", text[start:m.start()],
+                             re.M) if start >= 0 else []
+        out[tool] = m.group(1) + (f"; {summary[-1]}" if summary else "")
+    return out
+
+
 def main(argv=None) -> int:
     """Dispatch the subcommands (module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -189,6 +276,8 @@ def main(argv=None) -> int:
         return max(sanitize(name, dry) for name in argv[1:])
     if argv[:1] == ["once"] and len(argv) >= 2:
         return max(once(name, dry) for name in argv[1:])
+    if argv[:1] == ["record"] and len(argv) == 4:
+        return record(argv[1], argv[2], argv[3])
     if argv[:1] == ["finalize"] and len(argv) == 3:
         return finalize(argv[1], argv[2])
     print(__doc__, file=sys.stderr)

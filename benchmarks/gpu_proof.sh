@@ -24,6 +24,11 @@
 #   bash benchmarks/gpu_proof.sh --dry-run [--skip-install] [--out DIR]
 #        [--bench "NAME ..."] [--tests-k EXPR] [--budget SECONDS]
 #
+# After a run, here: `python benchmarks/gpu_proof.py record FILES_AT docs/gpu_runs/<gpu>-<date>.json
+# COMMIT` (FILES_AT: the folder the device tool fetched the files to; COMMIT: the commit that
+# ran), write the record's findings, then `python -m examples.kernels_doc --write`: the run
+# becomes a part of docs/kernels.md's "Measured on a GPU".
+#
 # --dry-run does every step on the CPU up to its first GPU call, so a broken script costs no
 # GPU time: the install (into the current environment, as on the GPU machine), the launcher's
 # import, `pytest -m gpu --collect-only`, the GPU tests (each skips: no GPU) and a few of them

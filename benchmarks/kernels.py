@@ -50,6 +50,9 @@ sys.path.insert(0, ROOT)
 
 L2_BYTES = 60 * 1024 * 1024          # Hopper's L2 (50 MB on the H100 PCIe, 60 MB SXM / H200)
 SET_BYTES = 1 << 30                  # the input bytes one timed call reads, at least
+TIMING = ("wall clock of one jitted call that runs 2 to 64 input sets (as many as take the "
+          "inputs past 4x the L2 and 1 GiB), divided by the sets; the median of 3 to 10 timed "
+          "calls after two warm-ups; the host's dispatch is included")
 # the measuring order: what the goals name first (GEMM, attention, norms)
 PRIORITY = ("gemm-", "attention", "rms_norm", "layer_norm", "softmax", "swiglu",
             "grouped_gemm")

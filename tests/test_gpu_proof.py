@@ -233,6 +233,56 @@ def test_gemm_sweep_reports_a_plan_whose_product_is_off(monkeypatch, capsys):
                      r"off by 2\.50e-01 of its largest value", out, re.M), out
 
 
+def test_record_turns_a_runs_folder_into_the_page_record(tmp_path, monkeypatch):
+    """``gpu_proof.py record``: the machine, checks, ceilings and timed rows of a run's output
+    folder, in the form ``docs/kernels.md``'s "Measured on a GPU" renders."""
+    from examples import kernels_doc
+
+    out = tmp_path / "out"
+    out.mkdir()
+    machine = ("date: 2026-12-01 10:00:00 UTC\nmode: gpu\ngpu: NVIDIA H200, 580.1, 143771 MiB, "
+               "345 MHz\ncuda (driver): CUDA Version: 13.0\nptxas: release 13.0\npython: "
+               "3.12.3 /usr/bin/python3\njax: 0.11.2\ncompute-sanitizer: Version 2025.3.1.0\n")
+    rows = [{"entry": "hopper/softmax-f32", "impl": "kernel", "shape": {"M": 8}, "unit": "GB/s",
+             "work": 2e9, "seconds": 1e-3, "rate": 2000.0, "vs_baseline": 1.5},
+            {"entry": "hopper/softmax-f32", "impl": "xla_softmax", "shape": {"M": 8},
+             "unit": "GB/s", "work": 2e9, "seconds": 1.5e-3},
+            {"entry": "hopper/softmax-f32", "impl": "broken", "shape": {"M": 8},
+             "unit": "GB/s", "work": 2e9, "error": "boom"}]
+    (out / "figures.json").write_text(json.dumps({"machine": machine, "gpu": rows, "ceilings": {
+        "copy_gbs": 4000.0, "bf16_dot_tflops": 700.0}}))
+    (out / "pytest_gpu.xml").write_text(
+        '<testsuites><testsuite><testcase name="test_a[hopper/x]"/>'
+        '<testcase name="test_b[hopper/x]"><failure message="m">t</failure></testcase>'
+        '<testcase name="test_a[blackwell/y]"><skipped message="blackwell/y targets sm_100a"/>'
+        '</testcase><testcase name="test_b[blackwell/z-f16]"><skipped message="blackwell/z-f16 '
+        'targets sm_100a"/></testcase></testsuite></testsuites>')
+    (out / "sanitizer.log").write_text(
+        "=== memcheck (limit 90s): env compute-sanitizer ...\n========= COMPUTE-SANITIZER\n"
+        "========= ERROR SUMMARY: 0 errors\n=== memcheck: ok (4.0s)\n"
+        "=== racecheck: skipped: compute-sanitizer not found\n")
+    dest = tmp_path / "runs" / "h200-2026-12-01.json"
+    dest.parent.mkdir()
+    assert gpu_proof.record(str(out), str(dest), "abc1234") == 0
+    run = json.loads(dest.read_text())
+    assert (run["date"], run["gpu"], run["driver"], run["commit"]) == \
+        ("2026-12-01", "NVIDIA H200 (143771 MiB)", "580.1", "abc1234")
+    assert run["cuda"] == "13.0 (driver), ptxas 13.0"
+    assert run["software"] == "python 3.12.3, jax 0.11.2, compute-sanitizer 2025.3.1.0"
+    assert run["tests"] == {"command": "pytest -m gpu tests/test_kernels_gpu.py", "passed": 1,
+                            "failed": 1, "skipped": 2, "failed_why": "test_b[hopper/x]",
+                            "skipped_why": "2: <entry> targets sm_100a"}
+    assert run["sanitizer"] == {"memcheck": "ok (4.0s); ERROR SUMMARY: 0 errors",
+                                "racecheck": "skipped: compute-sanitizer not found"}
+    assert [r["impl"] for r in run["rows"]] == ["kernel", "xla_softmax"]     # timed rows only
+    assert "rate" not in run["rows"][0] and run["findings"] == []
+    monkeypatch.setattr(kernels_doc, "GPU_RUNS", str(dest.parent))
+    page = "\n".join(kernels_doc.gpu_runs_section())
+    assert "### NVIDIA H200 (143771 MiB), 2026-12-01" in page
+    assert ("| hopper/softmax-f32 | M=8 | 2000.0 GB/s | 1000.0 | xla_softmax | 1333.3 GB/s | "
+            "1.50x | 50% |") in page
+
+
 def test_ceilings_and_gpu_model():
     c = kernels.ceilings(n=1 << 16, m=128)
     assert c["copy_gbs"] == pytest.approx(2 * 4 * (1 << 16) / c["copy_s"] / 1e9)
