@@ -26,8 +26,10 @@ full report from its junit XML) to ``OUT/first_failure.log``.
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -209,7 +211,7 @@ def record(out: str, dest: str, commit: str) -> int:
                    f"ptxas {m.get('ptxas', '?').replace('release ', '')}",
            "software": soft, "command": "bash benchmarks/gpu_proof.sh", "commit": commit,
            "timing": kernels.TIMING,
-           "ceilings": {k: v for k, v in (figures.get("ceilings") or {}).items()},
+           "ceilings": dict(figures.get("ceilings") or {}),
            "tests": _tests(os.path.join(out, "pytest_gpu.xml")),
            "sanitizer": _sanitizer(os.path.join(out, "sanitizer.log")),
            "rows": [{k: r[k] for k in ROW_KEYS if k in r} for r in figures.get("gpu", [])
@@ -226,9 +228,6 @@ def record(out: str, dest: str, commit: str) -> int:
 def _tests(xml_path: str) -> dict:
     """The junit XML's counts, the failed tests and the commonest skip reasons (entry names
     replaced by ``<entry>``)."""
-    import collections
-    import re
-
     root = ET.parse(xml_path).getroot()
     failed, skipped, passed = [], collections.Counter(), 0
     for tc in root.iter("testcase"):
@@ -249,9 +248,10 @@ def _tests(xml_path: str) -> dict:
 
 def _sanitizer(log_path: str) -> dict:
     """Each tool's step status and compute-sanitizer's summary line (or why it did not run)."""
-    import re
-
-    text = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
+    text = ""
+    if os.path.exists(log_path):
+        with open(log_path, errors="replace") as f:
+            text = f.read()
     out = {}
     for tool in ("memcheck", "racecheck"):
         m = re.search(rf"^=== {tool}: (.*)$", text, re.M)

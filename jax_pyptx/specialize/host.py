@@ -15,7 +15,7 @@ start uninitialized, as XLA's and PyTorch's fresh output buffers are on a GPU, s
 reads one before writing it is reported, and so are the elements it never wrote when the launch
 ends (``UnwrittenOutputError``) unless the output's ``Tile`` says ``partial=True`` or the call
 names it in ``partial``; an input-output alias keeps the input's contents. Bytes a kernel never
-writes read back as zeros. Tensor inputs that alias no output (and runtime scalars passed by
+writes read back as ``UNWRITTEN_BYTE`` (NaN in the float types: ``unwritten_output``). Tensor inputs that alias no output (and runtime scalars passed by
 pointer) are ``launch(..., inputs=...)``: a store into one is an ``InputWriteError``, as it
 would write a buffer XLA owns. A call batched on the grid by ``jax.vmap`` passes
 ``batch_items``: each batch item of a tensor is its own buffer to the sanitizer.
