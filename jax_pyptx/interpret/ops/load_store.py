@@ -399,16 +399,12 @@ def _st(prog, d, ins, scope, dec):
     nbytes = dt.itemsize * len(gets)
 
     def values(ctx, g):
-        """The stored values (n, elements)."""
-        cols = []
-        for f in gets:
+        """The stored values (n, elements), each register's bits in its column."""
+        vals = np.empty((g.n, len(gets)), dt)
+        for i, f in enumerate(gets):
             v = np.asarray(f(ctx, g))
-            if v.ndim == 0:
-                v = np.full(g.n, v)
-            v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
-            cols.append(v)
-        vals = np.stack(cols, axis=1) if len(cols) > 1 else cols[0].reshape(-1, 1)
-        return np.ascontiguousarray(vals)
+            vals[:, i] = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
+        return vals
 
     def st(ctx, g):
         a = getaddr(ctx, g)
