@@ -18,6 +18,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -281,6 +282,27 @@ def test_record_turns_a_runs_folder_into_the_page_record(tmp_path, monkeypatch):
     assert "### NVIDIA H200 (143771 MiB), 2026-12-01" in page
     assert ("| hopper/softmax-f32 | M=8 | 2000.0 GB/s | 1000.0 | xla_softmax | 1333.3 GB/s | "
             "1.50x | 50% |") in page
+
+
+def test_attention_baselines_include_cudnn_in_its_own_layout():
+    """cuDNN's attention is also timed on inputs already in its ``[1, S, H, D]`` layout (made
+    by ``prepare``, outside the timed call), so that the kernel is not measured against a
+    baseline paying for transposes. Checked here with the XLA implementation."""
+    import jax.numpy as jnp
+
+    from examples.library import get
+
+    names = [n for n, _ in kernels.baselines(get("hopper/attention-bf16"))]
+    assert names == ["dot_product_attention[cudnn]", "dot_product_attention[xla]",
+                     "dot_product_attention[cudnn, BTNH]"]
+    rng = np.random.default_rng(0)
+    q, k, v = (jnp.asarray(rng.standard_normal((2, 16, 8)), jnp.float32) for _ in range(3))
+    plain, native = kernels._sdpa("xla", True), kernels._sdpa("xla", True, native=True)
+    assert not hasattr(plain, "prepare")
+    prepared = native.prepare(q, k, v)
+    assert [x.shape for x in prepared] == [(1, 16, 2, 8)] * 3
+    np.testing.assert_allclose(np.asarray(native(*prepared))[0].swapaxes(0, 1),
+                               np.asarray(plain(q, k, v)), rtol=1e-6, atol=1e-6)
 
 
 def test_ceilings_and_gpu_model():
