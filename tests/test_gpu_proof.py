@@ -216,7 +216,7 @@ def test_measure_entry_counts_a_grouped_gemms_work_from_its_group_sizes():
     sizes = make_inputs(e, e.kernel(), e.shape)[2]
     est = next(r for r in counts_roofline(e, ("H200",)).rows)
     rows = kernels.measure_entry(e, "H200", dry=True)
-    assert [r["impl"] for r in rows] == ["kernel", "ragged_dot"]
+    assert [r["impl"] for r in rows] == ["kernel", "ragged_dot", "jnp_dot_per_group"]
     for r in rows:
         assert r["work"] == 2 * int(sizes.sum()) * 128 * 128
         assert r["roofline_s"] == pytest.approx(est.time * r["work"] / est.counts.tensor_flops)
@@ -303,6 +303,27 @@ def test_attention_baselines_include_cudnn_in_its_own_layout():
     assert [x.shape for x in prepared] == [(1, 16, 2, 8)] * 3
     np.testing.assert_allclose(np.asarray(native(*prepared))[0].swapaxes(0, 1),
                                np.asarray(plain(q, k, v)), rtol=1e-6, atol=1e-6)
+
+
+def test_grouped_gemm_is_also_timed_against_cublas_per_group():
+    """Besides ``ragged_dot``: one ``jnp.dot`` per non-empty group on A's and B's blocks,
+    split by the sizes beforehand; its products are the groups' rows of the reference."""
+    import jax.numpy as jnp
+
+    from examples.hopper.grouped_gemm import reference
+    from examples.library import get
+
+    names = [n for n, _ in kernels.baselines(get("hopper/grouped_gemm-bf16"))]
+    assert names == ["ragged_dot", "jnp_dot_per_group"]
+    rng = np.random.default_rng(1)
+    a = jnp.asarray(rng.standard_normal((10, 8)), jnp.float32)
+    b = jnp.asarray(rng.standard_normal((3, 8, 4)), jnp.float32)
+    sizes = jnp.asarray([4, 0, 5], jnp.int32)
+    fn = kernels._group_dots()
+    parts = fn.prepare(a, b, sizes)
+    assert [p.shape for p in parts] == [(4, 8), (5, 8), (8, 4), (8, 4)]
+    out = np.concatenate([np.asarray(o) for o in fn(*parts)])
+    np.testing.assert_allclose(out, reference(a, b, sizes)[:9], rtol=1e-5, atol=1e-5)
 
 
 def test_ceilings_and_gpu_model():
