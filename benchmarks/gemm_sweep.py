@@ -146,7 +146,7 @@ def sweep(plans, outs, size: int, dry: bool) -> int:
     rows, failed = [], 0
     for out in outs:
         odt = getattr(jnp, {"f32": "float32", "bf16": "bfloat16"}[out])
-        dot = lambda a, b, odt=odt: jnp.dot(a, b, preferred_element_type=jnp.float32).astype(odt)
+        dot = lambda a, b, odt=odt: jnp.dot(a, b, preferred_element_type=odt)
         base = None if dry else time_sets(dot, sets)["seconds"]
         if base is not None:
             rows.append((f"jnp.dot -> {out}", f"{flops / base / 1e12:.1f}", f"{base * 1e6:.0f}",
