@@ -131,8 +131,8 @@ def gpu_model(device_kind: str) -> str:
 def _sdpa(implementation: str, causal: bool, native: bool = False):
     """``jax.nn.dot_product_attention`` on the kernel's ``[H, S, D]`` inputs (transposed to
     its ``[B=1, S, N=H, D]`` and back inside the timed call), or, ``native``, on inputs that
-    ``baseline.prepare`` put in its layout beforehand (untimed), its output left there: the
-    library's fastest case, with no transpose to pay."""
+    ``baseline.prepare`` put in its layout beforehand (untimed), its output left there:
+    cuDNN's fastest case, with no transpose to pay."""
     def baseline(q, k, v):
         import jax
 
@@ -157,7 +157,7 @@ def _sdpa(implementation: str, causal: bool, native: bool = False):
 def _group_dots():
     """cuBLAS once per group (``jnp.dot``, f32 out) on blocks of A and B split by the group
     sizes beforehand (``prepare``, untimed: it reads the sizes, so it needs their values): what
-    a grouped GEMM saves a caller who knows the sizes on the host. Empty groups are skipped."""
+    a caller who knows the sizes on the host could write instead. Empty groups are skipped."""
     def prepare(a, b, sizes):
         import numpy as np
 
