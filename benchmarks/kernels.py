@@ -345,9 +345,7 @@ def measure_entry(entry, model: str, dry: bool = False, devices=None) -> list:
         work, unit, scale = est.counts.unique_bytes, "GB/s", 1e9
     roofline_s = est.time
     if entry.work is not None:        # data-dependent work: the roofline's time scaled to it
-        from examples.proof import make_inputs
-
-        exact = entry.work(make_inputs(entry, entry.kernel(), entry.shape))
+        exact = entry.work(entry.shape)
         roofline_s, work = est.time * exact / work, exact
     impls = [("kernel", None)] + baselines(entry)
     rows = []

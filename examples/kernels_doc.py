@@ -89,8 +89,23 @@ def generate(lib=None) -> str:
     for e in lib:
         rows += list(counts_roofline(e, DEVICES).rows)
     out.append(format_table(rows, markdown=True).rstrip("\n"))
+    out += _work_notes(lib)
     out += gpu_runs_section()
     return "\n".join(out) + "\n"
+
+
+def _work_notes(lib) -> list:
+    """A line under a roofline table for each entry whose work depends on its data: the
+    fit's count there is a guess, its ``work`` the count (the GPU benchmark's rates use it)."""
+    notes = []
+    for e in lib:
+        if e.work is None:
+            continue
+        unit = ("GFLOP", 1e9) if e.rate == "flops" else ("MB", 1e6)
+        notes.append(f"- {e.name}: its work depends on its data, which the fit cannot know; "
+                     f"at {shape_text(e.shape)} it is {e.work(e.shape) / unit[1]:.1f} "
+                     f"{unit[0]} (the entry's `work`, which the GPU benchmark uses).")
+    return [""] + notes if notes else []
 
 
 GPU_RUNS = os.path.join(ROOT, "docs", "gpu_runs")
@@ -181,7 +196,7 @@ def page_figures(page: str, lib=None) -> str:
     rows = []
     for e in lib:
         rows += list(counts_roofline(e, DEVICES).rows)
-    out += [format_table(rows, markdown=True).rstrip("\n"), "", END]
+    out += [format_table(rows, markdown=True).rstrip("\n")] + _work_notes(lib) + ["", END]
     return "\n".join(out)
 
 

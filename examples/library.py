@@ -69,9 +69,10 @@ class LibraryKernel:
             ``rtol * |ref| + atol`` with rtol/atol by the output dtype (``TOLERANCE``).
         baseline: a JAX function of the inputs computing the same thing (benchmark).
         rate: ``"bytes"`` (report GB/s) or ``"flops"`` (TFLOP/s).
-        work: ``(inputs) -> FLOPs (or bytes)`` of one call, for a kernel whose work depends
-            on the data (a grouped GEMM's group sizes): the roofline's power laws, fitted at
-            small shapes, cannot know it. Default: the roofline's count.
+        work: ``(shape) -> FLOPs (or bytes)`` of one call on ``inputs``'s data at that
+            shape, for a kernel whose work depends on the data (a grouped GEMM's group
+            sizes): the roofline's power laws, fitted at small shapes, cannot know it. The
+            GPU benchmark's rates use it. Default: the roofline's count.
     """
 
     name: str
@@ -106,6 +107,18 @@ class LibraryKernel:
 
 
 _BUILT: dict = {}
+
+
+def grouped_rows(shape) -> int:
+    """The rows the grouped GEMMs' input hooks give their groups, ``sum(group_sizes)``: all
+    but the last eighth of ``T``, however they split it."""
+    return shape["T"] - shape["T"] // 8
+
+
+def grouped_flops(shape) -> int:
+    """A grouped GEMM's ``work`` at ``shape``: ``2 sum(group_sizes) K N`` (the rows past the
+    groups are not computed)."""
+    return 2 * grouped_rows(shape) * shape["K"] * shape["N"]
 
 
 def _key(v):

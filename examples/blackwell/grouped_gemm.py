@@ -206,15 +206,17 @@ def reference(a, b, sizes):
 
 
 def inputs(kernel, shape, rng):
-    """A: [T, K], B: [G, K, N] normal; group sizes covering all but the last T/8 rows, with an
-    empty group when G > 2."""
+    """A: [T, K], B: [G, K, N] normal; group sizes covering all but the last T/8 rows
+    (``examples.library.grouped_rows``), with an empty group when G > 2."""
     import numpy as np
+
+    from ..library import grouped_rows
 
     T, K, G, N = shape["T"], shape["K"], shape["G"], shape["N"]
     dt = kernel.config.dtype.np_dtype
     a = rng.standard_normal((T, K)).astype(np.float32).astype(dt)
     b = rng.standard_normal((G, K, N)).astype(np.float32).astype(dt)
-    used = T - T // 8
+    used = grouped_rows(shape)
     cuts = np.sort(rng.integers(0, used + 1, G - 1))
     sizes = np.diff(np.concatenate([[0], cuts, [used]])).astype(np.int32)
     if G > 2:

@@ -14,7 +14,7 @@ import numpy as np
 from jax_pyptx.types import bf16, f16, f32
 
 from ..ampere.library import COLS, DTYPES, ROW_SASS, _jnp, _row_cases
-from ..library import Case, LibraryKernel
+from ..library import Case, LibraryKernel, grouped_flops
 from ..proof import SASS
 from . import (
     gemm, gemm_2sm, grouped_gemm, layer_norm, persistent_gemm, rms_norm, softmax,
@@ -173,7 +173,8 @@ LIBRARY += [LibraryKernel(
     count_shape={"T": 512, "K": 128, "G": 4, "N": 256},
     sass=PIPELINE_SASS + (BLACKWELL_SASS["tma.load.3d"], SASS["st.global.v4"]),
     page="blackwell_grouped_gemm.md", inputs=grouped_gemm.inputs,
-    tolerance=gemm_tolerance(odt, grouped=True), baseline=_ragged_dot(odt), rate="flops")
+    tolerance=gemm_tolerance(odt, grouped=True), baseline=_ragged_dot(odt), rate="flops",
+    work=grouped_flops)
     for dt, odt in ((bf16, f32), (f16, f16))]
 
 # ----------------------------------------------------------------------------- the suite

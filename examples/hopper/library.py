@@ -13,7 +13,7 @@ import numpy as np
 
 from jax_pyptx.types import bf16, f16, f32
 
-from ..library import Case, LibraryKernel
+from ..library import Case, LibraryKernel, grouped_flops, grouped_rows
 from ..proof import SASS
 from . import attention, gemm, grouped_gemm, layer_norm, rms_norm, softmax, swiglu
 
@@ -69,23 +69,18 @@ def attention_tolerance(dtype, causal: bool):
 
 # ----------------------------------------------------------------------------- inputs
 def grouped_inputs(kernel, shape, rng):
-    """A: [T, K], B: [G, K, N] normal; group sizes that leave the last rows unused and
-    include an empty group when G > 2 (sum <= T)."""
+    """A: [T, K], B: [G, K, N] normal; group sizes that leave the last rows unused
+    (``grouped_rows``) and include an empty group when G > 2."""
     T, K, G, N = shape["T"], shape["K"], shape["G"], shape["N"]
     dt = kernel.config.dtype.np_dtype
     a = rng.standard_normal((T, K)).astype(np.float32).astype(dt)
     b = rng.standard_normal((G, K, N)).astype(np.float32).astype(dt)
-    cuts = np.sort(rng.integers(0, T - T // 8 + 1, G - 1))
-    sizes = np.diff(np.concatenate([[0], cuts, [T - T // 8]])).astype(np.int32)
+    used = grouped_rows(shape)
+    cuts = np.sort(rng.integers(0, used + 1, G - 1))
+    sizes = np.diff(np.concatenate([[0], cuts, [used]])).astype(np.int32)
     if G > 2:
         sizes[1], sizes[2] = 0, sizes[2] + sizes[1]
     return a, b, sizes
-
-
-def grouped_flops(inputs) -> int:
-    """``2 sum(group_sizes) K N``: the rows past the groups are not computed."""
-    a, b, sizes = inputs
-    return 2 * int(np.sum(sizes)) * a.shape[1] * b.shape[2]
 
 
 # ----------------------------------------------------------------------------- baselines
