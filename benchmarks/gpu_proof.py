@@ -11,9 +11,10 @@ through ``jax.jit`` at its first interpreter case and compares with the referenc
 program ``compute-sanitizer`` watches. With ``--dry-run`` it lowers the call for CUDA instead
 (no GPU).
 
-``once`` runs each entry one time at its benchmark shape (``entry.shape``): the program
-that ``ncu --metrics gpu__time_duration.sum`` times kernel by kernel on the device, apart
-from the host's dispatch. With ``--dry-run`` it lowers each call for CUDA.
+``once`` runs a 1 GiB device copy, then each entry one time at its benchmark shape
+(``entry.shape``) followed by each of its baselines: the program that ``ncu --metrics
+gpu__time_duration.sum`` times kernel by kernel on the device, apart from the host's
+dispatch, in the order it prints. With ``--dry-run`` it lowers each entry's call for CUDA.
 
 ``record`` turns a run's output folder (fetched from the device) into the record under
 ``docs/gpu_runs/`` that ``docs/kernels.md``'s "Measured on a GPU" renders; ``COMMIT`` is the
@@ -82,8 +83,10 @@ def sanitize(name: str, dry: bool) -> int:
 
 
 def once(name: str, dry: bool) -> int:
-    """One call of the entry ``name`` at its benchmark shape, for ncu to time on the device
-    (module docstring); with ``dry`` lowered for CUDA instead."""
+    """One call of the entry ``name`` at its benchmark shape, then one of each of its
+    baselines, for ncu to time on the device (module docstring); with ``dry`` the kernel's
+    call lowered for CUDA instead. The inputs are made on the host (no random-number kernel
+    joins the profile), so ncu's kernels come in the order this prints."""
     if dry:
         os.environ["JAX_PLATFORMS"] = "cpu"
     import jax
@@ -92,6 +95,7 @@ def once(name: str, dry: bool) -> int:
     import kernels
 
     from examples.library import get
+    from examples.proof import make_inputs
 
     entry = get(name)
     shape = " ".join(f"{a}={b}" for a, b in entry.shape.items())
@@ -100,9 +104,32 @@ def once(name: str, dry: bool) -> int:
         jax.jit(k).trace(*args).lower(lowering_platforms=("cuda",))
         print(f"{name} {shape}: lowered for CUDA")
         return 0
-    k, sets = kernels.device_input_sets(entry, n_max=2)
-    jax.block_until_ready(jax.jit(k)(*sets[0]))
-    print(f"{name} {shape}: ran once")
+    k = entry.kernel()
+    args = [jax.device_put(a) for a in make_inputs(entry, k, entry.shape)]
+    jax.block_until_ready(args)
+    for impl, fn in [("kernel", None)] + kernels.baselines(entry):
+        its = list(fn.prepare(*args)) if hasattr(fn, "prepare") else args
+        jax.block_until_ready(its)
+        try:
+            jax.block_until_ready(jax.jit(fn or k)(*its))
+            print(f"{name} {shape}: {impl} ran once")
+        except Exception as e:      # a baseline this machine cannot run: said, not fatal
+            print(f"{name} {shape}: {impl} did not run: {type(e).__name__}: "
+                  f"{str(e).splitlines()[0][:120]}")
+    return 0
+
+
+def copy_once(dry: bool) -> int:
+    """One device copy of 1 GiB of f32 (``x * 2``, as ``kernels.ceilings`` times it), for ncu
+    to time the machine's bandwidth on the device."""
+    if dry:
+        return 0
+    import jax
+    import numpy as np
+
+    x = jax.device_put(np.ones(1 << 28, np.float32))
+    jax.block_until_ready(jax.jit(lambda x: x * 2.0)(x))
+    print("copy: 1 GiB of f32 ran once")
     return 0
 
 
@@ -275,7 +302,7 @@ def main(argv=None) -> int:
     if argv[:1] == ["sanitize"] and len(argv) >= 2:
         return max(sanitize(name, dry) for name in argv[1:])
     if argv[:1] == ["once"] and len(argv) >= 2:
-        return max(once(name, dry) for name in argv[1:])
+        return max([copy_once(dry)] + [once(name, dry) for name in argv[1:]])
     if argv[:1] == ["record"] and len(argv) == 4:
         return record(argv[1], argv[2], argv[3])
     if argv[:1] == ["finalize"] and len(argv) == 3:

@@ -13,7 +13,8 @@
 #   pytest_gpu.log     its output
 #   bench.log          benchmarks/kernels.py --gpu: the tables; benchmarks/gemm_sweep.py (the
 #                      GEMM's tile plans); ncu: the default GEMM's sections, and the device
-#                      time (gpu__time_duration) and DRAM bytes of one call of each kernel
+#                      time (gpu__time_duration) and DRAM bytes of a 1 GiB copy and of one
+#                      call of each ONCE kernel and of each of its baselines
 #   sanitizer.log      compute-sanitizer memcheck and racecheck over one GEMM, one
 #                      attention and one grouped GEMM call (or why they did not run)
 #   first_failure.log  the first failed step's full output (and the first failed test's
@@ -234,7 +235,8 @@ else
 fi
 
 # ---- the GEMM's tile plans (benchmarks/gemm_sweep.py), then ncu: the default plan's
-# sections, and the device time of one call of each ONCE entry (apart from host dispatch)
+# sections, and the device time of a copy and of one call of each ONCE entry and of each
+# of its baselines (apart from the host's dispatch; in the order gpu_proof.py once prints)
 ONCE="hopper/rms_norm-f32 hopper/layer_norm-f32 hopper/softmax-f32 hopper/swiglu-f32 \
 hopper/attention-bf16 hopper/gemm-bf16 hopper/grouped_gemm-bf16 ampere/rms_norm-f32"
 NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"

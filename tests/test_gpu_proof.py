@@ -326,6 +326,18 @@ def test_grouped_gemm_is_also_timed_against_cublas_per_group():
     np.testing.assert_allclose(out, reference(a, b, sizes)[:9], rtol=1e-5, atol=1e-5)
 
 
+def test_once_runs_the_kernel_then_each_baseline(monkeypatch, capsys):
+    """The program ncu times: the entry's kernel once, then each baseline once, in the order
+    printed (here on the CPU, at a small shape)."""
+    import examples.library as library
+
+    small = dataclasses.replace(library.get("hopper/rms_norm-f32"), shape={"M": 8})
+    monkeypatch.setattr(library, "get", lambda name: small)
+    assert gpu_proof.once("hopper/rms_norm-f32", dry=False) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "hopper/rms_norm-f32 M=8: kernel ran once", "hopper/rms_norm-f32 M=8: xla_rms_norm ran once"]
+
+
 def test_ceilings_and_gpu_model():
     c = kernels.ceilings(n=1 << 16, m=128)
     assert c["copy_gbs"] == pytest.approx(2 * 4 * (1 << 16) / c["copy_s"] / 1e9)
