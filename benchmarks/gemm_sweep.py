@@ -46,24 +46,24 @@ class Plan:
         return build_gemm(dt, odt, bm=128, bn=self.bn, stages=self.stages,
                           cluster=self.cluster)
 
-    def call(self, k):
-        """``(a, b) -> C`` of the built kernel ``k`` (JAX or NumPy arrays on the CPU)."""
-        if not self.persistent:
-            return k
-
-        def one_group(a, b):
-            import numpy as np
-
-            return k(a, b[None], np.full((1,), a.shape[0], np.int32))[0]
-        return one_group
-
-    def interpret(self, k, a, b):
-        """The plan's ``C`` of ``a @ b`` on the CPU interpreter (sanitizer on)."""
+    def _operands(self, a, b) -> tuple:
+        """The kernel's arguments for ``a @ b``: the persistent kernel's are one group's."""
         import numpy as np
 
         if not self.persistent:
-            return k.interpret(a, b)
-        return k.interpret(a, b[None], np.full((1,), a.shape[0], np.int32))[0]
+            return a, b
+        return a, b[None], np.full((1,), a.shape[0], np.int32)
+
+    def _c(self, out):
+        return out[0] if self.persistent else out        # (the workspace of maps dropped)
+
+    def call(self, k):
+        """``(a, b) -> C`` of the built kernel ``k`` (JAX or NumPy arrays on the CPU)."""
+        return lambda a, b: self._c(k(*self._operands(a, b)))
+
+    def interpret(self, k, a, b):
+        """The plan's ``C`` of ``a @ b`` on the CPU interpreter (sanitizer on)."""
+        return self._c(k.interpret(*self._operands(a, b)))
 
     def shape(self, size: int) -> dict:
         if self.persistent:

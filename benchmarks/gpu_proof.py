@@ -108,7 +108,7 @@ def once(name: str, dry: bool) -> int:
     args = [jax.device_put(a) for a in make_inputs(entry, k, entry.shape)]
     jax.block_until_ready(args)
     for impl, fn in [("kernel", None)] + kernels.baselines(entry):
-        its = list(fn.prepare(*args)) if hasattr(fn, "prepare") else args
+        its = kernels.prepared(fn, args)
         jax.block_until_ready(its)
         try:
             jax.block_until_ready(jax.jit(fn or k)(*its))
@@ -121,13 +121,18 @@ def once(name: str, dry: bool) -> int:
 
 def copy_once(dry: bool) -> int:
     """One device copy of 1 GiB of f32 (``x * 2``, as ``kernels.ceilings`` times it), for ncu
-    to time the machine's bandwidth on the device."""
-    if dry:
-        return 0
+    to time the machine's bandwidth on the device; with ``dry`` lowered for CUDA instead."""
     import jax
     import numpy as np
 
-    x = jax.device_put(np.ones(1 << 28, np.float32))
+    n = 1 << 28
+    if dry:
+        os.environ["JAX_PLATFORMS"] = "cpu"
+        jax.jit(lambda x: x * 2.0).trace(jax.ShapeDtypeStruct((n,), np.float32)).lower(
+            lowering_platforms=("cuda",))
+        print("copy: 1 GiB of f32 lowered for CUDA")
+        return 0
+    x = jax.device_put(np.ones(n, np.float32))
     jax.block_until_ready(jax.jit(lambda x: x * 2.0)(x))
     print("copy: 1 GiB of f32 ran once")
     return 0

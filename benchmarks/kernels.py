@@ -143,12 +143,11 @@ def _sdpa(implementation: str, causal: bool, native: bool = False):
         return jax.nn.dot_product_attention(*t, is_causal=causal,
                                             implementation=implementation)[0].swapaxes(0, 1)
 
-    def prepare(q, k, v):
-        import jax
-
-        return jax.jit(lambda *xs: [x[None].swapaxes(1, 2) for x in xs])(q, k, v)
-
     if native:
+        def prepare(q, k, v):
+            import jax
+
+            return jax.jit(lambda *xs: [x[None].swapaxes(1, 2) for x in xs])(q, k, v)
         baseline.prepare = prepare
     baseline.__name__ = f"dot_product_attention[{implementation}{', BTNH' if native else ''}]"
     return baseline
@@ -216,6 +215,12 @@ def baselines(entry) -> list:
             if short.startswith(name):
                 return [(f"xla_{name}", _hopper_row(name))]
     return []
+
+
+def prepared(fn, args) -> list:
+    """The arguments a baseline ``fn`` is timed on: ``fn.prepare``'s (its own layout or
+    blocks, made outside the timed call) where it has one, else ``args``."""
+    return list(fn.prepare(*args)) if hasattr(fn, "prepare") else list(args)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -377,7 +382,7 @@ def measure_entry(entry, model: str, dry: bool = False, devices=None) -> list:
         row = {"entry": entry.name, "impl": name, "shape": dict(entry.shape), "unit": unit,
                "work": work, "roofline_s": roofline_s}
         try:
-            its = [list(fn.prepare(*s)) for s in sets] if hasattr(fn, "prepare") else sets
+            its = [prepared(fn, s) for s in sets]
             row.update(time_sets(fn or k, its))
             del its
             row["rate"] = work / row["seconds"] / scale

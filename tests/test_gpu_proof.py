@@ -101,6 +101,7 @@ def test_bench_log_has_the_gemm_plans_and_the_calls_ncu_times(dry):
     for name in ("hopper/rms_norm-f32 M=8192", "hopper/grouped_gemm-bf16 T=8192 K=4096 G=8 "
                  "N=4096", "ampere/rms_norm-f32"):
         assert re.search(rf"^{re.escape(name)}.*: lowered for CUDA$", text, re.M), name
+    assert re.search(r"^copy: 1 GiB of f32 lowered for CUDA$", text, re.M)
 
 
 def test_figures_json_has_the_roofline_and_every_lowering(dry):
