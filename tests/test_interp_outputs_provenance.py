@@ -41,8 +41,9 @@ FILL = """
     ret;
 }
 """
-FIX_HINT = ("On a GPU they hold whatever the buffer held before (here they come back unchanged, zeros on "
-            "the JAX and PyTorch paths): write every element (is the grid one block short?), or declare "
+FIX_HINT = ("On a GPU they hold whatever the buffer held before (here a buffer passed to launch comes back "
+            "unchanged; a fresh output of kernel.interpret, jax.jit and the PyTorch op reads 0xFF bytes, NaN "
+            "in the float types): write every element (is the grid one block short?), or declare "
             "the output written in part: launch(..., partial_outputs=['y']), kernel.interpret(..., "
             "partial_outputs=['y']) or Tile(..., partial=True)")
 

@@ -173,7 +173,8 @@ def check_written(records, entry):
     msg = (f"kernel {entry!r} left {len(idx)} of the {n} elements of output {r.name!r} (argument {r.arg}, "
            f"{r.dtype}{list(r.shape)}) unwritten: flat elements {', '.join(ranges)}{more}, the first "
            f"{r.name}[{first_s}]{last}{others}. On a GPU they hold whatever the buffer held before (here "
-           f"they come back unchanged, zeros on the JAX and PyTorch paths): write every element (is the "
+           f"a buffer passed to launch comes back unchanged; a fresh output of kernel.interpret, jax.jit "
+           f"and the PyTorch op reads 0xFF bytes, NaN in the float types): write every element (is the "
            f"grid one block short?), or declare the output written in part: launch(..., "
            f"partial_outputs=[{r.name!r}]), kernel.interpret(..., partial_outputs=[{r.name!r}]) or "
            f"Tile(..., partial=True)")
