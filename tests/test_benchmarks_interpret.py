@@ -81,6 +81,23 @@ def test_bf16_values_match_ml_dtypes():
     assert got.tobytes() == want.tobytes()
 
 
+def test_every_side_is_timed_with_the_collector_off_and_it_is_restored():
+    import gc
+
+    seen = []
+    assert gc.isenabled()
+    assert spec.best_of(lambda: seen.append(gc.isenabled()), 2) >= 0
+    assert spec.best_of_each([lambda: seen.append(gc.isenabled())], 2, warmups=0)[0] >= 0
+    assert seen == [True, False, False, False, False]       # (best_of's warm-up call is not timed)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        spec.timed(lambda: None)
+        assert not gc.isenabled()                           # (left as it was)
+    finally:
+        gc.enable()
+
+
 def test_pinning_env():
     env = spec.pin_threads({"XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
     assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"

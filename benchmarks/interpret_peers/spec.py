@@ -153,29 +153,40 @@ def best_of_each(fns, reps: int, warmups: int = 2) -> list:
     """Seconds: the best of ``reps`` calls of each of ``fns``, their calls interleaved (one of
     each per round) after ``warmups`` rounds. Interleaving keeps a slow patch of the machine,
     or the allocator's first runs of a process (page faults until it settles), from landing
-    on one of them only: their ratio is what is compared. The garbage collector runs before
-    each timed call, so that one call's garbage is not collected in the next."""
+    on one of them only: their ratio is what is compared. Each call is timed as every side's
+    is (``timed``)."""
     for _ in range(warmups):
         for fn in fns:
             fn()
     best = [math.inf] * len(fns)
     for _ in range(reps):
         for i, fn in enumerate(fns):
-            gc.collect()
-            t0 = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
+            best[i] = min(best[i], timed(fn))
     return best
 
 
 def best_of(fn, reps: int, warmup: bool = True) -> float:
-    """Seconds: the best of ``reps`` calls of ``fn``, after one warm-up call unless ``warmup``
-    is False (the caller's checked call was the warm-up)."""
+    """Seconds: the best of ``reps`` calls of ``fn`` (``timed``), after one warm-up call unless
+    ``warmup`` is False (the caller's checked call was the warm-up)."""
     if warmup:
         fn()
     best = math.inf
     for _ in range(reps):
+        best = min(best, timed(fn))
+    return best
+
+
+def timed(fn) -> float:
+    """Seconds of one call of ``fn`` with the garbage collector off for its duration, as
+    ``timeit`` times (ours and both peers alike): a collection that an earlier call's garbage
+    triggers does not land in it, and nothing runs just before it that would leave its
+    caches cold (a full ``gc.collect()`` walks the whole heap)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
         t0 = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        return time.perf_counter() - t0
+    finally:
+        if was:
+            gc.enable()
