@@ -29,8 +29,10 @@ class Plan:
     persistent kernel with one group (``build_grouped_gemm``: 132 CTAs walk the tiles; the
     ring and the epilogue's buffers carry on from tile to tile)."""
 
-    def __init__(self, bn: int, stages: int, cluster: int = 1, persistent: bool = False):
+    def __init__(self, bn: int, stages: int, cluster: int = 1, persistent: bool = False,
+                 group_m: int | None = 16):
         self.bn, self.stages, self.cluster, self.persistent = bn, stages, cluster, persistent
+        self.group_m = group_m    # build_gemm's tile order (None: launch order)
 
     def build(self, out: str, ctas: int = 132):
         from jax_pyptx import types
@@ -40,11 +42,11 @@ class Plan:
             from examples.hopper.grouped_gemm import build_grouped_gemm
 
             return build_grouped_gemm(dt, odt, bm=128, bn=self.bn, stages=self.stages,
-                                      ctas=ctas)
+                                      ctas=ctas, group_m=self.group_m)
         from examples.hopper.gemm import build_gemm
 
         return build_gemm(dt, odt, bm=128, bn=self.bn, stages=self.stages,
-                          cluster=self.cluster)
+                          cluster=self.cluster, group_m=self.group_m)
 
     def _operands(self, a, b) -> tuple:
         """The kernel's arguments for ``a @ b``: the persistent kernel's are one group's."""
@@ -71,9 +73,12 @@ class Plan:
         return {"M": size, "N": size, "K": size}
 
 
-# name -> plan; "default" is the library's hopper/gemm
+# name -> plan; "default" is the library's hopper/gemm (tiles in groups of 16 M tiles:
+# "default-launch-order" is the same plan with every M tile of an N tile after the other)
 PLANS = {
     "default": Plan(bn=128, stages=4, cluster=2),
+    "default-launch-order": Plan(bn=128, stages=4, cluster=2, group_m=None),
+    "bn128-s4-c2-g8": Plan(bn=128, stages=4, cluster=2, group_m=8),
     "bn128-s4-c1": Plan(bn=128, stages=4),
     "bn128-s6-c2": Plan(bn=128, stages=6, cluster=2),
     "bn192-s4-c2": Plan(bn=192, stages=4, cluster=2),
@@ -83,6 +88,7 @@ PLANS = {
     "bn256-s4-c2": Plan(bn=256, stages=4, cluster=2),
     "persistent-bn128-s4": Plan(bn=128, stages=4, persistent=True),
     "persistent-bn256-s3": Plan(bn=256, stages=3, persistent=True),
+    "persistent-bn128-s4-n-fastest": Plan(bn=128, stages=4, persistent=True, group_m=None),
 }
 
 

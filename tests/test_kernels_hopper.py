@@ -199,6 +199,10 @@ def test_builders_refuse_bad_parameters():
          "build_gemm: stages=5 of bm=128, bn=256 need 278608 bytes of shared memory; a CTA of "
          "sm_90 has at most 232448 (227 KiB): use fewer stages or a smaller tile"),
         (lambda: gemm.build_gemm(bf16, cluster=4), "build_gemm: cluster must be 1 or 2, got 4"),
+        (lambda: gemm.build_gemm(bf16, group_m=3),
+         "build_gemm: group_m must be None or a positive int, a multiple of cluster=2, got 3"),
+        (lambda: gemm.build_gemm(bf16, cluster=1, group_m=0),
+         "build_gemm: group_m must be None or a positive int, a multiple of cluster=1, got 0"),
         (lambda: gemm.build_gemm(bf16, stages=1), "build_gemm: stages must be an int >= 2, got 1"),
         (lambda: attention.build_attention(bf16, 96),
          "build_attention: head_dim must be 64 or 128, got 96"),
@@ -256,6 +260,73 @@ def test_gemm_under_vmap_is_one_launch_with_the_batch_on_z():
     np.testing.assert_allclose(np.asarray(c), np.einsum("bmk,bkn->bmn", af, bf), atol=1e-4)
     c = jax.jit(jax.vmap(k, in_axes=(0, None)))(a, b[0])
     np.testing.assert_allclose(np.asarray(c), np.einsum("bmk,kn->bmn", af, bf[0]), atol=1e-4)
+
+
+def _launch_order(clusters_m, tiles_n, group_m, cluster):
+    """The tiles ``sm90.grouped_tile`` gives the CTAs in launch order (x fastest), on ints."""
+    from examples.hopper.sm90 import grouped_tile
+
+    return [grouped_tile(x, y, clusters_m, tiles_n, group_m, cluster)
+            for y in range(tiles_n) for x in range(clusters_m * cluster)]
+
+
+@pytest.mark.parametrize("clusters_m, tiles_n, group_m, cluster", [
+    (64, 64, 16, 2), (32, 64, 16, 1), (5, 3, 4, 2), (7, 2, 3, 1), (3, 4, 16, 2)])
+def test_grouped_order_is_every_tile_once_in_groups_of_m_tiles(clusters_m, tiles_n, group_m, cluster):
+    order = _launch_order(clusters_m, tiles_n, group_m, cluster)
+    tiles_m = clusters_m * cluster
+    assert sorted(order) == [(m, n) for m in range(tiles_m) for n in range(tiles_n)]
+    for i in range(0, len(order), cluster):             # a cluster: adjacent M tiles, one N tile
+        (m0, n0), (m1, n1) = order[i], order[i + cluster - 1]
+        assert m0 % cluster == 0 and (m1, n1) == (m0 + cluster - 1, n0)
+    # each group of group_m M tiles runs through every N tile before the next group starts
+    assert [m // group_m for m, _ in order] == [i // (group_m * tiles_n) for i in range(len(order))]
+    if tiles_m > group_m:                               # not launch order: the first wave's
+        assert {m for m, _ in order[:group_m * 2]} == set(range(group_m))    # M tiles repeat
+
+
+def test_h200_wave_reads_a_sixteenth_of_a_in_grouped_order():
+    """At 8192^3 (64 x 64 tiles of 128 x 128, clusters of 2) a wave of 132 CTAs touches all
+    64 M tiles of A in launch order and 16 in groups of 16 (with 9 of 64 N tiles of B)."""
+    wave = _launch_order(32, 64, 16, 2)[:132]
+    assert len({m for m, _ in wave}) == 16 and len({n for _, n in wave}) == 9
+    plain = [(x, y) for y in range(64) for x in range(64)][:132]
+    assert len({m for m, _ in plain}) == 64
+
+
+def test_gemm_in_grouped_order_computes_every_tile():
+    """The kernel computes its tile where ``group_m`` puts it: groups of 4 M tiles (2
+    clusters) over 6 M tiles leave a last group of one cluster, with 3 N tiles; every tile of C
+    is the product (an unwritten one would read NaN and be reported), launch order too."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((768, 64)).astype(BF)
+    b = rng.standard_normal((64, 384)).astype(BF)
+    ref = gemm.reference(a, b)
+    for group_m in (4, None):
+        k = gemm.build_gemm(bf16, f32, stages=2, group_m=group_m)
+        assert k.trace(M=768, N=384, K=64).grid == (6, 3, 1)
+        np.testing.assert_allclose(k.interpret(a, b), ref, rtol=1e-5, atol=1e-4)
+    text = gemm.build_gemm(bf16, f32, group_m=4).ptx(M=768, N=384, K=64)
+    assert "%nctaid.x" in text and "%nctaid.y" in text and "min.u32" in text
+    assert "%nctaid" not in gemm.build_gemm(bf16, f32, group_m=None).ptx(M=768, N=384, K=64)
+
+
+def test_grouped_gemm_walks_each_groups_tiles_in_grouped_order():
+    """The persistent kernel's tiles of a group follow ``group_m`` (``sm90.grouped_order``):
+    groups of 2 M tiles over a group of 5 (the last group of M tiles one tile) and 3 N tiles,
+    then a group of 1 M tile; every tile is the product, as in N-fastest order (None)."""
+    rng = np.random.default_rng(13)
+    T, K, N = 700, 64, 192
+    sizes = np.array([600, 90], np.int32)
+    a = rng.standard_normal((T, K)).astype(BF)
+    b = rng.standard_normal((2, K, N)).astype(BF)
+    ref = grouped_gemm.reference(a, b, sizes)
+    for group_m in (2, None):
+        k = grouped_gemm.build_grouped_gemm(bf16, f32, bn=64, ctas=3, stages=2, group_m=group_m)
+        c, _ = k.interpret(a, b, sizes)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError, match="group_m must be None or a positive int"):
+        grouped_gemm.build_grouped_gemm(bf16, group_m=0)
 
 
 def test_roofline_fit_measures_data_dependent_kernels_on_their_own_inputs():

@@ -28,7 +28,7 @@ from jax_pyptx.types import bf16, f32, u32
 
 from .sm90 import (
     CONSUMER_REGS, LAUNCH_BOUNDS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc,
-    barrier_at, check_smem, kmajor_desc, mnmajor_desc, release_stage,
+    barrier_at, check_smem, grouped_tile, kmajor_desc, min_u32, mnmajor_desc, release_stage,
 )
 
 ARCH = "sm_90a"
@@ -36,7 +36,7 @@ WARPGROUP = 128
 
 
 def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: int = 64,
-               stages: int = 4, cluster: int = 2):
+               stages: int = 4, cluster: int = 2, group_m: int | None = 16):
     """``C[M, N] = A[M, K] @ B[K, N]``: A and B row-major ``dtype`` (bf16 or f16), the
     product accumulated in f32 and stored as ``out_dtype`` (f32, bf16 or f16).
 
@@ -50,6 +50,12 @@ def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: i
         stages: depth of the shared-memory ring (2 or more; 4 by default).
         cluster: CTAs per cluster along M, 1 or 2; with 2 the CTAs of a pair (same N tile,
             adjacent M tiles) each load half of B's k rows and multicast it to both.
+        group_m: the tile order: the CTAs launched one after the other walk ``group_m`` M
+            tiles (a multiple of ``cluster``) down one N tile, then the next N tile, and only
+            after every N tile the next ``group_m`` M tiles (``sm90.grouped_tile``), so that
+            the CTAs running at once share their A and B tiles in L2; None: launch order, all
+            M tiles of an N tile after the other (at 8192^3 a wave then reads all of A from
+            memory). The products and results are the same either way.
 
     **Warps.** A CTA has ``1 + bm / 64`` warpgroups (384 threads for ``bm = 128``):
 
@@ -81,12 +87,13 @@ def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: i
 
     **Shapes.** ``M``, ``N``, ``K`` are shape variables. TMA zero-fills loads past the edges
     and clips stores, so any ``M``; ``N`` and ``K`` multiples of 8 (TMA needs 16-byte row
-    strides). Grid ``(ceil(M / bm) rounded up to the cluster, ceil(N / bn))``. Shared memory:
+    strides). Grid ``(ceil(M / bm) rounded up to the cluster, ceil(N / bn))``; the CTA at
+    ``(x, y)`` computes the tile ``group_m`` orders there. Shared memory:
     ``stages * (bm + bn) * bk * 2`` bytes of ring plus 16 KiB of epilogue buffers per
     consumer (4 stages at 128x128x64: 160 KiB).
     """
-    check_plan("build_gemm", dtype, out_dtype, bm, bn, bk, stages, cluster)
-    cfg = GemmConfig(dtype, out_dtype, bm, bn, bk, stages, cluster)
+    check_plan("build_gemm", dtype, out_dtype, bm, bn, bk, stages, cluster, group_m)
+    cfg = GemmConfig(dtype, out_dtype, bm, bn, bk, stages, cluster, group_m)
     check_smem("build_gemm", cfg.smem_bytes, f"stages={stages} of bm={bm}, bn={bn}")
 
     @kernel(arch=ARCH, in_specs=(Tile("M", "K", dtype), Tile("K", "N", dtype)),
@@ -101,7 +108,7 @@ def build_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128, bk: i
     return configure(gemm, independent=("M", "N"))
 
 
-def check_plan(fn, dtype, out_dtype, bm, bn, bk, stages, cluster):
+def check_plan(fn, dtype, out_dtype, bm, bn, bk, stages, cluster, group_m=None):
     """``ValueError`` naming ``fn`` and the parameter unless the tile plan is one the GEMM
     supports (``build_gemm``'s docstring)."""
     if getattr(dtype, "name", None) not in ("bf16", "f16"):
@@ -118,6 +125,9 @@ def check_plan(fn, dtype, out_dtype, bm, bn, bk, stages, cluster):
         raise ValueError(f"{fn}: stages must be an int >= 2, got {stages!r}")
     if cluster not in (1, 2):
         raise ValueError(f"{fn}: cluster must be 1 or 2, got {cluster!r}")
+    if group_m is not None and (type(group_m) is not int or group_m < 1 or group_m % cluster):
+        raise ValueError(f"{fn}: group_m must be None or a positive int, a multiple of cluster="
+                         f"{cluster}, got {group_m!r}")
 
 
 def _check_shapes(K, N):
@@ -130,9 +140,10 @@ def _check_shapes(K, N):
 class GemmConfig:
     """Trace-time constants of one GEMM kernel (``build_gemm``'s docstring)."""
 
-    def __init__(self, dtype, out_dtype, bm, bn, bk, stages, cluster):
+    def __init__(self, dtype, out_dtype, bm, bn, bk, stages, cluster, group_m=None):
         self.dtype, self.out_dtype = dtype, out_dtype
         self.bm, self.bn, self.bk, self.stages, self.cluster = bm, bn, bk, stages, cluster
+        self.group_m = group_m
         self.consumers = bm // 64
         self.threads = WARPGROUP * (1 + self.consumers)
         self.a_bytes = bm * bk * dtype.nbytes         # one stage of A
@@ -147,8 +158,23 @@ class GemmConfig:
         return -(-t // self.cluster) * self.cluster
 
     def __repr__(self):
+        order = "launch order" if self.group_m is None else f"groups of {self.group_m} M tiles"
         return (f"gemm {self.dtype.name}->{self.out_dtype.name} tile {self.bm}x{self.bn}x"
-                f"{self.bk}, {self.stages} stages, cluster {self.cluster}")
+                f"{self.bk}, {self.stages} stages, cluster {self.cluster}, {order}")
+
+    def tile(self):
+        """This CTA's first row and column of C (registers): its grid position, or with
+        ``group_m`` its place in the grouped order (``sm90.grouped_tile``)."""
+        x = reg.from_(ptx.special.ctaid.x(), u32)
+        y = reg.from_(ptx.special.ctaid.y(), u32)
+        if self.group_m is None:
+            return x * self.bm, y * self.bn
+        clusters_m = reg.from_(ptx.special.nctaid.x(), u32)
+        if self.cluster > 1:
+            clusters_m = clusters_m >> (self.cluster.bit_length() - 1)
+        tm, tn = grouped_tile(x, y, clusters_m, reg.from_(ptx.special.nctaid.y(), u32),
+                              self.group_m, self.cluster, minimum=min_u32)
+        return tm * self.bm, tn * self.bn
 
 
 def gemm_body(cfg: GemmConfig, A, B, C):
@@ -160,8 +186,7 @@ def gemm_body(cfg: GemmConfig, A, B, C):
     tid = reg.from_(ptx.special.tid.x(), u32)
     wg = tid >> 7
     lane_in_group = tid & 127
-    m0 = reg.from_(ptx.special.ctaid.x(), u32) * cfg.bm
-    n0 = reg.from_(ptx.special.ctaid.y(), u32) * cfg.bn
+    m0, n0 = cfg.tile()
     rank = reg.from_(ptx.special.cluster_ctarank(), u32) if cl > 1 else None
 
     sa = smem.alloc(cfg.dtype, (st, cfg.bm, cfg.bk), swizzle="128B", name="sa")

@@ -29,7 +29,7 @@ from jax_pyptx.types import b32, bf16, f16, f32, s32, u8, u32, u64
 from .gemm import GemmConfig, check_plan, mainloop
 from .sm90 import (
     CONSUMER_REGS, LAUNCH_BOUNDS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, barrier_at,
-    check_smem,
+    check_smem, grouped_order, min_u32,
 )
 
 ARCH = "sm_90a"
@@ -39,7 +39,7 @@ SLOTS = 3                     # tensor maps per (CTA, group): A, C of consumer 0
 
 
 def build_grouped_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 128,
-                       stages: int = 4, ctas: int = 132):
+                       stages: int = 4, ctas: int = 132, group_m: int | None = 16):
     """Grouped GEMM: ``A: [T, K]`` holds the rows of every group back to back, group ``g``
     owning ``group_sizes[g]`` rows starting at ``sum(group_sizes[:g])``; ``B: [G, K, N]``;
     ``C[rows of g] = A[rows of g] @ B[g]`` (``C: [T, N]``, rows past ``sum(group_sizes)``
@@ -49,6 +49,11 @@ def build_grouped_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 12
         dtype, out_dtype, bm, bn, stages: as for ``build_gemm`` (tile ``bm x bn x 64``).
         ctas: the persistent grid (132: the SMs of an H100 SXM); CTA ``c`` computes tiles
             ``c, c + ctas, c + 2 ctas, ...`` of the whole problem.
+        group_m: the order of a group's tiles: ``group_m`` M tiles down one N tile, then the
+            next N tile, and after every N tile the next ``group_m`` M tiles
+            (``sm90.grouped_order``: the tiles that run at once share their A and B tiles in
+            L2); None: N fastest (a wave of an 8192-wide N then reads all of the group's B
+            from memory).
 
     Returns a kernel of ``(A, B, group_sizes)`` with two outputs: ``C`` and ``maps``, the
     tensor-map workspace (``u8[ctas, G, 3 * 128]``; see below). ``grouped_gemm(a, b, sizes)``
@@ -56,7 +61,7 @@ def build_grouped_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 12
 
     **The problem table** is ``group_sizes`` (``s32[G]``, in global memory, read by the
     kernel as it goes). Tiles are numbered group by group, ``ceil(rows_g / bm) x
-    ceil(N / bn)`` per group, N fastest. Every role of a CTA walks the same sequence: to reach
+    ceil(N / bn)`` per group, in ``group_m``'s order. Every role of a CTA walks the same sequence: to reach
     tile ``t`` it moves its group cursor (group ``g``, its first row and its first and
     end tile numbers) forward over the table until ``t`` falls in group ``g``.
 
@@ -80,8 +85,8 @@ def build_grouped_gemm(dtype=bf16, out_dtype=f32, *, bm: int = 128, bn: int = 12
     fn = "build_grouped_gemm"
     if not isinstance(ctas, int) or ctas < 1:
         raise ValueError(f"{fn}: ctas must be a positive int, got {ctas!r}")
-    check_plan(fn, dtype, out_dtype, bm, bn, 64, stages, 1)
-    cfg = GemmConfig(dtype, out_dtype, bm, bn, 64, stages, 1)
+    check_plan(fn, dtype, out_dtype, bm, bn, 64, stages, 1, group_m)
+    cfg = GemmConfig(dtype, out_dtype, bm, bn, 64, stages, 1, group_m)
     check_smem(fn, cfg.smem_bytes + SLOTS * MAP_BYTES, f"stages={stages} of bm={bm}, bn={bn}")
     cfg.ctas = ctas
 
@@ -110,8 +115,9 @@ class Schedule:
     the group's first ``row``, ``size`` (its rows), ``start`` and ``end`` (its first tile
     number and one past its last)."""
 
-    def __init__(self, sizes_ptr, groups: int, n_tiles: int, bm: int):
+    def __init__(self, sizes_ptr, groups: int, n_tiles: int, bm: int, group_m: int | None):
         self.ptr, self.groups, self.n_tiles, self.bm = sizes_ptr, groups, n_tiles, bm
+        self.group_m = group_m
         self.g = reg.scalar(u32, 0)
         self.row = reg.scalar(u32, 0)
         self.size = reg.scalar(u32)
@@ -119,8 +125,11 @@ class Schedule:
         self.start = reg.scalar(u32, 0)
         self.end = self._tiles(self.size)
 
+    def _m_tiles(self, size):
+        return (size + (self.bm - 1)) >> (self.bm.bit_length() - 1)
+
     def _tiles(self, size):
-        return ((size + (self.bm - 1)) >> (self.bm.bit_length() - 1)) * self.n_tiles
+        return self._m_tiles(size) * self.n_tiles
 
     def seek(self, t):
         """Move forward to the group that holds tile ``t`` (``g == groups``: past the end)."""
@@ -134,8 +143,12 @@ class Schedule:
                 ptx.inst.add.u32(self.end, self.end, self._tiles(self.size))
 
     def tile(self, t):
-        """(m tile in the group, n tile) of tile ``t`` of the current group."""
+        """(m tile in the group, n tile) of tile ``t`` of the current group, in ``group_m``'s
+        order (``build_grouped_gemm``), else N fastest."""
         local = t - self.start
+        if self.group_m is not None:
+            return grouped_order(local, self._m_tiles(self.size), self.n_tiles, self.group_m,
+                                 minimum=min_u32)
         if self.n_tiles & (self.n_tiles - 1) == 0:
             sh = self.n_tiles.bit_length() - 1
             return local >> sh, local & (self.n_tiles - 1)
@@ -209,7 +222,7 @@ def grouped_body(cfg, A, B, sizes, C, maps):
         with ptx.if_(tid < 32):
             ptx.mem.prefetch_tensormap(b_map)
             ring = StageRing(st)
-            sched = Schedule(sizes.ptr(), G, n_tiles, cfg.bm)
+            sched = Schedule(sizes.ptr(), G, n_tiles, cfg.bm, cfg.group_m)
             t = reg.scalar(u32, cta)
             sched.seek(t)
             built = reg.scalar(u32, 0xFFFFFFFF)
@@ -247,7 +260,7 @@ def grouped_body(cfg, A, B, sizes, C, maps):
         w = wg - 1
         acc = reg.array(f32, cfg.bn // 2)
         ring = StageRing(st)
-        sched = Schedule(sizes.ptr(), G, n_tiles, cfg.bm)
+        sched = Schedule(sizes.ptr(), G, n_tiles, cfg.bm, cfg.group_m)
         t = reg.scalar(u32, cta)
         sched.seek(t)
         built = reg.scalar(u32, 0xFFFFFFFF)
