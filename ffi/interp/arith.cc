@@ -365,11 +365,24 @@ inline const T* P(const char* p) { return reinterpret_cast<const T*>(p); }
 
 // ---------------------------------------------------------------- the element loops
 template <class F>
-void f32_binary(uint32_t* d, const uint32_t* a, const uint32_t* b, size_t len, bool flush, F f) {
+ALWAYS_INLINE void f32_binary(uint32_t* d, const uint32_t* a, const uint32_t* b, size_t len, bool flush, F f) {
   if (flush) {
     for (size_t i = 0; i < len; ++i) d[i] = canon(ftz(bits(f(f32(ftz(a[i])), f32(ftz(b[i]))))));
   } else {
     for (size_t i = 0; i < len; ++i) d[i] = canon(bits(f(f32(a[i]), f32(b[i]))));
+  }
+}
+
+// the fma loop inlined into a caller built with fma (apply_512): __builtin_fmaf is then one
+// instruction, the correctly rounded fma as std::fmaf
+template <bool FLUSH>
+ALWAYS_INLINE void fma_loop_builtin(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c,
+                                    size_t len) {
+  for (size_t i = 0; i < len; ++i) {
+    uint32_t x = a[i], y = b[i], z = c[i];
+    if (FLUSH) { x = ftz(x); y = ftz(y); z = ftz(z); }
+    uint32_t u = bits(__builtin_fmaf(f32(x), f32(y), f32(z)));
+    d[i] = canon(FLUSH ? ftz(u) : u);
   }
 }
 
@@ -420,7 +433,7 @@ bool HW_FMA = CPU_FMA;
 bool HW_AVX2_FMA = CPU_AVX2_FMA;
 
 template <class T, class F>
-void int_binary(char* dp, const char* ap, const char* bp, size_t len, F f) {
+ALWAYS_INLINE void int_binary(char* dp, const char* ap, const char* bp, size_t len, F f) {
   T* d = reinterpret_cast<T*>(dp);
   const T* a = P<T>(ap);
   const T* b = P<T>(bp);
@@ -428,7 +441,7 @@ void int_binary(char* dp, const char* ap, const char* bp, size_t len, F f) {
 }
 
 template <class T>
-void shift(int32_t op, char* dp, const char* ap, const char* bp, size_t len) {
+ALWAYS_INLINE void shift(int32_t op, char* dp, const char* ap, const char* bp, size_t len) {
   constexpr uint32_t W = sizeof(T) * 8;
   using S = typename std::make_signed<T>::type;
   T* d = reinterpret_cast<T*>(dp);
@@ -444,7 +457,7 @@ void shift(int32_t op, char* dp, const char* ap, const char* bp, size_t len) {
 }
 
 template <class T>
-void setp(int32_t fl, char* d, const char* ap, const char* bp, size_t len) {
+ALWAYS_INLINE void setp(int32_t fl, char* d, const char* ap, const char* bp, size_t len) {
   using S = typename std::make_signed<T>::type;
   int32_t cmp = (fl >> 1) & 7;
   const T* a = P<T>(ap);
@@ -457,7 +470,7 @@ void setp(int32_t fl, char* d, const char* ap, const char* bp, size_t len) {
 }
 
 template <class T>
-void selp(char* dp, const char* ap, const char* bp, const char* c, size_t len) {
+ALWAYS_INLINE void selp(char* dp, const char* ap, const char* bp, const char* c, size_t len) {
   T* d = reinterpret_cast<T*>(dp);
   const T* a = P<T>(ap);
   const T* b = P<T>(bp);
@@ -468,7 +481,7 @@ void selp(char* dp, const char* ap, const char* bp, const char* c, size_t len) {
 // a warp of 32 takes its lane i ^ b (b: the lane mask, one immediate, its low 5 bits). A chunk
 // starts on a warp (CHUNK is a multiple of 32) and holds whole warps (run_block checks n);
 // d may be a itself
-void bfly(uint32_t* d, const uint32_t* a, const uint32_t* b, size_t len) {
+ALWAYS_INLINE void bfly(uint32_t* d, const uint32_t* a, const uint32_t* b, size_t len) {
   uint32_t m = b[0] & 31, w[32];
   for (size_t lo = 0; lo < len; lo += 32) {
     std::memcpy(w, a + lo, sizeof w);
@@ -476,12 +489,13 @@ void bfly(uint32_t* d, const uint32_t* a, const uint32_t* b, size_t len) {
   }
 }
 
-// one instruction over len elements (an AVX2 build of it too, chosen at load where the CPU has
-// it); false where an ex2 declines
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c, size_t len) {
+// one instruction over len elements; false where an ex2 declines. The loops (inlined here) are
+// built three times: for the baseline, AVX2 (apply's clone, chosen at load where the CPU has
+// it) and AVX-512 (apply_512, where avx512_in_use()); every element takes the same IEEE
+// operations (-ffp-contract=off; an fma only where the op is fma), so all give the same bits.
+template <bool W512>
+ALWAYS_INLINE bool apply_body(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c,
+                              size_t len) {
   bool flush = fl & FTZ;
   uint32_t* d32 = reinterpret_cast<uint32_t*>(dp);
   const uint32_t *a32 = P<uint32_t>(a), *b32 = P<uint32_t>(b), *c32 = P<uint32_t>(c);
@@ -490,7 +504,8 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
     case F_SUB: f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x - y; }); return true;
     case F_MUL: f32_binary(d32, a32, b32, len, flush, [](float x, float y) { return x * y; }); return true;
     case F_FMA:
-      if (HW_FMA) flush ? fma_loop_hw<true>(d32, a32, b32, c32, len) : fma_loop_hw<false>(d32, a32, b32, c32, len);
+      if (W512) flush ? fma_loop_builtin<true>(d32, a32, b32, c32, len) : fma_loop_builtin<false>(d32, a32, b32, c32, len);
+      else if (HW_FMA) flush ? fma_loop_hw<true>(d32, a32, b32, c32, len) : fma_loop_hw<false>(d32, a32, b32, c32, len);
       else flush ? fma_loop<true>(d32, a32, b32, c32, len) : fma_loop<false>(d32, a32, b32, c32, len);
       return true;
     case F_MAX:
@@ -569,6 +584,24 @@ bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+bool apply(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c, size_t len) {
+  return apply_body<false>(op, fl, dp, a, b, c, len);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+bool apply_512(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c, size_t len) {
+  return apply_body<true>(op, fl, dp, a, b, c, len);
+}
+#else
+bool apply_512(int32_t op, int32_t fl, char* dp, const char* a, const char* b, const char* c, size_t len) {
+  return apply_body<false>(op, fl, dp, a, b, c, len);
+}
+#endif
+
 template <class T>
 void gather_into(Slot& sl, const int64_t* ix, size_t len) {
   const T* base = reinterpret_cast<const T*>(sl.base);
@@ -646,6 +679,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       any_index = true;
     }
   std::vector<size_t> runs;
+  const bool wide = avx512_in_use();
   for (size_t lo = 0; lo < n; lo += CHUNK) {
     size_t len = n - lo < CHUNK ? n - lo : CHUNK;
     bool by_runs = false;     // the gathered inputs share one index: its runs, once a chunk
@@ -677,7 +711,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       const char* a = src[3 * j].at(lo, len, width_of(op, 1));
       const char* b = na > 1 ? src[3 * j + 1].at(lo, len, width_of(op, 2)) : nullptr;
       const char* cc = na > 2 ? src[3 * j + 2].at(lo, len, width_of(op, 3)) : nullptr;
-      if (!apply(op, c[1], slots[c[2]].base + lo * width_of(op, 0), a, b, cc, len)) return false;
+      if (!(wide ? apply_512 : apply)(op, c[1], slots[c[2]].base + lo * width_of(op, 0), a, b, cc, len)) return false;
     }
   }
   return true;
