@@ -58,7 +58,10 @@ class RegFile:
     __slots__ = ("r0", "count", "pool", "waiting")
 
     def __init__(self, ctx):
-        self.r0 = initial_count(ctx.prog, ctx.T)
+        known = ctx.prog.start_regs             # (the entry's directives: read once a program)
+        if ctx.T not in known:
+            known[ctx.T] = initial_count(ctx.prog, ctx.T)
+        self.r0 = known[ctx.T]
         nw = ctx.N // 32
         self.count = np.full(nw, self.r0 or 0, np.int64)      # per-thread count of each batch warp
         self.pool = np.zeros(ctx.nctas, np.int64)              # free registers of each CTA
@@ -90,6 +93,29 @@ def _state(ctx, sub, d) -> RegFile:
     return ctx.regfile
 
 
+def _at_once(ctx, rf, uw, n: int, inc: bool) -> bool:
+    """The warps ``uw`` (batch warps, ascending) set their count to ``n`` at once, where the
+    loop one warp after the other would do the same: no warp's count goes the wrong way and
+    every CTA's pool covers all of its warps' ``.inc`` (an ``.inc`` takes, a ``.dec`` gives,
+    so none parks); each CTA's parked warps are woken once. False, having changed nothing,
+    where the loop must decide (and report or park)."""
+    counts = rf.count[uw]
+    if (counts > n).any() if inc else (counts < n).any():
+        return False
+    delta = (n - counts) * 32
+    ctas = uw // ctx.W
+    take = np.bincount(ctas, weights=delta, minlength=len(rf.pool)).astype(np.int64)
+    if inc and (take > rf.pool).any():
+        return False
+    rf.waiting[uw] = False
+    rf.pool -= take
+    rf.count[uw] = n
+    if not inc:
+        for cta in np.unique(ctas[delta < 0]).tolist():
+            _wake(ctx, cta)
+    return True
+
+
 def _wname(ctx, w):
     return f"warp {w % ctx.W} of CTA {ctx._cta_str(w // ctx.W)}"
 
@@ -115,6 +141,8 @@ def _setmaxnreg(prog, d, ins, scope, dec):
                             sub, 0, d)
         rf = _state(ctx, sub, d)
         uw, _ = sub.warp_masks()
+        if rf.r0 is None or _at_once(ctx, rf, uw, n, inc):
+            return None
         parked = []
         for w in (int(x) for x in uw):
             if rf.r0 is None:
