@@ -109,12 +109,12 @@ def _locate_few(ctx, g, a):
     """``locate`` of the shared::cta offsets ``a`` of a few threads (a role's elected ones), on
     Python ints: every one aligned, in bounds and below the shared::cluster bit; None where one
     is not (``locate`` then checks and reports)."""
-    offs = np.broadcast_to(a, (g.n,)).tolist()
+    offs = (a if a.shape == (g.n,) else np.broadcast_to(a, (g.n,))).tolist()
     size = ctx.shared.size
     for o in offs:
         if o >= CLUSTER_BIT or o & 7 or o + 8 > size:
             return None
-    return ctx.slot_cta[g.idx].astype(np.int64), np.array(offs, np.int64)
+    return ctx.slot_cta[g.idx], np.array(offs, np.int64)        # (slot_cta: int64; a copy)
 
 
 def lookup(ctx, cta: int, addr: int):
