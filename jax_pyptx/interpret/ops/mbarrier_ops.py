@@ -255,9 +255,10 @@ def _all_done(ctx, sub, a, space, gstate, parity, put) -> bool:
     lens = [q - p for p, q, _ in runs]
     a = np.asarray(a)
     slot_cta = ctx.slot_cta
-    if any(slot_cta[s] != slot_cta[s + q - p - 1] for p, q, s in runs) or \
-            not np.array_equal(np.repeat(a[heads], lens), a):
+    if any(slot_cta[s] != slot_cta[s + q - p - 1] for p, q, s in runs):
         return False
+    if not (a == a[0]).all() and not np.array_equal(np.repeat(a[heads], lens), a):
+        return False                # (every thread at one address: each CTA's at that offset)
     try:
         ctas, offs = MB.locate(ctx, Group(sub.idx[heads], sub.pc, ctx.N), a[heads], space)
     except MemoryFault as f:      # (the first thread naming the address)
