@@ -141,6 +141,15 @@ def inputs(size: int, sets: int):
              for j in range(2)] for i in range(sets)]
 
 
+WIDTHS = (38, 8, 8, 10)        # the columns before the resources: every plan name fits
+
+
+def _row(*cells) -> None:
+    """One row of the table, printed at once (a step that runs out of time keeps the rows it
+    printed)."""
+    print("  ".join(str(c).ljust(w) for c, w in zip(cells, WIDTHS + (0,))).rstrip(), flush=True)
+
+
 def sweep(plans, outs, size: int, dry: bool) -> int:
     import jax
     import jax.numpy as jnp
@@ -148,15 +157,17 @@ def sweep(plans, outs, size: int, dry: bool) -> int:
     from kernels import time_sets
 
     flops = 2 * size ** 3
+    print(f"hopper GEMM, {size}^3 bf16 ({'dry run: no timing' if dry else jax.devices()[0]})",
+          flush=True)
+    _row("plan", "TFLOP/s", "us", "vs jnp.dot", "resources")
     sets = None if dry else inputs(size, 4)
-    rows, failed = [], 0
+    failed = 0
     for out in outs:
         odt = getattr(jnp, {"f32": "float32", "bf16": "bfloat16"}[out])
         dot = lambda a, b, odt=odt: jnp.dot(a, b, preferred_element_type=odt)
         base = None if dry else time_sets(dot, sets)["seconds"]
         if base is not None:
-            rows.append((f"jnp.dot -> {out}", f"{flops / base / 1e12:.1f}", f"{base * 1e6:.0f}",
-                         "1.00", ""))
+            _row(f"jnp.dot -> {out}", f"{flops / base / 1e12:.1f}", f"{base * 1e6:.0f}", "1.00", "")
         for name in plans:
             try:
                 k = build(name, out)
@@ -169,25 +180,17 @@ def sweep(plans, outs, size: int, dry: bool) -> int:
                     if err > REL_ERROR[out]:
                         raise ValueError(f"the interpreter's {CHECK_SIZE}^3 product is off by "
                                          f"{err:.2e} of its largest value")
-                    rows.append((f"{name} -> {out}", "", "", "",
-                                 f"{res}; lowered; interpreter {CHECK_SIZE}^3 ok"))
+                    _row(f"{name} -> {out}", "", "", "", f"{res}; lowered; interpreter {CHECK_SIZE}^3 ok")
                     continue
                 a, b = sets[0]
                 err = relative_error(jax.jit(fn)(a, b), dot(a, b))
                 if err > REL_ERROR[out]:
                     raise ValueError(f"wrong product: off by {err:.2e} of its largest value")
                 t = time_sets(fn, sets)["seconds"]
-                rows.append((f"{name} -> {out}", f"{flops / t / 1e12:.1f}", f"{t * 1e6:.0f}",
-                             f"{base / t:.2f}", res))
+                _row(f"{name} -> {out}", f"{flops / t / 1e12:.1f}", f"{t * 1e6:.0f}", f"{base / t:.2f}", res)
             except Exception as e:      # one plan failing is a row, not a stop
                 failed += 1
-                rows.append((f"{name} -> {out}", "", "", "", f"ERROR {type(e).__name__}: "
-                              f"{str(e).splitlines()[0][:90]}"))
-    head = ("plan", "TFLOP/s", "us", "vs jnp.dot", "resources")
-    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
-    print(f"hopper GEMM, {size}^3 bf16 ({'dry run: no timing' if dry else jax.devices()[0]})")
-    for r in [head] + rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+                _row(f"{name} -> {out}", "", "", "", f"ERROR {type(e).__name__}: {str(e).splitlines()[0][:90]}")
     return 1 if failed else 0
 
 

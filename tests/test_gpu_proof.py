@@ -235,6 +235,31 @@ def test_gemm_sweep_reports_a_plan_whose_product_is_off(monkeypatch, capsys):
                      r"off by 2\.50e-01 of its largest value", out, re.M), out
 
 
+def test_gemm_sweep_prints_each_row_as_it_is_measured(monkeypatch, capsys):
+    """A sweep cut short (the GPU step's time limit) has printed the rows it finished: here the
+    second plan is interrupted, and the first plan's row is already out."""
+    sweep = _load("gemm_sweep")
+
+    class Cut(BaseException):
+        pass
+
+    calls = []
+
+    def check(name, out):
+        calls.append(name)
+        if len(calls) > 1:
+            raise Cut
+        return 0.0
+
+    monkeypatch.setattr(sweep, "interpreted_error", check)
+    with pytest.raises(Cut):
+        sweep.main(["--dry-run", "--size", "256", "--plans", "default", "bn128-s4-c1", "--out", "f32"])
+    out = capsys.readouterr().out
+    assert re.search(r"^default -> f32 +\d+ KiB smem, 0 spill bytes; lowered; interpreter 256\^3 ok$",
+                     out, re.M), out
+    assert "bn128-s4-c1" not in out
+
+
 def test_record_turns_a_runs_folder_into_the_page_record(tmp_path, monkeypatch):
     """``gpu_proof.py record``: the machine, checks, ceilings and timed rows of a run's output
     folder, in the form ``docs/kernels.md``'s "Measured on a GPU" renders."""
