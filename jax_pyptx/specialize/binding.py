@@ -193,8 +193,8 @@ def shapes_env(k, arrays) -> dict:
                 f"kernel {k.name!r}: parameter {pname} expects rank {len(spec.dims)} "
                 f"({spec}), got an array of shape {shape}")
         dt = getattr(a, "dtype", None)
-        if spec.dtype.np_dtype is not None and dt is not None and \
-                str(dt) != str(spec.dtype.np_dtype):
+        want = spec.dtype.np_dtype
+        if want is not None and dt is not None and dt is not want and str(dt) != str(want):
             raise SpecializationError(
                 f"kernel {k.name!r}: parameter {pname} expects dtype {spec.dtype.name} "
                 f"({spec}), got {dt}")
@@ -204,13 +204,15 @@ def shapes_env(k, arrays) -> dict:
                     raise SpecializationError(
                         f"kernel {k.name!r}: parameter {pname} dim {axis} must be {d} "
                         f"({spec}), got shape {shape}")
-            elif d in env and env[d] != n:
-                raise SpecializationError(
-                    f"kernel {k.name!r}: shape variable {d} bound to {env[d]} by "
-                    f"{where[d]} but {n} by {pname} (dim {axis})")
+            elif d in env:
+                if env[d] != n:
+                    first, at = where[d]
+                    raise SpecializationError(
+                        f"kernel {k.name!r}: shape variable {d} bound to {env[d]} by "
+                        f"{first} (dim {at}) but {n} by {pname} (dim {axis})")
             else:
-                env.setdefault(d, n)
-                where.setdefault(d, f"{pname} (dim {axis})")
+                env[d] = n
+                where[d] = (pname, axis)
     return env
 
 
