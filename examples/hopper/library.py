@@ -149,7 +149,8 @@ LIBRARY += [LibraryKernel(
     params={}, reference=_row_ref("swiglu"),
     cases=(Case({"M": 6, "N": 40}), Case({"M": 3, "N": 129}, note="a partial last block")),
     shape={"M": 8192, "N": 8192}, count_shape={"M": 4, "N": 256},
-    sass=("LDG.E", "STG.E", SASS["ex2.approx"]), page="hopper_norms.md")]
+    sass=(SASS["ld.global.v4"], SASS["st.global.v4"], SASS["ex2.approx"], SASS["rcp.approx"]),
+    page="hopper_norms.md")]
 
 GEMM_CASES = (
     Case({"M": 256, "N": 256, "K": 256}, {"stages": 2},
