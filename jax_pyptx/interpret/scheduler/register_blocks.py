@@ -30,18 +30,23 @@ def sole(a, refs: int) -> bool:
 
 
 def plain(self, keys, g) -> bool:      # self: the Context
-    """Whether ``read(k, g)`` of every register of ``keys`` would only gather its values: each
-    is written on every thread of ``g`` (the sanitizer's masks), with no hook, no undefined
-    value and no pointer tag."""
+    """Whether ``read(k, g)`` of every register of ``keys`` (any iterable; a frozenset is
+    used as it is) would only gather its values: each is written on every thread of ``g``
+    (the sanitizer's masks), with no hook, no undefined value and no pointer tag. The tests
+    are set operations on the dicts' keys; only registers not yet known written on ``g``'s
+    slots (``_set_on``) look at their masks."""
+    ks = keys if type(keys) is frozenset else frozenset(keys)
     regs, rh, undef, ptag = self.regs, self.rhooks, self.undef, self.ptag
-    for k in keys:
-        if k not in regs or (rh and k in rh) or (undef and k in undef) or (ptag and k in ptag):
-            return False
+    if not regs.keys() >= ks or (rh and not rh.keys().isdisjoint(ks)) or \
+            (undef and not undef.keys().isdisjoint(ks)) or (ptag and not ptag.keys().isdisjoint(ks)):
+        return False
     if self.pinit:
         known = g.ok if g.ok is not None else self._set_on(g)
-        for k in keys:
-            if k not in known:
-                m = self.pinit.get(k)
+        todo = ks - known.keys()
+        if todo:
+            pinit = self.pinit
+            for k in todo:
+                m = pinit.get(k)
                 if m is not None and not (m if g.full else m[g.idx]).all():
                     return False
                 known[k] = True

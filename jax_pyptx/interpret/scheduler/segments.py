@@ -70,8 +70,8 @@ WRITE_AT_ONCE = 8
 class Segment:
     """A planned run of ``span`` pure instructions starting at ``pc``."""
 
-    __slots__ = ("pc", "span", "steps", "ext", "dsts", "finals", "blocks", "shuffles", "plan", "pieces",
-                 "specials")
+    __slots__ = ("pc", "span", "steps", "ext", "ext_set", "dsts", "finals", "blocks", "shuffles", "plan",
+                 "pieces", "specials")
 
     def __init__(self, pc, span, steps, ext, finals, dsts, blocks=None, shuffles=0):
         self.pc, self.span, self.steps = pc, span, steps
@@ -80,6 +80,7 @@ class Segment:
         self.pieces = None        # ``_split``'s answers, by the sources and hooks that stopped it
         self.blocks = blocks      # the steps with native runs as ``native.Block``s, or None
         self.ext = ext            # source keys read before any write of the segment
+        self.ext_set = frozenset(ext)     # ... as a set (``Context.plain``)
         self.specials = tuple(k for k in ext if specials.in_segments(k))    # ... special registers
         self.finals = finals      # ((key, Decoded writing it last), ...): the registers written back
         self.dsts = dsts          # every register the segment writes
@@ -302,7 +303,7 @@ def _defined(ctx, seg, g):
         for k in seg.dsts:
             if k in rh:
                 return False
-    return ctx.plain(seg.ext, g)
+    return ctx.plain(seg.ext_set, g)
 
 
 def run(ctx, seg, g, pieces=True) -> bool:
