@@ -61,7 +61,19 @@ def test_timeline_into_a_missing_directory_is_refused_before_the_run(tmp_path):
 
 
 # ----------------------------------------------------------------------------- Ctrl-C
-def test_ctrl_c_in_an_eager_call_is_a_keyboard_interrupt(monkeypatch):
+@pytest.fixture
+def sigint():
+    """SIGINT at Python's default handler for the test (a suite started as a background job of
+    a non-interactive shell inherits it ignored, and then no Ctrl-C can reach a launch), the
+    process's own disposition restored after."""
+    before = signal.getsignal(signal.SIGINT)
+    if before is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_in_an_eager_call_is_a_keyboard_interrupt(monkeypatch, sigint):
     import jax_pyptx.specialize.host as host
 
     def interrupted(self, *a, **kw):
@@ -97,7 +109,7 @@ _spin_jit = jax.jit(lambda x: spin(x, interpret=True))
 
 
 @pytest.mark.parametrize("how", ["jit", "jit, compiled before", "eager", "two calls under jit"])
-def test_a_real_ctrl_c_during_a_long_launch_is_a_keyboard_interrupt(how, monkeypatch):
+def test_a_real_ctrl_c_during_a_long_launch_is_a_keyboard_interrupt(how, monkeypatch, sigint):
     """A SIGINT (as Ctrl-C sends) 0.2 s into a launch that would run for hours stops it, and
     the call raises KeyboardInterrupt at the caller's line, not XLA's JaxRuntimeError."""
     import jax_pyptx.runtime.lowering_host as lh
@@ -390,6 +402,7 @@ def test_shared_memory_past_the_architectures_limit_is_refused_everywhere():
 
 _SHARDED_CTRL_C = r'''
 import os, signal, sys, threading
+signal.signal(signal.SIGINT, signal.default_int_handler)   # (inherited ignored in a background job)
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 import numpy as np, jax
 from jax.sharding import NamedSharding, PartitionSpec as P
