@@ -28,7 +28,7 @@ from jax_pyptx.types import bf16, f32, u32
 
 from .sm90 import (
     CONSUMER_REGS, LAUNCH_BOUNDS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, advance_desc,
-    barrier_at, check_smem, grouped_tile, kmajor_desc, min_u32, mnmajor_desc, release_stage,
+    barrier_at, check_smem, grouped_tile, kmajor_desc, mnmajor_desc, release_stage,
 )
 
 ARCH = "sm_90a"
@@ -173,7 +173,7 @@ class GemmConfig:
         if self.cluster > 1:
             clusters_m = clusters_m >> (self.cluster.bit_length() - 1)
         tm, tn = grouped_tile(x, y, clusters_m, reg.from_(ptx.special.nctaid.y(), u32),
-                              self.group_m, self.cluster, minimum=min_u32)
+                              self.group_m, self.cluster)
         return tm * self.bm, tn * self.bn
 
 

@@ -29,7 +29,7 @@ from jax_pyptx.types import b32, bf16, f16, f32, s32, u8, u32, u64
 from .gemm import GemmConfig, check_plan, mainloop
 from .sm90 import (
     CONSUMER_REGS, LAUNCH_BOUNDS, PRODUCER_REGS, SW128, EpilogueStore, StageRing, barrier_at,
-    check_smem, grouped_order, min_u32,
+    check_smem, grouped_order,
 )
 
 ARCH = "sm_90a"
@@ -147,8 +147,7 @@ class Schedule:
         order (``build_grouped_gemm``), else N fastest."""
         local = t - self.start
         if self.group_m is not None:
-            return grouped_order(local, self._m_tiles(self.size), self.n_tiles, self.group_m,
-                                 minimum=min_u32)
+            return grouped_order(local, self._m_tiles(self.size), self.n_tiles, self.group_m)
         if self.n_tiles & (self.n_tiles - 1) == 0:
             sh = self.n_tiles.bit_length() - 1
             return local >> sh, local & (self.n_tiles - 1)

@@ -24,7 +24,7 @@ from jax_pyptx.types import b64, u32
 
 __all__ = ["LAUNCH_BOUNDS", "MAX_SMEM", "check_smem", "SW128", "StageRing", "barrier_at",
            "kmajor_desc", "mnmajor_desc", "advance_desc", "EpilogueStore", "release_stage",
-           "PRODUCER_REGS", "CONSUMER_REGS", "grouped_order", "grouped_tile", "min_u32"]
+           "PRODUCER_REGS", "CONSUMER_REGS", "grouped_order", "grouped_tile"]
 
 MAX_SMEM = 232448    # 227 KiB: the most dynamic shared memory a CTA of sm_90 may request
 SW128 = 128          # TMA swizzle (bytes) every operand tile of these kernels uses
@@ -114,38 +114,32 @@ def release_stage(empty_base, stage, lane_in_group, cluster: int):
         ptx.mbarrier.arrive(peer, remote=True)
 
 
-def grouped_order(pid, tiles_m, tiles_n, group_m: int, minimum=min):
+def grouped_order(pid, tiles_m, tiles_n, group_m: int):
     """The (M tile, N tile) of the ``pid``-th tile of a ``tiles_m x tiles_n`` grid in *grouped*
     order: ``group_m`` M tiles down one N tile, then the next N tile, and only after every N
     tile the next ``group_m`` M tiles; the last group is what is left. Tiles that run at once
     (a wave of CTAs) then share a few M tiles of A and a few N tiles of B, which stay in L2
     while they run; in launch order (every M tile of an N tile, then the next N tile) a wave
-    of an 8192^3 GEMM reads all of A from memory. Python ints, or u32 registers
-    (``minimum``: ``min_u32``): one function gives the kernels' order and the tests'."""
+    of an 8192^3 GEMM reads all of A from memory. Python ints, or u32 registers: one function
+    gives the kernels' order and the tests'."""
     span = tiles_n * group_m                        # tiles of one full group
     group = pid // span
     first = group * group_m
-    size = minimum(tiles_m - first, group_m)
+    rest = tiles_m - first
+    size = min(rest, group_m) if isinstance(rest, int) else rest.min(group_m)
     r = pid % span
     return first + r % size, r // size
 
 
-def grouped_tile(x, y, clusters_m, tiles_n, group_m: int, cluster: int, minimum=min):
+def grouped_tile(x, y, clusters_m, tiles_n, group_m: int, cluster: int):
     """``grouped_order`` of the CTA at grid position ``(x, y)`` of a grid of ``clusters_m *
     cluster`` x ``tiles_n`` CTAs in launch order (x fastest), clusters of ``cluster`` CTAs (a
     power of two) along x: the clusters are ordered, ``group_m`` M tiles (a multiple of
     ``cluster``) a group, and the CTAs of a cluster keep adjacent M tiles of one N tile."""
     shift = cluster.bit_length() - 1
     pid = (x >> shift if shift else x) + y * clusters_m     # the cluster's place in launch order
-    cm, tn = grouped_order(pid, clusters_m, tiles_n, group_m // cluster, minimum)
+    cm, tn = grouped_order(pid, clusters_m, tiles_n, group_m // cluster)
     return (cm * cluster + (x & (cluster - 1)) if shift else cm), tn
-
-
-def min_u32(a, b):
-    """``min.u32`` of two u32 registers (or a register and an int) into a new register."""
-    out = reg.scalar(u32)
-    ptx.inst.min.u32(out, a, b)
-    return out
 
 
 class EpilogueStore:

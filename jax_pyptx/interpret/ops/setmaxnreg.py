@@ -142,11 +142,9 @@ def _setmaxnreg(prog, d, ins, scope, dec):
         rf = _state(ctx, sub, d)
         uw, _ = sub.warp_masks()
         if rf.r0 is None or _at_once(ctx, rf, uw, n, inc):
-            return None
+            return None                  # (no register bound: ptxas ignores setmaxnreg)
         parked = []
         for w in (int(x) for x in uw):
-            if rf.r0 is None:
-                continue                 # no register bound: ptxas ignores setmaxnreg
             cur = int(rf.count[w])
             if n < cur if inc else n > cur:
                 if not ctx.sanitize:
