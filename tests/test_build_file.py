@@ -73,6 +73,7 @@ def test_every_ffi_source_is_named_once(rules):
     assert rules["jax_pyptx/_ffi"]["srcs"] == ["ffi/module.cc"]
     assert ":ffi_launcher" in rules["jax_pyptx/_ffi"]["deps"]
     assert rules["jax_pyptx/interpret/state/_arith"]["srcs"] == ["ffi/interp/arith.cc", "ffi/interp/bits.h",
+                                                                  "ffi/interp/ex2.cc", "ffi/interp/ex2.h",
                                                                   "ffi/interp/matrix.cc", "ffi/interp/matrix.h",
                                                                   "ffi/interp/mma.cc", "ffi/interp/mma.h"]
 
@@ -85,8 +86,8 @@ def test_cmake_sources_match_ffi_dir():
                                     for p in (ROOT / "ffi").glob("*.cc"))
     assert "nanobind_add_module(_ffi" in text
     # the interpreter's native arithmetic: its own module, built at -O3 (NOMINSIZE)
-    assert ("nanobind_add_module(_arith NB_STATIC NOMINSIZE ffi/interp/arith.cc ffi/interp/matrix.cc "
-            "ffi/interp/mma.cc)") in text
+    assert ("nanobind_add_module(_arith NB_STATIC NOMINSIZE ffi/interp/arith.cc ffi/interp/ex2.cc "
+            "ffi/interp/matrix.cc ffi/interp/mma.cc)") in text
     assert "install(TARGETS _arith LIBRARY DESTINATION jax_pyptx/interpret/state)" in text
 
 

@@ -7,6 +7,7 @@
 //   round_f32, bf16_to_f64, take_bf16, regs_to_tile, tile_to_regs: matrices and register
 //                                  blocks moved in one pass (ffi/interp/matrix.cc)
 //   mma_chain_f32                  a run of wgmma k-steps on one f32 accumulator (ffi/interp/mma.cc)
+//   (ex2's loops are ffi/interp/ex2.cc's)
 //   use_cpu_features(on)           the fma / AVX2 / AVX-512 loops, or the portable ones (tests)
 //
 // Runs a block of pure PTX register arithmetic (jax_pyptx/interpret/scheduler/native.py
@@ -32,6 +33,7 @@
 #include <nanobind/stl/optional.h>
 
 #include "bits.h"
+#include "ex2.h"
 #include "matrix.h"
 #include "mma.h"
 
@@ -71,10 +73,7 @@ constexpr int32_t SIGNED = 16;
 constexpr int32_t UNUSED = -32768;
 constexpr size_t CHUNK = 1024;
 static_assert(CHUNK % 32 == 0, "a chunk holds whole warps (bfly32)");
-
-inline uint32_t ftz(uint32_t u) { return (u & 0x7F800000u) == 0 ? (u & 0x80000000u) : u; }
-inline bool is_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
-inline uint32_t canon(uint32_t u) { return is_nan(u) ? 0x7FFFFFFFu : u; }
+static_assert(CHUNK <= EX2_MAX, "ex2's loop takes a chunk at once");
 
 // max / min of two f32 bit patterns, NaN-ignoring, -0 below +0 (the handler's rule), as
 // selects the compiler can vectorize: equal values have equal bits unless they are zeros of
@@ -110,142 +109,6 @@ inline uint32_t bf16_rn(uint32_t u) {
   return u + (0x7FFFu + ((u >> 16) & 1u));
 }
 
-// ex2: the f32 of exp2 in f64 (NumPy's, in the handler). Ours (exp2_core) and NumPy's differ
-// by a few ulps of f64; where the f64 value lies within EX2_MARGIN ulps of an f32 rounding
-// boundary the two could round apart, and the block declines.
-constexpr double EX2_MARGIN = 64;
-
-bool near_boundary(double y, float r) {        // y >= 0 finite, r = its f32
-  double margin = EX2_MARGIN * (std::nextafter(y, INFINITY) - y);
-  double top = static_cast<double>(FLT_MAX) + 0x1p103;          // FLT_MAX | inf
-  float lo = std::nextafterf(r, -INFINITY), hi = std::nextafterf(r, INFINITY);
-  double blo = std::isinf(r) ? top : (static_cast<double>(r) + lo) * 0.5;
-  double bhi = std::isinf(hi) ? top : (static_cast<double>(r) + hi) * 0.5;
-  return std::fabs(y - blo) <= margin || std::fabs(y - bhi) <= margin;
-}
-
-// p * t + c: fused where the CPU has fma (the series' accuracy only, not its bits, matters)
-#if defined(__GNUC__) || defined(__clang__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
-template <bool FMA>
-ALWAYS_INLINE double madd(double p, double t, double c) {
-#if defined(__GNUC__) || defined(__clang__)
-  if (FMA) return __builtin_fma(p, t, c);
-#endif
-  return p * t + c;
-}
-
-// 2^x in f64 for f32 x in [-1022, 1023], within a few ulps (the margin above covers them):
-// x = k + f with |f| <= 1/2, 2^f by its Taylor series in f ln 2 to the 14th power (|f ln 2|
-// <= 0.35: the first term left out is under 2^-57), times 2^k made from k's bits. No branch:
-// the loop over a chunk vectorizes.
-template <bool FMA>
-ALWAYS_INLINE double exp2_core(double x) {
-  constexpr double shifter = 0x1.8p52;
-  double r = x + shifter;                             // k in its low bits, rounded to nearest
-  double k = r - shifter;
-  double t = (x - k) * 0x1.62e42fefa39efp-1;          // f ln 2
-  double p = 1.0 / 87178291200.0;                     // 1/14!
-  p = madd<FMA>(p, t, 1.0 / 6227020800.0);
-  p = madd<FMA>(p, t, 1.0 / 479001600.0);
-  p = madd<FMA>(p, t, 1.0 / 39916800.0);
-  p = madd<FMA>(p, t, 1.0 / 3628800.0);
-  p = madd<FMA>(p, t, 1.0 / 362880.0);
-  p = madd<FMA>(p, t, 1.0 / 40320.0);
-  p = madd<FMA>(p, t, 1.0 / 5040.0);
-  p = madd<FMA>(p, t, 1.0 / 720.0);
-  p = madd<FMA>(p, t, 1.0 / 120.0);
-  p = madd<FMA>(p, t, 1.0 / 24.0);
-  p = madd<FMA>(p, t, 1.0 / 6.0);
-  p = madd<FMA>(p, t, 0.5);
-  p = madd<FMA>(p, t, 1.0);
-  p = madd<FMA>(p, t, 1.0);
-  uint64_t rb, sb;
-  std::memcpy(&rb, &r, 8);
-  const uint64_t base = 0x4338000000000000ull;        // the bits of the shifter
-  sb = (rb - base + 1023) << 52;                      // 2^k (k in [-1022, 1023])
-  double scale;
-  std::memcpy(&scale, &sb, 8);
-  return p * scale;
-}
-
-// the same for any f32 x (NaN, infinities, under- and overflow, subnormal results)
-double exp2_any(float xf) {
-  double x = xf;
-  if (x != x) return x;
-  if (x >= 1024.0) return static_cast<double>(INFINITY);
-  if (x <= -1075.0) return 0.0;
-  if (x >= -1022.0 && x <= 1023.0) return exp2_core<false>(x);
-  return x > 0 ? exp2_core<false>(x - 1.0) * 2.0 : std::ldexp(exp2_core<false>(x + 1022.0), -1022);
-}
-
-// ex2 over len elements (len <= CHUNK): the f64 values, their f32 and the boundary test in
-// passes that vectorize; values outside the f32 normal range are checked one by one after.
-// False where it declines.
-template <bool FMA>
-ALWAYS_INLINE bool ex2_loop(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
-  double y[CHUNK];
-  uint32_t odd = 0;
-  for (size_t i = 0; i < len; ++i) {
-    float x = f32(flush ? ftz(a[i]) : a[i]);
-    uint32_t in = x >= -1022.0f && x <= 1023.0f;
-    odd |= in ^ 1u;
-    y[i] = exp2_core<FMA>(in ? x : 0.0f);
-  }
-  if (odd) {
-    for (size_t i = 0; i < len; ++i) {
-      float x = f32(flush ? ftz(a[i]) : a[i]);
-      if (!(x >= -1022.0f && x <= 1023.0f)) y[i] = exp2_any(x);
-    }
-  }
-  uint32_t risky = 0, rare = 0;
-  const int64_t margin = static_cast<int64_t>(EX2_MARGIN);
-  for (size_t i = 0; i < len; ++i) {
-    double v = y[i];
-    uint64_t yb;
-    std::memcpy(&yb, &v, 8);
-    int64_t t = static_cast<int64_t>(yb & 0x1FFFFFFFull) - 0x10000000ll;
-    uint32_t normal = v >= 0x1p-125 && v < 0x1p127;   // an f32 boundary ends in 1 << 28
-    risky |= normal & static_cast<uint32_t>(t <= margin && t >= -margin);
-    rare |= normal ^ 1u;
-    uint32_t u = bits(static_cast<float>(v));
-    d[i] = canon(flush ? ftz(u) : u);
-  }
-  if (rare) {
-    for (size_t i = 0; i < len; ++i) {
-      double v = y[i];
-      if (v >= 0x1p-125 && v < 0x1p127) continue;
-      if (v > 0 && std::isfinite(v) && !(flush && v < 0x1p-127) &&
-          near_boundary(v, static_cast<float>(v)))
-        risky = 1;
-    }
-  }
-  return !risky;
-}
-
-// the same loop built for the CPU's vector units (the same bits: every element takes the same
-// operations, only more of them at once)
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2,fma"))) bool ex2_loop_hw(uint32_t* d, const uint32_t* a, size_t len,
-                                                    bool flush) {
-  return ex2_loop<true>(d, a, len, flush);
-}
-__attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))) bool ex2_loop_512(uint32_t* d, const uint32_t* a,
-                                                                             size_t len, bool flush) {
-  return ex2_loop<true>(d, a, len, flush);
-}
-#else
-bool ex2_loop_hw(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
-  return ex2_loop<false>(d, a, len, flush);
-}
-bool ex2_loop_512(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
-  return ex2_loop<false>(d, a, len, flush);
-}
-#endif
 
 template <class T>
 inline bool compare(T x, T y, int32_t cmp) {
@@ -524,7 +387,7 @@ ALWAYS_INLINE bool apply_body(int32_t op, int32_t fl, char* dp, const char* a, c
       return true;
     case F_EX2:
       if (avx512_in_use()) return ex2_loop_512(d32, a32, len, flush);
-      return HW_AVX2_FMA ? ex2_loop_hw(d32, a32, len, flush) : ex2_loop<false>(d32, a32, len, flush);
+      return HW_AVX2_FMA ? ex2_loop_hw(d32, a32, len, flush) : ex2_loop_portable(d32, a32, len, flush);
     case F_RCP:       // 1 / x rounded to nearest: the IEEE quotient (rcp.rn, and rcp.approx as the handler)
       if (flush) for (size_t i = 0; i < len; ++i) d32[i] = canon(ftz(bits(1.0f / f32(ftz(a32[i])))));
       else for (size_t i = 0; i < len; ++i) d32[i] = canon(bits(1.0f / f32(a32[i])));

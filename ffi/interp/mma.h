@@ -6,7 +6,7 @@
 
 void register_mma(nanobind::module_& m);
 
-// The module's one AVX-512 switch (the wgmma products here, ex2's loop in arith.cc): on where
+// The module's one AVX-512 switch (the wgmma products here, ex2's loop in ex2.cc): on where
 // the CPU has avx512f/dq/vl (with AVX2 and fma) until use_cpu_features(False).
 bool avx512_in_use();
 // turn the AVX-512 loops on (where the CPU has them) or off; returns whether they were on

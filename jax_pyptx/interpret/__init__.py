@@ -71,8 +71,8 @@ interpreter's layers contract in ``pyproject.toml``, checked by ``tests/test_lay
   vectors), ``fp`` (exact rounding to every floating-point format and mode), ``tensormap``
   (the 128-byte tensor-map encoding and ``tensor_map``), ``shadow`` (the sanitizer's large
   per-launch arrays, recycled from one launch to the next), ``arith`` (the compiled element
-  loops, tensor-core data moves and wgmma products, ``ffi/interp/arith.cc``, ``matrix.cc`` and
-  ``mma.cc``, or None where not built).
+  loops, tensor-core data moves and wgmma products, ``ffi/interp/arith.cc``, ``ex2.cc``,
+  ``matrix.cc`` and ``mma.cc``, or None where not built).
 
 The sanitizer (``sanitize=True``, the default) reports uninitialized bits where they are used
 (memcheck's rule, ``definedness``: a store of the bytes holding them, an address, a branch, a
