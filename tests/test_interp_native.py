@@ -518,6 +518,20 @@ def test_bf16_operands_gather_and_widen_to_the_numpy_values():
     with np.errstate(invalid="ignore"):
         want = (np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     np.testing.assert_array_equal(every[0].view(np.uint64), want.view(np.uint64))
+    # a swizzle's 16-byte chunks: runs of 8 consecutive offsets (read as one vector) among
+    # chunks that are not runs (one breaks only at its last element), then a partial chunk
+    rng = np.random.default_rng(11)
+    chunks = [s + np.arange(8) for s in rng.integers(0, 5000, 40)]
+    chunks += [rng.integers(0, 5536, 8) for _ in range(10)]
+    chunks.append(np.array([7, 8, 9, 10, 11, 12, 13, 15]))
+    chunks = [chunks[i] for i in rng.permutation(len(chunks))] + [np.array([3, 4, 5, 6, 7])]
+    index = np.concatenate(chunks).astype(np.int64)
+    out = np.empty((4, len(index)), np.float64)
+    A.take_bf16(src, first, index, out)
+    raw = src[first[:, None] + index[None, :]]
+    with np.errstate(invalid="ignore"):
+        want = (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
     with pytest.raises(ValueError, match="an element offset lies outside src"):
         A.take_bf16(src, np.array([60001], np.int64), np.array([5535], np.int64), np.empty((1, 1)))
     with pytest.raises(ValueError, match="an element offset lies outside src"):

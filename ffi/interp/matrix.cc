@@ -75,12 +75,30 @@ void bf16_to_f64(const uint16_t* a, const int64_t* shape, const int64_t* st, dou
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
+// (index's runs of 8 consecutive offsets, a swizzle's 16-byte chunks, are read as one vector)
 void take_bf16(const uint16_t* a, const int64_t* first, size_t m, const int64_t* index, size_t len,
                double* __restrict o) {
+  std::vector<uint8_t> run(len / 8);
+  for (size_t c = 0; c < len / 8; ++c) {
+    const int64_t* x = index + 8 * c;
+    bool ok = true;
+    for (int e = 1; e < 8; ++e) ok &= x[e] == x[0] + e;
+    run[c] = ok;
+  }
   for (size_t i = 0; i < m; ++i) {
     const uint16_t* row = a + first[i];
     double* out = o + i * len;
-    for (size_t j = 0; j < len; ++j) out[j] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j]]) << 16));
+    size_t j = 0;
+    for (; j + 8 <= len; j += 8) {
+      if (run[j / 8]) {
+        const uint16_t* src = row + index[j];
+        for (int e = 0; e < 8; ++e) out[j + e] = static_cast<double>(f32(static_cast<uint32_t>(src[e]) << 16));
+      } else {
+        for (int e = 0; e < 8; ++e)
+          out[j + e] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j + e]]) << 16));
+      }
+    }
+    for (; j < len; ++j) out[j] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j]]) << 16));
   }
 }
 

@@ -44,7 +44,7 @@ class SyncMixin:
         uniform_bar = np.ndim(bar) == 0
         strict = aligned and count is None and self.sanitize
         if strict and self.exited:
-            ctas = np.unique(self.slot_cta[g.idx])
+            ctas = g.ctas(self)
             short = ctas[self.live_count[ctas] < self.T]
             if len(short):
                 c = int(short[0])

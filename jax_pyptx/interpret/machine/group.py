@@ -102,6 +102,17 @@ class Group:
             self._sl = sl
         return self._sl
 
+    def ctas(self, ctx):
+        """The batch CTAs the group's threads belong to, ascending (``np.unique`` of their
+        ``ctx.slot_cta``, which depends on the CTA's slots ``S`` only): cached, read-only."""
+        more = self.facts().more
+        key = ("ctas", ctx.S)
+        c = more.get(key)
+        if c is None:
+            c = more[key] = np.unique(ctx.slot_cta[self.idx])
+            c.flags.writeable = False
+        return c
+
     def warp_blocks(self, W: int):
         """(blocks, warps a block, [each one's warp within its CTA]) when the group is whole
         warps, in slot order one sequence of warps of a CTA repeated (every CTA the same ones,
@@ -225,7 +236,10 @@ def scatter(a, g: Group, v, S: int, nctas: int):
 
 
 def merge(groups, N) -> Group:
+    """One group of the slots of ``groups`` (at one PC), in increasing order. Each group's slots
+    are in order already, so a stable sort (which merges runs) gives them: a tenth of a
+    quicksort's cost for a warp-specialized batch, whose roles' slots interleave by CTA."""
     if len(groups) == 1:
         return groups[0]
-    idx = np.sort(np.concatenate([g.idx for g in groups]))
-    return Group(idx, groups[0].pc, N)
+    return Group(np.sort(np.concatenate([g.idx for g in groups]), kind="stable"), groups[0].pc, N)
+

@@ -43,6 +43,7 @@ import numpy as np
 
 from ...errors import InterpreterError, SanitizerError, UninitializedReadError
 from ..state import memory as M
+from ..state.operands import per_thread
 from .cluster import CLUSTER_BIT, shared_banks
 
 MAX_COUNT = (1 << 20) - 1          # arrival counts: 1 .. 2^20 - 1
@@ -288,16 +289,18 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
     ``counts[i]`` on the mbarrier ``(ctas[i], offs[i])``. Returns each thread's state token."""
     ctas = np.asarray(ctas, np.int64)
     offs = np.asarray(offs, np.int64)
-    counts = np.broadcast_to(np.asarray(counts, np.int64), ctas.shape)
     n = len(ctas)
     tokens = np.zeros(n, np.uint64)
     few = n <= 64               # (a few threads, one per CTA or warp: their operands as Python ints)
     if few:
-        cl, ol, cn = ctas.tolist(), offs.tolist(), counts.tolist()
+        cl, ol = ctas.tolist(), offs.tolist()
+        cn = [int(counts)] * n if np.ndim(counts) == 0 else per_thread(np.asarray(counts, np.int64), n).tolist()
         bad = ctx.sanitize and any(c < 1 or c > MAX_COUNT for c in cn)
     else:
+        counts = per_thread(np.asarray(counts, np.int64), n)
         bad = ctx.sanitize and n and ((counts < 1) | (counts > MAX_COUNT)).any()
     if bad:
+        counts = per_thread(np.asarray(counts, np.int64), n)
         j = int(np.argmax((counts < 1) | (counts > MAX_COUNT)))
         raise ctx.error(InterpreterError, f"mbarrier arrive count must be 1..{MAX_COUNT}, got {int(counts[j])}",
                         g, lane0 + j)
@@ -313,7 +316,7 @@ def arrive_threads(ctx, ctas, offs, counts, tx=None, *, drop=False, no_complete=
         _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         groups = [np.nonzero(inv == k)[0] for k in np.argsort(first)]
     if tx is not None:
-        tx = np.broadcast_to(np.asarray(tx, np.int64), ctas.shape)
+        tx = per_thread(np.asarray(tx, np.int64), n)
     for sel in groups:
         i0 = int(sel[0])
         cta, off = (cl[i0], ol[i0]) if few else (int(ctas[i0]), int(offs[i0]))
@@ -345,22 +348,32 @@ def _no_complete(ctx, off, g, lane):
 
 
 def _arrive_seq(ctx, cta, off, st, cnt, tokens, sel, drop, no_complete, g, lane0):
+    """The arrivals ``cnt`` (counts, in thread order) of threads ``sel`` on the mbarrier ``st``
+    at ``(cta, off)``, their state tokens into ``tokens``. One at a time while each leaves
+    arrivals pending or is its phase's last with no arrival after it that the phase's
+    tx-count would leave without a phase (as the loop below takes them); the rest, and
+    every drop, by the loop."""
     m = len(cnt)
-    if m == 1 and not drop:
-        c = int(cnt[0])
-        if c < st.pending:              # one arrival that leaves some pending
-            tokens[sel[0]] = token(st.phase, st.pending - c)
+    i = 0
+    while i < m and not drop:
+        c = int(cnt[i])
+        if c < st.pending:              # an arrival that leaves some pending
+            tokens[sel[i]] = token(st.phase, st.pending - c)
             st.pending -= c
-            return
-        if c == st.pending > 0:         # one arrival that is the phase's last (as the loop below)
-            tokens[sel[0]] = token(st.phase, 0)
+        elif c == st.pending > 0 and (st.tx == 0 or i == m - 1):     # the phase's last
+            tokens[sel[i]] = token(st.phase, 0)
             st.pending = 0
             if st.tx == 0:
                 if no_complete and ctx.sanitize:
-                    raise _no_complete(ctx, off, g, lane0 + int(sel[0]))
+                    raise _no_complete(ctx, off, g, lane0 + int(sel[i]))
                 _complete(ctx, cta, off, st)
+        else:
+            break
+        i += 1
+    if i:
+        if i == m:
             return
-    i = 0
+        cnt, sel, m, i = cnt[i:], sel[i:], m - i, 0
     while i < m:
         if drop:
             # one thread at a time: its drop lowers the count the next phase reloads

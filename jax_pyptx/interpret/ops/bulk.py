@@ -362,7 +362,7 @@ def _fence_proxy(prog, d, ins, scope, dec):
         cluster = space == ".shared::cluster"
 
         def fence(ctx, g):
-            ctas = np.unique(ctx.slot_cta[g.idx])
+            ctas = g.ctas(ctx)
             if cluster and ctx.cluster_size > 1:
                 first = ctas - ctx.cluster_rank_of_cta[ctas]
                 ctas = np.unique((first[:, None] + np.arange(ctx.cluster_size)).reshape(-1))
