@@ -532,6 +532,22 @@ def test_bf16_operands_gather_and_widen_to_the_numpy_values():
     with np.errstate(invalid="ignore"):
         want = (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
+    # stride mn: a transposed operand's index (k, mn), its runs down the columns, some broken,
+    # and a last partial group of rows read one by one
+    mn, kk = 24, 19
+    natural = rng.integers(0, 5536, (mn, kk))
+    natural[:, :16] = rng.integers(0, 5000, (mn, 1)) + np.arange(16)
+    natural[3, 5] = 77
+    index = np.ascontiguousarray(natural.T).reshape(-1).astype(np.int64)
+    for stride in (mn, 1, 5):
+        out = np.empty((4, len(index)), np.float64)
+        A.take_bf16(src, first, index, out, stride)
+        raw = src[first[:, None] + index[None, :]]
+        with np.errstate(invalid="ignore"):
+            want = (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
+    with pytest.raises(ValueError, match="stride must be 1 or more"):
+        A.take_bf16(src, first, index, out, 0)
     with pytest.raises(ValueError, match="an element offset lies outside src"):
         A.take_bf16(src, np.array([60001], np.int64), np.array([5535], np.int64), np.empty((1, 1)))
     with pytest.raises(ValueError, match="an element offset lies outside src"):

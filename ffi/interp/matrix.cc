@@ -3,7 +3,7 @@
 //
 //   round_f32(sum, addend, out)   an f32 accumulator's bits after a matrix product
 //   bf16_to_f64(raw, out)          a bf16 matrix operand's values
-//   take_bf16(src, first, index, out)   a bf16 matrix operand gathered and widened
+//   take_bf16(src, first, index, out, stride=1)   a bf16 matrix operand gathered and widened
 //   regs_to_tile(regs, slots, lanes, out) / tile_to_regs(tile, lanes, slots, regs)
 //                                  a register block (a wgmma accumulator) to its tile and back
 //   rows_to_regs(rows, slots, regs)   a block's rows into its registers, in place
@@ -71,34 +71,47 @@ void bf16_to_f64(const uint16_t* a, const int64_t* shape, const int64_t* st, dou
 }
 
 // o[i, j] = the f64 value of the bf16 bit pattern a[first[i] + index[j]] (m x len, C order):
-// a matrix operand gathered by its element offsets and widened in one pass
+// a matrix operand gathered by its element offsets and widened in one pass. Runs: 8 positions
+// j, j + stride, ..., j + 7 * stride of index (a group of 8 * stride positions holds stride of
+// them) naming 8 consecutive offsets, a swizzle's 16-byte chunk (stride 1: in order; stride mn:
+// down a column of a transposed operand), are read as one vector; the positions past the last
+// whole group one by one.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-// (index's runs of 8 consecutive offsets, a swizzle's 16-byte chunks, are read as one vector)
 void take_bf16(const uint16_t* a, const int64_t* first, size_t m, const int64_t* index, size_t len,
-               double* __restrict o) {
-  std::vector<uint8_t> run(len / 8);
-  for (size_t c = 0; c < len / 8; ++c) {
-    const int64_t* x = index + 8 * c;
-    bool ok = true;
-    for (int e = 1; e < 8; ++e) ok &= x[e] == x[0] + e;
-    run[c] = ok;
-  }
+               size_t stride, double* __restrict o) {
+  size_t groups = len / (8 * stride), span = 8 * stride;
+  std::vector<uint8_t> run(groups * stride);
+  for (size_t g = 0; g < groups; ++g)
+    for (size_t c = 0; c < stride; ++c) {
+      const int64_t* x = index + g * span + c;
+      bool ok = true;
+      for (size_t e = 1; e < 8; ++e) ok &= x[e * stride] == x[0] + static_cast<int64_t>(e);
+      run[g * stride + c] = ok;
+    }
   for (size_t i = 0; i < m; ++i) {
     const uint16_t* row = a + first[i];
     double* out = o + i * len;
-    size_t j = 0;
-    for (; j + 8 <= len; j += 8) {
-      if (run[j / 8]) {
-        const uint16_t* src = row + index[j];
-        for (int e = 0; e < 8; ++e) out[j + e] = static_cast<double>(f32(static_cast<uint32_t>(src[e]) << 16));
-      } else {
-        for (int e = 0; e < 8; ++e)
-          out[j + e] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j + e]]) << 16));
+    for (size_t g = 0; g < groups; ++g)
+      for (size_t c = 0; c < stride; ++c) {
+        size_t b = g * span + c;
+        if (run[g * stride + c]) {
+          const uint16_t* src = row + index[b];
+          if (stride == 1) {        // (8 contiguous outputs: one vector store)
+            for (size_t e = 0; e < 8; ++e) out[b + e] = static_cast<double>(f32(static_cast<uint32_t>(src[e]) << 16));
+          } else {
+            double v[8];
+            for (size_t e = 0; e < 8; ++e) v[e] = static_cast<double>(f32(static_cast<uint32_t>(src[e]) << 16));
+            for (size_t e = 0; e < 8; ++e) out[b + e * stride] = v[e];
+          }
+        } else {
+          for (size_t e = 0; e < 8; ++e)
+            out[b + e * stride] = static_cast<double>(f32(static_cast<uint32_t>(row[index[b + e * stride]]) << 16));
+        }
       }
-    }
-    for (; j < len; ++j) out[j] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j]]) << 16));
+    for (size_t j = groups * span; j < len; ++j)
+      out[j] = static_cast<double>(f32(static_cast<uint32_t>(row[index[j]]) << 16));
   }
 }
 
@@ -304,10 +317,12 @@ void register_matrix(nb::module_& m) {
         [](nb::ndarray<const uint16_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> src,
            nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> first,
            nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> index,
-           nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> out) {
+           nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> out, size_t stride) {
           size_t m = first.shape(0), len = index.shape(0);
           if (out.shape(0) != m || out.shape(1) != len)
             throw std::invalid_argument("take_bf16: out must be (len(first), len(index))");
+          if (stride < 1)
+            throw std::invalid_argument("take_bf16: stride must be 1 or more");
           const int64_t* f = first.data();
           const int64_t* ix = index.data();
           if (m && len) {         // every element read lies inside src
@@ -320,11 +335,13 @@ void register_matrix(nb::module_& m) {
           const uint16_t* a = src.data();
           double* o = out.data();
           nb::gil_scoped_release unlocked;
-          take_bf16(a, f, m, ix, len, o);
+          take_bf16(a, f, m, ix, len, stride, o);
         },
-        nb::arg("src"), nb::arg("first"), nb::arg("index"), nb::arg("out"),
+        nb::arg("src"), nb::arg("first"), nb::arg("index"), nb::arg("out"), nb::arg("stride") = 1,
         "out[i, j] = the float64 value of the bf16 bit pattern src[first[i] + index[j]]: a "
-        "matrix operand gathered by element offsets and widened in one pass (ops.smem_matrix)");
+        "matrix operand gathered by element offsets and widened in one pass (ops.smem_matrix); "
+        "stride: where index's runs of 8 consecutive offsets lie, at positions stride apart "
+        "(1: in order; mn: a transposed operand's columns)");
   m.def("regs_to_tile",
         [](nb::list regs,
            nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> slots,

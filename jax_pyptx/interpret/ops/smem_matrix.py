@@ -280,7 +280,7 @@ def _read_same(ctx, p, what, check_init, g, lane, used, t, trans=False):
     done = False
     if t == "bf16" and ARITH is not None:       # gathered (transposed or not) and widened in one pass
         raw = np.empty((len(first), mn * k), np.float64)
-        ARITH.take_bf16(sh.view(np.uint16), first // 2, p.relq_t() if trans else p.relq, raw)
+        ARITH.take_bf16(sh.view(np.uint16), first // 2, p.relq_t() if trans else p.relq, raw, mn if trans else 1)
         t, done = None, trans
     elif chunks is not None and sh.stride % chunks[0] == 0:
         nb, idx, across = chunks
@@ -301,9 +301,11 @@ class ChainPlan:
     """Where the bf16 matrices of several ``gather`` calls (a run's k-steps, ``chain_plan``) lie:
     one index, relative to each CTA's first matrix, and their spans for the sanitizer's checks.
     ``first``: the distinct first matrices' offsets; ``rows``: the row of ``first`` each CTA bank
-    reads (the warpgroups of one CTA naming the same matrices), or None: one row a bank."""
+    reads (the warpgroups of one CTA naming the same matrices), or None: one row a bank.
+    ``stride``: where ``rel``'s runs of consecutive offsets lie (``take_bf16``: mn for
+    transposed matrices, whose runs go down their columns, else 1)."""
 
-    __slots__ = ("first", "rel", "ctas", "lo", "hi", "lohi", "wkey", "rkey", "rows")
+    __slots__ = ("first", "rel", "ctas", "lo", "hi", "lohi", "wkey", "rkey", "rows", "stride")
 
 
 def chain_plan(sh, banks, steps, major, mn, k, trans=False):
@@ -336,6 +338,7 @@ def chain_plan(sh, banks, steps, major, mn, k, trans=False):
     if len(u) < len(cp.first):          # read once, whichever warpgroups share them
         cp.first, cp.rows = u, inv.reshape(-1).astype(np.int64)
     cp.rel = np.concatenate([int(s[0]) // 2 + (p.relq_t() if trans else p.relq) for s, p in zip(shift, ps)])
+    cp.stride = mn if trans else 1
     cp.ctas = np.concatenate([p.bk[:, 0] for p in ps])
     cp.lo = np.concatenate([p.spans[0] for p in ps])
     cp.hi = np.concatenate([p.spans[1] for p in ps])
@@ -358,7 +361,7 @@ def read_chain(ctx, cp, check_init=True):
     if check_init and not _all_written(sh, cp.ctas, cp.lo, cp.hi, cp.wkey, cp.rkey):
         return None
     raw = np.empty((len(cp.first), len(cp.rel)), np.float64)
-    ARITH.take_bf16(sh.view(np.uint16), cp.first, cp.rel, raw)
+    ARITH.take_bf16(sh.view(np.uint16), cp.first, cp.rel, raw, cp.stride)
     return raw
 
 
