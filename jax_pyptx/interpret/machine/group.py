@@ -113,6 +113,17 @@ class Group:
             c.flags.writeable = False
         return c
 
+    def runs_in_one_cta(self, ctx) -> bool:
+        """Whether each run of consecutive slots (``runs``, which must not be None) lies in one
+        CTA (of ``ctx.S`` slots): cached."""
+        more = self.facts().more
+        key = ("runs_in_one_cta", ctx.S)
+        r = more.get(key)
+        if r is None:
+            S = ctx.S
+            r = more[key] = all(s // S == (s + q - p - 1) // S for p, q, s in self.runs())
+        return r
+
     def warp_blocks(self, W: int):
         """(blocks, warps a block, [each one's warp within its CTA]) when the group is whole
         warps, in slot order one sequence of warps of a CTA repeated (every CTA the same ones,

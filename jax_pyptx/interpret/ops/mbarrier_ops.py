@@ -254,8 +254,7 @@ def _all_done(ctx, sub, a, space, gstate, parity, put) -> bool:
     heads = [p for p, _, _ in runs]
     lens = [q - p for p, q, _ in runs]
     a = np.asarray(a)
-    slot_cta = ctx.slot_cta
-    if any(slot_cta[s] != slot_cta[s + q - p - 1] for p, q, s in runs):
+    if not sub.runs_in_one_cta(ctx):
         return False
     if not (a == a[0]).all() and not np.array_equal(np.repeat(a[heads], lens), a):
         return False                # (every thread at one address: each CTA's at that offset)

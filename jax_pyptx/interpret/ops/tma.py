@@ -69,7 +69,10 @@ def _tmap_operand(prog, op, scope):
 
 
 def _coords(coords, ctx, g):
-    return [per_thread(np.asarray(c(ctx, g)).astype(np.uint32).view(np.int32), g.n) for c in coords]
+    """Each thread's coordinates (signed 32-bit, innermost first) as lists of Python ints, one
+    list per thread (a box takes them as ints)."""
+    cols = [per_thread(np.asarray(c(ctx, g)).astype(np.uint32).view(np.int32), g.n).tolist() for c in coords]
+    return list(zip(*cols)) if cols else [()] * g.n
 
 
 def _mode(dec):
@@ -141,7 +144,7 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
                         maps[a] = f
                     _check_rank(ctx, gj, f, dims, "cp.async.bulk.tensor")
                     _check_direction(ctx, gj, f, "load")
-                box = T.make_box(f, mode, [int(c[j]) for c in cs], [int(o[j]) for o in io] if io else None)
+                box = T.make_box(f, mode, list(cs[j]), [int(o[j]) for o in io] if io else None)
                 cta, off = _shared_at(ctx, gj, int(dst[j]), 128, "the TMA destination")
                 mcta, moff = _shared_at(ctx, gj, int(mb[j]), 8, "the mbarrier")
                 ctas = [cta] if ms is None else multicast_ctas(ctx, gj, int(ctx.slot_cta[gj.idx[0]]), int(ms[j]))
@@ -359,7 +362,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                         maps[a] = f
                     _check_rank(ctx, gj, f, dims, what)
                     _check_direction(ctx, gj, f, "store" if op is None else op)
-                box = T.make_box(f, mode, [int(c[j]) for c in cs], None)
+                box = T.make_box(f, mode, list(cs[j]), None)
                 cta, off = _shared_at(ctx, gj, int(src[j]), 128, "the TMA source")
                 if cta != int(ctx.slot_cta[gj.idx[0]]):
                     raise ctx.error(InterpreterError, f"the source of {what} is shared::cta memory of the "

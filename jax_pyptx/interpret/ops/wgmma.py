@@ -469,14 +469,18 @@ class _MmaAsync:
         return self.dt == "f32" and ARITH is not None
 
     def c_tile(self, ctx, st, g, W, warps, sd):
-        """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) where every
-        warpgroup reads it (scale-d) and that is all reading it does: its pending tile
-        (``AsyncWrites.tile_read``, not a copy) or its registers' (``_registers_tile``); else
-        None. It checks nothing: where reading C would (``_registers_value``), it answers None."""
+        """``(tile, fresh)``: C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x
+        N) where every warpgroup reads it (scale-d) and that is all reading it does: its
+        pending tile (``AsyncWrites.tile_read``, not a copy: ``fresh`` False) or its registers'
+        (``_registers_tile``, a new array: ``fresh`` True); else None. It checks nothing: where
+        reading C would (``_registers_value``), it answers None."""
         if self.dt != "f32" or not sd.all():
             return None
         t = st.regs.tile_read(self.keys_t, g, warps)
-        return t if t is not None else self._registers_tile(ctx, st, g, W, sd)
+        if t is not None:
+            return t, False
+        t = self._registers_tile(ctx, st, g, W, sd)
+        return None if t is None else (t, True)
 
     def _registers_tile(self, ctx, st, g, W, sd):
         """C's f32 bits as the accumulator's tile (``W * 4`` warps, 16 rows x N) read from its

@@ -48,7 +48,7 @@ def chain_ready(ctx, op) -> bool:
     b = regs.blocks.get(op.keys_t)
     if b is not None:
         return b.layout is op.layout
-    return not regs.early and not any(k in regs.tag for k in op.keys_t)
+    return not regs.early and regs.tag.keys().isdisjoint(op.keys_t)
 
 
 def run_chain(ctx, g, members, memo, wait=None):
@@ -296,9 +296,13 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
 
 def _first_tile(ctx, g, op, st, W, warps, sd):
     """The array (W, M, N) of f32 bits the run's native pass (``_issue``) starts from: the
-    first operation's C (``_MmaAsync.c_tile``, copied: a pending tile is not ours) where
-    scale-d reads it, uninitialized where it reads none; None where C is not such a tile."""
+    first operation's C (``_MmaAsync.c_tile``: a pending tile copied, it is not ours; one read
+    from the registers as it is) where scale-d reads it, uninitialized where it reads none;
+    None where C is not such a tile."""
     if not np.count_nonzero(sd):
         return np.empty((W, op.M, op.N), np.uint32)
-    acc = op.c_tile(ctx, st, g, W, warps, sd)
-    return None if acc is None else np.array(acc, np.uint32).reshape(W, op.M, op.N)
+    got = op.c_tile(ctx, st, g, W, warps, sd)
+    if got is None:
+        return None
+    acc, fresh = got
+    return (acc if fresh and acc.dtype == np.uint32 else np.array(acc, np.uint32)).reshape(W, op.M, op.N)
