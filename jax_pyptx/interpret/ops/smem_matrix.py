@@ -446,7 +446,10 @@ def _spans_written(sh, ctas, lo, hi, alias=None, key=None) -> bool:
         key = _rounded(ctas, lo, hi, stride)
     if key in known:
         return True
-    if all(sh.copied_over(c_, wa, wb) for c_, wa, wb in set(key)):     # a copy ring's stages
+    # a copy ring's stages: the spans merged into ranges per CTA (a k-loop's steps in one
+    # buffer: one range), or else one by one
+    if all(sh.copied_over(c_, wa, wb) for c_, wa, wb in _merged(key)) or \
+            all(sh.copied_over(c_, wa, wb) for c_, wa, wb in set(key)):
         if len(known) < 4096:
             known.add(key)
             if alias is not None:
@@ -475,6 +478,28 @@ def _spans_written(sh, ctas, lo, hi, alias=None, key=None) -> bool:
         if alias is not None:
             known.add(alias)
     return True
+
+
+_MERGED: dict = {}
+
+
+def _merged(key):
+    """The spans ``(cta, lo, hi)`` of ``key`` merged into the ranges of each CTA they cover
+    (overlapping or adjacent spans joined), remembered per key: every byte of a range lies in
+    a span and every span in a range, so copies that wrote every byte of each range
+    (``copied_over``) wrote every byte of each span."""
+    got = _MERGED.get(key)
+    if got is None:
+        if len(_MERGED) >= 1024:
+            _MERGED.clear()
+        out = []
+        for c_, a, b in sorted(set(key)):
+            if out and out[-1][0] == c_ and a <= out[-1][2]:
+                out[-1][2] = max(out[-1][2], b)
+            else:
+                out.append([c_, a, b])
+        got = _MERGED[key] = tuple(tuple(r) for r in out)
+    return got
 
 
 # ----------------------------------------------------------------------------- element values

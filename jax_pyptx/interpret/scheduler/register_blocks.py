@@ -14,10 +14,11 @@ import numpy as np
 from ..state.arith import ARITH
 
 #: what ``getrefcount(a)`` reads in the caller of ``sole`` for an old register array ``a`` that
-#: only the registers' dict holds: in ``targets`` the dict, the list of old arrays, its local
-#: name and the call's argument; in ``Context.write`` the dict, its local name, the argument
-SOLE_IN_LIST = 4
+#: only the registers' dict holds: in ``Context.write`` the dict, its local name, the argument
 SOLE_IN_WRITE = 3
+#: ... and what it reads in ``targets``, which makes ``sole``'s test inline: the dict, the list
+#: of old arrays, its local name and ``getrefcount``'s argument
+SOLE_IN_TARGETS = 4
 
 
 def sole(a, refs: int) -> bool:
@@ -61,9 +62,9 @@ def write_rows(self, keys, g, rows, tile=None):   # self: the Context
     ``tile``: instead of ``rows``, the block's tile (``machine.asyncregs.TileRows``), which
     the native core scatters into the new arrays."""
     regs = self.regs
-    olds = [regs.get(k) for k in keys]
+    olds = list(map(regs.get, keys))
     dtype = rows.dtype if tile is None else tile.dtype
-    if g.full or any(a is not None and a.dtype != dtype for a in olds):
+    if g.full or not _all_of(olds, dtype, None):
         for k, v in zip(keys, np.ascontiguousarray(rows if tile is None else tile.rows())):
             self.write(k, g, v)
         return
@@ -105,25 +106,36 @@ def targets(olds, N, dtype):
         a = olds[j]
         if a is None:
             out.append(np.zeros(N, dtype))
-        elif sole(a, SOLE_IN_LIST):
+        elif a.base is None and a.flags.writeable and getrefcount(a) == SOLE_IN_TARGETS:    # (``sole``)
             out.append(a)
         else:
             out.append(a.copy())
     return out
 
 
+def _all_of(olds, dtype, shape) -> bool:
+    """Whether every old array of ``olds`` (None: not written yet) is of ``dtype`` (and, where
+    given, of ``shape``)."""
+    have = [a for a in olds if a is not None]
+    if not have:
+        return True
+    if {a.dtype for a in have} != {dtype}:
+        return False
+    return shape is None or {a.shape for a in have} == {shape}
+
+
 def _masks(self, keys, olds, g):   # self: the Context
     """The partial-write masks of the registers ``keys`` (old arrays ``olds``, None: not written
     yet) that ``g`` writes, as ``write`` sets them."""
     known = self._set_on(g)
-    if any(a is None for a in olds):
+    fresh = [key for key, a in zip(keys, olds) if a is None]
+    if fresh:
         first = self._first_mask(g, known)          # shared, read-only
-        for key, a in zip(keys, olds):
-            if a is None:
-                self.pinit[key] = known[key] = first
-    for key, a in zip(keys, olds):
-        if a is not None and key not in known:
-            self._mask_gain(key, g, known)
+        pinit = self.pinit
+        for key in fresh:
+            pinit[key] = known[key] = first
+    for key in [k for k in keys if k not in known]:     # (old arrays: fresh ones are known now)
+        self._mask_gain(key, g, known)
 
 
 def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
@@ -145,8 +157,8 @@ def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
     regs = self.regs
     olds = []
     for ks, rows in blocks:
-        old = [regs.get(k) for k in ks]
-        if any(a is not None and (a.dtype != rows.dtype or a.shape != (self.N,)) for a in old):
+        old = list(map(regs.get, ks))
+        if not _all_of(old, rows.dtype, (self.N,)):
             return False
         olds.append(old)
     wf = self.wgfence
