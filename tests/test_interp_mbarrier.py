@@ -453,3 +453,30 @@ def test_a_role_waiting_on_a_bad_mbarrier_names_the_first_thread_of_its_cta(monk
     with pytest.raises(error) as e:
         _role_wait(monkeypatch, guard=guard, offset=offset)
     assert what in str(e.value) and "by thread (32,0,0) of CTA (1,0,0)" in str(e.value)
+
+
+def test_a_few_threads_arrive_in_thread_order_across_phases():
+    """Lane 0 of each of 8 warps arrives on a count-2 barrier in one instruction (a few threads:
+    taken one at a time): four phases complete, each thread's token names the phase it arrived
+    in and what it left pending; the barrier then waits in phase 4 with both arrivals pending."""
+    body = """
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared.b64 [%r2], 2;
+    bar.sync 0;
+    and.b32 %r3, %r1, 31;
+    setp.eq.u32 %p2, %r3, 0;
+    @!%p2 bra DONE;
+    mbarrier.arrive.shared.b64 %st1, [%r2];
+    shr.u32 %r4, %r1, 5;
+    mul.wide.u32 %rd2, %r4, 8;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u64 [%rd3], %st1;
+    @%p1 mbarrier.arrive.shared.b64 %st2, [%r2];
+    @%p1 st.global.u64 [%rd1+64], %st2;
+DONE:
+"""
+    out = run(body, n_out=9, block=256)
+    w = np.arange(8)
+    assert (out[:8] >> 32).tolist() == (w // 2).tolist()
+    assert (out[:8] & 0xFFFFFFFF).tolist() == (1 - w % 2).tolist()
+    assert [int(out[8]) >> 32, int(out[8]) & 0xFFFFFFFF] == [4, 1]

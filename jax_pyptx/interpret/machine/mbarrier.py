@@ -348,14 +348,15 @@ def _no_complete(ctx, off, g, lane):
 
 
 def _arrive_seq(ctx, cta, off, st, cnt, tokens, sel, drop, no_complete, g, lane0):
-    """The arrivals ``cnt`` (counts, in thread order) of threads ``sel`` on the mbarrier ``st``
-    at ``(cta, off)``, their state tokens into ``tokens``. One at a time while each leaves
-    arrivals pending or is its phase's last with no arrival after it that the phase's
-    tx-count would leave without a phase (as the loop below takes them); the rest, and
-    every drop, by the loop."""
+    """The arrivals ``cnt`` (counts, in thread order: a list of ints for a few threads, else
+    an array) of threads ``sel`` on the mbarrier ``st`` at ``(cta, off)``, their state tokens
+    into ``tokens``. A few threads' one at a time (Python ints) while each leaves arrivals
+    pending or is its phase's last with no arrival after it that the phase's tx-count would
+    leave without a phase (as the loop below takes them); the rest, many threads' and every
+    drop, by the loop (cumulative sums)."""
     m = len(cnt)
     i = 0
-    while i < m and not drop:
+    while i < m and not drop and (m == 1 or type(cnt) is list):
         c = int(cnt[i])
         if c < st.pending:              # an arrival that leaves some pending
             tokens[sel[i]] = token(st.phase, st.pending - c)
