@@ -324,6 +324,23 @@ def test_the_native_call_gathers_its_inputs_and_carves_its_temporaries():
         A.run(*args, [a, b, c, o5, o6], widths, n, idx, 3, scratch[:n * 4])
     with pytest.raises(ValueError, match="the index must have n elements"):
         A.run(*args, [a, b, c, o5, o6], widths, n, idx[:-1], 3, scratch)
+    # the kept outputs as the rows of one (k, n) array (``blocks``): the same slots, the same
+    # values; a block that is not C-contiguous (k, n) of the slots' widths is refused
+    kept = np.zeros((2, n), np.uint32)
+    assert A.run(*args, [a, b, c], widths, n, idx, 3, scratch, [kept])
+    np.testing.assert_array_equal(kept[0], (a[idx] + b[idx]) ^ np.uint32(0x55))
+    np.testing.assert_array_equal(kept[1], (c[idx] * c[idx]).astype(np.uint32))
+    two = [np.zeros((1, n), np.uint32), np.zeros((1, n), np.uint32)]
+    assert A.run(*args, [a, b, c], widths, n, idx, 3, scratch, two)
+    np.testing.assert_array_equal(np.concatenate(two), kept)
+    with pytest.raises(ValueError, match="block 0: not a C-contiguous"):
+        A.run(*args, [a, b, c], widths, n, idx, 3, scratch, [np.zeros((n, 2), np.uint32).T])
+    with pytest.raises(ValueError, match="slot 3: shape, itemsize or stride"):
+        A.run(*args, [a, b, c], widths, n, idx, 3, scratch, [np.zeros((2, n), np.uint64)])
+    with pytest.raises(ValueError, match="block 0: not a writable buffer"):
+        ro = np.zeros((2, n), np.uint32)
+        ro.flags.writeable = False
+        A.run(*args, [a, b, c], widths, n, idx, 3, scratch, [ro])
 
 
 def test_constants_of_one_value_at_two_widths_or_two_values_stay_apart():

@@ -1,7 +1,7 @@
 // jax_pyptx.interpret.state._arith: the interpreter's native arithmetic.
 //
-//   run(code, imms, arrays, widths, n, index, gathered, scratch) -> True, or False where it
-//       declines (below)
+//   run(code, imms, arrays, widths, n, index, gathered, scratch, blocks) -> True, or False
+//       where it declines (below)
 //   ops    the operation names, in the order of their codes (1, 2, ...); bfly32 (a warp
 //          shuffle) needs n a multiple of 32, its warps whole
 //   round_f32, bf16_to_f64, take_bf16, regs_to_tile, tile_to_regs: matrices and register
@@ -21,9 +21,11 @@
 //   arrays  the slots: 1-D arrays of n elements (any stride), the block's inputs, then its
 //           outputs (contiguous and writable, written before they are read). The first
 //           `gathered` are read at `index` (int64, n elements): element i is array[index[i]]
-//           (a group's threads read from the batch's registers). Slots past the arrays (the
-//           block's temporaries) are carved from `scratch` (uint8), n elements each, in order,
-//           each at an 8-byte boundary.
+//           (a group's threads read from the batch's registers). `blocks` (optional): 2-D
+//           C-contiguous writable arrays (k, n) whose rows are the next slots, block after block
+//           (the kept outputs of one element size in one array: one buffer, not one a row).
+//           Slots past the arrays and blocks (the block's temporaries) are carved from
+//           `scratch` (uint8), n elements each, in order, each at an 8-byte boundary.
 //   widths  uint8, one per slot: its element size in bytes (checked against the arrays).
 //
 // It declines (the caller runs the block through NumPy) where an ex2 lies so near an f32
@@ -592,7 +594,8 @@ NB_MODULE(_arith, m) {
            size_t n,
            std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> index,
            size_t gathered,
-           std::optional<nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> scratch) {
+           std::optional<nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> scratch,
+           std::optional<nb::list> blocks) {
           if (code.shape(1) != 6) throw std::invalid_argument("code must be (m, 6)");
           size_t ns = widths.shape(0), na = nb::len(arrays);
           if (na > ns) throw std::invalid_argument("more arrays than widths");
@@ -608,7 +611,7 @@ NB_MODULE(_arith, m) {
             }
           }
           std::vector<Slot> slots(ns);
-          std::vector<Py_buffer> views(na);
+          std::vector<Py_buffer> views(na + (blocks ? nb::len(*blocks) : 0));   // (never reallocated)
           size_t got = 0;
           struct Release {    // the views taken so far, on every way out
             std::vector<Py_buffer>& v; size_t& k;
@@ -631,8 +634,33 @@ NB_MODULE(_arith, m) {
             slots[i].width = w;
             if (gath) slots[i].index = ix;
           }
+          size_t first_temp = na;
+          if (blocks) {                         // rows of 2-D arrays: the next slots
+            size_t nbk = nb::len(*blocks);
+            for (size_t b = 0; b < nbk; ++b) {
+              Py_buffer& v = views[na + b];
+              if (PyObject_GetBuffer((*blocks)[b].ptr(), &v, PyBUF_RECORDS) != 0) {
+                PyErr_Clear();
+                throw std::invalid_argument("block " + std::to_string(b) + ": not a writable buffer");
+              }
+              ++got;
+              int w = static_cast<int>(v.itemsize);
+              if (v.ndim != 2 || static_cast<size_t>(v.shape[1]) != n || v.strides[1] != w ||
+                  v.strides[0] != static_cast<Py_ssize_t>(n) * w)
+                throw std::invalid_argument("block " + std::to_string(b) + ": not a C-contiguous (k, n) array");
+              if (first_temp + static_cast<size_t>(v.shape[0]) > ns)
+                throw std::invalid_argument("more arrays than widths");
+              for (Py_ssize_t r = 0; r < v.shape[0]; ++r, ++first_temp) {
+                if (w != widths.data()[first_temp])
+                  throw std::invalid_argument("slot " + std::to_string(first_temp) + ": shape, itemsize or stride");
+                slots[first_temp].base = static_cast<char*>(v.buf) + r * v.strides[0];
+                slots[first_temp].stride = 1;
+                slots[first_temp].width = w;
+              }
+            }
+          }
           size_t at = 0, room = scratch ? scratch->shape(0) : 0;
-          for (size_t i = na; i < ns; ++i) {    // the rest: carved from scratch, 8-byte aligned
+          for (size_t i = first_temp; i < ns; ++i) {    // the rest: carved from scratch, 8-byte aligned
             int w = widths.data()[i];
             size_t nb_ = (n * w + 7) & ~static_cast<size_t>(7);
             if (at + nb_ > room) throw std::invalid_argument("scratch too small for the slots past the arrays");
@@ -645,7 +673,7 @@ NB_MODULE(_arith, m) {
         },
         nb::arg("code"), nb::arg("imms"), nb::arg("arrays"), nb::arg("widths"), nb::arg("n"),
         nb::arg("index").none() = nb::none(), nb::arg("gathered") = 0,
-        nb::arg("scratch").none() = nb::none());
+        nb::arg("scratch").none() = nb::none(), nb::arg("blocks").none() = nb::none());
   register_matrix(m);
   register_mma(m);
   m.def("use_cpu_features",

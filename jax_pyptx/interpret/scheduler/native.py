@@ -236,15 +236,14 @@ class Block:
             ins = self.take(regs)
             gathered = len(ins) if idx is not None else 0
         blocks = [(ks, np.empty((len(ks), n), dt)) for dt, ks in self.kept]
-        keep = [row for _, b in blocks for row in b]
-        try:
-            if not ARITH.run(self.code, self.imms, [*ins, *keep], self.widths, n, idx, gathered,
-                             _scratch(self.temp_bytes(n)) if self.temps else None):
+        try:        # (the kept results: the rows of one array per dtype, ``kept``'s order)
+            if not ARITH.run(self.code, self.imms, list(ins), self.widths, n, idx, gathered,
+                             _scratch(self.temp_bytes(n)) if self.temps else None, [b for _, b in blocks]):
                 return False
         except (TypeError, ValueError):
             return False
-        for k, o in zip(self.outputs, keep):
-            vals[k] = o
+        for ks, b in blocks:
+            vals.update(zip(ks, b))
         if rows is not None:
             rows.extend(blocks)
         return True
