@@ -41,9 +41,19 @@ def mem_dtype(t):
 def address_getter(prog, op, scope):
     """get(ctx, g) -> (uint64 addresses, symbol space or None)."""
     base, off, symspace = addr_parts(prog, op, scope)
-    if base is None:
+    if base is None:                # one address: the same read-only array for groups of a size
         const = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
-        return (lambda ctx, g: np.full(g.n, const, np.uint64)), symspace
+        made: dict = {}
+
+        def get_const(ctx, g):
+            a = made.get(g.n)
+            if a is None:
+                if len(made) >= 16:
+                    made.clear()
+                a = made[g.n] = np.full(g.n, const, np.uint64)
+                a.flags.writeable = False
+            return a
+        return get_const, symspace
     o = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
     if off:
         return (lambda ctx, g: np.asarray(base(ctx, g), np.uint64) + o), symspace
