@@ -645,15 +645,15 @@ NB_MODULE(_arith, m) {
               }
               ++got;
               int w = static_cast<int>(v.itemsize);
-              if (v.ndim != 2 || static_cast<size_t>(v.shape[1]) != n || v.strides[1] != w ||
-                  v.strides[0] != static_cast<Py_ssize_t>(n) * w)
+              if (v.ndim != 2 || static_cast<size_t>(v.shape[1]) != n || (n > 1 && v.strides[1] != w) ||
+                  (v.shape[0] > 1 && v.strides[0] != static_cast<Py_ssize_t>(n) * w))   // (a dimension of 1: any stride)
                 throw std::invalid_argument("block " + std::to_string(b) + ": not a C-contiguous (k, n) array");
               if (first_temp + static_cast<size_t>(v.shape[0]) > ns)
                 throw std::invalid_argument("more arrays than widths");
               for (Py_ssize_t r = 0; r < v.shape[0]; ++r, ++first_temp) {
                 if (w != widths.data()[first_temp])
                   throw std::invalid_argument("slot " + std::to_string(first_temp) + ": shape, itemsize or stride");
-                slots[first_temp].base = static_cast<char*>(v.buf) + r * v.strides[0];
+                slots[first_temp].base = static_cast<char*>(v.buf) + r * static_cast<Py_ssize_t>(n) * w;
                 slots[first_temp].stride = 1;
                 slots[first_temp].width = w;
               }
