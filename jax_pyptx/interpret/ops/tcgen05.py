@@ -159,8 +159,8 @@ def _relinquish(prog, d, ins, scope, dec):
 
     def relinquish(ctx, g):
         tm = tmem(ctx)
-        for c in np.unique(ctx.slot_cta[g.idx]):
-            tm.relinquish(int(c))
+        for c in g.ctas(ctx).tolist():
+            tm.relinquish(c)
     d.fn = relinquish
 
 

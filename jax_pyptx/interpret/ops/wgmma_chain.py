@@ -305,4 +305,4 @@ def _first_tile(ctx, g, op, st, W, warps, sd):
     if got is None:
         return None
     acc, fresh = got
-    return (acc if fresh and acc.dtype == np.uint32 else np.array(acc, np.uint32)).reshape(W, op.M, op.N)
+    return (acc if fresh else np.array(acc, np.uint32)).reshape(W, op.M, op.N)

@@ -14,11 +14,10 @@ import numpy as np
 from ..state.arith import ARITH
 
 #: what ``getrefcount(a)`` reads in the caller of ``sole`` for an old register array ``a`` that
-#: only the registers' dict holds: in ``Context.write`` the dict, its local name, the argument
+#: only the registers' dict holds: in ``targets`` the dict, the list of old arrays, its local
+#: name and the call's argument; in ``Context.write`` the dict, its local name, the argument
+SOLE_IN_LIST = 4
 SOLE_IN_WRITE = 3
-#: ... and what it reads in ``targets``, which makes ``sole``'s test inline: the dict, the list
-#: of old arrays, its local name and ``getrefcount``'s argument
-SOLE_IN_TARGETS = 4
 
 
 def sole(a, refs: int) -> bool:
@@ -106,7 +105,7 @@ def targets(olds, N, dtype):
         a = olds[j]
         if a is None:
             out.append(np.zeros(N, dtype))
-        elif a.base is None and a.flags.writeable and getrefcount(a) == SOLE_IN_TARGETS:    # (``sole``)
+        elif sole(a, SOLE_IN_LIST):
             out.append(a)
         else:
             out.append(a.copy())
