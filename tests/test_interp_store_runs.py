@@ -331,3 +331,58 @@ def test_an_error_after_a_store_of_the_run_comes_after_that_stores_own(monkeypat
     cls, msg = fused
     assert cls is OutOfBoundsError and "st.shared.u32 [%r6], %r1" in msg and "thread (5,0,0)" in msg
     assert commits == [0, 0]
+
+
+def test_a_run_storing_at_the_same_offsets_again_keeps_its_layout(monkeypatch, commits):
+    # the rows' bounds, alignment and disjointness depend only on the offsets: the run keeps
+    # them, and the next launch (same offsets, same shared size) takes them without the checks
+    from jax_pyptx.interpret.ops import store_runs as ops_runs
+    checked = answers(monkeypatch, ops_runs, "_disjoint")
+    module = get_module(_kernel(_GOOD))
+    (srun,) = [d.srun for d in get_program(module, "k").code if d.srun is not None]
+    srun.memo.clear()
+    outs = []
+    for _ in range(2):
+        y = np.zeros(128, np.uint32)
+        launch(module, "k", [y], grid=2, block=64)
+        outs.append(y)
+    nxt = (np.arange(64) + 1) % 64
+    np.testing.assert_array_equal(outs[0], np.tile(nxt + 3 * nxt + nxt + 1000, 2))
+    np.testing.assert_array_equal(outs[1], outs[0])
+    assert commits == [2, 0] and checked == [1, 0]
+    banks, geo, offs, (span, starts, aligned) = srun.memo["layout"]
+    assert geo[0] == 1024 and aligned and not starts.flags.writeable and not offs.flags.writeable
+
+
+# the run twice: apart in the first pass; in the second, each lane's second word is the first
+# word of its neighbour (lanes 2k and 2k + 1 swap)
+_APART_THEN_TOGETHER = """
+  mov.u32 %r12, 0;
+AGAIN:
+  shl.b32 %r2, %r1, 2;
+  add.u32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+  xor.b32 %r5, %r1, %r12;
+  shl.b32 %r7, %r12, 6;
+  sub.u32 %r5, %r5, %r7;
+  add.u32 %r5, %r5, 64;
+  shl.b32 %r5, %r5, 2;
+  add.u32 %r5, %r3, %r5;
+  add.u32 %r6, %r1, 100;
+  st.shared.u32 [%r5], %r6;
+  bar.sync 0;
+  add.u32 %r12, %r12, 1;
+  setp.lt.u32 %p1, %r12, 2;
+  @%p1 bra AGAIN;
+"""
+
+
+def test_a_run_storing_at_other_offsets_is_checked_again(monkeypatch, commits):
+    # the first pass is written at once and its layout kept; the second stores elsewhere (over
+    # another lane's word), so the kept layout does not apply: one by one, and the race reports
+    fused, single = _both(monkeypatch, _APART_THEN_TOGETHER, grid=1)
+    assert fused == single
+    cls, msg = fused
+    assert cls is RaceError and "st.shared.u32 [%r5], %r6" in msg
+    assert "that lane 1 of the same warp also stored since the warp last synchronized" in msg
+    assert commits == [1, 1]

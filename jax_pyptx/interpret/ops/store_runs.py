@@ -32,11 +32,11 @@ from ..state import shadow
 from .load_store import _bounds
 
 
-def commit(ctx, g, items) -> bool:
+def commit(ctx, g, items, memo=None) -> bool:
     """Write the stores ``items`` ([(decoded, addresses, values (n, elements))], in issue
     order; every one a weak ``st`` to the CTA's own shared memory by the threads of ``g``) as
     one access where the module doc allows; False (nothing done) where they must be written
-    one by one."""
+    one by one. ``memo``: a dict the run keeps its rows' layout in (``_layout``)."""
     k = len(items)
     v0 = items[0][2]
     dt, w = v0.dtype, v0.shape[1]
@@ -49,14 +49,11 @@ def commit(ctx, g, items) -> bool:
     rows = _rows(ctx, g, k)
     banks, warps, gw, lanes = rows
     offs = np.concatenate([a for _, a, _ in items])
-    try:
-        shared_target(ctx, g, offs, True, warps=False, banks=banks)     # (an address from mapa)
-        span, starts, aligned = _bounds(ctx, banks, offs, nbytes)
-    except M.MemoryFault:
+    lay = _layout(ctx, g, banks, offs, nbytes, k, memo)
+    if lay is None:
         return False
+    span, starts, aligned = lay
     b = g.warp_blocks(ctx.W)
-    if not aligned or not _disjoint(ctx, _distinct(offs, starts, k, b), nbytes):
-        return False
     if ctx.async_proxy is not None and not generic_store_clear(ctx, banks, offs, nbytes, span, starts, aligned):
         return False
     vals = np.concatenate([v for _, _, v in items])
@@ -71,6 +68,32 @@ def commit(ctx, g, items) -> bool:
                       blocks=blocks, hulls=hulls)
     ctx.shared.store(banks, offs, vals, span=span, starts=starts, aligned=aligned)
     return True
+
+
+def _layout(ctx, g, banks, offs, nbytes: int, k: int, memo):
+    """``(span, starts, aligned)`` of the rows of ``k`` stores of ``nbytes`` at shared offsets
+    ``offs`` by ``g`` (CTAs ``banks``), as ``load_store._bounds`` gives them, where they are
+    the CTAs' own shared memory, in bounds, aligned and pairwise disjoint; else None. They
+    depend only on the offsets, the rows' CTAs and the shared memory's size, so a run keeps the
+    last answer in ``memo`` (an epilogue stores at the same offsets tile after tile and launch
+    after launch): the same rows (``banks``, one array per slot set: ``_rows``) at equal
+    offsets of a space of the same size get it again, read-only, without the checks."""
+    sh = ctx.shared
+    geo = (sh.size, sh.stride, ctx.W, nbytes)
+    got = memo.get("layout") if memo is not None else None
+    if got is not None and got[0] is banks and got[1] == geo and np.array_equal(got[2], offs):
+        return got[3]
+    try:
+        shared_target(ctx, g, offs, True, warps=False, banks=banks)     # (an address from mapa)
+        span, starts, aligned = _bounds(ctx, banks, offs, nbytes)
+    except M.MemoryFault:
+        return None
+    if not aligned or not _disjoint(ctx, _distinct(offs, starts, k, g.warp_blocks(ctx.W)), nbytes):
+        return None
+    if memo is not None:
+        offs.flags.writeable = starts.flags.writeable = False
+        memo["layout"] = (banks, geo, offs, (span, starts, aligned))
+    return span, starts, aligned
 
 
 def _rows(ctx, g, k):

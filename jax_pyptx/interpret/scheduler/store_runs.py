@@ -36,10 +36,11 @@ class StoreRun:
     """A planned run of ``span`` instructions from ``pc`` holding ``stores`` stores; ``seg``:
     its arithmetic as one segment (``segments.levelled``), or None."""
 
-    __slots__ = ("pc", "span", "stores", "seg")
+    __slots__ = ("pc", "span", "stores", "seg", "memo")
 
     def __init__(self, pc, span, stores, seg=None):
         self.pc, self.span, self.stores, self.seg = pc, span, stores, seg
+        self.memo = {}          # what ``commit`` keeps of the run's last stores (``ops.store_runs``)
 
     crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
 
@@ -120,7 +121,7 @@ def run(ctx, srun, g) -> bool:
         if isinstance(e, M.MemoryFault):
             raise ctx.fault(e, g, d) from None
         raise
-    if not commit(ctx, g, items):
+    if not commit(ctx, g, items, srun.memo):
         _one_by_one(ctx, g, items)
     return True
 
