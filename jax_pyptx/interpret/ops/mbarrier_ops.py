@@ -33,8 +33,8 @@ def _init(prog, d, ins, scope, dec):
     def init(ctx, g):
         ctas, offs = MB.locate(ctx, g, getaddr(ctx, g), space)
         c = _u32s(gc, ctx, g)
-        for j in range(g.n):
-            MB.init(ctx, ctas[j], offs[j], int(c[j]), g, j)
+        for j, (cta, off, count) in enumerate(zip(ctas.tolist(), offs.tolist(), c.tolist())):
+            MB.init(ctx, cta, off, count, g, j)
         ctx.shared.mark_init(ctas, offs.astype(np.uint64), 8)
     d.fn = init
 

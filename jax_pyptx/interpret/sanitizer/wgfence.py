@@ -78,21 +78,23 @@ class FenceState:
         d = ctx.cur
         if d is not None and d.ins.opcode.startswith("wgmma."):
             return                # wgmma.wait_group delivering accumulators
-        self.wrote_each(((key, d),), g)
+        self._wrote(((key, d),), g)
 
     def wrote_each(self, finals, g):
         """The writes of the watched registers of ``finals`` (``(key, Decoded)`` pairs, in
         order: a segment's results written at once, ``Context.write_blocks``) by the threads of
         ``g``, each stamped with the epoch after the current one (the class doc)."""
+        self._wrote(_watched(finals, self.keys), g)
+
+    def _wrote(self, pairs, g):
+        """``wrote_each`` of ``pairs`` (``(key, Decoded)``, every key watched)."""
         tok = getattr(g, "ok", None)
         idx = g.idx
         if tok is None:
             tok = idx
-        keys, pend, last, src = self.keys, self.pend, self.last, self.src
+        pend, last, src = self.pend, self.last, self.src
         e = self.epoch + 1
-        for key, d in finals:
-            if key not in keys:
-                continue
+        for key, d in pairs:
             last[key] = self.top = e
             src[key] = d
             p = pend.get(key)
@@ -184,6 +186,23 @@ class FenceState:
 _PTXAS = ("ptxas repairs it by injecting a warpgroup.arrive (info C7519: \"warpgroup.arrive is injected "
           "... to allow use of registers in GMMA\"), so the hardware computes the right values, at the "
           "cost of that wait (put a wgmma.fence after the last write instead)")
+
+
+#: id(finals) -> (finals, watched keys' count, its watched pairs): a segment's results, filtered
+#: once (``_watched``)
+_WATCHED: dict = {}
+
+
+def _watched(finals, keys):
+    """The pairs of ``finals`` (a segment's ``(key, Decoded)`` results, a tuple the segment keeps)
+    whose register is watched (``keys``, the program's set, which only grows), filtered once per
+    tuple and set size."""
+    got = _WATCHED.get(id(finals))
+    if got is None or got[0] is not finals or got[1] != len(keys):
+        if len(_WATCHED) > 1024:
+            _WATCHED.clear()
+        got = _WATCHED[id(finals)] = (finals, len(keys), tuple(kd for kd in finals if kd[0] in keys))
+    return got[2]
 
 
 def state(ctx) -> FenceState | None:

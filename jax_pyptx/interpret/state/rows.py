@@ -137,11 +137,20 @@ def _words(buf, starts, nbytes):
 
 def _rows_set(buf, starts, nbytes):
     """Set bytes ``[start, start + nbytes)`` of the per-byte flag array ``buf`` (uint8, 0 / 1)
-    to 1, an item of up to 64 bytes at a time where the rows allow."""
-    if not len(starts):
-        return
+    to 1, an item of up to 64 bytes at a time where the rows allow; a few rows (``FEW_ROWS``:
+    a role's elected threads initializing mbarriers) a slice each."""
+    if len(starts) <= FEW_ROWS:
+        nbytes = int(nbytes)
+        at = starts.tolist()
+        if not at or (min(at) >= 0 and max(at) + nbytes <= len(buf)):   # (else the gather's IndexError)
+            for s in at:
+                buf[s:s + nbytes] = 1
+            return
     v, idx, one = _words(buf, starts, int(nbytes))
     v[idx] = one
+
+
+FEW_ROWS = 8
 
 
 def _rows_defined(buf, starts, nbytes) -> bool:
