@@ -29,6 +29,7 @@ from ..state import memory as M
 from ..state import tensormap as TM
 from ..state.operands import items, per_thread, reader
 from . import tma_boxes as T
+from ..machine.cluster import CLUSTER_BIT
 from .bulk import _UINT, _land_late, _one, _shared_at, _vals, multicast_ctas, read_shared_async
 from .load_store import address_getter, space_code
 
@@ -127,6 +128,9 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
     def load(ctx, g):
         dst, tma, mb = _vals(gdst, ctx, g, np.uint64), _vals(gtm, ctx, g, np.uint64), _vals(gmbar, ctx, g, np.uint64)
         cs = _coords(coords, ctx, g)
+        if mode == "tile" and offs is None and mask is None and _tiles_at_once(ctx, g, d, dst, tma, mb, cs,
+                                                                             symspace, dims):
+            return
         io = [_vals(o, ctx, g) for o in offs] if offs is not None else None
         ms = _vals(mask, ctx, g) if mask is not None else None
         boxes = []
@@ -159,6 +163,71 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
             if boxes:
                 _deliver_boxes(ctx, boxes, d)
     d.fn = load
+
+
+def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, symspace, dims) -> bool:
+    """A unicast tiled load whose threads (two or more) each copy one in-bound box through
+    one tensor map into their own CTA, every CTA at the same shared offset, and complete it on
+    an mbarrier of their CTA (a producer warp's elected thread per CTA, loading the next stage
+    of a ring): what ``load`` and ``_deliver_boxes`` do box by box, done at once, the boxes
+    written into shared memory by one assignment. False, having changed nothing, where any of
+    that does not hold or a check would report (``load`` then issues the boxes one by one and
+    reports): a late or random schedule, statistics kept, a box partly out of bounds, a
+    destination or mbarrier not in the CTA's own window or misaligned, an mbarrier not
+    initialized, shared memory or the race tracker not taking the boxes at once."""
+    n = g.n
+    if n < 2 or ctx.schedule.mode != "eager" or ctx.mem.gspace.counter is not None or ctx.timeline is not None:
+        return False
+    maps, offs, moffs = tma.tolist(), dst.tolist(), mb.tolist()
+    off = offs[0]
+    if maps.count(maps[0]) != n or offs.count(off) != n or off >= CLUSTER_BIT or off % 128 or \
+            any(m >= CLUSTER_BIT or m % 8 for m in moffs):
+        return False
+    ctas = ctx.slot_cta[g.idx].tolist()
+    if len(set(ctas)) != n or any((c, m) not in ctx.mbar for c, m in zip(ctas, moffs)):
+        return False
+    try:
+        f = read_tensormap(ctx, _one(ctx, g, 0), maps[0], symspace)
+    except Exception:           # (``load`` reads it again and reports)
+        return False
+    if f.rank != dims or f.mode != 0 or f.packed or T.direction_problem(f, "load"):
+        return False
+    p = T.tile_plan(f)
+    if not p.shape or not all(all(map(T.inside, c, p.lims)) for c in cs):
+        return False
+    sh, es = ctx.shared, f.elem_size
+    count = len(p.rel)
+    try:
+        sl = box_slots(f, off, count, es, sh.size)
+    except M.MemoryFault:
+        return False
+    if not sl.contig or off % es or sh.stride % es:
+        return False
+    dt, gs, base = np.dtype(_UINT[es]), ctx.mem.gspace, int(f.address)
+    rows = np.empty((n, count), dt)
+    for j, c in enumerate(cs):                   # each box a strided slice of the tensor
+        got = gs.load_nest(base + sum(map(int.__mul__, c, p.strides)), p.shape, p.nstrides, dt)
+        if got is None:
+            return False
+        rows[j] = got
+    nbytes = count * es
+    race = sh.race if ctx.sanitize else None
+    if race is not None:
+        warps = ctx.warp_in_cta[g.idx].astype(np.int64)
+        if not AP.race_ranges(race, "w", np.array(ctas, np.int64), np.full(n, off, np.int64),
+                              np.full(n, off + nbytes, np.int64), warps):
+            return False
+    e0 = off // es                               # every box, in address order, at once
+    sh.view(dt).reshape(sh.nbanks, -1)[ctas, e0:e0 + count] = sl.rows_in_order(rows)
+    for j, (c, m) in enumerate(zip(ctas, moffs)):
+        AP.span_written(sh, c, off, off + nbytes)
+        gj = _one(ctx, g, j)
+        landed = None
+        if ctx.sanitize:
+            base_c = c * sh.stride
+            landed = AP.track_inflight(ctx, slice(base_c + off, base_c + off + nbytes), d, c, m, span=sl.span)
+        MB.defer_complete_tx(ctx, c, m, nbytes, landed, gj)
+    return True
 
 
 def _deliver_boxes(ctx, boxes, d):
@@ -273,6 +342,14 @@ class _Slots:
         if self.chunks is not None and vals.dtype.itemsize == self.es and vals.flags.c_contiguous:
             return vals.reshape(-1).view(_CHUNK)[self.chunks].view(vals.dtype)
         return vals[self.order]
+
+    def rows_in_order(self, rows):
+        """``in_order`` of each row of ``rows`` (boxes, elements): one gather for them all."""
+        if self.order is None:
+            return rows
+        if self.chunks is not None and rows.dtype.itemsize == self.es and rows.flags.c_contiguous:
+            return np.take(rows.view(_CHUNK), self.chunks, axis=1).view(rows.dtype)     # (C order)
+        return np.take(rows, self.order, axis=1)
 
     def bytes_rel(self):
         if self._bytes is None:

@@ -139,7 +139,7 @@ class _TilePlan:
 _TILES: dict = {}
 
 
-def _tile_plan(f) -> _TilePlan:
+def tile_plan(f) -> _TilePlan:
     """The ``_TilePlan`` of a tiled map, keyed by what it depends on (not the tensor's address:
     a new launch's tensors have new addresses)."""
     key = (f.rank, f.box, f.element_strides, f.strides, f.interleave, f.dims)
@@ -163,10 +163,10 @@ def _grid(idx, strides):
 
 def tile_box(f: TM.TensorMapFields, coords) -> Box:
     """The elements of a tiled-mode box at ``coords`` (innermost first, ints), in shared order."""
-    p = _tile_plan(f)
+    p = tile_plan(f)
     c = coords
     start = sum(map(int.__mul__, c, p.strides))
-    if all(map(_inside, c, p.lims)):
+    if all(map(inside, c, p.lims)):
         if not p.shape:
             return Box(start + p.rel, None, f.elem_size)
         return Box(None, None, f.elem_size, (start, p.shape, p.nstrides), p.rel)
@@ -181,7 +181,7 @@ def tile_box(f: TM.TensorMapFields, coords) -> Box:
     return Box(start + p.rel, valid.reshape(-1), f.elem_size)
 
 
-def _inside(c: int, lim: int) -> bool:
+def inside(c: int, lim: int) -> bool:
     return 0 <= c < lim
 
 

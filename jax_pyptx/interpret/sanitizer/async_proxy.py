@@ -416,6 +416,22 @@ def fence_async(ctx, ctas):
         sh.dirty_lo, sh.dirty_hi = 1 << 62, 0
 
 
+def span_written(sh, c: int, lo: int, hi: int):
+    """The bookkeeping of an async-proxy write of exactly shared offsets ``[lo, hi)`` of CTA
+    ``c`` (``write_shared_async`` with a span; its values written by the caller): the bytes
+    become initialized and are not generic-dirty."""
+    sl = slice(c * sh.stride + lo, c * sh.stride + hi)
+    if sh.init is not None and not sh.init_full and (c, lo, hi) not in sh.written:
+        sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
+        if len(sh.written) < 4096:
+            sh.written.add((c, lo, hi))
+        sh.note_copied(c, lo, hi)
+    if _dirty_near(sh, lo, hi) and sh.dirty is not None and sh.dirty_bank[c]:
+        dirty, blk = sh.dirty, sh.dirty_blk     # (a superset of the marked bytes' blocks)
+        if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():
+            dirty[sl] = 0
+
+
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     """An async-proxy write of ``values`` (1-D, any dtype) at element indices ``flat_elems`` of
     ``ctx.shared`` viewed as that dtype (with ``span``, they may be a slice): the bytes become
@@ -429,20 +445,11 @@ def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
     if span is not None:
         cta, lo, hi = span
         c = int(cta)
-        sl = slice(c * sh.stride + lo, c * sh.stride + hi)
         if sh.race is not None and warps is not None:
             w0 = int(np.asarray(warps).reshape(-1)[0])
             sh._race(lambda *a: race_store_range(sh.race, c, lo, hi, w0), None, None, 0, None)
         sh.view(dt)[flat_elems] = values
-        if sh.init is not None and not sh.init_full and (c, lo, hi) not in sh.written:
-            sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
-            if len(sh.written) < 4096:
-                sh.written.add((c, lo, hi))
-            sh.note_copied(c, lo, hi)
-        if _dirty_near(sh, lo, hi) and sh.dirty is not None and sh.dirty_bank[c]:
-            dirty, blk = sh.dirty, sh.dirty_blk     # (a superset of the marked bytes' blocks)
-            if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():
-                dirty[sl] = 0
+        span_written(sh, c, lo, hi)
         return
     flat_elems = np.asarray(flat_elems, np.int64)
     if sh.race is not None and warps is not None and len(flat_elems):
