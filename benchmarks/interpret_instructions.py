@@ -12,7 +12,10 @@ divides the difference by the launches: the process's start, its imports and the
 trace cancel out. Counts move by about 1% from one run to the next (hash seeds, the garbage
 collector). Under valgrind the CPU has no AVX-512, so the compiled core runs its portable
 loops (a wgmma run's products among them): compare the Python side's work between checkouts,
-not native speed. valgrind is not a dependency of the project (``apt install valgrind``). ``--root`` names another checkout
+not native speed. That is why each count is also split in two: the instructions of functions
+valgrind cannot name (``fn=???`` in the report: the compiled core, which is built stripped;
+Python, NumPy and the C library have their symbols) and the rest, the Python side, where a
+change to the interpreter's Python shows at its own size. valgrind is not a dependency of the project (``apt install valgrind``). ``--root`` names another checkout
 whose compiled modules are built in place (an editable install's, or copied into a worktree).
 """
 from __future__ import annotations
@@ -22,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -34,21 +38,37 @@ def instructions(text: str) -> int:
     return int(m.group(1).replace(",", ""))
 
 
-def count(target: str, sanitize: bool = True, launches: int = 8, smoke: bool = False, root=ROOT) -> float:
-    """Machine instructions per launch of ``target`` in the checkout at ``root`` (module doc)."""
+def unnamed(report: str) -> int:
+    """The instructions of the functions a cachegrind output file (its text) cannot name
+    (``fn=???``): the stripped compiled core's."""
+    total, inside = 0, False
+    for line in report.splitlines():
+        if line.startswith("fn="):
+            inside = line == "fn=???"
+        elif inside and line[:1].isdigit():
+            total += int(line.split()[-1])
+    return total
+
+
+def count(target: str, sanitize: bool = True, launches: int = 8, smoke: bool = False, root=ROOT):
+    """``(all, core)``: machine instructions per launch of ``target`` in the checkout at
+    ``root``, and those of them in the compiled core (``unnamed``; module doc)."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("interpret_instructions: valgrind is not on PATH (apt install valgrind)")
-    totals = []
-    for n in (0, launches):
-        cmd = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-               sys.executable, __file__, "--child", str(root), target, "--launches", str(n)] + \
-              (["--off"] if not sanitize else []) + (["--smoke"] if smoke else [])
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(root))
-        if p.returncode:
-            raise SystemExit(f"interpret_instructions: the child failed ({p.returncode}):\n{p.stderr[-2000:]}")
-        totals.append(instructions(p.stderr))
-    return (totals[1] - totals[0]) / launches
+    totals, cores = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (0, launches):
+            out = pathlib.Path(tmp) / f"cachegrind.{n}"
+            cmd = [valgrind, "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
+                   sys.executable, __file__, "--child", str(root), target, "--launches", str(n)] + \
+                  (["--off"] if not sanitize else []) + (["--smoke"] if smoke else [])
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=str(root))
+            if p.returncode:
+                raise SystemExit(f"interpret_instructions: the child failed ({p.returncode}):\n{p.stderr[-2000:]}")
+            totals.append(instructions(p.stderr))
+            cores.append(unnamed(out.read_text()))
+    return (totals[1] - totals[0]) / launches, (cores[1] - cores[0]) / launches
 
 
 def child(root, target: str, sanitize: bool, launches: int, smoke: bool) -> None:
@@ -91,12 +111,14 @@ def main(argv=None):
         return child(a.child, a.target, not a.off, a.launches, a.smoke)
     rows = []
     for root in [ROOT] + [pathlib.Path(r).resolve() for r in a.root]:
-        n = count(a.target, not a.off, a.launches, a.smoke, root)
-        rows.append((root, n))
+        n, core = count(a.target, not a.off, a.launches, a.smoke, root)
+        rows.append((root, n, core))
         print(f"{n / 1e6:10.2f} M instructions a launch  {a.target}, sanitizer {'off' if a.off else 'on'}  "
-              f"({root})", flush=True)
-    for root, n in rows[1:]:
-        print(f"{root}: {n / rows[0][1]:.3f}x this checkout's")
+              f"({root})\n{'':10} of them {core / 1e6:.2f} M in the compiled core, {(n - core) / 1e6:.2f} M "
+              f"the Python side", flush=True)
+    _, n0, core0 = rows[0]
+    for root, n, core in rows[1:]:
+        print(f"{root}: {n / n0:.3f}x this checkout's, the Python side {(n - core) / max(n0 - core0, 1):.3f}x")
     return rows
 
 

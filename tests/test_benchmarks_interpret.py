@@ -197,6 +197,10 @@ def test_instruction_counts_read_valgrinds_report_and_say_what_is_missing(monkey
     from benchmarks import interpret_instructions as I
 
     assert I.instructions("==22313== Cachegrind\n==22313== I   refs:      6,041,301,205\n") == 6041301205
+    # the functions a report cannot name: the stripped compiled core's lines, not the others'
+    report = "events: Ir\nfl=???\nfn=???\n0 120\n0 30\nfl=Python/ceval.c\nfn=_PyEval_EvalFrameDefault\n" \
+             "4211 999\nfl=???\nfn=???\n0 7\nfn=PyArray_TakeFrom\n0 5\n"
+    assert I.unnamed(report) == 157
     with pytest.raises(SystemExit, match="no 'I refs' line in valgrind's report"):
         I.instructions("==1== Cachegrind, a cache and branch-prediction profiler\n")
     monkeypatch.setattr(I.shutil, "which", lambda name: None)
@@ -226,6 +230,8 @@ def test_instruction_counts_under_valgrind(capsys):
     between the kernel's own work and the whole process's."""
     from benchmarks import interpret_instructions as I
 
-    ((root, n),) = I.main(["axpb", "--smoke", "--launches", "2"])
-    assert root == ROOT and 1e5 < n < 5e7
-    assert f"M instructions a launch  axpb, sanitizer on  ({ROOT})" in capsys.readouterr().out
+    ((root, n, core),) = I.main(["axpb", "--smoke", "--launches", "2"])
+    assert root == ROOT and 1e5 < n < 5e7 and 0 <= core < n
+    out = capsys.readouterr().out
+    assert f"M instructions a launch  axpb, sanitizer on  ({ROOT})" in out
+    assert f"of them {core / 1e6:.2f} M in the compiled core, {(n - core) / 1e6:.2f} M the Python side" in out
