@@ -109,6 +109,9 @@ class LaunchMemory:
             assert a.base == v.addr
 
 
+_CTA_ORDERS: dict = {}              # (grid, cluster) -> LaunchState.cta_order's answer
+
+
 class LaunchState:
     def __init__(self, grid, block, cluster, smem, mem, max_steps, explicit_cluster=False, timeout=None):
         self.grid, self.block, self.cluster, self.smem = grid, block, cluster, smem
@@ -133,7 +136,7 @@ class LaunchState:
         self.pt_one = {}                   # (threads, tag) -> shared pointer tags, and pointer
         #                                    value -> its allocation's tag (provenance)
 
-    def start_clusters(self, n: int) -> list:
+    def start_clusters(self, n: int) -> tuple:
         """The CTA ids of the next ``n`` clusters to start (fewer at the end of the grid)."""
         k = min(n, self._nclusters - self._next)
         take = self.order[self._next * self._csize:(self._next + k) * self._csize]
@@ -159,7 +162,17 @@ class LaunchState:
         return (x % cx) + cx * ((y % cy) + cy * (z % cz))
 
     def cta_order(self):
-        """CTA linear ids ordered cluster by cluster (ranks contiguous)."""
+        """CTA linear ids ordered cluster by cluster (ranks contiguous): a tuple, made once
+        per grid and cluster shape."""
+        key = (tuple(self.grid), tuple(self.cluster))
+        got = _CTA_ORDERS.get(key)
+        if got is None:
+            if len(_CTA_ORDERS) > 256:
+                _CTA_ORDERS.clear()
+            got = _CTA_ORDERS[key] = tuple(self._cta_order())
+        return got
+
+    def _cta_order(self):
         gx, gy, gz = self.grid
         cx, cy, cz = self.cluster
         # nested loops kz, ky, kx (clusters) then rz, ry, rx (ranks), innermost last
