@@ -299,6 +299,9 @@ def _match(prog, d, ins, scope, dec):
 
 
 # ----------------------------------------------------------------------------- elect / activemask
+_FULL = 0xFFFFFFFF
+
+
 @register("elect.sync")
 def _elect(prog, d, ins, scope, dec):
     put, putp = _dst_pair(prog, ins.operands[0], u32, scope)
@@ -306,7 +309,16 @@ def _elect(prog, d, ins, scope, dec):
     d.sync = gm
 
     def elect(ctx, g):
-        mask = np.broadcast_to(np.asarray(gm(ctx, g)).astype(np.uint64), (g.n,))
+        mask = gm(ctx, g)
+        if np.ndim(mask) == 0 and int(mask) & _FULL == _FULL and g.whole_warps():
+            # every lane of each warp, all of them in the mask: lane 0 leads (a producer warp's
+            # elected thread)
+            put(ctx, g, np.zeros(g.n, np.uint32))
+            if putp is not None:
+                putp(ctx, g, ctx.lane[g.idx] == 0)
+            warp_synced(ctx, g)
+            return
+        mask = np.broadcast_to(np.asarray(mask).astype(np.uint64), (g.n,))
         _, present = _ballot(ctx, g, np.ones(g.n, bool))
         m = mask & present
         # lowest set bit

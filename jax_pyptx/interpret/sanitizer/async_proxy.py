@@ -26,7 +26,7 @@ For other parts of the interpreter::
 
     check_async_read(ctx, ctas, offs, nbytes, what, g=None, lane=0, d=None)
         # an async-proxy read (wgmma / tcgen05 operands) of nbytes at each (cta, shared offset)
-    fence_async(ctx, ctas)          # fence.proxy.async by threads of these CTAs
+    fence_async(ctx, ctas)          # fence.proxy.async by threads of these (distinct) CTAs
     write_shared_async(ctx, g, ctas, flat, values, warps=None)
         # an async-proxy write of values (any dtype) at flat element indices of ctx.shared
     race_ranges(race, kind, banks, los, his, warps)
@@ -387,10 +387,10 @@ def _drop_marks(sh, ctas):
 
 
 def fence_async(ctx, ctas):
-    """fence.proxy.async by threads of the batch CTAs ``ctas``: the generic writes of those CTAs
-    so far are visible to the async proxy."""
+    """fence.proxy.async by threads of the batch CTAs ``ctas`` (distinct: ``Group.ctas``): the
+    generic writes of those CTAs so far are visible to the async proxy."""
     sh = ctx.shared
-    ctas = np.unique(np.asarray(ctas, np.int64))
+    ctas = np.asarray(ctas, np.int64)
     if getattr(sh, "_dpend", None):                 # (before ``dirty`` marks them)
         _drop_marks(sh, ctas[sh.dirty_bank[ctas]])    # their marks would be cleared at once
     if sh.dirty is None:
