@@ -34,7 +34,8 @@ def plain(self, keys, g) -> bool:      # self: the Context
     used as it is) would only gather its values: each is written on every thread of ``g``
     (the sanitizer's masks), with no hook, no undefined value and no pointer tag. The tests
     are set operations on the dicts' keys; only registers not yet known written on ``g``'s
-    slots (``_set_on``) look at their masks."""
+    slots (``_set_on``) look at their masks, and a frozenset of keys found written there is
+    remembered whole (keys of ``_set_on``'s dict are never dropped: the next ask is one look-up)."""
     ks = keys if type(keys) is frozenset else frozenset(keys)
     regs, rh, undef, ptag = self.regs, self.rhooks, self.undef, self.ptag
     if not regs.keys() >= ks or (rh and not rh.keys().isdisjoint(ks)) or \
@@ -42,6 +43,8 @@ def plain(self, keys, g) -> bool:      # self: the Context
         return False
     if self.pinit:
         known = g.ok if g.ok is not None else self._set_on(g)
+        if ks in known:             # (every one of them found written before: it stays so)
+            return True
         todo = ks - known.keys()
         if todo:
             pinit = self.pinit
@@ -50,6 +53,8 @@ def plain(self, keys, g) -> bool:      # self: the Context
                 if m is not None and not (m if g.full else m[g.idx]).all():
                     return False
                 known[k] = True
+        if len(ks) > 8:             # (a segment's sources, a run's operands: asked again)
+            known[ks] = True
     return True
 
 
