@@ -324,11 +324,14 @@ class _MmaAsync:
             self.check_read_fence(ctx, g, fs, W, sd)
         return W, banks, bdesc, adesc, A, sd, tag
 
-    def check_read_fence(self, ctx, g, fs, W, sd):
+    def check_read_fence(self, ctx, g, fs, W, sd, reads=None, every=None):
         """The fence check of the accumulator where it is read (scale-d): ordinary writes to it
-        need a ``wgmma.fence`` (``wgfence``), on the warpgroups that read it."""
-        if np.count_nonzero(sd):
-            fs.check(ctx, g if sd.all() else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
+        need a ``wgmma.fence`` (``wgfence``), on the warpgroups that read it. ``reads`` /
+        ``every``: whether any / every warpgroup reads it, where the caller has them (a run's
+        members, at once: ``wgmma_chain._issue``)."""
+        if reads if reads is not None else np.count_nonzero(sd):
+            every = bool(sd.all()) if every is None else every
+            fs.check(ctx, g if every else Group(g.idx.reshape(W, WG)[sd].reshape(-1), g.pc, ctx.N),
                      self.keys, ())
 
     def a_from_regs(self, ctx, g, W, st):

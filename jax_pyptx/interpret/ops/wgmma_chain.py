@@ -268,14 +268,16 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
     warps = st.warps(g)
     acc = _first_tile(ctx, g, op0, st, W, warps, sds[0])
     bits = None
-    for (d, op), a, bt, sd in zip(members, A, Bt, sds):
+    sdm = np.array(sds, np.uint8)                  # (members, warpgroups): scale-d
+    reads, every = (sdm.any(axis=1).tolist(), sdm.all(axis=1).tolist()) if fs is not None else ((), ())
+    for j, ((d, op), a, bt, sd) in enumerate(zip(members, A, Bt, sds)):
         ctx.runs_now(d)
         if fs is not None:
             fs.check(ctx, g, (), op.a_keys)
         if op.a_regs and wait is None:
             st.regs.reading_all(ctx, op.a_keys_t, g, tag, op.d)
         if fs is not None:
-            op.check_read_fence(ctx, g, fs, W, sd)
+            op.check_read_fence(ctx, g, fs, W, sd, reads[j], every[j])
         if acc is None:
             prod = np.matmul(a, bt if b_rows is None else bt[b_rows])     # (W, M, N)
             if op.sa * op.sb < 0:
@@ -284,8 +286,7 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
         if fs is not None:
             fs.clean(g, op.keys)
     if acc is not None:
-        ARITH.mma_chain_f32(A, Bt, np.array(sds, np.uint8),
-                            np.array([op.sa * op.sb < 0 for _, op in members], np.uint8), acc, b_rows)
+        ARITH.mma_chain_f32(A, Bt, sdm, np.array([op.sa * op.sb < 0 for _, op in members], np.uint8), acc, b_rows)
         bits = acc.reshape(W * 4, M // 4, N)
     if wait is not None:
         ctx.runs_now(wait)
