@@ -170,11 +170,11 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, symspace, dims) -> bool:
     one tensor map into their own CTA, every CTA at the same shared offset, and complete it on
     an mbarrier of their CTA (a producer warp's elected thread per CTA, loading the next stage
     of a ring): what ``load`` and ``_deliver_boxes`` do box by box, done at once, the boxes
-    written into shared memory by one assignment. False, having changed nothing, where any of
-    that does not hold or a check would report (``load`` then issues the boxes one by one and
-    reports): a late or random schedule, statistics kept, a box partly out of bounds, a
-    destination or mbarrier not in the CTA's own window or misaligned, an mbarrier not
-    initialized, shared memory or the race tracker not taking the boxes at once."""
+    swizzled together and written into shared memory as slices. False, having changed
+    nothing, where any of that does not hold or a check would report (``load`` then issues the
+    boxes one by one and reports): a late or random schedule, statistics kept, a box partly out
+    of bounds, a destination or mbarrier not in the CTA's own window or misaligned, an mbarrier
+    not initialized, shared memory or the race tracker not taking the boxes at once."""
     n = g.n
     if n < 2 or ctx.schedule.mode != "eager" or ctx.mem.gspace.counter is not None or ctx.timeline is not None:
         return False
@@ -217,8 +217,9 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, symspace, dims) -> bool:
         if not AP.race_ranges(race, "w", np.array(ctas, np.int64), np.full(n, off, np.int64),
                               np.full(n, off + nbytes, np.int64), warps):
             return False
-    e0 = off // es                               # every box, in address order, at once
-    sh.view(dt).reshape(sh.nbanks, -1)[ctas, e0:e0 + count] = sl.rows_in_order(rows)
+    flat, e0, per = sh.view(dt), off // es, sh.stride // es
+    for c, row in zip(ctas, sl.rows_in_order(rows)):       # every box in address order: a slice
+        flat[c * per + e0:c * per + e0 + count] = row
     for j, (c, m) in enumerate(zip(ctas, moffs)):
         AP.span_written(sh, c, off, off + nbytes)
         gj = _one(ctx, g, j)
