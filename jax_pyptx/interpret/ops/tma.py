@@ -22,6 +22,7 @@ import numpy as np
 from ...errors import InterpreterError, MisalignedAccessError
 from ...types import u16, u32
 from ..machine import mbarrier as MB
+from ..machine.cluster import CLUSTER_BIT
 from ..machine.registry import register
 from ..sanitizer import async_proxy as AP
 from ..sanitizer import bulk_groups as BG
@@ -29,7 +30,6 @@ from ..state import memory as M
 from ..state import tensormap as TM
 from ..state.operands import items, per_thread, reader
 from . import tma_boxes as T
-from ..machine.cluster import CLUSTER_BIT
 from .bulk import _UINT, _land_late, _one, _shared_at, _vals, multicast_ctas, read_shared_async
 from .load_store import address_getter, space_code
 
