@@ -15,8 +15,9 @@ loops (a wgmma run's products among them): compare the Python side's work betwee
 not native speed. That is why each count is also split in two: the instructions of functions
 valgrind cannot name (``fn=???`` in the report: the compiled core, which is built stripped;
 Python, NumPy and the C library have their symbols) and the rest, the Python side, where a
-change to the interpreter's Python shows at its own size. valgrind is not a dependency of the project (``apt install valgrind``). ``--root`` names another checkout
-whose compiled modules are built in place (an editable install's, or copied into a worktree).
+change to the interpreter's Python shows at its own size. valgrind is not a dependency of
+the project (``apt install valgrind``). ``--root`` names another checkout whose compiled
+modules are built in place (an editable install's, or copied into a worktree).
 """
 from __future__ import annotations
 
