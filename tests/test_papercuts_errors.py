@@ -392,7 +392,11 @@ def test_shared_memory_past_the_architectures_limit_is_refused_everywhere():
 
     with pytest.raises(SpecializationError, match="sm_80 allows at most 166912 bytes per CTA"):
         ampere.ptx()
-    # launch: the dynamic size counts even when no .extern .shared declares it
+    # launch: the dynamic size counts even when no .extern .shared declares it (a size that
+    # fits first: the program keeps that launch shape's answer, and a new size is checked)
+    y = np.zeros(1, np.uint32)
+    launch(PTR_PTX, "k", [y], smem=1024)
+    assert y[0] == 1
     with pytest.raises(InterpreterError) as e:
         launch(PTR_PTX, "k", [np.zeros(1, np.uint32)], smem=300 * 1024)
     assert str(e.value) == ("kernel 'k' needs 307200 bytes of shared memory (0 static + 307200 "

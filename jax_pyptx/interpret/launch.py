@@ -543,7 +543,22 @@ def _limits(max_steps, timeout) -> tuple:
 
 def _check_shape(module, prog, entry, grid, block, cluster, smem) -> tuple:
     """The CTA's thread count, the cluster shape (``launch_shape``) and the shared memory
-    against the architecture's limits; returns ``(cluster, explicit, smem)``."""
+    against the architecture's limits; returns ``(cluster, explicit, smem)``, kept with the
+    program for the launch shape (a kernel launched again: one look-up)."""
+    try:
+        key = (grid, block, cluster, smem)
+        got = prog.__dict__.setdefault("_shapes", {}).get(key)
+    except TypeError:               # (a cluster or smem given as a list: checked every time)
+        key = got = None
+    if got is not None:
+        return got
+    got = _shape_checked(module, prog, entry, grid, block, cluster, smem)
+    if key is not None and len(prog._shapes) < 64:
+        prog._shapes[key] = got
+    return got
+
+
+def _shape_checked(module, prog, entry, grid, block, cluster, smem) -> tuple:
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
         raise InterpreterError(f"a CTA has at most 1024 threads, block={block} has {nthreads}")

@@ -142,8 +142,10 @@ def option_names(entry: str) -> tuple:
         >>> option_names("interpret")
         ('sanitize', 'max_steps', 'timeout', 'timeline', 'partial_outputs', 'schedule', 'seed')
     """
-    tag = _ENTRY[entry]
-    return tuple(n for n, f in _FIELDS.items() if tag in f.metadata["takes"])
+    return _NAMES[entry]
+
+
+_NAMES = {entry: tuple(n for n, f in _FIELDS.items() if tag in f.metadata["takes"]) for entry, tag in _ENTRY.items()}
 
 
 def split_options(kw: dict, entry: str) -> tuple:
