@@ -545,16 +545,17 @@ def _check_shape(module, prog, entry, grid, block, cluster, smem) -> tuple:
     """The CTA's thread count, the cluster shape (``launch_shape``) and the shared memory
     against the architecture's limits; returns ``(cluster, explicit, smem)``, kept with the
     program for the launch shape (a kernel launched again: one look-up)."""
+    known = prog.launch_shapes
     try:
         key = (grid, block, cluster, smem)
-        got = prog.__dict__.setdefault("_shapes", {}).get(key)
+        got = known.get(key)
     except TypeError:               # (a cluster or smem given as a list: checked every time)
         key = got = None
     if got is not None:
         return got
     got = _shape_checked(module, prog, entry, grid, block, cluster, smem)
-    if key is not None and len(prog._shapes) < 64:
-        prog._shapes[key] = got
+    if key is not None and len(known) < 64:
+        known[key] = got
     return got
 
 

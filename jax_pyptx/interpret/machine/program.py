@@ -185,6 +185,7 @@ class Program:
         self.ptr_pcs = None                      # provenance: frozenset of pointer-making pcs
         self.orders_ctas = None                  # global_races: some instruction orders CTAs
         self.start_regs = {}                     # setmaxnreg: CTA threads -> each warp's first count
+        self.launch_shapes = {}                  # launch: (grid, block, cluster, smem) -> its checks' answer
         self._layout_module()
         self.param_layout, self.param_size = self._layout_params(fn)
         self._pending = []                       # (Decoded, Instruction, Scope) to decode
