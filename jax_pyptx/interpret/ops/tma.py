@@ -338,11 +338,7 @@ class _Slots:
     def in_order(self, vals):
         """A contiguous box's ``vals`` (box order) in address order: ``vals[order]``, moved
         16-byte chunk by chunk where the swizzle keeps chunks whole."""
-        if self.order is None:
-            return vals
-        if self.chunks is not None and vals.dtype.itemsize == self.es and vals.flags.c_contiguous:
-            return vals.reshape(-1).view(_CHUNK)[self.chunks].view(vals.dtype)
-        return vals[self.order]
+        return vals if self.order is None else self.rows_in_order(vals.reshape(1, -1))[0]
 
     def rows_in_order(self, rows):
         """``in_order`` of each row of ``rows`` (boxes, elements): one gather for them all."""
