@@ -440,6 +440,21 @@ def test_a_role_whose_phase_is_not_done_parks_as_before(monkeypatch):
     assert out[32:96].tolist() == [2] * 64
 
 
+def test_a_role_waiting_with_operands_of_one_parity_is_answered_once_a_run(monkeypatch):
+    # each thread's operand 2 * tid + 1: different values, every one of parity 1 (done)
+    out, seen = _role_wait(monkeypatch, parity="%r6", guard="shl.b32 %r6, %r1, 1; or.b32 %r6, %r6, 1;")
+    assert seen == [True]
+    assert out[32:96].tolist() == [1] * 64
+
+
+def test_a_role_waiting_with_operands_of_both_parities_parks_those_not_done(monkeypatch):
+    # operand (tid + 1) & 1: the first waiting thread (tid 32) and every even one wait on parity
+    # 1 (done), the odd ones on parity 0 (not done: they park, and their time limit expires)
+    out, seen = _role_wait(monkeypatch, parity="%r6", guard="add.u32 %r6, %r1, 1; and.b32 %r6, %r6, 1;")
+    assert seen[0] is False
+    assert out[32:96].tolist() == [1, 2] * 32
+
+
 @pytest.mark.parametrize("guard, offset, error, what", [
     ("and.pred %p1, %p1, %p2;", 0, UninitializedReadError, "waited on before mbarrier.init"),
     ("", 4, InterpreterError, "shared address 0x4 is not aligned to 8 bytes"),

@@ -237,6 +237,27 @@ A_REGS = ("  mov.b32 %e0, %a0;\n  mov.b32 %e1, %a1;\n  mov.b32 %e2, %a2;\n  mov.
           mma("%rd4", 1, "bf16", "{AREGS}") + COMMIT + WAIT)
 
 
+def test_an_a_register_written_after_the_fence_warns_in_a_run_read_at_once(monkeypatch):
+    # %e0..%e3 copied after the fence: the second k-step reads A-fragment registers no fence
+    # ordered; the run still reads its operands at once, and warns as one by one
+    img, _, _, A = image(56, "bf16")
+    body = A_REGS.replace("AREGS", "%e0, %e1, %e2, %e3")
+    copies = "  mov.b32 %e0, %a0;\n  mov.b32 %e1, %a1;\n  mov.b32 %e2, %a2;\n  mov.b32 %e3, %a3;\n"
+    body = body.replace(copies + "  wgmma.fence.sync.aligned;\n", "  wgmma.fence.sync.aligned;\n" + copies)
+    ptx = wgmma_kernel(body, 4, aregs=True, extra_regs="\n  .reg .b32 %e<4>;")
+
+    def warned():
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            run(ptx, img, areg=a_regs(A, "bf16"))
+        return [str(x.message) for x in w if issubclass(x.category, SanitizerWarning)]
+    fast = []
+    (fused, single), chains = both(monkeypatch, warned, fast)
+    assert chains == [[2], []] and fast == [1, 0]
+    assert fused == single and len(fused) == 1
+    assert "reads A-fragment register %e0, which `mov.b32 %e0, %a0;`" in fused[0]
+
+
 @pytest.mark.parametrize("second, at_once", [("%e0, %e1, %e2, %e3", 1), ("%a0, %a1, %a2, %a3", 0)])
 def test_a_from_registers(monkeypatch, second, at_once):
     # read at once unless an operation reads the registers an earlier one of the run reads

@@ -56,13 +56,13 @@ class SyncMixin:
                 self.shared.race.advance_all()
             return None      # the whole batch arrives together: nothing to wait for
         cta = self.slot_cta[g.idx]
-        bars = np.broadcast_to(np.asarray(bar, np.int64), (g.n,))
-        key = cta * 16 + bars
+        key = cta * 16 + (bar if type(bar) is int else np.asarray(bar, np.int64))
         keys, sels, cnts = _barrier_groups(key)
-        counts = None if count is None else np.broadcast_to(np.asarray(count, np.int64), (g.n,))
+        counts = None if count is None or np.ndim(count) == 0 else np.asarray(count, np.int64)
+        parked = any(h.wait is not None and h.wait[0] == "bar" for h in self.groups)
         done_keys = set()
         for j, k in enumerate(keys):
-            c, b = int(k) // 16, int(k) % 16
+            c, b = k >> 4, k & 15
             st = self.bars.get((c, b))
             if st is None:
                 st = self.bars[(c, b)] = BarState()
@@ -71,8 +71,8 @@ class SyncMixin:
                 st.aligned_pc = self.cur.pc if strict else None
             sel = sels[j]
             st.arrived += cnts[j]
-            if counts is not None:
-                st.expected = int(counts[sel][0])
+            if count is not None:
+                st.expected = int(count) if counts is None else int(counts[sel][0])
             if red is not None:
                 kind, vals, put = red
                 v = vals[sel]
@@ -92,19 +92,18 @@ class SyncMixin:
                                  f"barrier {b} of CTA {self._cta_str(c)} expects {exp} threads but "
                                  f"{st.arrived} arrived", g)
             if st.arrived >= exp:
-                self._complete_bar(c, b, st)
+                self._complete_bar(c, b, st, parked)
                 done_keys.add(j)
-        if not wait:
+        if not wait or len(done_keys) == len(keys):
             return None
         go = np.zeros(g.n, bool)
         for j in done_keys:
             go[sels[j]] = True
-        if go.all():
-            return None
-        parked = g.subset(~go, self.N)
-        parked.pc = g.pc + 1
-        parked.wait = ("bar", int(bars[~go][0]), counts is not None and int(counts[0]), g.pc)
-        out = [parked]
+        stay = g.subset(~go, self.N)
+        stay.pc = g.pc + 1
+        stay.wait = ("bar", int(key[~go][0]) & 15,
+                     count is not None and int(count if counts is None else counts[0]), g.pc)
+        out = [stay]
         if go.any():
             rel = g.subset(go, self.N)
             rel.pc = g.pc + 1
@@ -146,7 +145,9 @@ class SyncMixin:
     def _cta_str(self, c):
         return "({},{},{})".format(*self.thread_coords(c * self.S)[1])
 
-    def _complete_bar(self, c, b, st: BarState):
+    def _complete_bar(self, c, b, st: BarState, parked=True):
+        """Barrier ``b`` of CTA ``c`` completes: its threads parked at it (``parked``: False
+        where no group is parked at a barrier) are released."""
         if self.shared.race is not None:
             self.shared.race.advance([c])
         st.arrived = 0
@@ -158,6 +159,8 @@ class SyncMixin:
                 put(self, Group(idx, 0, self.N), val)
             st.red = None
             st.red_writes = []
+        if not parked:
+            return
         # release parked threads of this CTA waiting on b
         new = []
         for g in self.groups:

@@ -135,13 +135,18 @@ def _run_phases(ctx, sub, heads, ctas, offs, lens):
     """Each thread's mbarrier phase where runs of threads name one mbarrier each: the runs'
     mbarriers (CTAs ``ctas``, offsets ``offs``, as ints) looked up once, a missing one reported
     for its run's first thread (``heads``: their lanes in ``sub``), repeated ``lens`` times."""
+    return np.repeat(np.array(_head_phases(ctx, sub, heads, ctas, offs), np.uint64), lens)
+
+
+def _head_phases(ctx, sub, heads, ctas, offs):
+    """The current phase (its low 32 bits, as an int) of each run's mbarrier (``_run_phases``)."""
     mbar, phases = ctx.mbar, []
     for j, c, o in zip(heads, ctas, offs):
         st = mbar.get((c, o))
         if st is None:
             st = MB._get(ctx, c, o, sub, j, "waited on")        # (raises)
         phases.append(st.phase & 0xFFFFFFFF)
-    return np.repeat(np.array(phases, np.uint64), lens)
+    return phases
 
 
 def _done(ph, s, parity):
@@ -248,29 +253,57 @@ def _all_done(ctx, sub, a, space, gstate, parity, put) -> bool:
     located, flushed and looked up once a run, as the threads' own would be. True, the
     answers written, where every thread's phase is done; False, having flushed at most, where
     the wait must look at each thread (a thread whose phase is not done parks)."""
-    runs = sub.runs()
-    if runs is None or len(runs) > 64:
+    runs = _heads(ctx, sub)
+    if runs is None:
         return False
-    heads = [p for p, _, _ in runs]
-    lens = [q - p for p, q, _ in runs]
+    heads, lens, hidx = runs
     a = np.asarray(a)
-    if not sub.runs_in_one_cta(ctx):
-        return False
-    if not (a == a[0]).all() and not np.array_equal(np.repeat(a[heads], lens), a):
+    ah = a[hidx]
+    if not (a == a[0]).all() and not np.array_equal(np.repeat(ah, lens), a):
         return False                # (every thread at one address: each CTA's at that offset)
     try:
-        ctas, offs = MB.locate(ctx, Group(sub.idx[heads], sub.pc, ctx.N), a[heads], space)
+        ctas, offs = MB.locate(ctx, Group(sub.idx[hidx], sub.pc, ctx.N), ah, space)
     except MemoryFault as f:      # (the first thread naming the address)
         f.lane = heads[f.lane]
         raise
+    cl, ol = ctas.tolist(), offs.tolist()
     if ctx.mbar_deferred:
-        MB.flush(ctx, set(zip(ctas.tolist(), offs.tolist())))
-    ph = _run_phases(ctx, sub, heads, ctas.tolist(), offs.tolist(), lens)
-    done = _done(ph, per_thread(np.asarray(gstate(ctx, sub)).astype(np.uint64), sub.n), parity)
+        MB.flush(ctx, set(zip(cl, ol)))
+    phases = _head_phases(ctx, sub, heads, cl, ol)
+    s = np.asarray(gstate(ctx, sub))
+    if s.ndim == 0 or (s == s[0]).all():          # (every thread's wait operand one value)
+        s0 = int(s.reshape(-1)[0])
+        if parity:
+            done = all((ph & 1) != (s0 & 1) for ph in phases)
+        else:
+            done = all(ph != (s0 >> 32) & 0xFFFFFFFF for ph in phases)
+        if not done:
+            return False
+        put(ctx, sub, np.ones(sub.n, bool))
+        return True
+    ph = np.repeat(np.array(phases, np.uint64), lens)
+    done = _done(ph, per_thread(s.astype(np.uint64), sub.n), parity)
     if not done.all():
         return False
     put(ctx, sub, done)
     return True
+
+
+def _heads(ctx, sub):
+    """``(heads, lens, heads as an array)``: the first thread and the length of each run of
+    consecutive slots of ``sub`` (``Group.runs``), each run in one CTA, 64 runs at most; else
+    None. Kept with the group's slots (``Group.facts``) and the CTA's size."""
+    more = sub.facts().more
+    key = ("mbar_heads", ctx.S)
+    got = more.get(key, 0)
+    if got == 0:
+        runs = sub.runs()
+        got = None
+        if runs is not None and len(runs) <= 64 and sub.runs_in_one_cta(ctx):
+            heads = [p for p, _, _ in runs]
+            got = (heads, [q - p for p, q, _ in runs], np.array(heads, np.int64))
+        more[key] = got
+    return got
 
 
 register("mbarrier.try_wait")(_wait_factory(True))

@@ -269,6 +269,8 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
     acc = _first_tile(ctx, g, op0, st, W, warps, sds[0])
     bits = None
     sdm = np.array(sds, np.uint8)                  # (members, warpgroups): scale-d
+    if fs is not None and fs.quiet(g):
+        fs = None                   # (every check and clean of the run would find nothing)
     reads, every = (sdm.any(axis=1).tolist(), sdm.all(axis=1).tolist()) if fs is not None else ((), ())
     for j, ((d, op), a, bt, sd) in enumerate(zip(members, A, Bt, sds)):
         ctx.runs_now(d)

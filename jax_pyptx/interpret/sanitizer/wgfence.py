@@ -150,6 +150,13 @@ class FenceState:
         last = self.last
         return [k for k in keys if last.get(k, 0) > since]
 
+    def quiet(self, g) -> bool:
+        """Whether every thread of ``g`` passed a fence after the last watched write of any
+        thread: ``check`` and ``clean`` then find nothing for ``g`` (or any part of it), until
+        a register is written or a fence runs."""
+        since = self._fences(g)[1]
+        return bool(since) and self.top <= since
+
     def clean(self, g, keys):
         """The threads of ``g`` hold ``keys`` ordered for the next ``mma_async`` (a fence, or an
         ``mma_async`` that writes them: the same-shape accumulator chain)."""

@@ -229,7 +229,9 @@ class Block:
         native call declines (an ex2 near a rounding boundary, an array it cannot take).
         Its inputs are ``vals``'s, or with ``regs`` (the batch's registers) read there at the
         slots ``idx`` (None: every slot) by the native call itself. ``rows``, a list, receives
-        the kept results as ``(keys, (len(keys), n) array)`` per dtype (``kept``)."""
+        the kept results as ``(keys, (len(keys), n) array)`` per dtype (``kept``) instead of
+        ``vals``, whose entries the caller makes of them where it needs them
+        (``segments._batched``)."""
         if regs is None:
             ins, gathered = self.take(vals), 0
         else:
@@ -242,10 +244,11 @@ class Block:
                 return False
         except (TypeError, ValueError):
             return False
-        for ks, b in blocks:
-            vals.update(zip(ks, b))
         if rows is not None:
             rows.extend(blocks)
+            return True
+        for ks, b in blocks:
+            vals.update(zip(ks, b))
         return True
 
     def temp_bytes(self, n) -> int:

@@ -105,16 +105,9 @@ def targets(olds, N, dtype):
     its old arrays, None: not written yet): the old array itself where it may take the write in
     place (``sole``), else a copy of it; zeros for one not written yet, an array of its own (so
     that its next write lands in place too)."""
-    out = []
-    for j in range(len(olds)):
-        a = olds[j]
-        if a is None:
-            out.append(np.zeros(N, dtype))
-        elif sole(a, SOLE_IN_LIST):
-            out.append(a)
-        else:
-            out.append(a.copy())
-    return out
+    # ``sole(a, SOLE_IN_LIST)`` inline: the comprehension's name ``a`` is the local one
+    return [a if a is not None and a.base is None and getrefcount(a) == SOLE_IN_LIST and a.flags.writeable
+            else np.zeros(N, dtype) if a is None else a.copy() for a in olds]
 
 
 def _all_of(olds, dtype, shape) -> bool:

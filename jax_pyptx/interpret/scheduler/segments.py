@@ -391,6 +391,8 @@ def _batched(ctx, seg, g) -> bool:
         vals, rows = {}, []
         if todo[0].run(vals, g.n, regs, None if g.full else g.idx, rows):
             if len(seg.finals) < WRITE_AT_ONCE or not ctx.write_blocks(seg.finals, g, rows):
+                for ks, b in rows:                   # (each register's row, as its own)
+                    vals.update(zip(ks, b))
                 _write_back(ctx, seg, g, vals)
             _synced(ctx, seg, g)
             return True
