@@ -70,6 +70,35 @@ def test_cluster_special_registers_of_a_2x2_cluster():
     ptxas_check(prog, "sm_90a")
 
 
+@pytest.mark.parametrize("grid", [(4, 2, 2), (8, 6, 4)])      # a batch of 16 CTAs, of 192
+def test_cluster_ctarank_of_a_3d_grid_in_2x2x2_clusters(grid):
+    # the special register, and the rank getctarank gives a CTA's own shared::cta address
+    # (the batch's per-CTA ranks, ``LaunchState.cluster_rank``)
+    body = """
+    mov.u32 %r2, buf;
+    getctarank.shared::cluster.u32 %r3, %r2;
+    mov.u32 %r1, %cluster_ctarank;
+    mov.u32 %r12, %ctaid.x; mov.u32 %r13, %ctaid.y; mov.u32 %r14, %ctaid.z;
+    mov.u32 %r15, %nctaid.x; mov.u32 %r16, %nctaid.y;
+    mad.lo.u32 %r17, %r14, %r16, %r13;
+    mad.lo.u32 %r17, %r17, %r15, %r12;
+    ld.param.u64 %rd6, [y];
+    mul.wide.u32 %rd7, %r17, 8;
+    add.u64 %rd6, %rd6, %rd7;
+    st.global.u32 [%rd6], %r1;
+    st.global.u32 [%rd6+4], %r3;
+"""
+    gx, gy, gz = grid
+    y = np.zeros((gz, gy, gx, 2), np.uint32)
+    prog = entry(body, decls=".shared .align 4 .b32 buf[4];")
+    launch(prog, "k", [y], grid=grid, block=1, cluster=(2, 2, 2))
+    z, yy, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
+    rank = x % 2 + 2 * (yy % 2 + 2 * (z % 2))
+    np.testing.assert_array_equal(y[..., 0], rank)
+    np.testing.assert_array_equal(y[..., 1], rank)
+    ptxas_check(prog, "sm_90a")
+
+
 def test_cluster_shape_from_directives_and_launch_checks():
     body = "    mov.u32 %r1, %cluster_nctarank; mov.u32 %r2, %cluster_ctarank;\n" + store_words(["%r1", "%r2"])
     prog = entry(body, directives=" .explicitcluster .reqnctapercluster 4, 1, 1")

@@ -154,10 +154,15 @@ class LaunchState:
         gx, gy, _ = self.grid
         return first % gx, (first // gx) % gy, first // (gx * gy)
 
-    def cluster_rank(self, cta_ids):
+    def cluster_rank(self, cta_ids) -> np.ndarray:
+        """Each CTA's rank in its cluster (``cta_ids``: their linear ids), int64; a few CTAs'
+        worked out on Python ints."""
         gx, gy, _ = self.grid
         cx, cy, cz = self.cluster
-        c = np.asarray(cta_ids)
+        if len(cta_ids) <= 64:
+            return np.array([(c % gx) % cx + cx * ((c // gx) % gy % cy + cy * (c // (gx * gy) % cz))
+                             for c in map(int, cta_ids)], np.int64)
+        c = np.asarray(cta_ids, np.int64)
         x, y, z = c % gx, (c // gx) % gy, c // (gx * gy)
         return (x % cx) + cx * ((y % cy) + cy * (z % cz))
 

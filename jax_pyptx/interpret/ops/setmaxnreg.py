@@ -99,6 +99,8 @@ def _at_once(ctx, rf, uw, n: int, inc: bool) -> bool:
     every CTA's pool covers all of its warps' ``.inc`` (an ``.inc`` takes, a ``.dec`` gives,
     so none parks); each CTA's parked warps are woken once. False, having changed nothing,
     where the loop must decide (and report or park)."""
+    if len(uw) <= _FEW:
+        return _at_once_few(ctx, rf, uw, n, inc)
     counts = rf.count[uw]
     if (counts > n).any() if inc else (counts < n).any():
         return False
@@ -113,6 +115,32 @@ def _at_once(ctx, rf, uw, n: int, inc: bool) -> bool:
     if not inc:
         for cta in np.unique(ctas[delta < 0]).tolist():
             _wake(ctx, cta)
+    return True
+
+
+_FEW = 64          # warps at most that ``_at_once_few`` takes on Python ints
+
+
+def _at_once_few(ctx, rf, uw, n: int, inc: bool) -> bool:
+    """``_at_once`` of a few warps (a role's warps in a few CTAs) on Python ints."""
+    counts = rf.count[uw].tolist()
+    if any(c > n for c in counts) if inc else any(c < n for c in counts):
+        return False
+    W, take, woken = ctx.W, {}, set()
+    for w, c in zip(uw.tolist(), counts):
+        cta = w // W
+        take[cta] = take.get(cta, 0) + (n - c) * 32
+        if c > n:
+            woken.add(cta)
+    pool = rf.pool
+    if inc and any(t > pool[cta] for cta, t in take.items()):
+        return False
+    rf.waiting[uw] = False
+    for cta, t in take.items():
+        pool[cta] -= t
+    rf.count[uw] = n
+    for cta in sorted(woken):
+        _wake(ctx, cta)
     return True
 
 

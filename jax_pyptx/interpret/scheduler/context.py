@@ -135,7 +135,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         self.max_steps = launch.max_steps
         cx, cy, cz = launch.cluster
         self.cluster_size = cx * cy * cz
-        self.cluster_rank_of_cta = np.asarray(launch.cluster_rank(self.cta_ids), np.int64)
+        self.cluster_rank_of_cta = launch.cluster_rank(cta_ids)
         self.cl_state = None      # cluster.ClusterState, made by the first barrier.cluster
         self.regfile = None       # ops_regs.RegFile, made by the first setmaxnreg
         # no-progress detection and limits (progress)
