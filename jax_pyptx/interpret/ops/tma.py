@@ -312,10 +312,12 @@ class _Slots:
     swizzle leaves them in order). A swizzle moves 16-byte chunks whole: ``chunks``, the order
     of the box's 16-byte chunks, lets ``in_order`` move them as such (None where it does not)."""
 
-    __slots__ = ("phys", "contig", "elems", "span", "es", "_bytes", "order", "local", "chunks")
+    __slots__ = ("phys", "contig", "elems", "span", "es", "_bytes", "order", "local", "chunks", "_alike",
+                 "_from")
 
     def __init__(self, phys, off, n, es):
         self.phys, self.es, self._bytes = phys, es, None
+        self._alike, self._from = {}, None
         lo, hi = (int(phys.min()), int(phys.max()) + es) if n else (off, off)
         self.contig = bool(n) and lo == off and hi == off + n * es
         self.span = (lo, hi)
@@ -347,6 +349,34 @@ class _Slots:
         if self.chunks is not None and rows.dtype.itemsize == self.es and rows.flags.c_contiguous:
             return np.take(rows.view(_CHUNK), self.chunks, axis=1).view(rows.dtype)     # (C order)
         return np.take(rows, self.order, axis=1)
+
+    def alike(self, other) -> bool:
+        """Whether the contiguous box ``other`` places its elements in its span as this one does
+        (remembered)."""
+        got = self._alike.get(other)
+        if got is None:
+            if len(self._alike) > 64:
+                self._alike.clear()
+            got = self._alike[other] = other.contig and (
+                other.local is self.local if self.local is None or other.local is None
+                else np.array_equal(other.local, self.local))
+        return got
+
+    def read_rows(self, data, starts):
+        """The elements of contiguous boxes like this one (``alike``) whose spans start at
+        elements ``starts`` of ``data`` (shared memory's bytes), in box order, one row a box:
+        by 16-byte chunks where the swizzle keeps them whole."""
+        dt = np.dtype(_UINT[self.es])
+        n = len(self.elems)
+        st = np.asarray(starts, np.int64)[:, None]
+        if self.order is None:
+            return data.view(dt)[st + np.arange(n)]
+        c = 16 // self.es
+        if self.chunks is not None and len(data) % 16 == 0 and all(x % c == 0 for x in starts):
+            if self._from is None:          # box chunk j: span chunk _from[j]
+                self._from = np.argsort(self.chunks).astype(np.int64)
+            return data.view(_CHUNK)[st // c + self._from].view(dt).reshape(len(starts), n)
+        return data.view(dt)[st + self.local]
 
     def bytes_rel(self):
         if self._bytes is None:
@@ -425,7 +455,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
                 gj = _one(ctx, g, j)
                 a = int(tma[j])
                 if boxes and _writes_near(extents, a):      # a tensor map the boxes may overwrite
-                    _put_boxes(ctx, boxes, d, put)
+                    _put_boxes(ctx, boxes, d, put, op)
                     boxes, extents = [], set()
                     maps = {} if maps is not None else None
                 lane = j
@@ -454,7 +484,7 @@ def _tensor_store(prog, d, ins, scope, dec, dims, mode, op):
             raise
         finally:        # (the boxes before one that fails are put, as if one by one)
             if boxes:
-                _put_boxes(ctx, boxes, d, put)
+                _put_boxes(ctx, boxes, d, put, op)
 
     def put(ctx, gj, f, box, cta, off, checked=False):
         """Read the box from shared memory and write (or reduce) it into the tensor
@@ -487,23 +517,60 @@ def _writes_near(extents, addr: int) -> bool:
     return any(addr < hi and lo < addr + TM.SIZE for lo, hi in extents)
 
 
-def _put_boxes(ctx, boxes, d, put):
+def _put_boxes(ctx, boxes, d, put, op=None):
     """``put`` of each box of one TMA store (``boxes``: (lane, gj, f, box, cta, off)), in issue
     order. Sanitized, the checks of every source come first, at once (written, fenced, not in
     flight, no race): when they all pass, the race tracker records the ranges together and the
-    boxes are read with no check left; else box by box (the first failing box reports). A
-    memory fault names the thread of its box (``lane``)."""
+    boxes are read with no check left (at once where ``_sources`` can: a plain store, ``op``
+    None); else box by box (the first failing box reports). A memory fault names the thread of
+    its box (``lane``)."""
     rng = _store_checks(ctx, boxes) if ctx.sanitize else None
+    srcs = None
     if rng is not None:         # (one range per box, in order)
         st = ctx.shared.stride
         BG.begin_bulk_reads(ctx, [int(b[1].idx[0]) for b in boxes], (rng[0] * st + rng[1]).tolist(),
                             (rng[0] * st + rng[2]).tolist(), ctx.cur)
-    for j, gj, f, box, cta, off in boxes:
+        srcs = _sources(ctx, boxes) if op is None and ctx.timeline is None else None
+    for i, (j, gj, f, box, cta, off) in enumerate(boxes):
         try:
-            put(ctx, gj, f, box, cta, off, checked=rng is not None)
+            if srcs is not None:        # (a plain store: ``put`` with its source read)
+                T.scatter_global(ctx, f, box, srcs[i])
+            else:
+                put(ctx, gj, f, box, cta, off, checked=rng is not None)
         except M.MemoryFault as e:
             e.lane = j
             raise
+
+
+def _sources(ctx, boxes):
+    """Every box's source elements read at once, one row a box (what ``put`` reads of each,
+    its checks made, for a plain store with no timeline): where the boxes go through one
+    tensor map, each a contiguous span at an element-aligned offset, whose swizzle places the
+    elements alike in every span (``_Slots.alike``). Else None (``put`` reads each, and
+    reports)."""
+    f0, b0 = boxes[0][2], boxes[0][3]
+    es, n, sh = b0.esz, b0.n, ctx.shared
+    if n == 0 or sh.stride % es:
+        return None
+    sl0, starts = None, []
+    for _, _, f, box, cta, off in boxes:
+        if f is not f0 or type(box) is not type(b0) or box.n != n or box.esz != es or off % es \
+                or T.store_units(box) is not None:
+            return None
+        try:
+            sl = box_slots(f, off, n, es, sh.size)
+        except M.MemoryFault:
+            return None
+        if not sl.contig:
+            return None
+        if sl0 is None:
+            sl0 = sl
+        elif sl is not sl0 and not sl0.alike(sl):
+            return None
+        starts.append((int(cta) * sh.stride + off) // es)
+    return sl0.read_rows(sh.data, starts)
+
+
 
 
 def _store_checks(ctx, boxes):
