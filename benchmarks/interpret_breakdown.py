@@ -1,8 +1,9 @@
 """Where an interpreted launch's time goes, for a row of the peer table (``benchmarks/interpret.py
 --peers``): the wall time of each PTX instruction form's handler, of the batched segments (native
 blocks and NumPy batches, ``scheduler/segments.py``), of the runs of shared stores
-(``scheduler/store_runs.py``) and of the runs of ``wgmma.mma_async`` issued as one
-(``scheduler/wgmma_runs.py``), per launch, the scheduler's loop (``Context.run`` less all of
+(``scheduler/store_runs.py``), of the runs of ``wgmma.mma_async`` issued as one
+(``scheduler/wgmma_runs.py``) and of the runs of issuers (``scheduler/issue_runs.py``: what they
+add to their issuers' handlers and hoisted segment), per launch, the scheduler's loop (``Context.run`` less all of
 those) and the rest (the launch outside its batches: the arguments, the tensor maps, each
 batch's state). A part's time excludes the parts it calls (a run's hoisted segment is a
 segment's).
@@ -34,6 +35,7 @@ if __name__ == "__main__":
 import time  # noqa: E402
 
 SEGMENTS, STORE_RUNS, WGMMA_RUNS = "(batched segments)", "(runs of shared stores)", "(runs of wgmma.mma_async)"
+ISSUE_RUNS = "(runs of issuers)"
 LOOP = "(scheduler loop)"                   # Context.run less the parts it calls
 REST = "(launch outside the batches)"       # the arguments, tensor maps, the batches' state
 
@@ -56,7 +58,7 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
     warm-up launches: ``{"total_s", "parts": [(name, seconds per launch, calls per launch)]}``,
     the parts slowest first."""
     from benchmarks.interpret_peers import ours, spec
-    from jax_pyptx.interpret.scheduler import context, segments, store_runs, wgmma_runs
+    from jax_pyptx.interpret.scheduler import context, issue_runs, segments, store_runs, wgmma_runs
 
     key, entry = row_of(target)
     k, ins = ours.build(key, entry, spec.shape_of(key, smoke))
@@ -94,7 +96,8 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
                (context.Context, "run", timed(context.Context.run, LOOP)),
                (segments, "run", timed(segments.run, SEGMENTS)),
                (store_runs, "run", timed(store_runs.run, STORE_RUNS)),
-               (wgmma_runs, "run", timed(wgmma_runs.run, WGMMA_RUNS))]
+               (wgmma_runs, "run", timed(wgmma_runs.run, WGMMA_RUNS)),
+               (issue_runs, "run", timed(issue_runs.run, ISSUE_RUNS))]
     saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]
     try:
         for obj, name, new in patches:

@@ -173,6 +173,7 @@ def test_breakdown_names_the_parts_of_a_launch():
     assert r["entry"] == "hopper/attention-bf16" and names[-1] == B.REST
     assert B.SEGMENTS in names and B.LOOP in names and "mbarrier.try_wait.parity.shared::cta.b64" in names
     assert B.WGMMA_RUNS in names          # the k-steps on one accumulator, issued as one
+    assert B.ISSUE_RUNS in names          # the producer's arrivals and loads, arithmetic hoisted
     inner = sum(s for _, s, _ in r["parts"][:-1])          # the timed parts lie inside the launch
     assert 0 < inner <= r["total_s"] * 1.1 and all(s > 0 for _, s, _ in r["parts"][:-1])
     assert r["parts"][-1][1] == pytest.approx(max(r["total_s"] - inner, 0.0))

@@ -12,8 +12,9 @@ from jax_pyptx.interpret.ops import tma
 
 from .test_interp_tma import HDR, ptxas_ok
 
-# Thread t writes words t and t + 1024 of ``buf`` (word w: w * 40503 + 17); then lane 0 of warps 0 and 1 each store a (32, 64)
-# u16 box through a 128-byte swizzle: warp w's rows [32 w, 32 w + 32) of the tensor from
+# Thread t writes words t and t + 1024 of ``buf`` (word w: w * 40503 + 17); then lane 0 of
+# warps 0 and 1 each store a (32, 64) u16 box through a 128-byte swizzle (or none): warp w's
+# rows [32 w, 32 w + 32) of the tensor from
 # buf + w * SECOND (the second source 4 KB on, where the swizzle places its elements as the
 # first's, or 128 bytes on, where it does not).
 STORE = HDR + """

@@ -336,7 +336,7 @@ def _counting_program(module, entry, ops: dict) -> Program:
         return run
 
     for d in prog.code:
-        d.seg = None                    # every instruction counted: none runs in a batch
+        d.seg = d.irun = None           # every instruction counted: none runs in a batch
         if d.kind == K_OP and d.fn is not None:
             d.fn = counted(d.fn, d.ins.full_opcode)
     return prog

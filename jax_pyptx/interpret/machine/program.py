@@ -21,7 +21,7 @@ from .registry import K_OP
 
 class Decoded:
     __slots__ = ("pc", "ins", "kind", "fn", "guard", "gneg", "target", "sync", "func", "noun", "seg",
-                 "stc", "srun", "wgc", "wrun", "lanes", "nat", "_text")
+                 "stc", "srun", "wgc", "wrun", "irun", "lanes", "nat", "_text")
 
     def __init__(self, pc, ins, func):
         self.pc, self.ins, self.func = pc, ins, func
@@ -37,6 +37,7 @@ class Decoded:
         self.srun = None          # scheduler.store_runs.StoreRun starting here, if any
         self.wgc = None           # a wgmma.mma_async that may issue in a run (ops.wgmma_chain.run_chain)
         self.wrun = None          # scheduler.wgmma_runs.WgmmaRun starting here, if any
+        self.irun = None          # scheduler.issue_runs.IssueRun starting here, if any
         self.lanes = None         # a shfl.bfly a segment may hold: (lane mask, its batch handler)
         self.nat = None           # a pure instruction's native form (scheduler.native.Nat)
         self._text = None

@@ -651,7 +651,8 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
                 if k == K_OP:
                     if d.sync is not None and not self.check_sync(d, sub, g):
                         return self._stay(g, pc, n - 1, tn - sub.n, hook)
-                    if (d.seg is not None or d.srun is not None or d.wrun is not None) and hook is None \
+                    if (d.seg is not None or d.srun is not None or d.wrun is not None or d.irun is not None) \
+                            and hook is None \
                             and (s := self._fused(d, sub, n, pc, marks)):
                         n, tn, pc = n + s - 1, tn + (s - 1) * sub.n, pc + s
                         continue

@@ -1,10 +1,10 @@
 """The scheduler's planned runs (``Context._run``): where the instruction at hand starts a
-segment (``segments``), a run of shared stores (``store_runs``) or a run of
-``wgmma.mma_async`` (``wgmma_runs``), the run goes at once when the loop allows it (no yield
-and no other group's PC inside it) and the run does not stand back."""
+segment (``segments``), a run of shared stores (``store_runs``), of ``wgmma.mma_async``
+(``wgmma_runs``) or of issuers (``issue_runs``), the run goes at once when the loop allows it
+(no yield and no other group's PC inside it) and the run does not stand back."""
 from __future__ import annotations
 
-from . import segments, store_runs, wgmma_runs
+from . import issue_runs, segments, store_runs, wgmma_runs
 
 
 class FusedMixin:
@@ -19,7 +19,18 @@ class FusedMixin:
             return self._wgmmas(d.wrun, g, n, pc, marks)
         if d.srun is not None:
             return self._stores(d.srun, g, n, pc, marks)
+        if d.irun is not None:
+            return self._issues(d.irun, g, n, pc, marks)
         return self._batched(d.seg, g, n, pc, marks)
+
+    def _issues(self, irun, g, n, pc, marks):
+        """The instruction count of the run of issuers ``irun`` at ``pc`` run for ``g`` with its
+        arithmetic hoisted (``issue_runs``), or 0 where it runs one instruction at a time: as
+        for a segment (``_batched``), or ``issue_runs.run`` stood back."""
+        if (self.fuse and n + irun.span < self.YIELD_AFTER and not (marks and irun.crosses(marks, pc))
+                and issue_runs.run(self, irun, g)):
+            return irun.span
+        return 0
 
     def _wgmmas(self, wrun, g, n, pc, marks):
         """The instruction count of the run of ``wgmma.mma_async`` ``wrun`` at ``pc`` issued for

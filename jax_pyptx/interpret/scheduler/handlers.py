@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...errors import InterpreterError, ValidationError
 from ...isa import decode, decode_parts
 from ..machine.registry import HANDLERS, K_CTRL, K_NOP, K_OP
-from . import native, segments, store_runs, wgmma_runs
+from . import issue_runs, native, segments, store_runs, wgmma_runs
 
 # the instruction families register their handlers on import
 from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, integer,  # noqa: F401
@@ -22,10 +22,13 @@ from ..ops import (alloca, bits, bulk, cluster_ops, control, convert, floating, 
 def decode_program(prog) -> None:
     """Give every instruction of ``prog`` (laid out by ``Program``) its handler."""
     pending, prog._pending = prog._pending, None
-    pure, names = {}, {}
+    pure, names, writes = {}, {}, {}
     for d, ins, scope in pending:
         dec = decode_instruction(prog, d, ins, scope)
         names[d.pc] = segments.register_keys(prog, ins, scope)
+        w = issue_runs.written_keys(prog, ins, scope)
+        if w:
+            writes[d.pc] = w
         if dec is not None and d.kind == K_OP:
             info = segments.describe(prog, d, ins, scope, dec)
             if info is not None:
@@ -37,6 +40,7 @@ def decode_program(prog) -> None:
     arith = {pc: info for pc, info in pure.items() if prog.code[pc].lanes is None}
     store_runs.plan(prog.code, arith, names)
     wgmma_runs.plan(prog.code, arith, names)
+    issue_runs.plan(prog.code, arith, names, writes)
 
 
 def _decoding(ins):
