@@ -571,8 +571,6 @@ def _sources(ctx, boxes):
     return sl0.read_rows(sh.data, starts)
 
 
-
-
 def _store_checks(ctx, boxes):
     """The checks ``read_shared_async`` makes of each box's source, all at once: when every box
     reads a whole contiguous span that passes them, ``_race_ranges``' ranges (recorded by the
