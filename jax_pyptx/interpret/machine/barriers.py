@@ -60,6 +60,9 @@ class SyncMixin:
         keys, sels, cnts = _barrier_groups(key)
         counts = None if count is None or np.ndim(count) == 0 else np.asarray(count, np.int64)
         parked = any(h.wait is not None and h.wait[0] == "bar" for h in self.groups)
+        if counts is None and count is not None and red is None and not parked and \
+                self._complete_at_once(keys, cnts, int(count)):
+            return None
         done_keys = set()
         for j, k in enumerate(keys):
             c, b = k >> 4, k & 15
@@ -109,6 +112,22 @@ class SyncMixin:
             rel.pc = g.pc + 1
             out.append(rel)
         return out
+
+    def _complete_at_once(self, keys, cnts, count: int) -> bool:
+        """Where every barrier ``keys`` (``cta * 16 + barrier``) the threads arrive at has none
+        arrived yet and gets ``count`` of them now, ``cnts`` (a warpgroup's named barrier with
+        its thread count, each warpgroup its own): each completes as it would key by key, with
+        no waiter to release and no state left behind. True, done; else False, nothing done."""
+        bars = self.bars
+        for k, n in zip(keys, cnts):
+            st = bars.get((k >> 4, k & 15))
+            if n != count or (st is not None and st.arrived):
+                return False
+        race = self.shared.race
+        if race is not None:
+            for k in keys:
+                race.advance([k >> 4])
+        return True
 
     def _exited_at_barrier(self, c, b, d, g=None):
         """The DivergenceError for threads of CTA ``c`` that exited without reaching the
