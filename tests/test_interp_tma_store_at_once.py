@@ -14,9 +14,8 @@ from .test_interp_tma import HDR, ptxas_ok
 
 # Thread t writes words t and t + 1024 of ``buf`` (word w: w * 40503 + 17); then lane 0 of
 # warps 0 and 1 each store a (32, 64) u16 box through a 128-byte swizzle (or none): warp w's
-# rows [32 w, 32 w + 32) of the tensor from
-# buf + w * SECOND (the second source 4 KB on, where the swizzle places its elements as the
-# first's, or 128 bytes on, where it does not).
+# rows [32 w, 32 w + 32) of the tensor from buf + w * SECOND (the second source 4 KB on, where
+# the swizzle places its elements as the first's, or 128 bytes on, where it does not).
 STORE = HDR + """
 .visible .entry k(.param .align 64 .b8 tm[128])
 {
