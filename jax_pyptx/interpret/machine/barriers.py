@@ -59,9 +59,7 @@ class SyncMixin:
         key = cta * 16 + (bar if type(bar) is int else np.asarray(bar, np.int64))
         keys, sels, cnts = _barrier_groups(key)
         counts = None if count is None or np.ndim(count) == 0 else np.asarray(count, np.int64)
-        parked = any(h.wait is not None and h.wait[0] == "bar" for h in self.groups)
-        if counts is None and count is not None and red is None and not parked and \
-                self._complete_at_once(keys, cnts, int(count)):
+        if counts is None and count is not None and red is None and self._complete_at_once(keys, cnts, int(count)):
             return None
         done_keys = set()
         for j, k in enumerate(keys):
@@ -95,7 +93,7 @@ class SyncMixin:
                                  f"barrier {b} of CTA {self._cta_str(c)} expects {exp} threads but "
                                  f"{st.arrived} arrived", g)
             if st.arrived >= exp:
-                self._complete_bar(c, b, st, parked)
+                self._complete_bar(c, b, st)
                 done_keys.add(j)
         if not wait or len(done_keys) == len(keys):
             return None
@@ -117,7 +115,8 @@ class SyncMixin:
         """Where every barrier ``keys`` (``cta * 16 + barrier``) the threads arrive at has none
         arrived yet and gets ``count`` of them now, ``cnts`` (a warpgroup's named barrier with
         its thread count, each warpgroup its own): each completes as it would key by key, with
-        no waiter to release and no state left behind. True, done; else False, nothing done."""
+        no waiter to release (a group parked at a barrier has arrived at it) and no state left
+        behind. True, done; else False, nothing done."""
         bars = self.bars
         for k, n in zip(keys, cnts):
             st = bars.get((k >> 4, k & 15))
@@ -164,9 +163,8 @@ class SyncMixin:
     def _cta_str(self, c):
         return "({},{},{})".format(*self.thread_coords(c * self.S)[1])
 
-    def _complete_bar(self, c, b, st: BarState, parked=True):
-        """Barrier ``b`` of CTA ``c`` completes: its threads parked at it (``parked``: False
-        where no group is parked at a barrier) are released."""
+    def _complete_bar(self, c, b, st: BarState):
+        """Barrier ``b`` of CTA ``c`` completes: its threads parked at it are released."""
         if self.shared.race is not None:
             self.shared.race.advance([c])
         st.arrived = 0
@@ -178,8 +176,6 @@ class SyncMixin:
                 put(self, Group(idx, 0, self.N), val)
             st.red = None
             st.red_writes = []
-        if not parked:
-            return
         # release parked threads of this CTA waiting on b
         new = []
         for g in self.groups:

@@ -135,6 +135,9 @@ def _words(buf, starts, nbytes):
     return v, (q if k == 1 else q[:, None] + np.arange(k)), _FILL[u]
 
 
+FEW_ROWS = 8          # rows at most that ``_rows_set`` sets a slice each
+
+
 def _rows_set(buf, starts, nbytes):
     """Set bytes ``[start, start + nbytes)`` of the per-byte flag array ``buf`` (uint8, 0 / 1)
     to 1, an item of up to 64 bytes at a time where the rows allow; a few rows (``FEW_ROWS``:
@@ -149,8 +152,6 @@ def _rows_set(buf, starts, nbytes):
     v, idx, one = _words(buf, starts, int(nbytes))
     v[idx] = one
 
-
-FEW_ROWS = 8
 
 
 def _rows_defined(buf, starts, nbytes) -> bool:
