@@ -128,11 +128,10 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
     def load(ctx, g):
         dst, tma, mb = _vals(gdst, ctx, g, np.uint64), _vals(gtm, ctx, g, np.uint64), _vals(gmbar, ctx, g, np.uint64)
         cs = _coords(coords, ctx, g)
-        if mode == "tile" and offs is None and mask is None and _tiles_at_once(ctx, g, d, dst, tma, mb, cs,
-                                                                             symspace, dims):
+        ms = _vals(mask, ctx, g) if mask is not None else None
+        if mode == "tile" and offs is None and _tiles_at_once(ctx, g, d, dst, tma, mb, cs, ms, symspace, dims):
             return
         io = [_vals(o, ctx, g) for o in offs] if offs is not None else None
-        ms = _vals(mask, ctx, g) if mask is not None else None
         boxes = []
         # tensor map address -> its fields (a load writes no global memory; an opted-in launch's
         # statistics count every read of a map)
@@ -165,26 +164,39 @@ def _tensor_load(prog, d, ins, scope, dec, dims, mode):
     d.fn = load
 
 
-def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, symspace, dims) -> bool:
-    """A unicast tiled load whose threads (two or more) each copy one in-bound box through
-    one tensor map into their own CTA, every CTA at the same shared offset, and complete it on
-    an mbarrier of their CTA (a producer warp's elected thread per CTA, loading the next stage
-    of a ring): what ``load`` and ``_deliver_boxes`` do box by box, done at once, the boxes
-    swizzled together and written into shared memory as slices. False, having changed
-    nothing, where any of that does not hold or a check would report (``load`` then issues the
-    boxes one by one and reports): a late or random schedule, statistics kept, a box partly out
-    of bounds, a destination or mbarrier not in the CTA's own window or misaligned, an mbarrier
-    not initialized, shared memory or the race tracker not taking the boxes at once."""
+def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, ms, symspace, dims) -> bool:
+    """A tiled load whose threads (two or more, one a CTA) each copy one in-bound box through
+    one tensor map into their own CTA (unicast: ``ms`` None) or into the CTAs of their
+    ``.multicast::cluster`` mask ``ms``, at a CTA-relative shared offset that no other box of
+    the instruction lands on in the same CTA, and complete it on an mbarrier at their offset in
+    each CTA it lands in (a producer warp's elected thread per CTA loading the next stage of a
+    ring, or its share of a tile for the cluster): what ``load`` and ``_deliver_boxes`` do box by
+    box, done at once, the boxes swizzled together and written into shared memory as slices.
+    False, having changed nothing, where any of that does not hold or a check would report
+    (``load`` then issues the boxes one by one and reports): a late or random schedule,
+    statistics kept, a box partly out of bounds, a destination or mbarrier not in the CTA's own
+    window or misaligned, a mask naming no CTA or one outside the cluster, an mbarrier not
+    initialized, shared memory or the race tracker not taking the boxes at once."""
     n = g.n
     if n < 2 or ctx.schedule.mode != "eager" or ctx.mem.gspace.counter is not None or ctx.timeline is not None:
         return False
     maps, offs, moffs = tma.tolist(), dst.tolist(), mb.tolist()
-    off = offs[0]
-    if maps.count(maps[0]) != n or offs.count(off) != n or off >= CLUSTER_BIT or off % 128 or \
+    if maps.count(maps[0]) != n or any(o >= CLUSTER_BIT or o % 128 for o in offs) or \
             any(m >= CLUSTER_BIT or m % 8 for m in moffs):
         return False
     ctas = ctx.slot_cta[g.idx].tolist()
-    if len(set(ctas)) != n or any((c, m) not in ctx.mbar for c, m in zip(ctas, moffs)):
+    if len(set(ctas)) != n:
+        return False
+    if ms is None:
+        dests = [(c,) for c in ctas]
+    else:
+        try:
+            dests = [ctx.masked_banks(c, k) for c, k in zip(ctas, ms.tolist())]
+        except InterpreterError:        # (``multicast_ctas`` reports it)
+            return False
+    # every box's copies: (box, CTA, offset, mbarrier offset), in issue order
+    lands = [(j, c, offs[j], moffs[j]) for j in range(n) for c in dests[j]]
+    if any(not t for t in dests) or any((c, m) not in ctx.mbar for _, c, _, m in lands):
         return False
     try:
         f = read_tensormap(ctx, _one(ctx, g, 0), maps[0], symspace)
@@ -197,11 +209,16 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, symspace, dims) -> bool:
         return False
     sh, es = ctx.shared, f.elem_size
     count = len(p.rel)
+    nbytes = count * es
+    at = sorted(set(offs))          # the offsets the boxes land at: apart, or one CTA each
+    if ms is not None and any(b - a < nbytes for a, b in zip(at, at[1:])) or \
+            len({(c, o) for _, c, o, _ in lands}) != len(lands):
+        return False
     try:
-        sl = box_slots(f, off, count, es, sh.size)
+        slots = {o: box_slots(f, o, count, es, sh.size) for o in at}
     except M.MemoryFault:
         return False
-    if not sl.contig or off % es or sh.stride % es:
+    if not all(sl.contig for sl in slots.values()) or es > 1 and (any(o % es for o in at) or sh.stride % es):
         return False
     dt, gs, base = np.dtype(_UINT[es]), ctx.mem.gspace, int(f.address)
     rows = np.empty((n, count), dt)
@@ -210,23 +227,36 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, symspace, dims) -> bool:
         if got is None:
             return False
         rows[j] = got
-    nbytes = count * es
     race = sh.race if ctx.sanitize else None
-    if race is not None:
-        warps = ctx.warp_in_cta[g.idx].astype(np.int64)
-        if not AP.race_ranges(race, "w", np.array(ctas, np.int64), np.full(n, off, np.int64),
-                              np.full(n, off + nbytes, np.int64), warps):
+    if race is not None:        # (a box's copy in its own CTA is its warp's; the others are not tracked)
+        own = [(c, o) for j, c, o, _ in lands if c == ctas[j]]
+        if own and not AP.race_ranges(race, "w", np.array([c for c, _ in own], np.int64),
+                                      np.array([o for _, o in own], np.int64),
+                                      np.array([o + nbytes for _, o in own], np.int64),
+                                      ctx.warp_in_cta[[g.idx[j] for j, c, _, _ in lands if c == ctas[j]]]
+                                      .astype(np.int64)):
             return False
-    flat, e0, per = sh.view(dt), off // es, sh.stride // es
-    for c, row in zip(ctas, sl.rows_in_order(rows)):       # every box in address order: a slice
-        flat[c * per + e0:c * per + e0 + count] = row
-    for j, (c, m) in enumerate(zip(ctas, moffs)):
-        AP.span_written(sh, c, off, off + nbytes)
-        gj = _one(ctx, g, j)
+    if len(at) == 1:                    # every box in address order: a slice
+        ordered = slots[at[0]].rows_in_order(rows)
+    else:
+        ordered = np.empty_like(rows)
+        for o, sl in slots.items():
+            pick = [j for j in range(n) if offs[j] == o]
+            ordered[pick] = sl.rows_in_order(rows[pick])
+    flat, per = sh.view(dt), sh.stride // es
+    for j, c, o, _ in lands:
+        e0 = c * per + o // es
+        flat[e0:e0 + count] = ordered[j]
+    gjs = {}
+    for j, c, o, m in lands:
+        AP.span_written(sh, c, o, o + nbytes)
+        gj = gjs.get(j)
+        if gj is None:
+            gj = gjs[j] = _one(ctx, g, j)
         landed = None
         if ctx.sanitize:
             base_c = c * sh.stride
-            landed = AP.track_inflight(ctx, slice(base_c + off, base_c + off + nbytes), d, c, m, span=sl.span)
+            landed = AP.track_inflight(ctx, slice(base_c + o, base_c + o + nbytes), d, c, m, span=slots[o].span)
         MB.defer_complete_tx(ctx, c, m, nbytes, landed, gj)
     return True
 
