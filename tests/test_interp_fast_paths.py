@@ -1,7 +1,7 @@
 """Fast paths of the interpreter (issue 24) that must keep every check: a TMA box's swizzled
 shared slots written and read as one slice in address order (``tma._Slots.order`` /
 ``local``), in-bound tile boxes gathered and stored as strided slices of global memory
-(``FlatSpace.load_nest`` / ``store_nest``, which decline whatever ``load`` / ``store`` would
+(``FlatSpace.load_nest`` / ``load_nests`` / ``store_nest``, which decline whatever ``load`` / ``store`` would
 report), nests folded into rows before their written-byte flags are read or set
 (``nests.coalesce``), a shared store's row shifts made once (``rows.shifted``), a TMEM
 rectangle marked defined once until a dealloc, TMEM columns defined in every lane read without
@@ -68,6 +68,25 @@ def test_load_nest_reads_a_strided_slice_and_declines_what_load_reports():
     assert sp.load_nest(al.base + 65, shape, strides, np.uint16) is None           # misaligned
     sp.counter = lambda *a: None                    # statistics count every address: ``load``
     assert sp.load_nest(al.base + 64, shape, strides, np.uint16) is None
+
+
+def test_load_nests_reads_rows_as_load_nest_and_declines_where_one_would():
+    sp, al = _space(uninit=True)
+    shape, strides = [4, 8], [256, 2]
+    firsts = [al.base + 64, al.base + 1024 + 16, al.base + 32]
+    out = np.zeros((3, 32), np.uint16)
+    assert sp.load_nests(firsts, shape, strides, out)
+    for row, first in zip(out, firsts):
+        np.testing.assert_array_equal(row, sp.load_nest(first, shape, strides, np.uint16))
+    for bad in (al.base + 1984,                     # meets unwritten bytes
+                al.base + 4096 - 64,                # past the end
+                al.base + 65):                      # misaligned (the lowest is aligned)
+        assert not sp.load_nests([al.base + 64, bad], shape, strides, np.zeros((2, 32), np.uint16)), bad
+    other = sp.add(np.zeros(4096, np.uint8), "other")   # each nest in bounds, in two allocations
+    assert sp.load_nest(other.base, shape, strides, np.uint16) is not None
+    assert not sp.load_nests([al.base + 64, other.base], shape, strides, np.zeros((2, 32), np.uint16))
+    sp.counter = lambda *a: None                    # statistics count every address: ``load``
+    assert not sp.load_nests(firsts, shape, strides, out)
 
 
 def test_store_nest_writes_a_strided_slice_and_declines_what_store_reports():

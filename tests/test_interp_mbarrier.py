@@ -354,6 +354,25 @@ def test_plain_functions_for_other_parts_of_the_interpreter():
     assert (st.phase, st.pending, st.expected, st.tx) == (1, 2, 2, 0)
 
 
+def test_a_deferred_complete_tx_reports_as_the_thread_that_issued_it():
+    """A copy's complete-tx applied later (``defer_complete_tx``) names the thread whose copy it
+    was: thread ``lane`` of the group given (a TMA load at once passes its issuing threads and
+    each box's lane), not the group's first."""
+    from jax_pyptx.interpret.launch import LaunchMemory, LaunchState, get_module, get_program
+    from jax_pyptx.interpret.machine.group import Group
+    from jax_pyptx.interpret.scheduler.context import Context
+    text = kern("    mbarrier.init.shared.b64 [%r2], 2;\n")
+    prog = get_program(get_module(text), "k")
+    ctx = Context(prog, LaunchState((1, 1, 1), (32, 1, 1), (1, 1, 1), 0, LaunchMemory(prog), 1000), [0])
+    MB.init(ctx, 0, 0, 2)
+    g = Group(np.arange(4, 8), 0, ctx.N)
+    MB.defer_complete_tx(ctx, 0, 0, MB.MAX_TX, None, g, 1)
+    MB.defer_complete_tx(ctx, 0, 0, 8, None, g, 2)       # (past -MAX_TX: thread 6 reports)
+    with pytest.raises(SanitizerError, match=r"tx-count -1048583 leaves the range -1048575\.\.1048575.* "
+                                             r"by thread \(6,0,0\)"):
+        MB.flush(ctx)
+
+
 def test_wait_on_several_mbarriers_names_the_first_thread_of_an_uninitialized_one():
     """Threads 0-1 wait on an initialized mbarrier and already see its phase done, 2-3 on one
     never initialized: the report names the first thread that waits on the latter."""

@@ -230,7 +230,7 @@ def defer_complete_tx(ctx, cta, addr, nbytes, on_complete=None, g=None, lane=0):
     _get(ctx, cta, addr, g, lane, "tracks a copy")
     if ctx.timeline is not None:
         ctx.timeline.copy_issue(ctx, cta, addr, nbytes)
-    ctx.mbar_deferred.setdefault((int(cta), int(addr)), []).append((int(nbytes), on_complete, ctx.cur, g))
+    ctx.mbar_deferred.setdefault((int(cta), int(addr)), []).append((int(nbytes), on_complete, ctx.cur, g, lane))
 
 
 def defer_action(ctx, keys, fn, g=None):
@@ -245,7 +245,7 @@ def defer_action(ctx, keys, fn, g=None):
             fn(ctx_)
     for cta, off in keys:
         _get(ctx, cta, off, g, 0, "arrived on")
-        ctx.mbar_deferred.setdefault((int(cta), int(off)), []).append((None, run, ctx.cur, g))
+        ctx.mbar_deferred.setdefault((int(cta), int(off)), []).append((None, run, ctx.cur, g, 0))
 
 
 def flush(ctx, keys=None) -> bool:
@@ -260,7 +260,7 @@ def flush(ctx, keys=None) -> bool:
         items = dq.pop(k, ())
         if items and ctx.timeline is not None:
             ctx.timeline.copy_done(k)
-        for nbytes, cb, d, g in items:
+        for nbytes, cb, d, g, lane in items:
             if nbytes is None:          # a deferred action (defer_action)
                 ctx.as_issued(d, cb)
                 done = True
@@ -270,7 +270,7 @@ def flush(ctx, keys=None) -> bool:
                 continue
             if cb is not None:
                 st.on_complete.append(cb)
-            ctx.as_issued(d, _tx_change, k[0], k[1], nbytes, -1, g)
+            ctx.as_issued(d, _tx_change, k[0], k[1], nbytes, -1, g, lane)
             done = True
     return done
 

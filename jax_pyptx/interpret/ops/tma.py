@@ -23,6 +23,7 @@ from ...errors import InterpreterError, MisalignedAccessError
 from ...types import u16, u32
 from ..machine import mbarrier as MB
 from ..machine.cluster import CLUSTER_BIT
+from ..machine.group import Group
 from ..machine.registry import register
 from ..sanitizer import async_proxy as AP
 from ..sanitizer import bulk_groups as BG
@@ -221,12 +222,9 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, ms, symspace, dims) -> bool:
     if not all(sl.contig for sl in slots.values()) or es > 1 and (any(o % es for o in at) or sh.stride % es):
         return False
     dt, gs, base = np.dtype(_UINT[es]), ctx.mem.gspace, int(f.address)
-    rows = np.empty((n, count), dt)
-    for j, c in enumerate(cs):                   # each box a strided slice of the tensor
-        got = gs.load_nest(base + sum(map(int.__mul__, c, p.strides)), p.shape, p.nstrides, dt)
-        if got is None:
-            return False
-        rows[j] = got
+    rows = np.empty((n, count), dt)              # each box a strided slice of the tensor
+    if not gs.load_nests([base + sum(map(int.__mul__, c, p.strides)) for c in cs], p.shape, p.nstrides, rows):
+        return False
     race = sh.race if ctx.sanitize else None
     if race is not None:        # (a box's copy in its own CTA is its warp's; the others are not tracked)
         own = [(c, o) for j, c, o, _ in lands if c == ctas[j]]
@@ -247,17 +245,14 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, ms, symspace, dims) -> bool:
     for j, c, o, _ in lands:
         e0 = c * per + o // es
         flat[e0:e0 + count] = ordered[j]
-    gjs = {}
+    issuers = Group(g.idx, g.pc, ctx.N)     # (the threads as they are now: box j's is lane j)
     for j, c, o, m in lands:
         AP.span_written(sh, c, o, o + nbytes)
-        gj = gjs.get(j)
-        if gj is None:
-            gj = gjs[j] = _one(ctx, g, j)
         landed = None
         if ctx.sanitize:
             base_c = c * sh.stride
             landed = AP.track_inflight(ctx, slice(base_c + o, base_c + o + nbytes), d, c, m, span=slots[o].span)
-        MB.defer_complete_tx(ctx, c, m, nbytes, landed, gj)
+        MB.defer_complete_tx(ctx, c, m, nbytes, landed, issuers, j)
     return True
 
 

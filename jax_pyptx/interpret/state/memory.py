@@ -291,6 +291,29 @@ class FlatSpace:
             return None
         return np.array(_nest_view(al.view(dt), esz, off, shape, strides, 1), order="C").reshape(-1)
 
+    def load_nests(self, firsts, shape, strides, out) -> bool:
+        """``load_nest`` of several nests of one shape and strides (first addresses ``firsts``,
+        Python ints) into the rows of ``out`` (one a nest, of the elements' dtype), when every
+        one passes its checks; False, having read nothing the caller keeps, where one does not
+        (the caller then reads them one by one, and reports). One allocation look-up for
+        them all: the nests lie between the lowest first address and the highest last one,
+        so inside one allocation when that span is. A TMA load's boxes."""
+        esz = out.itemsize
+        ext = sum((n - 1) * s for n, s in zip(shape, strides))
+        lo, hi = min(firsts), max(firsts) + ext
+        al = None if self.counter is not None else self._nest_home(lo, strides, hi, esz, esz, esz, False)
+        if al is None or any(f % esz for f in firsts):
+            return False
+        base = al.base
+        if self.tracks_init and al.tracked():
+            for f in firsts:
+                if not al.nest_written(f - base, shape, strides, esz):
+                    return False
+        view, dst = al.view(out.dtype), out.reshape(len(firsts), *shape, 1)
+        for j, f in enumerate(firsts):
+            dst[j] = _nest_view(view, esz, f - base, shape, strides, 1)
+        return True
+
     def store_nest(self, first: int, shape, strides, values) -> bool:
         """Write ``values`` (1-D, in the nest's order) at the addresses of an affine nest of
         disjoint elements (``load_nest``) as a strided slice, when every check of ``store``
