@@ -1,7 +1,7 @@
 """Fast paths of the interpreter (issue 24) that must keep every check: a TMA box's swizzled
 shared slots written and read as one slice in address order (``tma._Slots.order`` /
 ``local``), in-bound tile boxes gathered and stored as strided slices of global memory
-(``FlatSpace.load_nest`` / ``load_nests`` / ``store_nest``, which decline whatever ``load`` / ``store`` would
+(``FlatSpace.load_nest`` / ``load_nests`` / ``store_nest`` / ``store_nests``, which decline whatever ``load`` / ``store`` would
 report), nests folded into rows before their written-byte flags are read or set
 (``nests.coalesce``), a shared store's row shifts made once (``rows.shifted``), a TMEM
 rectangle marked defined once until a dealloc, TMEM columns defined in every lane read without
@@ -101,6 +101,24 @@ def test_store_nest_writes_a_strided_slice_and_declines_what_store_reports():
     assert not sp.store_nest(al.base, [4, 8], [0, 2], vals)                       # overlapping rows
     ro, ral = _space(readonly=True)
     assert not ro.store_nest(ral.base, [4, 8], [256, 2], vals)                    # read-only
+
+
+def test_store_nests_writes_every_row_or_nothing():
+    sp, al = _space(uninit=True)
+    shape, strides = [4, 8], [256, 2]
+    rows = np.arange(96, dtype=np.uint16).reshape(3, 32) + 1000
+    firsts = [al.base + 2048, al.base + 3072 + 16, al.base + 2048 + 64]
+    assert sp.store_nests(firsts, shape, strides, rows)
+    for row, first in zip(rows, firsts):            # written, and their bytes marked written
+        np.testing.assert_array_equal(sp.load_nest(first, shape, strides, np.uint16), row)
+    before = al.data.copy()
+    for bad in (al.base + 4096 - 64,                # past the end
+                al.base + 2049):                    # misaligned (the lowest is aligned)
+        assert not sp.store_nests([al.base + 2048, bad], shape, strides, rows[:2]), bad
+    assert not sp.store_nests(firsts, shape, [0, 2], rows)         # overlapping rows
+    np.testing.assert_array_equal(al.data, before)                 # nothing written
+    ro, ral = _space(readonly=True)
+    assert not ro.store_nests([ral.base], shape, strides, rows[:1])
 
 
 @pytest.mark.parametrize("shape,strides,nb,want", [

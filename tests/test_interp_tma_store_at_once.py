@@ -1,13 +1,14 @@
 """A TMA store's boxes, once their sources pass the sanitizer's checks together, are read from
 shared memory at once where they go through one tensor map and the swizzle places their
-elements alike in every source (``ops.tma._sources``): the same tensor as box by box, and box
-by box where the placements differ (issue 24)."""
+elements alike in every source (``ops.tma._sources``), and written into the tensor at once
+where they are in-bound tiles of one shape (``ops.tma._stored_at_once``): the same tensor as box
+by box, and box by box where the placements differ or a box is clipped (issue 24)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from jax_pyptx.interpret import launch, tensor_map
+from jax_pyptx.interpret import Stats, launch, tensor_map
 from jax_pyptx.interpret.ops import tma
 
 from .test_interp_tma import HDR, ptxas_ok
@@ -51,9 +52,10 @@ DONE:
 """
 
 
-def _store(second, monkeypatch, at_once=True, swizzle=128):
-    """The tensor STORE leaves (``second``: the second source's offset), and what
-    ``tma._sources`` answered (rows read at once, or None)."""
+def _store(second, monkeypatch, at_once=True, swizzle=128, rows=64, stored=None):
+    """The tensor STORE leaves (``second``: the second source's offset; ``rows``: the tensor's,
+    64 or fewer to clip the second box), and what ``tma._sources`` answered (rows read at once,
+    or None); ``stored``: a list to take ``tma._stored_at_once``'s answers."""
     got = []
     real = tma._sources
 
@@ -62,9 +64,17 @@ def _store(second, monkeypatch, at_once=True, swizzle=128):
         got.append(r is not None)
         return r
     monkeypatch.setattr(tma, "_sources", sources)
+    if stored is not None:
+        real_stored = tma._stored_at_once
+
+        def stored_at_once(*a):
+            ok = real_stored(*a)
+            stored.append(ok)
+            return ok
+        monkeypatch.setattr(tma, "_stored_at_once", stored_at_once)
     text = STORE.replace("SECOND", str(second))
     ptxas_ok(text)
-    y = np.zeros((64, 64), np.uint16)
+    y = np.zeros((rows, 64), np.uint16)
     launch(text, "k", [tensor_map(y, box=(64, 32), swizzle=swizzle)], block=1024)
     return y, got
 
@@ -90,3 +100,36 @@ def test_unswizzled_boxes_are_read_at_once_as_slices(monkeypatch, second):
 
 
 WORDS = (np.arange(2048, dtype=np.uint32) * 40503 + 17).view(np.uint16)      # buf's u16 elements
+
+
+
+@pytest.mark.parametrize("rows", [64, 48])
+def test_in_bound_boxes_are_written_at_once_and_a_clipped_one_box_by_box(monkeypatch, rows):
+    # (a clipped box reads only the units it stores: no source is read at once)
+    stored = []
+    y, got = _store(4096, monkeypatch, rows=rows, stored=stored)
+    assert (got, stored) == (([True], [True]) if rows == 64 else ([], []))
+    want, _ = _store(4096, monkeypatch, at_once=False, rows=rows)
+    np.testing.assert_array_equal(y, want)
+    assert y[32:].any()
+
+
+
+def test_a_store_counted_by_statistics_goes_box_by_box(monkeypatch):
+    # statistics count every address a store writes: ``store_nests`` declines, each box is stored
+    # (and counted) as box by box
+    text = STORE.replace("SECOND", "4096")
+    out = []
+    for at_once in (True, False):
+        stored = []
+        real = tma._stored_at_once
+        monkeypatch.setattr(tma, "_stored_at_once", lambda *a, real=real: stored.append(real(*a)) or stored[-1])
+        if not at_once:
+            monkeypatch.setattr(tma, "_sources", lambda *a: None)
+        y, st = np.zeros((64, 64), np.uint16), Stats()
+        launch(text, "k", [tensor_map(y, box=(64, 32), swizzle=128)], block=1024, stats=st)
+        out.append((y, st.global_store_bytes, stored))
+        monkeypatch.undo()
+    (y1, b1, s1), (y2, b2, s2) = out
+    np.testing.assert_array_equal(y1, y2)
+    assert b1 == b2 == 8192 and s1 == [False] and s2 == []

@@ -556,6 +556,8 @@ def _put_boxes(ctx, boxes, d, put, op=None):
         BG.begin_bulk_reads(ctx, [int(b[1].idx[0]) for b in boxes], (rng[0] * st + rng[1]).tolist(),
                             (rng[0] * st + rng[2]).tolist(), ctx.cur)
         srcs = _sources(ctx, boxes) if op is None and ctx.timeline is None else None
+        if srcs is not None and _stored_at_once(ctx, boxes, srcs):
+            return
     for i, (j, gj, f, box, cta, off) in enumerate(boxes):
         try:
             if srcs is not None:        # (a plain store: ``put`` with its source read)
@@ -594,6 +596,23 @@ def _sources(ctx, boxes):
             return None
         starts.append((int(cta) * sh.stride + off) // es)
     return sl0.read_rows(sh.data, starts)
+
+
+def _stored_at_once(ctx, boxes, srcs) -> bool:
+    """The boxes of a plain store whose sources ``_sources`` read (one tensor map), written
+    into the tensor at once (``FlatSpace.store_nests``) where each is an in-bound tile of one
+    shape; False, having written nothing, where not (``put_boxes`` then stores box by box)."""
+    f, b0 = boxes[0][2], boxes[0][3]
+    grid0 = b0.grid
+    if type(b0) is not T.Box or grid0 is None:
+        return False
+    firsts = []
+    for _, _, _, box, _, _ in boxes:
+        g = box.grid
+        if type(box) is not T.Box or box.valid is not None or g is None or g[1] != grid0[1] or g[2] != grid0[2]:
+            return False
+        firsts.append(int(f.address) + int(g[0]))
+    return ctx.mem.gspace.store_nests(firsts, grid0[1], grid0[2], srcs)
 
 
 def _store_checks(ctx, boxes):

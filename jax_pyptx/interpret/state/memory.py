@@ -333,6 +333,28 @@ class FlatSpace:
         _nest_view(al.view(values.dtype), esz, off, shape, strides, 1)[...] = values.reshape(*shape, 1)
         return True
 
+    def store_nests(self, firsts, shape, strides, rows) -> bool:
+        """``store_nest`` of several nests of one shape and strides (first addresses ``firsts``,
+        Python ints), nest ``i`` taking row ``i`` of ``rows``, in order, when every one passes
+        its checks; False, having written nothing, where one does not (the caller then stores
+        them one by one, and reports). One allocation look-up and one disjointness test for
+        them all (``load_nests``). A TMA store's boxes."""
+        esz = rows.dtype.itemsize
+        if self.counter is not None or not disjoint(shape, strides, esz):
+            return False
+        ext = sum((n - 1) * s for n, s in zip(shape, strides))
+        al = self._nest_home(min(firsts), strides, max(firsts) + ext, esz, esz, esz, True)
+        if al is None or any(f % esz for f in firsts):
+            return False
+        self.version += 1
+        base, view, mark = al.base, al.view(rows.dtype), self.tracks_init and al.tracked()
+        src = rows.reshape(len(firsts), *shape, 1)
+        for f, row in zip(firsts, src):
+            if mark:
+                al.mark_nest(f - base, shape, strides, esz)
+            _nest_view(view, esz, f - base, shape, strides, 1)[...] = row
+        return True
+
     def load(self, addrs, dtype, count=1, align=None, span=None):
         """Gather ``count`` consecutive elements of ``dtype`` at each address -> (n, count).
         Addresses forming an affine nest in one allocation (``nest``) are read as a strided
