@@ -352,3 +352,61 @@ def test_a_multicast_that_reports_goes_box_by_box_and_reports_the_same(monkeypat
     assert counts[0] == 0 if mode != 4 else counts == [1, 0]
     cls, msg = fast
     assert issubclass(cls, error) and words in msg, msg
+
+
+# Every thread of each CTA first stores to ``buf`` through the generic proxy (no
+# fence.proxy.async follows); thread 0 then loads its CTA's 4 KB box over all of it and, once
+# it landed, stores ``buf`` back through a second tensor map. The load's bytes replace the
+# generic ones (they are not generic-dirty any more), so the store reads nothing unfenced.
+OVERWRITE = HDR + """
+.visible .entry k(.param .align 64 .b8 tm[128], .param .align 64 .b8 tout[128])
+{
+    .reg .u32 %r<12>; .reg .u64 %rd<4>; .reg .pred %p<4>; .reg .b64 %st;
+    .shared .align 1024 .b8 buf[4096];
+    .shared .align 8 .b64 bar;
+    mov.b64 %rd1, tm;
+    cvta.param.u64 %rd1, %rd1;
+    mov.b64 %rd2, tout;
+    cvta.param.u64 %rd2, %rd2;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r8, %ctaid.x;
+    mov.u32 %r2, bar;
+    mov.u32 %r3, buf;
+    shl.b32 %r5, %r1, 2;
+    add.u32 %r6, %r3, %r5;
+    st.shared.u32 [%r6], %r1;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+    bar.sync 0;
+    shl.b32 %r4, %r8, 5;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %st, [%r2], 4096;
+    @%p1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r3], [%rd1, {0, %r4}], [%r2];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @!%p2 bra WAIT;
+    @!%p1 bra DONE;
+    cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd2, {0, %r4}], [%r3];
+    cp.async.bulk.commit_group;
+    cp.async.bulk.wait_group.read 0;
+DONE:
+    ret;
+}
+"""
+
+
+def test_a_load_at_once_over_generic_stores_leaves_no_unfenced_bytes(monkeypatch):
+    ptxas_ok(OVERWRITE)
+    x = (np.arange(64 * 64, dtype=np.uint32) * 7 + 3).astype(np.uint16).reshape(64, 64)
+
+    def run():
+        y = np.zeros_like(x)
+        launch(OVERWRITE, "k", [tensor_map(x, box=(64, 32), swizzle=128), tensor_map(y, box=(64, 32), swizzle=128)],
+               grid=2, block=1024)
+        return y
+    seen = answers(monkeypatch, tma, "_tiles_at_once")
+    fast = run()
+    counts = list(seen)
+    monkeypatch.setattr(tma, "_tiles_at_once", lambda *a: False)
+    np.testing.assert_array_equal(fast, x)
+    np.testing.assert_array_equal(run(), x)
+    assert counts == [1, 0]

@@ -245,14 +245,12 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, ms, symspace, dims) -> bool:
     for j, c, o, _ in lands:
         e0 = c * per + o // es
         flat[e0:e0 + count] = ordered[j]
+    AP.spans_written(sh, [(c, o, o + nbytes) for _, c, o, _ in lands])
+    landed = AP.track_spans(ctx, d, [(c, m, o, o + nbytes, slots[o].span) for _, c, o, m in lands]) \
+        if ctx.sanitize else [None] * len(lands)
     issuers = Group(g.idx, g.pc, ctx.N)     # (the threads as they are now: box j's is lane j)
-    for j, c, o, m in lands:
-        AP.span_written(sh, c, o, o + nbytes)
-        landed = None
-        if ctx.sanitize:
-            base_c = c * sh.stride
-            landed = AP.track_inflight(ctx, slice(base_c + o, base_c + o + nbytes), d, c, m, span=slots[o].span)
-        MB.defer_complete_tx(ctx, c, m, nbytes, landed, issuers, j)
+    for (j, c, _, m), cb in zip(lands, landed):
+        MB.defer_complete_tx(ctx, c, m, nbytes, cb, issuers, j)
     return True
 
 

@@ -426,10 +426,35 @@ def span_written(sh, c: int, lo: int, hi: int):
         if len(sh.written) < 4096:
             sh.written.add((c, lo, hi))
         sh.note_copied(c, lo, hi)
-    if _dirty_near(sh, lo, hi) and sh.dirty is not None and sh.dirty_bank[c]:
+    if _dirty_near(sh, lo, hi):
+        span_written_dirty(sh, c, lo, hi)
+
+
+def spans_written(sh, spans):
+    """``span_written`` of each ``(cta, lo, hi)`` of ``spans`` (the copies of one instruction,
+    their values written by the caller), in order: the written flags of all of them, then the
+    generic-dirty bytes (two arrays a span's bookkeeping touches independently)."""
+    init = sh.init
+    if init is not None and not sh.init_full:
+        written, st = sh.written, sh.stride
+        for c, lo, hi in spans:
+            if (c, lo, hi) not in written:
+                init[c * st + lo:c * st + hi] = 1
+                if len(written) < 4096:
+                    written.add((c, lo, hi))
+                sh.note_copied(c, lo, hi)
+    for c, lo, hi in spans:
+        if _dirty_near(sh, lo, hi):
+            span_written_dirty(sh, c, lo, hi)
+
+
+def span_written_dirty(sh, c: int, lo: int, hi: int):
+    """The generic-dirty part of ``span_written``: the span's marked bytes cleared."""
+    if sh.dirty is not None and sh.dirty_bank[c]:
         dirty, blk = sh.dirty, sh.dirty_blk     # (a superset of the marked bytes' blocks)
-        if blk is None or blk[sl.start >> M.BLOCK_SHIFT:((sl.stop - 1) >> M.BLOCK_SHIFT) + 1].any():
-            dirty[sl] = 0
+        a, b = c * sh.stride + lo, c * sh.stride + hi
+        if blk is None or blk[a >> M.BLOCK_SHIFT:((b - 1) >> M.BLOCK_SHIFT) + 1].any():
+            dirty[a:b] = 0
 
 
 def write_shared_async(ctx, g, ctas, flat_elems, values, warps=None, span=None):
@@ -479,8 +504,29 @@ def track_inflight(ctx, flat_bytes, d, cta, off, span=None):
     _uncounted(st, rec)                 # counted when a check may meet it (``_counts``)
     st.writes.append(rec)
     st.n_inflight += 1
+    return _landed(rec)
 
-    def landed(ctx, cta, off, rec=rec):
+
+def track_spans(ctx, d, spans):
+    """``track_inflight`` of copies that each write exactly one span of shared memory (the
+    boxes of one instruction), in order: ``spans``, ``(cta, mbarrier offset, lo, hi, (lowest,
+    end) offset of the bytes)``; the callbacks, one a copy."""
+    st, stride = state(ctx), ctx.shared.stride
+    out = []
+    for cta, off, lo, hi, span in spans:
+        base = cta * stride
+        rec = _Write(slice(base + lo, base + hi), d, cta, off)
+        rec.span = span
+        _uncounted(st, rec)
+        st.writes.append(rec)
+        out.append(_landed(rec))
+    st.n_inflight += len(spans)
+    return out
+
+
+def _landed(rec):
+    """The callback ``track_inflight`` returns for the record ``rec``."""
+    def landed(ctx, cta, off):
         s = ctx.async_proxy
         if rec.live:
             rec.live = False
