@@ -298,34 +298,18 @@ def _cluster_view(x, q, c, slots):
                            else np.zeros(512, np.uint32) for r in range(q)])
 
 
-@pytest.mark.parametrize("q", [2, 4])
+@pytest.mark.parametrize("mode, q, reads", [
+    (0, 2, lambda c, q: range(q)),                  # every rank to the whole cluster
+    (0, 4, lambda c, q: range(q)),
+    (5, 4, lambda c, q: {c % q, (c - 1) % q}),      # to itself and the next rank only
+    (6, 4, lambda c, q: {0}),                       # rank 0 alone: every CTA's mbarrier completes
+], ids=["cluster-2", "cluster-4", "to-the-next-rank", "rank-0-alone"])
 @pytest.mark.parametrize("sanitize", [True, False])
-def test_multicast_boxes_of_a_cluster_are_delivered_at_once(monkeypatch, q, sanitize):
+def test_multicast_boxes_are_delivered_at_once(monkeypatch, mode, q, reads, sanitize):
     ptxas_ok(MULTICAST)
-    fast, slow, counts = _both_multicast(monkeypatch, 0, q, sanitize=sanitize)
+    fast, slow, counts = _both_multicast(monkeypatch, mode, q, sanitize=sanitize)
     x = _x(q)
-    want = np.concatenate([_cluster_view(x, q, c, range(q)) for c in range(2 * q)])
-    np.testing.assert_array_equal(fast, want)
-    np.testing.assert_array_equal(slow, want)
-    assert counts == [1, 0]
-
-
-@pytest.mark.parametrize("sanitize", [True, False])
-def test_multicast_to_part_of_the_cluster_is_delivered_at_once(monkeypatch, sanitize):
-    # each rank's box lands in its own CTA and the next rank's only
-    fast, slow, counts = _both_multicast(monkeypatch, 5, 4, sanitize=sanitize)
-    x = _x(4)
-    want = np.concatenate([_cluster_view(x, 4, c, {c % 4, (c - 1) % 4}) for c in range(8)])
-    np.testing.assert_array_equal(fast, want)
-    np.testing.assert_array_equal(slow, want)
-    assert counts == [1, 0]
-
-
-@pytest.mark.parametrize("sanitize", [True, False])
-def test_one_rank_multicasting_completes_every_ctas_mbarrier(monkeypatch, sanitize):
-    fast, slow, counts = _both_multicast(monkeypatch, 6, 4, sanitize=sanitize)
-    x = _x(4)
-    want = np.concatenate([_cluster_view(x, 4, c, {0}) for c in range(8)])
+    want = np.concatenate([_cluster_view(x, q, c, reads(c, q)) for c in range(2 * q)])
     np.testing.assert_array_equal(fast, want)
     np.testing.assert_array_equal(slow, want)
     assert counts == [1, 0]

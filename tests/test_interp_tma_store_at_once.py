@@ -11,6 +11,7 @@ import pytest
 from jax_pyptx.interpret import Stats, launch, tensor_map
 from jax_pyptx.interpret.ops import tma
 
+from .test_interp_segments import answers
 from .test_interp_tma import HDR, ptxas_ok
 
 # Thread t writes words t and t + 1024 of ``buf`` (word w: w * 40503 + 17); then lane 0 of
@@ -52,10 +53,10 @@ DONE:
 """
 
 
-def _store(second, monkeypatch, at_once=True, swizzle=128, rows=64, stored=None):
+def _store(second, monkeypatch, at_once=True, swizzle=128, rows=64):
     """The tensor STORE leaves (``second``: the second source's offset; ``rows``: the tensor's,
     64 or fewer to clip the second box), and what ``tma._sources`` answered (rows read at once,
-    or None); ``stored``: a list to take ``tma._stored_at_once``'s answers."""
+    or None)."""
     got = []
     real = tma._sources
 
@@ -64,14 +65,6 @@ def _store(second, monkeypatch, at_once=True, swizzle=128, rows=64, stored=None)
         got.append(r is not None)
         return r
     monkeypatch.setattr(tma, "_sources", sources)
-    if stored is not None:
-        real_stored = tma._stored_at_once
-
-        def stored_at_once(*a):
-            ok = real_stored(*a)
-            stored.append(ok)
-            return ok
-        monkeypatch.setattr(tma, "_stored_at_once", stored_at_once)
     text = STORE.replace("SECOND", str(second))
     ptxas_ok(text)
     y = np.zeros((rows, 64), np.uint16)
@@ -106,9 +99,9 @@ WORDS = (np.arange(2048, dtype=np.uint32) * 40503 + 17).view(np.uint16)      # b
 @pytest.mark.parametrize("rows", [64, 48])
 def test_in_bound_boxes_are_written_at_once_and_a_clipped_one_box_by_box(monkeypatch, rows):
     # (a clipped box reads only the units it stores: no source is read at once)
-    stored = []
-    y, got = _store(4096, monkeypatch, rows=rows, stored=stored)
-    assert (got, stored) == (([True], [True]) if rows == 64 else ([], []))
+    stored = answers(monkeypatch, tma, "_stored_at_once")
+    y, got = _store(4096, monkeypatch, rows=rows)
+    assert (got, stored) == (([True], [1, 0]) if rows == 64 else ([], [0, 0]))
     want, _ = _store(4096, monkeypatch, at_once=False, rows=rows)
     np.testing.assert_array_equal(y, want)
     assert y[32:].any()
@@ -121,9 +114,7 @@ def test_a_store_counted_by_statistics_goes_box_by_box(monkeypatch):
     text = STORE.replace("SECOND", "4096")
     out = []
     for at_once in (True, False):
-        stored = []
-        real = tma._stored_at_once
-        monkeypatch.setattr(tma, "_stored_at_once", lambda *a, real=real: stored.append(real(*a)) or stored[-1])
+        stored = answers(monkeypatch, tma, "_stored_at_once")
         if not at_once:
             monkeypatch.setattr(tma, "_sources", lambda *a: None)
         y, st = np.zeros((64, 64), np.uint16), Stats()
@@ -132,4 +123,4 @@ def test_a_store_counted_by_statistics_goes_box_by_box(monkeypatch):
         monkeypatch.undo()
     (y1, b1, s1), (y2, b2, s2) = out
     np.testing.assert_array_equal(y1, y2)
-    assert b1 == b2 == 8192 and s1 == [False] and s2 == []
+    assert b1 == b2 == 8192 and s1 == [0, 1] and s2 == [0, 0]

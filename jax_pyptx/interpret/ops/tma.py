@@ -599,7 +599,7 @@ def _sources(ctx, boxes):
 def _stored_at_once(ctx, boxes, srcs) -> bool:
     """The boxes of a plain store whose sources ``_sources`` read (one tensor map), written
     into the tensor at once (``FlatSpace.store_nests``) where each is an in-bound tile of one
-    shape; False, having written nothing, where not (``put_boxes`` then stores box by box)."""
+    shape; False, having written nothing, where not (``_put_boxes`` then stores box by box)."""
     f, b0 = boxes[0][2], boxes[0][3]
     grid0 = b0.grid
     if type(b0) is not T.Box or grid0 is None:
