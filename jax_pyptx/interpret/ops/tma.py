@@ -227,13 +227,12 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, ms, symspace, dims) -> bool:
         return False
     race = sh.race if ctx.sanitize else None
     if race is not None:        # (a box's copy in its own CTA is its warp's; the others are not tracked)
-        own = [(c, o) for j, c, o, _ in lands if c == ctas[j]]
-        if own and not AP.race_ranges(race, "w", np.array([c for c, _ in own], np.int64),
-                                      np.array([o for _, o in own], np.int64),
-                                      np.array([o + nbytes for _, o in own], np.int64),
-                                      ctx.warp_in_cta[[g.idx[j] for j, c, _, _ in lands if c == ctas[j]]]
-                                      .astype(np.int64)):
-            return False
+        own = [(j, c, o) for j, c, o, _ in lands if c == ctas[j]]
+        if own:
+            js, cs_own, os_own = (np.array(v, np.int64) for v in zip(*own))
+            if not AP.race_ranges(race, "w", cs_own, os_own, os_own + nbytes,
+                                  ctx.warp_in_cta[g.idx[js]].astype(np.int64)):
+                return False
     if len(at) == 1:                    # every box in address order: a slice
         ordered = slots[at[0]].rows_in_order(rows)
     else:
@@ -600,9 +599,8 @@ def _stored_at_once(ctx, boxes, srcs) -> bool:
     """The boxes of a plain store whose sources ``_sources`` read (one tensor map), written
     into the tensor at once (``FlatSpace.store_nests``) where each is an in-bound tile of one
     shape; False, having written nothing, where not (``_put_boxes`` then stores box by box)."""
-    f, b0 = boxes[0][2], boxes[0][3]
-    grid0 = b0.grid
-    if type(b0) is not T.Box or grid0 is None:
+    f, grid0 = boxes[0][2], boxes[0][3].grid
+    if grid0 is None:
         return False
     firsts = []
     for _, _, _, box, _, _ in boxes:

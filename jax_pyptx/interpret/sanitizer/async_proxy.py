@@ -419,21 +419,16 @@ def fence_async(ctx, ctas):
 def span_written(sh, c: int, lo: int, hi: int):
     """The bookkeeping of an async-proxy write of exactly shared offsets ``[lo, hi)`` of CTA
     ``c`` (``write_shared_async`` with a span; its values written by the caller): the bytes
-    become initialized and are not generic-dirty."""
-    sl = slice(c * sh.stride + lo, c * sh.stride + hi)
-    if sh.init is not None and not sh.init_full and (c, lo, hi) not in sh.written:
-        sh.init[sl] = 1             # (a span known written stays so: a copy ring's stages)
-        if len(sh.written) < 4096:
-            sh.written.add((c, lo, hi))
-        sh.note_copied(c, lo, hi)
-    if _dirty_near(sh, lo, hi):
-        span_written_dirty(sh, c, lo, hi)
+    become initialized and are not generic-dirty (``spans_written`` of the one span)."""
+    spans_written(sh, ((c, lo, hi),))
 
 
 def spans_written(sh, spans):
-    """``span_written`` of each ``(cta, lo, hi)`` of ``spans`` (the copies of one instruction,
-    their values written by the caller), in order: the written flags of all of them, then the
-    generic-dirty bytes (two arrays a span's bookkeeping touches independently)."""
+    """The bookkeeping of async-proxy writes of exactly shared offsets ``[lo, hi)`` of CTA
+    ``cta``, each ``(cta, lo, hi)`` of ``spans`` (the copies of one instruction, their values
+    written by the caller): the bytes become initialized (a span known written stays so: a
+    copy ring's stages), then they are not generic-dirty (two arrays a span's bookkeeping
+    touches independently)."""
     init = sh.init
     if init is not None and not sh.init_full:
         written, st = sh.written, sh.stride
@@ -445,11 +440,11 @@ def spans_written(sh, spans):
                 sh.note_copied(c, lo, hi)
     for c, lo, hi in spans:
         if _dirty_near(sh, lo, hi):
-            span_written_dirty(sh, c, lo, hi)
+            _clear_dirty_span(sh, c, lo, hi)
 
 
-def span_written_dirty(sh, c: int, lo: int, hi: int):
-    """The generic-dirty part of ``span_written``: the span's marked bytes cleared."""
+def _clear_dirty_span(sh, c: int, lo: int, hi: int):
+    """The generic-dirty part of ``spans_written`` for one span: its marked bytes cleared."""
     if sh.dirty is not None and sh.dirty_bank[c]:
         dirty, blk = sh.dirty, sh.dirty_blk     # (a superset of the marked bytes' blocks)
         a, b = c * sh.stride + lo, c * sh.stride + hi

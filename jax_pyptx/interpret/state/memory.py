@@ -280,16 +280,8 @@ class FlatSpace:
         strides; ``first``, its first address) as a flat array, read as a strided slice, when
         every check of ``load`` passes on Python ints (aligned, inside one allocation, written)
         and no statistics are kept; None: ``load`` must decide (and report). A TMA box."""
-        dt = np.dtype(dtype)
-        esz = dt.itemsize
-        last = first + sum((n - 1) * s for n, s in zip(shape, strides))
-        al = None if self.counter is not None else self._nest_home(first, strides, last, esz, esz, esz, False)
-        if al is None:
-            return None
-        off = first - al.base
-        if self.tracks_init and al.tracked() and not al.nest_written(off, shape, strides, esz):
-            return None
-        return np.array(_nest_view(al.view(dt), esz, off, shape, strides, 1), order="C").reshape(-1)
+        out = np.empty((1, int(np.prod(shape))), dtype)
+        return out[0] if self.load_nests([first], shape, strides, out) else None
 
     def load_nests(self, firsts, shape, strides, out) -> bool:
         """``load_nest`` of several nests of one shape and strides (first addresses ``firsts``,
@@ -319,19 +311,7 @@ class FlatSpace:
         disjoint elements (``load_nest``) as a strided slice, when every check of ``store``
         passes on Python ints (aligned, inside one writable allocation) and no statistics are
         kept; False: nothing was written, ``store`` must decide (and report)."""
-        esz = values.dtype.itemsize
-        if self.counter is not None or not disjoint(shape, strides, esz):
-            return False
-        last = first + sum((n - 1) * s for n, s in zip(shape, strides))
-        al = self._nest_home(first, strides, last, esz, esz, esz, True)
-        if al is None:
-            return False
-        self.version += 1
-        off = first - al.base
-        if self.tracks_init and al.tracked():
-            al.mark_nest(off, shape, strides, esz)
-        _nest_view(al.view(values.dtype), esz, off, shape, strides, 1)[...] = values.reshape(*shape, 1)
-        return True
+        return self.store_nests([first], shape, strides, values.reshape(1, -1))
 
     def store_nests(self, firsts, shape, strides, rows) -> bool:
         """``store_nest`` of several nests of one shape and strides (first addresses ``firsts``,

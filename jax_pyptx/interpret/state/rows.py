@@ -153,7 +153,6 @@ def _rows_set(buf, starts, nbytes):
     v[idx] = one
 
 
-
 def _rows_defined(buf, starts, nbytes) -> bool:
     """Whether every byte of rows ``[start, start + nbytes)`` of ``buf`` is 1."""
     if not len(starts):
