@@ -205,8 +205,8 @@ class _Facts:
         self.more = {}
 
 
-#: (n, first, last slot) -> [(the slots' content, their ``_Facts``)]: a few slot sets per key, looked up
-#: by content (``_facts_of``, ``slots_content``)
+#: (n, first, last slot) -> [(the slots' content, their ``_Facts``)]: a few slot sets per key,
+#: looked up by content (``_facts_of``, ``slots_content``)
 _FACTS: dict = {}
 _FACTS_MAX = 4096
 

@@ -90,7 +90,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         self.regs = {}
         self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain
                                    # slots; a read-only one is shared: _first_mask)
-        self._slot_sets = {}       # (n, first, last slot) -> [(the slots' content, _set_on's dict)] (``slots_content``)
+        self._slot_sets = {}       # (n, first, last slot) -> [(slots_content, _set_on's dict)]
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
         self._init_definedness()
         self._init_provenance()
