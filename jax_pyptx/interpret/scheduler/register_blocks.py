@@ -45,7 +45,8 @@ def plain(self, keys, g) -> bool:      # self: the Context
         known = g.ok if g.ok is not None else self._set_on(g)
         if ks in known:             # (every one of them found written before: it stays so)
             return True
-        todo = ks - known.keys()
+        # (not ``ks - known.keys()``: that makes a set of every key known, hundreds by then)
+        todo = [k for k in ks if k not in known]
         if todo:
             pinit = self.pinit
             for k in todo:
