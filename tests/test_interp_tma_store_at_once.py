@@ -107,6 +107,14 @@ def test_in_bound_boxes_are_written_at_once_and_a_clipped_one_box_by_box(monkeyp
     assert y[32:].any()
 
 
+def test_boxes_that_are_not_whole_tiles_are_stored_box_by_box():
+    # a packed sub-byte box has no grid, a box of offsets no tile: declined, nothing read of
+    # the (absent) batch, whichever box comes first
+    packed = tma.T.PackedBox(np.arange(16, dtype=np.int64) * 6, None, 6, 16, 16)
+    scattered = tma.T.Box(np.arange(4, dtype=np.int64), None, 2)
+    for boxes in ([packed], [scattered], [packed, scattered]):
+        assert tma._stored_at_once(None, [(j, None, None, b, 0, 0) for j, b in enumerate(boxes)], None) is False
+
 
 def test_a_store_counted_by_statistics_goes_box_by_box(monkeypatch):
     # statistics count every address a store writes: ``store_nests`` declines, each box is stored

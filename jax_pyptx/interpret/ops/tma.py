@@ -599,14 +599,12 @@ def _stored_at_once(ctx, boxes, srcs) -> bool:
     """The boxes of a plain store whose sources ``_sources`` read (one tensor map), written
     into the tensor at once (``FlatSpace.store_nests``) where each is an in-bound tile of one
     shape; False, having written nothing, where not (``_put_boxes`` then stores box by box)."""
-    f, grid0 = boxes[0][2], boxes[0][3].grid
-    if grid0 is None:
-        return False
-    firsts = []
+    f, grid0, firsts = boxes[0][2], None, []
     for _, _, _, box, _, _ in boxes:
-        g = box.grid
-        if type(box) is not T.Box or box.valid is not None or g is None or g[1] != grid0[1] or g[2] != grid0[2]:
+        g = box.grid if type(box) is T.Box and box.valid is None else None     # (a PackedBox has none)
+        if g is None or grid0 is not None and (g[1] != grid0[1] or g[2] != grid0[2]):
             return False
+        grid0 = grid0 or g
         firsts.append(int(f.address) + int(g[0]))
     return ctx.mem.gspace.store_nests(firsts, grid0[1], grid0[2], srcs)
 

@@ -496,10 +496,7 @@ def track_inflight(ctx, flat_bytes, d, cta, off, span=None):
     fb = flat_bytes if isinstance(flat_bytes, slice) else np.asarray(flat_bytes, np.int64)
     rec = _Write(fb, d, int(cta), int(off))
     rec.span = _offsets(ctx.shared, fb) if span is None else span
-    _uncounted(st, rec)                 # counted when a check may meet it (``_counts``)
-    st.writes.append(rec)
-    st.n_inflight += 1
-    return _landed(rec)
+    return _in_flight(st, rec)
 
 
 def track_spans(ctx, d, spans):
@@ -512,11 +509,17 @@ def track_spans(ctx, d, spans):
         base = cta * stride
         rec = _Write(slice(base + lo, base + hi), d, cta, off)
         rec.span = span
-        _uncounted(st, rec)
-        st.writes.append(rec)
-        out.append(_landed(rec))
-    st.n_inflight += len(spans)
+        out.append(_in_flight(st, rec))
     return out
+
+
+def _in_flight(st, rec):
+    """Keep the copy record ``rec`` as in flight (counted when a check may meet it:
+    ``_counts``); the callback its landing runs (``_landed``)."""
+    _uncounted(st, rec)
+    st.writes.append(rec)
+    st.n_inflight += 1
+    return _landed(rec)
 
 
 def _landed(rec):
