@@ -175,7 +175,7 @@ class _MmaAsync:
     ``write_back``)."""
 
     __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
-                 "sa", "sb", "ta", "tb", "keys", "keys_t", "a_keys", "a_keys_t", "get_a", "get_b", "get_scale", "a_inv",
+                 "sa", "sb", "ta", "tb", "keys", "keys_t", "keys_fs", "a_keys", "a_keys_t", "a_keys_fs", "get_a", "get_b", "get_scale", "a_inv",
                  "a_lanes", "d_inv", "layout", "plans", "b_key", "a_key", "sd_imm", "sd_key")
 
     def __init__(self, prog, d, ins, scope, dec):
@@ -257,11 +257,12 @@ class _MmaAsync:
         if len(set(keys)) != len(keys):
             raise InterpreterError("wgmma.mma_async: an accumulator register appears twice")
         self.keys, self.keys_t = keys, tuple(keys)
+        self.keys_fs = frozenset(keys)      # (``Context.plain``'s argument: its hash kept)
 
     def _a_operand(self, prog, op, scope):
         """A's readers: its 4 fragment registers (with the fragment -> row-major map) or its
         shared-memory descriptor."""
-        self.a_keys, self.a_keys_t = [], ()
+        self.a_keys, self.a_keys_t, self.a_keys_fs = [], (), frozenset()
         self.a_inv = self.a_lanes = None
         if not self.a_regs:
             self.get_a = reader(prog, op, b64, scope)
@@ -272,7 +273,7 @@ class _MmaAsync:
                                    f"{len(a_items)}")
         self.get_a = [reader(prog, o, b32, scope) for o in a_items]
         self.a_keys = [prog.reg(o.name, scope).key for o in a_items]
-        self.a_keys_t = tuple(self.a_keys)
+        self.a_keys_t, self.a_keys_fs = tuple(self.a_keys), frozenset(self.a_keys)
         afrag = wgmma_a_fragment(self.at)
         M, Ka = self.M, self.Ka
         a_pos = _perm([[rc[0] for rc in t] for t in afrag], [[rc[1] for rc in t] for t in afrag], Ka)
@@ -366,7 +367,7 @@ class _MmaAsync:
         only a gather (``Context.plain``): each warp's registers into its 16 rows of A as bf16
         pairs (``regs_to_tile``, ``_pair_lanes``), then widened; else None."""
         lanes = self.a_lanes
-        if lanes is None or ARITH is None or not ctx.plain(self.a_keys_t, g):
+        if lanes is None or ARITH is None or not ctx.plain(self.a_keys_fs, g):
             return None
         regs = ctx.regs
         pairs = np.empty((W * 4, 32 * 4), np.uint32)       # a warp's 16 rows x 8 pairs
@@ -494,7 +495,7 @@ class _MmaAsync:
             return None
         lanes = self.layout.lanes(self.N)
         tags = st.regs.tag
-        if lanes is None or (tags and any(k in tags for k in self.keys_t)) or not ctx.plain(self.keys_t, g):
+        if lanes is None or (tags and not tags.keys().isdisjoint(self.keys_t)) or not ctx.plain(self.keys_fs, g):
             return None
         tile = np.empty((W * 4, 16 * self.N), np.uint32)
         regs = ctx.regs

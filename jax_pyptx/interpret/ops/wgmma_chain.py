@@ -103,8 +103,8 @@ def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
         got = memo["keys"] = _keys(members)
     if got is None:
         return False
-    keys, scales = got
-    if not ctx.plain(keys + tuple(k for k in scales if k is not None), g):
+    keys, scales, read = got
+    if not ctx.plain(read, g):
         return False
     W, banks = st.warpgroups(ctx, g)
     op0 = members[0][1]
@@ -144,8 +144,12 @@ def _a_native(ctx, g, W, members, memo):
     column i * Ka of one (W, M, steps * Ka) array. None where reading them is more than a
     gather (``Context.plain``) or an array is one the native call does not take."""
     op0 = members[0][1]
-    keys = [k for _, op in members for k in op.a_keys]
-    if op0.a_lanes is None or not ctx.plain(keys, g):
+    got = memo.get("a_keys")
+    if got is None:                     # (the keys, and the frozenset ``Context.plain`` hashes once)
+        keys = tuple(k for _, op in members for k in op.a_keys)
+        got = memo["a_keys"] = (keys, frozenset(keys))
+    keys, keyset = got
+    if op0.a_lanes is None or not ctx.plain(keyset, g):
         return None
     n, M, Ka = len(members), op0.M, op0.Ka
     lanes = memo.get("a_lanes")
@@ -204,7 +208,8 @@ def _scale_d(ctx, g, W, members, scales):
 
 def _keys(members):
     """(the descriptor registers a run reads, B's then A's of each operation in turn; each
-    operation's scale-d predicate register, None for an immediate); None where it cannot read
+    operation's scale-d predicate register, None for an immediate; the frozenset of both, which
+    ``Context.plain`` is asked about, its hash kept); None where it cannot read
     its operands at once: not bf16, operands of other shapes or layouts than the first's, a
     descriptor that is not a 64-bit register, scale-d a negated predicate, or A registers
     named twice (a later read of them sees the earlier operation's in-flight read)."""
@@ -223,7 +228,7 @@ def _keys(members):
             keys.append(op.a_key)
     if len(set(a_keys)) < len(a_keys):
         return None
-    return tuple(keys), tuple(scales)
+    return tuple(keys), tuple(scales), frozenset(keys + [k for k in scales if k is not None])
 
 
 def _plans(ctx, members, memo, banks, descs):

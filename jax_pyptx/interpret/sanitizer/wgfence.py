@@ -92,22 +92,29 @@ class FenceState:
         idx = g.idx
         if tok is None:
             tok = idx
-        pend, last, src = self.pend, self.last, self.src
+        if not pairs:
+            return
+        pend = self.pend
         e = self.epoch + 1
-        for key, d in pairs:
-            last[key] = self.top = e
-            src[key] = d
+        w = (tok, idx, e)
+        keys = [k for k, _ in pairs]
+        self.last.update(dict.fromkeys(keys, e))
+        self.top = e
+        self.src.update(pairs)
+        for key in keys:
             p = pend.get(key)
             if p is None:
-                pend[key] = [(tok, idx, e)]
-                continue
-            for j, w in enumerate(p):
-                if w[0] is tok:   # the same slots written again: the older write is covered
-                    del p[j]
-                    break
-            p.append((tok, idx, e))
-            if len(p) > self.PEND:
-                self._stamps(key)
+                pend[key] = [w]
+            elif p[-1][0] is tok:   # the same slots written again: the older write is covered
+                p[-1] = w
+            else:
+                for j, x in enumerate(p):
+                    if x[0] is tok:
+                        del p[j]
+                        break
+                p.append(w)
+                if len(p) > self.PEND:
+                    self._stamps(key)
 
     def _stamps(self, key):
         """The stamp array of ``key`` with its pending writes applied (made on first use)."""
@@ -125,9 +132,8 @@ class FenceState:
         d = ctx.cur
         if (d is not None and d.ins.opcode.startswith("wgmma.")) or self.keys.isdisjoint(keys):
             return
-        for key in keys:
-            if key in self.keys:
-                self.wrote(ctx, key, g)
+        watched = self.keys
+        self._wrote(tuple((k, d) for k in keys if k in watched), g)
 
     def fence(self, g):
         self.epoch += 1
