@@ -11,6 +11,7 @@ from jax_pyptx.interpret import Stats, launch
 from jax_pyptx.interpret.launch import get_module, get_program
 from jax_pyptx.interpret.scheduler import segments
 from jax_pyptx.interpret.scheduler.context import Context
+from jax_pyptx.interpret.scheduler.register_blocks import _all_of
 
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
 NF, NR, NP = 8, 8, 3          # f32, u32 and predicate registers of the random programs
@@ -612,3 +613,16 @@ def test_special_registers_the_batch_fixes_are_sources_of_the_segment(monkeypatc
     t = np.tile(np.arange(64, dtype=np.uint32), 3)
     lane = t % 32
     np.testing.assert_array_equal(fused, np.stack([t, t // 32, lane ^ ((1 << lane) - 1), np.full(192, 3)], 1))
+
+
+def test_a_blocks_old_arrays_are_taken_only_all_of_its_dtype_and_shape():
+    # write_blocks / write_rows take a block's old register arrays (None: not written yet) only
+    # where every one has the rows' dtype (an equal dtype that is another object too) and,
+    # where asked, the batch's shape; else the registers are written one by one
+    u32 = np.dtype(np.uint32)
+    olds = [np.zeros(8, np.uint32), None, np.zeros(8, np.dtype(np.uint32, metadata={"m": 1}))]
+    assert olds[2].dtype is not u32
+    assert _all_of(olds, u32, (8,)) and _all_of(olds, u32, None) and _all_of([None, None], u32, (8,))
+    assert not _all_of(olds + [np.zeros(8, np.float32)], u32, None)
+    assert not _all_of(olds + [np.zeros(4, np.uint32)], u32, (8,))
+    assert _all_of(olds + [np.zeros(4, np.uint32)], u32, None)

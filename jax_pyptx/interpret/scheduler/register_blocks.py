@@ -7,7 +7,6 @@ each register's old array where nothing else holds it, else into a copy (``targe
 its own way (a segment's native block, a wgmma accumulator read as a tile)."""
 from __future__ import annotations
 
-from operator import attrgetter
 from sys import getrefcount
 
 import numpy as np
@@ -19,8 +18,6 @@ from ..state.arith import ARITH
 #: name and the call's argument; in ``Context.write`` the dict, its local name, the argument
 SOLE_IN_LIST = 4
 SOLE_IN_WRITE = 3
-
-_DTYPE, _SHAPE = attrgetter("dtype"), attrgetter("shape")
 
 
 def sole(a, refs: int) -> bool:
@@ -117,14 +114,13 @@ def targets(olds, N, dtype):
 
 def _all_of(olds, dtype, shape) -> bool:
     """Whether every old array of ``olds`` (None: not written yet) is of ``dtype`` (and, where
-    given, of ``shape``). (The attributes gathered by ``map`` in C: a block's 64 registers
-    cost a third of a set comprehension's.)"""
-    have = [a for a in olds if a is not None]
-    if not have:
-        return True
-    if set(map(_DTYPE, have)) != {dtype}:
-        return False
-    return shape is None or set(map(_SHAPE, have)) == {shape}
+    given, of ``shape``). (One loop, a dtype matched by identity first: sets of dtypes hash
+    each one, 16 us for a block of 64 registers against 7.)"""
+    for a in olds:
+        if a is not None and ((a.dtype is not dtype and a.dtype != dtype) or
+                              (shape is not None and a.shape != shape)):
+            return False
+    return True
 
 
 def _masks(self, keys, olds, g):   # self: the Context
