@@ -615,7 +615,7 @@ def test_special_registers_the_batch_fixes_are_sources_of_the_segment(monkeypatc
     np.testing.assert_array_equal(fused, np.stack([t, t // 32, lane ^ ((1 << lane) - 1), np.full(192, 3)], 1))
 
 
-def test_a_blocks_old_arrays_are_taken_only_all_of_its_dtype_and_shape():
+def test_a_blocks_old_arrays_are_taken_only_where_all_have_its_dtype_and_shape():
     # write_blocks / write_rows take a block's old register arrays (None: not written yet) only
     # where every one has the rows' dtype (an equal dtype that is another object too) and,
     # where asked, the batch's shape; else the registers are written one by one

@@ -175,8 +175,9 @@ class _MmaAsync:
     ``write_back``)."""
 
     __slots__ = ("d", "form", "shape", "name", "M", "N", "K", "Ka", "dt", "at", "bt", "abits", "sat", "sp", "a_regs",
-                 "sa", "sb", "ta", "tb", "keys", "keys_t", "keys_fs", "a_keys", "a_keys_t", "a_keys_fs", "get_a", "get_b", "get_scale", "a_inv",
-                 "a_lanes", "d_inv", "layout", "plans", "b_key", "a_key", "sd_imm", "sd_key")
+                 "sa", "sb", "ta", "tb", "keys", "keys_t", "keys_fs", "a_keys", "a_keys_t", "a_keys_fs", "get_a",
+                 "get_b", "get_scale", "a_inv", "a_lanes", "d_inv", "layout", "plans", "b_key", "a_key", "sd_imm",
+                 "sd_key")
 
     def __init__(self, prog, d, ins, scope, dec):
         self.d = d
