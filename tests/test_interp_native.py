@@ -260,6 +260,46 @@ def test_the_native_call_checks_its_slots():
         A.run(np.array([[add, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
 
 
+def test_an_input_read_from_a_register_blocks_tile():
+    # slot 1 read from a tile (a wgmma accumulator's register j: element i of the group is
+    # tile[i / 32, lanes[i % 32]]), the others gathered at the index: the values of the same
+    # register scattered into an array first, over three chunks (whole warps)
+    A = native.ARITH
+    ops = {name: i + 1 for i, name in enumerate(A.ops)}
+    n, per_warp = 2560, 96
+    rng = np.random.default_rng(11)
+    tile = rng.integers(0, 2**32, (n // 32, per_warp), dtype=np.uint64).astype(np.uint32)
+    lanes = rng.permutation(per_warp)[:32].astype(np.int64)
+    reg = tile[:, lanes].reshape(-1)                  # the register's values, thread by thread
+    a = rng.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    idx = rng.permutation(4000)[:n].astype(np.int64)
+    code = np.array([[ops["add32"], 0, 2, 0, 1, -32768]], np.int32)      # o = a + reg
+    widths = np.array([4, 4, 4], np.uint8)
+    out = np.empty(n, np.uint32)
+    assert A.run(code, np.zeros(0, np.uint64), [a, tile, out], widths, n, idx, 2, tiles=[(1, tile, lanes)])
+    np.testing.assert_array_equal(out, a[idx] + reg)
+    with pytest.raises(ValueError, match="tile input 1: shape or width"):
+        A.run(code, np.zeros(0, np.uint64), [a, tile, out[:64]], widths, 64, idx[:64], 2,
+              tiles=[(1, tile, lanes)])                 # a tile of other warps than the group's
+    bad = lanes.copy()
+    bad[5] = per_warp
+    with pytest.raises(ValueError, match="a lane past its warp's tile"):
+        A.run(code, np.zeros(0, np.uint64), [a, tile, out], widths, n, idx, 2, tiles=[(1, tile, bad)])
+    with pytest.raises(ValueError, match="tile inputs need whole warps"):
+        A.run(code, np.zeros(0, np.uint64), [a, tile, out[:40]], widths, 40, idx[:40], 2,
+              tiles=[(1, tile, lanes)])
+    # a wgmma f32 accumulator's registers (m64nNk16, N = 24): lanes in fours two elements apart,
+    # read eight at a time, but for the odd registers of the last column block of the last
+    # row, whose eight would pass the warp's tile (element by element)
+    for j in range(12):
+        ln = np.array([((l // 4) + 8 * ((j // 2) % 2)) * 24 + 8 * (j // 4) + 2 * (l % 4) + j % 2
+                       for l in range(32)], np.int64)
+        t = rng.integers(0, 2**32, (n // 32, 16 * 24), dtype=np.uint64).astype(np.uint32)
+        want = t[:, ln].reshape(-1)
+        assert A.run(code, np.zeros(0, np.uint64), [a, t, out], widths, n, idx, 2, tiles=[(1, t, ln)])
+        np.testing.assert_array_equal(out, a[idx] + want)
+
+
 def test_bfly32_permutes_each_warp_in_place_too():
     # a segment's shfl.sync.bfly (lane mask 13) over 2048 threads: two chunks of whole warps;
     # the second row shuffles the first's result in its own slot (d is a), undoing it

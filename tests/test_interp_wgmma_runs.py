@@ -73,9 +73,9 @@ def both(monkeypatch, fn, at_once=None, delivered=None):
             return deliver(*a)
         monkeypatch.setattr(_MmaAsync, "deliver", delivering)
 
-        def counted(ctx, g, members, memo, wait=None, seen=seen):
+        def counted(ctx, g, members, memo, wait=None, keep=None, seen=seen):
             seen.append(len(members))
-            return real(ctx, g, members, memo, wait)
+            return real(ctx, g, members, memo, wait, keep)
 
         def issued(*a, fast=fast):
             fast.append(1)
@@ -320,3 +320,77 @@ def test_a_run_read_one_step_at_a_time_multiplies_natively(monkeypatch, sd0):
     assert steps == [1, 1, 1]
     d = f32(f32(f32(P1 + (acc_matrix(C, 8) if sd0 else 0)) + P2) + P2)
     np.testing.assert_array_equal(acc_matrix(got, 8), d)
+
+
+# a run (scale-d 0 first: it reads no C) whose accumulator only the segment after its wait reads
+HAND = (CHAIN.replace("SD0", "0").replace(".f16.f16", ".bf16.bf16") +
+        "".join(f"  add.f32 %g{i}, %c{i}, 0f3F800000;\n" for i in range(4)))
+
+
+def handed(body, keep_c0=False):
+    """``wgmma_kernel`` of ``body`` storing %g0..%g3 (the segment's results) instead of the
+    accumulator, or %c0 in the first one's place (another instruction naming it)."""
+    ptx = wgmma_kernel(body, 4, extra_regs="\n  .reg .f32 %g<4>;")
+    for i in range(4):
+        if not (keep_c0 and i == 0):
+            ptx = ptx.replace(f"[%rd5+{4 * i}], %c{i};", f"[%rd5+{4 * i}], %g{i};")
+    return ptx
+
+
+def tiled_answers(monkeypatch):
+    """The answers of ``segments.run_tiled`` (the hand-overs tried), as they come."""
+    from jax_pyptx.interpret.scheduler import segments
+    got, real = [], segments.run_tiled
+
+    def counted(*a):
+        got.append(real(*a))
+        return got[-1]
+    monkeypatch.setattr(segments, "run_tiled", counted)
+    return got
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+def test_a_run_hands_its_tile_to_the_segment_that_alone_reads_it(monkeypatch, sanitize):
+    # the segment reads the accumulator from the tile: the registers are never written (no
+    # delivery, nor any wait_group retiring), and it gives what one by one gives
+    img, P1, P2, _ = image(60, "bf16")
+    ptx = handed(HAND)
+    (d,) = [d for d in get_program(get_module(ptx), "k").code if d.wrun is not None]
+    seg, read, rest = d.wrun.hand
+    assert [(j, k.split("::")[-1]) for j, k in read] == [(0, "%c0"), (1, "%c1"), (2, "%c2"), (3, "%c3")]
+    assert seg.pc == d.pc + d.wrun.span and not any("%c" in k for k in rest)
+    tiled, delivered = tiled_answers(monkeypatch), []
+    (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, sanitize=sanitize), None, delivered)
+    assert chains == [[3], []] and tiled == [True] and delivered == [0, 0]
+    np.testing.assert_array_equal(fused, single)
+    np.testing.assert_array_equal(acc_matrix(fused, 8), f32(f32(f32(f32(P1) + P2) + P2) + 1))
+
+
+def test_a_tile_the_segment_cannot_take_is_delivered_first(monkeypatch):
+    # the segment stands back (here: told to): the run delivers its tile as the wait would
+    # have, and the segment runs as usual on the registers
+    from jax_pyptx.interpret.scheduler import segments
+    monkeypatch.setattr(segments, "run_tiled", lambda *a: False)
+    img, P1, P2, _ = image(61, "bf16")
+    delivered = []
+    (fused, single), chains = both(monkeypatch, lambda: run(handed(HAND), img, sanitize=True), None, delivered)
+    assert chains == [[3], []] and delivered == [1, 0]
+    np.testing.assert_array_equal(fused, single)
+    np.testing.assert_array_equal(acc_matrix(fused, 8), f32(f32(f32(f32(P1) + P2) + P2) + 1))
+
+
+@pytest.mark.parametrize("body, keep_c0", [
+    (HAND, True),                                                   # a store names %c0 too
+    (HAND.replace("%db, 0, 1, 1", "%db, 1, 1, 1"), False),          # the first mma reads C
+    (HAND.replace(WAIT, WAIT + "  bar.sync 0;\n"), False),          # not right after the wait
+    ("  setp.eq.u32 %p3, %r1, 999;\n  @%p3 bra SKIP;\n" + HAND.replace(WAIT, WAIT + "SKIP:\n"), False),
+])                                                                  # ... a branch's target
+def test_no_hand_over_where_another_instruction_may_read_the_registers(monkeypatch, body, keep_c0):
+    img, P1, P2, _ = image(62, "bf16")
+    ptx = handed(body, keep_c0)
+    (d,) = [d for d in get_program(get_module(ptx), "k").code if d.wrun is not None]
+    assert d.wrun.hand is None
+    tiled = tiled_answers(monkeypatch)
+    (fused, single), _ = both(monkeypatch, lambda: run(ptx, img, sanitize=True))
+    assert tiled == []
+    np.testing.assert_array_equal(fused, single)

@@ -1,7 +1,7 @@
 // jax_pyptx.interpret.state._arith: the interpreter's native arithmetic.
 //
-//   run(code, imms, arrays, widths, n, index, gathered, scratch, blocks) -> True, or False
-//       where it declines (below)
+//   run(code, imms, arrays, widths, n, index, gathered, scratch, blocks, tiles) -> True, or
+//       False where it declines (below)
 //   ops    the operation names, in the order of their codes (1, 2, ...); bfly32 (a warp
 //          shuffle) needs n a multiple of 32, its warps whole
 //   round_f32, bf16_to_f64, take_bf16, regs_to_tile, tile_to_regs: matrices and register
@@ -27,6 +27,11 @@
 //           Slots past the arrays and blocks (the block's temporaries) are carved from
 //           `scratch` (uint8), n elements each, in order, each at an 8-byte boundary.
 //   widths  uint8, one per slot: its element size in bytes (checked against the arrays).
+//   tiles   (optional) (slot, tile, lanes) triples: input `slot` (4-byte elements) is read from
+//           a register block's tile (machine/asyncregs.py's TileLayout) instead of its array:
+//           tile uint32 (n / 32, per_warp), C order, lanes int64 (32,), element i being
+//           tile[i / 32, lanes[i % 32]] (thread i is lane i % 32 of the tile's warp i / 32; the
+//           slot's entry of `arrays` is the tile itself, and it is never gathered at `index`).
 //
 // It declines (the caller runs the block through NumPy) where an ex2 lies so near an f32
 // rounding boundary that NumPy's exp2 and the C library's could round apart.
@@ -166,6 +171,9 @@ struct Slot {
   int64_t stride = 1;       // in elements
   int width = 0;
   const int64_t* index = nullptr;   // a gathered input: element i is base[index[i] * stride]
+  const uint32_t* tile = nullptr;   // an input read from a tile: element i is
+  const int64_t* lanes = nullptr;   //   tile[(i / 32) * per_warp + lanes[i % 32]]
+  int64_t per_warp = 0;
   Bytes chunk;                      // a gathered input's elements of the current chunk
 };
 
@@ -475,6 +483,53 @@ void gather_into(Slot& sl, const int64_t* ix, size_t len) {
   for (size_t i = 0; i < len; ++i) out[i] = base[ix[i] * st];
 }
 
+// the tile inputs' elements [lo, lo + len) (lo a multiple of 32, len of whole warps), warp by
+// warp: every input's lanes of one warp's tile while it is in the cache (a register's 32 lanes
+// lie on several of the tile's rows, which the other registers share)
+// o[q .. q + 3] = t[ln[q]], t[ln[q] + 2], t[ln[q] + 4], t[ln[q] + 6] for q = 0, 4, ... 28: a
+// register's 32 lanes where they come in fours two elements apart (a wgmma f32 accumulator's
+// layout), each four from one load of eight (t[ln[q] + 7] inside the tile: ``in_quads``)
+typedef uint32_t V8 __attribute__((vector_size(32)));
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void quads_of(const uint32_t* t, const int64_t* ln, uint32_t* o) {
+  const V8 evens = {0, 2, 4, 6, 1, 3, 5, 7};
+  for (size_t q = 0; q < 32; q += 4) {
+    V8 v;
+    std::memcpy(&v, t + ln[q], sizeof v);
+    V8 p = __builtin_shuffle(v, evens);
+    std::memcpy(o + q, &p, 4 * sizeof(uint32_t));
+  }
+}
+
+// (quads[k]: slot k's lanes come in fours two elements apart: ``quads_of``)
+void tiles_into(const std::vector<Slot*>& ts, const std::vector<bool>& quads, size_t lo, size_t len) {
+  for (size_t w = 0; w < len / 32; ++w) {
+    size_t warp = lo / 32 + w;
+    for (size_t k = 0; k < ts.size(); ++k) {
+      const Slot* sl = ts[k];
+      const uint32_t* t = sl->tile + static_cast<int64_t>(warp) * sl->per_warp;
+      const int64_t* ln = sl->lanes;
+      uint32_t* o = reinterpret_cast<uint32_t*>(sl->chunk.data()) + 32 * w;
+      if (quads[k]) {
+        quads_of(t, ln, o);
+      } else {
+        for (size_t l = 0; l < 32; ++l) o[l] = t[ln[l]];
+      }
+    }
+  }
+}
+
+bool in_quads(const int64_t* ln, int64_t per_warp) {
+  for (size_t q = 0; q < 32; q += 4) {
+    if (ln[q] + 8 > per_warp) return false;       // (its load of eight would pass the tile)
+    for (size_t i = 1; i < 4; ++i)
+      if (ln[q + i] != ln[q] + 2 * static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 // the starts of the runs of consecutive indices in ix[0, len) (a group of whole warps of a
 // warp-specialized role is a few runs), with len as the last entry
 void index_runs(const int64_t* ix, size_t len, std::vector<size_t>& at) {
@@ -525,7 +580,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
       if (static_cast<size_t>(o) >= slots.size() || slots[o].width != w)
         throw std::invalid_argument("bad source slot");
       const Slot& sl = slots[o];
-      if (sl.index) {
+      if (sl.index || sl.tile) {
         s.chunked = &sl;
       } else if (sl.stride == 1) {
         s.direct = sl.base;
@@ -538,11 +593,16 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
     }
   }
   bool any_index = false;
-  for (Slot& sl : slots)
-    if (sl.index) {
-      sl.chunk.resize(CHUNK * sl.width);
-      any_index = true;
+  std::vector<Slot*> tiled;
+  std::vector<bool> quads;
+  for (Slot& sl : slots) {
+    if (sl.index) any_index = true;
+    if (sl.tile) {
+      tiled.push_back(&sl);
+      quads.push_back(in_quads(sl.lanes, sl.per_warp));
     }
+    if (sl.index || sl.tile) sl.chunk.resize(CHUNK * sl.width);
+  }
   std::vector<size_t> runs;
   const bool wide = avx512_in_use();
   for (size_t lo = 0; lo < n; lo += CHUNK) {
@@ -556,8 +616,9 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
           break;
         }
     }
+    if (!tiled.empty()) tiles_into(tiled, quads, lo, len);
     for (Slot& sl : slots) {      // the gathered inputs' elements of this chunk, once
-      if (!sl.index) continue;
+      if (!sl.index || sl.tile) continue;
       const int64_t* ix = sl.index + lo;
       if (by_runs && sl.stride == 1) {
         gather_runs(sl, ix, runs);
@@ -595,7 +656,7 @@ NB_MODULE(_arith, m) {
            std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> index,
            size_t gathered,
            std::optional<nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> scratch,
-           std::optional<nb::list> blocks) {
+           std::optional<nb::list> blocks, std::optional<nb::list> tiles) {
           if (code.shape(1) != 6) throw std::invalid_argument("code must be (m, 6)");
           size_t ns = widths.shape(0), na = nb::len(arrays);
           if (na > ns) throw std::invalid_argument("more arrays than widths");
@@ -611,6 +672,27 @@ NB_MODULE(_arith, m) {
             }
           }
           std::vector<Slot> slots(ns);
+          // the tile inputs (held by `tiles` for the call): slot -> (tile, lanes)
+          using Tile = nb::ndarray<const uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+          using Lanes = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+          std::vector<std::pair<Tile, Lanes>> tiled(na);
+          std::vector<bool> is_tile(na, false);
+          if (tiles) {
+            if (n % 32) throw std::invalid_argument("tile inputs need whole warps");
+            for (nb::handle t : *tiles) {
+              size_t i = nb::cast<size_t>(t[0]);
+              if (i >= na || is_tile[i]) throw std::invalid_argument("a tile input's slot");
+              Tile tl = nb::cast<Tile>(t[1]);
+              Lanes ln = nb::cast<Lanes>(t[2]);
+              if (tl.shape(0) * 32 != n || ln.shape(0) != 32 || widths.data()[i] != 4)
+                throw std::invalid_argument("tile input " + std::to_string(i) + ": shape or width");
+              for (size_t l = 0; l < 32; ++l)
+                if (ln.data()[l] < 0 || static_cast<size_t>(ln.data()[l]) >= tl.shape(1))
+                  throw std::invalid_argument("tile input " + std::to_string(i) + ": a lane past its warp's tile");
+              is_tile[i] = true;
+              tiled[i] = {tl, ln};
+            }
+          }
           std::vector<Py_buffer> views(na + (blocks ? nb::len(*blocks) : 0));   // (never reallocated)
           size_t got = 0;
           struct Release {    // the views taken so far, on every way out
@@ -623,6 +705,13 @@ NB_MODULE(_arith, m) {
               throw std::invalid_argument("slot " + std::to_string(i) + ": not a buffer");
             }
             ++got;
+            if (is_tile[i]) {       // (read through its tile: its entry of arrays is not)
+              slots[i].tile = tiled[i].first.data();
+              slots[i].lanes = tiled[i].second.data();
+              slots[i].per_warp = static_cast<int64_t>(tiled[i].first.shape(1));
+              slots[i].width = 4;
+              continue;
+            }
             const Py_buffer& v = views[i];
             int w = static_cast<int>(v.itemsize);
             bool gath = i < gathered;
@@ -673,7 +762,8 @@ NB_MODULE(_arith, m) {
         },
         nb::arg("code"), nb::arg("imms"), nb::arg("arrays"), nb::arg("widths"), nb::arg("n"),
         nb::arg("index").none() = nb::none(), nb::arg("gathered") = 0,
-        nb::arg("scratch").none() = nb::none(), nb::arg("blocks").none() = nb::none());
+        nb::arg("scratch").none() = nb::none(), nb::arg("blocks").none() = nb::none(),
+        nb::arg("tiles").none() = nb::none());
   register_matrix(m);
   register_mma(m);
   m.def("use_cpu_features",

@@ -51,20 +51,22 @@ def chain_ready(ctx, op) -> bool:
     return not regs.early and regs.tag.keys().isdisjoint(op.keys_t)
 
 
-def run_chain(ctx, g, members, memo, wait=None):
+def run_chain(ctx, g, members, memo, wait=None, keep=None):
     """Issue the ``mma_async`` of ``members`` ((decoded, ``_MmaAsync``) in program order, one
     accumulator; ``chain_ready`` said so) for ``g`` (the module doc). ``memo``: a dict the
     caller keeps with the run, where what reading its operands at once needs is remembered.
     ``wait``: the ``wgmma.wait_group 0`` (decoded) that follows the run right after its
     ``wgmma.commit_group``, or None; where nothing else is in flight, a run reading its
     operands at once then delivers its tile into the registers itself, as that wait would
-    (``_MmaAsync.deliver``), instead of making it pending for the wait to retire."""
+    (``_MmaAsync.deliver``), instead of making it pending for the wait to retire; with ``keep``
+    (a list) it appends ``(op, tile)`` instead of delivering it, and the caller delivers it
+    (``scheduler.wgmma_runs``' hand-over)."""
     st = state(ctx)
     fs = wgfence.state(ctx)
     if wait is not None and (st.regs.tag or st.regs.rtag or
                              (ctx.rhooks and not ctx.rhooks.keys().isdisjoint(members[0][1].keys_t))):
         wait = None
-    if _at_once(ctx, g, members, memo, st, fs, wait):
+    if _at_once(ctx, g, members, memo, st, fs, wait, keep):
         return
     warps = acc = bits = last = None
     try:
@@ -94,7 +96,7 @@ def run_chain(ctx, g, members, memo, wait=None):
             op.pend(ctx, st, g, W, warps, bits, tag)
 
 
-def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
+def _at_once(ctx, g, members, memo, st, fs, wait, keep=None) -> bool:
     """Issue the run with its operands read at once (the module doc; ``wait``: ``run_chain``'s,
     the run delivers its tile); False, having changed nothing, where they must be read one
     operation at a time."""
@@ -133,7 +135,7 @@ def _at_once(ctx, g, members, memo, st, fs, wait) -> bool:
             return False
         if plans[1].rows is not None:
             A = A[plans[1].rows]
-    _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait, plans[0].rows)
+    _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait, plans[0].rows, keep)
     return True
 
 
@@ -250,13 +252,14 @@ def _plans(ctx, members, memo, banks, descs):
     return plans
 
 
-def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
+def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None, keep=None):
     """Each operation's checks, product and rounding in issue order (A: per-step arrays from
     registers, or every step's matrices as read, (W, steps * M * K); Bt likewise, (K, N) each,
     or with ``b_rows`` the distinct ones, warpgroup w's at row ``b_rows[w]``; ``sds``: each
     one's scale-d per warpgroup), and the tile made pending, or with ``wait``
-    (``run_chain``) delivered: nothing runs before that wait, so the A registers' in-flight
-    reads, which it would end, are not recorded.
+    (``run_chain``) delivered (with ``keep`` too, appended to it for the caller instead):
+    nothing runs before that wait, so the A registers' in-flight reads, which it would end, are
+    not recorded.
 
     Where the first operation's C is none (scale-d false everywhere) or a tile
     (``_MmaAsync.c_tile``), the checks go first, in issue order, then every product and
@@ -295,7 +298,9 @@ def _issue(ctx, g, members, st, fs, W, A, Bt, sds, wait=None, b_rows=None):
     if acc is not None:
         ARITH.mma_chain_f32(A, Bt, sdm, np.array([op.sa * op.sb < 0 for _, op in members], np.uint8), acc, b_rows)
         bits = acc.reshape(W * 4, M // 4, N)
-    if wait is not None:
+    if wait is not None and keep is not None:
+        keep.append((op, bits))                     # (delivered by the caller: ``run_chain``)
+    elif wait is not None:
         ctx.runs_now(wait)
         op.deliver(ctx, g, bits)
     else:

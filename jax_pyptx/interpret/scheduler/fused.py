@@ -36,9 +36,8 @@ class FusedMixin:
         """The instruction count of the run of ``wgmma.mma_async`` ``wrun`` at ``pc`` issued for
         ``g`` as one (``wgmma_runs``), or 0 where it runs one instruction at a time: as for a
         segment (``_batched``), or ``wgmma_runs.run`` stood back."""
-        if (self.fuse and n + wrun.span < self.YIELD_AFTER and not (marks and wrun.crosses(marks, pc))
-                and wgmma_runs.run(self, wrun, g)):
-            return wrun.span
+        if self.fuse and n + wrun.span < self.YIELD_AFTER and not (marks and wrun.crosses(marks, pc)):
+            return wgmma_runs.run(self, wrun, g, self.YIELD_AFTER - n, marks)
         return 0
 
     def _batched(self, seg, g, n, pc, marks):

@@ -224,23 +224,30 @@ class Block:
             by.setdefault(dt, []).append(k)
         self.kept = tuple((dt, tuple(ks)) for dt, ks in by.items())
 
-    def run(self, vals, n, regs=None, idx=None, rows=None) -> bool:
+    def run(self, vals, n, regs=None, idx=None, rows=None, tiles=None) -> bool:
         """Compute the block's registers into ``vals`` for ``n`` threads; False when the
         native call declines (an ex2 near a rounding boundary, an array it cannot take).
         Its inputs are ``vals``'s, or with ``regs`` (the batch's registers) read there at the
         slots ``idx`` (None: every slot) by the native call itself. ``rows``, a list, receives
         the kept results as ``(keys, (len(keys), n) array)`` per dtype (``kept``) instead of
         ``vals``, whose entries the caller makes of them where it needs them
-        (``segments._batched``)."""
+        (``segments._batched``). ``tiles`` (with ``regs``): inputs read from a register
+        block's tile instead, key -> (tile (n / 32 warps, elements a warp) uint32, the
+        register's lanes (32,) int64: thread i's value is ``tile[i // 32, lanes[i % 32]]``)."""
+        tl = None
         if regs is None:
             ins, gathered = self.take(vals), 0
-        else:
+        elif tiles is None:
             ins = self.take(regs)
             gathered = len(ins) if idx is not None else 0
+        else:
+            ins = [tiles[k][0] if k in tiles else regs[k] for k in self.inputs]
+            gathered = len(ins) if idx is not None else 0
+            tl = [(i, tiles[k][0], tiles[k][1]) for i, k in enumerate(self.inputs) if k in tiles]
         blocks = [(ks, np.empty((len(ks), n), dt)) for dt, ks in self.kept]
         try:        # (the kept results: the rows of one array per dtype, ``kept``'s order)
             if not ARITH.run(self.code, self.imms, list(ins), self.widths, n, idx, gathered,
-                             _scratch(self.temp_bytes(n)) if self.temps else None, [b for _, b in blocks]):
+                             _scratch(self.temp_bytes(n)) if self.temps else None, [b for _, b in blocks], tl):
                 return False
         except (TypeError, ValueError):
             return False

@@ -39,7 +39,9 @@ schedules are unchanged. ``Context.fuse = False`` turns batching off.
 Consecutive batches whose every instruction has a native form run as one call of the compiled
 core instead (a ``native.Block``, ``Segment.blocks``), with the same bits; where the call
 declines, the block's batches run as above. A segment that is one block hands the call the
-batch's registers and the group's slots, and the call reads its inputs there itself.
+batch's registers and the group's slots, and the call reads its inputs there itself; right
+after a wgmma run that hands it its accumulator's tile (``scheduler.wgmma_runs``), it reads
+those registers from the tile (``run_tiled``).
 """
 from __future__ import annotations
 
@@ -288,10 +290,11 @@ class _Wide:
         self.n = n
 
 
-def _defined(ctx, seg, g):
-    """The segment's sources are written on every thread of ``g`` and plain (``Context.plain``),
-    and its destinations have no hook. A special register it reads (``specials.in_segments``)
-    is put among the registers first: its array over the batch (``Context.special``, read-only),
+def _defined(ctx, seg, g, ext=None):
+    """The segment's sources (``ext``: those of them it reads from the registers, all when
+    None) are written on every thread of ``g`` and plain (``Context.plain``), and its
+    destinations have no hook. A special register it reads (``specials.in_segments``) is put
+    among the registers first: its array over the batch (``Context.special``, read-only),
     defined everywhere."""
     if seg.specials:
         regs = ctx.regs
@@ -303,7 +306,7 @@ def _defined(ctx, seg, g):
         for k in seg.dsts:
             if k in rh:
                 return False
-    return ctx.plain(seg.ext_set, g)
+    return ctx.plain(seg.ext_set if ext is None else ext, g)
 
 
 def run(ctx, seg, g, pieces=True) -> bool:
@@ -388,13 +391,7 @@ def _batched(ctx, seg, g) -> bool:
     regs = ctx.regs
     todo = seg.blocks or seg.steps
     if len(todo) == 1 and type(todo[0]) is Block:   # one native block: it reads the registers
-        vals, rows = {}, []
-        if todo[0].run(vals, g.n, regs, None if g.full else g.idx, rows):
-            if len(seg.finals) < WRITE_AT_ONCE or not ctx.write_blocks(seg.finals, g, rows):
-                for ks, b in rows:                   # (each register's row, as its own)
-                    vals.update(zip(ks, b))
-                _write_back(ctx, seg, g, vals)
-            _synced(ctx, seg, g)
+        if _native(ctx, seg, g, todo[0]):
             return True
         todo = todo[0].steps                         # declined: its batches through NumPy
     if g.full:
@@ -421,6 +418,34 @@ def _batched(ctx, seg, g) -> bool:
     _write_back(ctx, seg, g, vals)
     _synced(ctx, seg, g)
     return True
+
+
+def _native(ctx, seg, g, blk, tiles=None) -> bool:
+    """Segment ``seg``, the one native block ``blk``, run for ``g`` reading the registers
+    itself (``tiles``: ``Block.run``'s), its results written back; False where the call
+    declines (nothing written)."""
+    vals, rows = {}, []
+    if not blk.run(vals, g.n, ctx.regs, None if g.full else g.idx, rows, tiles):
+        return False
+    if len(seg.finals) < WRITE_AT_ONCE or not ctx.write_blocks(seg.finals, g, rows):
+        for ks, b in rows:                   # (each register's row, as its own)
+            vals.update(zip(ks, b))
+        _write_back(ctx, seg, g, vals)
+    _synced(ctx, seg, g)
+    return True
+
+
+def run_tiled(ctx, seg, g, tiles, rest) -> bool:
+    """``run`` of ``seg``, one native block, whose sources ``tiles`` (key -> (tile, lanes), as
+    ``Block.run`` takes them) are a wgmma accumulator's registers that its run has not written
+    (``wgmma_runs``' hand-over: they are read from the tile): its other sources ``rest``
+    (``ext_set`` less those) as ``_defined`` asks them. False, having done nothing, where it
+    cannot (the caller writes the registers and the segment runs as usual)."""
+    blk = seg.blocks
+    if (seg.shuffles and not g.whole_warps()) or blk is None or len(blk) != 1 or type(blk[0]) is not Block \
+            or not _defined(ctx, seg, g, rest):
+        return False
+    return _native(ctx, seg, g, blk[0], tiles)
 
 
 def _synced(ctx, seg, g):

@@ -26,6 +26,17 @@ Where the run's last ``mma_async`` is followed right away by ``wgmma.commit_grou
 flight delivers its tile into the registers itself, as the wait would retire it
 (``run_chain``'s ``wait``), so the wait finds nothing to retire. No instruction runs between
 the chain and the wait, so none could see the tile pending.
+
+Such a run *hands its tile over* (``WgmmaRun.hand``) to the segment right after its wait
+where that segment is one native block and the only instructions of the program that name the
+accumulator's registers are the run's own ``mma_async`` (the first with scale-d an immediate
+0: it reads no C) and that segment's (which only reads them): a flash-attention block's S
+tile and its softmax. The accumulator's registers are then read by nothing but that segment,
+and only right after the run, so ``run`` runs the segment itself with those registers read
+from the tile (``segments.run_tiled``) and never writes them; where the segment cannot run
+so (a yield or another group's PC inside it, a source ``Context.plain`` refuses, the native
+call declining), the tile is delivered into the registers as the wait would have, and the
+segment runs as usual.
 """
 from __future__ import annotations
 
@@ -34,6 +45,7 @@ from ..machine.registry import K_NOP
 from ..state.operands import parse_int
 from ..ops.wgmma_chain import chain_ready, run_chain
 from . import segments
+from .native import Block
 
 MIN_MMAS = 2
 
@@ -43,13 +55,16 @@ class WgmmaRun:
     ((decoded, ``ops.wgmma._MmaAsync``), in order); ``seg``, its pure instructions as one
     segment (``segments.levelled``), or None (there are none); ``waits``, the
     ``wgmma.commit_group`` and ``wgmma.wait_group 0`` right after its last ``mma_async``
-    (decoded), part of the run, or None."""
+    (decoded), part of the run, or None; ``hand``: ``(segment, ((j, key), ...), rest)`` where
+    the run hands its tile over to the segment after it (the module doc: the accumulator's
+    registers it reads, each with its position j in the accumulator, and its other sources),
+    else None."""
 
-    __slots__ = ("pc", "span", "members", "seg", "memo", "waits")
+    __slots__ = ("pc", "span", "members", "seg", "memo", "waits", "hand")
 
-    def __init__(self, pc, span, members, seg=None, waits=None):
+    def __init__(self, pc, span, members, seg=None, waits=None, hand=None):
         self.pc, self.span, self.members, self.seg = pc, span, members, seg
-        self.waits = waits
+        self.waits, self.hand = waits, hand
         self.memo = {}            # what run_chain remembers of the run (its operands' plans)
 
     crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
@@ -76,7 +91,9 @@ def plan(code, pure, names):
                     uses = segments.uses_of(names)
                 seg = segments.levelled(code, pure, pures, uses, names)
             waits = _waits(code, targets, last)
-            d.wrun = WgmmaRun(pc, last + 1 - pc + (2 if waits else 0), tuple(members), seg, waits)
+            span = last + 1 - pc + (2 if waits else 0)
+            hand = _hand(code, names, targets, members, pc + span) if waits else None
+            d.wrun = WgmmaRun(pc, span, tuple(members), seg, waits, hand)
         pc = last + 1
 
 
@@ -91,6 +108,28 @@ def _waits(code, targets, last):
         return None
     n = w.ins.operands[0]
     return (c, w) if type(n) is Imm and parse_int(n.text) == 0 else None
+
+
+def _hand(code, names, targets, members, after):
+    """``WgmmaRun.hand`` of the run of ``members`` whose wait ends before ``after``: the
+    segment there (one native block, not a branch target) where the module doc's conditions
+    hold, else None."""
+    d0, op = members[0]
+    if after >= len(code) or after in targets or op.sd_imm is not False or code[after].func != d0.func:
+        return None
+    seg = code[after].seg
+    if seg is None or seg.blocks is None or len(seg.blocks) != 1 or type(seg.blocks[0]) is not Block:
+        return None
+    acc = frozenset(op.keys)
+    read = acc.intersection(seg.blocks[0].inputs)
+    if not read or not acc.isdisjoint(seg.dsts):
+        return None
+    own = {d.pc for d, _ in members}
+    end = seg.pc + seg.span
+    for q, ks in names.items():
+        if q not in own and not seg.pc <= q < end and not acc.isdisjoint(ks):
+            return None             # another instruction names the accumulator's registers
+    return seg, tuple((j, k) for j, k in enumerate(op.keys) if k in read), seg.ext_set - acc
 
 
 def _extent(code, pure, names, targets, pc):
@@ -129,17 +168,30 @@ def _extent(code, pure, names, targets, pc):
     return members, pures
 
 
-def run(ctx, wrun, g) -> bool:
-    """Run ``wrun`` for the threads of ``g`` (the module doc); True when done, False (nothing
-    done) where its instructions must run one by one."""
+def run(ctx, wrun, g, room=0, marks=None) -> int:
+    """Run ``wrun`` for the threads of ``g`` (the module doc); the instructions run: its span,
+    and its hand-over segment's where that ran too (``room``: how many instructions the loop
+    lets run before its next yield, which both must stay under; ``marks``: its join points,
+    none at or in the segment), or 0 (nothing done) where its instructions must run one by one."""
     if g.synced != (ctx.nlive, 1) or not chain_ready(ctx, wrun.members[0][1]):
-        return False
+        return 0
     if wrun.seg is not None and not segments.run(ctx, wrun.seg, g, pieces=False):
-        return False
-    waits = wrun.waits
-    run_chain(ctx, g, wrun.members, wrun.memo, None if waits is None else waits[1])
+        return 0
+    waits, hand = wrun.waits, wrun.hand
+    if hand is not None and (wrun.span + hand[0].span >= room or
+                             (marks and (hand[0].pc in marks or hand[0].crosses(marks, hand[0].pc)))):
+        hand = None                   # (the loop would yield at or in the segment)
+    kept = [] if hand is not None else None
+    run_chain(ctx, g, wrun.members, wrun.memo, None if waits is None else waits[1], kept)
     if waits is not None:
         for d in waits:               # (after a run that retired itself, nothing is in flight)
             ctx.runs_now(d)
             d.fn(ctx, g)
-    return True
+    if kept:                          # the tile the wait would have delivered, still the run's
+        op, bits = kept[0]
+        seg, read, rest = hand
+        tile, lanes = bits.reshape(bits.shape[0], -1), op.layout.lanes(op.N)
+        if lanes is not None and segments.run_tiled(ctx, seg, g, {k: (tile, lanes[j]) for j, k in read}, rest):
+            return wrun.span + seg.span
+        op.deliver(ctx, g, bits)       # (``ctx.cur``: the wait, as it would deliver it)
+    return wrun.span
