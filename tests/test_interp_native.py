@@ -288,9 +288,7 @@ def test_an_input_read_from_a_register_blocks_tile():
     with pytest.raises(ValueError, match="tile inputs need whole warps"):
         A.run(code, np.zeros(0, np.uint64), [a, tile, out[:40]], widths, 40, idx[:40], 2,
               tiles=[(1, tile, lanes)])
-    # a wgmma f32 accumulator's registers (m64nNk16, N = 24): lanes in fours two elements apart,
-    # read eight at a time, but for the odd registers of the last column block of the last
-    # row, whose eight would pass the warp's tile (element by element)
+    # each register of a wgmma f32 accumulator (m64nNk16, N = 24: the layout a run hands over)
     for j in range(12):
         ln = np.array([((l // 4) + 8 * ((j // 2) % 2)) * 24 + 8 * (j // 4) + 2 * (l % 4) + j % 2
                        for l in range(32)], np.int64)
@@ -721,6 +719,16 @@ def test_a_register_block_moves_to_its_tile_and_back():
         A.regs_to_tile([regs[0], regs[1].astype(np.uint64), regs[2], regs[3]], slots, lanes, tile)
     with pytest.raises(ValueError, match="regs_to_tile: lanes must be"):
         A.regs_to_tile(regs[:3], slots, lanes, tile)
+    # a wgmma f32 accumulator's block (m64nNk16, N = 24: 12 registers) into runs of whole
+    # warps' consecutive slots (a warpgroup's): the same values as the gather
+    lanes = np.array([[((l // 4) + 8 * ((j // 2) % 2)) * 24 + 8 * (j // 4) + 2 * (l % 4) + j % 2
+                       for l in range(32)] for j in range(12)], np.int64)
+    tile = rng.integers(0, 2**32, (4, 16 * 24), dtype=np.uint64).astype(np.uint32)
+    slots = np.concatenate([np.arange(32, 96), np.arange(160, 224)]).astype(np.int64)
+    back = [np.zeros(N + 40, np.uint32) for _ in range(12)]
+    A.tile_to_regs(tile, lanes, slots, back)
+    want = tile[:, lanes].transpose(1, 0, 2).reshape(12, -1)       # (register, thread)
+    np.testing.assert_array_equal(np.stack(back)[:, slots], want)
 
 
 def test_bf16_operands_widen_to_the_numpy_values():

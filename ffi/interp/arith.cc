@@ -486,49 +486,18 @@ void gather_into(Slot& sl, const int64_t* ix, size_t len) {
 // the tile inputs' elements [lo, lo + len) (lo a multiple of 32, len of whole warps), warp by
 // warp: every input's lanes of one warp's tile while it is in the cache (a register's 32 lanes
 // lie on several of the tile's rows, which the other registers share)
-// o[q .. q + 3] = t[ln[q]], t[ln[q] + 2], t[ln[q] + 4], t[ln[q] + 6] for q = 0, 4, ... 28: a
-// register's 32 lanes where they come in fours two elements apart (a wgmma f32 accumulator's
-// layout), each four from one load of eight (t[ln[q] + 7] inside the tile: ``in_quads``)
-typedef uint32_t V8 __attribute__((vector_size(32)));
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void quads_of(const uint32_t* t, const int64_t* ln, uint32_t* o) {
-  const V8 evens = {0, 2, 4, 6, 1, 3, 5, 7};
-  for (size_t q = 0; q < 32; q += 4) {
-    V8 v;
-    std::memcpy(&v, t + ln[q], sizeof v);
-    V8 p = __builtin_shuffle(v, evens);
-    std::memcpy(o + q, &p, 4 * sizeof(uint32_t));
-  }
-}
-
-// (quads[k]: slot k's lanes come in fours two elements apart: ``quads_of``)
-void tiles_into(const std::vector<Slot*>& ts, const std::vector<bool>& quads, size_t lo, size_t len) {
+void tiles_into(const std::vector<Slot*>& ts, size_t lo, size_t len) {
   for (size_t w = 0; w < len / 32; ++w) {
     size_t warp = lo / 32 + w;
-    for (size_t k = 0; k < ts.size(); ++k) {
-      const Slot* sl = ts[k];
+    for (const Slot* sl : ts) {
       const uint32_t* t = sl->tile + static_cast<int64_t>(warp) * sl->per_warp;
       const int64_t* ln = sl->lanes;
       uint32_t* o = reinterpret_cast<uint32_t*>(sl->chunk.data()) + 32 * w;
-      if (quads[k]) {
-        quads_of(t, ln, o);
-      } else {
-        for (size_t l = 0; l < 32; ++l) o[l] = t[ln[l]];
-      }
+      for (size_t l = 0; l < 32; ++l) o[l] = t[ln[l]];
     }
   }
 }
 
-bool in_quads(const int64_t* ln, int64_t per_warp) {
-  for (size_t q = 0; q < 32; q += 4) {
-    if (ln[q] + 8 > per_warp) return false;       // (its load of eight would pass the tile)
-    for (size_t i = 1; i < 4; ++i)
-      if (ln[q + i] != ln[q] + 2 * static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
 
 // the starts of the runs of consecutive indices in ix[0, len) (a group of whole warps of a
 // warp-specialized role is a few runs), with len as the last entry
@@ -594,13 +563,9 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
   }
   bool any_index = false;
   std::vector<Slot*> tiled;
-  std::vector<bool> quads;
   for (Slot& sl : slots) {
     if (sl.index) any_index = true;
-    if (sl.tile) {
-      tiled.push_back(&sl);
-      quads.push_back(in_quads(sl.lanes, sl.per_warp));
-    }
+    if (sl.tile) tiled.push_back(&sl);
     if (sl.index || sl.tile) sl.chunk.resize(CHUNK * sl.width);
   }
   std::vector<size_t> runs;
@@ -616,7 +581,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
           break;
         }
     }
-    if (!tiled.empty()) tiles_into(tiled, quads, lo, len);
+    if (!tiled.empty()) tiles_into(tiled, lo, len);
     for (Slot& sl : slots) {      // the gathered inputs' elements of this chunk, once
       if (!sl.index || sl.tile) continue;
       const int64_t* ix = sl.index + lo;
