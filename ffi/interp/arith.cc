@@ -498,7 +498,6 @@ void tiles_into(const std::vector<Slot*>& ts, size_t lo, size_t len) {
   }
 }
 
-
 // the starts of the runs of consecutive indices in ix[0, len) (a group of whole warps of a
 // warp-specialized role is a few runs), with len as the last entry
 void index_runs(const int64_t* ix, size_t len, std::vector<size_t>& at) {

@@ -34,9 +34,9 @@ accumulator's registers are the run's own ``mma_async`` (the first with scale-d 
 tile and its softmax. The accumulator's registers are then read by nothing but that segment,
 and only right after the run, so ``run`` runs the segment itself with those registers read
 from the tile (``segments.run_tiled``) and never writes them; where the segment cannot run
-so (a yield or another group's PC inside it, a source ``Context.plain`` refuses, the native
-call declining), the tile is delivered into the registers as the wait would have, and the
-segment runs as usual.
+so (the loop's next yield or another group's PC at or in it, a source ``Context.plain``
+refuses, the native call declining), the tile is delivered into the registers as the wait
+would have, and the segment runs as usual.
 """
 from __future__ import annotations
 
