@@ -394,3 +394,22 @@ def test_no_hand_over_where_another_instruction_may_read_the_registers(monkeypat
     (fused, single), _ = both(monkeypatch, lambda: run(ptx, img, sanitize=True))
     assert tiled == []
     np.testing.assert_array_equal(fused, single)
+
+
+def test_a_hand_over_the_loops_next_yield_would_split_is_delivered(monkeypatch):
+    # the loop yields every YIELD_AFTER instructions: where the run fits before the next yield
+    # but the run and its segment do not, the tile is delivered and the segment runs after
+    # the yield as usual; every setting gives the same registers
+    img, P1, P2, _ = image(63, "bf16")
+    ptx = handed(HAND)
+    want = f32(f32(f32(f32(P1) + P2) + P2) + 1)
+    outcomes = set()
+    for every in range(8, 48):
+        monkeypatch.setattr(Context, "YIELD_AFTER", every)
+        tiled, delivered = tiled_answers(monkeypatch), []
+        (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, sanitize=True), None, delivered)
+        np.testing.assert_array_equal(fused, single)
+        np.testing.assert_array_equal(acc_matrix(fused, 8), want)
+        outcomes.add((len(chains[0]), tuple(tiled), delivered[0]))
+    # run at once and handed over; run at once and delivered (no room); one by one
+    assert {(1, (True,), 0), (1, (), 1), (0, (), 0)} <= outcomes
