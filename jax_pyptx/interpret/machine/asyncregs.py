@@ -494,17 +494,25 @@ class TileRows:
         """(k, 32 * warps) register bits, register by register (``TileLayout.rows``)."""
         return self.layout.rows(self.tile)
 
+    def flat(self):
+        """``(tile, lanes)`` as the native core takes them: the tile (warps, rows * cols),
+        C order, and ``TileLayout.lanes`` (register j of lane l: ``tile[w, lanes[j, l]]``);
+        None where the layout or the dtype does not allow it."""
+        nw, R, C = self.tile.shape
+        lanes = self.layout.lanes(C)
+        if lanes is None or self.dtype != np.uint32:
+            return None
+        return np.ascontiguousarray(self.tile).reshape(nw, R * C), lanes
+
     def into(self, new, slots) -> bool:
         """``new[j][slots] = register j's bits`` (``new``: a list of the registers' arrays) in
         one native pass; False (nothing written) where the layout or the arrays do not allow
         it."""
-        nw, R, C = self.tile.shape
-        lanes = self.layout.lanes(C)
-        if lanes is None or self.dtype != np.uint32:
+        got = self.flat()
+        if got is None:
             return False
         try:
-            ARITH.tile_to_regs(np.ascontiguousarray(self.tile).reshape(nw, R * C), lanes,
-                               np.ascontiguousarray(slots, np.int64), new)
+            ARITH.tile_to_regs(got[0], got[1], np.ascontiguousarray(slots, np.int64), new)
         except (TypeError, ValueError):     # (its checks come before it writes anything)
             return False
         return True

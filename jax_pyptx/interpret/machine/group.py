@@ -213,21 +213,29 @@ _FACTS_MAX = 4096
 
 def _facts_of(idx) -> _Facts:
     """The ``_Facts`` of the slot set ``idx``."""
+    return by_slots(_FACTS, idx, _Facts, _FACTS_MAX)
+
+
+def by_slots(table, idx, make, limit=None):
+    """The value ``table`` keeps for the slot set ``idx`` (``(n, first, last slot) -> [(the
+    slots' content, value)]``: a few sets a key, matched by content, ``slots_content``), made by
+    ``make()`` and kept (up to 8 sets a key) where it has none; ``limit``: the most keys, the
+    table emptied before one more."""
     n = len(idx)
     key = (n, int(idx[0]), int(idx[-1])) if n else (0, 0, 0)
-    same = _FACTS.get(key)
+    same = table.get(key)
     if same is None:
-        if len(_FACTS) >= _FACTS_MAX:
-            _FACTS.clear()
-        same = _FACTS[key] = []
+        if limit is not None and len(table) >= limit:
+            table.clear()
+        same = table[key] = []
     content = slots_content(idx)
-    for other, f in same:
+    for other, v in same:
         if other == content:
-            return f
-    f = _Facts()
+            return v
+    v = make()
     if len(same) < 8:
-        same.append((content, f))
-    return f
+        same.append((content, v))
+    return v
 
 
 def slots_content(idx) -> bytes:

@@ -33,7 +33,7 @@ from . import progress, specials
 from .fused import FusedMixin
 from .register_blocks import SOLE_IN_WRITE, plain, sole, write_blocks, write_rows
 from ..sanitizer import severity
-from ..machine.group import Group, gather, merge, scatter, slots_content
+from ..machine.group import Group, by_slots, gather, merge, scatter
 from ..machine.cluster import ClusterMixin
 from ..sanitizer.definedness import DefinednessMixin
 from ..sanitizer.provenance import ProvenanceMixin
@@ -90,7 +90,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         self.regs = {}
         self.pinit = {}            # register key -> bool (N,): slots written (partial writes only gain
                                    # slots; a read-only one is shared: _first_mask)
-        self._slot_sets = {}       # (n, first, last slot) -> [(slots_content, _set_on's dict)]
+        self._slot_sets = {}       # _set_on's dicts by slot set (machine.group.by_slots)
         self.rhooks = {}          # register key -> hook(ctx, key, g, write): async-owned registers
         self._init_definedness()
         self._init_provenance()
@@ -226,19 +226,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         once per group). ``None`` maps to the slots' shared first-write mask (``_first_mask``)."""
         known = g.ok
         if known is None:
-            idx = g.idx
-            sig = (g.n, int(idx[0]), int(idx[-1])) if g.n else (0, 0, 0)
-            same = self._slot_sets.setdefault(sig, [])
-            content = slots_content(idx)
-            for other, k in same:
-                if other == content:
-                    known = k
-                    break
-            else:
-                known = {}
-                if len(same) < 8:
-                    same.append((content, known))
-            g.ok = known
+            known = g.ok = by_slots(self._slot_sets, g.idx, dict)
         return known
 
     def _first_mask(self, g, known):

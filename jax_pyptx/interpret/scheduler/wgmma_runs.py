@@ -41,6 +41,7 @@ would have, and the segment runs as usual.
 from __future__ import annotations
 
 from ...ir.nodes import Imm
+from ..machine.asyncregs import TileRows
 from ..machine.registry import K_NOP
 from ..state.operands import parse_int
 from ..ops.wgmma_chain import chain_ready, run_chain
@@ -190,8 +191,8 @@ def run(ctx, wrun, g, room=0, marks=None) -> int:
     if kept:                          # the tile the wait would have delivered, still the run's
         op, bits = kept[0]
         seg, read, rest = hand
-        tile, lanes = bits.reshape(bits.shape[0], -1), op.layout.lanes(op.N)
-        if lanes is not None and segments.run_tiled(ctx, seg, g, {k: (tile, lanes[j]) for j, k in read}, rest):
+        flat = TileRows(op.layout, bits).flat()
+        if flat is not None and segments.run_tiled(ctx, seg, g, {k: (flat[0], flat[1][j]) for j, k in read}, rest):
             return wrun.span + seg.span
         op.deliver(ctx, g, bits)       # (``ctx.cur``: the wait, as it would deliver it)
     return wrun.span
