@@ -260,41 +260,58 @@ def test_the_native_call_checks_its_slots():
         A.run(np.array([[add, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
 
 
-def test_an_input_read_from_a_register_blocks_tile():
-    # slot 1 read from a tile (a wgmma accumulator's register j: element i of the group is
-    # tile[i / 32, lanes[i % 32]]), the others gathered at the index: the values of the same
-    # register scattered into an array first, over three chunks (whole warps)
+def test_inputs_read_from_a_register_blocks_tile():
+    # slots 1 and 2 read from one tile (a wgmma accumulator's registers j: element i of the
+    # group is tile[i / 32, lanes[j, i % 32]]), slot 0 gathered at the index: the values of the
+    # same registers scattered into arrays first, over three chunks (whole warps); the tiled
+    # slots' entries of the arrays are not read (None here)
     A = native.ARITH
     ops = {name: i + 1 for i, name in enumerate(A.ops)}
     n, per_warp = 2560, 96
     rng = np.random.default_rng(11)
     tile = rng.integers(0, 2**32, (n // 32, per_warp), dtype=np.uint64).astype(np.uint32)
-    lanes = rng.permutation(per_warp)[:32].astype(np.int64)
-    reg = tile[:, lanes].reshape(-1)                  # the register's values, thread by thread
+    lanes = np.stack([rng.permutation(per_warp)[:32] for _ in range(2)]).astype(np.int64)
+    r1, r2 = (tile[:, ln].reshape(-1) for ln in lanes)     # the registers' values, thread by thread
     a = rng.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
     idx = rng.permutation(4000)[:n].astype(np.int64)
-    code = np.array([[ops["add32"], 0, 2, 0, 1, -32768]], np.int32)      # o = a + reg
-    widths = np.array([4, 4, 4], np.uint8)
+    code = np.array([[ops["add32"], 0, 3, 0, 1, -32768],             # t = a + r1
+                     [ops["xor32"], 0, 3, 3, 2, -32768]], np.int32)   # o = t ^ r2
+    widths = np.array([4, 4, 4, 4], np.uint8)
     out = np.empty(n, np.uint32)
-    assert A.run(code, np.zeros(0, np.uint64), [a, tile, out], widths, n, idx, 2, tiles=[(1, tile, lanes)])
-    np.testing.assert_array_equal(out, a[idx] + reg)
-    with pytest.raises(ValueError, match="tile input 1: shape or width"):
-        A.run(code, np.zeros(0, np.uint64), [a, tile, out[:64]], widths, 64, idx[:64], 2,
-              tiles=[(1, tile, lanes)])                 # a tile of other warps than the group's
+    at = np.array([1, 2], np.int64)
+    imms = np.zeros(0, np.uint64)
+    assert A.run(code, imms, [a, None, None, out], widths, n, idx, 3, tiles=(tile, lanes, at))
+    np.testing.assert_array_equal(out, (a[idx] + r1) ^ r2)
+    assert A.run(code, imms, [a, None, None, out], widths, n, idx, 3, tiles=(tile, lanes[::-1].copy(), at))
+    np.testing.assert_array_equal(out, (a[idx] + r2) ^ r1)   # (each slot its row of lanes)
+    with pytest.raises(ValueError, match="tile inputs: shapes"):
+        A.run(code, imms, [a, None, None, out[:64]], widths, 64, idx[:64], 3,
+              tiles=(tile, lanes, at))                 # a tile of other warps than the group's
+    with pytest.raises(ValueError, match="tile inputs: shapes"):
+        A.run(code, imms, [a, None, None, out], widths, n, idx, 3, tiles=(tile, lanes[:1].copy(), at))
     bad = lanes.copy()
-    bad[5] = per_warp
-    with pytest.raises(ValueError, match="a lane past its warp's tile"):
-        A.run(code, np.zeros(0, np.uint64), [a, tile, out], widths, n, idx, 2, tiles=[(1, tile, bad)])
+    bad[1, 5] = per_warp
+    with pytest.raises(ValueError, match="tile input 2: a lane past its warp's tile"):
+        A.run(code, imms, [a, None, None, out], widths, n, idx, 3, tiles=(tile, bad, at))
+    for slots, slot in (([1, 1], 1), ([1, 4], 4), ([1, -1], -1)):     # twice, past the arrays
+        with pytest.raises(ValueError, match=f"tile input {slot}: slot or width"):
+            A.run(code, imms, [a, None, None, out], widths, n, idx, 3,
+                  tiles=(tile, lanes, np.array(slots, np.int64)))
+    with pytest.raises(ValueError, match="tile input 1: slot or width"):
+        A.run(code, imms, [a, None, None, out], np.array([4, 8, 4, 4], np.uint8), n, idx, 3,
+              tiles=(tile, lanes, at))
     with pytest.raises(ValueError, match="tile inputs need whole warps"):
-        A.run(code, np.zeros(0, np.uint64), [a, tile, out[:40]], widths, 40, idx[:40], 2,
-              tiles=[(1, tile, lanes)])
+        A.run(code, imms, [a, None, None, out[:40]], widths, 40, idx[:40], 3, tiles=(tile, lanes, at))
+    with pytest.raises(ValueError, match="slot 2: not a buffer"):
+        A.run(code, imms, [a, None, None, out], widths, n, idx, 3, tiles=(tile, lanes[:1].copy(), at[:1].copy()))
     # each register of a wgmma f32 accumulator (m64nNk16, N = 24: the layout a run hands over)
+    one = np.array([[ops["add32"], 0, 2, 0, 1, -32768]], np.int32)      # o = a + the register
     for j in range(12):
-        ln = np.array([((l // 4) + 8 * ((j // 2) % 2)) * 24 + 8 * (j // 4) + 2 * (l % 4) + j % 2
-                       for l in range(32)], np.int64)
+        ln = np.array([[((l // 4) + 8 * ((j // 2) % 2)) * 24 + 8 * (j // 4) + 2 * (l % 4) + j % 2
+                        for l in range(32)]], np.int64)
         t = rng.integers(0, 2**32, (n // 32, 16 * 24), dtype=np.uint64).astype(np.uint32)
-        want = t[:, ln].reshape(-1)
-        assert A.run(code, np.zeros(0, np.uint64), [a, t, out], widths, n, idx, 2, tiles=[(1, t, ln)])
+        want = t[:, ln[0]].reshape(-1)
+        assert A.run(one, imms, [a, None, out], widths[:3], n, idx, 2, tiles=(t, ln, np.array([1], np.int64)))
         np.testing.assert_array_equal(out, a[idx] + want)
 
 

@@ -356,8 +356,13 @@ def test_a_run_hands_its_tile_to_the_segment_that_alone_reads_it(monkeypatch, sa
     img, P1, P2, _ = image(60, "bf16")
     ptx = handed(HAND)
     (d,) = [d for d in get_program(get_module(ptx), "k").code if d.wrun is not None]
-    seg, read, rest = d.wrun.hand
-    assert [(j, k.split("::")[-1]) for j, k in read] == [(0, "%c0"), (1, "%c1"), (2, "%c2"), (3, "%c3")]
+    seg, ti, rest = d.wrun.hand
+    ins = seg.blocks[0].inputs      # (the accumulator's registers the block reads: from the tile)
+    assert [(int(j), ins[i].split("::")[-1]) for i, j in zip(ti.at, ti.j)] == \
+        [(0, "%c0"), (1, "%c1"), (2, "%c2"), (3, "%c3")]
+    assert sorted(ti.other + tuple(ti.at.tolist())) == list(range(len(ins)))
+    assert {ins[i] for i in ti.other} == rest.intersection(ins)
+    assert ti.take({k: k for k in ins}) == tuple(ins[i] for i in ti.other)
     assert seg.pc == d.pc + d.wrun.span and not any("%c" in k for k in rest)
     tiled, delivered = tiled_answers(monkeypatch), []
     (fused, single), chains = both(monkeypatch, lambda: run(ptx, img, sanitize=sanitize), None, delivered)

@@ -27,11 +27,12 @@
 //           Slots past the arrays and blocks (the block's temporaries) are carved from
 //           `scratch` (uint8), n elements each, in order, each at an 8-byte boundary.
 //   widths  uint8, one per slot: its element size in bytes (checked against the arrays).
-//   tiles   (optional) (slot, tile, lanes) triples: input `slot` (4-byte elements) is read from
-//           a register block's tile (machine/asyncregs.py's TileLayout) instead of its array:
-//           tile uint32 (n / 32, per_warp), C order, lanes int64 (32,), element i being
-//           tile[i / 32, lanes[i % 32]] (thread i is lane i % 32 of the tile's warp i / 32; the
-//           slot's entry of `arrays` is the tile itself, and it is never gathered at `index`).
+//   tiles   (optional) (tile, lanes, slots): inputs `slots` (int64 (k,), 4-byte elements) are
+//           read from one register block's tile (machine/asyncregs.py's TileLayout) instead of
+//           their arrays: tile uint32 (n / 32, per_warp), C order, lanes int64 (k, 32), C order,
+//           element i of slot slots[j] being tile[i / 32, lanes[j, i % 32]] (thread i is lane
+//           i % 32 of the tile's warp i / 32). Their entries of `arrays` are not read (any
+//           object) and never gathered at `index`.
 //
 // It declines (the caller runs the block through NumPy) where an ex2 lies so near an f32
 // rounding boundary that NumPy's exp2 and the C library's could round apart.
@@ -620,7 +621,7 @@ NB_MODULE(_arith, m) {
            std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> index,
            size_t gathered,
            std::optional<nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> scratch,
-           std::optional<nb::list> blocks, std::optional<nb::list> tiles) {
+           std::optional<nb::list> blocks, std::optional<nb::tuple> tiles) {
           if (code.shape(1) != 6) throw std::invalid_argument("code must be (m, 6)");
           size_t ns = widths.shape(0), na = nb::len(arrays);
           if (na > ns) throw std::invalid_argument("more arrays than widths");
@@ -636,25 +637,35 @@ NB_MODULE(_arith, m) {
             }
           }
           std::vector<Slot> slots(ns);
-          // the tile inputs (held by `tiles` for the call): slot -> (tile, lanes)
+          // the tile inputs (held by `tiles` for the call): one tile, a row of lanes a slot
           using Tile = nb::ndarray<const uint32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-          using Lanes = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-          std::vector<std::pair<Tile, Lanes>> tiled(na);
+          using Lanes = nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+          using Index = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+          Tile tl;
+          Lanes ln;
           std::vector<bool> is_tile(na, false);
           if (tiles) {
             if (n % 32) throw std::invalid_argument("tile inputs need whole warps");
-            for (nb::handle t : *tiles) {
-              size_t i = nb::cast<size_t>(t[0]);
-              if (i >= na || is_tile[i]) throw std::invalid_argument("a tile input's slot");
-              Tile tl = nb::cast<Tile>(t[1]);
-              Lanes ln = nb::cast<Lanes>(t[2]);
-              if (tl.shape(0) * 32 != n || ln.shape(0) != 32 || widths.data()[i] != 4)
-                throw std::invalid_argument("tile input " + std::to_string(i) + ": shape or width");
-              for (size_t l = 0; l < 32; ++l)
-                if (ln.data()[l] < 0 || static_cast<size_t>(ln.data()[l]) >= tl.shape(1))
-                  throw std::invalid_argument("tile input " + std::to_string(i) + ": a lane past its warp's tile");
+            if (nb::len(*tiles) != 3) throw std::invalid_argument("tiles: (tile, lanes, slots)");
+            tl = nb::cast<Tile>((*tiles)[0]);
+            ln = nb::cast<Lanes>((*tiles)[1]);
+            Index at = nb::cast<Index>((*tiles)[2]);
+            size_t k = at.shape(0);
+            if (tl.shape(0) * 32 != n || ln.shape(0) != k || ln.shape(1) != 32)
+              throw std::invalid_argument("tile inputs: shapes");
+            for (size_t e = 0; e < 32 * k; ++e)
+              if (ln.data()[e] < 0 || static_cast<size_t>(ln.data()[e]) >= tl.shape(1))
+                throw std::invalid_argument("tile input " + std::to_string(at.data()[e / 32]) +
+                                            ": a lane past its warp's tile");
+            for (size_t j = 0; j < k; ++j) {
+              int64_t i = at.data()[j];
+              if (i < 0 || static_cast<size_t>(i) >= na || is_tile[i] || widths.data()[i] != 4)
+                throw std::invalid_argument("tile input " + std::to_string(i) + ": slot or width");
               is_tile[i] = true;
-              tiled[i] = {tl, ln};
+              slots[i].tile = tl.data();
+              slots[i].lanes = ln.data() + 32 * j;
+              slots[i].per_warp = static_cast<int64_t>(tl.shape(1));
+              slots[i].width = 4;
             }
           }
           std::vector<Py_buffer> views(na + (blocks ? nb::len(*blocks) : 0));   // (never reallocated)
@@ -664,18 +675,16 @@ NB_MODULE(_arith, m) {
             ~Release() { for (size_t i = 0; i < k; ++i) PyBuffer_Release(&v[i]); }
           } release{views, got};
           for (size_t i = 0; i < na; ++i) {
+            if (is_tile[i]) {       // (read through the tile: its entry of arrays is not)
+              views[i].obj = nullptr;       // (nothing to release)
+              ++got;
+              continue;
+            }
             if (PyObject_GetBuffer(arrays[i].ptr(), &views[i], PyBUF_RECORDS_RO) != 0) {
               PyErr_Clear();
               throw std::invalid_argument("slot " + std::to_string(i) + ": not a buffer");
             }
             ++got;
-            if (is_tile[i]) {       // (read through its tile: its entry of arrays is not)
-              slots[i].tile = tiled[i].first.data();
-              slots[i].lanes = tiled[i].second.data();
-              slots[i].per_warp = static_cast<int64_t>(tiled[i].first.shape(1));
-              slots[i].width = 4;
-              continue;
-            }
             const Py_buffer& v = views[i];
             int w = static_cast<int>(v.itemsize);
             bool gath = i < gathered;

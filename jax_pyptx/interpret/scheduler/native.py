@@ -231,9 +231,10 @@ class Block:
         slots ``idx`` (None: every slot) by the native call itself. ``rows``, a list, receives
         the kept results as ``(keys, (len(keys), n) array)`` per dtype (``kept``) instead of
         ``vals``, whose entries the caller makes of them where it needs them
-        (``segments._batched``). ``tiles`` (with ``regs``): inputs read from a register
-        block's tile instead, key -> (tile (n / 32 warps, elements a warp) uint32, the
-        register's lanes (32,) int64: thread i's value is ``tile[i // 32, lanes[i % 32]]``)."""
+        (``segments._batched``). ``tiles`` (with ``regs``): some inputs read from a register
+        block's tile instead, ``(TileInputs, tile (n / 32 warps, elements a warp) uint32, the
+        lanes of those inputs (``TileInputs.j``'s rows of the block's (k, 32) lanes) int64)``:
+        thread i's value of the input at ``TileInputs.at[r]`` is ``tile[i // 32, lanes[r, i % 32]]``."""
         tl = None
         if regs is None:
             ins, gathered = self.take(vals), 0
@@ -241,9 +242,12 @@ class Block:
             ins = self.take(regs)
             gathered = len(ins) if idx is not None else 0
         else:
-            ins = [tiles[k][0] if k in tiles else regs[k] for k in self.inputs]
+            ti, tile, lanes = tiles
+            ins = [tile] * len(self.inputs)     # (the tiled ones' entries are not read)
+            for i, v in zip(ti.other, ti.take(regs)):
+                ins[i] = v
             gathered = len(ins) if idx is not None else 0
-            tl = [(i, tiles[k][0], tiles[k][1]) for i, k in enumerate(self.inputs) if k in tiles]
+            tl = (tile, lanes, ti.at)
         blocks = [(ks, np.empty((len(ks), n), dt)) for dt, ks in self.kept]
         try:        # (the kept results: the rows of one array per dtype, ``kept``'s order)
             if not ARITH.run(self.code, self.imms, list(ins), self.widths, n, idx, gathered,
@@ -258,11 +262,33 @@ class Block:
             vals.update(zip(ks, b))
         return True
 
+    def tiled(self, keys):
+        """The ``TileInputs`` of this block's inputs ``keys`` (``(j, key)`` pairs: the key's
+        register j of a register block) read from the block's tile (``run``'s ``tiles``)."""
+        pos = {k: i for i, k in enumerate(self.inputs)}
+        pairs = [(pos[k], j) for j, k in keys]
+        tiled = {i for i, _ in pairs}
+        other = tuple(i for i in range(len(self.inputs)) if i not in tiled)
+        return TileInputs(np.array([i for i, _ in pairs], np.int64), np.array([j for _, j in pairs], np.int64),
+                          other, taker(tuple(self.inputs[i] for i in other)))
+
     def temp_bytes(self, n) -> int:
         """The scratch bytes of the temporaries for ``n`` threads (each at an 8-byte boundary,
         as the native call carves them)."""
         c1, c4, c8 = self.tcount
         return c1 * ((n + 7) & ~7) + c4 * ((4 * n + 7) & ~7) + c8 * 8 * n
+
+
+class TileInputs:
+    """Inputs of a ``Block`` read from a register block's tile (``Block.tiled``): ``at``, their
+    positions among the block's inputs (int64); ``j``, each one's register of the register
+    block (int64: its row of the block's lanes); ``other``, the positions of the other inputs,
+    and ``take``, their values out of the registers' dict (``taker``)."""
+
+    __slots__ = ("at", "j", "other", "take")
+
+    def __init__(self, at, j, other, take):
+        self.at, self.j, self.other, self.take = at, j, other, take
 
 
 def taker(keys):

@@ -436,8 +436,8 @@ def _native(ctx, seg, g, blk, tiles=None) -> bool:
 
 
 def run_tiled(ctx, seg, g, tiles, rest) -> bool:
-    """``run`` of ``seg``, one native block, whose sources ``tiles`` (key -> (tile, lanes), as
-    ``Block.run`` takes them) are a wgmma accumulator's registers that its run has not written
+    """``run`` of ``seg``, one native block, some of whose sources (``tiles``, as ``Block.run``
+    takes them) are a wgmma accumulator's registers that its run has not written
     (``wgmma_runs``' hand-over: they are read from the tile): its other sources ``rest``
     (``ext_set`` less those) as ``_defined`` asks them. False, having done nothing, where it
     cannot (the caller writes the registers and the segment runs as usual)."""

@@ -40,6 +40,8 @@ would have, and the segment runs as usual.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir.nodes import Imm
 from ..machine.asyncregs import TileRows
 from ..machine.registry import K_NOP
@@ -56,17 +58,18 @@ class WgmmaRun:
     ((decoded, ``ops.wgmma._MmaAsync``), in order); ``seg``, its pure instructions as one
     segment (``segments.levelled``), or None (there are none); ``waits``, the
     ``wgmma.commit_group`` and ``wgmma.wait_group 0`` right after its last ``mma_async``
-    (decoded), part of the run, or None; ``hand``: ``(segment, ((j, key), ...), rest)`` where
-    the run hands its tile over to the segment after it (the module doc: the accumulator's
-    registers it reads, each with its position j in the accumulator, and its other sources),
-    else None."""
+    (decoded), part of the run, or None; ``hand``: ``(segment, TileInputs, rest)`` where the
+    run hands its tile over to the segment after it (the module doc: the accumulator's
+    registers its native block reads, ``native.Block.tiled``, and its other sources), else
+    None; ``lanes``: those registers' lanes in the tile, made at the first hand-over."""
 
-    __slots__ = ("pc", "span", "members", "seg", "memo", "waits", "hand")
+    __slots__ = ("pc", "span", "members", "seg", "memo", "waits", "hand", "lanes")
 
     def __init__(self, pc, span, members, seg=None, waits=None, hand=None):
         self.pc, self.span, self.members, self.seg = pc, span, members, seg
         self.waits, self.hand = waits, hand
         self.memo = {}            # what run_chain remembers of the run (its operands' plans)
+        self.lanes = None
 
     crosses = segments.Segment.crosses      # one of other groups' PCs strictly inside the run
 
@@ -130,7 +133,7 @@ def _hand(code, names, targets, members, after):
     for q, ks in names.items():
         if q not in own and not seg.pc <= q < end and not acc.isdisjoint(ks):
             return None             # another instruction names the accumulator's registers
-    return seg, tuple((j, k) for j, k in enumerate(op.keys) if k in read), seg.ext_set - acc
+    return seg, seg.blocks[0].tiled([(j, k) for j, k in enumerate(op.keys) if k in read]), seg.ext_set - acc
 
 
 def _extent(code, pure, names, targets, pc):
@@ -190,9 +193,12 @@ def run(ctx, wrun, g, room=0, marks=None) -> int:
             d.fn(ctx, g)
     if kept:                          # the tile the wait would have delivered, still the run's
         op, bits = kept[0]
-        seg, read, rest = hand
+        seg, ti, rest = hand
         flat = TileRows(op.layout, bits).flat()
-        if flat is not None and segments.run_tiled(ctx, seg, g, {k: (flat[0], flat[1][j]) for j, k in read}, rest):
-            return wrun.span + seg.span
+        if flat is not None:
+            if wrun.lanes is None:        # (the layout's: one per run)
+                wrun.lanes = np.ascontiguousarray(flat[1][ti.j])
+            if segments.run_tiled(ctx, seg, g, (ti, flat[0], wrun.lanes), rest):
+                return wrun.span + seg.span
         op.deliver(ctx, g, bits)       # (``ctx.cur``: the wait, as it would deliver it)
     return wrun.span
