@@ -18,6 +18,17 @@ or a library entry of the table (``ampere/gemm-bf16``, ``hopper/gemm-bf16``,
 as in the table. The handlers are timed by wrapping them for the measured launches (restored
 after), which adds about a microsecond a call: a form called thousands of times a launch reads
 a little slower than it runs. ``--json PATH`` writes the rows.
+
+``--opcodes`` counts instead the Python bytecodes each part executes (``sys.settrace``'s opcode
+events; the native core, NumPy and the C library are not counted), and lists the Python
+functions that execute the most. A count does not wander with the machine as wall time does (a
+launch gives the same count to a few in 100,000 from process to process: the hash seed orders
+some sets), so two checkouts, or a change and its undoing, compare in seconds where wall times
+need many alternated launches and valgrind minutes (``interpret_instructions.py``); it measures
+the interpreter's Python work only, not the time of each bytecode nor the native core's. The
+tracing makes a launch some fifty times slower: one measured launch is the default.
+
+    python benchmarks/interpret_breakdown.py attention --opcodes
 """
 from __future__ import annotations
 
@@ -53,10 +64,12 @@ def row_of(target: str) -> tuple:
     return rows[0]
 
 
-def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool = False) -> dict:
+def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool = False,
+            opcodes: bool = False) -> dict:
     """Seconds per launch of the whole launch and of each part (``module doc``), after two
     warm-up launches: ``{"total_s", "parts": [(name, seconds per launch, calls per launch)]}``,
-    the parts slowest first."""
+    the parts slowest first. ``opcodes``: Python bytecodes instead of seconds (``"unit"``), and
+    ``"functions"``: ``[(file:line name, bytecodes per launch)]``, the 40 that execute most."""
     from benchmarks.interpret_peers import ours, spec
     from jax_pyptx.interpret.scheduler import context, issue_runs, segments, store_runs, wgmma_runs
 
@@ -67,15 +80,17 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
     spent: dict = {}
     wrapped: list = []
     inner = [0.0]           # the time of the timed calls made inside the current one
+    ops = _Opcodes() if opcodes else None
+    clock = ops.now if opcodes else time.perf_counter
 
     def timed(fn, name):
         def run(*a, **kw):
             outer, inner[0] = inner[0], 0.0
-            t0 = time.perf_counter()
+            t0 = clock()
             try:
                 return fn(*a, **kw)
             finally:
-                t = time.perf_counter() - t0
+                t = clock() - t0
                 c = spent.setdefault(name, [0.0, 0])
                 c[0] += t - inner[0]
                 c[1] += 1
@@ -86,11 +101,15 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
 
     def init_timed(self, *a, **kw):
         init(self, *a, **kw)
+        if ops is not None:
+            ops.paused = True       # (the wrapping is not the launch's)
         for d in self.code:
             if d.fn is not None and not getattr(d.fn, "_timed", False):
                 wrapped.append((d, d.fn))
                 d.fn = timed(d.fn, d.ins.full_opcode)
                 d.fn._timed = True
+        if ops is not None:
+            ops.paused = False
 
     patches = [(context.Context, "__init__", init_timed),
                (context.Context, "run", timed(context.Context.run, LOOP)),
@@ -102,11 +121,15 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
     try:
         for obj, name, new in patches:
             setattr(obj, name, new)
-        t0 = time.perf_counter()
+        if ops is not None:       # (the wrappers' own bytecodes are not the launch's)
+            ops.skip = {init_timed.__code__, timed(None, "").__code__}
+            sys.settrace(ops.trace)
+        t0 = clock()
         for _ in range(launches):
             k.interpret(*ins, sanitize=sanitize)
-        total = (time.perf_counter() - t0) / launches
+        total = (clock() - t0) / launches
     finally:
+        sys.settrace(None)
         for obj, name, old in saved:
             setattr(obj, name, old)
         for d, fn in wrapped:
@@ -114,35 +137,85 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
     parts = sorted(((name, s / launches, n / launches) for name, (s, n) in spent.items()),
                    key=lambda p: -p[1])
     parts.append((REST, max(total - sum(p[1] for p in parts), 0.0), 0))
-    return {"target": target, "key": key, "entry": entry, "sanitize": sanitize,
-            "shape": spec.shape_of(key, smoke), "launches": launches, "total_s": total, "parts": parts}
+    r = {"target": target, "key": key, "entry": entry, "sanitize": sanitize, "unit": "s",
+         "shape": spec.shape_of(key, smoke), "launches": launches, "total_s": total, "parts": parts}
+    if ops is not None:
+        r["unit"] = "opcodes"
+        r["functions"] = [(_where(c), n / launches) for c, n in ops.functions.most_common(40)]
+    return r
+
+
+def _where(code) -> str:
+    """``dir/file.py:line name`` of a code object."""
+    return f"{'/'.join(code.co_filename.rsplit('/', 2)[-2:])}:{code.co_firstlineno} {code.co_name}"
+
+
+class _Opcodes:
+    """A count of the Python bytecodes executed while ``trace`` is ``sys.settrace``'s function
+    (``now``), and of each function's (``functions``: code object -> count)."""
+
+    def __init__(self):
+        import collections
+
+        self.n = 0
+        self.functions = collections.Counter()
+        self.skip = set()           # code objects whose own bytecodes are not counted
+        self.paused = False         # nothing counted meanwhile
+
+    def now(self) -> int:
+        return self.n
+
+    def trace(self, frame, event, arg):
+        if event == "call":
+            if frame.f_code in self.skip:
+                return None
+            frame.f_trace_opcodes, frame.f_trace_lines = True, False
+            return self.trace
+        if event == "opcode" and not self.paused:
+            self.n += 1
+            self.functions[frame.f_code] += 1
+        return self.trace
 
 
 def format_table(r: dict, top: int = 25) -> str:
     from benchmarks.interpret_peers import spec
 
+    ops = r.get("unit") == "opcodes"
+    total = r["total_s"]
+    what = f"{total:,.0f} Python bytecodes a launch" if ops else f"{total * 1e3:.2f} ms a launch"
     head = (f"{r['entry'] or r['key']} {spec.shape_text(r['shape'])}, sanitizer "
-            f"{'on' if r['sanitize'] else 'off'}: {r['total_s'] * 1e3:.2f} ms a launch "
-            f"(mean of {r['launches']})")
-    lines = [head, f"{'ms/launch':>10} {'share':>6} {'calls':>7} {'us/call':>9}  part"]
+            f"{'on' if r['sanitize'] else 'off'}: {what} (mean of {r['launches']})")
+    cols = f"{'ops/launch':>10} {'share':>6} {'calls':>7} {'ops/call':>9}" if ops else \
+        f"{'ms/launch':>10} {'share':>6} {'calls':>7} {'us/call':>9}"
+    lines = [head, f"{cols}  part"]
     parts = r["parts"]
     shown = parts[:top] if len(parts) <= top + 1 else parts[:top] + [parts[-1]]
     for name, s, n in shown:
-        per = f"{s / n * 1e6:9.1f}" if n else f"{'':9}"
+        per = f"{s / n * (1 if ops else 1e6):9.1f}" if n else f"{'':9}"
         calls = f"{n:7.1f}" if n else f"{'':7}"
-        lines.append(f"{s * 1e3:10.3f} {100 * s / r['total_s']:5.1f}% {calls} {per}  {name}")
+        lines.append(f"{_amount(s, ops):>10} {100 * s / total:5.1f}% {calls} {per}  {name}")
     if len(shown) < len(parts):
-        lines.append(f"({len(parts) - len(shown)} more parts below {shown[-2][1] * 1e3:.3f} ms)")
+        lines.append(f"({len(parts) - len(shown)} more parts below {_amount(shown[-2][1], ops)}"
+                     f"{'' if ops else ' ms'})")
+    if ops and r.get("functions"):
+        lines += ["", f"{'ops/launch':>10} {'share':>6}  Python function (its own bytecodes)"]
+        lines += [f"{_amount(c, True):>10} {100 * c / total:5.1f}%  {f}" for f, c in r["functions"][:top]]
     return "\n".join(lines)
 
 
-def row_arguments(p, what: str, launches: int, smoke: str) -> None:
+def _amount(x, ops: bool) -> str:
+    return f"{x:,.0f}" if ops else f"{x * 1e3:.3f}"
+
+
+def row_arguments(p, what: str, launches, smoke: str, default_text: str | None = None) -> None:
     """A row's arguments on parser ``p`` (shared with ``interpret_instructions``): the row, the
-    sanitizer off, the ``what`` launches and the smoke shape."""
+    sanitizer off, the ``what`` launches (``launches`` by default, said ``default_text`` where
+    given) and the smoke shape."""
     p.add_argument("target", help="a workload key (attention, rms_norm, ...) or a library entry "
                                   "of the peer table (hopper/gemm-bf16, ...)")
     p.add_argument("--off", action="store_true", help="sanitizer off")
-    p.add_argument("--launches", type=int, default=launches, help=f"{what} launches (default {launches})")
+    p.add_argument("--launches", type=int, default=launches,
+                   help=f"{what} launches (default {default_text or launches})")
     p.add_argument("--smoke", action="store_true", help=smoke)
 
 
@@ -151,13 +224,17 @@ def main(argv=None):
     import json
 
     p = argparse.ArgumentParser(description="where an interpreted launch's time goes (module doc)")
-    row_arguments(p, "measured", 10, "the workload's tiny shape, one launch")
+    row_arguments(p, "measured", None, "the workload's tiny shape, one launch", "10; 1 with --opcodes")
     p.add_argument("--top", type=int, default=25, help="parts printed (default 25)")
+    p.add_argument("--opcodes", action="store_true",
+                   help="Python bytecodes instead of wall time (module doc); one launch unless --launches")
     p.add_argument("--json", metavar="PATH", help="write the rows to PATH")
     a = p.parse_args(argv)
+    if a.launches is None:
+        a.launches = 1 if a.opcodes else 10
     if a.launches < 1:
         p.error(f"--launches must be >= 1, got {a.launches}")
-    r = measure(a.target, not a.off, 1 if a.smoke else a.launches, a.smoke)
+    r = measure(a.target, not a.off, 1 if a.smoke else a.launches, a.smoke, a.opcodes)
     print(format_table(r, a.top))
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(r, indent=1))

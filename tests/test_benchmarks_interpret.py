@@ -184,6 +184,34 @@ def test_breakdown_names_the_parts_of_a_launch():
     assert lines[-2].endswith(B.REST) and lines[-1].startswith(f"({len(names) - 4} more parts")
 
 
+def test_breakdown_counts_python_bytecodes_the_same_launch_after_launch():
+    """``interpret_breakdown.py --opcodes``: the Python bytecodes of each part of a launch,
+    measured twice to within 1% (a figure the machine's phases do not move; the second kernel
+    finds some caches warm), the parts adding up to the launch, the functions executing most
+    named by file, line and name, and none of the measurement's own wrappers counted; the
+    tracer and the handlers are gone afterwards."""
+    import sys
+
+    from benchmarks import interpret_breakdown as B
+    from jax_pyptx.interpret.scheduler import context, segments
+
+    run_seg, init = segments.run, context.Context.__init__
+    a = B.measure("attention", sanitize=True, launches=1, smoke=True, opcodes=True)
+    b = B.measure("attention", sanitize=True, launches=1, smoke=True, opcodes=True)
+    assert a["unit"] == "opcodes" and a["total_s"] > 10_000 and abs(b["total_s"] / a["total_s"] - 1) < 0.01
+    assert {p[0] for p in a["parts"]} == {p[0] for p in b["parts"]}
+    assert sum(p[1] for p in a["parts"]) == a["total_s"]           # (counts: no rounding)
+    names = [p[0] for p in a["parts"]]
+    assert B.SEGMENTS in names and B.WGMMA_RUNS in names and names[-1] == B.REST
+    funcs = dict(a["functions"])
+    assert any(f.startswith("scheduler/context.py:") and f.endswith(" write") for f in funcs)
+    assert not any("interpret_breakdown" in f for f in funcs)      # (the wrappers: not counted)
+    assert sys.gettrace() is None and segments.run is run_seg and context.Context.__init__ is init
+    text = B.format_table(a, top=3)
+    assert text.splitlines()[0].endswith(f": {a['total_s']:,.0f} Python bytecodes a launch (mean of 1)")
+    assert "ops/launch" in text and "Python function (its own bytecodes)" in text
+
+
 def test_breakdown_refuses_a_row_it_cannot_name():
     from benchmarks import interpret_breakdown as B
 
