@@ -11,7 +11,7 @@ from jax_pyptx.interpret import Stats, launch
 from jax_pyptx.interpret.launch import get_module, get_program
 from jax_pyptx.interpret.scheduler import segments
 from jax_pyptx.interpret.scheduler.context import Context
-from jax_pyptx.interpret.scheduler.register_blocks import _all_of
+from jax_pyptx.interpret.scheduler.register_blocks import _all_of, _targets_of
 
 HDR = ".version 8.0\n.target sm_80\n.address_size 64\n"
 NF, NR, NP = 8, 8, 3          # f32, u32 and predicate registers of the random programs
@@ -626,3 +626,20 @@ def test_a_blocks_old_arrays_are_taken_only_where_all_have_its_dtype_and_shape()
     assert not _all_of(olds + [np.zeros(8, np.float32)], u32, None)
     assert not _all_of(olds + [np.zeros(4, np.uint32)], u32, (8,))
     assert _all_of(olds + [np.zeros(4, np.uint32)], u32, None)
+    # write_blocks' one pass: None where one is not of the dtype and (N,), else each array a
+    # block write goes into: the old one where nothing else holds it, a copy where something
+    # does (a second name, a view, read-only), zeros for one not written yet
+    regs = {"a": np.zeros(8, np.uint32), "b": np.zeros(8, np.uint32), "c": np.zeros(8, np.uint32),
+            "d": np.zeros(16, np.uint32)[::2], "e": np.zeros(8, np.uint32)}
+    held = regs["b"]
+    regs["c"].flags.writeable = False
+    keys = ["a", "b", "c", "d", "e", "f"]
+    new = _targets_of(list(map(regs.get, keys)), 8, u32)
+    assert new[0] is regs["a"] and new[4] is regs["e"]
+    assert all(new[i] is not regs[k] and np.array_equal(new[i], regs[k]) and new[i].flags.writeable
+               for i, k in enumerate("bcd"))
+    assert new[5].dtype == u32 and new[5].shape == (8,) and not new[5].any() and held is regs["b"]
+    regs["e"] = np.zeros(8, np.float32)
+    assert _targets_of(list(map(regs.get, keys)), 8, u32) is None
+    regs["e"] = np.zeros(4, np.uint32)
+    assert _targets_of(list(map(regs.get, keys)), 8, u32) is None

@@ -112,6 +112,23 @@ def targets(olds, N, dtype):
             else np.zeros(N, dtype) if a is None else a.copy() for a in olds]
 
 
+def _targets_of(olds, N, dtype):
+    """``targets`` of ``olds`` where every old array is of ``dtype`` and shape ``(N,)``
+    (``_all_of``), in the same one pass; None (nothing changed) where one is not."""
+    out = []
+    put = out.append
+    for a in olds:          # (``a``'s references in a loop: those of ``targets``' comprehension)
+        if a is None:
+            put(np.zeros(N, dtype))
+        elif (a.dtype is not dtype and a.dtype != dtype) or a.shape != (N,):
+            return None
+        elif a.base is None and getrefcount(a) == SOLE_IN_LIST and a.flags.writeable:
+            put(a)
+        else:
+            put(a.copy())
+    return out
+
+
 def _all_of(olds, dtype, shape) -> bool:
     """Whether every old array of ``olds`` (None: not written yet) is of ``dtype`` (and, where
     given, of ``shape``). (One loop, a dtype matched by identity first: sets of dtypes hash
@@ -149,32 +166,46 @@ def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
     applies (the ``wgmma.fence`` bookkeeping, the partial-write masks). False, having done
     nothing, for a full group, rows that are not the finals' (as many), or where a register
     needs ``write`` itself: a hook, undefined bits, a pointer tag, an array of another dtype."""
-    keys = [k for k, _ in finals]
-    if not keys and not blocks:
+    if not finals and not blocks:
         return True
+    keys = _keys_of(finals)
     rh, undef, ptag = self.rhooks, self.undef, self.ptag
     if sum(len(ks) for ks, _ in blocks) != len(keys) or g.full or self._taint_d is not None or self._pt_d is not None \
             or (rh and not rh.keys().isdisjoint(keys)) or (undef and not undef.keys().isdisjoint(keys)) \
             or (ptag and not ptag.keys().isdisjoint(keys)):
         return False
-    regs = self.regs
-    olds = []
-    for ks, rows in blocks:
+    regs, N = self.regs, self.N
+    olds, news = [], []
+    for ks, rows in blocks:     # (nothing changes before every block passes)
         old = list(map(regs.get, ks))
-        if not _all_of(old, rows.dtype, (self.N,)):
+        new = _targets_of(old, N, rows.dtype)
+        if new is None:
             return False
         olds.append(old)
+        news.append(new)
     wf = self.wgfence
     if wf is not None and not wf.keys.isdisjoint(keys):
         wf.wrote_each(finals, g)
-    for (ks, rows), old in zip(blocks, olds):
+    for (ks, rows), old, new in zip(blocks, olds, news):
         if self.sanitize:
             _masks(self, ks, old, g)
-        new = targets(old, self.N, rows.dtype)
         _scatter(new, g, rows)
         regs.update(zip(ks, new))
     self.cur = finals[-1][1]
     return True
+
+
+def _keys_of(finals):
+    """The keys of a segment's ``finals`` (a tuple it keeps), made once per tuple."""
+    got = _FINAL_KEYS.get(id(finals))
+    if got is None or got[0] is not finals:
+        if len(_FINAL_KEYS) > 1024:
+            _FINAL_KEYS.clear()
+        got = _FINAL_KEYS[id(finals)] = (finals, tuple(k for k, _ in finals))
+    return got[1]
+
+
+_FINAL_KEYS: dict = {}      # id(finals) -> (finals, their keys)
 
 
 def _scatter(new, g, rows):
