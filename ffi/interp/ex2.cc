@@ -68,6 +68,38 @@ ALWAYS_INLINE double exp2_core(double x) {
   return p * scale;
 }
 
+// exp2_core of EX2_BLOCK elements at x, into y (x and y may be the same): every element takes
+// exactly exp2_core's operations, the series' steps taken for the whole block in turn, so that
+// its EX2_BLOCK chains of dependent multiply-adds overlap (one element's chain alone waits on
+// each step's latency)
+constexpr size_t EX2_BLOCK = 64;
+
+template <bool FMA>
+ALWAYS_INLINE void exp2_block(const double* x, double* y) {
+  constexpr double shifter = 0x1.8p52;
+  constexpr double series[14] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                                 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0,
+                                 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+  double r[EX2_BLOCK], t[EX2_BLOCK], p[EX2_BLOCK];
+  for (size_t e = 0; e < EX2_BLOCK; ++e) {
+    r[e] = x[e] + shifter;
+    double k = r[e] - shifter;
+    t[e] = (x[e] - k) * 0x1.62e42fefa39efp-1;
+    p[e] = 1.0 / 87178291200.0;
+  }
+  for (double c : series)
+    for (size_t e = 0; e < EX2_BLOCK; ++e) p[e] = madd<FMA>(p[e], t[e], c);
+  const uint64_t base = 0x4338000000000000ull;
+  for (size_t e = 0; e < EX2_BLOCK; ++e) {
+    uint64_t rb, sb;
+    std::memcpy(&rb, &r[e], 8);
+    sb = (rb - base + 1023) << 52;
+    double scale;
+    std::memcpy(&scale, &sb, 8);
+    y[e] = p[e] * scale;
+  }
+}
+
 // the same for any f32 x (NaN, infinities, under- and overflow, subnormal results)
 double exp2_any(float xf) {
   double x = xf;
@@ -83,14 +115,17 @@ double exp2_any(float xf) {
 // False where it declines.
 template <bool FMA>
 ALWAYS_INLINE bool ex2_loop(uint32_t* d, const uint32_t* a, size_t len, bool flush) {
-  double y[EX2_MAX];
+  double y[EX2_MAX + EX2_BLOCK];
   uint32_t odd = 0;
-  for (size_t i = 0; i < len; ++i) {
+  for (size_t i = 0; i < len; ++i) {    // the inputs in range (the others: 0, redone below)
     float x = f32(flush ? ftz(a[i]) : a[i]);
     uint32_t in = x >= -1022.0f && x <= 1023.0f;
     odd |= in ^ 1u;
-    y[i] = exp2_core<FMA>(in ? x : 0.0f);
+    y[i] = in ? x : 0.0f;
   }
+  size_t whole = (len + EX2_BLOCK - 1) / EX2_BLOCK * EX2_BLOCK;
+  for (size_t i = len; i < whole; ++i) y[i] = 0.0;
+  for (size_t i = 0; i < whole; i += EX2_BLOCK) exp2_block<FMA>(y + i, y + i);
   if (odd) {
     for (size_t i = 0; i < len; ++i) {
       float x = f32(flush ? ftz(a[i]) : a[i]);
