@@ -260,7 +260,7 @@ def test_the_native_call_checks_its_slots():
         A.run(np.array([[add, 0, 2, 0, -1, -32768]], np.int32), imms, [u, u, out], widths, 4)
 
 
-def test_inputs_read_from_a_register_blocks_tile():
+def test_inputs_read_from_a_register_blocks_tile(loops):
     # slots 1 and 2 read from one tile (a wgmma accumulator's registers j: element i of the
     # group is tile[i / 32, lanes[j, i % 32]]), slot 0 gathered at the index: the values of the
     # same registers scattered into arrays first, over three chunks (whole warps); the tiled
@@ -703,9 +703,10 @@ def test_register_block_moves_the_native_core_declines_take_the_numpy_path(monke
     np.testing.assert_array_equal(got, want)
 
 
-def test_a_register_block_moves_to_its_tile_and_back():
+def test_a_register_block_moves_to_its_tile_and_back(loops):
     # regs_to_tile / tile_to_regs against NumPy's fancy indexing: 3 warps of a block of 4
-    # registers whose lanes hold a permutation of each warp's 128-element tile
+    # registers whose lanes hold a permutation of each warp's 128-element tile (the vector
+    # loops, scatters and gathers of whole warps, and the portable ones)
     A = native.ARITH
     rng = np.random.default_rng(11)
     k, N = 4, 200
@@ -746,6 +747,9 @@ def test_a_register_block_moves_to_its_tile_and_back():
     A.tile_to_regs(tile, lanes, slots, back)
     want = tile[:, lanes].transpose(1, 0, 2).reshape(12, -1)       # (register, thread)
     np.testing.assert_array_equal(np.stack(back)[:, slots], want)
+    again = np.zeros_like(tile)                                     # ... and back into a tile
+    A.regs_to_tile(back, slots, lanes, again)
+    np.testing.assert_array_equal(again, tile)
 
 
 def test_bf16_operands_widen_to_the_numpy_values():

@@ -12,6 +12,11 @@
 // Each gives the values the NumPy code it replaces gives (tests/test_interp_native.py).
 #include "bits.h"
 #include "matrix.h"
+#include "mma.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -128,9 +133,34 @@ inline bool consecutive(const int64_t* s) {
   return ok;
 }
 
+// a whole warp's 32 consecutive slots of register r into its tile t at lanes ln, and back:
+// with AVX-512, four scatters (gathers) of eight
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+void warp_to_tile_512(const uint32_t* r, const int64_t* ln, uint32_t* t) {
+  for (int q = 0; q < 4; ++q)
+    _mm512_i64scatter_epi32(t, _mm512_loadu_si512(ln + 8 * q),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 8 * q)), 4);
+}
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+void warp_from_tile_512(const uint32_t* t, const int64_t* ln, uint32_t* row) {
+  for (int q = 0; q < 4; ++q)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + 8 * q),
+                        _mm512_i64gather_epi32(_mm512_loadu_si512(ln + 8 * q), t, 4));
+}
+#else
+void warp_to_tile_512(const uint32_t* r, const int64_t* ln, uint32_t* t) {
+  for (size_t l = 0; l < 32; ++l) t[ln[l]] = r[l];
+}
+void warp_from_tile_512(const uint32_t* t, const int64_t* ln, uint32_t* row) {
+  for (size_t l = 0; l < 32; ++l) row[l] = t[ln[l]];
+}
+#endif
+
 void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots, size_t n,
                   const int64_t* lanes, uint32_t* __restrict tile, size_t per_warp) {
   size_t k = regs.size();
+  const bool wide = avx512_in_use();
   for (size_t w = 0; w < n / 32; ++w) {        // a warp at a time: its tile stays in cache
     uint32_t* t = tile + w * per_warp;
     const int64_t* s = slots + 32 * w;
@@ -138,6 +168,10 @@ void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots
       for (size_t j = 0; j < k; ++j) {
         const uint32_t* r = regs[j] + s[0];
         const int64_t* ln = lanes + 32 * j;
+        if (wide) {
+          warp_to_tile_512(r, ln, t);
+          continue;
+        }
         for (size_t l = 0; l < 32; ++l) t[ln[l]] = r[l];
       }
       continue;
@@ -153,6 +187,7 @@ void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots
 void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes,
                   const std::vector<uint32_t*>& out, const int64_t* slots, size_t n) {
   size_t k = out.size();
+  const bool wide = avx512_in_use();
   for (size_t w = 0; w < n / 32; ++w) {
     const uint32_t* t = tile + w * per_warp;
     const int64_t* s = slots + 32 * w;
@@ -160,6 +195,10 @@ void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes,
       for (size_t j = 0; j < k; ++j) {
         uint32_t* row = out[j] + s[0];
         const int64_t* ln = lanes + 32 * j;
+        if (wide) {
+          warp_from_tile_512(t, ln, row);
+          continue;
+        }
         for (size_t l = 0; l < 32; ++l) row[l] = t[ln[l]];
       }
       continue;
