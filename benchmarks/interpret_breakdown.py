@@ -141,7 +141,10 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
          "shape": spec.shape_of(key, smoke), "launches": launches, "total_s": total, "parts": parts}
     if ops is not None:
         r["unit"] = "opcodes"
-        r["functions"] = [(_where(c), n / launches) for c, n in ops.functions.most_common(40)]
+        by = {}                 # (a function's code objects of one name and line: one row)
+        for c, n in ops.functions.items():
+            by[_where(c)] = by.get(_where(c), 0) + n
+        r["functions"] = sorted(((f, n / launches) for f, n in by.items()), key=lambda fn: -fn[1])[:40]
     return r
 
 
