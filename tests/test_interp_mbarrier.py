@@ -514,3 +514,40 @@ DONE:
     assert (out[:8] >> 32).tolist() == (w // 2).tolist()
     assert (out[:8] & 0xFFFFFFFF).tolist() == (1 - w % 2).tolist()
     assert [int(out[8]) >> 32, int(out[8]) & 0xFFFFFFFF] == [4, 1]
+
+
+def test_a_completed_phase_wakes_the_groups_parked_on_it_that_the_scheduler_holds():
+    # machine.mbarrier.wake: of the groups listed as parked on the mbarrier, those in
+    # ctx.groups still waiting on it stop waiting; one the scheduler does not hold keeps
+    # waiting and stays listed; one woken since, or parked on another mbarrier, is dropped:
+    # what a scan of ctx.groups finds, over random lists
+    from types import SimpleNamespace
+
+    from jax_pyptx.interpret.machine.group import Group
+
+    rng = np.random.default_rng(3)
+    key, other = (1, 64), (0, 64)
+    for trial in range(200):
+        gs = [Group(np.arange(i, i + 1), 0, 16) for i in range(8)]
+        listed, held = [], []
+        for h in gs:
+            kind = rng.integers(4)      # 0: waits on key, 1: on other, 2: woken, 3: not a waiter
+            if kind == 0:
+                h.wait = ("mbar", *key, 0, "try", 5)
+            elif kind == 1:
+                h.wait = ("mbar", *other, 0, "try", 5)
+            if kind < 3:
+                listed += [h] * int(rng.integers(1, 3))       # (parked on key once or twice)
+            if rng.integers(4):
+                held.append(h)
+        ctx = SimpleNamespace(groups=held, mbar_waiters={key: listed} if listed else {})
+        want = [h for h in held if h.wait is not None and h.wait[:3] == ("mbar", *key)]
+        waiting = [h for h in gs if h.wait is not None and h.wait[:3] == ("mbar", *key) and h not in held]
+        if key in ctx.mbar_waiters:
+            MB.wake(ctx, key)
+        assert all(h.wait is None for h in want)
+        assert all(h.wait is not None and h.wait[:3] == ("mbar", *key) for h in waiting)
+        assert all(h.wait is not None for h in gs if h.wait is not None and h.wait[1:3] == other)
+        kept = ctx.mbar_waiters.get(key, [])
+        assert sorted(id(h) for h in kept) == sorted(id(h) for h in waiting) and \
+            len(kept) == len({id(h) for h in kept})

@@ -184,10 +184,27 @@ def _complete(ctx, cta, off, st: MBarrier):
     for cb in cbs:
         cb(ctx, cta, off)
     key = (int(cta), int(off))
-    for h in ctx.groups:
+    if key in ctx.mbar_waiters:
+        wake(ctx, key)
+
+
+def wake(ctx, key):
+    """The groups of ``ctx.groups`` parked on the mbarrier ``key`` stop waiting (its phase
+    completed): those of ``ctx.mbar_waiters[key]``, every group parked on it since it last woke
+    any (``mbarrier_ops``' waits; some may have been woken since, or be parked on another), that
+    still wait on it; one not in ``ctx.groups`` (none is, between instructions) keeps waiting and
+    stays listed. The groups a scan of ``ctx.groups`` would find, looked for among a few."""
+    groups, keep = ctx.groups, []
+    for h in ctx.mbar_waiters.pop(key):
         w = h.wait
-        if w is not None and w[0] == "mbar" and (w[1], w[2]) == key:
+        if w is None or w[0] != "mbar" or w[1:3] != key:
+            continue                # (woken since, or waiting on another now)
+        if h in groups:             # (identity: a Group has no __eq__)
             h.wait = None
+        elif h not in keep:
+            keep.append(h)
+    if keep:
+        ctx.mbar_waiters[key] = keep
 
 
 def _maybe_complete(ctx, cta, off, st):

@@ -239,6 +239,7 @@ def _wait_factory(blocking):
                     p = (sv & 1) if parity else ((sv >> 32) & 1)
                     h = Group(sub.idx[sel], park_pc, N)
                     h.wait = ("mbar", int(k) >> 32, int(k) & 0xFFFFFFFF, p, kind, g.pc)
+                    ctx.mbar_waiters.setdefault(h.wait[1:3], []).append(h)
                     out.append(h)
             if sub is not g:
                 out.append(Group(g.idx[~np.isin(g.idx, sub.idx)], g.pc + 1, N))

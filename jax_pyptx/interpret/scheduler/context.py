@@ -123,6 +123,7 @@ class Context(SyncMixin, ClusterMixin, DefinednessMixin, ProvenanceMixin, FusedM
         self.cp_committed = None
         self.mbar = {}            # (cta, shared offset) -> mbarrier.MBarrier
         self.mbar_deferred = {}   # (cta, offset) -> copy completions not yet applied
+        self.mbar_waiters = {}    # (cta, offset) -> groups parked on it (machine.mbarrier.wake)
         self.tcgen05_late = {}    # slot -> [(Decoded, run)]: tcgen05.mma / cp waiting for its commit (schedule)
         self.bulk_late = []       # [(slot, bulk group, Decoded, run)]: bulk stores at their wait (schedule)
         self.tcgen05_st_late = {}  # slot -> [(Decoded, run)]: tcgen05.st waiting for its wait::st (schedule)
