@@ -158,17 +158,19 @@ def _masks(self, keys, olds, g):   # self: the Context
         known[keys] = True
 
 
-def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
+def write_blocks(self, finals, g, blocks, keys=None) -> bool:   # self: the Context
     """``write(k, g, v)`` for every ``(k, d)`` of ``finals`` (a segment's results, each written
-    as its instruction ``d``), whose values are the rows of ``blocks`` (``(keys, (len(keys),
-    g.n) array)`` per dtype, ``native.Block.run``): the old arrays copied at once and the rows
-    scattered at once a block, with what ``write`` does for each register only where it
-    applies (the ``wgmma.fence`` bookkeeping, the partial-write masks). False, having done
-    nothing, for a full group, rows that are not the finals' (as many), or where a register
-    needs ``write`` itself: a hook, undefined bits, a pointer tag, an array of another dtype."""
+    as its instruction ``d``; ``keys``: their keys, where the caller keeps them), whose values
+    are the rows of ``blocks`` (``(keys, (len(keys), g.n) array)`` per dtype,
+    ``native.Block.run``): the old arrays copied at once and the rows scattered at once a
+    block, with what ``write`` does for each register only where it applies (the
+    ``wgmma.fence`` bookkeeping, the partial-write masks). False, having done nothing, for a
+    full group, rows that are not the finals' (as many), or where a register needs ``write``
+    itself: a hook, undefined bits, a pointer tag, an array of another dtype."""
     if not finals and not blocks:
         return True
-    keys = _keys_of(finals)
+    if keys is None:
+        keys = tuple(k for k, _ in finals)
     rh, undef, ptag = self.rhooks, self.undef, self.ptag
     if sum(len(ks) for ks, _ in blocks) != len(keys) or g.full or self._taint_d is not None or self._pt_d is not None \
             or (rh and not rh.keys().isdisjoint(keys)) or (undef and not undef.keys().isdisjoint(keys)) \
@@ -193,19 +195,6 @@ def write_blocks(self, finals, g, blocks) -> bool:   # self: the Context
         regs.update(zip(ks, new))
     self.cur = finals[-1][1]
     return True
-
-
-def _keys_of(finals):
-    """The keys of a segment's ``finals`` (a tuple it keeps), made once per tuple."""
-    got = _FINAL_KEYS.get(id(finals))
-    if got is None or got[0] is not finals:
-        if len(_FINAL_KEYS) > 1024:
-            _FINAL_KEYS.clear()
-        got = _FINAL_KEYS[id(finals)] = (finals, tuple(k for k, _ in finals))
-    return got[1]
-
-
-_FINAL_KEYS: dict = {}      # id(finals) -> (finals, their keys)
 
 
 def _scatter(new, g, rows):

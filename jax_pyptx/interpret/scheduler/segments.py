@@ -72,8 +72,8 @@ WRITE_AT_ONCE = 8
 class Segment:
     """A planned run of ``span`` pure instructions starting at ``pc``."""
 
-    __slots__ = ("pc", "span", "steps", "ext", "ext_set", "dsts", "finals", "blocks", "shuffles", "plan",
-                 "pieces", "specials")
+    __slots__ = ("pc", "span", "steps", "ext", "ext_set", "dsts", "finals", "final_keys", "blocks", "shuffles",
+                 "plan", "pieces", "specials")
 
     def __init__(self, pc, span, steps, ext, finals, dsts, blocks=None, shuffles=0):
         self.pc, self.span, self.steps = pc, span, steps
@@ -85,6 +85,7 @@ class Segment:
         self.ext_set = frozenset(ext)     # ... as a set (``Context.plain``)
         self.specials = tuple(k for k in ext if specials.in_segments(k))    # ... special registers
         self.finals = finals      # ((key, Decoded writing it last), ...): the registers written back
+        self.final_keys = tuple(k for k, _ in finals)     # ... their keys
         self.dsts = dsts          # every register the segment writes
 
     def crosses(self, marks, pc):
@@ -427,7 +428,7 @@ def _native(ctx, seg, g, blk, tiles=None) -> bool:
     vals, rows = {}, []
     if not blk.run(vals, g.n, ctx.regs, None if g.full else g.idx, rows, tiles):
         return False
-    if len(seg.finals) < WRITE_AT_ONCE or not ctx.write_blocks(seg.finals, g, rows):
+    if len(seg.finals) < WRITE_AT_ONCE or not ctx.write_blocks(seg.finals, g, rows, seg.final_keys):
         for ks, b in rows:                   # (each register's row, as its own)
             vals.update(zip(ks, b))
         _write_back(ctx, seg, g, vals)
