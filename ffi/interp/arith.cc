@@ -41,10 +41,6 @@
 #include <nanobind/stl/optional.h>
 
 #include "bits.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
 #include "ex2.h"
 #include "matrix.h"
 #include "mma.h"
@@ -491,39 +487,14 @@ void gather_into(Slot& sl, const int64_t* ix, size_t len) {
 // the tile inputs' elements [lo, lo + len) (lo a multiple of 32, len of whole warps), warp by
 // warp: every input's lanes of one warp's tile while it is in the cache (a register's 32 lanes
 // lie on several of the tile's rows, which the other registers share)
-ALWAYS_INLINE void tiles_into_body(const std::vector<Slot*>& ts, size_t lo, size_t len) {
+void tiles_into(const std::vector<Slot*>& ts, size_t lo, size_t len, bool wide) {
   for (size_t w = 0; w < len / 32; ++w) {
     size_t warp = lo / 32 + w;
-    for (const Slot* sl : ts) {
-      const uint32_t* t = sl->tile + static_cast<int64_t>(warp) * sl->per_warp;
-      const int64_t* ln = sl->lanes;
-      uint32_t* o = reinterpret_cast<uint32_t*>(sl->chunk.data()) + 32 * w;
-      for (size_t l = 0; l < 32; ++l) o[l] = t[ln[l]];
-    }
+    for (const Slot* sl : ts)
+      warp_from_tile(sl->tile + static_cast<int64_t>(warp) * sl->per_warp, sl->lanes,
+                     reinterpret_cast<uint32_t*>(sl->chunk.data()) + 32 * w, wide);
   }
 }
-
-// the same loop built for the CPU's vector units (gathers), chosen where avx512_in_use()
-void tiles_into(const std::vector<Slot*>& ts, size_t lo, size_t len) { tiles_into_body(ts, lo, len); }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
-void tiles_into_512(const std::vector<Slot*>& ts, size_t lo, size_t len) {
-  for (size_t w = 0; w < len / 32; ++w) {     // a warp's 32 lanes: four gathers of eight
-    size_t warp = lo / 32 + w;
-    for (const Slot* sl : ts) {
-      const int* t = reinterpret_cast<const int*>(sl->tile + static_cast<int64_t>(warp) * sl->per_warp);
-      const int64_t* ln = sl->lanes;
-      uint32_t* o = reinterpret_cast<uint32_t*>(sl->chunk.data()) + 32 * w;
-      for (int q = 0; q < 4; ++q) {
-        __m512i ix = _mm512_loadu_si512(ln + 8 * q);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 8 * q), _mm512_i64gather_epi32(ix, t, 4));
-      }
-    }
-  }
-}
-#else
-void tiles_into_512(const std::vector<Slot*>& ts, size_t lo, size_t len) { tiles_into_body(ts, lo, len); }
-#endif
 
 // the starts of the runs of consecutive indices in ix[0, len) (a group of whole warps of a
 // warp-specialized role is a few runs), with len as the last entry
@@ -607,7 +578,7 @@ bool run_block(const int32_t* code, size_t m, const uint64_t* imms, size_t nimm,
           break;
         }
     }
-    if (!tiled.empty()) (wide ? tiles_into_512 : tiles_into)(tiled, lo, len);
+    if (!tiled.empty()) tiles_into(tiled, lo, len, wide);
     for (Slot& sl : slots) {      // the gathered inputs' elements of this chunk, once
       if (!sl.index || sl.tile) continue;
       const int64_t* ix = sl.index + lo;

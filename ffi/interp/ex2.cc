@@ -37,67 +37,43 @@ ALWAYS_INLINE double madd(double p, double t, double c) {
 // 2^x in f64 for f32 x in [-1022, 1023], within a few ulps (the margin above covers them):
 // x = k + f with |f| <= 1/2, 2^f by its Taylor series in f ln 2 to the 14th power (|f ln 2|
 // <= 0.35: the first term left out is under 2^-57), times 2^k made from k's bits. No branch:
-// the loop over a chunk vectorizes.
-template <bool FMA>
-ALWAYS_INLINE double exp2_core(double x) {
-  constexpr double shifter = 0x1.8p52;
-  double r = x + shifter;                             // k in its low bits, rounded to nearest
-  double k = r - shifter;
-  double t = (x - k) * 0x1.62e42fefa39efp-1;          // f ln 2
-  double p = 1.0 / 87178291200.0;                     // 1/14!
-  p = madd<FMA>(p, t, 1.0 / 6227020800.0);
-  p = madd<FMA>(p, t, 1.0 / 479001600.0);
-  p = madd<FMA>(p, t, 1.0 / 39916800.0);
-  p = madd<FMA>(p, t, 1.0 / 3628800.0);
-  p = madd<FMA>(p, t, 1.0 / 362880.0);
-  p = madd<FMA>(p, t, 1.0 / 40320.0);
-  p = madd<FMA>(p, t, 1.0 / 5040.0);
-  p = madd<FMA>(p, t, 1.0 / 720.0);
-  p = madd<FMA>(p, t, 1.0 / 120.0);
-  p = madd<FMA>(p, t, 1.0 / 24.0);
-  p = madd<FMA>(p, t, 1.0 / 6.0);
-  p = madd<FMA>(p, t, 0.5);
-  p = madd<FMA>(p, t, 1.0);
-  p = madd<FMA>(p, t, 1.0);
-  uint64_t rb, sb;
-  std::memcpy(&rb, &r, 8);
-  const uint64_t base = 0x4338000000000000ull;        // the bits of the shifter
-  sb = (rb - base + 1023) << 52;                      // 2^k (k in [-1022, 1023])
-  double scale;
-  std::memcpy(&scale, &sb, 8);
-  return p * scale;
-}
-
-// exp2_core of EX2_BLOCK elements at x, into y (x and y may be the same): every element takes
-// exactly exp2_core's operations, the series' steps taken for the whole block in turn, so that
-// its EX2_BLOCK chains of dependent multiply-adds overlap (one element's chain alone waits on
-// each step's latency)
+// the loop over a chunk vectorizes. For B elements at x into y (x and y may be the same), the
+// series' steps taken for the whole block in turn, so that its B chains of dependent
+// multiply-adds overlap (one element's chain alone waits on each step's latency); every element
+// takes the same operations whatever B.
 constexpr size_t EX2_BLOCK = 64;
 
-template <bool FMA>
+template <bool FMA, size_t B>
 ALWAYS_INLINE void exp2_block(const double* x, double* y) {
   constexpr double shifter = 0x1.8p52;
   constexpr double series[14] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
                                  1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0,
-                                 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
-  double r[EX2_BLOCK], t[EX2_BLOCK], p[EX2_BLOCK];
-  for (size_t e = 0; e < EX2_BLOCK; ++e) {
-    r[e] = x[e] + shifter;
+                                 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};     // 1/13! ... 1/1!, 1/0!
+  double r[B], t[B], p[B];
+  for (size_t e = 0; e < B; ++e) {
+    r[e] = x[e] + shifter;                              // k in its low bits, rounded to nearest
     double k = r[e] - shifter;
-    t[e] = (x[e] - k) * 0x1.62e42fefa39efp-1;
-    p[e] = 1.0 / 87178291200.0;
+    t[e] = (x[e] - k) * 0x1.62e42fefa39efp-1;           // f ln 2
+    p[e] = 1.0 / 87178291200.0;                         // 1/14!
   }
   for (double c : series)
-    for (size_t e = 0; e < EX2_BLOCK; ++e) p[e] = madd<FMA>(p[e], t[e], c);
-  const uint64_t base = 0x4338000000000000ull;
-  for (size_t e = 0; e < EX2_BLOCK; ++e) {
+    for (size_t e = 0; e < B; ++e) p[e] = madd<FMA>(p[e], t[e], c);
+  const uint64_t base = 0x4338000000000000ull;          // the bits of the shifter
+  for (size_t e = 0; e < B; ++e) {
     uint64_t rb, sb;
     std::memcpy(&rb, &r[e], 8);
-    sb = (rb - base + 1023) << 52;
+    sb = (rb - base + 1023) << 52;                      // 2^k (k in [-1022, 1023])
     double scale;
     std::memcpy(&scale, &sb, 8);
     y[e] = p[e] * scale;
   }
+}
+
+template <bool FMA>
+ALWAYS_INLINE double exp2_core(double x) {
+  double y;
+  exp2_block<FMA, 1>(&x, &y);
+  return y;
 }
 
 // the same for any f32 x (NaN, infinities, under- and overflow, subnormal results)
@@ -125,7 +101,7 @@ ALWAYS_INLINE bool ex2_loop(uint32_t* d, const uint32_t* a, size_t len, bool flu
   }
   size_t whole = (len + EX2_BLOCK - 1) / EX2_BLOCK * EX2_BLOCK;
   for (size_t i = len; i < whole; ++i) y[i] = 0.0;
-  for (size_t i = 0; i < whole; i += EX2_BLOCK) exp2_block<FMA>(y + i, y + i);
+  for (size_t i = 0; i < whole; i += EX2_BLOCK) exp2_block<FMA, EX2_BLOCK>(y + i, y + i);
   if (odd) {
     for (size_t i = 0; i < len; ++i) {
       float x = f32(flush ? ftz(a[i]) : a[i]);

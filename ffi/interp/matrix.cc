@@ -157,6 +157,18 @@ void warp_from_tile_512(const uint32_t* t, const int64_t* ln, uint32_t* row) {
 }
 #endif
 
+}  // namespace
+
+void warp_from_tile(const uint32_t* t, const int64_t* ln, uint32_t* row, bool wide) {
+  if (wide) {
+    warp_from_tile_512(t, ln, row);
+    return;
+  }
+  for (size_t l = 0; l < 32; ++l) row[l] = t[ln[l]];
+}
+
+namespace {
+
 void regs_to_tile(const std::vector<const uint32_t*>& regs, const int64_t* slots, size_t n,
                   const int64_t* lanes, uint32_t* __restrict tile, size_t per_warp) {
   size_t k = regs.size();
@@ -195,11 +207,7 @@ void tile_to_regs(const uint32_t* tile, size_t per_warp, const int64_t* lanes,
       for (size_t j = 0; j < k; ++j) {
         uint32_t* row = out[j] + s[0];
         const int64_t* ln = lanes + 32 * j;
-        if (wide) {
-          warp_from_tile_512(t, ln, row);
-          continue;
-        }
-        for (size_t l = 0; l < 32; ++l) row[l] = t[ln[l]];
+        warp_from_tile(t, ln, row, wide);
       }
       continue;
     }
