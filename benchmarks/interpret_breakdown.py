@@ -19,8 +19,8 @@ as in the table. The handlers are timed by wrapping them for the measured launch
 after), which adds about a microsecond a call: a form called thousands of times a launch reads
 a little slower than it runs. ``--json PATH`` writes the rows.
 
-``--opcodes`` counts instead the Python bytecodes each part executes (``sys.settrace``'s opcode
-events; the native core, NumPy and the C library are not counted), and lists the Python
+``--opcodes`` counts instead the Python bytecodes each part executes (``sys.monitoring``'s
+instruction events from Python 3.12, ``sys.settrace``'s opcode events before; the native core, NumPy and the C library are not counted), and lists the Python
 functions that execute the most. A count does not wander with the machine as wall time does (a
 launch gives the same count to a few in 100,000 from process to process: the hash seed orders
 some sets), so two checkouts, or a change and its undoing, compare in seconds where wall times
@@ -122,14 +122,14 @@ def measure(target: str, sanitize: bool = True, launches: int = 10, smoke: bool 
         for obj, name, new in patches:
             setattr(obj, name, new)
         if ops is not None:       # (the wrappers' own bytecodes are not the launch's)
-            ops.skip = {init_timed.__code__, timed(None, "").__code__}
-            sys.settrace(ops.trace)
+            ops.start(skip={init_timed.__code__, timed(None, "").__code__})
         t0 = clock()
         for _ in range(launches):
             k.interpret(*ins, sanitize=sanitize)
         total = (clock() - t0) / launches
     finally:
-        sys.settrace(None)
+        if ops is not None:
+            ops.stop()
         for obj, name, old in saved:
             setattr(obj, name, old)
         for d, fn in wrapped:
@@ -154,19 +154,56 @@ def _where(code) -> str:
 
 
 class _Opcodes:
-    """A count of the Python bytecodes executed while ``trace`` is ``sys.settrace``'s function
-    (``now``), and of each function's (``functions``: code object -> count)."""
+    """A count of the Python bytecodes executed between ``start`` and ``stop`` (``now``), and of
+    each function's (``functions``: code object -> count). Python 3.12 and later count through
+    ``sys.monitoring``'s instruction events (3.12's ``sys.settrace`` no longer delivers opcode
+    events), earlier versions through ``sys.settrace``'s."""
 
     def __init__(self):
         import collections
 
         self.n = 0
         self.functions = collections.Counter()
-        self.skip = set()           # code objects whose own bytecodes are not counted
+        self.skip = frozenset()     # code objects whose own bytecodes are not counted
         self.paused = False         # nothing counted meanwhile
+        self.tool = None            # the sys.monitoring tool id held while counting
 
     def now(self) -> int:
         return self.n
+
+    def start(self, skip=frozenset()) -> None:
+        self.skip = frozenset(skip)
+        mon = getattr(sys, "monitoring", None)
+        if mon is None:
+            sys.settrace(self.trace)
+            return
+        free = [i for i in (mon.PROFILER_ID, 3, 4) if mon.get_tool(i) is None]
+        if not free:
+            raise RuntimeError("interpret_breakdown --opcodes: every sys.monitoring tool id it "
+                               "could use (2, 3, 4) is held by another tool; stop that one first")
+        self.tool = free[0]
+        mon.restart_events()        # (instructions an earlier count disabled: reported again)
+        mon.use_tool_id(self.tool, "interpret_breakdown")
+        mon.register_callback(self.tool, mon.events.INSTRUCTION, self.instruction)
+        mon.set_events(self.tool, mon.events.INSTRUCTION)
+
+    def stop(self) -> None:
+        if self.tool is None:
+            sys.settrace(None)
+            return
+        mon = sys.monitoring
+        mon.set_events(self.tool, 0)
+        mon.register_callback(self.tool, mon.events.INSTRUCTION, None)
+        mon.free_tool_id(self.tool)
+        self.tool = None
+
+    def instruction(self, code, offset):
+        if code in self.skip:
+            return sys.monitoring.DISABLE       # (this instruction is not reported again)
+        if not self.paused:
+            self.n += 1
+            self.functions[code] += 1
+        return None
 
     def trace(self, frame, event, arg):
         if event == "call":

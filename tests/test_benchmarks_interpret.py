@@ -207,6 +207,8 @@ def test_breakdown_counts_python_bytecodes_the_same_launch_after_launch():
     assert any(f.startswith("scheduler/context.py:") and f.endswith(" write") for f in funcs)
     assert not any("interpret_breakdown" in f for f in funcs)      # (the wrappers: not counted)
     assert sys.gettrace() is None and segments.run is run_seg and context.Context.__init__ is init
+    if hasattr(sys, "monitoring"):      # (3.12 on: counted through sys.monitoring, then freed)
+        assert all(sys.monitoring.get_tool(i) is None for i in (2, 3, 4))
     text = B.format_table(a, top=3)
     assert text.splitlines()[0].endswith(f": {a['total_s']:,.0f} Python bytecodes a launch (mean of 1)")
     assert "ops/launch" in text and "Python function (its own bytecodes)" in text
