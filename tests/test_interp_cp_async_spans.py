@@ -28,7 +28,7 @@ def test_copies_elsewhere_stay_uncounted():
     assert AP._counts(st, 32, 64) is None and len(st.uncounted) == 2       # neither can be there
     assert not st.inflight.any()
     got = AP._counts(st, 90, 100)                                          # B's last row: B only
-    assert st.uncounted == [a[1]] and b[1].counted and not a[1].counted
+    assert list(st.uncounted) == [a[1]] and b[1].counted and not a[1].counted
     want = np.zeros(256, np.int64)
     want[64:96] = 1
     assert (got == want).all()

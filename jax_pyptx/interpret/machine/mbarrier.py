@@ -24,6 +24,7 @@ remotely, copies complete transactions)::
     mbarrier_expect_tx(ctx, cta, addr, nbytes)
     mbarrier_complete_tx(ctx, cta, addr, nbytes)
     defer_complete_tx(ctx, cta, addr, nbytes)         # a copy's completion, seen at the next wait
+    defer_complete_each(ctx, lands, nbytes, cbs, g)   # ... of an instruction's boxes at once
     locate(ctx, g, addrs, space)                      # addresses of a group -> (ctas, offsets)
     lookup(ctx, cta, addr)                            # the MBarrier, or None
 
@@ -50,7 +51,8 @@ MAX_COUNT = (1 << 20) - 1          # arrival counts: 1 .. 2^20 - 1
 MAX_TX = (1 << 20) - 1             # tx-count range: -(2^20 - 1) .. 2^20 - 1
 
 __all__ = ["MBarrier", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_complete_tx",
-           "defer_complete_tx", "flush", "locate", "lookup", "arrive_threads", "token", "describe", "wake_on_starvation",
+           "defer_complete_tx", "defer_complete_each", "flush", "locate", "lookup", "arrive_threads", "token",
+           "describe", "wake_on_starvation",
            "check_balanced"]
 
 
@@ -248,6 +250,15 @@ def defer_complete_tx(ctx, cta, addr, nbytes, on_complete=None, g=None, lane=0):
     if ctx.timeline is not None:
         ctx.timeline.copy_issue(ctx, cta, addr, nbytes)
     ctx.mbar_deferred.setdefault((int(cta), int(addr)), []).append((int(nbytes), on_complete, ctx.cur, g, lane))
+
+
+def defer_complete_each(ctx, lands, nbytes: int, callbacks, g):
+    """``defer_complete_tx`` of ``nbytes`` for each ``(lane, cta, offset)`` of ``lands`` (Python
+    ints: the boxes of one instruction, lane ``lane`` of ``g`` issuing each), with its callback
+    of ``callbacks``, where the caller found every mbarrier initialized and keeps no timeline."""
+    dq, cur = ctx.mbar_deferred, ctx.cur
+    for (lane, cta, off), cb in zip(lands, callbacks):
+        dq.setdefault((cta, off), []).append((nbytes, cb, cur, g, lane))
 
 
 def defer_action(ctx, keys, fn, g=None):

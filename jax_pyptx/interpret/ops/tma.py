@@ -248,8 +248,7 @@ def _tiles_at_once(ctx, g, d, dst, tma, mb, cs, ms, symspace, dims) -> bool:
     landed = AP.track_spans(ctx, d, [(c, m, o, o + nbytes, slots[o].span) for _, c, o, m in lands]) \
         if ctx.sanitize else [None] * len(lands)
     issuers = Group(g.idx, g.pc, ctx.N)     # (the threads as they are now: box j's is lane j)
-    for (j, c, _, m), cb in zip(lands, landed):
-        MB.defer_complete_tx(ctx, c, m, nbytes, cb, issuers, j)
+    MB.defer_complete_each(ctx, [(j, c, m) for j, c, _, m in lands], nbytes, landed, issuers)
     return True
 
 

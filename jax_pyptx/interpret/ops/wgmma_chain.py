@@ -28,10 +28,11 @@ from ..state.arith import ARITH
 from . import smem_matrix as SM
 from .wgmma import WG, chained, state
 
-#: the most operand bytes (float64) a run reads at once: more stops fitting the caches, and the
-#: products made one k-step at a time from their own gathers go faster (a 512^3 GEMM's 32
-#: warpgroups: 3 MB a run)
-AT_ONCE_BYTES = 1536 << 10
+#: the most operand bytes (float64) a run reads at once (a 512^3 GEMM's 32 warpgroups: 3 MB a
+#: run, a 1024^3 one's 128: 12 MB). Read at once, such runs went 5-8% faster than one k-step at
+#: a time from their own gathers (alternated in one process, sanitizer on and off, 2026-12-01);
+#: far larger ones would no longer fit the caches
+AT_ONCE_BYTES = 16 << 20
 
 
 def chain_ready(ctx, op) -> bool:

@@ -83,8 +83,8 @@ class AsyncState:
         self.n_inflight = 0
         self.committed = np.zeros(ctx.N, np.int64)  # bulk async-groups committed per thread
         self.scratch = None                        # _bump: int32 per 4 bytes (made on first use)
-        self.uncounted = []                        # copy records not yet in ``inflight``
-        self.prune_at = 64                         # ... pruned when this long (``_uncounted``)
+        self.uncounted = {}                        # copy records not yet in ``inflight`` (live:
+                                                   # a dict as an ordered set, left as they land)
         self.unc_spans = {}                        # ... the spans of their live ones: how many
         self.tmaps = {}                            # global address -> Decoded that modified it
 
@@ -302,17 +302,14 @@ def _count(st, rec):
 def _uncounted(st, rec):
     """Keep a new record out of ``st.inflight`` until a check may meet it (``_counts``)."""
     rec.counted = False
-    if len(st.uncounted) >= st.prune_at:     # pruned of landed records as it doubles
-        _keep_uncounted(st, [r for r in st.uncounted if r.live])
-        st.prune_at = max(64, 2 * len(st.uncounted))
-    st.uncounted.append(rec)
+    st.uncounted[rec] = None
     st.unc_spans[rec.span] = st.unc_spans.get(rec.span, 0) + 1
 
 
 def _keep_uncounted(st, recs):
     """``st.uncounted`` becomes ``recs`` (and ``st.unc_spans`` the spans of the live ones: the
     few distinct ones of a pipeline's stages, looked at before the records themselves)."""
-    st.uncounted = recs
+    st.uncounted = dict.fromkeys(recs)
     spans = st.unc_spans = {}
     for r in recs:
         if r.live:
@@ -320,8 +317,8 @@ def _keep_uncounted(st, recs):
 
 
 def _uncounted_landed(st, rec):
-    """A record of ``st.uncounted`` landed: its span leaves ``unc_spans`` (the record stays in the
-    list until it is pruned)."""
+    """A record of ``st.uncounted`` landed: it leaves it, and its span ``unc_spans``."""
+    st.uncounted.pop(rec, None)
     n = st.unc_spans.get(rec.span, 0) - 1
     if n > 0:
         st.unc_spans[rec.span] = n
@@ -438,8 +435,9 @@ def spans_written(sh, spans):
                 if len(written) < 4096:
                     written.add((c, lo, hi))
                 sh.note_copied(c, lo, hi)
+    dlo, dhi = getattr(sh, "dirty_lo", 0), getattr(sh, "dirty_hi", 1 << 62)     # (``_dirty_near``)
     for c, lo, hi in spans:
-        if _dirty_near(sh, lo, hi):
+        if dlo < hi and lo < dhi:
             _clear_dirty_span(sh, c, lo, hi)
 
 
@@ -502,14 +500,22 @@ def track_inflight(ctx, flat_bytes, d, cta, off, span=None):
 def track_spans(ctx, d, spans):
     """``track_inflight`` of copies that each write exactly one span of shared memory (the
     boxes of one instruction), in order: ``spans``, ``(cta, mbarrier offset, lo, hi, (lowest,
-    end) offset of the bytes)``; the callbacks, one a copy."""
+    end) offset of the bytes)``; the callbacks, one a copy. (``_in_flight`` of each record, its
+    steps inline: a multicast load's boxes land in many CTAs.)"""
     st, stride = state(ctx), ctx.shared.stride
     out = []
+    put, writes = out.append, st.writes
     for cta, off, lo, hi, span in spans:
         base = cta * stride
         rec = _Write(slice(base + lo, base + hi), d, cta, off)
         rec.span = span
-        out.append(_in_flight(st, rec))
+        rec.counted = False                 # (``_uncounted``)
+        st.uncounted[rec] = None
+        us = st.unc_spans
+        us[span] = us.get(span, 0) + 1
+        writes.append(rec)
+        put(_landed(rec))
+    st.n_inflight += len(out)
     return out
 
 
@@ -523,7 +529,8 @@ def _in_flight(st, rec):
 
 
 def _landed(rec):
-    """The callback ``track_inflight`` returns for the record ``rec``."""
+    """The callback ``track_inflight`` returns for the record ``rec`` (``_uncounted_landed``
+    and ``_retire`` inline: one runs for every box that lands)."""
     def landed(ctx, cta, off):
         s = ctx.async_proxy
         if rec.live:
@@ -533,9 +540,18 @@ def _landed(rec):
                 s.blk[_blocks(rec.flat)] -= 1
                 s.n_counted -= 1
             else:
-                _uncounted_landed(s, rec)
+                s.uncounted.pop(rec, None)
+                us = s.unc_spans
+                n = us.get(rec.span, 0) - 1
+                if n > 0:
+                    us[rec.span] = n
+                else:
+                    us.pop(rec.span, None)
             s.n_inflight -= 1
-            _retire(s)
+            s.dead += 1
+            if 2 * s.dead > len(s.writes):
+                s.writes = [w for w in s.writes if w.live]
+                s.dead = 0
     return landed
 
 
