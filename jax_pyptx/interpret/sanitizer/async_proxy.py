@@ -47,13 +47,40 @@ __all__ = ["AsyncState", "state", "check_async_read", "spans_clear", "fence_asyn
 
 
 class _Write:
+    """An asynchronous copy's bytes in flight; called ``(ctx, cta, off)`` when it lands (the
+    callback ``track_inflight`` returns: ``_landed``)."""
+
     __slots__ = ("flat", "d", "cta", "off", "live", "rows", "counted", "span")
 
-    def __init__(self, flat, d, cta, off):
+    def __init__(self, flat, d, cta, off, span=None, counted=True):
         self.flat, self.d, self.cta, self.off, self.live = flat, d, cta, off, True
         self.rows = None          # a cp.async: the row starts still in flight
-        self.counted = True       # its bytes are in ``inflight`` (``_counts``)
-        self.span = None          # (lowest, end) shared offset of its bytes, any CTA
+        self.counted = counted    # its bytes are in ``inflight`` (``_counts``)
+        self.span = span          # (lowest, end) shared offset of its bytes, any CTA
+
+    def __call__(self, ctx, cta, off):
+        """The copy landed (``_uncounted_landed`` and ``_retire`` inline: one lands for every
+        box of a copy)."""
+        if self.live:
+            self.live = False
+            s = ctx.async_proxy
+            if self.counted:
+                s.inflight[self.flat] -= 1
+                s.blk[_blocks(self.flat)] -= 1
+                s.n_counted -= 1
+            else:
+                s.uncounted.pop(self, None)
+                us = s.unc_spans
+                n = us.get(self.span, 0) - 1
+                if n > 0:
+                    us[self.span] = n
+                else:
+                    us.pop(self.span, None)
+            s.n_inflight -= 1
+            s.dead += 1
+            if 2 * s.dead > len(s.writes):
+                s.writes = [w for w in s.writes if w.live]
+                s.dead = 0
 
 
 class _Read:
@@ -505,16 +532,14 @@ def track_spans(ctx, d, spans):
     st, stride = state(ctx), ctx.shared.stride
     out = []
     put, writes = out.append, st.writes
+    unc, us = st.uncounted, st.unc_spans
     for cta, off, lo, hi, span in spans:
         base = cta * stride
-        rec = _Write(slice(base + lo, base + hi), d, cta, off)
-        rec.span = span
-        rec.counted = False                 # (``_uncounted``)
-        st.uncounted[rec] = None
-        us = st.unc_spans
+        rec = _Write(slice(base + lo, base + hi), d, cta, off, span, False)     # (``_uncounted``)
+        unc[rec] = None
         us[span] = us.get(span, 0) + 1
         writes.append(rec)
-        put(_landed(rec))
+        put(rec)                            # (``_landed``)
     st.n_inflight += len(out)
     return out
 
@@ -529,30 +554,9 @@ def _in_flight(st, rec):
 
 
 def _landed(rec):
-    """The callback ``track_inflight`` returns for the record ``rec`` (``_uncounted_landed``
-    and ``_retire`` inline: one runs for every box that lands)."""
-    def landed(ctx, cta, off):
-        s = ctx.async_proxy
-        if rec.live:
-            rec.live = False
-            if rec.counted:
-                s.inflight[rec.flat] -= 1
-                s.blk[_blocks(rec.flat)] -= 1
-                s.n_counted -= 1
-            else:
-                s.uncounted.pop(rec, None)
-                us = s.unc_spans
-                n = us.get(rec.span, 0) - 1
-                if n > 0:
-                    us[rec.span] = n
-                else:
-                    us.pop(rec.span, None)
-            s.n_inflight -= 1
-            s.dead += 1
-            if 2 * s.dead > len(s.writes):
-                s.writes = [w for w in s.writes if w.live]
-                s.dead = 0
-    return landed
+    """The callback ``track_inflight`` returns for the record ``rec``: the record itself
+    (``_Write.__call__``)."""
+    return rec
 
 
 def _retire(st):
