@@ -52,9 +52,15 @@ def _program(seed, steps=250, nb=2, stride=64, mix=_MIX):
         op = rng.choice(["load", "store", "store", "load_range", "store_range", "advance",
                          "advance_all", "warp_sync"], p=mix)
         if op == "advance":
-            b = [int(rng.integers(nb))]
-            new.advance(b)
-            ref.advance(b)
+            if rng.random() < .5:
+                b = [int(rng.integers(nb))]
+                new.advance(b)
+                ref.advance(b)
+            else:                   # several barriers at once, a CTA's maybe twice (advance_each)
+                cs = [int(c) for c in rng.integers(0, nb, int(rng.integers(2, 5)))]
+                new.advance_each(cs)
+                for c in cs:
+                    ref.advance([c])
             continue
         if op == "advance_all":
             new.advance_all()

@@ -124,8 +124,10 @@ class SyncMixin:
                 return False
         race = self.shared.race
         if race is not None:
-            for k in keys:
-                race.advance([k >> 4])
+            if len(keys) == 1:
+                race.advance([keys[0] >> 4])
+            else:
+                race.advance_each([k >> 4 for k in keys])    # (as key by key, at once)
         return True
 
     def _exited_at_barrier(self, c, b, d, g=None):

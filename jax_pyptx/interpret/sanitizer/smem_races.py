@@ -182,6 +182,22 @@ class RaceTracker(RangeChecks, LaneRaces):
                 self._renew(gw, len(gw))
         self._one = self._emax if self._nmax == len(self.epoch) else None
 
+    def advance_each(self, ctas):
+        """``advance([c])`` for each CTA ``c`` of ``ctas`` in turn (Python ints; a CTA may come
+        more than once: a warpgroup's named barrier each), at once: the same epochs, and each
+        CTA's warps given new lane intervals once (a renewal right after another finds no access
+        since: the second changes nothing the first did not, but the interval ids)."""
+        u, k = np.unique(np.array(ctas, np.int64), return_counts=True)
+        self.epoch[u] += k.astype(self.epoch.dtype)
+        e = self.epoch
+        self._emax = int(e.max())
+        self._nmax = int(np.count_nonzero(e == self._emax))
+        if self.iv is not None:
+            W = len(self.iv) // len(e)
+            gw = (u[:, None] * W + np.arange(W)).reshape(-1)
+            self._renew(gw, len(gw))
+        self._one = self._emax if self._nmax == len(e) else None
+
     def advance_all(self):
         self.epoch += 1
         self._emax += 1
